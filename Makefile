@@ -1,0 +1,42 @@
+# Entry points: `make run` (set-up, build, trace with the demo) and `make test`.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup build run test unit integration bench sanitize tidy clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja
+
+build: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: setup build
+	$(BUILD)/eacgm --demo
+
+test: setup build
+	cd $(BUILD) && ctest --output-on-failure -j 1
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit
+
+integration: build
+	cd $(BUILD) && ctest --output-on-failure -L integration
+
+sanitize: setup
+	cmake -S . -B build-asan -G Ninja -DEACGM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -L unit
+
+tidy: build
+	run-clang-tidy -p $(BUILD) -quiet 'src/.*\.cpp$$'
+
+bench: setup build
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,107 @@
+/* The kernel/user boundary: probe specs the agent writes into BPF maps and the
+ * fixed-size records the BPF programs emit. Fixed-width types only; the C++ side
+ * pins sizes and offsets with static_asserts (src/core/record_abi.h). */
+#ifndef EACGM_BPF_EVENTS_H
+#define EACGM_BPF_EVENTS_H
+
+#ifdef __cplusplus
+#include <cstdint>
+typedef std::uint8_t eacgm_u8;
+typedef std::uint16_t eacgm_u16;
+typedef std::uint32_t eacgm_u32;
+typedef std::uint64_t eacgm_u64;
+typedef std::int64_t eacgm_s64;
+#else
+typedef __u8 eacgm_u8;
+typedef __u16 eacgm_u16;
+typedef __u32 eacgm_u32;
+typedef __u64 eacgm_u64;
+typedef __s64 eacgm_s64;
+#endif
+
+#define EACGM_MAX_ARGS 8
+#define EACGM_STR_LEN 64
+#define EACGM_COMM_LEN 16
+#define EACGM_MAX_PROBES 65536
+#define EACGM_ABI_VERSION 1
+
+/* Where an argument lives at function entry (x86-64 System V). */
+enum eacgm_arg_source {
+	EACGM_SRC_NONE = 0,
+	EACGM_SRC_REG = 1,   /* index 0..5: rdi rsi rdx rcx r8 r9 */
+	EACGM_SRC_STACK = 2, /* index n: the n-th 8-byte stack argument */
+};
+
+/* What to make of the captured word. */
+enum eacgm_arg_kind {
+	EACGM_KIND_RAW = 0,       /* the 64-bit word itself */
+	EACGM_KIND_U32 = 1,       /* low 32 bits */
+	EACGM_KIND_DEREF_U32 = 2, /* *(u32 *)word */
+	EACGM_KIND_DEREF_U64 = 3, /* *(u64 *)word */
+	EACGM_KIND_DIM3 = 4,      /* by value: x,y in this register, z in the next */
+	EACGM_KIND_DEREF_DIM3 = 5,/* *(dim3 *)word */
+	EACGM_KIND_STRING = 6,    /* NUL-terminated string at word (one per record) */
+};
+
+/* Capture flags of an argument. */
+#define EACGM_ARG_AT_EXIT 0x1 /* dereference at function exit (out-parameters) */
+
+struct eacgm_arg_spec {
+	eacgm_u8 source;
+	eacgm_u8 index;
+	eacgm_u8 kind;
+	eacgm_u8 flags;
+};
+
+/* Probe flags. */
+#define EACGM_PROBE_EXIT 0x1     /* paired entry+exit: duration and return value */
+#define EACGM_PROBE_ENABLED 0x2  /* cleared to mute a probe without detaching */
+
+/* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
+struct eacgm_probe {
+	eacgm_u32 flags;
+	eacgm_u32 nargs;
+	struct eacgm_arg_spec args[EACGM_MAX_ARGS];
+};
+
+/* Record types. */
+enum eacgm_record_type {
+	EACGM_REC_CALL = 1,        /* one traced call */
+	EACGM_REC_EXEC = 2,        /* a process (pid) exec'd: discovery hint */
+	EACGM_REC_LIB_LOADED = 3,  /* the dynamic loader changed a process's link map */
+};
+
+/* Record flags. */
+#define EACGM_REC_HAS_EXIT 0x1     /* dur_ns and ret are valid */
+#define EACGM_REC_STR_TRUNC 0x2    /* str was cut at EACGM_STR_LEN - 1 bytes */
+
+/* One fixed-size record per call (or per discovery hint). */
+struct eacgm_record {
+	eacgm_u64 ts_ns;     /* entry time, CLOCK_MONOTONIC */
+	eacgm_u64 dur_ns;    /* exit - entry, 0 when entry-only */
+	eacgm_u32 pid;       /* thread-group id */
+	eacgm_u32 tid;
+	eacgm_u32 probe_id;  /* attach cookie */
+	eacgm_u16 type;      /* enum eacgm_record_type */
+	eacgm_u16 flags;     /* EACGM_REC_* */
+	eacgm_s64 ret;       /* return value (rax) */
+	eacgm_u8 fault_mask; /* bit i: argument i could not be read */
+	eacgm_u8 nargs;
+	eacgm_u8 pad[6];
+	char comm[EACGM_COMM_LEN];
+	eacgm_u64 args[EACGM_MAX_ARGS]; /* captured words (dim3: x | y << 32) */
+	eacgm_u32 ext[EACGM_MAX_ARGS];  /* dim3: z */
+	char str[EACGM_STR_LEN];
+};
+
+/* Counters the BPF side keeps (per-CPU array indexed by these). */
+enum eacgm_counter {
+	EACGM_CNT_RINGBUF_DROPS = 0, /* ring buffer full: record lost */
+	EACGM_CNT_LOST_EXITS = 1,    /* an entry was never followed by its exit */
+	EACGM_CNT_ORPHAN_EXITS = 2,  /* an exit whose entry was not seen */
+	EACGM_CNT_READ_FAULTS = 3,   /* argument reads that faulted */
+	EACGM_CNT_NO_PROBE = 4,      /* cookie without a probe entry */
+	EACGM_CNT_MAX = 8,
+};
+
+#endif

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Generic spec-driven uprobe programs: one entry and one exit program serve every
+ * probe. The attach cookie names the probe; its argument layout lives in `probes`.
+ * Entry and exit are paired here, per thread and probe, so user space gets one
+ * fixed-size record per call. */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <asm/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Filled by the agent before load. */
+const volatile __u32 filter_pids = 0; /* 1: trace only tgids in target_pids */
+const volatile __u32 self_tgid = 0;   /* never trace the agent itself */
+const volatile __u64 wakeup_bytes = 0; /* wake the reader only past this much data */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EACGM_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct eacgm_probe);
+} probes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by the agent before load */
+} events SEC(".maps");
+
+struct pending_key {
+	__u32 tid;
+	__u32 probe_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
+	__type(key, struct pending_key);
+	__type(value, struct eacgm_record);
+} pending SEC(".maps");
+
+/* Scratch for building entry-only records and pending values off the 512-byte stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct eacgm_record);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} target_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EACGM_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+	if (c)
+		*c += 1;
+}
+
+static __always_inline int traced(__u32 tgid)
+{
+	if (tgid == self_tgid)
+		return 0;
+	if (!filter_pids)
+		return 1;
+	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
+}
+
+static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u32 index)
+{
+	switch (index) {
+	case 0: return PT_REGS_PARM1(ctx);
+	case 1: return PT_REGS_PARM2(ctx);
+	case 2: return PT_REGS_PARM3(ctx);
+	case 3: return PT_REGS_PARM4(ctx);
+	case 4: return PT_REGS_PARM5(ctx);
+	case 5: return ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
+	}
+	return 0;
+}
+
+/* The raw word of an argument at entry; 0 and a fault bit when unreadable. */
+static __always_inline int load_word(struct pt_regs *ctx, const struct eacgm_arg_spec *a,
+				     __u64 *out)
+{
+	if (a->source == EACGM_SRC_REG) {
+		*out = reg_arg(ctx, a->index);
+		return 0;
+	}
+	if (a->source == EACGM_SRC_STACK) {
+		/* At entry rsp points at the return address; stack arguments follow. */
+		__u64 addr = PT_REGS_SP(ctx) + 8 * ((__u64)a->index + 1);
+		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+	}
+	*out = 0;
+	return 0;
+}
+
+/* Turns a captured word into the recorded value (dereferences, dim3, strings). */
+static __always_inline void resolve_arg(struct pt_regs *ctx, struct eacgm_record *r, __u32 i,
+					const struct eacgm_arg_spec *a, __u64 word)
+{
+	int err = 0;
+	switch (a->kind) {
+	case EACGM_KIND_RAW:
+		r->args[i] = word;
+		break;
+	case EACGM_KIND_U32:
+		r->args[i] = (__u32)word;
+		break;
+	case EACGM_KIND_DEREF_U32: {
+		__u32 v = 0;
+		err = bpf_probe_read_user(&v, sizeof(v), (void *)word);
+		r->args[i] = v;
+		break;
+	}
+	case EACGM_KIND_DEREF_U64: {
+		__u64 v = 0;
+		err = bpf_probe_read_user(&v, sizeof(v), (void *)word);
+		r->args[i] = v;
+		break;
+	}
+	case EACGM_KIND_DIM3:
+		r->args[i] = word;
+		if (a->source == EACGM_SRC_REG) {
+			r->ext[i] = (__u32)reg_arg(ctx, a->index + 1);
+		} else {
+			struct eacgm_arg_spec next = *a;
+			__u64 z = 0;
+			next.index += 1;
+			err = load_word(ctx, &next, &z);
+			r->ext[i] = (__u32)z;
+		}
+		break;
+	case EACGM_KIND_DEREF_DIM3: {
+		__u32 v[3] = {};
+		err = bpf_probe_read_user(v, sizeof(v), (void *)word);
+		r->args[i] = (__u64)v[0] | ((__u64)v[1] << 32);
+		r->ext[i] = v[2];
+		break;
+	}
+	case EACGM_KIND_STRING: {
+		long n = bpf_probe_read_user_str(r->str, sizeof(r->str), (void *)word);
+		r->args[i] = word;
+		if (n < 0)
+			err = (int)n;
+		else if (n == sizeof(r->str))
+			r->flags |= EACGM_REC_STR_TRUNC;
+		break;
+	}
+	}
+	if (err) {
+		r->fault_mask |= 1 << i;
+		count(EACGM_CNT_READ_FAULTS);
+	}
+}
+
+static __always_inline void capture_args(struct pt_regs *ctx, struct eacgm_record *r,
+					 const struct eacgm_probe *p, int at_exit)
+{
+	__u32 n = p->nargs;
+	for (__u32 i = 0; i < EACGM_MAX_ARGS; i++) {
+		if (i >= n)
+			break;
+		const struct eacgm_arg_spec *a = &p->args[i];
+		int deferred = a->flags & EACGM_ARG_AT_EXIT;
+		if (!at_exit) {
+			__u64 word = 0;
+			if (load_word(ctx, a, &word)) {
+				r->fault_mask |= 1 << i;
+				count(EACGM_CNT_READ_FAULTS);
+				continue;
+			}
+			if (deferred)
+				r->args[i] = word; /* remember the pointer; read it at exit */
+			else
+				resolve_arg(ctx, r, i, a, word);
+		} else if (deferred) {
+			resolve_arg(ctx, r, i, a, r->args[i]);
+		}
+	}
+}
+
+SEC("uprobe")
+int eacgm_entry(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (!traced(tgid))
+		return 0;
+
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (!p || !(p->flags & EACGM_PROBE_ENABLED)) {
+		if (!p)
+			count(EACGM_CNT_NO_PROBE);
+		return 0;
+	}
+
+	__u32 zero = 0;
+	struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->type = EACGM_REC_CALL;
+	r->pid = tgid;
+	r->tid = (__u32)id;
+	r->probe_id = probe_id;
+	r->nargs = p->nargs;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	capture_args(ctx, r, p, 0);
+	r->ts_ns = bpf_ktime_get_ns();
+
+	if (p->flags & EACGM_PROBE_EXIT) {
+		struct pending_key k = {.tid = (__u32)id, .probe_id = probe_id};
+		if (bpf_map_update_elem(&pending, &k, r, BPF_NOEXIST) != 0) {
+			/* The previous call on this thread never returned (longjmp, recursion). */
+			count(EACGM_CNT_LOST_EXITS);
+			bpf_map_update_elem(&pending, &k, r, BPF_ANY);
+		}
+		return 0;
+	}
+
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
+		count(EACGM_CNT_RINGBUF_DROPS);
+	return 0;
+}
+
+SEC("uretprobe")
+int eacgm_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (!traced(tgid))
+		return 0;
+
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	struct pending_key k = {.tid = (__u32)id, .probe_id = probe_id};
+	struct eacgm_record *r = bpf_map_lookup_elem(&pending, &k);
+	if (!r) {
+		count(EACGM_CNT_ORPHAN_EXITS);
+		return 0;
+	}
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p)
+		capture_args(ctx, r, p, 1);
+	r->dur_ns = now - r->ts_ns;
+	r->ret = (__s64)PT_REGS_RC(ctx);
+	r->flags |= EACGM_REC_HAS_EXIT;
+
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
+		count(EACGM_CNT_RINGBUF_DROPS);
+	bpf_map_delete_elem(&pending, &k);
+	return 0;
+}
+
+/* Children of traced processes are traced too. */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(eacgm_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!filter_pids)
+		return 0;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	if (ptgid == ctgid)
+		return 0; /* a new thread, not a new process */
+	if (bpf_map_lookup_elem(&target_pids, &ptgid)) {
+		__u8 one = 1;
+		bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(eacgm_exit_process, struct task_struct *task)
+{
+	if (!filter_pids)
+		return 0;
+	__u32 pid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	if (pid == tgid)
+		bpf_map_delete_elem(&target_pids, &tgid);
+	return 0;
+}
+
+/* Discovery hint: a process exec'd, so its maps changed wholesale. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(eacgm_exec, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	if (!traced(tgid))
+		return 0;
+	struct eacgm_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(EACGM_CNT_RINGBUF_DROPS);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->type = EACGM_REC_EXEC;
+	r->pid = tgid;
+	r->tid = BPF_CORE_READ(task, pid);
+	r->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/* Discovery hint: attached to the dynamic loader's debugger hook (_dl_debug_state),
+ * which runs after every dlopen/dlclose. */
+SEC("uprobe")
+int eacgm_lib_loaded(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (!traced(tgid))
+		return 0;
+	struct eacgm_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(EACGM_CNT_RINGBUF_DROPS);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->type = EACGM_REC_LIB_LOADED;
+	r->pid = tgid;
+	r->tid = (__u32)id;
+	r->ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}

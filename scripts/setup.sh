@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian's packages. Idempotent: a
+# no-op when everything is present. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 procps util-linux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The CUDA toolkit (nvcc, libcudart) builds the demo and test programs. Machines with
+# NVIDIA's toolkit in /usr/local/cuda keep it; others get Debian's (non-free).
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: installing Debian's nvidia-cuda-toolkit (needs the non-free component)"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nvidia-cuda-toolkit >/dev/null || {
+    echo "setup: could not install nvidia-cuda-toolkit; enable Debian's non-free component or install NVIDIA's CUDA toolkit in /usr/local/cuda" >&2
+    exit 1
+  }
+fi
+exit 0

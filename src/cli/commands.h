@@ -1,0 +1,24 @@
+// The subcommands of `eacgm`; each file src/cli/cmd_*.cpp adds one to the CLI.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace eacgm::cli {
+
+// Shared by every subcommand: the config file and the exit code to return.
+struct CommandContext {
+  std::string config_path;
+  int exit_code = 0;
+};
+
+void add_trace_command(CLI::App& app, CommandContext& ctx);
+void add_run_command(CLI::App& app, CommandContext& ctx);
+void add_probes_command(CLI::App& app, CommandContext& ctx);
+void add_gpu_command(CLI::App& app, CommandContext& ctx);
+
+// `eacgm` without a subcommand: trace everything, text format; --demo starts the
+// bundled CUDA demo beside it.
+int run_default(const CommandContext& ctx, bool demo);
+
+}  // namespace eacgm::cli

@@ -1,0 +1,28 @@
+// The `eacgm` command: parses the command line and dispatches to a subcommand.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace eacgm::cli;
+  CLI::App app{"eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF and NVML"};
+  app.set_version_flag("--version", "eacgm 0.1.0");
+  app.require_subcommand(0, 1);
+  CommandContext ctx;
+  bool demo = false;
+  app.add_option("--config", ctx.config_path, "configuration file (TOML)");
+  app.add_flag("--demo", demo, "without a subcommand: also start the bundled CUDA demo program");
+
+  add_trace_command(app, ctx);
+  add_run_command(app, ctx);
+  add_probes_command(app, ctx);
+  add_gpu_command(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (app.get_subcommands().empty()) return run_default(ctx, demo);
+  return ctx.exit_code;
+}

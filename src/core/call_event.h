@@ -1,0 +1,56 @@
+// A decoded traced call: what the ring-buffer record says, with the probe that made it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <cstring>
+
+#include "core/probe_spec.h"
+
+namespace eacgm {
+
+// One attached probe: a spec resolved to one symbol of one library file. Immutable
+// once published, so events share it instead of copying names.
+struct ProbeInfo {
+  std::uint32_t id = 0;      // attach cookie
+  std::string function;      // display name (`cudaMalloc`, `aten::gelu`, kernel-less)
+  std::string symbol;        // ELF symbol it is attached to
+  std::string library;       // library file path
+  ProbeSpec spec;            // argument names and kinds, return kind, domain
+};
+
+struct CallEvent {
+  std::uint64_t ts_ns = 0;   // entry time, ns since the Unix epoch
+  std::uint64_t dur_ns = 0;  // 0 for entry-only probes
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::array<char, 16> comm{};  // NUL-terminated
+  std::shared_ptr<const ProbeInfo> probe;
+  bool has_exit = false;
+  std::int64_t ret = 0;
+  std::uint8_t fault_mask = 0;  // bit i: argument i could not be read
+  std::uint8_t nargs = 0;
+  std::array<std::uint64_t, kMaxArgs> args{};  // dim3: x | y << 32
+  std::array<std::uint32_t, kMaxArgs> ext{};   // dim3: z
+  std::string str;              // the string argument, if any
+  bool str_truncated = false;
+
+  std::string_view comm_view() const { return {comm.data(), ::strnlen(comm.data(), comm.size())}; }
+  std::string_view domain() const { return probe ? std::string_view(probe->spec.domain) : ""; }
+  std::string_view function() const { return probe ? std::string_view(probe->function) : ""; }
+
+  // A failed call: non-zero error code, or a null pointer where a pointer is returned.
+  bool is_error() const {
+    if (!has_exit || !probe) return false;
+    switch (probe->spec.ret) {
+      case ReturnKind::kInt32: return static_cast<std::int32_t>(ret) != 0;
+      case ReturnKind::kPointer: return ret == 0;
+      default: return false;
+    }
+  }
+};
+
+}  // namespace eacgm

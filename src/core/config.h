@@ -1,0 +1,31 @@
+// The configuration model: everything `--config FILE` can set, with embedded defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/probe_spec.h"
+
+namespace eacgm {
+
+struct TraceConfig {
+  std::uint32_t ringbuf_mib = 16;     // BPF ring buffer size (power of two)
+  std::uint32_t wakeup_kib = 256;     // wake the reader once this much is queued
+  std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record
+  double rescan_interval_s = 1.0;     // /proc/*/maps rescan for new libraries
+  double status_interval_s = 5.0;     // text-format status lines
+};
+
+struct GpuConfig {
+  double interval_s = 1.0;  // NVML sampling period
+};
+
+struct Config {
+  TraceConfig trace;
+  GpuConfig gpu;
+  std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
+  std::vector<ProbeSpec> probes;      // user-defined probe specs
+};
+
+}  // namespace eacgm

@@ -1,0 +1,60 @@
+// Result<T>: a value or a message a user can act on. Errors travel as values;
+// nothing in eacgm throws across threads.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace eacgm {
+
+struct Error {
+  std::string message;
+};
+
+inline Error make_error(std::string message) { return Error{std::move(message)}; }
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const std::string& error() const { return std::get<Error>(v_).message; }
+  Error take_error() && { return std::get<Error>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// Result<void>: success or a message.
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error.message)), failed_(true) {}  // NOLINT
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const std::string& error() const { return error_; }
+  Error take_error() && { return Error{std::move(error_)}; }
+
+ private:
+  std::string error_;
+  bool failed_ = false;
+};
+
+using Status = Result<void>;
+
+}  // namespace eacgm
