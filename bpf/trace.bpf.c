@@ -81,30 +81,42 @@ static __always_inline int traced(__u32 tgid)
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
 }
 
-static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u32 index)
+/* The six argument registers, copied once: indexing pt_regs with a variable
+ * offset is rejected by the verifier ("dereference of modified ctx ptr"). */
+struct arg_regs {
+	__u64 r[8]; /* 6 used; 8 so that an index masked with 7 stays in bounds */
+	__u64 sp;
+};
+
+static __always_inline void load_regs(struct pt_regs *ctx, struct arg_regs *regs)
 {
-	switch (index) {
-	case 0: return PT_REGS_PARM1(ctx);
-	case 1: return PT_REGS_PARM2(ctx);
-	case 2: return PT_REGS_PARM3(ctx);
-	case 3: return PT_REGS_PARM4(ctx);
-	case 4: return PT_REGS_PARM5(ctx);
-	case 5: return ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
-	}
-	return 0;
+	regs->r[0] = PT_REGS_PARM1(ctx);
+	regs->r[1] = PT_REGS_PARM2(ctx);
+	regs->r[2] = PT_REGS_PARM3(ctx);
+	regs->r[3] = PT_REGS_PARM4(ctx);
+	regs->r[4] = PT_REGS_PARM5(ctx);
+	regs->r[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
+	regs->r[6] = 0;
+	regs->r[7] = 0;
+	regs->sp = PT_REGS_SP(ctx);
+}
+
+static __always_inline __u64 reg_arg(const struct arg_regs *regs, __u32 index)
+{
+	return regs->r[index & 7];
 }
 
 /* The raw word of an argument at entry; 0 and a fault bit when unreadable. */
-static __always_inline int load_word(struct pt_regs *ctx, const struct eacgm_arg_spec *a,
+static __always_inline int load_word(const struct arg_regs *regs, const struct eacgm_arg_spec *a,
 				     __u64 *out)
 {
 	if (a->source == EACGM_SRC_REG) {
-		*out = reg_arg(ctx, a->index);
+		*out = reg_arg(regs, a->index);
 		return 0;
 	}
 	if (a->source == EACGM_SRC_STACK) {
 		/* At entry rsp points at the return address; stack arguments follow. */
-		__u64 addr = PT_REGS_SP(ctx) + 8 * ((__u64)a->index + 1);
+		__u64 addr = regs->sp + 8 * ((__u64)a->index + 1);
 		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 	}
 	*out = 0;
@@ -112,7 +124,7 @@ static __always_inline int load_word(struct pt_regs *ctx, const struct eacgm_arg
 }
 
 /* Turns a captured word into the recorded value (dereferences, dim3, strings). */
-static __always_inline void resolve_arg(struct pt_regs *ctx, struct eacgm_record *r, __u32 i,
+static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacgm_record *r, __u32 i,
 					const struct eacgm_arg_spec *a, __u64 word)
 {
 	int err = 0;
@@ -138,12 +150,12 @@ static __always_inline void resolve_arg(struct pt_regs *ctx, struct eacgm_record
 	case EACGM_KIND_DIM3:
 		r->args[i] = word;
 		if (a->source == EACGM_SRC_REG) {
-			r->ext[i] = (__u32)reg_arg(ctx, a->index + 1);
+			r->ext[i] = (__u32)reg_arg(regs, a->index + 1);
 		} else {
 			struct eacgm_arg_spec next = *a;
 			__u64 z = 0;
 			next.index += 1;
-			err = load_word(ctx, &next, &z);
+			err = load_word(regs, &next, &z);
 			r->ext[i] = (__u32)z;
 		}
 		break;
@@ -170,7 +182,7 @@ static __always_inline void resolve_arg(struct pt_regs *ctx, struct eacgm_record
 	}
 }
 
-static __always_inline void capture_args(struct pt_regs *ctx, struct eacgm_record *r,
+static __always_inline void capture_args(const struct arg_regs *regs, struct eacgm_record *r,
 					 const struct eacgm_probe *p, int at_exit)
 {
 	__u32 n = p->nargs;
@@ -181,7 +193,7 @@ static __always_inline void capture_args(struct pt_regs *ctx, struct eacgm_recor
 		int deferred = a->flags & EACGM_ARG_AT_EXIT;
 		if (!at_exit) {
 			__u64 word = 0;
-			if (load_word(ctx, a, &word)) {
+			if (load_word(regs, a, &word)) {
 				r->fault_mask |= 1 << i;
 				count(EACGM_CNT_READ_FAULTS);
 				continue;
@@ -189,9 +201,9 @@ static __always_inline void capture_args(struct pt_regs *ctx, struct eacgm_recor
 			if (deferred)
 				r->args[i] = word; /* remember the pointer; read it at exit */
 			else
-				resolve_arg(ctx, r, i, a, word);
+				resolve_arg(regs, r, i, a, word);
 		} else if (deferred) {
-			resolve_arg(ctx, r, i, a, r->args[i]);
+			resolve_arg(regs, r, i, a, r->args[i]);
 		}
 	}
 }
@@ -223,7 +235,9 @@ int eacgm_entry(struct pt_regs *ctx)
 	r->probe_id = probe_id;
 	r->nargs = p->nargs;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	capture_args(ctx, r, p, 0);
+	struct arg_regs regs;
+	load_regs(ctx, &regs);
+	capture_args(&regs, r, p, 0);
 	r->ts_ns = bpf_ktime_get_ns();
 
 	if (p->flags & EACGM_PROBE_EXIT) {
@@ -261,8 +275,11 @@ int eacgm_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
-	if (p)
-		capture_args(ctx, r, p, 1);
+	if (p) {
+		/* Out-parameters are read through pointers saved at entry; no registers. */
+		struct arg_regs regs = {};
+		capture_args(&regs, r, p, 1);
+	}
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->flags |= EACGM_REC_HAS_EXIT;

@@ -10,7 +10,7 @@ function(eacgm_bpf_skeleton name src)
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/bpf
     COMMAND ${CLANG_BPF} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
             -I${CMAKE_SOURCE_DIR}/bpf -I/usr/include/x86_64-linux-gnu -c ${src} -o ${obj}
-    COMMAND ${BPFTOOL} gen skeleton ${obj} name ${name} > ${skel}
+    COMMAND ${BPFTOOL} gen skeleton ${obj} name ${name}_bpf > ${skel}
     DEPENDS ${src} ${CMAKE_SOURCE_DIR}/bpf/events.h
     COMMENT "BPF ${name}"
     VERBATIM)

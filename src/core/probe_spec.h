@@ -37,6 +37,18 @@ struct ArgSpec {
   bool at_exit = false;        // dereference at function exit (out-parameters)
 };
 
+// A value computed from captured arguments, reported under a name of its own.
+struct DerivedArg {
+  enum class Op : std::uint8_t {
+    kCopy,             // name = from (e.g. cudaMemcpy's `bytes` = `count`)
+    kTimesNcclDtype,   // name = from * sizeof(NCCL datatype in `with`)
+  };
+  std::string name;
+  Op op = Op::kCopy;
+  std::string from;
+  std::string with;
+};
+
 enum class ReturnKind : std::uint8_t {
   kNone,      // entry-only probe, or the return value is meaningless (void)
   kInt32,     // error codes (cudaError_t, CUresult, ncclResult_t)
@@ -53,6 +65,7 @@ struct ProbeSpec {
   bool with_exit = true;    // entry+exit (duration, return value) or entry-only
   ReturnKind ret = ReturnKind::kInt32;
   std::vector<ArgSpec> args;  // at most 8
+  std::vector<DerivedArg> derived;
 };
 
 // Limits the BPF side imposes (bpf/events.h).

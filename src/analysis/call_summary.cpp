@@ -1,0 +1,113 @@
+// CallSummary: key lookup (probe pointer first, names on a miss), bounded key set, and
+// the sorted snapshot rows.
+#include "analysis/call_summary.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace eacgm::analysis {
+
+namespace {
+// Re-attached probes get new ProbeInfo objects; past this many pinned probes new ones
+// are resolved by name every time rather than pinned, so memory stays bounded.
+constexpr std::size_t kPinnedProbesPerKey = 4;
+
+std::string name_key(std::string_view domain, std::string_view function) {
+  std::string key;
+  key.reserve(domain.size() + 1 + function.size());
+  key.append(domain);
+  key.push_back('\0');  // cannot appear in either name, so keys do not collide
+  key.append(function);
+  return key;
+}
+}  // namespace
+
+CallSummary::CallSummary(const Options& options, LatencySketch prototype)
+    : max_keys_(options.max_keys), prototype_(std::move(prototype)) {}
+
+Result<CallSummary> CallSummary::create(const Options& options) {
+  if (options.max_keys == 0) {
+    return make_error("call summary: max_keys is 0; use at least 1 (4096 covers every built-in catalog)");
+  }
+  auto sketch = LatencySketch::create(options.sketch);
+  if (!sketch) return make_error("call summary: " + sketch.error());
+  return CallSummary(options, std::move(sketch).value());
+}
+
+std::uint32_t CallSummary::slot_by_name(std::string_view domain, std::string_view function) {
+  std::string key = name_key(domain, function);
+  if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
+  if (entries_.size() >= max_keys_) return kNoEntry;
+  const auto slot = static_cast<std::uint32_t>(entries_.size());
+  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, prototype_});
+  by_name_.emplace(std::move(key), slot);
+  return slot;
+}
+
+std::uint32_t CallSummary::slot_for(const CallEvent& event) {
+  const ProbeInfo* probe = event.probe.get();
+  if (probe == nullptr) return slot_by_name("", "");
+  if (probe == last_probe_) return last_slot_;
+  std::uint32_t slot;
+  if (auto it = by_probe_.find(probe); it != by_probe_.end()) {
+    slot = it->second;
+  } else {
+    slot = slot_by_name(probe->spec.domain, probe->function);
+    // Overflowed keys are not pinned (that would grow the map without bound); their
+    // events pay a name lookup each time, which is the rare, already-degraded case.
+    if (slot == kNoEntry || pinned_.size() >= kPinnedProbesPerKey * max_keys_) return slot;
+    by_probe_.emplace(probe, slot);
+    pinned_.push_back(event.probe);
+  }
+  last_probe_ = probe;
+  last_slot_ = slot;
+  return slot;
+}
+
+void CallSummary::add(const CallEvent& event) {
+  ++total_events_;
+  const std::uint32_t slot = slot_for(event);
+  if (slot == kNoEntry) {
+    ++overflow_events_;
+    return;
+  }
+  Entry& e = entries_[slot];
+  ++e.calls;
+  if (!event.has_exit) {
+    ++e.entry_only;
+    return;
+  }
+  if (event.is_error()) ++e.errors;
+  e.durations.add(event.dur_ns);
+}
+
+std::vector<CallSummaryRow> CallSummary::rows() const {
+  std::vector<CallSummaryRow> out;
+  out.reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    CallSummaryRow r;
+    r.domain = e.domain;
+    r.function = e.function;
+    r.calls = e.calls;
+    r.errors = e.errors;
+    r.entry_only = e.entry_only;
+    r.timed = e.durations.count();
+    r.total_ns = e.durations.sum();
+    r.mean_ns = e.durations.mean();
+    r.p50_ns = e.durations.quantile(0.5);
+    r.p99_ns = e.durations.quantile(0.99);
+    r.max_ns = e.durations.max();
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const CallSummaryRow& a, const CallSummaryRow& b) {
+    return std::tie(b.total_ns, b.calls, a.domain, a.function) < std::tie(a.total_ns, a.calls, b.domain, b.function);
+  });
+  return out;
+}
+
+const LatencySketch* CallSummary::sketch(std::string_view domain, std::string_view function) const {
+  auto it = by_name_.find(name_key(domain, function));
+  return it == by_name_.end() ? nullptr : &entries_[it->second].durations;
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,90 @@
+// CallSummary: per (domain, function) call counts, errors and a latency sketch of the
+// traced calls, bounded in distinct functions; rows() hands out plain values for export.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/latency_sketch.h"
+#include "core/call_event.h"
+#include "core/result.h"
+
+namespace eacgm::analysis {
+
+// One function's totals. Durations are in ns; they cover only calls with an exit
+// (`timed`), while `calls` also counts entry-only ones.
+struct CallSummaryRow {
+  std::string domain;
+  std::string function;
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t entry_only = 0;  // calls seen without an exit: counted, not timed
+  std::uint64_t timed = 0;
+  std::uint64_t total_ns = 0;
+  double mean_ns = 0.0;
+  double p50_ns = 0.0;
+  double p99_ns = 0.0;
+  std::uint64_t max_ns = 0;
+};
+
+class CallSummary {
+ public:
+  struct Options {
+    LatencySketch::Options sketch;
+    // Distinct (domain, function) keys kept; events of further keys are only counted.
+    std::size_t max_keys = 4096;
+  };
+
+  CallSummary() : CallSummary(Options{}, LatencySketch{}) {}
+  // Rejects invalid sketch options and a key cap of 0.
+  static Result<CallSummary> create(const Options& options);
+
+  // Hot path: one pointer-keyed lookup for probes seen before, then counter updates.
+  void add(const CallEvent& event);
+
+  // Rows sorted by total duration (desc), then calls (desc), then domain and function.
+  std::vector<CallSummaryRow> rows() const;
+
+  std::size_t key_count() const { return entries_.size(); }
+  std::size_t max_keys() const { return max_keys_; }
+  // Events dropped because max_keys distinct functions were already tracked.
+  std::uint64_t overflow_events() const { return overflow_events_; }
+  std::uint64_t total_events() const { return total_events_; }
+  // The full distribution of one function, or nullptr if it is not tracked.
+  const LatencySketch* sketch(std::string_view domain, std::string_view function) const;
+
+ private:
+  struct Entry {
+    std::string domain;
+    std::string function;
+    std::uint64_t calls = 0;
+    std::uint64_t errors = 0;
+    std::uint64_t entry_only = 0;
+    LatencySketch durations;
+  };
+  static constexpr std::uint32_t kNoEntry = 0xffffffffu;
+
+  CallSummary(const Options& options, LatencySketch prototype);
+  std::uint32_t slot_for(const CallEvent& event);
+  std::uint32_t slot_by_name(std::string_view domain, std::string_view function);
+
+  std::size_t max_keys_;
+  LatencySketch prototype_;  // empty sketch carrying the configured accuracy and cap
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, std::uint32_t> by_name_;  // "domain\0function"
+  // Probes are immutable and shared by every event they produce, so their address
+  // identifies the key; holding the shared_ptr keeps the address from being reused.
+  std::unordered_map<const ProbeInfo*, std::uint32_t> by_probe_;
+  std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
+  const ProbeInfo* last_probe_ = nullptr;
+  std::uint32_t last_slot_ = kNoEntry;
+  std::uint64_t overflow_events_ = 0;
+  std::uint64_t total_events_ = 0;
+};
+
+}  // namespace eacgm::analysis

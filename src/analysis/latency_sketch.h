@@ -1,0 +1,124 @@
+// LatencySketch: a DDSketch-style quantile sketch of durations (ns) with a relative-error
+// guarantee, a bounded number of buckets, and exact merge across threads and nodes.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/result.h"
+
+namespace eacgm::analysis {
+
+class LatencySketch {
+ public:
+  struct Options {
+    // Any quantile of values above 1 ns is reported within this relative error.
+    double relative_accuracy = 0.01;
+    // Cap on stored buckets. Past it the lowest buckets are folded into the lowest kept
+    // one: tail quantiles (what latency alerts read) stay accurate, the low end degrades.
+    // 2048 at 1% spans 1 ns to about 19 years, so the default never collapses real latencies.
+    std::uint32_t max_buckets = 2048;
+  };
+
+  // One non-empty log bucket: values v with gamma^(index-1) < v <= gamma^index.
+  struct Bucket {
+    std::int32_t index = 0;
+    std::uint64_t count = 0;
+  };
+
+  // Defaults (1%, 2048 buckets) are always valid.
+  LatencySketch() : LatencySketch(Options{}, 0) {}
+
+  // Rejects accuracies outside (0, 1) and bucket caps below 1.
+  static Result<LatencySketch> create(const Options& options);
+
+  // Hot path: O(1), no allocation once the bucket window has grown to cover the
+  // observed range (it only grows when a new lowest or highest bucket appears).
+  void add(std::uint64_t ns) {
+    ++count_;
+    if (__builtin_add_overflow(sum_, ns, &sum_)) sum_ = std::numeric_limits<std::uint64_t>::max();
+    if (ns < min_) min_ = ns;
+    if (ns > max_) max_ = ns;
+    if (ns == 0) {
+      ++zero_count_;
+      return;
+    }
+    const std::int32_t key = key_of(ns);
+    const auto slot = static_cast<std::uint64_t>(static_cast<std::int64_t>(key) - offset_);
+    if (slot < counts_.size() && nonzero_ != 0) {
+      ++counts_[slot];
+      ++nonzero_;
+      if (key < lo_) lo_ = key;
+      if (key > hi_) hi_ = key;
+      return;
+    }
+    add_slow(key, 1);
+  }
+
+  // Value at quantile q in [0, 1] (clamped), or 0 for an empty sketch. Uses rank
+  // floor(q * (count - 1)) of the sorted values; zeros, the lowest and the highest
+  // rank are exact, and every answer is clamped to [min, max].
+  double quantile(double q) const;
+
+  // Adds `other` as if its values had been added here. Exact: the result equals the
+  // sketch of the union, bucket for bucket, when both share accuracy and bucket cap.
+  Status merge(const LatencySketch& other);
+
+  std::uint64_t count() const { return count_; }
+  std::uint64_t sum() const { return sum_; }  // saturates instead of wrapping
+  std::uint64_t min() const { return count_ ? min_ : 0; }
+  std::uint64_t max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+  std::uint64_t zero_count() const { return zero_count_; }
+  // Values whose own bucket fell below the kept window and were folded into the
+  // lowest kept bucket; their quantile error is not bounded by the accuracy.
+  std::uint64_t collapsed_count() const { return collapsed_; }
+
+  double relative_accuracy() const { return alpha_; }
+  std::uint32_t max_buckets() const { return cap_; }
+
+  // Non-empty buckets in ascending index order (zeros excluded: see zero_count()).
+  std::vector<Bucket> buckets() const;
+  // Bucket bounds in ns, for exporting buckets as Prometheus `le` boundaries.
+  double bucket_lower_bound(std::int32_t index) const { return std::exp((index - 1) * log_gamma_); }
+  double bucket_upper_bound(std::int32_t index) const { return std::exp(index * log_gamma_); }
+  // The value reported for a bucket: within alpha of every value in it.
+  double bucket_value(std::int32_t index) const;
+  // Bucket a value > 0 falls into.
+  std::int32_t key_of(std::uint64_t ns) const {
+    return static_cast<std::int32_t>(std::ceil(std::log(static_cast<double>(ns)) * inv_log_gamma_));
+  }
+
+ private:
+  LatencySketch(const Options& options, int /*validated*/);
+  void add_slow(std::int32_t key, std::uint64_t n);
+  // Re-centres the window on [new_lo, new_hi] (new_hi - new_lo < cap_), folding any
+  // stored bucket below new_lo into new_lo.
+  void rebase(std::int32_t new_lo, std::int32_t new_hi);
+  std::uint64_t at(std::int32_t key) const {
+    const auto slot = static_cast<std::int64_t>(key) - offset_;
+    return slot >= 0 && static_cast<std::uint64_t>(slot) < counts_.size() ? counts_[slot] : 0;
+  }
+
+  double alpha_ = 0.01;
+  double log_gamma_ = 0.0;
+  double inv_log_gamma_ = 0.0;
+  std::uint32_t cap_ = 2048;
+
+  std::vector<std::uint64_t> counts_;  // dense window: counts_[i] is bucket offset_ + i
+  std::int64_t offset_ = 0;
+  std::int32_t lo_ = 0;  // lowest non-empty bucket (valid when nonzero_ > 0)
+  std::int32_t hi_ = 0;  // highest non-empty bucket
+  std::uint64_t nonzero_ = 0;  // values in buckets (count_ - zero_count_)
+
+  std::uint64_t count_ = 0;
+  std::uint64_t zero_count_ = 0;
+  std::uint64_t collapsed_ = 0;
+  std::uint64_t sum_ = 0;
+  std::uint64_t min_ = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t max_ = 0;
+};
+
+}  // namespace eacgm::analysis

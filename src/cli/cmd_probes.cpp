@@ -1,0 +1,125 @@
+// `eacgm probes [--check]`: the catalogs, and which libraries and symbols resolve here.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/trace_runner.h"
+#include "core/config_parse.h"
+#include "probe/catalog.h"
+#include "probe/elf_symbols.h"
+#include "probe/library_match.h"
+#include "probe/library_scan.h"
+
+namespace eacgm::cli {
+namespace {
+
+const char* kind_name(ArgKind k) {
+  switch (k) {
+    case ArgKind::kRaw: return "raw";
+    case ArgKind::kU32: return "u32";
+    case ArgKind::kDerefU32: return "deref_u32";
+    case ArgKind::kDerefU64: return "deref_u64";
+    case ArgKind::kDim3: return "dim3";
+    case ArgKind::kDerefDim3: return "deref_dim3";
+    case ArgKind::kString: return "string";
+  }
+  return "?";
+}
+
+std::string describe_args(const ProbeSpec& s) {
+  std::string out;
+  for (const auto& a : s.args) {
+    out += fmt::format("{}{}={}{}:{}{}", out.empty() ? "" : " ", a.name,
+                       a.source == ArgSource::kRegister ? "reg" : "stack", a.index, kind_name(a.kind),
+                       a.at_exit ? "@exit" : "");
+  }
+  return out.empty() ? "-" : out;
+}
+
+struct Candidate {
+  std::string path;
+  std::string open_path;
+  std::set<int> pids;
+};
+
+// Library files on this machine (loader cache and running processes), by identity.
+std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> find_library_files() {
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> files;
+  if (auto cache = probe::ld_cache_libraries()) {
+    for (const auto& lib : *cache) {
+      if (auto id = probe::file_identity(lib.path)) files.emplace(*id, Candidate{lib.path, lib.path, {}});
+    }
+  }
+  for (const auto& f : probe::scan_maps({}).files) {
+    auto [it, inserted] = files.emplace(std::make_pair(f.dev, f.inode), Candidate{f.path, f.open_path, {}});
+    it->second.pids.insert(f.pids.begin(), f.pids.end());
+  }
+  return files;
+}
+
+int list_probes(const CommandContext& ctx, bool check) {
+  Config config;
+  if (!ctx.config_path.empty()) {
+    auto loaded = load_config_file(ctx.config_path);
+    if (!loaded) {
+      print_error(loaded.error());
+      return 2;
+    }
+    config = std::move(*loaded);
+  }
+  std::vector<probe::Catalog> catalogs = probe::builtin_catalogs();
+  if (!config.probes.empty()) catalogs.push_back({"user", "probes from " + ctx.config_path, config.probes});
+
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> files;
+  if (check) files = find_library_files();
+  std::map<std::string, std::unique_ptr<probe::ElfSymbolTable>> elf_cache;
+  int unresolved_total = 0;
+  for (const auto& c : catalogs) {
+    std::printf("%s: %s\n", c.name.c_str(), c.description.c_str());
+    for (const auto& s : c.specs) {
+      std::printf("  %-28s %-16s %s%s  args: %s\n", s.name.c_str(), s.library.c_str(),
+                  s.symbol_is_pattern ? "pattern " : "", s.symbol.c_str(), describe_args(s).c_str());
+      if (!check) continue;
+      int resolved = 0;
+      for (const auto& [id, f] : files) {
+        if (!probe::library_matches(s.library, f.path)) continue;
+        auto& elf = elf_cache[f.open_path];
+        if (!elf) {
+          auto loaded = probe::ElfSymbolTable::load(f.open_path);
+          if (!loaded) {
+            std::printf("      ! %s: %s\n", f.path.c_str(), loaded.error().c_str());
+            continue;
+          }
+          elf = std::make_unique<probe::ElfSymbolTable>(std::move(*loaded));
+        }
+        std::size_t n = s.symbol_is_pattern ? elf->match(s.symbol).size() : (elf->find(s.symbol) ? 1 : 0);
+        std::string users = f.pids.empty() ? "not mapped now"
+                                           : fmt::format("mapped by {} process(es)", f.pids.size());
+        std::printf("      %s %s: %zu symbol(s), %s\n", n > 0 ? "ok" : "--", f.path.c_str(), n, users.c_str());
+        if (n > 0) ++resolved;
+      }
+      if (resolved == 0) {
+        std::printf("      -- no library file on this machine resolves %s\n", s.symbol.c_str());
+        ++unresolved_total;
+      }
+    }
+  }
+  if (check) std::printf("%d spec(s) resolve nowhere on this machine\n", unresolved_total);
+  return 0;
+}
+
+}  // namespace
+
+void add_probes_command(CLI::App& app, CommandContext& ctx) {
+  auto check = std::make_shared<bool>(false);
+  auto* sub = app.add_subcommand("probes", "list the probe catalogs; --check resolves them on this machine");
+  sub->add_option("--config", ctx.config_path, "configuration file (TOML) with user probe specs");
+  sub->add_flag("--check", *check, "show which library files and symbols resolve for each spec");
+  sub->final_callback([&ctx, check] { ctx.exit_code = list_probes(ctx, *check); });
+}
+
+}  // namespace eacgm::cli

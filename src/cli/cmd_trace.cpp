@@ -1,0 +1,111 @@
+// `eacgm trace`: stream every traced call as JSON Lines or text; and the default job.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/trace_runner.h"
+#include "export/event_format.h"
+
+namespace eacgm::cli {
+namespace {
+
+struct TraceFlags {
+  TraceCommandOptions trace;
+  std::string format = "jsonl";
+  std::string output;
+};
+
+// Buffers formatted events and writes them in large chunks from the reader thread.
+class EventWriter {
+ public:
+  EventWriter(FILE* out, bool jsonl) : out_(out), jsonl_(jsonl) {}
+  void write(const CallEvent& e) {
+    if (jsonl_) {
+      exporting::append_jsonl(buf_, e);
+    } else {
+      exporting::append_text(buf_, e);
+    }
+    if (buf_.size() >= (64u << 10)) flush();
+  }
+  void flush() {
+    if (buf_.size() > 0) {
+      if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) ++write_errors_;
+      buf_.clear();
+    }
+    std::fflush(out_);
+  }
+  std::uint64_t write_errors() const { return write_errors_; }
+
+ private:
+  FILE* out_;
+  bool jsonl_;
+  fmt::memory_buffer buf_;
+  std::uint64_t write_errors_ = 0;
+};
+
+int trace_to(const CommandContext& ctx, const TraceFlags& f) {
+  FILE* out = stdout;
+  std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, &std::fclose);
+  if (!f.output.empty() && f.output != "-") {
+    file.reset(std::fopen(f.output.c_str(), "w"));
+    if (!file) {
+      print_error(fmt::format("cannot write {}: {}", f.output, std::strerror(errno)));
+      return 2;
+    }
+    out = file.get();
+  }
+  auto writer = std::make_shared<EventWriter>(out, f.format == "jsonl");
+  ingest::EventSink sink;
+  sink.on_call = [writer](const CallEvent& e) { writer->write(e); };
+  sink.on_idle = [writer] { writer->flush(); };
+  int rc = run_trace(ctx, f.trace, std::move(sink), [&](const ingest::TraceReport&) {
+    writer->flush();
+    if (writer->write_errors() > 0) {
+      print_error(fmt::format("{} writes to the output failed (disk full?)", writer->write_errors()));
+    }
+  });
+  return rc;
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app, CommandContext& ctx) {
+  auto flags = std::make_shared<TraceFlags>();
+  auto* sub = app.add_subcommand("trace", "stream traced calls (JSON Lines or text) until CMD exits, "
+                                          "--duration passes, or Ctrl-C");
+  add_trace_options(*sub, ctx, flags->trace);
+  sub->add_option("--format", flags->format, "jsonl (default) or text")
+      ->check(CLI::IsMember({"jsonl", "text"}));
+  sub->add_option("-o,--output", flags->output, "write events to FILE instead of stdout");
+  sub->footer(
+      "Examples:\n"
+      "  eacgm trace -- python3 train.py          trace a command and its children\n"
+      "  eacgm trace --pid 1234 --duration 10     trace a running process for 10 s\n"
+      "  eacgm trace --format text                trace every CUDA process on the machine\n"
+      "Event schema: docs/events.md");
+  sub->final_callback([&ctx, flags] {
+    flags->trace.periodic_status = flags->format == "text";
+    ctx.exit_code = trace_to(ctx, *flags);
+  });
+}
+
+int run_default(const CommandContext& ctx, bool demo) {
+  TraceFlags f;
+  f.format = "text";
+  f.trace.periodic_status = true;
+  if (demo) {
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("./eacgm");
+    dir = dir.substr(0, dir.rfind('/'));
+    f.trace.side_command = {dir + "/eacgm-demo", "--loop"};
+  }
+  return trace_to(ctx, f);
+}
+
+}  // namespace eacgm::cli

@@ -1,0 +1,126 @@
+// Fork/exec with a start gate and exec-error reporting through a CLOEXEC pipe.
+#include "cli/launched_command.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace eacgm::cli {
+
+Result<std::string> find_executable(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return name;
+    return make_error(fmt::format("command not found: {} (no such executable file)", name));
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return make_error(fmt::format("command not found: {} (not on PATH)", name));
+}
+
+Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& argv) {
+  if (argv.empty()) return make_error("no command given after --");
+  auto exe = find_executable(argv[0]);
+  if (!exe) return std::move(exe).take_error();
+  int gate[2], err[2];
+  if (pipe2(gate, O_CLOEXEC) != 0) return make_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(gate[0]);
+    close(gate[1]);
+    return make_error(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return make_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    close(gate[1]);
+    close(err[0]);
+    char c;
+    while (read(gate[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    execv(exe->c_str(), args.data());
+    int e = errno;
+    (void)!write(err[1], &e, sizeof(e));
+    _exit(127);
+  }
+  close(gate[0]);
+  close(err[1]);
+  LaunchedCommand c;
+  c.pid_ = pid;
+  c.gate_fd_ = gate[1];
+  c.error_fd_ = err[0];
+  return c;
+}
+
+LaunchedCommand::LaunchedCommand(LaunchedCommand&& o) noexcept
+    : pid_(o.pid_), gate_fd_(o.gate_fd_), error_fd_(o.error_fd_), exited_(o.exited_),
+      exit_code_(o.exit_code_) {
+  o.pid_ = -1;
+  o.gate_fd_ = -1;
+  o.error_fd_ = -1;
+}
+
+LaunchedCommand::~LaunchedCommand() {
+  if (gate_fd_ >= 0) close(gate_fd_);
+  if (error_fd_ >= 0) close(error_fd_);
+  if (pid_ > 0 && !exited_) kill_and_reap();
+}
+
+Status LaunchedCommand::release() {
+  close(gate_fd_);
+  gate_fd_ = -1;
+  int e = 0;
+  ssize_t n;
+  do {
+    n = read(error_fd_, &e, sizeof(e));
+  } while (n < 0 && errno == EINTR);
+  close(error_fd_);
+  error_fd_ = -1;
+  if (n == sizeof(e)) {
+    return make_error(fmt::format("cannot run the command: {}", std::strerror(e)));
+  }
+  return {};
+}
+
+bool LaunchedCommand::poll_exit() {
+  if (exited_) return true;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exited_ = true;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  return exited_;
+}
+
+void LaunchedCommand::kill_and_reap() {
+  if (pid_ <= 0 || exited_) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  exited_ = true;
+  exit_code_ = 128 + SIGKILL;
+}
+
+}  // namespace eacgm::cli

@@ -1,0 +1,42 @@
+// `-- CMD ARGS...`: a child started stopped at a gate, so eacgm can add it to the
+// filter and attach before it runs a single instruction of CMD.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace eacgm::cli {
+
+class LaunchedCommand {
+ public:
+  // Forks; the child waits for release() before exec. Fails if CMD is not found.
+  static Result<LaunchedCommand> spawn(const std::vector<std::string>& argv);
+  LaunchedCommand(LaunchedCommand&& o) noexcept;
+  LaunchedCommand& operator=(LaunchedCommand&&) = delete;
+  ~LaunchedCommand();
+
+  pid_t pid() const { return pid_; }
+  // Lets the child exec; an exec failure comes back as an error.
+  Status release();
+  // Non-blocking: true once the child has exited; exit_code() is then valid.
+  bool poll_exit();
+  int exit_code() const { return exit_code_; }
+  void kill_and_reap();
+
+ private:
+  LaunchedCommand() = default;
+  pid_t pid_ = -1;
+  int gate_fd_ = -1;   // write end: closing it releases the child
+  int error_fd_ = -1;  // read end: errno of a failed exec, or EOF on success
+  bool exited_ = false;
+  int exit_code_ = 0;
+};
+
+// Finds CMD on PATH as execvp would; an error if it is not there.
+Result<std::string> find_executable(const std::string& name);
+
+}  // namespace eacgm::cli

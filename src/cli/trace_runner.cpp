@@ -1,0 +1,180 @@
+// Trace orchestration for the CLI.
+#include "cli/trace_runner.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "cli/launched_command.h"
+#include "core/config_parse.h"
+#include "probe/catalog.h"
+
+namespace eacgm::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+
+void on_signal(int sig) { g_signal.store(sig); }
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+bool process_exists(int pid) {
+  struct stat st {};
+  return pid > 0 && stat(fmt::format("/proc/{}", pid).c_str(), &st) == 0;
+}
+
+}  // namespace
+
+void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
+
+std::string format_report(const ingest::TraceReport& r) {
+  return fmt::format(
+      "events={} drops={} lost_exits={} orphan_exits={} read_faults={} probes={} libraries={} "
+      "attach_failures={} unresolved={}",
+      r.events, r.ringbuf_drops, r.lost_exits, r.orphan_exits, r.read_faults, r.attach.probes,
+      r.attach.libraries, r.attach.attach_failures, r.attach.unresolved);
+}
+
+void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts) {
+  sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
+  sub.add_option("-p,--pid", opts.pids, "trace only this process and its children (repeatable)");
+  sub.add_option("--probes", opts.probes, "catalogs or probe names, comma-separated (default: cuda)")
+      ->delimiter(',');
+  sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
+  sub.add_option("command", opts.command, "command to run and trace with its children (after --)");
+  sub.positionals_at_end();
+}
+
+int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest::EventSink sink,
+              const std::function<void(const ingest::TraceReport&)>& on_end) {
+  Config config;
+  if (!ctx.config_path.empty()) {
+    auto loaded = load_config_file(ctx.config_path);
+    if (!loaded) {
+      print_error(loaded.error());
+      return 2;
+    }
+    config = std::move(*loaded);
+  }
+  std::vector<std::string> names = opts.probes;
+  if (names.empty()) names = config.catalogs.empty() ? probe::default_catalog_names() : config.catalogs;
+  if (opts.probes.empty()) {
+    for (const auto& s : config.probes) names.push_back(s.name);
+  }
+  auto specs = probe::select_specs(names, config.probes);
+  if (!specs) {
+    print_error(specs.error());
+    return 2;
+  }
+  for (int pid : opts.pids) {
+    if (!process_exists(pid)) {
+      print_error(fmt::format("no such process: {} (check the --pid value; `ps` lists processes)", pid));
+      return 2;
+    }
+  }
+
+  std::optional<LaunchedCommand> child;
+  if (!opts.command.empty()) {
+    auto c = LaunchedCommand::spawn(opts.command);
+    if (!c) {
+      print_error(c.error());
+      return 127;
+    }
+    child.emplace(std::move(*c));
+  }
+
+  ingest::TraceOptions to;
+  to.config = config.trace;
+  to.specs = std::move(*specs);
+  to.filter_pids = !opts.pids.empty() || child.has_value();
+  to.pids = opts.pids;
+  if (child) to.pids.push_back(child->pid());
+  to.btf_path = opts.btf_path;
+
+  auto notice = [](const std::string& msg) { std::fprintf(stderr, "eacgm: %s\n", msg.c_str()); };
+  auto session = ingest::TraceSession::start(to, std::move(sink), notice);
+  if (!session) {
+    print_error(session.error());
+    return 1;
+  }
+  auto& s = **session;
+  install_signal_handlers();
+  {
+    auto r = s.report();
+    std::string scope = "all processes";
+    if (to.filter_pids) {
+      scope.clear();
+      for (int pid : to.pids) scope += (scope.empty() ? "pid " : ", ") + std::to_string(pid);
+      scope += " and children";
+    }
+    notice(fmt::format("tracing {} ({} probes in {} library files)", scope, r.attach.probes,
+                       r.attach.libraries));
+  }
+
+  std::optional<LaunchedCommand> side;
+  if (!opts.side_command.empty()) {
+    auto c = LaunchedCommand::spawn(opts.side_command);
+    if (c && c->release()) side.emplace(std::move(*c));
+    if (!c) print_error(c.error());
+  }
+  if (child) {
+    if (auto st = child->release(); !st) {
+      s.stop();
+      print_error(st.error());
+      return 127;
+    }
+  }
+
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto next_status = start + std::chrono::duration<double>(config.trace.status_interval_s);
+  int exit_code = 0;
+  while (true) {
+    s.service(std::chrono::milliseconds(50));
+    if (child && child->poll_exit()) {
+      exit_code = child->exit_code();
+      break;
+    }
+    if (int sig = g_signal.load()) {
+      if (child) {
+        kill(child->pid(), SIGTERM);
+        for (int i = 0; i < 40 && !child->poll_exit(); ++i) s.service(std::chrono::milliseconds(50));
+        if (!child->poll_exit()) child->kill_and_reap();
+        exit_code = child->exit_code();
+      } else {
+        exit_code = 128 + sig;
+      }
+      break;
+    }
+    auto now = Clock::now();
+    if (opts.duration_s > 0 && now - start >= std::chrono::duration<double>(opts.duration_s)) break;
+    if (opts.periodic_status && config.trace.status_interval_s > 0 && now >= next_status) {
+      notice("status " + format_report(s.report()));
+      next_status = now + std::chrono::duration<double>(config.trace.status_interval_s);
+    }
+    if (side) side->poll_exit();
+  }
+  if (side) side->kill_and_reap();
+  s.stop();
+  auto report = s.report();
+  for (const auto& m : report.attach.failure_messages) notice("attach failed: " + m);
+  notice("done " + format_report(report));
+  if (on_end) on_end(report);
+  return exit_code;
+}
+
+}  // namespace eacgm::cli

@@ -1,0 +1,24 @@
+// Pins the kernel/user record layout (bpf/events.h) so a change on either side
+// fails to compile instead of silently misreading records.
+#pragma once
+
+#include <cstddef>
+
+#include "bpf/events.h"
+
+static_assert(sizeof(eacgm_arg_spec) == 4);
+static_assert(sizeof(eacgm_probe) == 40);
+static_assert(sizeof(eacgm_record) == 224);
+static_assert(offsetof(eacgm_record, ts_ns) == 0);
+static_assert(offsetof(eacgm_record, dur_ns) == 8);
+static_assert(offsetof(eacgm_record, pid) == 16);
+static_assert(offsetof(eacgm_record, tid) == 20);
+static_assert(offsetof(eacgm_record, probe_id) == 24);
+static_assert(offsetof(eacgm_record, type) == 28);
+static_assert(offsetof(eacgm_record, flags) == 30);
+static_assert(offsetof(eacgm_record, ret) == 32);
+static_assert(offsetof(eacgm_record, fault_mask) == 40);
+static_assert(offsetof(eacgm_record, comm) == 48);
+static_assert(offsetof(eacgm_record, args) == 64);
+static_assert(offsetof(eacgm_record, ext) == 128);
+static_assert(offsetof(eacgm_record, str) == 160);

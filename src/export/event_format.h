@@ -1,0 +1,21 @@
+// Event output formats for `eacgm trace`: JSON Lines (the stable public schema,
+// docs/events.md) and a one-line human text form.
+#pragma once
+
+#include <fmt/format.h>
+
+#include "core/call_event.h"
+
+namespace eacgm::exporting {
+
+// {"ts_ns":..,"pid":..,"tid":..,"comm":"..","domain":"..","name":"..","dur_ns":..,
+//  "ret":..,"args":{...}} followed by '\n'.
+void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
+
+// 12:34:56.789012 comm[pid/tid] domain name(arg=value, ...) = ret  1.23 µs
+void append_text(fmt::memory_buffer& out, const CallEvent& e);
+
+// JSON string escaping (quotes included).
+void append_json_string(fmt::memory_buffer& out, std::string_view s);
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,227 @@
+// Renders GPU snapshots for people (aligned columns, MiB/W/°C) and for programs (JSON in
+// base units with nulls for what a GPU does not report).
+#include "export/gpu_report.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace eacgm::exporting {
+namespace {
+
+// Insertion order: identity first, then metrics, as documented in docs/gpu.md.
+using json = nlohmann::ordered_json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+template <typename T>
+std::string cell(const std::optional<T>& v, const char* suffix = "") {
+  return v ? fmt::format("{}{}", *v, suffix) : std::string("-");
+}
+
+std::string mib(const std::optional<std::uint64_t>& bytes) {
+  return bytes ? fmt::format("{}", *bytes / (1024 * 1024)) : std::string("-");
+}
+
+std::string watts(const std::optional<std::uint32_t>& mw, const char* format) {
+  return mw ? fmt::format(fmt::runtime(format), *mw / 1000.0) : std::string("-");
+}
+
+std::string process_type(const ProcessSample& p) {
+  if (p.compute && p.graphics) return "C+G";
+  return p.compute ? "C" : "G";
+}
+
+// Columns padded to their widest cell; `right[i]` right-aligns column i (numbers).
+std::string render_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<std::size_t> width(right.size(), 0);
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) {
+      if (i > 0) line += "  ";
+      line += right[i] ? fmt::format("{:>{}}", r[i], width[i]) : fmt::format("{:<{}}", r[i], width[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string iso_time(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(t)),
+                     static_cast<int>(ms));
+}
+
+}  // namespace
+
+std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
+  // nvml.h: nvmlClocksEventReason* / nvmlClocksThrottleReason* bit values.
+  static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
+      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
+  };
+  std::vector<std::string> names;
+  std::uint64_t known = 0;
+  for (auto [bit, name] : kNames) {
+    known |= bit;
+    if (mask & bit) names.emplace_back(name);
+  }
+  if (mask & ~known) names.push_back(fmt::format("{:#x}", mask & ~known));
+  return names;
+}
+
+std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
+  std::string out = fmt::format(
+      "Driver {}  CUDA {}  {} GPU{}\n", snap.system.driver_version.empty() ? "-" : snap.system.driver_version,
+      snap.system.cuda_driver_version ? format_cuda_version(*snap.system.cuda_driver_version) : "-",
+      snap.devices.size(), snap.devices.size() == 1 ? "" : "s");
+  if (snap.devices.empty()) {
+    out += "No GPUs found by NVML\n";
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "MemUtil", "Memory used/total MiB", "Temp", "Power/limit W",
+                    "SM MHz", "Mem MHz", "Fan", "XID"});
+    for (const DeviceSample& d : snap.devices) {
+      if (d.lost || !d.error.empty()) {
+        rows.push_back({fmt::format("{}", d.index), d.name.empty() ? "-" : d.name,
+                        d.pci_bus_id.empty() ? "-" : d.pci_bus_id, d.lost ? "LOST" : "ERROR", "-", "-", "-", "-", "-",
+                        "-", "-", "-"});
+        continue;
+      }
+      std::string memory = (d.memory_used_bytes || d.memory_total_bytes)
+                               ? fmt::format("{} / {}", mib(d.memory_used_bytes), mib(d.memory_total_bytes))
+                               : "-";
+      std::string power = (d.power_usage_milliwatts || d.power_limit_milliwatts)
+                              ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
+                                            watts(d.power_limit_milliwatts, "{:.0f}"))
+                              : "-";
+      rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id, cell(d.utilization_gpu_percent, "%"),
+                      cell(d.utilization_memory_percent, "%"), memory, cell(d.temperature_gpu_celsius, "C"), power,
+                      cell(d.clock_sm_mhz), cell(d.clock_memory_mhz), cell(d.fan_speed_percent, "%"),
+                      cell(d.xid_errors_total)});
+    }
+    out += render_columns(rows, {true, false, false, true, true, true, true, true, true, true, true, true});
+  }
+
+  if (processes) {
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"GPU", "PID", "Type", "Process", "Container", "Memory MiB", "SM", "Mem", "Enc", "Dec"});
+    for (const ProcessSample& p : snap.processes) {
+      rows.push_back({fmt::format("{}", p.gpu_index), fmt::format("{}", p.pid), process_type(p),
+                      p.name.empty() ? "-" : p.name, p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
+                      mib(p.used_memory_bytes), cell(p.sm_utilization_percent, "%"),
+                      cell(p.memory_utilization_percent, "%"), cell(p.encoder_utilization_percent, "%"),
+                      cell(p.decoder_utilization_percent, "%")});
+    }
+    out += '\n';
+    if (snap.processes.empty()) {
+      out += "No processes on the GPUs\n";
+    } else {
+      out += render_columns(rows, {true, true, false, false, false, true, true, true, true, true});
+    }
+  }
+
+  for (const DeviceSample& d : snap.devices) {
+    if (d.lost) {
+      out += fmt::format("GPU {}: lost ({}): reset the GPU or reboot\n", d.index, d.error);
+    } else if (!d.error.empty()) {
+      out += fmt::format("GPU {}: {}\n", d.index, d.error);
+    }
+    for (const std::string& e : d.field_errors) out += fmt::format("GPU {}: {}\n", d.index, e);
+  }
+  for (const std::string& e : snap.errors) out += e + "\n";
+  return out;
+}
+
+std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent) {
+  json gpus = json::array();
+  for (const DeviceSample& d : snap.devices) {
+    json reasons = nullptr;
+    if (d.clock_event_reasons) reasons = clock_event_reason_names(*d.clock_event_reasons);
+    gpus.push_back(json{
+        {"index", d.index},
+        {"name", d.name},
+        {"uuid", d.uuid},
+        {"pci_bus_id", d.pci_bus_id},
+        {"lost", d.lost},
+        {"error", d.error.empty() ? json(nullptr) : json(d.error)},
+        {"field_errors", d.field_errors},
+        {"utilization_gpu_percent", opt(d.utilization_gpu_percent)},
+        {"utilization_memory_percent", opt(d.utilization_memory_percent)},
+        {"memory_total_bytes", opt(d.memory_total_bytes)},
+        {"memory_used_bytes", opt(d.memory_used_bytes)},
+        {"memory_free_bytes", opt(d.memory_free_bytes)},
+        {"memory_reserved_bytes", opt(d.memory_reserved_bytes)},
+        {"temperature_gpu_celsius", opt(d.temperature_gpu_celsius)},
+        {"temperature_memory_celsius", opt(d.temperature_memory_celsius)},
+        {"power_usage_milliwatts", opt(d.power_usage_milliwatts)},
+        {"power_limit_milliwatts", opt(d.power_limit_milliwatts)},
+        {"energy_total_millijoules", opt(d.energy_total_millijoules)},
+        {"clock_sm_mhz", opt(d.clock_sm_mhz)},
+        {"clock_memory_mhz", opt(d.clock_memory_mhz)},
+        {"fan_speed_percent", opt(d.fan_speed_percent)},
+        {"encoder_utilization_percent", opt(d.encoder_utilization_percent)},
+        {"decoder_utilization_percent", opt(d.decoder_utilization_percent)},
+        {"pcie_tx_bytes_per_second", opt(d.pcie_tx_bytes_per_second)},
+        {"pcie_rx_bytes_per_second", opt(d.pcie_rx_bytes_per_second)},
+        {"pcie_replay_total", opt(d.pcie_replay_total)},
+        {"nvlink_tx_bytes_total", opt(d.nvlink_tx_bytes_total)},
+        {"nvlink_rx_bytes_total", opt(d.nvlink_rx_bytes_total)},
+        {"ecc_corrected_volatile_total", opt(d.ecc_corrected_volatile_total)},
+        {"ecc_uncorrected_volatile_total", opt(d.ecc_uncorrected_volatile_total)},
+        {"remapped_rows_correctable", opt(d.remapped_rows_correctable)},
+        {"remapped_rows_uncorrectable", opt(d.remapped_rows_uncorrectable)},
+        {"remapped_rows_pending", opt(d.remapped_rows_pending)},
+        {"remapped_rows_failure", opt(d.remapped_rows_failure)},
+        {"clock_event_reasons", opt(d.clock_event_reasons)},
+        {"clock_event_reason_names", reasons},
+        {"xid_errors_total", opt(d.xid_errors_total)},
+        {"last_xid", opt(d.last_xid)},
+    });
+  }
+  json doc = {
+      {"time", iso_time(snap.time)},
+      {"sequence", snap.sequence},
+      {"pass_cpu_seconds", std::chrono::duration<double>(snap.pass_cpu_time).count()},
+      {"driver_version", snap.system.driver_version.empty() ? json(nullptr) : json(snap.system.driver_version)},
+      {"cuda_driver_version",
+       snap.system.cuda_driver_version ? json(format_cuda_version(*snap.system.cuda_driver_version)) : json(nullptr)},
+      {"gpus", std::move(gpus)},
+  };
+  if (processes) {
+    json procs = json::array();
+    for (const ProcessSample& p : snap.processes) {
+      procs.push_back(json{
+          {"pid", p.pid},
+          {"gpu", p.gpu_index},
+          {"gpu_uuid", p.gpu_uuid},
+          {"name", p.name.empty() ? json(nullptr) : json(p.name)},
+          {"container_id", p.container_id.empty() ? json(nullptr) : json(p.container_id)},
+          {"type", process_type(p)},
+          {"used_memory_bytes", opt(p.used_memory_bytes)},
+          {"sm_utilization_percent", opt(p.sm_utilization_percent)},
+          {"memory_utilization_percent", opt(p.memory_utilization_percent)},
+          {"encoder_utilization_percent", opt(p.encoder_utilization_percent)},
+          {"decoder_utilization_percent", opt(p.decoder_utilization_percent)},
+      });
+    }
+    doc["processes"] = std::move(procs);
+  }
+  doc["errors"] = snap.errors;
+  return doc.dump(indent) + "\n";
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,91 @@
+// Summary table rendering: cell formatting, column widths, alignment.
+#include "export/summary_table.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+namespace eacgm::exporting {
+
+std::string format_duration(double ns) {
+  if (!(ns >= 0.0)) return "-";
+  if (ns < 999.5) return fmt::format("{:.0f} ns", ns);
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  static constexpr std::array<Unit, 3> kUnits{{{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}}};
+  for (std::size_t i = 0; i < kUnits.size(); ++i) {
+    const double v = ns / kUnits[i].scale;
+    // Move up a unit before rounding would print "1000".
+    if (v >= 999.5 && i + 1 < kUnits.size()) continue;
+    const char* spec = v < 9.995 ? "{:.2f} {}" : v < 99.95 ? "{:.1f} {}" : "{:.0f} {}";
+    return fmt::format(fmt::runtime(spec), v, kUnits[i].name);
+  }
+  return "-";  // unreachable: the last unit always returns
+}
+
+namespace {
+constexpr std::size_t kColumns = 9;
+constexpr std::array<const char*, kColumns> kHeader{"domain", "function", "calls", "errors", "total",
+                                                    "mean",   "p50",      "p99",   "max"};
+constexpr std::size_t kNameColumns = 2;  // left-aligned; the rest are numbers
+
+std::string clip(const std::string& s, std::size_t width) {
+  if (width < 4 || s.size() <= width) return s;
+  return s.substr(0, width - 3) + "...";
+}
+}  // namespace
+
+std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, const SummaryTableOptions& options) {
+  const std::size_t n = options.max_rows == 0 ? rows.size() : std::min(rows.size(), options.max_rows);
+  std::vector<std::array<std::string, kColumns>> cells;
+  cells.reserve(n + 1);
+  cells.push_back({});
+  for (std::size_t c = 0; c < kColumns; ++c) cells[0][c] = kHeader[c];
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& r = rows[i];
+    const bool timed = r.timed > 0;
+    auto dur = [timed](double ns) { return timed ? format_duration(ns) : std::string("-"); };
+    cells.push_back({r.domain.empty() ? "-" : r.domain, r.function.empty() ? "-" : clip(r.function, options.max_function_width),
+                     fmt::format("{}", r.calls), fmt::format("{}", r.errors),
+                     dur(static_cast<double>(r.total_ns)), dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns),
+                     dur(static_cast<double>(r.max_ns))});
+  }
+
+  std::array<std::size_t, kColumns> width{};
+  for (const auto& row : cells) {
+    for (std::size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t c = 0; c < kColumns; ++c) {
+      if (c > 0) line += "  ";
+      if (c < kNameColumns) {
+        line += fmt::format("{:<{}}", row[c], width[c]);
+      } else {
+        line += fmt::format("{:>{}}", row[c], width[c]);
+      }
+    }
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string render_table(const analysis::CallSummary& summary, const SummaryTableOptions& options) {
+  const auto rows = summary.rows();
+  std::string out = render_table(rows, options);
+  if (options.max_rows != 0 && rows.size() > options.max_rows) {
+    out += fmt::format("({} more functions not shown)\n", rows.size() - options.max_rows);
+  }
+  if (summary.overflow_events() > 0) {
+    out += fmt::format("({} events of functions beyond the {}-function cap not counted above)\n",
+                       summary.overflow_events(), summary.max_keys());
+  }
+  return out;
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,58 @@
+// Record decoding: the hot path of ingest (millions of records per second).
+#include "ingest/record_decoder.h"
+
+#include <cstring>
+
+#include "core/record_abi.h"
+
+namespace eacgm::ingest {
+
+RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& event) {
+  if (size != sizeof(eacgm_record)) {
+    ++counters_.malformed;
+    return RecordKind::kMalformed;
+  }
+  eacgm_record r;
+  std::memcpy(&r, data, sizeof(r));
+  event.ts_ns = clock_.from_monotonic(r.ts_ns);
+  event.pid = r.pid;
+  event.tid = r.tid;
+  std::memcpy(event.comm.data(), r.comm, sizeof(r.comm));
+  event.comm.back() = '\0';
+  switch (r.type) {
+    case EACGM_REC_CALL:
+      break;
+    case EACGM_REC_EXEC:
+      ++counters_.hints;
+      return RecordKind::kExecHint;
+    case EACGM_REC_LIB_LOADED:
+      ++counters_.hints;
+      return RecordKind::kLibraryHint;
+    default:
+      ++counters_.malformed;
+      return RecordKind::kMalformed;
+  }
+  const auto& probe = cache_.get(r.probe_id);
+  if (!probe) {
+    ++counters_.unknown_probe;
+    return RecordKind::kUnknownProbe;
+  }
+  event.probe = probe;
+  event.has_exit = (r.flags & EACGM_REC_HAS_EXIT) != 0;
+  event.dur_ns = event.has_exit ? r.dur_ns : 0;
+  event.ret = event.has_exit ? r.ret : 0;
+  event.fault_mask = r.fault_mask;
+  event.nargs = r.nargs > kMaxArgs ? kMaxArgs : r.nargs;
+  std::memcpy(event.args.data(), r.args, sizeof(r.args));
+  std::memcpy(event.ext.data(), r.ext, sizeof(r.ext));
+  event.str_truncated = (r.flags & EACGM_REC_STR_TRUNC) != 0;
+  if (r.str[0] != '\0') {
+    event.str.assign(r.str, ::strnlen(r.str, sizeof(r.str)));
+  } else {
+    event.str.clear();
+  }
+  ++counters_.calls;
+  return RecordKind::kCall;
+}
+
+}  // namespace eacgm::ingest

@@ -1,0 +1,86 @@
+// Ring-buffer consumption loop.
+#include "ingest/ring_reader.h"
+
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace eacgm::ingest {
+
+Result<std::unique_ptr<RingReader>> RingReader::create(int ringbuf_fd, const probe::ProbeTable& table,
+                                                       EventSink sink, int poll_timeout_ms) {
+  std::unique_ptr<RingReader> r(new RingReader(table, std::move(sink), poll_timeout_ms));
+  r->rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, r.get(), nullptr);
+  if (!r->rb_) {
+    return make_error(fmt::format("cannot map the BPF ring buffer: {}", std::strerror(errno)));
+  }
+  return r;
+}
+
+RingReader::~RingReader() {
+  stop();
+  if (rb_) ring_buffer__free(rb_);
+}
+
+int RingReader::on_record(void* ctx, void* data, std::size_t size) {
+  auto* self = static_cast<RingReader*>(ctx);
+  switch (self->decoder_.decode(data, size, self->event_)) {
+    case RecordKind::kCall:
+      if (self->sink_.on_call) self->sink_.on_call(self->event_);
+      break;
+    case RecordKind::kExecHint:
+      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, true);
+      break;
+    case RecordKind::kLibraryHint:
+      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, false);
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
+void RingReader::start() {
+  thread_ = std::thread([this] { loop(); });
+}
+
+void RingReader::loop() {
+  while (!stop_.load(std::memory_order_relaxed)) {
+    // The kernel wakes us only past a fill threshold; after a timeout, take what
+    // is there so no record waits longer than the poll timeout.
+    int n = ring_buffer__poll(rb_, timeout_ms_);
+    if (n == 0) ring_buffer__consume(rb_);
+    const auto& c = decoder_.counters();
+    calls_.store(c.calls, std::memory_order_relaxed);
+    hints_.store(c.hints, std::memory_order_relaxed);
+    malformed_.store(c.malformed, std::memory_order_relaxed);
+    unknown_.store(c.unknown_probe, std::memory_order_relaxed);
+    if (sink_.on_idle) sink_.on_idle();
+  }
+  ring_buffer__consume(rb_);
+  if (sink_.on_idle) sink_.on_idle();
+  const auto& c = decoder_.counters();
+  calls_.store(c.calls);
+  hints_.store(c.hints);
+  malformed_.store(c.malformed);
+  unknown_.store(c.unknown_probe);
+}
+
+void RingReader::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  thread_.join();
+}
+
+DecodeCounters RingReader::counters() const {
+  DecodeCounters c;
+  c.calls = calls_.load();
+  c.hints = hints_.load();
+  c.malformed = malformed_.load();
+  c.unknown_probe = unknown_.load();
+  return c;
+}
+
+}  // namespace eacgm::ingest

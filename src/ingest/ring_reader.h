@@ -1,0 +1,54 @@
+// The one reader thread of the BPF ring buffer: sleeps in epoll until the kernel
+// wakes it (or the poll timeout passes), decodes, and hands events to the sink.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "core/call_event.h"
+#include "core/result.h"
+#include "ingest/record_decoder.h"
+
+struct ring_buffer;
+
+namespace eacgm::ingest {
+
+struct EventSink {
+  std::function<void(const CallEvent&)> on_call;
+  std::function<void(std::uint32_t pid, bool exec)> on_hint;  // discovery hints
+  std::function<void()> on_idle;  // after each poll round (flush outputs)
+};
+
+class RingReader {
+ public:
+  static Result<std::unique_ptr<RingReader>> create(int ringbuf_fd, const probe::ProbeTable& table,
+                                                    EventSink sink, int poll_timeout_ms);
+  ~RingReader();
+  RingReader(const RingReader&) = delete;
+  RingReader& operator=(const RingReader&) = delete;
+
+  void start();
+  // Drains what the kernel has queued, then stops the thread.
+  void stop();
+  DecodeCounters counters() const;
+
+ private:
+  RingReader(const probe::ProbeTable& table, EventSink sink, int timeout)
+      : decoder_(table), sink_(std::move(sink)), timeout_ms_(timeout) {}
+  static int on_record(void* ctx, void* data, std::size_t size);
+  void loop();
+
+  ring_buffer* rb_ = nullptr;
+  RecordDecoder decoder_;
+  EventSink sink_;
+  int timeout_ms_;
+  CallEvent event_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0};
+};
+
+}  // namespace eacgm::ingest

@@ -1,0 +1,136 @@
+// Trace lifecycle and discovery scheduling.
+#include "ingest/trace_session.h"
+
+#include <fmt/format.h>
+
+namespace eacgm::ingest {
+namespace {
+constexpr std::size_t kMaxQueuedHints = 4096;
+}
+
+TraceSession::TraceSession(const TraceOptions& options, Notice notice)
+    : options_(options), notice_(std::move(notice)) {}
+
+Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& options, EventSink sink,
+                                                          Notice notice) {
+  std::unique_ptr<TraceSession> s(new TraceSession(options, std::move(notice)));
+  probe::BpfOptions bo;
+  bo.ringbuf_bytes = options.config.ringbuf_mib << 20;
+  bo.wakeup_bytes = options.config.wakeup_kib << 10;
+  bo.filter_pids = options.filter_pids;
+  bo.btf_path = options.btf_path;
+  auto bpf = probe::BpfTracer::open(bo);
+  if (!bpf) return std::move(bpf).take_error();
+  s->bpf_ = std::move(*bpf);
+  for (int pid : options.pids) {
+    if (auto st = s->bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); !st) {
+      return std::move(st).take_error();
+    }
+  }
+
+  TraceSession* self = s.get();
+  auto user_hint = sink.on_hint;
+  sink.on_hint = [self, user_hint](std::uint32_t pid, bool exec) {
+    self->on_hint(pid);
+    if (user_hint) user_hint(pid, exec);
+  };
+  auto reader = RingReader::create(s->bpf_->ringbuf_fd(), s->table_, std::move(sink),
+                                   static_cast<int>(options.config.poll_timeout_ms));
+  if (!reader) return std::move(reader).take_error();
+  s->reader_ = std::move(*reader);
+  s->reader_->start();
+
+  s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_, options.specs, s->notice_);
+  s->attacher_->scan_ld_cache();
+  s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
+  s->next_rescan_ = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(static_cast<int>(options.config.rescan_interval_s * 1000));
+  return s;
+}
+
+TraceSession::~TraceSession() { stop(); }
+
+Status TraceSession::add_target(int pid) {
+  return bpf_->add_target_pid(static_cast<std::uint32_t>(pid));
+}
+
+void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
+
+void TraceSession::on_hint(std::uint32_t pid) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (hints_.size() < kMaxQueuedHints) hints_.push_back(pid);
+  }
+  cv_.notify_one();
+}
+
+void TraceSession::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    woken_ = true;
+  }
+  cv_.notify_one();
+}
+
+void TraceSession::rescan() {
+  if (options_.filter_pids) {
+    std::vector<int> pids;
+    for (auto p : bpf_->target_pids()) pids.push_back(static_cast<int>(p));
+    if (!pids.empty()) attacher_->scan_processes(pids);
+  } else {
+    attacher_->scan_processes({});
+  }
+}
+
+void TraceSession::service(std::chrono::milliseconds budget) {
+  auto deadline = std::chrono::steady_clock::now() + budget;
+  while (true) {
+    std::deque<std::uint32_t> hints;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      auto until = std::min(deadline, next_rescan_);
+      cv_.wait_until(lock, until, [&] { return !hints_.empty() || woken_; });
+      hints.swap(hints_);
+      if (woken_) {
+        woken_ = false;
+        deadline = std::chrono::steady_clock::now();
+      }
+    }
+    std::set<std::uint32_t> unique(hints.begin(), hints.end());
+    for (auto pid : unique) attacher_->scan_process(static_cast<int>(pid));
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next_rescan_) {
+      rescan();
+      next_rescan_ = now + std::chrono::milliseconds(
+                               static_cast<int>(options_.config.rescan_interval_s * 1000));
+    }
+    if (now >= deadline) return;
+  }
+}
+
+void TraceSession::stop() {
+  if (stopped_ || !reader_) return;
+  stopped_ = true;
+  // Detach first so nothing new arrives, then drain what the kernel queued.
+  final_attach_ = attacher_->stats();
+  attacher_.reset();
+  final_pending_ = bpf_->pending_calls();
+  reader_->stop();
+}
+
+TraceReport TraceSession::report() const {
+  TraceReport r;
+  auto c = bpf_->counters();
+  auto d = reader_ ? reader_->counters() : DecodeCounters{};
+  r.events = d.calls;
+  r.ringbuf_drops = c.ringbuf_drops;
+  r.lost_exits = c.lost_exits + (stopped_ ? final_pending_ : 0);
+  r.orphan_exits = c.orphan_exits;
+  r.read_faults = c.read_faults;
+  r.malformed = d.malformed;
+  r.unknown_probe = d.unknown_probe + c.no_probe;
+  r.attach = attacher_ ? attacher_->stats() : final_attach_;
+  return r;
+}
+
+}  // namespace eacgm::ingest

@@ -1,0 +1,88 @@
+// A running trace: BPF loaded, libraries discovered and attached, the reader
+// thread delivering events. The CLI and (later) the agent daemon drive it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/probe_spec.h"
+#include "core/result.h"
+#include "ingest/ring_reader.h"
+#include "probe/attacher.h"
+#include "probe/bpf_tracer.h"
+#include "probe/probe_table.h"
+
+namespace eacgm::ingest {
+
+struct TraceOptions {
+  TraceConfig config;
+  std::vector<ProbeSpec> specs;
+  bool filter_pids = false;      // trace only `pids` and their children
+  std::vector<int> pids;
+  std::string btf_path;
+};
+
+// Everything counted during a trace; nothing is lost silently.
+struct TraceReport {
+  std::uint64_t events = 0;
+  std::uint64_t ringbuf_drops = 0;
+  std::uint64_t lost_exits = 0;     // entries never followed by an exit
+  std::uint64_t orphan_exits = 0;   // exits whose entry was not seen
+  std::uint64_t read_faults = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t unknown_probe = 0;
+  probe::AttachStats attach;
+};
+
+class TraceSession {
+ public:
+  using Notice = std::function<void(const std::string&)>;
+  static Result<std::unique_ptr<TraceSession>> start(const TraceOptions& options, EventSink sink,
+                                                     Notice notice);
+  ~TraceSession();
+
+  // Adds a pid to the filter (before it runs any traced code).
+  Status add_target(int pid);
+  // Attaches what a newly added target maps right now.
+  void scan_target(int pid);
+  // Handles discovery hints and periodic rescans for up to `budget`; returns early
+  // when `wake()` is called.
+  void service(std::chrono::milliseconds budget);
+  void wake();
+  // Drains the ring buffer and stops the reader; the session can then be reported.
+  void stop();
+  TraceReport report() const;
+  const probe::ProbeTable& probes() const { return table_; }
+
+ private:
+  TraceSession(const TraceOptions& options, Notice notice);
+  void on_hint(std::uint32_t pid);
+  void rescan();
+
+  TraceOptions options_;
+  Notice notice_;
+  probe::ProbeTable table_;
+  std::unique_ptr<probe::BpfTracer> bpf_;
+  std::unique_ptr<probe::Attacher> attacher_;
+  std::unique_ptr<RingReader> reader_;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::uint32_t> hints_;
+  bool woken_ = false;
+  std::chrono::steady_clock::time_point next_rescan_;
+  bool stopped_ = false;
+  std::uint64_t final_pending_ = 0;
+  probe::AttachStats final_attach_;
+};
+
+}  // namespace eacgm::ingest

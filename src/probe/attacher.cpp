@@ -1,0 +1,137 @@
+// Attach policy: one pass over each new library file, all matching specs at once.
+#include "probe/attacher.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "probe/elf_symbols.h"
+#include "probe/library_match.h"
+
+namespace eacgm::probe {
+namespace {
+
+constexpr std::size_t kMaxFailureMessages = 8;
+
+bool is_dynamic_loader(std::string_view path) {
+  return library_matches("ld-linux*.so*", path) || library_matches("ld-*.so", path);
+}
+
+}  // namespace
+
+Attacher::Attacher(BpfTracer& bpf, ProbeTable& table, std::vector<ProbeSpec> specs, Notice notice)
+    : bpf_(bpf), table_(table), specs_(std::move(specs)), notice_(std::move(notice)) {}
+
+void Attacher::scan_ld_cache() {
+  auto libs = ld_cache_libraries();
+  if (!libs) {
+    notice_(fmt::format("warning: loader cache not read ({}); relying on /proc scans", libs.error()));
+    return;
+  }
+  for (const auto& lib : *libs) {
+    auto id = file_identity(lib.path);
+    if (id) consider(lib.path, lib.path, id->first, id->second);
+  }
+}
+
+void Attacher::scan_processes(const std::vector<int>& pids) {
+  MapsScan scan = scan_maps(pids);
+  for (const auto& w : scan.warnings) notice_("warning: " + w);
+  for (const auto& f : scan.files) consider(f.path, f.open_path, f.dev, f.inode);
+}
+
+void Attacher::scan_process(int pid) {
+  for (const auto& f : scan_pid_maps(pid)) consider(f.path, f.open_path, f.dev, f.inode);
+}
+
+void Attacher::consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
+                        std::uint64_t inode) {
+  bool loader = is_dynamic_loader(path);
+  bool wanted = loader;
+  for (const auto& s : specs_) wanted = wanted || library_matches(s.library, path);
+  if (!wanted || !seen_.emplace(dev, inode).second) return;
+  if (loader) attach_loader(open_path);
+  attach_file(path, open_path);
+}
+
+void Attacher::attach_loader(const std::string& open_path) {
+  auto elf = ElfSymbolTable::load(open_path);
+  if (!elf) return;
+  const ElfSymbol* sym = elf->find("_dl_debug_state");
+  if (!sym) return;  // no hint: periodic rescans still find late libraries
+  auto link = bpf_.attach_loader_hint(open_path, sym->file_offset);
+  if (link) links_.push_back(std::move(*link));
+}
+
+void Attacher::attach_file(const std::string& path, const std::string& open_path) {
+  std::vector<const ProbeSpec*> matching;
+  for (const auto& s : specs_) {
+    if (library_matches(s.library, path)) matching.push_back(&s);
+  }
+  if (matching.empty()) return;
+  auto elf = ElfSymbolTable::load(open_path);
+  if (!elf) {
+    ++stats_.attach_failures;
+    if (stats_.failure_messages.size() < kMaxFailureMessages) {
+      stats_.failure_messages.push_back(elf.error());
+    }
+    return;
+  }
+  std::size_t attached_here = 0;
+  auto fail = [&](const std::string& msg) {
+    ++stats_.attach_failures;
+    if (stats_.failure_messages.size() < kMaxFailureMessages) stats_.failure_messages.push_back(msg);
+  };
+  for (const ProbeSpec* spec : matching) {
+    std::vector<const ElfSymbol*> symbols;
+    if (spec->symbol_is_pattern) {
+      symbols = elf->match(spec->symbol);
+    } else if (const ElfSymbol* s = elf->find(spec->symbol)) {
+      symbols.push_back(s);
+    } else {
+      ++stats_.unresolved;
+      continue;
+    }
+    for (const ElfSymbol* sym : symbols) {
+      ProbeInfo info;
+      info.function = spec->symbol_is_pattern ? demangle(sym->name) : spec->name;
+      info.symbol = sym->name;
+      info.library = path;
+      info.spec = *spec;
+      auto probe = table_.add(std::move(info));
+      if (auto st = bpf_.set_probe(probe->id, *spec); !st) {
+        fail(st.error());
+        continue;
+      }
+      // Exit first: an entry without its exit would only fill the pending map.
+      std::optional<UprobeLink> exit;
+      if (spec->with_exit) {
+        auto r = bpf_.attach(open_path, sym->file_offset, probe->id, true);
+        if (!r) {
+          fail(r.error());
+          continue;
+        }
+        exit.emplace(std::move(*r));
+      }
+      auto entry = bpf_.attach(open_path, sym->file_offset, probe->id, false);
+      if (!entry) {
+        fail(entry.error());
+        continue;
+      }
+      links_.push_back(std::move(*entry));
+      ++stats_.uprobes;
+      if (exit) {
+        links_.push_back(std::move(*exit));
+        ++stats_.uprobes;
+      }
+      ++stats_.probes;
+      ++attached_here;
+    }
+  }
+  if (attached_here > 0) {
+    ++stats_.libraries;
+    notice_(fmt::format("attached {} probes to {}", attached_here, path));
+  }
+}
+
+}  // namespace eacgm::probe

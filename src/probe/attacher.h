@@ -1,0 +1,59 @@
+// Discovery and attach: finds library files that match the specs (in /proc/*/maps
+// and the loader cache), resolves symbols, and attaches once per file (uprobes are
+// per inode, so every process using the file is covered).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/probe_spec.h"
+#include "probe/bpf_tracer.h"
+#include "probe/library_scan.h"
+#include "probe/probe_table.h"
+
+namespace eacgm::probe {
+
+struct AttachStats {
+  std::size_t libraries = 0;        // library files with at least one probe
+  std::size_t probes = 0;           // attached probes (entry+exit counts once)
+  std::size_t uprobes = 0;          // kernel uprobes (entry and exit separately)
+  std::size_t attach_failures = 0;  // uprobes the kernel refused
+  std::size_t unresolved = 0;       // exact symbols missing from a matching library
+  std::vector<std::string> failure_messages;  // first few, for the summary
+};
+
+class Attacher {
+ public:
+  using Notice = std::function<void(const std::string&)>;
+  Attacher(BpfTracer& bpf, ProbeTable& table, std::vector<ProbeSpec> specs, Notice notice);
+
+  // Libraries from the loader cache: covers processes that have not started yet.
+  void scan_ld_cache();
+  // Executable mappings of these pids (every process when empty).
+  void scan_processes(const std::vector<int>& pids);
+  void scan_process(int pid);
+
+  const AttachStats& stats() const { return stats_; }
+  const std::vector<ProbeSpec>& specs() const { return specs_; }
+
+ private:
+  void consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
+                std::uint64_t inode);
+  void attach_file(const std::string& path, const std::string& open_path);
+  void attach_loader(const std::string& open_path);
+
+  BpfTracer& bpf_;
+  ProbeTable& table_;
+  std::vector<ProbeSpec> specs_;
+  Notice notice_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> seen_;  // (dev, inode)
+  std::vector<UprobeLink> links_;
+  AttachStats stats_;
+};
+
+}  // namespace eacgm::probe

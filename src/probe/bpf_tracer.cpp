@@ -1,0 +1,266 @@
+// Loads the generic uprobe programs and turns libbpf's errors into words.
+#include "probe/bpf_tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "trace.skel.h"
+
+namespace eacgm::probe {
+namespace {
+
+// libbpf's messages are kept, not printed: they explain a failure when one happens.
+std::mutex g_log_mutex;
+std::string g_libbpf_log;
+
+int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
+  static const bool verbose = std::getenv("EACGM_LIBBPF_DEBUG") != nullptr;
+  if (verbose) return vfprintf(stderr, format, args);
+  if (level == LIBBPF_DEBUG) return 0;
+  char buf[1024];
+  int n = vsnprintf(buf, sizeof(buf), format, args);
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  if (g_libbpf_log.size() < (64u << 10)) g_libbpf_log.append(buf);
+  return n;
+}
+
+std::string last_libbpf_lines() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  std::string out;
+  std::istringstream in(g_libbpf_log);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  for (std::size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) {
+    out += "\n  libbpf: " + lines[i];
+  }
+  return out;
+}
+
+std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
+
+std::uint64_t capability_mask() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  return 0;
+}
+
+}  // namespace
+
+UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
+  if (this != &o) {
+    if (link_) bpf_link__destroy(link_);
+    link_ = o.link_;
+    o.link_ = nullptr;
+  }
+  return *this;
+}
+
+UprobeLink::~UprobeLink() {
+  if (link_) bpf_link__destroy(link_);
+}
+
+Status check_bpf_privileges() {
+  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+  std::uint64_t caps = capability_mask();
+  auto has = [caps](int cap) { return (caps >> cap) & 1; };
+  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return {};
+  return make_error(
+      "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
+}
+
+Status check_kernel_btf(const std::string& custom_path) {
+  const std::string path = custom_path.empty() ? "/sys/kernel/btf/vmlinux" : custom_path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) return {};
+  if (custom_path.empty()) {
+    return make_error(
+        "this kernel exposes no BTF type information (/sys/kernel/btf/vmlinux is missing): "
+        "use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this kernel's BTF");
+  }
+  return make_error(fmt::format("cannot read BTF file {}: {} (check the --btf path)", path,
+                                errno_text(errno)));
+}
+
+eacgm_probe encode_probe(const ProbeSpec& spec) {
+  eacgm_probe p{};
+  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit ? EACGM_PROBE_EXIT : 0);
+  p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
+  for (std::uint32_t i = 0; i < p.nargs; ++i) {
+    const ArgSpec& a = spec.args[i];
+    p.args[i].source = static_cast<std::uint8_t>(a.source);
+    p.args[i].index = a.index;
+    p.args[i].kind = static_cast<std::uint8_t>(a.kind);
+    p.args[i].flags = a.at_exit ? EACGM_ARG_AT_EXIT : 0;
+  }
+  return p;
+}
+
+Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
+  if (auto st = check_bpf_privileges(); !st) return std::move(st).take_error();
+  if (auto st = check_kernel_btf(options.btf_path); !st) return std::move(st).take_error();
+  libbpf_set_print(capture_libbpf_log);
+
+  std::unique_ptr<BpfTracer> t(new BpfTracer());
+  LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+  if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
+  t->skel_ = trace_bpf__open_opts(&open_opts);
+  if (!t->skel_) {
+    return make_error(fmt::format("cannot open the BPF object: {}{}", errno_text(errno),
+                                  last_libbpf_lines()));
+  }
+  t->skel_->rodata->filter_pids = options.filter_pids ? 1 : 0;
+  t->skel_->rodata->self_tgid = static_cast<std::uint32_t>(getpid());
+  t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
+  if (int err = bpf_map__set_max_entries(t->skel_->maps.events, options.ringbuf_bytes)) {
+    return make_error(fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
+                                  options.ringbuf_bytes, errno_text(err)));
+  }
+  if (!options.filter_pids) {
+    // The process-tree programs only matter when following a command or pid set.
+    bpf_program__set_autoload(t->skel_->progs.eacgm_fork, false);
+    bpf_program__set_autoload(t->skel_->progs.eacgm_exit_process, false);
+  }
+  if (int err = trace_bpf__load(t->skel_)) {
+    if (err == -EPERM || err == -EACCES) {
+      return make_error(fmt::format(
+          "the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
+          "kernel.unprivileged_bpf_disabled and lockdown settings{}",
+          errno_text(err), last_libbpf_lines()));
+    }
+    return make_error(fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err),
+                                  last_libbpf_lines()));
+  }
+  if (options.filter_pids) {
+    bpf_link* fork = bpf_program__attach(t->skel_->progs.eacgm_fork);
+    bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
+    if (!fork || !exit) {
+      if (fork) bpf_link__destroy(fork);
+      return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}",
+                                    errno_text(errno)));
+    }
+    t->tp_links_.emplace_back(fork);
+    t->tp_links_.emplace_back(exit);
+  }
+  bpf_link* exec = bpf_program__attach(t->skel_->progs.eacgm_exec);
+  if (!exec) {
+    return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}",
+                                  errno_text(errno)));
+  }
+  t->tp_links_.emplace_back(exec);
+  return t;
+}
+
+BpfTracer::~BpfTracer() {
+  tp_links_.clear();
+  if (skel_) trace_bpf__destroy(skel_);
+}
+
+Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec) {
+  if (id >= EACGM_MAX_PROBES) {
+    return make_error(fmt::format("too many probes (limit {}): narrow --probes or symbol patterns",
+                                  EACGM_MAX_PROBES));
+  }
+  eacgm_probe p = encode_probe(spec);
+  if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
+    return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
+  }
+  return {};
+}
+
+Status BpfTracer::add_target_pid(std::uint32_t pid) {
+  std::uint8_t one = 1;
+  if (bpf_map__update_elem(skel_->maps.target_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)) {
+    return make_error(fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(errno)));
+  }
+  return {};
+}
+
+std::vector<std::uint32_t> BpfTracer::target_pids() const {
+  std::vector<std::uint32_t> out;
+  int fd = bpf_map__fd(skel_->maps.target_pids);
+  std::uint32_t key = 0, next = 0;
+  std::uint32_t* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    out.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file_offset,
+                                     std::uint32_t probe_id, bool exit) {
+  LIBBPF_OPTS(bpf_uprobe_opts, opts);
+  opts.bpf_cookie = probe_id;
+  opts.retprobe = exit;
+  bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
+  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
+  if (!link) {
+    return make_error(fmt::format("{} at offset {:#x} of {}: {}", exit ? "uretprobe" : "uprobe",
+                                  file_offset, path, errno_text(errno)));
+  }
+  return UprobeLink(link);
+}
+
+Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
+  LIBBPF_OPTS(bpf_uprobe_opts, opts);
+  bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(),
+                                                   file_offset, &opts);
+  if (!link) {
+    return make_error(fmt::format("uprobe on the dynamic loader {}: {}", path, errno_text(errno)));
+  }
+  return UprobeLink(link);
+}
+
+int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
+
+BpfCounters BpfTracer::counters() const {
+  BpfCounters c;
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return c;
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  auto sum = [&](std::uint32_t key) {
+    std::uint64_t total = 0;
+    if (bpf_map__lookup_elem(skel_->maps.counters, &key, sizeof(key), values.data(),
+                             values.size() * sizeof(std::uint64_t), 0) == 0) {
+      for (auto v : values) total += v;
+    }
+    return total;
+  };
+  c.ringbuf_drops = sum(EACGM_CNT_RINGBUF_DROPS);
+  c.lost_exits = sum(EACGM_CNT_LOST_EXITS);
+  c.orphan_exits = sum(EACGM_CNT_ORPHAN_EXITS);
+  c.read_faults = sum(EACGM_CNT_READ_FAULTS);
+  c.no_probe = sum(EACGM_CNT_NO_PROBE);
+  return c;
+}
+
+std::uint64_t BpfTracer::pending_calls() const {
+  int fd = bpf_map__fd(skel_->maps.pending);
+  std::uint64_t n = 0;
+  std::array<std::uint8_t, 8> key{}, next{};
+  void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, next.data()) == 0) {
+    ++n;
+    key = next;
+    prev = key.data();
+  }
+  return n;
+}
+
+}  // namespace eacgm::probe

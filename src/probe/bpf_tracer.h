@@ -1,0 +1,90 @@
+// The loaded BPF side: the skeleton's lifecycle (open, configure, load, attach),
+// the probe table, the target-pid filter and the kernel counters. RAII throughout.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpf/events.h"
+#include "core/probe_spec.h"
+#include "core/result.h"
+
+struct trace_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+namespace eacgm::probe {
+
+struct BpfOptions {
+  std::uint32_t ringbuf_bytes = 16u << 20;
+  std::uint32_t wakeup_bytes = 256u << 10;
+  bool filter_pids = false;
+  std::string btf_path;  // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
+};
+
+// Kernel-side counters (bpf/events.h, enum eacgm_counter), summed over CPUs.
+struct BpfCounters {
+  std::uint64_t ringbuf_drops = 0;
+  std::uint64_t lost_exits = 0;
+  std::uint64_t orphan_exits = 0;
+  std::uint64_t read_faults = 0;
+  std::uint64_t no_probe = 0;
+};
+
+// An attached uprobe; detaches when destroyed.
+class UprobeLink {
+ public:
+  explicit UprobeLink(bpf_link* link) : link_(link) {}
+  UprobeLink(UprobeLink&& o) noexcept : link_(o.link_) { o.link_ = nullptr; }
+  UprobeLink& operator=(UprobeLink&& o) noexcept;
+  UprobeLink(const UprobeLink&) = delete;
+  UprobeLink& operator=(const UprobeLink&) = delete;
+  ~UprobeLink();
+
+ private:
+  bpf_link* link_;
+};
+
+// Encodes a spec's captures for the kernel (shared by the loader and its tests).
+eacgm_probe encode_probe(const ProbeSpec& spec);
+
+class BpfTracer {
+ public:
+  // Checks privileges and BTF first, so failures read as what to do.
+  static Result<std::unique_ptr<BpfTracer>> open(const BpfOptions& options);
+  ~BpfTracer();
+  BpfTracer(const BpfTracer&) = delete;
+  BpfTracer& operator=(const BpfTracer&) = delete;
+
+  Status set_probe(std::uint32_t id, const ProbeSpec& spec);
+  Status add_target_pid(std::uint32_t pid);
+  // The filter's current pids (followed children included).
+  std::vector<std::uint32_t> target_pids() const;
+
+  // Attaches the generic entry (and exit) program at file_offset of path, with the
+  // probe id as cookie.
+  Result<UprobeLink> attach(const std::string& path, std::uint64_t file_offset,
+                            std::uint32_t probe_id, bool exit);
+  // Attaches the discovery hint on the dynamic loader's _dl_debug_state.
+  Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
+
+  int ringbuf_fd() const;
+  BpfCounters counters() const;
+  // Calls entered but not yet returned (left at shutdown: lost exits).
+  std::uint64_t pending_calls() const;
+
+ private:
+  BpfTracer() = default;
+  trace_bpf* skel_ = nullptr;
+  std::vector<UprobeLink> tp_links_;
+};
+
+// Whether this process may load BPF programs; an actionable message if not.
+Status check_bpf_privileges();
+// Whether the kernel exposes BTF (or a custom BTF file exists).
+Status check_kernel_btf(const std::string& custom_path);
+
+}  // namespace eacgm::probe

@@ -1,0 +1,351 @@
+// Library discovery: reads /proc/<pid>/maps (file identity = what uprobes key on) and parses
+// /etc/ld.so.cache directly, so finding libraries needs no subprocess on the normal path.
+#include "src/probe/library_scan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace eacgm::probe {
+namespace {
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) {
+      ::close(fd_);
+    }
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Whole-file read that works for /proc files (st_size 0). On failure returns errno.
+int read_whole_file(const std::string& path, std::string& out) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return errno;
+  }
+  out.clear();
+  std::array<char, 64 * 1024> buf{};
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno;
+    }
+    if (n == 0) {
+      return 0;
+    }
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+}
+
+std::string_view next_field(std::string_view& line) {
+  const std::size_t start = line.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    line = {};
+    return {};
+  }
+  line.remove_prefix(start);
+  const std::size_t end = line.find(' ');
+  const std::string_view field = line.substr(0, end);
+  line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
+  return field;
+}
+
+template <typename T>
+bool parse_number(std::string_view s, T& out, int base) {
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+struct MapsLine {
+  std::string_view path;
+  std::uint64_t dev = 0;
+  std::uint64_t inode = 0;
+};
+
+// "start-end perms offset major:minor inode   path"; only executable file mappings.
+std::optional<MapsLine> parse_exec_mapping(std::string_view line) {
+  next_field(line);  // address range
+  const std::string_view perms = next_field(line);
+  if (perms.size() < 3 || perms[2] != 'x') {
+    return std::nullopt;
+  }
+  next_field(line);  // offset
+  const std::string_view dev = next_field(line);
+  const std::string_view inode_text = next_field(line);
+  const std::size_t path_start = line.find_first_not_of(' ');
+  if (path_start == std::string_view::npos) {
+    return std::nullopt;  // anonymous
+  }
+  MapsLine out;
+  out.path = line.substr(path_start);
+  if (out.path.front() != '/' || out.path.ends_with(" (deleted)")) {
+    return std::nullopt;  // [vdso], memfd, or a file replaced on disk: nothing to attach to
+  }
+  const std::size_t colon = dev.find(':');
+  unsigned major_num = 0;
+  unsigned minor_num = 0;
+  if (colon == std::string_view::npos || !parse_number(dev.substr(0, colon), major_num, 16) ||
+      !parse_number(dev.substr(colon + 1), minor_num, 16) || !parse_number(inode_text, out.inode, 10) ||
+      out.inode == 0) {
+    return std::nullopt;
+  }
+  out.dev = makedev(major_num, minor_num);
+  return out;
+}
+
+std::string read_link(const std::string& path) {
+  std::array<char, 256> buf{};
+  const ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : std::string();
+}
+
+std::vector<int> all_pids() {
+  std::vector<int> pids;
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir("/proc"), &::closedir);
+  if (!dir) {
+    return pids;
+  }
+  while (const dirent* entry = ::readdir(dir.get())) {
+    int pid = 0;
+    if (parse_number(std::string_view(entry->d_name), pid, 10) && pid > 0) {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+std::uint32_t load_u32(std::span<const unsigned char> b, std::size_t at) {
+  std::uint32_t v = 0;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+
+// A NUL-terminated string at `at`, or nullopt when it runs off the end (corrupt cache).
+std::optional<std::string> load_string(std::span<const unsigned char> b, std::size_t at) {
+  if (at >= b.size()) {
+    return std::nullopt;
+  }
+  const void* nul = std::memchr(b.data() + at, '\0', b.size() - at);
+  if (nul == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(reinterpret_cast<const char*>(b.data() + at),
+                     static_cast<const unsigned char*>(nul) - (b.data() + at));
+}
+
+// `ldconfig -p` lines: "\tlibc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6".
+Result<std::vector<CachedLibrary>> run_ldconfig() {
+  const std::unique_ptr<FILE, int (*)(FILE*)> pipe(
+      ::popen("PATH=\"$PATH:/sbin:/usr/sbin\" ldconfig -p 2>/dev/null", "re"), &::pclose);
+  if (!pipe) {
+    return make_error(std::string("cannot run ldconfig -p: ") + std::strerror(errno));
+  }
+  std::vector<CachedLibrary> out;
+  std::array<char, 4096> line{};
+  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe.get()) != nullptr) {
+    std::string_view l(line.data());
+    if (l.empty() || l.front() != '\t') {
+      continue;  // the "N libs found in cache" header
+    }
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) {
+      l.remove_suffix(1);
+    }
+    const std::size_t arrow = l.find(" => ");
+    const std::size_t paren = l.find(" (");
+    if (arrow == std::string_view::npos || paren == std::string_view::npos || paren > arrow) {
+      continue;
+    }
+    out.push_back(CachedLibrary{std::string(l.substr(1, paren - 1)), std::string(l.substr(arrow + 4)), -1});
+  }
+  if (out.empty()) {
+    return make_error("ldconfig -p listed no libraries");
+  }
+  return out;
+}
+
+}  // namespace
+
+MapsScan scan_maps(const std::vector<int>& pids) {
+  MapsScan scan;
+  const std::vector<int> targets = pids.empty() ? all_pids() : pids;
+  const std::string own_mnt_ns = read_link("/proc/self/ns/mnt");
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> by_identity;
+  int denied = 0;
+  int first_denied = 0;
+  std::string text;
+  for (const int pid : targets) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    const int err = read_whole_file(proc + "/maps", text);
+    if (err == ENOENT || err == ESRCH) {
+      continue;  // exited between listing and reading
+    }
+    if (err == EACCES || err == EPERM) {
+      if (denied++ == 0) {
+        first_denied = pid;
+      }
+      continue;
+    }
+    if (err != 0) {
+      scan.warnings.push_back("cannot read " + proc + "/maps: " + std::strerror(err));
+      continue;
+    }
+    // A process in another mount namespace sees other files under the same path; its root
+    // link reaches them from ours.
+    const std::string mnt_ns = read_link(proc + "/ns/mnt");
+    const bool foreign_ns = !mnt_ns.empty() && !own_mnt_ns.empty() && mnt_ns != own_mnt_ns;
+    std::string_view rest(text);
+    while (!rest.empty()) {
+      const std::size_t eol = rest.find('\n');
+      const std::string_view line = rest.substr(0, eol);
+      rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
+      const auto m = parse_exec_mapping(line);
+      if (!m) {
+        continue;
+      }
+      const auto key = std::make_pair(m->dev, m->inode);
+      if (auto it = by_identity.find(key); it != by_identity.end()) {
+        std::vector<int>& owners = scan.files[it->second].pids;
+        if (owners.back() != pid) {
+          owners.push_back(pid);
+        }
+        continue;
+      }
+      MappedFile file;
+      file.path.assign(m->path);
+      file.open_path = foreign_ns ? proc + "/root" + file.path : file.path;
+      file.dev = m->dev;
+      file.inode = m->inode;
+      struct stat st {};
+      if (::stat(file.open_path.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+          continue;  // e.g. an executable mapping of a device node
+        }
+      } else if (errno == ENOENT) {
+        continue;  // gone from the path since it was mapped
+      }
+      file.pids.push_back(pid);
+      by_identity.emplace(key, scan.files.size());
+      scan.files.push_back(std::move(file));
+    }
+  }
+  if (denied > 0) {
+    scan.warnings.push_back("cannot read /proc/<pid>/maps of " + std::to_string(denied) +
+                            " process(es) (first: pid " + std::to_string(first_denied) +
+                            "): permission denied; run as root or with CAP_SYS_PTRACE to see their libraries");
+  }
+  return scan;
+}
+
+std::vector<MappedFile> scan_pid_maps(int pid) { return scan_maps({pid}).files; }
+
+Result<std::vector<CachedLibrary>> parse_ld_cache(std::span<const unsigned char> bytes) {
+  static constexpr std::string_view kOldMagic = "ld.so-1.7.0";
+  static constexpr std::string_view kNewMagic = "glibc-ld.so.cache1.1";
+  static constexpr std::size_t kNewHeader = 48;  // magic+version, nlibs, len_strings, flags, pad, ext, unused
+  static constexpr std::size_t kNewEntry = 24;   // flags, key, value, osversion, hwcap
+  static constexpr std::size_t kOldEntry = 12;   // flags, key, value
+  auto starts_with = [&](std::size_t at, std::string_view magic) {
+    return bytes.size() >= at + magic.size() && std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
+  };
+  std::size_t start = 0;
+  if (!starts_with(0, kNewMagic)) {
+    if (!starts_with(0, kOldMagic)) {
+      return make_error("not an ld.so cache (unknown magic)");
+    }
+    // Old table first (glibc < 2.32 writes both); the new one follows, 8-byte aligned.
+    if (bytes.size() < 16) {
+      return make_error("truncated ld.so cache header");
+    }
+    const std::uint64_t old_count = load_u32(bytes, 12);
+    start = static_cast<std::size_t>((16 + old_count * kOldEntry + 7) & ~std::uint64_t{7});
+    if (!starts_with(start, kNewMagic)) {
+      return make_error("old-format-only ld.so cache (no glibc-ld.so.cache1.1 table)");
+    }
+  }
+  if (bytes.size() < start + kNewHeader) {
+    return make_error("truncated ld.so cache header");
+  }
+  const std::uint32_t count = load_u32(bytes, start + 20);
+  const unsigned char endian = bytes[start + 28];
+  // 0: unknown (older writers), 2: little endian, 3: big endian.
+  const unsigned char host = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 2 : 3;
+  if (endian != 0 && endian != host) {
+    return make_error("ld.so cache written for the other byte order");
+  }
+  if (static_cast<std::uint64_t>(count) * kNewEntry > bytes.size() - start - kNewHeader) {
+    return make_error("truncated ld.so cache: " + std::to_string(count) + " entries do not fit");
+  }
+  std::vector<CachedLibrary> out;
+  out.reserve(count);
+  // String offsets in the new format count from the start of its header.
+  const std::span<const unsigned char> table = bytes.subspan(start);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::size_t e = kNewHeader + static_cast<std::size_t>(i) * kNewEntry;
+    std::int32_t flags = 0;
+    std::memcpy(&flags, table.data() + e, sizeof flags);
+    auto name = load_string(table, load_u32(table, e + 4));
+    auto path = load_string(table, load_u32(table, e + 8));
+    if (!name || !path) {
+      return make_error("corrupt ld.so cache: entry " + std::to_string(i) + " points outside the file");
+    }
+    out.push_back(CachedLibrary{std::move(*name), std::move(*path), flags});
+  }
+  return out;
+}
+
+Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_path) {
+  std::string text;
+  const int err = read_whole_file(cache_path, text);
+  std::string why;
+  if (err != 0) {
+    why = "cannot read " + cache_path + ": " + std::strerror(err);
+  } else {
+    auto parsed = parse_ld_cache(
+        std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+    if (parsed) {
+      return parsed;
+    }
+    why = cache_path + ": " + parsed.error();
+  }
+  auto listed = run_ldconfig();
+  if (listed) {
+    return listed;
+  }
+  return make_error(why + "; and " + listed.error() +
+                    " (run ldconfig as root to rebuild the cache, or name library paths in the config)");
+}
+
+Result<std::pair<std::uint64_t, std::uint64_t>> file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return make_error("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  // Re-encode through major/minor so the value matches what parse_exec_mapping builds from maps.
+  return std::make_pair(static_cast<std::uint64_t>(makedev(major(st.st_dev), minor(st.st_dev))),
+                        static_cast<std::uint64_t>(st.st_ino));
+}
+
+}  // namespace eacgm::probe

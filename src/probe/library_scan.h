@@ -1,0 +1,48 @@
+// Finding the libraries to probe: executable file mappings of running processes
+// (/proc/<pid>/maps) and the dynamic loader's cache (/etc/ld.so.cache).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/core/result.h"
+
+namespace eacgm::probe {
+
+struct MappedFile {
+  std::string path;       // path as shown in /proc/<pid>/maps
+  std::string open_path;  // openable from here: /proc/<pid>/root<path> across mount namespaces, else path
+  std::uint64_t dev = 0;  // makedev(major, minor), comparable with file_identity()
+  std::uint64_t inode = 0;  // identity: uprobes are per inode
+  std::vector<int> pids;  // processes that map it executable
+};
+
+// Executable, file-backed mappings of the given pids (all processes when pids is empty);
+// skips "(deleted)" and non-regular files; dedupes by (dev, inode). Processes that vanish
+// mid-scan are skipped silently; permission errors are reported once in warnings.
+struct MapsScan {
+  std::vector<MappedFile> files;
+  std::vector<std::string> warnings;
+};
+MapsScan scan_maps(const std::vector<int>& pids = {});
+std::vector<MappedFile> scan_pid_maps(int pid);  // one process
+
+// One entry of the dynamic loader's cache: soname (or file name) and full path.
+struct CachedLibrary {
+  std::string name;
+  std::string path;
+  std::int32_t flags = -1;  // ld.so.cache flags: 0x0303 is x86-64 libc6; -1 when from `ldconfig -p`
+};
+// /etc/ld.so.cache parsed directly ("glibc-ld.so.cache1.1", alone or after the old
+// "ld.so-1.7.0" table); runs `ldconfig -p` only if that fails.
+Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_path = "/etc/ld.so.cache");
+// The parser on its own, for cache bytes already in memory.
+Result<std::vector<CachedLibrary>> parse_ld_cache(std::span<const unsigned char> bytes);
+
+// stat() -> (dev, inode), dev as makedev(major, minor) like MappedFile::dev.
+Result<std::pair<std::uint64_t, std::uint64_t>> file_identity(const std::string& path);
+
+}  // namespace eacgm::probe

@@ -1,0 +1,286 @@
+// One pass over every GPU: each NVML query fills one field or leaves it absent; a lost
+// GPU stops its own queries for the pass and says so, the other GPUs carry on.
+#include "sample/device_sampler.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace eacgm {
+namespace {
+
+using nvml::Return;
+
+// Classifies each NVML return for one GPU: success fills the field, "not supported"
+// and friends leave it absent, a lost GPU ends the pass for that GPU, anything else is
+// kept as a field error so that it is seen, never swallowed.
+class GpuQuery {
+ public:
+  GpuQuery(const nvml::Session& s, DeviceSample& out) : s_(s), out_(out) {}
+
+  template <typename Fn, typename... Args>
+  bool operator()(const char* name, Fn fn, Args... args) {
+    if (out_.lost || fn == nullptr) return false;
+    return check(name, fn(args...));
+  }
+
+  bool check(const char* name, Return r) {
+    if (r == nvml::kSuccess) return true;
+    if (nvml::is_gpu_lost(r)) {
+      out_.lost = true;
+      out_.error = fmt::format("{} failed: {}", name, s_.error_string(r));
+    } else if (!nvml::is_absent(r)) {
+      out_.field_errors.push_back(fmt::format("{}: {}", name, s_.error_string(r)));
+    }
+    return false;
+  }
+
+ private:
+  const nvml::Session& s_;
+  DeviceSample& out_;
+};
+
+std::string c_string(const char* buf, std::size_t cap) { return std::string(buf, strnlen(buf, cap)); }
+
+std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
+  if (v.nvmlReturn != nvml::kSuccess) return std::nullopt;
+  switch (v.valueType) {
+    case nvml::kValueUnsignedInt: return v.value.uiVal;
+    case nvml::kValueUnsignedLong: return v.value.ulVal;
+    case nvml::kValueUnsignedLongLong: return v.value.ullVal;
+    case nvml::kValueUnsignedShort: return v.value.usVal;
+    case nvml::kValueSignedInt:
+      return v.value.siVal >= 0 ? std::optional<std::uint64_t>(v.value.siVal) : std::nullopt;
+    case nvml::kValueSignedLongLong:
+      return v.value.sllVal >= 0 ? std::optional<std::uint64_t>(v.value.sllVal) : std::nullopt;
+    case nvml::kValueDouble:
+      return v.value.dVal >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(v.value.dVal))
+                               : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// NVML_FI_DEV_NVLINK_LINK_COUNT: asked alongside the throughput counters so that a GPU
+// without NVLink reports them as absent rather than as zero traffic.
+constexpr unsigned int kFieldNvlinkLinkCount = 91;
+
+}  // namespace
+
+DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session)
+    : session_(std::move(session)) {
+  const nvml::Functions& f = session_->fn();
+  if (f.SystemGetDriverVersion) {
+    char buf[nvml::kDriverVersionBufferSize] = {};
+    if (f.SystemGetDriverVersion(buf, sizeof buf) == nvml::kSuccess) {
+      system_.driver_version = c_string(buf, sizeof buf);
+    }
+  }
+  if (f.SystemGetCudaDriverVersion_v2) {
+    int v = 0;
+    if (f.SystemGetCudaDriverVersion_v2(&v) == nvml::kSuccess) system_.cuda_driver_version = v;
+  }
+
+  if (f.EventSetCreate && f.DeviceRegisterEvents && f.EventSetWait_v2 &&
+      f.EventSetCreate(&events_) != nvml::kSuccess) {
+    events_ = nullptr;
+  }
+
+  const auto& handles = session_->devices();
+  gpus_.resize(handles.size());
+  for (unsigned i = 0; i < handles.size(); ++i) {
+    Gpu& g = gpus_[i];
+    g.handle = handles[i];
+    g.identity.index = i;
+    if (!g.handle) {
+      g.identity.error = session_->handle_errors()[i];
+      continue;
+    }
+    GpuQuery q(*session_, g.identity);
+    char name[nvml::kNameBufferSize] = {};
+    if (q("nvmlDeviceGetName", f.DeviceGetName, g.handle, name, nvml::kNameBufferSize)) {
+      g.identity.name = c_string(name, sizeof name);
+    }
+    char uuid[nvml::kUuidBufferSize] = {};
+    if (q("nvmlDeviceGetUUID", f.DeviceGetUUID, g.handle, uuid, nvml::kUuidBufferSize)) {
+      g.identity.uuid = c_string(uuid, sizeof uuid);
+    }
+    nvml::PciInfo pci{};
+    if (q("nvmlDeviceGetPciInfo_v3", f.DeviceGetPciInfo_v3, g.handle, &pci)) {
+      g.identity.pci_bus_id = c_string(pci.busId, sizeof pci.busId);
+    }
+    // XIDs are counted from now on; a GPU that cannot deliver them reports them absent.
+    if (events_ && !g.identity.lost) {
+      g.xid_registered = f.DeviceRegisterEvents(g.handle, nvml::kEventTypeXidCriticalError,
+                                                events_) == nvml::kSuccess;
+    }
+    // Identity queries that failed are retried by nobody: keep them out of every pass.
+    g.identity.field_errors.clear();
+    g.identity.lost = false;
+    g.identity.error.clear();
+  }
+}
+
+DeviceSampler::~DeviceSampler() {
+  if (events_ && session_->fn().EventSetFree) session_->fn().EventSetFree(events_);
+}
+
+void DeviceSampler::poll_events(std::vector<std::string>& errors) {
+  if (!events_) return;
+  const nvml::Functions& f = session_->fn();
+  // Bounded so that an event storm cannot stall the pass; the rest wait for the next.
+  for (int i = 0; i < 256; ++i) {
+    nvml::EventData e{};
+    Return r = f.EventSetWait_v2(events_, &e, 0);
+    if (r == nvml::kErrorTimeout) return;
+    if (r != nvml::kSuccess) {
+      // A lost GPU is reported by its own queries; other failures are worth a line.
+      if (!nvml::is_gpu_lost(r)) {
+        errors.push_back(fmt::format("nvmlEventSetWait_v2 failed: {}", session_->error_string(r)));
+      }
+      return;
+    }
+    if (!(e.eventType & nvml::kEventTypeXidCriticalError)) continue;
+    for (Gpu& g : gpus_) {
+      if (g.handle == e.device && g.xid_registered) {
+        ++g.xid_total;
+        g.last_xid = e.eventData;
+      }
+    }
+  }
+}
+
+void DeviceSampler::sample_gpu(const Gpu& gpu, DeviceSample& out) const {
+  const nvml::Functions& f = session_->fn();
+  nvml::Device d = gpu.handle;
+  GpuQuery q(*session_, out);
+
+  nvml::Utilization util{};
+  if (q("nvmlDeviceGetUtilizationRates", f.DeviceGetUtilizationRates, d, &util)) {
+    out.utilization_gpu_percent = util.gpu;
+    out.utilization_memory_percent = util.memory;
+  }
+
+  if (out.lost) return;
+  nvml::MemoryV2 mem{};
+  mem.version = nvml::kMemoryV2Version;
+  Return mr = f.DeviceGetMemoryInfo_v2 ? f.DeviceGetMemoryInfo_v2(d, &mem) : nvml::kErrorFunctionNotFound;
+  if (mr == nvml::kSuccess) {
+    out.memory_total_bytes = mem.total;
+    out.memory_reserved_bytes = mem.reserved;
+    out.memory_free_bytes = mem.free;
+    out.memory_used_bytes = mem.used;
+  } else if (nvml::is_gpu_lost(mr) || !f.DeviceGetMemoryInfo) {
+    q.check("nvmlDeviceGetMemoryInfo_v2", mr);
+  } else {
+    // Drivers before R510 have only the v1 struct (no reserved figure).
+    nvml::Memory m1{};
+    if (q("nvmlDeviceGetMemoryInfo", f.DeviceGetMemoryInfo, d, &m1)) {
+      out.memory_total_bytes = m1.total;
+      out.memory_free_bytes = m1.free;
+      out.memory_used_bytes = m1.used;
+    }
+  }
+
+  unsigned int u = 0;
+  if (q("nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu, &u)) {
+    out.temperature_gpu_celsius = u;
+  }
+  if (q("nvmlDeviceGetPowerUsage", f.DeviceGetPowerUsage, d, &u)) out.power_usage_milliwatts = u;
+  if (q("nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
+    out.power_limit_milliwatts = u;
+  }
+  unsigned long long ull = 0;
+  if (q("nvmlDeviceGetTotalEnergyConsumption", f.DeviceGetTotalEnergyConsumption, d, &ull)) {
+    out.energy_total_millijoules = ull;
+  }
+  if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockSm, &u)) out.clock_sm_mhz = u;
+  if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockMem, &u)) {
+    out.clock_memory_mhz = u;
+  }
+  if (q("nvmlDeviceGetFanSpeed", f.DeviceGetFanSpeed, d, &u)) out.fan_speed_percent = u;
+  unsigned int period_us = 0;
+  if (q("nvmlDeviceGetEncoderUtilization", f.DeviceGetEncoderUtilization, d, &u, &period_us)) {
+    out.encoder_utilization_percent = u;
+  }
+  if (q("nvmlDeviceGetDecoderUtilization", f.DeviceGetDecoderUtilization, d, &u, &period_us)) {
+    out.decoder_utilization_percent = u;
+  }
+  // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
+  if (q("nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d, nvml::kPcieUtilTxBytes, &u)) {
+    out.pcie_tx_bytes_per_second = std::uint64_t{u} * 1024;
+  }
+  if (q("nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d, nvml::kPcieUtilRxBytes, &u)) {
+    out.pcie_rx_bytes_per_second = std::uint64_t{u} * 1024;
+  }
+  if (q("nvmlDeviceGetPcieReplayCounter", f.DeviceGetPcieReplayCounter, d, &u)) {
+    out.pcie_replay_total = u;
+  }
+
+  // One call for the fields that have no getter of their own.
+  nvml::FieldValue fv[4] = {};
+  fv[0].fieldId = nvml::kFieldMemoryTemp;
+  fv[1].fieldId = kFieldNvlinkLinkCount;
+  fv[2].fieldId = nvml::kFieldNvlinkThroughputDataTx;
+  fv[2].scopeId = nvml::kScopeAllLinks;
+  fv[3].fieldId = nvml::kFieldNvlinkThroughputDataRx;
+  fv[3].scopeId = nvml::kScopeAllLinks;
+  if (q("nvmlDeviceGetFieldValues", f.DeviceGetFieldValues, d, 4, fv)) {
+    for (const auto& v : fv) {
+      if (nvml::is_gpu_lost(v.nvmlReturn)) {
+        q.check("nvmlDeviceGetFieldValues", v.nvmlReturn);
+        return;
+      }
+    }
+    if (auto t = field_u64(fv[0])) out.temperature_memory_celsius = static_cast<std::uint32_t>(*t);
+    auto links = field_u64(fv[1]);
+    if (!links || *links > 0) {
+      if (auto tx = field_u64(fv[2])) out.nvlink_tx_bytes_total = *tx * 1024;
+      if (auto rx = field_u64(fv[3])) out.nvlink_rx_bytes_total = *rx * 1024;
+    }
+  }
+
+  if (q("nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorCorrected,
+        nvml::kVolatileEcc, &ull)) {
+    out.ecc_corrected_volatile_total = ull;
+  }
+  if (q("nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorUncorrected,
+        nvml::kVolatileEcc, &ull)) {
+    out.ecc_uncorrected_volatile_total = ull;
+  }
+  unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
+  if (q("nvmlDeviceGetRemappedRows", f.DeviceGetRemappedRows, d, &corr, &unc, &pending, &failure)) {
+    out.remapped_rows_correctable = corr;
+    out.remapped_rows_uncorrectable = unc;
+    out.remapped_rows_pending = pending != 0;
+    out.remapped_rows_failure = failure != 0;
+  }
+  if (q("nvmlDeviceGetCurrentClocksEventReasons", f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
+    out.clock_event_reasons = ull;
+  }
+}
+
+DevicePass DeviceSampler::sample() {
+  DevicePass pass;
+  poll_events(pass.errors);
+  pass.devices.reserve(gpus_.size());
+  for (const Gpu& g : gpus_) {
+    DeviceSample& out = pass.devices.emplace_back(g.identity);
+    if (!g.handle) continue;
+    sample_gpu(g, out);
+    if (out.lost) {
+      // Whatever was read before the GPU vanished is not trustworthy as a whole.
+      DeviceSample lost = g.identity;
+      lost.lost = true;
+      lost.error = std::move(out.error);
+      out = std::move(lost);
+      continue;
+    }
+    if (g.xid_registered) {
+      out.xid_errors_total = g.xid_total;
+      out.last_xid = g.last_xid;
+    }
+  }
+  return pass;
+}
+
+}  // namespace eacgm

@@ -1,0 +1,38 @@
+// One sampling pass over the GPUs: device metrics, optionally per-process metrics, and
+// the CPU the pass itself cost (the sampler's share of eacgm's overhead budget).
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "core/result.h"
+#include "sample/device_sampler.h"
+#include "sample/gpu_sample.h"
+#include "sample/nvml_api.h"
+#include "sample/process_sampler.h"
+
+namespace eacgm {
+
+struct GpuSamplerOptions {
+  bool processes = false;  // also run the process sampler each pass
+  // Length of the utilization window of the first pass; later passes cover the time
+  // since the previous one.
+  std::chrono::microseconds interval = std::chrono::seconds(1);
+};
+
+class GpuSampler {
+ public:
+  // Loads and initialises NVML (see nvml::Session::open for the errors).
+  static Result<std::unique_ptr<GpuSampler>> open(const GpuSamplerOptions& options);
+  GpuSampler(std::shared_ptr<const nvml::Session> session, const GpuSamplerOptions& options);
+
+  GpuSnapshot sample();
+  const GpuSystemInfo& system() const { return devices_.system(); }
+
+ private:
+  std::shared_ptr<const nvml::Session> session_;
+  DeviceSampler devices_;
+  std::unique_ptr<ProcessSampler> processes_;
+};
+
+}  // namespace eacgm

@@ -1,0 +1,241 @@
+// The slice of NVML's C ABI that eacgm calls, loaded with dlopen so that the binary runs
+// (with a notice) on machines without the NVIDIA driver. Layouts follow NVIDIA's nvml.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace eacgm::nvml {
+
+// nvml.h: nvmlReturn_t is a C enum; its values are stable across driver releases.
+using Return = int;
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorTimeout = 10;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorResetRequired = 16;
+inline constexpr Return kErrorNoData = 21;
+inline constexpr Return kErrorUnknown = 999;
+
+struct DeviceOpaque;
+using Device = DeviceOpaque*;  // nvmlDevice_t
+struct EventSetOpaque;
+using EventSet = EventSetOpaque*;  // nvmlEventSet_t
+
+// Buffer sizes from nvml.h (the _V2 sizes are the largest the driver writes).
+inline constexpr unsigned kNameBufferSize = 96;           // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kUuidBufferSize = 96;           // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+inline constexpr unsigned kProcessNameBufferSize = 256;
+
+struct PciInfo {  // nvmlPciInfo_t, filled by nvmlDeviceGetPciInfo_v3
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+};
+static_assert(sizeof(PciInfo) == 68);
+
+struct Utilization {  // nvmlUtilization_t
+  unsigned int gpu;
+  unsigned int memory;
+};
+
+struct Memory {  // nvmlMemory_t (v1), for drivers older than R510
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+struct MemoryV2 {  // nvmlMemory_v2_t
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(MemoryV2) == 40);
+// NVML_STRUCT_VERSION(Memory, 2): the receiver checks size and version.
+inline constexpr unsigned int kMemoryV2Version = sizeof(MemoryV2) | (2u << 24);
+
+struct ProcessInfo {  // nvmlProcessInfo_v2_t, the element type of the _v3 process queries
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(ProcessInfo) == 24);
+// NVML_VALUE_NOT_AVAILABLE: usedGpuMemory when the driver cannot attribute memory.
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU time, microseconds since the epoch
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+static_assert(sizeof(ProcessUtilizationSample) == 32);
+
+struct EventData {  // nvmlEventData_t
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the XID for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(EventData) == 32);
+
+union Value {  // nvmlValue_t
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+};
+
+struct FieldValue {  // nvmlFieldValue_t
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;  // nvmlValueType_t
+  Return nvmlReturn;
+  Value value;
+};
+static_assert(sizeof(FieldValue) == 40);
+
+// nvmlValueType_t
+inline constexpr int kValueDouble = 0;
+inline constexpr int kValueUnsignedInt = 1;
+inline constexpr int kValueUnsignedLong = 2;
+inline constexpr int kValueUnsignedLongLong = 3;
+inline constexpr int kValueSignedLongLong = 4;
+inline constexpr int kValueSignedInt = 5;
+inline constexpr int kValueUnsignedShort = 6;
+
+// Field ids (NVML_FI_*). NVLink throughput takes scopeId = UINT_MAX for the sum of links.
+inline constexpr unsigned int kFieldMemoryTemp = 82;
+inline constexpr unsigned int kFieldNvlinkThroughputDataTx = 138;  // KiB, cumulative
+inline constexpr unsigned int kFieldNvlinkThroughputDataRx = 139;
+inline constexpr unsigned int kScopeAllLinks = 0xFFFFFFFFu;
+
+inline constexpr int kTemperatureGpu = 0;       // NVML_TEMPERATURE_GPU
+inline constexpr int kClockSm = 1;              // NVML_CLOCK_SM
+inline constexpr int kClockMem = 2;             // NVML_CLOCK_MEM
+inline constexpr int kPcieUtilTxBytes = 0;      // NVML_PCIE_UTIL_TX_BYTES (KB/s)
+inline constexpr int kPcieUtilRxBytes = 1;      // NVML_PCIE_UTIL_RX_BYTES
+inline constexpr int kMemoryErrorCorrected = 0;    // NVML_MEMORY_ERROR_TYPE_CORRECTED
+inline constexpr int kMemoryErrorUncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+inline constexpr int kVolatileEcc = 0;          // NVML_VOLATILE_ECC
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;
+
+// Entry points. Only those marked required must exist; a missing optional one reads as
+// NVML_ERROR_FUNCTION_NOT_FOUND, i.e. an absent field, so older drivers still work.
+struct Functions {
+  Return (*Init_v2)() = nullptr;
+  Return (*Shutdown)() = nullptr;
+  const char* (*ErrorString)(Return) = nullptr;
+  Return (*DeviceGetCount_v2)(unsigned int*) = nullptr;
+  Return (*DeviceGetHandleByIndex_v2)(unsigned int, Device*) = nullptr;
+  // optional from here on
+  Return (*SystemGetDriverVersion)(char*, unsigned int) = nullptr;
+  Return (*SystemGetCudaDriverVersion_v2)(int*) = nullptr;
+  Return (*SystemGetProcessName)(unsigned int, char*, unsigned int) = nullptr;
+  Return (*DeviceGetName)(Device, char*, unsigned int) = nullptr;
+  Return (*DeviceGetUUID)(Device, char*, unsigned int) = nullptr;
+  Return (*DeviceGetIndex)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetPciInfo_v3)(Device, PciInfo*) = nullptr;
+  Return (*DeviceGetUtilizationRates)(Device, Utilization*) = nullptr;
+  Return (*DeviceGetMemoryInfo_v2)(Device, MemoryV2*) = nullptr;
+  Return (*DeviceGetMemoryInfo)(Device, Memory*) = nullptr;
+  Return (*DeviceGetTemperature)(Device, int, unsigned int*) = nullptr;
+  Return (*DeviceGetFieldValues)(Device, int, FieldValue*) = nullptr;
+  Return (*DeviceGetPowerUsage)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetEnforcedPowerLimit)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;
+  Return (*DeviceGetClockInfo)(Device, int, unsigned int*) = nullptr;
+  Return (*DeviceGetFanSpeed)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetEncoderUtilization)(Device, unsigned int*, unsigned int*) = nullptr;
+  Return (*DeviceGetDecoderUtilization)(Device, unsigned int*, unsigned int*) = nullptr;
+  Return (*DeviceGetPcieThroughput)(Device, int, unsigned int*) = nullptr;
+  Return (*DeviceGetPcieReplayCounter)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetTotalEccErrors)(Device, int, int, unsigned long long*) = nullptr;
+  Return (*DeviceGetRemappedRows)(Device, unsigned int*, unsigned int*, unsigned int*,
+                                  unsigned int*) = nullptr;
+  // nvmlDeviceGetCurrentClocksEventReasons; the loader falls back to the older name
+  // nvmlDeviceGetCurrentClocksThrottleReasons (same ABI) on drivers before R535.
+  Return (*DeviceGetCurrentClocksEventReasons)(Device, unsigned long long*) = nullptr;
+  Return (*DeviceGetComputeRunningProcesses_v3)(Device, unsigned int*, ProcessInfo*) = nullptr;
+  Return (*DeviceGetGraphicsRunningProcesses_v3)(Device, unsigned int*, ProcessInfo*) = nullptr;
+  Return (*DeviceGetProcessUtilization)(Device, ProcessUtilizationSample*, unsigned int*,
+                                        unsigned long long) = nullptr;
+  Return (*EventSetCreate)(EventSet*) = nullptr;
+  Return (*DeviceRegisterEvents)(Device, unsigned long long, EventSet) = nullptr;
+  Return (*EventSetWait_v2)(EventSet, EventData*, unsigned int) = nullptr;
+  Return (*EventSetFree)(EventSet) = nullptr;
+};
+
+// Environment variable naming the exact library to load instead of searching.
+inline constexpr const char* kLibraryEnv = "EACGM_NVML_LIBRARY";
+
+// A loaded and initialised NVML with its device handles. Shared (read-only) by the
+// device and process samplers; NVML itself is thread-safe. Shuts NVML down and closes
+// the library when the last owner goes.
+class Session {
+ public:
+  // Loads libnvidia-ml.so.1 ($EACGM_NVML_LIBRARY if set, else the dlopen search path,
+  // then the usual driver directories), calls nvmlInit_v2 and enumerates the devices.
+  // The error is one sentence for the user: what failed and what to do.
+  static Result<std::shared_ptr<const Session>> open();
+  // Same, from an explicit path (empty: search).
+  static Result<std::shared_ptr<const Session>> open(const std::string& library_path);
+
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const Functions& fn() const { return fn_; }
+  const std::string& library_path() const { return path_; }
+  // Handles by NVML index; a device whose handle could not be obtained holds nullptr
+  // and the reason in handle_errors()[index].
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<std::string>& handle_errors() const { return handle_errors_; }
+
+  // nvmlErrorString, or a fallback naming the code.
+  std::string error_string(Return r) const;
+
+ private:
+  Session() = default;
+  void* dl_ = nullptr;
+  bool initialised_ = false;
+  std::string path_;
+  Functions fn_;
+  std::vector<Device> devices_;
+  std::vector<std::string> handle_errors_;
+};
+
+// Whether an NVML error means "this field is not available here" (reported as absent)
+// rather than a fault worth a message.
+bool is_absent(Return r);
+// Whether an NVML error means the whole GPU is gone until reset.
+bool is_gpu_lost(Return r);
+
+}  // namespace eacgm::nvml

@@ -1,0 +1,513 @@
+/* A fake libnvidia-ml.so.1 for tests: the only stand-in for a GPU that the test suite uses.
+ * Two fake GPUs with fixed values; $EACGM_FAKE_NVML_SCENARIO picks how they behave. */
+/*
+ * Scenarios (default "full"):
+ *   full         every field present on both GPUs; one XID 31 pending on GPU 0
+ *   unsupported  GPU 0: fan NOT_SUPPORTED (a data-centre GPU); GPU 1: most fields
+ *                NOT_SUPPORTED, no NVLink (link count 0), no events, no process utilization
+ *   gpu_lost     GPU 1 answers the first sampling pass, then NVML_ERROR_GPU_IS_LOST forever
+ *   init_fail    nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED
+ *   no_gpus      NVML works, zero devices
+ * Struct layouts and constants match NVIDIA's nvml.h (copied here, not included, so the
+ * fake builds without the driver headers).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int nvmlReturn_t;
+enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_UNKNOWN = 999,
+};
+
+typedef struct nvmlDevice_st {
+  unsigned index;
+  unsigned utilization_calls;
+  int lost;
+  int events_registered;
+} *nvmlDevice_t;
+
+typedef struct nvmlEventSet_st {
+  int xid_delivered;
+} *nvmlEventSet_t;
+
+typedef struct {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+
+typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp;
+  unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType, eventData;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+typedef struct {
+  unsigned int fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t layout");
+_Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t layout");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "sample layout");
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t layout");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
+
+#define MIB (1024ULL * 1024ULL)
+#define GIB (1024ULL * MIB)
+#define NOT_AVAILABLE (~0ULL)
+
+enum scenario { FULL, UNSUPPORTED, GPU_LOST, INIT_FAIL, NO_GPUS };
+static enum scenario g_scenario = FULL;
+static int g_initialised = 0;
+static struct nvmlDevice_st g_devices[2] = {{0, 0, 0, 0}, {1, 0, 0, 0}};
+
+static unsigned device_count(void) { return g_scenario == NO_GPUS ? 0 : 2; }
+
+/* Common entry check for per-device calls: uninitialised, foreign handle, lost GPU. */
+static nvmlReturn_t check(nvmlDevice_t d) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (d != &g_devices[0] && d != &g_devices[1]) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->lost) return NVML_ERROR_GPU_IS_LOST;
+  return NVML_SUCCESS;
+}
+
+/* GPU 1 of the "unsupported" scenario: a GPU without most optional features. */
+static int bare(nvmlDevice_t d) { return g_scenario == UNSUPPORTED && d->index == 1; }
+
+#define CHECK(d)                        \
+  do {                                  \
+    nvmlReturn_t r_ = check(d);         \
+    if (r_ != NVML_SUCCESS) return r_;  \
+  } while (0)
+
+static void copy_string(char* dst, unsigned int len, const char* src) {
+  if (len == 0) return;
+  snprintf(dst, len, "%s", src);
+}
+
+EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  const char* s = getenv("EACGM_FAKE_NVML_SCENARIO");
+  g_scenario = FULL;
+  if (s && strcmp(s, "unsupported") == 0) g_scenario = UNSUPPORTED;
+  if (s && strcmp(s, "gpu_lost") == 0) g_scenario = GPU_LOST;
+  if (s && strcmp(s, "init_fail") == 0) g_scenario = INIT_FAIL;
+  if (s && strcmp(s, "no_gpus") == 0) g_scenario = NO_GPUS;
+  if (g_scenario == INIT_FAIL) return NVML_ERROR_DRIVER_NOT_LOADED;
+  /* Each init starts a fresh run: tests open several sessions in one process. */
+  for (unsigned i = 0; i < 2; ++i) {
+    g_devices[i].utilization_calls = 0;
+    g_devices[i].lost = 0;
+    g_devices[i].events_registered = 0;
+  }
+  g_initialised = 1;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlShutdown(void) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  g_initialised = 0;
+  return NVML_SUCCESS;
+}
+
+/* The strings the real library returns for these codes. */
+EXPORT const char* nvmlErrorString(nvmlReturn_t r) {
+  switch (r) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT: return "Timeout";
+    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
+  }
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  copy_string(version, length, "999.99.99-fake");
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  *v = 12040;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (pid == 5000001) copy_string(name, length, "python3");
+  else if (pid == 5000002) copy_string(name, length, "Xorg");
+  else return NVML_ERROR_NOT_FOUND;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  *count = device_count();
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (index >= device_count()) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &g_devices[index];
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned int length) {
+  CHECK(d);
+  copy_string(name, length, "Fake NVML GPU (test stand-in)");
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned int length) {
+  CHECK(d);
+  char buf[64];
+  snprintf(buf, sizeof buf, "GPU-fa4e0000-0000-0000-0000-00000000000%u", d->index);
+  copy_string(uuid, length, buf);
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int* index) {
+  CHECK(d);
+  *index = d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  CHECK(d);
+  memset(pci, 0, sizeof *pci);
+  pci->bus = d->index == 0 ? 0x19 : 0x3B;
+  snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
+  snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+  pci->pciDeviceId = 0x233010DE;
+  return NVML_SUCCESS;
+}
+
+/* Called once per sampling pass, so it is where the "gpu_lost" GPU falls off the bus. */
+EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  CHECK(d);
+  d->utilization_calls++;
+  if (g_scenario == GPU_LOST && d->index == 1 && d->utilization_calls >= 2) {
+    d->lost = 1;
+    return NVML_ERROR_GPU_IS_LOST;
+  }
+  u->gpu = 45 + 10 * d->index;
+  u->memory = 12 + d->index;
+  return NVML_SUCCESS;
+}
+
+static unsigned long long used_bytes(nvmlDevice_t d) { return (d->index + 1) * GIB; }
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t* m) {
+  CHECK(d);
+  if (m->version != (sizeof(nvmlMemory_v2_t) | (2u << 24))) return 25; /* ARGUMENT_VERSION_MISMATCH */
+  m->total = 80 * GIB;
+  m->reserved = 512 * MIB;
+  m->used = used_bytes(d);
+  m->free = m->total - m->reserved - m->used;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
+  CHECK(d);
+  m->total = 80 * GIB;
+  m->used = used_bytes(d) + 512 * MIB;
+  m->free = m->total - m->used;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int* t) {
+  CHECK(d);
+  if (sensor != 0) return NVML_ERROR_INVALID_ARGUMENT;
+  *t = 34 + d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  CHECK(d);
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t* v = &values[i];
+    v->nvmlReturn = NVML_SUCCESS;
+    switch (v->fieldId) {
+      case 82: /* NVML_FI_DEV_MEMORY_TEMP */
+        if (bare(d)) { v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break; }
+        v->valueType = 1;
+        v->value.uiVal = 41 + d->index;
+        break;
+      case 91: /* NVML_FI_DEV_NVLINK_LINK_COUNT */
+        v->valueType = 1;
+        v->value.uiVal = bare(d) ? 0 : 18;
+        break;
+      case 138: /* NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, KiB */
+      case 139: /* ..._RX */
+        if (v->scopeId != 0xFFFFFFFFu) { v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT; break; }
+        v->valueType = 3;
+        v->value.ullVal = bare(d) ? 0 : (v->fieldId == 138 ? 1048576ULL : 2097152ULL) + d->index;
+        break;
+      default:
+        v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+  }
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* mw) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *mw = 123456 + 1000 * d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int* mw) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *mw = 700000;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *mj = 987654321ULL + d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* mhz) {
+  CHECK(d);
+  if (type == 1) *mhz = 1980 - 100 * d->index; /* NVML_CLOCK_SM */
+  else if (type == 2) *mhz = 2619;             /* NVML_CLOCK_MEM */
+  else return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int* pct) {
+  CHECK(d);
+  if (g_scenario == UNSUPPORTED) return NVML_ERROR_NOT_SUPPORTED;
+  *pct = 30 + d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int* u, unsigned int* period) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *u = 5 + d->index;
+  *period = 167000;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int* u, unsigned int* period) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *u = 7 + d->index;
+  *period = 167000;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned int* kbps) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (counter == 0) *kbps = 1000 + d->index;
+  else if (counter == 1) *kbps = 2000 + d->index;
+  else return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int* n) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *n = 3 + d->index;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long* n) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (counter != 0) return NVML_ERROR_INVALID_ARGUMENT;
+  *n = type == 0 ? 2 + d->index : 0;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
+                                              unsigned int* pending, unsigned int* failure) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *corr = 1;
+  *unc = 0;
+  *pending = 0;
+  *failure = 0;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* reasons) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *reasons = d->index == 0 ? 0x5ULL : 0x0ULL; /* GpuIdle | SwPowerCap on GPU 0 */
+  return NVML_SUCCESS;
+}
+
+/* Process tables: GPU 0 has a compute and a graphics process; GPU 1 has two compute
+ * processes, one of which the driver cannot attribute memory to. */
+static unsigned process_table(nvmlDevice_t d, int compute, nvmlProcessInfo_t* out) {
+  unsigned n = 0;
+  nvmlProcessInfo_t p = {0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  if (d->index == 0 && compute) {
+    p.pid = 5000001; p.usedGpuMemory = 1 * GIB; out[n++] = p;
+  } else if (d->index == 0) {
+    p.pid = 5000002; p.usedGpuMemory = 256 * MIB; out[n++] = p;
+  } else if (compute) {
+    p.pid = 5000001; p.usedGpuMemory = 512 * MIB; out[n++] = p;
+    p.pid = 5000003; p.usedGpuMemory = NOT_AVAILABLE; out[n++] = p;
+  }
+  return n;
+}
+
+static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos, int compute) {
+  CHECK(d);
+  nvmlProcessInfo_t table[4];
+  unsigned n = process_table(d, compute, table);
+  if (*count < n || (n > 0 && infos == NULL)) {
+    *count = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  memcpy(infos, table, n * sizeof table[0]);
+  *count = n;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 1);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+  return running_processes(d, count, infos, 0);
+}
+
+static unsigned long long now_us(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
+}
+
+/* Samples are stamped "just now", so every pass sees them as new. GPU 0's python3 has
+ * two samples in the window (SM 40 and 60: the sampler reports their mean, 50). */
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* out,
+                                                    unsigned int* count, unsigned long long last_seen) {
+  CHECK(d);
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned long long t = now_us();
+  nvmlProcessUtilizationSample_t table[2];
+  unsigned n = 0;
+  if (d->index == 0) {
+    nvmlProcessUtilizationSample_t a = {5000001, t - 100, 40, 10, 0, 0};
+    nvmlProcessUtilizationSample_t b = {5000001, t - 50, 60, 20, 0, 0};
+    table[n++] = a;
+    table[n++] = b;
+  } else {
+    nvmlProcessUtilizationSample_t a = {5000001, t - 100, 20, 5, 1, 2};
+    table[n++] = a;
+  }
+  unsigned fresh = 0;
+  for (unsigned i = 0; i < n; ++i) fresh += table[i].timeStamp > last_seen;
+  if (fresh == 0) return NVML_ERROR_NOT_FOUND;
+  if (out == NULL || *count < fresh) {
+    *count = fresh;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (table[i].timeStamp > last_seen) out[k++] = table[i];
+  }
+  *count = k;
+  return NVML_SUCCESS;
+}
+
+static struct nvmlEventSet_st g_event_set;
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  g_event_set.xid_delivered = 0;
+  *set = &g_event_set;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set) {
+  CHECK(d);
+  if (set != &g_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (types & 0x8ULL) d->events_registered = 1;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms) {
+  (void)timeout_ms;
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (set != &g_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!set->xid_delivered && g_devices[0].events_registered) {
+    set->xid_delivered = 1;
+    memset(data, 0, sizeof *data);
+    data->device = &g_devices[0];
+    data->eventType = 0x8ULL; /* nvmlEventTypeXidCriticalError */
+    data->eventData = 31;
+    data->gpuInstanceId = 0xFFFFFFFFu;
+    data->computeInstanceId = 0xFFFFFFFFu;
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_TIMEOUT;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  if (set != &g_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}

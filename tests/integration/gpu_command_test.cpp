@@ -1,0 +1,348 @@
+// Runs the real build/eacgm binary (`eacgm gpu`, --json, --processes, --watch) against the
+// fake libnvidia-ml and without any NVML; checks exact output and exit codes.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kEacgm = EACGM_TEST_BIN_DIR "/eacgm";
+const std::string kFakeNvml = EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1";
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs eacgm with `args` and the environment changed by `env` ("NAME=value" sets,
+// "NAME" alone removes). Stdout and stderr are kept apart.
+Run run_eacgm(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    std::string s(*e);
+    bool replaced = false;
+    for (const auto& change : env) {
+      const std::string name = change.substr(0, change.find('='));
+      if (s.compare(0, name.size() + 1, name + "=") == 0) replaced = true;
+    }
+    if (!replaced) envs.push_back(s);
+  }
+  for (const auto& change : env) {
+    if (change.find('=') != std::string::npos) envs.push_back(change);
+  }
+  std::vector<std::string> argv_s{kEacgm};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  char out_path[] = "/tmp/eacgm-gpu-out-XXXXXX";
+  char err_path[] = "/tmp/eacgm-gpu-err-XXXXXX";
+  int out_fd = mkstemp(out_path);
+  int err_fd = mkstemp(err_path);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
+  Run r;
+  pid_t pid = 0;
+  if (posix_spawn(&pid, kEacgm.c_str(), &fa, nullptr, argv.data(), envp.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_fd);
+  close(err_fd);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+Run run_fake(const std::string& scenario, const std::vector<std::string>& args) {
+  return run_eacgm(args, {"EACGM_NVML_LIBRARY=" + kFakeNvml, "EACGM_FAKE_NVML_SCENARIO=" + scenario});
+}
+
+constexpr std::uint64_t kMiB = 1024ull * 1024;
+constexpr std::uint64_t kGiB = 1024 * kMiB;
+
+TEST(GpuCommand, TableShowsEveryGpuLikeACompactNvidiaSmi) {
+  Run r = run_fake("full", {"gpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            "Driver 999.99.99-fake  CUDA 12.4  2 GPUs\n"
+            "GPU  Name                           Bus-Id            Util  MemUtil  Memory used/total MiB  Temp  "
+            "Power/limit W  SM MHz  Mem MHz  Fan  XID\n"
+            "  0  Fake NVML GPU (test stand-in)  00000000:19:00.0   45%      12%           1024 / 81920   34C    "
+            "123.5 / 700    1980     2619  30%    1\n"
+            "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   35C    "
+            "124.5 / 700    1880     2619  31%    0\n");
+}
+
+TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
+  Run r = run_fake("full", {"gpu", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["driver_version"], "999.99.99-fake");
+  EXPECT_EQ(j["cuda_driver_version"], "12.4");
+  EXPECT_EQ(j["sequence"], 0);
+  EXPECT_TRUE(j["pass_cpu_seconds"].is_number());
+  EXPECT_TRUE(j["time"].is_string());
+  EXPECT_FALSE(j.contains("processes"));
+  EXPECT_EQ(j["errors"], json::array());
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  const json& g = j["gpus"][0];
+  EXPECT_EQ(g["index"], 0);
+  EXPECT_EQ(g["name"], "Fake NVML GPU (test stand-in)");
+  EXPECT_EQ(g["uuid"], "GPU-fa4e0000-0000-0000-0000-000000000000");
+  EXPECT_EQ(g["pci_bus_id"], "00000000:19:00.0");
+  EXPECT_EQ(g["lost"], false);
+  EXPECT_EQ(g["error"], nullptr);
+  EXPECT_EQ(g["field_errors"], json::array());
+  EXPECT_EQ(g["utilization_gpu_percent"], 45);
+  EXPECT_EQ(g["utilization_memory_percent"], 12);
+  EXPECT_EQ(g["memory_total_bytes"], 80 * kGiB);
+  EXPECT_EQ(g["memory_used_bytes"], 1 * kGiB);
+  EXPECT_EQ(g["memory_reserved_bytes"], 512 * kMiB);
+  EXPECT_EQ(g["memory_free_bytes"], 80 * kGiB - 512 * kMiB - 1 * kGiB);
+  EXPECT_EQ(g["temperature_gpu_celsius"], 34);
+  EXPECT_EQ(g["temperature_memory_celsius"], 41);
+  EXPECT_EQ(g["power_usage_milliwatts"], 123456);
+  EXPECT_EQ(g["power_limit_milliwatts"], 700000);
+  EXPECT_EQ(g["energy_total_millijoules"], 987654321);
+  EXPECT_EQ(g["clock_sm_mhz"], 1980);
+  EXPECT_EQ(g["clock_memory_mhz"], 2619);
+  EXPECT_EQ(g["fan_speed_percent"], 30);
+  EXPECT_EQ(g["encoder_utilization_percent"], 5);
+  EXPECT_EQ(g["decoder_utilization_percent"], 7);
+  EXPECT_EQ(g["pcie_tx_bytes_per_second"], 1000 * 1024);
+  EXPECT_EQ(g["pcie_rx_bytes_per_second"], 2000 * 1024);
+  EXPECT_EQ(g["pcie_replay_total"], 3);
+  EXPECT_EQ(g["nvlink_tx_bytes_total"], 1 * kGiB);
+  EXPECT_EQ(g["nvlink_rx_bytes_total"], 2 * kGiB);
+  EXPECT_EQ(g["ecc_corrected_volatile_total"], 2);
+  EXPECT_EQ(g["ecc_uncorrected_volatile_total"], 0);
+  EXPECT_EQ(g["remapped_rows_correctable"], 1);
+  EXPECT_EQ(g["remapped_rows_uncorrectable"], 0);
+  EXPECT_EQ(g["remapped_rows_pending"], false);
+  EXPECT_EQ(g["remapped_rows_failure"], false);
+  EXPECT_EQ(g["clock_event_reasons"], 5);
+  EXPECT_EQ(g["clock_event_reason_names"], json({"gpu_idle", "sw_power_cap"}));
+  EXPECT_EQ(g["xid_errors_total"], 1);
+  EXPECT_EQ(g["last_xid"], 31);
+  const json& h = j["gpus"][1];
+  EXPECT_EQ(h["uuid"], "GPU-fa4e0000-0000-0000-0000-000000000001");
+  EXPECT_EQ(h["memory_used_bytes"], 2 * kGiB);
+  EXPECT_EQ(h["clock_event_reason_names"], json::array());
+  EXPECT_EQ(h["xid_errors_total"], 0);
+  EXPECT_EQ(h["last_xid"], nullptr);
+}
+
+TEST(GpuCommand, ProcessesTableAndJson) {
+  Run t = run_fake("full", {"gpu", "--processes"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::string expected_processes =
+      "GPU      PID  Type  Process  Container  Memory MiB   SM  Mem  Enc  Dec\n"
+      "  0  5000001  C     python3  -                1024  50%  15%   0%   0%\n"
+      "  0  5000002  G     Xorg     -                 256   0%   0%   0%   0%\n"
+      "  1  5000001  C     python3  -                 512  20%   5%   1%   2%\n"
+      "  1  5000003  C     -        -                   -   0%   0%   0%   0%\n";
+  ASSERT_NE(t.out.find("\n\n"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.substr(t.out.find("\n\n") + 2), expected_processes);
+
+  Run r = run_fake("full", {"gpu", "--processes", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json p = json::parse(r.out)["processes"];
+  ASSERT_EQ(p.size(), 4u);
+  // pids above the kernel's PID_MAX_LIMIT cannot exist here, so /proc adds nothing.
+  EXPECT_EQ(p[0], json::parse(R"({"pid":5000001,"gpu":0,"gpu_uuid":"GPU-fa4e0000-0000-0000-0000-000000000000",
+      "name":"python3","container_id":null,"type":"C","used_memory_bytes":1073741824,
+      "sm_utilization_percent":50,"memory_utilization_percent":15,
+      "encoder_utilization_percent":0,"decoder_utilization_percent":0})"));
+  EXPECT_EQ(p[1]["pid"], 5000002);
+  EXPECT_EQ(p[1]["type"], "G");
+  EXPECT_EQ(p[1]["used_memory_bytes"], 256 * kMiB);
+  EXPECT_EQ(p[2]["gpu"], 1);
+  EXPECT_EQ(p[2]["used_memory_bytes"], 512 * kMiB);
+  EXPECT_EQ(p[2]["sm_utilization_percent"], 20);
+  EXPECT_EQ(p[2]["decoder_utilization_percent"], 2);
+  EXPECT_EQ(p[3]["pid"], 5000003);
+  EXPECT_EQ(p[3]["name"], nullptr);
+  EXPECT_EQ(p[3]["used_memory_bytes"], nullptr);
+}
+
+TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
+  Run r = run_fake("unsupported", {"gpu", "--json", "--processes"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  const json& g = j["gpus"][0];
+  EXPECT_EQ(g["fan_speed_percent"], nullptr);  // the data-centre case: no fan
+  EXPECT_EQ(g["memory_used_bytes"], 1 * kGiB);
+  EXPECT_EQ(g["power_usage_milliwatts"], 123456);
+  EXPECT_EQ(g["xid_errors_total"], 1);
+  const json& h = j["gpus"][1];
+  for (const char* absent : {"temperature_memory_celsius", "power_usage_milliwatts", "power_limit_milliwatts",
+                             "energy_total_millijoules", "fan_speed_percent", "encoder_utilization_percent",
+                             "decoder_utilization_percent", "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second",
+                             "pcie_replay_total", "nvlink_tx_bytes_total", "nvlink_rx_bytes_total",
+                             "ecc_corrected_volatile_total", "ecc_uncorrected_volatile_total",
+                             "remapped_rows_correctable", "remapped_rows_pending", "clock_event_reasons",
+                             "clock_event_reason_names", "xid_errors_total", "last_xid"}) {
+    EXPECT_EQ(h[absent], nullptr) << absent;
+  }
+  EXPECT_EQ(h["utilization_gpu_percent"], 55);
+  EXPECT_EQ(h["memory_total_bytes"], 80 * kGiB);
+  EXPECT_EQ(h["temperature_gpu_celsius"], 35);
+  EXPECT_EQ(h["clock_sm_mhz"], 1880);
+  EXPECT_EQ(h["field_errors"], json::array());
+  EXPECT_EQ(j["processes"][2]["used_memory_bytes"], 512 * kMiB);
+  EXPECT_EQ(j["processes"][2]["sm_utilization_percent"], nullptr);
+
+  Run t = run_fake("unsupported", {"gpu"});
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   "
+                       "35C              -    1880     2619    -    -\n"),
+            std::string::npos)
+      << t.out;
+}
+
+TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
+  Run r = run_fake("gpu_lost", {"gpu", "--json", "--processes", "--watch", "--count", "2", "--interval", "0.05"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::istringstream lines(r.out);
+  std::string first_line, second_line, extra;
+  ASSERT_TRUE(std::getline(lines, first_line));
+  ASSERT_TRUE(std::getline(lines, second_line));
+  EXPECT_FALSE(std::getline(lines, extra)) << "one JSON object per pass, two passes";
+  json first = json::parse(first_line), second = json::parse(second_line);
+  EXPECT_EQ(first["sequence"], 0);
+  EXPECT_EQ(second["sequence"], 1);
+  EXPECT_EQ(first["gpus"][1]["lost"], false);
+  EXPECT_EQ(first["gpus"][1]["memory_used_bytes"], 2 * kGiB);
+  EXPECT_EQ(first["processes"].size(), 4u);
+
+  const json& lost = second["gpus"][1];
+  EXPECT_EQ(lost["lost"], true);
+  EXPECT_EQ(lost["error"], "nvmlDeviceGetUtilizationRates failed: GPU is lost");
+  EXPECT_EQ(lost["uuid"], "GPU-fa4e0000-0000-0000-0000-000000000001");
+  EXPECT_EQ(lost["memory_used_bytes"], nullptr);
+  EXPECT_EQ(lost["utilization_gpu_percent"], nullptr);
+  EXPECT_EQ(second["gpus"][0]["lost"], false);
+  EXPECT_EQ(second["gpus"][0]["memory_used_bytes"], 1 * kGiB);
+  EXPECT_EQ(second["processes"].size(), 2u);
+  EXPECT_EQ(second["errors"], json({"GPU 1: nvmlDeviceGetComputeRunningProcesses_v3: GPU is lost"}));
+
+  Run t = run_fake("gpu_lost", {"gpu", "--count", "2", "--interval", "0.05"});
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0  LOST"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("GPU 1: lost (nvmlDeviceGetUtilizationRates failed: GPU is lost): reset the GPU or reboot\n"),
+            std::string::npos)
+      << t.out;
+}
+
+TEST(GpuCommand, NoLibraryAtAllIsANoticeAndExitCode2) {
+  Run r = run_eacgm({"gpu"}, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "eacgm: NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: "
+            "/nonexistent/libnvidia-ml.so.1: cannot open shared object file: No such file or directory); "
+            "no GPU metrics\n");
+}
+
+TEST(GpuCommand, NoDriverOnTheSearchPath) {
+  if (void* dl = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(dl);
+    GTEST_SKIP() << "this machine has an NVIDIA driver; the no-driver notice cannot be observed";
+  }
+  for (const char* dir : {"/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/x86_64-linux-gnu",
+                          "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"}) {
+    if (access((std::string(dir) + "/libnvidia-ml.so.1").c_str(), F_OK) == 0) {
+      GTEST_SKIP() << dir << "/libnvidia-ml.so.1 exists; the no-driver notice cannot be observed";
+    }
+  }
+  for (const auto& args : {std::vector<std::string>{"gpu"}, std::vector<std::string>{"gpu", "--json"},
+                           std::vector<std::string>{"gpu", "--processes", "--watch"}}) {
+    Run r = run_eacgm(args, {"EACGM_NVML_LIBRARY"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err,
+              "eacgm: NVML not available (libnvidia-ml.so.1 not found: install the NVIDIA driver); no GPU metrics\n");
+  }
+}
+
+TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
+  for (const char* flag : {"", "--json"}) {
+    std::vector<std::string> args{"gpu"};
+    if (*flag) args.push_back(flag);
+    Run r = run_fake("init_fail", args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err,
+              "eacgm: NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module "
+              "(is the driver installed?)); no GPU metrics\n");
+  }
+}
+
+TEST(GpuCommand, NoGpusIsNotAnError) {
+  Run r = run_fake("no_gpus", {"gpu", "--processes"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "Driver 999.99.99-fake  CUDA 12.4  0 GPUs\n"
+            "No GPUs found by NVML\n"
+            "\n"
+            "No processes on the GPUs\n");
+}
+
+TEST(GpuCommand, WatchRefreshesOnTheInterval) {
+  Run r = run_fake("full", {"gpu", "--json", "--count", "3", "--interval", "0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<json> snaps;
+  while (std::getline(lines, line)) snaps.push_back(json::parse(line));
+  ASSERT_EQ(snaps.size(), 3u);
+  for (std::size_t i = 0; i < snaps.size(); ++i) {
+    EXPECT_EQ(snaps[i]["sequence"], i);
+    EXPECT_EQ(snaps[i]["gpus"][0]["xid_errors_total"], 1);  // counted once, kept
+  }
+}
+
+TEST(GpuCommand, BadIntervalAndMissingConfigAreRejected) {
+  Run r = run_fake("full", {"gpu", "--interval", "0"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out.find("Driver"), std::string::npos);
+  Run c = run_fake("full", {"gpu", "--config", "/nonexistent/eacgm.toml"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(c.out, "");
+  EXPECT_EQ(c.err.rfind("eacgm: cannot read config /nonexistent/eacgm.toml", 0), 0u) << c.err;
+}
+
+}  // namespace

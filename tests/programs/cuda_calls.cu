@@ -1,0 +1,65 @@
+// Test program for the integration tests: calls each API of the CUDA runtime catalog a
+// known number of times with known arguments, and prints what it did (the ground
+// truth the tests compare eacgm's events with). Without a GPU the calls fail fast,
+// but they still enter libcudart, so the probes fire.
+//
+// Usage: cuda_calls [--wait-file PATH] [--repeat N]
+//   --wait-file: print "ready <pid>" and wait until PATH exists before calling.
+#include <cuda_runtime.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+__global__ void probe_kernel(int* out) { *out = 1; }
+
+static void wait_for(const char* path) {
+  struct stat st;
+  while (stat(path, &st) != 0) usleep(2000);
+}
+
+int main(int argc, char** argv) {
+  const char* wait_file = nullptr;
+  int repeat = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) wait_file = argv[++i];
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
+  }
+  if (wait_file) {
+    std::printf("ready %d\n", getpid());
+    std::fflush(stdout);
+    wait_for(wait_file);
+  }
+  void* fake_stream = reinterpret_cast<void*>(0x5000);
+  for (int r = 0; r < repeat; ++r) {
+    // 3 launches: grid (2,3,4), block (32,4,1), 128 B shared memory, stream 0x5000.
+    for (int i = 0; i < 3; ++i) {
+      int* out = nullptr;
+      void* args[] = {&out};
+      cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(probe_kernel), dim3(2, 3, 4),
+                                       dim3(32, 4, 1), args, 128, static_cast<cudaStream_t>(fake_stream));
+      std::printf("cudaLaunchKernel ret=%d\n", static_cast<int>(e));
+    }
+    // 2 allocations of 1 MiB and 4096 B, then 2 frees.
+    void* p1 = nullptr;
+    void* p2 = nullptr;
+    std::printf("cudaMalloc ret=%d\n", static_cast<int>(cudaMalloc(&p1, 1 << 20)));
+    std::printf("cudaMalloc ret=%d\n", static_cast<int>(cudaMalloc(&p2, 4096)));
+    std::printf("cudaFree ret=%d\n", static_cast<int>(cudaFree(p1)));
+    std::printf("cudaFree ret=%d\n", static_cast<int>(cudaFree(p2)));
+    // 1 synchronous copy of 65536 B host-to-device, 1 async copy of 8192 B device-to-host.
+    static char host[65536];
+    std::printf("cudaMemcpy ret=%d\n",
+                static_cast<int>(cudaMemcpy(reinterpret_cast<void*>(0x1000), host, 65536, cudaMemcpyHostToDevice)));
+    std::printf("cudaMemcpyAsync ret=%d\n",
+                static_cast<int>(cudaMemcpyAsync(host, reinterpret_cast<void*>(0x2000), 8192,
+                                                 cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(fake_stream))));
+    std::printf("cudaStreamSynchronize ret=%d\n",
+                static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(fake_stream))));
+    std::printf("cudaDeviceSynchronize ret=%d\n", static_cast<int>(cudaDeviceSynchronize()));
+  }
+  std::fflush(stdout);
+  return 7;  // a distinctive exit code: `eacgm trace -- CMD` must return it
+}

@@ -1,0 +1,306 @@
+// LatencySketch: relative-error quantiles against exact sorted quantiles, exact merge,
+// bounded buckets with counted collapse, and option validation.
+#include "analysis/latency_sketch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace eacgm::analysis {
+namespace {
+
+const std::vector<double> kQuantiles{0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0};
+
+LatencySketch make(double alpha, std::uint32_t cap = 2048) {
+  auto s = LatencySketch::create({alpha, cap});
+  EXPECT_TRUE(s.ok()) << s.error();
+  return std::move(s).value();
+}
+
+// The sketch reports the value of rank floor(q * (n - 1)) of the sorted input.
+double exact_quantile(std::vector<std::uint64_t> sorted, double q) {
+  std::sort(sorted.begin(), sorted.end());
+  return static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+}
+
+void expect_within(const LatencySketch& s, const std::vector<std::uint64_t>& values, double alpha) {
+  std::vector<std::uint64_t> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (double q : kQuantiles) {
+    const double exact = static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+    const double got = s.quantile(q);
+    if (exact == 0.0) {
+      EXPECT_EQ(got, 0.0) << "q=" << q;
+    } else {
+      // A hair over alpha for the rounding of log() at bucket edges.
+      EXPECT_LE(std::abs(got - exact) / exact, alpha * (1 + 1e-9) + 1e-12) << "q=" << q << " exact=" << exact << " got=" << got;
+    }
+  }
+}
+
+void expect_same(const LatencySketch& a, const LatencySketch& b) {
+  EXPECT_EQ(a.count(), b.count());
+  EXPECT_EQ(a.sum(), b.sum());
+  EXPECT_EQ(a.min(), b.min());
+  EXPECT_EQ(a.max(), b.max());
+  EXPECT_EQ(a.zero_count(), b.zero_count());
+  EXPECT_EQ(a.collapsed_count(), b.collapsed_count());
+  const auto ba = a.buckets();
+  const auto bb = b.buckets();
+  ASSERT_EQ(ba.size(), bb.size());
+  for (std::size_t i = 0; i < ba.size(); ++i) {
+    EXPECT_EQ(ba[i].index, bb[i].index) << "bucket " << i;
+    EXPECT_EQ(ba[i].count, bb[i].count) << "bucket " << i;
+  }
+  for (double q : kQuantiles) EXPECT_EQ(a.quantile(q), b.quantile(q)) << "q=" << q;
+}
+
+TEST(LatencySketch, EmptyReportsZero) {
+  LatencySketch s;
+  EXPECT_EQ(s.count(), 0u);
+  EXPECT_EQ(s.quantile(0.5), 0.0);
+  EXPECT_EQ(s.min(), 0u);
+  EXPECT_EQ(s.max(), 0u);
+  EXPECT_EQ(s.mean(), 0.0);
+  EXPECT_TRUE(s.buckets().empty());
+  EXPECT_DOUBLE_EQ(s.relative_accuracy(), 0.01);
+}
+
+TEST(LatencySketch, ConstantIsExact) {
+  LatencySketch s;
+  for (int i = 0; i < 1000; ++i) s.add(12345);
+  for (double q : kQuantiles) EXPECT_EQ(s.quantile(q), 12345.0) << "q=" << q;
+  EXPECT_EQ(s.count(), 1000u);
+  EXPECT_EQ(s.sum(), 12345000u);
+  EXPECT_DOUBLE_EQ(s.mean(), 12345.0);
+  ASSERT_EQ(s.buckets().size(), 1u);
+  EXPECT_EQ(s.buckets()[0].count, 1000u);
+}
+
+TEST(LatencySketch, UniformWithinRelativeError) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::uint64_t> dist(1, 1'000'000);
+  std::vector<std::uint64_t> values(100'000);
+  LatencySketch s;
+  for (auto& v : values) {
+    v = dist(rng);
+    s.add(v);
+  }
+  expect_within(s, values, 0.01);
+  EXPECT_EQ(s.quantile(0.0), exact_quantile(values, 0.0));  // min and max are exact
+  EXPECT_EQ(s.quantile(1.0), exact_quantile(values, 1.0));
+}
+
+TEST(LatencySketch, ExponentialWithinRelativeErrorIncludingZeros) {
+  std::mt19937_64 rng(7);
+  std::exponential_distribution<double> dist(1.0 / 50'000.0);  // mean 50 us
+  std::vector<std::uint64_t> values(200'000);
+  LatencySketch s;
+  for (auto& v : values) {
+    v = static_cast<std::uint64_t>(dist(rng));  // some round down to 0
+    s.add(v);
+  }
+  expect_within(s, values, 0.01);
+}
+
+TEST(LatencySketch, FinerAccuracyHolds) {
+  std::mt19937_64 rng(3);
+  std::lognormal_distribution<double> dist(12.0, 2.0);
+  std::vector<std::uint64_t> values(100'000);
+  LatencySketch s = make(0.001, 1 << 16);
+  for (auto& v : values) {
+    v = 1 + static_cast<std::uint64_t>(dist(rng));
+    s.add(v);
+  }
+  expect_within(s, values, 0.001);
+  EXPECT_EQ(s.collapsed_count(), 0u);
+}
+
+TEST(LatencySketch, ZerosAreExactAndCountedApart) {
+  LatencySketch s;
+  for (int i = 0; i < 10; ++i) s.add(0);
+  for (int i = 0; i < 10; ++i) s.add(100);
+  EXPECT_EQ(s.zero_count(), 10u);
+  EXPECT_EQ(s.quantile(0.25), 0.0);
+  EXPECT_EQ(s.quantile(0.47), 0.0);  // rank 8 of 0..19
+  EXPECT_EQ(s.quantile(0.9), 100.0);
+  std::uint64_t in_buckets = 0;
+  for (const auto& b : s.buckets()) in_buckets += b.count;
+  EXPECT_EQ(in_buckets, 10u);
+}
+
+TEST(LatencySketch, ValuesLieInsideTheirBucketBounds) {
+  LatencySketch s;
+  const std::vector<std::uint64_t> values{1, 2, 3, 999, 1000, 1001, 123456789, std::uint64_t{1} << 40,
+                                          std::uint64_t{1} << 59};
+  for (std::uint64_t v : values) {
+    const auto k = s.key_of(v);
+    EXPECT_LE(s.bucket_lower_bound(k), static_cast<double>(v) * (1 + 1e-12)) << v;
+    EXPECT_GE(s.bucket_upper_bound(k), static_cast<double>(v) * (1 - 1e-12)) << v;
+    const double rep = s.bucket_value(k);
+    EXPECT_LE(std::abs(rep - static_cast<double>(v)) / static_cast<double>(v), 0.01 + 1e-9) << v;
+    s.add(v);
+  }
+  // The default cap spans 1 ns to about 19 years: nothing collapses.
+  EXPECT_EQ(s.collapsed_count(), 0u);
+}
+
+TEST(LatencySketch, HugeValuesSaturateSumAndStayAccurate) {
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max();
+  LatencySketch s = make(0.01, 4096);  // 4096 buckets reach past 2^64 ns
+  s.add(kMax);
+  s.add(kMax - 1);
+  s.add(kMax / 3);
+  EXPECT_EQ(s.sum(), kMax);  // saturated, not wrapped
+  EXPECT_EQ(s.collapsed_count(), 0u);
+  EXPECT_EQ(s.quantile(1.0), static_cast<double>(kMax));
+  EXPECT_LE(std::abs(s.quantile(0.5) - static_cast<double>(kMax)) / static_cast<double>(kMax), 0.01 + 1e-9);
+}
+
+TEST(LatencySketch, MergeEqualsSketchOfUnion) {
+  std::mt19937_64 rng(11);
+  std::exponential_distribution<double> dist(1.0 / 2'000'000.0);
+  LatencySketch a, b, all;
+  for (int i = 0; i < 50'000; ++i) {
+    const auto v = static_cast<std::uint64_t>(dist(rng));
+    ((i % 3 == 0) ? a : b).add(v);
+    all.add(v);
+  }
+  // Disjoint ranges too, so the merge has to widen the window on both sides.
+  for (std::uint64_t v = 1; v < 100; ++v) {
+    a.add(v);
+    all.add(v);
+  }
+  for (std::uint64_t v = 1; v < 100; ++v) {
+    b.add(v * 1'000'000'000ull);
+    all.add(v * 1'000'000'000ull);
+  }
+  ASSERT_TRUE(a.merge(b).ok());
+  expect_same(a, all);
+}
+
+TEST(LatencySketch, MergeIntoEmptyAndOfEmpty) {
+  LatencySketch a, empty, all;
+  for (std::uint64_t v : std::vector<std::uint64_t>{0, 5, 500, 50'000}) {
+    a.add(v);
+    all.add(v);
+  }
+  LatencySketch target;
+  ASSERT_TRUE(target.merge(a).ok());
+  expect_same(target, all);
+  ASSERT_TRUE(target.merge(empty).ok());
+  expect_same(target, all);
+}
+
+TEST(LatencySketch, SelfMergeDoubles) {
+  LatencySketch s, twice;
+  for (std::uint64_t v : std::vector<std::uint64_t>{3, 30, 300}) {
+    s.add(v);
+    twice.add(v);
+    twice.add(v);
+  }
+  ASSERT_TRUE(s.merge(s).ok());
+  expect_same(s, twice);
+}
+
+TEST(LatencySketch, BucketCapCollapsesLowestAndCounts) {
+  LatencySketch s = make(0.01, 10);
+  for (int i = 0; i < 5; ++i) s.add(1);  // bucket 0
+  const std::uint64_t high = 1'000'000;
+  const auto top = s.key_of(high);
+  ASSERT_GT(top, 20);
+  s.add(high);
+  auto buckets = s.buckets();
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets.front().index, top - 9);  // the window keeps the 10 highest buckets
+  EXPECT_EQ(buckets.front().count, 5u);
+  EXPECT_EQ(s.collapsed_count(), 5u);
+  EXPECT_LE(static_cast<std::int64_t>(buckets.back().index - buckets.front().index), 9);
+
+  // A value below the kept window lands in its lowest bucket and is counted too.
+  s.add(2);
+  EXPECT_EQ(s.collapsed_count(), 6u);
+  EXPECT_EQ(s.buckets().front().count, 6u);
+  // Values inside the window are not.
+  s.add(high - high / 10);
+  EXPECT_EQ(s.collapsed_count(), 6u);
+  EXPECT_EQ(s.count(), 8u);
+  EXPECT_EQ(s.min(), 1u);  // exact statistics are unaffected by collapse
+  EXPECT_EQ(s.max(), high);
+  EXPECT_EQ(s.quantile(1.0), static_cast<double>(high));
+
+  // Raising the top again folds the previous lowest bucket, counting its values once.
+  s.add(high * 1000);
+  EXPECT_LE(s.buckets().size(), 10u);
+  std::uint64_t in_buckets = 0;
+  for (const auto& b : s.buckets()) in_buckets += b.count;
+  EXPECT_EQ(in_buckets, 9u);
+  EXPECT_EQ(s.collapsed_count(), 8u);  // everything except the new top value
+}
+
+TEST(LatencySketch, CollapseIsOrderIndependentAndMergeStaysExact) {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> dist(10.0, 1.5);  // spans several hundred 1% buckets
+  std::vector<std::uint64_t> values(20'000);
+  for (auto& v : values) v = static_cast<std::uint64_t>(dist(rng));
+  LatencySketch forward = make(0.01, 128), backward = make(0.01, 128), a = make(0.01, 128), b = make(0.01, 128);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    forward.add(values[i]);
+    backward.add(values[values.size() - 1 - i]);
+    (values[i] < 20'000 ? a : b).add(values[i]);  // a low, b high: b alone already collapses
+  }
+  EXPECT_GT(forward.collapsed_count(), 0u);
+  EXPECT_LE(forward.buckets().size(), 128u);
+  expect_same(forward, backward);
+  LatencySketch low_into_high = b;
+  ASSERT_TRUE(low_into_high.merge(a).ok());
+  expect_same(low_into_high, forward);
+  ASSERT_TRUE(a.merge(b).ok());
+  expect_same(a, forward);
+  // Quantiles whose value lies above the folded buckets keep the accuracy.
+  const auto lowest_kept = forward.buckets().front().index;
+  ASSERT_GT(forward.key_of(static_cast<std::uint64_t>(exact_quantile(values, 0.999))), lowest_kept);
+  for (double q : {0.9, 0.99, 0.999, 0.9999}) {
+    const double exact = exact_quantile(values, q);
+    if (forward.key_of(static_cast<std::uint64_t>(exact)) <= lowest_kept) continue;
+    EXPECT_LE(std::abs(forward.quantile(q) - exact) / exact, 0.01 + 1e-9) << q;
+  }
+}
+
+TEST(LatencySketch, MergeOfDifferentAccuracyFailsAndLeavesSketchUnchanged) {
+  LatencySketch a = make(0.01), b = make(0.02), before = make(0.01);
+  a.add(100);
+  before.add(100);
+  b.add(200);
+  const Status st = a.merge(b);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().find("relative accuracy"), std::string::npos) << st.error();
+  expect_same(a, before);
+}
+
+TEST(LatencySketch, CreateRejectsBadOptions) {
+  EXPECT_FALSE(LatencySketch::create({0.0, 2048}).ok());
+  EXPECT_FALSE(LatencySketch::create({1.0, 2048}).ok());
+  EXPECT_FALSE(LatencySketch::create({-0.5, 2048}).ok());
+  EXPECT_FALSE(LatencySketch::create({std::nan(""), 2048}).ok());
+  const auto zero_cap = LatencySketch::create({0.01, 0});
+  ASSERT_FALSE(zero_cap.ok());
+  EXPECT_NE(zero_cap.error().find("max_buckets"), std::string::npos);
+  EXPECT_TRUE(LatencySketch::create({0.05, 1}).ok());
+}
+
+TEST(LatencySketch, SingleBucketCapStillAnswers) {
+  LatencySketch s = make(0.01, 1);
+  for (std::uint64_t v : std::vector<std::uint64_t>{10, 1000, 100}) s.add(v);
+  EXPECT_EQ(s.buckets().size(), 1u);
+  EXPECT_EQ(s.collapsed_count(), 2u);
+  EXPECT_EQ(s.quantile(1.0), 1000.0);
+}
+
+}  // namespace
+}  // namespace eacgm::analysis

@@ -1,0 +1,142 @@
+// Summary table: duration formatting, column order and alignment, row order, and the
+// closing lines that mark a cut or capped table.
+#include "export/summary_table.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace eacgm::exporting {
+namespace {
+
+using analysis::CallSummary;
+using analysis::CallSummaryRow;
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::shared_ptr<const ProbeInfo> probe(std::string domain, std::string function) {
+  auto p = std::make_shared<ProbeInfo>();
+  p->function = std::move(function);
+  p->spec.domain = std::move(domain);
+  p->spec.ret = ReturnKind::kInt32;
+  return p;
+}
+
+CallEvent event(const std::shared_ptr<const ProbeInfo>& p, std::uint64_t dur, std::int64_t ret = 0, bool exit = true) {
+  CallEvent e;
+  e.probe = p;
+  e.has_exit = exit;
+  e.dur_ns = dur;
+  e.ret = ret;
+  return e;
+}
+
+TEST(FormatDuration, PicksUnitAndThreeSignificantDigits) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(850), "850 ns");
+  EXPECT_EQ(format_duration(999.4), "999 ns");
+  EXPECT_EQ(format_duration(999.7), "1.00 us");
+  EXPECT_EQ(format_duration(1234), "1.23 us");
+  EXPECT_EQ(format_duration(1.23e6), "1.23 ms");
+  EXPECT_EQ(format_duration(12.34e6), "12.3 ms");
+  EXPECT_EQ(format_duration(123.4e6), "123 ms");
+  EXPECT_EQ(format_duration(999.7e6), "1.00 s");
+  EXPECT_EQ(format_duration(2.5e9), "2.50 s");
+  EXPECT_EQ(format_duration(7200e9), "7200 s");
+  EXPECT_EQ(format_duration(-1), "-");
+}
+
+TEST(SummaryTable, HeaderThenRowsByTotalDurationAligned) {
+  CallSummary s;
+  auto malloc_probe = probe("cuda", "cudaMalloc");
+  auto launch_probe = probe("cuda", "cudaLaunchKernel");
+  auto allreduce = probe("nccl", "ncclAllReduce");
+  auto step = probe("python", "train_step");
+  for (int i = 0; i < 4; ++i) s.add(event(malloc_probe, 1'230'000, i == 0 ? 2 : 0));  // 4.92 ms total
+  for (int i = 0; i < 1000; ++i) s.add(event(launch_probe, 3'700));                    // 3.70 ms total
+  s.add(event(allreduce, 25'000'000));                                                  // 25.0 ms
+  s.add(event(step, 0, 0, /*exit=*/false));                                             // entry only
+
+  const auto text = render_table(s);
+  const auto ls = lines(text);
+  ASSERT_EQ(ls.size(), 5u) << text;
+  EXPECT_EQ(ls[0].rfind("domain", 0), 0u) << ls[0];
+  // Header columns in order.
+  std::size_t pos = 0;
+  for (const char* col : {"domain", "function", "calls", "errors", "total", "mean", "p50", "p99", "max"}) {
+    const auto at = ls[0].find(col, pos);
+    ASSERT_NE(at, std::string::npos) << col;
+    pos = at + 1;
+  }
+  EXPECT_EQ(ls[1].rfind("nccl", 0), 0u) << ls[1];
+  EXPECT_NE(ls[1].find("ncclAllReduce"), std::string::npos);
+  EXPECT_NE(ls[1].find("25.0 ms"), std::string::npos) << ls[1];
+  EXPECT_NE(ls[2].find("cudaMalloc"), std::string::npos);
+  EXPECT_NE(ls[2].find("4.92 ms"), std::string::npos) << ls[2];  // total
+  EXPECT_NE(ls[2].find("1.23 ms"), std::string::npos) << ls[2];  // mean, p50, p99, max
+  EXPECT_NE(ls[3].find("cudaLaunchKernel"), std::string::npos);
+  EXPECT_NE(ls[3].find("1000"), std::string::npos);
+  EXPECT_NE(ls[3].find("3.70 ms"), std::string::npos) << ls[3];
+  EXPECT_NE(ls[3].find("3.70 us"), std::string::npos) << ls[3];
+  EXPECT_NE(ls[4].find("train_step"), std::string::npos);
+  EXPECT_NE(ls[4].find("  -"), std::string::npos) << ls[4];  // untimed: no durations
+
+  // Numbers are right-aligned, so every line ends in the same column, and the
+  // function column starts at the same offset everywhere.
+  for (const auto& l : ls) EXPECT_EQ(l.size(), ls[0].size()) << l;
+  const auto fcol = ls[0].find("function");
+  EXPECT_EQ(ls[1].find("ncclAllReduce"), fcol);
+  EXPECT_EQ(ls[3].find("cudaLaunchKernel"), fcol);
+
+  // The errors column of the cudaMalloc row reads 1 (right-aligned under "errors").
+  const auto errors_end = ls[0].find("errors") + std::string("errors").size();
+  EXPECT_EQ(ls[2].substr(errors_end - 1, 1), "1") << ls[2];
+  EXPECT_EQ(ls[3].substr(errors_end - 1, 1), "0") << ls[3];
+}
+
+TEST(SummaryTable, EmptySummaryIsHeaderOnly) {
+  const auto ls = lines(render_table(CallSummary{}));
+  ASSERT_EQ(ls.size(), 1u);
+  EXPECT_EQ(ls[0], "domain  function  calls  errors  total  mean  p50  p99  max");
+}
+
+TEST(SummaryTable, LongNamesAreClippedAndRowsCanBeCut) {
+  std::vector<CallSummaryRow> rows(3);
+  rows[0].domain = "cuda";
+  rows[0].function = std::string(100, 'k');
+  rows[0].calls = 1;
+  rows[1].domain = "cuda";
+  rows[1].function = "b";
+  rows[2].domain = "cuda";
+  rows[2].function = "c";
+  SummaryTableOptions opt;
+  opt.max_rows = 2;
+  opt.max_function_width = 20;
+  const auto ls = lines(render_table(rows, opt));
+  ASSERT_EQ(ls.size(), 3u);
+  EXPECT_NE(ls[1].find(std::string(17, 'k') + "..."), std::string::npos) << ls[1];
+  EXPECT_EQ(ls[1].find(std::string(18, 'k')), std::string::npos);
+}
+
+TEST(SummaryTable, SummaryFooterReportsCutRowsAndOverflow) {
+  CallSummary::Options o;
+  o.max_keys = 2;
+  auto s = CallSummary::create(o);
+  ASSERT_TRUE(s.ok());
+  for (const char* f : {"a", "b", "c", "d"}) s->add(event(probe("cuda", f), 10));
+  SummaryTableOptions opt;
+  opt.max_rows = 1;
+  const auto text = render_table(*s, opt);
+  EXPECT_NE(text.find("(1 more functions not shown)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 events of functions beyond the 2-function cap"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace eacgm::exporting
