@@ -208,8 +208,7 @@ static __always_inline void capture_args(const struct arg_regs *regs, struct eac
 	}
 }
 
-SEC("uprobe")
-int eacgm_entry(struct pt_regs *ctx)
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
@@ -258,8 +257,7 @@ int eacgm_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int eacgm_exit(struct pt_regs *ctx)
+static __always_inline int on_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -291,6 +289,34 @@ int eacgm_exit(struct pt_regs *ctx)
 		count(EACGM_CNT_RINGBUF_DROPS);
 	bpf_map_delete_elem(&pending, &k);
 	return 0;
+}
+
+/* Classic uprobes: one perf event per probe (any kernel with uprobe cookies). */
+SEC("uprobe")
+int eacgm_entry(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int eacgm_exit(struct pt_regs *ctx)
+{
+	return on_exit(ctx);
+}
+
+/* uprobe_multi links (Linux 6.6+): all probes of a library in one link, so attach
+ * and detach cost one system call and one RCU grace period instead of one per probe.
+ * The agent sets their expected attach type before load. */
+SEC("uprobe")
+int eacgm_entry_multi(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uprobe")
+int eacgm_exit_multi(struct pt_regs *ctx)
+{
+	return on_exit(ctx);
 }
 
 /* Children of traced processes are traced too. */

@@ -74,7 +74,7 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
     fmt::print(stderr, "eacgm: {}\n", loop.error());
     return kExitNoNvml;
   }
-  const timespec tick{0, 100'000'000};
+  const timespec tick{0, 20'000'000};
   while ((*loop)->running()) {
     if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) break;
   }

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 
 #include "cli/launched_command.h"
@@ -33,6 +35,15 @@ void install_signal_handlers() {
 bool process_exists(int pid) {
   struct stat st {};
   return pid > 0 && stat(fmt::format("/proc/{}", pid).c_str(), &st) == 0;
+}
+
+// Running (not a zombie waiting for its parent to reap it).
+bool process_alive(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 
 }  // namespace
@@ -112,6 +123,19 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     return 1;
   }
   auto& s = **session;
+  // A user's spec whose library is here but whose symbol is not is a typo, not a
+  // library that may load later.
+  for (const auto& spec : config.probes) {
+    const auto& stats = s.report().attach;
+    auto missing = stats.unresolved_in.find(spec.name);
+    if (missing != stats.unresolved_in.end() && !stats.resolved_specs.count(spec.name)) {
+      print_error(fmt::format(
+          "probe \"{}\": symbol \"{}\" not found in {} (check the name with `nm -D {}`, or use "
+          "`pattern` for a glob)",
+          spec.name, spec.symbol, missing->second, missing->second));
+      return 2;
+    }
+  }
   install_signal_handlers();
   {
     auto r = s.report();
@@ -147,6 +171,11 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     s.service(std::chrono::milliseconds(50));
     if (child && child->poll_exit()) {
       exit_code = child->exit_code();
+      break;
+    }
+    // Like `strace -p`: tracing given pids ends when they are all gone.
+    if (!child && !opts.pids.empty() &&
+        std::none_of(opts.pids.begin(), opts.pids.end(), process_alive)) {
       break;
     }
     if (int sig = g_signal.load()) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "probe/elf_symbols.h"
@@ -36,7 +37,9 @@ void Attacher::scan_ld_cache() {
 
 void Attacher::scan_processes(const std::vector<int>& pids) {
   MapsScan scan = scan_maps(pids);
-  for (const auto& w : scan.warnings) notice_("warning: " + w);
+  for (const auto& w : scan.warnings) {
+    if (warned_.insert(w).second) notice_("warning: " + w);  // once, not every rescan
+  }
   for (const auto& f : scan.files) consider(f.path, f.open_path, f.dev, f.inode);
 }
 
@@ -69,19 +72,17 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     if (library_matches(s.library, path)) matching.push_back(&s);
   }
   if (matching.empty()) return;
-  auto elf = ElfSymbolTable::load(open_path);
-  if (!elf) {
-    ++stats_.attach_failures;
-    if (stats_.failure_messages.size() < kMaxFailureMessages) {
-      stats_.failure_messages.push_back(elf.error());
-    }
-    return;
-  }
-  std::size_t attached_here = 0;
   auto fail = [&](const std::string& msg) {
     ++stats_.attach_failures;
     if (stats_.failure_messages.size() < kMaxFailureMessages) stats_.failure_messages.push_back(msg);
   };
+  auto elf = ElfSymbolTable::load(open_path);
+  if (!elf) {
+    fail(elf.error());
+    return;
+  }
+  // Resolve every spec first, then attach the file's probes together.
+  std::vector<ProbePoint> entries, exits;
   for (const ProbeSpec* spec : matching) {
     std::vector<const ElfSymbol*> symbols;
     if (spec->symbol_is_pattern) {
@@ -90,8 +91,10 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
       symbols.push_back(s);
     } else {
       ++stats_.unresolved;
+      stats_.unresolved_in.emplace(spec->name, path);
       continue;
     }
+    if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
     for (const ElfSymbol* sym : symbols) {
       ProbeInfo info;
       info.function = spec->symbol_is_pattern ? demangle(sym->name) : spec->name;
@@ -103,31 +106,57 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
         fail(st.error());
         continue;
       }
-      // Exit first: an entry without its exit would only fill the pending map.
-      std::optional<UprobeLink> exit;
-      if (spec->with_exit) {
-        auto r = bpf_.attach(open_path, sym->file_offset, probe->id, true);
-        if (!r) {
-          fail(r.error());
-          continue;
-        }
-        exit.emplace(std::move(*r));
-      }
-      auto entry = bpf_.attach(open_path, sym->file_offset, probe->id, false);
-      if (!entry) {
-        fail(entry.error());
-        continue;
-      }
-      links_.push_back(std::move(*entry));
-      ++stats_.uprobes;
-      if (exit) {
-        links_.push_back(std::move(*exit));
-        ++stats_.uprobes;
-      }
-      ++stats_.probes;
-      ++attached_here;
+      entries.push_back({sym->file_offset, probe->id});
+      if (spec->with_exit) exits.push_back({sym->file_offset, probe->id});
     }
   }
+  std::size_t attached_here = 0;
+  if (bpf_.has_multi() && !entries.empty()) {
+    // Exits first: an entry without its exit would only fill the pending map.
+    std::optional<UprobeLink> exit_link;
+    if (!exits.empty()) {
+      auto r = bpf_.attach_multi(open_path, exits, true);
+      if (r) exit_link.emplace(std::move(*r));
+    }
+    if (exits.empty() || exit_link) {
+      auto r = bpf_.attach_multi(open_path, entries, false);
+      if (r) {
+        links_.push_back(std::move(*r));
+        if (exit_link) links_.push_back(std::move(*exit_link));
+        attached_here = entries.size();
+        stats_.uprobes += entries.size() + exits.size();
+        entries.clear();
+      }
+    }
+  }
+  // Per-probe links: kernels without uprobe_multi, or a batch the kernel refused
+  // (this finds which probe it was).
+  for (const auto& point : entries) {
+    bool with_exit = std::any_of(exits.begin(), exits.end(),
+                                 [&](const ProbePoint& e) { return e.probe_id == point.probe_id; });
+    std::optional<UprobeLink> exit;
+    if (with_exit) {
+      auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true);
+      if (!r) {
+        fail(r.error());
+        continue;
+      }
+      exit.emplace(std::move(*r));
+    }
+    auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false);
+    if (!entry) {
+      fail(entry.error());
+      continue;
+    }
+    links_.push_back(std::move(*entry));
+    ++stats_.uprobes;
+    if (exit) {
+      links_.push_back(std::move(*exit));
+      ++stats_.uprobes;
+    }
+    ++attached_here;
+  }
+  stats_.probes += attached_here;
   if (attached_here > 0) {
     ++stats_.libraries;
     notice_(fmt::format("attached {} probes to {}", attached_here, path));

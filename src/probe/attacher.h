@@ -25,12 +25,16 @@ struct AttachStats {
   std::size_t attach_failures = 0;  // uprobes the kernel refused
   std::size_t unresolved = 0;       // exact symbols missing from a matching library
   std::vector<std::string> failure_messages;  // first few, for the summary
+  std::set<std::string> resolved_specs;        // spec names attached somewhere
+  std::map<std::string, std::string> unresolved_in;  // spec name -> a library lacking it
 };
 
 class Attacher {
  public:
   using Notice = std::function<void(const std::string&)>;
   Attacher(BpfTracer& bpf, ProbeTable& table, std::vector<ProbeSpec> specs, Notice notice);
+  Attacher(const Attacher&) = delete;
+  Attacher& operator=(const Attacher&) = delete;
 
   // Libraries from the loader cache: covers processes that have not started yet.
   void scan_ld_cache();
@@ -52,6 +56,7 @@ class Attacher {
   std::vector<ProbeSpec> specs_;
   Notice notice_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> seen_;  // (dev, inode)
+  std::set<std::string> warned_;
   std::vector<UprobeLink> links_;
   AttachStats stats_;
 };

@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,7 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <sstream>
 
 #include "trace.skel.h"
@@ -63,16 +66,46 @@ std::uint64_t capability_mask() {
 
 UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
   if (this != &o) {
-    if (link_) bpf_link__destroy(link_);
+    reset();
     link_ = o.link_;
+    fd_ = o.fd_;
     o.link_ = nullptr;
+    o.fd_ = -1;
   }
   return *this;
 }
 
-UprobeLink::~UprobeLink() {
+void UprobeLink::reset() {
   if (link_) bpf_link__destroy(link_);
+  if (fd_ >= 0) close(fd_);
+  link_ = nullptr;
+  fd_ = -1;
 }
+
+namespace {
+
+// uprobe_multi is newer than this build's uapi headers (Linux 6.6): its attach type
+// and the link_create layout are spelled out here, as the kernel defines them.
+constexpr int kAttachUprobeMulti = 48;  // BPF_TRACE_UPROBE_MULTI
+constexpr std::uint32_t kUprobeMultiReturn = 1;  // BPF_F_UPROBE_MULTI_RETURN
+
+struct UprobeMultiLinkAttr {
+  std::uint32_t prog_fd;
+  std::uint32_t target_fd;
+  std::uint32_t attach_type;
+  std::uint32_t flags;
+  std::uint64_t path;
+  std::uint64_t offsets;
+  std::uint64_t ref_ctr_offsets;
+  std::uint64_t cookies;
+  std::uint32_t cnt;
+  std::uint32_t multi_flags;
+  std::uint32_t pid;
+  std::uint32_t pad;
+};
+static_assert(sizeof(UprobeMultiLinkAttr) == 64);
+
+}  // namespace
 
 Status check_bpf_privileges() {
   constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
@@ -110,11 +143,7 @@ eacgm_probe encode_probe(const ProbeSpec& spec) {
   return p;
 }
 
-Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
-  if (auto st = check_bpf_privileges(); !st) return std::move(st).take_error();
-  if (auto st = check_kernel_btf(options.btf_path); !st) return std::move(st).take_error();
-  libbpf_set_print(capture_libbpf_log);
-
+Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& options, bool multi) {
   std::unique_ptr<BpfTracer> t(new BpfTracer());
   LIBBPF_OPTS(bpf_object_open_opts, open_opts);
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
@@ -135,6 +164,14 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
     bpf_program__set_autoload(t->skel_->progs.eacgm_fork, false);
     bpf_program__set_autoload(t->skel_->progs.eacgm_exit_process, false);
   }
+  t->multi_ = multi;
+  for (bpf_program* p : {t->skel_->progs.eacgm_entry_multi, t->skel_->progs.eacgm_exit_multi}) {
+    if (multi) {
+      bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
+    } else {
+      bpf_program__set_autoload(p, false);
+    }
+  }
   if (int err = trace_bpf__load(t->skel_)) {
     if (err == -EPERM || err == -EACCES) {
       return make_error(fmt::format(
@@ -145,6 +182,20 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
     return make_error(fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err),
                                   last_libbpf_lines()));
   }
+  return t;
+}
+
+Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
+  if (auto st = check_bpf_privileges(); !st) return std::move(st).take_error();
+  if (auto st = check_kernel_btf(options.btf_path); !st) return std::move(st).take_error();
+  libbpf_set_print(capture_libbpf_log);
+
+  // First with the uprobe_multi programs; kernels before 6.6 reject them, and the
+  // classic per-probe programs serve alone.
+  auto loaded = open_and_load(options, true);
+  if (!loaded) loaded = open_and_load(options, false);
+  if (!loaded) return std::move(loaded).take_error();
+  auto t = std::move(*loaded);
   if (options.filter_pids) {
     bpf_link* fork = bpf_program__attach(t->skel_->progs.eacgm_fork);
     bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
@@ -215,6 +266,33 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
                                   file_offset, path, errno_text(errno)));
   }
   return UprobeLink(link);
+}
+
+Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
+                                           const std::vector<ProbePoint>& points, bool exit) {
+  if (!multi_) return make_error("uprobe_multi links are not supported by this kernel");
+  std::vector<std::uint64_t> offsets, cookies;
+  offsets.reserve(points.size());
+  cookies.reserve(points.size());
+  for (const auto& p : points) {
+    offsets.push_back(p.file_offset);
+    cookies.push_back(p.probe_id);
+  }
+  UprobeMultiLinkAttr attr{};
+  bpf_program* prog = exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi;
+  attr.prog_fd = static_cast<std::uint32_t>(bpf_program__fd(prog));
+  attr.attach_type = kAttachUprobeMulti;
+  attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
+  attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
+  attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
+  attr.cnt = static_cast<std::uint32_t>(points.size());
+  attr.multi_flags = exit ? kUprobeMultiReturn : 0;
+  long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+  if (fd < 0) {
+    return make_error(fmt::format("{} {} probes in {}: {}", exit ? "uretprobe_multi" : "uprobe_multi",
+                                  points.size(), path, errno_text(errno)));
+  }
+  return UprobeLink(static_cast<int>(fd));
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {

@@ -34,18 +34,30 @@ struct BpfCounters {
   std::uint64_t no_probe = 0;
 };
 
-// An attached uprobe; detaches when destroyed.
+// Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
 class UprobeLink {
  public:
   explicit UprobeLink(bpf_link* link) : link_(link) {}
-  UprobeLink(UprobeLink&& o) noexcept : link_(o.link_) { o.link_ = nullptr; }
+  explicit UprobeLink(int fd) : fd_(fd) {}
+  UprobeLink(UprobeLink&& o) noexcept : link_(o.link_), fd_(o.fd_) {
+    o.link_ = nullptr;
+    o.fd_ = -1;
+  }
   UprobeLink& operator=(UprobeLink&& o) noexcept;
   UprobeLink(const UprobeLink&) = delete;
   UprobeLink& operator=(const UprobeLink&) = delete;
-  ~UprobeLink();
+  ~UprobeLink() { reset(); }
 
  private:
-  bpf_link* link_;
+  void reset();
+  bpf_link* link_ = nullptr;
+  int fd_ = -1;
+};
+
+// One probe point of a library file: where, and which probe (the cookie).
+struct ProbePoint {
+  std::uint64_t file_offset = 0;
+  std::uint32_t probe_id = 0;
 };
 
 // Encodes a spec's captures for the kernel (shared by the loader and its tests).
@@ -68,6 +80,11 @@ class BpfTracer {
   // probe id as cookie.
   Result<UprobeLink> attach(const std::string& path, std::uint64_t file_offset,
                             std::uint32_t probe_id, bool exit);
+  // Whether the kernel takes uprobe_multi links (Linux 6.6+).
+  bool has_multi() const { return multi_; }
+  // Attaches the generic program at every point of one file with one uprobe_multi link.
+  Result<UprobeLink> attach_multi(const std::string& path, const std::vector<ProbePoint>& points,
+                                  bool exit);
   // Attaches the discovery hint on the dynamic loader's _dl_debug_state.
   Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
 
@@ -78,7 +95,9 @@ class BpfTracer {
 
  private:
   BpfTracer() = default;
+  static Result<std::unique_ptr<BpfTracer>> open_and_load(const BpfOptions& options, bool multi);
   trace_bpf* skel_ = nullptr;
+  bool multi_ = false;
   std::vector<UprobeLink> tp_links_;
 };
 

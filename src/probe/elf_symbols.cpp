@@ -495,10 +495,11 @@ Result<ElfSymbolTable> ElfSymbolTable::load(const std::string& path) {
         shdr.sh_offset >= raw_size) {
       return;
     }
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<std::uintptr_t>(raw + shdr.sh_offset) & ~(page - 1);
-    const auto end = reinterpret_cast<std::uintptr_t>(raw + std::min<std::uint64_t>(shdr.sh_offset + shdr.sh_size, raw_size));
-    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+    // libelf maps the whole file, so raw is page-aligned and so is raw + a page-aligned offset.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t begin = shdr.sh_offset & ~(page - 1);
+    const std::uint64_t end = std::min<std::uint64_t>(shdr.sh_offset + shdr.sh_size, raw_size);
+    ::madvise(raw + begin, end - begin, MADV_POPULATE_READ);
   };
 
   // The cost of a 200k-symbol table is memory latency, not parsing: .gnu.hash ordering

@@ -26,6 +26,8 @@ class Fd {
   explicit Fd(int fd) : fd_(fd) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  Fd(Fd&&) = delete;
+  Fd& operator=(Fd&&) = delete;
   ~Fd() {
     if (fd_ >= 0) {
       ::close(fd_);
@@ -44,7 +46,7 @@ int read_whole_file(const std::string& path, std::string& out) {
     return errno;
   }
   out.clear();
-  std::array<char, 64 * 1024> buf{};
+  std::array<char, std::size_t{64} * 1024> buf{};
   for (;;) {
     const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
     if (n < 0) {

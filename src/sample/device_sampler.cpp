@@ -16,12 +16,22 @@ using nvml::Return;
 // kept as a field error so that it is seen, never swallowed.
 class GpuQuery {
  public:
-  GpuQuery(const nvml::Session& s, DeviceSample& out) : s_(s), out_(out) {}
+  GpuQuery(const nvml::Session& s, DeviceSample& out, std::bitset<32>* unsupported = nullptr)
+      : s_(s), out_(out), unsupported_(unsupported) {}
 
   template <typename Fn, typename... Args>
   bool operator()(const char* name, Fn fn, Args... args) {
     if (out_.lost || fn == nullptr) return false;
     return check(name, fn(args...));
+  }
+
+  // The same, remembering "not supported" under `id` so the GPU is not asked again.
+  template <typename Fn, typename... Args>
+  bool cached(int id, const char* name, Fn fn, Args... args) {
+    if (out_.lost || fn == nullptr || (unsupported_ && unsupported_->test(id))) return false;
+    Return r = fn(args...);
+    if ((r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound) && unsupported_) unsupported_->set(id);
+    return check(name, r);
   }
 
   bool check(const char* name, Return r) {
@@ -38,7 +48,33 @@ class GpuQuery {
  private:
   const nvml::Session& s_;
   DeviceSample& out_;
+  std::bitset<32>* unsupported_;
 };
+
+// Ids for the support cache.
+enum QueryId {
+  kQTemperature, kQPower, kQPowerLimit, kQEnergy, kQFan, kQEncoder, kQDecoder, kQPcieThroughput,
+  kQPcieReplay, kQEccCorrected, kQEccUncorrected, kQRemappedRows, kQClockEventReasons, kQFieldValues,
+};
+
+// NVML_FI_DEV_PCIE_COUNT_TX_BYTES / _RX_BYTES: cumulative and cheap (0.3 ms for both),
+// where nvmlDeviceGetPcieThroughput blocks for 20 ms per direction. nvml.h warns that
+// they wrap; observed values are 32-bit.
+constexpr unsigned int kFieldPcieTxBytes = 197;
+constexpr unsigned int kFieldPcieRxBytes = 198;
+
+std::optional<std::uint64_t> counter_rate(std::optional<std::uint64_t> before, std::uint64_t now, double seconds) {
+  if (!before || seconds <= 0) return std::nullopt;
+  std::uint64_t delta;
+  if (now >= *before) {
+    delta = now - *before;
+  } else if (*before <= 0xFFFFFFFFull) {
+    delta = now + (1ull << 32) - *before;  // one 32-bit wrap
+  } else {
+    return std::nullopt;  // reset: no rate this pass
+  }
+  return static_cast<std::uint64_t>(static_cast<double>(delta) / seconds);
+}
 
 std::string c_string(const char* buf, std::size_t cap) { return std::string(buf, strnlen(buf, cap)); }
 
@@ -66,8 +102,8 @@ constexpr unsigned int kFieldNvlinkLinkCount = 91;
 
 }  // namespace
 
-DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session)
-    : session_(std::move(session)) {
+DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, DeviceSamplerOptions options)
+    : session_(std::move(session)), options_(options) {
   const nvml::Functions& f = session_->fn();
   if (f.SystemGetDriverVersion) {
     char buf[nvml::kDriverVersionBufferSize] = {};
@@ -149,10 +185,11 @@ void DeviceSampler::poll_events(std::vector<std::string>& errors) {
   }
 }
 
-void DeviceSampler::sample_gpu(const Gpu& gpu, DeviceSample& out) const {
+void DeviceSampler::sample_gpu(Gpu& gpu, DeviceSample& out) {
   const nvml::Functions& f = session_->fn();
   nvml::Device d = gpu.handle;
-  GpuQuery q(*session_, out);
+  GpuQuery q(*session_, out, &gpu.unsupported);
+  const auto now = std::chrono::steady_clock::now();
 
   nvml::Utilization util{};
   if (q("nvmlDeviceGetUtilizationRates", f.DeviceGetUtilizationRates, d, &util)) {
@@ -182,49 +219,51 @@ void DeviceSampler::sample_gpu(const Gpu& gpu, DeviceSample& out) const {
   }
 
   unsigned int u = 0;
-  if (q("nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu, &u)) {
+  if (q.cached(kQTemperature, "nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu, &u)) {
     out.temperature_gpu_celsius = u;
   }
-  if (q("nvmlDeviceGetPowerUsage", f.DeviceGetPowerUsage, d, &u)) out.power_usage_milliwatts = u;
-  if (q("nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
+  if (q.cached(kQPower, "nvmlDeviceGetPowerUsage", f.DeviceGetPowerUsage, d, &u)) out.power_usage_milliwatts = u;
+  if (q.cached(kQPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
     out.power_limit_milliwatts = u;
   }
   unsigned long long ull = 0;
-  if (q("nvmlDeviceGetTotalEnergyConsumption", f.DeviceGetTotalEnergyConsumption, d, &ull)) {
-    out.energy_total_millijoules = ull;
+  if (now >= gpu.next_slow_read) {
+    gpu.next_slow_read = now + options_.slow_field_period;
+    if (q.cached(kQEnergy, "nvmlDeviceGetTotalEnergyConsumption", f.DeviceGetTotalEnergyConsumption, d, &ull)) {
+      gpu.energy_millijoules = ull;
+    }
+    if (q.cached(kQPcieReplay, "nvmlDeviceGetPcieReplayCounter", f.DeviceGetPcieReplayCounter, d, &u)) {
+      gpu.pcie_replay = u;
+    }
   }
+  if (out.lost) return;
+  out.energy_total_millijoules = gpu.energy_millijoules;
+  out.pcie_replay_total = gpu.pcie_replay;
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockSm, &u)) out.clock_sm_mhz = u;
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockMem, &u)) {
     out.clock_memory_mhz = u;
   }
-  if (q("nvmlDeviceGetFanSpeed", f.DeviceGetFanSpeed, d, &u)) out.fan_speed_percent = u;
+  if (q.cached(kQFan, "nvmlDeviceGetFanSpeed", f.DeviceGetFanSpeed, d, &u)) out.fan_speed_percent = u;
   unsigned int period_us = 0;
-  if (q("nvmlDeviceGetEncoderUtilization", f.DeviceGetEncoderUtilization, d, &u, &period_us)) {
+  if (q.cached(kQEncoder, "nvmlDeviceGetEncoderUtilization", f.DeviceGetEncoderUtilization, d, &u, &period_us)) {
     out.encoder_utilization_percent = u;
   }
-  if (q("nvmlDeviceGetDecoderUtilization", f.DeviceGetDecoderUtilization, d, &u, &period_us)) {
+  if (q.cached(kQDecoder, "nvmlDeviceGetDecoderUtilization", f.DeviceGetDecoderUtilization, d, &u, &period_us)) {
     out.decoder_utilization_percent = u;
   }
-  // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
-  if (q("nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d, nvml::kPcieUtilTxBytes, &u)) {
-    out.pcie_tx_bytes_per_second = std::uint64_t{u} * 1024;
-  }
-  if (q("nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d, nvml::kPcieUtilRxBytes, &u)) {
-    out.pcie_rx_bytes_per_second = std::uint64_t{u} * 1024;
-  }
-  if (q("nvmlDeviceGetPcieReplayCounter", f.DeviceGetPcieReplayCounter, d, &u)) {
-    out.pcie_replay_total = u;
-  }
 
-  // One call for the fields that have no getter of their own.
-  nvml::FieldValue fv[4] = {};
+  // One call for the fields that have no cheap getter of their own.
+  nvml::FieldValue fv[6] = {};
   fv[0].fieldId = nvml::kFieldMemoryTemp;
   fv[1].fieldId = kFieldNvlinkLinkCount;
   fv[2].fieldId = nvml::kFieldNvlinkThroughputDataTx;
   fv[2].scopeId = nvml::kScopeAllLinks;
   fv[3].fieldId = nvml::kFieldNvlinkThroughputDataRx;
   fv[3].scopeId = nvml::kScopeAllLinks;
-  if (q("nvmlDeviceGetFieldValues", f.DeviceGetFieldValues, d, 4, fv)) {
+  fv[4].fieldId = kFieldPcieTxBytes;
+  fv[5].fieldId = kFieldPcieRxBytes;
+  bool pcie_from_counters = false;
+  if (q.cached(kQFieldValues, "nvmlDeviceGetFieldValues", f.DeviceGetFieldValues, d, 6, fv)) {
     for (const auto& v : fv) {
       if (nvml::is_gpu_lost(v.nvmlReturn)) {
         q.check("nvmlDeviceGetFieldValues", v.nvmlReturn);
@@ -237,24 +276,49 @@ void DeviceSampler::sample_gpu(const Gpu& gpu, DeviceSample& out) const {
       if (auto tx = field_u64(fv[2])) out.nvlink_tx_bytes_total = *tx * 1024;
       if (auto rx = field_u64(fv[3])) out.nvlink_rx_bytes_total = *rx * 1024;
     }
+    auto tx = field_u64(fv[4]);
+    auto rx = field_u64(fv[5]);
+    if (tx && rx) {
+      pcie_from_counters = true;
+      const double dt = std::chrono::duration<double>(now - gpu.pcie_read_at).count();
+      out.pcie_tx_bytes_per_second = counter_rate(gpu.pcie_tx_bytes, *tx, dt);
+      out.pcie_rx_bytes_per_second = counter_rate(gpu.pcie_rx_bytes, *rx, dt);
+      const bool first = !gpu.pcie_tx_bytes;
+      gpu.pcie_tx_bytes = tx;
+      gpu.pcie_rx_bytes = rx;
+      gpu.pcie_read_at = now;
+      // The first pass has no previous reading: take NVML's own 20 ms window once.
+      pcie_from_counters = !first;
+    }
+  }
+  if (!pcie_from_counters) {
+    // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
+    if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
+                 nvml::kPcieUtilTxBytes, &u)) {
+      out.pcie_tx_bytes_per_second = std::uint64_t{u} * 1024;
+    }
+    if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
+                 nvml::kPcieUtilRxBytes, &u)) {
+      out.pcie_rx_bytes_per_second = std::uint64_t{u} * 1024;
+    }
   }
 
-  if (q("nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorCorrected,
+  if (q.cached(kQEccCorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorCorrected,
         nvml::kVolatileEcc, &ull)) {
     out.ecc_corrected_volatile_total = ull;
   }
-  if (q("nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorUncorrected,
+  if (q.cached(kQEccUncorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorUncorrected,
         nvml::kVolatileEcc, &ull)) {
     out.ecc_uncorrected_volatile_total = ull;
   }
   unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
-  if (q("nvmlDeviceGetRemappedRows", f.DeviceGetRemappedRows, d, &corr, &unc, &pending, &failure)) {
+  if (q.cached(kQRemappedRows, "nvmlDeviceGetRemappedRows", f.DeviceGetRemappedRows, d, &corr, &unc, &pending, &failure)) {
     out.remapped_rows_correctable = corr;
     out.remapped_rows_uncorrectable = unc;
     out.remapped_rows_pending = pending != 0;
     out.remapped_rows_failure = failure != 0;
   }
-  if (q("nvmlDeviceGetCurrentClocksEventReasons", f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
+  if (q.cached(kQClockEventReasons, "nvmlDeviceGetCurrentClocksEventReasons", f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
     out.clock_event_reasons = ull;
   }
 }
@@ -263,7 +327,7 @@ DevicePass DeviceSampler::sample() {
   DevicePass pass;
   poll_events(pass.errors);
   pass.devices.reserve(gpus_.size());
-  for (const Gpu& g : gpus_) {
+  for (Gpu& g : gpus_) {
     DeviceSample& out = pass.devices.emplace_back(g.identity);
     if (!g.handle) continue;
     sample_gpu(g, out);

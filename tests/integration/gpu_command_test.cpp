@@ -24,7 +24,7 @@ using nlohmann::json;
 const std::string kEacgm = EACGM_TEST_BIN_DIR "/eacgm";
 const std::string kFakeNvml = EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1";
 
-struct Run {
+struct CommandRun {
   int exit_code = -1;
   std::string out;
   std::string err;
@@ -37,7 +37,7 @@ std::string slurp(const std::string& path) {
 
 // Runs eacgm with `args` and the environment changed by `env` ("NAME=value" sets,
 // "NAME" alone removes). Stdout and stderr are kept apart.
-Run run_eacgm(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CommandRun run_eacgm(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> envs;
   for (char** e = environ; *e; ++e) {
     std::string s(*e);
@@ -67,7 +67,7 @@ Run run_eacgm(const std::vector<std::string>& args, const std::vector<std::strin
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
-  Run r;
+  CommandRun r;
   pid_t pid = 0;
   if (posix_spawn(&pid, kEacgm.c_str(), &fa, nullptr, argv.data(), envp.data()) == 0) {
     int status = 0;
@@ -84,7 +84,7 @@ Run run_eacgm(const std::vector<std::string>& args, const std::vector<std::strin
   return r;
 }
 
-Run run_fake(const std::string& scenario, const std::vector<std::string>& args) {
+CommandRun run_fake(const std::string& scenario, const std::vector<std::string>& args) {
   return run_eacgm(args, {"EACGM_NVML_LIBRARY=" + kFakeNvml, "EACGM_FAKE_NVML_SCENARIO=" + scenario});
 }
 
@@ -92,7 +92,7 @@ constexpr std::uint64_t kMiB = 1024ull * 1024;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
 
 TEST(GpuCommand, TableShowsEveryGpuLikeACompactNvidiaSmi) {
-  Run r = run_fake("full", {"gpu"});
+  CommandRun r = run_fake("full", {"gpu"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out,
@@ -106,7 +106,7 @@ TEST(GpuCommand, TableShowsEveryGpuLikeACompactNvidiaSmi) {
 }
 
 TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
-  Run r = run_fake("full", {"gpu", "--json"});
+  CommandRun r = run_fake("full", {"gpu", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["driver_version"], "999.99.99-fake");
@@ -165,7 +165,7 @@ TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
 }
 
 TEST(GpuCommand, ProcessesTableAndJson) {
-  Run t = run_fake("full", {"gpu", "--processes"});
+  CommandRun t = run_fake("full", {"gpu", "--processes"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   const std::string expected_processes =
       "GPU      PID  Type  Process  Container  Memory MiB   SM  Mem  Enc  Dec\n"
@@ -176,7 +176,7 @@ TEST(GpuCommand, ProcessesTableAndJson) {
   ASSERT_NE(t.out.find("\n\n"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.substr(t.out.find("\n\n") + 2), expected_processes);
 
-  Run r = run_fake("full", {"gpu", "--processes", "--json"});
+  CommandRun r = run_fake("full", {"gpu", "--processes", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json p = json::parse(r.out)["processes"];
   ASSERT_EQ(p.size(), 4u);
@@ -198,7 +198,7 @@ TEST(GpuCommand, ProcessesTableAndJson) {
 }
 
 TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
-  Run r = run_fake("unsupported", {"gpu", "--json", "--processes"});
+  CommandRun r = run_fake("unsupported", {"gpu", "--json", "--processes"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = json::parse(r.out);
   const json& g = j["gpus"][0];
@@ -224,7 +224,7 @@ TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
   EXPECT_EQ(j["processes"][2]["used_memory_bytes"], 512 * kMiB);
   EXPECT_EQ(j["processes"][2]["sm_utilization_percent"], nullptr);
 
-  Run t = run_fake("unsupported", {"gpu"});
+  CommandRun t = run_fake("unsupported", {"gpu"});
   EXPECT_EQ(t.exit_code, 0);
   EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   "
                        "35C              -    1880     2619    -    -\n"),
@@ -233,7 +233,7 @@ TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
 }
 
 TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
-  Run r = run_fake("gpu_lost", {"gpu", "--json", "--processes", "--watch", "--count", "2", "--interval", "0.05"});
+  CommandRun r = run_fake("gpu_lost", {"gpu", "--json", "--processes", "--watch", "--count", "2", "--interval", "0.05"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err, "");
   std::istringstream lines(r.out);
@@ -259,7 +259,7 @@ TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
   EXPECT_EQ(second["processes"].size(), 2u);
   EXPECT_EQ(second["errors"], json({"GPU 1: nvmlDeviceGetComputeRunningProcesses_v3: GPU is lost"}));
 
-  Run t = run_fake("gpu_lost", {"gpu", "--count", "2", "--interval", "0.05"});
+  CommandRun t = run_fake("gpu_lost", {"gpu", "--count", "2", "--interval", "0.05"});
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0  LOST"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("GPU 1: lost (nvmlDeviceGetUtilizationRates failed: GPU is lost): reset the GPU or reboot\n"),
@@ -268,7 +268,7 @@ TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
 }
 
 TEST(GpuCommand, NoLibraryAtAllIsANoticeAndExitCode2) {
-  Run r = run_eacgm({"gpu"}, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  CommandRun r = run_eacgm({"gpu"}, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
@@ -290,7 +290,7 @@ TEST(GpuCommand, NoDriverOnTheSearchPath) {
   }
   for (const auto& args : {std::vector<std::string>{"gpu"}, std::vector<std::string>{"gpu", "--json"},
                            std::vector<std::string>{"gpu", "--processes", "--watch"}}) {
-    Run r = run_eacgm(args, {"EACGM_NVML_LIBRARY"});
+    CommandRun r = run_eacgm(args, {"EACGM_NVML_LIBRARY"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err,
@@ -302,7 +302,7 @@ TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
   for (const char* flag : {"", "--json"}) {
     std::vector<std::string> args{"gpu"};
     if (*flag) args.push_back(flag);
-    Run r = run_fake("init_fail", args);
+    CommandRun r = run_fake("init_fail", args);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err,
@@ -312,7 +312,7 @@ TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
 }
 
 TEST(GpuCommand, NoGpusIsNotAnError) {
-  Run r = run_fake("no_gpus", {"gpu", "--processes"});
+  CommandRun r = run_fake("no_gpus", {"gpu", "--processes"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             "Driver 999.99.99-fake  CUDA 12.4  0 GPUs\n"
@@ -322,7 +322,7 @@ TEST(GpuCommand, NoGpusIsNotAnError) {
 }
 
 TEST(GpuCommand, WatchRefreshesOnTheInterval) {
-  Run r = run_fake("full", {"gpu", "--json", "--count", "3", "--interval", "0.1"});
+  CommandRun r = run_fake("full", {"gpu", "--json", "--count", "3", "--interval", "0.1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
   std::string line;
@@ -336,10 +336,10 @@ TEST(GpuCommand, WatchRefreshesOnTheInterval) {
 }
 
 TEST(GpuCommand, BadIntervalAndMissingConfigAreRejected) {
-  Run r = run_fake("full", {"gpu", "--interval", "0"});
+  CommandRun r = run_fake("full", {"gpu", "--interval", "0"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.out.find("Driver"), std::string::npos);
-  Run c = run_fake("full", {"gpu", "--config", "/nonexistent/eacgm.toml"});
+  CommandRun c = run_fake("full", {"gpu", "--config", "/nonexistent/eacgm.toml"});
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_EQ(c.out, "");
   EXPECT_EQ(c.err.rfind("eacgm: cannot read config /nonexistent/eacgm.toml", 0), 0u) << c.err;

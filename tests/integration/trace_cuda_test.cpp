@@ -1,0 +1,241 @@
+// Integration tests (root, real eBPF uprobes on the machine's real libcudart): the
+// test program calls each CUDA runtime API a known number of times with known
+// arguments, and eacgm's events must match exactly.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+using nlohmann::json;
+
+std::vector<json> parse_jsonl(const std::string& text) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+std::vector<json> events_of(const std::vector<json>& events, int pid) {
+  std::vector<json> out;
+  for (const auto& e : events) {
+    if (e["pid"].get<int>() == pid) out.push_back(e);
+  }
+  return out;
+}
+
+std::map<std::string, int> count_by_name(const std::vector<json>& events) {
+  std::map<std::string, int> n;
+  for (const auto& e : events) n[e["name"].get<std::string>()]++;
+  return n;
+}
+
+// The return codes the program saw, per function, in call order.
+std::map<std::string, std::vector<int>> program_returns(const std::string& out) {
+  std::map<std::string, std::vector<int>> r;
+  std::regex line_re(R"((\w+) ret=(-?\d+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line_re); it != std::sregex_iterator(); ++it) {
+    r[(*it)[1]].push_back(std::stoi((*it)[2]));
+  }
+  return r;
+}
+
+// The calls cuda_calls makes per repetition.
+const std::map<std::string, int> kCallsPerRepeat = {
+    {"cudaLaunchKernel", 3}, {"cudaMalloc", 2},      {"cudaFree", 2},
+    {"cudaMemcpy", 1},       {"cudaMemcpyAsync", 1}, {"cudaStreamSynchronize", 1},
+    {"cudaDeviceSynchronize", 1}};
+
+std::map<std::string, int> times(int n) {
+  auto m = kCallsPerRepeat;
+  for (auto& [k, v] : m) v *= n;
+  return m;
+}
+
+void expect_arguments(const std::vector<json>& events) {
+  std::vector<std::uint64_t> malloc_sizes;
+  for (const auto& e : events) {
+    const auto& name = e["name"];
+    const auto& a = e["args"];
+    EXPECT_EQ(e["domain"], "cuda");
+    EXPECT_EQ(e["comm"], "cuda_calls");
+    ASSERT_TRUE(e["dur_ns"].is_number()) << e.dump();
+    EXPECT_GT(e["dur_ns"].get<std::uint64_t>(), 0u);
+    EXPECT_LT(e["dur_ns"].get<std::uint64_t>(), 5'000'000'000u) << e.dump();
+    if (name == "cudaLaunchKernel") {
+      EXPECT_EQ(a["grid"], json::array({2, 3, 4}));
+      EXPECT_EQ(a["block"], json::array({32, 4, 1}));
+      EXPECT_EQ(a["shared_mem"], 128);
+      EXPECT_EQ(a["stream"], "0x5000");
+      EXPECT_NE(a["func"], "0x0");
+    } else if (name == "cudaMalloc") {
+      malloc_sizes.push_back(a["size"].get<std::uint64_t>());
+      EXPECT_TRUE(a.contains("ptr"));
+    } else if (name == "cudaMemcpy") {
+      EXPECT_EQ(a["dst"], "0x1000");
+      EXPECT_EQ(a["count"], 65536);
+      EXPECT_EQ(a["bytes"], 65536);
+      EXPECT_EQ(a["kind"], 1);  // cudaMemcpyHostToDevice
+    } else if (name == "cudaMemcpyAsync") {
+      EXPECT_EQ(a["src"], "0x2000");
+      EXPECT_EQ(a["count"], 8192);
+      EXPECT_EQ(a["bytes"], 8192);
+      EXPECT_EQ(a["kind"], 2);  // cudaMemcpyDeviceToHost
+      EXPECT_EQ(a["stream"], "0x5000");
+    } else if (name == "cudaStreamSynchronize") {
+      EXPECT_EQ(a["stream"], "0x5000");
+    }
+  }
+  ASSERT_GE(malloc_sizes.size(), 2u);
+  EXPECT_EQ(malloc_sizes[0], 1u << 20);
+  EXPECT_EQ(malloc_sizes[1], 4096u);
+}
+
+void expect_returns_match(const std::vector<json>& events, const std::string& program_out) {
+  auto expected = program_returns(program_out);
+  std::map<std::string, std::vector<int>> seen;
+  for (const auto& e : events) seen[e["name"].get<std::string>()].push_back(e["ret"].get<int>());
+  for (const auto& [name, rets] : expected) EXPECT_EQ(seen[name], rets) << name;
+}
+
+TEST(TraceCuda, TracesLaunchedCommandWithExactCountsArgumentsAndReturnCodes) {
+  Subprocess eacgm({bin("eacgm"), "trace", "--", bin("cuda_calls")});
+  int rc = eacgm.wait();
+  EXPECT_EQ(rc, 7) << "eacgm must return the command's exit code\n" << eacgm.err();
+  auto events = parse_jsonl(eacgm.out().substr(eacgm.out().find('{')));
+  // The command's own stdout is interleaved with eacgm's on the same stream; keep JSON.
+  std::vector<json> calls;
+  std::string program_out;
+  std::istringstream in(eacgm.out());
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '{') {
+      calls.push_back(json::parse(line));
+    } else {
+      program_out += line + "\n";
+    }
+  }
+  EXPECT_EQ(count_by_name(calls), times(1)) << eacgm.err();
+  expect_arguments(calls);
+  expect_returns_match(calls, program_out);
+  std::set<int> pids;
+  for (const auto& e : calls) pids.insert(e["pid"].get<int>());
+  EXPECT_EQ(pids.size(), 1u);
+  EXPECT_NE(eacgm.err().find("drops=0"), std::string::npos) << eacgm.err();
+  EXPECT_NE(eacgm.err().find("lost_exits=0"), std::string::npos) << eacgm.err();
+}
+
+TEST(TraceCuda, ExactCountsOverManyRepetitionsWrittenToFile) {
+  std::string dir = temp_dir();
+  std::string out = dir + "/events.jsonl";
+  Subprocess eacgm({bin("eacgm"), "trace", "-o", out, "--", bin("cuda_calls"), "--repeat", "500"});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  auto events = parse_jsonl(read_file(out));
+  EXPECT_EQ(count_by_name(events), times(500));
+  // Entry timestamps are strictly ordered within the single traced thread.
+  for (std::size_t i = 1; i < events.size(); ++i) {
+    ASSERT_GT(events[i]["ts_ns"].get<std::uint64_t>(), events[i - 1]["ts_ns"].get<std::uint64_t>());
+  }
+  expect_returns_match(events, eacgm.out());
+}
+
+TEST(TraceCuda, AttachesToProgramStartedBeforeTheTracer) {
+  std::string dir = temp_dir();
+  std::string go = dir + "/go";
+  Subprocess program({bin("cuda_calls"), "--wait-file", go});
+  ASSERT_TRUE(program.wait_for("ready"));
+  Subprocess eacgm({bin("eacgm"), "trace", "--pid", std::to_string(program.pid())});
+  ASSERT_TRUE(eacgm.wait_for("eacgm: tracing pid", true)) << eacgm.err();
+  std::ofstream(go).put('1');
+  EXPECT_EQ(program.wait(), 7);
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(30)), 0) << "tracing --pid ends when the pid exits\n" << eacgm.err();
+  auto events = parse_jsonl(eacgm.out());
+  EXPECT_EQ(count_by_name(events_of(events, program.pid())), times(1));
+  EXPECT_EQ(events_of(events, program.pid()).size(), events.size()) << "--pid filters other processes";
+  expect_arguments(events);
+  expect_returns_match(events, program.out());
+}
+
+TEST(TraceCuda, TracesProgramStartedAfterTheTracerWithoutFilter) {
+  Subprocess eacgm({bin("eacgm"), "trace", "--duration", "60"});
+  ASSERT_TRUE(eacgm.wait_for("eacgm: tracing all processes", true)) << eacgm.err();
+  Subprocess program({bin("cuda_calls"), "--repeat", "2"});
+  EXPECT_EQ(program.wait(), 7);
+  // Let the poll timeout deliver the last records, then stop like a user would.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  eacgm.signal(SIGINT);
+  EXPECT_EQ(eacgm.wait(), 128 + SIGINT) << eacgm.err();
+  auto events = events_of(parse_jsonl(eacgm.out()), program.pid());
+  EXPECT_EQ(count_by_name(events), times(2)) << eacgm.err();
+  expect_returns_match(events, program.out());
+}
+
+TEST(TraceCuda, FindsLibcudartCopyLoadedLateWithDlopen) {
+  // A private copy, as a conda or venv install has it: not in the loader cache.
+  std::string dir = temp_dir();
+  std::string libdir = dir + "/venv/lib/python3/site-packages/nvidia/cu13/lib";
+  std::filesystem::create_directories(libdir);
+  std::string copy = libdir + "/libcudart.so.13";
+  std::filesystem::copy_file(std::filesystem::canonical("/usr/local/cuda/lib64/libcudart.so.13"), copy);
+  std::string go = dir + "/go";
+
+  Subprocess eacgm({bin("eacgm"), "trace", "--duration", "60"});
+  ASSERT_TRUE(eacgm.wait_for("eacgm: tracing all processes", true)) << eacgm.err();
+  Subprocess program({bin("cuda_dlopen"), copy, go});
+  ASSERT_TRUE(program.wait_for("loaded")) << program.out() << program.err();
+  ASSERT_TRUE(eacgm.wait_for("to " + copy, true, std::chrono::milliseconds(10000)))
+      << "eacgm did not attach to the late-loaded copy\n" << eacgm.err();
+  std::ofstream(go).put('1');
+  EXPECT_EQ(program.wait(), 0) << program.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  eacgm.signal(SIGINT);
+  eacgm.wait();
+  auto events = events_of(parse_jsonl(eacgm.out()), program.pid());
+  ASSERT_EQ(events.size(), 2u) << eacgm.out();
+  EXPECT_EQ(events[0]["name"], "cudaMalloc");
+  EXPECT_EQ(events[0]["args"]["size"], 12345);
+  EXPECT_EQ(events[1]["name"], "cudaFree");
+  expect_returns_match(events, program.out());
+}
+
+TEST(TraceCuda, RunPrintsPerFunctionSummary) {
+  Subprocess eacgm({bin("eacgm"), "run", "--", bin("cuda_calls"), "--repeat", "10"});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  std::string out = eacgm.out();
+  for (const auto& [name, n] : times(10)) {
+    std::regex row("cuda +" + name + " +" + std::to_string(n) + " +" + std::to_string(n) + " ");
+    EXPECT_TRUE(std::regex_search(out, row)) << name << " row missing or wrong:\n" << out;
+  }
+  EXPECT_NE(out.find("accounting: events=110 drops=0 lost_exits=0"), std::string::npos) << out;
+}
+
+TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
+  Subprocess eacgm({bin("eacgm"), "trace", "--format", "text", "--", bin("cuda_calls")});
+  EXPECT_EQ(eacgm.wait(), 7);
+  EXPECT_TRUE(std::regex_search(
+      eacgm.out(), std::regex(R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+  [0-9.]+ (us|ms))")))
+      << eacgm.out();
+  EXPECT_NE(eacgm.err().find("done events=11 drops=0"), std::string::npos) << eacgm.err();
+}
+
+TEST(TraceCuda, ProbesCheckResolvesTheCatalogOnThisMachine) {
+  Subprocess eacgm({bin("eacgm"), "probes", "--check"});
+  EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
+  std::string out = eacgm.out();
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(cudaMalloc .*libcudart\.so\*[\s\S]*?ok \S*libcudart\.so\.13: 1 symbol)"))) << out;
+}
+
+}  // namespace
+}  // namespace eacgm::test
