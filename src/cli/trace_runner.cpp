@@ -116,7 +116,25 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
   if (child) to.pids.push_back(child->pid());
   to.btf_path = opts.btf_path;
 
-  auto notice = [](const std::string& msg) { std::fprintf(stderr, "eacgm: %s\n", msg.c_str()); };
+  // Start-up notices wait until start-up has succeeded, so that a failure reads as
+  // one line.
+  struct Notices {
+    bool live = false;
+    std::vector<std::string> held;
+  };
+  auto notices = std::make_shared<Notices>();
+  auto notice = [notices](const std::string& msg) {
+    if (notices->live) {
+      std::fprintf(stderr, "eacgm: %s\n", msg.c_str());
+    } else {
+      notices->held.push_back(msg);
+    }
+  };
+  auto release_notices = [notices] {
+    for (const auto& m : notices->held) std::fprintf(stderr, "eacgm: %s\n", m.c_str());
+    notices->held.clear();
+    notices->live = true;
+  };
   auto session = ingest::TraceSession::start(to, std::move(sink), notice);
   if (!session) {
     print_error(session.error());
@@ -137,6 +155,7 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     }
   }
   install_signal_handlers();
+  release_notices();
   {
     auto r = s.report();
     std::string scope = "all processes";

@@ -1,0 +1,91 @@
+// Bad input: each mistake gets one line on stderr that says what to do, a non-zero
+// exit code, and no crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string err;
+};
+
+Outcome run_eacgm(std::vector<std::string> args) {
+  args.insert(args.begin(), bin("eacgm"));
+  Subprocess p(args);
+  int code = p.wait(std::chrono::seconds(60));
+  return {code, p.err()};
+}
+
+void expect_one_line_error(const Outcome& o, int code, const std::string& phrase) {
+  EXPECT_EQ(o.code, code) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line expected:\n" << o.err;
+  EXPECT_EQ(o.err.rfind("eacgm: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find(phrase), std::string::npos) << o.err;
+}
+
+std::string write_config(const std::string& text) {
+  std::string path = temp_dir() + "/eacgm.toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(BadInput, UnknownProbeName) {
+  expect_one_line_error(run_eacgm({"trace", "--probes", "cuda,nosuchprobe", "--", "/bin/true"}), 2,
+                        "unknown probe name 'nosuchprobe' (catalogs: cuda");
+}
+
+TEST(BadInput, SpecForSymbolThatDoesNotExist) {
+  std::string cfg = write_config(
+      "[[probe]]\nname = \"typo\"\nlibrary = \"libcudart.so*\"\nsymbol = \"cudaMallocc\"\n");
+  expect_one_line_error(run_eacgm({"trace", "--config", cfg, "--", bin("cuda_calls")}), 2,
+                        "probe \"typo\": symbol \"cudaMallocc\" not found in");
+}
+
+TEST(BadInput, InvalidConfigNamesTheLine) {
+  std::string cfg = write_config("[trace]\nringbuf_mib = 3\n");
+  auto o = run_eacgm({"trace", "--config", cfg, "--", "/bin/true"});
+  expect_one_line_error(o, 2, "eacgm.toml:2:");
+}
+
+TEST(BadInput, MissingConfigFile) {
+  expect_one_line_error(run_eacgm({"run", "--config", "/nonexistent/eacgm.toml", "--", "/bin/true"}), 2,
+                        "cannot read config /nonexistent/eacgm.toml");
+}
+
+TEST(BadInput, NoRootPrivileges) {
+  // setpriv drops to nobody with no capabilities, as an unprivileged user would run.
+  Subprocess p({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                "--inh-caps=-all", bin("eacgm"), "trace", "--", "/bin/true"});
+  Outcome o{p.wait(), p.err()};
+  expect_one_line_error(o, 1, "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities)");
+}
+
+TEST(BadInput, KernelWithoutBtf) {
+  expect_one_line_error(run_eacgm({"trace", "--btf", "/nonexistent/vmlinux", "--", "/bin/true"}), 1,
+                        "cannot read BTF file /nonexistent/vmlinux");
+}
+
+TEST(BadInput, NonexistentPid) {
+  expect_one_line_error(run_eacgm({"trace", "--pid", "999999999"}), 2, "no such process: 999999999");
+}
+
+TEST(BadInput, NonexistentCommand) {
+  expect_one_line_error(run_eacgm({"trace", "--", "/nonexistent/command"}), 127,
+                        "command not found: /nonexistent/command");
+  expect_one_line_error(run_eacgm({"run", "--", "no-such-command-anywhere"}), 127,
+                        "command not found: no-such-command-anywhere (not on PATH)");
+}
+
+TEST(BadInput, UnknownOptionAndFormat) {
+  auto o = run_eacgm({"trace", "--format", "xml"});
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("--format"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace eacgm::test
