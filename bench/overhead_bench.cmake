@@ -1,0 +1,15 @@
+# The overhead benchmark's parts: the tight-loop program and the empty-probe floor.
+find_path(CUDA_INCLUDE_DIR cuda_runtime_api.h PATHS /usr/local/cuda/include /usr/include)
+find_library(CUDART_SHARED cudart PATHS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
+add_executable(cuda_loop ${CMAKE_SOURCE_DIR}/bench/programs/cuda_loop.cpp)
+target_include_directories(cuda_loop PRIVATE ${CUDA_INCLUDE_DIR})
+target_link_libraries(cuda_loop PRIVATE ${CUDART_SHARED} Threads::Threads)
+set_target_properties(cuda_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+eacgm_bpf_skeleton(bare ${CMAKE_SOURCE_DIR}/bench/bare.bpf.c)
+add_executable(eacgm-bench-bare ${CMAKE_SOURCE_DIR}/bench/bare_probe.cpp)
+add_dependencies(eacgm-bench-bare bare_skel)
+target_include_directories(eacgm-bench-bare PRIVATE ${CMAKE_BINARY_DIR}/bpf)
+target_link_libraries(eacgm-bench-bare PRIVATE eacgm_probe)
+target_link_options(eacgm-bench-bare PRIVATE -static-libstdc++ -static-libgcc)
+set_target_properties(eacgm-bench-bare PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark, in the order BENCHMARKS.md reports them (root).
+set -euo pipefail
+B=${1:-build}
+echo "== replay: records through decode, summary, JSONL (one core)"
+"$B/bench/eacgm_bench_ingest" --benchmark_min_time=1
+echo "== analysis: sketch and summary updates"
+"$B/bench/eacgm_bench_analysis" --benchmark_min_time=0.5
+echo "== NVML sampling pass (fake NVML unless EACGM_BENCH_REAL_NVML=1)"
+"$B/bench/eacgm_bench_sample" --benchmark_min_time=0.5
+echo "== overhead per traced call and capture"
+bench/overhead.sh "$B" "${ITERS:-200000}" "${CALL:-malloc}"
+echo "== idle cost"
+bench/idle.sh "$B" 10
