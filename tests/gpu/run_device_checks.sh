@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# All device checks in one call (GPU machine, root): a PyTorch training loop traced by
+# eacgm against PyTorch's profiler, `eacgm run` on it, NVML against nvidia-smi, the
+# overhead/capture/idle benchmarks and start-up time. Binaries come prebuilt in
+# BIN (copied from a build dir: eacgm, cuda_loop, eacgm-bench-bare, bench/*).
+# Usage: tests/gpu/run_device_checks.sh BIN OUT_DIR
+set -uo pipefail
+BIN=$(readlink -f "$1")
+OUT=$2
+PY=${TORCH_PY:-/opt/torch/.venv/bin/python}
+mkdir -p "$OUT"
+echo "== machine"; nvidia-smi -L; uname -r; "$PY" -c 'import torch; print("torch", torch.__version__)'
+CU13=$("$PY" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')
+
+echo "== start-up: probes attached and time to ready"
+for probes in ${PROBE_SETS:-cuda}; do
+  s=$(date +%s%N)
+  "$BIN/eacgm" trace --probes "$probes" --duration 0.01 -o /dev/null 2> "$OUT/startup.err"
+  e=$(date +%s%N)
+  echo "$probes: $(( (e - s) / 1000000 )) ms start+stop; $(grep -o 'tracing.*' "$OUT/startup.err")"
+done
+
+echo "== PyTorch training loop traced (catalogs: ${TRACE_PROBES:-cuda})"
+"$BIN/eacgm" trace --probes "${TRACE_PROBES:-cuda}" -o "$OUT/torch.jsonl" -- \
+  "$PY" tests/gpu/torch_train.py "$OUT/prof.json" 10 2> "$OUT/trace.err"
+echo "exit=$? $(tail -1 "$OUT/trace.err")"
+grep 'attached' "$OUT/trace.err" | head -5
+"$PY" tests/gpu/compare_counts.py "$OUT/torch.jsonl" "$OUT/prof.json"
+echo "-- sample events"
+grep -m1 '"cudaLaunchKernel"' "$OUT/torch.jsonl"; grep -m1 '"cudaMalloc"' "$OUT/torch.jsonl"
+
+echo "== eacgm run summary"
+"$BIN/eacgm" run --probes "${TRACE_PROBES:-cuda}" -- "$PY" tests/gpu/torch_train.py "$OUT/prof2.json" 10 \
+  2> "$OUT/run.err" | head -14
+
+echo "== NVML vs nvidia-smi"
+LD_LIBRARY_PATH="$BIN/lib" tests/gpu/nvml_compare.sh "$BIN" 2>&1 | tail -30
+
+echo "== overhead and capture (cudaFree(NULL) loop on the GPU)"
+LD_LIBRARY_PATH="$CU13" REPS=5 bench/overhead.sh "$BIN" 200000 free_null 2>&1
+echo "== idle"
+bench/idle.sh "$BIN" 10
+echo "== replay decode"
+LD_LIBRARY_PATH="$BIN/lib" "$BIN/bench/eacgm_bench_ingest" --benchmark_min_time=1 2>&1 | tail -4
