@@ -11,25 +11,42 @@ typedef std::uint16_t eacgm_u16;
 typedef std::uint32_t eacgm_u32;
 typedef std::uint64_t eacgm_u64;
 typedef std::int64_t eacgm_s64;
+typedef std::int16_t eacgm_s16;
 #else
 typedef __u8 eacgm_u8;
 typedef __u16 eacgm_u16;
 typedef __u32 eacgm_u32;
 typedef __u64 eacgm_u64;
 typedef __s64 eacgm_s64;
+typedef __s16 eacgm_s16;
 #endif
 
 #define EACGM_MAX_ARGS 8
 #define EACGM_STR_LEN 64
+#define EACGM_STR2_LEN 128 /* the second string: long enough for most source file paths */
 #define EACGM_COMM_LEN 16
 #define EACGM_MAX_PROBES 65536
-#define EACGM_ABI_VERSION 1
+#define EACGM_ABI_VERSION 2
 
 /* Where an argument lives at function entry (x86-64 System V). */
 enum eacgm_arg_source {
 	EACGM_SRC_NONE = 0,
 	EACGM_SRC_REG = 1,   /* index 0..5: rdi rsi rdx rcx r8 r9 */
 	EACGM_SRC_STACK = 2, /* index n: the n-th 8-byte stack argument */
+	/* USDT operands sit in any register or in memory next to one ("8@%rbx",
+	 * "-4@-20(%rbp)"): index is an enum eacgm_reg slot, disp the displacement. */
+	EACGM_SRC_PTREG = 3,     /* the register's value */
+	EACGM_SRC_PTREG_MEM = 4, /* the 8 bytes at register + disp */
+};
+
+/* Register slots of EACGM_SRC_PTREG(_MEM). The six argument registers come first in
+ * System V order, so EACGM_SRC_REG index n and slot n name the same register. */
+enum eacgm_reg {
+	EACGM_REG_RDI = 0, EACGM_REG_RSI = 1, EACGM_REG_RDX = 2, EACGM_REG_RCX = 3,
+	EACGM_REG_R8 = 4, EACGM_REG_R9 = 5, EACGM_REG_RAX = 6, EACGM_REG_RBX = 7,
+	EACGM_REG_RBP = 8, EACGM_REG_RSP = 9, EACGM_REG_R10 = 10, EACGM_REG_R11 = 11,
+	EACGM_REG_R12 = 12, EACGM_REG_R13 = 13, EACGM_REG_R14 = 14, EACGM_REG_R15 = 15,
+	EACGM_REG_COUNT = 16,
 };
 
 /* What to make of the captured word. */
@@ -40,22 +57,33 @@ enum eacgm_arg_kind {
 	EACGM_KIND_DEREF_U64 = 3, /* *(u64 *)word */
 	EACGM_KIND_DIM3 = 4,      /* by value: x,y in this register, z in the next */
 	EACGM_KIND_DEREF_DIM3 = 5,/* *(dim3 *)word */
-	EACGM_KIND_STRING = 6,    /* NUL-terminated string at word (one per record) */
+	EACGM_KIND_STRING = 6,    /* NUL-terminated string at word (str, or str2 with EACGM_ARG_STR2) */
+	EACGM_KIND_DIM3_SPLIT = 7,/* x, y, z as three consecutive u32 arguments: this slot
+				   * and the next two (past r9 they continue on the stack) */
+	EACGM_KIND_U8 = 8,        /* low 8 bits (1-byte USDT operands such as %al) */
+	EACGM_KIND_U16 = 9,       /* low 16 bits */
 };
 
 /* Capture flags of an argument. */
 #define EACGM_ARG_AT_EXIT 0x1 /* dereference at function exit (out-parameters) */
+#define EACGM_ARG_STR2 0x2    /* a string kind written to str2 instead of str */
 
 struct eacgm_arg_spec {
 	eacgm_u8 source;
 	eacgm_u8 index;
 	eacgm_u8 kind;
 	eacgm_u8 flags;
+	/* Deref kinds read at word + deref_offset: fields of a struct passed by pointer
+	 * (cudaLaunchConfig_t, CUlaunchConfig). */
+	eacgm_u16 deref_offset;
+	eacgm_s16 disp; /* EACGM_SRC_PTREG_MEM: signed displacement from the register */
 };
 
 /* Probe flags. */
 #define EACGM_PROBE_EXIT 0x1     /* paired entry+exit: duration and return value */
 #define EACGM_PROBE_ENABLED 0x2  /* cleared to mute a probe without detaching */
+#define EACGM_PROBE_OUTER 0x4    /* calls of other probes made on the same thread while this
+				  * one runs are flagged EACGM_REC_NESTED (runtime -> driver) */
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
 struct eacgm_probe {
@@ -74,6 +102,8 @@ enum eacgm_record_type {
 /* Record flags. */
 #define EACGM_REC_HAS_EXIT 0x1     /* dur_ns and ret are valid */
 #define EACGM_REC_STR_TRUNC 0x2    /* str was cut at EACGM_STR_LEN - 1 bytes */
+#define EACGM_REC_NESTED 0x4       /* made inside a call of an EACGM_PROBE_OUTER probe */
+#define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
 
 /* One fixed-size record per call (or per discovery hint). */
 struct eacgm_record {
@@ -92,6 +122,7 @@ struct eacgm_record {
 	eacgm_u64 args[EACGM_MAX_ARGS]; /* captured words (dim3: x | y << 32) */
 	eacgm_u32 ext[EACGM_MAX_ARGS];  /* dim3: z */
 	char str[EACGM_STR_LEN];
+	char str2[EACGM_STR2_LEN]; /* a second string (Python: the source file) */
 };
 
 /* Counters the BPF side keeps (per-CPU array indexed by these). */

@@ -65,6 +65,16 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* Per thread: how many EACGM_PROBE_OUTER calls are running (runtime API calls whose
+ * driver calls must not be counted twice). LRU so a thread that died inside one
+ * cannot pin an entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} outer_depth SEC(".maps");
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -81,42 +91,54 @@ static __always_inline int traced(__u32 tgid)
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
 }
 
-/* The six argument registers, copied once: indexing pt_regs with a variable
- * offset is rejected by the verifier ("dereference of modified ctx ptr"). */
+/* The general registers, copied once: indexing pt_regs with a variable offset is
+ * rejected by the verifier ("dereference of modified ctx ptr"). Slots follow enum
+ * eacgm_reg: the six argument registers first, so REG index n is slot n. */
 struct arg_regs {
-	__u64 r[8]; /* 6 used; 8 so that an index masked with 7 stays in bounds */
-	__u64 sp;
+	__u64 r[EACGM_REG_COUNT];
 };
 
 static __always_inline void load_regs(struct pt_regs *ctx, struct arg_regs *regs)
 {
-	regs->r[0] = PT_REGS_PARM1(ctx);
-	regs->r[1] = PT_REGS_PARM2(ctx);
-	regs->r[2] = PT_REGS_PARM3(ctx);
-	regs->r[3] = PT_REGS_PARM4(ctx);
-	regs->r[4] = PT_REGS_PARM5(ctx);
-	regs->r[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
-	regs->r[6] = 0;
-	regs->r[7] = 0;
-	regs->sp = PT_REGS_SP(ctx);
+	regs->r[EACGM_REG_RDI] = ctx->rdi;
+	regs->r[EACGM_REG_RSI] = ctx->rsi;
+	regs->r[EACGM_REG_RDX] = ctx->rdx;
+	regs->r[EACGM_REG_RCX] = ctx->rcx;
+	regs->r[EACGM_REG_R8] = ctx->r8;
+	regs->r[EACGM_REG_R9] = ctx->r9;
+	regs->r[EACGM_REG_RAX] = ctx->rax;
+	regs->r[EACGM_REG_RBX] = ctx->rbx;
+	regs->r[EACGM_REG_RBP] = ctx->rbp;
+	regs->r[EACGM_REG_RSP] = ctx->rsp;
+	regs->r[EACGM_REG_R10] = ctx->r10;
+	regs->r[EACGM_REG_R11] = ctx->r11;
+	regs->r[EACGM_REG_R12] = ctx->r12;
+	regs->r[EACGM_REG_R13] = ctx->r13;
+	regs->r[EACGM_REG_R14] = ctx->r14;
+	regs->r[EACGM_REG_R15] = ctx->r15;
 }
 
 static __always_inline __u64 reg_arg(const struct arg_regs *regs, __u32 index)
 {
-	return regs->r[index & 7];
+	return regs->r[index & (EACGM_REG_COUNT - 1)];
 }
 
 /* The raw word of an argument at entry; 0 and a fault bit when unreadable. */
 static __always_inline int load_word(const struct arg_regs *regs, const struct eacgm_arg_spec *a,
 				     __u64 *out)
 {
-	if (a->source == EACGM_SRC_REG) {
+	if (a->source == EACGM_SRC_REG || a->source == EACGM_SRC_PTREG) {
 		*out = reg_arg(regs, a->index);
 		return 0;
 	}
 	if (a->source == EACGM_SRC_STACK) {
 		/* At entry rsp points at the return address; stack arguments follow. */
-		__u64 addr = regs->sp + 8 * ((__u64)a->index + 1);
+		__u64 addr = regs->r[EACGM_REG_RSP] + 8 * ((__u64)a->index + 1);
+		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+	}
+	if (a->source == EACGM_SRC_PTREG_MEM) {
+		/* Narrower operands are cut down by their kind (u32, u16, u8). */
+		__u64 addr = reg_arg(regs, a->index) + (__s64)a->disp;
 		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 	}
 	*out = 0;
@@ -128,6 +150,7 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 					const struct eacgm_arg_spec *a, __u64 word)
 {
 	int err = 0;
+	__u64 addr = word + a->deref_offset; /* deref kinds: a field behind the pointer */
 	switch (a->kind) {
 	case EACGM_KIND_RAW:
 		r->args[i] = word;
@@ -135,15 +158,21 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 	case EACGM_KIND_U32:
 		r->args[i] = (__u32)word;
 		break;
+	case EACGM_KIND_U16:
+		r->args[i] = (__u16)word;
+		break;
+	case EACGM_KIND_U8:
+		r->args[i] = (__u8)word;
+		break;
 	case EACGM_KIND_DEREF_U32: {
 		__u32 v = 0;
-		err = bpf_probe_read_user(&v, sizeof(v), (void *)word);
+		err = bpf_probe_read_user(&v, sizeof(v), (void *)addr);
 		r->args[i] = v;
 		break;
 	}
 	case EACGM_KIND_DEREF_U64: {
 		__u64 v = 0;
-		err = bpf_probe_read_user(&v, sizeof(v), (void *)word);
+		err = bpf_probe_read_user(&v, sizeof(v), (void *)addr);
 		r->args[i] = v;
 		break;
 	}
@@ -161,18 +190,44 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 		break;
 	case EACGM_KIND_DEREF_DIM3: {
 		__u32 v[3] = {};
-		err = bpf_probe_read_user(v, sizeof(v), (void *)word);
+		err = bpf_probe_read_user(v, sizeof(v), (void *)addr);
 		r->args[i] = (__u64)v[0] | ((__u64)v[1] << 32);
 		r->ext[i] = v[2];
 		break;
 	}
+	case EACGM_KIND_DIM3_SPLIT: {
+		/* Integer arguments continue from r9 onto the stack (SysV), so the three
+		 * u32s of cuLaunchKernel's block may straddle registers and stack. */
+		__u64 yz[2] = {};
+		struct eacgm_arg_spec next = *a;
+		for (int k = 0; k < 2; k++) {
+			if (next.source == EACGM_SRC_REG && next.index >= 5) {
+				next.source = EACGM_SRC_STACK;
+				next.index = 0;
+			} else {
+				next.index += 1;
+			}
+			if (load_word(regs, &next, &yz[k]))
+				err = -1;
+		}
+		r->args[i] = (__u64)(__u32)word | ((__u64)(__u32)yz[0] << 32);
+		r->ext[i] = (__u32)yz[1];
+		break;
+	}
 	case EACGM_KIND_STRING: {
-		long n = bpf_probe_read_user_str(r->str, sizeof(r->str), (void *)word);
+		long n;
+		if (a->flags & EACGM_ARG_STR2) {
+			n = bpf_probe_read_user_str(r->str2, sizeof(r->str2), (void *)addr);
+			if (n == sizeof(r->str2))
+				r->flags |= EACGM_REC_STR2_TRUNC;
+		} else {
+			n = bpf_probe_read_user_str(r->str, sizeof(r->str), (void *)addr);
+			if (n == sizeof(r->str))
+				r->flags |= EACGM_REC_STR_TRUNC;
+		}
 		r->args[i] = word;
 		if (n < 0)
 			err = (int)n;
-		else if (n == sizeof(r->str))
-			r->flags |= EACGM_REC_STR_TRUNC;
 		break;
 	}
 	}
@@ -234,6 +289,19 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	r->probe_id = probe_id;
 	r->nargs = p->nargs;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	__u32 tid = (__u32)id;
+	__u32 *depth = bpf_map_lookup_elem(&outer_depth, &tid);
+	if (depth && *depth > 0)
+		r->flags |= EACGM_REC_NESTED;
+	if ((p->flags & EACGM_PROBE_OUTER) && (p->flags & EACGM_PROBE_EXIT)) {
+		/* Only probes with an exit can close what they open. */
+		if (depth) {
+			*depth += 1; /* keyed by thread: no other CPU touches it */
+		} else {
+			__u32 one = 1;
+			bpf_map_update_elem(&outer_depth, &tid, &one, BPF_ANY);
+		}
+	}
 	struct arg_regs regs;
 	load_regs(ctx, &regs);
 	capture_args(&regs, r, p, 0);
@@ -266,13 +334,25 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 		return 0;
 
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p && (p->flags & EACGM_PROBE_OUTER)) {
+		/* Closed even when the entry record is gone, so the depth cannot stick;
+		 * never below zero (an exit whose entry ran before we attached). */
+		__u32 tid = (__u32)id;
+		__u32 *depth = bpf_map_lookup_elem(&outer_depth, &tid);
+		if (depth) {
+			if (*depth <= 1)
+				bpf_map_delete_elem(&outer_depth, &tid);
+			else
+				*depth -= 1;
+		}
+	}
 	struct pending_key k = {.tid = (__u32)id, .probe_id = probe_id};
 	struct eacgm_record *r = bpf_map_lookup_elem(&pending, &k);
 	if (!r) {
 		count(EACGM_CNT_ORPHAN_EXITS);
 		return 0;
 	}
-	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	if (p) {
 		/* Out-parameters are read through pointers saved at entry; no registers. */
 		struct arg_regs regs = {};

@@ -39,7 +39,7 @@ std::uint32_t CallSummary::slot_by_name(std::string_view domain, std::string_vie
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
   if (entries_.size() >= max_keys_) return kNoEntry;
   const auto slot = static_cast<std::uint32_t>(entries_.size());
-  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, prototype_});
+  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, prototype_});
   by_name_.emplace(std::move(key), slot);
   return slot;
 }
@@ -72,6 +72,10 @@ void CallSummary::add(const CallEvent& event) {
     return;
   }
   Entry& e = entries_[slot];
+  if (event.nested) {
+    ++e.nested;  // already counted (and timed) by the outer call that made it
+    return;
+  }
   ++e.calls;
   if (!event.has_exit) {
     ++e.entry_only;
@@ -91,6 +95,7 @@ std::vector<CallSummaryRow> CallSummary::rows() const {
     r.calls = e.calls;
     r.errors = e.errors;
     r.entry_only = e.entry_only;
+    r.nested = e.nested;
     r.timed = e.durations.count();
     r.total_ns = e.durations.sum();
     r.mean_ns = e.durations.mean();

@@ -17,13 +17,17 @@
 namespace eacgm::analysis {
 
 // One function's totals. Durations are in ns; they cover only calls with an exit
-// (`timed`), while `calls` also counts entry-only ones.
+// (`timed`), while `calls` also counts entry-only ones. Nested calls (made inside an
+// `outer` probe's call, such as the driver's cuLaunchKernel under cudaLaunchKernel) are
+// counted only in `nested`: `calls`, `errors` and durations leave them out, so summing
+// calls over domains counts each launch once.
 struct CallSummaryRow {
   std::string domain;
   std::string function;
   std::uint64_t calls = 0;
   std::uint64_t errors = 0;
   std::uint64_t entry_only = 0;  // calls seen without an exit: counted, not timed
+  std::uint64_t nested = 0;      // calls made inside an outer call: not in `calls`
   std::uint64_t timed = 0;
   std::uint64_t total_ns = 0;
   double mean_ns = 0.0;
@@ -65,6 +69,7 @@ class CallSummary {
     std::uint64_t calls = 0;
     std::uint64_t errors = 0;
     std::uint64_t entry_only = 0;
+    std::uint64_t nested = 0;
     LatencySketch durations;
   };
   static constexpr std::uint32_t kNoEntry = 0xffffffffu;

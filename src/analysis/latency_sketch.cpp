@@ -54,7 +54,7 @@ void LatencySketch::rebase(std::int32_t new_lo, std::int32_t new_hi) {
 
   const auto end = offset_ + static_cast<std::int64_t>(counts_.size());
   if (counts_.empty() || new_lo < offset_ || new_hi >= end) {
-    const auto need = static_cast<std::size_t>(new_hi - new_lo + 1);
+    const auto need = static_cast<std::size_t>(new_hi - new_lo) + 1;
     std::size_t size = std::max({need, counts_.size() * 2, kInitialWindow});
     size = std::min<std::size_t>(size, cap_);
     // Leave the slack on the side the range is growing toward.
@@ -121,7 +121,7 @@ Status LatencySketch::merge(const LatencySketch& other) {
         other.alpha_, alpha_));
   }
   if (&other == this) {
-    const LatencySketch copy = other;  // merging into itself would read what it writes
+    const LatencySketch copy = other;  // NOLINT(performance-unnecessary-copy-initialization): merging into itself would read what it writes
     return merge(copy);
   }
   count_ += other.count_;

@@ -65,7 +65,7 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
   pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
   auto loop = SamplingLoop::start(
       {interval, o.count}, [&sampler] { return sampler.sample(); },
-      [&](GpuSnapshot s) {
+      [&](const GpuSnapshot& s) {
         emit(s, o, clear_screen);
         status = snapshot_status(s);
       });

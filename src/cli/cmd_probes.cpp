@@ -13,6 +13,7 @@
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 #include "probe/library_scan.h"
+#include "probe/usdt_notes.h"
 
 namespace eacgm::cli {
 namespace {
@@ -26,6 +27,9 @@ const char* kind_name(ArgKind k) {
     case ArgKind::kDim3: return "dim3";
     case ArgKind::kDerefDim3: return "deref_dim3";
     case ArgKind::kString: return "string";
+    case ArgKind::kDim3Split: return "dim3_split";
+    case ArgKind::kU8: return "u8";
+    case ArgKind::kU16: return "u16";
   }
   return "?";
 }
@@ -33,11 +37,23 @@ const char* kind_name(ArgKind k) {
 std::string describe_args(const ProbeSpec& s) {
   std::string out;
   for (const auto& a : s.args) {
-    out += fmt::format("{}{}={}{}:{}{}", out.empty() ? "" : " ", a.name,
-                       a.source == ArgSource::kRegister ? "reg" : "stack", a.index, kind_name(a.kind),
-                       a.at_exit ? "@exit" : "");
+    const char* where = "stack";
+    if (a.source == ArgSource::kRegister) where = "reg";
+    if (a.source == ArgSource::kUsdtArg) where = "usdt_arg";
+    if (a.source == ArgSource::kPtReg || a.source == ArgSource::kPtRegMem) where = "slot";
+    out += fmt::format("{}{}={}{}:{}{}", out.empty() ? "" : " ", a.name, where, a.index,
+                       kind_name(a.kind), a.at_exit ? "@exit" : "");
   }
   return out.empty() ? "-" : out;
+}
+
+// How many sites of USDT probe "provider:name" the file has.
+std::size_t usdt_sites(const std::string& path, const std::string& usdt) {
+  auto notes = probe::read_usdt_probes(path);
+  if (!notes) return 0;
+  std::size_t n = 0;
+  for (const auto& p : *notes) n += usdt == p.provider + ":" + p.name;
+  return n;
 }
 
 struct Candidate {
@@ -82,7 +98,8 @@ int list_probes(const CommandContext& ctx, bool check) {
     std::printf("%s: %s\n", c.name.c_str(), c.description.c_str());
     for (const auto& s : c.specs) {
       std::printf("  %-28s %-16s %s%s  args: %s\n", s.name.c_str(), s.library.c_str(),
-                  s.symbol_is_pattern ? "pattern " : "", s.symbol.c_str(), describe_args(s).c_str());
+                  s.usdt.empty() ? (s.symbol_is_pattern ? "pattern " : "") : "usdt ",
+                  s.usdt.empty() ? s.symbol.c_str() : s.usdt.c_str(), describe_args(s).c_str());
       if (!check) continue;
       int resolved = 0;
       for (const auto& [id, f] : files) {
@@ -96,13 +113,25 @@ int list_probes(const CommandContext& ctx, bool check) {
           }
           elf = std::make_unique<probe::ElfSymbolTable>(std::move(*loaded));
         }
-        std::size_t n = s.symbol_is_pattern ? elf->match(s.symbol).size() : (elf->find(s.symbol) ? 1 : 0);
+        std::size_t n = 0;
+        if (!s.usdt.empty()) {
+          n = usdt_sites(f.open_path, s.usdt);
+        } else {
+          n = s.symbol_is_pattern ? elf->match(s.symbol).size() : (elf->find(s.symbol) ? 1 : 0);
+        }
         std::string users = f.pids.empty() ? "not mapped now"
                                            : fmt::format("mapped by {} process(es)", f.pids.size());
         std::printf("      %s %s: %zu symbol(s), %s\n", n > 0 ? "ok" : "--", f.path.c_str(), n, users.c_str());
         if (n > 0) ++resolved;
       }
-      if (resolved == 0) {
+      if (resolved == 0 && !s.usdt.empty()) {
+        // Interpreters built without --with-dtrace have no notes; frame walking from
+        // _PyEval_EvalFrameDefault (docs/probes.md) is the fallback, not implemented.
+        std::printf("      -- no file on this machine has USDT %s (python: CPython built without "
+                    "--with-dtrace; no fallback available, see docs/probes.md)\n",
+                    s.usdt.c_str());
+        ++unresolved_total;
+      } else if (resolved == 0) {
         std::printf("      -- no library file on this machine resolves %s\n", s.symbol.c_str());
         ++unresolved_total;
       }

@@ -51,17 +51,22 @@ bool process_alive(int pid) {
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
 std::string format_report(const ingest::TraceReport& r) {
-  return fmt::format(
+  std::string out = fmt::format(
       "events={} drops={} lost_exits={} orphan_exits={} read_faults={} probes={} libraries={} "
       "attach_failures={} unresolved={}",
       r.events, r.ringbuf_drops, r.lost_exits, r.orphan_exits, r.read_faults, r.attach.probes,
       r.attach.libraries, r.attach.attach_failures, r.attach.unresolved);
+  if (r.python.calls + r.python.filtered > 0) {
+    out += fmt::format(" python_calls={} python_unpaired={} python_filtered={}", r.python.calls,
+                       r.python.unpaired, r.python.filtered);
+  }
+  return out;
 }
 
 void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts) {
   sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
   sub.add_option("-p,--pid", opts.pids, "trace only this process and its children (repeatable)");
-  sub.add_option("--probes", opts.probes, "catalogs or probe names, comma-separated (default: cuda)")
+  sub.add_option("--probes", opts.probes, "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
       ->delimiter(',');
   sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
       ->check(CLI::NonNegativeNumber);
@@ -115,6 +120,7 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
   to.pids = opts.pids;
   if (child) to.pids.push_back(child->pid());
   to.btf_path = opts.btf_path;
+  to.python = config.python;
 
   // Start-up notices wait until start-up has succeeded, so that a failure reads as
   // one line.
@@ -141,6 +147,11 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     return 1;
   }
   auto& s = **session;
+  // Probes inside the command's own executable (python3.11's USDT notes) are attached
+  // before it starts, not after its exec is noticed.
+  if (child) {
+    if (auto exe = find_executable(opts.command[0])) s.scan_executable(*exe);
+  }
   // A user's spec whose library is here but whose symbol is not is a typo, not a
   // library that may load later.
   for (const auto& spec : config.probes) {

@@ -35,8 +35,17 @@ struct CallEvent {
   std::uint8_t nargs = 0;
   std::array<std::uint64_t, kMaxArgs> args{};  // dim3: x | y << 32
   std::array<std::uint32_t, kMaxArgs> ext{};   // dim3: z
-  std::string str;              // the string argument, if any
+  std::string str;              // the (first) string argument, if any
   bool str_truncated = false;
+  std::string str2;             // the second string argument (Python: the source file)
+  bool str2_truncated = false;
+  bool nested = false;          // made inside a call of an `outer` probe on this thread
+  std::string kernel;           // launches: the kernel's name (DerivedArg kKernelName), or ""
+  // The NCCL communicator a call ran on, filled by ingest (ingest/nccl_comms.h) when
+  // the communicator's creation was seen; -1 / 0 when unknown.
+  std::int32_t nccl_rank = -1;
+  std::int32_t nccl_nranks = -1;
+  std::uint64_t nccl_comm_id = 0;
 
   std::string_view comm_view() const { return {comm.data(), ::strnlen(comm.data(), comm.size())}; }
   std::string_view domain() const { return probe ? std::string_view(probe->spec.domain) : ""; }

@@ -21,9 +21,16 @@ struct GpuConfig {
   double interval_s = 1.0;  // NVML sampling period
 };
 
+struct PythonConfig {
+  // Glob (fnmatch) on the source file path of reported Python calls; "" reports all.
+  // Applied in user space: the probes still fire for every Python call.
+  std::string file_filter;
+};
+
 struct Config {
   TraceConfig trace;
   GpuConfig gpu;
+  PythonConfig python;
   std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
   std::vector<ProbeSpec> probes;      // user-defined probe specs
 };

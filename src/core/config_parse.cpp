@@ -25,17 +25,20 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "probe"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s"};
 constexpr std::string_view kGpuKeys[] = {"interval_s"};
+constexpr std::string_view kPythonKeys[] = {"file_filter"};
 constexpr std::string_view kProbeKeys[] = {"name",    "domain", "library", "symbol",
-                                           "pattern", "exit",   "ret",     "args"};
-constexpr std::string_view kArgKeys[] = {"name", "reg", "stack", "kind", "format", "at_exit"};
+                                           "pattern", "exit",   "ret",     "args",
+                                           "outer"};
+constexpr std::string_view kArgKeys[] = {"name",   "reg",     "stack", "kind",
+                                         "format", "at_exit", "offset"};
 
 constexpr ArgKind kAllKinds[] = {ArgKind::kRaw,      ArgKind::kU32,  ArgKind::kDerefU32,
                                  ArgKind::kDerefU64, ArgKind::kDim3, ArgKind::kDerefDim3,
-                                 ArgKind::kString};
+                                 ArgKind::kString, ArgKind::kDim3Split};
 constexpr ArgFormat kAllFormats[] = {ArgFormat::kUnsigned, ArgFormat::kSigned, ArgFormat::kHex};
 constexpr ReturnKind kAllReturns[] = {ReturnKind::kNone, ReturnKind::kInt32, ReturnKind::kInt64,
                                       ReturnKind::kPointer};
@@ -130,6 +133,7 @@ class ConfigReader {
     if (auto s = read_catalogs(root, config.catalogs); !s) return std::move(s).take_error();
     if (auto s = read_trace(root, config.trace); !s) return std::move(s).take_error();
     if (auto s = read_gpu(root, config.gpu); !s) return std::move(s).take_error();
+    if (auto s = read_python(root, config.python); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
   }
@@ -364,6 +368,25 @@ class ConfigReader {
     return {};
   }
 
+  Status read_python(const toml::table& root, PythonConfig& python) const {
+    auto t = sub_table(root, "python");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[python]";
+    if (auto s = check_keys(*table, kPythonKeys, ctx); !s) return s;
+    if (auto s = read_string(*table, "file_filter", ctx, python.file_filter); !s) return s;
+    // A bare file name would never match: the filter sees the whole path.
+    if (!python.file_filter.empty() && python.file_filter[0] != '/' &&
+        python.file_filter[0] != '*') {
+      return fail(table->get("file_filter")->source(), ctx,
+                  fmt::format("file_filter = \"{}\" is matched against the whole file path; "
+                              "start it with / or * (for example \"*/{}\")",
+                              python.file_filter, python.file_filter));
+    }
+    return {};
+  }
+
   Status read_probes(const toml::table& root, std::vector<ProbeSpec>& out) const {
     const toml::node* node = root.get("probe");
     if (node == nullptr) return {};
@@ -435,6 +458,7 @@ class ConfigReader {
     }
     spec.with_exit = true;
     if (auto s = read_bool(table, "exit", ctx, spec.with_exit); !s) return s;
+    if (auto s = read_bool(table, "outer", ctx, spec.outer); !s) return s;
     spec.ret = spec.with_exit ? ReturnKind::kInt32 : ReturnKind::kNone;
     if (auto s = read_enum(table, "ret", ctx, kAllReturns, return_kind_name, spec.ret); !s) {
       return s;
@@ -527,6 +551,9 @@ class ConfigReader {
       return s;
     }
     if (auto s = read_bool(table, "at_exit", ctx, arg.at_exit); !s) return s;
+    std::uint32_t offset = 0;
+    if (auto s = read_integer(table, "offset", ctx, 0, UINT16_MAX, offset); !s) return s;
+    arg.offset = static_cast<std::uint16_t>(offset);
     return {};
   }
 

@@ -9,7 +9,14 @@
 
 namespace eacgm {
 
-enum class ArgSource : std::uint8_t { kRegister = 1, kStack = 2 };
+enum class ArgSource : std::uint8_t {
+  kRegister = 1,  // System V argument register `index` 0..5 (rdi..r9)
+  kStack = 2,     // stack argument slot `index`
+  kPtReg = 3,     // any general register: `index` is a bpf/events.h eacgm_reg slot
+  kPtRegMem = 4,  // memory at register `index` + `displacement` (USDT "8@-24(%rbp)")
+  kUsdtArg = 5,   // USDT operand number `index`; the attacher replaces it with the
+                  // operand's kPtReg/kPtRegMem location read from the file's note
+};
 
 enum class ArgKind : std::uint8_t {
   kRaw = 0,        // the 64-bit word (pointers, sizes, handles)
@@ -18,7 +25,12 @@ enum class ArgKind : std::uint8_t {
   kDerefU64 = 3,   // *(uint64_t*)word (out-pointers such as cudaMalloc's devPtr)
   kDim3 = 4,       // dim3 passed by value: x,y in this register, z in the next slot
   kDerefDim3 = 5,  // *(dim3*)word
-  kString = 6,     // NUL-terminated string at word (at most one per spec)
+  kString = 6,     // NUL-terminated string at word (at most two per spec: the first
+                   // fills CallEvent::str, the second CallEvent::str2)
+  kDim3Split = 7,  // x, y, z as three consecutive u32 arguments starting at this slot
+                   // (cuLaunchKernel's gridDimX..Z); past r9 they continue on the stack
+  kU8 = 8,         // low 8 bits (1-byte USDT operands)
+  kU16 = 9,        // low 16 bits
 };
 
 // How the captured value is shown (does not change what the kernel reads).
@@ -35,6 +47,8 @@ struct ArgSpec {
   ArgKind kind = ArgKind::kRaw;
   ArgFormat format = ArgFormat::kUnsigned;
   bool at_exit = false;        // dereference at function exit (out-parameters)
+  std::uint16_t offset = 0;    // deref kinds: read at word + offset (a field of a struct)
+  std::int32_t displacement = 0;  // kPtRegMem: bytes from the register (-32768..32767)
 };
 
 // A value computed from captured arguments, reported under a name of its own.
@@ -42,6 +56,11 @@ struct DerivedArg {
   enum class Op : std::uint8_t {
     kCopy,             // name = from (e.g. cudaMemcpy's `bytes` = `count`)
     kTimesNcclDtype,   // name = from * sizeof(NCCL datatype in `with`)
+    kProduct,          // name = from * with (cudaMemcpy2D's `bytes` = width * height)
+    kKernelName,       // name = kernel name of the handle in `from` (host stub pointer or
+                       // CUfunction), resolved by ingest (CallEvent::kernel); string or null
+    kNcclDtypeName,    // name = NCCL datatype name of `from` ("float32"), a string
+    kNcclRedOpName,    // name = NCCL reduction op name of `from` ("sum"), a string
   };
   std::string name;
   Op op = Op::kCopy;
@@ -56,21 +75,36 @@ enum class ReturnKind : std::uint8_t {
   kPointer,
 };
 
+// How a pattern spec names each matched symbol (ProbeInfo::function).
+enum class NameRule : std::uint8_t {
+  kDemangled,  // the demangled symbol
+  kTorchOp,    // libtorch_python's THPVariable_<op> bindings: the op ("gelu", "add_")
+};
+
 struct ProbeSpec {
   std::string name;         // unique spec name (`cudaMalloc`, or the user's)
   std::string domain;       // `cuda`, `cuda_driver`, `nccl`, `torch`, `python`, user's
   std::string library;      // glob on the library file name (`libcudart.so*`)
   std::string symbol;       // exact symbol name, or a glob when symbol_is_pattern
   bool symbol_is_pattern = false;
+  // A USDT probe "provider:name" (`python:function__entry`) instead of a symbol; it is
+  // entry-only, and kUsdtArg arguments take their locations from the probe's note.
+  std::string usdt;
+  NameRule name_rule = NameRule::kDemangled;
   bool with_exit = true;    // entry+exit (duration, return value) or entry-only
   ReturnKind ret = ReturnKind::kInt32;
   std::vector<ArgSpec> args;  // at most 8
   std::vector<DerivedArg> derived;
+  // Calls of other probes made on the same thread while this one runs are flagged
+  // nested (a runtime call reaching the driver), so they are not counted twice.
+  bool outer = false;
 };
 
 // Limits the BPF side imposes (bpf/events.h).
 inline constexpr std::size_t kMaxArgs = 8;
 inline constexpr std::uint8_t kMaxRegisterIndex = 5;
 inline constexpr std::uint8_t kMaxStackSlot = 31;
+inline constexpr std::uint8_t kRegisterSlots = 16;   // enum eacgm_reg
+inline constexpr std::size_t kMaxStringArgs = 2;   // str and str2
 
 }  // namespace eacgm

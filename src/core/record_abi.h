@@ -6,9 +6,12 @@
 
 #include "bpf/events.h"
 
-static_assert(sizeof(eacgm_arg_spec) == 4);
-static_assert(sizeof(eacgm_probe) == 40);
-static_assert(sizeof(eacgm_record) == 224);
+static_assert(sizeof(eacgm_arg_spec) == 8);
+static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
+static_assert(offsetof(eacgm_arg_spec, disp) == 6);
+static_assert(sizeof(eacgm_probe) == 72);
+static_assert(offsetof(eacgm_probe, args) == 8);
+static_assert(sizeof(eacgm_record) == 352);
 static_assert(offsetof(eacgm_record, ts_ns) == 0);
 static_assert(offsetof(eacgm_record, dur_ns) == 8);
 static_assert(offsetof(eacgm_record, pid) == 16);
@@ -22,3 +25,4 @@ static_assert(offsetof(eacgm_record, comm) == 48);
 static_assert(offsetof(eacgm_record, args) == 64);
 static_assert(offsetof(eacgm_record, ext) == 128);
 static_assert(offsetof(eacgm_record, str) == 160);
+static_assert(offsetof(eacgm_record, str2) == 224);

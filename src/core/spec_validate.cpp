@@ -47,6 +47,27 @@ std::optional<SpecViolation> arg_violation(std::size_t arg, std::string key,
   return SpecViolation{static_cast<int>(arg), std::move(key), std::move(message)};
 }
 
+// A USDT probe is one static point in a file: entry-only (the provider defines a
+// separate probe for returns) and named "provider:name" as in the ELF note.
+std::optional<SpecViolation> check_usdt_fields(const ProbeSpec& spec) {
+  const auto colon = spec.usdt.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.usdt.size()) {
+    return probe_violation(
+        "usdt", fmt::format("usdt \"{}\" must be \"provider:name\" as listed by `readelf -n` "
+                            "(for example \"python:function__entry\")",
+                            spec.usdt));
+  }
+  if (!spec.symbol.empty()) {
+    return probe_violation("usdt", "give either usdt or symbol/pattern, not both");
+  }
+  if (spec.with_exit) {
+    return probe_violation("exit",
+                           "a USDT probe is entry-only (providers define a separate probe for "
+                           "returns); set exit = false");
+  }
+  return std::nullopt;
+}
+
 std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
   if (spec.name.empty()) {
     return probe_violation("name",
@@ -79,8 +100,11 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
                                "file name only, so write \"{}\"",
                                spec.library, spec.library.substr(slash + 1)));
   }
+  if (!spec.usdt.empty()) {
+    if (auto v = check_usdt_fields(spec)) return v;
+  }
   const char* symbol_key = spec.symbol_is_pattern ? "pattern" : "symbol";
-  if (spec.symbol.empty()) {
+  if (spec.symbol.empty() && spec.usdt.empty()) {
     return probe_violation(symbol_key, fmt::format("{} is empty; name the function to trace",
                                                    symbol_key));
   }
@@ -99,6 +123,10 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
         "ret", fmt::format("ret = \"{}\" needs exit = true (an entry-only probe never sees the "
                            "return value); set exit = true or ret = \"none\"",
                            return_kind_name(spec.ret)));
+  }
+  if (spec.outer && !spec.with_exit) {
+    // The in-kernel depth is closed by the exit probe; without one it would never drop.
+    return probe_violation("outer", "outer = true needs exit = true (the exit closes the call)");
   }
   if (spec.args.size() > kMaxArgs) {
     return probe_violation("args", fmt::format("{} args given; at most {} can be captured per "
@@ -154,12 +182,42 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                              fmt::format("stack slot {} is out of range 0..{}", arg.index,
                                          kMaxStackSlot));
       }
+      if (arg.kind == ArgKind::kDim3Split && arg.index + 2 > kMaxStackSlot) {
+        return arg_violation(
+            i, "stack",
+            fmt::format("a dim3_split takes three stack slots; slot {} leaves no room for y and "
+                        "z (use 0..{})",
+                        arg.index, kMaxStackSlot - 2));
+      }
       if (arg.kind == ArgKind::kDim3 && arg.index + 1 > kMaxStackSlot) {
         return arg_violation(
             i, "stack",
             fmt::format("a dim3 passed by value takes two stack slots; slot {} leaves no room "
                         "for z (use 0..{})",
                         arg.index, kMaxStackSlot - 1));
+      }
+      break;
+    case ArgSource::kPtReg:
+    case ArgSource::kPtRegMem:
+      if (arg.index >= kRegisterSlots) {
+        return arg_violation(i, "reg",
+                             fmt::format("register slot {} is out of range 0..{}", arg.index,
+                                         kRegisterSlots - 1));
+      }
+      if (arg.displacement < INT16_MIN || arg.displacement > INT16_MAX) {
+        return arg_violation(i, "reg",
+                             fmt::format("displacement {} does not fit 16 bits", arg.displacement));
+      }
+      if (arg.kind == ArgKind::kDim3 || arg.kind == ArgKind::kDim3Split) {
+        return arg_violation(i, "kind", "a dim3 by value needs an argument register or stack slot");
+      }
+      break;
+    case ArgSource::kUsdtArg:
+      if (spec.usdt.empty()) {
+        return arg_violation(i, "usdt_arg", "a USDT operand needs a probe with usdt set");
+      }
+      if (arg.kind == ArgKind::kDim3 || arg.kind == ArgKind::kDim3Split) {
+        return arg_violation(i, "kind", "a USDT operand is one value; it cannot be a dim3");
       }
       break;
     default:
@@ -187,14 +245,21 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                       arg_kind_name(arg.kind)));
     }
   }
+  if (arg.offset != 0 && !is_deref_kind(arg.kind)) {
+    return arg_violation(
+        i, "offset",
+        fmt::format("offset = {} only applies to kinds that read memory (deref_u32, deref_u64, "
+                    "deref_dim3, string), not kind \"{}\"",
+                    arg.offset, arg_kind_name(arg.kind)));
+  }
   if (arg.kind == ArgKind::kString) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (spec.args[j].kind == ArgKind::kString) {
-        return arg_violation(i, "kind",
-                             fmt::format("a second string arg (the first is \"{}\"); at most "
-                                         "one string can be captured per probe",
-                                         spec.args[j].name));
-      }
+    std::size_t earlier = 0;
+    for (std::size_t j = 0; j < i; ++j) earlier += spec.args[j].kind == ArgKind::kString;
+    if (earlier >= kMaxStringArgs) {
+      return arg_violation(i, "kind",
+                           fmt::format("a third string arg; at most {} strings can be captured "
+                                       "per probe",
+                                       kMaxStringArgs));
     }
   }
   return std::nullopt;
@@ -231,6 +296,12 @@ std::optional<SpecViolation> check_derived(const ProbeSpec& spec) {
                                          "arg of this probe",
                                          d.name, d.from));
     }
+    if (d.op == DerivedArg::Op::kProduct && !is_arg(d.with)) {
+      return probe_violation("derived",
+                             fmt::format("derived value \"{}\": with \"{}\" is not a captured "
+                                         "arg of this probe (the second factor)",
+                                         d.name, d.with));
+    }
     if (d.op == DerivedArg::Op::kTimesNcclDtype && !is_arg(d.with)) {
       return probe_violation("derived",
                              fmt::format("derived value \"{}\": with \"{}\" is not a captured "
@@ -252,6 +323,9 @@ std::string_view arg_kind_name(ArgKind kind) {
     case ArgKind::kDim3: return "dim3";
     case ArgKind::kDerefDim3: return "deref_dim3";
     case ArgKind::kString: return "string";
+    case ArgKind::kDim3Split: return "dim3_split";
+    case ArgKind::kU8: return "u8";
+    case ArgKind::kU16: return "u16";
   }
   return "?";
 }

@@ -4,6 +4,8 @@
 
 #include <ctime>
 
+#include "core/nccl_types.h"
+
 namespace eacgm::exporting {
 namespace {
 
@@ -16,6 +18,10 @@ std::int64_t as_signed(const ArgSpec& a, std::uint64_t v) {
     case ArgKind::kU32:
     case ArgKind::kDerefU32:
       return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+    case ArgKind::kU16:
+      return static_cast<std::int16_t>(static_cast<std::uint16_t>(v));
+    case ArgKind::kU8:
+      return static_cast<std::int8_t>(static_cast<std::uint8_t>(v));
     default:
       return static_cast<std::int64_t>(v);
   }
@@ -32,19 +38,25 @@ void append_value(Buf& out, const CallEvent& e, std::size_t i, bool json) {
   switch (a.kind) {
     case ArgKind::kDim3:
     case ArgKind::kDerefDim3:
+    case ArgKind::kDim3Split:
       fmt::format_to(std::back_inserter(out), fmt::runtime(json ? "[{},{},{}]" : "({},{},{})"),
                      static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(v >> 32), e.ext[i]);
       return;
-    case ArgKind::kString:
+    case ArgKind::kString: {
+      // The spec's first string arg is in str, its second in str2.
+      bool second = false;
+      for (std::size_t j = 0; j < i; ++j) second = second || e.probe->spec.args[j].kind == ArgKind::kString;
+      const std::string& s = second ? e.str2 : e.str;
       if (json) {
-        append_json_string(out, e.str);
+        append_json_string(out, s);
       } else {
         out.push_back('"');
-        put(out, e.str);
-        if (e.str_truncated) put(out, "...");
+        put(out, s);
+        if (second ? e.str2_truncated : e.str_truncated) put(out, "...");
         out.push_back('"');
       }
       return;
+    }
     default:
       break;
   }
@@ -71,13 +83,79 @@ int arg_index(const ProbeSpec& spec, std::string_view name) {
   return -1;
 }
 
+// A derived value: a number, a string (names), or a hex-spelled id.
+struct DerivedValue {
+  enum class Kind : std::uint8_t { kNumber, kString, kHex };
+  Kind kind = Kind::kNumber;
+  std::uint64_t number = 0;
+  std::string_view text;
+};
+
+DerivedValue number(std::uint64_t v) { return {DerivedValue::Kind::kNumber, v, {}}; }
+DerivedValue text(std::string_view s) { return {DerivedValue::Kind::kString, 0, s}; }
+
 // Derived values (`bytes`), written after the captured arguments.
 template <typename Emit>
 void for_each_derived(const CallEvent& e, Emit emit) {
   for (const auto& d : e.probe->spec.derived) {
     int from = arg_index(e.probe->spec, d.from);
     if (from < 0 || (e.fault_mask & (1u << from))) continue;
-    if (d.op == DerivedArg::Op::kCopy) emit(d.name, e.args[static_cast<std::size_t>(from)]);
+    const std::uint64_t v = e.args[static_cast<std::size_t>(from)];
+    if (d.op == DerivedArg::Op::kCopy) {
+      emit(d.name, number(v));
+    } else if (d.op == DerivedArg::Op::kProduct) {
+      int with = arg_index(e.probe->spec, d.with);
+      if (with < 0 || (e.fault_mask & (1u << with))) continue;
+      emit(d.name, number(v * e.args[static_cast<std::size_t>(with)]));
+    } else if (d.op == DerivedArg::Op::kKernelName) {
+      // Named by ingest (ingest/kernel_names.h); absent when the handle is unknown.
+      if (!e.kernel.empty()) emit(d.name, text(e.kernel));
+    } else if (d.op == DerivedArg::Op::kTimesNcclDtype) {
+      int with = arg_index(e.probe->spec, d.with);
+      if (with < 0 || (e.fault_mask & (1u << with))) continue;
+      // An unknown datatype (a newer NCCL) gets no `bytes` rather than a wrong one.
+      if (auto size = nccl_dtype_size(e.args[static_cast<std::size_t>(with)])) {
+        emit(d.name, number(v * *size));
+      }
+    } else if (d.op == DerivedArg::Op::kNcclDtypeName) {
+      if (auto name = nccl_dtype_name(v); !name.empty()) emit(d.name, text(name));
+    } else if (d.op == DerivedArg::Op::kNcclRedOpName) {
+      if (auto name = nccl_red_op_name(v); !name.empty()) emit(d.name, text(name));
+    }
+  }
+}
+
+// The NCCL communicator of the call (ingest/nccl_comms.h), when known; a probe's own
+// arg of the same name (ncclCommInitRank's `rank`) wins.
+template <typename Emit>
+void for_each_nccl_comm_field(const CallEvent& e, Emit emit) {
+  const ProbeSpec& spec = e.probe->spec;
+  if (e.nccl_rank >= 0 && arg_index(spec, "rank") < 0) {
+    emit(std::string_view("rank"), number(static_cast<std::uint64_t>(e.nccl_rank)));
+  }
+  if (e.nccl_nranks >= 0 && arg_index(spec, "nranks") < 0) {
+    emit(std::string_view("nranks"), number(static_cast<std::uint64_t>(e.nccl_nranks)));
+  }
+  if (e.nccl_comm_id != 0 && arg_index(spec, "comm_id") < 0) {
+    emit(std::string_view("comm_id"), DerivedValue{DerivedValue::Kind::kHex, e.nccl_comm_id, {}});
+  }
+}
+
+void append_derived_value(Buf& out, const DerivedValue& v, bool json) {
+  switch (v.kind) {
+    case DerivedValue::Kind::kNumber:
+      fmt::format_to(std::back_inserter(out), "{}", v.number);
+      break;
+    case DerivedValue::Kind::kString:
+      if (json) {
+        append_json_string(out, v.text);
+      } else {
+        put(out, v.text);
+      }
+      break;
+    case DerivedValue::Kind::kHex:
+      fmt::format_to(std::back_inserter(out), fmt::runtime(json ? "\"0x{:016x}\"" : "0x{:016x}"), v.number);
+      break;
   }
 }
 
@@ -134,6 +212,7 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   } else {
     put(out, ",\"dur_ns\":null,\"ret\":null");
   }
+  if (e.nested) put(out, ",\"nested\":true");  // only when set: see docs/events.md
   put(out, ",\"args\":{");
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {
@@ -143,12 +222,15 @@ void append_jsonl(Buf& out, const CallEvent& e) {
     out.push_back(':');
     append_value(out, e, i, true);
   }
-  for_each_derived(e, [&](const std::string& name, std::uint64_t v) {
+  auto emit = [&](std::string_view name, const DerivedValue& v) {
     if (!first) out.push_back(',');
     first = false;
     append_json_string(out, name);
-    fmt::format_to(std::back_inserter(out), ":{}", v);
-  });
+    out.push_back(':');
+    append_derived_value(out, v, true);
+  };
+  for_each_derived(e, emit);
+  for_each_nccl_comm_field(e, emit);
   put(out, "}}\n");
 }
 
@@ -167,6 +249,13 @@ void append_text(Buf& out, const CallEvent& e) {
     out.push_back('=');
     append_value(out, e, i, false);
   }
+  for_each_nccl_comm_field(e, [&](std::string_view name, const DerivedValue& v) {
+    if (!first) put(out, ", ");
+    first = false;
+    put(out, name);
+    out.push_back('=');
+    append_derived_value(out, v, false);
+  });
   out.push_back(')');
   if (e.has_exit) {
     if (e.probe->spec.ret == ReturnKind::kPointer) {

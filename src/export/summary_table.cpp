@@ -27,9 +27,12 @@ std::string format_duration(double ns) {
 }
 
 namespace {
-constexpr std::size_t kColumns = 9;
-constexpr std::array<const char*, kColumns> kHeader{"domain", "function", "calls", "errors", "total",
-                                                    "mean",   "p50",      "p99",   "max"};
+// "nested" is shown only when some row has nested calls (tracing the driver and
+// the runtime together), so runtime-only tables keep their shape.
+constexpr std::size_t kColumns = 10;
+constexpr std::size_t kNestedColumn = 3;
+constexpr std::array<const char*, kColumns> kHeader{"domain", "function", "calls", "nested", "errors",
+                                                    "total",  "mean",     "p50",   "p99",    "max"};
 constexpr std::size_t kNameColumns = 2;  // left-aligned; the rest are numbers
 
 std::string clip(const std::string& s, std::size_t width) {
@@ -40,6 +43,8 @@ std::string clip(const std::string& s, std::size_t width) {
 
 std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, const SummaryTableOptions& options) {
   const std::size_t n = options.max_rows == 0 ? rows.size() : std::min(rows.size(), options.max_rows);
+  bool any_nested = false;
+  for (const auto& r : rows) any_nested = any_nested || r.nested > 0;
   std::vector<std::array<std::string, kColumns>> cells;
   cells.reserve(n + 1);
   cells.push_back({});
@@ -49,7 +54,7 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, cons
     const bool timed = r.timed > 0;
     auto dur = [timed](double ns) { return timed ? format_duration(ns) : std::string("-"); };
     cells.push_back({r.domain.empty() ? "-" : r.domain, r.function.empty() ? "-" : clip(r.function, options.max_function_width),
-                     fmt::format("{}", r.calls), fmt::format("{}", r.errors),
+                     fmt::format("{}", r.calls), fmt::format("{}", r.nested), fmt::format("{}", r.errors),
                      dur(static_cast<double>(r.total_ns)), dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns),
                      dur(static_cast<double>(r.max_ns))});
   }
@@ -62,6 +67,7 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, cons
   for (const auto& row : cells) {
     std::string line;
     for (std::size_t c = 0; c < kColumns; ++c) {
+      if (c == kNestedColumn && !any_nested) continue;
       if (c > 0) line += "  ";
       if (c < kNameColumns) {
         line += fmt::format("{:<{}}", row[c], width[c]);

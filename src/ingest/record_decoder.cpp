@@ -46,10 +46,18 @@ RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& 
   std::memcpy(event.args.data(), r.args, sizeof(r.args));
   std::memcpy(event.ext.data(), r.ext, sizeof(r.ext));
   event.str_truncated = (r.flags & EACGM_REC_STR_TRUNC) != 0;
+  event.nested = (r.flags & EACGM_REC_NESTED) != 0;
+  event.kernel.clear();  // named by ingest's kernel-name cache after decoding
   if (r.str[0] != '\0') {
     event.str.assign(r.str, ::strnlen(r.str, sizeof(r.str)));
   } else {
     event.str.clear();
+  }
+  event.str2_truncated = (r.flags & EACGM_REC_STR2_TRUNC) != 0;
+  if (r.str2[0] != '\0') {
+    event.str2.assign(r.str2, ::strnlen(r.str2, sizeof(r.str2)));
+  } else {
+    event.str2.clear();
   }
   ++counters_.calls;
   return RecordKind::kCall;

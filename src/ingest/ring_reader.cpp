@@ -28,9 +28,13 @@ int RingReader::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<RingReader*>(ctx);
   switch (self->decoder_.decode(data, size, self->event_)) {
     case RecordKind::kCall:
+      self->nccl_comms_.enrich(self->event_);
+      self->kernel_names_.enrich(self->event_);
       if (self->sink_.on_call) self->sink_.on_call(self->event_);
       break;
     case RecordKind::kExecHint:
+      self->kernel_names_.forget(self->event_.pid);  // a new image: old handles mean nothing
+      self->nccl_comms_.forget(self->event_.pid);
       if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, true);
       break;
     case RecordKind::kLibraryHint:

@@ -10,6 +10,8 @@
 
 #include "core/call_event.h"
 #include "core/result.h"
+#include "ingest/kernel_names.h"
+#include "ingest/nccl_comms.h"
 #include "ingest/record_decoder.h"
 
 struct ring_buffer;
@@ -43,6 +45,8 @@ class RingReader {
 
   ring_buffer* rb_ = nullptr;
   RecordDecoder decoder_;
+  NcclCommTable nccl_comms_;  // rank/size/id of NCCL calls, before sinks see them
+  KernelNames kernel_names_;  // kernel names of launches, before sinks see them
   EventSink sink_;
   int timeout_ms_;
   CallEvent event_;

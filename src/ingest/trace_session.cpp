@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "probe/catalog.h"
+
 namespace eacgm::ingest {
 namespace {
 constexpr std::size_t kMaxQueuedHints = 4096;
@@ -26,6 +28,18 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
     if (auto st = s->bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); !st) {
       return std::move(st).take_error();
     }
+  }
+
+  // Python's USDT records are halves of calls: pair them before anyone sees them.
+  bool python = false;
+  for (const auto& spec : options.specs) python = python || spec.name == probe::kPythonEntrySpec;
+  if (python) {
+    s->python_ = std::make_shared<PythonCalls>(options.python.file_filter);
+    PythonCalls::Emit user_call = sink.on_call;
+    if (!user_call) user_call = [](const CallEvent&) {};
+    sink.on_call = [pairing = s->python_, user_call](const CallEvent& e) {
+      if (!pairing->consume(e, user_call)) user_call(e);
+    };
   }
 
   TraceSession* self = s.get();
@@ -55,6 +69,8 @@ Status TraceSession::add_target(int pid) {
 }
 
 void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
+
+void TraceSession::scan_executable(const std::string& path) { attacher_->scan_file(path); }
 
 void TraceSession::on_hint(std::uint32_t pid) {
   {
@@ -130,6 +146,7 @@ TraceReport TraceSession::report() const {
   r.malformed = d.malformed;
   r.unknown_probe = d.unknown_probe + c.no_probe;
   r.attach = attacher_ ? attacher_->stats() : final_attach_;
+  if (python_) r.python = python_->counters();
   return r;
 }
 

@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
+#include "ingest/python_calls.h"
 #include "ingest/ring_reader.h"
 #include "probe/attacher.h"
 #include "probe/bpf_tracer.h"
@@ -29,6 +30,7 @@ struct TraceOptions {
   bool filter_pids = false;      // trace only `pids` and their children
   std::vector<int> pids;
   std::string btf_path;
+  PythonConfig python;           // pairing and filtering of the python catalog's records
 };
 
 // Everything counted during a trace; nothing is lost silently.
@@ -41,6 +43,7 @@ struct TraceReport {
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;
   probe::AttachStats attach;
+  PythonCallCounters python;        // zero unless the python catalog is traced
 };
 
 class TraceSession {
@@ -54,6 +57,9 @@ class TraceSession {
   Status add_target(int pid);
   // Attaches what a newly added target maps right now.
   void scan_target(int pid);
+  // Attaches a command's executable before it runs (USDT probes in the interpreter
+  // itself, such as python3.11's, would otherwise miss its start).
+  void scan_executable(const std::string& path);
   // Handles discovery hints and periodic rescans for up to `budget`; returns early
   // when `wake()` is called.
   void service(std::chrono::milliseconds budget);
@@ -74,6 +80,7 @@ class TraceSession {
   std::unique_ptr<probe::BpfTracer> bpf_;
   std::unique_ptr<probe::Attacher> attacher_;
   std::unique_ptr<RingReader> reader_;
+  std::shared_ptr<PythonCalls> python_;  // used by the reader thread only (counters aside)
 
   std::mutex mutex_;
   std::condition_variable cv_;

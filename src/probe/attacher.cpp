@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
+#include "probe/symbol_names.h"
+#include "probe/usdt_args.h"
+#include "probe/usdt_notes.h"
 
 namespace eacgm::probe {
 namespace {
@@ -47,6 +51,15 @@ void Attacher::scan_process(int pid) {
   for (const auto& f : scan_pid_maps(pid)) consider(f.path, f.open_path, f.dev, f.inode);
 }
 
+void Attacher::scan_file(const std::string& path) {
+  // Symlinks (/usr/bin/python3 -> python3.11) are matched by the name the maps show.
+  std::error_code ec;
+  std::string real = std::filesystem::canonical(path, ec).string();
+  if (ec) return;
+  auto id = file_identity(real);
+  if (id) consider(real, real, id->first, id->second);
+}
+
 void Attacher::consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
                         std::uint64_t inode) {
   bool loader = is_dynamic_loader(path);
@@ -66,6 +79,54 @@ void Attacher::attach_loader(const std::string& open_path) {
   if (link) links_.push_back(std::move(*link));
 }
 
+void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes,
+                            const std::string& path, std::vector<ProbePoint>& entries,
+                            const std::function<void(const std::string&)>& fail) {
+  const auto colon = spec.usdt.find(':');
+  const std::string_view provider = std::string_view(spec.usdt).substr(0, colon);
+  const std::string_view name = std::string_view(spec.usdt).substr(colon + 1);
+  bool found = false;
+  // A probe macro expanded in several places (inlining) has one note per site.
+  for (const UsdtProbe& note : notes) {
+    if (note.provider != provider || note.name != name) continue;
+    found = true;
+    auto operands = parse_usdt_operands(note.arguments);
+    if (!operands) {
+      fail(fmt::format("{} in {}: {}", spec.usdt, path, operands.error()));
+      continue;
+    }
+    // Operand locations differ per build, so each site gets its own resolved spec.
+    ProbeSpec resolved = spec;
+    bool ok = true;
+    for (ArgSpec& a : resolved.args) {
+      auto r = resolve_usdt_arg(a, *operands);
+      if (!r) {
+        fail(fmt::format("{} in {}: {}", spec.usdt, path, r.error()));
+        ok = false;
+        break;
+      }
+      a = *r;
+    }
+    if (!ok) continue;
+    ProbeInfo info;
+    info.function = spec.name;
+    info.symbol = spec.usdt;
+    info.library = path;
+    info.spec = std::move(resolved);
+    auto probe = table_.add(std::move(info));
+    if (auto st = bpf_.set_probe(probe->id, probe->spec); !st) {
+      fail(st.error());
+      continue;
+    }
+    stats_.resolved_specs.insert(spec.name);
+    entries.push_back({note.file_offset, probe->id, note.semaphore_offset});
+  }
+  if (!found) {
+    ++stats_.unresolved;
+    stats_.unresolved_in.emplace(spec.name, path);
+  }
+}
+
 void Attacher::attach_file(const std::string& path, const std::string& open_path) {
   std::vector<const ProbeSpec*> matching;
   for (const auto& s : specs_) {
@@ -83,7 +144,16 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
   }
   // Resolve every spec first, then attach the file's probes together.
   std::vector<ProbePoint> entries, exits;
+  std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
   for (const ProbeSpec* spec : matching) {
+    if (!spec->usdt.empty()) {
+      if (!usdt) {
+        auto notes = read_usdt_probes(open_path);
+        usdt.emplace(notes ? std::move(*notes) : std::vector<UsdtProbe>{});
+      }
+      resolve_usdt(*spec, *usdt, path, entries, fail);
+      continue;
+    }
     std::vector<const ElfSymbol*> symbols;
     if (spec->symbol_is_pattern) {
       symbols = elf->match(spec->symbol);
@@ -97,7 +167,9 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
     for (const ElfSymbol* sym : symbols) {
       ProbeInfo info;
-      info.function = spec->symbol_is_pattern ? demangle(sym->name) : spec->name;
+      info.function =
+          spec->symbol_is_pattern ? pattern_probe_name(spec->name_rule, sym->name) : spec->name;
+      if (info.function.empty()) continue;
       info.symbol = sym->name;
       info.library = path;
       info.spec = *spec;
@@ -136,14 +208,16 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
                                  [&](const ProbePoint& e) { return e.probe_id == point.probe_id; });
     std::optional<UprobeLink> exit;
     if (with_exit) {
-      auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true);
+      auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true,
+                           point.ref_ctr_offset);
       if (!r) {
         fail(r.error());
         continue;
       }
       exit.emplace(std::move(*r));
     }
-    auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false);
+    auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false,
+                             point.ref_ctr_offset);
     if (!entry) {
       fail(entry.error());
       continue;

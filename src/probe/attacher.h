@@ -15,6 +15,7 @@
 #include "probe/bpf_tracer.h"
 #include "probe/library_scan.h"
 #include "probe/probe_table.h"
+#include "probe/usdt_notes.h"
 
 namespace eacgm::probe {
 
@@ -41,6 +42,8 @@ class Attacher {
   // Executable mappings of these pids (every process when empty).
   void scan_processes(const std::vector<int>& pids);
   void scan_process(int pid);
+  // One file by path: a command's executable, attached before it starts running.
+  void scan_file(const std::string& path);
 
   const AttachStats& stats() const { return stats_; }
   const std::vector<ProbeSpec>& specs() const { return specs_; }
@@ -50,6 +53,10 @@ class Attacher {
                 std::uint64_t inode);
   void attach_file(const std::string& path, const std::string& open_path);
   void attach_loader(const std::string& open_path);
+  // The sites of a USDT spec in one file, with their operand locations and semaphores.
+  void resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes,
+                    const std::string& path, std::vector<ProbePoint>& entries,
+                    const std::function<void(const std::string&)>& fail);
 
   BpfTracer& bpf_;
   ProbeTable& table_;

@@ -131,14 +131,20 @@ Status check_kernel_btf(const std::string& custom_path) {
 
 eacgm_probe encode_probe(const ProbeSpec& spec) {
   eacgm_probe p{};
-  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit ? EACGM_PROBE_EXIT : 0);
+  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit ? EACGM_PROBE_EXIT : 0) |
+            (spec.outer ? EACGM_PROBE_OUTER : 0);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
+  std::size_t strings = 0;
   for (std::uint32_t i = 0; i < p.nargs; ++i) {
     const ArgSpec& a = spec.args[i];
     p.args[i].source = static_cast<std::uint8_t>(a.source);
     p.args[i].index = a.index;
     p.args[i].kind = static_cast<std::uint8_t>(a.kind);
     p.args[i].flags = a.at_exit ? EACGM_ARG_AT_EXIT : 0;
+    // The second string of a spec goes to the record's str2.
+    if (a.kind == ArgKind::kString && strings++ > 0) p.args[i].flags |= EACGM_ARG_STR2;
+    p.args[i].deref_offset = a.offset;
+    p.args[i].disp = static_cast<std::int16_t>(a.displacement);
   }
   return p;
 }
@@ -255,10 +261,12 @@ std::vector<std::uint32_t> BpfTracer::target_pids() const {
 }
 
 Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file_offset,
-                                     std::uint32_t probe_id, bool exit) {
+                                     std::uint32_t probe_id, bool exit,
+                                     std::uint64_t ref_ctr_offset) {
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   opts.bpf_cookie = probe_id;
   opts.retprobe = exit;
+  opts.ref_ctr_offset = ref_ctr_offset;
   bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
   bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
   if (!link) {
@@ -271,12 +279,15 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
 Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
                                            const std::vector<ProbePoint>& points, bool exit) {
   if (!multi_) return make_error("uprobe_multi links are not supported by this kernel");
-  std::vector<std::uint64_t> offsets, cookies;
+  std::vector<std::uint64_t> offsets, cookies, ref_ctr_offsets;
   offsets.reserve(points.size());
   cookies.reserve(points.size());
+  bool any_ref_ctr = false;
   for (const auto& p : points) {
     offsets.push_back(p.file_offset);
     cookies.push_back(p.probe_id);
+    ref_ctr_offsets.push_back(p.ref_ctr_offset);
+    any_ref_ctr = any_ref_ctr || p.ref_ctr_offset != 0;
   }
   UprobeMultiLinkAttr attr{};
   bpf_program* prog = exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi;
@@ -285,6 +296,9 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
   attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
   attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
   attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
+  // USDT semaphores: the kernel raises each counter while the probe is attached, so
+  // the program's `if (probe enabled)` guard lets the probe site run.
+  if (any_ref_ctr) attr.ref_ctr_offsets = reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
   attr.cnt = static_cast<std::uint32_t>(points.size());
   attr.multi_flags = exit ? kUprobeMultiReturn : 0;
   long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));

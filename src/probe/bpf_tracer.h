@@ -58,6 +58,7 @@ class UprobeLink {
 struct ProbePoint {
   std::uint64_t file_offset = 0;
   std::uint32_t probe_id = 0;
+  std::uint64_t ref_ctr_offset = 0;  // USDT semaphore's file offset; 0: none
 };
 
 // Encodes a spec's captures for the kernel (shared by the loader and its tests).
@@ -77,9 +78,9 @@ class BpfTracer {
   std::vector<std::uint32_t> target_pids() const;
 
   // Attaches the generic entry (and exit) program at file_offset of path, with the
-  // probe id as cookie.
+  // probe id as cookie; a non-zero ref_ctr_offset is a USDT semaphore to raise.
   Result<UprobeLink> attach(const std::string& path, std::uint64_t file_offset,
-                            std::uint32_t probe_id, bool exit);
+                            std::uint32_t probe_id, bool exit, std::uint64_t ref_ctr_offset = 0);
   // Whether the kernel takes uprobe_multi links (Linux 6.6+).
   bool has_multi() const { return multi_; }
   // Attaches the generic program at every point of one file with one uprobe_multi link.

@@ -8,11 +8,13 @@
 namespace eacgm::probe {
 
 const std::vector<Catalog>& builtin_catalogs() {
-  static const std::vector<Catalog> catalogs = {cuda_runtime_catalog()};
+  static const std::vector<Catalog> catalogs = {cuda_runtime_catalog(), cuda_driver_catalog(), nccl_catalog(),
+                                                 python_catalog(), torch_catalog()};
   return catalogs;
 }
 
-std::vector<std::string> default_catalog_names() { return {"cuda"}; }
+// python and torch fire on every interpreted call or op binding, so they are opt-in.
+std::vector<std::string> default_catalog_names() { return {"cuda", "cuda_driver", "nccl"}; }
 
 Result<std::vector<ProbeSpec>> select_specs(const std::vector<std::string>& names,
                                             const std::vector<ProbeSpec>& user_specs) {

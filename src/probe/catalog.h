@@ -29,5 +29,12 @@ Result<std::vector<ProbeSpec>> select_specs(const std::vector<std::string>& name
 
 // One catalog per file: catalog_<name>.cpp.
 Catalog cuda_runtime_catalog();
+Catalog cuda_driver_catalog();
+Catalog nccl_catalog();
+Catalog python_catalog();
+// The raw USDT specs of the python catalog; ingest pairs their records into calls.
+inline constexpr const char* kPythonEntrySpec = "python_function_entry";
+inline constexpr const char* kPythonReturnSpec = "python_function_return";
+Catalog torch_catalog();
 
 }  // namespace eacgm::probe

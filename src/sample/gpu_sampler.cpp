@@ -21,7 +21,7 @@ Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const GpuSamplerOptions& op
   return std::make_unique<GpuSampler>(std::move(*session), options);
 }
 
-GpuSampler::GpuSampler(std::shared_ptr<const nvml::Session> session, const GpuSamplerOptions& options)
+GpuSampler::GpuSampler(const std::shared_ptr<const nvml::Session>& session, const GpuSamplerOptions& options)
     : session_(session), devices_(session) {
   if (options.processes) processes_ = std::make_unique<ProcessSampler>(session, options.interval);
 }

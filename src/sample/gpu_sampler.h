@@ -24,7 +24,7 @@ class GpuSampler {
  public:
   // Loads and initialises NVML (see nvml::Session::open for the errors).
   static Result<std::unique_ptr<GpuSampler>> open(const GpuSamplerOptions& options);
-  GpuSampler(std::shared_ptr<const nvml::Session> session, const GpuSamplerOptions& options);
+  GpuSampler(const std::shared_ptr<const nvml::Session>& session, const GpuSamplerOptions& options);
 
   GpuSnapshot sample();
   const GpuSystemInfo& system() const { return devices_.system(); }

@@ -1,6 +1,59 @@
 # Programs the integration tests trace: built with nvcc (CUDA runtime, shared libcudart)
-# and plain g++ (a late dlopen of a libcudart copy).
+# and plain g++ (a late dlopen of a libcudart copy, the stub libcuda, a nesting library).
 eacgm_cuda_program(cuda_calls ${CMAKE_SOURCE_DIR}/tests/programs/cuda_calls.cu)
 add_executable(cuda_dlopen ${CMAKE_SOURCE_DIR}/tests/programs/cuda_dlopen.cpp)
 target_link_libraries(cuda_dlopen PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(cuda_dlopen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# NCCL test program: plain g++ against the machine's libnccl.so.2 (shipped with the CUDA
+# toolkit here); the integration test skips itself where NCCL is absent.
+find_path(NCCL_INCLUDE_DIR nccl.h PATHS /usr/local/cuda/include /usr/local/cuda-13.0/include /usr/include)
+find_library(NCCL_LIBRARY NAMES libnccl.so.2 nccl PATHS /usr/local/cuda/lib /usr/local/cuda-13.0/lib /usr/local/cuda/lib64)
+if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  add_executable(nccl_calls ${CMAKE_SOURCE_DIR}/tests/programs/nccl_calls.cpp)
+  target_include_directories(nccl_calls PRIVATE ${NCCL_INCLUDE_DIR})
+  target_link_libraries(nccl_calls PRIVATE ${NCCL_LIBRARY})
+  get_filename_component(nccl_lib_dir ${NCCL_LIBRARY} DIRECTORY)
+  set_target_properties(nccl_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+                        BUILD_RPATH ${nccl_lib_dir})
+else()
+  message(STATUS "nccl.h or libnccl not found: NCCL integration tests will be skipped")
+endif()
+
+# The runtime calls beyond cuda_calls (async/host memory, memsets, 2D and peer copies,
+# streams, events, graphs, cudaLaunchKernelExC).
+eacgm_cuda_program(cuda_more ${CMAKE_SOURCE_DIR}/tests/programs/cuda_more.cu)
+
+# The driver API against the toolkit's stub libcuda (no GPU needed: every call returns
+# CUDA_ERROR_STUB_LIBRARY after entering libcuda). The stub's soname is libcuda.so.1,
+# which the stubs directory lacks, so a link of that name in the build tree and the
+# program's RUNPATH let the loader find it; eacgm finds it through /proc/<pid>/maps.
+get_filename_component(EACGM_CUDA_ROOT ${NVCC} DIRECTORY)
+get_filename_component(EACGM_CUDA_ROOT ${EACGM_CUDA_ROOT} DIRECTORY)
+find_library(EACGM_CUDA_STUB NAMES cuda
+  PATHS ${EACGM_CUDA_ROOT}/lib64/stubs ${EACGM_CUDA_ROOT}/targets/x86_64-linux/lib/stubs
+  NO_DEFAULT_PATH REQUIRED)
+set(EACGM_STUB_DIR ${CMAKE_BINARY_DIR}/stub_libcuda)
+file(MAKE_DIRECTORY ${EACGM_STUB_DIR})
+file(CREATE_LINK ${EACGM_CUDA_STUB} ${EACGM_STUB_DIR}/libcuda.so.1 SYMBOLIC)
+add_executable(cuda_driver_calls ${CMAKE_SOURCE_DIR}/tests/programs/cuda_driver_calls.cpp)
+target_include_directories(cuda_driver_calls PRIVATE ${EACGM_CUDA_ROOT}/include)
+target_link_libraries(cuda_driver_calls PRIVATE ${EACGM_CUDA_STUB})
+set_target_properties(cuda_driver_calls PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+  BUILD_RPATH ${EACGM_STUB_DIR})
+
+# Nesting through a user probe config: nest_outer calls nest_inner in libeacgm_nest.
+add_library(eacgm_nest SHARED ${CMAKE_SOURCE_DIR}/tests/programs/nest_lib.c)
+target_compile_options(eacgm_nest PRIVATE -O2 -fPIC)
+set_target_properties(eacgm_nest PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(nest_calls ${CMAKE_SOURCE_DIR}/tests/programs/nest_calls.c)
+target_link_libraries(nest_calls PRIVATE eacgm_nest)
+set_target_properties(nest_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+function(eacgm_integration_fixtures_wire)
+  if(TARGET eacgm_integration_tests)
+    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls)
+  endif()
+endfunction()
+cmake_language(DEFER CALL eacgm_integration_fixtures_wire)

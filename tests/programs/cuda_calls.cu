@@ -3,8 +3,10 @@
 // truth the tests compare eacgm's events with). Without a GPU the calls fail fast,
 // but they still enter libcudart, so the probes fire.
 //
-// Usage: cuda_calls [--wait-file PATH] [--repeat N]
+// Usage: cuda_calls [--wait-file PATH] [--repeat N] [--exit-file PATH]
 //   --wait-file: print "ready <pid>" and wait until PATH exists before calling.
+//   --exit-file: print "calls done" and wait until PATH exists before exiting (so a
+//                tracer can still read /proc/<pid>/maps for names).
 #include <cuda_runtime.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,10 +24,12 @@ static void wait_for(const char* path) {
 
 int main(int argc, char** argv) {
   const char* wait_file = nullptr;
+  const char* exit_file = nullptr;
   int repeat = 1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) wait_file = argv[++i];
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--exit-file") && i + 1 < argc) exit_file = argv[++i];
   }
   if (wait_file) {
     std::printf("ready %d\n", getpid());
@@ -61,5 +65,10 @@ int main(int argc, char** argv) {
     std::printf("cudaDeviceSynchronize ret=%d\n", static_cast<int>(cudaDeviceSynchronize()));
   }
   std::fflush(stdout);
+  if (exit_file) {
+    std::printf("calls done\n");
+    std::fflush(stdout);
+    wait_for(exit_file);
+  }
   return 7;  // a distinctive exit code: `eacgm trace -- CMD` must return it
 }

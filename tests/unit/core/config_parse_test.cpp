@@ -164,6 +164,22 @@ TEST(ConfigParse, TomlSyntaxErrorKeepsLine) {
               StartsWith("eacgm.toml:3:"));
 }
 
+TEST(ConfigParse, PythonFileFilter) {
+  Result<Config> r = parse_config(lines({"[python]", "file_filter = \"*/myproject/*\""}),
+                                  "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->python.file_filter, "*/myproject/*");
+  EXPECT_EQ(Config{}.python.file_filter, "");
+  EXPECT_THAT(error_of(lines({"[python]", "file_filter = 3"})),
+              HasSubstr("eacgm.toml:2:15: [python]: file_filter must be a string, not an integer"));
+  EXPECT_THAT(error_of(lines({"[python]", "file_filter = \"train.py\""})),
+              HasSubstr("eacgm.toml:2:15: [python]: file_filter = \"train.py\" is matched "
+                        "against the whole file path; start it with / or * (for example "
+                        "\"*/train.py\")"));
+  EXPECT_THAT(error_of(lines({"[python]", "file_filer = \"*\""})),
+              HasSubstr("unknown key \"file_filer\" (did you mean \"file_filter\"?)"));
+}
+
 TEST(ConfigParse, UnknownKeysAreErrorsWithSuggestion) {
   std::string e = error_of(lines({"[trace]", "ringbuf_mb = 16"}));
   EXPECT_THAT(e, StartsWith("eacgm.toml:2:1: [trace]: unknown key \"ringbuf_mb\""));
@@ -306,7 +322,7 @@ TEST(ConfigParse, ArgKindAndFormat) {
   std::string e =
       error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"u16\" }]"));
   EXPECT_EQ(e, "eacgm.toml:5:42: probe \"p\": arg \"size\": unknown kind \"u16\" (expected one "
-               "of raw, u32, deref_u32, deref_u64, dim3, deref_dim3, string)");
+               "of raw, u32, deref_u32, deref_u64, dim3, deref_dim3, string, dim3_split)");
   e = error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"deref_u46\" }]"));
   EXPECT_THAT(e, HasSubstr("eacgm.toml:5:42: probe \"p\": arg \"size\": unknown kind "
                            "\"deref_u46\" (did you mean \"deref_u64\"?"));
@@ -377,8 +393,9 @@ TEST(ConfigParse, ArgCountNamesAndStrings) {
               HasSubstr("eacgm.toml:5:43: probe \"p\": arg \"a\": duplicate arg name \"a\" "
                         "(also arg #1)"));
   EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0, kind = \"string\" }, "
-                                       "{ name = \"b\", reg = 1, kind = \"string\" }]")),
-              HasSubstr("eacgm.toml:5:81: probe \"p\": arg \"b\": a second string arg"));
+                                       "{ name = \"b\", reg = 1, kind = \"string\" }, "
+                                       "{ name = \"c\", reg = 2, kind = \"string\" }]")),
+              HasSubstr("eacgm.toml:5:123: probe \"p\": arg \"c\": a third string arg"));
 }
 
 // The example in the user guide must stay a valid file.

@@ -165,12 +165,43 @@ TEST(SpecValidate, AtExitRules) {
   }
 }
 
-TEST(SpecValidate, AtMostOneString) {
+TEST(SpecValidate, AtMostTwoStrings) {
   ProbeSpec spec = valid_spec();
   spec.args = {arg("path", ArgSource::kRegister, 0, ArgKind::kString),
                arg("mode", ArgSource::kRegister, 1, ArgKind::kString)};
-  EXPECT_THAT(error_of(spec), HasSubstr("arg \"mode\": a second string arg (the first is "
-                                        "\"path\")"));
+  EXPECT_TRUE(validate_spec(spec).ok());
+  spec.args.push_back(arg("extra", ArgSource::kRegister, 2, ArgKind::kString));
+  EXPECT_THAT(error_of(spec), HasSubstr("arg \"extra\": a third string arg; at most 2"));
+}
+
+TEST(SpecValidate, UsdtProbes) {
+  ProbeSpec spec = valid_spec();
+  spec.symbol.clear();
+  spec.usdt = "python:function__entry";
+  spec.with_exit = false;
+  spec.ret = ReturnKind::kNone;
+  spec.args = {arg("file", ArgSource::kUsdtArg, 0, ArgKind::kString)};
+  EXPECT_TRUE(validate_spec(spec).ok());
+  spec.with_exit = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("a USDT probe is entry-only"));
+  spec.with_exit = false;
+  spec.usdt = "function__entry";
+  EXPECT_THAT(error_of(spec), HasSubstr("must be \"provider:name\""));
+  spec.usdt.clear();
+  spec.symbol = "f";
+  EXPECT_THAT(error_of(spec), HasSubstr("a USDT operand needs a probe with usdt set"));
+}
+
+TEST(SpecValidate, RegisterSlots) {
+  ProbeSpec spec = valid_spec();
+  spec.args = {arg("v", ArgSource::kPtRegMem, 15, ArgKind::kU32)};
+  spec.args[0].displacement = -20;
+  EXPECT_TRUE(validate_spec(spec).ok());
+  spec.args[0].index = 16;
+  EXPECT_THAT(error_of(spec), HasSubstr("register slot 16 is out of range 0..15"));
+  spec.args[0].index = 8;
+  spec.args[0].displacement = 40000;
+  EXPECT_THAT(error_of(spec), HasSubstr("displacement 40000 does not fit 16 bits"));
 }
 
 TEST(SpecValidate, DerivedValuesNameCapturedArgs) {

@@ -1,0 +1,186 @@
+// Kernel-name cache: naming calls feed it, launches read it; the ELF fallback reads
+// /proc/<pid>/maps once per process (again only for an address no mapping covers).
+#include "ingest/kernel_names.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "probe/elf_symbols.h"
+#include "probe/library_match.h"
+
+namespace eacgm::ingest {
+namespace {
+
+int arg_index(const ProbeSpec& spec, std::string_view name) {
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The captured value of the named argument, if it was captured and read.
+std::optional<std::uint64_t> arg_value(const CallEvent& e, std::string_view name) {
+  int i = arg_index(e.probe->spec, name);
+  if (i < 0 || i >= e.nargs || (e.fault_mask & (1u << i))) return std::nullopt;
+  return e.args[static_cast<std::size_t>(i)];
+}
+
+// A lookup that failed wrote nothing through its out-pointer: what we read there is
+// the caller's stale value, so only successful calls teach names.
+bool succeeded(const CallEvent& e) { return e.has_exit && static_cast<std::int32_t>(e.ret) == 0; }
+
+}  // namespace
+
+void KernelNames::enrich(CallEvent& event) {
+  if (!event.probe) return;
+  const ProbeSpec& spec = event.probe->spec;
+  for (const auto& d : spec.derived) {
+    if (d.op != DerivedArg::Op::kKernelName) continue;
+    if (auto handle = arg_value(event, d.from); handle && *handle != 0) {
+      event.kernel.assign(lookup(event.pid, *handle));
+    }
+    return;
+  }
+  const std::string& fn = spec.name;
+  if (fn == "__cudaRegisterFunction") {
+    // The mangled device name is the string argument. It lives in the program's
+    // .rodata, often not paged in when registration runs (BPF cannot fault it in);
+    // then the host stub's own symbol names the kernel, resolved now while the
+    // process is young rather than at its first launch.
+    auto host = arg_value(event, "host_fun");
+    if (host && !event.str.empty()) {
+      learn(event.pid, *host, probe::demangle(event.str));
+    } else if (host) {
+      lookup(event.pid, *host);
+    }
+  } else if (fn == "cuModuleGetFunction" || fn == "cuLibraryGetKernel") {
+    auto handle = arg_value(event, fn == "cuModuleGetFunction" ? "func" : "kernel_handle");
+    if (handle && succeeded(event) && !event.str.empty()) {
+      learn(event.pid, *handle, probe::demangle(event.str));
+    }
+  } else if (fn == "cuKernelGetFunction") {
+    auto func = arg_value(event, "func");
+    auto kernel = arg_value(event, "kernel_handle");
+    if (func && kernel && succeeded(event)) {
+      auto& names = process(event.pid).names;
+      if (auto it = names.find(*kernel); it != names.end() && !it->second.empty()) {
+        learn(event.pid, *func, it->second);
+      }
+    }
+  }
+}
+
+void KernelNames::forget(std::uint32_t pid) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
+  lru_.erase(it->second.lru);
+  processes_.erase(it);
+}
+
+KernelNames::Process& KernelNames::process(std::uint32_t pid) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second;
+  }
+  if (processes_.size() >= options_.max_pids && !lru_.empty()) forget(lru_.back());
+  lru_.push_front(pid);
+  Process& p = processes_[pid];
+  p.lru = lru_.begin();
+  return p;
+}
+
+void KernelNames::learn(std::uint32_t pid, std::uint64_t handle, std::string name) {
+  Process& p = process(pid);
+  if (p.names.size() >= options_.max_handles_per_pid) p.names.clear();
+  p.names[handle] = std::move(name);
+}
+
+std::string_view KernelNames::lookup(std::uint32_t pid, std::uint64_t handle) {
+  Process& p = process(pid);
+  if (auto it = p.names.find(handle); it != p.names.end()) return it->second;
+  std::string name = resolve_from_elf(pid, p, handle);
+  if (p.names.size() >= options_.max_handles_per_pid) p.names.clear();
+  return p.names.emplace(handle, std::move(name)).first->second;
+}
+
+std::string KernelNames::resolve_from_elf(std::uint32_t pid, Process& p, std::uint64_t addr) {
+  auto find = [&]() -> const Mapping* {
+    for (const auto& m : p.maps) {
+      if (addr >= m.start && addr < m.end) return &m;
+    }
+    return nullptr;
+  };
+  const Mapping* m = p.maps_read ? find() : nullptr;
+  if (m == nullptr) {
+    // First need, or a library mapped since the last read.
+    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+    if (!in) return {};
+    p.maps.clear();
+    p.maps_read = true;
+    std::string line;
+    while (std::getline(in, line)) {
+      std::uint64_t start = 0, end = 0, offset = 0;
+      char perms[8] = {};
+      int path_at = -1;
+      if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start,
+                      &end, perms, &offset, &path_at) < 4 ||
+          path_at < 0) {
+        continue;
+      }
+      std::string path = line.substr(static_cast<std::size_t>(path_at));
+      if (perms[2] != 'x' || path.empty() || path[0] != '/') continue;
+      if (path.ends_with(" (deleted)")) continue;
+      p.maps.push_back(Mapping{start, end, offset, path,
+                               "/proc/" + std::to_string(pid) + "/root" + path});
+    }
+    m = find();
+    if (m == nullptr) return {};  // a heap handle (CUfunction), not code
+  }
+  std::uint64_t file_offset = addr - m->start + m->offset;
+  std::string name = symbol_at(m->open_path, file_offset);
+  if (name.empty() && m->open_path != m->path) name = symbol_at(m->path, file_offset);
+  return name;
+}
+
+std::string KernelNames::symbol_at(const std::string& path, std::uint64_t file_offset) {
+  const FileSymbols* fs = file_symbols(path);
+  if (fs == nullptr) return {};
+  auto it = std::upper_bound(fs->ranges.begin(), fs->ranges.end(), file_offset,
+                             [](std::uint64_t off, const FileSymbols::Range& r) { return off < r.offset; });
+  if (it == fs->ranges.begin()) return {};
+  --it;
+  if (file_offset >= it->offset + std::max<std::uint64_t>(it->size, 1)) return {};
+  return it->name;
+}
+
+const KernelNames::FileSymbols* KernelNames::file_symbols(const std::string& open_path) {
+  if (auto it = files_.find(open_path); it != files_.end()) return it->second.get();
+  auto table = probe::ElfSymbolTable::load(open_path);
+  auto fs = std::make_shared<FileSymbols>();
+  if (table) {
+    for (const auto& s : table->symbols()) {
+      if (!s.is_function || s.is_ifunc || s.file_offset == 0) continue;
+      fs->ranges.push_back({s.file_offset, s.size, s.name});
+    }
+    std::sort(fs->ranges.begin(), fs->ranges.end(),
+              [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    // Demangle lazily would save little: a host binary has few function symbols
+    // compared with a launch stream, and each name is used many times.
+    for (auto& r : fs->ranges) r.name = probe::demangle(r.name);
+  }
+  // A failed load is cached too (empty), so an unreadable file costs one attempt.
+  if (files_.size() >= options_.max_elf_files && !file_order_.empty()) {
+    files_.erase(file_order_.front());
+    file_order_.pop_front();
+  }
+  file_order_.push_back(open_path);
+  const FileSymbols* raw = fs.get();
+  files_.emplace(open_path, std::move(fs));
+  return raw;
+}
+
+}  // namespace eacgm::ingest
