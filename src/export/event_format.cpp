@@ -5,13 +5,12 @@
 #include <ctime>
 
 #include "core/nccl_types.h"
+#include "export/json_writer.h"
 
 namespace eacgm::exporting {
 namespace {
 
 using Buf = fmt::memory_buffer;
-
-void put(Buf& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
 
 std::int64_t as_signed(const ArgSpec& a, std::uint64_t v) {
   switch (a.kind) {
@@ -39,8 +38,13 @@ void append_value(Buf& out, const CallEvent& e, std::size_t i, bool json) {
     case ArgKind::kDim3:
     case ArgKind::kDerefDim3:
     case ArgKind::kDim3Split:
-      fmt::format_to(std::back_inserter(out), fmt::runtime(json ? "[{},{},{}]" : "({},{},{})"),
-                     static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(v >> 32), e.ext[i]);
+      out.push_back(json ? '[' : '(');
+      put_uint(out, static_cast<std::uint32_t>(v));
+      out.push_back(',');
+      put_uint(out, static_cast<std::uint32_t>(v >> 32));
+      out.push_back(',');
+      put_uint(out, e.ext[i]);
+      out.push_back(json ? ']' : ')');
       return;
     case ArgKind::kString: {
       // The spec's first string arg is in str, its second in str2.
@@ -63,14 +67,14 @@ void append_value(Buf& out, const CallEvent& e, std::size_t i, bool json) {
   switch (a.format) {
     case ArgFormat::kHex:
       if (json) out.push_back('"');
-      fmt::format_to(std::back_inserter(out), "{:#x}", v);
+      put_hex(out, v);
       if (json) out.push_back('"');
       break;
     case ArgFormat::kSigned:
-      fmt::format_to(std::back_inserter(out), "{}", as_signed(a, v));
+      put_int(out, as_signed(a, v));
       break;
     case ArgFormat::kUnsigned:
-      fmt::format_to(std::back_inserter(out), "{}", v);
+      put_uint(out, v);
       break;
   }
 }
@@ -129,6 +133,7 @@ void for_each_derived(const CallEvent& e, Emit emit) {
 // arg of the same name (ncclCommInitRank's `rank`) wins.
 template <typename Emit>
 void for_each_nccl_comm_field(const CallEvent& e, Emit emit) {
+  if (e.nccl_rank < 0 && e.nccl_nranks < 0 && e.nccl_comm_id == 0) return;  // the common case
   const ProbeSpec& spec = e.probe->spec;
   if (e.nccl_rank >= 0 && arg_index(spec, "rank") < 0) {
     emit(std::string_view("rank"), number(static_cast<std::uint64_t>(e.nccl_rank)));
@@ -144,7 +149,7 @@ void for_each_nccl_comm_field(const CallEvent& e, Emit emit) {
 void append_derived_value(Buf& out, const DerivedValue& v, bool json) {
   switch (v.kind) {
     case DerivedValue::Kind::kNumber:
-      fmt::format_to(std::back_inserter(out), "{}", v.number);
+      put_uint(out, v.number);
       break;
     case DerivedValue::Kind::kString:
       if (json) {
@@ -165,45 +170,37 @@ std::size_t arg_count(const CallEvent& e) {
 
 }  // namespace
 
-void append_json_string(Buf& out, std::string_view s) {
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': put(out, "\\\""); break;
-      case '\\': put(out, "\\\\"); break;
-      case '\n': put(out, "\\n"); break;
-      case '\r': put(out, "\\r"); break;
-      case '\t': put(out, "\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
+void append_json_string(Buf& out, std::string_view s) { put_json_string(out, s); }
 
 void append_jsonl(Buf& out, const CallEvent& e) {
-  fmt::format_to(std::back_inserter(out), "{{\"ts_ns\":{},\"pid\":{},\"tid\":{},\"comm\":", e.ts_ns,
-                 e.pid, e.tid);
+  put(out, "{\"ts_ns\":");
+  put_uint(out, e.ts_ns);
+  put(out, ",\"pid\":");
+  put_uint(out, e.pid);
+  put(out, ",\"tid\":");
+  put_uint(out, e.tid);
+  put(out, ",\"comm\":");
   append_json_string(out, e.comm_view());
   put(out, ",\"domain\":");
   append_json_string(out, e.domain());
   put(out, ",\"name\":");
   append_json_string(out, e.function());
   if (e.has_exit) {
-    fmt::format_to(std::back_inserter(out), ",\"dur_ns\":{}", e.dur_ns);
+    put(out, ",\"dur_ns\":");
+    put_uint(out, e.dur_ns);
     switch (e.probe->spec.ret) {
       case ReturnKind::kInt32:
-        fmt::format_to(std::back_inserter(out), ",\"ret\":{}", static_cast<std::int32_t>(e.ret));
+        put(out, ",\"ret\":");
+        put_int(out, static_cast<std::int32_t>(e.ret));
         break;
       case ReturnKind::kInt64:
-        fmt::format_to(std::back_inserter(out), ",\"ret\":{}", e.ret);
+        put(out, ",\"ret\":");
+        put_int(out, e.ret);
         break;
       case ReturnKind::kPointer:
-        fmt::format_to(std::back_inserter(out), ",\"ret\":\"{:#x}\"", static_cast<std::uint64_t>(e.ret));
+        put(out, ",\"ret\":\"");
+        put_hex(out, static_cast<std::uint64_t>(e.ret));
+        out.push_back('"');
         break;
       case ReturnKind::kNone:
         put(out, ",\"ret\":null");

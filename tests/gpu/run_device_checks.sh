@@ -12,13 +12,27 @@ mkdir -p "$OUT"
 echo "== machine"; nvidia-smi -L; uname -r; "$PY" -c 'import torch; print("torch", torch.__version__)'
 CU13=$("$PY" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')
 
-echo "== start-up: probes attached and time to ready"
+echo "== start-up: probes attached and time to ready (a torch process running)"
+"$PY" -c 'import torch, time; torch.zeros(1, device="cuda"); time.sleep(30)' & TORCH_IDLE=$!
+sleep 12
 for probes in ${PROBE_SETS:-cuda}; do
   s=$(date +%s%N)
   "$BIN/eacgm" trace --probes "$probes" --duration 0.01 -o /dev/null 2> "$OUT/startup.err"
   e=$(date +%s%N)
   echo "$probes: $(( (e - s) / 1000000 )) ms start+stop; $(grep -o 'tracing.*' "$OUT/startup.err")"
 done
+kill $TORCH_IDLE; wait $TORCH_IDLE 2>/dev/null
+
+echo "== Python calls through the interpreter's USDT probes"
+cat > "$OUT/pycalls.py" <<'PY'
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+for _ in range(3):
+    fib(10)
+PY
+"$BIN/eacgm" trace --probes python -o "$OUT/py.jsonl" -- "$PY" "$OUT/pycalls.py" 2> "$OUT/py.err"
+echo "fib calls seen: $(grep -c '"name":"fib"' "$OUT/py.jsonl") (expected 3 x 177 = 531); with duration: $(grep '"name":"fib"' "$OUT/py.jsonl" | grep -vc '"dur_ns":null')"
+tail -1 "$OUT/py.err"
 
 echo "== PyTorch training loop traced (catalogs: ${TRACE_PROBES:-cuda})"
 "$BIN/eacgm" trace --probes "${TRACE_PROBES:-cuda}" -o "$OUT/torch.jsonl" -- \

@@ -40,14 +40,19 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
 t1 = time.time_ns()  # after the profiler's own teardown calls, which it also counts
 
 counts = {}
+ops = {}
 kernels = 0
 for evt in prof.events():
-    if evt.device_type == torch.autograd.DeviceType.CUDA:
-        kernels += 1
     name = evt.name
+    if evt.device_type == torch.autograd.DeviceType.CUDA:
+        if not (name.startswith("Memcpy") or name.startswith("Memset")):
+            kernels += 1
+        continue
     if name.startswith("cuda") or name.startswith("cu"):
         counts[name] = counts.get(name, 0) + 1
+    elif name.startswith("aten::"):
+        ops[name] = ops.get(name, 0) + 1
 with open(out_path, "w") as f:
-    json.dump({"t0_ns": t0, "t1_ns": t1, "steps": steps, "api_counts": counts,
+    json.dump({"t0_ns": t0, "t1_ns": t1, "steps": steps, "api_counts": counts, "aten_ops": ops,
                "gpu_kernels": kernels, "torch": torch.__version__}, f)
 print(f"trained {steps} steps, loss {step().item():.4f}, profiler saw {kernels} GPU kernels")
