@@ -104,6 +104,7 @@ enum eacgm_record_type {
 #define EACGM_REC_STR_TRUNC 0x2    /* str was cut at EACGM_STR_LEN - 1 bytes */
 #define EACGM_REC_NESTED 0x4       /* made inside a call of an EACGM_PROBE_OUTER probe */
 #define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
+#define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
 
 /* One fixed-size record per call (or per discovery hint). */
 struct eacgm_record {

@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 filter_pids = 0; /* 1: trace only tgids in target_pids */
 const volatile __u32 self_tgid = 0;   /* never trace the agent itself */
 const volatile __u64 wakeup_bytes = 0; /* wake the reader only past this much data */
+const volatile __u32 stop_on_load = 0;  /* 1: stop a traced process at each loader hint */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -475,6 +476,11 @@ int eacgm_lib_loaded(struct pt_regs *ctx)
 	r->tid = (__u32)id;
 	r->ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	/* For a launched command, hold the process until its new libraries are attached,
+	 * so that no call made right after a dlopen (or at start-up) is missed. The agent
+	 * sends SIGCONT once it has scanned the process. */
+	if (stop_on_load && filter_pids && bpf_send_signal(19 /* SIGSTOP */) == 0)
+		r->flags |= EACGM_REC_STOPPED;
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

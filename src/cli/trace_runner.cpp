@@ -77,6 +77,7 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
 
 int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest::EventSink sink,
               const std::function<void(const ingest::TraceReport&)>& on_end) {
+  const auto started = std::chrono::steady_clock::now();
   Config config;
   if (!ctx.config_path.empty()) {
     auto loaded = load_config_file(ctx.config_path);
@@ -117,6 +118,7 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
   to.config = config.trace;
   to.specs = std::move(*specs);
   to.filter_pids = !opts.pids.empty() || child.has_value();
+  to.stop_on_load = child.has_value();
   to.pids = opts.pids;
   if (child) to.pids.push_back(child->pid());
   to.btf_path = opts.btf_path;
@@ -175,8 +177,9 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
       for (int pid : to.pids) scope += (scope.empty() ? "pid " : ", ") + std::to_string(pid);
       scope += " and children";
     }
-    notice(fmt::format("tracing {} ({} probes in {} library files)", scope, r.attach.probes,
-                       r.attach.libraries));
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    notice(fmt::format("tracing {} ({} probes in {} library files, ready in {} ms)", scope, r.attach.probes,
+                       r.attach.libraries, ms.count()));
   }
 
   std::optional<LaunchedCommand> side;

@@ -1,6 +1,8 @@
 // Ring-buffer consumption loop.
 #include "ingest/ring_reader.h"
 
+#include "bpf/events.h"
+
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
@@ -35,11 +37,14 @@ int RingReader::on_record(void* ctx, void* data, std::size_t size) {
     case RecordKind::kExecHint:
       self->kernel_names_.forget(self->event_.pid);  // a new image: old handles mean nothing
       self->nccl_comms_.forget(self->event_.pid);
-      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, true);
+      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, true, false);
       break;
-    case RecordKind::kLibraryHint:
-      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, false);
+    case RecordKind::kLibraryHint: {
+      // decode() checked the size, so the flags can be read from the record itself.
+      bool stopped = (static_cast<const eacgm_record*>(data)->flags & EACGM_REC_STOPPED) != 0;
+      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, false, stopped);
       break;
+    }
     default:
       break;
   }

@@ -20,7 +20,9 @@ namespace eacgm::ingest {
 
 struct EventSink {
   std::function<void(const CallEvent&)> on_call;
-  std::function<void(std::uint32_t pid, bool exec)> on_hint;  // discovery hints
+  // Discovery hints; `stopped`: the kernel stopped the process until it is scanned
+  // (the receiver must send SIGCONT).
+  std::function<void(std::uint32_t pid, bool exec, bool stopped)> on_hint;
   std::function<void()> on_idle;  // after each poll round (flush outputs)
 };
 

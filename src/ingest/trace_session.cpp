@@ -2,6 +2,7 @@
 #include "ingest/trace_session.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include "probe/catalog.h"
 
@@ -20,6 +21,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   bo.ringbuf_bytes = options.config.ringbuf_mib << 20;
   bo.wakeup_bytes = options.config.wakeup_kib << 10;
   bo.filter_pids = options.filter_pids;
+  bo.stop_on_load = options.stop_on_load;
   bo.btf_path = options.btf_path;
   auto bpf = probe::BpfTracer::open(bo);
   if (!bpf) return std::move(bpf).take_error();
@@ -44,9 +46,9 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
 
   TraceSession* self = s.get();
   auto user_hint = sink.on_hint;
-  sink.on_hint = [self, user_hint](std::uint32_t pid, bool exec) {
-    self->on_hint(pid);
-    if (user_hint) user_hint(pid, exec);
+  sink.on_hint = [self, user_hint](std::uint32_t pid, bool exec, bool stopped) {
+    self->on_hint(pid, stopped);
+    if (user_hint) user_hint(pid, exec, stopped);
   };
   auto reader = RingReader::create(s->bpf_->ringbuf_fd(), s->table_, std::move(sink),
                                    static_cast<int>(options.config.poll_timeout_ms));
@@ -72,12 +74,19 @@ void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
 
 void TraceSession::scan_executable(const std::string& path) { attacher_->scan_file(path); }
 
-void TraceSession::on_hint(std::uint32_t pid) {
+void TraceSession::on_hint(std::uint32_t pid, bool stopped) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (hints_.size() < kMaxQueuedHints) hints_.push_back(pid);
+    // A stopped process is never dropped: it would stay stopped.
+    if (hints_.size() < kMaxQueuedHints || stopped) hints_.push_back({pid, stopped});
   }
   cv_.notify_one();
+}
+
+void TraceSession::resume(const std::deque<Hint>& hints) {
+  for (const auto& h : hints) {
+    if (h.stopped) kill(static_cast<pid_t>(h.pid), SIGCONT);
+  }
 }
 
 void TraceSession::wake() {
@@ -101,7 +110,7 @@ void TraceSession::rescan() {
 void TraceSession::service(std::chrono::milliseconds budget) {
   auto deadline = std::chrono::steady_clock::now() + budget;
   while (true) {
-    std::deque<std::uint32_t> hints;
+    std::deque<Hint> hints;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       auto until = std::min(deadline, next_rescan_);
@@ -112,8 +121,10 @@ void TraceSession::service(std::chrono::milliseconds budget) {
         deadline = std::chrono::steady_clock::now();
       }
     }
-    std::set<std::uint32_t> unique(hints.begin(), hints.end());
+    std::set<std::uint32_t> unique;
+    for (const auto& h : hints) unique.insert(h.pid);
     for (auto pid : unique) attacher_->scan_process(static_cast<int>(pid));
+    resume(hints);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_rescan_) {
       rescan();
@@ -127,11 +138,16 @@ void TraceSession::service(std::chrono::milliseconds budget) {
 void TraceSession::stop() {
   if (stopped_ || !reader_) return;
   stopped_ = true;
-  // Detach first so nothing new arrives, then drain what the kernel queued.
+  // Detach first so nothing new arrives (no new loader stops either), then drain
+  // what the kernel queued.
   final_attach_ = attacher_->stats();
   attacher_.reset();
   final_pending_ = bpf_->pending_calls();
   reader_->stop();
+  // No process may stay stopped at a loader hint once tracing ends.
+  std::lock_guard<std::mutex> lock(mutex_);
+  resume(hints_);
+  hints_.clear();
 }
 
 TraceReport TraceSession::report() const {

@@ -28,6 +28,7 @@ struct TraceOptions {
   TraceConfig config;
   std::vector<ProbeSpec> specs;
   bool filter_pids = false;      // trace only `pids` and their children
+  bool stop_on_load = false;     // hold them at loader hints until attached (launched commands)
   std::vector<int> pids;
   std::string btf_path;
   PythonConfig python;           // pairing and filtering of the python catalog's records
@@ -71,7 +72,12 @@ class TraceSession {
 
  private:
   TraceSession(const TraceOptions& options, Notice notice);
-  void on_hint(std::uint32_t pid);
+  struct Hint {
+    std::uint32_t pid;
+    bool stopped;
+  };
+  void on_hint(std::uint32_t pid, bool stopped);
+  static void resume(const std::deque<Hint>& hints);
   void rescan();
 
   TraceOptions options_;
@@ -84,7 +90,7 @@ class TraceSession {
 
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::uint32_t> hints_;
+  std::deque<Hint> hints_;
   bool woken_ = false;
   std::chrono::steady_clock::time_point next_rescan_;
   bool stopped_ = false;

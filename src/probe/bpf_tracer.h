@@ -22,6 +22,7 @@ struct BpfOptions {
   std::uint32_t ringbuf_bytes = 16u << 20;
   std::uint32_t wakeup_bytes = 256u << 10;
   bool filter_pids = false;
+  bool stop_on_load = false;  // hold launched processes at loader hints until attached
   std::string btf_path;  // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
 };
 

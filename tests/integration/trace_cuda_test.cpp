@@ -223,6 +223,24 @@ TEST(TraceCuda, FindsLibcudartCopyLoadedLateWithDlopen) {
   expect_returns_match(events, program.out());
 }
 
+TEST(TraceCuda, LaunchedCommandIsHeldUntilLateLibrariesAreAttached) {
+  // The command dlopens a private libcudart copy and calls it at once: only holding
+  // the process at the loader hint until the copy is attached catches the first call.
+  std::string dir = temp_dir();
+  std::string copy = dir + "/libcudart.so.13";
+  std::filesystem::copy_file(std::filesystem::canonical("/usr/local/cuda/lib64/libcudart.so.13"), copy);
+  for (int run = 0; run < 3; ++run) {
+    std::string out = dir + "/events" + std::to_string(run) + ".jsonl";
+    Subprocess eacgm({bin("eacgm"), "trace", "-o", out, "--", bin("cuda_dlopen"), copy, "-"});
+    EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
+    auto events = parse_jsonl(read_file(out));
+    ASSERT_EQ(events.size(), 2u) << "run " << run << ":\n" << read_file(out) << eacgm.err();
+    EXPECT_EQ(events[0]["name"], "cudaMalloc");
+    EXPECT_EQ(events[0]["args"]["size"], 12345);
+    EXPECT_EQ(events[1]["name"], "cudaFree");
+  }
+}
+
 TEST(TraceCuda, RunPrintsPerFunctionSummary) {
   Subprocess eacgm({bin("eacgm"), "run", "--", bin("cuda_calls"), "--repeat", "10"});
   EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();

@@ -2,22 +2,24 @@
 // from a path the loader cache does not know (as in a conda/venv install), then waits
 // for the go file and calls cudaMalloc/cudaFree through it.
 //
-// Usage: cuda_dlopen LIBCUDART_PATH GO_FILE
+// Usage: cuda_dlopen LIBCUDART_PATH GO_FILE   (GO_FILE "-": no pause, call at once)
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdio>
+#include <string_view>
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: cuda_dlopen LIBCUDART_PATH GO_FILE\n");
     return 2;
   }
+  const bool at_once = std::string_view(argv[2]) == "-";
   std::printf("started %d\n", getpid());
   std::fflush(stdout);
-  usleep(300000);
+  if (!at_once) usleep(300000);
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     std::fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -31,7 +33,7 @@ int main(int argc, char** argv) {
   std::printf("loaded\n");
   std::fflush(stdout);
   struct stat st;
-  while (stat(argv[2], &st) != 0) usleep(2000);
+  while (!at_once && stat(argv[2], &st) != 0) usleep(2000);
   void* p = nullptr;
   std::printf("cudaMalloc ret=%d\n", cuda_malloc(&p, 12345));
   std::printf("cudaFree ret=%d\n", cuda_free(p));
