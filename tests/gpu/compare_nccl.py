@@ -14,8 +14,11 @@ for path in sorted(glob.glob(f"{sys.argv[2]}/nccl_rank*.json")):
     want = collections.defaultdict(list)
     for name, nbytes in truth["calls"]:
         want[name].append(nbytes)
+    # In-place broadcasts reach NCCL as ncclBcast (which calls ncclBroadcast, nested).
+    aliases = {"ncclBroadcast": {"ncclBroadcast", "ncclBcast"}}
     for name, sizes in want.items():
-        got = [e for e in mine if e["name"] == name and e["args"].get("bytes") in set(sizes)]
+        names = aliases.get(name, {name})
+        got = [e for e in mine if e["name"] in names and e["args"].get("bytes") in set(sizes)]
         got_bytes = sum(e["args"]["bytes"] for e in got)
         ranks = {(e["args"].get("rank"), e["args"].get("nranks")) for e in got}
         good = len(got) == len(sizes) and got_bytes == sum(sizes) and ranks == {(truth["rank"], truth["world"])}

@@ -53,13 +53,15 @@ TEST(SamplingLoop, OverrunSkipsDeadlinesInsteadOfBursting) {
   std::atomic<int> calls{0};
   std::vector<Clock::time_point> starts;
   SamplingLoop::Options opt;
-  opt.interval = 10ms;
+  // Wide margins (a 20 ms overshoot of the sleep still misses exactly 3 deadlines),
+  // so a loaded machine does not change the outcome.
+  opt.interval = 40ms;
   opt.max_passes = 3;
   auto loop = SamplingLoop::start(
       opt,
       [&] {
         starts.push_back(Clock::now());
-        if (calls++ == 0) std::this_thread::sleep_for(35ms);  // misses deadlines 1..3
+        if (calls++ == 0) std::this_thread::sleep_for(140ms);  // misses deadlines 1..3
         return GpuSnapshot{};
       },
       [](GpuSnapshot) {});
@@ -68,9 +70,9 @@ TEST(SamplingLoop, OverrunSkipsDeadlinesInsteadOfBursting) {
   (*loop)->stop();
   EXPECT_EQ((*loop)->skipped_deadlines(), 3u);
   ASSERT_EQ(starts.size(), 3u);
-  // Pass 2 runs at deadline 4 (40 ms), pass 3 at deadline 5 (50 ms): no burst at 35 ms.
-  EXPECT_GE(starts[1] - starts[0], 39ms);
-  EXPECT_GE(starts[2] - starts[1], 8ms);
+  // Pass 2 runs at deadline 4 (160 ms), pass 3 at deadline 5 (200 ms): no burst at 140 ms.
+  EXPECT_GE(starts[1] - starts[0], 159ms);
+  EXPECT_GE(starts[2] - starts[1], 32ms);
 }
 
 TEST(SamplingLoop, RejectsBadSettingsBeforeStartingAThread) {
