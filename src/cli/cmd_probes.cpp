@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
+#include "core/spec_validate.h"
 #include "probe/catalog.h"
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
@@ -18,22 +19,6 @@
 namespace eacgm::cli {
 namespace {
 
-const char* kind_name(ArgKind k) {
-  switch (k) {
-    case ArgKind::kRaw: return "raw";
-    case ArgKind::kU32: return "u32";
-    case ArgKind::kDerefU32: return "deref_u32";
-    case ArgKind::kDerefU64: return "deref_u64";
-    case ArgKind::kDim3: return "dim3";
-    case ArgKind::kDerefDim3: return "deref_dim3";
-    case ArgKind::kString: return "string";
-    case ArgKind::kDim3Split: return "dim3_split";
-    case ArgKind::kU8: return "u8";
-    case ArgKind::kU16: return "u16";
-  }
-  return "?";
-}
-
 std::string describe_args(const ProbeSpec& s) {
   std::string out;
   for (const auto& a : s.args) {
@@ -42,7 +27,7 @@ std::string describe_args(const ProbeSpec& s) {
     if (a.source == ArgSource::kUsdtArg) where = "usdt_arg";
     if (a.source == ArgSource::kPtReg || a.source == ArgSource::kPtRegMem) where = "slot";
     out += fmt::format("{}{}={}{}:{}{}", out.empty() ? "" : " ", a.name, where, a.index,
-                       kind_name(a.kind), a.at_exit ? "@exit" : "");
+                       arg_kind_name(a.kind), a.at_exit ? "@exit" : "");
   }
   return out.empty() ? "-" : out;
 }

@@ -5,7 +5,6 @@
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +17,7 @@
 #include <thread>
 #include <sstream>
 
+#include "probe/uprobe_multi.h"
 #include "trace.skel.h"
 
 namespace eacgm::probe {
@@ -81,31 +81,6 @@ void UprobeLink::reset() {
   link_ = nullptr;
   fd_ = -1;
 }
-
-namespace {
-
-// uprobe_multi is newer than this build's uapi headers (Linux 6.6): its attach type
-// and the link_create layout are spelled out here, as the kernel defines them.
-constexpr int kAttachUprobeMulti = 48;  // BPF_TRACE_UPROBE_MULTI
-constexpr std::uint32_t kUprobeMultiReturn = 1;  // BPF_F_UPROBE_MULTI_RETURN
-
-struct UprobeMultiLinkAttr {
-  std::uint32_t prog_fd;
-  std::uint32_t target_fd;
-  std::uint32_t attach_type;
-  std::uint32_t flags;
-  std::uint64_t path;
-  std::uint64_t offsets;
-  std::uint64_t ref_ctr_offsets;
-  std::uint64_t cookies;
-  std::uint32_t cnt;
-  std::uint32_t multi_flags;
-  std::uint32_t pid;
-  std::uint32_t pad;
-};
-static_assert(sizeof(UprobeMultiLinkAttr) == 64);
-
-}  // namespace
 
 Status check_bpf_privileges() {
   constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
@@ -290,24 +265,15 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
     ref_ctr_offsets.push_back(p.ref_ctr_offset);
     any_ref_ctr = any_ref_ctr || p.ref_ctr_offset != 0;
   }
-  UprobeMultiLinkAttr attr{};
   bpf_program* prog = exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi;
-  attr.prog_fd = static_cast<std::uint32_t>(bpf_program__fd(prog));
-  attr.attach_type = kAttachUprobeMulti;
-  attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
-  attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
-  attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
   // USDT semaphores: the kernel raises each counter while the probe is attached, so
   // the program's `if (probe enabled)` guard lets the probe site run.
-  if (any_ref_ctr) attr.ref_ctr_offsets = reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
-  attr.cnt = static_cast<std::uint32_t>(points.size());
-  attr.multi_flags = exit ? kUprobeMultiReturn : 0;
-  long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-  if (fd < 0) {
-    return make_error(fmt::format("{} {} probes in {}: {}", exit ? "uretprobe_multi" : "uprobe_multi",
-                                  points.size(), path, errno_text(errno)));
-  }
-  return UprobeLink(static_cast<int>(fd));
+  auto fd = create_uprobe_multi_link(bpf_program__fd(prog), path, offsets, cookies,
+                                     any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets)
+                                                 : std::span<const std::uint64_t>(),
+                                     exit);
+  if (!fd) return std::move(fd).take_error();
+  return UprobeLink(*fd);
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {

@@ -2,42 +2,17 @@
 // management, synchronization, and the module/library lookups that name kernels.
 // Argument locations follow the x86-64 System V ABI; every function returns CUresult.
 #include "probe/catalog.h"
+#include "probe/catalog_args.h"
 
 namespace eacgm::probe {
 namespace {
 
-ArgSpec reg(const char* name, std::uint8_t index, ArgKind kind = ArgKind::kRaw,
-            ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kRegister, index, kind, format, false, 0};
-}
-ArgSpec stack(const char* name, std::uint8_t slot, ArgKind kind = ArgKind::kRaw,
-              ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kStack, slot, kind, format, false, 0};
-}
-ArgSpec hex(const char* name, std::uint8_t index) {
-  return reg(name, index, ArgKind::kRaw, ArgFormat::kHex);
-}
-ArgSpec out_ptr(const char* name, std::uint8_t index) {
-  return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU64, ArgFormat::kHex, true, 0};
-}
-ArgSpec field(const char* name, std::uint8_t index, std::uint16_t offset, ArgKind kind,
-              ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kRegister, index, kind, format, false, offset};
-}
+using namespace catalog_args;
 constexpr ArgFormat kHex = ArgFormat::kHex;
 
 ProbeSpec spec(const std::string& name, std::vector<ArgSpec> args,
                std::vector<DerivedArg> derived = {}) {
-  ProbeSpec s;
-  s.name = name;
-  s.domain = "cuda_driver";
-  s.library = "libcuda.so*";
-  s.symbol = name;
-  s.with_exit = true;
-  s.ret = ReturnKind::kInt32;  // CUresult
-  s.args = std::move(args);
-  s.derived = std::move(derived);
-  return s;
+  return api_spec(name, "cuda_driver", "libcuda.so*", std::move(args), std::move(derived));  // CUresult
 }
 
 // Adds `name` and, when given, its per-thread-stream (_ptsz/_ptds) variant.

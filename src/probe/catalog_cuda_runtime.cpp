@@ -3,43 +3,18 @@
 // Argument locations follow the x86-64 System V ABI; a dim3 (12 bytes) travels in
 // two registers: x|y in the first, z in the second.
 #include "probe/catalog.h"
+#include "probe/catalog_args.h"
 
 namespace eacgm::probe {
 namespace {
 
-ArgSpec reg(const char* name, std::uint8_t index, ArgKind kind = ArgKind::kRaw,
-            ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kRegister, index, kind, format, false, 0};
-}
-ArgSpec stack(const char* name, std::uint8_t slot, ArgKind kind = ArgKind::kRaw,
-              ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kStack, slot, kind, format, false, 0};
-}
-ArgSpec hex(const char* name, std::uint8_t index) {
-  return reg(name, index, ArgKind::kRaw, ArgFormat::kHex);
-}
-ArgSpec out_ptr(const char* name, std::uint8_t index) {
-  return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU64, ArgFormat::kHex, true, 0};
-}
-// A field of a struct passed by pointer in register `index`.
-ArgSpec field(const char* name, std::uint8_t index, std::uint16_t offset, ArgKind kind,
-              ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kRegister, index, kind, format, false, offset};
-}
+using namespace catalog_args;
 constexpr ArgFormat kHex = ArgFormat::kHex;
 
 // Every runtime API call except registration is `outer`: the driver calls it makes on
 // the caller's behalf are then flagged nested and not counted twice.
 ProbeSpec spec(const char* name, std::vector<ArgSpec> args, std::vector<DerivedArg> derived = {}) {
-  ProbeSpec s;
-  s.name = name;
-  s.domain = "cuda";
-  s.library = "libcudart.so*";
-  s.symbol = name;
-  s.with_exit = true;
-  s.ret = ReturnKind::kInt32;  // cudaError_t
-  s.args = std::move(args);
-  s.derived = std::move(derived);
+  ProbeSpec s = api_spec(name, "cuda", "libcudart.so*", std::move(args), std::move(derived));
   s.outer = true;
   return s;
 }

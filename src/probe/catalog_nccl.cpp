@@ -1,6 +1,7 @@
 // The NCCL catalog (libnccl): collectives, point-to-point, groups, communicator life cycle.
 // Argument locations follow the x86-64 System V ABI (nccl.h of NCCL 2.28 checked).
 #include "probe/catalog.h"
+#include "probe/catalog_args.h"
 
 namespace eacgm::probe {
 namespace {
@@ -8,40 +9,20 @@ namespace {
 constexpr ArgFormat kHex = ArgFormat::kHex;
 constexpr ArgFormat kSigned = ArgFormat::kSigned;
 
-ArgSpec reg(const char* name, std::uint8_t index, ArgKind kind = ArgKind::kRaw,
-            ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kRegister, index, kind, format, false};
-}
-ArgSpec stack(const char* name, std::uint8_t slot, ArgKind kind = ArgKind::kRaw,
-              ArgFormat format = ArgFormat::kUnsigned) {
-  return ArgSpec{name, ArgSource::kStack, slot, kind, format, false};
-}
-ArgSpec handle(const char* name, std::uint8_t index) { return reg(name, index, ArgKind::kRaw, kHex); }
-ArgSpec stack_handle(const char* name, std::uint8_t slot) { return stack(name, slot, ArgKind::kRaw, kHex); }
+using namespace catalog_args;
+
+ArgSpec handle(const char* name, std::uint8_t index) { return hex(name, index); }
+ArgSpec stack_handle(const char* name, std::uint8_t slot) { return stack_hex(name, slot); }
 // C enums and ints: only the low 32 bits of the register are defined by the ABI.
 ArgSpec enum_arg(const char* name, std::uint8_t index) { return reg(name, index, ArgKind::kU32); }
 ArgSpec int_arg(const char* name, std::uint8_t index) { return reg(name, index, ArgKind::kU32, kSigned); }
 // ncclComm_t* (and int*) out-parameters: written by the call, read at its exit.
-ArgSpec out_handle(const char* name, std::uint8_t index) {
-  return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU64, kHex, true};
-}
-ArgSpec out_int(const char* name, std::uint8_t index) {
-  return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU32, kSigned, true};
-}
+ArgSpec out_handle(const char* name, std::uint8_t index) { return out_ptr(name, index); }
 
+// Only the nccl* names: libnccl exports each API twice (pncclX strong, ncclX weak)
+// at the same address, and two probes there would report every call twice.
 ProbeSpec spec(const char* name, std::vector<ArgSpec> args, std::vector<DerivedArg> derived = {}) {
-  ProbeSpec s;
-  s.name = name;
-  s.domain = "nccl";
-  s.library = "libnccl.so*";
-  // Only the nccl* names: libnccl exports each API twice (pncclX strong, ncclX weak)
-  // at the same address, and two probes there would report every call twice.
-  s.symbol = name;
-  s.with_exit = true;
-  s.ret = ReturnKind::kInt32;  // ncclResult_t
-  s.args = std::move(args);
-  s.derived = std::move(derived);
-  return s;
+  return api_spec(name, "nccl", "libnccl.so*", std::move(args), std::move(derived));  // ncclResult_t
 }
 
 // `bytes` = element count x datatype size, plus readable datatype (and op) names.
