@@ -9,38 +9,13 @@
 #include <regex>
 #include <set>
 
+#include "events.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
 namespace {
 
 using nlohmann::json;
-
-std::vector<json> parse_events(const std::string& text) {
-  std::vector<json> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '{') out.push_back(json::parse(line));
-  }
-  return out;
-}
-
-std::map<std::string, int> count_by_name(const std::vector<json>& events) {
-  std::map<std::string, int> n;
-  for (const auto& e : events) n[e["name"].get<std::string>()]++;
-  return n;
-}
-
-// "NAME ret=N" lines of the program, per function in call order.
-std::map<std::string, std::vector<int>> program_returns(const std::string& out) {
-  std::map<std::string, std::vector<int>> r;
-  std::regex re(R"((\w+) ret=(-?\d+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
-    r[(*it)[1]].push_back(std::stoi((*it)[2]));
-  }
-  return r;
-}
 
 // "NAME out=0x..." lines: out-parameters as the program saw them after the call.
 std::map<std::string, std::string> program_outs(const std::string& out) {

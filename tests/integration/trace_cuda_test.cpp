@@ -11,46 +11,13 @@
 #include <regex>
 #include <set>
 
+#include "events.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
 namespace {
 
 using nlohmann::json;
-
-std::vector<json> parse_jsonl(const std::string& text) {
-  std::vector<json> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
-std::vector<json> events_of(const std::vector<json>& events, int pid) {
-  std::vector<json> out;
-  for (const auto& e : events) {
-    if (e["pid"].get<int>() == pid) out.push_back(e);
-  }
-  return out;
-}
-
-std::map<std::string, int> count_by_name(const std::vector<json>& events) {
-  std::map<std::string, int> n;
-  for (const auto& e : events) n[e["name"].get<std::string>()]++;
-  return n;
-}
-
-// The return codes the program saw, per function, in call order.
-std::map<std::string, std::vector<int>> program_returns(const std::string& out) {
-  std::map<std::string, std::vector<int>> r;
-  std::regex line_re(R"((\w+) ret=(-?\d+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), line_re); it != std::sregex_iterator(); ++it) {
-    r[(*it)[1]].push_back(std::stoi((*it)[2]));
-  }
-  return r;
-}
 
 // The calls cuda_calls makes per repetition.
 const std::map<std::string, int> kCallsPerRepeat = {
@@ -127,7 +94,7 @@ TEST(TraceCuda, TracesLaunchedCommandWithExactCountsArgumentsAndReturnCodes) {
   Subprocess eacgm({bin("eacgm"), "trace", "--", bin("cuda_calls")});
   int rc = eacgm.wait();
   EXPECT_EQ(rc, 7) << "eacgm must return the command's exit code\n" << eacgm.err();
-  auto events = parse_jsonl(eacgm.out().substr(eacgm.out().find('{')));
+  auto events = parse_events(eacgm.out().substr(eacgm.out().find('{')));
   // The command's own stdout is interleaved with eacgm's on the same stream; keep JSON.
   std::vector<json> calls;
   std::string program_out;
@@ -155,7 +122,7 @@ TEST(TraceCuda, ExactCountsOverManyRepetitionsWrittenToFile) {
   std::string out = dir + "/events.jsonl";
   Subprocess eacgm({bin("eacgm"), "trace", "-o", out, "--", bin("cuda_calls"), "--repeat", "500"});
   EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
-  auto events = parse_jsonl(read_file(out));
+  auto events = parse_events(read_file(out));
   EXPECT_EQ(count_by_name(events), times(500));
   // Entry timestamps are strictly ordered within the single traced thread.
   for (std::size_t i = 1; i < events.size(); ++i) {
@@ -174,7 +141,7 @@ TEST(TraceCuda, AttachesToProgramStartedBeforeTheTracer) {
   std::ofstream(go).put('1');
   EXPECT_EQ(program.wait(), 7);
   EXPECT_EQ(eacgm.wait(std::chrono::seconds(30)), 0) << "tracing --pid ends when the pid exits\n" << eacgm.err();
-  auto events = parse_jsonl(eacgm.out());
+  auto events = parse_events(eacgm.out());
   EXPECT_EQ(count_by_name(events_of(events, program.pid())), times(1, false));
   EXPECT_EQ(events_of(events, program.pid()).size(), events.size()) << "--pid filters other processes";
   expect_arguments(events);
@@ -190,7 +157,7 @@ TEST(TraceCuda, TracesProgramStartedAfterTheTracerWithoutFilter) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   eacgm.signal(SIGINT);
   EXPECT_EQ(eacgm.wait(), 128 + SIGINT) << eacgm.err();
-  auto events = events_of(parse_jsonl(eacgm.out()), program.pid());
+  auto events = events_of(parse_events(eacgm.out()), program.pid());
   EXPECT_EQ(count_by_name(events), times(2)) << eacgm.err();
   expect_returns_match(events, program.out());
 }
@@ -215,7 +182,7 @@ TEST(TraceCuda, FindsLibcudartCopyLoadedLateWithDlopen) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   eacgm.signal(SIGINT);
   eacgm.wait();
-  auto events = events_of(parse_jsonl(eacgm.out()), program.pid());
+  auto events = events_of(parse_events(eacgm.out()), program.pid());
   ASSERT_EQ(events.size(), 2u) << eacgm.out();
   EXPECT_EQ(events[0]["name"], "cudaMalloc");
   EXPECT_EQ(events[0]["args"]["size"], 12345);
@@ -233,7 +200,7 @@ TEST(TraceCuda, LaunchedCommandIsHeldUntilLateLibrariesAreAttached) {
     std::string out = dir + "/events" + std::to_string(run) + ".jsonl";
     Subprocess eacgm({bin("eacgm"), "trace", "-o", out, "--", bin("cuda_dlopen"), copy, "-"});
     EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
-    auto events = parse_jsonl(read_file(out));
+    auto events = parse_events(read_file(out));
     ASSERT_EQ(events.size(), 2u) << "run " << run << ":\n" << read_file(out) << eacgm.err();
     EXPECT_EQ(events[0]["name"], "cudaMalloc");
     EXPECT_EQ(events[0]["args"]["size"], 12345);

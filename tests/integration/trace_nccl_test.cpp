@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "events.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -66,15 +67,6 @@ std::string printed_value(const std::string& out, const std::string& label) {
   std::smatch m;
   if (!std::regex_search(out, m, std::regex(label + R"( (\S+))"))) return {};
   return m[1];
-}
-
-std::map<std::string, std::vector<int>> program_returns(const std::string& out) {
-  std::map<std::string, std::vector<int>> r;
-  std::regex line_re(R"((\w+) ret=(-?\d+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), line_re); it != std::sregex_iterator(); ++it) {
-    r[(*it)[1]].push_back(std::stoi((*it)[2]));
-  }
-  return r;
 }
 
 // FNV-1a 64 over the two words' little-endian bytes (docs/probes.md, comm_id).
