@@ -26,6 +26,7 @@ typedef __s16 eacgm_s16;
 #define EACGM_STR2_LEN 128 /* the second string: long enough for most source file paths */
 #define EACGM_COMM_LEN 16
 #define EACGM_MAX_PROBES 65536
+#define EACGM_MAX_INFLIGHT 8 /* open traced calls per thread (power of two) */
 #define EACGM_ABI_VERSION 2
 
 /* Where an argument lives at function entry (x86-64 System V). */
@@ -133,6 +134,9 @@ enum eacgm_counter {
 	EACGM_CNT_ORPHAN_EXITS = 2,  /* an exit whose entry was not seen */
 	EACGM_CNT_READ_FAULTS = 3,   /* argument reads that faulted */
 	EACGM_CNT_NO_PROBE = 4,      /* cookie without a probe entry */
+	EACGM_CNT_CALLS_OPENED = 5,  /* entries stored to wait for their exit */
+	EACGM_CNT_CALLS_CLOSED = 6,  /* stored entries completed or given up as lost */
+	EACGM_CNT_TOO_DEEP = 7,      /* entries not stored: EACGM_MAX_INFLIGHT calls open */
 	EACGM_CNT_MAX = 8,
 };
 

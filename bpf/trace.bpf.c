@@ -31,18 +31,21 @@ struct {
 	__uint(max_entries, 16 << 20); /* resized by the agent before load */
 } events SEC(".maps");
 
-struct pending_key {
-	__u32 tid;
-	__u32 probe_id;
+/* Per-thread state, in task-local storage (no hash map on the hot path): the calls
+ * this thread has entered and not yet left (innermost last), and how many `outer`
+ * calls are open (what makes other records nested). */
+struct thread_calls {
+	__u32 open;  /* slots in use */
+	__u32 depth; /* open EACGM_PROBE_OUTER calls */
+	struct eacgm_record slot[EACGM_MAX_INFLIGHT];
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_COMMON_LRU);
-	__type(key, struct pending_key);
-	__type(value, struct eacgm_record);
-} pending SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_calls);
+} thread_state SEC(".maps");
 
 /* Scratch for building entry-only records and pending values off the 512-byte stack. */
 struct {
@@ -66,15 +69,7 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* Per thread: how many EACGM_PROBE_OUTER calls are running (runtime API calls whose
- * driver calls must not be counted twice). LRU so a thread that died inside one
- * cannot pin an entry. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);
-} outer_depth SEC(".maps");
+
 
 static __always_inline void count(__u32 which)
 {
@@ -264,11 +259,42 @@ static __always_inline void capture_args(const struct arg_regs *regs, struct eac
 	}
 }
 
+/* Fills the parts of a call record known at entry. */
+static __always_inline void open_record(struct pt_regs *ctx, struct eacgm_record *r,
+					const struct eacgm_probe *p, __u64 id, __u32 probe_id,
+					int nested)
+{
+	r->type = EACGM_REC_CALL;
+	r->flags = nested ? EACGM_REC_NESTED : 0;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->probe_id = probe_id;
+	r->nargs = p->nargs;
+	r->fault_mask = 0;
+	r->dur_ns = 0;
+	r->ret = 0;
+	r->str[0] = 0;
+	r->str2[0] = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	struct arg_regs regs;
+	load_regs(ctx, &regs);
+	capture_args(&regs, r, p, 0);
+	r->ts_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline void emit(struct eacgm_record *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
+		count(EACGM_CNT_RINGBUF_DROPS);
+}
+
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	if (!traced(tgid))
+	if (!traced(id >> 32))
 		return 0;
 
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
@@ -278,51 +304,34 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 			count(EACGM_CNT_NO_PROBE);
 		return 0;
 	}
+	int has_exit = p->flags & EACGM_PROBE_EXIT;
+	int outer = has_exit && (p->flags & EACGM_PROBE_OUTER); /* only an exit can close it */
+	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
+						      has_exit ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	int nested = t && t->depth > 0;
 
-	__u32 zero = 0;
-	struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
-	if (!r)
-		return 0;
-	__builtin_memset(r, 0, sizeof(*r));
-	r->type = EACGM_REC_CALL;
-	r->pid = tgid;
-	r->tid = (__u32)id;
-	r->probe_id = probe_id;
-	r->nargs = p->nargs;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	__u32 tid = (__u32)id;
-	__u32 *depth = bpf_map_lookup_elem(&outer_depth, &tid);
-	if (depth && *depth > 0)
-		r->flags |= EACGM_REC_NESTED;
-	if ((p->flags & EACGM_PROBE_OUTER) && (p->flags & EACGM_PROBE_EXIT)) {
-		/* Only probes with an exit can close what they open. */
-		if (depth) {
-			*depth += 1; /* keyed by thread: no other CPU touches it */
-		} else {
-			__u32 one = 1;
-			bpf_map_update_elem(&outer_depth, &tid, &one, BPF_ANY);
-		}
-	}
-	struct arg_regs regs;
-	load_regs(ctx, &regs);
-	capture_args(&regs, r, p, 0);
-	r->ts_ns = bpf_ktime_get_ns();
-
-	if (p->flags & EACGM_PROBE_EXIT) {
-		struct pending_key k = {.tid = (__u32)id, .probe_id = probe_id};
-		if (bpf_map_update_elem(&pending, &k, r, BPF_NOEXIST) != 0) {
-			/* The previous call on this thread never returned (longjmp, recursion). */
-			count(EACGM_CNT_LOST_EXITS);
-			bpf_map_update_elem(&pending, &k, r, BPF_ANY);
-		}
+	if (!has_exit) {
+		__u32 zero = 0;
+		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+		if (!r)
+			return 0;
+		open_record(ctx, r, p, id, probe_id, nested);
+		emit(r);
 		return 0;
 	}
-
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
-		count(EACGM_CNT_RINGBUF_DROPS);
+	if (!t)
+		return 0;
+	__u32 n = t->open;
+	if (n >= EACGM_MAX_INFLIGHT) {
+		count(EACGM_CNT_TOO_DEEP);
+		return 0;
+	}
+	/* Built in place: the slot is the record until the exit sends it. */
+	open_record(ctx, &t->slot[n & (EACGM_MAX_INFLIGHT - 1)], p, id, probe_id, nested);
+	t->open = n + 1;
+	if (outer)
+		t->depth += 1;
+	count(EACGM_CNT_CALLS_OPENED);
 	return 0;
 }
 
@@ -330,31 +339,49 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	if (!traced(tgid))
+	if (!traced(id >> 32))
 		return 0;
 
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
-	if (p && (p->flags & EACGM_PROBE_OUTER)) {
-		/* Closed even when the entry record is gone, so the depth cannot stick;
-		 * never below zero (an exit whose entry ran before we attached). */
-		__u32 tid = (__u32)id;
-		__u32 *depth = bpf_map_lookup_elem(&outer_depth, &tid);
-		if (depth) {
-			if (*depth <= 1)
-				bpf_map_delete_elem(&outer_depth, &tid);
-			else
-				*depth -= 1;
-		}
-	}
-	struct pending_key k = {.tid = (__u32)id, .probe_id = probe_id};
-	struct eacgm_record *r = bpf_map_lookup_elem(&pending, &k);
-	if (!r) {
+	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
+	if (!t || t->open == 0) {
 		count(EACGM_CNT_ORPHAN_EXITS);
 		return 0;
 	}
+	/* Normally the innermost open call; deeper ones are calls whose exits were
+	 * skipped (longjmp, exceptions through C frames): those are lost exits. */
+	__u32 n = t->open;
+	int found = -1;
+	for (int k = 1; k <= EACGM_MAX_INFLIGHT; k++) {
+		if ((__u32)k > n)
+			break;
+		__u32 i = (n - k) & (EACGM_MAX_INFLIGHT - 1);
+		if (t->slot[i].probe_id == probe_id) {
+			found = (int)i;
+			break;
+		}
+	}
+	if (found < 0) {
+		count(EACGM_CNT_ORPHAN_EXITS);
+		return 0;
+	}
+	struct eacgm_record *r = &t->slot[found & (EACGM_MAX_INFLIGHT - 1)];
+	for (__u32 k = (__u32)found + 1; k < EACGM_MAX_INFLIGHT && k < n; k++) {
+		/* A skipped `outer` call must not leave its depth behind. */
+		__u32 idx = k;
+		barrier_var(idx); /* keep the bounded index: no pointer the verifier cannot bound */
+		__u32 skipped_id = t->slot[idx & (EACGM_MAX_INFLIGHT - 1)].probe_id;
+		const struct eacgm_probe *sp = bpf_map_lookup_elem(&probes, &skipped_id);
+		if (sp && (sp->flags & EACGM_PROBE_OUTER) && t->depth > 0)
+			t->depth -= 1;
+		count(EACGM_CNT_LOST_EXITS);
+		count(EACGM_CNT_CALLS_CLOSED);
+	}
+	t->open = (__u32)found;
 	if (p) {
+		if ((p->flags & EACGM_PROBE_OUTER) && t->depth > 0)
+			t->depth -= 1;
 		/* Out-parameters are read through pointers saved at entry; no registers. */
 		struct arg_regs regs = {};
 		capture_args(&regs, r, p, 1);
@@ -362,13 +389,8 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->flags |= EACGM_REC_HAS_EXIT;
-
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
-		count(EACGM_CNT_RINGBUF_DROPS);
-	bpf_map_delete_elem(&pending, &k);
+	emit(r);
+	count(EACGM_CNT_CALLS_CLOSED);
 	return 0;
 }
 

@@ -56,6 +56,7 @@ std::string format_report(const ingest::TraceReport& r) {
       "attach_failures={} unresolved={}",
       r.events, r.ringbuf_drops, r.lost_exits, r.orphan_exits, r.read_faults, r.attach.probes,
       r.attach.libraries, r.attach.attach_failures, r.attach.unresolved);
+  if (r.too_deep > 0) out += fmt::format(" too_deep={}", r.too_deep);
   if (r.python.calls + r.python.filtered > 0) {
     out += fmt::format(" python_calls={} python_unpaired={} python_filtered={}", r.python.calls,
                        r.python.unpaired, r.python.filtered);

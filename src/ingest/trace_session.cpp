@@ -158,6 +158,7 @@ TraceReport TraceSession::report() const {
   r.ringbuf_drops = c.ringbuf_drops;
   r.lost_exits = c.lost_exits + (stopped_ ? final_pending_ : 0);
   r.orphan_exits = c.orphan_exits;
+  r.too_deep = c.too_deep;
   r.read_faults = c.read_faults;
   r.malformed = d.malformed;
   r.unknown_probe = d.unknown_probe + c.no_probe;

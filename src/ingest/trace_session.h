@@ -40,6 +40,7 @@ struct TraceReport {
   std::uint64_t ringbuf_drops = 0;
   std::uint64_t lost_exits = 0;     // entries never followed by an exit
   std::uint64_t orphan_exits = 0;   // exits whose entry was not seen
+  std::uint64_t too_deep = 0;       // calls not traced: a thread had too many open
   std::uint64_t read_faults = 0;
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;

@@ -306,20 +306,15 @@ BpfCounters BpfTracer::counters() const {
   c.orphan_exits = sum(EACGM_CNT_ORPHAN_EXITS);
   c.read_faults = sum(EACGM_CNT_READ_FAULTS);
   c.no_probe = sum(EACGM_CNT_NO_PROBE);
+  c.calls_opened = sum(EACGM_CNT_CALLS_OPENED);
+  c.calls_closed = sum(EACGM_CNT_CALLS_CLOSED);
+  c.too_deep = sum(EACGM_CNT_TOO_DEEP);
   return c;
 }
 
 std::uint64_t BpfTracer::pending_calls() const {
-  int fd = bpf_map__fd(skel_->maps.pending);
-  std::uint64_t n = 0;
-  std::array<std::uint8_t, 8> key{}, next{};
-  void* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, next.data()) == 0) {
-    ++n;
-    key = next;
-    prev = key.data();
-  }
-  return n;
+  BpfCounters c = counters();
+  return c.calls_opened > c.calls_closed ? c.calls_opened - c.calls_closed : 0;
 }
 
 }  // namespace eacgm::probe

@@ -33,6 +33,9 @@ struct BpfCounters {
   std::uint64_t orphan_exits = 0;
   std::uint64_t read_faults = 0;
   std::uint64_t no_probe = 0;
+  std::uint64_t calls_opened = 0;  // entries waiting for their exit
+  std::uint64_t calls_closed = 0;  // of those, completed or given up as lost
+  std::uint64_t too_deep = 0;      // entries not traced: too many calls open on a thread
 };
 
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
@@ -92,7 +95,8 @@ class BpfTracer {
 
   int ringbuf_fd() const;
   BpfCounters counters() const;
-  // Calls entered but not yet returned (left at shutdown: lost exits).
+  // Calls entered but not yet returned (left at shutdown: lost exits); counted,
+  // since per-thread state lives in task storage, which cannot be listed.
   std::uint64_t pending_calls() const;
 
  private:

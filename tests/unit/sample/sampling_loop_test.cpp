@@ -29,7 +29,7 @@ TEST(SamplingLoop, DeadlinesDoNotDriftWithPassDuration) {
           std::lock_guard<std::mutex> lock(mu);
           starts.push_back(Clock::now());
         }
-        std::this_thread::sleep_for(5ms);  // a naive "sleep(interval)" loop would drift 5 ms a pass
+        std::this_thread::sleep_for(12ms);  // a naive "sleep(interval)" loop would drift 12 ms a pass
         return GpuSnapshot{};
       },
       [&](GpuSnapshot s) {
@@ -42,10 +42,12 @@ TEST(SamplingLoop, DeadlinesDoNotDriftWithPassDuration) {
   ASSERT_EQ(starts.size(), 15u);
   ASSERT_EQ(sequences.size(), 15u);
   for (std::uint64_t i = 0; i < sequences.size(); ++i) EXPECT_EQ(sequences[i], i);
-  // Pass 14 is due 280 ms after pass 0; drift would put it at >= 350 ms.
+  // Pass 14 is due 280 ms after pass 0; drift would put it at >= 448 ms. The wide
+  // margin absorbs a late wake-up on a loaded machine (a drift-free loop does not
+  // accumulate them).
   const auto span = starts.back() - starts.front();
   EXPECT_GE(span, 280ms);
-  EXPECT_LT(span, 330ms);
+  EXPECT_LT(span, 400ms);
   EXPECT_EQ((*loop)->passes(), 15u);
 }
 
