@@ -47,7 +47,8 @@ struct {
 	__type(value, struct thread_calls);
 } thread_state SEC(".maps");
 
-/* Scratch for building entry-only records and pending values off the 512-byte stack. */
+/* Scratch for building entry-only records off the 512-byte stack (calls with an exit
+ * are built in their thread's task storage). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

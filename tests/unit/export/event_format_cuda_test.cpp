@@ -10,30 +10,16 @@
 #include "export/event_format.h"
 #include "export/summary_table.h"
 #include "probe/catalog.h"
+#include "builtin_probe.h"
 
 namespace eacgm::exporting {
 namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<const ProbeInfo> cuda_probe(const std::string& name) {
-  for (const auto& c : probe::builtin_catalogs()) {
-    for (const auto& s : c.specs) {
-      if (s.name == name) {
-        auto p = std::make_shared<ProbeInfo>();
-        p->function = name;
-        p->spec = s;
-        return p;
-      }
-    }
-  }
-  ADD_FAILURE() << "no probe " << name;
-  return nullptr;
-}
-
 CallEvent call(const std::string& fn, std::initializer_list<std::pair<const char*, std::uint64_t>> values) {
   CallEvent e;
-  e.probe = cuda_probe(fn);
+  e.probe = test::builtin_probe(fn);
   e.has_exit = true;
   e.dur_ns = 1000;
   e.nargs = static_cast<std::uint8_t>(e.probe->spec.args.size());

@@ -7,28 +7,16 @@
 #include "core/nccl_types.h"
 #include "export/event_format.h"
 #include "probe/catalog.h"
+#include "builtin_probe.h"
 
 namespace eacgm::exporting {
 namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<const ProbeInfo> nccl_probe(const std::string& name) {
-  for (const auto& s : probe::nccl_catalog().specs) {
-    if (s.name == name) {
-      auto p = std::make_shared<ProbeInfo>();
-      p->function = name;
-      p->spec = s;
-      return p;
-    }
-  }
-  ADD_FAILURE() << "no nccl probe " << name;
-  return nullptr;
-}
-
 CallEvent call(const std::string& fn, std::initializer_list<std::pair<const char*, std::uint64_t>> values) {
   CallEvent e;
-  e.probe = nccl_probe(fn);
+  e.probe = test::builtin_probe(fn);
   e.pid = e.tid = 42;
   e.has_exit = true;
   e.dur_ns = 1000;
