@@ -1,6 +1,6 @@
 # The overhead benchmark's parts: the tight-loop program and the empty-probe floor.
-find_path(CUDA_INCLUDE_DIR cuda_runtime_api.h PATHS /usr/local/cuda/include /usr/include)
-find_library(CUDART_SHARED cudart PATHS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
+find_path(CUDA_INCLUDE_DIR cuda_runtime_api.h PATHS ${EACGM_CUDA_INCLUDE_DIRS})
+find_library(CUDART_SHARED cudart PATHS ${EACGM_CUDA_LIB_DIRS} NO_DEFAULT_PATH REQUIRED)
 add_executable(cuda_loop ${CMAKE_SOURCE_DIR}/bench/programs/cuda_loop.cpp)
 target_include_directories(cuda_loop PRIVATE ${CUDA_INCLUDE_DIR})
 target_link_libraries(cuda_loop PRIVATE ${CUDART_SHARED} Threads::Threads)

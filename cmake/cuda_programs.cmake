@@ -1,9 +1,6 @@
 # CUDA programs built with nvcc from the machine's CUDA toolkit, linked against the
 # shared libcudart so that eacgm's uprobes on libcudart.so see their calls.
-find_program(NVCC nvcc PATHS /usr/local/cuda/bin /usr/bin)
-if(NOT NVCC)
-  message(FATAL_ERROR "nvcc not found: run scripts/setup.sh (installs the CUDA toolkit) or put nvcc on PATH")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/cuda_toolkit.cmake)
 
 function(eacgm_cuda_program name src)
   set(out ${CMAKE_BINARY_DIR}/${name})

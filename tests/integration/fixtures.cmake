@@ -7,8 +7,8 @@ set_target_properties(cuda_dlopen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 
 # NCCL test program: plain g++ against the machine's libnccl.so.2 (shipped with the CUDA
 # toolkit here); the integration test skips itself where NCCL is absent.
-find_path(NCCL_INCLUDE_DIR nccl.h PATHS /usr/local/cuda/include /usr/local/cuda-13.0/include /usr/include)
-find_library(NCCL_LIBRARY NAMES libnccl.so.2 nccl PATHS /usr/local/cuda/lib /usr/local/cuda-13.0/lib /usr/local/cuda/lib64)
+find_path(NCCL_INCLUDE_DIR nccl.h PATHS ${EACGM_CUDA_INCLUDE_DIRS})
+find_library(NCCL_LIBRARY NAMES libnccl.so.2 nccl PATHS ${EACGM_CUDA_LIB_DIRS})
 if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
   add_executable(nccl_calls ${CMAKE_SOURCE_DIR}/tests/programs/nccl_calls.cpp)
   target_include_directories(nccl_calls PRIVATE ${NCCL_INCLUDE_DIR})
@@ -28,16 +28,15 @@ eacgm_cuda_program(cuda_more ${CMAKE_SOURCE_DIR}/tests/programs/cuda_more.cu)
 # CUDA_ERROR_STUB_LIBRARY after entering libcuda). The stub's soname is libcuda.so.1,
 # which the stubs directory lacks, so a link of that name in the build tree and the
 # program's RUNPATH let the loader find it; eacgm finds it through /proc/<pid>/maps.
-get_filename_component(EACGM_CUDA_ROOT ${NVCC} DIRECTORY)
-get_filename_component(EACGM_CUDA_ROOT ${EACGM_CUDA_ROOT} DIRECTORY)
 find_library(EACGM_CUDA_STUB NAMES cuda
-  PATHS ${EACGM_CUDA_ROOT}/lib64/stubs ${EACGM_CUDA_ROOT}/targets/x86_64-linux/lib/stubs
+  PATHS ${EACGM_CUDA_ROOT}/lib64/stubs ${EACGM_CUDA_ROOT}/lib/stubs
+        ${EACGM_CUDA_ROOT}/targets/x86_64-linux/lib/stubs /usr/lib/x86_64-linux-gnu/stubs
   NO_DEFAULT_PATH REQUIRED)
 set(EACGM_STUB_DIR ${CMAKE_BINARY_DIR}/stub_libcuda)
 file(MAKE_DIRECTORY ${EACGM_STUB_DIR})
 file(CREATE_LINK ${EACGM_CUDA_STUB} ${EACGM_STUB_DIR}/libcuda.so.1 SYMBOLIC)
 add_executable(cuda_driver_calls ${CMAKE_SOURCE_DIR}/tests/programs/cuda_driver_calls.cpp)
-target_include_directories(cuda_driver_calls PRIVATE ${EACGM_CUDA_ROOT}/include)
+target_include_directories(cuda_driver_calls PRIVATE ${EACGM_CUDA_INCLUDE_DIRS})
 target_link_libraries(cuda_driver_calls PRIVATE ${EACGM_CUDA_STUB})
 set_target_properties(cuda_driver_calls PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}

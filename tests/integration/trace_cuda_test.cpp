@@ -168,7 +168,7 @@ TEST(TraceCuda, FindsLibcudartCopyLoadedLateWithDlopen) {
   std::string libdir = dir + "/venv/lib/python3/site-packages/nvidia/cu13/lib";
   std::filesystem::create_directories(libdir);
   std::string copy = libdir + "/libcudart.so.13";
-  std::filesystem::copy_file(std::filesystem::canonical("/usr/local/cuda/lib64/libcudart.so.13"), copy);
+  std::filesystem::copy_file(std::filesystem::canonical(EACGM_TEST_CUDART), copy);
   std::string go = dir + "/go";
 
   Subprocess eacgm({bin("eacgm"), "trace", "--duration", "60"});
@@ -195,7 +195,7 @@ TEST(TraceCuda, LaunchedCommandIsHeldUntilLateLibrariesAreAttached) {
   // the process at the loader hint until the copy is attached catches the first call.
   std::string dir = temp_dir();
   std::string copy = dir + "/libcudart.so.13";
-  std::filesystem::copy_file(std::filesystem::canonical("/usr/local/cuda/lib64/libcudart.so.13"), copy);
+  std::filesystem::copy_file(std::filesystem::canonical(EACGM_TEST_CUDART), copy);
   for (int run = 0; run < 3; ++run) {
     std::string out = dir + "/events" + std::to_string(run) + ".jsonl";
     Subprocess eacgm({bin("eacgm"), "trace", "-o", out, "--", bin("cuda_dlopen"), copy, "-"});
