@@ -40,6 +40,7 @@ echo "== PyTorch training loop traced (catalogs: ${TRACE_PROBES:-cuda})"
 echo "exit=$? $(tail -1 "$OUT/trace.err")"
 grep 'attached' "$OUT/trace.err" | head -5
 "$PY" tests/gpu/compare_counts.py "$OUT/torch.jsonl" "$OUT/prof.json"
+"$PY" tests/gpu/kernels_without_launch.py "$OUT/prof.json.trace.json"
 echo "-- sample events"
 grep -m1 '"cudaLaunchKernel"' "$OUT/torch.jsonl"; grep -m1 '"cudaMalloc"' "$OUT/torch.jsonl"
 

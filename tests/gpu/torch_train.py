@@ -41,17 +41,20 @@ t1 = time.time_ns()  # after the profiler's own teardown calls, which it also co
 
 counts = {}
 ops = {}
-kernels = 0
 for evt in prof.events():
     name = evt.name
     if evt.device_type == torch.autograd.DeviceType.CUDA:
-        if not (name.startswith("Memcpy") or name.startswith("Memset")):
-            kernels += 1
-        continue
+        continue  # kernels, copies, memsets and GPU-side annotations: counted below
     if name.startswith("cuda") or name.startswith("cu"):
         counts[name] = counts.get(name, 0) + 1
     elif name.startswith("aten::"):
         ops[name] = ops.get(name, 0) + 1
+# GPU kernels from the exported trace's "kernel" category: device events also hold
+# copies, memsets and the optimizer's GPU-side user annotation (one per step), which
+# are not kernels.
+prof.export_chrome_trace(out_path + ".trace.json")
+with open(out_path + ".trace.json") as f:
+    kernels = sum(1 for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
 with open(out_path, "w") as f:
     json.dump({"t0_ns": t0, "t1_ns": t1, "steps": steps, "api_counts": counts, "aten_ops": ops,
                "gpu_kernels": kernels, "torch": torch.__version__}, f)
