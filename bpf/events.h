@@ -85,6 +85,9 @@ struct eacgm_arg_spec {
 #define EACGM_PROBE_ENABLED 0x2  /* cleared to mute a probe without detaching */
 #define EACGM_PROBE_OUTER 0x4    /* calls of other probes made on the same thread while this
 				  * one runs are flagged EACGM_REC_NESTED (runtime -> driver) */
+#define EACGM_PROBE_STR 0x8      /* some capture writes str: its records carry str */
+#define EACGM_PROBE_STR2 0x10    /* some capture writes str2: its records carry str and str2 */
+#define EACGM_PROBE_EXIT_ARGS 0x20 /* some capture is read at exit (EACGM_ARG_AT_EXIT) */
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
 struct eacgm_probe {
@@ -107,7 +110,8 @@ enum eacgm_record_type {
 #define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
 #define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
 
-/* One fixed-size record per call (or per discovery hint). */
+/* One record per call (or per discovery hint). The string areas come last, so a
+ * record ends after the last area its probe uses: EACGM_REC_SIZE_* bytes. */
 struct eacgm_record {
 	eacgm_u64 ts_ns;     /* entry time, CLOCK_MONOTONIC */
 	eacgm_u64 dur_ns;    /* exit - entry, 0 when entry-only */
@@ -126,6 +130,10 @@ struct eacgm_record {
 	char str[EACGM_STR_LEN];
 	char str2[EACGM_STR2_LEN]; /* a second string (Python: the source file) */
 };
+
+#define EACGM_REC_SIZE_NO_STR 160 /* up to str: probes without string captures */
+#define EACGM_REC_SIZE_STR 224    /* up to str2 */
+#define EACGM_REC_SIZE_FULL 352   /* sizeof(struct eacgm_record) */
 
 /* Counters the BPF side keeps (per-CPU array indexed by these). */
 enum eacgm_counter {

@@ -283,12 +283,28 @@ static __always_inline void open_record(struct pt_regs *ctx, struct eacgm_record
 	r->ts_ns = bpf_ktime_get_ns();
 }
 
-static __always_inline void emit(struct eacgm_record *r)
+/* Bytes of a record its probe fills: the string areas, last in the record, are sent
+ * only by probes that capture strings. */
+static __always_inline __u32 record_size(const struct eacgm_probe *p)
+{
+	if (p->flags & EACGM_PROBE_STR2)
+		return EACGM_REC_SIZE_FULL;
+	if (p->flags & EACGM_PROBE_STR)
+		return EACGM_REC_SIZE_STR;
+	return EACGM_REC_SIZE_NO_STR;
+}
+
+/* Sends a record. The reader is woken only when the queued data crosses a multiple of
+ * wakeup_bytes: waking on every record past the threshold would cost each call an
+ * irq_work while a busy reader catches up, and a crossing two producers race past
+ * is caught at the next multiple (the reader's poll timeout bounds the rest). */
+static __always_inline void emit(struct eacgm_record *r, __u32 size)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	__u64 before = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	if (!wakeup_bytes || (before + size) / wakeup_bytes != before / wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), flags) != 0)
+	if (bpf_ringbuf_output(&events, r, size, flags) != 0)
 		count(EACGM_CNT_RINGBUF_DROPS);
 }
 
@@ -317,7 +333,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		if (!r)
 			return 0;
 		open_record(ctx, r, p, id, probe_id, nested);
-		emit(r);
+		emit(r, record_size(p));
 		return 0;
 	}
 	if (!t)
@@ -339,10 +355,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 static __always_inline int on_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
-	if (!traced(id >> 32))
-		return 0;
-
+	/* No pid filter here: a thread has open calls only where its entries were traced. */
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
@@ -384,13 +397,15 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 		if ((p->flags & EACGM_PROBE_OUTER) && t->depth > 0)
 			t->depth -= 1;
 		/* Out-parameters are read through pointers saved at entry; no registers. */
-		struct arg_regs regs = {};
-		capture_args(&regs, r, p, 1);
+		if (p->flags & EACGM_PROBE_EXIT_ARGS) {
+			struct arg_regs regs = {};
+			capture_args(&regs, r, p, 1);
+		}
 	}
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->flags |= EACGM_REC_HAS_EXIT;
-	emit(r);
+	emit(r, p ? record_size(p) : EACGM_REC_SIZE_FULL);
 	count(EACGM_CNT_CALLS_CLOSED);
 	return 0;
 }

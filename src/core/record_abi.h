@@ -26,3 +26,6 @@ static_assert(offsetof(eacgm_record, args) == 64);
 static_assert(offsetof(eacgm_record, ext) == 128);
 static_assert(offsetof(eacgm_record, str) == 160);
 static_assert(offsetof(eacgm_record, str2) == 224);
+static_assert(EACGM_REC_SIZE_NO_STR == offsetof(eacgm_record, str));
+static_assert(EACGM_REC_SIZE_STR == offsetof(eacgm_record, str2));
+static_assert(EACGM_REC_SIZE_FULL == sizeof(eacgm_record));

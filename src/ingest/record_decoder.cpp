@@ -8,12 +8,15 @@
 namespace eacgm::ingest {
 
 RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& event) {
-  if (size != sizeof(eacgm_record)) {
+  // A record ends after the last string area its probe uses (bpf/events.h).
+  if (size != EACGM_REC_SIZE_FULL && size != EACGM_REC_SIZE_STR && size != EACGM_REC_SIZE_NO_STR) {
     ++counters_.malformed;
     return RecordKind::kMalformed;
   }
   eacgm_record r;
-  std::memcpy(&r, data, sizeof(r));
+  std::memcpy(&r, data, size);
+  if (size < EACGM_REC_SIZE_STR) r.str[0] = '\0';
+  if (size < EACGM_REC_SIZE_FULL) r.str2[0] = '\0';
   event.ts_ns = clock_.from_monotonic(r.ts_ns);
   event.pid = r.pid;
   event.tid = r.tid;

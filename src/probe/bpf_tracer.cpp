@@ -116,8 +116,13 @@ eacgm_probe encode_probe(const ProbeSpec& spec) {
     p.args[i].index = a.index;
     p.args[i].kind = static_cast<std::uint8_t>(a.kind);
     p.args[i].flags = a.at_exit ? EACGM_ARG_AT_EXIT : 0;
+    if (a.at_exit) p.flags |= EACGM_PROBE_EXIT_ARGS;
     // The second string of a spec goes to the record's str2.
-    if (a.kind == ArgKind::kString && strings++ > 0) p.args[i].flags |= EACGM_ARG_STR2;
+    if (a.kind == ArgKind::kString) {
+      const bool second = strings++ > 0;
+      if (second) p.args[i].flags |= EACGM_ARG_STR2;
+      p.flags |= second ? EACGM_PROBE_STR2 : EACGM_PROBE_STR;
+    }
     p.args[i].deref_offset = a.offset;
     p.args[i].disp = static_cast<std::int16_t>(a.displacement);
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "bpf/events.h"
 #include "core/clock.h"
@@ -143,6 +144,31 @@ TEST(RecordDecoder, StringArgumentAndTruncationFlag) {
   eacgm_record plain = call_record(probe->id);
   ASSERT_EQ(decoder.decode(&plain, sizeof(plain), e), RecordKind::kCall);
   EXPECT_TRUE(e.str.empty());
+}
+
+TEST(RecordDecoder, ShortRecordsEndBeforeTheStringAreasTheyDoNotUse) {
+  probe::ProbeTable table;
+  auto probe = table.add(malloc_probe());
+  RecordDecoder decoder(table);
+  // Bytes past the record's size are garbage a decoder must not read as strings.
+  std::vector<unsigned char> buf(sizeof(eacgm_record), 'x');
+  eacgm_record r = call_record(probe->id);
+  std::memcpy(buf.data(), &r, EACGM_REC_SIZE_NO_STR);
+  CallEvent e;
+  ASSERT_EQ(decoder.decode(buf.data(), EACGM_REC_SIZE_NO_STR, e), RecordKind::kCall);
+  EXPECT_EQ(e.args[1], 1u << 20);
+  EXPECT_EQ(e.dur_ns, 1234u);
+  EXPECT_TRUE(e.str.empty());
+  EXPECT_TRUE(e.str2.empty());
+  // With str but not str2.
+  std::strcpy(r.str, "kernel");
+  std::memcpy(buf.data(), &r, EACGM_REC_SIZE_STR);
+  ASSERT_EQ(decoder.decode(buf.data(), EACGM_REC_SIZE_STR, e), RecordKind::kCall);
+  EXPECT_EQ(e.str, "kernel");
+  EXPECT_TRUE(e.str2.empty());
+  // Any other size is malformed.
+  EXPECT_EQ(decoder.decode(buf.data(), EACGM_REC_SIZE_STR + 8, e), RecordKind::kMalformed);
+  EXPECT_EQ(decoder.decode(buf.data(), EACGM_REC_SIZE_NO_STR - 8, e), RecordKind::kMalformed);
 }
 
 }  // namespace
