@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The BPF programs' own run time per invocation (kernel.bpf_stats_enabled), read from
+# the agent's program fds (/proc/PID/fdinfo: run_time_ns, run_cnt) while it traces a
+# tight loop of cudaMalloc (or cudaFree(NULL) with CALL=free_null). No bpftool needed.
+# Usage: bench/prog_cost.sh [BUILD_DIR] [ITERS] [CALL]
+set -euo pipefail
+B=${1:-build}
+ITERS=${2:-2000000}
+CALL=${3:-malloc}
+SYM=cudaMalloc
+[ "$CALL" = free_null ] && SYM=cudaFree
+old=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+trap 'sysctl -qw kernel.bpf_stats_enabled=$old' EXIT
+
+"$B/eacgm" trace --probes "$SYM" -o /dev/null -- "$B/cuda_loop" --iters "$ITERS" --call "$CALL" \
+  > /dev/null 2>&1 &
+sleep 1
+agent=$(pgrep -n -x eacgm)
+snapshot() {  # prog name is not in fdinfo: tell entry from exit by the program's id order
+  for f in /proc/"$agent"/fdinfo/*; do
+    awk '/^prog_id:/ {id=$2} /^run_time_ns:/ {t=$2} /^run_cnt:/ {c=$2} END {if (id && c > 0) print id, t, c}' "$f"
+  done 2>/dev/null | sort -n
+}
+a=$(snapshot); sleep 2; b=$(snapshot)
+wait || true
+awk 'NR == FNR {t[$1] = $2; c[$1] = $3; next}
+     ($1 in c) && $3 - c[$1] > 1000 {printf "prog %s: %.0f ns per run over %d runs\n", $1, ($2 - t[$1]) / ($3 - c[$1]), $3 - c[$1]}' \
+  <(echo "$a") <(echo "$b")
+echo "(the two programs listed are the entry and the exit program, in that order)"
