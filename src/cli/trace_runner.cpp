@@ -57,6 +57,10 @@ std::string format_report(const ingest::TraceReport& r) {
       r.events, r.ringbuf_drops, r.lost_exits, r.orphan_exits, r.read_faults, r.attach.probes,
       r.attach.libraries, r.attach.attach_failures, r.attach.unresolved);
   if (r.too_deep > 0) out += fmt::format(" too_deep={}", r.too_deep);
+  if (r.kernel_names.from_memory + r.kernel_names.unreadable > 0) {
+    out += fmt::format(" names_from_memory={} names_unreadable={}", r.kernel_names.from_memory,
+                       r.kernel_names.unreadable);
+  }
   if (r.python.calls + r.python.filtered > 0) {
     out += fmt::format(" python_calls={} python_unpaired={} python_filtered={}", r.python.calls,
                        r.python.unpaired, r.python.filtered);

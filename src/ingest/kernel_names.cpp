@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ingest/process_memory.h"
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 
@@ -21,9 +22,8 @@ int arg_index(const ProbeSpec& spec, std::string_view name) {
   return -1;
 }
 
-// The captured value of the named argument, if it was captured and read.
-std::optional<std::uint64_t> arg_value(const CallEvent& e, std::string_view name) {
-  int i = arg_index(e.probe->spec, name);
+// The captured value of argument `i`, if it was captured and read.
+std::optional<std::uint64_t> arg_value(const CallEvent& e, int i) {
   if (i < 0 || i >= e.nargs || (e.fault_mask & (1u << i))) return std::nullopt;
   return e.args[static_cast<std::size_t>(i)];
 }
@@ -32,43 +32,117 @@ std::optional<std::uint64_t> arg_value(const CallEvent& e, std::string_view name
 // the caller's stale value, so only successful calls teach names.
 bool succeeded(const CallEvent& e) { return e.has_exit && static_cast<std::int32_t>(e.ret) == 0; }
 
+// Whatever else a pointer may find (freed memory reused by other data, a non-string),
+// a symbol name is printable ASCII without spaces.
+bool looks_like_symbol(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+// Roles are cached by probe id; ids past this (none in practice) are not cached.
+constexpr std::uint32_t kMaxCachedRoles = 1u << 20;
+
 }  // namespace
 
-void KernelNames::enrich(CallEvent& event) {
-  if (!event.probe) return;
-  const ProbeSpec& spec = event.probe->spec;
+KernelNames::Role KernelNames::make_role(const std::shared_ptr<const ProbeInfo>& probe) {
+  Role r;
+  r.probe = probe;
+  const ProbeSpec& spec = probe->spec;
   for (const auto& d : spec.derived) {
     if (d.op != DerivedArg::Op::kKernelName) continue;
-    if (auto handle = arg_value(event, d.from); handle && *handle != 0) {
-      event.kernel.assign(lookup(event.pid, *handle));
-    }
-    return;
+    r.kind = Role::Kind::kLaunch;
+    r.handle = arg_index(spec, d.from);
+    return r;
   }
   const std::string& fn = spec.name;
   if (fn == "__cudaRegisterFunction") {
-    // The mangled device name is the string argument. It lives in the program's
-    // .rodata, often not paged in when registration runs (BPF cannot fault it in);
-    // then the host stub's own symbol names the kernel, resolved now while the
-    // process is young rather than at its first launch.
-    auto host = arg_value(event, "host_fun");
-    if (host && !event.str.empty()) {
-      learn(event.pid, *host, probe::demangle(event.str));
-    } else if (host) {
-      lookup(event.pid, *host);
-    }
+    r.kind = Role::Kind::kRegistration;
+    r.handle = arg_index(spec, "host_fun");
+    r.name = arg_index(spec, "device_fun");
   } else if (fn == "cuModuleGetFunction" || fn == "cuLibraryGetKernel") {
-    auto handle = arg_value(event, fn == "cuModuleGetFunction" ? "func" : "kernel_handle");
-    if (handle && succeeded(event) && !event.str.empty()) {
-      learn(event.pid, *handle, probe::demangle(event.str));
-    }
+    r.kind = Role::Kind::kNameLookup;
+    r.handle = arg_index(spec, fn == "cuModuleGetFunction" ? "func" : "kernel_handle");
+    r.name = arg_index(spec, "name");
   } else if (fn == "cuKernelGetFunction") {
-    auto func = arg_value(event, "func");
-    auto kernel = arg_value(event, "kernel_handle");
-    if (func && kernel && succeeded(event)) {
-      auto& names = process(event.pid).names;
-      if (auto it = names.find(*kernel); it != names.end() && !it->second.empty()) {
-        learn(event.pid, *func, it->second);
+    r.kind = Role::Kind::kKernelToFunction;
+    r.handle = arg_index(spec, "func");
+    r.kernel = arg_index(spec, "kernel_handle");
+  }
+  return r;
+}
+
+const KernelNames::Role& KernelNames::role(const std::shared_ptr<const ProbeInfo>& probe) {
+  const std::uint32_t id = probe->id;
+  if (id >= kMaxCachedRoles) {
+    uncached_role_ = make_role(probe);
+    return uncached_role_;
+  }
+  if (id >= roles_.size()) roles_.resize(id + 1);
+  Role& r = roles_[id];
+  if (r.probe != probe) r = make_role(probe);
+  return r;
+}
+
+std::string KernelNames::mangled_name(const CallEvent& event, int name_arg) {
+  if ((!event.str.empty() && !event.str_truncated) || name_arg < 0 || name_arg >= event.nargs) {
+    return event.str;
+  }
+  // The capture faulted (its page was not resident, which BPF cannot change), came back
+  // empty or was cut short; the record still holds the pointer, and reading it from
+  // here faults the page in. A string that was not resident is the program's own
+  // (.rodata), still there after the call.
+  const std::uint64_t ptr = event.args[static_cast<std::size_t>(name_arg)];
+  auto read = read_process_string(event.pid, ptr, options_.max_name_len);
+  if (read && looks_like_symbol(*read) && read->starts_with(event.str) && read->size() > event.str.size()) {
+    ++counters_.from_memory;
+    return std::move(*read);
+  }
+  ++counters_.unreadable;
+  return event.str;  // "" or the cut name
+}
+
+void KernelNames::enrich(CallEvent& event) {
+  if (!event.probe) return;
+  const Role& r = role(event.probe);
+  switch (r.kind) {
+    case Role::Kind::kNone:
+      return;
+    case Role::Kind::kLaunch:
+      if (auto handle = arg_value(event, r.handle); handle && *handle != 0) {
+        event.kernel.assign(lookup(event.pid, *handle));
       }
+      return;
+    case Role::Kind::kRegistration: {
+      // The mangled device name lives in the program's .rodata, often not paged in
+      // when registration runs: then it is read from the process, and failing that the
+      // host stub's own symbol names the kernel, resolved now while the process is
+      // young rather than at its first launch.
+      auto host = arg_value(event, r.handle);
+      if (!host) return;
+      if (std::string name = mangled_name(event, r.name); !name.empty()) {
+        learn(event.pid, *host, probe::demangle(name));
+      } else {
+        lookup(event.pid, *host);
+      }
+      return;
+    }
+    case Role::Kind::kNameLookup: {
+      auto handle = arg_value(event, r.handle);
+      if (!handle || !succeeded(event)) return;
+      if (std::string name = mangled_name(event, r.name); !name.empty()) {
+        learn(event.pid, *handle, probe::demangle(name));
+      }
+      return;
+    }
+    case Role::Kind::kKernelToFunction: {
+      auto func = arg_value(event, r.handle);
+      auto kernel = arg_value(event, r.kernel);
+      if (func && kernel && succeeded(event)) {
+        auto& names = process(event.pid).names;
+        if (auto it = names.find(*kernel); it != names.end() && !it->second.empty()) {
+          learn(event.pid, *func, it->second);
+        }
+      }
+      return;
     }
   }
 }

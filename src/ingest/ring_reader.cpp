@@ -61,20 +61,25 @@ void RingReader::loop() {
     // is there so no record waits longer than the poll timeout.
     int n = ring_buffer__poll(rb_, timeout_ms_);
     if (n == 0) ring_buffer__consume(rb_);
-    const auto& c = decoder_.counters();
-    calls_.store(c.calls, std::memory_order_relaxed);
-    hints_.store(c.hints, std::memory_order_relaxed);
-    malformed_.store(c.malformed, std::memory_order_relaxed);
-    unknown_.store(c.unknown_probe, std::memory_order_relaxed);
+    publish_counters();
     if (sink_.on_idle) sink_.on_idle();
   }
   ring_buffer__consume(rb_);
   if (sink_.on_idle) sink_.on_idle();
+  publish_counters();
+}
+
+// Relaxed: readers want a recent value, and stop()'s join orders the final one.
+void RingReader::publish_counters() {
+  constexpr auto kRelaxed = std::memory_order_relaxed;
   const auto& c = decoder_.counters();
-  calls_.store(c.calls);
-  hints_.store(c.hints);
-  malformed_.store(c.malformed);
-  unknown_.store(c.unknown_probe);
+  calls_.store(c.calls, kRelaxed);
+  hints_.store(c.hints, kRelaxed);
+  malformed_.store(c.malformed, kRelaxed);
+  unknown_.store(c.unknown_probe, kRelaxed);
+  const auto& k = kernel_names_.counters();
+  names_from_memory_.store(k.from_memory, kRelaxed);
+  names_unreadable_.store(k.unreadable, kRelaxed);
 }
 
 void RingReader::stop() {
@@ -90,6 +95,13 @@ DecodeCounters RingReader::counters() const {
   c.malformed = malformed_.load();
   c.unknown_probe = unknown_.load();
   return c;
+}
+
+KernelNameCounters RingReader::kernel_name_counters() const {
+  KernelNameCounters k;
+  k.from_memory = names_from_memory_.load();
+  k.unreadable = names_unreadable_.load();
+  return k;
 }
 
 }  // namespace eacgm::ingest

@@ -38,12 +38,14 @@ class RingReader {
   // Drains what the kernel has queued, then stops the thread.
   void stop();
   DecodeCounters counters() const;
+  KernelNameCounters kernel_name_counters() const;
 
  private:
   RingReader(const probe::ProbeTable& table, EventSink sink, int timeout)
       : decoder_(table), sink_(std::move(sink)), timeout_ms_(timeout) {}
   static int on_record(void* ctx, void* data, std::size_t size);
   void loop();
+  void publish_counters();
 
   ring_buffer* rb_ = nullptr;
   RecordDecoder decoder_;
@@ -55,6 +57,7 @@ class RingReader {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0};
+  mutable std::atomic<std::uint64_t> names_from_memory_{0}, names_unreadable_{0};
 };
 
 }  // namespace eacgm::ingest

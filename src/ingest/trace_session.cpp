@@ -162,6 +162,7 @@ TraceReport TraceSession::report() const {
   r.read_faults = c.read_faults;
   r.malformed = d.malformed;
   r.unknown_probe = d.unknown_probe + c.no_probe;
+  if (reader_) r.kernel_names = reader_->kernel_name_counters();
   r.attach = attacher_ ? attacher_->stats() : final_attach_;
   if (python_) r.python = python_->counters();
   return r;

@@ -44,6 +44,7 @@ struct TraceReport {
   std::uint64_t read_faults = 0;
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;
+  KernelNameCounters kernel_names;  // name strings re-read from process memory
   probe::AttachStats attach;
   PythonCallCounters python;        // zero unless the python catalog is traced
 };

@@ -1,10 +1,14 @@
 // Kernel names: learnt from registration and successful driver lookups only, chained
 // from CUkernel to CUfunction, attached to launches, and found through the ELF symbol
-// of a host function in this very process when nothing was learnt.
+// of a host function in this very process when nothing was learnt. Name strings whose
+// capture faulted or was cut short are read from this very process's memory.
 #include "ingest/kernel_names.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "probe/catalog.h"
 
 namespace eacgm::ingest {
 
@@ -121,6 +125,144 @@ TEST(KernelNames, CachesAreBounded) {
   names.learn(3, 7, "b");  // evicts the least recently used pid (1)
   EXPECT_EQ(names.lookup(3, 7), "b");
   EXPECT_EQ(names.lookup(2, 7), "a");
+}
+
+// The built-in spec of that name, with an id of its own (the role cache is by id).
+std::shared_ptr<const ProbeInfo> builtin(const char* spec_name, std::uint32_t id) {
+  auto p = std::make_shared<ProbeInfo>();
+  for (const auto& c : probe::builtin_catalogs()) {
+    for (const auto& s : c.specs) {
+      if (s.name == spec_name) p->spec = s;
+    }
+  }
+  EXPECT_EQ(p->spec.name, spec_name);
+  p->id = id;
+  p->function = spec_name;
+  return p;
+}
+
+std::uint32_t self() { return static_cast<std::uint32_t>(getpid()); }
+std::uint64_t address(const char* s) { return reinterpret_cast<std::uint64_t>(s); }
+
+// A pid that no longer names a process: a child that exited and was reaped.
+std::uint32_t exited_pid() {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return static_cast<std::uint32_t>(child);
+}
+
+// As the BPF program leaves a string it could not read: the pointer kept, the bit set.
+void fault(CallEvent& e, const char* arg_name) {
+  int i = -1;
+  for (std::size_t k = 0; k < e.probe->spec.args.size(); ++k) {
+    if (e.probe->spec.args[k].name == arg_name) i = static_cast<int>(k);
+  }
+  ASSERT_GE(i, 0);
+  e.fault_mask |= static_cast<std::uint8_t>(1u << i);
+  e.str.clear();
+}
+
+// Names in this process's memory, as a CUDA program's .rodata holds them.
+const char kFaultedName[] = "_ZN5eacgm7testing14faulted_kernelEPfPKfi";
+const char kLongName[] =
+    "_ZN5eacgm7testing11long_kernelINS0_6detail19elementwise_functorIfEELi128ELi4EEEvT_PKfPfl";
+
+TEST(KernelNames, FaultedRegistrationNameIsReadFromTheProcess) {
+  KernelNames names;
+  auto reg_probe = builtin("__cudaRegisterFunction", 1);
+  auto launch = builtin("cudaLaunchKernel", 2);
+  // A host stub no ELF symbol covers (below any mapping), so only the string names it.
+  auto reg = call(reg_probe, {0x1234, address(kFaultedName)}, "", 0, true);
+  reg.pid = self();
+  fault(reg, "device_fun");
+  names.enrich(reg);
+  CallEvent e = call(launch, {0x1234});
+  e.pid = self();
+  names.enrich(e);
+  EXPECT_EQ(e.kernel, "eacgm::testing::faulted_kernel(float*, float const*, int)");
+  EXPECT_EQ(names.counters().from_memory, 1u);
+  EXPECT_EQ(names.counters().unreadable, 0u);
+}
+
+TEST(KernelNames, FaultedModuleLookupNameIsReadFromTheProcess) {
+  KernelNames names;
+  auto get = builtin("cuModuleGetFunction", 1);
+  auto launch = builtin("cuLaunchKernel", 2);
+  auto lookup = call(get, {0xf100, 0x77, address(kFaultedName)}, "", 0);
+  lookup.pid = self();
+  fault(lookup, "name");
+  names.enrich(lookup);
+  CallEvent e = call(launch, {0xf100});
+  e.pid = self();
+  names.enrich(e);
+  EXPECT_EQ(e.kernel, "eacgm::testing::faulted_kernel(float*, float const*, int)");
+
+  auto failed = call(get, {0xf101, 0x77, address(kFaultedName)}, "", 34);
+  failed.pid = self();
+  fault(failed, "name");
+  names.enrich(failed);
+  EXPECT_EQ(names.counters().from_memory, 1u) << "a failed lookup costs no read";
+}
+
+TEST(KernelNames, CutNameIsReadWholeFromTheProcess) {
+  KernelNames names;
+  auto get = builtin("cuModuleGetFunction", 1);
+  auto lookup = call(get, {0xf200, 0x77, address(kLongName)}, std::string(kLongName, 63), 0);
+  lookup.pid = self();
+  lookup.str_truncated = true;
+  names.enrich(lookup);
+  EXPECT_EQ(launch_name(names, 0xf200, self()),
+            "void eacgm::testing::long_kernel<eacgm::testing::detail::elementwise_functor<float>, 128, "
+            "4>(eacgm::testing::detail::elementwise_functor<float>, float const*, float*, long)");
+
+  // What the pointer finds now is another string: the cut name is kept.
+  auto moved = call(get, {0xf201, 0x77, address(kFaultedName)}, std::string(kLongName, 63), 0);
+  moved.pid = self();
+  moved.str_truncated = true;
+  names.enrich(moved);
+  EXPECT_EQ(launch_name(names, 0xf201, self()), std::string(kLongName, 63));
+  EXPECT_EQ(names.counters().from_memory, 1u);
+  EXPECT_EQ(names.counters().unreadable, 1u);
+}
+
+TEST(KernelNames, NameOfAnExitedProcessStaysUnknown) {
+  KernelNames names;
+  const std::uint32_t gone = exited_pid();
+  auto reg = call(builtin("__cudaRegisterFunction", 1), {0x1234, address(kFaultedName)}, "", 0, true);
+  reg.pid = gone;
+  fault(reg, "device_fun");
+  names.enrich(reg);
+  EXPECT_EQ(launch_name(names, 0x1234, gone), "");
+  EXPECT_EQ(names.counters().from_memory, 0u);
+  EXPECT_EQ(names.counters().unreadable, 1u);
+}
+
+TEST(KernelNames, WhatIsNotASymbolNameIsNotLearnt) {
+  KernelNames names;
+  static const char kBinary[] = "_Z3foo\x01\x02\xff";
+  auto get = builtin("cuModuleGetFunction", 1);
+  auto lookup = call(get, {0xf300, 0x77, address(kBinary)}, "", 0);
+  lookup.pid = self();
+  fault(lookup, "name");
+  names.enrich(lookup);
+  EXPECT_EQ(launch_name(names, 0xf300, self()), "");
+  EXPECT_EQ(names.counters().unreadable, 1u);
+}
+
+TEST(KernelNames, RolesFollowTheProbeNotJustItsId) {
+  KernelNames names;
+  auto get = builtin("cuModuleGetFunction", 7);
+  auto lookup = call(get, {0xf400, 0x77, 0}, "_Z1av", 0);
+  names.enrich(lookup);
+  // Another probe with the same id (another table) is a launch, not a lookup.
+  auto launch = builtin("cuLaunchKernel", 7);
+  CallEvent e = call(launch, {0xf400});
+  names.enrich(e);
+  EXPECT_EQ(e.kernel, "a()");
+  names.enrich(lookup);  // and back
+  EXPECT_EQ(launch_name(names, 0xf400), "a()");
 }
 
 }  // namespace
