@@ -311,7 +311,10 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!traced(id >> 32))
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* A thread with call state was traced when it got it: no pid-filter lookup. */
+	struct thread_calls *t = bpf_task_storage_get(&thread_state, task, 0, 0);
+	if (!t && !traced(id >> 32))
 		return 0;
 
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
@@ -323,8 +326,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	}
 	int has_exit = p->flags & EACGM_PROBE_EXIT;
 	int outer = has_exit && (p->flags & EACGM_PROBE_OUTER); /* only an exit can close it */
-	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0,
-						      has_exit ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!t && has_exit)
+		t = bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	int nested = t && t->depth > 0;
 
 	if (!has_exit) {
