@@ -246,14 +246,17 @@ void append_text(Buf& out, const CallEvent& e) {
     out.push_back('=');
     append_value(out, e, i, false);
   }
-  for_each_nccl_comm_field(e, [&](std::string_view name, const DerivedValue& v) {
+  auto emit = [&](std::string_view name, const DerivedValue& v) {
     if (!first) put(out, ", ");
     first = false;
     put(out, name);
     out.push_back('=');
     append_derived_value(out, v, false);
-  });
+  };
+  for_each_derived(e, emit);  // the same derived values as JSON Lines (bytes, names...)
+  for_each_nccl_comm_field(e, emit);
   out.push_back(')');
+  if (e.nested) put(out, " [nested]");
   if (e.has_exit) {
     if (e.probe->spec.ret == ReturnKind::kPointer) {
       fmt::format_to(std::back_inserter(out), " = {:#x}", static_cast<std::uint64_t>(e.ret));

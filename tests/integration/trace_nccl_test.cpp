@@ -278,7 +278,7 @@ TEST_F(TraceNccl, NcclCatalogAloneAndTextFormat) {
   EXPECT_TRUE(std::regex_search(
       t.program_out,
       std::regex(
-          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000\) = 4  [0-9.]+ (us|ms))")))
+          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000, bytes=2400, dtype_name=float64, op_name=min\) = 4  [0-9.]+ (us|ms))")))
       << t.program_out;
 }
 
