@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The floor for the overhead benchmark: empty uprobe programs, so that the kernel's
- * own uprobe/uretprobe cost can be told apart from eacgm's work. */
+/* Floors for the overhead benchmark. bare_*: empty uprobe programs, so that the
+ * kernel's own uprobe/uretprobe cost can be told apart from eacgm's work. min_*: the
+ * least any tracer that sends one record per call must do (an entry timestamp kept
+ * per thread, and at exit a 32-byte ring-buffer record), as a floor for that design. */
 #include <linux/bpf.h>
+#include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "GPL";
@@ -15,5 +18,51 @@ int bare_entry(void *ctx)
 SEC("uprobe")
 int bare_exit(void *ctx)
 {
+	return 0;
+}
+
+struct min_record {
+	__u64 pid_tgid;
+	__u64 ts_ns;
+	__u64 dur_ns;
+	__u64 cookie;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} min_entry_ts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} min_events SEC(".maps");
+
+SEC("uprobe")
+int min_entry(void *ctx)
+{
+	__u64 *ts = bpf_task_storage_get(&min_entry_ts, bpf_get_current_task_btf(), 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		*ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uprobe")
+int min_exit(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *ts = bpf_task_storage_get(&min_entry_ts, bpf_get_current_task_btf(), 0, 0);
+	if (!ts)
+		return 0;
+	struct min_record r = {
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.ts_ns = *ts,
+		.dur_ns = now - *ts,
+		.cookie = bpf_get_attach_cookie(ctx),
+	};
+	bpf_ringbuf_output(&min_events, &r, sizeof(r), BPF_RB_NO_WAKEUP);
 	return 0;
 }

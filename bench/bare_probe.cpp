@@ -1,29 +1,32 @@
 // eacgm-bench-bare: attaches EMPTY BPF programs to one function (entry, or entry and
 // exit) with the same uprobe_multi mechanism eacgm uses, and holds them until
 // SIGINT/SIGTERM. The overhead benchmark subtracts this floor from eacgm's cost.
+// `record` attaches the minimal one-record-per-call programs instead (bare.bpf.c) and
+// drains their ring buffer on a thread of its own, as a tracer's reader would.
 //
-// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit
+// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record
 #include <bpf/libbpf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "bare.skel.h"
 #include "probe/elf_symbols.h"
 #include "probe/uprobe_multi.h"
 
-static volatile sig_atomic_t g_stop = 0;
-static void on_signal(int) { g_stop = 1; }
-
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit\n", argv[0]);
+    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit|record\n", argv[0]);
     return 2;
   }
-  bool with_exit = std::strcmp(argv[3], "entry+exit") == 0;
+  const bool record = std::strcmp(argv[3], "record") == 0;
+  const bool with_exit = record || std::strcmp(argv[3], "entry+exit") == 0;
   auto elf = eacgm::probe::ElfSymbolTable::load(argv[1]);
   if (!elf) {
     std::fprintf(stderr, "eacgm-bench-bare: %s\n", elf.error().c_str());
@@ -36,10 +39,12 @@ int main(int argc, char** argv) {
   }
   bare_bpf* skel = bare_bpf__open();
   if (!skel) return 1;
-  bpf_program__set_expected_attach_type(skel->progs.bare_entry,
-                                        static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
-  bpf_program__set_expected_attach_type(skel->progs.bare_exit,
-                                        static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
+  for (bpf_program* p : {skel->progs.bare_entry, skel->progs.bare_exit, skel->progs.min_entry,
+                         skel->progs.min_exit}) {
+    bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
+  }
+  bpf_program* entry_prog = record ? skel->progs.min_entry : skel->progs.bare_entry;
+  bpf_program* exit_prog = record ? skel->progs.min_exit : skel->progs.bare_exit;
   if (bare_bpf__load(skel)) {
     std::fprintf(stderr, "eacgm-bench-bare: cannot load BPF (root needed)\n");
     return 1;
@@ -47,7 +52,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint64_t> offsets{sym->file_offset}, cookies{0};
   std::vector<int> fds;
   if (with_exit) {
-    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(skel->progs.bare_exit), argv[1],
+    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(exit_prog), argv[1],
                                                      offsets, cookies, {}, true);
     if (!fd) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
@@ -55,18 +60,40 @@ int main(int argc, char** argv) {
     }
     fds.push_back(*fd);
   }
-  auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(skel->progs.bare_entry), argv[1],
+  auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(entry_prog), argv[1],
                                                    offsets, cookies, {}, false);
   if (!fd) {
     std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
     return 1;
   }
   fds.push_back(*fd);
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
+  // Blocked before any thread starts, then waited for: no signal is lost between a
+  // check and a sleep.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<bool> stop_reader{false};
+  std::thread reader;
+  if (record) {
+    ring_buffer* rb = ring_buffer__new(bpf_map__fd(skel->maps.min_events),
+                                       [](void*, void*, size_t) { return 0; }, nullptr, nullptr);
+    if (!rb) {
+      std::fprintf(stderr, "eacgm-bench-bare: cannot open the ring buffer\n");
+      return 1;
+    }
+    reader = std::thread([rb, &stop_reader] {
+      while (!stop_reader) ring_buffer__poll(rb, 10);  // the programs never wake it
+      ring_buffer__free(rb);
+    });
+  }
   std::printf("attached\n");
   std::fflush(stdout);
-  while (!g_stop) pause();
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  stop_reader = true;
+  if (reader.joinable()) reader.join();
   for (int f : fds) close(f);
   bare_bpf__destroy(skel);
   return 0;

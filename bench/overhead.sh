@@ -22,7 +22,7 @@ ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
 
 loop_ns() { "$LOOP" --iters "$ITERS" --call "$CALL" | ns_of; }
 
-with_bare() {  # $1: entry | entry+exit
+with_bare() {  # $1: entry | entry+exit | record
   local out=()
   for _ in $(seq "$REPS"); do
     "$B/eacgm-bench-bare" "$LIB" "$SYM" "$1" > "$TMP/bare.out" &
@@ -56,21 +56,24 @@ with_eacgm_run() {  # $1: probes; the summary sink instead of JSON Lines
 base=$(for _ in $(seq "$REPS"); do loop_ns; done | median)
 entry=$(with_bare entry)
 entry_exit=$(with_bare entry+exit)
+minimal=$(with_bare record)
 eacgm_one=$(with_eacgm "$SYM")
 eacgm_all=$(with_eacgm cuda)
 eacgm_run=$(with_eacgm_run "$SYM")
 
-awk -v b="$base" -v e="$entry" -v ee="$entry_exit" -v g1="$eacgm_one" -v ga="$eacgm_all" -v gr="$eacgm_run" \
+awk -v b="$base" -v e="$entry" -v ee="$entry_exit" -v m="$minimal" -v g1="$eacgm_one" -v ga="$eacgm_all" -v gr="$eacgm_run" \
     -v it="$ITERS" -v call="$CALL" 'BEGIN {
   printf "loop: %d x %s, median of runs (ns per call)\n", it, call
   printf "%-44s %10s %12s\n", "configuration", "ns/call", "added ns"
   printf "%-44s %10.1f %12s\n", "no probes", b, "-"
   printf "%-44s %10.1f %12.1f\n", "empty uprobe (entry)", e, e - b
   printf "%-44s %10.1f %12.1f\n", "empty uprobe + uretprobe", ee, ee - b
+  printf "%-44s %10.1f %12.1f\n", "minimal record per call (timestamps, 32 B)", m, m - b
   printf "%-44s %10.1f %12.1f\n", "eacgm, this function only, JSONL to file", g1, g1 - b
   printf "%-44s %10.1f %12.1f\n", "eacgm, whole cuda catalog, JSONL to file", ga, ga - b
   printf "%-44s %10.1f %12.1f\n", "eacgm run, this function only, summary", gr, gr - b
   printf "eacgm / bare uprobe+uretprobe added cost: %.3f with JSONL, %.3f with the summary (target <= 1.10)\n", (g1 - b) / (ee - b), (gr - b) / (ee - b)
+  printf "minimal one-record-per-call floor / bare: %.3f; eacgm / that floor: %.3f (JSONL), %.3f (summary)\n", (m - b) / (ee - b), (g1 - b) / (m - b), (gr - b) / (m - b)
 }'
 echo "capture: $(cat "$TMP/events.$SYM") events written for $(cat "$TMP/calls.$SYM") calls; eacgm: $(cat "$TMP/account.$SYM")"
 
