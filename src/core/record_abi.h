@@ -26,3 +26,8 @@ static_assert(offsetof(eacgm_record, args) == 64);
 static_assert(offsetof(eacgm_record, ext) == 128);
 static_assert(offsetof(eacgm_record, str) == 160);
 static_assert(offsetof(eacgm_record, str2) == 224);
+// Capture sources and probe flags both sides interpret (src/probe/bpf_tracer.cpp maps
+// ArgSource onto the sources).
+static_assert(EACGM_SRC_ARG == 6);
+static_assert(EACGM_PROBE_SPLIT == 0x8);
+static_assert((EACGM_PROBE_SPLIT & (EACGM_PROBE_EXIT | EACGM_PROBE_ENABLED | EACGM_PROBE_OUTER)) == 0);
