@@ -27,7 +27,7 @@ typedef __s16 eacgm_s16;
 #define EACGM_COMM_LEN 16
 #define EACGM_MAX_PROBES 65536
 #define EACGM_MAX_INFLIGHT 8 /* open traced calls per thread (power of two) */
-#define EACGM_ABI_VERSION 2
+#define EACGM_ABI_VERSION 3
 
 /* Where an argument lives at function entry (x86-64 System V). */
 enum eacgm_arg_source {
@@ -38,6 +38,13 @@ enum eacgm_arg_source {
 	 * "-4@-20(%rbp)"): index is an enum eacgm_reg slot, disp the displacement. */
 	EACGM_SRC_PTREG = 3,     /* the register's value */
 	EACGM_SRC_PTREG_MEM = 4, /* the 8 bytes at register + disp */
+	/* 5 is left unused: user space's "USDT operand" placeholder, resolved before load. */
+	/* Pointer chains: index names an earlier argument of the same probe, whose captured
+	 * value (args[index]: the word, or what a deref kind read) is this argument's word.
+	 * A fault of that argument is a fault of this one. E.g. a field of a struct reached
+	 * through two pointers: arg 0 = deref_u64 of a register at +a, arg 1 = deref_u64 of
+	 * SRC_ARG 0 at +b, arg 2 = string of SRC_ARG 1 at +c. Read at entry only. */
+	EACGM_SRC_ARG = 6,
 };
 
 /* Register slots of EACGM_SRC_PTREG(_MEM). The six argument registers come first in
@@ -88,6 +95,12 @@ struct eacgm_arg_spec {
 #define EACGM_PROBE_STR 0x8      /* some capture writes str: its records carry str */
 #define EACGM_PROBE_STR2 0x10    /* some capture writes str2: its records carry str and str2 */
 #define EACGM_PROBE_EXIT_ARGS 0x20 /* some capture is read at exit (EACGM_ARG_AT_EXIT) */
+#define EACGM_PROBE_SPLIT 0x40   /* entry and return as two records, paired in user space (no
+				  * per-thread depth limit; used without EACGM_PROBE_EXIT): the
+				  * entry record is sent at once, like an entry-only probe's; the
+				  * return record has EACGM_REC_HAS_EXIT, ts_ns = the return time,
+				  * dur_ns = 0, ret, nargs = 1 and args[0] = the stack pointer after
+				  * the return (the entry's rsp + 8, to match it with its entry) */
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
 struct eacgm_probe {

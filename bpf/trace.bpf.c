@@ -120,9 +120,9 @@ static __always_inline __u64 reg_arg(const struct arg_regs *regs, __u32 index)
 	return regs->r[index & (EACGM_REG_COUNT - 1)];
 }
 
-/* The raw word of an argument at entry; 0 and a fault bit when unreadable. */
-static __always_inline int load_word(const struct arg_regs *regs, const struct eacgm_arg_spec *a,
-				     __u64 *out)
+/* The raw word of argument i at entry; 0 and a fault bit when unreadable. */
+static __always_inline int load_word(const struct arg_regs *regs, const struct eacgm_record *r,
+				     __u32 i, const struct eacgm_arg_spec *a, __u64 *out)
 {
 	if (a->source == EACGM_SRC_REG || a->source == EACGM_SRC_PTREG) {
 		*out = reg_arg(regs, a->index);
@@ -137,6 +137,16 @@ static __always_inline int load_word(const struct arg_regs *regs, const struct e
 		/* Narrower operands are cut down by their kind (u32, u16, u8). */
 		__u64 addr = reg_arg(regs, a->index) + (__s64)a->disp;
 		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
+	}
+	if (a->source == EACGM_SRC_ARG) {
+		/* A pointer chain: what an earlier argument captured (already resolved, as
+		 * arguments are captured in order); its fault is this argument's too. */
+		__u32 j = a->index;
+		*out = 0;
+		if (j >= i || j >= EACGM_MAX_ARGS || (r->fault_mask >> j) & 1)
+			return -1;
+		*out = r->args[j & (EACGM_MAX_ARGS - 1)];
+		return 0;
 	}
 	*out = 0;
 	return 0;
@@ -181,7 +191,7 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 			struct eacgm_arg_spec next = *a;
 			__u64 z = 0;
 			next.index += 1;
-			err = load_word(regs, &next, &z);
+			err = load_word(regs, r, i, &next, &z);
 			r->ext[i] = (__u32)z;
 		}
 		break;
@@ -204,7 +214,7 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 			} else {
 				next.index += 1;
 			}
-			if (load_word(regs, &next, &yz[k]))
+			if (load_word(regs, r, i, &next, &yz[k]))
 				err = -1;
 		}
 		r->args[i] = (__u64)(__u32)word | ((__u64)(__u32)yz[0] << 32);
@@ -245,7 +255,7 @@ static __always_inline void capture_args(const struct arg_regs *regs, struct eac
 		int deferred = a->flags & EACGM_ARG_AT_EXIT;
 		if (!at_exit) {
 			__u64 word = 0;
-			if (load_word(regs, a, &word)) {
+			if (load_word(regs, r, i, a, &word)) {
 				r->fault_mask |= 1 << i;
 				count(EACGM_CNT_READ_FAULTS);
 				continue;
@@ -355,12 +365,48 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The return of an EACGM_PROBE_SPLIT probe: a record of its own, without thread state
+ * (user space pairs it with its entry by the stack pointer, so calls nest without limit). */
+static __always_inline int emit_return(struct pt_regs *ctx, const struct eacgm_probe *p, __u64 id,
+				       __u32 probe_id, __u64 now)
+{
+	__u32 zero = 0;
+	if (!(p->flags & EACGM_PROBE_ENABLED))
+		return 0;
+	struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+	if (!r)
+		return 0;
+	r->type = EACGM_REC_CALL;
+	r->flags = EACGM_REC_HAS_EXIT;
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	r->probe_id = probe_id;
+	r->nargs = 1;
+	r->fault_mask = 0;
+	r->ts_ns = now;
+	r->dur_ns = 0;
+	r->ret = (__s64)PT_REGS_RC(ctx);
+	r->args[0] = PT_REGS_SP(ctx);
+	r->str[0] = 0;
+	r->str2[0] = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	emit(r, EACGM_REC_SIZE_NO_STR); /* no strings: the entry record carries them */
+	return 0;
+}
+
 static __always_inline int on_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	/* No pid filter here: a thread has open calls only where its entries were traced. */
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p && (p->flags & EACGM_PROBE_SPLIT)) {
+		__u64 id = bpf_get_current_pid_tgid();
+		if (!traced(id >> 32))
+			return 0;
+		return emit_return(ctx, p, id, probe_id, now);
+	}
+	/* No pid filter for paired calls: a thread has open calls only where its entries
+	 * were traced. */
 	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
 	if (!t || t->open == 0) {
 		count(EACGM_CNT_ORPHAN_EXITS);

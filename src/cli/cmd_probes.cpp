@@ -14,6 +14,7 @@
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 #include "probe/library_scan.h"
+#include "probe/python_layouts.h"
 #include "probe/usdt_notes.h"
 
 namespace eacgm::cli {
@@ -26,6 +27,7 @@ std::string describe_args(const ProbeSpec& s) {
     if (a.source == ArgSource::kRegister) where = "reg";
     if (a.source == ArgSource::kUsdtArg) where = "usdt_arg";
     if (a.source == ArgSource::kPtReg || a.source == ArgSource::kPtRegMem) where = "slot";
+    if (a.source == ArgSource::kArg) where = "arg";  // through an earlier arg (a pointer chain)
     out += fmt::format("{}{}={}{}:{}{}", out.empty() ? "" : " ", a.name, where, a.index,
                        arg_kind_name(a.kind), a.at_exit ? "@exit" : "");
   }
@@ -39,6 +41,49 @@ std::size_t usdt_sites(const std::string& path, const std::string& usdt) {
   std::size_t n = 0;
   for (const auto& p : *notes) n += usdt == p.provider + ":" + p.name;
   return n;
+}
+
+bool has_usdt_provider(const std::string& path, const std::string& provider) {
+  auto notes = probe::read_usdt_probes(path);
+  if (!notes) return false;
+  for (const auto& p : *notes) {
+    if (p.provider == provider) return true;
+  }
+  return false;
+}
+
+// One file's line for a spec: whether it resolves, and in which mode.
+struct FileCheck {
+  std::size_t symbols = 0;
+  std::string detail;  // "1 symbol(s)", "has USDT probes [mode: USDT]", ...
+};
+
+FileCheck check_file(const ProbeSpec& s, const std::string& path, const std::string& open_path,
+                     const probe::ElfSymbolTable& elf) {
+  FileCheck c;
+  if (!s.usdt.empty()) {
+    c.symbols = usdt_sites(open_path, s.usdt);
+    c.detail = c.symbols > 0 ? fmt::format("{} USDT site(s) [mode: USDT]", c.symbols) : "no USDT site";
+    return c;
+  }
+  if (!s.unless_usdt_provider.empty() && has_usdt_provider(open_path, s.unless_usdt_provider)) {
+    c.detail = fmt::format("has USDT probes of {} [mode: USDT]", s.unless_usdt_provider);
+    return c;
+  }
+  c.symbols = s.symbol_is_pattern ? elf.match(s.symbol).size() : (elf.find(s.symbol) ? 1 : 0);
+  c.detail = fmt::format("{} symbol(s)", c.symbols);
+  if (c.symbols > 0 && s.layout == ArgLayout::kCPythonFrame) {
+    auto interp = probe::python_interpreter_layout(path, open_path, elf);
+    if (!interp) {
+      c.symbols = 0;
+      c.detail = fmt::format("{} found, but {}", s.symbol, interp.error());
+    } else {
+      const auto& v = interp->layout->version;
+      c.detail += fmt::format(" [mode: frame reading, CPython {}.{} layout, version from {}]", v.major,
+                              v.minor, interp->version_from);
+    }
+  }
+  return c;
 }
 
 struct Candidate {
@@ -98,23 +143,20 @@ int list_probes(const CommandContext& ctx, bool check) {
           }
           elf = std::make_unique<probe::ElfSymbolTable>(std::move(*loaded));
         }
-        std::size_t n = 0;
-        if (!s.usdt.empty()) {
-          n = usdt_sites(f.open_path, s.usdt);
-        } else {
-          n = s.symbol_is_pattern ? elf->match(s.symbol).size() : (elf->find(s.symbol) ? 1 : 0);
-        }
+        const FileCheck fc = check_file(s, f.path, f.open_path, *elf);
         std::string users = f.pids.empty() ? "not mapped now"
                                            : fmt::format("mapped by {} process(es)", f.pids.size());
-        std::printf("      %s %s: %zu symbol(s), %s\n", n > 0 ? "ok" : "--", f.path.c_str(), n, users.c_str());
-        if (n > 0) ++resolved;
+        std::printf("      %s %s: %s, %s\n", fc.symbols > 0 ? "ok" : "--", f.path.c_str(), fc.detail.c_str(),
+                    users.c_str());
+        if (fc.symbols > 0) ++resolved;
       }
       if (resolved == 0 && !s.usdt.empty()) {
-        // Interpreters built without --with-dtrace have no notes; frame walking from
-        // _PyEval_EvalFrameDefault (docs/probes.md) is the fallback, not implemented.
-        std::printf("      -- no file on this machine has USDT %s (python: CPython built without "
-                    "--with-dtrace; no fallback available, see docs/probes.md)\n",
-                    s.usdt.c_str());
+        // Interpreters built without --with-dtrace have no notes; they are read through
+        // their frames instead (python_frame, docs/probes.md).
+        std::printf(
+            "      -- no file on this machine has USDT %s (python: CPython built without "
+            "--with-dtrace is traced by frame reading, see %s)\n",
+            s.usdt.c_str(), probe::kPythonFrameSpec);
         ++unresolved_total;
       } else if (resolved == 0) {
         std::printf("      -- no library file on this machine resolves %s\n", s.symbol.c_str());

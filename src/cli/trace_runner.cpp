@@ -65,6 +65,10 @@ std::string format_report(const ingest::TraceReport& r) {
     out += fmt::format(" python_calls={} python_unpaired={} python_filtered={}", r.python.calls,
                        r.python.unpaired, r.python.filtered);
   }
+  if (r.python.unreturned > 0) out += fmt::format(" python_unreturned={}", r.python.unreturned);
+  if (r.python.orphan_returns > 0) {
+    out += fmt::format(" python_orphan_returns={}", r.python.orphan_returns);
+  }
   return out;
 }
 

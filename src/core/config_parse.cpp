@@ -33,8 +33,8 @@ constexpr std::string_view kPythonKeys[] = {"file_filter"};
 constexpr std::string_view kProbeKeys[] = {"name",    "domain", "library", "symbol",
                                            "pattern", "exit",   "ret",     "args",
                                            "outer"};
-constexpr std::string_view kArgKeys[] = {"name",   "reg",     "stack", "kind",
-                                         "format", "at_exit", "offset"};
+constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
+                                         "kind", "format", "at_exit", "offset"};
 
 constexpr ArgKind kAllKinds[] = {ArgKind::kRaw,      ArgKind::kU32,  ArgKind::kDerefU32,
                                  ArgKind::kDerefU64, ArgKind::kDim3, ArgKind::kDerefDim3,
@@ -483,7 +483,7 @@ class ConfigReader {
                                   i + 1, type_name(item)));
         }
         ArgSpec arg;
-        if (auto s = read_arg(*arg_table, ctx, i, arg); !s) return s;
+        if (auto s = read_arg(*arg_table, ctx, i, spec.args, arg); !s) return s;
         spec.args.push_back(std::move(arg));
       }
     }
@@ -507,7 +507,7 @@ class ConfigReader {
   }
 
   Status read_arg(const toml::table& table, std::string_view probe_ctx, std::size_t index,
-                  ArgSpec& arg) const {
+                  const std::vector<ArgSpec>& earlier, ArgSpec& arg) const {
     std::string ctx = fmt::format("{}: arg #{}", probe_ctx, index + 1);
     if (const toml::node* n = table.get("name"); n != nullptr && n->is_string()) {
       ctx = fmt::format("{}: arg \"{}\"", probe_ctx, n->as_string()->get());
@@ -520,15 +520,40 @@ class ConfigReader {
 
     const bool has_reg = table.contains("reg");
     const bool has_stack = table.contains("stack");
+    const bool has_from = table.contains("from");
     if (has_reg && has_stack) {
       return fail(table.get("stack")->source(), ctx,
                   "give either reg (argument register) or stack (stack slot), not both");
     }
-    if (!has_reg && !has_stack) {
+    if (has_from && (has_reg || has_stack)) {
+      return fail(table.get("from")->source(), ctx,
+                  fmt::format("give either from (an earlier arg's value) or {}, not both",
+                              has_reg ? "reg" : "stack"));
+    }
+    if (!has_reg && !has_stack && !has_from) {
       return fail(table.source(), ctx,
-                  fmt::format("missing \"reg\" (argument register 0..{}) or \"stack\" (stack "
-                              "slot 0..{})",
+                  fmt::format("missing \"reg\" (argument register 0..{}), \"stack\" (stack "
+                              "slot 0..{}) or \"from\" (an earlier arg)",
                               kMaxRegisterIndex, kMaxStackSlot));
+    }
+    if (has_from) {
+      // A pointer chain: this arg reads through the value an earlier arg captured.
+      std::string from;
+      if (auto s = read_string(table, "from", ctx, from); !s) return s;
+      std::size_t found = earlier.size();
+      std::string names;
+      for (std::size_t j = 0; j < earlier.size(); ++j) {
+        if (earlier[j].name == from) found = j;
+        names += (names.empty() ? "" : ", ") + earlier[j].name;
+      }
+      if (found == earlier.size()) {
+        return fail(table.get("from")->source(), ctx,
+                    fmt::format("from = \"{}\" names no earlier arg of this probe ({})", from,
+                                names.empty() ? "none before this one" : names));
+      }
+      arg.source = ArgSource::kArg;
+      arg.index = static_cast<std::uint8_t>(found);
+      return read_capture(table, ctx, arg);
     }
     arg.source = has_reg ? ArgSource::kRegister : ArgSource::kStack;
     // Only a guard against values that do not fit the index field; the real limits
@@ -546,6 +571,11 @@ class ConfigReader {
                               has_reg ? kMaxRegisterIndex : kMaxStackSlot));
     }
     arg.index = static_cast<std::uint8_t>(index_value->get());
+    return read_capture(table, ctx, arg);
+  }
+
+  // What to read and how to show it (every source).
+  Status read_capture(const toml::table& table, const std::string& ctx, ArgSpec& arg) const {
     if (auto s = read_enum(table, "kind", ctx, kAllKinds, arg_kind_name, arg.kind); !s) return s;
     if (auto s = read_enum(table, "format", ctx, kAllFormats, arg_format_name, arg.format); !s) {
       return s;

@@ -16,6 +16,8 @@ enum class ArgSource : std::uint8_t {
   kPtRegMem = 4,  // memory at register `index` + `displacement` (USDT "8@-24(%rbp)")
   kUsdtArg = 5,   // USDT operand number `index`; the attacher replaces it with the
                   // operand's kPtReg/kPtRegMem location read from the file's note
+  kArg = 6,       // pointer chains: the value captured by the earlier arg number `index`
+                  // of this spec (a deref kind's result: the next pointer) is this arg's word
 };
 
 enum class ArgKind : std::uint8_t {
@@ -81,6 +83,13 @@ enum class NameRule : std::uint8_t {
   kTorchOp,    // libtorch_python's THPVariable_<op> bindings: the op ("gelu", "add_")
 };
 
+// Where a spec's capture offsets come from, per library file.
+enum class ArgLayout : std::uint8_t {
+  kFixed,         // the args as written
+  kCPythonFrame,  // CPython's frame and code-object offsets for the interpreter version of
+                  // the file (probe/python_layouts.cpp): the args are replaced per file
+};
+
 struct ProbeSpec {
   std::string name;         // unique spec name (`cudaMalloc`, or the user's)
   std::string domain;       // `cuda`, `cuda_driver`, `nccl`, `torch`, `python`, user's
@@ -98,6 +107,15 @@ struct ProbeSpec {
   // Calls of other probes made on the same thread while this one runs are flagged
   // nested (a runtime call reaching the driver), so they are not counted twice.
   bool outer = false;
+  // With with_exit: the entry and the return come as two records (the return carries the
+  // return value and the stack pointer) that ingest pairs, instead of one record paired
+  // in the kernel, so calls of the probe can nest deeper than the kernel's per-thread
+  // limit of open calls (recursive interpreters). Args are read at entry only.
+  bool split_return = false;
+  ArgLayout layout = ArgLayout::kFixed;
+  // A fallback for a USDT provider ("python"): attached only to files that have no USDT
+  // probe of that provider (those are traced through their probes).
+  std::string unless_usdt_provider;
 };
 
 // Limits the BPF side imposes (bpf/events.h).

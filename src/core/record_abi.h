@@ -29,3 +29,9 @@ static_assert(offsetof(eacgm_record, str2) == 224);
 static_assert(EACGM_REC_SIZE_NO_STR == offsetof(eacgm_record, str));
 static_assert(EACGM_REC_SIZE_STR == offsetof(eacgm_record, str2));
 static_assert(EACGM_REC_SIZE_FULL == sizeof(eacgm_record));
+// Capture sources and probe flags both sides interpret (src/probe/bpf_tracer.cpp maps
+// ArgSource onto the sources).
+static_assert(EACGM_SRC_ARG == 6);
+static_assert(EACGM_PROBE_SPLIT == 0x40);
+static_assert((EACGM_PROBE_SPLIT & (EACGM_PROBE_EXIT | EACGM_PROBE_ENABLED | EACGM_PROBE_OUTER |
+                                   EACGM_PROBE_STR | EACGM_PROBE_STR2 | EACGM_PROBE_EXIT_ARGS)) == 0);

@@ -128,6 +128,11 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
     // The in-kernel depth is closed by the exit probe; without one it would never drop.
     return probe_violation("outer", "outer = true needs exit = true (the exit closes the call)");
   }
+  if (spec.split_return && (!spec.with_exit || spec.outer)) {
+    // The kernel pairs nothing for such a probe: no exit means no return record, and
+    // there is no open call to keep an outer depth.
+    return probe_violation("exit", "a split return needs exit = true and outer = false");
+  }
   if (spec.args.size() > kMaxArgs) {
     return probe_violation("args", fmt::format("{} args given; at most {} can be captured per "
                                                "probe",
@@ -212,6 +217,26 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
         return arg_violation(i, "kind", "a dim3 by value needs an argument register or stack slot");
       }
       break;
+    case ArgSource::kArg: {
+      // Captured in order, so only an earlier arg's value exists yet.
+      if (arg.index >= i) {
+        return arg_violation(i, "from",
+                             fmt::format("arg #{} can only start from an earlier arg (#1..#{}); "
+                                         "list the arg it reads through first",
+                                         i + 1, i));
+      }
+      const ArgSpec& from = spec.args[arg.index];
+      if (from.at_exit || arg.at_exit) {
+        return arg_violation(i, "at_exit",
+                             "a pointer chain is read at entry; neither its arg nor the arg it "
+                             "starts from can be at_exit");
+      }
+      if (from.kind == ArgKind::kDim3 || from.kind == ArgKind::kDerefDim3 ||
+          from.kind == ArgKind::kDim3Split || arg.kind == ArgKind::kDim3 || arg.kind == ArgKind::kDim3Split) {
+        return arg_violation(i, "kind", "a pointer chain goes through one word; no dim3");
+      }
+      break;
+    }
     case ArgSource::kUsdtArg:
       if (spec.usdt.empty()) {
         return arg_violation(i, "usdt_arg", "a USDT operand needs a probe with usdt set");
@@ -229,6 +254,9 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                          fmt::format("unknown format {}", static_cast<int>(arg.format)));
   }
   if (arg.at_exit) {
+    if (spec.split_return) {
+      return arg_violation(i, "at_exit", "a split return carries no args; read them at entry");
+    }
     if (!spec.with_exit) {
       return arg_violation(i, "at_exit",
                            "at_exit = true needs exit = true on the probe (an entry-only probe "

@@ -1,18 +1,31 @@
 // Per-thread entry/return pairing for Python calls, with a bounded stack per thread.
-// Returns are matched by (function, file) so that one lost record costs one call,
-// not every call above it.
+// Returns are matched by (function, file) through USDT, by stack pointer through frame
+// reading, so that one lost record costs one call, not every call above it.
 #include "ingest/python_calls.h"
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 #include "probe/catalog.h"
+#include "probe/python_layouts.h"
 
 namespace eacgm::ingest {
 namespace {
 
-// Raw record argument order (probe/catalog_python.cpp): function, file, line.
-constexpr std::size_t kRawFunction = 0, kRawFile = 1, kRawLine = 2;
+// Raw USDT record argument order (probe/catalog_python.cpp): function, file, line.
+constexpr std::size_t kRawFile = 1, kRawLine = 2;
 constexpr std::size_t kMaxFilterCache = 4096;
+// A return's stack pointer is its entry's plus the popped return address.
+constexpr std::uint64_t kReturnAddressBytes = 8;
+
+bool fault(const CallEvent& e, std::size_t arg) { return ((e.fault_mask >> arg) & 1) != 0; }
+
+// Frame reading takes a str's characters where a compact ASCII str keeps them; other
+// strs (non-ASCII names and paths) read as something else, which must not be shown.
+bool printable_ascii(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
 
 ProbeSpec make_call_spec() {
   ProbeSpec s;
@@ -55,6 +68,8 @@ PythonCalls::Role PythonCalls::role_of(const ProbeInfo* probe) {
   if (!probe->spec.usdt.empty()) {
     if (probe->spec.name == probe::kPythonEntrySpec) role = Role::kEntry;
     if (probe->spec.name == probe::kPythonReturnSpec) role = Role::kReturn;
+  } else if (probe->spec.name == probe::kPythonFrameSpec && probe->spec.split_return) {
+    role = Role::kFrame;
   }
   last_probe_ = probe;
   last_role_ = role;
@@ -94,82 +109,137 @@ const std::shared_ptr<const ProbeInfo>& PythonCalls::function_info(const Frame& 
       .first->second;
 }
 
-void PythonCalls::complete(const CallEvent& ret, const Frame* entry, const Emit& emit) {
-  Frame f;  // what the return says: the function, its file, the line it left from
-  f.function = ret.str;
-  f.file = ret.str2;
-  f.line = static_cast<std::int32_t>(static_cast<std::uint32_t>(ret.args[kRawLine]));
-  if (!passes_filter(f.file)) {
+void PythonCalls::complete(const Frame& what, const CallEvent& ret, const std::uint64_t* entry_ts,
+                           const Emit& emit) {
+  if (!passes_filter(what.file)) {
     filtered_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  out_.probe = function_info(f);
+  out_.probe = function_info(what);
   out_.pid = ret.pid;
   out_.tid = ret.tid;
   out_.comm = ret.comm;
   // Without its entry a call is still counted exactly, but has no start or duration.
-  out_.has_exit = entry != nullptr;
-  out_.ts_ns = entry ? entry->ts_ns : ret.ts_ns;
-  out_.dur_ns = entry && ret.ts_ns >= entry->ts_ns ? ret.ts_ns - entry->ts_ns : 0;
+  out_.has_exit = entry_ts != nullptr;
+  out_.ts_ns = entry_ts ? *entry_ts : ret.ts_ns;
+  out_.dur_ns = entry_ts && ret.ts_ns >= *entry_ts ? ret.ts_ns - *entry_ts : 0;
   out_.ret = 0;
   out_.nargs = 2;
   out_.args = {};
-  out_.args[1] = static_cast<std::uint32_t>(f.line);
-  out_.fault_mask = static_cast<std::uint8_t>(((ret.fault_mask >> kRawFile) & 1) |
-                                              (((ret.fault_mask >> kRawLine) & 1) << 1));
-  out_.str = f.file;
-  out_.str_truncated = ret.str2_truncated;
+  out_.args[1] = static_cast<std::uint32_t>(what.line);
+  out_.fault_mask = what.fault_mask;
+  out_.str = what.file;
+  out_.str_truncated = what.file_truncated;
   out_.str2.clear();
   out_.str2_truncated = false;
   calls_.fetch_add(1, std::memory_order_relaxed);
-  if (!entry) unpaired_.fetch_add(1, std::memory_order_relaxed);
+  if (!entry_ts) unpaired_.fetch_add(1, std::memory_order_relaxed);
   emit(out_);
+}
+
+PythonCalls::Thread& PythonCalls::thread(std::uint32_t tid) {
+  if (auto it = threads_.find(tid); it != threads_.end()) return it->second;
+  if (threads_.size() >= kMaxThreads) threads_.erase(threads_.begin());  // a long-gone thread, most likely
+  return threads_[tid];
 }
 
 bool PythonCalls::consume(const CallEvent& e, const Emit& emit) {
   if (!e.probe) return false;
   const Role role = role_of(e.probe.get());
   if (role == Role::kOther) return false;
-  Thread* t;
-  if (auto it = threads_.find(e.tid); it != threads_.end()) {
-    t = &it->second;
+  Thread& t = thread(e.tid);
+  if (role == Role::kFrame) {
+    consume_frame(e, t, emit);
   } else {
-    if (threads_.size() >= kMaxThreads) threads_.erase(threads_.begin());  // a long-gone thread, most likely
-    t = &threads_[e.tid];
+    consume_usdt(role, e, t, emit);
   }
+  return true;
+}
+
+void PythonCalls::consume_usdt(Role role, const CallEvent& e, Thread& t, const Emit& emit) {
   // The raw record: function in str, file in str2 (catalog_python.cpp).
   if (role == Role::kEntry) {
-    if (t->stack.size() >= kMaxDepth) {
-      ++t->overflow;
+    if (t.stack.size() >= kMaxDepth) {
+      ++t.overflow;
       depth_overflows_.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      return;
     }
     Frame f;
     f.ts_ns = e.ts_ns;
     f.function = e.str;
     f.file = e.str2;
-    t->stack.push_back(std::move(f));
-    return true;
+    t.stack.push_back(std::move(f));
+    return;
   }
-  if (t->overflow > 0) {
-    --t->overflow;
-    complete(e, nullptr, emit);
-    return true;
+  Frame what;  // what the return says: the function, its file, the line it left from
+  what.function = e.str;
+  what.file = e.str2;
+  what.line = static_cast<std::int32_t>(static_cast<std::uint32_t>(e.args[kRawLine]));
+  what.fault_mask = static_cast<std::uint8_t>((fault(e, kRawFile) ? 1 : 0) | (fault(e, kRawLine) ? 2 : 0));
+  what.file_truncated = e.str2_truncated;
+  if (t.overflow > 0) {
+    --t.overflow;
+    complete(what, e, nullptr, emit);
+    return;
   }
   // Usually the top frame; deeper only when records were lost in between.
-  for (std::size_t k = t->stack.size(); k-- > 0;) {
-    const Frame& f = t->stack[k];
+  for (std::size_t k = t.stack.size(); k-- > 0;) {
+    const Frame& f = t.stack[k];
     if (f.function == e.str && f.file == e.str2) {
-      unreturned_.fetch_add(t->stack.size() - 1 - k, std::memory_order_relaxed);
-      complete(e, &f, emit);
-      t->stack.resize(k);
-      return true;
+      unreturned_.fetch_add(t.stack.size() - 1 - k, std::memory_order_relaxed);
+      complete(what, e, &f.ts_ns, emit);
+      t.stack.resize(k);
+      return;
     }
   }
   // No entry: the call began before attach, or the interpreter does not fire
   // function__entry for it (CPython 3.11 skips it for most calls; docs/probes.md).
-  complete(e, nullptr, emit);
-  return true;
+  complete(what, e, nullptr, emit);
+}
+
+void PythonCalls::consume_frame(const CallEvent& e, Thread& t, const Emit& emit) {
+  if (!e.has_exit) {
+    if (t.stack.size() >= kMaxDepth) {
+      ++t.overflow;
+      depth_overflows_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    Frame f;
+    f.ts_ns = e.ts_ns;
+    f.sp = e.args[probe::kFrameSp];
+    // The name, file and first line of the frame's code object (probe/python_layouts.h).
+    f.function = printable_ascii(e.str) ? e.str : "?";
+    if (printable_ascii(e.str2)) {
+      f.file = e.str2;
+      f.file_truncated = e.str2_truncated;
+    } else {
+      f.fault_mask |= 1;
+    }
+    f.line = static_cast<std::int32_t>(static_cast<std::uint32_t>(e.args[probe::kFrameLine]));
+    if (fault(e, probe::kFrameLine)) f.fault_mask |= 2;
+    t.stack.push_back(std::move(f));
+    return;
+  }
+  // A return: its stack pointer names its entry.
+  const std::uint64_t entry_sp = e.args[probe::kFrameSp] - kReturnAddressBytes;
+  for (std::size_t k = t.stack.size(); k-- > 0;) {
+    const Frame& f = t.stack[k];
+    if (f.sp == entry_sp) {
+      // Entries above it (and past the depth cap) lost their returns: a lost record, or
+      // calls nested deeper than the kernel keeps return probes for.
+      unreturned_.fetch_add(t.stack.size() - 1 - k + t.overflow, std::memory_order_relaxed);
+      t.overflow = 0;
+      complete(f, e, &f.ts_ns, emit);
+      t.stack.resize(k);
+      return;
+    }
+  }
+  if (t.overflow > 0) {
+    --t.overflow;  // most likely an entry past the depth cap (counted then): unnamed
+    return;
+  }
+  // Entered before tracing began (or its entry record was lost): nothing names it.
+  orphan_returns_.fetch_add(1, std::memory_order_relaxed);
 }
 
 PythonCallCounters PythonCalls::counters() const {
@@ -179,6 +249,7 @@ PythonCallCounters PythonCalls::counters() const {
   c.unpaired = unpaired_.load(std::memory_order_relaxed);
   c.unreturned = unreturned_.load(std::memory_order_relaxed);
   c.depth_overflows = depth_overflows_.load(std::memory_order_relaxed);
+  c.orphan_returns = orphan_returns_.load(std::memory_order_relaxed);
   return c;
 }
 

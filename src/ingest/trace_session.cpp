@@ -32,9 +32,11 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
     }
   }
 
-  // Python's USDT records are halves of calls: pair them before anyone sees them.
+  // Python's records are halves of calls: pair them before anyone sees them.
   bool python = false;
-  for (const auto& spec : options.specs) python = python || spec.name == probe::kPythonEntrySpec;
+  for (const auto& spec : options.specs) {
+    python = python || spec.name == probe::kPythonEntrySpec || spec.name == probe::kPythonFrameSpec;
+  }
   if (python) {
     s->python_ = std::make_shared<PythonCalls>(options.python.file_filter);
     PythonCalls::Emit user_call = sink.on_call;

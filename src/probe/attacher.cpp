@@ -9,6 +9,7 @@
 
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
+#include "probe/python_layouts.h"
 #include "probe/symbol_names.h"
 #include "probe/usdt_args.h"
 #include "probe/usdt_notes.h"
@@ -145,15 +146,24 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
   // Resolve every spec first, then attach the file's probes together.
   std::vector<ProbePoint> entries, exits;
   std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
+  auto notes = [&]() -> const std::vector<UsdtProbe>& {
+    if (!usdt) {
+      auto read = read_usdt_probes(open_path);
+      usdt.emplace(read ? std::move(*read) : std::vector<UsdtProbe>{});
+    }
+    return *usdt;
+  };
+  auto has_provider = [&](const std::string& provider) {
+    return std::any_of(notes().begin(), notes().end(),
+                       [&](const UsdtProbe& n) { return n.provider == provider; });
+  };
   for (const ProbeSpec* spec : matching) {
     if (!spec->usdt.empty()) {
-      if (!usdt) {
-        auto notes = read_usdt_probes(open_path);
-        usdt.emplace(notes ? std::move(*notes) : std::vector<UsdtProbe>{});
-      }
-      resolve_usdt(*spec, *usdt, path, entries, fail);
+      resolve_usdt(*spec, notes(), path, entries, fail);
       continue;
     }
+    // A USDT fallback stands aside where the file has the real probes.
+    if (!spec->unless_usdt_provider.empty() && has_provider(spec->unless_usdt_provider)) continue;
     std::vector<const ElfSymbol*> symbols;
     if (spec->symbol_is_pattern) {
       symbols = elf->match(spec->symbol);
@@ -163,6 +173,20 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
       ++stats_.unresolved;
       stats_.unresolved_in.emplace(spec->name, path);
       continue;
+    }
+    // Offsets that depend on the file: the interpreter's version.
+    ProbeSpec laid_out;
+    if (spec->layout == ArgLayout::kCPythonFrame) {
+      auto interp = python_interpreter_layout(path, open_path, *elf);
+      if (!interp) {
+        if (warned_.insert(interp.error()).second) notice_("warning: not traced: " + interp.error());
+        ++stats_.unresolved;
+        stats_.unresolved_in.emplace(spec->name, path);
+        continue;
+      }
+      laid_out = *spec;
+      laid_out.args = python_frame_args(interp->layout);
+      spec = &laid_out;
     }
     if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
     for (const ElfSymbol* sym : symbols) {

@@ -104,10 +104,19 @@ Status check_kernel_btf(const std::string& custom_path) {
                                 errno_text(errno)));
 }
 
+// Sources reach the kernel as their numbers.
+static_assert(static_cast<int>(ArgSource::kRegister) == EACGM_SRC_REG);
+static_assert(static_cast<int>(ArgSource::kStack) == EACGM_SRC_STACK);
+static_assert(static_cast<int>(ArgSource::kPtReg) == EACGM_SRC_PTREG);
+static_assert(static_cast<int>(ArgSource::kPtRegMem) == EACGM_SRC_PTREG_MEM);
+static_assert(static_cast<int>(ArgSource::kArg) == EACGM_SRC_ARG);
+
 eacgm_probe encode_probe(const ProbeSpec& spec) {
   eacgm_probe p{};
-  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit ? EACGM_PROBE_EXIT : 0) |
-            (spec.outer ? EACGM_PROBE_OUTER : 0);
+  // A split return is paired in user space: the kernel sends both halves as they come.
+  const bool split = spec.with_exit && spec.split_return;
+  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
+            (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
   std::size_t strings = 0;
   for (std::uint32_t i = 0; i < p.nargs; ++i) {

@@ -35,6 +35,9 @@ Catalog python_catalog();
 // The raw USDT specs of the python catalog; ingest pairs their records into calls.
 inline constexpr const char* kPythonEntrySpec = "python_function_entry";
 inline constexpr const char* kPythonReturnSpec = "python_function_return";
+// The python catalog's frame-reading spec (interpreters without USDT probes): entry and
+// return records of _PyEval_EvalFrameDefault, which ingest pairs into calls.
+inline constexpr const char* kPythonFrameSpec = "python_frame";
 Catalog torch_catalog();
 
 }  // namespace eacgm::probe

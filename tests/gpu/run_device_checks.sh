@@ -34,6 +34,28 @@ PY
 echo "fib calls seen: $(grep -c '"name":"fib"' "$OUT/py.jsonl") (expected 3 x 177 = 531); with duration: $(grep '"name":"fib"' "$OUT/py.jsonl" | grep -vc '"dur_ns":null')"
 tail -1 "$OUT/py.err"
 
+echo "== Python calls through frame reading at _PyEval_EvalFrameDefault (interpreter without USDT)"
+# $PY is /usr/bin/python3.12, statically linked, no USDT notes: the python catalog reads
+# frames at the executable's own _PyEval_EvalFrameDefault. 3.12 runs Python-to-Python calls
+# inside one eval loop, so only frames entered from C are seen: the module body once, no
+# fib of the same script; fib called through map() (from C) is seen once per call.
+cat > "$OUT/pyframes.py" <<'PY'
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+for _ in range(3):
+    fib(10)
+print(sum(map(fib, [10, 10, 10])))
+PY
+seen() { grep -F "$2" "$1" | grep -cF "\"name\":\"$3\""; }
+"$BIN/eacgm" trace --probes python -o "$OUT/pyframes_same.jsonl" -- "$PY" "$OUT/pycalls.py" 2> "$OUT/pyframes_same.err"
+grep -o 'attached .*' "$OUT/pyframes_same.err"
+echo "same fib script: <module> $(seen "$OUT/pyframes_same.jsonl" pycalls.py '<module>') (expected 1), fib $(seen "$OUT/pyframes_same.jsonl" pycalls.py fib) (expected 0 on 3.12); events without duration: $(grep -c '"dur_ns":null' "$OUT/pyframes_same.jsonl") (expected 0)"
+tail -1 "$OUT/pyframes_same.err"
+"$BIN/eacgm" trace --probes python -o "$OUT/pyframes_map.jsonl" -- "$PY" "$OUT/pyframes.py" > /dev/null 2> "$OUT/pyframes_map.err"
+echo "fib through map(): <module> $(seen "$OUT/pyframes_map.jsonl" pyframes.py '<module>') (expected 1), fib $(seen "$OUT/pyframes_map.jsonl" pyframes.py fib) (expected 3, each spanning a whole fib(10)); first fib event:"
+grep -F pyframes.py "$OUT/pyframes_map.jsonl" | grep -F '"name":"fib"' | head -1
+tail -1 "$OUT/pyframes_map.err"
+
 echo "== PyTorch training loop traced (catalogs: ${TRACE_PROBES:-cuda})"
 "$BIN/eacgm" trace --probes "${TRACE_PROBES:-cuda}" -o "$OUT/torch.jsonl" -- \
   "$PY" tests/gpu/torch_train.py "$OUT/prof.json" 10 2> "$OUT/trace.err"

@@ -50,9 +50,15 @@ add_executable(nest_calls ${CMAKE_SOURCE_DIR}/tests/programs/nest_calls.c)
 target_link_libraries(nest_calls PRIVATE eacgm_nest)
 set_target_properties(nest_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
+# Pointer chains through a user probe config: chain_visit's argument leads to a string
+# through two pointers.
+add_executable(chain_calls ${CMAKE_SOURCE_DIR}/tests/programs/chain_calls.c)
+target_compile_options(chain_calls PRIVATE -O2)
+set_target_properties(chain_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
 function(eacgm_integration_fixtures_wire)
   if(TARGET eacgm_integration_tests)
-    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls)
+    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls chain_calls)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_integration_fixtures_wire)

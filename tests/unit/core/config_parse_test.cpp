@@ -354,6 +354,41 @@ TEST(ConfigParse, ArgSourceRules) {
                         "0..31"));
 }
 
+// Pointer chains: `from` names an earlier arg whose captured value this one reads through.
+TEST(ConfigParse, PointerChainsFromEarlierArgs) {
+  auto config = parse_config(
+      probe_with_args("args = [{ name = \"inner\", reg = 0, kind = \"deref_u64\", offset = 8 },\n"
+                      "  { name = \"name_ptr\", from = \"inner\", kind = \"deref_u64\", offset = 8 },\n"
+                      "  { name = \"name\", from = \"name_ptr\", kind = \"string\" },\n"
+                      "  { name = \"count\", from = \"inner\", kind = \"deref_u32\", offset = 16 }]"),
+      "eacgm.toml");
+  ASSERT_TRUE(config.ok()) << config.error();
+  const auto& args = config->probes.at(0).args;
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[1].source, ArgSource::kArg);
+  EXPECT_EQ(args[1].index, 0);
+  EXPECT_EQ(args[1].offset, 8);
+  EXPECT_EQ(args[2].source, ArgSource::kArg);
+  EXPECT_EQ(args[2].index, 1);
+  EXPECT_EQ(args[2].kind, ArgKind::kString);
+  EXPECT_EQ(args[3].index, 0);
+  EXPECT_EQ(args[3].kind, ArgKind::kDerefU32);
+
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"n\", from = \"n\" }]")),
+              HasSubstr("probe \"p\": arg \"n\": from = \"n\" names no earlier arg of this "
+                        "probe (none before this one)"));
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0 }, { name = \"n\", from "
+                                       "= \"b\" }]")),
+              HasSubstr("arg \"n\": from = \"b\" names no earlier arg of this probe (a)"));
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0 }, { name = \"n\", from "
+                                       "= \"a\", reg = 1 }]")),
+              HasSubstr("arg \"n\": give either from (an earlier arg's value) or reg, not both"));
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0, kind = \"deref_u64\", "
+                                       "at_exit = true }, { name = \"n\", from = \"a\", kind = "
+                                       "\"deref_u32\" }]")),
+              HasSubstr("arg \"n\": a pointer chain is read at entry"));
+}
+
 TEST(ConfigParse, Dim3Rules) {
   EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"g\", reg = 5, kind = \"dim3\" }]")),
               HasSubstr("eacgm.toml:5:29: probe \"p\": arg \"g\": a dim3 passed by value in "
@@ -414,6 +449,23 @@ TEST(ConfigParse, DocumentedExampleParses) {
   ASSERT_EQ(r->probes.size(), 2u);
   EXPECT_EQ(r->probes[0].args.size(), 3u);
   EXPECT_TRUE(r->probes[1].symbol_is_pattern);
+}
+
+TEST(ConfigParse, DocumentedPointerChainParses) {
+  std::ifstream in(std::string(EACGM_SOURCE_DIR) + "/docs/config.md");
+  std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string fence = "```toml\n";
+  auto begin = doc.find(fence, doc.find("Pointer chains:"));
+  ASSERT_NE(begin, std::string::npos);
+  begin += fence.size();
+  auto end = doc.find("```", begin);
+  Result<Config> r = parse_config(doc.substr(begin, end - begin), "docs/config.md");
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->probes.size(), 1u);
+  const auto& args = r->probes[0].args;
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[2].source, ArgSource::kArg);
+  EXPECT_EQ(args[2].index, 1);
 }
 
 TEST(ConfigParse, LoadFile) {

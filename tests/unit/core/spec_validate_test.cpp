@@ -204,6 +204,48 @@ TEST(SpecValidate, RegisterSlots) {
   EXPECT_THAT(error_of(spec), HasSubstr("displacement 40000 does not fit 16 bits"));
 }
 
+// Pointer chains: an arg read through what an earlier arg captured.
+TEST(SpecValidate, PointerChains) {
+  ProbeSpec spec = valid_spec();
+  spec.args = {arg("obj", ArgSource::kRegister, 1, ArgKind::kDerefU64),
+               arg("name_ptr", ArgSource::kArg, 0, ArgKind::kDerefU64),
+               arg("name", ArgSource::kArg, 1, ArgKind::kString),
+               arg("count", ArgSource::kArg, 0, ArgKind::kDerefU32)};
+  spec.args[2].offset = 40;
+  EXPECT_TRUE(validate_spec(spec).ok()) << error_of(spec);
+  spec.args[1].index = 1;  // itself
+  EXPECT_THAT(error_of(spec), HasSubstr("arg \"name_ptr\": arg #2 can only start from an "
+                                        "earlier arg (#1..#1)"));
+  spec.args[1].index = 3;  // a later one
+  EXPECT_THAT(error_of(spec), HasSubstr("can only start from an earlier arg"));
+  spec.args[1].index = 0;
+  spec.args[0].at_exit = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("arg \"name_ptr\": a pointer chain is read at entry"));
+  spec.args[0].at_exit = false;
+  spec.args[3].at_exit = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("arg \"count\": a pointer chain is read at entry"));
+  spec.args[3].at_exit = false;
+  spec.args[0].kind = ArgKind::kDerefDim3;
+  EXPECT_THAT(error_of(spec), HasSubstr("a pointer chain goes through one word"));
+}
+
+TEST(SpecValidate, SplitReturns) {
+  ProbeSpec spec = valid_spec();
+  spec.args[0].at_exit = false;
+  spec.split_return = true;
+  spec.ret = ReturnKind::kPointer;
+  EXPECT_TRUE(validate_spec(spec).ok()) << error_of(spec);
+  spec.args[0].at_exit = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("a split return carries no args"));
+  spec.args[0].at_exit = false;
+  spec.outer = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("a split return needs exit = true and outer = false"));
+  spec.outer = false;
+  spec.with_exit = false;
+  spec.ret = ReturnKind::kNone;
+  EXPECT_THAT(error_of(spec), HasSubstr("a split return needs exit = true"));
+}
+
 TEST(SpecValidate, DerivedValuesNameCapturedArgs) {
   ProbeSpec spec = valid_spec();
   spec.derived = {DerivedArg{"bytes", DerivedArg::Op::kCopy, "size", ""}};

@@ -1,5 +1,6 @@
 // Python entry/return pairing: recursion, exceptions (returns without their entries'
-// order disturbed), lost records, threads, the depth cap and the file filter.
+// order disturbed), lost records, threads, the depth cap and the file filter; through
+// USDT records (paired by name) and frame-reading records (paired by stack pointer).
 #include "ingest/python_calls.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "probe/catalog.h"
+#include "probe/python_layouts.h"
 
 namespace eacgm::ingest {
 namespace {
@@ -20,6 +22,7 @@ struct Call {
   std::uint64_t ts_ns;
   std::uint64_t dur_ns;
   std::uint32_t tid;
+  std::uint8_t faults = 0;
 };
 
 std::shared_ptr<const ProbeInfo> raw_probe(const char* spec_name) {
@@ -56,17 +59,49 @@ class PythonCallsTest : public ::testing::Test {
     e.str = fn;
     e.str2 = file;
     e.args[2] = static_cast<std::uint32_t>(line);
-    ASSERT_TRUE(pairing_.consume(e, [this](const CallEvent& c) {
-      calls_.push_back({std::string(c.function()), c.str,
-                        static_cast<std::int32_t>(static_cast<std::uint32_t>(c.args[1])),
-                        c.has_exit, c.ts_ns, c.dur_ns, c.tid});
-      EXPECT_EQ(c.domain(), "python");
-      EXPECT_EQ(c.nargs, 2);
-    }));
+    ASSERT_TRUE(pairing_.consume(e, [this](const CallEvent& c) { record(c); }));
+  }
+  void record(const CallEvent& c) {
+    calls_.push_back({std::string(c.function()), c.str,
+                      static_cast<std::int32_t>(static_cast<std::uint32_t>(c.args[1])), c.has_exit, c.ts_ns,
+                      c.dur_ns, c.tid, c.fault_mask});
+    EXPECT_EQ(c.domain(), "python");
+    EXPECT_EQ(c.nargs, 2);
+  }
+
+  // Frame reading: an entry names the function; its return only gives the stack pointer.
+  void fentry(std::uint64_t ts, std::uint64_t sp, const char* fn, const char* file, std::int32_t line,
+              std::uint32_t tid = 7, std::uint8_t faults = 0) {
+    CallEvent e;
+    e.probe = frame_probe_;
+    e.ts_ns = ts;
+    e.pid = 5;
+    e.tid = tid;
+    e.nargs = probe::kFrameArgCount;
+    e.args[probe::kFrameSp] = sp;
+    e.args[probe::kFrameCode] = 0x7f0000001000;
+    e.str = fn;
+    e.str2 = file;
+    e.args[probe::kFrameLine] = static_cast<std::uint32_t>(line);
+    e.fault_mask = faults;
+    ASSERT_TRUE(pairing_.consume(e, [this](const CallEvent& c) { record(c); }));
+  }
+  // `entry_sp` is the entry's stack pointer; the return record carries it plus 8.
+  void fret(std::uint64_t ts, std::uint64_t entry_sp, std::uint32_t tid = 7) {
+    CallEvent e;
+    e.probe = frame_probe_;
+    e.has_exit = true;
+    e.ts_ns = ts;
+    e.pid = 5;
+    e.tid = tid;
+    e.nargs = 1;
+    e.args[probe::kFrameSp] = entry_sp + 8;
+    ASSERT_TRUE(pairing_.consume(e, [this](const CallEvent& c) { record(c); }));
   }
 
   std::shared_ptr<const ProbeInfo> entry_probe_ = raw_probe(probe::kPythonEntrySpec);
   std::shared_ptr<const ProbeInfo> return_probe_ = raw_probe(probe::kPythonReturnSpec);
+  std::shared_ptr<const ProbeInfo> frame_probe_ = raw_probe(probe::kPythonFrameSpec);
   PythonCalls pairing_;
   std::vector<Call> calls_;
 };
@@ -176,6 +211,110 @@ TEST_F(PythonCallsTest, SameFunctionIsOneProbe) {
   EXPECT_EQ(seen[1], seen[2]);
 }
 
+TEST_F(PythonCallsTest, FrameRecursionPairsByStackPointer) {
+  fentry(100, 0x7ffd1000, "<module>", "/s.py", 1);
+  fentry(110, 0x7ffd0f00, "fib", "/s.py", 3);
+  fentry(120, 0x7ffd0e00, "fib", "/s.py", 3);
+  fret(130, 0x7ffd0e00);
+  fentry(140, 0x7ffd0e00, "fib", "/s.py", 3);  // the same depth again: the same sp
+  fret(145, 0x7ffd0e00);
+  fret(150, 0x7ffd0f00);
+  fret(200, 0x7ffd1000);
+  ASSERT_EQ(calls_.size(), 4u);
+  EXPECT_EQ(calls_[0].name, "fib");
+  EXPECT_EQ(calls_[0].ts_ns, 120u);
+  EXPECT_EQ(calls_[0].dur_ns, 10u);
+  EXPECT_EQ(calls_[0].line, 3);  // the first line of the code, known at entry
+  EXPECT_EQ(calls_[0].file, "/s.py");
+  EXPECT_EQ(calls_[1].dur_ns, 5u);
+  EXPECT_EQ(calls_[2].ts_ns, 110u);
+  EXPECT_EQ(calls_[2].dur_ns, 40u);
+  EXPECT_EQ(calls_[3].name, "<module>");
+  EXPECT_EQ(calls_[3].dur_ns, 100u);
+  for (const auto& c : calls_) {
+    EXPECT_TRUE(c.timed);
+    EXPECT_EQ(c.faults, 0);
+  }
+  EXPECT_EQ(pairing_.counters().calls, 4u);
+  EXPECT_EQ(pairing_.counters().unpaired, 0u);
+}
+
+// Returns the kernel never reported (deeper than its return-probe nesting limit) or lost
+// records: the entries above the matching one are dropped and counted, not mispaired.
+TEST_F(PythonCallsTest, FrameLostReturnsCostOnlyThoseCalls) {
+  fentry(100, 0x9000, "outer", "/a.py", 1);
+  fentry(110, 0x8f00, "mid", "/a.py", 5);
+  fentry(120, 0x8e00, "inner", "/a.py", 9);
+  fret(150, 0x9000);  // outer's return: mid and inner never returned
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].name, "outer");
+  EXPECT_EQ(calls_[0].dur_ns, 50u);
+  EXPECT_EQ(pairing_.counters().unreturned, 2u);
+  // A return whose entry was never seen (entered before tracing) cannot be named.
+  fret(300, 0xa000);
+  EXPECT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(pairing_.counters().orphan_returns, 1u);
+  EXPECT_EQ(pairing_.counters().unpaired, 0u);
+}
+
+TEST_F(PythonCallsTest, FrameThreadsPairSeparately) {
+  fentry(100, 0x5000, "f", "/a.py", 1, 1);
+  fentry(105, 0x5000, "g", "/a.py", 4, 2);  // the same sp on another thread's stack
+  fret(110, 0x5000, 2);
+  fret(200, 0x5000, 1);
+  ASSERT_EQ(calls_.size(), 2u);
+  EXPECT_EQ(calls_[0].name, "g");
+  EXPECT_EQ(calls_[0].tid, 2u);
+  EXPECT_EQ(calls_[0].dur_ns, 5u);
+  EXPECT_EQ(calls_[1].name, "f");
+  EXPECT_EQ(calls_[1].dur_ns, 100u);
+}
+
+// What frame reading could not read, or read from a str that is not compact ASCII, is
+// not shown as if it were a name: "?" for the function, a null file or line.
+TEST_F(PythonCallsTest, FrameUnreadableOrNonAsciiNames) {
+  fentry(100, 0x100, "", "", 0, 7, (1u << probe::kFrameFunction) | (1u << probe::kFrameFile));
+  fret(110, 0x100);
+  fentry(120, 0x100, "\x0c", "\x11\x01", 7);  // a non-ASCII str read at the ASCII offset
+  fret(130, 0x100);
+  fentry(140, 0x100, "ok", "/a.py", 0, 7, 1u << probe::kFrameLine);
+  fret(150, 0x100);
+  ASSERT_EQ(calls_.size(), 3u);
+  EXPECT_EQ(calls_[0].name, "?");
+  EXPECT_EQ(calls_[0].file, "");
+  EXPECT_EQ(calls_[0].faults, 1);  // the file (reported args: file, line)
+  EXPECT_EQ(calls_[1].name, "?");
+  EXPECT_EQ(calls_[1].faults, 1);
+  EXPECT_EQ(calls_[2].name, "ok");
+  EXPECT_EQ(calls_[2].file, "/a.py");
+  EXPECT_EQ(calls_[2].faults, 2);  // the line
+}
+
+TEST_F(PythonCallsTest, FrameDepthCapCountsInsteadOfGrowing) {
+  const std::size_t n = PythonCalls::kMaxDepth + 3;
+  for (std::size_t i = 0; i < n; ++i) fentry(100 + i, 0x100000 - 0x100 * i, "deep", "/d.py", 1);
+  for (std::size_t i = n; i-- > 0;) fret(100000 + i, 0x100000 - 0x100 * i);
+  EXPECT_EQ(calls_.size(), PythonCalls::kMaxDepth);  // past the cap: unnamed, not reported
+  EXPECT_EQ(pairing_.counters().depth_overflows, 3u);
+  EXPECT_EQ(pairing_.counters().orphan_returns, 0u);
+  EXPECT_EQ(pairing_.counters().unreturned, 0u);
+}
+
+// Past the cap and past the kernel's return-probe depth: those returns never come, and
+// the calls still on the stack must pair as before.
+TEST_F(PythonCallsTest, FrameDepthCapWithoutItsReturns) {
+  const std::size_t n = PythonCalls::kMaxDepth + 3;
+  for (std::size_t i = 0; i < n; ++i) fentry(100 + i, 0x100000 - 0x100 * i, "deep", "/d.py", 1);
+  fret(200000, 0x100000 - 0x100 * 10);  // the 11th call returns; everything above never did
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].ts_ns, 110u);
+  EXPECT_EQ(pairing_.counters().unreturned, PythonCalls::kMaxDepth - 11 + 3);
+  fret(200010, 0x100000);
+  ASSERT_EQ(calls_.size(), 2u);
+  EXPECT_EQ(calls_[1].ts_ns, 100u);
+  EXPECT_EQ(pairing_.counters().orphan_returns, 0u);
+}
+
 class PythonFilterTest : public PythonCallsTest {
  protected:
   PythonFilterTest() : PythonCallsTest("*/mine/*") {}
@@ -186,6 +325,17 @@ TEST_F(PythonFilterTest, FilterOnFilePath) {
   entry(110, "lib", "/usr/lib/python3.11/x.py", 1);
   ret(120, "lib", "/usr/lib/python3.11/x.py", 2);
   ret(130, "keep", "/src/mine/a.py", 2);
+  ASSERT_EQ(calls_.size(), 1u);
+  EXPECT_EQ(calls_[0].name, "keep");
+  EXPECT_EQ(calls_[0].dur_ns, 30u);
+  EXPECT_EQ(pairing_.counters().filtered, 1u);
+}
+
+TEST_F(PythonFilterTest, FrameReadingFilterOnFilePath) {
+  fentry(100, 0x200, "keep", "/src/mine/a.py", 1);
+  fentry(110, 0x100, "lib", "/usr/lib/python3.12/x.py", 1);
+  fret(120, 0x100);
+  fret(130, 0x200);
   ASSERT_EQ(calls_.size(), 1u);
   EXPECT_EQ(calls_[0].name, "keep");
   EXPECT_EQ(calls_[0].dur_ns, 30u);

@@ -66,6 +66,26 @@ TEST(RecordDecoder, DecodesCallFields) {
   EXPECT_EQ(decoder.counters().calls, 1u);
 }
 
+// A split probe's return (bpf/events.h EACGM_PROBE_SPLIT): the return value and, in
+// args[0], the stack pointer that pairs it with its entry record.
+TEST(RecordDecoder, SplitReturnRecordCarriesReturnAndStackPointer) {
+  probe::ProbeTable table;
+  auto probe = table.add(malloc_probe());
+  RecordDecoder decoder(table);
+  eacgm_record r = call_record(probe->id);
+  r.dur_ns = 0;
+  r.ret = 0x7f00deadbeef;
+  r.nargs = 1;
+  r.args[0] = 0x7ffc12345678;
+  CallEvent e;
+  ASSERT_EQ(decoder.decode(&r, sizeof(r), e), RecordKind::kCall);
+  EXPECT_TRUE(e.has_exit);
+  EXPECT_EQ(e.dur_ns, 0u);
+  EXPECT_EQ(e.ret, 0x7f00deadbeef);
+  EXPECT_EQ(e.nargs, 1);
+  EXPECT_EQ(e.args[0], 0x7ffc12345678u);
+}
+
 TEST(RecordDecoder, EntryOnlyRecordHasNoDurationOrReturn) {
   probe::ProbeTable table;
   auto probe = table.add(malloc_probe());

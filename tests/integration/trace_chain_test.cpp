@@ -1,0 +1,66 @@
+// Integration test (root, real eBPF): pointer-chain captures from a user probe config
+// (`from = "<earlier arg>"`), including a chain broken by a NULL pointer.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kConfig = R"([[probe]]
+name = "chain_visit"
+domain = "chain"
+library = "chain_calls"
+symbol = "chain_visit"
+args = [
+  { name = "inner", reg = 0, kind = "deref_u64", offset = 8, format = "hex" },
+  { name = "name_ptr", from = "inner", kind = "deref_u64", offset = 8, format = "hex" },
+  { name = "name", from = "name_ptr", kind = "string" },
+  { name = "count", from = "inner", kind = "deref_u32", offset = 16, format = "signed" },
+]
+)";
+
+TEST(TraceChain, ArgsReadThroughEarlierArgs) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
+  std::string dir = temp_dir();
+  std::ofstream(dir + "/eacgm.toml") << kConfig;
+  Subprocess p({bin("eacgm"), "trace", "--config", dir + "/eacgm.toml", "--probes", "chain", "-o",
+                dir + "/events.jsonl", "--", bin("chain_calls")},
+               dir);
+  ASSERT_EQ(p.wait(), 0) << p.err();
+  EXPECT_NE(p.out().find("sum=7"), std::string::npos) << p.out();
+  std::vector<json> events;
+  std::istringstream in(read_file(dir + "/events.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) events.push_back(json::parse(line));
+  }
+  ASSERT_EQ(events.size(), 3u) << p.err();
+  EXPECT_EQ(events[0]["args"]["name"], "alpha");
+  EXPECT_EQ(events[0]["args"]["count"], 3);
+  EXPECT_EQ(events[0]["ret"], 3);
+  EXPECT_EQ(events[1]["args"]["name"], "beta");
+  EXPECT_EQ(events[1]["args"]["count"], 5);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(events[i]["args"]["inner"], "0x0") << events[i].dump();
+    EXPECT_NE(events[i]["args"]["name_ptr"], "0x0") << events[i].dump();
+  }
+  // NULL in the chain: read as 0x0, and everything read through it is unreadable.
+  const json& broken = events[2]["args"];
+  EXPECT_EQ(broken["inner"], "0x0") << events[2].dump();
+  EXPECT_TRUE(broken["name_ptr"].is_null()) << events[2].dump();
+  EXPECT_TRUE(broken["name"].is_null()) << events[2].dump();
+  EXPECT_TRUE(broken["count"].is_null()) << events[2].dump();
+  EXPECT_EQ(events[2]["ret"], -1);
+  EXPECT_NE(p.err().find("read_faults=3"), std::string::npos) << p.err();
+}
+
+}  // namespace
+}  // namespace eacgm::test
