@@ -43,13 +43,9 @@ std::size_t usdt_sites(const std::string& path, const std::string& usdt) {
   return n;
 }
 
-bool has_usdt_provider(const std::string& path, const std::string& provider) {
+bool file_has_usdt_probe(const std::string& path, const std::string& probe_name) {
   auto notes = probe::read_usdt_probes(path);
-  if (!notes) return false;
-  for (const auto& p : *notes) {
-    if (p.provider == provider) return true;
-  }
-  return false;
+  return notes && probe::has_usdt_probe(*notes, probe_name);
 }
 
 // One file's line for a spec: whether it resolves, and in which mode.
@@ -66,8 +62,8 @@ FileCheck check_file(const ProbeSpec& s, const std::string& path, const std::str
     c.detail = c.symbols > 0 ? fmt::format("{} USDT site(s) [mode: USDT]", c.symbols) : "no USDT site";
     return c;
   }
-  if (!s.unless_usdt_provider.empty() && has_usdt_provider(open_path, s.unless_usdt_provider)) {
-    c.detail = fmt::format("has USDT probes of {} [mode: USDT]", s.unless_usdt_provider);
+  if (!s.unless_usdt.empty() && file_has_usdt_probe(open_path, s.unless_usdt)) {
+    c.detail = fmt::format("has USDT {} [mode: USDT]", s.unless_usdt);
     return c;
   }
   c.symbols = s.symbol_is_pattern ? elf.match(s.symbol).size() : (elf.find(s.symbol) ? 1 : 0);

@@ -113,9 +113,11 @@ struct ProbeSpec {
   // limit of open calls (recursive interpreters). Args are read at entry only.
   bool split_return = false;
   ArgLayout layout = ArgLayout::kFixed;
-  // A fallback for a USDT provider ("python"): attached only to files that have no USDT
-  // probe of that provider (those are traced through their probes).
-  std::string unless_usdt_provider;
+  // A fallback for a USDT probe ("python:function__entry"): attached only to files that
+  // lack that probe (files that have it are traced through it). The probe, not just its
+  // provider: CPython 3.12+ built with dtrace keeps python:gc__start and others but has
+  // no function__entry.
+  std::string unless_usdt;
 };
 
 // Limits the BPF side imposes (bpf/events.h).

@@ -153,17 +153,13 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     }
     return *usdt;
   };
-  auto has_provider = [&](const std::string& provider) {
-    return std::any_of(notes().begin(), notes().end(),
-                       [&](const UsdtProbe& n) { return n.provider == provider; });
-  };
   for (const ProbeSpec* spec : matching) {
     if (!spec->usdt.empty()) {
       resolve_usdt(*spec, notes(), path, entries, fail);
       continue;
     }
     // A USDT fallback stands aside where the file has the real probes.
-    if (!spec->unless_usdt_provider.empty() && has_provider(spec->unless_usdt_provider)) continue;
+    if (!spec->unless_usdt.empty() && has_usdt_probe(notes(), spec->unless_usdt)) continue;
     std::vector<const ElfSymbol*> symbols;
     if (spec->symbol_is_pattern) {
       symbols = elf->match(spec->symbol);

@@ -42,7 +42,7 @@ ProbeSpec frame_spec() {
   s.split_return = true;
   s.ret = ReturnKind::kPointer;  // the frame's result; NULL when it raised
   s.layout = ArgLayout::kCPythonFrame;
-  s.unless_usdt_provider = "python";
+  s.unless_usdt = "python:function__entry";
   s.args = python_frame_args(nullptr);
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include <gelf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -125,6 +126,15 @@ Result<std::vector<UsdtProbe>> read_usdt_probes(const std::string& path) {
     probes.push_back(std::move(probe));
   }
   return probes;
+}
+
+bool has_usdt_probe(const std::vector<UsdtProbe>& probes, std::string_view provider_and_name) {
+  const std::size_t colon = provider_and_name.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view provider = provider_and_name.substr(0, colon);
+  const std::string_view name = provider_and_name.substr(colon + 1);
+  return std::any_of(probes.begin(), probes.end(),
+                     [&](const UsdtProbe& p) { return p.provider == provider && p.name == name; });
 }
 
 }  // namespace eacgm::probe

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/result.h"
@@ -23,5 +24,8 @@ struct UsdtProbe {
 
 // All SDT probes of an ELF file, in note order; an empty vector when it has none.
 Result<std::vector<UsdtProbe>> read_usdt_probes(const std::string& path);
+
+// Whether `probes` hold "provider:name" (e.g. "python:function__entry").
+bool has_usdt_probe(const std::vector<UsdtProbe>& probes, std::string_view provider_and_name);
 
 }  // namespace eacgm::probe

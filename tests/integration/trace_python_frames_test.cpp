@@ -293,7 +293,7 @@ TEST(ProbesCheck, SaysWhichModeEachInterpreterFileResolvesIn) {
   const std::string debian = "/lib/x86_64-linux-gnu/libpython3.11.so.1.0";
   if (std::filesystem::exists(debian) && has_python_usdt(debian)) {
     EXPECT_NE(out.find("ok " + debian + ": 1 USDT site(s) [mode: USDT]"), std::string::npos) << out;
-    EXPECT_NE(out.find("-- " + debian + ": has USDT probes of python [mode: USDT]"), std::string::npos)
+    EXPECT_NE(out.find("-- " + debian + ": has USDT python:function__entry [mode: USDT]"), std::string::npos)
         << out;
   }
 }

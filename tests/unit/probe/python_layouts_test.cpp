@@ -132,7 +132,7 @@ TEST(PythonLayouts, LaidOutFrameSpecsAreValid) {
   EXPECT_EQ(frame->symbol, "_PyEval_EvalFrameDefault");
   EXPECT_EQ(frame->layout, ArgLayout::kCPythonFrame);
   EXPECT_TRUE(frame->split_return);
-  EXPECT_EQ(frame->unless_usdt_provider, "python");
+  EXPECT_EQ(frame->unless_usdt, "python:function__entry");
   for (const auto& l : python_frame_layouts()) {
     ProbeSpec s = *frame;
     s.args = python_frame_args(&l);

@@ -73,5 +73,20 @@ TEST(UsdtNotes, MissingFileIsAnError) {
   EXPECT_EQ(probes.error(), "cannot open /nonexistent/python: No such file or directory");
 }
 
+// CPython 3.12+ built with dtrace keeps python:gc__start, audit and import probes but no
+// function__entry: the frame-reading fallback must not stand aside for the provider alone.
+TEST(UsdtNotes, HasProbeMatchesProviderAndName) {
+  std::vector<UsdtProbe> probes(2);
+  probes[0].provider = "python";
+  probes[0].name = "gc__start";
+  probes[1].provider = "libc";
+  probes[1].name = "function__entry";
+  EXPECT_FALSE(has_usdt_probe(probes, "python:function__entry"));
+  EXPECT_TRUE(has_usdt_probe(probes, "python:gc__start"));
+  EXPECT_TRUE(has_usdt_probe(probes, "libc:function__entry"));
+  EXPECT_FALSE(has_usdt_probe(probes, "python"));
+  EXPECT_FALSE(has_usdt_probe({}, "python:gc__start"));
+}
+
 }  // namespace
 }  // namespace eacgm::probe
