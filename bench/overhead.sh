@@ -20,50 +20,52 @@ trap 'rm -rf "$TMP"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
 
-loop_ns() { "$LOOP" --iters "$ITERS" --call "$CALL" | ns_of; }
+# The loop runs on one CPU and the agent (or the floor program) on another, so that the
+# scheduler's placement does not move the figures between configurations; each round
+# measures every configuration once, and the table shows each one's median over rounds.
+LOOP_CPU=${LOOP_CPU:-$(( $(nproc) > 4 ? 2 : 0 ))}
+AGENT_CPU=${AGENT_CPU:-$(( $(nproc) > 4 ? 4 : 1 ))}
+loop_cmd=(taskset -c "$LOOP_CPU" "$LOOP" --iters "$ITERS" --call "$CALL")
 
-with_bare() {  # $1: entry | entry+exit | record
-  local out=()
-  for _ in $(seq "$REPS"); do
-    "$B/eacgm-bench-bare" "$LIB" "$SYM" "$1" > "$TMP/bare.out" &
-    local pid=$!
-    for _ in $(seq 500); do grep -q attached "$TMP/bare.out" 2>/dev/null && break; sleep 0.01; done
-    out+=("$(loop_ns)")
-    kill -INT "$pid"; wait "$pid" || true
-  done
-  printf '%s\n' "${out[@]}" | median
+run_base() { "${loop_cmd[@]}" | ns_of; }
+
+run_bare() {  # $1: entry | entry+exit | record
+  taskset -c "$AGENT_CPU" "$B/eacgm-bench-bare" "$LIB" "$SYM" "$1" > "$TMP/bare.out" &
+  local pid=$!
+  for _ in $(seq 500); do grep -q attached "$TMP/bare.out" 2>/dev/null && break; sleep 0.01; done
+  "${loop_cmd[@]}" | ns_of
+  kill -INT "$pid"; wait "$pid" || true
 }
 
-with_eacgm() {  # $1: probes
-  local out=()
-  for _ in $(seq "$REPS"); do
-    "$B/eacgm" trace --probes "$1" -o "$TMP/events.jsonl" -- "$LOOP" --iters "$ITERS" --call "$CALL" \
-      > "$TMP/loop.out" 2> "$TMP/eacgm.err"
-    out+=("$(ns_of < "$TMP/loop.out")")
-    wc -l < "$TMP/events.jsonl" > "$TMP/events.$1"
-    sed -n 's/.*calls=\([0-9]*\).*/\1/p' "$TMP/loop.out" > "$TMP/calls.$1"
-    grep -o 'events=.*' "$TMP/eacgm.err" | tail -1 > "$TMP/account.$1"
-  done
-  printf '%s\n' "${out[@]}" | median
+run_eacgm() {  # $1: probes
+  taskset -c "$AGENT_CPU" "$B/eacgm" trace --probes "$1" -o "$TMP/events.jsonl" -- "${loop_cmd[@]}" \
+    > "$TMP/loop.out" 2> "$TMP/eacgm.err"
+  ns_of < "$TMP/loop.out"
+  wc -l < "$TMP/events.jsonl" > "$TMP/events.$1"
+  sed -n 's/.*calls=\([0-9]*\).*/\1/p' "$TMP/loop.out" > "$TMP/calls.$1"
+  grep -o 'events=.*' "$TMP/eacgm.err" | tail -1 > "$TMP/account.$1"
 }
 
-with_eacgm_run() {  # $1: probes; the summary sink instead of JSON Lines
-  for _ in $(seq "$REPS"); do
-    "$B/eacgm" run --probes "$1" -- "$LOOP" --iters "$ITERS" --call "$CALL" 2> /dev/null | ns_of
-  done | median
+run_eacgm_summary() {  # $1: probes; the summary sink (eacgm run) instead of JSON Lines
+  taskset -c "$AGENT_CPU" "$B/eacgm" run --probes "$1" -- "${loop_cmd[@]}" 2> /dev/null | ns_of
 }
 
-base=$(for _ in $(seq "$REPS"); do loop_ns; done | median)
-entry=$(with_bare entry)
-entry_exit=$(with_bare entry+exit)
-minimal=$(with_bare record)
-eacgm_one=$(with_eacgm "$SYM")
-eacgm_all=$(with_eacgm cuda)
-eacgm_run=$(with_eacgm_run "$SYM")
+for _ in $(seq "$REPS"); do
+  run_base >> "$TMP/r.base"
+  run_bare entry >> "$TMP/r.entry"
+  run_bare entry+exit >> "$TMP/r.entry_exit"
+  run_bare record >> "$TMP/r.minimal"
+  run_eacgm "$SYM" >> "$TMP/r.eacgm_one"
+  run_eacgm cuda >> "$TMP/r.eacgm_all"
+  run_eacgm_summary "$SYM" >> "$TMP/r.eacgm_run"
+done
+for c in base entry entry_exit minimal eacgm_one eacgm_all eacgm_run; do
+  declare "$c=$(median < "$TMP/r.$c")"
+done
 
 awk -v b="$base" -v e="$entry" -v ee="$entry_exit" -v m="$minimal" -v g1="$eacgm_one" -v ga="$eacgm_all" -v gr="$eacgm_run" \
-    -v it="$ITERS" -v call="$CALL" 'BEGIN {
-  printf "loop: %d x %s, median of runs (ns per call)\n", it, call
+    -v it="$ITERS" -v call="$CALL" -v reps="$REPS" 'BEGIN {
+  printf "loop: %d x %s, median of %d interleaved rounds (ns per call)\n", it, call, reps
   printf "%-44s %10s %12s\n", "configuration", "ns/call", "added ns"
   printf "%-44s %10.1f %12s\n", "no probes", b, "-"
   printf "%-44s %10.1f %12.1f\n", "empty uprobe (entry)", e, e - b
