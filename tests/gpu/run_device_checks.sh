@@ -23,7 +23,7 @@ for probes in ${PROBE_SETS:-cuda}; do
 done
 kill $TORCH_IDLE; wait $TORCH_IDLE 2>/dev/null
 
-echo "== Python calls through the interpreter's USDT probes"
+echo "== Python calls: USDT where the interpreter has python:function__entry (else frame reading)"
 cat > "$OUT/pycalls.py" <<'PY'
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
