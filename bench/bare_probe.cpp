@@ -51,22 +51,18 @@ int main(int argc, char** argv) {
   }
   std::vector<std::uint64_t> offsets{sym->file_offset}, cookies{0};
   std::vector<int> fds;
-  if (with_exit) {
-    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(exit_prog), argv[1],
-                                                     offsets, cookies, {}, true);
+  auto attach = [&](bpf_program* prog, bool is_return) {
+    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(prog), argv[1], offsets, cookies, {},
+                                                     is_return);
     if (!fd) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
-      return 1;
+      return false;
     }
     fds.push_back(*fd);
-  }
-  auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(entry_prog), argv[1],
-                                                   offsets, cookies, {}, false);
-  if (!fd) {
-    std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
-    return 1;
-  }
-  fds.push_back(*fd);
+    return true;
+  };
+  if (with_exit && !attach(exit_prog, true)) return 1;
+  if (!attach(entry_prog, false)) return 1;
   // Blocked before any thread starts, then waited for: no signal is lost between a
   // check and a sleep.
   sigset_t stop_signals;

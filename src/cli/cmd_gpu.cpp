@@ -88,15 +88,12 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
 }
 
 int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
-  Config config;
-  if (!ctx.config_path.empty()) {
-    auto loaded = load_config_file(ctx.config_path);
-    if (!loaded) {
-      fmt::print(stderr, "eacgm: {}\n", loaded.error());
-      return kExitNoNvml;
-    }
-    config = std::move(*loaded);
+  auto loaded = load_config(ctx.config_path);
+  if (!loaded) {
+    fmt::print(stderr, "eacgm: {}\n", loaded.error());
+    return kExitNoNvml;
   }
+  const Config& config = *loaded;
   const double interval_s = o.interval_s > 0 ? o.interval_s : config.gpu.interval_s;
   const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_s));
 

@@ -104,15 +104,12 @@ std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> find_library_files(
 }
 
 int list_probes(const CommandContext& ctx, bool check) {
-  Config config;
-  if (!ctx.config_path.empty()) {
-    auto loaded = load_config_file(ctx.config_path);
-    if (!loaded) {
-      print_error(loaded.error());
-      return 2;
-    }
-    config = std::move(*loaded);
+  auto loaded = load_config(ctx.config_path);
+  if (!loaded) {
+    print_error(loaded.error());
+    return 2;
   }
+  const Config& config = *loaded;
   std::vector<probe::Catalog> catalogs = probe::builtin_catalogs();
   if (!config.probes.empty()) catalogs.push_back({"user", "probes from " + ctx.config_path, config.probes});
 

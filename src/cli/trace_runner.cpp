@@ -87,15 +87,12 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
 int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest::EventSink sink,
               const std::function<void(const ingest::TraceReport&)>& on_end) {
   const auto started = std::chrono::steady_clock::now();
-  Config config;
-  if (!ctx.config_path.empty()) {
-    auto loaded = load_config_file(ctx.config_path);
-    if (!loaded) {
-      print_error(loaded.error());
-      return 2;
-    }
-    config = std::move(*loaded);
+  auto loaded = load_config(ctx.config_path);
+  if (!loaded) {
+    print_error(loaded.error());
+    return 2;
   }
+  const Config& config = *loaded;
   std::vector<std::string> names = opts.probes;
   if (names.empty()) names = config.catalogs.empty() ? probe::default_catalog_names() : config.catalogs;
   if (opts.probes.empty()) {

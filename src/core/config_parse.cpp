@@ -640,4 +640,9 @@ Result<Config> load_config_file(const std::string& path) {
   return parse_config(text, path);
 }
 
+Result<Config> load_config(const std::string& path) {
+  if (path.empty()) return Config{};
+  return load_config_file(path);
+}
+
 }  // namespace eacgm

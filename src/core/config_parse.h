@@ -17,4 +17,7 @@ Result<Config> parse_config(std::string_view text, std::string_view source_name)
 // Reads `path` and parses it; "cannot read config PATH: <reason>" when it cannot be read.
 Result<Config> load_config_file(const std::string& path);
 
+// The embedded defaults when `path` is empty (no --config given), else load_config_file.
+Result<Config> load_config(const std::string& path);
+
 }  // namespace eacgm

@@ -156,14 +156,17 @@ bool PythonCalls::consume(const CallEvent& e, const Emit& emit) {
   return true;
 }
 
+bool PythonCalls::at_depth_cap(Thread& t) {
+  if (t.stack.size() < kMaxDepth) return false;
+  ++t.overflow;
+  depth_overflows_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void PythonCalls::consume_usdt(Role role, const CallEvent& e, Thread& t, const Emit& emit) {
   // The raw record: function in str, file in str2 (catalog_python.cpp).
   if (role == Role::kEntry) {
-    if (t.stack.size() >= kMaxDepth) {
-      ++t.overflow;
-      depth_overflows_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
+    if (at_depth_cap(t)) return;
     Frame f;
     f.ts_ns = e.ts_ns;
     f.function = e.str;
@@ -199,11 +202,7 @@ void PythonCalls::consume_usdt(Role role, const CallEvent& e, Thread& t, const E
 
 void PythonCalls::consume_frame(const CallEvent& e, Thread& t, const Emit& emit) {
   if (!e.has_exit) {
-    if (t.stack.size() >= kMaxDepth) {
-      ++t.overflow;
-      depth_overflows_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
+    if (at_depth_cap(t)) return;
     Frame f;
     f.ts_ns = e.ts_ns;
     f.sp = e.args[probe::kFrameSp];

@@ -66,6 +66,8 @@ class PythonCalls {
   bool passes_filter(const std::string& file);
   const std::shared_ptr<const ProbeInfo>& function_info(const Frame& f);
   Thread& thread(std::uint32_t tid);
+  // An entry past the per-thread depth cap: counted (its return too, later), not kept.
+  bool at_depth_cap(Thread& t);
   void consume_usdt(Role role, const CallEvent& e, Thread& t, const Emit& emit);
   void consume_frame(const CallEvent& e, Thread& t, const Emit& emit);
   // Emits the call `what` (function, file, line) ending with `ret`; timed when its entry

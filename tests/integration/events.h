@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "subprocess.h"
+
 namespace eacgm::test {
 
 using nlohmann::json;
@@ -20,6 +22,17 @@ inline std::vector<json> parse_events(const std::string& text) {
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty() && line[0] == '{') out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+// Every line of a JSON Lines file (eacgm -o): each must be a JSON value.
+inline std::vector<json> read_jsonl(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(read_file(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(json::parse(line));
   }
   return out;
 }

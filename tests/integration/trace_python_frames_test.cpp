@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "probe/usdt_notes.h"
+#include "events.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -38,16 +39,6 @@ struct Interpreter {
 void PrintTo(const Interpreter& py, std::ostream* os) { *os << py.exe(); }
 
 const Interpreter kInterpreters[] = {{"3.10.13", 10}, {"3.11.7", 11}, {"3.12.1", 12}, {"3.13.0", 13}};
-
-std::vector<json> read_jsonl(const std::string& path) {
-  std::vector<json> out;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
 
 bool has_python_usdt(const std::string& path) {
   auto notes = probe::read_usdt_probes(path);

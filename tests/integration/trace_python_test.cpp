@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "probe/usdt_notes.h"
+#include "events.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -22,23 +23,9 @@ using nlohmann::json;
 
 constexpr const char* kPython = "/usr/bin/python3.11";
 
-std::vector<json> read_jsonl(const std::string& path) {
-  std::vector<json> out;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
 bool python_has_usdt() {
   auto notes = probe::read_usdt_probes(kPython);
-  if (!notes.ok()) return false;
-  for (const auto& n : *notes) {
-    if (n.provider == "python" && n.name == "function__return") return true;
-  }
-  return false;
+  return notes.ok() && probe::has_usdt_probe(*notes, "python:function__return");
 }
 
 // Known calls: fib(6) recursion 5 times, an exception raised and caught 3 times (the
