@@ -1,7 +1,10 @@
 // `eacgm trace`: stream every traced call as JSON Lines or text; and the default job.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -9,7 +12,9 @@
 
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
+#include "core/config_parse.h"
 #include "export/event_format.h"
+#include "export/gpu_lines.h"
 
 namespace eacgm::cli {
 namespace {
@@ -23,7 +28,17 @@ struct TraceFlags {
 // Buffers formatted events and writes them in large chunks from the reader thread.
 class EventWriter {
  public:
-  EventWriter(FILE* out, bool jsonl) : out_(out), jsonl_(jsonl) {}
+  // `text_gpu_period`: text output shows the GPUs at most this often (JSON Lines: every pass).
+  EventWriter(FILE* out, bool jsonl, std::chrono::nanoseconds text_gpu_period)
+      : out_(out), jsonl_(jsonl), text_gpu_period_(text_gpu_period) {}
+  void write(const GpuSnapshot& s) {
+    if (jsonl_) {
+      exporting::append_gpu_jsonl(buf_, s);
+    } else if (!last_text_gpu_ || s.time - *last_text_gpu_ >= text_gpu_period_) {
+      exporting::append_gpu_text(buf_, s);
+      last_text_gpu_ = s.time;
+    }
+  }
   void write(const CallEvent& e) {
     if (jsonl_) {
       exporting::append_jsonl(buf_, e);
@@ -44,11 +59,18 @@ class EventWriter {
  private:
   FILE* out_;
   bool jsonl_;
+  std::chrono::nanoseconds text_gpu_period_;
+  std::optional<std::chrono::system_clock::time_point> last_text_gpu_;
   fmt::memory_buffer buf_;
   std::uint64_t write_errors_ = 0;
 };
 
 int trace_to(const CommandContext& ctx, const TraceFlags& f) {
+  auto config = load_config(ctx.config_path);
+  if (!config) {
+    print_error(config.error());
+    return 2;
+  }
   FILE* out = stdout;
   std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, &std::fclose);
   if (!f.output.empty() && f.output != "-") {
@@ -59,17 +81,22 @@ int trace_to(const CommandContext& ctx, const TraceFlags& f) {
     }
     out = file.get();
   }
-  auto writer = std::make_shared<EventWriter>(out, f.format == "jsonl");
-  ingest::EventSink sink;
-  sink.on_call = [writer](const CallEvent& e) { writer->write(e); };
-  sink.on_idle = [writer] { writer->flush(); };
-  int rc = run_trace(ctx, f.trace, std::move(sink), [&](const ingest::TraceReport&) {
+  // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
+  const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
+  auto writer = std::make_shared<EventWriter>(
+      out, f.format == "jsonl",
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)));
+  TraceOutputs outputs;
+  outputs.events.on_call = [writer](const CallEvent& e) { writer->write(e); };
+  outputs.events.on_idle = [writer] { writer->flush(); };
+  outputs.on_gpu = [writer](const GpuSnapshot& s) { writer->write(s); };
+  outputs.on_end = [writer](const ingest::TraceReport&) {
     writer->flush();
     if (writer->write_errors() > 0) {
       print_error(fmt::format("{} writes to the output failed (disk full?)", writer->write_errors()));
     }
-  });
-  return rc;
+  };
+  return run_trace(*config, f.trace, std::move(outputs));
 }
 
 }  // namespace

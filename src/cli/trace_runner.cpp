@@ -13,8 +13,9 @@
 #include <optional>
 
 #include "cli/launched_command.h"
-#include "core/config_parse.h"
 #include "probe/catalog.h"
+#include "sample/gpu_feed.h"
+#include "sample/snapshot_mailbox.h"
 
 namespace eacgm::cli {
 namespace {
@@ -80,19 +81,13 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
   sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
       ->check(CLI::NonNegativeNumber);
   sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
+  sub.add_flag("--no-gpu", opts.no_gpu, "do not sample the GPUs through NVML while tracing (gpu.sample = false)");
   sub.add_option("command", opts.command, "command to run and trace with its children (after --)");
   sub.positionals_at_end();
 }
 
-int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest::EventSink sink,
-              const std::function<void(const ingest::TraceReport&)>& on_end) {
+int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutputs outputs) {
   const auto started = std::chrono::steady_clock::now();
-  auto loaded = load_config(ctx.config_path);
-  if (!loaded) {
-    print_error(loaded.error());
-    return 2;
-  }
-  const Config& config = *loaded;
   std::vector<std::string> names = opts.probes;
   if (names.empty()) names = config.catalogs.empty() ? probe::default_catalog_names() : config.catalogs;
   if (opts.probes.empty()) {
@@ -149,7 +144,20 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     notices->held.clear();
     notices->live = true;
   };
-  auto session = ingest::TraceSession::start(to, std::move(sink), notice);
+  // GPU snapshots wait in the mailbox until the reader thread, between two batches of
+  // calls, hands them on: calls and samples reach the outputs from one thread.
+  const bool sample_gpus = outputs.on_gpu && config.gpu.sample && !opts.no_gpu;
+  auto mailbox = std::make_shared<SnapshotMailbox>();
+  auto drain_gpu = [mailbox, on_gpu = outputs.on_gpu] {
+    for (const GpuSnapshot& snap : mailbox->take()) on_gpu(snap);
+  };
+  if (sample_gpus) {
+    outputs.events.on_idle = [drain_gpu, on_idle = std::move(outputs.events.on_idle)] {
+      drain_gpu();
+      if (on_idle) on_idle();
+    };
+  }
+  auto session = ingest::TraceSession::start(to, std::move(outputs.events), notice);
   if (!session) {
     print_error(session.error());
     return 1;
@@ -173,6 +181,23 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
       return 2;
     }
   }
+  // Started before the signal handlers: the sampling thread blocks every signal.
+  std::unique_ptr<GpuFeed> gpu_feed;
+  std::string gpu_scope;
+  if (sample_gpus) {
+    GpuFeedOptions fo;
+    fo.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.gpu.interval_s));
+    fo.filter_processes = to.filter_pids;
+    fo.roots = to.pids;
+    auto feed = GpuFeed::start(fo, mailbox);
+    if (feed) {
+      gpu_feed = std::move(*feed);
+      gpu_scope = fmt::format("; sampling {} GPU{} every {} s", gpu_feed->gpu_count(),
+                              gpu_feed->gpu_count() == 1 ? "" : "s", config.gpu.interval_s);
+    } else {
+      notice(fmt::format("no GPU metrics: {} (tracing goes on; --no-gpu silences this)", feed.error()));
+    }
+  }
   install_signal_handlers();
   release_notices();
   {
@@ -184,8 +209,8 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
       scope += " and children";
     }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    notice(fmt::format("tracing {} ({} probes in {} library files, ready in {} ms)", scope, r.attach.probes,
-                       r.attach.libraries, ms.count()));
+    notice(fmt::format("tracing {} ({} probes in {} library files, ready in {} ms){}", scope, r.attach.probes,
+                       r.attach.libraries, ms.count(), gpu_scope));
   }
 
   std::optional<LaunchedCommand> side;
@@ -237,11 +262,21 @@ int run_trace(const CommandContext& ctx, const TraceCommandOptions& opts, ingest
     if (side) side->poll_exit();
   }
   if (side) side->kill_and_reap();
+  // The last GPU pass goes into the mailbox before the reader's final drain.
+  if (gpu_feed) gpu_feed->stop();
   s.stop();
+  if (sample_gpus) drain_gpu();  // what the reader's last round did not take
   auto report = s.report();
   for (const auto& m : report.attach.failure_messages) notice("attach failed: " + m);
-  notice("done " + format_report(report));
-  if (on_end) on_end(report);
+  std::string gpu_counts;
+  if (gpu_feed) {
+    if (!gpu_feed->failure().empty()) notice("GPU sampling stopped early: " + gpu_feed->failure());
+    gpu_counts = fmt::format(" gpu_passes={}", gpu_feed->passes());
+    if (gpu_feed->skipped_deadlines() > 0) gpu_counts += fmt::format(" gpu_skipped={}", gpu_feed->skipped_deadlines());
+    if (mailbox->dropped() > 0) gpu_counts += fmt::format(" gpu_dropped={}", mailbox->dropped());
+  }
+  notice("done " + format_report(report) + gpu_counts);
+  if (outputs.on_end) outputs.on_end(report);
   return exit_code;
 }
 

@@ -19,6 +19,9 @@ struct TraceConfig {
 
 struct GpuConfig {
   double interval_s = 1.0;  // NVML sampling period
+  // `trace` and `run` also sample the GPUs (device-wide, and the traced processes);
+  // without NVML they trace on with a notice.
+  bool sample = true;
 };
 
 struct PythonConfig {

@@ -28,7 +28,7 @@ using Keys = std::span<const std::string_view>;
 constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s"};
-constexpr std::string_view kGpuKeys[] = {"interval_s"};
+constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter"};
 constexpr std::string_view kProbeKeys[] = {"name",    "domain", "library", "symbol",
                                            "pattern", "exit",   "ret",     "args",
@@ -361,6 +361,7 @@ class ConfigReader {
     if (table == nullptr) return {};
     constexpr std::string_view ctx = "[gpu]";
     if (auto s = check_keys(*table, kGpuKeys, ctx); !s) return s;
+    if (auto s = read_bool(*table, "sample", ctx, gpu.sample); !s) return s;
     if (auto s = read_number(*table, "interval_s", ctx, gpu.interval_s); !s) return s;
     if (table->contains("interval_s")) {
       return check_range(*table, "interval_s", ctx, gpu.interval_s, 0.01, 3600);

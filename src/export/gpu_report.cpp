@@ -2,6 +2,9 @@
 // base units with nulls for what a GPU does not report).
 #include "export/gpu_report.h"
 
+#include "export/gpu_json.h"
+#include "export/text_columns.h"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -11,9 +14,6 @@
 
 namespace eacgm::exporting {
 namespace {
-
-// Insertion order: identity first, then metrics, as documented in docs/gpu.md.
-using json = nlohmann::ordered_json;
 
 template <typename T>
 json opt(const std::optional<T>& v) {
@@ -25,10 +25,6 @@ std::string cell(const std::optional<T>& v, const char* suffix = "") {
   return v ? fmt::format("{}{}", *v, suffix) : std::string("-");
 }
 
-std::string mib(const std::optional<std::uint64_t>& bytes) {
-  return bytes ? fmt::format("{}", *bytes / (1024 * 1024)) : std::string("-");
-}
-
 std::string watts(const std::optional<std::uint32_t>& mw, const char* format) {
   return mw ? fmt::format(fmt::runtime(format), *mw / 1000.0) : std::string("-");
 }
@@ -36,26 +32,6 @@ std::string watts(const std::optional<std::uint32_t>& mw, const char* format) {
 std::string process_type(const ProcessSample& p) {
   if (p.compute && p.graphics) return "C+G";
   return p.compute ? "C" : "G";
-}
-
-// Columns padded to their widest cell; `right[i]` right-aligns column i (numbers).
-std::string render_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width(right.size(), 0);
-  for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  std::string out;
-  for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) {
-      if (i > 0) line += "  ";
-      line += right[i] ? fmt::format("{:>{}}", r[i], width[i]) : fmt::format("{:<{}}", r[i], width[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line;
-    out += '\n';
-  }
-  return out;
 }
 
 std::string iso_time(std::chrono::system_clock::time_point t) {
@@ -102,7 +78,7 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
         continue;
       }
       std::string memory = (d.memory_used_bytes || d.memory_total_bytes)
-                               ? fmt::format("{} / {}", mib(d.memory_used_bytes), mib(d.memory_total_bytes))
+                               ? fmt::format("{} / {}", format_mib(d.memory_used_bytes), format_mib(d.memory_total_bytes))
                                : "-";
       std::string power = (d.power_usage_milliwatts || d.power_limit_milliwatts)
                               ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
@@ -122,7 +98,7 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     for (const ProcessSample& p : snap.processes) {
       rows.push_back({fmt::format("{}", p.gpu_index), fmt::format("{}", p.pid), process_type(p),
                       p.name.empty() ? "-" : p.name, p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
-                      mib(p.used_memory_bytes), cell(p.sm_utilization_percent, "%"),
+                      format_mib(p.used_memory_bytes), cell(p.sm_utilization_percent, "%"),
                       cell(p.memory_utilization_percent, "%"), cell(p.encoder_utilization_percent, "%"),
                       cell(p.decoder_utilization_percent, "%")});
     }
@@ -146,52 +122,70 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
   return out;
 }
 
+json device_json(const DeviceSample& d) {
+  json reasons = nullptr;
+  if (d.clock_event_reasons) reasons = clock_event_reason_names(*d.clock_event_reasons);
+  return json{
+      {"index", d.index},
+      {"name", d.name},
+      {"uuid", d.uuid},
+      {"pci_bus_id", d.pci_bus_id},
+      {"lost", d.lost},
+      {"error", d.error.empty() ? json(nullptr) : json(d.error)},
+      {"field_errors", d.field_errors},
+      {"utilization_gpu_percent", opt(d.utilization_gpu_percent)},
+      {"utilization_memory_percent", opt(d.utilization_memory_percent)},
+      {"memory_total_bytes", opt(d.memory_total_bytes)},
+      {"memory_used_bytes", opt(d.memory_used_bytes)},
+      {"memory_free_bytes", opt(d.memory_free_bytes)},
+      {"memory_reserved_bytes", opt(d.memory_reserved_bytes)},
+      {"temperature_gpu_celsius", opt(d.temperature_gpu_celsius)},
+      {"temperature_memory_celsius", opt(d.temperature_memory_celsius)},
+      {"power_usage_milliwatts", opt(d.power_usage_milliwatts)},
+      {"power_limit_milliwatts", opt(d.power_limit_milliwatts)},
+      {"energy_total_millijoules", opt(d.energy_total_millijoules)},
+      {"clock_sm_mhz", opt(d.clock_sm_mhz)},
+      {"clock_memory_mhz", opt(d.clock_memory_mhz)},
+      {"fan_speed_percent", opt(d.fan_speed_percent)},
+      {"encoder_utilization_percent", opt(d.encoder_utilization_percent)},
+      {"decoder_utilization_percent", opt(d.decoder_utilization_percent)},
+      {"pcie_tx_bytes_per_second", opt(d.pcie_tx_bytes_per_second)},
+      {"pcie_rx_bytes_per_second", opt(d.pcie_rx_bytes_per_second)},
+      {"pcie_replay_total", opt(d.pcie_replay_total)},
+      {"nvlink_tx_bytes_total", opt(d.nvlink_tx_bytes_total)},
+      {"nvlink_rx_bytes_total", opt(d.nvlink_rx_bytes_total)},
+      {"ecc_corrected_volatile_total", opt(d.ecc_corrected_volatile_total)},
+      {"ecc_uncorrected_volatile_total", opt(d.ecc_uncorrected_volatile_total)},
+      {"remapped_rows_correctable", opt(d.remapped_rows_correctable)},
+      {"remapped_rows_uncorrectable", opt(d.remapped_rows_uncorrectable)},
+      {"remapped_rows_pending", opt(d.remapped_rows_pending)},
+      {"remapped_rows_failure", opt(d.remapped_rows_failure)},
+      {"clock_event_reasons", opt(d.clock_event_reasons)},
+      {"clock_event_reason_names", reasons},
+      {"xid_errors_total", opt(d.xid_errors_total)},
+      {"last_xid", opt(d.last_xid)},
+  };
+}
+
+json process_json(const ProcessSample& p) {
+  return json{
+      {"pid", p.pid},
+      {"gpu", p.gpu_index},
+      {"gpu_uuid", p.gpu_uuid},
+      {"name", p.name.empty() ? json(nullptr) : json(p.name)},
+      {"container_id", p.container_id.empty() ? json(nullptr) : json(p.container_id)},
+      {"type", process_type(p)},
+      {"used_memory_bytes", opt(p.used_memory_bytes)},
+      {"sm_utilization_percent", opt(p.sm_utilization_percent)},
+      {"memory_utilization_percent", opt(p.memory_utilization_percent)},
+      {"encoder_utilization_percent", opt(p.encoder_utilization_percent)},
+      {"decoder_utilization_percent", opt(p.decoder_utilization_percent)},
+  };
+}
+
 std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent) {
   json gpus = json::array();
-  for (const DeviceSample& d : snap.devices) {
-    json reasons = nullptr;
-    if (d.clock_event_reasons) reasons = clock_event_reason_names(*d.clock_event_reasons);
-    gpus.push_back(json{
-        {"index", d.index},
-        {"name", d.name},
-        {"uuid", d.uuid},
-        {"pci_bus_id", d.pci_bus_id},
-        {"lost", d.lost},
-        {"error", d.error.empty() ? json(nullptr) : json(d.error)},
-        {"field_errors", d.field_errors},
-        {"utilization_gpu_percent", opt(d.utilization_gpu_percent)},
-        {"utilization_memory_percent", opt(d.utilization_memory_percent)},
-        {"memory_total_bytes", opt(d.memory_total_bytes)},
-        {"memory_used_bytes", opt(d.memory_used_bytes)},
-        {"memory_free_bytes", opt(d.memory_free_bytes)},
-        {"memory_reserved_bytes", opt(d.memory_reserved_bytes)},
-        {"temperature_gpu_celsius", opt(d.temperature_gpu_celsius)},
-        {"temperature_memory_celsius", opt(d.temperature_memory_celsius)},
-        {"power_usage_milliwatts", opt(d.power_usage_milliwatts)},
-        {"power_limit_milliwatts", opt(d.power_limit_milliwatts)},
-        {"energy_total_millijoules", opt(d.energy_total_millijoules)},
-        {"clock_sm_mhz", opt(d.clock_sm_mhz)},
-        {"clock_memory_mhz", opt(d.clock_memory_mhz)},
-        {"fan_speed_percent", opt(d.fan_speed_percent)},
-        {"encoder_utilization_percent", opt(d.encoder_utilization_percent)},
-        {"decoder_utilization_percent", opt(d.decoder_utilization_percent)},
-        {"pcie_tx_bytes_per_second", opt(d.pcie_tx_bytes_per_second)},
-        {"pcie_rx_bytes_per_second", opt(d.pcie_rx_bytes_per_second)},
-        {"pcie_replay_total", opt(d.pcie_replay_total)},
-        {"nvlink_tx_bytes_total", opt(d.nvlink_tx_bytes_total)},
-        {"nvlink_rx_bytes_total", opt(d.nvlink_rx_bytes_total)},
-        {"ecc_corrected_volatile_total", opt(d.ecc_corrected_volatile_total)},
-        {"ecc_uncorrected_volatile_total", opt(d.ecc_uncorrected_volatile_total)},
-        {"remapped_rows_correctable", opt(d.remapped_rows_correctable)},
-        {"remapped_rows_uncorrectable", opt(d.remapped_rows_uncorrectable)},
-        {"remapped_rows_pending", opt(d.remapped_rows_pending)},
-        {"remapped_rows_failure", opt(d.remapped_rows_failure)},
-        {"clock_event_reasons", opt(d.clock_event_reasons)},
-        {"clock_event_reason_names", reasons},
-        {"xid_errors_total", opt(d.xid_errors_total)},
-        {"last_xid", opt(d.last_xid)},
-    });
-  }
+  for (const DeviceSample& d : snap.devices) gpus.push_back(device_json(d));
   json doc = {
       {"time", iso_time(snap.time)},
       {"sequence", snap.sequence},
@@ -203,21 +197,7 @@ std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent)
   };
   if (processes) {
     json procs = json::array();
-    for (const ProcessSample& p : snap.processes) {
-      procs.push_back(json{
-          {"pid", p.pid},
-          {"gpu", p.gpu_index},
-          {"gpu_uuid", p.gpu_uuid},
-          {"name", p.name.empty() ? json(nullptr) : json(p.name)},
-          {"container_id", p.container_id.empty() ? json(nullptr) : json(p.container_id)},
-          {"type", process_type(p)},
-          {"used_memory_bytes", opt(p.used_memory_bytes)},
-          {"sm_utilization_percent", opt(p.sm_utilization_percent)},
-          {"memory_utilization_percent", opt(p.memory_utilization_percent)},
-          {"encoder_utilization_percent", opt(p.encoder_utilization_percent)},
-          {"decoder_utilization_percent", opt(p.decoder_utilization_percent)},
-      });
-    }
+    for (const ProcessSample& p : snap.processes) procs.push_back(process_json(p));
     doc["processes"] = std::move(procs);
   }
   doc["errors"] = snap.errors;

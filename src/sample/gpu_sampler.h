@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 
 #include "core/result.h"
@@ -28,6 +29,7 @@ class GpuSampler {
 
   GpuSnapshot sample();
   const GpuSystemInfo& system() const { return devices_.system(); }
+  std::size_t device_count() const { return session_->devices().size(); }
 
  private:
   std::shared_ptr<const nvml::Session> session_;

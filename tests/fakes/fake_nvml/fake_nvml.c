@@ -8,6 +8,9 @@
  *   gpu_lost     GPU 1 answers the first sampling pass, then NVML_ERROR_GPU_IS_LOST forever
  *   init_fail    nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED
  *   no_gpus      NVML works, zero devices
+ * With $EACGM_FAKE_NVML_GPU_COMM set, GPU 0 also lists every live process of that name
+ * (/proc/<pid>/comm) as a compute process holding 768 MiB with SM 70% / memory 30%, so
+ * that tests can put a traced command "on the GPU".
  * Struct layouts and constants match NVIDIA's nvml.h (copied here, not included, so the
  * fake builds without the driver headers).
  */
@@ -15,6 +18,8 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/time.h>
+#include <dirent.h>
+#include <ctype.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -396,6 +401,30 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsig
   return NVML_SUCCESS;
 }
 
+/* Live processes named $EACGM_FAKE_NVML_GPU_COMM, at most `max`. */
+static unsigned named_processes(unsigned* pids, unsigned max) {
+  const char* want = getenv("EACGM_FAKE_NVML_GPU_COMM");
+  if (want == NULL || *want == 0) return 0;
+  DIR* proc = opendir("/proc");
+  if (proc == NULL) return 0;
+  unsigned n = 0;
+  struct dirent* e;
+  while (n < max && (e = readdir(proc)) != NULL) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) continue;
+    if (fgets(comm, sizeof comm, f) != NULL) comm[strcspn(comm, "\n")] = 0;
+    fclose(f);
+    if (strcmp(comm, want) == 0) pids[n++] = (unsigned)atoi(e->d_name);
+  }
+  closedir(proc);
+  return n;
+}
+
+#define MAX_NAMED 8
+
 /* Process tables: GPU 0 has a compute and a graphics process; GPU 1 has two compute
  * processes, one of which the driver cannot attribute memory to. */
 static unsigned process_table(nvmlDevice_t d, int compute, nvmlProcessInfo_t* out) {
@@ -403,6 +432,11 @@ static unsigned process_table(nvmlDevice_t d, int compute, nvmlProcessInfo_t* ou
   nvmlProcessInfo_t p = {0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
   if (d->index == 0 && compute) {
     p.pid = 5000001; p.usedGpuMemory = 1 * GIB; out[n++] = p;
+    unsigned pids[MAX_NAMED];
+    unsigned k = named_processes(pids, MAX_NAMED);
+    for (unsigned i = 0; i < k; ++i) {
+      p.pid = pids[i]; p.usedGpuMemory = 768 * MIB; out[n++] = p;
+    }
   } else if (d->index == 0) {
     p.pid = 5000002; p.usedGpuMemory = 256 * MIB; out[n++] = p;
   } else if (compute) {
@@ -414,7 +448,7 @@ static unsigned process_table(nvmlDevice_t d, int compute, nvmlProcessInfo_t* ou
 
 static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos, int compute) {
   CHECK(d);
-  nvmlProcessInfo_t table[4];
+  nvmlProcessInfo_t table[4 + MAX_NAMED];
   unsigned n = process_table(d, compute, table);
   if (*count < n || (n > 0 && infos == NULL)) {
     *count = n;
@@ -447,13 +481,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessU
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
   if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned long long t = now_us();
-  nvmlProcessUtilizationSample_t table[2];
+  nvmlProcessUtilizationSample_t table[2 + MAX_NAMED];
   unsigned n = 0;
   if (d->index == 0) {
     nvmlProcessUtilizationSample_t a = {5000001, t - 100, 40, 10, 0, 0};
     nvmlProcessUtilizationSample_t b = {5000001, t - 50, 60, 20, 0, 0};
     table[n++] = a;
     table[n++] = b;
+    unsigned pids[MAX_NAMED];
+    unsigned k = named_processes(pids, MAX_NAMED);
+    for (unsigned i = 0; i < k; ++i) {
+      nvmlProcessUtilizationSample_t c = {pids[i], t - 80, 70, 30, 0, 0};
+      table[n++] = c;
+    }
   } else {
     nvmlProcessUtilizationSample_t a = {5000001, t - 100, 20, 5, 1, 2};
     table[n++] = a;

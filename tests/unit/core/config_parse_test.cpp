@@ -50,6 +50,7 @@ TEST(ConfigParse, EmptyFileGivesDefaults) {
     EXPECT_EQ(r->trace.rescan_interval_s, defaults.trace.rescan_interval_s);
     EXPECT_EQ(r->trace.status_interval_s, defaults.trace.status_interval_s);
     EXPECT_EQ(r->gpu.interval_s, defaults.gpu.interval_s);
+    EXPECT_TRUE(r->gpu.sample);
     EXPECT_TRUE(r->catalogs.empty());
     EXPECT_TRUE(r->probes.empty());
   }
@@ -66,6 +67,7 @@ TEST(ConfigParse, FullFileRoundTrips) {
       "status_interval_s = 0",
       "[gpu]",
       "interval_s = 2",
+      "sample = false",
       "[[probe]]",
       "name = \"my_alloc\"",
       "library = \"libfoo.so*\"",
@@ -103,6 +105,7 @@ TEST(ConfigParse, FullFileRoundTrips) {
   EXPECT_DOUBLE_EQ(c.trace.rescan_interval_s, 0.5);
   EXPECT_DOUBLE_EQ(c.trace.status_interval_s, 0.0);
   EXPECT_DOUBLE_EQ(c.gpu.interval_s, 2.0);
+  EXPECT_FALSE(c.gpu.sample);
   ASSERT_EQ(c.probes.size(), 3u);
 
   const ProbeSpec& a = c.probes[0];
@@ -192,7 +195,7 @@ TEST(ConfigParse, UnknownKeysAreErrorsWithSuggestion) {
   // Nothing close: list what is allowed instead of guessing.
   e = error_of(lines({"[gpu]", "completely_different = 1"}));
   EXPECT_THAT(e, HasSubstr("eacgm.toml:2:1: [gpu]: unknown key \"completely_different\" "
-                           "(expected one of interval_s)"));
+                           "(expected one of interval_s, sample)"));
 
   e = error_of(probe_with_args("args = [{ name = \"n\", reg = 1, fromat = \"hex\" }]"));
   EXPECT_THAT(e, StartsWith("eacgm.toml:5:"));
@@ -210,6 +213,8 @@ TEST(ConfigParse, WrongTypes) {
                         "float"));
   EXPECT_THAT(error_of(lines({"[gpu]", "interval_s = \"1s\""})),
               HasSubstr("eacgm.toml:2:14: [gpu]: interval_s must be a number, not a string"));
+  EXPECT_THAT(error_of(lines({"[gpu]", "sample = \"yes\""})),
+              HasSubstr("eacgm.toml:2:10: [gpu]: sample must be true or false, not a string"));
   EXPECT_THAT(error_of(lines({"trace = 3"})), HasSubstr("eacgm.toml:1:9: trace must be a table"));
   EXPECT_THAT(error_of(probe_with_args("", "exit = 1")),
               HasSubstr("eacgm.toml:6:8: probe \"p\": exit must be true or false"));

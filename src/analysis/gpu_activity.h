@@ -1,0 +1,119 @@
+// GpuActivity: what the GPUs did while a trace ran, joined with the traced calls by
+// process: per GPU (utilization, memory, power, energy, temperature, XID errors over the
+// samples) and per traced process and GPU (memory, SM utilization, traced calls).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/call_event.h"
+#include "sample/gpu_sample.h"
+
+namespace eacgm::analysis {
+
+struct DeviceActivityRow {
+  unsigned index = 0;
+  std::string name;
+  std::string uuid;
+  std::uint64_t samples = 0;  // passes in which the GPU answered
+  std::uint64_t lost = 0;     // passes in which it was lost or failed
+  std::optional<double> utilization_mean_percent;
+  std::optional<std::uint32_t> utilization_max_percent;
+  std::optional<std::uint64_t> memory_used_max_bytes;
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<double> power_mean_watts;
+  std::optional<double> power_max_watts;
+  // Power integrated over the sampled window (trapezoids between passes); absent with
+  // fewer than two power readings.
+  std::optional<double> energy_joules;
+  std::optional<std::uint32_t> temperature_max_celsius;
+  // XID errors reported since sampling started (absent: the GPU reports no events).
+  std::optional<std::uint64_t> xid_errors;
+};
+
+struct ProcessActivityRow {
+  std::uint32_t pid = 0;
+  std::string name;             // the traced thread's name, else NVML's process name
+  std::optional<unsigned> gpu;  // absent: traced, but never seen on a GPU
+  std::uint64_t calls = 0;      // traced calls of the process (all GPUs; nested left out)
+  std::uint64_t errors = 0;
+  std::uint64_t samples = 0;  // passes that listed the process on this GPU
+  std::optional<std::uint64_t> memory_max_bytes;
+  std::optional<double> sm_mean_percent;
+  std::optional<std::uint32_t> sm_max_percent;
+};
+
+class GpuActivity {
+ public:
+  explicit GpuActivity(std::size_t max_processes = 4096) : max_processes_(max_processes) {}
+
+  // Both on one thread (the output thread): calls as they are delivered, snapshots in
+  // the order they were taken.
+  void add(const CallEvent& event);
+  void add(const GpuSnapshot& snapshot);
+
+  bool has_samples() const { return snapshots_ > 0; }
+  std::uint64_t snapshots() const { return snapshots_; }
+  // Rows by GPU index.
+  std::vector<DeviceActivityRow> devices() const;
+  // Rows by pid, then GPU (a process without GPU samples comes first for its pid).
+  std::vector<ProcessActivityRow> processes() const;
+  // Calls of processes beyond max_processes: counted here only.
+  std::uint64_t overflow_calls() const { return overflow_calls_; }
+
+ private:
+  struct Mean {
+    double sum = 0;
+    std::uint64_t n = 0;
+    void add(double v) {
+      sum += v;
+      ++n;
+    }
+    std::optional<double> value() const {
+      return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+    }
+  };
+  template <typename T>
+  static void keep_max(std::optional<T>& slot, const std::optional<T>& v) {
+    if (v && (!slot || *v > *slot)) slot = v;
+  }
+  struct Device {
+    DeviceActivityRow row;
+    Mean utilization;
+    Mean power;
+    std::optional<double> last_power_watts;
+    std::optional<std::int64_t> last_power_ns;
+    double energy = 0;
+    bool has_energy = false;
+    std::optional<std::uint64_t> xid_total;
+  };
+  struct OnGpu {
+    std::uint64_t samples = 0;
+    std::optional<std::uint64_t> memory_max;
+    Mean sm;
+    std::optional<std::uint32_t> sm_max;
+    std::string nvml_name;
+  };
+  struct Process {
+    std::string comm;
+    std::uint64_t calls = 0;
+    std::uint64_t errors = 0;
+    std::map<unsigned, OnGpu> gpus;
+  };
+  Process* process(std::uint32_t pid);
+
+  std::size_t max_processes_;
+  std::uint64_t snapshots_ = 0;
+  std::uint64_t overflow_calls_ = 0;
+  std::map<unsigned, Device> devices_;
+  std::map<std::uint32_t, Process> processes_;
+  std::uint32_t last_pid_ = 0;
+  Process* last_process_ = nullptr;
+};
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,17 @@
+// One GPU and one GPU process as JSON objects, the same in `eacgm gpu --json` and in the
+// GPU lines of `eacgm trace` (docs/gpu.md): base units, null for what is not reported.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "sample/gpu_sample.h"
+
+namespace eacgm::exporting {
+
+// Insertion order: identity first, then metrics, as documented in docs/gpu.md.
+using json = nlohmann::ordered_json;
+
+json device_json(const DeviceSample& d);
+json process_json(const ProcessSample& p);
+
+}  // namespace eacgm::exporting

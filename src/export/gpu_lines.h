@@ -1,0 +1,21 @@
+// GPU samples inside the `eacgm trace` stream: JSON Lines records beside the call
+// records (docs/events.md, "GPU samples"), or short text lines.
+#pragma once
+
+#include <fmt/format.h>
+
+#include "sample/gpu_sample.h"
+
+namespace eacgm::exporting {
+
+// One line per GPU: {"ts_ns":..,"domain":"gpu","name":"device","gpu":{...}}; one per
+// process on a GPU: {"ts_ns":..,"pid":..,"domain":"gpu","name":"process","process":{...}};
+// and, when the pass had failures, {"ts_ns":..,"domain":"gpu","name":"errors","errors":[..]}.
+// The objects are those of `eacgm gpu --json`.
+void append_gpu_jsonl(fmt::memory_buffer& out, const GpuSnapshot& snap);
+
+// 12:34:56.789012 gpu 0 NVIDIA H100: util 99%, mem 2931/81559 MiB, 62C, 657.4/700 W
+// 12:34:56.789012 gpu 0 pid 434 python: mem 2931 MiB, sm 99%
+void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap);
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,122 @@
+// GPU lines in the trace stream: JSON Lines records (one per GPU, per process, and for
+// pass failures) that parse back with the `eacgm gpu --json` objects; the text form;
+// and the GPU tables of `eacgm run`.
+#include "export/gpu_lines.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "export/gpu_activity_table.h"
+
+namespace eacgm::exporting {
+namespace {
+
+GpuSnapshot sample() {
+  GpuSnapshot s;
+  s.time = std::chrono::system_clock::time_point(std::chrono::nanoseconds(1'700'000'000'123'456'789));
+  DeviceSample ok;
+  ok.index = 0;
+  ok.name = "GPU zero";
+  ok.uuid = "GPU-0";
+  ok.utilization_gpu_percent = 97;
+  ok.memory_used_bytes = 3ull << 30;
+  ok.memory_total_bytes = 80ull << 30;
+  ok.temperature_gpu_celsius = 61;
+  ok.power_usage_milliwatts = 650'400;
+  ok.power_limit_milliwatts = 700'000;
+  ok.clock_sm_mhz = 1980;
+  DeviceSample lost;
+  lost.index = 1;
+  lost.name = "GPU one";
+  lost.lost = true;
+  lost.error = "GPU is lost";
+  s.devices = {ok, lost};
+  ProcessSample p;
+  p.pid = 4242;
+  p.gpu_index = 0;
+  p.name = "python3";
+  p.compute = true;
+  p.used_memory_bytes = 2ull << 30;
+  p.sm_utilization_percent = 88;
+  s.processes = {p};
+  s.errors = {"GPU 1: process list: GPU is lost"};
+  return s;
+}
+
+std::vector<std::string> lines_of(const fmt::memory_buffer& buf) {
+  std::vector<std::string> out;
+  std::istringstream in(fmt::to_string(buf));
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(GpuLines, JsonLinesOnePerGpuProcessAndFailure) {
+  fmt::memory_buffer buf;
+  append_gpu_jsonl(buf, sample());
+  auto lines = lines_of(buf);
+  ASSERT_EQ(lines.size(), 4u);
+  auto gpu0 = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(gpu0["ts_ns"], 1'700'000'000'123'456'789ull);
+  EXPECT_EQ(gpu0["domain"], "gpu");
+  EXPECT_EQ(gpu0["name"], "device");
+  EXPECT_EQ(gpu0["gpu"]["index"], 0);
+  EXPECT_EQ(gpu0["gpu"]["utilization_gpu_percent"], 97);
+  EXPECT_TRUE(gpu0["gpu"]["fan_speed_percent"].is_null());  // absent stays visible as null
+  auto gpu1 = nlohmann::json::parse(lines[1]);
+  EXPECT_EQ(gpu1["gpu"]["lost"], true);
+  EXPECT_EQ(gpu1["gpu"]["error"], "GPU is lost");
+  auto proc = nlohmann::json::parse(lines[2]);
+  EXPECT_EQ(proc["pid"], 4242);
+  EXPECT_EQ(proc["name"], "process");
+  EXPECT_EQ(proc["process"]["used_memory_bytes"], 2ull << 30);
+  EXPECT_EQ(proc["process"]["type"], "C");
+  auto errors = nlohmann::json::parse(lines[3]);
+  EXPECT_EQ(errors["name"], "errors");
+  EXPECT_EQ(errors["errors"][0], "GPU 1: process list: GPU is lost");
+}
+
+TEST(GpuLines, TextLines) {
+  fmt::memory_buffer buf;
+  append_gpu_text(buf, sample());
+  auto lines = lines_of(buf);
+  ASSERT_EQ(lines.size(), 4u);
+  // Clock prefix (local time) then the GPU.
+  EXPECT_EQ(lines[0].substr(8),
+            ".123456 gpu 0 GPU zero: util 97%, mem 3072/81920 MiB, 61C, 650.4/700 W, sm 1980 MHz");
+  EXPECT_EQ(lines[1].substr(8), ".123456 gpu 1 GPU one: LOST (GPU is lost)");
+  EXPECT_EQ(lines[2].substr(8), ".123456 gpu 0 pid 4242 python3: mem 2048 MiB, sm 88%");
+  EXPECT_EQ(lines[3].substr(8), ".123456 gpu: GPU 1: process list: GPU is lost");
+}
+
+TEST(GpuActivityTable, EmptyWithoutSamplesThenBothTables) {
+  analysis::GpuActivity a;
+  EXPECT_EQ(render_gpu_activity(a), "");
+  GpuSnapshot s = sample();
+  a.add(s);
+  s.time += std::chrono::seconds(2);
+  a.add(s);
+  const std::string out = render_gpu_activity(a);
+  const std::string expected =
+      "\n"
+      "gpu  name         samples  util mean  util max  mem max MiB  mem total MiB  power mean W  power max W "
+      " energy J  "
+      "temp max  xid\n"
+      "  0  GPU zero           2        97%       97%         3072          81920         650.4        650.4 "
+      "     1301  "
+      "     61C    -\n"
+      "  1  GPU one   0 (2 lost)          -         -            -              -             -            - "
+      "        -  "
+      "       -    -\n"
+      "\n"
+      " pid  process  gpu  calls  errors  samples  mem max MiB  sm mean  sm max\n"
+      "4242  python3    0      0       0        2         2048      88%     88%\n";
+  EXPECT_EQ(out, expected);
+}
+
+}  // namespace
+}  // namespace eacgm::exporting

@@ -1,0 +1,59 @@
+// process_tree: parent links from stat files (names with spaces and parentheses), tree
+// membership through several generations, missing processes, and a looping chain.
+#include "sample/process_tree.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace eacgm {
+namespace {
+
+class ProcessTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/eacgm-proc-XXXXXX";
+    root_ = mkdtemp(tmpl);
+    // 1 <- 100 <- 200 ") x (" <- 300;  400 -> 401 -> 400 (corrupt loop)
+    stat(100, "bash", 1);
+    stat(200, "a) x (b", 100);
+    stat(300, "python3", 200);
+    stat(400, "loop", 401);
+    stat(401, "loop", 400);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void stat(int pid, const std::string& comm, int ppid) {
+    std::filesystem::create_directories(root_ + "/" + std::to_string(pid));
+    std::ofstream(root_ + "/" + std::to_string(pid) + "/stat")
+        << pid << " (" << comm << ") S " << ppid << " " << pid << " 0 0 -1 4194560\n";
+  }
+  std::string root_;
+};
+
+TEST_F(ProcessTree, ParentIsReadAfterTheLastParenthesis) {
+  EXPECT_EQ(parent_pid(200, root_), 100u);
+  EXPECT_EQ(parent_pid(300, root_), 200u);
+  EXPECT_FALSE(parent_pid(999, root_).has_value());
+}
+
+TEST_F(ProcessTree, MembershipFollowsGenerations) {
+  EXPECT_TRUE(in_process_tree(300, {100}, root_));
+  EXPECT_TRUE(in_process_tree(100, {100}, root_));
+  EXPECT_TRUE(in_process_tree(300, {7, 200}, root_));
+  EXPECT_FALSE(in_process_tree(100, {200}, root_));
+  EXPECT_FALSE(in_process_tree(999, {100}, root_));
+  EXPECT_FALSE(in_process_tree(400, {100}, root_));  // a loop ends, without a match
+  EXPECT_TRUE(in_process_tree(400, {401}, root_));
+}
+
+TEST(ProcessTreeLive, ThisProcessDescendsFromItsParent) {
+  EXPECT_EQ(parent_pid(static_cast<std::uint32_t>(getpid())), static_cast<std::uint32_t>(getppid()));
+  EXPECT_TRUE(in_process_tree(static_cast<std::uint32_t>(getpid()), {getppid()}));
+}
+
+}  // namespace
+}  // namespace eacgm
