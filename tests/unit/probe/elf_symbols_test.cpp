@@ -306,23 +306,22 @@ TEST(ElfSymbolTable, CudaRuntimeSymbolsCarryTheSonameVersion) {
   EXPECT_FALSE(t.match("cudaLaunch*").empty());
 }
 
-TEST(ElfSymbolTable, LoadsALargeLibraryQuickly) {
-  // The largest symbol tables on the build machines; the first one present is timed.
+TEST(ElfSymbolTable, LoadsALargeLibrary) {
+  // A library with tens of thousands of symbols (its load time is a benchmark:
+  // eacgm_bench_probe); here only what it finds is checked.
   const char* candidates[] = {
       "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1",
       "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
       "/usr/local/cuda/lib64/libcublasLt.so.13",
   };
   for (const char* path : candidates) {
-    if (!std::filesystem::exists(path)) {
-      continue;
-    }
-    const auto start = std::chrono::steady_clock::now();
+    if (!std::filesystem::exists(path)) continue;
     auto t = ElfSymbolTable::load(path);
-    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(t.ok()) << t.error();
-    std::printf("loaded %zu symbols of %s in %.1f ms\n", t->symbols().size(), path, ms);
-    EXPECT_LT(ms, 1000.0);  // generous: catches quadratic behaviour, not machine noise
+    EXPECT_GT(t->symbols().size(), 10000u) << path;
+    std::size_t with_offset = 0;
+    for (const auto& sym : t->symbols()) with_offset += sym.file_offset != 0;
+    EXPECT_GT(with_offset, t->symbols().size() / 2) << path;
     return;
   }
   GTEST_SKIP() << "no large library on this machine";
