@@ -195,7 +195,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
       gpu_scope = fmt::format("; sampling {} GPU{} every {} s", gpu_feed->gpu_count(),
                               gpu_feed->gpu_count() == 1 ? "" : "s", config.gpu.interval_s);
     } else {
-      notice(fmt::format("no GPU metrics: {} (tracing goes on; --no-gpu silences this)", feed.error()));
+      notice(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
     }
   }
   install_signal_handlers();

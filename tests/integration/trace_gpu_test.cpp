@@ -159,7 +159,7 @@ TEST_F(TraceGpu, WithoutNvmlTracingGoesOnWithOneNotice) {
   const std::string err = eacgm.err();
   EXPECT_TRUE(std::regex_search(
       err,
-      std::regex(R"(eacgm: no GPU metrics: .*libnvidia-ml.*\(tracing goes on; --no-gpu silences this\)\n)")))
+      std::regex(R"(eacgm: no GPU metrics: .*libnvidia-ml.*; tracing goes on \(--no-gpu silences this\)\n)")))
       << err;
   EXPECT_NE(err.find("done events=12 drops=0"), std::string::npos) << err;
 }
