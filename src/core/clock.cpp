@@ -14,6 +14,7 @@ std::uint64_t read(clockid_t id) {
 
 std::uint64_t monotonic_ns() { return read(CLOCK_MONOTONIC); }
 std::uint64_t realtime_ns() { return read(CLOCK_REALTIME); }
+std::uint64_t thread_cpu_ns() { return read(CLOCK_THREAD_CPUTIME_ID); }
 
 WallClock::WallClock() {
   // Bracket the realtime read to halve the error of the offset.

@@ -1,4 +1,5 @@
-// Clocks: BPF stamps CLOCK_MONOTONIC; users read wall-clock time.
+// Clocks: BPF stamps CLOCK_MONOTONIC; users read wall-clock time; the samplers account
+// for their own CPU with the calling thread's CPU clock.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@ namespace eacgm {
 
 std::uint64_t monotonic_ns();
 std::uint64_t realtime_ns();
+std::uint64_t thread_cpu_ns();  // CPU time of the calling thread
 
 // Converts monotonic stamps to Unix-epoch nanoseconds with an offset taken once.
 class WallClock {

@@ -1,10 +1,17 @@
 // One pass over every GPU: each NVML query fills one field or leaves it absent; a lost
-// GPU stops its own queries for the pass and says so, the other GPUs carry on.
+// GPU stops its own queries for the pass and says so, the other GPUs carry on. The
+// expensive fields are read in rounds on a thread of their own (see the header).
 #include "sample/device_sampler.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
+
+#include "core/clock.h"
 
 namespace eacgm {
 namespace {
@@ -100,6 +107,31 @@ std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
 // without NVLink reports them as absent rather than as zero traffic.
 constexpr unsigned int kFieldNvlinkLinkCount = 91;
 
+// Round failures waiting for a pass, per GPU: a sampler that is never asked for a pass
+// keeps the first few rather than growing without bound.
+constexpr std::size_t kMaxQueuedSlowErrors = 8;
+
+// Waits longer than this are cut to it: a period of "forever" must not overflow the
+// deadline, and a round a day is as good as none.
+constexpr std::chrono::nanoseconds kMaxSlowWait = std::chrono::hours(24);
+
+// Blocks every signal in the calling thread while it lives; threads started meanwhile
+// keep the full mask.
+class AllSignalsBlocked {
+ public:
+  AllSignalsBlocked() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old_);
+  }
+  ~AllSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  AllSignalsBlocked(const AllSignalsBlocked&) = delete;
+  AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_{};
+};
+
 }  // namespace
 
 DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, DeviceSamplerOptions options)
@@ -154,10 +186,95 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
     g.identity.lost = false;
     g.identity.error.clear();
   }
+
+  slow_readers_.resize(gpus_.size());
+  slow_fields_.resize(gpus_.size());
+  if (!slow_inline()) {
+    slow_round();  // the first pass, and a one-shot `eacgm gpu`, report these fields too
+    start_slow_thread();
+  }
 }
 
 DeviceSampler::~DeviceSampler() {
+  stop_slow_thread();
   if (events_ && session_->fn().EventSetFree) session_->fn().EventSetFree(events_);
+}
+
+// The thread inherits a full signal mask, so signals go to the program's own threads.
+void DeviceSampler::start_slow_thread() {
+  AllSignalsBlocked blocked;
+  slow_thread_ = std::thread([this] { slow_loop(); });
+}
+
+void DeviceSampler::stop_slow_thread() {
+  {
+    std::lock_guard<std::mutex> lock(slow_mu_);
+    slow_stop_.store(true);
+  }
+  slow_cv_.notify_all();
+  if (slow_thread_.joinable()) slow_thread_.join();
+}
+
+void DeviceSampler::slow_loop() {
+  const auto wait = std::min(options_.slow_field_period, kMaxSlowWait);
+  std::unique_lock<std::mutex> lock(slow_mu_);
+  while (!slow_cv_.wait_for(lock, wait, [this] { return slow_stop_.load(); })) {
+    lock.unlock();
+    slow_round();
+    lock.lock();
+  }
+}
+
+// One round over every GPU, off the pass. A stop request ends it between two GPUs, so
+// stopping waits for one NVML read at most.
+void DeviceSampler::slow_round() {
+  const std::uint64_t cpu_start = thread_cpu_ns();
+  for (std::size_t i = 0; i < gpus_.size() && !slow_stop_.load(); ++i) {
+    if (!gpus_[i].handle || slow_readers_[i].lost) continue;
+    DeviceSample status;
+    read_slow_gpu(i, status);
+    // A lost GPU is reported by the pass's own queries; this reader just stops asking.
+    if (status.lost) slow_readers_[i].lost = true;
+    if (status.field_errors.empty()) continue;
+    std::lock_guard<std::mutex> lock(slow_mu_);
+    std::vector<std::string>& queued = slow_fields_[i].errors;
+    for (std::string& e : status.field_errors) {
+      if (queued.size() < kMaxQueuedSlowErrors) queued.push_back(std::move(e));
+    }
+  }
+  slow_cpu_ns_.fetch_add(static_cast<std::int64_t>(thread_cpu_ns() - cpu_start), std::memory_order_relaxed);
+  slow_rounds_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Reads GPU i's slow fields and publishes what succeeded; failures and loss land in
+// `status` as GpuQuery records them. Only the slow reader calls this.
+void DeviceSampler::read_slow_gpu(std::size_t i, DeviceSample& status) {
+  const nvml::Functions& f = session_->fn();
+  const nvml::Device d = gpus_[i].handle;
+  GpuQuery q(*session_, status, &slow_readers_[i].unsupported);
+  unsigned long long energy = 0;
+  const bool has_energy = q.cached(kQEnergy, "nvmlDeviceGetTotalEnergyConsumption",
+                                   f.DeviceGetTotalEnergyConsumption, d, &energy);
+  const auto energy_at = std::chrono::steady_clock::now();
+  unsigned int replay = 0;
+  const bool has_replay = !slow_stop_.load() && q.cached(kQPcieReplay, "nvmlDeviceGetPcieReplayCounter",
+                                                         f.DeviceGetPcieReplayCounter, d, &replay);
+  const auto replay_at = std::chrono::steady_clock::now();
+  if (!has_energy && !has_replay) return;
+  std::lock_guard<std::mutex> lock(slow_mu_);
+  SlowFields& out = slow_fields_[i];
+  if (has_energy) out.energy_millijoules = Reading<std::uint64_t>{energy, energy_at};
+  if (has_replay) out.pcie_replay = Reading<std::uint32_t>{replay, replay_at};
+}
+
+// Copies GPU i's latest slow fields into the pass, with the failures queued since.
+void DeviceSampler::take_slow_fields(std::size_t i, DeviceSample& out) {
+  std::lock_guard<std::mutex> lock(slow_mu_);
+  SlowFields& slow = slow_fields_[i];
+  if (slow.energy_millijoules) out.energy_total_millijoules = slow.energy_millijoules->value;
+  if (slow.pcie_replay) out.pcie_replay_total = slow.pcie_replay->value;
+  for (std::string& e : slow.errors) out.field_errors.push_back(std::move(e));
+  slow.errors.clear();
 }
 
 void DeviceSampler::poll_events(std::vector<std::string>& errors) {
@@ -185,7 +302,8 @@ void DeviceSampler::poll_events(std::vector<std::string>& errors) {
   }
 }
 
-void DeviceSampler::sample_gpu(Gpu& gpu, DeviceSample& out) {
+void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
+  Gpu& gpu = gpus_[i];
   const nvml::Functions& f = session_->fn();
   nvml::Device d = gpu.handle;
   GpuQuery q(*session_, out, &gpu.unsupported);
@@ -226,19 +344,9 @@ void DeviceSampler::sample_gpu(Gpu& gpu, DeviceSample& out) {
   if (q.cached(kQPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
     out.power_limit_milliwatts = u;
   }
-  unsigned long long ull = 0;
-  if (now >= gpu.next_slow_read) {
-    gpu.next_slow_read = now + options_.slow_field_period;
-    if (q.cached(kQEnergy, "nvmlDeviceGetTotalEnergyConsumption", f.DeviceGetTotalEnergyConsumption, d, &ull)) {
-      gpu.energy_millijoules = ull;
-    }
-    if (q.cached(kQPcieReplay, "nvmlDeviceGetPcieReplayCounter", f.DeviceGetPcieReplayCounter, d, &u)) {
-      gpu.pcie_replay = u;
-    }
-  }
+  if (slow_inline()) read_slow_gpu(i, out);  // failures and loss go straight into this pass
   if (out.lost) return;
-  out.energy_total_millijoules = gpu.energy_millijoules;
-  out.pcie_replay_total = gpu.pcie_replay;
+  take_slow_fields(i, out);
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockSm, &u)) out.clock_sm_mhz = u;
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockMem, &u)) {
     out.clock_memory_mhz = u;
@@ -303,6 +411,7 @@ void DeviceSampler::sample_gpu(Gpu& gpu, DeviceSample& out) {
     }
   }
 
+  unsigned long long ull = 0;
   if (q.cached(kQEccCorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorCorrected,
         nvml::kVolatileEcc, &ull)) {
     out.ecc_corrected_volatile_total = ull;
@@ -327,10 +436,11 @@ DevicePass DeviceSampler::sample() {
   DevicePass pass;
   poll_events(pass.errors);
   pass.devices.reserve(gpus_.size());
-  for (Gpu& g : gpus_) {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = gpus_[i];
     DeviceSample& out = pass.devices.emplace_back(g.identity);
     if (!g.handle) continue;
-    sample_gpu(g, out);
+    sample_gpu(i, out);
     if (out.lost) {
       // Whatever was read before the GPU vanished is not trustworthy as a whole.
       DeviceSample lost = g.identity;

@@ -2,18 +2,9 @@
 // time and the CPU time the sampling thread spent on it.
 #include "sample/gpu_sampler.h"
 
-#include <ctime>
+#include "core/clock.h"
 
 namespace eacgm {
-namespace {
-
-std::chrono::nanoseconds thread_cpu_time() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
-
-}  // namespace
 
 Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const GpuSamplerOptions& options) {
   auto session = nvml::Session::open();
@@ -29,7 +20,7 @@ GpuSampler::GpuSampler(const std::shared_ptr<const nvml::Session>& session, cons
 GpuSnapshot GpuSampler::sample() {
   GpuSnapshot snap;
   snap.time = std::chrono::system_clock::now();
-  const auto cpu_start = thread_cpu_time();
+  const std::uint64_t cpu_start = thread_cpu_ns();
   snap.system = devices_.system();
   DevicePass d = devices_.sample();
   snap.devices = std::move(d.devices);
@@ -39,7 +30,7 @@ GpuSnapshot GpuSampler::sample() {
     snap.processes = std::move(p.processes);
     snap.errors.insert(snap.errors.end(), p.errors.begin(), p.errors.end());
   }
-  snap.pass_cpu_time = thread_cpu_time() - cpu_start;
+  snap.pass_cpu_time = std::chrono::nanoseconds(thread_cpu_ns() - cpu_start);
   return snap;
 }
 

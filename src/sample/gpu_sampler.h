@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "core/result.h"
@@ -30,6 +31,10 @@ class GpuSampler {
   GpuSnapshot sample();
   const GpuSystemInfo& system() const { return devices_.system(); }
   std::size_t device_count() const { return session_->devices().size(); }
+  // The device sampler's reads of the expensive fields, off the passes: not in any
+  // snapshot's pass_cpu_time (see DeviceSampler).
+  std::chrono::nanoseconds slow_read_cpu_time() const { return devices_.slow_read_cpu_time(); }
+  std::uint64_t slow_read_rounds() const { return devices_.slow_read_rounds(); }
 
  private:
   std::shared_ptr<const nvml::Session> session_;

@@ -6,13 +6,18 @@
  *   unsupported  GPU 0: fan NOT_SUPPORTED (a data-centre GPU); GPU 1: most fields
  *                NOT_SUPPORTED, no NVLink (link count 0), no events, no process utilization
  *   gpu_lost     GPU 1 answers the first sampling pass, then NVML_ERROR_GPU_IS_LOST forever
+ *   energy_error as full, but GPU 0's nvmlDeviceGetTotalEnergyConsumption always returns
+ *                NVML_ERROR_UNKNOWN (an unexpected failure that must be reported)
  *   init_fail    nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED
  *   no_gpus      NVML works, zero devices
  * With $EACGM_FAKE_NVML_GPU_COMM set, GPU 0 also lists every live process of that name
  * (/proc/<pid>/comm) as a compute process holding 768 MiB with SM 70% / memory 30%, so
  * that tests can put a traced command "on the GPU".
  * Struct layouts and constants match NVIDIA's nvml.h (copied here, not included, so the
- * fake builds without the driver headers).
+ * fake builds without the driver headers). Like the real library, per-device calls may
+ * come from several threads at once (the device sampler reads its slow fields on a
+ * thread of its own): the one flag they share across threads, a device's `lost`, is
+ * read and written atomically.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +110,7 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 #define GIB (1024ULL * MIB)
 #define NOT_AVAILABLE (~0ULL)
 
-enum scenario { FULL, UNSUPPORTED, GPU_LOST, INIT_FAIL, NO_GPUS };
+enum scenario { FULL, UNSUPPORTED, GPU_LOST, ENERGY_ERROR, INIT_FAIL, NO_GPUS };
 static enum scenario g_scenario = FULL;
 static int g_initialised = 0;
 static struct nvmlDevice_st g_devices[2] = {{0, 0, 0, 0}, {1, 0, 0, 0}};
@@ -116,7 +121,7 @@ static unsigned device_count(void) { return g_scenario == NO_GPUS ? 0 : 2; }
 static nvmlReturn_t check(nvmlDevice_t d) {
   if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
   if (d != &g_devices[0] && d != &g_devices[1]) return NVML_ERROR_INVALID_ARGUMENT;
-  if (d->lost) return NVML_ERROR_GPU_IS_LOST;
+  if (__atomic_load_n(&d->lost, __ATOMIC_RELAXED)) return NVML_ERROR_GPU_IS_LOST;
   return NVML_SUCCESS;
 }
 
@@ -139,13 +144,14 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
   g_scenario = FULL;
   if (s && strcmp(s, "unsupported") == 0) g_scenario = UNSUPPORTED;
   if (s && strcmp(s, "gpu_lost") == 0) g_scenario = GPU_LOST;
+  if (s && strcmp(s, "energy_error") == 0) g_scenario = ENERGY_ERROR;
   if (s && strcmp(s, "init_fail") == 0) g_scenario = INIT_FAIL;
   if (s && strcmp(s, "no_gpus") == 0) g_scenario = NO_GPUS;
   if (g_scenario == INIT_FAIL) return NVML_ERROR_DRIVER_NOT_LOADED;
   /* Each init starts a fresh run: tests open several sessions in one process. */
   for (unsigned i = 0; i < 2; ++i) {
     g_devices[i].utilization_calls = 0;
-    g_devices[i].lost = 0;
+    __atomic_store_n(&g_devices[i].lost, 0, __ATOMIC_RELAXED);
     g_devices[i].events_registered = 0;
   }
   g_initialised = 1;
@@ -244,7 +250,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
   CHECK(d);
   d->utilization_calls++;
   if (g_scenario == GPU_LOST && d->index == 1 && d->utilization_calls >= 2) {
-    d->lost = 1;
+    __atomic_store_n(&d->lost, 1, __ATOMIC_RELAXED);
     return NVML_ERROR_GPU_IS_LOST;
   }
   u->gpu = 45 + 10 * d->index;
@@ -324,6 +330,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int
 EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (g_scenario == ENERGY_ERROR && d->index == 0) return NVML_ERROR_UNKNOWN;
   *mj = 987654321ULL + d->index;
   return NVML_SUCCESS;
 }

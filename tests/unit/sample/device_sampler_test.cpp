@@ -1,6 +1,14 @@
 // Device sampler against the fake NVML: every field's exact value, unsupported fields
-// absent for their GPU only, a GPU lost mid-run, and XID counting through NVML events.
+// absent for their GPU only, a GPU lost mid-run, XID counting through NVML events, and
+// the slow fields read off the pass by the sampler's own thread.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "fake_nvml_env.h"
 #include "sample/device_sampler.h"
@@ -13,6 +21,23 @@ using testing::use_scenario;
 
 constexpr std::uint64_t kMiB = 1024ull * 1024;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
+constexpr const char* kEnergyError = "nvmlDeviceGetTotalEnergyConsumption: Unknown Error";
+
+DeviceSamplerOptions slow_period(std::chrono::nanoseconds period) {
+  DeviceSamplerOptions o;
+  o.slow_field_period = period;
+  return o;
+}
+
+// Waits (up to a generous bound) until the slow thread has completed `rounds` rounds.
+bool wait_for_rounds(const DeviceSampler& sampler, std::uint64_t rounds) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sampler.slow_read_rounds() < rounds) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 std::shared_ptr<const nvml::Session> open_scenario(const std::string& name) {
   use_scenario(name);
@@ -159,6 +184,165 @@ TEST(DeviceSampler, GpuLostMidRunKeepsTheOtherGpu) {
     EXPECT_FALSE(ok.lost);
     EXPECT_EQ(ok.memory_used_bytes, 1 * kGiB);
     EXPECT_EQ(ok.fan_speed_percent, 30u);
+  }
+}
+
+TEST(DeviceSampler, FirstPassHasTheSlowFieldsFromTheConstructorsRound) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::hours(1)));
+  EXPECT_EQ(sampler.slow_read_rounds(), 1u);  // the constructor's; the thread's is an hour away
+  EXPECT_GE(sampler.slow_read_cpu_time().count(), 0);
+  DevicePass pass = sampler.sample();
+  ASSERT_EQ(pass.devices.size(), 2u);
+  EXPECT_EQ(pass.devices[0].energy_total_millijoules, 987654321u);
+  EXPECT_EQ(pass.devices[0].pcie_replay_total, 3u);
+  EXPECT_EQ(pass.devices[1].energy_total_millijoules, 987654322u);
+  EXPECT_EQ(pass.devices[1].pcie_replay_total, 4u);
+  EXPECT_TRUE(pass.devices[0].field_errors.empty());
+  // Later passes report the same reading until the next round.
+  DevicePass again = sampler.sample();
+  EXPECT_EQ(again.devices[0].energy_total_millijoules, 987654321u);
+  EXPECT_EQ(again.devices[1].pcie_replay_total, 4u);
+}
+
+TEST(DeviceSampler, SlowThreadKeepsReading) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::milliseconds(1)));
+  ASSERT_TRUE(wait_for_rounds(sampler, 3));
+  EXPECT_GE(sampler.slow_read_cpu_time().count(), 0);
+  DevicePass pass = sampler.sample();
+  ASSERT_EQ(pass.devices.size(), 2u);
+  EXPECT_EQ(pass.devices[0].energy_total_millijoules, 987654321u);
+  EXPECT_EQ(pass.devices[1].pcie_replay_total, 4u);
+  EXPECT_TRUE(pass.devices[0].field_errors.empty());
+  EXPECT_TRUE(pass.devices[1].field_errors.empty());
+}
+
+TEST(DeviceSampler, DestructionDoesNotWaitForTheSlowPeriod) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  // An hour-long wait per sampler: each destructor must wake its thread, not sit it out.
+  for (int i = 0; i < 20; ++i) {
+    DeviceSampler sampler(session, slow_period(std::chrono::hours(1)));
+    if (i % 2 == 0) {
+      EXPECT_EQ(sampler.sample().devices.size(), 2u);
+    }
+  }
+  // And a sampler whose thread is mid-round or about to start one.
+  for (int i = 0; i < 20; ++i) {
+    DeviceSampler sampler(session, slow_period(std::chrono::nanoseconds(1)));
+  }
+}
+
+// The SigBlk mask of one of this process's threads, from /proc.
+std::uint64_t blocked_signals(const std::filesystem::path& task) {
+  std::ifstream status(task / "status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("SigBlk:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  return 0;
+}
+
+bool blocks(std::uint64_t mask, int sig) { return (mask >> (sig - 1)) & 1; }
+
+TEST(DeviceSampler, SlowThreadTakesNoSignals) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  const auto self = std::filesystem::path("/proc/self/task") / std::to_string(gettid());
+  const std::uint64_t mask_before = blocked_signals(self);
+  DeviceSampler sampler(session, slow_period(std::chrono::hours(1)));
+  EXPECT_EQ(blocked_signals(self), mask_before);  // the caller's mask is restored
+  int blocking_threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (task.path() == self) continue;
+    const std::uint64_t mask = blocked_signals(task.path());
+    if (blocks(mask, SIGINT) && blocks(mask, SIGTERM) && blocks(mask, SIGHUP) && blocks(mask, SIGUSR1)) {
+      ++blocking_threads;
+    }
+  }
+  EXPECT_GE(blocking_threads, 1);
+}
+
+TEST(DeviceSampler, ZeroPeriodReadsTheSlowFieldsInEveryPass) {
+  auto session = open_scenario("energy_error");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::nanoseconds::zero()));
+  for (int pass_no = 0; pass_no < 2; ++pass_no) {
+    DevicePass pass = sampler.sample();
+    ASSERT_EQ(pass.devices.size(), 2u);
+    EXPECT_EQ(pass.devices[0].energy_total_millijoules, std::nullopt);
+    EXPECT_EQ(pass.devices[0].field_errors, std::vector<std::string>{kEnergyError});
+    EXPECT_EQ(pass.devices[0].pcie_replay_total, 3u);
+    EXPECT_EQ(pass.devices[1].energy_total_millijoules, 987654322u);
+    EXPECT_TRUE(pass.devices[1].field_errors.empty());
+  }
+  EXPECT_EQ(sampler.slow_read_rounds(), 0u);  // no rounds off the pass: no thread
+  EXPECT_EQ(sampler.slow_read_cpu_time().count(), 0);
+}
+
+TEST(DeviceSampler, SlowReadErrorReachesTheNextPassOnce) {
+  auto session = open_scenario("energy_error");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::hours(1)));
+  DevicePass first = sampler.sample();
+  ASSERT_EQ(first.devices.size(), 2u);
+  const DeviceSample& g = first.devices[0];
+  EXPECT_FALSE(g.lost);
+  EXPECT_EQ(g.field_errors, std::vector<std::string>{kEnergyError});
+  EXPECT_EQ(g.energy_total_millijoules, std::nullopt);
+  EXPECT_EQ(g.pcie_replay_total, 3u);  // the other slow field is unaffected
+  EXPECT_EQ(g.power_usage_milliwatts, 123456u);
+  EXPECT_TRUE(first.devices[1].field_errors.empty());
+  EXPECT_EQ(first.devices[1].energy_total_millijoules, 987654322u);
+
+  // One round, one report: the next pass has nothing new to say.
+  DevicePass second = sampler.sample();
+  EXPECT_TRUE(second.devices[0].field_errors.empty());
+  EXPECT_EQ(second.devices[0].pcie_replay_total, 3u);
+}
+
+TEST(DeviceSampler, SlowThreadErrorReachesALaterPass) {
+  auto session = open_scenario("energy_error");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::milliseconds(1)));
+  sampler.sample();  // takes the constructor round's report
+  const std::uint64_t rounds = sampler.slow_read_rounds();
+  ASSERT_TRUE(wait_for_rounds(sampler, rounds + 2));
+  DevicePass pass = sampler.sample();
+  ASSERT_EQ(pass.devices.size(), 2u);
+  const DeviceSample& g = pass.devices[0];
+  ASSERT_FALSE(g.field_errors.empty());  // one per round since the previous pass
+  for (const std::string& e : g.field_errors) EXPECT_EQ(e, kEnergyError);
+  EXPECT_EQ(g.energy_total_millijoules, std::nullopt);
+  EXPECT_TRUE(pass.devices[1].field_errors.empty());
+}
+
+TEST(DeviceSampler, GpuLostWhileTheSlowThreadReads) {
+  auto session = open_scenario("gpu_lost");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, slow_period(std::chrono::milliseconds(1)));
+  DevicePass first = sampler.sample();
+  ASSERT_EQ(first.devices.size(), 2u);
+  EXPECT_FALSE(first.devices[1].lost);
+  EXPECT_EQ(first.devices[1].energy_total_millijoules, 987654322u);
+
+  for (int pass_no = 0; pass_no < 3; ++pass_no) {
+    DevicePass pass = sampler.sample();  // the second pass drives GPU 1 off the bus
+    ASSERT_TRUE(wait_for_rounds(sampler, sampler.slow_read_rounds() + 2));
+    ASSERT_EQ(pass.devices.size(), 2u);
+    const DeviceSample& lost = pass.devices[1];
+    EXPECT_TRUE(lost.lost);
+    EXPECT_EQ(lost.error, "nvmlDeviceGetUtilizationRates failed: GPU is lost");
+    EXPECT_EQ(lost.energy_total_millijoules, std::nullopt);
+    EXPECT_TRUE(lost.field_errors.empty());  // the slow thread's view of the loss is not repeated
+
+    const DeviceSample& ok = pass.devices[0];
+    EXPECT_FALSE(ok.lost);
+    EXPECT_EQ(ok.energy_total_millijoules, 987654321u);
+    EXPECT_TRUE(ok.field_errors.empty());
   }
 }
 
