@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build run test unit integration bench sanitize tidy clean
+.PHONY: all setup build run test unit integration bench sanitize tidy format format-check clean
 
 all: build
 
@@ -34,6 +34,15 @@ sanitize: setup
 
 tidy: build
 	run-clang-tidy -p $(BUILD) -quiet 'src/.*\.cpp$$'
+
+# C and C++ sources except the BPF programs (their include order is fixed by vmlinux.h).
+FORMAT_FILES = git ls-files '*.cpp' '*.h' '*.c' '*.cu' | grep -v -e '^bpf/' -e '\.bpf\.c$$'
+
+format:
+	$(FORMAT_FILES) | xargs clang-format -i
+
+format-check:
+	$(FORMAT_FILES) | xargs clang-format --dry-run -Werror
 
 bench: setup build
 	bench/run.sh $(BUILD)

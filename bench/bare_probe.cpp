@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   }
   bare_bpf* skel = bare_bpf__open();
   if (!skel) return 1;
-  for (bpf_program* p : {skel->progs.bare_entry, skel->progs.bare_exit, skel->progs.min_entry,
-                         skel->progs.min_exit}) {
+  for (bpf_program* p :
+       {skel->progs.bare_entry, skel->progs.bare_exit, skel->progs.min_entry, skel->progs.min_exit}) {
     bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
   }
   bpf_program* entry_prog = record ? skel->progs.min_entry : skel->progs.bare_entry;
@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   std::atomic<bool> stop_reader{false};
   std::thread reader;
   if (record) {
-    ring_buffer* rb = ring_buffer__new(bpf_map__fd(skel->maps.min_events),
-                                       [](void*, void*, size_t) { return 0; }, nullptr, nullptr);
+    ring_buffer* rb = ring_buffer__new(
+        bpf_map__fd(skel->maps.min_events), [](void*, void*, size_t) { return 0; }, nullptr, nullptr);
     if (!rb) {
       std::fprintf(stderr, "eacgm-bench-bare: cannot open the ring buffer\n");
       return 1;

@@ -9,8 +9,9 @@
 namespace {
 
 const char* large_library() {
-  for (const char* p : {"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
-                        "/usr/local/cuda/lib64/libcublasLt.so.13"}) {
+  for (const char* p :
+       {"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+        "/usr/local/cuda/lib64/libcublasLt.so.13"}) {
     if (std::filesystem::exists(p)) return p;
   }
   return nullptr;

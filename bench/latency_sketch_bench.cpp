@@ -1,12 +1,12 @@
 // Hot-path cost of the analysis stage: LatencySketch::add and CallSummary::add per
 // event, against the ingest budget of 5M events/s (200 ns per event, all stages).
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "analysis/call_summary.h"
 #include "analysis/latency_sketch.h"

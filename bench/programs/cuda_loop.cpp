@@ -21,10 +21,14 @@ int main(int argc, char** argv) {
   bool free_null = false;
   const char* wait_file = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atol(argv[++i]);
-    else if (!std::strcmp(argv[i], "--call") && i + 1 < argc) free_null = !std::strcmp(argv[++i], "free_null");
-    else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) wait_file = argv[++i];
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = std::atol(argv[++i]);
+    else if (!std::strcmp(argv[i], "--call") && i + 1 < argc)
+      free_null = !std::strcmp(argv[++i], "free_null");
+    else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc)
+      wait_file = argv[++i];
   }
   // Warm up: library initialization stays out of the timed loop.
   void* p = nullptr;

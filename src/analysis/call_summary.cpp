@@ -105,7 +105,8 @@ std::vector<CallSummaryRow> CallSummary::rows() const {
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const CallSummaryRow& a, const CallSummaryRow& b) {
-    return std::tie(b.total_ns, b.calls, a.domain, a.function) < std::tie(a.total_ns, a.calls, b.domain, b.function);
+    return std::tie(b.total_ns, b.calls, a.domain, a.function) <
+           std::tie(a.total_ns, a.calls, b.domain, b.function);
   });
   return out;
 }

@@ -2,9 +2,9 @@
 // window changes (growth, collapse) live here; the per-value path is inline in the header.
 #include "analysis/latency_sketch.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace eacgm::analysis {
 
@@ -28,7 +28,9 @@ Result<LatencySketch> LatencySketch::create(const Options& options) {
         options.relative_accuracy));
   }
   if (options.max_buckets < 1) {
-    return make_error("latency sketch: max_buckets is 0; use at least 1 (at 1% accuracy, 2048 buckets span 1 ns to 19 years)");
+    return make_error(
+        "latency sketch: max_buckets is 0; use at least 1 (at 1% accuracy, 2048 buckets span 1 ns to 19 "
+        "years)");
   }
   return LatencySketch(options, 0);
 }
@@ -121,7 +123,8 @@ Status LatencySketch::merge(const LatencySketch& other) {
         other.alpha_, alpha_));
   }
   if (&other == this) {
-    const LatencySketch copy = other;  // NOLINT(performance-unnecessary-copy-initialization): merging into itself would read what it writes
+    const LatencySketch copy = other;  // NOLINT(performance-unnecessary-copy-initialization): merging into
+                                       // itself would read what it writes
     return merge(copy);
   }
   count_ += other.count_;

@@ -109,8 +109,8 @@ class LatencySketch {
 
   std::vector<std::uint64_t> counts_;  // dense window: counts_[i] is bucket offset_ + i
   std::int64_t offset_ = 0;
-  std::int32_t lo_ = 0;  // lowest non-empty bucket (valid when nonzero_ > 0)
-  std::int32_t hi_ = 0;  // highest non-empty bucket
+  std::int32_t lo_ = 0;        // lowest non-empty bucket (valid when nonzero_ > 0)
+  std::int32_t hi_ = 0;        // highest non-empty bucket
   std::uint64_t nonzero_ = 0;  // values in buckets (count_ - zero_count_)
 
   std::uint64_t count_ = 0;

@@ -95,7 +95,8 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   }
   const Config& config = *loaded;
   const double interval_s = o.interval_s > 0 ? o.interval_s : config.gpu.interval_s;
-  const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_s));
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_s));
 
   GpuSamplerOptions so;
   so.processes = o.processes;
@@ -117,7 +118,8 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
 
 void add_gpu_command(CLI::App& app, CommandContext& ctx) {
   auto o = std::make_shared<GpuOptions>();
-  auto* sub = app.add_subcommand("gpu", "GPU metrics from NVML, device-wide and per process (a compact nvidia-smi)");
+  auto* sub =
+      app.add_subcommand("gpu", "GPU metrics from NVML, device-wide and per process (a compact nvidia-smi)");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML); uses gpu.interval_s");
   sub->add_flag("--json", o->json, "print JSON (one object; with --watch one object per line)");
   sub->add_flag("--processes", o->processes, "also list the processes on each GPU");

@@ -137,8 +137,8 @@ int list_probes(const CommandContext& ctx, bool check) {
           elf = std::make_unique<probe::ElfSymbolTable>(std::move(*loaded));
         }
         const FileCheck fc = check_file(s, f.path, f.open_path, *elf);
-        std::string users = f.pids.empty() ? "not mapped now"
-                                           : fmt::format("mapped by {} process(es)", f.pids.size());
+        std::string users =
+            f.pids.empty() ? "not mapped now" : fmt::format("mapped by {} process(es)", f.pids.size());
         std::printf("      %s %s: %s, %s\n", fc.symbols > 0 ? "ok" : "--", f.path.c_str(), fc.detail.c_str(),
                     users.c_str());
         if (fc.symbols > 0) ++resolved;

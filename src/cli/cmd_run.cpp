@@ -16,8 +16,8 @@ namespace eacgm::cli {
 
 void add_run_command(CLI::App& app, CommandContext& ctx) {
   auto opts = std::make_shared<TraceCommandOptions>();
-  auto* sub = app.add_subcommand(
-      "run", "trace (a command, pids, or everything), then print a per-function summary");
+  auto* sub =
+      app.add_subcommand("run", "trace (a command, pids, or everything), then print a per-function summary");
   add_trace_options(*sub, ctx, *opts);
   sub->footer("Example:\n  eacgm run -- python3 train.py");
   sub->final_callback([&ctx, opts] {

@@ -1,14 +1,14 @@
 // `eacgm trace`: stream every traced call as JSON Lines or text; and the default job.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <unistd.h>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
@@ -103,8 +103,9 @@ int trace_to(const CommandContext& ctx, const TraceFlags& f) {
 
 void add_trace_command(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<TraceFlags>();
-  auto* sub = app.add_subcommand("trace", "stream traced calls (JSON Lines or text) until CMD exits, "
-                                          "--duration passes, or Ctrl-C");
+  auto* sub = app.add_subcommand("trace",
+                                 "stream traced calls (JSON Lines or text) until CMD exits, "
+                                 "--duration passes, or Ctrl-C");
   add_trace_options(*sub, ctx, flags->trace);
   sub->add_option("--format", flags->format, "jsonl (default) or text")
       ->check(CLI::IsMember({"jsonl", "text"}));

@@ -74,7 +74,10 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
 }
 
 LaunchedCommand::LaunchedCommand(LaunchedCommand&& o) noexcept
-    : pid_(o.pid_), gate_fd_(o.gate_fd_), error_fd_(o.error_fd_), exited_(o.exited_),
+    : pid_(o.pid_),
+      gate_fd_(o.gate_fd_),
+      error_fd_(o.error_fd_),
+      exited_(o.exited_),
       exit_code_(o.exit_code_) {
   o.pid_ = -1;
   o.gate_fd_ = -1;

@@ -5,7 +5,9 @@
 
 int main(int argc, char** argv) {
   using namespace eacgm::cli;
-  CLI::App app{"eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF and NVML"};
+  CLI::App app{
+      "eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF "
+      "and NVML"};
   app.set_version_flag("--version", "eacgm 0.1.0");
   app.require_subcommand(0, 1);
   CommandContext ctx;

@@ -76,12 +76,14 @@ std::string format_report(const ingest::TraceReport& r) {
 void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts) {
   sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
   sub.add_option("-p,--pid", opts.pids, "trace only this process and its children (repeatable)");
-  sub.add_option("--probes", opts.probes, "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
+  sub.add_option("--probes", opts.probes,
+                 "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
       ->delimiter(',');
   sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
       ->check(CLI::NonNegativeNumber);
   sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
-  sub.add_flag("--no-gpu", opts.no_gpu, "do not sample the GPUs through NVML while tracing (gpu.sample = false)");
+  sub.add_flag("--no-gpu", opts.no_gpu,
+               "do not sample the GPUs through NVML while tracing (gpu.sample = false)");
   sub.add_option("command", opts.command, "command to run and trace with its children (after --)");
   sub.positionals_at_end();
 }
@@ -174,10 +176,10 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
     const auto& stats = s.report().attach;
     auto missing = stats.unresolved_in.find(spec.name);
     if (missing != stats.unresolved_in.end() && !stats.resolved_specs.count(spec.name)) {
-      print_error(fmt::format(
-          "probe \"{}\": symbol \"{}\" not found in {} (check the name with `nm -D {}`, or use "
-          "`pattern` for a glob)",
-          spec.name, spec.symbol, missing->second, missing->second));
+      print_error(
+          fmt::format("probe \"{}\": symbol \"{}\" not found in {} (check the name with `nm -D {}`, or use "
+                      "`pattern` for a glob)",
+                      spec.name, spec.symbol, missing->second, missing->second));
       return 2;
     }
   }
@@ -186,7 +188,8 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
   std::string gpu_scope;
   if (sample_gpus) {
     GpuFeedOptions fo;
-    fo.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(config.gpu.interval_s));
+    fo.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(config.gpu.interval_s));
     fo.filter_processes = to.filter_pids;
     fo.roots = to.pids;
     auto feed = GpuFeed::start(fo, mailbox);
@@ -208,7 +211,8 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
       for (int pid : to.pids) scope += (scope.empty() ? "pid " : ", ") + std::to_string(pid);
       scope += " and children";
     }
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     notice(fmt::format("tracing {} ({} probes in {} library files, ready in {} ms){}", scope, r.attach.probes,
                        r.attach.libraries, ms.count(), gpu_scope));
   }
@@ -238,8 +242,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
       break;
     }
     // Like `strace -p`: tracing given pids ends when they are all gone.
-    if (!child && !opts.pids.empty() &&
-        std::none_of(opts.pids.begin(), opts.pids.end(), process_alive)) {
+    if (!child && !opts.pids.empty() && std::none_of(opts.pids.begin(), opts.pids.end(), process_alive)) {
       break;
     }
     if (int sig = g_signal.load()) {
@@ -272,7 +275,8 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
   if (gpu_feed) {
     if (!gpu_feed->failure().empty()) notice("GPU sampling stopped early: " + gpu_feed->failure());
     gpu_counts = fmt::format(" gpu_passes={}", gpu_feed->passes());
-    if (gpu_feed->skipped_deadlines() > 0) gpu_counts += fmt::format(" gpu_skipped={}", gpu_feed->skipped_deadlines());
+    if (gpu_feed->skipped_deadlines() > 0)
+      gpu_counts += fmt::format(" gpu_skipped={}", gpu_feed->skipped_deadlines());
     if (mailbox->dropped() > 0) gpu_counts += fmt::format(" gpu_dropped={}", mailbox->dropped());
   }
   notice("done " + format_report(report) + gpu_counts);

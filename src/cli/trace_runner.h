@@ -20,9 +20,9 @@ struct TraceCommandOptions {
   double duration_s = 0;             // 0: until CMD exits or a signal
   std::vector<std::string> command;  // after `--`
   std::string btf_path;
-  bool periodic_status = false;      // status lines on stderr while tracing
+  bool periodic_status = false;           // status lines on stderr while tracing
   std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
-  bool no_gpu = false;               // --no-gpu: no NVML sampling beside the trace
+  bool no_gpu = false;                    // --no-gpu: no NVML sampling beside the trace
 };
 
 // Where a trace's results go. Every callback runs on one thread at a time (the

@@ -3,10 +3,10 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <cstring>
 
 #include "core/probe_spec.h"
 
@@ -15,11 +15,11 @@ namespace eacgm {
 // One attached probe: a spec resolved to one symbol of one library file. Immutable
 // once published, so events share it instead of copying names.
 struct ProbeInfo {
-  std::uint32_t id = 0;      // attach cookie
-  std::string function;      // display name (`cudaMalloc`, `aten::gelu`, kernel-less)
-  std::string symbol;        // ELF symbol it is attached to
-  std::string library;       // library file path
-  ProbeSpec spec;            // argument names and kinds, return kind, domain
+  std::uint32_t id = 0;  // attach cookie
+  std::string function;  // display name (`cudaMalloc`, `aten::gelu`, kernel-less)
+  std::string symbol;    // ELF symbol it is attached to
+  std::string library;   // library file path
+  ProbeSpec spec;        // argument names and kinds, return kind, domain
 };
 
 struct CallEvent {
@@ -35,12 +35,12 @@ struct CallEvent {
   std::uint8_t nargs = 0;
   std::array<std::uint64_t, kMaxArgs> args{};  // dim3: x | y << 32
   std::array<std::uint32_t, kMaxArgs> ext{};   // dim3: z
-  std::string str;              // the (first) string argument, if any
+  std::string str;                             // the (first) string argument, if any
   bool str_truncated = false;
-  std::string str2;             // the second string argument (Python: the source file)
+  std::string str2;  // the second string argument (Python: the source file)
   bool str2_truncated = false;
-  bool nested = false;          // made inside a call of an `outer` probe on this thread
-  std::string kernel;           // launches: the kernel's name (DerivedArg kKernelName), or ""
+  bool nested = false;  // made inside a call of an `outer` probe on this thread
+  std::string kernel;   // launches: the kernel's name (DerivedArg kKernelName), or ""
   // The NCCL communicator a call ran on, filled by ingest (ingest/nccl_comms.h) when
   // the communicator's creation was seen; -1 / 0 when unknown.
   std::int32_t nccl_rank = -1;
@@ -55,9 +55,12 @@ struct CallEvent {
   bool is_error() const {
     if (!has_exit || !probe) return false;
     switch (probe->spec.ret) {
-      case ReturnKind::kInt32: return static_cast<std::int32_t>(ret) != 0;
-      case ReturnKind::kPointer: return ret == 0;
-      default: return false;
+      case ReturnKind::kInt32:
+        return static_cast<std::int32_t>(ret) != 0;
+      case ReturnKind::kPointer:
+        return ret == 0;
+      default:
+        return false;
     }
   }
 };

@@ -3,6 +3,7 @@
 #include "core/config_parse.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include <toml++/toml.h>
-
 #include "core/spec_validate.h"
 
 namespace eacgm {
@@ -30,15 +29,14 @@ constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_ti
                                            "rescan_interval_s", "status_interval_s"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter"};
-constexpr std::string_view kProbeKeys[] = {"name",    "domain", "library", "symbol",
-                                           "pattern", "exit",   "ret",     "args",
-                                           "outer"};
+constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
+                                           "exit", "ret",    "args",    "outer"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
                                          "kind", "format", "at_exit", "offset"};
 
-constexpr ArgKind kAllKinds[] = {ArgKind::kRaw,      ArgKind::kU32,  ArgKind::kDerefU32,
-                                 ArgKind::kDerefU64, ArgKind::kDim3, ArgKind::kDerefDim3,
-                                 ArgKind::kString, ArgKind::kDim3Split};
+constexpr ArgKind kAllKinds[] = {ArgKind::kRaw,      ArgKind::kU32,      ArgKind::kDerefU32,
+                                 ArgKind::kDerefU64, ArgKind::kDim3,     ArgKind::kDerefDim3,
+                                 ArgKind::kString,   ArgKind::kDim3Split};
 constexpr ArgFormat kAllFormats[] = {ArgFormat::kUnsigned, ArgFormat::kSigned, ArgFormat::kHex};
 constexpr ReturnKind kAllReturns[] = {ReturnKind::kNone, ReturnKind::kInt32, ReturnKind::kInt64,
                                       ReturnKind::kPointer};
@@ -50,9 +48,7 @@ constexpr std::size_t kMaxConfigBytes = 16u << 20;
 // Optimal-string-alignment distance, case-insensitive: a swapped pair of letters
 // ("fromat") counts as one edit, the most common typo in key names.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  auto lower = [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  };
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
   const std::size_t w = b.size() + 1;
   std::vector<std::size_t> d((a.size() + 1) * w);
   for (std::size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
@@ -60,10 +56,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   for (std::size_t i = 1; i <= a.size(); ++i) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      std::size_t best = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
-                                   d[(i - 1) * w + j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-          lower(a[i - 2]) == lower(b[j - 1])) {
+      std::size_t best =
+          std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1, d[(i - 1) * w + j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
         best = std::min(best, d[(i - 2) * w + j - 2] + 1);
       }
       d[i * w + j] = best;
@@ -106,16 +101,26 @@ std::string join(const std::vector<std::string_view>& words) {
 
 std::string_view type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    case toml::node_type::none: break;
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    case toml::node_type::none:
+      break;
   }
   return "nothing";
 }
@@ -139,8 +144,7 @@ class ConfigReader {
   }
 
  private:
-  Error fail(const toml::source_region& where, std::string_view context,
-             std::string_view message) const {
+  Error fail(const toml::source_region& where, std::string_view context, std::string_view message) const {
     std::string loc = where.begin.line > 0
                           ? fmt::format("{}:{}:{}", source_, where.begin.line, where.begin.column)
                           : std::string(source_);
@@ -197,14 +201,13 @@ class ConfigReader {
     } else if (const auto* f = node->as_floating_point()) {
       out = f->get();
     } else {
-      return fail(node->source(), context,
-                  fmt::format("{} must be a number, not {}", key, type_name(*node)));
+      return fail(node->source(), context, fmt::format("{} must be a number, not {}", key, type_name(*node)));
     }
     return {};
   }
 
-  Status check_range(const toml::table& table, std::string_view key, std::string_view context,
-                     double value, double lo, double hi) const {
+  Status check_range(const toml::table& table, std::string_view key, std::string_view context, double value,
+                     double lo, double hi) const {
     // Written as !(in range) so NaN fails too.
     if (!(value >= lo && value <= hi)) {
       return fail(table.get(key)->source(), context,
@@ -219,8 +222,7 @@ class ConfigReader {
     if (node == nullptr) return {};
     const auto* s = node->as_string();
     if (s == nullptr) {
-      return fail(node->source(), context,
-                  fmt::format("{} must be a string, not {}", key, type_name(*node)));
+      return fail(node->source(), context, fmt::format("{} must be a string, not {}", key, type_name(*node)));
     }
     out = s->get();
     return {};
@@ -256,8 +258,7 @@ class ConfigReader {
       names.push_back(name_of(v));
     }
     auto guess = closest(text, names);
-    std::string hint = guess ? fmt::format("did you mean \"{}\"? expected one of {}", *guess,
-                                           join(names))
+    std::string hint = guess ? fmt::format("did you mean \"{}\"? expected one of {}", *guess, join(names))
                              : fmt::format("expected one of {}", join(names));
     return fail(node->source(), context, fmt::format("unknown {} \"{}\" ({})", key, text, hint));
   }
@@ -267,9 +268,9 @@ class ConfigReader {
     if (node == nullptr) return {};
     const toml::array* arr = node->as_array();
     if (arr == nullptr) {
-      return fail(node->source(), "",
-                  fmt::format("catalogs must be an array of strings such as [\"cuda\"], not {}",
-                              type_name(*node)));
+      return fail(
+          node->source(), "",
+          fmt::format("catalogs must be an array of strings such as [\"cuda\"], not {}", type_name(*node)));
     }
     if (arr->empty()) {
       // An empty list would read as "no catalogs" but Config treats it as "all";
@@ -285,12 +286,10 @@ class ConfigReader {
                     fmt::format("catalogs entries must be strings, not {}", type_name(item)));
       }
       if (s->get().empty()) {
-        return fail(item.source(), "",
-                    "catalogs has an empty name; use a catalog name such as \"cuda\"");
+        return fail(item.source(), "", "catalogs has an empty name; use a catalog name such as \"cuda\"");
       }
       if (std::find(out.begin(), out.end(), s->get()) != out.end()) {
-        return fail(item.source(), "",
-                    fmt::format("catalog \"{}\" is listed twice", s->get()));
+        return fail(item.source(), "", fmt::format("catalog \"{}\" is listed twice", s->get()));
       }
       out.push_back(s->get());
     }
@@ -310,9 +309,9 @@ class ConfigReader {
     }
     // The kernel requires the BPF ring buffer size to be a power-of-two number of pages.
     if (!is_power_of_two(trace.ringbuf_mib)) {
-      return fail(table->get("ringbuf_mib")->source(), ctx,
-                  fmt::format("ringbuf_mib = {} is not a power of two (use 1, 2, 4, ... 1024)",
-                              trace.ringbuf_mib));
+      return fail(
+          table->get("ringbuf_mib")->source(), ctx,
+          fmt::format("ringbuf_mib = {} is not a power of two (use 1, 2, 4, ... 1024)", trace.ringbuf_mib));
     }
     if (auto s = read_integer(*table, "wakeup_kib", ctx, 0, INT64_MAX, trace.wakeup_kib); !s) {
       return s;
@@ -327,17 +326,14 @@ class ConfigReader {
                               "allows at most {}); lower wakeup_kib or raise ringbuf_mib",
                               trace.wakeup_kib, trace.ringbuf_mib, max_wakeup));
     }
-    if (auto s = read_integer(*table, "poll_timeout_ms", ctx, 1, 10000, trace.poll_timeout_ms);
-        !s) {
+    if (auto s = read_integer(*table, "poll_timeout_ms", ctx, 1, 10000, trace.poll_timeout_ms); !s) {
       return s;
     }
     if (auto s = read_number(*table, "rescan_interval_s", ctx, trace.rescan_interval_s); !s) {
       return s;
     }
     if (table->contains("rescan_interval_s")) {
-      if (auto s = check_range(*table, "rescan_interval_s", ctx, trace.rescan_interval_s, 0.05,
-                               3600);
-          !s) {
+      if (auto s = check_range(*table, "rescan_interval_s", ctx, trace.rescan_interval_s, 0.05, 3600); !s) {
         return s;
       }
     }
@@ -378,8 +374,7 @@ class ConfigReader {
     if (auto s = check_keys(*table, kPythonKeys, ctx); !s) return s;
     if (auto s = read_string(*table, "file_filter", ctx, python.file_filter); !s) return s;
     // A bare file name would never match: the filter sees the whole path.
-    if (!python.file_filter.empty() && python.file_filter[0] != '/' &&
-        python.file_filter[0] != '*') {
+    if (!python.file_filter.empty() && python.file_filter[0] != '/' && python.file_filter[0] != '*') {
       return fail(table->get("file_filter")->source(), ctx,
                   fmt::format("file_filter = \"{}\" is matched against the whole file path; "
                               "start it with / or * (for example \"*/{}\")",
@@ -496,13 +491,11 @@ class ConfigReader {
       if (v->arg >= 0) {
         const auto i = static_cast<std::size_t>(v->arg);
         where = args->get(i)->as_table();
-        where_ctx += spec.args[i].name.empty()
-                         ? fmt::format(": arg #{}", i + 1)
-                         : fmt::format(": arg \"{}\"", spec.args[i].name);
+        where_ctx += spec.args[i].name.empty() ? fmt::format(": arg #{}", i + 1)
+                                               : fmt::format(": arg \"{}\"", spec.args[i].name);
       }
       const toml::node* key_node = where->get(v->key);
-      return fail(key_node != nullptr ? key_node->source() : where->source(), where_ctx,
-                  v->message);
+      return fail(key_node != nullptr ? key_node->source() : where->source(), where_ctx, v->message);
     }
     return {};
   }
@@ -599,8 +592,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source_name)
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
-    return make_error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, begin.line,
-                                  begin.column, e.description()));
+    return make_error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, begin.line, begin.column,
+                                  e.description()));
   }
   return ConfigReader(source_name).read(root);
 }
@@ -609,8 +602,7 @@ Result<Config> load_config_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     const int err = errno;
-    return make_error(fmt::format("cannot read config {}: {}", path,
-                                  std::generic_category().message(err)));
+    return make_error(fmt::format("cannot read config {}: {}", path, std::generic_category().message(err)));
   }
   std::string text;
   char buf[65536];
@@ -630,13 +622,14 @@ Result<Config> load_config_file(const std::string& path) {
   }
   std::fclose(file);
   if (too_large) {
-    return make_error(fmt::format("cannot read config {}: larger than {} MiB; is this the "
-                                  "right file?",
-                                  path, kMaxConfigBytes >> 20));
+    return make_error(
+        fmt::format("cannot read config {}: larger than {} MiB; is this the "
+                    "right file?",
+                    path, kMaxConfigBytes >> 20));
   }
   if (read_errno != 0) {
-    return make_error(fmt::format("cannot read config {}: {}", path,
-                                  std::generic_category().message(read_errno)));
+    return make_error(
+        fmt::format("cannot read config {}: {}", path, std::generic_category().message(read_errno)));
   }
   return parse_config(text, path);
 }

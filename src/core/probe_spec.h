@@ -43,26 +43,26 @@ enum class ArgFormat : std::uint8_t {
 };
 
 struct ArgSpec {
-  std::string name;            // JSON key, snake_case (`size`, `ptr`, `grid`)
+  std::string name;  // JSON key, snake_case (`size`, `ptr`, `grid`)
   ArgSource source = ArgSource::kRegister;
-  std::uint8_t index = 0;      // register 0..5 (rdi..r9) or stack slot 0..
+  std::uint8_t index = 0;  // register 0..5 (rdi..r9) or stack slot 0..
   ArgKind kind = ArgKind::kRaw;
   ArgFormat format = ArgFormat::kUnsigned;
-  bool at_exit = false;        // dereference at function exit (out-parameters)
-  std::uint16_t offset = 0;    // deref kinds: read at word + offset (a field of a struct)
+  bool at_exit = false;           // dereference at function exit (out-parameters)
+  std::uint16_t offset = 0;       // deref kinds: read at word + offset (a field of a struct)
   std::int32_t displacement = 0;  // kPtRegMem: bytes from the register (-32768..32767)
 };
 
 // A value computed from captured arguments, reported under a name of its own.
 struct DerivedArg {
   enum class Op : std::uint8_t {
-    kCopy,             // name = from (e.g. cudaMemcpy's `bytes` = `count`)
-    kTimesNcclDtype,   // name = from * sizeof(NCCL datatype in `with`)
-    kProduct,          // name = from * with (cudaMemcpy2D's `bytes` = width * height)
-    kKernelName,       // name = kernel name of the handle in `from` (host stub pointer or
-                       // CUfunction), resolved by ingest (CallEvent::kernel); string or null
-    kNcclDtypeName,    // name = NCCL datatype name of `from` ("float32"), a string
-    kNcclRedOpName,    // name = NCCL reduction op name of `from` ("sum"), a string
+    kCopy,            // name = from (e.g. cudaMemcpy's `bytes` = `count`)
+    kTimesNcclDtype,  // name = from * sizeof(NCCL datatype in `with`)
+    kProduct,         // name = from * with (cudaMemcpy2D's `bytes` = width * height)
+    kKernelName,      // name = kernel name of the handle in `from` (host stub pointer or
+                      // CUfunction), resolved by ingest (CallEvent::kernel); string or null
+    kNcclDtypeName,   // name = NCCL datatype name of `from` ("float32"), a string
+    kNcclRedOpName,   // name = NCCL reduction op name of `from` ("sum"), a string
   };
   std::string name;
   Op op = Op::kCopy;
@@ -71,8 +71,8 @@ struct DerivedArg {
 };
 
 enum class ReturnKind : std::uint8_t {
-  kNone,      // entry-only probe, or the return value is meaningless (void)
-  kInt32,     // error codes (cudaError_t, CUresult, ncclResult_t)
+  kNone,   // entry-only probe, or the return value is meaningless (void)
+  kInt32,  // error codes (cudaError_t, CUresult, ncclResult_t)
   kInt64,
   kPointer,
 };
@@ -91,16 +91,16 @@ enum class ArgLayout : std::uint8_t {
 };
 
 struct ProbeSpec {
-  std::string name;         // unique spec name (`cudaMalloc`, or the user's)
-  std::string domain;       // `cuda`, `cuda_driver`, `nccl`, `torch`, `python`, user's
-  std::string library;      // glob on the library file name (`libcudart.so*`)
-  std::string symbol;       // exact symbol name, or a glob when symbol_is_pattern
+  std::string name;     // unique spec name (`cudaMalloc`, or the user's)
+  std::string domain;   // `cuda`, `cuda_driver`, `nccl`, `torch`, `python`, user's
+  std::string library;  // glob on the library file name (`libcudart.so*`)
+  std::string symbol;   // exact symbol name, or a glob when symbol_is_pattern
   bool symbol_is_pattern = false;
   // A USDT probe "provider:name" (`python:function__entry`) instead of a symbol; it is
   // entry-only, and kUsdtArg arguments take their locations from the probe's note.
   std::string usdt;
   NameRule name_rule = NameRule::kDemangled;
-  bool with_exit = true;    // entry+exit (duration, return value) or entry-only
+  bool with_exit = true;  // entry+exit (duration, return value) or entry-only
   ReturnKind ret = ReturnKind::kInt32;
   std::vector<ArgSpec> args;  // at most 8
   std::vector<DerivedArg> derived;
@@ -124,7 +124,7 @@ struct ProbeSpec {
 inline constexpr std::size_t kMaxArgs = 8;
 inline constexpr std::uint8_t kMaxRegisterIndex = 5;
 inline constexpr std::uint8_t kMaxStackSlot = 31;
-inline constexpr std::uint8_t kRegisterSlots = 16;   // enum eacgm_reg
-inline constexpr std::size_t kMaxStringArgs = 2;   // str and str2
+inline constexpr std::uint8_t kRegisterSlots = 16;  // enum eacgm_reg
+inline constexpr std::size_t kMaxStringArgs = 2;    // str and str2
 
 }  // namespace eacgm

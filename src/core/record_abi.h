@@ -34,4 +34,4 @@ static_assert(EACGM_REC_SIZE_FULL == sizeof(eacgm_record));
 static_assert(EACGM_SRC_ARG == 6);
 static_assert(EACGM_PROBE_SPLIT == 0x40);
 static_assert((EACGM_PROBE_SPLIT & (EACGM_PROBE_EXIT | EACGM_PROBE_ENABLED | EACGM_PROBE_OUTER |
-                                   EACGM_PROBE_STR | EACGM_PROBE_STR2 | EACGM_PROBE_EXIT_ARGS)) == 0);
+                                    EACGM_PROBE_STR | EACGM_PROBE_STR2 | EACGM_PROBE_EXIT_ARGS)) == 0);

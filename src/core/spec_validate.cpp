@@ -19,8 +19,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_spec_identifier(std::string_view s) {
   if (s.empty() || !(is_lower(s[0]) || is_upper(s[0]) || s[0] == '_')) return false;
   for (char c : s) {
-    if (!(is_lower(c) || is_upper(c) || is_digit(c) || c == '_' || c == '.' || c == ':' ||
-          c == '-')) {
+    if (!(is_lower(c) || is_upper(c) || is_digit(c) || c == '_' || c == '.' || c == ':' || c == '-')) {
       return false;
     }
   }
@@ -42,8 +41,7 @@ std::optional<SpecViolation> probe_violation(std::string key, std::string messag
   return SpecViolation{-1, std::move(key), std::move(message)};
 }
 
-std::optional<SpecViolation> arg_violation(std::size_t arg, std::string key,
-                                           std::string message) {
+std::optional<SpecViolation> arg_violation(std::size_t arg, std::string key, std::string message) {
   return SpecViolation{static_cast<int>(arg), std::move(key), std::move(message)};
 }
 
@@ -52,10 +50,10 @@ std::optional<SpecViolation> arg_violation(std::size_t arg, std::string key,
 std::optional<SpecViolation> check_usdt_fields(const ProbeSpec& spec) {
   const auto colon = spec.usdt.find(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.usdt.size()) {
-    return probe_violation(
-        "usdt", fmt::format("usdt \"{}\" must be \"provider:name\" as listed by `readelf -n` "
-                            "(for example \"python:function__entry\")",
-                            spec.usdt));
+    return probe_violation("usdt",
+                           fmt::format("usdt \"{}\" must be \"provider:name\" as listed by `readelf -n` "
+                                       "(for example \"python:function__entry\")",
+                                       spec.usdt));
   }
   if (!spec.symbol.empty()) {
     return probe_violation("usdt", "give either usdt or symbol/pattern, not both");
@@ -70,59 +68,55 @@ std::optional<SpecViolation> check_usdt_fields(const ProbeSpec& spec) {
 
 std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
   if (spec.name.empty()) {
-    return probe_violation("name",
-                           "name is empty; give the probe a unique name such as \"my_alloc\"");
+    return probe_violation("name", "name is empty; give the probe a unique name such as \"my_alloc\"");
   }
   if (!is_spec_identifier(spec.name)) {
-    return probe_violation(
-        "name", fmt::format("name \"{}\" is not valid: use letters, digits and _ . : - "
-                            "starting with a letter or _ (for example \"my_alloc\")",
-                            spec.name));
+    return probe_violation("name", fmt::format("name \"{}\" is not valid: use letters, digits and _ . : - "
+                                               "starting with a letter or _ (for example \"my_alloc\")",
+                                               spec.name));
   }
   if (spec.domain.empty()) {
     return probe_violation("domain", "domain is empty; use a short word such as \"user\"");
   }
   if (!is_spec_identifier(spec.domain)) {
-    return probe_violation(
-        "domain", fmt::format("domain \"{}\" is not valid: use letters, digits and _ . : - "
-                              "starting with a letter or _ (for example \"user\")",
-                              spec.domain));
+    return probe_violation("domain",
+                           fmt::format("domain \"{}\" is not valid: use letters, digits and _ . : - "
+                                       "starting with a letter or _ (for example \"user\")",
+                                       spec.domain));
   }
   if (spec.library.empty()) {
-    return probe_violation(
-        "library", "library is empty; give a glob on the library file name such as \"libfoo.so*\"");
+    return probe_violation("library",
+                           "library is empty; give a glob on the library file name such as \"libfoo.so*\"");
   }
   if (auto slash = spec.library.rfind('/'); slash != std::string::npos) {
     // Libraries are matched by the file name found in /proc/PID/maps, so a path
     // could never match; say which part to keep.
-    return probe_violation(
-        "library", fmt::format("library \"{}\" contains a directory; it is matched against the "
-                               "file name only, so write \"{}\"",
-                               spec.library, spec.library.substr(slash + 1)));
+    return probe_violation("library",
+                           fmt::format("library \"{}\" contains a directory; it is matched against the "
+                                       "file name only, so write \"{}\"",
+                                       spec.library, spec.library.substr(slash + 1)));
   }
   if (!spec.usdt.empty()) {
     if (auto v = check_usdt_fields(spec)) return v;
   }
   const char* symbol_key = spec.symbol_is_pattern ? "pattern" : "symbol";
   if (spec.symbol.empty() && spec.usdt.empty()) {
-    return probe_violation(symbol_key, fmt::format("{} is empty; name the function to trace",
-                                                   symbol_key));
+    return probe_violation(symbol_key, fmt::format("{} is empty; name the function to trace", symbol_key));
   }
   if (!spec.symbol_is_pattern && has_glob_chars(spec.symbol)) {
-    return probe_violation(
-        "symbol", fmt::format("symbol \"{}\" contains glob characters; use pattern = \"{}\" to "
-                              "match several symbols",
-                              spec.symbol, spec.symbol));
+    return probe_violation("symbol",
+                           fmt::format("symbol \"{}\" contains glob characters; use pattern = \"{}\" to "
+                                       "match several symbols",
+                                       spec.symbol, spec.symbol));
   }
   if (return_kind_name(spec.ret) == "?") {
-    return probe_violation("ret", fmt::format("unknown return kind {}",
-                                              static_cast<int>(spec.ret)));
+    return probe_violation("ret", fmt::format("unknown return kind {}", static_cast<int>(spec.ret)));
   }
   if (!spec.with_exit && spec.ret != ReturnKind::kNone) {
-    return probe_violation(
-        "ret", fmt::format("ret = \"{}\" needs exit = true (an entry-only probe never sees the "
-                           "return value); set exit = true or ret = \"none\"",
-                           return_kind_name(spec.ret)));
+    return probe_violation("ret",
+                           fmt::format("ret = \"{}\" needs exit = true (an entry-only probe never sees the "
+                                       "return value); set exit = true or ret = \"none\"",
+                                       return_kind_name(spec.ret)));
   }
   if (spec.outer && !spec.with_exit) {
     // The in-kernel depth is closed by the exit probe; without one it would never drop.
@@ -144,13 +138,12 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
 std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
   const ArgSpec& arg = spec.args[i];
   if (!is_arg_identifier(arg.name)) {
-    return arg_violation(
-        i, "name",
-        arg.name.empty()
-            ? std::string("name is empty; give the arg a snake_case name such as \"size\"")
-            : fmt::format("name \"{}\" is not valid: use snake_case ([a-z_][a-z0-9_]*, for "
-                          "example \"dev_ptr\")",
-                          arg.name));
+    return arg_violation(i, "name",
+                         arg.name.empty()
+                             ? std::string("name is empty; give the arg a snake_case name such as \"size\"")
+                             : fmt::format("name \"{}\" is not valid: use snake_case ([a-z_][a-z0-9_]*, for "
+                                           "example \"dev_ptr\")",
+                                           arg.name));
   }
   for (std::size_t j = 0; j < i; ++j) {
     if (spec.args[j].name == arg.name) {
@@ -166,11 +159,10 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
   switch (arg.source) {
     case ArgSource::kRegister:
       if (arg.index > kMaxRegisterIndex) {
-        return arg_violation(
-            i, "reg",
-            fmt::format("reg {} is out of range 0..{} (rdi, rsi, rdx, rcx, r8, r9); use "
-                        "stack = N for arguments passed on the stack",
-                        arg.index, kMaxRegisterIndex));
+        return arg_violation(i, "reg",
+                             fmt::format("reg {} is out of range 0..{} (rdi, rsi, rdx, rcx, r8, r9); use "
+                                         "stack = N for arguments passed on the stack",
+                                         arg.index, kMaxRegisterIndex));
       }
       // A by-value dim3 is 12 bytes: x,y in one register and z in the next.
       if (arg.kind == ArgKind::kDim3 && arg.index + 1 > kMaxRegisterIndex) {
@@ -184,8 +176,7 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
     case ArgSource::kStack:
       if (arg.index > kMaxStackSlot) {
         return arg_violation(i, "stack",
-                             fmt::format("stack slot {} is out of range 0..{}", arg.index,
-                                         kMaxStackSlot));
+                             fmt::format("stack slot {} is out of range 0..{}", arg.index, kMaxStackSlot));
       }
       if (arg.kind == ArgKind::kDim3Split && arg.index + 2 > kMaxStackSlot) {
         return arg_violation(
@@ -205,13 +196,11 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
     case ArgSource::kPtReg:
     case ArgSource::kPtRegMem:
       if (arg.index >= kRegisterSlots) {
-        return arg_violation(i, "reg",
-                             fmt::format("register slot {} is out of range 0..{}", arg.index,
-                                         kRegisterSlots - 1));
+        return arg_violation(
+            i, "reg", fmt::format("register slot {} is out of range 0..{}", arg.index, kRegisterSlots - 1));
       }
       if (arg.displacement < INT16_MIN || arg.displacement > INT16_MAX) {
-        return arg_violation(i, "reg",
-                             fmt::format("displacement {} does not fit 16 bits", arg.displacement));
+        return arg_violation(i, "reg", fmt::format("displacement {} does not fit 16 bits", arg.displacement));
       }
       if (arg.kind == ArgKind::kDim3 || arg.kind == ArgKind::kDim3Split) {
         return arg_violation(i, "kind", "a dim3 by value needs an argument register or stack slot");
@@ -246,12 +235,10 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
       }
       break;
     default:
-      return arg_violation(i, "reg", fmt::format("unknown argument source {}",
-                                                 static_cast<int>(arg.source)));
+      return arg_violation(i, "reg", fmt::format("unknown argument source {}", static_cast<int>(arg.source)));
   }
   if (arg_format_name(arg.format) == "?") {
-    return arg_violation(i, "format",
-                         fmt::format("unknown format {}", static_cast<int>(arg.format)));
+    return arg_violation(i, "format", fmt::format("unknown format {}", static_cast<int>(arg.format)));
   }
   if (arg.at_exit) {
     if (spec.split_return) {
@@ -305,36 +292,31 @@ std::optional<SpecViolation> check_derived(const ProbeSpec& spec) {
   for (std::size_t i = 0; i < spec.derived.size(); ++i) {
     const DerivedArg& d = spec.derived[i];
     if (!is_arg_identifier(d.name)) {
-      return probe_violation("derived",
-                             fmt::format("derived value \"{}\": name is not valid snake_case "
-                                         "([a-z_][a-z0-9_]*)",
-                                         d.name));
+      return probe_violation("derived", fmt::format("derived value \"{}\": name is not valid snake_case "
+                                                    "([a-z_][a-z0-9_]*)",
+                                                    d.name));
     }
     bool clash = is_arg(d.name);
     for (std::size_t j = 0; j < i && !clash; ++j) clash = spec.derived[j].name == d.name;
     if (clash) {
-      return probe_violation("derived",
-                             fmt::format("derived value \"{}\": name is already used by an arg "
-                                         "or another derived value",
-                                         d.name));
+      return probe_violation("derived", fmt::format("derived value \"{}\": name is already used by an arg "
+                                                    "or another derived value",
+                                                    d.name));
     }
     if (!is_arg(d.from)) {
-      return probe_violation("derived",
-                             fmt::format("derived value \"{}\": from \"{}\" is not a captured "
-                                         "arg of this probe",
-                                         d.name, d.from));
+      return probe_violation("derived", fmt::format("derived value \"{}\": from \"{}\" is not a captured "
+                                                    "arg of this probe",
+                                                    d.name, d.from));
     }
     if (d.op == DerivedArg::Op::kProduct && !is_arg(d.with)) {
-      return probe_violation("derived",
-                             fmt::format("derived value \"{}\": with \"{}\" is not a captured "
-                                         "arg of this probe (the second factor)",
-                                         d.name, d.with));
+      return probe_violation("derived", fmt::format("derived value \"{}\": with \"{}\" is not a captured "
+                                                    "arg of this probe (the second factor)",
+                                                    d.name, d.with));
     }
     if (d.op == DerivedArg::Op::kTimesNcclDtype && !is_arg(d.with)) {
-      return probe_violation("derived",
-                             fmt::format("derived value \"{}\": with \"{}\" is not a captured "
-                                         "arg of this probe (it must hold the NCCL datatype)",
-                                         d.name, d.with));
+      return probe_violation("derived", fmt::format("derived value \"{}\": with \"{}\" is not a captured "
+                                                    "arg of this probe (it must hold the NCCL datatype)",
+                                                    d.name, d.with));
     }
   }
   return std::nullopt;
@@ -344,42 +326,59 @@ std::optional<SpecViolation> check_derived(const ProbeSpec& spec) {
 
 std::string_view arg_kind_name(ArgKind kind) {
   switch (kind) {
-    case ArgKind::kRaw: return "raw";
-    case ArgKind::kU32: return "u32";
-    case ArgKind::kDerefU32: return "deref_u32";
-    case ArgKind::kDerefU64: return "deref_u64";
-    case ArgKind::kDim3: return "dim3";
-    case ArgKind::kDerefDim3: return "deref_dim3";
-    case ArgKind::kString: return "string";
-    case ArgKind::kDim3Split: return "dim3_split";
-    case ArgKind::kU8: return "u8";
-    case ArgKind::kU16: return "u16";
+    case ArgKind::kRaw:
+      return "raw";
+    case ArgKind::kU32:
+      return "u32";
+    case ArgKind::kDerefU32:
+      return "deref_u32";
+    case ArgKind::kDerefU64:
+      return "deref_u64";
+    case ArgKind::kDim3:
+      return "dim3";
+    case ArgKind::kDerefDim3:
+      return "deref_dim3";
+    case ArgKind::kString:
+      return "string";
+    case ArgKind::kDim3Split:
+      return "dim3_split";
+    case ArgKind::kU8:
+      return "u8";
+    case ArgKind::kU16:
+      return "u16";
   }
   return "?";
 }
 
 std::string_view arg_format_name(ArgFormat format) {
   switch (format) {
-    case ArgFormat::kUnsigned: return "unsigned";
-    case ArgFormat::kSigned: return "signed";
-    case ArgFormat::kHex: return "hex";
+    case ArgFormat::kUnsigned:
+      return "unsigned";
+    case ArgFormat::kSigned:
+      return "signed";
+    case ArgFormat::kHex:
+      return "hex";
   }
   return "?";
 }
 
 std::string_view return_kind_name(ReturnKind ret) {
   switch (ret) {
-    case ReturnKind::kNone: return "none";
-    case ReturnKind::kInt32: return "int32";
-    case ReturnKind::kInt64: return "int64";
-    case ReturnKind::kPointer: return "pointer";
+    case ReturnKind::kNone:
+      return "none";
+    case ReturnKind::kInt32:
+      return "int32";
+    case ReturnKind::kInt64:
+      return "int64";
+    case ReturnKind::kPointer:
+      return "pointer";
   }
   return "?";
 }
 
 bool is_deref_kind(ArgKind kind) {
-  return kind == ArgKind::kDerefU32 || kind == ArgKind::kDerefU64 ||
-         kind == ArgKind::kDerefDim3 || kind == ArgKind::kString;
+  return kind == ArgKind::kDerefU32 || kind == ArgKind::kDerefU64 || kind == ArgKind::kDerefDim3 ||
+         kind == ArgKind::kString;
 }
 
 std::optional<SpecViolation> find_spec_violation(const ProbeSpec& spec) {
@@ -393,12 +392,11 @@ std::optional<SpecViolation> find_spec_violation(const ProbeSpec& spec) {
 Status validate_spec(const ProbeSpec& spec) {
   auto v = find_spec_violation(spec);
   if (!v) return {};
-  std::string where = spec.name.empty() ? std::string("probe (no name)")
-                                        : fmt::format("probe \"{}\"", spec.name);
+  std::string where =
+      spec.name.empty() ? std::string("probe (no name)") : fmt::format("probe \"{}\"", spec.name);
   if (v->arg >= 0) {
     const std::string& arg_name = spec.args[static_cast<std::size_t>(v->arg)].name;
-    where += arg_name.empty() ? fmt::format(": arg #{}", v->arg + 1)
-                              : fmt::format(": arg \"{}\"", arg_name);
+    where += arg_name.empty() ? fmt::format(": arg #{}", v->arg + 1) : fmt::format(": arg \"{}\"", arg_name);
   }
   return make_error(fmt::format("{}: {}", where, v->message));
 }

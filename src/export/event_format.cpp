@@ -235,9 +235,9 @@ void append_text(Buf& out, const CallEvent& e) {
   std::time_t secs = static_cast<std::time_t>(e.ts_ns / 1000000000ull);
   std::tm tm{};
   localtime_r(&secs, &tm);
-  fmt::format_to(std::back_inserter(out), "{:02}:{:02}:{:02}.{:06} {}[{}/{}] {} {}(", tm.tm_hour,
-                 tm.tm_min, tm.tm_sec, (e.ts_ns % 1000000000ull) / 1000, e.comm_view(), e.pid, e.tid,
-                 e.domain(), e.function());
+  fmt::format_to(std::back_inserter(out), "{:02}:{:02}:{:02}.{:06} {}[{}/{}] {} {}(", tm.tm_hour, tm.tm_min,
+                 tm.tm_sec, (e.ts_ns % 1000000000ull) / 1000, e.comm_view(), e.pid, e.tid, e.domain(),
+                 e.function());
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {
     if (!first) put(out, ", ");

@@ -2,15 +2,15 @@
 // base units with nulls for what a GPU does not report).
 #include "export/gpu_report.h"
 
-#include "export/gpu_json.h"
-#include "export/text_columns.h"
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "export/gpu_json.h"
+#include "export/text_columns.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -45,9 +45,15 @@ std::string iso_time(std::chrono::system_clock::time_point t) {
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
   // nvml.h: nvmlClocksEventReason* / nvmlClocksThrottleReason* bit values.
   static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
-      {0x1, "gpu_idle"},          {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},       {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
+      {0x1, "gpu_idle"},
+      {0x2, "applications_clocks_setting"},
+      {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},
+      {0x10, "sync_boost"},
+      {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"},
+      {0x80, "hw_power_brake_slowdown"},
+      {0x100, "display_clock_setting"},
   };
   std::vector<std::string> names;
   std::uint64_t known = 0;
@@ -68,25 +74,26 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     out += "No GPUs found by NVML\n";
   } else {
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "MemUtil", "Memory used/total MiB", "Temp", "Power/limit W",
-                    "SM MHz", "Mem MHz", "Fan", "XID"});
+    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "MemUtil", "Memory used/total MiB", "Temp",
+                    "Power/limit W", "SM MHz", "Mem MHz", "Fan", "XID"});
     for (const DeviceSample& d : snap.devices) {
       if (d.lost || !d.error.empty()) {
         rows.push_back({fmt::format("{}", d.index), d.name.empty() ? "-" : d.name,
-                        d.pci_bus_id.empty() ? "-" : d.pci_bus_id, d.lost ? "LOST" : "ERROR", "-", "-", "-", "-", "-",
-                        "-", "-", "-"});
+                        d.pci_bus_id.empty() ? "-" : d.pci_bus_id, d.lost ? "LOST" : "ERROR", "-", "-", "-",
+                        "-", "-", "-", "-", "-"});
         continue;
       }
-      std::string memory = (d.memory_used_bytes || d.memory_total_bytes)
-                               ? fmt::format("{} / {}", format_mib(d.memory_used_bytes), format_mib(d.memory_total_bytes))
-                               : "-";
+      std::string memory =
+          (d.memory_used_bytes || d.memory_total_bytes)
+              ? fmt::format("{} / {}", format_mib(d.memory_used_bytes), format_mib(d.memory_total_bytes))
+              : "-";
       std::string power = (d.power_usage_milliwatts || d.power_limit_milliwatts)
                               ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
                                             watts(d.power_limit_milliwatts, "{:.0f}"))
                               : "-";
       rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id, cell(d.utilization_gpu_percent, "%"),
-                      cell(d.utilization_memory_percent, "%"), memory, cell(d.temperature_gpu_celsius, "C"), power,
-                      cell(d.clock_sm_mhz), cell(d.clock_memory_mhz), cell(d.fan_speed_percent, "%"),
+                      cell(d.utilization_memory_percent, "%"), memory, cell(d.temperature_gpu_celsius, "C"),
+                      power, cell(d.clock_sm_mhz), cell(d.clock_memory_mhz), cell(d.fan_speed_percent, "%"),
                       cell(d.xid_errors_total)});
     }
     out += render_columns(rows, {true, false, false, true, true, true, true, true, true, true, true, true});
@@ -97,7 +104,8 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     rows.push_back({"GPU", "PID", "Type", "Process", "Container", "Memory MiB", "SM", "Mem", "Enc", "Dec"});
     for (const ProcessSample& p : snap.processes) {
       rows.push_back({fmt::format("{}", p.gpu_index), fmt::format("{}", p.pid), process_type(p),
-                      p.name.empty() ? "-" : p.name, p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
+                      p.name.empty() ? "-" : p.name,
+                      p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
                       format_mib(p.used_memory_bytes), cell(p.sm_utilization_percent, "%"),
                       cell(p.memory_utilization_percent, "%"), cell(p.encoder_utilization_percent, "%"),
                       cell(p.decoder_utilization_percent, "%")});
@@ -190,9 +198,11 @@ std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent)
       {"time", iso_time(snap.time)},
       {"sequence", snap.sequence},
       {"pass_cpu_seconds", std::chrono::duration<double>(snap.pass_cpu_time).count()},
-      {"driver_version", snap.system.driver_version.empty() ? json(nullptr) : json(snap.system.driver_version)},
-      {"cuda_driver_version",
-       snap.system.cuda_driver_version ? json(format_cuda_version(*snap.system.cuda_driver_version)) : json(nullptr)},
+      {"driver_version",
+       snap.system.driver_version.empty() ? json(nullptr) : json(snap.system.driver_version)},
+      {"cuda_driver_version", snap.system.cuda_driver_version
+                                  ? json(format_cuda_version(*snap.system.cuda_driver_version))
+                                  : json(nullptr)},
       {"gpus", std::move(gpus)},
   };
   if (processes) {

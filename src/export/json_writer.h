@@ -44,11 +44,21 @@ inline void put_json_string(fmt::memory_buffer& out, std::string_view s) {
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, s.data() + i);
     switch (c) {
-      case '"': put(out, "\\\""); break;
-      case '\\': put(out, "\\\\"); break;
-      case '\n': put(out, "\\n"); break;
-      case '\r': put(out, "\\r"); break;
-      case '\t': put(out, "\\t"); break;
+      case '"':
+        put(out, "\\\"");
+        break;
+      case '\\':
+        put(out, "\\\\");
+        break;
+      case '\n':
+        put(out, "\\n");
+        break;
+      case '\r':
+        put(out, "\\r");
+        break;
+      case '\t':
+        put(out, "\\t");
+        break;
       default: {
         char esc[7] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 0xf], 0};
         out.append(esc, esc + 6);

@@ -1,10 +1,10 @@
 // Summary table rendering: cell formatting, column widths, alignment.
 #include "export/summary_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-
-#include <fmt/format.h>
 
 namespace eacgm::exporting {
 
@@ -41,7 +41,8 @@ std::string clip(const std::string& s, std::size_t width) {
 }
 }  // namespace
 
-std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, const SummaryTableOptions& options) {
+std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
+                         const SummaryTableOptions& options) {
   const std::size_t n = options.max_rows == 0 ? rows.size() : std::min(rows.size(), options.max_rows);
   bool any_nested = false;
   for (const auto& r : rows) any_nested = any_nested || r.nested > 0;
@@ -53,7 +54,8 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, cons
     const auto& r = rows[i];
     const bool timed = r.timed > 0;
     auto dur = [timed](double ns) { return timed ? format_duration(ns) : std::string("-"); };
-    cells.push_back({r.domain.empty() ? "-" : r.domain, r.function.empty() ? "-" : clip(r.function, options.max_function_width),
+    cells.push_back({r.domain.empty() ? "-" : r.domain,
+                     r.function.empty() ? "-" : clip(r.function, options.max_function_width),
                      fmt::format("{}", r.calls), fmt::format("{}", r.nested), fmt::format("{}", r.errors),
                      dur(static_cast<double>(r.total_ns)), dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns),
                      dur(static_cast<double>(r.max_ns))});

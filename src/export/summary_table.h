@@ -21,7 +21,8 @@ std::string format_duration(double ns);
 
 // Columns: domain, function, calls, errors, total, mean, p50, p99, max. Names are
 // left-aligned, numbers right-aligned; "-" where a function has no timed call.
-std::string render_table(const std::vector<analysis::CallSummaryRow>& rows, const SummaryTableOptions& options = {});
+std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
+                         const SummaryTableOptions& options = {});
 
 // The same, from a summary, with a closing line when rows were cut or events fell
 // beyond the key cap, so a short table never passes for a complete one.

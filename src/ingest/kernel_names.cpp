@@ -200,16 +200,15 @@ std::string KernelNames::resolve_from_elf(std::uint32_t pid, Process& p, std::ui
       std::uint64_t start = 0, end = 0, offset = 0;
       char perms[8] = {};
       int path_at = -1;
-      if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start,
-                      &end, perms, &offset, &path_at) < 4 ||
+      if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms,
+                      &offset, &path_at) < 4 ||
           path_at < 0) {
         continue;
       }
       std::string path = line.substr(static_cast<std::size_t>(path_at));
       if (perms[2] != 'x' || path.empty() || path[0] != '/') continue;
       if (path.ends_with(" (deleted)")) continue;
-      p.maps.push_back(Mapping{start, end, offset, path,
-                               "/proc/" + std::to_string(pid) + "/root" + path});
+      p.maps.push_back(Mapping{start, end, offset, path, "/proc/" + std::to_string(pid) + "/root" + path});
     }
     m = find();
     if (m == nullptr) return {};  // a heap handle (CUfunction), not code

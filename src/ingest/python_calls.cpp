@@ -105,8 +105,7 @@ const std::shared_ptr<const ProbeInfo>& PythonCalls::function_info(const Frame& 
   info.symbol = module_of(f.file) + "." + f.function;
   info.library = f.file;
   info.spec = python_call_spec();
-  return functions_.emplace(std::move(key), std::make_shared<const ProbeInfo>(std::move(info)))
-      .first->second;
+  return functions_.emplace(std::move(key), std::make_shared<const ProbeInfo>(std::move(info))).first->second;
 }
 
 void PythonCalls::complete(const Frame& what, const CallEvent& ret, const std::uint64_t* entry_ts,

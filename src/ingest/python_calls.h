@@ -21,12 +21,12 @@
 namespace eacgm::ingest {
 
 struct PythonCallCounters {
-  std::uint64_t calls = 0;             // calls passed on (one per function__return)
-  std::uint64_t filtered = 0;          // calls whose file failed the file filter
-  std::uint64_t unpaired = 0;          // calls passed on without duration: no entry seen
-  std::uint64_t unreturned = 0;        // entries skipped over by a later return (lost record)
-  std::uint64_t depth_overflows = 0;   // entries past the per-thread depth cap (not timed)
-  std::uint64_t orphan_returns = 0;    // frame-reading returns without their entry: not reported
+  std::uint64_t calls = 0;            // calls passed on (one per function__return)
+  std::uint64_t filtered = 0;         // calls whose file failed the file filter
+  std::uint64_t unpaired = 0;         // calls passed on without duration: no entry seen
+  std::uint64_t unreturned = 0;       // entries skipped over by a later return (lost record)
+  std::uint64_t depth_overflows = 0;  // entries past the per-thread depth cap (not timed)
+  std::uint64_t orphan_returns = 0;   // frame-reading returns without their entry: not reported
 };
 
 class PythonCalls {

@@ -1,13 +1,13 @@
 // Ring-buffer consumption loop.
 #include "ingest/ring_reader.h"
 
-#include "bpf/events.h"
-
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "bpf/events.h"
 
 namespace eacgm::ingest {
 

@@ -68,9 +68,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
 
 TraceSession::~TraceSession() { stop(); }
 
-Status TraceSession::add_target(int pid) {
-  return bpf_->add_target_pid(static_cast<std::uint32_t>(pid));
-}
+Status TraceSession::add_target(int pid) { return bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); }
 
 void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
 
@@ -130,8 +128,8 @@ void TraceSession::service(std::chrono::milliseconds budget) {
     auto now = std::chrono::steady_clock::now();
     if (now >= next_rescan_) {
       rescan();
-      next_rescan_ = now + std::chrono::milliseconds(
-                               static_cast<int>(options_.config.rescan_interval_s * 1000));
+      next_rescan_ =
+          now + std::chrono::milliseconds(static_cast<int>(options_.config.rescan_interval_s * 1000));
     }
     if (now >= deadline) return;
   }

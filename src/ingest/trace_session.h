@@ -27,26 +27,26 @@ namespace eacgm::ingest {
 struct TraceOptions {
   TraceConfig config;
   std::vector<ProbeSpec> specs;
-  bool filter_pids = false;      // trace only `pids` and their children
-  bool stop_on_load = false;     // hold them at loader hints until attached (launched commands)
+  bool filter_pids = false;   // trace only `pids` and their children
+  bool stop_on_load = false;  // hold them at loader hints until attached (launched commands)
   std::vector<int> pids;
   std::string btf_path;
-  PythonConfig python;           // pairing and filtering of the python catalog's records
+  PythonConfig python;  // pairing and filtering of the python catalog's records
 };
 
 // Everything counted during a trace; nothing is lost silently.
 struct TraceReport {
   std::uint64_t events = 0;
   std::uint64_t ringbuf_drops = 0;
-  std::uint64_t lost_exits = 0;     // entries never followed by an exit
-  std::uint64_t orphan_exits = 0;   // exits whose entry was not seen
-  std::uint64_t too_deep = 0;       // calls not traced: a thread had too many open
+  std::uint64_t lost_exits = 0;    // entries never followed by an exit
+  std::uint64_t orphan_exits = 0;  // exits whose entry was not seen
+  std::uint64_t too_deep = 0;      // calls not traced: a thread had too many open
   std::uint64_t read_faults = 0;
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;
   KernelNameCounters kernel_names;  // name strings re-read from process memory
   probe::AttachStats attach;
-  PythonCallCounters python;        // zero unless the python catalog is traced
+  PythonCallCounters python;  // zero unless the python catalog is traced
 };
 
 class TraceSession {

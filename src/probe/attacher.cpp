@@ -187,8 +187,7 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
     for (const ElfSymbol* sym : symbols) {
       ProbeInfo info;
-      info.function =
-          spec->symbol_is_pattern ? pattern_probe_name(spec->name_rule, sym->name) : spec->name;
+      info.function = spec->symbol_is_pattern ? pattern_probe_name(spec->name_rule, sym->name) : spec->name;
       if (info.function.empty()) continue;
       info.symbol = sym->name;
       info.library = path;
@@ -228,16 +227,14 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
                                  [&](const ProbePoint& e) { return e.probe_id == point.probe_id; });
     std::optional<UprobeLink> exit;
     if (with_exit) {
-      auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true,
-                           point.ref_ctr_offset);
+      auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true, point.ref_ctr_offset);
       if (!r) {
         fail(r.error());
         continue;
       }
       exit.emplace(std::move(*r));
     }
-    auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false,
-                             point.ref_ctr_offset);
+    auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false, point.ref_ctr_offset);
     if (!entry) {
       fail(entry.error());
       continue;

@@ -20,13 +20,13 @@
 namespace eacgm::probe {
 
 struct AttachStats {
-  std::size_t libraries = 0;        // library files with at least one probe
-  std::size_t probes = 0;           // attached probes (entry+exit counts once)
-  std::size_t uprobes = 0;          // kernel uprobes (entry and exit separately)
-  std::size_t attach_failures = 0;  // uprobes the kernel refused
-  std::size_t unresolved = 0;       // exact symbols missing from a matching library
-  std::vector<std::string> failure_messages;  // first few, for the summary
-  std::set<std::string> resolved_specs;        // spec names attached somewhere
+  std::size_t libraries = 0;                         // library files with at least one probe
+  std::size_t probes = 0;                            // attached probes (entry+exit counts once)
+  std::size_t uprobes = 0;                           // kernel uprobes (entry and exit separately)
+  std::size_t attach_failures = 0;                   // uprobes the kernel refused
+  std::size_t unresolved = 0;                        // exact symbols missing from a matching library
+  std::vector<std::string> failure_messages;         // first few, for the summary
+  std::set<std::string> resolved_specs;              // spec names attached somewhere
   std::map<std::string, std::string> unresolved_in;  // spec name -> a library lacking it
 };
 
@@ -54,9 +54,8 @@ class Attacher {
   void attach_file(const std::string& path, const std::string& open_path);
   void attach_loader(const std::string& open_path);
   // The sites of a USDT spec in one file, with their operand locations and semaphores.
-  void resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes,
-                    const std::string& path, std::vector<ProbePoint>& entries,
-                    const std::function<void(const std::string&)>& fail);
+  void resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes, const std::string& path,
+                    std::vector<ProbePoint>& entries, const std::function<void(const std::string&)>& fail);
 
   BpfTracer& bpf_;
   ProbeTable& table_;

@@ -7,15 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <atomic>
 #include <mutex>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "probe/uprobe_multi.h"
 #include "trace.skel.h"
@@ -87,8 +87,7 @@ Status check_bpf_privileges() {
   std::uint64_t caps = capability_mask();
   auto has = [caps](int cap) { return (caps >> cap) & 1; };
   if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return {};
-  return make_error(
-      "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
+  return make_error("tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
 }
 
 Status check_kernel_btf(const std::string& custom_path) {
@@ -100,8 +99,8 @@ Status check_kernel_btf(const std::string& custom_path) {
         "this kernel exposes no BTF type information (/sys/kernel/btf/vmlinux is missing): "
         "use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this kernel's BTF");
   }
-  return make_error(fmt::format("cannot read BTF file {}: {} (check the --btf path)", path,
-                                errno_text(errno)));
+  return make_error(
+      fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(errno)));
 }
 
 // Sources reach the kernel as their numbers.
@@ -144,8 +143,8 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   t->skel_ = trace_bpf__open_opts(&open_opts);
   if (!t->skel_) {
-    return make_error(fmt::format("cannot open the BPF object: {}{}", errno_text(errno),
-                                  last_libbpf_lines()));
+    return make_error(
+        fmt::format("cannot open the BPF object: {}{}", errno_text(errno), last_libbpf_lines()));
   }
   t->skel_->rodata->filter_pids = options.filter_pids ? 1 : 0;
   t->skel_->rodata->self_tgid = static_cast<std::uint32_t>(getpid());
@@ -170,13 +169,13 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   }
   if (int err = trace_bpf__load(t->skel_)) {
     if (err == -EPERM || err == -EACCES) {
-      return make_error(fmt::format(
-          "the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
-          "kernel.unprivileged_bpf_disabled and lockdown settings{}",
-          errno_text(err), last_libbpf_lines()));
+      return make_error(
+          fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
+                      "kernel.unprivileged_bpf_disabled and lockdown settings{}",
+                      errno_text(err), last_libbpf_lines()));
     }
-    return make_error(fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err),
-                                  last_libbpf_lines()));
+    return make_error(
+        fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), last_libbpf_lines()));
   }
   return t;
 }
@@ -197,16 +196,16 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
     bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
     if (!fork || !exit) {
       if (fork) bpf_link__destroy(fork);
-      return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}",
-                                    errno_text(errno)));
+      return make_error(
+          fmt::format("cannot follow child processes (sched tracepoints): {}", errno_text(errno)));
     }
     t->tp_links_.emplace_back(fork);
     t->tp_links_.emplace_back(exit);
   }
   bpf_link* exec = bpf_program__attach(t->skel_->progs.eacgm_exec);
   if (!exec) {
-    return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}",
-                                  errno_text(errno)));
+    return make_error(
+        fmt::format("cannot watch exec (sched_process_exec tracepoint): {}", errno_text(errno)));
   }
   t->tp_links_.emplace_back(exec);
   return t;
@@ -219,8 +218,8 @@ BpfTracer::~BpfTracer() {
 
 Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec) {
   if (id >= EACGM_MAX_PROBES) {
-    return make_error(fmt::format("too many probes (limit {}): narrow --probes or symbol patterns",
-                                  EACGM_MAX_PROBES));
+    return make_error(
+        fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
   }
   eacgm_probe p = encode_probe(spec);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
@@ -251,8 +250,7 @@ std::vector<std::uint32_t> BpfTracer::target_pids() const {
 }
 
 Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file_offset,
-                                     std::uint32_t probe_id, bool exit,
-                                     std::uint64_t ref_ctr_offset) {
+                                     std::uint32_t probe_id, bool exit, std::uint64_t ref_ctr_offset) {
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   opts.bpf_cookie = probe_id;
   opts.retprobe = exit;
@@ -260,14 +258,14 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
   bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
   if (!link) {
-    return make_error(fmt::format("{} at offset {:#x} of {}: {}", exit ? "uretprobe" : "uprobe",
-                                  file_offset, path, errno_text(errno)));
+    return make_error(fmt::format("{} at offset {:#x} of {}: {}", exit ? "uretprobe" : "uprobe", file_offset,
+                                  path, errno_text(errno)));
   }
   return UprobeLink(link);
 }
 
-Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
-                                           const std::vector<ProbePoint>& points, bool exit) {
+Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::vector<ProbePoint>& points,
+                                           bool exit) {
   if (!multi_) return make_error("uprobe_multi links are not supported by this kernel");
   std::vector<std::uint64_t> offsets, cookies, ref_ctr_offsets;
   offsets.reserve(points.size());
@@ -282,18 +280,17 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path,
   bpf_program* prog = exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi;
   // USDT semaphores: the kernel raises each counter while the probe is attached, so
   // the program's `if (probe enabled)` guard lets the probe site run.
-  auto fd = create_uprobe_multi_link(bpf_program__fd(prog), path, offsets, cookies,
-                                     any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets)
-                                                 : std::span<const std::uint64_t>(),
-                                     exit);
+  auto fd = create_uprobe_multi_link(
+      bpf_program__fd(prog), path, offsets, cookies,
+      any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(), exit);
   if (!fd) return std::move(fd).take_error();
   return UprobeLink(*fd);
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
-  bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(),
-                                                   file_offset, &opts);
+  bpf_link* link =
+      bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts);
   if (!link) {
     return make_error(fmt::format("uprobe on the dynamic loader {}: {}", path, errno_text(errno)));
   }

@@ -23,7 +23,7 @@ struct BpfOptions {
   std::uint32_t wakeup_bytes = 256u << 10;
   bool filter_pids = false;
   bool stop_on_load = false;  // hold launched processes at loader hints until attached
-  std::string btf_path;  // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
+  std::string btf_path;       // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
 };
 
 // Kernel-side counters (bpf/events.h, enum eacgm_counter), summed over CPUs.
@@ -83,13 +83,12 @@ class BpfTracer {
 
   // Attaches the generic entry (and exit) program at file_offset of path, with the
   // probe id as cookie; a non-zero ref_ctr_offset is a USDT semaphore to raise.
-  Result<UprobeLink> attach(const std::string& path, std::uint64_t file_offset,
-                            std::uint32_t probe_id, bool exit, std::uint64_t ref_ctr_offset = 0);
+  Result<UprobeLink> attach(const std::string& path, std::uint64_t file_offset, std::uint32_t probe_id,
+                            bool exit, std::uint64_t ref_ctr_offset = 0);
   // Whether the kernel takes uprobe_multi links (Linux 6.6+).
   bool has_multi() const { return multi_; }
   // Attaches the generic program at every point of one file with one uprobe_multi link.
-  Result<UprobeLink> attach_multi(const std::string& path, const std::vector<ProbePoint>& points,
-                                  bool exit);
+  Result<UprobeLink> attach_multi(const std::string& path, const std::vector<ProbePoint>& points, bool exit);
   // Attaches the discovery hint on the dynamic loader's _dl_debug_state.
   Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
 

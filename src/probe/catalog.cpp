@@ -9,7 +9,7 @@ namespace eacgm::probe {
 
 const std::vector<Catalog>& builtin_catalogs() {
   static const std::vector<Catalog> catalogs = {cuda_runtime_catalog(), cuda_driver_catalog(), nccl_catalog(),
-                                                 python_catalog(), torch_catalog()};
+                                                python_catalog(), torch_catalog()};
   return catalogs;
 }
 
@@ -49,9 +49,9 @@ Result<std::vector<ProbeSpec>> select_specs(const std::vector<std::string>& name
   if (!unknown.empty()) {
     std::string known;
     for (const auto& c : builtin_catalogs()) known += (known.empty() ? "" : ", ") + c.name;
-    return make_error(fmt::format(
-        "unknown probe {} '{}' (catalogs: {}; run `eacgm probes` for every probe name)",
-        unknown.size() == 1 ? "name" : "names", fmt::join(unknown, "', '"), known));
+    return make_error(
+        fmt::format("unknown probe {} '{}' (catalogs: {}; run `eacgm probes` for every probe name)",
+                    unknown.size() == 1 ? "name" : "names", fmt::join(unknown, "', '"), known));
   }
   return out;
 }

@@ -10,8 +10,7 @@ namespace {
 using namespace catalog_args;
 constexpr ArgFormat kHex = ArgFormat::kHex;
 
-ProbeSpec spec(const std::string& name, std::vector<ArgSpec> args,
-               std::vector<DerivedArg> derived = {}) {
+ProbeSpec spec(const std::string& name, std::vector<ArgSpec> args, std::vector<DerivedArg> derived = {}) {
   return api_spec(name, "cuda_driver", "libcuda.so*", std::move(args), std::move(derived));  // CUresult
 }
 
@@ -38,9 +37,8 @@ std::vector<ArgSpec> launch_args() {
 // CUlaunchConfig: gridDimX..Z @0..8, blockDimX..Z @12..20, sharedMemBytes @24,
 // CUstream hStream @32.
 std::vector<ArgSpec> launch_ex_args() {
-  return {hex("f", 1), field("grid", 0, 0, ArgKind::kDerefDim3),
-          field("block", 0, 12, ArgKind::kDerefDim3), field("shared_mem", 0, 24, ArgKind::kDerefU32),
-          field("stream", 0, 32, ArgKind::kDerefU64, kHex)};
+  return {hex("f", 1), field("grid", 0, 0, ArgKind::kDerefDim3), field("block", 0, 12, ArgKind::kDerefDim3),
+          field("shared_mem", 0, 24, ArgKind::kDerefU32), field("stream", 0, 32, ArgKind::kDerefU64, kHex)};
 }
 
 // cuMemcpy*(dst, src, size_t ByteCount[, CUstream hStream])

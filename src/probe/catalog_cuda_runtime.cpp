@@ -20,8 +20,8 @@ ProbeSpec spec(const char* name, std::vector<ArgSpec> args, std::vector<DerivedA
 }
 
 // Adds `name` and, when libcudart exports one, its per-thread-stream variant.
-void add(std::vector<ProbeSpec>& out, const char* name, const char* variant,
-         const std::vector<ArgSpec>& args, const std::vector<DerivedArg>& derived = {}) {
+void add(std::vector<ProbeSpec>& out, const char* name, const char* variant, const std::vector<ArgSpec>& args,
+         const std::vector<DerivedArg>& derived = {}) {
   out.push_back(spec(name, args, derived));
   if (variant != nullptr) out.push_back(spec((std::string(name) + variant).c_str(), args, derived));
 }
@@ -56,8 +56,12 @@ std::vector<ArgSpec> memcpy_args(bool with_stream) {
 // cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
 //              size_t height, cudaMemcpyKind kind[, cudaStream_t stream])
 std::vector<ArgSpec> memcpy2d_args(bool with_stream) {
-  std::vector<ArgSpec> a = {hex("dst", 0),        reg("dpitch", 1), hex("src", 2),
-                            reg("spitch", 3),     reg("width", 4),  reg("height", 5),
+  std::vector<ArgSpec> a = {hex("dst", 0),
+                            reg("dpitch", 1),
+                            hex("src", 2),
+                            reg("spitch", 3),
+                            reg("width", 4),
+                            reg("height", 5),
                             stack("kind", 0, ArgKind::kU32)};
   if (with_stream) a.push_back(stack("stream", 1, ArgKind::kRaw, kHex));
   return a;
@@ -115,8 +119,7 @@ Catalog cuda_runtime_catalog() {
       {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
   add(s, "cudaMallocHost", nullptr, {out_ptr("ptr", 0), reg("size", 1)});
   // cudaHostAlloc(void** pHost, size_t size, unsigned flags)
-  add(s, "cudaHostAlloc", nullptr,
-      {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
+  add(s, "cudaHostAlloc", nullptr, {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
   add(s, "cudaFreeHost", nullptr, {hex("ptr", 0)});
 
   add(s, "cudaMemcpy", "_ptds", memcpy_args(false), kBytesFromCount);
@@ -132,8 +135,7 @@ Catalog cuda_runtime_catalog() {
 
   // Stream creation writes the new handle through the first argument.
   add(s, "cudaStreamCreate", nullptr, {out_ptr("stream", 0)});
-  add(s, "cudaStreamCreateWithFlags", nullptr,
-      {out_ptr("stream", 0), reg("flags", 1, ArgKind::kU32, kHex)});
+  add(s, "cudaStreamCreateWithFlags", nullptr, {out_ptr("stream", 0), reg("flags", 1, ArgKind::kU32, kHex)});
   add(s, "cudaStreamCreateWithPriority", nullptr,
       {out_ptr("stream", 0), reg("flags", 1, ArgKind::kU32, kHex),
        reg("priority", 2, ArgKind::kU32, ArgFormat::kSigned)});

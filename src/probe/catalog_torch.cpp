@@ -24,9 +24,7 @@ ProbeSpec op_spec(const char* name, const char* pattern) {
 }  // namespace
 
 Catalog torch_catalog() {
-  Catalog c{"torch",
-            "PyTorch ops called from Python (libtorch_python THPVariable_* bindings; opt-in)",
-            {}};
+  Catalog c{"torch", "PyTorch ops called from Python (libtorch_python THPVariable_* bindings; opt-in)", {}};
   c.specs.push_back(op_spec("torch_ops", "_ZN5torch8autogradL[0-9]*THPVariable_*EP7_object*"));
   c.specs.push_back(op_spec("torch_ops_extern", "_ZN5torch8autograd[0-9]*THPVariable_*EP7_object*"));
   return c;

@@ -42,7 +42,8 @@ struct SymbolArray {
   bool is_64bit;
 
   std::size_t name_offset(std::size_t k) const {
-    return is_64bit ? static_cast<const Elf64_Sym*>(base)[k].st_name : static_cast<const Elf32_Sym*>(base)[k].st_name;
+    return is_64bit ? static_cast<const Elf64_Sym*>(base)[k].st_name
+                    : static_cast<const Elf32_Sym*>(base)[k].st_name;
   }
   GElf_Sym at(std::size_t k) const {
     if (is_64bit) {
@@ -121,7 +122,9 @@ class DedupSet {
   void prefetch(std::uint64_t key) const { __builtin_prefetch(&slots_[mix(key) & (slots_.size() - 1)]); }
 
  private:
-  static std::size_t mix(std::uint64_t k) { return static_cast<std::size_t>((k ^ (k >> 29)) * 0xbf58476d1ce4e5b9ULL >> 20); }
+  static std::size_t mix(std::uint64_t k) {
+    return static_cast<std::size_t>((k ^ (k >> 29)) * 0xbf58476d1ce4e5b9ULL >> 20);
+  }
 
   std::vector<std::uint64_t> slots_;
   std::size_t used_ = 0;
@@ -338,8 +341,8 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(file.elf_, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
-      file.segments_.push_back(LoadSegment{phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz,
-                                           (phdr.p_flags & PF_X) != 0});
+      file.segments_.push_back(
+          LoadSegment{phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
     }
   }
   return file;
@@ -491,8 +494,8 @@ Result<ElfSymbolTable> ElfSymbolTable::load(const std::string& path) {
   auto prefault = [&](std::size_t section_index) {
     Elf_Scn* scn = elf_getscn(elf, section_index);
     GElf_Shdr shdr;
-    if (raw == nullptr || scn == nullptr || gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS ||
-        shdr.sh_offset >= raw_size) {
+    if (raw == nullptr || scn == nullptr || gelf_getshdr(scn, &shdr) == nullptr ||
+        shdr.sh_type == SHT_NOBITS || shdr.sh_offset >= raw_size) {
       return;
     }
     // libelf maps the whole file, so raw is page-aligned and so is raw + a page-aligned offset.

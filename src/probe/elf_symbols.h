@@ -56,10 +56,10 @@ class ElfFile {
 };
 
 struct ElfSymbol {
-  std::string name;               // without version suffix
-  std::string version;            // "" when unversioned, e.g. "libcudart.so.13"
-  bool default_version = true;    // @@ (or unversioned)
-  std::uint64_t address = 0;      // st_value
+  std::string name;             // without version suffix
+  std::string version;          // "" when unversioned, e.g. "libcudart.so.13"
+  bool default_version = true;  // @@ (or unversioned)
+  std::uint64_t address = 0;    // st_value
   std::uint64_t size = 0;
   std::uint64_t file_offset = 0;  // address mapped through its PT_LOAD segment; 0 if none
   bool is_function = false;       // STT_FUNC or STT_GNU_IFUNC

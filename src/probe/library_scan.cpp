@@ -254,9 +254,10 @@ MapsScan scan_maps(const std::vector<int>& pids) {
     }
   }
   if (denied > 0) {
-    scan.warnings.push_back("cannot read /proc/<pid>/maps of " + std::to_string(denied) +
-                            " process(es) (first: pid " + std::to_string(first_denied) +
-                            "): permission denied; run as root or with CAP_SYS_PTRACE to see their libraries");
+    scan.warnings.push_back(
+        "cannot read /proc/<pid>/maps of " + std::to_string(denied) + " process(es) (first: pid " +
+        std::to_string(first_denied) +
+        "): permission denied; run as root or with CAP_SYS_PTRACE to see their libraries");
   }
   return scan;
 }
@@ -270,7 +271,8 @@ Result<std::vector<CachedLibrary>> parse_ld_cache(std::span<const unsigned char>
   static constexpr std::size_t kNewEntry = 24;   // flags, key, value, osversion, hwcap
   static constexpr std::size_t kOldEntry = 12;   // flags, key, value
   auto starts_with = [&](std::size_t at, std::string_view magic) {
-    return bytes.size() >= at + magic.size() && std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
+    return bytes.size() >= at + magic.size() &&
+           std::memcmp(bytes.data() + at, magic.data(), magic.size()) == 0;
   };
   std::size_t start = 0;
   if (!starts_with(0, kNewMagic)) {

@@ -13,11 +13,11 @@
 namespace eacgm::probe {
 
 struct MappedFile {
-  std::string path;       // path as shown in /proc/<pid>/maps
-  std::string open_path;  // openable from here: /proc/<pid>/root<path> across mount namespaces, else path
-  std::uint64_t dev = 0;  // makedev(major, minor), comparable with file_identity()
+  std::string path;         // path as shown in /proc/<pid>/maps
+  std::string open_path;    // openable from here: /proc/<pid>/root<path> across mount namespaces, else path
+  std::uint64_t dev = 0;    // makedev(major, minor), comparable with file_identity()
   std::uint64_t inode = 0;  // identity: uprobes are per inode
-  std::vector<int> pids;  // processes that map it executable
+  std::vector<int> pids;    // processes that map it executable
 };
 
 // Executable, file-backed mappings of the given pids (all processes when pids is empty);

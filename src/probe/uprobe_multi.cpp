@@ -37,7 +37,8 @@ Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
                                      std::span<const std::uint64_t> offsets,
                                      std::span<const std::uint64_t> cookies,
                                      std::span<const std::uint64_t> ref_ctr_offsets, bool retprobe) {
-  if (offsets.size() != cookies.size() || (!ref_ctr_offsets.empty() && ref_ctr_offsets.size() != offsets.size())) {
+  if (offsets.size() != cookies.size() ||
+      (!ref_ctr_offsets.empty() && ref_ctr_offsets.size() != offsets.size())) {
     return make_error("uprobe_multi: offsets, cookies and semaphores differ in count");
   }
   UprobeMultiLinkAttr attr{};
@@ -46,7 +47,8 @@ Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
   attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
   attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
   attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
-  attr.ref_ctr_offsets = ref_ctr_offsets.empty() ? 0 : reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
+  attr.ref_ctr_offsets =
+      ref_ctr_offsets.empty() ? 0 : reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
   attr.cnt = static_cast<std::uint32_t>(offsets.size());
   attr.multi_flags = retprobe ? kUprobeMultiReturn : 0;
   long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));

@@ -19,9 +19,9 @@ struct UsdtOperand {
     kConstant,  // an immediate ("4@$5")
   };
   Where where = Where::kRegister;
-  std::uint8_t size = 8;     // bytes: 1, 2, 4 or 8
-  bool is_signed = false;    // a negative size in the note
-  std::uint8_t reg = 0;      // bpf/events.h eacgm_reg slot (kRegister, kMemory)
+  std::uint8_t size = 8;          // bytes: 1, 2, 4 or 8
+  bool is_signed = false;         // a negative size in the note
+  std::uint8_t reg = 0;           // bpf/events.h eacgm_reg slot (kRegister, kMemory)
   std::int64_t displacement = 0;  // kMemory
   std::int64_t constant = 0;      // kConstant
 };

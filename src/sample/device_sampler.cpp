@@ -37,7 +37,8 @@ class GpuQuery {
   bool cached(int id, const char* name, Fn fn, Args... args) {
     if (out_.lost || fn == nullptr || (unsupported_ && unsupported_->test(id))) return false;
     Return r = fn(args...);
-    if ((r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound) && unsupported_) unsupported_->set(id);
+    if ((r == nvml::kErrorNotSupported || r == nvml::kErrorFunctionNotFound) && unsupported_)
+      unsupported_->set(id);
     return check(name, r);
   }
 
@@ -60,8 +61,20 @@ class GpuQuery {
 
 // Ids for the support cache.
 enum QueryId {
-  kQTemperature, kQPower, kQPowerLimit, kQEnergy, kQFan, kQEncoder, kQDecoder, kQPcieThroughput,
-  kQPcieReplay, kQEccCorrected, kQEccUncorrected, kQRemappedRows, kQClockEventReasons, kQFieldValues,
+  kQTemperature,
+  kQPower,
+  kQPowerLimit,
+  kQEnergy,
+  kQFan,
+  kQEncoder,
+  kQDecoder,
+  kQPcieThroughput,
+  kQPcieReplay,
+  kQEccCorrected,
+  kQEccUncorrected,
+  kQRemappedRows,
+  kQClockEventReasons,
+  kQFieldValues,
 };
 
 // NVML_FI_DEV_PCIE_COUNT_TX_BYTES / _RX_BYTES: cumulative and cheap (0.3 ms for both),
@@ -70,7 +83,8 @@ enum QueryId {
 constexpr unsigned int kFieldPcieTxBytes = 197;
 constexpr unsigned int kFieldPcieRxBytes = 198;
 
-std::optional<std::uint64_t> counter_rate(std::optional<std::uint64_t> before, std::uint64_t now, double seconds) {
+std::optional<std::uint64_t> counter_rate(std::optional<std::uint64_t> before, std::uint64_t now,
+                                          double seconds) {
   if (!before || seconds <= 0) return std::nullopt;
   std::uint64_t delta;
   if (now >= *before) {
@@ -88,10 +102,14 @@ std::string c_string(const char* buf, std::size_t cap) { return std::string(buf,
 std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
   if (v.nvmlReturn != nvml::kSuccess) return std::nullopt;
   switch (v.valueType) {
-    case nvml::kValueUnsignedInt: return v.value.uiVal;
-    case nvml::kValueUnsignedLong: return v.value.ulVal;
-    case nvml::kValueUnsignedLongLong: return v.value.ullVal;
-    case nvml::kValueUnsignedShort: return v.value.usVal;
+    case nvml::kValueUnsignedInt:
+      return v.value.uiVal;
+    case nvml::kValueUnsignedLong:
+      return v.value.ulVal;
+    case nvml::kValueUnsignedLongLong:
+      return v.value.ullVal;
+    case nvml::kValueUnsignedShort:
+      return v.value.usVal;
     case nvml::kValueSignedInt:
       return v.value.siVal >= 0 ? std::optional<std::uint64_t>(v.value.siVal) : std::nullopt;
     case nvml::kValueSignedLongLong:
@@ -99,7 +117,8 @@ std::optional<std::uint64_t> field_u64(const nvml::FieldValue& v) {
     case nvml::kValueDouble:
       return v.value.dVal >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(v.value.dVal))
                                : std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -178,8 +197,8 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
     }
     // XIDs are counted from now on; a GPU that cannot deliver them reports them absent.
     if (events_ && !g.identity.lost) {
-      g.xid_registered = f.DeviceRegisterEvents(g.handle, nvml::kEventTypeXidCriticalError,
-                                                events_) == nvml::kSuccess;
+      g.xid_registered =
+          f.DeviceRegisterEvents(g.handle, nvml::kEventTypeXidCriticalError, events_) == nvml::kSuccess;
     }
     // Identity queries that failed are retried by nobody: keep them out of every pass.
     g.identity.field_errors.clear();
@@ -337,10 +356,12 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   }
 
   unsigned int u = 0;
-  if (q.cached(kQTemperature, "nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu, &u)) {
+  if (q.cached(kQTemperature, "nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu,
+               &u)) {
     out.temperature_gpu_celsius = u;
   }
-  if (q.cached(kQPower, "nvmlDeviceGetPowerUsage", f.DeviceGetPowerUsage, d, &u)) out.power_usage_milliwatts = u;
+  if (q.cached(kQPower, "nvmlDeviceGetPowerUsage", f.DeviceGetPowerUsage, d, &u))
+    out.power_usage_milliwatts = u;
   if (q.cached(kQPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
     out.power_limit_milliwatts = u;
   }
@@ -353,10 +374,12 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   }
   if (q.cached(kQFan, "nvmlDeviceGetFanSpeed", f.DeviceGetFanSpeed, d, &u)) out.fan_speed_percent = u;
   unsigned int period_us = 0;
-  if (q.cached(kQEncoder, "nvmlDeviceGetEncoderUtilization", f.DeviceGetEncoderUtilization, d, &u, &period_us)) {
+  if (q.cached(kQEncoder, "nvmlDeviceGetEncoderUtilization", f.DeviceGetEncoderUtilization, d, &u,
+               &period_us)) {
     out.encoder_utilization_percent = u;
   }
-  if (q.cached(kQDecoder, "nvmlDeviceGetDecoderUtilization", f.DeviceGetDecoderUtilization, d, &u, &period_us)) {
+  if (q.cached(kQDecoder, "nvmlDeviceGetDecoderUtilization", f.DeviceGetDecoderUtilization, d, &u,
+               &period_us)) {
     out.decoder_utilization_percent = u;
   }
 
@@ -412,22 +435,24 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   }
 
   unsigned long long ull = 0;
-  if (q.cached(kQEccCorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorCorrected,
-        nvml::kVolatileEcc, &ull)) {
+  if (q.cached(kQEccCorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d,
+               nvml::kMemoryErrorCorrected, nvml::kVolatileEcc, &ull)) {
     out.ecc_corrected_volatile_total = ull;
   }
-  if (q.cached(kQEccUncorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d, nvml::kMemoryErrorUncorrected,
-        nvml::kVolatileEcc, &ull)) {
+  if (q.cached(kQEccUncorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d,
+               nvml::kMemoryErrorUncorrected, nvml::kVolatileEcc, &ull)) {
     out.ecc_uncorrected_volatile_total = ull;
   }
   unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
-  if (q.cached(kQRemappedRows, "nvmlDeviceGetRemappedRows", f.DeviceGetRemappedRows, d, &corr, &unc, &pending, &failure)) {
+  if (q.cached(kQRemappedRows, "nvmlDeviceGetRemappedRows", f.DeviceGetRemappedRows, d, &corr, &unc, &pending,
+               &failure)) {
     out.remapped_rows_correctable = corr;
     out.remapped_rows_uncorrectable = unc;
     out.remapped_rows_pending = pending != 0;
     out.remapped_rows_failure = failure != 0;
   }
-  if (q.cached(kQClockEventReasons, "nvmlDeviceGetCurrentClocksEventReasons", f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
+  if (q.cached(kQClockEventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
+               f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
     out.clock_event_reasons = ull;
   }
 }

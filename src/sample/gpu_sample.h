@@ -77,14 +77,14 @@ struct ProcessSample {
 
 // Constant for the life of an NVML session.
 struct GpuSystemInfo {
-  std::string driver_version;                // "550.54.15", empty when unknown
-  std::optional<int> cuda_driver_version;    // 12040 means CUDA 12.4
+  std::string driver_version;              // "550.54.15", empty when unknown
+  std::optional<int> cuda_driver_version;  // 12040 means CUDA 12.4
 };
 
 struct GpuSnapshot {
-  std::uint64_t sequence = 0;                       // pass number, from 0
-  std::chrono::system_clock::time_point time;       // when the pass started
-  std::chrono::nanoseconds pass_cpu_time{0};        // CPU spent by the sampling thread
+  std::uint64_t sequence = 0;                  // pass number, from 0
+  std::chrono::system_clock::time_point time;  // when the pass started
+  std::chrono::nanoseconds pass_cpu_time{0};   // CPU spent by the sampling thread
   GpuSystemInfo system;
   std::vector<DeviceSample> devices;
   std::vector<ProcessSample> processes;  // empty unless process sampling is on

@@ -61,8 +61,8 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
     s->dl_ = dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!s->dl_) {
       const char* why = dlerror();
-      return make_error(fmt::format("NVML not available (cannot load {}={}: {})", kLibraryEnv,
-                                    library_path, why ? why : "unknown dlopen error"));
+      return make_error(fmt::format("NVML not available (cannot load {}={}: {})", kLibraryEnv, library_path,
+                                    why ? why : "unknown dlopen error"));
     }
     s->path_ = library_path;
   } else {
@@ -75,8 +75,7 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
       s->path_ = candidate;
     }
     if (!s->dl_) {
-      return make_error(fmt::format(
-          "NVML not available ({} not found: install the NVIDIA driver)", kSoname));
+      return make_error(fmt::format("NVML not available ({} not found: install the NVIDIA driver)", kSoname));
     }
   }
 
@@ -87,16 +86,15 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
   resolve(dl, "nvmlErrorString", f.ErrorString);
   resolve(dl, "nvmlDeviceGetCount_v2", f.DeviceGetCount_v2);
   resolve(dl, "nvmlDeviceGetHandleByIndex_v2", f.DeviceGetHandleByIndex_v2);
-  for (auto [name, present] : {std::pair{"nvmlInit_v2", f.Init_v2 != nullptr},
-                               std::pair{"nvmlShutdown", f.Shutdown != nullptr},
-                               std::pair{"nvmlErrorString", f.ErrorString != nullptr},
-                               std::pair{"nvmlDeviceGetCount_v2", f.DeviceGetCount_v2 != nullptr},
-                               std::pair{"nvmlDeviceGetHandleByIndex_v2",
-                                         f.DeviceGetHandleByIndex_v2 != nullptr}}) {
+  for (auto [name, present] :
+       {std::pair{"nvmlInit_v2", f.Init_v2 != nullptr}, std::pair{"nvmlShutdown", f.Shutdown != nullptr},
+        std::pair{"nvmlErrorString", f.ErrorString != nullptr},
+        std::pair{"nvmlDeviceGetCount_v2", f.DeviceGetCount_v2 != nullptr},
+        std::pair{"nvmlDeviceGetHandleByIndex_v2", f.DeviceGetHandleByIndex_v2 != nullptr}}) {
     if (!present) {
       return make_error(fmt::format(
-          "NVML not available ({} has no {}: the NVIDIA driver is too old, install R450 or newer)",
-          s->path_, name));
+          "NVML not available ({} has no {}: the NVIDIA driver is too old, install R450 or newer)", s->path_,
+          name));
     }
   }
   resolve(dl, "nvmlSystemGetDriverVersion", f.SystemGetDriverVersion);
@@ -135,15 +133,15 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
   resolve(dl, "nvmlEventSetFree", f.EventSetFree);
 
   if (Return r = f.Init_v2(); r != kSuccess) {
-    return make_error(fmt::format("NVML not available (nvmlInit_v2 failed: {}{})",
-                                  s->error_string(r), init_hint(r)));
+    return make_error(
+        fmt::format("NVML not available (nvmlInit_v2 failed: {}{})", s->error_string(r), init_hint(r)));
   }
   s->initialised_ = true;
 
   unsigned int count = 0;
   if (Return r = f.DeviceGetCount_v2(&count); r != kSuccess) {
-    return make_error(fmt::format("NVML not available (nvmlDeviceGetCount_v2 failed: {})",
-                                  s->error_string(r)));
+    return make_error(
+        fmt::format("NVML not available (nvmlDeviceGetCount_v2 failed: {})", s->error_string(r)));
   }
   s->devices_.assign(count, nullptr);
   s->handle_errors_.assign(count, std::string());

@@ -137,14 +137,14 @@ inline constexpr unsigned int kFieldNvlinkThroughputDataTx = 138;  // KiB, cumul
 inline constexpr unsigned int kFieldNvlinkThroughputDataRx = 139;
 inline constexpr unsigned int kScopeAllLinks = 0xFFFFFFFFu;
 
-inline constexpr int kTemperatureGpu = 0;       // NVML_TEMPERATURE_GPU
-inline constexpr int kClockSm = 1;              // NVML_CLOCK_SM
-inline constexpr int kClockMem = 2;             // NVML_CLOCK_MEM
-inline constexpr int kPcieUtilTxBytes = 0;      // NVML_PCIE_UTIL_TX_BYTES (KB/s)
-inline constexpr int kPcieUtilRxBytes = 1;      // NVML_PCIE_UTIL_RX_BYTES
+inline constexpr int kTemperatureGpu = 0;          // NVML_TEMPERATURE_GPU
+inline constexpr int kClockSm = 1;                 // NVML_CLOCK_SM
+inline constexpr int kClockMem = 2;                // NVML_CLOCK_MEM
+inline constexpr int kPcieUtilTxBytes = 0;         // NVML_PCIE_UTIL_TX_BYTES (KB/s)
+inline constexpr int kPcieUtilRxBytes = 1;         // NVML_PCIE_UTIL_RX_BYTES
 inline constexpr int kMemoryErrorCorrected = 0;    // NVML_MEMORY_ERROR_TYPE_CORRECTED
 inline constexpr int kMemoryErrorUncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-inline constexpr int kVolatileEcc = 0;          // NVML_VOLATILE_ECC
+inline constexpr int kVolatileEcc = 0;             // NVML_VOLATILE_ECC
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;
 
 // Entry points. Only those marked required must exist; a missing optional one reads as

@@ -123,8 +123,7 @@ void ProcessSampler::sample_gpu(unsigned index, ProcessPass& pass) {
     }
     return true;
   };
-  if (!list("nvmlDeviceGetComputeRunningProcesses_v3", f.DeviceGetComputeRunningProcesses_v3, true))
-    return;
+  if (!list("nvmlDeviceGetComputeRunningProcesses_v3", f.DeviceGetComputeRunningProcesses_v3, true)) return;
   if (!list("nvmlDeviceGetGraphicsRunningProcesses_v3", f.DeviceGetGraphicsRunningProcesses_v3, false))
     return;
   if (by_pid.empty()) return;
@@ -178,8 +177,8 @@ void ProcessSampler::sample_gpu(unsigned index, ProcessPass& pass) {
       s.decoder_utilization_percent = static_cast<std::uint32_t>(u.dec / n);
     }
     char name[nvml::kProcessNameBufferSize] = {};
-    if (f.SystemGetProcessName &&
-        f.SystemGetProcessName(pid, name, sizeof name) == nvml::kSuccess && name[0]) {
+    if (f.SystemGetProcessName && f.SystemGetProcessName(pid, name, sizeof name) == nvml::kSuccess &&
+        name[0]) {
       s.name = std::string(name, strnlen(name, sizeof name));
     } else {
       // NVML cannot name processes of other users without privileges; /proc can.

@@ -40,8 +40,8 @@ TEST(BadInput, UnknownProbeName) {
 }
 
 TEST(BadInput, SpecForSymbolThatDoesNotExist) {
-  std::string cfg = write_config(
-      "[[probe]]\nname = \"typo\"\nlibrary = \"libcudart.so*\"\nsymbol = \"cudaMallocc\"\n");
+  std::string cfg =
+      write_config("[[probe]]\nname = \"typo\"\nlibrary = \"libcudart.so*\"\nsymbol = \"cudaMallocc\"\n");
   expect_one_line_error(run_eacgm({"trace", "--config", cfg, "--", bin("cuda_calls")}), 2,
                         "probe \"typo\": symbol \"cudaMallocc\" not found in");
 }
@@ -59,8 +59,8 @@ TEST(BadInput, MissingConfigFile) {
 
 TEST(BadInput, NoRootPrivileges) {
   // setpriv drops to nobody with no capabilities, as an unprivileged user would run.
-  Subprocess p({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                "--inh-caps=-all", bin("eacgm"), "trace", "--", "/bin/true"});
+  Subprocess p({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                bin("eacgm"), "trace", "--", "/bin/true"});
   Outcome o{p.wait(), p.err()};
   expect_one_line_error(o, 1, "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities)");
 }

@@ -95,14 +95,15 @@ TEST(GpuCommand, TableShowsEveryGpuLikeACompactNvidiaSmi) {
   CommandRun r = run_fake("full", {"gpu"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(r.out,
-            "Driver 999.99.99-fake  CUDA 12.4  2 GPUs\n"
-            "GPU  Name                           Bus-Id            Util  MemUtil  Memory used/total MiB  Temp  "
-            "Power/limit W  SM MHz  Mem MHz  Fan  XID\n"
-            "  0  Fake NVML GPU (test stand-in)  00000000:19:00.0   45%      12%           1024 / 81920   34C    "
-            "123.5 / 700    1980     2619  30%    1\n"
-            "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   35C    "
-            "124.5 / 700    1880     2619  31%    0\n");
+  EXPECT_EQ(
+      r.out,
+      "Driver 999.99.99-fake  CUDA 12.4  2 GPUs\n"
+      "GPU  Name                           Bus-Id            Util  MemUtil  Memory used/total MiB  Temp  "
+      "Power/limit W  SM MHz  Mem MHz  Fan  XID\n"
+      "  0  Fake NVML GPU (test stand-in)  00000000:19:00.0   45%      12%           1024 / 81920   34C    "
+      "123.5 / 700    1980     2619  30%    1\n"
+      "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   35C    "
+      "124.5 / 700    1880     2619  31%    0\n");
 }
 
 TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
@@ -207,13 +208,26 @@ TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
   EXPECT_EQ(g["power_usage_milliwatts"], 123456);
   EXPECT_EQ(g["xid_errors_total"], 1);
   const json& h = j["gpus"][1];
-  for (const char* absent : {"temperature_memory_celsius", "power_usage_milliwatts", "power_limit_milliwatts",
-                             "energy_total_millijoules", "fan_speed_percent", "encoder_utilization_percent",
-                             "decoder_utilization_percent", "pcie_tx_bytes_per_second", "pcie_rx_bytes_per_second",
-                             "pcie_replay_total", "nvlink_tx_bytes_total", "nvlink_rx_bytes_total",
-                             "ecc_corrected_volatile_total", "ecc_uncorrected_volatile_total",
-                             "remapped_rows_correctable", "remapped_rows_pending", "clock_event_reasons",
-                             "clock_event_reason_names", "xid_errors_total", "last_xid"}) {
+  for (const char* absent : {"temperature_memory_celsius",
+                             "power_usage_milliwatts",
+                             "power_limit_milliwatts",
+                             "energy_total_millijoules",
+                             "fan_speed_percent",
+                             "encoder_utilization_percent",
+                             "decoder_utilization_percent",
+                             "pcie_tx_bytes_per_second",
+                             "pcie_rx_bytes_per_second",
+                             "pcie_replay_total",
+                             "nvlink_tx_bytes_total",
+                             "nvlink_rx_bytes_total",
+                             "ecc_corrected_volatile_total",
+                             "ecc_uncorrected_volatile_total",
+                             "remapped_rows_correctable",
+                             "remapped_rows_pending",
+                             "clock_event_reasons",
+                             "clock_event_reason_names",
+                             "xid_errors_total",
+                             "last_xid"}) {
     EXPECT_EQ(h[absent], nullptr) << absent;
   }
   EXPECT_EQ(h["utilization_gpu_percent"], 55);
@@ -226,14 +240,17 @@ TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
 
   CommandRun t = run_fake("unsupported", {"gpu"});
   EXPECT_EQ(t.exit_code, 0);
-  EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   "
-                       "35C              -    1880     2619    -    -\n"),
-            std::string::npos)
+  EXPECT_NE(
+      t.out.find(
+          "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   "
+          "35C              -    1880     2619    -    -\n"),
+      std::string::npos)
       << t.out;
 }
 
 TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
-  CommandRun r = run_fake("gpu_lost", {"gpu", "--json", "--processes", "--watch", "--count", "2", "--interval", "0.05"});
+  CommandRun r =
+      run_fake("gpu_lost", {"gpu", "--json", "--processes", "--watch", "--count", "2", "--interval", "0.05"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.err, "");
   std::istringstream lines(r.out);
@@ -261,8 +278,10 @@ TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
 
   CommandRun t = run_fake("gpu_lost", {"gpu", "--count", "2", "--interval", "0.05"});
   EXPECT_EQ(t.exit_code, 1);
-  EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0  LOST"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("GPU 1: lost (nvmlDeviceGetUtilizationRates failed: GPU is lost): reset the GPU or reboot\n"),
+  EXPECT_NE(t.out.find("  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0  LOST"), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find(
+                "GPU 1: lost (nvmlDeviceGetUtilizationRates failed: GPU is lost): reset the GPU or reboot\n"),
             std::string::npos)
       << t.out;
 }
@@ -294,7 +313,8 @@ TEST(GpuCommand, NoDriverOnTheSearchPath) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err,
-              "eacgm: NVML not available (libnvidia-ml.so.1 not found: install the NVIDIA driver); no GPU metrics\n");
+              "eacgm: NVML not available (libnvidia-ml.so.1 not found: install the NVIDIA driver); no GPU "
+              "metrics\n");
   }
 }
 
@@ -305,9 +325,10 @@ TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
     CommandRun r = run_fake("init_fail", args);
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err,
-              "eacgm: NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module "
-              "(is the driver installed?)); no GPU metrics\n");
+    EXPECT_EQ(
+        r.err,
+        "eacgm: NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module "
+        "(is the driver installed?)); no GPU metrics\n");
   }
 }
 

@@ -36,8 +36,7 @@ inline std::string temp_dir() {
 class Subprocess {
  public:
   explicit Subprocess(const std::vector<std::string>& argv, const std::string& dir = temp_dir())
-      : out_path_(dir + "/stdout." + std::to_string(counter()++)),
-        err_path_(out_path_ + ".err") {
+      : out_path_(dir + "/stdout." + std::to_string(counter()++)), err_path_(out_path_ + ".err") {
     pid_ = fork();
     if (pid_ == 0) {
       int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

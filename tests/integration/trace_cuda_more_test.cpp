@@ -82,8 +82,8 @@ TEST(TraceCudaMore, RuntimeCallsWithExactCountsArgumentsOutParametersAndReturns)
   std::string dir = temp_dir();
   std::string out = dir + "/events.jsonl";
   std::string go = dir + "/go";
-  Subprocess eacgm({bin("eacgm"), "trace", "--probes", "cuda", "-o", out, "--", bin("cuda_more"),
-                    "--wait-file", go});
+  Subprocess eacgm(
+      {bin("eacgm"), "trace", "--probes", "cuda", "-o", out, "--", bin("cuda_more"), "--wait-file", go});
   // Registration (static constructors) is named while the process is alive.
   ASSERT_TRUE(eacgm.wait_for("ready"));
   for (int i = 0; i < 2000 && read_file(out).find("__cudaRegisterFunction") == std::string::npos; ++i) {
@@ -95,7 +95,8 @@ TEST(TraceCudaMore, RuntimeCallsWithExactCountsArgumentsOutParametersAndReturns)
   const std::string program_out = eacgm.out();
 
   std::map<std::string, int> expected;
-  for (const auto& [name, rets] : program_returns(program_out)) expected[name] = static_cast<int>(rets.size());
+  for (const auto& [name, rets] : program_returns(program_out))
+    expected[name] = static_cast<int>(rets.size());
   expected["__cudaRegisterFunction"] = 1;  // more_kernel, before main
   EXPECT_EQ(expected.size(), 26u) << program_out;
   EXPECT_EQ(count_by_name(events), expected) << eacgm.err();
@@ -141,8 +142,10 @@ TEST(TraceCudaMore, RuntimeCallsWithExactCountsArgumentsOutParametersAndReturns)
   EXPECT_EQ(c2a["kind"], 2);
   EXPECT_EQ(c2a["stream"], "0x5000");
   EXPECT_EQ(c2a["bytes"], 576);
-  EXPECT_EQ(m["cudaMemcpyPeer"]["args"],
-            json::parse(R"({"dst":"0x9000","dst_device":1,"src":"0x9100","src_device":0,"count":4444,"bytes":4444})"));
+  EXPECT_EQ(
+      m["cudaMemcpyPeer"]["args"],
+      json::parse(
+          R"({"dst":"0x9000","dst_device":1,"src":"0x9100","src_device":0,"count":4444,"bytes":4444})"));
   EXPECT_EQ(m["cudaMemcpyPeerAsync"]["args"]["bytes"], 5555);
   EXPECT_EQ(m["cudaMemcpyPeerAsync"]["args"]["stream"], "0x5000");
   EXPECT_EQ(m["cudaStreamCreateWithFlags"]["args"]["flags"], "0x1");
@@ -151,7 +154,8 @@ TEST(TraceCudaMore, RuntimeCallsWithExactCountsArgumentsOutParametersAndReturns)
   EXPECT_EQ(m["cudaEventRecord"]["args"], json::parse(R"({"event":"0xe000","stream":"0x5000"})"));
   EXPECT_EQ(m["cudaEventSynchronize"]["args"]["event"], "0xe000");
   EXPECT_EQ(m["cudaEventQuery"]["args"]["event"], "0xe000");
-  EXPECT_EQ(m["cudaStreamWaitEvent"]["args"], json::parse(R"({"stream":"0x5000","event":"0xe000","flags":"0x0"})"));
+  EXPECT_EQ(m["cudaStreamWaitEvent"]["args"],
+            json::parse(R"({"stream":"0x5000","event":"0xe000","flags":"0x0"})"));
   EXPECT_EQ(m["cudaGraphLaunch"]["args"], json::parse(R"({"graph_exec":"0xf000","stream":"0x5000"})"));
   // Fields read behind the cudaLaunchConfig_t pointer, and the kernel's name.
   const json& ex = m["cudaLaunchKernelExC"]["args"];
@@ -176,7 +180,8 @@ TEST(TraceCudaMore, DriverCatalogOnStubLibcudaFoundThroughProcMaps) {
   auto r = run_gated({bin("cuda_driver_calls")}, {"--probes", "cuda_driver"}, "libcuda.so");
   EXPECT_EQ(r.program_rc, 0) << r.program_out;
   std::map<std::string, int> expected;
-  for (const auto& [name, rets] : program_returns(r.program_out)) expected[name] = static_cast<int>(rets.size());
+  for (const auto& [name, rets] : program_returns(r.program_out))
+    expected[name] = static_cast<int>(rets.size());
   EXPECT_EQ(expected.size(), 27u) << r.program_out;
   EXPECT_EQ(count_by_name(r.events), expected) << r.eacgm_err;
   expect_returns_match(r.events, r.program_out);  // CUDA_ERROR_STUB_LIBRARY (34) each
@@ -209,16 +214,17 @@ TEST(TraceCudaMore, DriverCatalogOnStubLibcudaFoundThroughProcMaps) {
   EXPECT_EQ(m["cuMemAllocAsync"]["args"]["size"], 2048);
   EXPECT_EQ(m["cuMemFree_v2"]["args"]["ptr"], "0x2222");
   EXPECT_EQ(m["cuMemFreeAsync"]["args"]["ptr"], "0x2223");
-  const std::map<std::string, int> bytes = {
-      {"cuMemcpyHtoD_v2", 100},      {"cuMemcpyDtoH_v2", 200},      {"cuMemcpyDtoD_v2", 300},
-      {"cuMemcpyHtoDAsync_v2", 400}, {"cuMemcpyDtoHAsync_v2", 500}, {"cuMemcpyDtoDAsync_v2", 600},
-      {"cuMemcpyAsync", 700},        {"cuMemcpy", 800},             {"cuMemcpyPeer", 900},
-      {"cuMemcpyPeerAsync", 1000}};
+  const std::map<std::string, int> bytes = {{"cuMemcpyHtoD_v2", 100},      {"cuMemcpyDtoH_v2", 200},
+                                            {"cuMemcpyDtoD_v2", 300},      {"cuMemcpyHtoDAsync_v2", 400},
+                                            {"cuMemcpyDtoHAsync_v2", 500}, {"cuMemcpyDtoDAsync_v2", 600},
+                                            {"cuMemcpyAsync", 700},        {"cuMemcpy", 800},
+                                            {"cuMemcpyPeer", 900},         {"cuMemcpyPeerAsync", 1000}};
   for (const auto& [name, n] : bytes) EXPECT_EQ(m[name]["args"]["bytes"], n) << name;
   EXPECT_EQ(m["cuMemcpyDtoDAsync_v2"]["args"]["stream"], "0x5000");
   EXPECT_EQ(m["cuMemcpyPeerAsync"]["args"]["dst_ctx"], "0xc000");
   EXPECT_EQ(m["cuMemCreate"]["args"]["size"], 1 << 21);
-  EXPECT_EQ(m["cuMemMap"]["args"], json::parse(R"({"ptr":"0x50000","size":2097152,"offset":4096,"handle":"0x4444"})"));
+  EXPECT_EQ(m["cuMemMap"]["args"],
+            json::parse(R"({"ptr":"0x50000","size":2097152,"offset":4096,"handle":"0x4444"})"));
   EXPECT_EQ(m["cuMemUnmap"]["args"], json::parse(R"({"ptr":"0x50000","size":2097152})"));
   EXPECT_EQ(m["cuMemRelease"]["args"]["handle"], "0x4444");
   EXPECT_EQ(m["cuModuleGetFunction"]["args"]["name"], "_Z12probe_kernelPi");

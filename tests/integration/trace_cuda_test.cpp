@@ -21,8 +21,8 @@ using nlohmann::json;
 
 // The calls cuda_calls makes per repetition.
 const std::map<std::string, int> kCallsPerRepeat = {
-    {"cudaLaunchKernel", 3}, {"cudaMalloc", 2},      {"cudaFree", 2},
-    {"cudaMemcpy", 1},       {"cudaMemcpyAsync", 1}, {"cudaStreamSynchronize", 1},
+    {"cudaLaunchKernel", 3},     {"cudaMalloc", 2},      {"cudaFree", 2},
+    {"cudaMemcpy", 1},           {"cudaMemcpyAsync", 1}, {"cudaStreamSynchronize", 1},
     {"cudaDeviceSynchronize", 1}};
 
 // `registered`: the tracer was attached when the program started, so it saw the one
@@ -140,7 +140,8 @@ TEST(TraceCuda, AttachesToProgramStartedBeforeTheTracer) {
   ASSERT_TRUE(eacgm.wait_for("eacgm: tracing pid", true)) << eacgm.err();
   std::ofstream(go).put('1');
   EXPECT_EQ(program.wait(), 7);
-  EXPECT_EQ(eacgm.wait(std::chrono::seconds(30)), 0) << "tracing --pid ends when the pid exits\n" << eacgm.err();
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(30)), 0) << "tracing --pid ends when the pid exits\n"
+                                                     << eacgm.err();
   auto events = parse_events(eacgm.out());
   EXPECT_EQ(count_by_name(events_of(events, program.pid())), times(1, false));
   EXPECT_EQ(events_of(events, program.pid()).size(), events.size()) << "--pid filters other processes";
@@ -176,7 +177,8 @@ TEST(TraceCuda, FindsLibcudartCopyLoadedLateWithDlopen) {
   Subprocess program({bin("cuda_dlopen"), copy, go});
   ASSERT_TRUE(program.wait_for("loaded")) << program.out() << program.err();
   ASSERT_TRUE(eacgm.wait_for("to " + copy, true, std::chrono::milliseconds(10000)))
-      << "eacgm did not attach to the late-loaded copy\n" << eacgm.err();
+      << "eacgm did not attach to the late-loaded copy\n"
+      << eacgm.err();
   std::ofstream(go).put('1');
   EXPECT_EQ(program.wait(), 0) << program.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -224,7 +226,9 @@ TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
   Subprocess eacgm({bin("eacgm"), "trace", "--format", "text", "--", bin("cuda_calls")});
   EXPECT_EQ(eacgm.wait(), 7);
   EXPECT_TRUE(std::regex_search(
-      eacgm.out(), std::regex(R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+  [0-9.]+ (us|ms))")))
+      eacgm.out(),
+      std::regex(
+          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+  [0-9.]+ (us|ms))")))
       << eacgm.out();
   EXPECT_NE(eacgm.err().find("done events=12 drops=0"), std::string::npos) << eacgm.err();
 }
@@ -233,7 +237,9 @@ TEST(TraceCuda, ProbesCheckResolvesTheCatalogOnThisMachine) {
   Subprocess eacgm({bin("eacgm"), "probes", "--check"});
   EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
   std::string out = eacgm.out();
-  EXPECT_TRUE(std::regex_search(out, std::regex(R"(cudaMalloc .*libcudart\.so\*[\s\S]*?ok \S*libcudart\.so\.13: 1 symbol)"))) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(cudaMalloc .*libcudart\.so\*[\s\S]*?ok \S*libcudart\.so\.13: 1 symbol)")))
+      << out;
 }
 
 }  // namespace

@@ -14,8 +14,8 @@
 #include <set>
 #include <sstream>
 
-#include "probe/usdt_notes.h"
 #include "events.h"
+#include "probe/usdt_notes.h"
 #include "subprocess.h"
 
 namespace eacgm::test {

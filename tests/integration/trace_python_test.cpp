@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "probe/usdt_notes.h"
 #include "events.h"
+#include "probe/usdt_notes.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -85,8 +85,8 @@ class TracePython : public ::testing::Test {
 
   // The events of our script, by function name.
   std::map<std::string, std::vector<json>> trace(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {bin("eacgm"), "trace", "--probes", "python", "-o",
-                                     dir_ + "/events.jsonl"};
+    std::vector<std::string> argv = {bin("eacgm"), "trace", "--probes",
+                                     "python",     "-o",    dir_ + "/events.jsonl"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     for (const char* a : {"--", kPython, script_.c_str()}) argv.push_back(a);
     Subprocess p(argv, dir_);
@@ -159,9 +159,9 @@ TEST_F(TracePython, FileFilterKeepsOnlyMatchingFiles) {
 TEST(TraceTorch, OpBindingsByNameWithExactCounts) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
   std::string dir = temp_dir();
-  Subprocess p({bin("eacgm"), "trace", "--probes", "torch", "-o", dir + "/events.jsonl", "--",
-                bin("torch_ops"), "3"},
-               dir);
+  Subprocess p(
+      {bin("eacgm"), "trace", "--probes", "torch", "-o", dir + "/events.jsonl", "--", bin("torch_ops"), "3"},
+      dir);
   ASSERT_EQ(p.wait(), 0) << p.err();
   // The program prints "op expected_count" for each binding it called.
   std::map<std::string, int> expected;

@@ -55,11 +55,12 @@ int main(int argc, char** argv) {
     std::printf("cudaFree ret=%d\n", static_cast<int>(cudaFree(p2)));
     // 1 synchronous copy of 65536 B host-to-device, 1 async copy of 8192 B device-to-host.
     static char host[65536];
-    std::printf("cudaMemcpy ret=%d\n",
-                static_cast<int>(cudaMemcpy(reinterpret_cast<void*>(0x1000), host, 65536, cudaMemcpyHostToDevice)));
-    std::printf("cudaMemcpyAsync ret=%d\n",
-                static_cast<int>(cudaMemcpyAsync(host, reinterpret_cast<void*>(0x2000), 8192,
-                                                 cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(fake_stream))));
+    std::printf("cudaMemcpy ret=%d\n", static_cast<int>(cudaMemcpy(reinterpret_cast<void*>(0x1000), host,
+                                                                   65536, cudaMemcpyHostToDevice)));
+    std::printf(
+        "cudaMemcpyAsync ret=%d\n",
+        static_cast<int>(cudaMemcpyAsync(host, reinterpret_cast<void*>(0x2000), 8192, cudaMemcpyDeviceToHost,
+                                         static_cast<cudaStream_t>(fake_stream))));
     std::printf("cudaStreamSynchronize ret=%d\n",
                 static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(fake_stream))));
     std::printf("cudaDeviceSynchronize ret=%d\n", static_cast<int>(cudaDeviceSynchronize()));

@@ -59,16 +59,15 @@ int main(int argc, char** argv) {
 
   CALL(cudaMemset, reinterpret_cast<void*>(0x7300), 0x5a, 1111);
   CALL(cudaMemsetAsync, reinterpret_cast<void*>(0x7400), -1, 2222, s);
-  CALL(cudaMemset2D, reinterpret_cast<void*>(0x7500), 512, 7, 100, 20);        // 2000 B
+  CALL(cudaMemset2D, reinterpret_cast<void*>(0x7500), 512, 7, 100, 20);         // 2000 B
   CALL(cudaMemset2DAsync, reinterpret_cast<void*>(0x7600), 256, 3, 30, 40, s);  // 1200 B
 
   CALL(cudaMemcpy2D, reinterpret_cast<void*>(0x8000), 1024, host, 512, 300, 7,
        cudaMemcpyHostToDevice);  // 2100 B
-  CALL(cudaMemcpy2DAsync, host, 128, reinterpret_cast<void*>(0x8100), 256, 64, 9,
-       cudaMemcpyDeviceToHost, s);  // 576 B
+  CALL(cudaMemcpy2DAsync, host, 128, reinterpret_cast<void*>(0x8100), 256, 64, 9, cudaMemcpyDeviceToHost,
+       s);  // 576 B
   CALL(cudaMemcpyPeer, reinterpret_cast<void*>(0x9000), 1, reinterpret_cast<void*>(0x9100), 0, 4444);
-  CALL(cudaMemcpyPeerAsync, reinterpret_cast<void*>(0x9200), 0, reinterpret_cast<void*>(0x9300), 1,
-       5555, s);
+  CALL(cudaMemcpyPeerAsync, reinterpret_cast<void*>(0x9200), 0, reinterpret_cast<void*>(0x9300), 1, 5555, s);
 
   cudaStream_t created = reinterpret_cast<cudaStream_t>(0xa001);
   CALL(cudaStreamCreate, &created);

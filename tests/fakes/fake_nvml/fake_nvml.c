@@ -19,12 +19,12 @@
  * thread of its own): the one flag they share across threads, a device's `lost`, is
  * read and written atomically.
  */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/time.h>
-#include <dirent.h>
-#include <ctype.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -49,11 +49,11 @@ typedef struct nvmlDevice_st {
   unsigned utilization_calls;
   int lost;
   int events_registered;
-} *nvmlDevice_t;
+} * nvmlDevice_t;
 
 typedef struct nvmlEventSet_st {
   int xid_delivered;
-} *nvmlEventSet_t;
+} * nvmlEventSet_t;
 
 typedef struct {
   char busIdLegacy[16];
@@ -61,8 +61,12 @@ typedef struct {
   char busId[32];
 } nvmlPciInfo_t;
 
-typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
-typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct {
+  unsigned int gpu, memory;
+} nvmlUtilization_t;
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
 typedef struct {
   unsigned int version;
   unsigned long long total, reserved, free, used;
@@ -128,10 +132,10 @@ static nvmlReturn_t check(nvmlDevice_t d) {
 /* GPU 1 of the "unsupported" scenario: a GPU without most optional features. */
 static int bare(nvmlDevice_t d) { return g_scenario == UNSUPPORTED && d->index == 1; }
 
-#define CHECK(d)                        \
-  do {                                  \
-    nvmlReturn_t r_ = check(d);         \
-    if (r_ != NVML_SUCCESS) return r_;  \
+#define CHECK(d)                       \
+  do {                                 \
+    nvmlReturn_t r_ = check(d);        \
+    if (r_ != NVML_SUCCESS) return r_; \
   } while (0)
 
 static void copy_string(char* dst, unsigned int len, const char* src) {
@@ -167,18 +171,30 @@ EXPORT nvmlReturn_t nvmlShutdown(void) {
 /* The strings the real library returns for these codes. */
 EXPORT const char* nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT: return "Timeout";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -196,9 +212,12 @@ EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
 
 EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
   if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
-  if (pid == 5000001) copy_string(name, length, "python3");
-  else if (pid == 5000002) copy_string(name, length, "Xorg");
-  else return NVML_ERROR_NOT_FOUND;
+  if (pid == 5000001)
+    copy_string(name, length, "python3");
+  else if (pid == 5000002)
+    copy_string(name, length, "Xorg");
+  else
+    return NVML_ERROR_NOT_FOUND;
   return NVML_SUCCESS;
 }
 
@@ -292,7 +311,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
     v->nvmlReturn = NVML_SUCCESS;
     switch (v->fieldId) {
       case 82: /* NVML_FI_DEV_MEMORY_TEMP */
-        if (bare(d)) { v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break; }
+        if (bare(d)) {
+          v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+          break;
+        }
         v->valueType = 1;
         v->value.uiVal = 41 + d->index;
         break;
@@ -302,7 +324,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFiel
         break;
       case 138: /* NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, KiB */
       case 139: /* ..._RX */
-        if (v->scopeId != 0xFFFFFFFFu) { v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT; break; }
+        if (v->scopeId != 0xFFFFFFFFu) {
+          v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+          break;
+        }
         v->valueType = 3;
         v->value.ullVal = bare(d) ? 0 : (v->fieldId == 138 ? 1048576ULL : 2097152ULL) + d->index;
         break;
@@ -337,9 +362,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned
 
 EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* mhz) {
   CHECK(d);
-  if (type == 1) *mhz = 1980 - 100 * d->index; /* NVML_CLOCK_SM */
-  else if (type == 2) *mhz = 2619;             /* NVML_CLOCK_MEM */
-  else return NVML_ERROR_INVALID_ARGUMENT;
+  if (type == 1)
+    *mhz = 1980 - 100 * d->index; /* NVML_CLOCK_SM */
+  else if (type == 2)
+    *mhz = 2619; /* NVML_CLOCK_MEM */
+  else
+    return NVML_ERROR_INVALID_ARGUMENT;
   return NVML_SUCCESS;
 }
 
@@ -369,9 +397,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int
 EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned int* kbps) {
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
-  if (counter == 0) *kbps = 1000 + d->index;
-  else if (counter == 1) *kbps = 2000 + d->index;
-  else return NVML_ERROR_INVALID_ARGUMENT;
+  if (counter == 0)
+    *kbps = 1000 + d->index;
+  else if (counter == 1)
+    *kbps = 2000 + d->index;
+  else
+    return NVML_ERROR_INVALID_ARGUMENT;
   return NVML_SUCCESS;
 }
 
@@ -382,7 +413,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int*
   return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long* n) {
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
+                                                unsigned long long* n) {
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
   if (counter != 0) return NVML_ERROR_INVALID_ARGUMENT;
@@ -438,22 +470,33 @@ static unsigned process_table(nvmlDevice_t d, int compute, nvmlProcessInfo_t* ou
   unsigned n = 0;
   nvmlProcessInfo_t p = {0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
   if (d->index == 0 && compute) {
-    p.pid = 5000001; p.usedGpuMemory = 1 * GIB; out[n++] = p;
+    p.pid = 5000001;
+    p.usedGpuMemory = 1 * GIB;
+    out[n++] = p;
     unsigned pids[MAX_NAMED];
     unsigned k = named_processes(pids, MAX_NAMED);
     for (unsigned i = 0; i < k; ++i) {
-      p.pid = pids[i]; p.usedGpuMemory = 768 * MIB; out[n++] = p;
+      p.pid = pids[i];
+      p.usedGpuMemory = 768 * MIB;
+      out[n++] = p;
     }
   } else if (d->index == 0) {
-    p.pid = 5000002; p.usedGpuMemory = 256 * MIB; out[n++] = p;
+    p.pid = 5000002;
+    p.usedGpuMemory = 256 * MIB;
+    out[n++] = p;
   } else if (compute) {
-    p.pid = 5000001; p.usedGpuMemory = 512 * MIB; out[n++] = p;
-    p.pid = 5000003; p.usedGpuMemory = NOT_AVAILABLE; out[n++] = p;
+    p.pid = 5000001;
+    p.usedGpuMemory = 512 * MIB;
+    out[n++] = p;
+    p.pid = 5000003;
+    p.usedGpuMemory = NOT_AVAILABLE;
+    out[n++] = p;
   }
   return n;
 }
 
-static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos, int compute) {
+static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos,
+                                      int compute) {
   CHECK(d);
   nvmlProcessInfo_t table[4 + MAX_NAMED];
   unsigned n = process_table(d, compute, table);
@@ -466,11 +509,13 @@ static nvmlReturn_t running_processes(nvmlDevice_t d, unsigned int* count, nvmlP
   return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count,
+                                                            nvmlProcessInfo_t* infos) {
   return running_processes(d, count, infos, 1);
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_t* infos) {
+EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int* count,
+                                                             nvmlProcessInfo_t* infos) {
   return running_processes(d, count, infos, 0);
 }
 

@@ -13,22 +13,23 @@ long g_calls = 0;
 }  // namespace
 
 // The ops: torch functions, Tensor methods (in-place variants) and nn functions.
-#define EACGM_FAKE_TORCH_OPS(X)                                                            \
-  X(gelu) X(linear) X(add_) X(add) X(mul) X(mul_) X(matmul) X(relu) X(relu_) X(softmax)    \
-  X(log_softmax) X(layer_norm) X(dropout) X(conv2d) X(max_pool2d) X(embedding) X(cat)      \
-  X(stack) X(view) X(reshape) X(transpose) X(permute) X(contiguous) X(sum) X(mean) X(sub)  \
-  X(div) X(exp) X(tanh) X(sigmoid) X(zeros) X(ones) X(empty) X(randn) X(addmm) X(bmm)     \
-  X(baddbmm) X(_softmax) X(scaled_dot_product_attention) X(copy_)
+// clang-format off
+#define EACGM_FAKE_TORCH_OPS(X)                                                                 \
+  X(gelu) X(linear) X(add_) X(add) X(mul) X(mul_) X(matmul) X(relu) X(relu_) X(softmax)        \
+  X(log_softmax) X(layer_norm) X(dropout) X(conv2d) X(max_pool2d) X(embedding) X(cat) X(stack) \
+  X(view) X(reshape) X(transpose) X(permute) X(contiguous) X(sum) X(mean) X(sub) X(div) X(exp) \
+  X(tanh) X(sigmoid) X(zeros) X(ones) X(empty) X(randn) X(addmm) X(bmm) X(baddbmm) X(_softmax) \
+  X(scaled_dot_product_attention) X(copy_)
+// clang-format on
 
 namespace torch {
 namespace autograd {
-#define EACGM_DEFINE_OP(op)                                                                \
-  __attribute__((noinline, used)) static PyObject* THPVariable_##op(PyObject* self,        \
-                                                                     PyObject* args,        \
-                                                                     PyObject* kwargs) {    \
-    asm volatile("" ::: "memory");                                                         \
-    ++g_calls;                                                                             \
-    return args != nullptr ? args : (kwargs != nullptr ? kwargs : self);                    \
+#define EACGM_DEFINE_OP(op)                                                                         \
+  __attribute__((noinline, used)) static PyObject* THPVariable_##op(PyObject* self, PyObject* args, \
+                                                                    PyObject* kwargs) {             \
+    asm volatile("" ::: "memory");                                                                  \
+    ++g_calls;                                                                                      \
+    return args != nullptr ? args : (kwargs != nullptr ? kwargs : self);                            \
   }
 EACGM_FAKE_TORCH_OPS(EACGM_DEFINE_OP)
 #undef EACGM_DEFINE_OP

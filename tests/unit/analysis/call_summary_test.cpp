@@ -2,16 +2,16 @@
 // entry-only calls, key merging by name, the key cap, and row order.
 #include "analysis/call_summary.h"
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace eacgm::analysis {
 namespace {
 
-std::shared_ptr<const ProbeInfo> probe(std::string domain, std::string function, ReturnKind ret = ReturnKind::kInt32,
-                                       bool with_exit = true) {
+std::shared_ptr<const ProbeInfo> probe(std::string domain, std::string function,
+                                       ReturnKind ret = ReturnKind::kInt32, bool with_exit = true) {
   auto p = std::make_shared<ProbeInfo>();
   p->function = function;
   p->symbol = function;

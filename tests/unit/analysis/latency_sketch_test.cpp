@@ -2,14 +2,14 @@
 // bounded buckets with counted collapse, and option validation.
 #include "analysis/latency_sketch.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace eacgm::analysis {
 namespace {
@@ -32,13 +32,15 @@ void expect_within(const LatencySketch& s, const std::vector<std::uint64_t>& val
   std::vector<std::uint64_t> sorted = values;
   std::sort(sorted.begin(), sorted.end());
   for (double q : kQuantiles) {
-    const double exact = static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+    const double exact =
+        static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
     const double got = s.quantile(q);
     if (exact == 0.0) {
       EXPECT_EQ(got, 0.0) << "q=" << q;
     } else {
       // A hair over alpha for the rounding of log() at bucket edges.
-      EXPECT_LE(std::abs(got - exact) / exact, alpha * (1 + 1e-9) + 1e-12) << "q=" << q << " exact=" << exact << " got=" << got;
+      EXPECT_LE(std::abs(got - exact) / exact, alpha * (1 + 1e-9) + 1e-12)
+          << "q=" << q << " exact=" << exact << " got=" << got;
     }
   }
 }
@@ -136,8 +138,8 @@ TEST(LatencySketch, ZerosAreExactAndCountedApart) {
 
 TEST(LatencySketch, ValuesLieInsideTheirBucketBounds) {
   LatencySketch s;
-  const std::vector<std::uint64_t> values{1, 2, 3, 999, 1000, 1001, 123456789, std::uint64_t{1} << 40,
-                                          std::uint64_t{1} << 59};
+  const std::vector<std::uint64_t> values{
+      1, 2, 3, 999, 1000, 1001, 123456789, std::uint64_t{1} << 40, std::uint64_t{1} << 59};
   for (std::uint64_t v : values) {
     const auto k = s.key_of(v);
     EXPECT_LE(s.bucket_lower_bound(k), static_cast<double>(v) * (1 + 1e-12)) << v;
@@ -248,7 +250,8 @@ TEST(LatencySketch, CollapseIsOrderIndependentAndMergeStaysExact) {
   std::lognormal_distribution<double> dist(10.0, 1.5);  // spans several hundred 1% buckets
   std::vector<std::uint64_t> values(20'000);
   for (auto& v : values) v = static_cast<std::uint64_t>(dist(rng));
-  LatencySketch forward = make(0.01, 128), backward = make(0.01, 128), a = make(0.01, 128), b = make(0.01, 128);
+  LatencySketch forward = make(0.01, 128), backward = make(0.01, 128), a = make(0.01, 128),
+                b = make(0.01, 128);
   for (std::size_t i = 0; i < values.size(); ++i) {
     forward.add(values[i]);
     backward.add(values[values.size() - 1 - i]);

@@ -4,13 +4,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <string>
-#include <unistd.h>
 
 namespace eacgm {
 namespace {
@@ -35,8 +35,7 @@ std::string error_of(const std::string& text) {
 
 // A probe whose only interesting part is its args line (line 5).
 std::string probe_with_args(const char* args, const char* extra = "") {
-  return lines({"[[probe]]", "name = \"p\"", "library = \"libfoo.so*\"", "symbol = \"foo\"",
-                args, extra});
+  return lines({"[[probe]]", "name = \"p\"", "library = \"libfoo.so*\"", "symbol = \"foo\"", args, extra});
 }
 
 TEST(ConfigParse, EmptyFileGivesDefaults) {
@@ -163,13 +162,11 @@ TEST(ConfigParse, TomlSyntaxErrorKeepsLine) {
   EXPECT_THAT(e, StartsWith("eacgm.toml:3:"));
   EXPECT_THAT(e, HasSubstr("TOML syntax error"));
   // toml++'s own duplicate-key error is a syntax error too.
-  EXPECT_THAT(error_of(lines({"[gpu]", "interval_s = 1", "interval_s = 2"})),
-              StartsWith("eacgm.toml:3:"));
+  EXPECT_THAT(error_of(lines({"[gpu]", "interval_s = 1", "interval_s = 2"})), StartsWith("eacgm.toml:3:"));
 }
 
 TEST(ConfigParse, PythonFileFilter) {
-  Result<Config> r = parse_config(lines({"[python]", "file_filter = \"*/myproject/*\""}),
-                                  "eacgm.toml");
+  Result<Config> r = parse_config(lines({"[python]", "file_filter = \"*/myproject/*\""}), "eacgm.toml");
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r->python.file_filter, "*/myproject/*");
   EXPECT_EQ(Config{}.python.file_filter, "");
@@ -229,8 +226,7 @@ TEST(ConfigParse, WrongTypes) {
 TEST(ConfigParse, Catalogs) {
   EXPECT_THAT(error_of(lines({"", "catalogs = \"cuda\""})),
               HasSubstr("eacgm.toml:2:12: catalogs must be an array of strings"));
-  EXPECT_THAT(error_of(lines({"catalogs = []"})),
-              HasSubstr("eacgm.toml:1:12: catalogs is empty"));
+  EXPECT_THAT(error_of(lines({"catalogs = []"})), HasSubstr("eacgm.toml:1:12: catalogs is empty"));
   EXPECT_THAT(error_of(lines({"catalogs = [\"cuda\", \"\"]"})),
               HasSubstr("eacgm.toml:1:21: catalogs has an empty name"));
   EXPECT_THAT(error_of(lines({"catalogs = [\"cuda\", 3]"})),
@@ -289,20 +285,18 @@ TEST(ConfigParse, ProbeFieldRulesPointAtTheKey) {
               HasSubstr("eacgm.toml:2:8: probe \"9p\": name \"9p\" is not valid"));
   EXPECT_THAT(error_of(probe_with_args("domain = \"\"")),
               HasSubstr("eacgm.toml:5:10: probe \"p\": domain is empty"));
-  EXPECT_THAT(error_of(lines({"[[probe]]", "name = \"p\"", "library = \"/lib/libfoo.so\"",
-                              "symbol = \"f\""})),
-              HasSubstr("eacgm.toml:3:11: probe \"p\": library \"/lib/libfoo.so\" contains a "
-                        "directory"));
-  EXPECT_THAT(error_of(lines({"[[probe]]", "name = \"p\"", "library = \"l\"",
-                              "symbol = \"foo*\""})),
+  EXPECT_THAT(
+      error_of(lines({"[[probe]]", "name = \"p\"", "library = \"/lib/libfoo.so\"", "symbol = \"f\""})),
+      HasSubstr("eacgm.toml:3:11: probe \"p\": library \"/lib/libfoo.so\" contains a "
+                "directory"));
+  EXPECT_THAT(error_of(lines({"[[probe]]", "name = \"p\"", "library = \"l\"", "symbol = \"foo*\""})),
               HasSubstr("eacgm.toml:4:10: probe \"p\": symbol \"foo*\" contains glob "
                         "characters; use pattern"));
 }
 
 TEST(ConfigParse, DuplicateProbeNames) {
   std::string e = error_of(lines({"[[probe]]", "name = \"p\"", "library = \"l\"", "symbol = \"f\"",
-                                  "[[probe]]", "name = \"p\"", "library = \"l\"",
-                                  "symbol = \"g\""}));
+                                  "[[probe]]", "name = \"p\"", "library = \"l\"", "symbol = \"g\""}));
   EXPECT_THAT(e, HasSubstr("eacgm.toml:6:8: probe \"p\": duplicate probe name (first defined at "
                            "line 2)"));
 }
@@ -324,10 +318,10 @@ TEST(ConfigParse, RetRules) {
 }
 
 TEST(ConfigParse, ArgKindAndFormat) {
-  std::string e =
-      error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"u16\" }]"));
-  EXPECT_EQ(e, "eacgm.toml:5:42: probe \"p\": arg \"size\": unknown kind \"u16\" (expected one "
-               "of raw, u32, deref_u32, deref_u64, dim3, deref_dim3, string, dim3_split)");
+  std::string e = error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"u16\" }]"));
+  EXPECT_EQ(e,
+            "eacgm.toml:5:42: probe \"p\": arg \"size\": unknown kind \"u16\" (expected one "
+            "of raw, u32, deref_u32, deref_u64, dim3, deref_dim3, string, dim3_split)");
   e = error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"deref_u46\" }]"));
   EXPECT_THAT(e, HasSubstr("eacgm.toml:5:42: probe \"p\": arg \"size\": unknown kind "
                            "\"deref_u46\" (did you mean \"deref_u64\"?"));
@@ -402,19 +396,16 @@ TEST(ConfigParse, Dim3Rules) {
               HasSubstr("eacgm.toml:5:31: probe \"p\": arg \"g\": a dim3 passed by value takes "
                         "two stack slots"));
   EXPECT_TRUE(
-      parse_config(probe_with_args("args = [{ name = \"g\", stack = 30, kind = \"dim3\" }]"), "x")
-          .ok());
+      parse_config(probe_with_args("args = [{ name = \"g\", stack = 30, kind = \"dim3\" }]"), "x").ok());
 }
 
 TEST(ConfigParse, AtExitRules) {
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"n\", reg = 0, at_exit = true }]")),
+              HasSubstr("eacgm.toml:5:42: probe \"p\": arg \"n\": at_exit = true only applies to kinds "
+                        "that read memory"));
   EXPECT_THAT(
-      error_of(probe_with_args("args = [{ name = \"n\", reg = 0, at_exit = true }]")),
-      HasSubstr("eacgm.toml:5:42: probe \"p\": arg \"n\": at_exit = true only applies to kinds "
-                "that read memory"));
-  EXPECT_THAT(
-      error_of(probe_with_args(
-          "args = [{ name = \"n\", reg = 0, kind = \"deref_u32\", at_exit = true }]",
-          "exit = false")),
+      error_of(probe_with_args("args = [{ name = \"n\", reg = 0, kind = \"deref_u32\", at_exit = true }]",
+                               "exit = false")),
       HasSubstr("eacgm.toml:5:62: probe \"p\": arg \"n\": at_exit = true needs exit = true"));
 }
 
@@ -428,8 +419,7 @@ TEST(ConfigParse, ArgCountNamesAndStrings) {
               HasSubstr("eacgm.toml:5:18: probe \"p\": arg \"Size\": name \"Size\" is not valid"));
   EXPECT_THAT(error_of(probe_with_args("args = [{ reg = 0 }]")),
               HasSubstr("eacgm.toml:5:9: probe \"p\": arg #1: missing required key \"name\""));
-  EXPECT_THAT(error_of(probe_with_args(
-                  "args = [{ name = \"a\", reg = 0 }, { name = \"a\", reg = 1 }]")),
+  EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0 }, { name = \"a\", reg = 1 }]")),
               HasSubstr("eacgm.toml:5:43: probe \"p\": arg \"a\": duplicate arg name \"a\" "
                         "(also arg #1)"));
   EXPECT_THAT(error_of(probe_with_args("args = [{ name = \"a\", reg = 0, kind = \"string\" }, "
@@ -476,15 +466,15 @@ TEST(ConfigParse, DocumentedPointerChainParses) {
 TEST(ConfigParse, LoadFile) {
   Result<Config> missing = load_config_file("/nonexistent/eacgm.toml");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error(), "cannot read config /nonexistent/eacgm.toml: No such file or "
-                             "directory");
+  EXPECT_EQ(missing.error(),
+            "cannot read config /nonexistent/eacgm.toml: No such file or "
+            "directory");
 
   Result<Config> dir = load_config_file("/");
   ASSERT_FALSE(dir.ok());
   EXPECT_THAT(dir.error(), HasSubstr("cannot read config /: Is a directory"));
 
-  std::string path = testing::TempDir() + "eacgm_config_parse_test_" +
-                     std::to_string(::getpid()) + ".toml";
+  std::string path = testing::TempDir() + "eacgm_config_parse_test_" + std::to_string(::getpid()) + ".toml";
   {
     std::ofstream out(path);
     out << "[gpu]\ninterval_s = 0.25\n[trace]\nringbuf_mb = 8\n";

@@ -24,8 +24,7 @@ ProbeSpec valid_spec() {
   return spec;
 }
 
-ArgSpec arg(std::string name, ArgSource source, std::uint8_t index, ArgKind kind,
-            bool at_exit = false) {
+ArgSpec arg(std::string name, ArgSource source, std::uint8_t index, ArgKind kind, bool at_exit = false) {
   return ArgSpec{std::move(name), source, index, kind, ArgFormat::kUnsigned, at_exit};
 }
 
@@ -35,9 +34,7 @@ std::string error_of(const ProbeSpec& spec) {
   return s.ok() ? std::string("<accepted>") : s.error();
 }
 
-TEST(SpecValidate, AcceptsValidSpec) {
-  EXPECT_TRUE(validate_spec(valid_spec()).ok());
-}
+TEST(SpecValidate, AcceptsValidSpec) { EXPECT_TRUE(validate_spec(valid_spec()).ok()); }
 
 TEST(SpecValidate, AcceptsEntryOnlyPatternProbeWithoutArgs) {
   ProbeSpec spec = valid_spec();
@@ -103,16 +100,15 @@ TEST(SpecValidate, ReturnValueNeedsExit) {
   spec.args.clear();
   spec.with_exit = false;
   spec.ret = ReturnKind::kInt64;
-  EXPECT_THAT(error_of(spec),
-              HasSubstr("probe \"cudaMalloc\": ret = \"int64\" needs exit = true"));
+  EXPECT_THAT(error_of(spec), HasSubstr("probe \"cudaMalloc\": ret = \"int64\" needs exit = true"));
 }
 
 TEST(SpecValidate, AtMostEightArgs) {
   ProbeSpec spec = valid_spec();
   spec.args.clear();
   for (int i = 0; i < 9; ++i) {
-    spec.args.push_back(arg("a" + std::to_string(i), ArgSource::kStack,
-                            static_cast<std::uint8_t>(i), ArgKind::kRaw));
+    spec.args.push_back(
+        arg("a" + std::to_string(i), ArgSource::kStack, static_cast<std::uint8_t>(i), ArgKind::kRaw));
   }
   EXPECT_THAT(error_of(spec), HasSubstr("9 args given; at most 8"));
   spec.args.pop_back();
@@ -157,8 +153,7 @@ TEST(SpecValidate, AtExitRules) {
   spec.with_exit = false;
   spec.ret = ReturnKind::kNone;
   EXPECT_THAT(error_of(spec), HasSubstr("arg \"dev_ptr\": at_exit = true needs exit = true"));
-  for (ArgKind k : {ArgKind::kDerefU32, ArgKind::kDerefU64, ArgKind::kDerefDim3,
-                    ArgKind::kString}) {
+  for (ArgKind k : {ArgKind::kDerefU32, ArgKind::kDerefU64, ArgKind::kDerefDim3, ArgKind::kString}) {
     spec = valid_spec();
     spec.args[0].kind = k;
     EXPECT_TRUE(validate_spec(spec).ok()) << arg_kind_name(k);

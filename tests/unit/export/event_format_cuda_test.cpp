@@ -7,10 +7,10 @@
 #include <regex>
 
 #include "analysis/call_summary.h"
+#include "builtin_probe.h"
 #include "export/event_format.h"
 #include "export/summary_table.h"
 #include "probe/catalog.h"
-#include "builtin_probe.h"
 
 namespace eacgm::exporting {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "builtin_probe.h"
 #include "core/nccl_types.h"
 #include "export/event_format.h"
 #include "probe/catalog.h"
-#include "builtin_probe.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -89,7 +89,8 @@ TEST(EventFormatNccl, CommunicatorFieldsWhenKnown) {
   EXPECT_EQ(a["rank"], 3);
   EXPECT_EQ(a["nranks"], 8);
   EXPECT_EQ(a["comm_id"], "0x0123456789abcdef");
-  EXPECT_NE(to_text(e).find("comm=0xabc0, stream=0x0, bytes=40, dtype_name=float32, op_name=sum, rank=3, nranks=8, comm_id=0x0123456789abcdef)"),
+  EXPECT_NE(to_text(e).find("comm=0xabc0, stream=0x0, bytes=40, dtype_name=float32, op_name=sum, rank=3, "
+                            "nranks=8, comm_id=0x0123456789abcdef)"),
             std::string::npos)
       << to_text(e);
 }

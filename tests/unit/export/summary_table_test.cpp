@@ -2,11 +2,11 @@
 // closing lines that mark a cut or capped table.
 #include "export/summary_table.h"
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace eacgm::exporting {
 namespace {
@@ -29,7 +29,8 @@ std::shared_ptr<const ProbeInfo> probe(std::string domain, std::string function)
   return p;
 }
 
-CallEvent event(const std::shared_ptr<const ProbeInfo>& p, std::uint64_t dur, std::int64_t ret = 0, bool exit = true) {
+CallEvent event(const std::shared_ptr<const ProbeInfo>& p, std::uint64_t dur, std::int64_t ret = 0,
+                bool exit = true) {
   CallEvent e;
   e.probe = p;
   e.has_exit = exit;
@@ -60,9 +61,9 @@ TEST(SummaryTable, HeaderThenRowsByTotalDurationAligned) {
   auto allreduce = probe("nccl", "ncclAllReduce");
   auto step = probe("python", "train_step");
   for (int i = 0; i < 4; ++i) s.add(event(malloc_probe, 1'230'000, i == 0 ? 2 : 0));  // 4.92 ms total
-  for (int i = 0; i < 1000; ++i) s.add(event(launch_probe, 3'700));                    // 3.70 ms total
-  s.add(event(allreduce, 25'000'000));                                                  // 25.0 ms
-  s.add(event(step, 0, 0, /*exit=*/false));                                             // entry only
+  for (int i = 0; i < 1000; ++i) s.add(event(launch_probe, 3'700));                   // 3.70 ms total
+  s.add(event(allreduce, 25'000'000));                                                // 25.0 ms
+  s.add(event(step, 0, 0, /*exit=*/false));                                           // entry only
 
   const auto text = render_table(s);
   const auto ls = lines(text);

@@ -30,7 +30,9 @@ std::shared_ptr<const ProbeInfo> probe(const std::string& name, std::vector<ArgS
   return p;
 }
 
-ArgSpec arg(const char* name) { return ArgSpec{name, ArgSource::kRegister, 0, ArgKind::kRaw, ArgFormat::kHex, false, 0, 0}; }
+ArgSpec arg(const char* name) {
+  return ArgSpec{name, ArgSource::kRegister, 0, ArgKind::kRaw, ArgFormat::kHex, false, 0, 0};
+}
 
 CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::vector<std::uint64_t> args,
                std::string str = "", std::int64_t ret = 0, bool exit = true) {

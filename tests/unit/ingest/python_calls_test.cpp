@@ -40,16 +40,14 @@ class PythonCallsTest : public ::testing::Test {
  protected:
   explicit PythonCallsTest(std::string filter = "") : pairing_(std::move(filter)) {}
 
-  void entry(std::uint64_t ts, const char* fn, const char* file, std::int32_t line,
-             std::uint32_t tid = 7) {
+  void entry(std::uint64_t ts, const char* fn, const char* file, std::int32_t line, std::uint32_t tid = 7) {
     feed(entry_probe_, ts, fn, file, line, tid);
   }
-  void ret(std::uint64_t ts, const char* fn, const char* file, std::int32_t line,
-           std::uint32_t tid = 7) {
+  void ret(std::uint64_t ts, const char* fn, const char* file, std::int32_t line, std::uint32_t tid = 7) {
     feed(return_probe_, ts, fn, file, line, tid);
   }
-  void feed(const std::shared_ptr<const ProbeInfo>& p, std::uint64_t ts, const char* fn,
-            const char* file, std::int32_t line, std::uint32_t tid) {
+  void feed(const std::shared_ptr<const ProbeInfo>& p, std::uint64_t ts, const char* fn, const char* file,
+            std::int32_t line, std::uint32_t tid) {
     CallEvent e;
     e.probe = p;
     e.ts_ns = ts;

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -15,9 +17,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace eacgm::probe {
 namespace {
@@ -38,7 +37,8 @@ std::array<unsigned char, 16> file_bytes(const std::string& path, std::uint64_t 
   std::array<unsigned char, 16> out{};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   EXPECT_GE(fd, 0);
-  EXPECT_EQ(::pread(fd, out.data(), out.size(), static_cast<off_t>(offset)), static_cast<ssize_t>(out.size()));
+  EXPECT_EQ(::pread(fd, out.data(), out.size(), static_cast<off_t>(offset)),
+            static_cast<ssize_t>(out.size()));
   ::close(fd);
   return out;
 }

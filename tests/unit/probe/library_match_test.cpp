@@ -7,7 +7,8 @@ namespace eacgm::probe {
 namespace {
 
 TEST(LibraryMatches, GlobAppliesToTheBasename) {
-  EXPECT_TRUE(library_matches("libcudart.so*", "/opt/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcudart.so.13"));
+  EXPECT_TRUE(library_matches("libcudart.so*",
+                              "/opt/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcudart.so.13"));
   EXPECT_TRUE(library_matches("libcudart.so*", "libcudart.so"));
   EXPECT_TRUE(library_matches("libnccl.so.2", "/usr/lib/libnccl.so.2"));
   EXPECT_FALSE(library_matches("libcudart.so*", "/usr/lib/libcudart_static.a"));

@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,9 +15,6 @@
 #include <filesystem>
 #include <memory>
 #include <set>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace eacgm::probe {
 namespace {
@@ -262,11 +261,11 @@ std::vector<unsigned char> make_cache(bool with_old_table) {
   }
   const std::size_t start = out.size();
   put("glibc-ld.so.cache1.1", 20);
-  put32(2);        // nlibs
-  put32(64);       // len_strings
+  put32(2);          // nlibs
+  put32(64);         // len_strings
   out.push_back(2);  // little endian
   out.insert(out.end(), 3, 0);
-  put32(0);        // extension offset
+  put32(0);  // extension offset
   out.insert(out.end(), 12, 0);
   const std::uint32_t strings = 48 + 2 * 24;  // relative to the new header
   const char text[] = "libfoo.so.1\0/lib/libfoo.so.1\0libbar.so\0/opt/libbar.so";

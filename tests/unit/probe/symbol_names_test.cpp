@@ -11,8 +11,8 @@ namespace {
 // The Itanium mangling of torch::autograd::THPVariable_<op>(_object*, _object*[, _object*]).
 std::string binding(const std::string& op, bool local = true, bool kwargs = true) {
   std::string ident = "THPVariable_" + op;
-  return "_ZN5torch8autograd" + std::string(local ? "L" : "") + std::to_string(ident.size()) +
-         ident + "EP7_objectS2_" + (kwargs ? "S2_" : "");
+  return "_ZN5torch8autograd" + std::string(local ? "L" : "") + std::to_string(ident.size()) + ident +
+         "EP7_objectS2_" + (kwargs ? "S2_" : "");
 }
 
 TEST(SymbolNames, TorchOpsFromStaticBindings) {
@@ -31,7 +31,7 @@ TEST(SymbolNames, NonBindingsAreRejected) {
   EXPECT_EQ(torch_op_name("_ZN5torch8autogradL12THPVariable_EP7_object"), "");  // no op
   EXPECT_EQ(torch_op_name("_ZN5torch8autogradL15THPFunction_fooEP7_object"), "");
   EXPECT_EQ(torch_op_name("_ZN5torch8autogradL99THPVariable_geluE"), "");  // past the end
-  EXPECT_EQ(torch_op_name("_ZN5torch8autogradLTHPVariable_geluE"), "");     // no length
+  EXPECT_EQ(torch_op_name("_ZN5torch8autogradLTHPVariable_geluE"), "");    // no length
   EXPECT_EQ(torch_op_name("cudaMalloc"), "");
   EXPECT_EQ(pattern_probe_name(NameRule::kTorchOp, "_ZN5torch3jit4fooEv"), "");
 }

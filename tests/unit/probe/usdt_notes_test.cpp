@@ -3,12 +3,11 @@
 #include "src/probe/usdt_notes.h"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace eacgm::probe {
 namespace {

@@ -1,6 +1,8 @@
 // Device sampler against the fake NVML: every field's exact value, unsupported fields
 // absent for their GPU only, a GPU lost mid-run, XID counting through NVML events, and
 // the slow fields read off the pass by the sampler's own thread.
+#include "sample/device_sampler.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <thread>
 
 #include "fake_nvml_env.h"
-#include "sample/device_sampler.h"
 
 namespace eacgm {
 namespace {

@@ -32,7 +32,9 @@ TEST(NvmlSession, OpensFakeAndEnumeratesBothGpus) {
 TEST(NvmlSession, MissingLibraryNamesTheVariableAndPath) {
   auto s = nvml::Session::open("/nonexistent/libnvidia-ml.so.1");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().rfind("NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: ", 0), 0u)
+  EXPECT_EQ(s.error().rfind(
+                "NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: ", 0),
+            0u)
       << s.error();
 }
 
@@ -41,7 +43,8 @@ TEST(NvmlSession, LibraryWithoutNvmlSymbolsIsRejected) {
   auto s = nvml::Session::open("libc.so.6");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error(),
-            "NVML not available (libc.so.6 has no nvmlInit_v2: the NVIDIA driver is too old, install R450 or newer)");
+            "NVML not available (libc.so.6 has no nvmlInit_v2: the NVIDIA driver is too old, install R450 or "
+            "newer)");
 }
 
 TEST(NvmlSession, InitFailureCarriesNvmlErrorString) {
@@ -49,7 +52,8 @@ TEST(NvmlSession, InitFailureCarriesNvmlErrorString) {
   auto s = nvml::Session::open(fake_nvml_path());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error(),
-            "NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module (is the driver installed?))");
+            "NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module (is "
+            "the driver installed?))");
 }
 
 TEST(NvmlSession, NoGpusIsAnEmptySessionNotAnError) {

@@ -1,5 +1,7 @@
 // Process sampler against the fake NVML, with a made-up /proc: memory per (process, GPU),
 // utilization averaged over the interval, names, container ids, and a lost GPU.
+#include "sample/process_sampler.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,7 +9,6 @@
 
 #include "fake_nvml_env.h"
 #include "sample/device_sampler.h"
-#include "sample/process_sampler.h"
 
 namespace eacgm {
 namespace {
@@ -134,9 +135,12 @@ TEST(ContainerId, RecognisesCommonRuntimes) {
   EXPECT_EQ(container_id_from_cgroup("12:memory:/docker/" + id + "\n11:cpu:/docker/" + id + "\n"), id);
   EXPECT_EQ(container_id_from_cgroup("0::/kubepods.slice/kubepods-burstable.slice/"
                                      "kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice/"
-                                     "cri-containerd-" + id + ".scope\n"),
+                                     "cri-containerd-" +
+                                     id + ".scope\n"),
             id);
-  EXPECT_EQ(container_id_from_cgroup("0::/kubepods/besteffort/pod1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901/" + id + "\n"), id);
+  EXPECT_EQ(container_id_from_cgroup("0::/kubepods/besteffort/pod1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901/" + id +
+                                     "\n"),
+            id);
   EXPECT_EQ(container_id_from_cgroup("0::/machine.slice/libpod-" + id + ".scope/container\n"), id);
   EXPECT_EQ(container_id_from_cgroup("0::/crio-" + id + ".scope\n"), id);
 }
@@ -146,9 +150,9 @@ TEST(ContainerId, IgnoresHostsAndNearMisses) {
   EXPECT_EQ(container_id_from_cgroup(""), "");
   EXPECT_EQ(container_id_from_cgroup("0::/\n"), "");
   EXPECT_EQ(container_id_from_cgroup("0::/user.slice/user-1000.slice/session-3.scope\n"), "");
-  EXPECT_EQ(container_id_from_cgroup("0::/docker/" + id.substr(1) + "\n"), "");   // 63 hex
-  EXPECT_EQ(container_id_from_cgroup("0::/docker/" + id + "a\n"), "");            // 65 hex
-  EXPECT_EQ(container_id_from_cgroup("0::/docker/x" + id + "\n"), "");            // glued to a word
+  EXPECT_EQ(container_id_from_cgroup("0::/docker/" + id.substr(1) + "\n"), "");  // 63 hex
+  EXPECT_EQ(container_id_from_cgroup("0::/docker/" + id + "a\n"), "");           // 65 hex
+  EXPECT_EQ(container_id_from_cgroup("0::/docker/x" + id + "\n"), "");           // glued to a word
   std::string upper = id;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(ch));
   EXPECT_EQ(container_id_from_cgroup("0::/docker/" + upper + "\n"), "");

@@ -1,13 +1,13 @@
 // The sampling thread: passes land on a fixed grid however long each takes, overruns
 // skip deadlines instead of bursting, and failures come back as values.
+#include "sample/sampling_loop.h"
+
 #include <gtest/gtest.h>
 
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include "sample/sampling_loop.h"
 
 namespace eacgm {
 namespace {
@@ -83,11 +83,13 @@ TEST(SamplingLoop, OverrunSkipsDeadlinesInsteadOfBursting) {
 TEST(SamplingLoop, RejectsBadSettingsBeforeStartingAThread) {
   SamplingLoop::Options opt;
   opt.interval = 0ms;
-  auto bad = SamplingLoop::start(opt, [] { return GpuSnapshot{}; }, [](GpuSnapshot) {});
+  auto bad = SamplingLoop::start(
+      opt, [] { return GpuSnapshot{}; }, [](GpuSnapshot) {});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error(), "sampling interval must be positive (got 0 ns): set gpu.interval_s > 0");
   opt.interval = 1s;
-  auto no_sink = SamplingLoop::start(opt, [] { return GpuSnapshot{}; }, nullptr);
+  auto no_sink = SamplingLoop::start(
+      opt, [] { return GpuSnapshot{}; }, nullptr);
   ASSERT_FALSE(no_sink.ok());
   EXPECT_EQ(no_sink.error(), "sampling loop needs both a pass and a sink");
 }
@@ -96,7 +98,8 @@ TEST(SamplingLoop, StopEndsAnUnboundedLoopPromptly) {
   std::atomic<int> passes{0};
   SamplingLoop::Options opt;
   opt.interval = 10s;  // the thread sleeps on its deadline; stop() must wake it
-  auto loop = SamplingLoop::start(opt, [] { return GpuSnapshot{}; }, [&](GpuSnapshot) { ++passes; });
+  auto loop = SamplingLoop::start(
+      opt, [] { return GpuSnapshot{}; }, [&](GpuSnapshot) { ++passes; });
   ASSERT_TRUE(loop.ok());
   while (passes.load() == 0) std::this_thread::sleep_for(1ms);
   const auto t0 = Clock::now();
@@ -109,8 +112,9 @@ TEST(SamplingLoop, StopEndsAnUnboundedLoopPromptly) {
 TEST(SamplingLoop, SinkFailureStopsTheLoopWithAMessage) {
   SamplingLoop::Options opt;
   opt.interval = 1ms;
-  auto loop = SamplingLoop::start(opt, [] { return GpuSnapshot{}; },
-                                  [](GpuSnapshot) { throw std::runtime_error("exporter queue closed"); });
+  auto loop = SamplingLoop::start(
+      opt, [] { return GpuSnapshot{}; },
+      [](GpuSnapshot) { throw std::runtime_error("exporter queue closed"); });
   ASSERT_TRUE(loop.ok());
   Status st = (*loop)->wait();
   ASSERT_FALSE(st.ok());
