@@ -49,6 +49,7 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
     return make_error(fmt::format("pipe: {}", std::strerror(errno)));
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = fork();

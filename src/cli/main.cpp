@@ -1,9 +1,12 @@
 // The `eacgm` command: parses the command line and dispatches to a subcommand.
 #include <cstdio>
+#include <exception>
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace eacgm::cli;
   CLI::App app{
       "eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF "
@@ -27,4 +30,19 @@ int main(int argc, char** argv) {
   }
   if (app.get_subcommands().empty()) return run_default(ctx, demo);
   return ctx.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Errors are reported where they happen; what still escapes (out of memory) ends
+  // eacgm with one line instead of an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "eacgm: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "eacgm: internal error\n");
+  }
+  return 70;  // EX_SOFTWARE
 }

@@ -6,7 +6,6 @@
 namespace eacgm::probe {
 namespace {
 
-constexpr ArgFormat kHex = ArgFormat::kHex;
 constexpr ArgFormat kSigned = ArgFormat::kSigned;
 
 using namespace catalog_args;
