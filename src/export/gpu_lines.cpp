@@ -46,18 +46,27 @@ void put_parts(fmt::memory_buffer& out, const std::vector<std::string>& parts) {
 
 void append_gpu_jsonl(fmt::memory_buffer& out, const GpuSnapshot& snap) {
   const std::uint64_t ts = epoch_ns(snap);
+  // Every field of a call line is present, so that a consumer that reads calls keeps
+  // working; pid 0 marks a line that is not about one process.
+  auto line = [ts](std::uint32_t pid, const char* name) {
+    return json{{"ts_ns", ts},       {"pid", pid},      {"tid", 0},
+                {"comm", ""},        {"domain", "gpu"}, {"name", name},
+                {"dur_ns", nullptr}, {"ret", nullptr},  {"args", json::object()}};
+  };
   for (const DeviceSample& d : snap.devices) {
-    put_line(out, json{{"ts_ns", ts}, {"domain", "gpu"}, {"name", "device"}, {"gpu", device_json(d)}});
+    json l = line(0, "device");
+    l["gpu"] = device_json(d);
+    put_line(out, l);
   }
   for (const ProcessSample& p : snap.processes) {
-    put_line(out, json{{"ts_ns", ts},
-                       {"pid", p.pid},
-                       {"domain", "gpu"},
-                       {"name", "process"},
-                       {"process", process_json(p)}});
+    json l = line(p.pid, "process");
+    l["process"] = process_json(p);
+    put_line(out, l);
   }
   if (!snap.errors.empty()) {
-    put_line(out, json{{"ts_ns", ts}, {"domain", "gpu"}, {"name", "errors"}, {"errors", snap.errors}});
+    json l = line(0, "errors");
+    l["errors"] = snap.errors;
+    put_line(out, l);
   }
 }
 

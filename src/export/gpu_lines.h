@@ -8,10 +8,11 @@
 
 namespace eacgm::exporting {
 
-// One line per GPU: {"ts_ns":..,"domain":"gpu","name":"device","gpu":{...}}; one per
-// process on a GPU: {"ts_ns":..,"pid":..,"domain":"gpu","name":"process","process":{...}};
-// and, when the pass had failures, {"ts_ns":..,"domain":"gpu","name":"errors","errors":[..]}.
-// The objects are those of `eacgm gpu --json`.
+// One line per GPU (`"name":"device"`, `"gpu":{...}`), one per process on a GPU
+// (`"name":"process"`, its `pid`, `"process":{...}`), and, when the pass had failures,
+// one `"name":"errors"` line; all with `"domain":"gpu"` and every field of a call line
+// (pid 0 when not about one process; tid 0, comm "", dur_ns/ret null, args {}). The
+// objects are those of `eacgm gpu --json`.
 void append_gpu_jsonl(fmt::memory_buffer& out, const GpuSnapshot& snap);
 
 // 12:34:56.789012 gpu 0 NVIDIA H100: util 99%, mem 2931/81559 MiB, 62C, 657.4/700 W

@@ -16,6 +16,8 @@ total = 0
 with open(events_path) as f:
     for line in f:
         e = json.loads(line)
+        if e["domain"] == "gpu":
+            continue  # NVML sample lines, not calls
         total += 1
         if t0 <= e["ts_ns"] <= t1:
             if e["domain"] == "torch":

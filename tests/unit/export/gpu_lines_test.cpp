@@ -62,6 +62,13 @@ TEST(GpuLines, JsonLinesOnePerGpuProcessAndFailure) {
   ASSERT_EQ(lines.size(), 4u);
   auto gpu0 = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(gpu0["ts_ns"], 1'700'000'000'123'456'789ull);
+  // Every field of a call line, so that readers of calls do not trip over samples.
+  EXPECT_EQ(gpu0["pid"], 0);
+  EXPECT_EQ(gpu0["tid"], 0);
+  EXPECT_EQ(gpu0["comm"], "");
+  EXPECT_TRUE(gpu0["dur_ns"].is_null());
+  EXPECT_TRUE(gpu0["ret"].is_null());
+  EXPECT_EQ(gpu0["args"], nlohmann::json::object());
   EXPECT_EQ(gpu0["domain"], "gpu");
   EXPECT_EQ(gpu0["name"], "device");
   EXPECT_EQ(gpu0["gpu"]["index"], 0);
@@ -77,6 +84,7 @@ TEST(GpuLines, JsonLinesOnePerGpuProcessAndFailure) {
   EXPECT_EQ(proc["process"]["type"], "C");
   auto errors = nlohmann::json::parse(lines[3]);
   EXPECT_EQ(errors["name"], "errors");
+  EXPECT_EQ(errors["pid"], 0);
   EXPECT_EQ(errors["errors"][0], "GPU 1: process list: GPU is lost");
 }
 
