@@ -47,6 +47,37 @@ bool process_alive(int pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 
+// GPU sampling beside the trace; without NVML, one notice and nullptr.
+std::unique_ptr<GpuFeed> start_gpu_feed(const GpuConfig& gpu, const ingest::TraceOptions& to,
+                                        const std::shared_ptr<SnapshotMailbox>& mailbox,
+                                        const ingest::TraceSession::Notice& notice) {
+  GpuFeedOptions fo;
+  fo.interval =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(gpu.interval_s));
+  fo.filter_processes = to.filter_pids;
+  fo.roots = to.pids;
+  auto feed = GpuFeed::start(fo, mailbox);
+  if (!feed) {
+    notice(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
+    return nullptr;
+  }
+  return std::move(*feed);
+}
+
+// "; sampling 2 GPUs every 1 s" for the ready line.
+std::string gpu_scope(const GpuFeed& feed, const GpuConfig& gpu) {
+  return fmt::format("; sampling {} GPU{} every {} s", feed.gpu_count(), feed.gpu_count() == 1 ? "" : "s",
+                     gpu.interval_s);
+}
+
+// " gpu_passes=N[ gpu_skipped=N][ gpu_dropped=N]" for the accounting line.
+std::string format_gpu_counts(const GpuFeed& feed, const SnapshotMailbox& mailbox) {
+  std::string out = fmt::format(" gpu_passes={}", feed.passes());
+  if (feed.skipped_deadlines() > 0) out += fmt::format(" gpu_skipped={}", feed.skipped_deadlines());
+  if (mailbox.dropped() > 0) out += fmt::format(" gpu_dropped={}", mailbox.dropped());
+  return out;
+}
+
 }  // namespace
 
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
@@ -185,22 +216,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
   }
   // Started before the signal handlers: the sampling thread blocks every signal.
   std::unique_ptr<GpuFeed> gpu_feed;
-  std::string gpu_scope;
-  if (sample_gpus) {
-    GpuFeedOptions fo;
-    fo.interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(config.gpu.interval_s));
-    fo.filter_processes = to.filter_pids;
-    fo.roots = to.pids;
-    auto feed = GpuFeed::start(fo, mailbox);
-    if (feed) {
-      gpu_feed = std::move(*feed);
-      gpu_scope = fmt::format("; sampling {} GPU{} every {} s", gpu_feed->gpu_count(),
-                              gpu_feed->gpu_count() == 1 ? "" : "s", config.gpu.interval_s);
-    } else {
-      notice(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
-    }
-  }
+  if (sample_gpus) gpu_feed = start_gpu_feed(config.gpu, to, mailbox, notice);
   install_signal_handlers();
   release_notices();
   {
@@ -214,7 +230,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
     auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     notice(fmt::format("tracing {} ({} probes in {} library files, ready in {} ms){}", scope, r.attach.probes,
-                       r.attach.libraries, ms.count(), gpu_scope));
+                       r.attach.libraries, ms.count(), gpu_feed ? gpu_scope(*gpu_feed, config.gpu) : ""));
   }
 
   std::optional<LaunchedCommand> side;
@@ -274,10 +290,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutput
   std::string gpu_counts;
   if (gpu_feed) {
     if (!gpu_feed->failure().empty()) notice("GPU sampling stopped early: " + gpu_feed->failure());
-    gpu_counts = fmt::format(" gpu_passes={}", gpu_feed->passes());
-    if (gpu_feed->skipped_deadlines() > 0)
-      gpu_counts += fmt::format(" gpu_skipped={}", gpu_feed->skipped_deadlines());
-    if (mailbox->dropped() > 0) gpu_counts += fmt::format(" gpu_dropped={}", mailbox->dropped());
+    gpu_counts = format_gpu_counts(*gpu_feed, *mailbox);
   }
   notice("done " + format_report(report) + gpu_counts);
   if (outputs.on_end) outputs.on_end(report);
