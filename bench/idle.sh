@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Idle cost (root): eacgm tracing every process on the machine for SECONDS while no
 # CUDA program runs: CPU time used after start-up (the reader must sleep, not poll) and
-# peak memory.
-# Usage: bench/idle.sh [BUILD_DIR] [SECONDS]
+# peak memory. The trace samples the GPUs (NVML, every second) unless EACGM_ARGS says
+# --no-gpu.
+# Usage: [EACGM_ARGS=...] bench/idle.sh [BUILD_DIR] [SECONDS]
 set -euo pipefail
 B=${1:-build}
 SECS=${2:-10}
-"$B/eacgm" trace -o /dev/null > /dev/null 2>&1 &
+# shellcheck disable=SC2086  # EACGM_ARGS is a list of options
+"$B/eacgm" trace ${EACGM_ARGS:-} -o /dev/null > /dev/null 2>&1 &
 pid=$!
 sleep 3  # start-up (resolving and attaching) is not idle time
 read -r -a start < "/proc/$pid/stat"
