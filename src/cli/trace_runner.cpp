@@ -9,12 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 
 #include "cli/launched_command.h"
 #include "probe/catalog.h"
 #include "sample/gpu_feed.h"
+#include "sample/process_tree.h"
 #include "sample/snapshot_mailbox.h"
 
 namespace eacgm::cli {
@@ -40,11 +40,8 @@ bool process_exists(int pid) {
 
 // Running (not a zombie waiting for its parent to reap it).
 bool process_alive(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  auto paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+  auto stat = pid > 0 ? read_proc_stat(static_cast<std::uint32_t>(pid)) : std::nullopt;
+  return stat && stat->state != 'Z';
 }
 
 // GPU sampling beside the trace; without NVML, one notice and nullptr.

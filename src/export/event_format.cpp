@@ -231,12 +231,17 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   put(out, "}}\n");
 }
 
-void append_text(Buf& out, const CallEvent& e) {
-  std::time_t secs = static_cast<std::time_t>(e.ts_ns / 1000000000ull);
+void append_clock(Buf& out, std::uint64_t ts_ns) {
+  std::time_t secs = static_cast<std::time_t>(ts_ns / 1000000000ull);
   std::tm tm{};
   localtime_r(&secs, &tm);
-  fmt::format_to(std::back_inserter(out), "{:02}:{:02}:{:02}.{:06} {}[{}/{}] {} {}(", tm.tm_hour, tm.tm_min,
-                 tm.tm_sec, (e.ts_ns % 1000000000ull) / 1000, e.comm_view(), e.pid, e.tid, e.domain(),
+  fmt::format_to(std::back_inserter(out), "{:02}:{:02}:{:02}.{:06} ", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 (ts_ns % 1000000000ull) / 1000);
+}
+
+void append_text(Buf& out, const CallEvent& e) {
+  append_clock(out, e.ts_ns);
+  fmt::format_to(std::back_inserter(out), "{}[{}/{}] {} {}(", e.comm_view(), e.pid, e.tid, e.domain(),
                  e.function());
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {

@@ -12,6 +12,9 @@ namespace eacgm::exporting {
 //  "ret":..,"args":{...}} followed by '\n'.
 void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
 
+// "12:34:56.789012 " (local time, microseconds): the start of every text line.
+void append_clock(fmt::memory_buffer& out, std::uint64_t ts_ns);
+
 // 12:34:56.789012 comm[pid/tid] domain name(arg=value, ...) = ret  1.23 µs
 void append_text(fmt::memory_buffer& out, const CallEvent& e);
 

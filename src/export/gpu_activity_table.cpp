@@ -9,14 +9,6 @@
 #include "export/text_columns.h"
 
 namespace eacgm::exporting {
-namespace {
-
-template <typename T>
-std::string or_dash(const std::optional<T>& v, const char* format) {
-  return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
-}
-
-}  // namespace
 
 std::string render_gpu_activity(const analysis::GpuActivity& activity) {
   if (!activity.has_samples()) return "";

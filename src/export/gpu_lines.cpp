@@ -3,12 +3,12 @@
 #include "export/gpu_lines.h"
 
 #include <chrono>
-#include <ctime>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "export/event_format.h"
 #include "export/gpu_json.h"
 #include "export/text_columns.h"
 
@@ -24,14 +24,6 @@ void put_line(fmt::memory_buffer& out, const json& line) {
   const std::string text = line.dump();
   out.append(text.data(), text.data() + text.size());
   out.push_back('\n');
-}
-
-void put_clock(fmt::memory_buffer& out, std::uint64_t ts_ns) {
-  std::time_t secs = static_cast<std::time_t>(ts_ns / 1000000000ull);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  fmt::format_to(std::back_inserter(out), "{:02}:{:02}:{:02}.{:06} ", tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 (ts_ns % 1000000000ull) / 1000);
 }
 
 void put_parts(fmt::memory_buffer& out, const std::vector<std::string>& parts) {
@@ -73,7 +65,7 @@ void append_gpu_jsonl(fmt::memory_buffer& out, const GpuSnapshot& snap) {
 void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap) {
   const std::uint64_t ts = epoch_ns(snap);
   for (const DeviceSample& d : snap.devices) {
-    put_clock(out, ts);
+    append_clock(out, ts);
     fmt::format_to(std::back_inserter(out), "gpu {} {}: ", d.index, d.name.empty() ? "-" : d.name);
     if (d.lost || !d.error.empty()) {
       fmt::format_to(std::back_inserter(out), "{} ({})\n", d.lost ? "LOST" : "ERROR", d.error);
@@ -100,7 +92,7 @@ void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap) {
     put_parts(out, parts);
   }
   for (const ProcessSample& p : snap.processes) {
-    put_clock(out, ts);
+    append_clock(out, ts);
     fmt::format_to(std::back_inserter(out), "gpu {} pid {} {}: ", p.gpu_index, p.pid,
                    p.name.empty() ? "-" : p.name);
     std::vector<std::string> parts;
@@ -112,7 +104,7 @@ void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap) {
     put_parts(out, parts);
   }
   for (const std::string& e : snap.errors) {
-    put_clock(out, ts);
+    append_clock(out, ts);
     fmt::format_to(std::back_inserter(out), "gpu: {}\n", e);
   }
 }

@@ -20,11 +20,6 @@ json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-template <typename T>
-std::string cell(const std::optional<T>& v, const char* suffix = "") {
-  return v ? fmt::format("{}{}", *v, suffix) : std::string("-");
-}
-
 std::string watts(const std::optional<std::uint32_t>& mw, const char* format) {
   return mw ? fmt::format(fmt::runtime(format), *mw / 1000.0) : std::string("-");
 }
@@ -91,10 +86,11 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
                               ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
                                             watts(d.power_limit_milliwatts, "{:.0f}"))
                               : "-";
-      rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id, cell(d.utilization_gpu_percent, "%"),
-                      cell(d.utilization_memory_percent, "%"), memory, cell(d.temperature_gpu_celsius, "C"),
-                      power, cell(d.clock_sm_mhz), cell(d.clock_memory_mhz), cell(d.fan_speed_percent, "%"),
-                      cell(d.xid_errors_total)});
+      rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id,
+                      or_dash(d.utilization_gpu_percent, "{}%"), or_dash(d.utilization_memory_percent, "{}%"),
+                      memory, or_dash(d.temperature_gpu_celsius, "{}C"), power, or_dash(d.clock_sm_mhz),
+                      or_dash(d.clock_memory_mhz), or_dash(d.fan_speed_percent, "{}%"),
+                      or_dash(d.xid_errors_total)});
     }
     out += render_columns(rows, {true, false, false, true, true, true, true, true, true, true, true, true});
   }
@@ -103,12 +99,12 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"GPU", "PID", "Type", "Process", "Container", "Memory MiB", "SM", "Mem", "Enc", "Dec"});
     for (const ProcessSample& p : snap.processes) {
-      rows.push_back({fmt::format("{}", p.gpu_index), fmt::format("{}", p.pid), process_type(p),
-                      p.name.empty() ? "-" : p.name,
-                      p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
-                      format_mib(p.used_memory_bytes), cell(p.sm_utilization_percent, "%"),
-                      cell(p.memory_utilization_percent, "%"), cell(p.encoder_utilization_percent, "%"),
-                      cell(p.decoder_utilization_percent, "%")});
+      rows.push_back(
+          {fmt::format("{}", p.gpu_index), fmt::format("{}", p.pid), process_type(p),
+           p.name.empty() ? "-" : p.name, p.container_id.empty() ? "-" : p.container_id.substr(0, 12),
+           format_mib(p.used_memory_bytes), or_dash(p.sm_utilization_percent, "{}%"),
+           or_dash(p.memory_utilization_percent, "{}%"), or_dash(p.encoder_utilization_percent, "{}%"),
+           or_dash(p.decoder_utilization_percent, "{}%")});
     }
     out += '\n';
     if (snap.processes.empty()) {

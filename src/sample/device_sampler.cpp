@@ -4,14 +4,13 @@
 #include "sample/device_sampler.h"
 
 #include <fmt/format.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "core/clock.h"
+#include "core/signal_mask.h"
 
 namespace eacgm {
 namespace {
@@ -133,23 +132,6 @@ constexpr std::size_t kMaxQueuedSlowErrors = 8;
 // Waits longer than this are cut to it: a period of "forever" must not overflow the
 // deadline, and a round a day is as good as none.
 constexpr std::chrono::nanoseconds kMaxSlowWait = std::chrono::hours(24);
-
-// Blocks every signal in the calling thread while it lives; threads started meanwhile
-// keep the full mask.
-class AllSignalsBlocked {
- public:
-  AllSignalsBlocked() {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old_);
-  }
-  ~AllSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  AllSignalsBlocked(const AllSignalsBlocked&) = delete;
-  AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
-
- private:
-  sigset_t old_{};
-};
 
 }  // namespace
 
@@ -274,24 +256,22 @@ void DeviceSampler::read_slow_gpu(std::size_t i, DeviceSample& status) {
   unsigned long long energy = 0;
   const bool has_energy = q.cached(kQEnergy, "nvmlDeviceGetTotalEnergyConsumption",
                                    f.DeviceGetTotalEnergyConsumption, d, &energy);
-  const auto energy_at = std::chrono::steady_clock::now();
   unsigned int replay = 0;
   const bool has_replay = !slow_stop_.load() && q.cached(kQPcieReplay, "nvmlDeviceGetPcieReplayCounter",
                                                          f.DeviceGetPcieReplayCounter, d, &replay);
-  const auto replay_at = std::chrono::steady_clock::now();
   if (!has_energy && !has_replay) return;
   std::lock_guard<std::mutex> lock(slow_mu_);
   SlowFields& out = slow_fields_[i];
-  if (has_energy) out.energy_millijoules = Reading<std::uint64_t>{energy, energy_at};
-  if (has_replay) out.pcie_replay = Reading<std::uint32_t>{replay, replay_at};
+  if (has_energy) out.energy_millijoules = energy;
+  if (has_replay) out.pcie_replay = replay;
 }
 
 // Copies GPU i's latest slow fields into the pass, with the failures queued since.
 void DeviceSampler::take_slow_fields(std::size_t i, DeviceSample& out) {
   std::lock_guard<std::mutex> lock(slow_mu_);
   SlowFields& slow = slow_fields_[i];
-  if (slow.energy_millijoules) out.energy_total_millijoules = slow.energy_millijoules->value;
-  if (slow.pcie_replay) out.pcie_replay_total = slow.pcie_replay->value;
+  if (slow.energy_millijoules) out.energy_total_millijoules = slow.energy_millijoules;
+  if (slow.pcie_replay) out.pcie_replay_total = slow.pcie_replay;
   for (std::string& e : slow.errors) out.field_errors.push_back(std::move(e));
   slow.errors.clear();
 }

@@ -78,16 +78,11 @@ class DeviceSampler {
     std::optional<std::uint64_t> pcie_tx_bytes, pcie_rx_bytes;
     std::chrono::steady_clock::time_point pcie_read_at{};
   };
-  // A slow field's latest successful read and when it was made.
-  template <typename T>
-  struct Reading {
-    T value{};
-    std::chrono::steady_clock::time_point read_at{};
-  };
-  // One GPU's slow fields, shared by the round and the passes under slow_mu_.
+  // One GPU's slow fields (latest successful reads), shared by the round and the
+  // passes under slow_mu_.
   struct SlowFields {
-    std::optional<Reading<std::uint64_t>> energy_millijoules;
-    std::optional<Reading<std::uint32_t>> pcie_replay;
+    std::optional<std::uint64_t> energy_millijoules;
+    std::optional<std::uint32_t> pcie_replay;
     // Unexpected failures of a round ("nvmlDeviceGetTotalEnergyConsumption: Unknown
     // Error"), handed to the next pass's field_errors.
     std::vector<std::string> errors;

@@ -2,11 +2,10 @@
 // to the traced process trees on the sampling thread, before anything is copied out.
 #include "sample/gpu_feed.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <utility>
 
+#include "core/signal_mask.h"
 #include "sample/process_tree.h"
 
 namespace eacgm {
@@ -59,11 +58,11 @@ void GpuFeed::stop() {
   // The loop's thread has been joined: this thread may use the sampler now.
   GpuSnapshot last = pass();
   last.sequence = loop_->passes();
-  final_passes_ = 1;
   mailbox_->post(std::move(last));
 }
 
-std::uint64_t GpuFeed::passes() const { return (loop_ ? loop_->passes() : 0) + final_passes_; }
+// The loop's passes, and the last one that stop() ran.
+std::uint64_t GpuFeed::passes() const { return (loop_ ? loop_->passes() : 0) + (stopped_ ? 1 : 0); }
 
 std::uint64_t GpuFeed::skipped_deadlines() const { return loop_ ? loop_->skipped_deadlines() : 0; }
 

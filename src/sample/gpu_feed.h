@@ -55,7 +55,6 @@ class GpuFeed {
   std::unique_ptr<SamplingLoop> loop_;
   std::size_t gpu_count_ = 0;
   bool stopped_ = false;
-  std::uint64_t final_passes_ = 0;
   std::string failure_;
 };
 

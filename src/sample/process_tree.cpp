@@ -1,5 +1,4 @@
-// Walks parent links (field 4 of /proc/<pid>/stat, read after the last ')' because the
-// command name may itself contain parentheses and spaces).
+// Reads /proc/<pid>/stat and walks parent links through it.
 #include "sample/process_tree.h"
 
 #include <algorithm>
@@ -8,17 +7,23 @@
 
 namespace eacgm {
 
-std::optional<std::uint32_t> parent_pid(std::uint32_t pid, const std::string& proc_root) {
+std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root) {
   std::ifstream in(proc_root + "/" + std::to_string(pid) + "/stat");
   std::string stat;
   if (!std::getline(in, stat)) return std::nullopt;
   const auto paren = stat.rfind(')');
   if (paren == std::string::npos) return std::nullopt;
   std::istringstream rest(stat.substr(paren + 1));
-  std::string state;
+  char state = 0;
   long long ppid = -1;
   if (!(rest >> state >> ppid) || ppid < 0) return std::nullopt;
-  return static_cast<std::uint32_t>(ppid);
+  return ProcStat{state, static_cast<std::uint32_t>(ppid)};
+}
+
+std::optional<std::uint32_t> parent_pid(std::uint32_t pid, const std::string& proc_root) {
+  auto stat = read_proc_stat(pid, proc_root);
+  if (!stat) return std::nullopt;
+  return stat->ppid;
 }
 
 bool in_process_tree(std::uint32_t pid, const std::vector<int>& roots, const std::string& proc_root) {

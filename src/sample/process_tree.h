@@ -8,6 +8,17 @@
 
 namespace eacgm {
 
+// Fields 3 and 4 of /proc/<pid>/stat: the state letter ('R', 'S', 'Z' for a zombie...)
+// and the parent pid.
+struct ProcStat {
+  char state = '?';
+  std::uint32_t ppid = 0;
+};
+
+// /proc/<pid>/stat read after the last ')' (the command name may itself hold spaces and
+// parentheses); nullopt when the process is gone or the file cannot be read.
+std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root = "/proc");
+
 // The parent of `pid` from /proc/<pid>/stat (`proc_root` for tests); nullopt when the
 // process is gone or the file cannot be read.
 std::optional<std::uint32_t> parent_pid(std::uint32_t pid, const std::string& proc_root = "/proc");

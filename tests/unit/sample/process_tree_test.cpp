@@ -37,6 +37,10 @@ class ProcessTree : public ::testing::Test {
 TEST_F(ProcessTree, ParentIsReadAfterTheLastParenthesis) {
   EXPECT_EQ(parent_pid(200, root_), 100u);
   EXPECT_EQ(parent_pid(300, root_), 200u);
+  auto stat = read_proc_stat(200, root_);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->ppid, 100u);
   EXPECT_FALSE(parent_pid(999, root_).has_value());
 }
 
