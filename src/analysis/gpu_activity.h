@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/call_event.h"
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm::analysis {
 

@@ -10,7 +10,7 @@
 #include "core/config.h"
 #include "ingest/ring_reader.h"
 #include "ingest/trace_session.h"
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm::cli {
 

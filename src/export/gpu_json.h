@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm::exporting {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm::exporting {
 

@@ -1,6 +1,6 @@
 // Reads .dynsym/.symtab with their GNU versions and maps each symbol to the file offset a
 // uprobe needs. Built for big C++ libraries (libtorch_python: ~200k symbols) in one pass.
-#include "src/probe/elf_symbols.h"
+#include "probe/elf_symbols.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>

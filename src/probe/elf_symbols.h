@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "src/core/result.h"
+#include "core/result.h"
 
 struct Elf;  // libelf's handle; kept out of this header so users need not include <libelf.h>
 

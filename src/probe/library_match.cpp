@@ -1,5 +1,5 @@
 // Library-pattern matching and C++ demangling used when resolving probe specs.
-#include "src/probe/library_match.h"
+#include "probe/library_match.h"
 
 #include <cxxabi.h>
 #include <fnmatch.h>

@@ -1,6 +1,6 @@
 // Library discovery: reads /proc/<pid>/maps (file identity = what uprobes key on) and parses
 // /etc/ld.so.cache directly, so finding libraries needs no subprocess on the normal path.
-#include "src/probe/library_scan.h"
+#include "probe/library_scan.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/core/result.h"
+#include "core/result.h"
 
 namespace eacgm::probe {
 

@@ -1,6 +1,6 @@
 // Parses .note.stapsdt the way SystemTap and libbpf do, so USDT probes resolve to the same
 // file offsets the kernel will be given.
-#include "src/probe/usdt_notes.h"
+#include "probe/usdt_notes.h"
 
 #include <gelf.h>
 
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "src/probe/elf_symbols.h"
+#include "probe/elf_symbols.h"
 
 namespace eacgm::probe {
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "src/core/result.h"
+#include "core/result.h"
 
 namespace eacgm::probe {
 

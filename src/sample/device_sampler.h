@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 
 namespace eacgm {

@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 #include "sample/device_sampler.h"
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 #include "sample/process_sampler.h"
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 
 namespace eacgm {

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core/result.h"
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm {
 

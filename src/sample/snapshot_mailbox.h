@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "sample/gpu_sample.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm {
 

@@ -1,6 +1,6 @@
 // ElfSymbolTable against a fixture library whose truth is checked through the dynamic
 // loader (dlopen/dlvsym/dlinfo) and the file's bytes, not through another ELF reader.
-#include "src/probe/elf_symbols.h"
+#include "probe/elf_symbols.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

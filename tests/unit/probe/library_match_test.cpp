@@ -1,5 +1,5 @@
 // Library glob matching and demangling.
-#include "src/probe/library_match.h"
+#include "probe/library_match.h"
 
 #include <gtest/gtest.h>
 

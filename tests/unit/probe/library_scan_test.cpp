@@ -1,5 +1,5 @@
 // Library discovery: /proc/<pid>/maps of real child processes and the loader's cache.
-#include "src/probe/library_scan.h"
+#include "probe/library_scan.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // USDT notes of the system Python: offsets are checked against the instruction SDT probes
 // are built on (a one-byte nop at the probe site).
-#include "src/probe/usdt_notes.h"
+#include "probe/usdt_notes.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -1,0 +1,59 @@
+// Consumer: the one interface of everything that takes what a trace sees (batches of
+// traced calls, GPU snapshots, ticks, flushes). Every call comes from the one output
+// thread (the ring-buffer reader while tracing, the caller's after it), so consumers
+// need no locks; a ConsumerList hands each call to its members in order.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/call_event.h"
+#include "core/counter_registry.h"
+#include "core/gpu_sample.h"
+
+namespace eacgm {
+
+class Consumer {
+ public:
+  virtual ~Consumer() = default;
+  // Calls decoded in one round of the reader, in ring-buffer order.
+  virtual void on_calls(std::span<const CallEvent> calls) { (void)calls; }
+  // One GPU sampling pass, processes already reduced to the traced ones.
+  virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
+  // About once a second (the agent's tick): publish snapshots, roll windows.
+  virtual void on_tick(std::chrono::steady_clock::time_point now) { (void)now; }
+  // After each reader round: write out what is buffered.
+  virtual void flush() {}
+  // Once, after the last calls and samples, with the final counters.
+  virtual void on_end(const CounterValues& counters) { (void)counters; }
+};
+
+class ConsumerList final : public Consumer {
+ public:
+  void add(std::shared_ptr<Consumer> consumer) { members_.push_back(std::move(consumer)); }
+  bool empty() const { return members_.empty(); }
+
+  void on_calls(std::span<const CallEvent> calls) override {
+    for (auto& m : members_) m->on_calls(calls);
+  }
+  void on_gpu(const GpuSnapshot& snapshot) override {
+    for (auto& m : members_) m->on_gpu(snapshot);
+  }
+  void on_tick(std::chrono::steady_clock::time_point now) override {
+    for (auto& m : members_) m->on_tick(now);
+  }
+  void flush() override {
+    for (auto& m : members_) m->flush();
+  }
+  void on_end(const CounterValues& counters) override {
+    for (auto& m : members_) m->on_end(counters);
+  }
+
+ private:
+  std::vector<std::shared_ptr<Consumer>> members_;
+};
+
+}  // namespace eacgm
