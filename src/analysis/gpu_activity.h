@@ -51,6 +51,20 @@ struct ProcessActivityRow {
 class GpuActivity {
  public:
   explicit GpuActivity(std::size_t max_processes = 4096) : max_processes_(max_processes) {}
+  // A copy (a published snapshot) starts without the last-process cache, which points
+  // into the original.
+  GpuActivity(const GpuActivity& o)
+      : max_processes_(o.max_processes_),
+        snapshots_(o.snapshots_),
+        overflow_calls_(o.overflow_calls_),
+        devices_(o.devices_),
+        processes_(o.processes_) {}
+  GpuActivity& operator=(const GpuActivity& o) {
+    if (this != &o) *this = GpuActivity(o);
+    return *this;
+  }
+  GpuActivity(GpuActivity&&) noexcept = default;  // map nodes keep their addresses
+  GpuActivity& operator=(GpuActivity&&) noexcept = default;
 
   // Both on one thread (the output thread): calls as they are delivered, snapshots in
   // the order they were taken.

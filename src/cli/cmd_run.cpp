@@ -2,10 +2,8 @@
 // what the GPUs and the traced processes on them did meanwhile.
 #include <cstdio>
 #include <memory>
-#include <mutex>
 
-#include "analysis/call_summary.h"
-#include "analysis/gpu_activity.h"
+#include "analysis/live_analysis.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
@@ -27,22 +25,15 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = 2;
       return;
     }
-    auto summary = std::make_shared<analysis::CallSummary>();
-    auto activity = std::make_shared<analysis::GpuActivity>();
-    TraceOutputs out;
-    // One thread at a time adds (see TraceOutputs); both are read after the trace.
-    out.events.on_call = [summary, activity](const CallEvent& e) {
-      summary->add(e);
-      activity->add(e);
-    };
-    out.on_gpu = [activity](const GpuSnapshot& s) { activity->add(s); };
-    out.on_end = [summary, activity](const ingest::TraceReport& r) {
-      std::fputs(exporting::render_table(*summary).c_str(), stdout);
-      std::fputs(exporting::render_gpu_activity(*activity).c_str(), stdout);
-      std::printf("accounting: %s\n", format_report(r).c_str());
+    auto analysis = std::make_shared<analysis::LiveAnalysis>();
+    ctx.exit_code = run_trace(*config, *opts, analysis);
+    // The final snapshot: published after the last calls and samples were in.
+    if (auto snap = analysis->snapshot(); snap && snap->final) {
+      std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
+      std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
+      std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);
-    };
-    ctx.exit_code = run_trace(*config, *opts, std::move(out));
+    }
   });
 }
 

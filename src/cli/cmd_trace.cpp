@@ -13,8 +13,7 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
-#include "export/event_format.h"
-#include "export/gpu_lines.h"
+#include "export/event_stream.h"
 
 namespace eacgm::cli {
 namespace {
@@ -23,46 +22,6 @@ struct TraceFlags {
   TraceCommandOptions trace;
   std::string format = "jsonl";
   std::string output;
-};
-
-// Buffers formatted events and writes them in large chunks from the reader thread.
-class EventWriter {
- public:
-  // `text_gpu_period`: text output shows the GPUs at most this often (JSON Lines: every pass).
-  EventWriter(FILE* out, bool jsonl, std::chrono::nanoseconds text_gpu_period)
-      : out_(out), jsonl_(jsonl), text_gpu_period_(text_gpu_period) {}
-  void write(const GpuSnapshot& s) {
-    if (jsonl_) {
-      exporting::append_gpu_jsonl(buf_, s);
-    } else if (!last_text_gpu_ || s.time - *last_text_gpu_ >= text_gpu_period_) {
-      exporting::append_gpu_text(buf_, s);
-      last_text_gpu_ = s.time;
-    }
-  }
-  void write(const CallEvent& e) {
-    if (jsonl_) {
-      exporting::append_jsonl(buf_, e);
-    } else {
-      exporting::append_text(buf_, e);
-    }
-    if (buf_.size() >= (64u << 10)) flush();
-  }
-  void flush() {
-    if (buf_.size() > 0) {
-      if (std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) ++write_errors_;
-      buf_.clear();
-    }
-    std::fflush(out_);
-  }
-  std::uint64_t write_errors() const { return write_errors_; }
-
- private:
-  FILE* out_;
-  bool jsonl_;
-  std::chrono::nanoseconds text_gpu_period_;
-  std::optional<std::chrono::system_clock::time_point> last_text_gpu_;
-  fmt::memory_buffer buf_;
-  std::uint64_t write_errors_ = 0;
 };
 
 int trace_to(const CommandContext& ctx, const TraceFlags& f) {
@@ -83,20 +42,16 @@ int trace_to(const CommandContext& ctx, const TraceFlags& f) {
   }
   // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
   const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
-  auto writer = std::make_shared<EventWriter>(
-      out, f.format == "jsonl",
+  auto stream = std::make_shared<exporting::EventStream>(
+      out,
+      f.format == "jsonl" ? exporting::EventStream::Format::kJsonLines
+                          : exporting::EventStream::Format::kText,
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)));
-  TraceOutputs outputs;
-  outputs.events.on_call = [writer](const CallEvent& e) { writer->write(e); };
-  outputs.events.on_idle = [writer] { writer->flush(); };
-  outputs.on_gpu = [writer](const GpuSnapshot& s) { writer->write(s); };
-  outputs.on_end = [writer](const ingest::TraceReport&) {
-    writer->flush();
-    if (writer->write_errors() > 0) {
-      print_error(fmt::format("{} writes to the output failed (disk full?)", writer->write_errors()));
-    }
-  };
-  return run_trace(*config, f.trace, std::move(outputs));
+  int code = run_trace(*config, f.trace, stream);
+  if (stream->write_errors() > 0) {
+    print_error(fmt::format("{} writes to the output failed (disk full?)", stream->write_errors()));
+  }
+  return code;
 }
 
 }  // namespace

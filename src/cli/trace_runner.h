@@ -1,16 +1,14 @@
-// The flow shared by `trace`, `run` and the default job: config, probe selection,
-// target processes, the trace session, periodic status, and the final accounting.
+// What `trace`, `run` and the default job share: their options, and running the agent
+// with a consumer until the trace ends.
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/config.h"
-#include "ingest/ring_reader.h"
-#include "ingest/trace_session.h"
-#include "core/gpu_sample.h"
+#include "core/consumer.h"
 
 namespace eacgm::cli {
 
@@ -25,26 +23,13 @@ struct TraceCommandOptions {
   bool no_gpu = false;                    // --no-gpu: no NVML sampling beside the trace
 };
 
-// Where a trace's results go. Every callback runs on one thread at a time (the
-// reader's while tracing, the caller's after it), so outputs need no locks.
-struct TraceOutputs {
-  ingest::EventSink events;
-  // GPU snapshots (processes reduced to the traced ones), every gpu.interval_s and once
-  // at the end; unset: no GPU sampling.
-  std::function<void(const GpuSnapshot&)> on_gpu;
-  // The final report, after the ring buffer and the GPU snapshots are drained.
-  std::function<void(const ingest::TraceReport&)> on_end;
-};
-
 // Registers the options common to trace and run on a subcommand.
 void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts);
 
-// Runs the trace with a loaded configuration (see load_config). Returns the exit code:
-// CMD's own when a command was traced.
-int run_trace(const Config& config, const TraceCommandOptions& opts, TraceOutputs outputs);
-
-// "events=.. drops=.. lost_exits=.. ..." for status lines and summaries.
-std::string format_report(const ingest::TraceReport& r);
+// Runs the agent with a loaded configuration (see load_config) until the trace ends;
+// `consumer` gets every call and GPU sample, and the final counters. Returns the exit
+// code: CMD's own when a command was traced.
+int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared_ptr<Consumer> consumer);
 
 // Prints "eacgm: <message>" on stderr.
 void print_error(const std::string& message);

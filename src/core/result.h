@@ -8,11 +8,21 @@
 
 namespace eacgm {
 
+// What kind of failure, so a caller can branch (a command maps it to an exit code)
+// without reading the message.
+enum class ErrorKind {
+  kFailure,  // the operation failed (system, BPF, attach)
+  kUsage,    // the request itself is wrong (a bad option, probe name or pid)
+  kLaunch,   // the command to trace could not be started
+};
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kFailure;
 };
 
 inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(ErrorKind kind, std::string message) { return Error{std::move(message), kind}; }
 
 template <typename T>
 class [[nodiscard]] Result {
@@ -32,6 +42,7 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
 
   const std::string& error() const { return std::get<Error>(v_).message; }
+  ErrorKind error_kind() const { return std::get<Error>(v_).kind; }
   Error take_error() && { return std::get<Error>(std::move(v_)); }
 
  private:
@@ -43,15 +54,17 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error.message)), failed_(true) {}  // NOLINT
+  Result(Error error) : error_(std::move(error.message)), kind_(error.kind), failed_(true) {}  // NOLINT
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   const std::string& error() const { return error_; }
-  Error take_error() && { return Error{std::move(error_)}; }
+  ErrorKind error_kind() const { return kind_; }
+  Error take_error() && { return Error{std::move(error_), kind_}; }
 
  private:
   std::string error_;
+  ErrorKind kind_ = ErrorKind::kFailure;
   bool failed_ = false;
 };
 

@@ -154,6 +154,13 @@ void KernelNames::forget(std::uint32_t pid) {
   processes_.erase(it);
 }
 
+std::vector<std::uint32_t> KernelNames::pids() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(processes_.size());
+  for (const auto& [pid, p] : processes_) out.push_back(pid);
+  return out;
+}
+
 KernelNames::Process& KernelNames::process(std::uint32_t pid) {
   auto it = processes_.find(pid);
   if (it != processes_.end()) {

@@ -45,6 +45,8 @@ class KernelNames {
   void enrich(CallEvent& event);
   // The process exec'd (or exited): its handles mean nothing any more.
   void forget(std::uint32_t pid);
+  // Processes it keeps state for (to forget the ones that exited).
+  std::vector<std::uint32_t> pids() const;
   const KernelNameCounters& counters() const { return counters_; }
 
   // Building blocks, public for tests.

@@ -1,6 +1,7 @@
 // Communicator table for NCCL calls (bounded LRU per (pid, handle)).
 #include "ingest/nccl_comms.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -68,6 +69,14 @@ void NcclCommTable::erase(const Key& k) {
   if (it == map_.end()) return;
   lru_.erase(it->second);
   map_.erase(it);
+}
+
+std::vector<std::uint32_t> NcclCommTable::pids() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [key, value] : lru_) {
+    if (std::find(out.begin(), out.end(), key.pid) == out.end()) out.push_back(key.pid);
+  }
+  return out;
 }
 
 void NcclCommTable::forget(std::uint32_t pid) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <list>
 #include <unordered_map>
+#include <vector>
 
 #include "core/call_event.h"
 
@@ -31,6 +32,9 @@ class NcclCommTable {
 
   // Drops a process's communicators (it exec'd: its handles name nothing any more).
   void forget(std::uint32_t pid);
+
+  // Processes it keeps communicators of.
+  std::vector<std::uint32_t> pids() const;
 
   std::size_t size() const { return map_.size(); }
   std::uint64_t evictions() const { return evictions_; }

@@ -136,6 +136,18 @@ void PythonCalls::complete(const Frame& what, const CallEvent& ret, const std::u
   emit(out_);
 }
 
+void PythonCalls::forget(std::uint32_t pid) {
+  std::erase_if(threads_, [pid](const auto& kv) { return kv.second.pid == pid; });
+}
+
+std::vector<std::uint32_t> PythonCalls::pids() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [tid, t] : threads_) {
+    if (std::find(out.begin(), out.end(), t.pid) == out.end()) out.push_back(t.pid);
+  }
+  return out;
+}
+
 PythonCalls::Thread& PythonCalls::thread(std::uint32_t tid) {
   if (auto it = threads_.find(tid); it != threads_.end()) return it->second;
   if (threads_.size() >= kMaxThreads) threads_.erase(threads_.begin());  // a long-gone thread, most likely
@@ -147,6 +159,7 @@ bool PythonCalls::consume(const CallEvent& e, const Emit& emit) {
   const Role role = role_of(e.probe.get());
   if (role == Role::kOther) return false;
   Thread& t = thread(e.tid);
+  t.pid = e.pid;
   if (role == Role::kFrame) {
     consume_frame(e, t, emit);
   } else {

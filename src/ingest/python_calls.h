@@ -39,6 +39,9 @@ class PythonCalls {
   // are consumed here (never passed on); a return that completes a call emits it.
   bool consume(const CallEvent& e, const Emit& emit);
   PythonCallCounters counters() const;
+  // Drops the open calls of a process's threads (it exited or exec'd).
+  void forget(std::uint32_t pid);
+  std::vector<std::uint32_t> pids() const;
 
   // Deeper stacks than this per thread are counted, not timed (recursion limits are
   // ~1000 by default; a raised limit must not grow memory without bound).
@@ -58,6 +61,7 @@ class PythonCalls {
     bool file_truncated = false;
   };
   struct Thread {
+    std::uint32_t pid = 0;
     std::vector<Frame> stack;
     std::size_t overflow = 0;  // entries past kMaxDepth still open
   };

@@ -1,8 +1,9 @@
-// Ring-buffer consumption loop.
+// Ring-buffer consumption loop: decode, enrich, batch, hand on.
 #include "ingest/ring_reader.h"
 
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <cerrno>
 #include <cstring>
@@ -11,9 +12,22 @@
 
 namespace eacgm::ingest {
 
+RingReader::RingReader(const probe::ProbeTable& table, EnricherChain chain,
+                       std::shared_ptr<Consumer> consumer, ReaderHooks hooks, ReaderOptions options)
+    : decoder_(table),
+      chain_(std::move(chain)),
+      consumer_(std::move(consumer)),
+      hooks_(std::move(hooks)),
+      options_(options),
+      batch_(kBatch) {}
+
 Result<std::unique_ptr<RingReader>> RingReader::create(int ringbuf_fd, const probe::ProbeTable& table,
-                                                       EventSink sink, int poll_timeout_ms) {
-  std::unique_ptr<RingReader> r(new RingReader(table, std::move(sink), poll_timeout_ms));
+                                                       EnricherChain chain,
+                                                       std::shared_ptr<Consumer> consumer, ReaderHooks hooks,
+                                                       ReaderOptions options) {
+  if (!consumer) consumer = std::make_shared<ConsumerList>();
+  std::unique_ptr<RingReader> r(
+      new RingReader(table, std::move(chain), std::move(consumer), std::move(hooks), options));
   r->rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, r.get(), nullptr);
   if (!r->rb_) {
     return make_error(fmt::format("cannot map the BPF ring buffer: {}", std::strerror(errno)));
@@ -26,23 +40,54 @@ RingReader::~RingReader() {
   if (rb_) ring_buffer__free(rb_);
 }
 
+void RingReader::register_counters(CounterRegistry& registry) {
+  // Only the reader's own counts that the accounting line does not already show from
+  // the session; the session declares `events` first to keep the line's order.
+  chain_.register_counters(registry);
+  registry.add({"malformed", "eacgm_records_malformed_total",
+                "ring-buffer records of a wrong size or type (not decoded)", "", CounterKind::kCounter,
+                CounterShow::kNonZero, ""},
+               [this] { return malformed_.load(std::memory_order_relaxed); });
+  registry.add({"poll_errors", "eacgm_ring_buffer_poll_errors_total",
+                "failed polls of the BPF ring buffer (other than interrupted ones)", "",
+                CounterKind::kCounter, CounterShow::kNonZero, ""},
+               [this] { return poll_errors_.load(std::memory_order_relaxed); });
+  registry.add({"hints", "eacgm_discovery_hints_total", "exec and library-load hints from the kernel", "",
+                CounterKind::kCounter, CounterShow::kHidden, ""},
+               [this] { return hints_.load(std::memory_order_relaxed); });
+  registry.add({"forgotten_pids", "eacgm_enricher_processes_forgotten_total",
+                "processes whose naming and pairing state was dropped after they exited", "",
+                CounterKind::kCounter, CounterShow::kHidden, ""},
+               [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
+}
+
+void RingReader::BatchSink::take(CallEvent& event) {
+  RingReader& r = reader_;
+  // Swap, not copy: the slot's old strings become the scratch event's buffers.
+  std::swap(r.batch_[r.batched_], event);
+  if (++r.batched_ == r.batch_.size()) r.flush_batch();
+}
+
+void RingReader::flush_batch() {
+  if (batched_ == 0) return;
+  consumer_->on_calls(std::span<const CallEvent>(batch_.data(), batched_));
+  batched_ = 0;
+}
+
 int RingReader::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<RingReader*>(ctx);
   switch (self->decoder_.decode(data, size, self->event_)) {
     case RecordKind::kCall:
-      self->nccl_comms_.enrich(self->event_);
-      self->kernel_names_.enrich(self->event_);
-      if (self->sink_.on_call) self->sink_.on_call(self->event_);
+      self->chain_.process(self->event_, self->batch_sink_);
       break;
     case RecordKind::kExecHint:
-      self->kernel_names_.forget(self->event_.pid);  // a new image: old handles mean nothing
-      self->nccl_comms_.forget(self->event_.pid);
-      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, true, false);
+      self->chain_.forget(self->event_.pid);  // a new image: old handles mean nothing
+      if (self->hooks_.on_hint) self->hooks_.on_hint(self->event_.pid, true, false);
       break;
     case RecordKind::kLibraryHint: {
       // decode() checked the size, so the flags can be read from the record itself.
       bool stopped = (static_cast<const eacgm_record*>(data)->flags & EACGM_REC_STOPPED) != 0;
-      if (self->sink_.on_hint) self->sink_.on_hint(self->event_.pid, false, stopped);
+      if (self->hooks_.on_hint) self->hooks_.on_hint(self->event_.pid, false, stopped);
       break;
     }
     default:
@@ -52,6 +97,9 @@ int RingReader::on_record(void* ctx, void* data, std::size_t size) {
 }
 
 void RingReader::start() {
+  auto now = std::chrono::steady_clock::now();
+  next_tick_ = now + options_.tick;
+  next_sweep_ = now + options_.sweep;
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -59,14 +107,41 @@ void RingReader::loop() {
   while (!stop_.load(std::memory_order_relaxed)) {
     // The kernel wakes us only past a fill threshold; after a timeout, take what
     // is there so no record waits longer than the poll timeout.
-    int n = ring_buffer__poll(rb_, timeout_ms_);
-    if (n == 0) ring_buffer__consume(rb_);
-    publish_counters();
-    if (sink_.on_idle) sink_.on_idle();
+    int n = ring_buffer__poll(rb_, options_.poll_timeout_ms);
+    if (n == 0) {
+      ring_buffer__consume(rb_);
+    } else if (n < 0 && n != -EINTR) {
+      poll_errors_.fetch_add(1, std::memory_order_relaxed);
+      if (!poll_error_noticed_ && hooks_.notice) {
+        hooks_.notice(fmt::format("reading the BPF ring buffer failed: {} (counted as poll_errors)",
+                                  std::strerror(-n)));
+      }
+      poll_error_noticed_ = true;
+    }
+    end_round();
   }
   ring_buffer__consume(rb_);
-  if (sink_.on_idle) sink_.on_idle();
+  end_round();
+}
+
+void RingReader::end_round() {
+  flush_batch();
   publish_counters();
+  if (hooks_.on_round) hooks_.on_round();
+  auto now = std::chrono::steady_clock::now();
+  if (now >= next_tick_) {
+    consumer_->on_tick(now);
+    next_tick_ = now + options_.tick;
+  }
+  if (now >= next_sweep_) {
+    // Exit is not announced for every process, so per-process state of the enrichers
+    // is checked against the living ones (kill(pid, 0): ESRCH once it is reaped).
+    auto gone = chain_.forget_unless(
+        [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; });
+    forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);
+    next_sweep_ = now + options_.sweep;
+  }
+  consumer_->flush();
 }
 
 // Relaxed: readers want a recent value, and stop()'s join orders the final one.
@@ -77,9 +152,6 @@ void RingReader::publish_counters() {
   hints_.store(c.hints, kRelaxed);
   malformed_.store(c.malformed, kRelaxed);
   unknown_.store(c.unknown_probe, kRelaxed);
-  const auto& k = kernel_names_.counters();
-  names_from_memory_.store(k.from_memory, kRelaxed);
-  names_unreadable_.store(k.unreadable, kRelaxed);
 }
 
 void RingReader::stop() {
@@ -95,13 +167,6 @@ DecodeCounters RingReader::counters() const {
   c.malformed = malformed_.load();
   c.unknown_probe = unknown_.load();
   return c;
-}
-
-KernelNameCounters RingReader::kernel_name_counters() const {
-  KernelNameCounters k;
-  k.from_memory = names_from_memory_.load();
-  k.unreadable = names_unreadable_.load();
-  return k;
 }
 
 }  // namespace eacgm::ingest

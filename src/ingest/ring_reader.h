@@ -1,63 +1,99 @@
 // The one reader thread of the BPF ring buffer: sleeps in epoll until the kernel
-// wakes it (or the poll timeout passes), decodes, and hands events to the sink.
+// wakes it (or the poll timeout passes), decodes each record, passes calls through
+// the enricher chain and hands them to the consumer in batches. It is the output
+// thread: between rounds it runs the agent's round hook (GPU mailbox, ticks) and
+// flushes the consumer, so consumers see everything on this one thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/call_event.h"
+#include "core/consumer.h"
+#include "core/counter_registry.h"
 #include "core/result.h"
-#include "ingest/kernel_names.h"
-#include "ingest/nccl_comms.h"
+#include "ingest/enricher.h"
 #include "ingest/record_decoder.h"
 
 struct ring_buffer;
 
 namespace eacgm::ingest {
 
-struct EventSink {
-  std::function<void(const CallEvent&)> on_call;
+struct ReaderHooks {
   // Discovery hints; `stopped`: the kernel stopped the process until it is scanned
-  // (the receiver must send SIGCONT).
+  // (the receiver must send SIGCONT). Runs on the reader thread: hand it over.
   std::function<void(std::uint32_t pid, bool exec, bool stopped)> on_hint;
-  std::function<void()> on_idle;  // after each poll round (flush outputs)
+  // After each round's calls, before the consumer flushes (on the reader thread).
+  std::function<void()> on_round;
+  // Problems worth one line (a failing poll), each kind once.
+  std::function<void(const std::string&)> notice;
+};
+
+struct ReaderOptions {
+  int poll_timeout_ms = 100;
+  std::chrono::milliseconds tick = std::chrono::seconds(1);
+  // How often the enrichers' per-process state is checked against live processes.
+  std::chrono::milliseconds sweep = std::chrono::seconds(5);
 };
 
 class RingReader {
  public:
+  static constexpr std::size_t kBatch = 256;
+
   static Result<std::unique_ptr<RingReader>> create(int ringbuf_fd, const probe::ProbeTable& table,
-                                                    EventSink sink, int poll_timeout_ms);
+                                                    EnricherChain chain, std::shared_ptr<Consumer> consumer,
+                                                    ReaderHooks hooks, ReaderOptions options);
   ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
+  // Declares the reader's and the enrichers' counters (before start()).
+  void register_counters(CounterRegistry& registry);
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
   DecodeCounters counters() const;
-  KernelNameCounters kernel_name_counters() const;
 
  private:
-  RingReader(const probe::ProbeTable& table, EventSink sink, int timeout)
-      : decoder_(table), sink_(std::move(sink)), timeout_ms_(timeout) {}
+  class BatchSink final : public CallSink {
+   public:
+    explicit BatchSink(RingReader& reader) : reader_(reader) {}
+    void take(CallEvent& event) override;
+
+   private:
+    RingReader& reader_;
+  };
+
+  RingReader(const probe::ProbeTable& table, EnricherChain chain, std::shared_ptr<Consumer> consumer,
+             ReaderHooks hooks, ReaderOptions options);
   static int on_record(void* ctx, void* data, std::size_t size);
   void loop();
+  void end_round();
+  void flush_batch();
   void publish_counters();
 
   ring_buffer* rb_ = nullptr;
   RecordDecoder decoder_;
-  NcclCommTable nccl_comms_;  // rank/size/id of NCCL calls, before sinks see them
-  KernelNames kernel_names_;  // kernel names of launches, before sinks see them
-  EventSink sink_;
-  int timeout_ms_;
+  EnricherChain chain_;
+  std::shared_ptr<Consumer> consumer_;
+  ReaderHooks hooks_;
+  ReaderOptions options_;
+  BatchSink batch_sink_{*this};
   CallEvent event_;
+  std::vector<CallEvent> batch_;
+  std::size_t batched_ = 0;
+  std::chrono::steady_clock::time_point next_tick_{}, next_sweep_{};
+  bool poll_error_noticed_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;
-  mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0};
-  mutable std::atomic<std::uint64_t> names_from_memory_{0}, names_unreadable_{0};
+  mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
+      forgotten_pids_{0};
 };
 
 }  // namespace eacgm::ingest

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include "ingest/enricher_stages.h"
 #include "probe/catalog.h"
 
 namespace eacgm::ingest {
@@ -14,8 +15,10 @@ constexpr std::size_t kMaxQueuedHints = 4096;
 TraceSession::TraceSession(const TraceOptions& options, Notice notice)
     : options_(options), notice_(std::move(notice)) {}
 
-Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& options, EventSink sink,
-                                                          Notice notice) {
+Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& options,
+                                                          std::shared_ptr<Consumer> consumer,
+                                                          std::function<void()> on_round, Notice notice,
+                                                          CounterRegistry& registry) {
   std::unique_ptr<TraceSession> s(new TraceSession(options, std::move(notice)));
   probe::BpfOptions bo;
   bo.ringbuf_bytes = options.config.ringbuf_mib << 20;
@@ -32,38 +35,97 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
     }
   }
 
-  // Python's records are halves of calls: pair them before anyone sees them.
+  // Before consumers see a call: NCCL communicators, kernel names, and the pairing of
+  // Python's records (halves of calls) into calls.
+  EnricherChain chain;
+  chain.add(make_nccl_comm_stage());
+  chain.add(make_kernel_name_stage());
   bool python = false;
   for (const auto& spec : options.specs) {
     python = python || spec.name == probe::kPythonEntrySpec || spec.name == probe::kPythonFrameSpec;
   }
-  if (python) {
-    s->python_ = std::make_shared<PythonCalls>(options.python.file_filter);
-    PythonCalls::Emit user_call = sink.on_call;
-    if (!user_call) user_call = [](const CallEvent&) {};
-    sink.on_call = [pairing = s->python_, user_call](const CallEvent& e) {
-      if (!pairing->consume(e, user_call)) user_call(e);
-    };
-  }
+  if (python) chain.add(make_python_pairing_stage(options.python.file_filter));
 
   TraceSession* self = s.get();
-  auto user_hint = sink.on_hint;
-  sink.on_hint = [self, user_hint](std::uint32_t pid, bool exec, bool stopped) {
-    self->on_hint(pid, stopped);
-    if (user_hint) user_hint(pid, exec, stopped);
-  };
-  auto reader = RingReader::create(s->bpf_->ringbuf_fd(), s->table_, std::move(sink),
-                                   static_cast<int>(options.config.poll_timeout_ms));
+  ReaderHooks hooks;
+  hooks.on_hint = [self](std::uint32_t pid, bool, bool stopped) { self->on_hint(pid, stopped); };
+  hooks.on_round = std::move(on_round);
+  hooks.notice = s->notice_;
+  ReaderOptions ro;
+  ro.poll_timeout_ms = static_cast<int>(options.config.poll_timeout_ms);
+  auto reader = RingReader::create(s->bpf_->ringbuf_fd(), s->table_, std::move(chain), std::move(consumer),
+                                   std::move(hooks), ro);
   if (!reader) return std::move(reader).take_error();
   s->reader_ = std::move(*reader);
+  s->register_counters(registry);
   s->reader_->start();
 
   s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_, options.specs, s->notice_);
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
+  s->publish_attach_counts();
   s->next_rescan_ = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<int>(options.config.rescan_interval_s * 1000));
   return s;
+}
+
+void TraceSession::register_counters(CounterRegistry& registry) {
+  auto bpf = [this](std::uint64_t probe::BpfCounters::*field) {
+    return [this, field] { return bpf_->counters().*field; };
+  };
+  auto atomic = [](const std::atomic<std::uint64_t>& a) {
+    return [&a] { return a.load(std::memory_order_relaxed); };
+  };
+  using K = CounterKind;
+  using S = CounterShow;
+  registry.add({"events", "eacgm_events_total", "traced calls decoded from the ring buffer", "", K::kCounter,
+                S::kAlways, ""},
+               [this] { return reader_->counters().calls; });
+  registry.add({"drops", "eacgm_ring_buffer_drops_total", "records lost because the ring buffer was full", "",
+                K::kCounter, S::kAlways, ""},
+               bpf(&probe::BpfCounters::ringbuf_drops));
+  registry.add({"lost_exits", "eacgm_lost_exits_total", "traced calls whose return was never seen", "",
+                K::kCounter, S::kAlways, ""},
+               [this] {
+                 return bpf_->counters().lost_exits +
+                        (stopped_.load() ? final_pending_.load(std::memory_order_relaxed) : 0);
+               });
+  registry.add({"orphan_exits", "eacgm_orphan_exits_total", "returns whose entry was not seen", "",
+                K::kCounter, S::kAlways, ""},
+               bpf(&probe::BpfCounters::orphan_exits));
+  registry.add({"read_faults", "eacgm_read_faults_total", "argument reads that faulted in the kernel", "",
+                K::kCounter, S::kAlways, ""},
+               bpf(&probe::BpfCounters::read_faults));
+  registry.add({"probes", "eacgm_probes_attached", "probes attached (entry and return count once)", "",
+                K::kGauge, S::kAlways, ""},
+               atomic(probes_));
+  registry.add({"libraries", "eacgm_libraries_attached", "library files with at least one probe", "",
+                K::kGauge, S::kAlways, ""},
+               atomic(libraries_));
+  registry.add({"attach_failures", "eacgm_attach_failures_total", "uprobes the kernel refused", "",
+                K::kCounter, S::kAlways, ""},
+               atomic(attach_failures_));
+  registry.add({"unresolved", "eacgm_unresolved_symbols_total",
+                "exact symbols missing from a library that matched a probe", "", K::kCounter, S::kAlways, ""},
+               atomic(unresolved_));
+  registry.add({"too_deep", "eacgm_too_deep_total", "calls not traced: too many calls open on a thread", "",
+                K::kCounter, S::kNonZero, ""},
+               bpf(&probe::BpfCounters::too_deep));
+  reader_->register_counters(registry);
+  registry.add(
+      {"unknown_probe", "eacgm_records_unknown_probe_total",
+       "records naming a probe that is not (or no longer) attached", "", K::kCounter, S::kNonZero, ""},
+      [this] { return reader_->counters().unknown_probe + bpf_->counters().no_probe; });
+}
+
+void TraceSession::publish_attach_counts() {
+  if (!attacher_) return;
+  const auto& a = attacher_->stats();
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  probes_.store(a.probes, kRelaxed);
+  libraries_.store(a.libraries, kRelaxed);
+  attach_failures_.store(a.attach_failures, kRelaxed);
+  unresolved_.store(a.unresolved, kRelaxed);
 }
 
 TraceSession::~TraceSession() { stop(); }
@@ -131,6 +193,7 @@ void TraceSession::service(std::chrono::milliseconds budget) {
       next_rescan_ =
           now + std::chrono::milliseconds(static_cast<int>(options_.config.rescan_interval_s * 1000));
     }
+    publish_attach_counts();
     if (now >= deadline) return;
   }
 }
@@ -140,6 +203,7 @@ void TraceSession::stop() {
   stopped_ = true;
   // Detach first so nothing new arrives (no new loader stops either), then drain
   // what the kernel queued.
+  publish_attach_counts();
   final_attach_ = attacher_->stats();
   attacher_.reset();
   final_pending_ = bpf_->pending_calls();
@@ -156,15 +220,13 @@ TraceReport TraceSession::report() const {
   auto d = reader_ ? reader_->counters() : DecodeCounters{};
   r.events = d.calls;
   r.ringbuf_drops = c.ringbuf_drops;
-  r.lost_exits = c.lost_exits + (stopped_ ? final_pending_ : 0);
+  r.lost_exits = c.lost_exits + (stopped_ ? final_pending_.load() : 0);
   r.orphan_exits = c.orphan_exits;
   r.too_deep = c.too_deep;
   r.read_faults = c.read_faults;
   r.malformed = d.malformed;
   r.unknown_probe = d.unknown_probe + c.no_probe;
-  if (reader_) r.kernel_names = reader_->kernel_name_counters();
   r.attach = attacher_ ? attacher_->stats() : final_attach_;
-  if (python_) r.python = python_->counters();
   return r;
 }
 

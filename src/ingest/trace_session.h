@@ -2,6 +2,7 @@
 // thread delivering events. The CLI and (later) the agent daemon drive it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/consumer.h"
+#include "core/counter_registry.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
 #include "ingest/python_calls.h"
@@ -44,16 +47,19 @@ struct TraceReport {
   std::uint64_t read_faults = 0;
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;
-  KernelNameCounters kernel_names;  // name strings re-read from process memory
   probe::AttachStats attach;
-  PythonCallCounters python;  // zero unless the python catalog is traced
 };
 
 class TraceSession {
  public:
   using Notice = std::function<void(const std::string&)>;
-  static Result<std::unique_ptr<TraceSession>> start(const TraceOptions& options, EventSink sink,
-                                                     Notice notice);
+  // Loads the BPF side, starts the reader thread (which hands calls to `consumer` and
+  // runs `on_round` after each round) and attaches what exists now. The session's
+  // counters go into `registry`, which must outlive it.
+  static Result<std::unique_ptr<TraceSession>> start(const TraceOptions& options,
+                                                     std::shared_ptr<Consumer> consumer,
+                                                     std::function<void()> on_round, Notice notice,
+                                                     CounterRegistry& registry);
   ~TraceSession();
 
   // Adds a pid to the filter (before it runs any traced code).
@@ -81,6 +87,8 @@ class TraceSession {
   void on_hint(std::uint32_t pid, bool stopped);
   static void resume(const std::deque<Hint>& hints);
   void rescan();
+  void register_counters(CounterRegistry& registry);
+  void publish_attach_counts();
 
   TraceOptions options_;
   Notice notice_;
@@ -88,15 +96,16 @@ class TraceSession {
   std::unique_ptr<probe::BpfTracer> bpf_;
   std::unique_ptr<probe::Attacher> attacher_;
   std::unique_ptr<RingReader> reader_;
-  std::shared_ptr<PythonCalls> python_;  // used by the reader thread only (counters aside)
+  // Attach counts as last published by the thread that attaches, for readers anywhere.
+  std::atomic<std::uint64_t> probes_{0}, libraries_{0}, attach_failures_{0}, unresolved_{0};
 
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Hint> hints_;
   bool woken_ = false;
   std::chrono::steady_clock::time_point next_rescan_;
-  bool stopped_ = false;
-  std::uint64_t final_pending_ = 0;
+  std::atomic<bool> stopped_{false};
+  std::atomic<std::uint64_t> final_pending_{0};
   probe::AttachStats final_attach_;
 };
 

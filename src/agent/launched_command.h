@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace eacgm::cli {
+namespace eacgm::agent {
 
 class LaunchedCommand {
  public:
@@ -39,4 +39,4 @@ class LaunchedCommand {
 // Finds CMD on PATH as execvp would; an error if it is not there.
 Result<std::string> find_executable(const std::string& name);
 
-}  // namespace eacgm::cli
+}  // namespace eacgm::agent

@@ -1,5 +1,5 @@
 // Fork/exec with a start gate and exec-error reporting through a CLOEXEC pipe.
-#include "cli/launched_command.h"
+#include "agent/launched_command.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace eacgm::cli {
+namespace eacgm::agent {
 
 Result<std::string> find_executable(const std::string& name) {
   auto executable = [](const std::string& p) {
@@ -127,4 +127,4 @@ void LaunchedCommand::kill_and_reap() {
   exit_code_ = 128 + SIGKILL;
 }
 
-}  // namespace eacgm::cli
+}  // namespace eacgm::agent

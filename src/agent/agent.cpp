@@ -1,0 +1,273 @@
+// The agent's start-up, control loop and shutdown order.
+#include "agent/agent.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "probe/catalog.h"
+#include "sample/gpu_feed.h"
+#include "sample/process_tree.h"
+#include "sample/snapshot_mailbox.h"
+
+namespace eacgm::agent {
+namespace {
+
+bool process_exists(int pid) {
+  struct stat st {};
+  return pid > 0 && stat(fmt::format("/proc/{}", pid).c_str(), &st) == 0;
+}
+
+// Running (not a zombie waiting for its parent to reap it).
+bool process_alive(int pid) {
+  auto stat = pid > 0 ? read_proc_stat(static_cast<std::uint32_t>(pid)) : std::nullopt;
+  return stat && stat->state != 'Z';
+}
+
+std::chrono::nanoseconds seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
+}
+
+}  // namespace
+
+int exit_code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kUsage:
+      return 2;
+    case ErrorKind::kLaunch:
+      return 127;
+    case ErrorKind::kFailure:
+      break;
+  }
+  return 1;
+}
+
+Agent::Agent(AgentOptions options, std::shared_ptr<Consumer> consumer, Notice notice)
+    : options_(std::move(options)),
+      consumer_(consumer ? std::move(consumer) : std::make_shared<ConsumerList>()),
+      notice_(std::move(notice)),
+      mailbox_(std::make_shared<SnapshotMailbox>()),
+      started_(std::chrono::steady_clock::now()) {}
+
+Agent::~Agent() { stop_everything(); }
+
+void Agent::say(const std::string& message) {
+  if (notices_live_) {
+    if (notice_) notice_(message);
+  } else {
+    held_notices_.push_back(message);
+  }
+}
+
+void Agent::release_notices() {
+  notices_live_ = true;
+  for (const auto& m : held_notices_) {
+    if (notice_) notice_(m);
+  }
+  held_notices_.clear();
+}
+
+// GPU snapshots wait in the mailbox until the reader thread, between two rounds of
+// calls, hands them on: calls and samples reach the consumer from one thread.
+void Agent::drain_gpu() {
+  for (const GpuSnapshot& snap : mailbox_->take()) consumer_->on_gpu(snap);
+}
+
+Result<std::unique_ptr<Agent>> Agent::start(AgentOptions options, std::shared_ptr<Consumer> consumer,
+                                            Notice notice) {
+  std::unique_ptr<Agent> a(new Agent(std::move(options), std::move(consumer), std::move(notice)));
+  if (auto st = a->start_up(); !st) {
+    a->stop_everything();
+    return std::move(st).take_error();
+  }
+  return a;
+}
+
+Status Agent::start_up() {
+  const Config& config = options_.config;
+  std::vector<std::string> names = options_.probes;
+  if (names.empty()) names = config.catalogs.empty() ? probe::default_catalog_names() : config.catalogs;
+  if (options_.probes.empty()) {
+    for (const auto& s : config.probes) names.push_back(s.name);
+  }
+  auto specs = probe::select_specs(names, config.probes);
+  if (!specs) return make_error(ErrorKind::kUsage, specs.error());
+  for (int pid : options_.pids) {
+    if (!process_exists(pid)) {
+      return make_error(
+          ErrorKind::kUsage,
+          fmt::format("no such process: {} (check the --pid value; `ps` lists processes)", pid));
+    }
+  }
+  if (!options_.command.empty()) {
+    auto c = LaunchedCommand::spawn(options_.command);
+    if (!c) return make_error(ErrorKind::kLaunch, c.error());
+    child_.emplace(std::move(*c));
+  }
+
+  auto& to = trace_options_;
+  to.config = config.trace;
+  to.specs = std::move(*specs);
+  to.filter_pids = !options_.pids.empty() || child_.has_value();
+  to.stop_on_load = child_.has_value();
+  to.pids = options_.pids;
+  if (child_) to.pids.push_back(child_->pid());
+  to.btf_path = options_.btf_path;
+  to.python = config.python;
+
+  const bool sample_gpus = options_.sample_gpus && config.gpu.sample;
+  std::function<void()> on_round;
+  if (sample_gpus) on_round = [this] { drain_gpu(); };
+  auto session = ingest::TraceSession::start(
+      to, consumer_, std::move(on_round), [this](const std::string& m) { say(m); }, counters_);
+  if (!session) return std::move(session).take_error();
+  session_ = std::move(*session);
+  // Probes inside the command's own executable (python3.11's USDT notes) are attached
+  // before it starts, not after its exec is noticed.
+  if (child_) {
+    if (auto exe = find_executable(options_.command[0])) session_->scan_executable(*exe);
+  }
+  // A user's spec whose library is here but whose symbol is not is a typo, not a
+  // library that may load later.
+  for (const auto& spec : config.probes) {
+    const auto& stats = session_->report().attach;
+    auto missing = stats.unresolved_in.find(spec.name);
+    if (missing != stats.unresolved_in.end() && !stats.resolved_specs.count(spec.name)) {
+      return make_error(
+          ErrorKind::kUsage,
+          fmt::format("probe \"{}\": symbol \"{}\" not found in {} (check the name with `nm -D {}`, "
+                      "or use `pattern` for a glob)",
+                      spec.name, spec.symbol, missing->second, missing->second));
+    }
+  }
+  if (sample_gpus) {
+    GpuFeedOptions fo;
+    fo.interval = seconds(config.gpu.interval_s);
+    fo.filter_processes = to.filter_pids;
+    fo.roots = to.pids;
+    auto feed = GpuFeed::start(fo, mailbox_);
+    if (feed) {
+      gpu_feed_ = std::move(*feed);
+      GpuFeed* f = gpu_feed_.get();
+      SnapshotMailbox* mb = mailbox_.get();
+      counters_.add({"gpu_passes", "eacgm_gpu_sampling_passes_total", "NVML sampling passes", "",
+                     CounterKind::kCounter, CounterShow::kAlways, ""},
+                    [f] { return f->passes(); });
+      counters_.add({"gpu_skipped", "eacgm_gpu_sampling_skipped_total",
+                     "sampling passes skipped because the previous one overran", "", CounterKind::kCounter,
+                     CounterShow::kNonZero, ""},
+                    [f] { return f->skipped_deadlines(); });
+      counters_.add({"gpu_dropped", "eacgm_gpu_snapshots_dropped_total",
+                     "GPU snapshots dropped because the output thread fell behind", "", CounterKind::kCounter,
+                     CounterShow::kNonZero, ""},
+                    [mb] { return mb->dropped(); });
+    } else {
+      say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
+    }
+  }
+  return {};
+}
+
+std::string Agent::ready_line() const {
+  const auto& to = trace_options_;
+  std::string scope = "all processes";
+  if (to.filter_pids) {
+    scope.clear();
+    for (int pid : to.pids) scope += (scope.empty() ? "pid " : ", ") + std::to_string(pid);
+    scope += " and children";
+  }
+  auto values = counters_.read();
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+  std::string gpus;
+  if (gpu_feed_) {
+    gpus = fmt::format("; sampling {} GPU{} every {} s", gpu_feed_->gpu_count(),
+                       gpu_feed_->gpu_count() == 1 ? "" : "s", options_.config.gpu.interval_s);
+  }
+  return fmt::format("tracing {} ({} probes in {} library files, ready in {} ms){}", scope,
+                     values.get("probes"), values.get("libraries"), ms.count(), gpus);
+}
+
+int Agent::run(const std::atomic<int>& stop_signal) {
+  if (ran_) return 1;
+  ran_ = true;
+  auto& s = *session_;
+  release_notices();
+  say(ready_line());
+
+  if (!options_.side_command.empty()) {
+    auto c = LaunchedCommand::spawn(options_.side_command);
+    if (c && c->release()) side_.emplace(std::move(*c));
+    if (!c) say(c.error());
+  }
+  if (child_) {
+    if (auto st = child_->release(); !st) {
+      stop_everything();
+      say(st.error());
+      return 127;
+    }
+  }
+
+  using Clock = std::chrono::steady_clock;
+  const auto& config = options_.config;
+  auto start = Clock::now();
+  auto next_status = start + seconds(config.trace.status_interval_s);
+  int exit_code = 0;
+  while (true) {
+    s.service(std::chrono::milliseconds(50));
+    if (child_ && child_->poll_exit()) {
+      exit_code = child_->exit_code();
+      break;
+    }
+    // Like `strace -p`: tracing given pids ends when they are all gone.
+    if (!child_ && !options_.pids.empty() &&
+        std::none_of(options_.pids.begin(), options_.pids.end(), process_alive)) {
+      break;
+    }
+    if (int sig = stop_signal.load()) {
+      if (child_) {
+        kill(child_->pid(), SIGTERM);
+        for (int i = 0; i < 40 && !child_->poll_exit(); ++i) s.service(std::chrono::milliseconds(50));
+        if (!child_->poll_exit()) child_->kill_and_reap();
+        exit_code = child_->exit_code();
+      } else {
+        exit_code = 128 + sig;
+      }
+      break;
+    }
+    auto now = Clock::now();
+    if (options_.duration_s > 0 && now - start >= seconds(options_.duration_s)) break;
+    if (options_.periodic_status && config.trace.status_interval_s > 0 && now >= next_status) {
+      say("status " + counters_.read().accounting_line());
+      next_status = now + seconds(config.trace.status_interval_s);
+    }
+    if (side_) side_->poll_exit();
+  }
+  stop_everything();
+  auto report = s.report();
+  for (const auto& m : report.attach.failure_messages) say("attach failed: " + m);
+  if (gpu_feed_ && !gpu_feed_->failure().empty()) say("GPU sampling stopped early: " + gpu_feed_->failure());
+  auto values = counters_.read();
+  say("done " + values.accounting_line());
+  consumer_->on_end(values);
+  return exit_code;
+}
+
+// Shutdown order: the side command, the last GPU pass (into the mailbox before the
+// reader's final drain), then detach and drain the ring buffer, then what the
+// reader's last round did not take from the mailbox.
+void Agent::stop_everything() {
+  if (side_) {
+    side_->kill_and_reap();
+    side_.reset();
+  }
+  if (gpu_feed_) gpu_feed_->stop();
+  if (session_) session_->stop();
+  if (gpu_feed_) drain_gpu();
+  if (child_ && !ran_) child_->kill_and_reap();
+}
+
+}  // namespace eacgm::agent

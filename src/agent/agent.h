@@ -1,0 +1,97 @@
+// Agent: one running trace as a library object. It selects the probe specs, starts a
+// traced command at its start gate, loads and attaches the probes, samples the GPUs
+// beside the trace, runs the control loop (discovery, status, end conditions) and
+// stops in order: detach, drain the ring buffer, last GPU pass, the consumers' end.
+// `eacgm trace` and `eacgm run` are thin commands over it; everything they output is a
+// Consumer.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/launched_command.h"
+#include "core/config.h"
+#include "core/consumer.h"
+#include "core/counter_registry.h"
+#include "core/result.h"
+#include "ingest/trace_session.h"
+
+namespace eacgm {
+class GpuFeed;
+class SnapshotMailbox;
+}  // namespace eacgm
+
+namespace eacgm::agent {
+
+struct AgentOptions {
+  Config config;
+  std::vector<std::string> probes;        // catalog or spec names; empty: config or defaults
+  std::vector<int> pids;                  // trace these and their children
+  std::vector<std::string> command;       // run and trace this command (after `--`)
+  double duration_s = 0;                  // 0: until CMD exits, the pids are gone, or a stop
+  std::string btf_path;                   // custom kernel BTF
+  bool periodic_status = false;           // status lines every trace.status_interval_s
+  std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
+  bool sample_gpus = true;                // NVML sampling beside the trace (gpu.sample too)
+};
+
+class Agent {
+ public:
+  using Notice = std::function<void(const std::string&)>;
+
+  // Everything that can fail at start-up fails here, before the command runs: a bad
+  // probe name or pid or a missing symbol (ErrorKind::kUsage), a command that cannot
+  // be started (kLaunch), BPF or attach failures (kFailure). Notices made meanwhile
+  // are held and printed by run(), so a failure reads as one line.
+  static Result<std::unique_ptr<Agent>> start(AgentOptions options, std::shared_ptr<Consumer> consumer,
+                                              Notice notice);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Releases the command and runs until it exits, the traced pids are gone, the
+  // duration passes or `stop_signal` becomes non-zero; then stops in order and hands
+  // the final counters to the consumer. Returns the exit code: the command's own, or
+  // 128 + the signal. Call once.
+  int run(const std::atomic<int>& stop_signal);
+
+  // Every counter of the trace (the accounting line, metrics); readable from any thread.
+  const CounterRegistry& counters() const { return counters_; }
+  ingest::TraceSession& session() { return *session_; }
+  // The traced command's pid, or -1.
+  int command_pid() const { return child_ ? child_->pid() : -1; }
+
+ private:
+  Agent(AgentOptions options, std::shared_ptr<Consumer> consumer, Notice notice);
+  Status start_up();
+  void release_notices();
+  void say(const std::string& message);
+  void drain_gpu();
+  std::string ready_line() const;
+  void stop_everything();
+
+  AgentOptions options_;
+  std::shared_ptr<Consumer> consumer_;
+  Notice notice_;
+  bool notices_live_ = false;
+  std::vector<std::string> held_notices_;
+  ingest::TraceOptions trace_options_;
+  CounterRegistry counters_;
+  std::optional<LaunchedCommand> child_;
+  std::optional<LaunchedCommand> side_;
+  std::shared_ptr<SnapshotMailbox> mailbox_;
+  std::unique_ptr<GpuFeed> gpu_feed_;
+  std::unique_ptr<ingest::TraceSession> session_;
+  std::chrono::steady_clock::time_point started_;
+  bool ran_ = false;
+};
+
+// Maps a start-up error to the exit code of `eacgm trace/run` (2 usage, 127 launch, 1).
+int exit_code_for(ErrorKind kind);
+
+}  // namespace eacgm::agent

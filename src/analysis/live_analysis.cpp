@@ -1,0 +1,31 @@
+// Aggregation on the output thread and snapshot publication.
+#include "analysis/live_analysis.h"
+
+namespace eacgm::analysis {
+
+void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
+  for (const auto& e : calls) {
+    calls_.add(e);
+    gpu_.add(e);
+  }
+}
+
+void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
+  gpu_.add(snapshot);
+  last_gpu_ = snapshot;
+}
+
+void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point) { publish(false, nullptr); }
+
+void LiveAnalysis::on_end(const CounterValues& counters) { publish(true, &counters); }
+
+// A copy of each aggregator: readers get a consistent view that the output thread
+// never touches again; its cost is bounded by the aggregators' key caps.
+void LiveAnalysis::publish(bool final, const CounterValues* counters) {
+  auto snap = std::make_shared<AnalysisSnapshot>(
+      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, {}});
+  if (counters) snap->counters = *counters;
+  published_.publish(std::move(snap));
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,53 @@
+// LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
+// activity per device and process) as one Consumer on the output thread, publishing
+// an immutable AnalysisSnapshot each tick and at the end for readers on any thread
+// (`eacgm run`'s tables, the server's routes).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "core/consumer.h"
+#include "core/published.h"
+
+namespace eacgm::analysis {
+
+struct AnalysisSnapshot {
+  std::chrono::system_clock::time_point time;
+  std::uint64_t sequence = 0;  // 1 for the first snapshot, then +1 each
+  bool final = false;          // made after the trace ended
+  CallSummary calls;
+  GpuActivity gpu;
+  std::optional<GpuSnapshot> last_gpu;  // the latest sampling pass, as taken
+  CounterValues counters;               // the agent's counters (final snapshot only)
+};
+
+class LiveAnalysis final : public Consumer {
+ public:
+  explicit LiveAnalysis(CallSummary calls = CallSummary{}, std::size_t max_gpu_processes = 4096)
+      : calls_(std::move(calls)), gpu_(max_gpu_processes) {}
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_gpu(const GpuSnapshot& snapshot) override;
+  void on_tick(std::chrono::steady_clock::time_point now) override;
+  void on_end(const CounterValues& counters) override;
+
+  // The last published snapshot (nullptr before the first tick); any thread.
+  std::shared_ptr<const AnalysisSnapshot> snapshot() const { return published_.get(); }
+  const Published<AnalysisSnapshot>& published() const { return published_; }
+
+ private:
+  void publish(bool final, const CounterValues* counters);
+
+  CallSummary calls_;
+  GpuActivity gpu_;
+  std::optional<GpuSnapshot> last_gpu_;
+  std::uint64_t sequence_ = 0;
+  Published<AnalysisSnapshot> published_;
+};
+
+}  // namespace eacgm::analysis

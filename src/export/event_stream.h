@@ -1,0 +1,40 @@
+// EventStream: the trace as it happens, one line per call and per GPU sample (JSON
+// Lines or text), buffered and written in large chunks from the output thread.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+
+#include "core/consumer.h"
+
+namespace eacgm::exporting {
+
+class EventStream final : public Consumer {
+ public:
+  enum class Format { kJsonLines, kText };
+  // `text_gpu_period`: text shows the GPUs at most this often (JSON Lines: every pass).
+  EventStream(FILE* out, Format format, std::chrono::nanoseconds text_gpu_period)
+      : out_(out), format_(format), text_gpu_period_(text_gpu_period) {}
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_gpu(const GpuSnapshot& snapshot) override;
+  void flush() override;
+  void on_end(const CounterValues& counters) override;
+
+  // Writes that failed (disk full, closed pipe); read after the trace.
+  std::uint64_t write_errors() const { return write_errors_; }
+
+ private:
+  FILE* out_;
+  Format format_;
+  std::chrono::nanoseconds text_gpu_period_;
+  std::optional<std::chrono::system_clock::time_point> last_text_gpu_;
+  fmt::memory_buffer buf_;
+  std::uint64_t write_errors_ = 0;
+};
+
+}  // namespace eacgm::exporting
