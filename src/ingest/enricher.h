@@ -5,6 +5,7 @@
 // thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -66,7 +67,7 @@ class EnricherChain {
     std::vector<std::uint32_t> gone;
     for (const auto& s : stages_) {
       for (auto pid : s->pids()) {
-        if (!alive(pid)) gone.push_back(pid);
+        if (std::find(gone.begin(), gone.end(), pid) == gone.end() && !alive(pid)) gone.push_back(pid);
       }
     }
     for (auto pid : gone) forget(pid);
