@@ -7,9 +7,14 @@
 #include <vector>
 
 #include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/live_analysis.h"
 #include "bpf/events.h"
 #include "core/clock.h"
 #include "export/event_format.h"
+#include "ingest/enricher_stages.h"
+#include "ingest/kernel_names.h"
+#include "ingest/nccl_comms.h"
 #include "ingest/record_decoder.h"
 #include "probe/catalog.h"
 
@@ -91,6 +96,62 @@ void BM_DecodeAndFormatJsonl(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DecodeAndFormatJsonl);
+
+// The reader's path before the agent: enrichers called one by one, then `run`'s two
+// aggregators per event.
+void BM_ReaderPathDirect(benchmark::State& state) {
+  Replay replay;
+  ingest::RecordDecoder decoder(replay.table);
+  ingest::NcclCommTable comms;
+  ingest::KernelNames names;
+  analysis::CallSummary summary;
+  analysis::GpuActivity activity;
+  CallEvent e;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const eacgm_record& r = replay.records[i++ & 65535];
+    if (decoder.decode(&r, sizeof(r), e) == ingest::RecordKind::kCall) {
+      comms.enrich(e);
+      names.enrich(e);
+      summary.add(e);
+      activity.add(e);
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ReaderPathDirect);
+
+// The same through the agent's parts, as the reader runs them: the enricher chain,
+// batches of 256 swapped into place, and LiveAnalysis as the consumer.
+void BM_ReaderPathChainBatched(benchmark::State& state) {
+  Replay replay;
+  ingest::RecordDecoder decoder(replay.table);
+  ingest::EnricherChain chain;
+  chain.add(ingest::make_nccl_comm_stage());
+  chain.add(ingest::make_kernel_name_stage());
+  analysis::LiveAnalysis live;
+  struct Batch final : ingest::CallSink {
+    std::vector<CallEvent> slots = std::vector<CallEvent>(256);
+    std::size_t n = 0;
+    Consumer* consumer = nullptr;
+    void take(CallEvent& e) override {
+      std::swap(slots[n], e);
+      if (++n == slots.size()) {
+        consumer->on_calls(std::span<const CallEvent>(slots.data(), n));
+        n = 0;
+      }
+    }
+  } batch;
+  batch.consumer = &live;
+  CallEvent e;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const eacgm_record& r = replay.records[i++ & 65535];
+    if (decoder.decode(&r, sizeof(r), e) == ingest::RecordKind::kCall) chain.process(e, batch);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ReaderPathChainBatched);
 
 }  // namespace
 

@@ -103,7 +103,7 @@ Status Agent::start_up() {
     }
   }
   if (!options_.command.empty()) {
-    auto c = LaunchedCommand::spawn(options_.command);
+    auto c = LaunchedCommand::spawn(options_.command, options_.command_stdout_to_stderr);
     if (!c) return make_error(ErrorKind::kLaunch, c.error());
     child_.emplace(std::move(*c));
   }

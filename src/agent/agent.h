@@ -38,6 +38,7 @@ struct AgentOptions {
   bool periodic_status = false;           // status lines every trace.status_interval_s
   std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
   bool sample_gpus = true;                // NVML sampling beside the trace (gpu.sample too)
+  bool command_stdout_to_stderr = false;  // the command's stdout goes to our stderr
 };
 
 class Agent {

@@ -37,7 +37,7 @@ Result<std::string> find_executable(const std::string& name) {
   return make_error(fmt::format("command not found: {} (not on PATH)", name));
 }
 
-Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& argv) {
+Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& argv, bool stdout_to_stderr) {
   if (argv.empty()) return make_error("no command given after --");
   auto exe = find_executable(argv[0]);
   if (!exe) return std::move(exe).take_error();
@@ -60,6 +60,7 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
     char c;
     while (read(gate[0], &c, 1) < 0 && errno == EINTR) {
     }
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execv(exe->c_str(), args.data());
     int e = errno;
     (void)!write(err[1], &e, sizeof(e));

@@ -14,7 +14,9 @@ namespace eacgm::agent {
 class LaunchedCommand {
  public:
   // Forks; the child waits for release() before exec. Fails if CMD is not found.
-  static Result<LaunchedCommand> spawn(const std::vector<std::string>& argv);
+  // `stdout_to_stderr`: the command writes its standard output to eacgm's standard
+  // error (when eacgm's own standard output carries the event stream).
+  static Result<LaunchedCommand> spawn(const std::vector<std::string>& argv, bool stdout_to_stderr = false);
   LaunchedCommand(LaunchedCommand&& o) noexcept;
   LaunchedCommand& operator=(LaunchedCommand&&) = delete;
   ~LaunchedCommand();

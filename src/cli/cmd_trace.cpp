@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
+#include "core/byte_size.h"
 #include "core/config_parse.h"
 #include "export/event_stream.h"
 
@@ -22,12 +23,21 @@ struct TraceFlags {
   TraceCommandOptions trace;
   std::string format = "jsonl";
   std::string output;
+  std::string max_size = "1GiB";
 };
 
-int trace_to(const CommandContext& ctx, const TraceFlags& f) {
+// Exit status when events were lost on the way out (a write failed): EX_IOERR.
+constexpr int kOutputFailed = 74;
+
+int trace_to(const CommandContext& ctx, TraceFlags f) {
   auto config = load_config(ctx.config_path);
   if (!config) {
     print_error(config.error());
+    return 2;
+  }
+  auto max_size = parse_byte_size(f.max_size);
+  if (!max_size) {
+    print_error("--max-size: " + max_size.error());
     return 2;
   }
   FILE* out = stdout;
@@ -39,6 +49,9 @@ int trace_to(const CommandContext& ctx, const TraceFlags& f) {
       return 2;
     }
     out = file.get();
+  } else {
+    // The traced command's own output never interleaves with the event stream.
+    f.trace.command_stdout_to_stderr = true;
   }
   // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
   const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
@@ -46,10 +59,22 @@ int trace_to(const CommandContext& ctx, const TraceFlags& f) {
       out,
       f.format == "jsonl" ? exporting::EventStream::Format::kJsonLines
                           : exporting::EventStream::Format::kText,
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)));
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)),
+      *max_size, [](std::uint64_t limit) {
+        print_error(
+            fmt::format("output limit of {} reached: further events are counted, not written "
+                        "(--max-size 0 for no limit)",
+                        format_byte_size(limit)));
+      });
   int code = run_trace(*config, f.trace, stream);
+  if (stream->lines_not_written() > 0) {
+    print_error(fmt::format("{} lines not written: the output reached --max-size {}",
+                            stream->lines_not_written(), format_byte_size(*max_size)));
+  }
   if (stream->write_errors() > 0) {
-    print_error(fmt::format("{} writes to the output failed (disk full?)", stream->write_errors()));
+    print_error(fmt::format("{} writes to the output failed (disk full?); exit status {}",
+                            stream->write_errors(), kOutputFailed));
+    code = kOutputFailed;
   }
   return code;
 }
@@ -65,6 +90,9 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--format", flags->format, "jsonl (default) or text")
       ->check(CLI::IsMember({"jsonl", "text"}));
   sub->add_option("-o,--output", flags->output, "write events to FILE instead of stdout");
+  sub->add_option("--max-size", flags->max_size,
+                  "stop writing events past this size (whole lines; e.g. 500M, 2GiB; 0: no limit)")
+      ->capture_default_str();
   sub->footer(
       "Examples:\n"
       "  eacgm trace -- python3 train.py          trace a command and its children\n"

@@ -54,6 +54,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   ao.periodic_status = opts.periodic_status;
   ao.side_command = opts.side_command;
   ao.sample_gpus = !opts.no_gpu;
+  ao.command_stdout_to_stderr = opts.command_stdout_to_stderr;
   auto agent = agent::Agent::start(std::move(ao), std::move(consumer), print_error);
   if (!agent) {
     print_error(agent.error());

@@ -21,6 +21,7 @@ struct TraceCommandOptions {
   bool periodic_status = false;           // status lines on stderr while tracing
   std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
   bool no_gpu = false;                    // --no-gpu: no NVML sampling beside the trace
+  bool command_stdout_to_stderr = false;  // the event stream is on our stdout
 };
 
 // Registers the options common to trace and run on a subcommand.

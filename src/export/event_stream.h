@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "core/consumer.h"
@@ -17,8 +18,15 @@ class EventStream final : public Consumer {
  public:
   enum class Format { kJsonLines, kText };
   // `text_gpu_period`: text shows the GPUs at most this often (JSON Lines: every pass).
-  EventStream(FILE* out, Format format, std::chrono::nanoseconds text_gpu_period)
-      : out_(out), format_(format), text_gpu_period_(text_gpu_period) {}
+  // `max_bytes`: the stream stops writing (whole lines only) once it has written this
+  // much, counts what it leaves out, and tells `on_limit` once; 0: no limit.
+  EventStream(FILE* out, Format format, std::chrono::nanoseconds text_gpu_period, std::uint64_t max_bytes = 0,
+              std::function<void(std::uint64_t max_bytes)> on_limit = {})
+      : out_(out),
+        format_(format),
+        text_gpu_period_(text_gpu_period),
+        max_bytes_(max_bytes),
+        on_limit_(std::move(on_limit)) {}
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
@@ -27,14 +35,21 @@ class EventStream final : public Consumer {
 
   // Writes that failed (disk full, closed pipe); read after the trace.
   std::uint64_t write_errors() const { return write_errors_; }
+  std::uint64_t bytes_written() const { return written_; }
+  // Lines left out because the size limit was reached.
+  std::uint64_t lines_not_written() const { return lines_not_written_; }
 
  private:
   FILE* out_;
   Format format_;
   std::chrono::nanoseconds text_gpu_period_;
   std::optional<std::chrono::system_clock::time_point> last_text_gpu_;
+  std::uint64_t max_bytes_;
+  std::function<void(std::uint64_t)> on_limit_;
   fmt::memory_buffer buf_;
   std::uint64_t write_errors_ = 0;
+  std::uint64_t written_ = 0;
+  std::uint64_t lines_not_written_ = 0;
 };
 
 }  // namespace eacgm::exporting
