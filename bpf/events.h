@@ -27,7 +27,10 @@ typedef __s16 eacgm_s16;
 #define EACGM_COMM_LEN 16
 #define EACGM_MAX_PROBES 65536
 #define EACGM_MAX_INFLIGHT 8 /* open traced calls per thread (power of two) */
-#define EACGM_ABI_VERSION 3
+/* Version of this boundary (records, probe entries, maps the agent reads): the BPF
+ * object carries it as `abi_version` and the agent checks it at load. Bumped with
+ * every change either side must agree on. 4: per-probe hit counts (`probe_hits`). */
+#define EACGM_ABI_VERSION 4
 
 /* Where an argument lives at function entry (x86-64 System V). */
 enum eacgm_arg_source {

@@ -19,6 +19,10 @@ const volatile __u32 self_tgid = 0;   /* never trace the agent itself */
 const volatile __u64 wakeup_bytes = 0; /* wake the reader only past this much data */
 const volatile __u32 stop_on_load = 0;  /* 1: stop a traced process at each loader hint */
 
+/* The record ABI this object was built for (bpf/events.h); the agent refuses to load an
+ * object whose value differs from the one it was compiled with. */
+const volatile __u32 abi_version = EACGM_ABI_VERSION;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, EACGM_MAX_PROBES);
@@ -70,7 +74,13 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-
+/* Entries of each probe (by probe id), traced process or not, while it is enabled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EACGM_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_hits SEC(".maps");
 
 static __always_inline void count(__u32 which)
 {
@@ -320,6 +330,20 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 
 static __always_inline int on_entry(struct pt_regs *ctx)
 {
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (!p) {
+		count(EACGM_CNT_NO_PROBE);
+		return 0;
+	}
+	/* A muted probe neither counts nor records. */
+	if (!(p->flags & EACGM_PROBE_ENABLED))
+		return 0;
+	/* Hits count every entry of an enabled probe, before the pid filter. */
+	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
+	if (hits)
+		*hits += 1;
+
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task = bpf_get_current_task_btf();
 	/* A thread with call state was traced when it got it: no pid-filter lookup. */
@@ -327,13 +351,6 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	if (!t && !traced(id >> 32))
 		return 0;
 
-	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
-	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
-	if (!p || !(p->flags & EACGM_PROBE_ENABLED)) {
-		if (!p)
-			count(EACGM_CNT_NO_PROBE);
-		return 0;
-	}
 	int has_exit = p->flags & EACGM_PROBE_EXIT;
 	int outer = has_exit && (p->flags & EACGM_PROBE_OUTER); /* only an exit can close it */
 	if (!t && has_exit)
@@ -451,11 +468,14 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 			capture_args(&regs, r, p, 1);
 		}
 	}
+	count(EACGM_CNT_CALLS_CLOSED);
+	/* Muted while the call was open: closed, not recorded. */
+	if (p && !(p->flags & EACGM_PROBE_ENABLED))
+		return 0;
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->flags |= EACGM_REC_HAS_EXIT;
 	emit(r, p ? record_size(p) : EACGM_REC_SIZE_FULL);
-	count(EACGM_CNT_CALLS_CLOSED);
 	return 0;
 }
 

@@ -163,7 +163,11 @@ void TraceSession::rescan() {
   if (options_.filter_pids) {
     std::vector<int> pids;
     for (auto p : bpf_->target_pids()) pids.push_back(static_cast<int>(p));
-    if (!pids.empty()) attacher_->scan_processes(pids);
+    if (!pids.empty()) {
+      attacher_->scan_processes(pids);
+    } else {
+      attacher_->scan_no_processes();  // forgets files deleted since the last process exited
+    }
   } else {
     attacher_->scan_processes({});
   }
@@ -228,6 +232,33 @@ TraceReport TraceSession::report() const {
   r.unknown_probe = d.unknown_probe + c.no_probe;
   r.attach = attacher_ ? attacher_->stats() : final_attach_;
   return r;
+}
+
+std::map<std::uint32_t, std::uint64_t> TraceSession::probe_hits() const {
+  auto hits = bpf_->probe_hits();
+  // Stored entries of probes that failed to attach are cleared at once; keep only
+  // probes whose ids are live (attached, or attached when the session stopped).
+  std::erase_if(hits, [&](const auto& kv) { return !table_.is_live(kv.first); });
+  return hits;
+}
+
+Status TraceSession::set_probe_muted(std::uint32_t probe_id, bool muted) {
+  if (!attacher_) return make_error("the trace has stopped");
+  return attacher_->set_muted(probe_id, muted);
+}
+
+Status TraceSession::set_probe_muted(const std::string& function, bool muted) {
+  if (!attacher_) return make_error("the trace has stopped");
+  return attacher_->set_muted(function, muted);
+}
+
+Status TraceSession::detach_library(const std::string& path) {
+  if (!attacher_) return make_error("the trace has stopped");
+  return attacher_->detach_file(path);
+}
+
+std::vector<probe::AttachedFileInfo> TraceSession::libraries() const {
+  return attacher_ ? attacher_->files() : std::vector<probe::AttachedFileInfo>{};
 }
 
 }  // namespace eacgm::ingest

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -77,6 +78,20 @@ class TraceSession {
   void stop();
   TraceReport report() const;
   const probe::ProbeTable& probes() const { return table_; }
+
+  // Run-time probe control (any thread; errors once the session is stopped).
+  // Entries of each attached probe (probe id -> hits) while enabled, every process
+  // counted, whether or not the pid filter traces it.
+  std::map<std::uint32_t, std::uint64_t> probe_hits() const;
+  // Mutes (or unmutes) one attached probe by id: it neither records nor counts.
+  Status set_probe_muted(std::uint32_t probe_id, bool muted);
+  // Mutes (or unmutes) every attached probe of this display name (and ones attached
+  // later); an error when none has it.
+  Status set_probe_muted(const std::string& function, bool muted);
+  // Detaches a library file's probes (not attached again while it is the same file).
+  Status detach_library(const std::string& path);
+  // The library files considered, attached or not.
+  std::vector<probe::AttachedFileInfo> libraries() const;
 
  private:
   TraceSession(const TraceOptions& options, Notice notice);

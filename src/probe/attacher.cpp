@@ -29,6 +29,7 @@ Attacher::Attacher(BpfTracer& bpf, ProbeTable& table, std::vector<ProbeSpec> spe
     : bpf_(bpf), table_(table), specs_(std::move(specs)), notice_(std::move(notice)) {}
 
 void Attacher::scan_ld_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
   auto libs = ld_cache_libraries();
   if (!libs) {
     notice_(fmt::format("warning: loader cache not read ({}); relying on /proc scans", libs.error()));
@@ -36,23 +37,34 @@ void Attacher::scan_ld_cache() {
   }
   for (const auto& lib : *libs) {
     auto id = file_identity(lib.path);
-    if (id) consider(lib.path, lib.path, id->first, id->second);
+    if (id) consider(lib.path, lib.path, id->first, id->second, true);
   }
 }
 
 void Attacher::scan_processes(const std::vector<int>& pids) {
+  std::lock_guard<std::mutex> lock(mutex_);
   MapsScan scan = scan_maps(pids);
   for (const auto& w : scan.warnings) {
     if (warned_.insert(w).second) notice_("warning: " + w);  // once, not every rescan
   }
   for (const auto& f : scan.files) consider(f.path, f.open_path, f.dev, f.inode);
+  table_.end_period();
+  forget_gone(scan.mapped);
+}
+
+void Attacher::scan_no_processes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  table_.end_period();
+  forget_gone({});
 }
 
 void Attacher::scan_process(int pid) {
+  std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& f : scan_pid_maps(pid)) consider(f.path, f.open_path, f.dev, f.inode);
 }
 
 void Attacher::scan_file(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
   // Symlinks (/usr/bin/python3 -> python3.11) are matched by the name the maps show.
   std::error_code ec;
   std::string real = std::filesystem::canonical(path, ec).string();
@@ -62,22 +74,152 @@ void Attacher::scan_file(const std::string& path) {
 }
 
 void Attacher::consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
-                        std::uint64_t inode) {
+                        std::uint64_t inode, bool from_ld_cache) {
   bool loader = is_dynamic_loader(path);
   bool wanted = loader;
   for (const auto& s : specs_) wanted = wanted || library_matches(s.library, path);
-  if (!wanted || !seen_.emplace(dev, inode).second) return;
-  if (loader) attach_loader(open_path);
-  attach_file(path, open_path);
+  if (!wanted) return;
+  auto [it, added] = files_.try_emplace(FileKey{dev, inode});
+  if (!added) return;
+  FileRecord& file = it->second;
+  file.path = path;
+  file.open_path = open_path;
+  file.from_ld_cache = from_ld_cache;
+  if (loader) attach_loader(file);
+  attach_file(file);
 }
 
-void Attacher::attach_loader(const std::string& open_path) {
-  auto elf = ElfSymbolTable::load(open_path);
+void Attacher::attach_loader(FileRecord& file) {
+  auto elf = ElfSymbolTable::load(file.open_path);
   if (!elf) return;
   const ElfSymbol* sym = elf->find("_dl_debug_state");
   if (!sym) return;  // no hint: periodic rescans still find late libraries
-  auto link = bpf_.attach_loader_hint(open_path, sym->file_offset);
-  if (link) links_.push_back(std::move(*link));
+  auto link = bpf_.attach_loader_hint(file.open_path, sym->file_offset);
+  if (link) file.links.push_back(std::move(*link));
+}
+
+std::shared_ptr<const ProbeInfo> Attacher::register_probe(
+    ProbeInfo info, const std::function<void(const std::string&)>& fail) {
+  auto probe = table_.add(std::move(info));
+  if (auto st = bpf_.set_probe(probe->id, probe->spec); !st) {
+    table_.remove(probe->id);
+    fail(st.error());
+    return nullptr;
+  }
+  if (muted_functions_.contains(probe->function)) {
+    if (auto st = bpf_.set_probe_enabled(probe->id, false); !st) fail(st.error());
+  }
+  return probe;
+}
+
+void Attacher::unregister_probe(std::uint32_t id) {
+  (void)bpf_.clear_probe(id);  // an entry left behind fires nothing: it is never attached
+  table_.remove(id);
+}
+
+void Attacher::release(FileRecord& file) {
+  // Links first: once they are gone no new record names these probes.
+  file.links.clear();
+  for (std::uint32_t id : file.probe_ids) unregister_probe(id);
+  if (!file.probe_ids.empty()) {
+    --stats_.libraries;
+    stats_.probes -= file.probe_ids.size();
+  }
+  stats_.uprobes -= file.uprobes;
+  file.probe_ids.clear();
+  file.uprobes = 0;
+}
+
+void Attacher::forget_gone(const std::set<FileKey>& mapped) {
+  for (auto it = files_.begin(); it != files_.end();) {
+    const FileKey& key = it->first;
+    FileRecord& file = it->second;
+    auto names_it = [&](const std::string& p) {
+      auto id = file_identity(p);
+      return id && *id == key;
+    };
+    if (mapped.contains(key) || names_it(file.open_path) ||
+        (file.path != file.open_path && names_it(file.path))) {
+      ++it;
+      continue;
+    }
+    const std::size_t probes = file.probe_ids.size();
+    release(file);
+    ++stats_.files_forgotten;
+    if (probes > 0) {
+      notice_(fmt::format("detached {} probes from {}: no process maps it and the file is gone", probes,
+                          file.path));
+    }
+    it = files_.erase(it);
+  }
+}
+
+Status Attacher::detach_file(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto identity = file_identity(path);
+  std::size_t matched = 0, detached = 0;
+  for (auto& [key, file] : files_) {
+    if (file.path != path && file.open_path != path && !(identity && *identity == key)) continue;
+    ++matched;
+    if (file.probe_ids.empty() && file.links.empty()) continue;
+    const std::size_t probes = file.probe_ids.size();
+    release(file);
+    file.detached = true;
+    ++stats_.files_detached;
+    ++detached;
+    notice_(fmt::format("detached {} probes from {}", probes, file.path));
+  }
+  if (matched == 0) return make_error(fmt::format("no attached library file {}", path));
+  if (detached == 0) return make_error(fmt::format("library file {} has no probes attached", path));
+  return {};
+}
+
+Status Attacher::set_muted(std::uint32_t probe_id, bool muted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!table_.is_live(probe_id)) return make_error(fmt::format("no attached probe with id {}", probe_id));
+  return bpf_.set_probe_enabled(probe_id, !muted);
+}
+
+Status Attacher::set_muted(const std::string& function, bool muted) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t found = 0;
+  for (const auto& [key, file] : files_) {
+    for (std::uint32_t id : file.probe_ids) {
+      auto info = table_.get(id);
+      if (!info || info->function != function) continue;
+      ++found;
+      if (auto st = bpf_.set_probe_enabled(id, !muted); !st) return st;
+    }
+  }
+  if (found == 0) return make_error(fmt::format("no attached probe named {}", function));
+  if (muted) {
+    muted_functions_.insert(function);
+  } else {
+    muted_functions_.erase(function);
+  }
+  return {};
+}
+
+std::vector<std::uint32_t> Attacher::attached_probe_ids() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::uint32_t> ids;
+  for (const auto& [key, file] : files_) ids.insert(ids.end(), file.probe_ids.begin(), file.probe_ids.end());
+  return ids;
+}
+
+AttachStats Attacher::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+std::vector<AttachedFileInfo> Attacher::files() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<AttachedFileInfo> out;
+  for (const auto& [key, file] : files_) {
+    out.push_back({file.path, key.first, key.second, file.from_ld_cache, file.detached, file.probe_ids.size(),
+                   file.uprobes});
+  }
+  return out;
 }
 
 void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes,
@@ -114,11 +256,8 @@ void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>&
     info.symbol = spec.usdt;
     info.library = path;
     info.spec = std::move(resolved);
-    auto probe = table_.add(std::move(info));
-    if (auto st = bpf_.set_probe(probe->id, probe->spec); !st) {
-      fail(st.error());
-      continue;
-    }
+    auto probe = register_probe(std::move(info), fail);
+    if (!probe) continue;
     stats_.resolved_specs.insert(spec.name);
     entries.push_back({note.file_offset, probe->id, note.semaphore_offset});
   }
@@ -128,7 +267,9 @@ void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>&
   }
 }
 
-void Attacher::attach_file(const std::string& path, const std::string& open_path) {
+void Attacher::attach_file(FileRecord& file) {
+  const std::string& path = file.path;
+  const std::string& open_path = file.open_path;
   std::vector<const ProbeSpec*> matching;
   for (const auto& s : specs_) {
     if (library_matches(s.library, path)) matching.push_back(&s);
@@ -192,16 +333,15 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
       info.symbol = sym->name;
       info.library = path;
       info.spec = *spec;
-      auto probe = table_.add(std::move(info));
-      if (auto st = bpf_.set_probe(probe->id, *spec); !st) {
-        fail(st.error());
-        continue;
-      }
+      auto probe = register_probe(std::move(info), fail);
+      if (!probe) continue;
       entries.push_back({sym->file_offset, probe->id});
       if (spec->with_exit) exits.push_back({sym->file_offset, probe->id});
     }
   }
   std::size_t attached_here = 0;
+  std::size_t uprobes_here = 0;
+  std::vector<std::uint32_t> unattached;  // registered, then refused by the kernel
   if (bpf_.has_multi() && !entries.empty()) {
     // Exits first: an entry without its exit would only fill the pending map.
     std::optional<UprobeLink> exit_link;
@@ -212,10 +352,11 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     if (exits.empty() || exit_link) {
       auto r = bpf_.attach_multi(open_path, entries, false);
       if (r) {
-        links_.push_back(std::move(*r));
-        if (exit_link) links_.push_back(std::move(*exit_link));
+        file.links.push_back(std::move(*r));
+        if (exit_link) file.links.push_back(std::move(*exit_link));
         attached_here = entries.size();
-        stats_.uprobes += entries.size() + exits.size();
+        uprobes_here += entries.size() + exits.size();
+        for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
         entries.clear();
       }
     }
@@ -230,6 +371,7 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
       auto r = bpf_.attach(open_path, point.file_offset, point.probe_id, true, point.ref_ctr_offset);
       if (!r) {
         fail(r.error());
+        unattached.push_back(point.probe_id);
         continue;
       }
       exit.emplace(std::move(*r));
@@ -237,16 +379,22 @@ void Attacher::attach_file(const std::string& path, const std::string& open_path
     auto entry = bpf_.attach(open_path, point.file_offset, point.probe_id, false, point.ref_ctr_offset);
     if (!entry) {
       fail(entry.error());
+      unattached.push_back(point.probe_id);
       continue;
     }
-    links_.push_back(std::move(*entry));
-    ++stats_.uprobes;
+    file.links.push_back(std::move(*entry));
+    ++uprobes_here;
     if (exit) {
-      links_.push_back(std::move(*exit));
-      ++stats_.uprobes;
+      file.links.push_back(std::move(*exit));
+      ++uprobes_here;
     }
+    file.probe_ids.push_back(point.probe_id);
     ++attached_here;
   }
+  // Ids the kernel refused go back at once.
+  for (std::uint32_t id : unattached) unregister_probe(id);
+  file.uprobes += uprobes_here;
+  stats_.uprobes += uprobes_here;
   stats_.probes += attached_here;
   if (attached_here > 0) {
     ++stats_.libraries;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,9 +21,11 @@
 namespace eacgm::probe {
 
 struct AttachStats {
-  std::size_t libraries = 0;                         // library files with at least one probe
-  std::size_t probes = 0;                            // attached probes (entry+exit counts once)
-  std::size_t uprobes = 0;                           // kernel uprobes (entry and exit separately)
+  std::size_t libraries = 0;                         // library files with at least one probe now
+  std::size_t probes = 0;                            // probes attached now (entry+exit counts once)
+  std::size_t uprobes = 0;                           // kernel uprobes now (entry and exit separately)
+  std::size_t files_forgotten = 0;                   // files detached and forgotten: unmapped and gone
+  std::size_t files_detached = 0;                    // files detached on request (detach_file)
   std::size_t attach_failures = 0;                   // uprobes the kernel refused
   std::size_t unresolved = 0;                        // exact symbols missing from a matching library
   std::vector<std::string> failure_messages;         // first few, for the summary
@@ -30,6 +33,18 @@ struct AttachStats {
   std::map<std::string, std::string> unresolved_in;  // spec name -> a library lacking it
 };
 
+// What the attacher knows of one library file it has considered (by (dev, inode)).
+struct AttachedFileInfo {
+  std::string path;  // as matched (the name /proc/<pid>/maps or the loader cache shows)
+  std::uint64_t dev = 0;
+  std::uint64_t inode = 0;
+  bool from_ld_cache = false;  // first found in the loader cache, not in a process
+  bool detached = false;       // detached on request: not attached again while it is this file
+  std::size_t probes = 0;      // attached probes
+  std::size_t uprobes = 0;
+};
+
+// Thread-safe: every public member takes the attacher's lock.
 class Attacher {
  public:
   using Notice = std::function<void(const std::string&)>;
@@ -39,20 +54,58 @@ class Attacher {
 
   // Libraries from the loader cache: covers processes that have not started yet.
   void scan_ld_cache();
-  // Executable mappings of these pids (every process when empty).
+  // Executable mappings of these pids (every process when empty): a whole rescan. It
+  // ends a probe-id quarantine period, then forgets the files none of these processes
+  // maps any more and whose path no longer names them (deleted or replaced): their
+  // links are detached, their probes cleared and their ids released.
   void scan_processes(const std::vector<int>& pids);
   void scan_process(int pid);
+  // A whole rescan of no processes (every traced process has exited): ends a
+  // quarantine period and forgets the files whose path no longer names them.
+  void scan_no_processes();
   // One file by path: a command's executable, attached before it starts running.
   void scan_file(const std::string& path);
 
-  const AttachStats& stats() const { return stats_; }
+  // Detaches every probe of the library file at `path` (as matched, or any path of the
+  // same file) and releases their ids; the file is not attached again until it is
+  // forgotten (replaced on disk and unmapped). An error when nothing is attached there.
+  Status detach_file(const std::string& path);
+  // Mutes (or unmutes) one attached probe.
+  Status set_muted(std::uint32_t probe_id, bool muted);
+  // Mutes (or unmutes) every attached probe of this display name, and those of that
+  // name attached later. An error when no attached probe has the name.
+  Status set_muted(const std::string& function, bool muted);
+  // Ids of the probes attached now.
+  std::vector<std::uint32_t> attached_probe_ids() const;
+
+  AttachStats stats() const;
+  std::vector<AttachedFileInfo> files() const;
   const std::vector<ProbeSpec>& specs() const { return specs_; }
 
  private:
-  void consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
-                std::uint64_t inode);
-  void attach_file(const std::string& path, const std::string& open_path);
-  void attach_loader(const std::string& open_path);
+  using FileKey = std::pair<std::uint64_t, std::uint64_t>;  // (dev, inode)
+  struct FileRecord {
+    std::string path;
+    std::string open_path;
+    bool from_ld_cache = false;
+    bool detached = false;
+    std::vector<UprobeLink> links;
+    std::vector<std::uint32_t> probe_ids;  // attached probes
+    std::size_t uprobes = 0;
+  };
+
+  void consider(const std::string& path, const std::string& open_path, std::uint64_t dev, std::uint64_t inode,
+                bool from_ld_cache = false);
+  void attach_file(FileRecord& file);
+  void attach_loader(FileRecord& file);
+  // Registers a probe in the table and the BPF map; nullptr (and a failure) if refused.
+  std::shared_ptr<const ProbeInfo> register_probe(ProbeInfo info,
+                                                  const std::function<void(const std::string&)>& fail);
+  // Forgets the probe ids of a probe that did not attach.
+  void unregister_probe(std::uint32_t id);
+  // Detaches a file's links and releases its probes; the record stays.
+  void release(FileRecord& file);
+  void forget_gone(const std::set<FileKey>& mapped);
   // The sites of a USDT spec in one file, with their operand locations and semaphores.
   void resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes, const std::string& path,
                     std::vector<ProbePoint>& entries, const std::function<void(const std::string&)>& fail);
@@ -61,9 +114,10 @@ class Attacher {
   ProbeTable& table_;
   std::vector<ProbeSpec> specs_;
   Notice notice_;
-  std::set<std::pair<std::uint64_t, std::uint64_t>> seen_;  // (dev, inode)
+  mutable std::mutex mutex_;
+  std::map<FileKey, FileRecord> files_;  // every file considered and not forgotten
   std::set<std::string> warned_;
-  std::vector<UprobeLink> links_;
+  std::set<std::string> muted_functions_;  // muted by name: probes of it attach muted
   AttachStats stats_;
 };
 

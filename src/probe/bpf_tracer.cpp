@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "probe/uprobe_multi.h"
@@ -23,32 +24,18 @@
 namespace eacgm::probe {
 namespace {
 
-// libbpf's messages are kept, not printed: they explain a failure when one happens.
-std::mutex g_log_mutex;
-std::string g_libbpf_log;
+// libbpf's messages go to the capture open on the calling thread (libbpf logs
+// synchronously, from the thread running the operation), or nowhere.
+thread_local LibbpfLogCapture* t_capture = nullptr;
 
 int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
   static const bool verbose = std::getenv("EACGM_LIBBPF_DEBUG") != nullptr;
   if (verbose) return vfprintf(stderr, format, args);
-  if (level == LIBBPF_DEBUG) return 0;
+  if (level == LIBBPF_DEBUG || t_capture == nullptr) return 0;
   char buf[1024];
   int n = vsnprintf(buf, sizeof(buf), format, args);
-  std::lock_guard<std::mutex> lock(g_log_mutex);
-  if (g_libbpf_log.size() < (64u << 10)) g_libbpf_log.append(buf);
+  if (n > 0) t_capture->append(std::string_view(buf, std::min(static_cast<std::size_t>(n), sizeof(buf) - 1)));
   return n;
-}
-
-std::string last_libbpf_lines() {
-  std::lock_guard<std::mutex> lock(g_log_mutex);
-  std::string out;
-  std::istringstream in(g_libbpf_log);
-  std::string line;
-  std::vector<std::string> lines;
-  while (std::getline(in, line)) lines.push_back(line);
-  for (std::size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) {
-    out += "\n  libbpf: " + lines[i];
-  }
-  return out;
 }
 
 std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
@@ -63,6 +50,44 @@ std::uint64_t capability_mask() {
 }
 
 }  // namespace
+
+LibbpfLogCapture::LibbpfLogCapture() : outer_(t_capture) { t_capture = this; }
+
+LibbpfLogCapture::~LibbpfLogCapture() { t_capture = outer_; }
+
+void LibbpfLogCapture::append(std::string_view text) {
+  text_.append(text);
+  if (text_.size() <= kMaxBytes) return;
+  // Keep the latest whole lines: a failure's reason comes last.
+  std::size_t cut = text_.size() - kMaxBytes;
+  std::size_t eol = text_.find('\n', cut);
+  text_.erase(0, eol == std::string::npos ? cut : eol + 1);
+}
+
+std::string LibbpfLogCapture::last_lines(std::size_t n) const {
+  std::vector<std::string_view> lines;
+  std::string_view rest(text_);
+  while (!rest.empty()) {
+    std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    if (!line.empty()) lines.push_back(line);
+    rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
+  }
+  std::string out;
+  for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+    out += "\n  libbpf: ";
+    out += lines[i];
+  }
+  return out;
+}
+
+Status check_abi_version(std::uint32_t object_version) {
+  if (object_version == EACGM_ABI_VERSION) return {};
+  return make_error(
+      fmt::format("eacgm's BPF object was built for record ABI version {}, but this eacgm reads version {}: "
+                  "the embedded object is stale; rebuild eacgm from one source tree",
+                  object_version, EACGM_ABI_VERSION));
+}
 
 UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
   if (this != &o) {
@@ -138,14 +163,15 @@ eacgm_probe encode_probe(const ProbeSpec& spec) {
 }
 
 Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& options, bool multi) {
+  LibbpfLogCapture log;
   std::unique_ptr<BpfTracer> t(new BpfTracer());
   LIBBPF_OPTS(bpf_object_open_opts, open_opts);
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   t->skel_ = trace_bpf__open_opts(&open_opts);
   if (!t->skel_) {
-    return make_error(
-        fmt::format("cannot open the BPF object: {}{}", errno_text(errno), last_libbpf_lines()));
+    return make_error(fmt::format("cannot open the BPF object: {}{}", errno_text(errno), log.last_lines()));
   }
+  if (auto st = check_abi_version(t->skel_->rodata->abi_version); !st) return std::move(st).take_error();
   t->skel_->rodata->filter_pids = options.filter_pids ? 1 : 0;
   t->skel_->rodata->self_tgid = static_cast<std::uint32_t>(getpid());
   t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
@@ -172,10 +198,10 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
       return make_error(
           fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
                       "kernel.unprivileged_bpf_disabled and lockdown settings{}",
-                      errno_text(err), last_libbpf_lines()));
+                      errno_text(err), log.last_lines()));
     }
     return make_error(
-        fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), last_libbpf_lines()));
+        fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
   return t;
 }
@@ -191,21 +217,22 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
   if (!loaded) loaded = open_and_load(options, false);
   if (!loaded) return std::move(loaded).take_error();
   auto t = std::move(*loaded);
+  LibbpfLogCapture log;
   if (options.filter_pids) {
     bpf_link* fork = bpf_program__attach(t->skel_->progs.eacgm_fork);
     bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
     if (!fork || !exit) {
       if (fork) bpf_link__destroy(fork);
-      return make_error(
-          fmt::format("cannot follow child processes (sched tracepoints): {}", errno_text(errno)));
+      return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}{}",
+                                    errno_text(errno), log.last_lines()));
     }
     t->tp_links_.emplace_back(fork);
     t->tp_links_.emplace_back(exit);
   }
   bpf_link* exec = bpf_program__attach(t->skel_->progs.eacgm_exec);
   if (!exec) {
-    return make_error(
-        fmt::format("cannot watch exec (sched_process_exec tracepoint): {}", errno_text(errno)));
+    return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
+                                  errno_text(errno), log.last_lines()));
   }
   t->tp_links_.emplace_back(exec);
   return t;
@@ -221,11 +248,109 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec) {
     return make_error(
         fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
   }
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  // A reused id starts from zero hits; zeroed before the entry exists, so none are lost.
+  if (auto st = reset_hits(id); !st) return st;
   eacgm_probe p = encode_probe(spec);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
     return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
   }
+  stored_.insert(id);
   return {};
+}
+
+Result<bool> BpfTracer::probe_enabled(std::uint32_t id) const {
+  {
+    std::lock_guard<std::mutex> lock(ids_mutex_);
+    if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
+  }
+  eacgm_probe p{};
+  if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
+    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+  }
+  return (p.flags & EACGM_PROBE_ENABLED) != 0;
+}
+
+Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
+  // Serialised with set_probe/clear_probe, so the flag change cannot undo a newer entry.
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
+  eacgm_probe p{};
+  if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
+    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+  }
+  const std::uint32_t flags = enabled ? p.flags | EACGM_PROBE_ENABLED : p.flags & ~EACGM_PROBE_ENABLED;
+  if (flags == p.flags) return {};
+  // The programs read flags as one aligned 32-bit word: a single store of the new word
+  // would do, but the map update copies the whole entry; the other fields are unchanged.
+  p.flags = flags;
+  if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
+    return make_error(
+        fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(errno)));
+  }
+  return {};
+}
+
+Status BpfTracer::clear_probe(std::uint32_t id) {
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  if (stored_.erase(id) == 0) return make_error(fmt::format("no probe with id {}", id));
+  eacgm_probe none{};
+  if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &none, sizeof(none), BPF_EXIST)) {
+    return make_error(fmt::format("cannot clear probe {}: {}", id, errno_text(errno)));
+  }
+  return reset_hits(id);
+}
+
+Status BpfTracer::reset_hits(std::uint32_t id) {
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return make_error("cannot count the possible CPUs");
+  std::vector<std::uint64_t> zeros(static_cast<std::size_t>(ncpu), 0);
+  if (bpf_map__update_elem(skel_->maps.probe_hits, &id, sizeof(id), zeros.data(),
+                           zeros.size() * sizeof(std::uint64_t), BPF_ANY)) {
+    return make_error(fmt::format("cannot reset the hit count of probe {}: {}", id, errno_text(errno)));
+  }
+  return {};
+}
+
+std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
+  std::map<std::uint32_t, std::uint64_t> out;
+  std::vector<std::uint32_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(ids_mutex_);
+    ids.assign(stored_.begin(), stored_.end());
+  }
+  int ncpu = libbpf_num_possible_cpus();
+  if (ids.empty() || ncpu <= 0) return out;
+  const std::size_t cpus = static_cast<std::size_t>(ncpu);
+  // One batch over [0, highest id] (ids are dense); per-id lookups where the kernel
+  // lacks batch operations on arrays.
+  const std::uint32_t count = ids.back() + 1;
+  std::vector<std::uint32_t> keys(count);
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(count) * cpus);
+  std::uint32_t n = count;
+  std::uint32_t out_batch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  int fd = bpf_map__fd(skel_->maps.probe_hits);
+  int err = bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), values.data(), &n, &opts);
+  if ((err == 0 || errno == ENOENT) && n == count) {
+    for (std::uint32_t id : ids) {
+      std::uint64_t total = 0;
+      for (std::size_t c = 0; c < cpus; ++c) total += values[static_cast<std::size_t>(id) * cpus + c];
+      out[id] = total;
+    }
+    return out;
+  }
+  std::vector<std::uint64_t> one(cpus);
+  for (std::uint32_t id : ids) {
+    if (bpf_map__lookup_elem(skel_->maps.probe_hits, &id, sizeof(id), one.data(),
+                             one.size() * sizeof(std::uint64_t), 0) != 0) {
+      continue;
+    }
+    std::uint64_t total = 0;
+    for (auto v : one) total += v;
+    out[id] = total;
+  }
+  return out;
 }
 
 Status BpfTracer::add_target_pid(std::uint32_t pid) {
@@ -251,6 +376,7 @@ std::vector<std::uint32_t> BpfTracer::target_pids() const {
 
 Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file_offset,
                                      std::uint32_t probe_id, bool exit, std::uint64_t ref_ctr_offset) {
+  LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   opts.bpf_cookie = probe_id;
   opts.retprobe = exit;
@@ -258,8 +384,9 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
   bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
   if (!link) {
-    return make_error(fmt::format("{} at offset {:#x} of {}: {}", exit ? "uretprobe" : "uprobe", file_offset,
-                                  path, errno_text(errno)));
+    const int err = errno;
+    return make_error(fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
+                                  file_offset, path, errno_text(err), log.last_lines(1)));
   }
   return UprobeLink(link);
 }
@@ -288,11 +415,14 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::v
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
+  LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   bpf_link* link =
       bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts);
   if (!link) {
-    return make_error(fmt::format("uprobe on the dynamic loader {}: {}", path, errno_text(errno)));
+    const int err = errno;
+    return make_error(
+        fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
   }
   return UprobeLink(link);
 }

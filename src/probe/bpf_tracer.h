@@ -4,7 +4,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,7 +79,17 @@ class BpfTracer {
   BpfTracer(const BpfTracer&) = delete;
   BpfTracer& operator=(const BpfTracer&) = delete;
 
+  // Stores a probe's entry (enabled) and zeroes its hit count.
   Status set_probe(std::uint32_t id, const ProbeSpec& spec);
+  // Mutes or unmutes a stored probe in place (EACGM_PROBE_ENABLED): a muted probe
+  // neither records nor counts hits; an open call of it ends unrecorded.
+  Status set_probe_enabled(std::uint32_t id, bool enabled);
+  // Whether a stored probe is enabled; an error for ids not stored.
+  Result<bool> probe_enabled(std::uint32_t id) const;
+  // Clears a probe's entry (no flags: nothing fires for it) and its hit count.
+  Status clear_probe(std::uint32_t id);
+  // Entries of each stored probe while enabled, summed over CPUs (one batch lookup).
+  std::map<std::uint32_t, std::uint64_t> probe_hits() const;
   Status add_target_pid(std::uint32_t pid);
   // The filter's current pids (followed children included).
   std::vector<std::uint32_t> target_pids() const;
@@ -101,11 +114,38 @@ class BpfTracer {
  private:
   BpfTracer() = default;
   static Result<std::unique_ptr<BpfTracer>> open_and_load(const BpfOptions& options, bool multi);
+  Status reset_hits(std::uint32_t id);
   trace_bpf* skel_ = nullptr;
   bool multi_ = false;
   std::vector<UprobeLink> tp_links_;
+  mutable std::mutex ids_mutex_;
+  std::set<std::uint32_t> stored_;  // ids with a probe entry
 };
 
+// libbpf's messages during one operation (load, attach), kept rather than printed so
+// that operation's error can quote them. Captures on the creating thread until
+// destroyed (nesting restores the outer capture); bounded, keeping the latest lines.
+class LibbpfLogCapture {
+ public:
+  LibbpfLogCapture();
+  ~LibbpfLogCapture();
+  LibbpfLogCapture(const LibbpfLogCapture&) = delete;
+  LibbpfLogCapture& operator=(const LibbpfLogCapture&) = delete;
+
+  static constexpr std::size_t kMaxBytes = 16u << 10;
+  void append(std::string_view text);
+  const std::string& text() const { return text_; }
+  // The last `n` lines, each as "\n  libbpf: LINE" (empty when nothing was logged).
+  std::string last_lines(std::size_t n = 3) const;
+
+ private:
+  std::string text_;
+  LibbpfLogCapture* outer_ = nullptr;
+};
+
+// Whether a BPF object built for record ABI `object_version` matches this build's
+// (EACGM_ABI_VERSION); a message naming both versions if not.
+Status check_abi_version(std::uint32_t object_version);
 // Whether this process may load BPF programs; an actionable message if not.
 Status check_bpf_privileges();
 // Whether the kernel exposes BTF (or a custom BTF file exists).

@@ -85,6 +85,7 @@ struct MapsLine {
   std::string_view path;
   std::uint64_t dev = 0;
   std::uint64_t inode = 0;
+  bool deleted = false;
 };
 
 // "start-end perms offset major:minor inode   path"; only executable file mappings.
@@ -103,8 +104,12 @@ std::optional<MapsLine> parse_exec_mapping(std::string_view line) {
   }
   MapsLine out;
   out.path = line.substr(path_start);
-  if (out.path.front() != '/' || out.path.ends_with(" (deleted)")) {
-    return std::nullopt;  // [vdso], memfd, or a file replaced on disk: nothing to attach to
+  if (out.path.front() != '/') {
+    return std::nullopt;  // [vdso], memfd
+  }
+  if (out.path.ends_with(" (deleted)")) {
+    out.deleted = true;  // replaced or removed on disk: in use, nothing to attach to
+    out.path.remove_suffix(std::string_view(" (deleted)").size());
   }
   const std::size_t colon = dev.find(':');
   unsigned major_num = 0;
@@ -228,6 +233,10 @@ MapsScan scan_maps(const std::vector<int>& pids) {
         continue;
       }
       const auto key = std::make_pair(m->dev, m->inode);
+      scan.mapped.insert(key);
+      if (m->deleted) {
+        continue;
+      }
       if (auto it = by_identity.find(key); it != by_identity.end()) {
         std::vector<int>& owners = scan.files[it->second].pids;
         if (owners.back() != pid) {

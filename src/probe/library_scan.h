@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -26,6 +27,9 @@ struct MappedFile {
 struct MapsScan {
   std::vector<MappedFile> files;
   std::vector<std::string> warnings;
+  // (dev, inode) of every executable file mapping seen, "(deleted)" and skipped ones
+  // included: what is still in use, though not attachable by path.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> mapped;
 };
 MapsScan scan_maps(const std::vector<int>& pids = {});
 std::vector<MappedFile> scan_pid_maps(int pid);  // one process

@@ -56,9 +56,20 @@ add_executable(chain_calls ${CMAKE_SOURCE_DIR}/tests/programs/chain_calls.c)
 target_compile_options(chain_calls PRIVATE -O2)
 set_target_properties(chain_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
+# Run-time probe control and library churn: churn_calls dlopens libeacgm_churn (or
+# fresh copies of it) by path; the tests trace churn_work through a user spec.
+add_library(eacgm_churn SHARED ${CMAKE_SOURCE_DIR}/tests/programs/churn_lib.c)
+target_compile_options(eacgm_churn PRIVATE -O2 -fPIC)
+set_target_properties(eacgm_churn PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(churn_calls ${CMAKE_SOURCE_DIR}/tests/programs/churn_calls.c)
+target_compile_options(churn_calls PRIVATE -O2)
+target_link_libraries(churn_calls PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(churn_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
 function(eacgm_integration_fixtures_wire)
   if(TARGET eacgm_integration_tests)
-    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls chain_calls)
+    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls chain_calls
+                     churn_calls eacgm_churn)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_integration_fixtures_wire)
