@@ -40,24 +40,26 @@ ProbeSpec churn_spec() {
 void touch(const std::string& path) { std::ofstream(path) << "\n"; }
 
 // Collects calls from the reader thread.
-struct Calls {
+struct Calls final : Consumer {
   std::mutex mutex;
   std::vector<CallEvent> events;
   std::atomic<std::size_t> count{0};
-  ingest::EventSink sink() {
-    ingest::EventSink s;
-    s.on_call = [this](const CallEvent& e) {
-      std::lock_guard<std::mutex> lock(mutex);
-      events.push_back(e);
-      count = events.size();
-    };
-    return s;
+  void on_calls(std::span<const CallEvent> calls) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    events.insert(events.end(), calls.begin(), calls.end());
+    count = events.size();
   }
 };
 
+// The session reads counters through a registry that must outlive it.
+CounterRegistry& test_registry() {
+  static CounterRegistry registry;
+  return registry;
+}
+
 // A session tracing `pid` only, holding it at loader hints until attached (as the CLI
 // does for a launched command).
-std::unique_ptr<ingest::TraceSession> start_session(int pid, ingest::EventSink sink, double rescan_s) {
+std::unique_ptr<ingest::TraceSession> start_session(int pid, std::shared_ptr<Calls> calls, double rescan_s) {
   ingest::TraceOptions o;
   o.specs = {churn_spec()};
   o.filter_pids = true;
@@ -65,7 +67,7 @@ std::unique_ptr<ingest::TraceSession> start_session(int pid, ingest::EventSink s
   o.pids = {pid};
   o.config.rescan_interval_s = rescan_s;
   o.config.poll_timeout_ms = 20;
-  auto s = ingest::TraceSession::start(o, std::move(sink), [](const std::string&) {});
+  auto s = ingest::TraceSession::start(o, std::move(calls), {}, [](const std::string&) {}, test_registry());
   if (!s) {
     ADD_FAILURE() << s.error();
     return nullptr;
@@ -95,8 +97,9 @@ TEST(ProbeControl, HitsCountCallsAndMutedProbesNeitherRecordNorCount) {
   constexpr std::size_t kCalls = 25;
   std::string dir = temp_dir();
   Subprocess p({bin("churn_calls"), "phases", kLib, std::to_string(kCalls), "4", dir}, dir);
-  Calls calls;
-  auto s = start_session(p.pid(), calls.sink(), 0.05);
+  auto calls_ptr = std::make_shared<Calls>();
+  Calls& calls = *calls_ptr;
+  auto s = start_session(p.pid(), calls_ptr, 0.05);
   ASSERT_TRUE(s);
   touch(dir + "/start");
   ASSERT_TRUE(service_until(*s, [&] { return p.out().find("loaded") != std::string::npos; })) << p.err();
@@ -185,8 +188,9 @@ TEST(ProbeControl, ChurnedLibrariesAreForgottenAndIdsReused) {
   constexpr std::size_t kIterations = 200;
   std::string dir = temp_dir();
   Subprocess p({bin("churn_calls"), "churn", kLib, std::to_string(kIterations), dir}, dir);
-  Calls calls;
-  auto s = start_session(p.pid(), calls.sink(), 0.02);
+  auto calls_ptr = std::make_shared<Calls>();
+  Calls& calls = *calls_ptr;
+  auto s = start_session(p.pid(), calls_ptr, 0.02);
   ASSERT_TRUE(s);
   touch(dir + "/start");
 
