@@ -15,16 +15,17 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   last_gpu_ = snapshot;
 }
 
-void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point) { publish(false, nullptr); }
+void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point, const CounterValues& counters) {
+  publish(false, counters);
+}
 
-void LiveAnalysis::on_end(const CounterValues& counters) { publish(true, &counters); }
+void LiveAnalysis::on_end(const CounterValues& counters) { publish(true, counters); }
 
 // A copy of each aggregator: readers get a consistent view that the output thread
 // never touches again; its cost is bounded by the aggregators' key caps.
-void LiveAnalysis::publish(bool final, const CounterValues* counters) {
-  auto snap = std::make_shared<AnalysisSnapshot>(
-      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, {}});
-  if (counters) snap->counters = *counters;
+void LiveAnalysis::publish(bool final, const CounterValues& counters) {
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
+      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, counters});
   published_.publish(std::move(snap));
 }
 

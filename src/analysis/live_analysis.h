@@ -23,7 +23,7 @@ struct AnalysisSnapshot {
   CallSummary calls;
   GpuActivity gpu;
   std::optional<GpuSnapshot> last_gpu;  // the latest sampling pass, as taken
-  CounterValues counters;               // the agent's counters (final snapshot only)
+  CounterValues counters;               // the agent's counters when it was made
 };
 
 class LiveAnalysis final : public Consumer {
@@ -33,7 +33,7 @@ class LiveAnalysis final : public Consumer {
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
-  void on_tick(std::chrono::steady_clock::time_point now) override;
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
   // The last published snapshot (nullptr before the first tick); any thread.
@@ -41,7 +41,7 @@ class LiveAnalysis final : public Consumer {
   const Published<AnalysisSnapshot>& published() const { return published_; }
 
  private:
-  void publish(bool final, const CounterValues* counters);
+  void publish(bool final, const CounterValues& counters);
 
   CallSummary calls_;
   GpuActivity gpu_;

@@ -23,8 +23,12 @@ class Consumer {
   virtual void on_calls(std::span<const CallEvent> calls) { (void)calls; }
   // One GPU sampling pass, processes already reduced to the traced ones.
   virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
-  // About once a second (the agent's tick): publish snapshots, roll windows.
-  virtual void on_tick(std::chrono::steady_clock::time_point now) { (void)now; }
+  // About once a second (the agent's tick), with the agent's counters read on this
+  // thread: publish snapshots, roll windows.
+  virtual void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
+    (void)now;
+    (void)counters;
+  }
   // After each reader round: write out what is buffered.
   virtual void flush() {}
   // Once, after the last calls and samples, with the final counters.
@@ -42,8 +46,8 @@ class ConsumerList final : public Consumer {
   void on_gpu(const GpuSnapshot& snapshot) override {
     for (auto& m : members_) m->on_gpu(snapshot);
   }
-  void on_tick(std::chrono::steady_clock::time_point now) override {
-    for (auto& m : members_) m->on_tick(now);
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
+    for (auto& m : members_) m->on_tick(now, counters);
   }
   void flush() override {
     for (auto& m : members_) m->flush();

@@ -43,6 +43,7 @@ RingReader::~RingReader() {
 void RingReader::register_counters(CounterRegistry& registry) {
   // Only the reader's own counts that the accounting line does not already show from
   // the session; the session declares `events` first to keep the line's order.
+  registry_ = &registry;
   chain_.register_counters(registry);
   registry.add({"malformed", "eacgm_records_malformed_total",
                 "ring-buffer records of a wrong size or type (not decoded)", "", CounterKind::kCounter,
@@ -130,7 +131,7 @@ void RingReader::end_round() {
   if (hooks_.on_round) hooks_.on_round();
   auto now = std::chrono::steady_clock::now();
   if (now >= next_tick_) {
-    consumer_->on_tick(now);
+    consumer_->on_tick(now, registry_ ? registry_->read() : CounterValues{});
     next_tick_ = now + options_.tick;
   }
   if (now >= next_sweep_) {

@@ -53,7 +53,8 @@ class RingReader {
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
-  // Declares the reader's and the enrichers' counters (before start()).
+  // Declares the reader's and the enrichers' counters (before start()); the registry,
+  // which must outlive the reader, is read at each tick for the consumer.
   void register_counters(CounterRegistry& registry);
   void start();
   // Drains what the kernel has queued, then stops the thread.
@@ -90,6 +91,7 @@ class RingReader {
   std::size_t batched_ = 0;
   std::chrono::steady_clock::time_point next_tick_{}, next_sweep_{};
   bool poll_error_noticed_ = false;
+  const CounterRegistry* registry_ = nullptr;  // read at each tick for the consumer
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},

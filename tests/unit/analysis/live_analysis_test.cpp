@@ -41,7 +41,7 @@ TEST(LiveAnalysis, PublishesACopyEachTickAndAFinalOne) {
   EXPECT_EQ(live.snapshot(), nullptr);
   auto malloc_probe = probe("cudaMalloc");
   live.on_calls(calls(malloc_probe, 5, 10));
-  live.on_tick(std::chrono::steady_clock::now());
+  live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto first = live.snapshot();
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->sequence, 1u);
@@ -84,7 +84,7 @@ TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
   });
   for (int tick = 0; tick < 300; ++tick) {
     live.on_calls(calls(p, 10, 1));
-    live.on_tick(std::chrono::steady_clock::now());
+    live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   }
   done = true;
   reader.join();

@@ -18,7 +18,9 @@ class Recorder final : public Consumer {
   void on_gpu(const GpuSnapshot& s) override {
     log_.push_back(name_ + ":gpu" + std::to_string(s.devices.size()));
   }
-  void on_tick(std::chrono::steady_clock::time_point) override { log_.push_back(name_ + ":tick"); }
+  void on_tick(std::chrono::steady_clock::time_point, const CounterValues&) override {
+    log_.push_back(name_ + ":tick");
+  }
   void flush() override { log_.push_back(name_ + ":flush"); }
   void on_end(const CounterValues& c) override {
     log_.push_back(name_ + ":end" + std::to_string(c.get("n")));
@@ -41,7 +43,7 @@ TEST(ConsumerList, HandsEachCallToEveryMemberInOrder) {
   GpuSnapshot snap;
   snap.devices.resize(2);
   list.on_gpu(snap);
-  list.on_tick(std::chrono::steady_clock::now());
+  list.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   list.flush();
   CounterValues values;
   values.values.push_back(
