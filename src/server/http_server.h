@@ -74,7 +74,7 @@ struct ServerOptions {
   std::size_t max_headers = 64;            // more header lines: 431
   // Fixed by cpp-httplib: request line over 8 KiB: 414; one header line over 8 KiB: 400.
   std::chrono::milliseconds read_timeout{5000};
-  std::chrono::milliseconds write_timeout{5000};  // a client not reading is dropped after it
+  std::chrono::milliseconds write_timeout{5000};  // a write blocked this long drops the client
   std::chrono::seconds keep_alive_timeout{5};     // idle keep-alive connections close after it
   std::size_t keep_alive_max_requests = 100;
 

@@ -141,8 +141,16 @@ TEST(SseChannel, ClientThatNeverReadsStaysBounded) {
   EXPECT_LE(st.max_queued, kCapacity);
   EXPECT_GT(st.dropped, 1000u) << "the stalled client lost most events";
 
-  // The server gives up on the client after its write timeout and frees its queue.
-  EXPECT_TRUE(wait_for([&] { return s.channel.stats().clients == 0; }, 10s));
+  // While events keep coming, the server gives up on the client at its write timeout
+  // and frees its queue.
+  EXPECT_TRUE(wait_for(
+      [&] {
+        s.channel.publish(payload);
+        return s.channel.stats().clients == 0;
+      },
+      10s))
+      << "clients " << s.channel.stats().clients << ", active connections "
+      << s.server.counters().active_connections.load();
   ::close(fd);
 }
 
