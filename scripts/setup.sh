@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   python3 procps util-linux
 )
 
@@ -23,6 +23,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Prometheus's promtool checks the /metrics output in the tests. The package's server
+# must not start (it would bind :9090 on a CI machine): a policy-rc.d that denies every
+# service start is in place while it installs (Docker images already have one), the
+# service is disabled and stopped afterwards, and node-exporter (recommended, :9100) is
+# not installed.
+if ! command -v promtool >/dev/null; then
+  echo "setup: installing prometheus (for promtool; its service stays stopped)"
+  created_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+    "${sudo_cmd[@]}" chmod 755 /usr/sbin/policy-rc.d
+    created_policy=1
+  fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  install_rc=0
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    prometheus >/dev/null || install_rc=$?
+  if [ "$created_policy" -eq 1 ]; then "${sudo_cmd[@]}" rm -f /usr/sbin/policy-rc.d; fi
+  [ "$install_rc" -eq 0 ] || exit "$install_rc"
+fi
+if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+  "${sudo_cmd[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
 fi
 
 # The CUDA toolkit (nvcc, libcudart) builds the demo and test programs. Machines with

@@ -11,7 +11,7 @@ if(NOT TARGET eacgm_fake_nvml)
   # The test binaries are defined after the fixtures are included: attach the fake to
   # them once the tests directory has been read.
   function(eacgm_fake_nvml_attach)
-    foreach(t eacgm_unit_sample eacgm_integration_tests)
+    foreach(t eacgm_unit_sample eacgm_unit_export eacgm_integration_tests)
       if(TARGET ${t})
         add_dependencies(${t} eacgm_fake_nvml)
       endif()

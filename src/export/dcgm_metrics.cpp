@@ -1,0 +1,133 @@
+#include "export/dcgm_metrics.h"
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "export/metrics_table.h"
+
+namespace eacgm::exporting {
+namespace {
+
+using Value = std::variant<std::monostate, std::uint64_t, double>;
+
+template <typename T>
+Value u(const std::optional<T>& v) {
+  return v ? Value{static_cast<std::uint64_t>(*v)} : Value{};
+}
+template <typename T>
+Value scaled(const std::optional<T>& v, double divisor) {
+  return v ? Value{static_cast<double>(*v) / divisor} : Value{};
+}
+Value mib(const std::optional<std::uint64_t>& bytes) { return bytes ? Value{*bytes >> 20} : Value{}; }
+Value flag(const std::optional<bool>& v) { return v ? Value{std::uint64_t{*v ? 1u : 0u}} : Value{}; }
+
+// The value of a GPU family for one device; monostate when absent.
+Value device_value(std::string_view name, const DeviceSample& d) {
+  if (name == "eacgm_gpu_lost") return std::uint64_t{d.lost ? 1u : 0u};
+  if (d.lost) return {};
+  if (name == "DCGM_FI_DEV_GPU_UTIL") return u(d.utilization_gpu_percent);
+  if (name == "DCGM_FI_DEV_MEM_COPY_UTIL") return u(d.utilization_memory_percent);
+  if (name == "DCGM_FI_DEV_ENC_UTIL") return u(d.encoder_utilization_percent);
+  if (name == "DCGM_FI_DEV_DEC_UTIL") return u(d.decoder_utilization_percent);
+  if (name == "DCGM_FI_DEV_FB_FREE") return mib(d.memory_free_bytes);
+  if (name == "DCGM_FI_DEV_FB_USED") return mib(d.memory_used_bytes);
+  if (name == "DCGM_FI_DEV_FB_RESERVED") return mib(d.memory_reserved_bytes);
+  if (name == "DCGM_FI_DEV_GPU_TEMP") return u(d.temperature_gpu_celsius);
+  if (name == "DCGM_FI_DEV_MEMORY_TEMP") return u(d.temperature_memory_celsius);
+  if (name == "DCGM_FI_DEV_POWER_USAGE") return scaled(d.power_usage_milliwatts, 1000.0);
+  if (name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION") return u(d.energy_total_millijoules);
+  if (name == "DCGM_FI_DEV_SM_CLOCK") return u(d.clock_sm_mhz);
+  if (name == "DCGM_FI_DEV_MEM_CLOCK") return u(d.clock_memory_mhz);
+  if (name == "DCGM_FI_DEV_PCIE_REPLAY_COUNTER") return u(d.pcie_replay_total);
+  if (name == "DCGM_FI_DEV_XID_ERRORS") {
+    // dcgm-exporter shows 0 until the first XID; absent where events are unsupported.
+    return d.xid_errors_total ? Value{d.last_xid.value_or(0)} : Value{};
+  }
+  if (name == "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL") return u(d.ecc_corrected_volatile_total);
+  if (name == "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL") return u(d.ecc_uncorrected_volatile_total);
+  if (name == "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS") return u(d.remapped_rows_correctable);
+  if (name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS") return u(d.remapped_rows_uncorrectable);
+  if (name == "DCGM_FI_DEV_ROW_REMAP_FAILURE") return flag(d.remapped_rows_failure);
+  if (name == "eacgm_gpu_memory_total_bytes") return u(d.memory_total_bytes);
+  if (name == "eacgm_gpu_power_limit_watts") return scaled(d.power_limit_milliwatts, 1000.0);
+  if (name == "eacgm_gpu_fan_speed_ratio") return scaled(d.fan_speed_percent, 100.0);
+  if (name == "eacgm_gpu_pcie_tx_bytes_per_second") return u(d.pcie_tx_bytes_per_second);
+  if (name == "eacgm_gpu_pcie_rx_bytes_per_second") return u(d.pcie_rx_bytes_per_second);
+  if (name == "eacgm_gpu_nvlink_tx_bytes_total") return u(d.nvlink_tx_bytes_total);
+  if (name == "eacgm_gpu_nvlink_rx_bytes_total") return u(d.nvlink_rx_bytes_total);
+  if (name == "eacgm_gpu_xid_errors_total") return u(d.xid_errors_total);
+  return {};
+}
+
+Value process_value(std::string_view name, const ProcessSample& p) {
+  if (name == "eacgm_process_gpu_memory_bytes") return u(p.used_memory_bytes);
+  if (name == "eacgm_process_sm_utilization_ratio") return scaled(p.sm_utilization_percent, 100.0);
+  if (name == "eacgm_process_memory_utilization_ratio") return scaled(p.memory_utilization_percent, 100.0);
+  return {};
+}
+
+void put(ExpositionWriter& out, const Labels& labels, const Value& v) {
+  if (const auto* i = std::get_if<std::uint64_t>(&v)) out.add(labels, *i);
+  if (const auto* d = std::get_if<double>(&v)) out.add(labels, *d);
+}
+
+}  // namespace
+
+Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options) {
+  Labels l{{"gpu", std::to_string(gpu.index)},
+           {"UUID", gpu.uuid},
+           {"pci_bus_id", gpu.pci_bus_id},
+           {"device", "nvidia" + std::to_string(gpu.index)},
+           {"modelName", gpu.name}};
+  if (!options.hostname.empty()) l.push_back({"Hostname", options.hostname});
+  if (!system.driver_version.empty()) l.push_back({"DCGM_FI_DRIVER_VERSION", system.driver_version});
+  if (options.pod_of_gpu) {
+    if (auto pod = options.pod_of_gpu(gpu)) {
+      l.push_back({"container", pod->container});
+      l.push_back({"namespace", pod->namespace_});
+      l.push_back({"pod", pod->pod});
+    }
+  }
+  return l;
+}
+
+void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const GpuMetricsOptions& options) {
+  std::vector<Labels> labels;
+  labels.reserve(snap.devices.size());
+  for (const auto& d : snap.devices) labels.push_back(gpu_labels(d, snap.system, options));
+  for (const auto& def : metric_table()) {
+    if (def.labels != LabelSet::kGpu) continue;
+    out.begin_family(family_of(def));
+    for (std::size_t i = 0; i < snap.devices.size(); ++i)
+      put(out, labels[i], device_value(def.name, snap.devices[i]));
+  }
+}
+
+void append_process_metrics(ExpositionWriter& out, const GpuSnapshot& snap,
+                            const GpuMetricsOptions& options) {
+  std::vector<Labels> labels;
+  labels.reserve(snap.processes.size());
+  for (const auto& p : snap.processes) {
+    Labels l{{"pid", std::to_string(p.pid)},
+             {"comm", p.name},
+             {"gpu", std::to_string(p.gpu_index)},
+             {"UUID", p.gpu_uuid}};
+    if (!p.container_id.empty()) l.push_back({"container_id", p.container_id});
+    if (options.rank_of_pid) {
+      const RankInfo r = options.rank_of_pid(p.pid);
+      if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
+      if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
+      if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
+    }
+    labels.push_back(std::move(l));
+  }
+  for (const auto& def : metric_table()) {
+    if (def.labels != LabelSet::kProcess) continue;
+    out.begin_family(family_of(def));
+    for (std::size_t i = 0; i < snap.processes.size(); ++i)
+      put(out, labels[i], process_value(def.name, snap.processes[i]));
+  }
+}
+
+}  // namespace eacgm::exporting

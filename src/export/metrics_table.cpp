@@ -1,0 +1,219 @@
+#include "export/metrics_table.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace eacgm::exporting {
+namespace {
+
+using enum MetricType;
+using enum LabelSet;
+constexpr auto kDcgm = MetricGroup::kDcgm;
+constexpr auto kGpuGroup = MetricGroup::kGpu;
+constexpr auto kProcessGroup = MetricGroup::kProcess;
+constexpr auto kHttp = MetricGroup::kHttp;
+
+// DCGM help texts are dcgm-exporter's own (etc/default-counters.csv), so dashboards and
+// alerts written for it read the same series.
+constexpr std::array kTable = {
+    // dcgm-exporter compatible, NVML fields
+    MetricDef{"DCGM_FI_DEV_GPU_UTIL", kGauge, "", "%", "GPU utilization (in %).", kGpu, kDcgm,
+              "`nvmlDeviceGetUtilizationRates` (gpu)"},
+    MetricDef{"DCGM_FI_DEV_MEM_COPY_UTIL", kGauge, "", "%", "Memory utilization (in %).", kGpu, kDcgm,
+              "`nvmlDeviceGetUtilizationRates` (memory)"},
+    MetricDef{"DCGM_FI_DEV_ENC_UTIL", kGauge, "", "%", "Encoder utilization (in %).", kGpu, kDcgm,
+              "`nvmlDeviceGetEncoderUtilization`"},
+    MetricDef{"DCGM_FI_DEV_DEC_UTIL", kGauge, "", "%", "Decoder utilization (in %).", kGpu, kDcgm,
+              "`nvmlDeviceGetDecoderUtilization`"},
+    MetricDef{"DCGM_FI_DEV_FB_FREE", kGauge, "", "MiB", "Framebuffer memory free (in MiB).", kGpu, kDcgm,
+              "`nvmlDeviceGetMemoryInfo_v2` free, bytes / 2^20 rounded down"},
+    MetricDef{"DCGM_FI_DEV_FB_USED", kGauge, "", "MiB", "Framebuffer memory used (in MiB).", kGpu, kDcgm,
+              "`nvmlDeviceGetMemoryInfo_v2` used, bytes / 2^20 rounded down"},
+    MetricDef{"DCGM_FI_DEV_FB_RESERVED", kGauge, "", "MiB", "Framebuffer memory reserved (in MiB).", kGpu,
+              kDcgm, "`nvmlDeviceGetMemoryInfo_v2` reserved, bytes / 2^20 rounded down"},
+    MetricDef{"DCGM_FI_DEV_GPU_TEMP", kGauge, "", "°C", "GPU temperature (in C).", kGpu, kDcgm,
+              "`nvmlDeviceGetTemperature`"},
+    MetricDef{"DCGM_FI_DEV_MEMORY_TEMP", kGauge, "", "°C", "Memory temperature (in C).", kGpu, kDcgm,
+              "field `NVML_FI_DEV_MEMORY_TEMP`"},
+    MetricDef{"DCGM_FI_DEV_POWER_USAGE", kGauge, "", "W", "Power draw (in W).", kGpu, kDcgm,
+              "`nvmlDeviceGetPowerUsage` / 1000"},
+    MetricDef{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", kCounter, "", "mJ",
+              "Total energy consumption since boot (in mJ).", kGpu, kDcgm,
+              "`nvmlDeviceGetTotalEnergyConsumption` (since the driver loaded; read every 10 s)"},
+    MetricDef{"DCGM_FI_DEV_SM_CLOCK", kGauge, "", "MHz", "SM clock frequency (in MHz).", kGpu, kDcgm,
+              "`nvmlDeviceGetClockInfo(SM)`"},
+    MetricDef{"DCGM_FI_DEV_MEM_CLOCK", kGauge, "", "MHz", "Memory clock frequency (in MHz).", kGpu, kDcgm,
+              "`nvmlDeviceGetClockInfo(MEM)`"},
+    MetricDef{"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", kCounter, "", "count", "Total number of PCIe retries.", kGpu,
+              kDcgm, "`nvmlDeviceGetPcieReplayCounter` (read every 10 s)"},
+    MetricDef{"DCGM_FI_DEV_XID_ERRORS", kGauge, "", "XID code", "Value of the last XID error encountered.",
+              kGpu, kDcgm, "NVML XID events since eacgm started; 0 before the first"},
+    MetricDef{"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", kCounter, "", "count",
+              "Total number of single-bit volatile ECC errors.", kGpu, kDcgm,
+              "`nvmlDeviceGetTotalEccErrors(CORRECTED, VOLATILE)`"},
+    MetricDef{"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", kCounter, "", "count",
+              "Total number of double-bit volatile ECC errors.", kGpu, kDcgm,
+              "`nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE)`"},
+    MetricDef{"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", kCounter, "", "count",
+              "Number of remapped rows for correctable errors", kGpu, kDcgm, "`nvmlDeviceGetRemappedRows`"},
+    MetricDef{"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", kCounter, "", "count",
+              "Number of remapped rows for uncorrectable errors", kGpu, kDcgm, "`nvmlDeviceGetRemappedRows`"},
+    MetricDef{"DCGM_FI_DEV_ROW_REMAP_FAILURE", kGauge, "", "0/1", "Whether remapping of rows has failed",
+              kGpu, kDcgm, "`nvmlDeviceGetRemappedRows` (failure)"},
+
+    // eacgm's own GPU families: what dcgm-exporter's defaults do not carry
+    MetricDef{"eacgm_gpu_lost", kGauge, "", "0/1", "Whether the GPU fell off the bus or needs a reset (1).",
+              kGpu, kGpuGroup, "`NVML_ERROR_GPU_IS_LOST` / `RESET_REQUIRED` from any query"},
+    MetricDef{"eacgm_gpu_memory_total_bytes", kGauge, "bytes", "bytes", "Framebuffer memory size.", kGpu,
+              kGpuGroup, "`nvmlDeviceGetMemoryInfo_v2` total"},
+    MetricDef{"eacgm_gpu_power_limit_watts", kGauge, "watts", "W", "Enforced power limit.", kGpu, kGpuGroup,
+              "`nvmlDeviceGetEnforcedPowerLimit` / 1000"},
+    MetricDef{"eacgm_gpu_fan_speed_ratio", kGauge, "ratio", "0..1", "Fan speed as a fraction of its maximum.",
+              kGpu, kGpuGroup, "`nvmlDeviceGetFanSpeed` / 100"},
+    MetricDef{"eacgm_gpu_pcie_tx_bytes_per_second", kGauge, "", "bytes/s",
+              "PCIe bytes transmitted per second over the last sampling interval.", kGpu, kGpuGroup,
+              "`NVML_FI_DEV_PCIE_COUNT_TX_BYTES` over the interval"},
+    MetricDef{"eacgm_gpu_pcie_rx_bytes_per_second", kGauge, "", "bytes/s",
+              "PCIe bytes received per second over the last sampling interval.", kGpu, kGpuGroup,
+              "`NVML_FI_DEV_PCIE_COUNT_RX_BYTES` over the interval"},
+    MetricDef{"eacgm_gpu_nvlink_tx_bytes_total", kCounter, "bytes", "bytes",
+              "NVLink data bytes transmitted, all links.", kGpu, kGpuGroup,
+              "field `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`"},
+    MetricDef{"eacgm_gpu_nvlink_rx_bytes_total", kCounter, "bytes", "bytes",
+              "NVLink data bytes received, all links.", kGpu, kGpuGroup,
+              "field `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`"},
+    MetricDef{"eacgm_gpu_xid_errors_total", kCounter, "", "count",
+              "XID critical errors seen since eacgm started.", kGpu, kGpuGroup,
+              "NVML events (`nvmlEventTypeXidCriticalError`)"},
+
+    // Per process and GPU
+    MetricDef{"eacgm_process_gpu_memory_bytes", kGauge, "bytes", "bytes",
+              "GPU memory used by the process on this GPU.", kProcess, kProcessGroup,
+              "`nvmlDeviceGetComputeRunningProcesses_v3` / `GraphicsRunningProcesses_v3`"},
+    MetricDef{"eacgm_process_sm_utilization_ratio", kGauge, "ratio", "0..1",
+              "Fraction of time the process had a kernel running on the GPU's SMs over the last interval.",
+              kProcess, kProcessGroup, "`nvmlDeviceGetProcessUtilization` (sm) / 100"},
+    MetricDef{"eacgm_process_memory_utilization_ratio", kGauge, "ratio", "0..1",
+              "Fraction of time the process was reading or writing GPU memory over the last interval.",
+              kProcess, kProcessGroup, "`nvmlDeviceGetProcessUtilization` (mem) / 100"},
+
+    // The HTTP server itself
+    MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,
+              kHttp, "server"},
+    MetricDef{"eacgm_http_bad_requests_total", kCounter, "", "count",
+              "HTTP responses with a 4xx status (every kind below, and malformed requests).", kNone, kHttp,
+              "server"},
+    MetricDef{"eacgm_http_unauthorized_total", kCounter, "", "count",
+              "Requests refused for a missing or wrong bearer token (401).", kNone, kHttp, "server"},
+    MetricDef{"eacgm_http_not_found_total", kCounter, "", "count", "Requests for an unknown path (404).",
+              kNone, kHttp, "server"},
+    MetricDef{"eacgm_http_method_not_allowed_total", kCounter, "", "count",
+              "Requests with a method other than GET or HEAD (405).", kNone, kHttp, "server"},
+    MetricDef{"eacgm_http_payload_too_large_total", kCounter, "", "count",
+              "Requests whose body, URI or headers exceeded the limits (413, 414, 431).", kNone, kHttp,
+              "server"},
+    MetricDef{"eacgm_http_overloaded_total", kCounter, "", "count",
+              "Connections answered 503 because every worker was busy.", kNone, kHttp, "server"},
+    MetricDef{"eacgm_http_handler_errors_total", kCounter, "", "count", "Handlers that threw (500).", kNone,
+              kHttp, "server"},
+    MetricDef{"eacgm_http_active_connections", kGauge, "", "count", "Connections being served now.", kNone,
+              kHttp, "server"},
+    MetricDef{"eacgm_sse_clients", kGauge, "", "count", "Clients connected to event streams.", kNone, kHttp,
+              "server (SSE)"},
+    MetricDef{"eacgm_sse_events_published_total", kCounter, "", "count", "Events published to event streams.",
+              kNone, kHttp, "server (SSE)"},
+    MetricDef{"eacgm_sse_events_dropped_total", kCounter, "", "count",
+              "Events a slow client lost because its queue was full.", kNone, kHttp, "server (SSE)"},
+};
+
+std::string_view labels_doc(LabelSet set) {
+  switch (set) {
+    case kNone:
+      return "";
+    case kGpu:
+      return "GPU labels";
+    case kProcess:
+      return "process labels";
+  }
+  return "";
+}
+
+std::string_view group_title(MetricGroup g) {
+  switch (g) {
+    case MetricGroup::kDcgm:
+      return "GPU metrics, dcgm-exporter compatible";
+    case MetricGroup::kGpu:
+      return "GPU metrics beyond dcgm-exporter's defaults";
+    case MetricGroup::kProcess:
+      return "Per-process GPU metrics";
+    case MetricGroup::kHttp:
+      return "The HTTP server";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::span<const MetricDef> metric_table() { return kTable; }
+
+const MetricDef* find_metric(std::string_view name) {
+  for (const auto& d : kTable) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+void append_counters(ExpositionWriter& out, const CounterValues& values) {
+  for (const auto& v : values.values) {
+    if (!v.def || v.def->metric.empty()) continue;
+    const MetricType type = v.def->kind == CounterKind::kCounter ? MetricType::kCounter : MetricType::kGauge;
+    out.begin_family(FamilyDesc{v.def->metric, type, v.def->help, v.def->unit});
+    out.add({}, v.value);
+  }
+}
+
+FamilyDesc family_of(const MetricDef& def) { return FamilyDesc{def.name, def.type, def.help, def.unit}; }
+
+std::string render_metrics_doc() {
+  std::string out =
+      "# Metrics\n"
+      "\n"
+      "<!-- Generated from src/export/metrics_table.cpp by `build/eacgm-metrics-doc > docs/metrics.md`;\n"
+      "     do not edit by hand (the unit test MetricsDoc.UpToDate fails when this file is stale). -->\n"
+      "\n"
+      "Every family `eacgm serve` exposes on `/metrics` ([api.md](api.md)), in Prometheus text\n"
+      "format 0.0.4 or, when the scraper asks for it in `Accept`, OpenMetrics 1.0.0. A field the\n"
+      "GPU does not report (or a lost GPU) has no sample: the series is absent, not zero.\n"
+      "\n"
+      "GPU labels, as dcgm-exporter writes them: `gpu` (index), `UUID`, `pci_bus_id`,\n"
+      "`device` (`nvidia<index>`), `modelName`, `Hostname` (when known), `DCGM_FI_DRIVER_VERSION`\n"
+      "(when known), and `container`, `pod`, `namespace` when the GPU is attributed to a\n"
+      "Kubernetes workload. (dcgm-exporter releases name the host label `Hostname`; its\n"
+      "development branch has renamed it `hostname`.)\n"
+      "\n"
+      "Process labels: `pid`, `comm`, `gpu`, `UUID`, `container_id` (64-hex id, when in a\n"
+      "container), and `rank`, `local_rank`, `world_size` when the process's environment\n"
+      "names them (`RANK`/`LOCAL_RANK`/`WORLD_SIZE`, else Slurm's `SLURM_PROCID`/`SLURM_LOCALID`/\n"
+      "`SLURM_NTASKS`, else Open MPI's `OMPI_COMM_WORLD_*`).\n"
+      "\n"
+      "dcgm-exporter's two counters without a `_total` suffix keep their names: in OpenMetrics\n"
+      "they are typed `unknown` so that the series names stay identical in both formats.\n";
+  bool first = true;
+  MetricGroup group{};
+  for (const auto& d : kTable) {
+    if (first || d.group != group) {
+      fmt::format_to(
+          std::back_inserter(out),
+          "\n## {}\n\n| name | type | unit | labels | help | source |\n|---|---|---|---|---|---|\n",
+          group_title(d.group));
+      group = d.group;
+      first = false;
+    }
+    fmt::format_to(std::back_inserter(out), "| `{}` | {} | {} | {} | {} | {} |\n", d.name,
+                   metric_type_name(d.type), d.doc_unit, labels_doc(d.labels), d.help, d.source);
+  }
+  return out;
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,51 @@
+// Every metric family eacgm exposes on /metrics, declared once: the renderers take
+// their names, types, help and units from here, and docs/metrics.md is generated from
+// it (`eacgm-metrics-doc > docs/metrics.md`; a unit test fails when the file is stale).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/counter_registry.h"
+#include "export/prometheus_text.h"
+
+namespace eacgm::exporting {
+
+// Which labels a family's series carry.
+enum class LabelSet {
+  kNone,
+  kGpu,      // dcgm-exporter's GPU labels (see gpu_label_doc())
+  kProcess,  // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
+};
+
+enum class MetricGroup { kDcgm, kGpu, kProcess, kHttp };
+
+struct MetricDef {
+  std::string_view name;  // as exposed (Prometheus text)
+  MetricType type;
+  std::string_view unit;      // OpenMetrics base unit ("bytes", "ratio"), "" when none applies
+  std::string_view doc_unit;  // the unit the value is in, for the docs ("MiB", "%", "W")
+  std::string_view help;
+  LabelSet labels;
+  MetricGroup group;
+  std::string_view source;  // where the value comes from, for the docs
+};
+
+// All families, in exposition order.
+std::span<const MetricDef> metric_table();
+
+// The family called `name`; nullptr when the table has none.
+const MetricDef* find_metric(std::string_view name);
+
+// The writer's description of a table entry.
+FamilyDesc family_of(const MetricDef& def);
+
+// Every counter of a CounterRegistry reading, one family each (its `metric` name,
+// help, unit and kind; counters whose metric name is empty are skipped).
+void append_counters(ExpositionWriter& out, const CounterValues& values);
+
+// docs/metrics.md.
+std::string render_metrics_doc();
+
+}  // namespace eacgm::exporting

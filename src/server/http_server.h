@@ -1,0 +1,163 @@
+// HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD routes by exact
+// path, JSON errors, an optional bearer token, request and concurrency limits, and
+// streamed (Server-Sent Events) responses. cpp-httplib does the protocol; this file's
+// types keep it out of every other file.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/counter_registry.h"
+#include "core/result.h"
+#include "server/sse_channel.h"
+
+namespace eacgm::server {
+
+// 9977: clear of the exporters a GPU node usually runs (node-exporter 9100, dcgm-exporter
+// 9400, Prometheus 9090, Alertmanager 9093, Pushgateway 9091, cAdvisor and most web
+// consoles 8080, nvidia_gpu_exporter 9835) and not in /etc/services.
+inline constexpr std::uint16_t kDefaultPort = 9977;
+inline constexpr std::string_view kDefaultAddress = "127.0.0.1";
+
+struct Request {
+  std::string method;  // "GET" or "HEAD" by the time a handler sees it
+  std::string path;    // without the query string
+  std::string remote_addr;
+  std::vector<std::pair<std::string, std::string>> headers;  // as received
+  std::vector<std::pair<std::string, std::string>> params;   // query parameters, decoded
+
+  // The first header with this name (case-insensitive); "" when absent.
+  std::string header(std::string_view name) const;
+  // The first query parameter with this name.
+  std::optional<std::string> param(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body is this stream instead (chunked transfer encoding), until the
+  // stream ends, the client goes or the server stops. Not read for HEAD.
+  std::shared_ptr<ResponseStream> stream;
+
+  // {"error":"<message>"} with the given status.
+  static Response json_error(int status, std::string_view message);
+  static Response json(std::string body, int status = 200);
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+// The response of an SSE route: 200 text/event-stream fed by a new subscription, or
+// 503 when the channel has max_clients already.
+Response event_stream(SseChannel& channel);
+
+struct ServerOptions {
+  std::string address{kDefaultAddress};
+  std::uint16_t port = kDefaultPort;  // 0: any free port (see HttpServer::port())
+  // A file holding the bearer token (mode 0600 or stricter, owned by this user). With a
+  // token every route but `public_paths` needs `Authorization: Bearer <token>`. Without
+  // one the server only listens on loopback addresses.
+  std::string token_file;
+  std::vector<std::string> public_paths;  // e.g. "/healthz" for a kubelet probe
+
+  std::size_t max_body_bytes = 64 * 1024;  // larger: 413 (only GET and HEAD are served)
+  std::size_t max_headers = 64;            // more header lines: 431
+  // Fixed by cpp-httplib: request line over 8 KiB: 414; one header line over 8 KiB: 400.
+  std::chrono::milliseconds read_timeout{5000};
+  std::chrono::milliseconds write_timeout{5000};  // a write blocked this long drops the client
+  std::chrono::seconds keep_alive_timeout{5};     // idle keep-alive connections close after it
+  std::size_t keep_alive_max_requests = 100;
+
+  // Connections served at once (worker threads; a stream holds one for its life). A
+  // connection arriving while all are busy waits up to `client_wait` for a worker, then
+  // one rejecting thread answers it 503 (Retry-After: 1, Connection: close). Past
+  // `max_waiting` waiting connections, accepting pauses (the kernel backlog holds them).
+  std::size_t max_clients = 8;
+  std::size_t max_waiting = 64;
+  std::chrono::milliseconds client_wait{250};
+
+  // Told once per kind of bad request (unauthorized, not found, bad method, too large,
+  // malformed, overloaded, handler error); the counters keep counting after that.
+  std::function<void(std::string_view)> log;
+};
+
+// What the server counts, as atomics (see register_counters).
+struct HttpCounters {
+  std::atomic<std::uint64_t> requests{0};      // responses sent, every status
+  std::atomic<std::uint64_t> bad_requests{0};  // every 4xx
+  std::atomic<std::uint64_t> unauthorized{0};
+  std::atomic<std::uint64_t> not_found{0};
+  std::atomic<std::uint64_t> method_not_allowed{0};
+  std::atomic<std::uint64_t> too_large{0};       // 413, 414, 431
+  std::atomic<std::uint64_t> overloaded{0};      // 503 by the client cap
+  std::atomic<std::uint64_t> handler_errors{0};  // 500: a handler threw
+  std::atomic<std::uint64_t> active_connections{0};
+};
+
+class HttpServer {
+ public:
+  HttpServer();
+  ~HttpServer();  // stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Serves GET and HEAD of exactly `path` (no patterns) with `handler`, which runs on a
+  // worker thread and may run on several at once. Before start() only.
+  void route(std::string path, Handler handler);
+
+  // Checks the options (token file, loopback rule), binds, and serves on threads of its
+  // own. Errors are one line for the user: "cannot listen on 0.0.0.0:9977 without a
+  // token: ...".
+  Status start(const ServerOptions& options);
+
+  // Stops accepting, ends streams, waits for every thread. Returns within about
+  // keep_alive_timeout (an idle keep-alive connection is noticed at its end); idempotent.
+  void stop();
+
+  bool running() const;
+  std::uint16_t port() const;  // the bound port (useful with port 0); 0 before start()
+  const HttpCounters& counters() const;
+
+  // The counters as eacgm_http_* in a CounterRegistry (names and help from
+  // export/metrics_table); the server must outlive the registry's readers.
+  void register_counters(CounterRegistry& registry) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Also used by the SSE counters: eacgm_sse_* for one channel.
+void register_sse_counters(CounterRegistry& registry, const SseChannel& channel);
+
+// The token in `path`: refused unless a regular file of this user with no group or
+// other permission bits (0600, 0400), holding one token of at most 4096 visible ASCII
+// characters (surrounding whitespace is ignored).
+Result<std::string> load_token_file(const std::string& path);
+
+// 127.0.0.0/8, ::1, ::ffff:127.x.y.z and "localhost". Anything else, including 0.0.0.0,
+// :: and host names, counts as reachable from the network.
+bool is_loopback_address(std::string_view address);
+
+// Compares without stopping at the first difference, so the time taken does not tell
+// how much of a guess was right (it depends only on the longer length).
+bool constant_time_equal(std::string_view a, std::string_view b);
+
+struct ListenAddress {
+  std::string host;
+  std::uint16_t port = kDefaultPort;
+};
+// "HOST:PORT", "[V6]:PORT", "HOST" (default port) or ":PORT" / "PORT" (default address).
+Result<ListenAddress> parse_listen_address(std::string_view text);
+
+}  // namespace eacgm::server
