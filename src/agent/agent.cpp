@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/agent_counters.h"
 #include "probe/catalog.h"
 #include "sample/gpu_feed.h"
 #include "sample/process_tree.h"
@@ -153,17 +154,9 @@ Status Agent::start_up() {
       gpu_feed_ = std::move(*feed);
       GpuFeed* f = gpu_feed_.get();
       SnapshotMailbox* mb = mailbox_.get();
-      counters_.add({"gpu_passes", "eacgm_gpu_sampling_passes_total", "NVML sampling passes", "",
-                     CounterKind::kCounter, CounterShow::kAlways, ""},
-                    [f] { return f->passes(); });
-      counters_.add({"gpu_skipped", "eacgm_gpu_sampling_skipped_total",
-                     "sampling passes skipped because the previous one overran", "", CounterKind::kCounter,
-                     CounterShow::kNonZero, ""},
-                    [f] { return f->skipped_deadlines(); });
-      counters_.add({"gpu_dropped", "eacgm_gpu_snapshots_dropped_total",
-                     "GPU snapshots dropped because the output thread fell behind", "", CounterKind::kCounter,
-                     CounterShow::kNonZero, ""},
-                    [mb] { return mb->dropped(); });
+      counters_.add(agent_counter("gpu_passes"), [f] { return f->passes(); });
+      counters_.add(agent_counter("gpu_skipped"), [f] { return f->skipped_deadlines(); });
+      counters_.add(agent_counter("gpu_dropped"), [mb] { return mb->dropped(); });
     } else {
       say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
     }

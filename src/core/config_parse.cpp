@@ -24,7 +24,9 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve"};
+constexpr std::string_view kServeKeys[] = {"listen",      "token_file",          "max_clients",
+                                           "dcgm_metrics", "max_function_series", "max_process_series"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
@@ -139,6 +141,7 @@ class ConfigReader {
     if (auto s = read_trace(root, config.trace); !s) return std::move(s).take_error();
     if (auto s = read_gpu(root, config.gpu); !s) return std::move(s).take_error();
     if (auto s = read_python(root, config.python); !s) return std::move(s).take_error();
+    if (auto s = read_serve(root, config.serve); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
   }
@@ -363,6 +366,23 @@ class ConfigReader {
       return check_range(*table, "interval_s", ctx, gpu.interval_s, 0.01, 3600);
     }
     return {};
+  }
+
+  Status read_serve(const toml::table& root, ServeConfig& serve) const {
+    auto t = sub_table(root, "serve");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[serve]";
+    if (auto s = check_keys(*table, kServeKeys, ctx); !s) return s;
+    if (auto s = read_string(*table, "listen", ctx, serve.listen); !s) return s;
+    if (auto s = read_string(*table, "token_file", ctx, serve.token_file); !s) return s;
+    if (auto s = read_integer(*table, "max_clients", ctx, 1, 256, serve.max_clients); !s) return s;
+    if (auto s = read_bool(*table, "dcgm_metrics", ctx, serve.dcgm_metrics); !s) return s;
+    if (auto s = read_integer(*table, "max_function_series", ctx, 1, 100000, serve.max_function_series); !s) {
+      return s;
+    }
+    return read_integer(*table, "max_process_series", ctx, 1, 100000, serve.max_process_series);
   }
 
   Status read_python(const toml::table& root, PythonConfig& python) const {

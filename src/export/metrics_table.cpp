@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "core/agent_counters.h"
+
 namespace eacgm::exporting {
 namespace {
 
@@ -13,6 +15,8 @@ constexpr auto kDcgm = MetricGroup::kDcgm;
 constexpr auto kGpuGroup = MetricGroup::kGpu;
 constexpr auto kProcessGroup = MetricGroup::kProcess;
 constexpr auto kHttp = MetricGroup::kHttp;
+constexpr auto kCalls = MetricGroup::kCalls;
+constexpr auto kAgent = MetricGroup::kAgent;
 
 // DCGM help texts are dcgm-exporter's own (etc/default-counters.csv), so dashboards and
 // alerts written for it read the same series.
@@ -98,6 +102,39 @@ constexpr std::array kTable = {
               "Fraction of time the process was reading or writing GPU memory over the last interval.",
               kProcess, kProcessGroup, "`nvmlDeviceGetProcessUtilization` (mem) / 100"},
 
+    // Traced calls
+    MetricDef{"eacgm_calls_total", kCounter, "", "count",
+              "Traced calls per function (calls made inside an outer traced call, such as the driver "
+              "launch under cudaLaunchKernel, are counted in eacgm_nested_calls_total instead).",
+              kFunction, kCalls, "probes (call summary)"},
+    MetricDef{"eacgm_call_errors_total", kCounter, "", "count",
+              "Traced calls that failed (non-zero result code, or a null pointer returned).", kFunction, kCalls,
+              "probes (call summary)"},
+    MetricDef{"eacgm_nested_calls_total", kCounter, "", "count",
+              "Traced calls made inside an outer traced call on the same thread.", kFunction, kCalls,
+              "probes (call summary)"},
+    MetricDef{"eacgm_call_duration_seconds", kHistogram, "seconds", "s",
+              "Host-side duration of traced calls (API time, not GPU kernel time); buckets folded from "
+              "the 1% relative-error sketch.",
+              kFunction, kCalls, "probes (entry to return)"},
+    MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
+              "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
+    MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count", "Failed traced calls per process.",
+              kTraced, kCalls, "probes"},
+    MetricDef{"eacgm_series_folded_total", kCounter, "", "count",
+              "Series beyond [serve] max_function_series / max_process_series, folded into the "
+              "`other` series (function=\"other\", pid=\"other\").",
+              kFolded, kCalls, "exporter"},
+
+    // The agent itself
+    MetricDef{"eacgm_agent_cpu_seconds_total", kCounter, "seconds", "s",
+              "CPU time the agent used (user and system, all its threads).", kNone, kAgent,
+              "`/proc/self/stat`"},
+    MetricDef{"eacgm_agent_resident_memory_bytes", kGauge, "bytes", "bytes", "The agent's resident memory.",
+              kNone, kAgent, "`/proc/self/statm`"},
+    MetricDef{"eacgm_agent_start_time_seconds", kGauge, "seconds", "s",
+              "When the agent started, seconds since the Unix epoch.", kNone, kAgent, "clock"},
+
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,
               kHttp, "server"},
@@ -135,6 +172,12 @@ std::string_view labels_doc(LabelSet set) {
       return "GPU labels";
     case kProcess:
       return "process labels";
+    case kFunction:
+      return "`domain`, `function`";
+    case kTraced:
+      return "`pid`, `comm`, rank labels";
+    case kFolded:
+      return "`kind`";
   }
   return "";
 }
@@ -147,6 +190,10 @@ std::string_view group_title(MetricGroup g) {
       return "GPU metrics beyond dcgm-exporter's defaults";
     case MetricGroup::kProcess:
       return "Per-process GPU metrics";
+    case MetricGroup::kCalls:
+      return "Traced calls";
+    case MetricGroup::kAgent:
+      return "The agent itself";
     case MetricGroup::kHttp:
       return "The HTTP server";
   }
@@ -212,6 +259,15 @@ std::string render_metrics_doc() {
     }
     fmt::format_to(std::back_inserter(out), "| `{}` | {} | {} | {} | {} | {} |\n", d.name,
                    metric_type_name(d.type), d.doc_unit, labels_doc(d.labels), d.help, d.source);
+  }
+  out +=
+      "\n## The agent's counters\n\n"
+      "The same counters as the accounting line of `eacgm trace`/`run` ([cli.md](cli.md)), under these\n"
+      "names (no labels). A trace restarted by a configuration reload starts them again from zero.\n\n"
+      "| name | type | accounting key | help |\n|---|---|---|---|\n";
+  for (const auto& c : agent_counter_table()) {
+    fmt::format_to(std::back_inserter(out), "| `{}` | {} | `{}` | {} |\n", c.metric,
+                   c.kind == CounterKind::kCounter ? "counter" : "gauge", c.key, c.help);
   }
   return out;
 }

@@ -17,9 +17,12 @@ enum class LabelSet {
   kNone,
   kGpu,      // dcgm-exporter's GPU labels (see gpu_label_doc())
   kProcess,  // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
+  kFunction,  // domain, function
+  kTraced,    // pid, comm, and rank, local_rank, world_size when known
+  kFolded,    // kind (functions, processes)
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kHttp };
+enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kAgent, kHttp };
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)

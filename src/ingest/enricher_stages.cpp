@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "core/agent_counters.h"
 #include "ingest/kernel_names.h"
 #include "ingest/nccl_comms.h"
 #include "ingest/python_calls.h"
@@ -22,9 +23,7 @@ class NcclCommStage final : public Enricher {
   void forget(std::uint32_t pid) override { table_.forget(pid); }
   std::vector<std::uint32_t> pids() const override { return table_.pids(); }
   void register_counters(CounterRegistry& registry) override {
-    registry.add({"nccl_comm_evictions", "eacgm_nccl_communicator_evictions_total",
-                  "NCCL communicators forgotten to make room (their later calls lack rank and size)", "",
-                  CounterKind::kCounter, CounterShow::kNonZero, ""},
+    registry.add(agent_counter("nccl_comm_evictions"),
                  [this] { return evictions_.load(std::memory_order_relaxed); });
   }
 
@@ -46,13 +45,9 @@ class KernelNameStage final : public Enricher {
   void forget(std::uint32_t pid) override { names_.forget(pid); }
   std::vector<std::uint32_t> pids() const override { return names_.pids(); }
   void register_counters(CounterRegistry& registry) override {
-    registry.add({"names_from_memory", "eacgm_kernel_names_from_memory_total",
-                  "kernel name strings read again from the process's memory", "", CounterKind::kCounter,
-                  CounterShow::kGroup, "names"},
+    registry.add(agent_counter("names_from_memory"),
                  [this] { return from_memory_.load(std::memory_order_relaxed); });
-    registry.add({"names_unreadable", "eacgm_kernel_names_unreadable_total",
-                  "kernel name strings that could not be read (process gone, or nothing there)", "",
-                  CounterKind::kCounter, CounterShow::kGroup, "names"},
+    registry.add(agent_counter("names_unreadable"),
                  [this] { return unreadable_.load(std::memory_order_relaxed); });
   }
 
@@ -71,23 +66,14 @@ class PythonPairingStage final : public Enricher {
   void forget(std::uint32_t pid) override { pairing_.forget(pid); }
   std::vector<std::uint32_t> pids() const override { return pairing_.pids(); }
   void register_counters(CounterRegistry& registry) override {
-    auto add = [&](const char* key, const char* metric, const char* help, CounterShow show,
-                   std::uint64_t PythonCallCounters::*field) {
-      registry.add(
-          {key, metric, help, "", CounterKind::kCounter, show, show == CounterShow::kGroup ? "python" : ""},
-          [this, field] { return pairing_.counters().*field; });
+    auto add = [&](const char* key, std::uint64_t PythonCallCounters::*field) {
+      registry.add(agent_counter(key), [this, field] { return pairing_.counters().*field; });
     };
-    add("python_calls", "eacgm_python_calls_total", "Python calls passed on", CounterShow::kGroup,
-        &PythonCallCounters::calls);
-    add("python_unpaired", "eacgm_python_unpaired_total", "Python calls passed on without a duration",
-        CounterShow::kGroup, &PythonCallCounters::unpaired);
-    add("python_filtered", "eacgm_python_filtered_total", "Python calls left out by the file filter",
-        CounterShow::kGroup, &PythonCallCounters::filtered);
-    add("python_unreturned", "eacgm_python_unreturned_total", "Python entries skipped over by a later return",
-        CounterShow::kNonZero, &PythonCallCounters::unreturned);
-    add("python_orphan_returns", "eacgm_python_orphan_returns_total",
-        "Python returns whose entry was not seen (not reported)", CounterShow::kNonZero,
-        &PythonCallCounters::orphan_returns);
+    add("python_calls", &PythonCallCounters::calls);
+    add("python_unpaired", &PythonCallCounters::unpaired);
+    add("python_filtered", &PythonCallCounters::filtered);
+    add("python_unreturned", &PythonCallCounters::unreturned);
+    add("python_orphan_returns", &PythonCallCounters::orphan_returns);
   }
 
  private:

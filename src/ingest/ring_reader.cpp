@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "bpf/events.h"
+#include "core/agent_counters.h"
 
 namespace eacgm::ingest {
 
@@ -45,20 +46,10 @@ void RingReader::register_counters(CounterRegistry& registry) {
   // the session; the session declares `events` first to keep the line's order.
   registry_ = &registry;
   chain_.register_counters(registry);
-  registry.add({"malformed", "eacgm_records_malformed_total",
-                "ring-buffer records of a wrong size or type (not decoded)", "", CounterKind::kCounter,
-                CounterShow::kNonZero, ""},
-               [this] { return malformed_.load(std::memory_order_relaxed); });
-  registry.add({"poll_errors", "eacgm_ring_buffer_poll_errors_total",
-                "failed polls of the BPF ring buffer (other than interrupted ones)", "",
-                CounterKind::kCounter, CounterShow::kNonZero, ""},
-               [this] { return poll_errors_.load(std::memory_order_relaxed); });
-  registry.add({"hints", "eacgm_discovery_hints_total", "exec and library-load hints from the kernel", "",
-                CounterKind::kCounter, CounterShow::kHidden, ""},
-               [this] { return hints_.load(std::memory_order_relaxed); });
-  registry.add({"forgotten_pids", "eacgm_enricher_processes_forgotten_total",
-                "processes whose naming and pairing state was dropped after they exited", "",
-                CounterKind::kCounter, CounterShow::kHidden, ""},
+  registry.add(agent_counter("malformed"), [this] { return malformed_.load(std::memory_order_relaxed); });
+  registry.add(agent_counter("poll_errors"), [this] { return poll_errors_.load(std::memory_order_relaxed); });
+  registry.add(agent_counter("hints"), [this] { return hints_.load(std::memory_order_relaxed); });
+  registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include "core/agent_counters.h"
 #include "ingest/enricher_stages.h"
 #include "probe/catalog.h"
 
@@ -76,46 +77,23 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   auto atomic = [](const std::atomic<std::uint64_t>& a) {
     return [&a] { return a.load(std::memory_order_relaxed); };
   };
-  using K = CounterKind;
-  using S = CounterShow;
-  registry.add({"events", "eacgm_events_total", "traced calls decoded from the ring buffer", "", K::kCounter,
-                S::kAlways, ""},
-               [this] { return reader_->counters().calls; });
-  registry.add({"drops", "eacgm_ring_buffer_drops_total", "records lost because the ring buffer was full", "",
-                K::kCounter, S::kAlways, ""},
-               bpf(&probe::BpfCounters::ringbuf_drops));
-  registry.add({"lost_exits", "eacgm_lost_exits_total", "traced calls whose return was never seen", "",
-                K::kCounter, S::kAlways, ""},
-               [this] {
-                 return bpf_->counters().lost_exits +
-                        (stopped_.load() ? final_pending_.load(std::memory_order_relaxed) : 0);
-               });
-  registry.add({"orphan_exits", "eacgm_orphan_exits_total", "returns whose entry was not seen", "",
-                K::kCounter, S::kAlways, ""},
-               bpf(&probe::BpfCounters::orphan_exits));
-  registry.add({"read_faults", "eacgm_read_faults_total", "argument reads that faulted in the kernel", "",
-                K::kCounter, S::kAlways, ""},
-               bpf(&probe::BpfCounters::read_faults));
-  registry.add({"probes", "eacgm_probes_attached", "probes attached (entry and return count once)", "",
-                K::kGauge, S::kAlways, ""},
-               atomic(probes_));
-  registry.add({"libraries", "eacgm_libraries_attached", "library files with at least one probe", "",
-                K::kGauge, S::kAlways, ""},
-               atomic(libraries_));
-  registry.add({"attach_failures", "eacgm_attach_failures_total", "uprobes the kernel refused", "",
-                K::kCounter, S::kAlways, ""},
-               atomic(attach_failures_));
-  registry.add({"unresolved", "eacgm_unresolved_symbols_total",
-                "exact symbols missing from a library that matched a probe", "", K::kCounter, S::kAlways, ""},
-               atomic(unresolved_));
-  registry.add({"too_deep", "eacgm_too_deep_total", "calls not traced: too many calls open on a thread", "",
-                K::kCounter, S::kNonZero, ""},
-               bpf(&probe::BpfCounters::too_deep));
+  registry.add(agent_counter("events"), [this] { return reader_->counters().calls; });
+  registry.add(agent_counter("drops"), bpf(&probe::BpfCounters::ringbuf_drops));
+  registry.add(agent_counter("lost_exits"), [this] {
+    return bpf_->counters().lost_exits +
+           (stopped_.load() ? final_pending_.load(std::memory_order_relaxed) : 0);
+  });
+  registry.add(agent_counter("orphan_exits"), bpf(&probe::BpfCounters::orphan_exits));
+  registry.add(agent_counter("read_faults"), bpf(&probe::BpfCounters::read_faults));
+  registry.add(agent_counter("probes"), atomic(probes_));
+  registry.add(agent_counter("libraries"), atomic(libraries_));
+  registry.add(agent_counter("attach_failures"), atomic(attach_failures_));
+  registry.add(agent_counter("unresolved"), atomic(unresolved_));
+  registry.add(agent_counter("files_forgotten"), atomic(files_forgotten_));
+  registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
   reader_->register_counters(registry);
-  registry.add(
-      {"unknown_probe", "eacgm_records_unknown_probe_total",
-       "records naming a probe that is not (or no longer) attached", "", K::kCounter, S::kNonZero, ""},
-      [this] { return reader_->counters().unknown_probe + bpf_->counters().no_probe; });
+  registry.add(agent_counter("unknown_probe"),
+               [this] { return reader_->counters().unknown_probe + bpf_->counters().no_probe; });
 }
 
 void TraceSession::publish_attach_counts() {
@@ -126,6 +104,7 @@ void TraceSession::publish_attach_counts() {
   libraries_.store(a.libraries, kRelaxed);
   attach_failures_.store(a.attach_failures, kRelaxed);
   unresolved_.store(a.unresolved, kRelaxed);
+  files_forgotten_.store(a.files_forgotten, kRelaxed);
 }
 
 TraceSession::~TraceSession() { stop(); }

@@ -112,7 +112,8 @@ class TraceSession {
   std::unique_ptr<probe::Attacher> attacher_;
   std::unique_ptr<RingReader> reader_;
   // Attach counts as last published by the thread that attaches, for readers anywhere.
-  std::atomic<std::uint64_t> probes_{0}, libraries_{0}, attach_failures_{0}, unresolved_{0};
+  std::atomic<std::uint64_t> probes_{0}, libraries_{0}, attach_failures_{0}, unresolved_{0},
+      files_forgotten_{0};
 
   std::mutex mutex_;
   std::condition_variable cv_;

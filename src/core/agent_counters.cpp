@@ -1,0 +1,90 @@
+// The agent's counters.
+#include "core/agent_counters.h"
+
+#include <array>
+#include <string>
+
+namespace eacgm {
+namespace {
+
+constexpr auto kC = CounterKind::kCounter;
+constexpr auto kG = CounterKind::kGauge;
+constexpr auto kAlways = CounterShow::kAlways;
+constexpr auto kNonZero = CounterShow::kNonZero;
+constexpr auto kGroup = CounterShow::kGroup;
+constexpr auto kHidden = CounterShow::kHidden;
+
+constexpr std::array kTable = {
+    AgentCounterSpec{"events", "eacgm_events_total", kC, kAlways, "",
+                     "Traced calls decoded from the ring buffer (Python calls count their two records)."},
+    AgentCounterSpec{"drops", "eacgm_ring_buffer_drops_total", kC, kAlways, "",
+                     "Records lost because the ring buffer was full (raise trace.ringbuf_mib)."},
+    AgentCounterSpec{
+        "lost_exits", "eacgm_lost_exits_total", kC, kAlways, "",
+        "Traced calls whose return was never seen (longjmp, thread killed, still open at the end)."},
+    AgentCounterSpec{"orphan_exits", "eacgm_orphan_exits_total", kC, kAlways, "",
+                     "Returns whose entry was not seen (probe attached mid-call)."},
+    AgentCounterSpec{"read_faults", "eacgm_read_faults_total", kC, kAlways, "",
+                     "Argument reads that faulted in the kernel (reported as null)."},
+    AgentCounterSpec{"probes", "eacgm_probes_attached", kG, kAlways, "",
+                     "Probes attached now (entry and return count once)."},
+    AgentCounterSpec{"libraries", "eacgm_libraries_attached", kG, kAlways, "",
+                     "Library files with at least one probe attached now."},
+    AgentCounterSpec{"attach_failures", "eacgm_attach_failures_total", kC, kAlways, "",
+                     "Uprobes the kernel refused."},
+    AgentCounterSpec{"unresolved", "eacgm_unresolved_symbols_total", kC, kAlways, "",
+                     "Exact symbols missing from a library that matched a probe's library pattern."},
+    AgentCounterSpec{"too_deep", "eacgm_too_deep_total", kC, kNonZero, "",
+                     "Calls not traced because too many calls were open on a thread."},
+    AgentCounterSpec{"nccl_comm_evictions", "eacgm_nccl_communicator_evictions_total", kC, kNonZero, "",
+                     "NCCL communicators forgotten to make room (their later calls lack rank and size)."},
+    AgentCounterSpec{"names_from_memory", "eacgm_kernel_names_from_memory_total", kC, kGroup, "names",
+                     "Kernel-name strings read again from the traced process's memory."},
+    AgentCounterSpec{"names_unreadable", "eacgm_kernel_names_unreadable_total", kC, kGroup, "names",
+                     "Kernel-name strings that could not be read (process gone, nothing there)."},
+    AgentCounterSpec{"python_calls", "eacgm_python_calls_total", kC, kGroup, "python",
+                     "Python calls passed on."},
+    AgentCounterSpec{"python_unpaired", "eacgm_python_unpaired_total", kC, kGroup, "python",
+                     "Python calls passed on without a duration (return without its entry)."},
+    AgentCounterSpec{"python_filtered", "eacgm_python_filtered_total", kC, kGroup, "python",
+                     "Python calls left out by [python] file_filter."},
+    AgentCounterSpec{"python_unreturned", "eacgm_python_unreturned_total", kC, kNonZero, "",
+                     "Python entries whose return never came (skipped over by a later return)."},
+    AgentCounterSpec{"python_orphan_returns", "eacgm_python_orphan_returns_total", kC, kNonZero, "",
+                     "Frame-reading Python returns whose entry was not seen (not reported)."},
+    AgentCounterSpec{"malformed", "eacgm_records_malformed_total", kC, kNonZero, "",
+                     "Ring-buffer records of a wrong size or type (not decoded)."},
+    AgentCounterSpec{"poll_errors", "eacgm_ring_buffer_poll_errors_total", kC, kNonZero, "",
+                     "Failed polls of the BPF ring buffer (other than interrupted ones)."},
+    AgentCounterSpec{"unknown_probe", "eacgm_records_unknown_probe_total", kC, kNonZero, "",
+                     "Records naming a probe that is not (or no longer) attached."},
+    AgentCounterSpec{"hints", "eacgm_discovery_hints_total", kC, kHidden, "",
+                     "Exec and library-load hints from the kernel."},
+    AgentCounterSpec{"forgotten_pids", "eacgm_enricher_processes_forgotten_total", kC, kHidden, "",
+                     "Processes whose naming and pairing state was dropped after they exited."},
+    AgentCounterSpec{"files_forgotten", "eacgm_library_files_forgotten_total", kC, kHidden, "",
+                     "Library files detached and forgotten because no process maps them and they are gone."},
+    AgentCounterSpec{"gpu_passes", "eacgm_gpu_sampling_passes_total", kC, kAlways, "",
+                     "NVML sampling passes."},
+    AgentCounterSpec{"gpu_skipped", "eacgm_gpu_sampling_skipped_total", kC, kNonZero, "",
+                     "Sampling passes skipped because the previous one overran its interval."},
+    AgentCounterSpec{"gpu_dropped", "eacgm_gpu_snapshots_dropped_total", kC, kNonZero, "",
+                     "GPU snapshots dropped because the output thread fell behind."},
+};
+
+}  // namespace
+
+std::span<const AgentCounterSpec> agent_counter_table() { return kTable; }
+
+CounterDef agent_counter(std::string_view key) {
+  for (const auto& s : kTable) {
+    if (s.key == key) {
+      return CounterDef{std::string(s.key),  std::string(s.metric), std::string(s.help), "", s.kind, s.show,
+                        std::string(s.group)};
+    }
+  }
+  return CounterDef{std::string(key),     "", "not in the agent counter table", "", CounterKind::kCounter,
+                    CounterShow::kHidden, ""};
+}
+
+}  // namespace eacgm

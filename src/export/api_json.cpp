@@ -1,0 +1,116 @@
+// JSON documents for the API routes.
+#include "export/api_json.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "export/gpu_json.h"
+
+namespace eacgm::exporting {
+namespace {
+
+
+
+json header(const analysis::AnalysisSnapshot& snap) {
+  return json{
+      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
+      {"sequence", snap.sequence}};
+}
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace
+
+std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
+  json doc = header(snap);
+  json gpus = json::array();
+  if (snap.last_gpu) {
+    for (const auto& d : snap.last_gpu->devices) gpus.push_back(device_json(d));
+    if (!snap.last_gpu->errors.empty()) doc["errors"] = snap.last_gpu->errors;
+  }
+  doc["gpus"] = std::move(gpus);
+  return doc.dump();
+}
+
+std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+  // GpuActivity has one row per (process, GPU); group them by pid.
+  std::map<std::uint32_t, json> by_pid;
+  for (const auto& p : snap.gpu.processes()) {
+    json& entry = by_pid[p.pid];
+    if (entry.is_null()) {
+      entry = json{{"pid", p.pid},
+                   {"comm", p.name},
+                   {"calls", p.calls},
+                   {"errors", p.errors},
+                   {"gpus", json::array()}};
+    }
+    if (p.gpu) {
+      entry["gpus"].push_back(json{{"gpu", *p.gpu},
+                                   {"samples", p.samples},
+                                   {"memory_max_bytes", opt(p.memory_max_bytes)},
+                                   {"sm_mean_percent", opt(p.sm_mean_percent)},
+                                   {"sm_max_percent", opt(p.sm_max_percent)}});
+    }
+  }
+  std::vector<json> list;
+  for (auto& [pid, entry] : by_pid) list.push_back(std::move(entry));
+  std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) {
+    return a["calls"].get<std::uint64_t>() > b["calls"].get<std::uint64_t>();
+  });
+  const std::size_t folded = list.size() > options.max_processes ? list.size() - options.max_processes : 0;
+  if (folded > 0) list.resize(options.max_processes);
+  for (auto& entry : list) {
+    const auto pid = entry["pid"].get<std::uint32_t>();
+    if (options.cmdline_of_pid) entry["cmdline"] = options.cmdline_of_pid(pid);
+    if (options.rank_of_pid) {
+      RankInfo r = options.rank_of_pid(pid);
+      entry["rank"] = opt(r.rank);
+      entry["local_rank"] = opt(r.local_rank);
+      entry["world_size"] = opt(r.world_size);
+    }
+  }
+  json doc = header(snap);
+  doc["processes"] = std::move(list);
+  doc["folded"] = folded;
+  return doc.dump();
+}
+
+std::string api_functions(const analysis::AnalysisSnapshot& snap) {
+  json list = json::array();
+  for (const auto& r : snap.calls.rows()) {
+    const analysis::LatencySketch* sketch = snap.calls.sketch(r.domain, r.function);
+    const bool timed = r.timed > 0;
+    list.push_back(json{{"domain", r.domain},
+                        {"function", r.function},
+                        {"calls", r.calls},
+                        {"errors", r.errors},
+                        {"nested", r.nested},
+                        {"entry_only", r.entry_only},
+                        {"timed", r.timed},
+                        {"total_ns", r.total_ns},
+                        {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},
+                        {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
+                        {"p90_ns", timed && sketch != nullptr ? json(sketch->quantile(0.9)) : json(nullptr)},
+                        {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
+                        {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
+  }
+  json doc = header(snap);
+  doc["functions"] = std::move(list);
+  doc["overflow_events"] = snap.calls.overflow_events();
+  return doc.dump();
+}
+
+std::string api_counters(const analysis::AnalysisSnapshot& snap) {
+  json counters = json::object();
+  for (const auto& v : snap.counters.values) counters[v.def->key] = v.value;
+  json doc = header(snap);
+  doc["counters"] = std::move(counters);
+  return doc.dump();
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,33 @@
+// The JSON documents of `eacgm serve`'s /api/v1 routes (docs/api.md), built from one
+// analysis snapshot, so every answer is consistent within itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "analysis/live_analysis.h"
+#include "sample/process_env.h"
+
+namespace eacgm::exporting {
+
+struct ApiOptions {
+  std::size_t max_processes = 500;
+  std::function<RankInfo(std::uint32_t pid)> rank_of_pid;  // unset: no rank fields
+  // The command line of a live process ("" once it is gone); unset: no cmdline field.
+  std::function<std::string(std::uint32_t pid)> cmdline_of_pid;
+};
+
+// {"time_ns":..,"sequence":..,"gpus":[...]} from the latest sampling pass (empty list
+// without NVML; "error" says why when the pass failed).
+std::string api_gpus(const analysis::AnalysisSnapshot& snap);
+// {"processes":[{"pid","comm","cmdline","rank",...,"calls","errors","gpus":[...]}],
+//  "folded":N}: traced processes and the processes NVML saw on a GPU.
+std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
+// {"functions":[{"domain","function","calls","errors","nested","entry_only","timed",
+//  "total_ns","mean_ns","p50_ns","p90_ns","p99_ns","max_ns"}],"overflow_events":N}
+std::string api_functions(const analysis::AnalysisSnapshot& snap);
+// {"counters":{"events":N,...}}: the agent's counters by accounting key.
+std::string api_counters(const analysis::AnalysisSnapshot& snap);
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,162 @@
+// Call and agent families for /metrics.
+#include "export/call_metrics.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "export/metrics_table.h"
+
+namespace eacgm::exporting {
+namespace {
+
+constexpr std::array kBounds = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4,
+                                5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
+                                0.25, 0.5,    1.0,    2.5,  5.0,    10.0,   25.0, 50.0};
+
+void begin(ExpositionWriter& out, std::string_view name) {
+  const MetricDef* def = find_metric(name);
+  out.begin_family(def != nullptr ? family_of(*def) : FamilyDesc{name, MetricType::kUnknown, "", ""});
+}
+
+Labels function_labels(const std::string& domain, const std::string& function) {
+  return {{"domain", domain}, {"function", function}};
+}
+
+struct FunctionSeries {
+  std::string domain, function;
+  std::uint64_t calls = 0, errors = 0, nested = 0;
+  analysis::LatencySketch durations;
+};
+
+}  // namespace
+
+std::span<const double> call_duration_bounds() { return kBounds; }
+
+std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch) {
+  std::vector<HistogramBucket> out(kBounds.size());
+  for (std::size_t i = 0; i < kBounds.size(); ++i) out[i].upper_bound = kBounds[i];
+  out[0].count += sketch.zero_count();
+  for (const auto& b : sketch.buckets()) {
+    const double seconds = sketch.bucket_value(b.index) / 1e9;
+    auto it = std::lower_bound(kBounds.begin(), kBounds.end(), seconds);
+    // Above the last bound: only in +Inf, which the writer takes from the total count.
+    if (it != kBounds.end()) out[static_cast<std::size_t>(it - kBounds.begin())].count += b.count;
+  }
+  return out;
+}
+
+void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
+                         const CallMetricsOptions& options) {
+  // Functions: the ones with the most time first (rows() order); the rest fold.
+  std::vector<FunctionSeries> series;
+  FunctionSeries other{"other", "other", 0, 0, 0, {}};
+  std::uint64_t folded_functions = 0;
+  for (const auto& row : snap.calls.rows()) {
+    const analysis::LatencySketch* sketch = snap.calls.sketch(row.domain, row.function);
+    if (series.size() < options.max_function_series) {
+      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested,
+                        sketch != nullptr ? *sketch : analysis::LatencySketch{}});
+    } else {
+      ++folded_functions;
+      other.calls += row.calls;
+      other.errors += row.errors;
+      other.nested += row.nested;
+      if (sketch != nullptr) (void)other.durations.merge(*sketch);
+    }
+  }
+  if (folded_functions > 0) series.push_back(std::move(other));
+
+  begin(out, "eacgm_calls_total");
+  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.calls);
+  begin(out, "eacgm_call_errors_total");
+  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.errors);
+  begin(out, "eacgm_nested_calls_total");
+  for (const auto& s : series) {
+    if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
+  }
+  begin(out, "eacgm_call_duration_seconds");
+  for (const auto& s : series) {
+    if (s.durations.count() == 0) continue;
+    auto buckets = fold_sketch(s.durations);
+    out.add_histogram(function_labels(s.domain, s.function), buckets,
+                      static_cast<double>(s.durations.sum()) / 1e9, s.durations.count());
+  }
+
+  // Processes: one series per pid (GpuActivity has a row per GPU), most calls first.
+  std::map<std::uint32_t, analysis::ProcessActivityRow> by_pid;
+  for (const auto& p : snap.gpu.processes()) by_pid.emplace(p.pid, p);
+  std::vector<analysis::ProcessActivityRow> procs;
+  for (auto& [pid, p] : by_pid) {
+    if (p.calls > 0 || p.errors > 0) procs.push_back(p);
+  }
+  std::stable_sort(procs.begin(), procs.end(),
+                   [](const auto& a, const auto& b) { return a.calls > b.calls; });
+  std::uint64_t folded_processes = 0, other_calls = 0, other_errors = 0;
+  if (procs.size() > options.max_process_series) {
+    for (std::size_t i = options.max_process_series; i < procs.size(); ++i) {
+      ++folded_processes;
+      other_calls += procs[i].calls;
+      other_errors += procs[i].errors;
+    }
+    procs.resize(options.max_process_series);
+  }
+  auto process_labels = [&](const analysis::ProcessActivityRow& p) {
+    Labels l{{"pid", std::to_string(p.pid)}, {"comm", p.name}};
+    if (options.rank_of_pid) {
+      RankInfo r = options.rank_of_pid(p.pid);
+      if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
+      if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
+      if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
+    }
+    return l;
+  };
+  const Labels other_labels{{"pid", "other"}, {"comm", "other"}};
+  begin(out, "eacgm_process_calls_total");
+  for (const auto& p : procs) out.add(process_labels(p), p.calls);
+  if (folded_processes > 0) out.add(other_labels, other_calls);
+  begin(out, "eacgm_process_call_errors_total");
+  for (const auto& p : procs) out.add(process_labels(p), p.errors);
+  if (folded_processes > 0) out.add(other_labels, other_errors);
+
+  begin(out, "eacgm_series_folded_total");
+  out.add({{"kind", "functions"}}, folded_functions);
+  out.add({{"kind", "processes"}}, folded_processes);
+}
+
+void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {
+  // /proc/self/stat fields 14 and 15 (utime, stime) in clock ticks; statm field 2 in pages.
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream rest(text.substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) stime = std::stoull(field);
+    }
+    const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    begin(out, "eacgm_agent_cpu_seconds_total");
+    out.add({}, static_cast<double>(utime + stime) / ticks);
+  }
+  std::ifstream statm("/proc/self/statm");
+  unsigned long long size = 0, resident = 0;
+  if (statm >> size >> resident) {
+    begin(out, "eacgm_agent_resident_memory_bytes");
+    out.add({},
+            static_cast<std::uint64_t>(resident * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE))));
+  }
+  begin(out, "eacgm_agent_start_time_seconds");
+  out.add({}, start_time_seconds);
+}
+
+}  // namespace eacgm::exporting

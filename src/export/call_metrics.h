@@ -1,0 +1,38 @@
+// An analysis snapshot as Prometheus families: per (domain, function) calls, errors,
+// nested calls and duration histograms; per traced process calls and errors; and the
+// agent's own CPU and memory. Cardinality is capped: the functions and processes past
+// the caps are folded into one `other` series and counted.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "analysis/live_analysis.h"
+#include "export/prometheus_text.h"
+#include "sample/process_env.h"
+
+namespace eacgm::exporting {
+
+struct CallMetricsOptions {
+  std::size_t max_function_series = 2000;
+  std::size_t max_process_series = 500;
+  // Rank labels of a traced process (cached by the caller); unset: none.
+  std::function<RankInfo(std::uint32_t pid)> rank_of_pid;
+};
+
+// The `le` bounds of eacgm_call_duration_seconds, in seconds: 1-2.5-5 steps from 1 us
+// to 50 s. Fixed, so series stay comparable across scrapes and nodes.
+std::span<const double> call_duration_bounds();
+
+// Folds a sketch into call_duration_bounds() (per-bucket counts, not cumulative): each
+// sketch bucket goes to the first bound at or above its representative value, so a
+// count lands on the right side of a bound unless the value is within 1% of it.
+std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch);
+
+void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
+                         const CallMetricsOptions& options);
+
+// eacgm_agent_*: this process's CPU time and resident memory (read now), and its start.
+void append_agent_metrics(ExpositionWriter& out, double start_time_seconds);
+
+}  // namespace eacgm::exporting
