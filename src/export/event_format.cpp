@@ -99,9 +99,12 @@ struct DerivedValue {
 DerivedValue number(std::uint64_t v) { return {DerivedValue::Kind::kNumber, v, {}}; }
 DerivedValue text(std::string_view s) { return {DerivedValue::Kind::kString, 0, s}; }
 
-// Derived values (`bytes`), written after the captured arguments.
+// Derived values (`bytes`), written after the captured arguments; then the kernel name
+// ingest found for a naming call (__cudaRegisterFunction, cuModuleGetFunction), whose
+// spec derives none.
 template <typename Emit>
 void for_each_derived(const CallEvent& e, Emit emit) {
+  bool kernel_named = e.kernel.empty();
   for (const auto& d : e.probe->spec.derived) {
     int from = arg_index(e.probe->spec, d.from);
     if (from < 0 || (e.fault_mask & (1u << from))) continue;
@@ -114,6 +117,7 @@ void for_each_derived(const CallEvent& e, Emit emit) {
       emit(d.name, number(v * e.args[static_cast<std::size_t>(with)]));
     } else if (d.op == DerivedArg::Op::kKernelName) {
       // Named by ingest (ingest/kernel_names.h); absent when the handle is unknown.
+      kernel_named = true;
       if (!e.kernel.empty()) emit(d.name, text(e.kernel));
     } else if (d.op == DerivedArg::Op::kTimesNcclDtype) {
       int with = arg_index(e.probe->spec, d.with);
@@ -130,6 +134,8 @@ void for_each_derived(const CallEvent& e, Emit emit) {
       if (auto name = cuda_memcpy_kind_name(v); !name.empty()) emit(d.name, text(name));
     }
   }
+  if (!kernel_named && arg_index(e.probe->spec, "kernel") < 0)
+    emit(std::string_view("kernel"), text(e.kernel));
 }
 
 // The NCCL communicator of the call (ingest/nccl_comms.h), when known; a probe's own
