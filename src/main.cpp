@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 
 namespace {
 
@@ -22,11 +23,12 @@ int run(int argc, char** argv) {
   add_run_command(app, ctx);
   add_probes_command(app, ctx);
   add_gpu_command(app, ctx);
+  use_readable_duration_checks(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return exit_for_parse_error(app, e);  // usage errors: one line, exit code 2
   }
   if (app.get_subcommands().empty()) return run_default(ctx, demo);
   return ctx.exit_code;
