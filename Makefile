@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build run test unit integration bench sanitize tidy format format-check clean
+.PHONY: all setup build run test unit integration fuzz bench sanitize tsan tidy format format-check clean
 
 all: build
 
@@ -32,6 +32,17 @@ sanitize: setup
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -L unit
 
+# ThreadSanitizer: the unit tests (the sampling threads, the snapshot mailbox, the
+# published counters) in a build of their own.
+tsan: setup
+	cmake -S . -B build-tsan -G Ninja -DEACGM_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -L unit
+
+# The libFuzzer targets (built with clang when it has libFuzzer), 60 s each.
+fuzz: build
+	cd $(BUILD) && ctest --output-on-failure -L fuzz
+
 tidy: build
 	run-clang-tidy -p $(BUILD) -quiet 'src/.*\.cpp$$'
 
@@ -48,4 +59,4 @@ bench: setup build
 	bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-tsan

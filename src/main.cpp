@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 
 namespace {
 
@@ -26,7 +27,7 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return exit_for_parse_error(app, e);  // usage errors: one line, exit code 2
   }
   if (app.get_subcommands().empty()) return run_default(ctx, demo);
   return ctx.exit_code;

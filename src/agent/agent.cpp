@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/agent_counters.h"
+#include "probe/attacher.h"
 #include "probe/catalog.h"
 #include "sample/gpu_feed.h"
 #include "sample/process_tree.h"
@@ -144,6 +145,12 @@ Status Agent::start_up() {
                       spec.name, spec.symbol, missing->second, missing->second));
     }
   }
+  // A user's spec whose library matches no file is said at start (and in the summary),
+  // not left to trace nothing.
+  unmatched_ = probe::unmatched_library_warnings(
+      config.probes, session_->report().attach,
+      to.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine);
+  for (const auto& w : unmatched_) say("warning: " + w);
   if (sample_gpus) {
     GpuFeedOptions fo;
     fo.interval = seconds(config.gpu.interval_s);
@@ -243,6 +250,11 @@ int Agent::run(const std::atomic<int>& stop_signal) {
   auto report = s.report();
   for (const auto& m : report.attach.failure_messages) say("attach failed: " + m);
   if (gpu_feed_ && !gpu_feed_->failure().empty()) say("GPU sampling stopped early: " + gpu_feed_->failure());
+  for (const auto& w : probe::unmatched_library_warnings(
+           options_.config.probes, report.attach,
+           trace_options_.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine)) {
+    say("warning: " + w);
+  }
   auto values = counters_.read();
   say("done " + values.accounting_line());
   consumer_->on_end(values);

@@ -88,6 +88,7 @@ class Agent {
   std::shared_ptr<SnapshotMailbox> mailbox_;
   std::unique_ptr<GpuFeed> gpu_feed_;
   std::unique_ptr<ingest::TraceSession> session_;
+  std::vector<std::string> unmatched_;  // warnings for user specs whose library matched nothing
   std::chrono::steady_clock::time_point started_;
   bool ran_ = false;
 };

@@ -39,7 +39,7 @@ std::uint32_t CallSummary::slot_by_name(std::string_view domain, std::string_vie
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
   if (entries_.size() >= max_keys_) return kNoEntry;
   const auto slot = static_cast<std::uint32_t>(entries_.size());
-  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, prototype_});
+  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, prototype_, {}});
   by_name_.emplace(std::move(key), slot);
   return slot;
 }
@@ -81,7 +81,18 @@ void CallSummary::add(const CallEvent& event) {
     ++e.entry_only;
     return;
   }
-  if (event.is_error()) ++e.errors;
+  if (event.is_error()) {
+    ++e.errors;
+    const std::int64_t code =
+        event.probe->spec.ret == ReturnKind::kInt32 ? static_cast<std::int32_t>(event.ret) : event.ret;
+    auto it = std::find_if(e.error_codes.begin(), e.error_codes.end(),
+                           [code](const ErrorCodeCount& c) { return c.code == code; });
+    if (it != e.error_codes.end()) {
+      ++it->count;
+    } else if (e.error_codes.size() < kMaxErrorCodes) {
+      e.error_codes.push_back({code, 1});
+    }
+  }
   e.durations.add(event.dur_ns);
 }
 
@@ -102,6 +113,11 @@ std::vector<CallSummaryRow> CallSummary::rows() const {
     r.p50_ns = e.durations.quantile(0.5);
     r.p99_ns = e.durations.quantile(0.99);
     r.max_ns = e.durations.max();
+    r.error_codes = e.error_codes;
+    std::sort(r.error_codes.begin(), r.error_codes.end(),
+              [](const ErrorCodeCount& a, const ErrorCodeCount& b) {
+                return std::tie(b.count, a.code) < std::tie(a.count, b.code);
+              });
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const CallSummaryRow& a, const CallSummaryRow& b) {

@@ -21,6 +21,12 @@ namespace eacgm::analysis {
 // `outer` probe's call, such as the driver's cuLaunchKernel under cudaLaunchKernel) are
 // counted only in `nested`: `calls`, `errors` and durations leave them out, so summing
 // calls over domains counts each launch once.
+// How often one result code came back from a function's failed calls.
+struct ErrorCodeCount {
+  std::int64_t code = 0;  // int32 result code; 0 for a null pointer returned
+  std::uint64_t count = 0;
+};
+
 struct CallSummaryRow {
   std::string domain;
   std::string function;
@@ -34,6 +40,10 @@ struct CallSummaryRow {
   double p50_ns = 0.0;
   double p99_ns = 0.0;
   std::uint64_t max_ns = 0;
+  // `errors` by result code, most frequent first (then by code). At most
+  // CallSummary::kMaxErrorCodes codes per function; errors of further codes are in
+  // `errors` only, so the counts here may sum to less.
+  std::vector<ErrorCodeCount> error_codes;
 };
 
 class CallSummary {
@@ -47,6 +57,8 @@ class CallSummary {
   CallSummary() : CallSummary(Options{}, LatencySketch{}) {}
   // Rejects invalid sketch options and a key cap of 0.
   static Result<CallSummary> create(const Options& options);
+
+  static constexpr std::size_t kMaxErrorCodes = 16;
 
   // Hot path: one pointer-keyed lookup for probes seen before, then counter updates.
   void add(const CallEvent& event);
@@ -71,6 +83,7 @@ class CallSummary {
     std::uint64_t entry_only = 0;
     std::uint64_t nested = 0;
     LatencySketch durations;
+    std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
   };
   static constexpr std::uint32_t kNoEntry = 0xffffffffu;
 

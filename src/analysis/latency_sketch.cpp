@@ -99,7 +99,14 @@ double LatencySketch::quantile(double q) const {
   if (count_ == 0) return 0.0;
   if (!(q >= 0.0)) q = 0.0;  // also catches NaN
   if (q > 1.0) q = 1.0;
-  const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count_ - 1));
+  // Nearest rank: the smallest value with at least q * count values at or below it
+  // (1-based rank ceil(q * count)). For a sample of n < 100 values p99 is then the
+  // maximum, as it must be: floor(q * (n - 1)) gave the second largest of 10 values.
+  // The small slack keeps q * n that should be whole (0.99 * 100) from rounding up.
+  const double n = static_cast<double>(count_);
+  const double nearest = std::ceil(q * n - 1e-9 * n);
+  const auto rank =
+      nearest <= 1.0 ? std::uint64_t{0} : std::min(static_cast<std::uint64_t>(nearest) - 1, count_ - 1);
   // The extremes are known exactly, so do not answer them from a bucket.
   if (rank == 0) return static_cast<double>(min_);
   if (rank == count_ - 1) return static_cast<double>(max_);

@@ -57,9 +57,10 @@ class LatencySketch {
     add_slow(key, 1);
   }
 
-  // Value at quantile q in [0, 1] (clamped), or 0 for an empty sketch. Uses rank
-  // floor(q * (count - 1)) of the sorted values; zeros, the lowest and the highest
-  // rank are exact, and every answer is clamped to [min, max].
+  // Value at quantile q in [0, 1] (clamped), or 0 for an empty sketch. Uses the nearest
+  // rank ceil(q * count) (1-based) of the sorted values, so with fewer than 100 values
+  // p99 is the maximum; zeros, the lowest and the highest rank are exact, and every
+  // answer is clamped to [min, max].
   double quantile(double q) const;
 
   // Adds `other` as if its values had been added here. Exact: the result equals the

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
 #include "core/config.h"
 #include "core/config_parse.h"
 #include "export/gpu_report.h"
@@ -53,6 +54,18 @@ void emit(const GpuSnapshot& s, const GpuOptions& o, bool clear_screen) {
   std::fflush(stdout);
 }
 
+// A failure before any sample: one line on stderr and, with --json, a JSON document on
+// stdout that says why (a consumer of stdout would otherwise read nothing).
+int fail(const GpuOptions& o, const std::string& why, const std::string& stderr_suffix, int code) {
+  fmt::print(stderr, "eacgm: {}{}\n", why, stderr_suffix);
+  if (o.json) {
+    const std::string doc = exporting::render_gpu_error_json(why, o.processes, o.watch ? -1 : 2);
+    std::fwrite(doc.data(), 1, doc.size(), stdout);
+    std::fflush(stdout);
+  }
+  return code;
+}
+
 int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds interval) {
   const bool clear_screen = !o.json && isatty(STDOUT_FILENO);
   std::atomic<int> status{kExitOk};
@@ -71,8 +84,7 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
       });
   if (!loop) {
     pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    fmt::print(stderr, "eacgm: {}\n", loop.error());
-    return kExitNoNvml;
+    return fail(o, loop.error(), "", kExitNoNvml);
   }
   const timespec tick{0, 20'000'000};
   while ((*loop)->running()) {
@@ -89,10 +101,7 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
 
 int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   auto loaded = load_config(ctx.config_path);
-  if (!loaded) {
-    fmt::print(stderr, "eacgm: {}\n", loaded.error());
-    return kExitNoNvml;
-  }
+  if (!loaded) return fail(o, loaded.error(), "", kExitNoNvml);
   const Config& config = *loaded;
   const double interval_s = o.interval_s > 0 ? o.interval_s : config.gpu.interval_s;
   const auto interval =
@@ -102,10 +111,7 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   so.processes = o.processes;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(interval);
   auto sampler = GpuSampler::open(so);
-  if (!sampler) {
-    fmt::print(stderr, "eacgm: {}; no GPU metrics\n", sampler.error());
-    return kExitNoNvml;
-  }
+  if (!sampler) return fail(o, sampler.error(), "; no GPU metrics", kExitNoNvml);
   if (!o.watch) {
     GpuSnapshot s = (*sampler)->sample();
     emit(s, o, false);
@@ -125,7 +131,7 @@ void add_gpu_command(CLI::App& app, CommandContext& ctx) {
   sub->add_flag("--processes", o->processes, "also list the processes on each GPU");
   sub->add_flag("--watch", o->watch, "refresh every interval until Ctrl-C (or --count)");
   sub->add_option("--interval", o->interval_s, "seconds between refreshes (default: gpu.interval_s, 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_validator(false));
   sub->add_option("--count", o->count, "with --watch: stop after this many samples (implies --watch)");
   sub->final_callback([&ctx, o] {
     if (o->count > 0) o->watch = true;

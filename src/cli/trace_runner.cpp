@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "agent/agent.h"
+#include "cli/usage_errors.h"
 
 namespace eacgm::cli {
 namespace {
@@ -35,7 +36,8 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
                  "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
       ->delimiter(',');
   sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds_validator(true,
+                                " (0: no limit, until the command or the --pid processes exit, or Ctrl-C)"));
   sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub.add_flag("--no-gpu", opts.no_gpu,
                "do not sample the GPUs through NVML while tracing (gpu.sample = false)");

@@ -56,13 +56,14 @@ struct ArgSpec {
 // A value computed from captured arguments, reported under a name of its own.
 struct DerivedArg {
   enum class Op : std::uint8_t {
-    kCopy,            // name = from (e.g. cudaMemcpy's `bytes` = `count`)
-    kTimesNcclDtype,  // name = from * sizeof(NCCL datatype in `with`)
-    kProduct,         // name = from * with (cudaMemcpy2D's `bytes` = width * height)
-    kKernelName,      // name = kernel name of the handle in `from` (host stub pointer or
-                      // CUfunction), resolved by ingest (CallEvent::kernel); string or null
-    kNcclDtypeName,   // name = NCCL datatype name of `from` ("float32"), a string
-    kNcclRedOpName,   // name = NCCL reduction op name of `from` ("sum"), a string
+    kCopy,                // name = from (e.g. cudaMemcpy's `bytes` = `count`)
+    kTimesNcclDtype,      // name = from * sizeof(NCCL datatype in `with`)
+    kProduct,             // name = from * with (cudaMemcpy2D's `bytes` = width * height)
+    kKernelName,          // name = kernel name of the handle in `from` (host stub pointer or
+                          // CUfunction), resolved by ingest (CallEvent::kernel); string or null
+    kNcclDtypeName,       // name = NCCL datatype name of `from` ("float32"), a string
+    kNcclRedOpName,       // name = NCCL reduction op name of `from` ("sum"), a string
+    kCudaMemcpyKindName,  // name = cudaMemcpyKind name of `from` ("cudaMemcpyHostToDevice")
   };
   std::string name;
   Op op = Op::kCopy;

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/nccl_types.h"
+#include "core/result_names.h"
 #include "export/json_writer.h"
 
 namespace eacgm::exporting {
@@ -98,9 +99,12 @@ struct DerivedValue {
 DerivedValue number(std::uint64_t v) { return {DerivedValue::Kind::kNumber, v, {}}; }
 DerivedValue text(std::string_view s) { return {DerivedValue::Kind::kString, 0, s}; }
 
-// Derived values (`bytes`), written after the captured arguments.
+// Derived values (`bytes`), written after the captured arguments; then the kernel name
+// ingest found for a naming call (__cudaRegisterFunction, cuModuleGetFunction), whose
+// spec derives none.
 template <typename Emit>
 void for_each_derived(const CallEvent& e, Emit emit) {
+  bool kernel_named = e.kernel.empty();
   for (const auto& d : e.probe->spec.derived) {
     int from = arg_index(e.probe->spec, d.from);
     if (from < 0 || (e.fault_mask & (1u << from))) continue;
@@ -113,6 +117,7 @@ void for_each_derived(const CallEvent& e, Emit emit) {
       emit(d.name, number(v * e.args[static_cast<std::size_t>(with)]));
     } else if (d.op == DerivedArg::Op::kKernelName) {
       // Named by ingest (ingest/kernel_names.h); absent when the handle is unknown.
+      kernel_named = true;
       if (!e.kernel.empty()) emit(d.name, text(e.kernel));
     } else if (d.op == DerivedArg::Op::kTimesNcclDtype) {
       int with = arg_index(e.probe->spec, d.with);
@@ -125,8 +130,12 @@ void for_each_derived(const CallEvent& e, Emit emit) {
       if (auto name = nccl_dtype_name(v); !name.empty()) emit(d.name, text(name));
     } else if (d.op == DerivedArg::Op::kNcclRedOpName) {
       if (auto name = nccl_red_op_name(v); !name.empty()) emit(d.name, text(name));
+    } else if (d.op == DerivedArg::Op::kCudaMemcpyKindName) {
+      if (auto name = cuda_memcpy_kind_name(v); !name.empty()) emit(d.name, text(name));
     }
   }
+  if (!kernel_named && arg_index(e.probe->spec, "kernel") < 0)
+    emit(std::string_view("kernel"), text(e.kernel));
 }
 
 // The NCCL communicator of the call (ingest/nccl_comms.h), when known; a probe's own
@@ -164,6 +173,15 @@ void append_derived_value(Buf& out, const DerivedValue& v, bool json) {
   }
 }
 
+// The name of a failed call's result code ("cudaErrorInsufficientDriver"), or "" for
+// success, a code the domain's table lacks, or a return that is not a result code.
+std::string_view error_name(const CallEvent& e) {
+  if (e.probe->spec.ret != ReturnKind::kInt32) return {};
+  const auto code = static_cast<std::int32_t>(e.ret);
+  if (code == 0) return {};
+  return result_code_name(e.probe->spec.domain, code);
+}
+
 std::size_t arg_count(const CallEvent& e) {
   return std::min<std::size_t>(e.nargs, e.probe->spec.args.size());
 }
@@ -192,6 +210,10 @@ void append_jsonl(Buf& out, const CallEvent& e) {
       case ReturnKind::kInt32:
         put(out, ",\"ret\":");
         put_int(out, static_cast<std::int32_t>(e.ret));
+        if (auto name = error_name(e); !name.empty()) {
+          put(out, ",\"ret_name\":");
+          append_json_string(out, name);
+        }
         break;
       case ReturnKind::kInt64:
         put(out, ",\"ret\":");
@@ -268,6 +290,7 @@ void append_text(Buf& out, const CallEvent& e) {
     } else if (e.probe->spec.ret != ReturnKind::kNone) {
       fmt::format_to(std::back_inserter(out), " = {}",
                      e.probe->spec.ret == ReturnKind::kInt32 ? static_cast<std::int32_t>(e.ret) : e.ret);
+      if (auto name = error_name(e); !name.empty()) fmt::format_to(std::back_inserter(out), " ({})", name);
     }
     double us = static_cast<double>(e.dur_ns) / 1000.0;
     if (us < 1000.0) {

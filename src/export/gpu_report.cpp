@@ -210,4 +210,10 @@ std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent)
   return doc.dump(indent) + "\n";
 }
 
+std::string render_gpu_error_json(std::string_view error, bool processes, int indent) {
+  json doc = {{"error", std::string(error)}, {"gpus", json::array()}};
+  if (processes) doc["processes"] = json::array();
+  return doc.dump(indent) + "\n";
+}
+
 }  // namespace eacgm::exporting

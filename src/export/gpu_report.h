@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/gpu_sample.h"
@@ -20,5 +21,10 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes);
 
 // One JSON object; indent < 0 gives a single line (for --watch: one object per line).
 std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent = 2);
+
+// What `eacgm gpu --json` prints when it cannot sample at all (no NVML, NVML init
+// failed, bad settings): {"error": "<why>", "gpus": []} (and "processes": [] with
+// `processes`), so a consumer reading stdout learns why instead of getting nothing.
+std::string render_gpu_error_json(std::string_view error, bool processes, int indent = 2);
 
 }  // namespace eacgm::exporting

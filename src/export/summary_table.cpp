@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/result_names.h"
+
 namespace eacgm::exporting {
 
 std::string format_duration(double ns) {
@@ -83,6 +85,32 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
   return out;
 }
 
+std::string render_error_codes(const std::vector<analysis::CallSummaryRow>& rows, std::size_t max_rows) {
+  const std::size_t n = max_rows == 0 ? rows.size() : std::min(rows.size(), max_rows);
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& r = rows[i];
+    if (r.errors == 0) continue;
+    if (out.empty()) out = "errors by code:\n";
+    out += fmt::format("  {} {}:", r.domain.empty() ? "-" : r.domain, r.function.empty() ? "-" : r.function);
+    std::uint64_t named = 0;
+    const char* sep = " ";
+    for (const auto& c : r.error_codes) {
+      named += c.count;
+      const auto name = result_code_name(r.domain, c.code);
+      if (!name.empty()) {
+        out += fmt::format("{}{} x {} ({})", sep, c.count, name, c.code);
+      } else {
+        out += fmt::format("{}{} x code {}", sep, c.count, c.code);
+      }
+      sep = ", ";
+    }
+    if (named < r.errors) out += fmt::format("{}{} x other codes", sep, r.errors - named);
+    out += '\n';
+  }
+  return out;
+}
+
 std::string render_table(const analysis::CallSummary& summary, const SummaryTableOptions& options) {
   const auto rows = summary.rows();
   std::string out = render_table(rows, options);
@@ -92,6 +120,13 @@ std::string render_table(const analysis::CallSummary& summary, const SummaryTabl
   if (summary.overflow_events() > 0) {
     out += fmt::format("({} events of functions beyond the {}-function cap not counted above)\n",
                        summary.overflow_events(), summary.max_keys());
+  }
+  out += render_error_codes(rows, options.max_rows);
+  const bool any_timed = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.timed > 0; });
+  if (any_timed) {
+    out +=
+        "(durations are host-side API times, from each call's entry to its return; GPU kernel execution "
+        "time is not measured)\n";
   }
   return out;
 }

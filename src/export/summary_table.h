@@ -24,8 +24,14 @@ std::string format_duration(double ns);
 std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
                          const SummaryTableOptions& options = {});
 
+// "errors by code:" and one line per shown function with errors, naming each result
+// code ("  cuda cudaMalloc: 3 x cudaErrorMemoryAllocation (2), 1 x code 12345"); ""
+// when no shown function has errors.
+std::string render_error_codes(const std::vector<analysis::CallSummaryRow>& rows, std::size_t max_rows = 0);
+
 // The same, from a summary, with a closing line when rows were cut or events fell
-// beyond the key cap, so a short table never passes for a complete one.
+// beyond the key cap, so a short table never passes for a complete one; then the
+// errors-by-code lines, and a note that durations are host-side API times.
 std::string render_table(const analysis::CallSummary& summary, const SummaryTableOptions& options = {});
 
 }  // namespace eacgm::exporting

@@ -82,7 +82,7 @@ const KernelNames::Role& KernelNames::role(const std::shared_ptr<const ProbeInfo
   return r;
 }
 
-std::string KernelNames::mangled_name(const CallEvent& event, int name_arg) {
+std::string KernelNames::mangled_name(CallEvent& event, int name_arg) {
   if ((!event.str.empty() && !event.str_truncated) || name_arg < 0 || name_arg >= event.nargs) {
     return event.str;
   }
@@ -94,6 +94,10 @@ std::string KernelNames::mangled_name(const CallEvent& event, int name_arg) {
   auto read = read_process_string(event.pid, ptr, options_.max_name_len);
   if (read && looks_like_symbol(*read) && read->starts_with(event.str) && read->size() > event.str.size()) {
     ++counters_.from_memory;
+    // The event now carries what the call was given, as if the BPF side had read it.
+    event.str = *read;
+    event.str_truncated = false;
+    event.fault_mask = static_cast<std::uint8_t>(event.fault_mask & ~(1u << name_arg));
     return std::move(*read);
   }
   ++counters_.unreadable;
@@ -119,9 +123,11 @@ void KernelNames::enrich(CallEvent& event) {
       auto host = arg_value(event, r.handle);
       if (!host) return;
       if (std::string name = mangled_name(event, r.name); !name.empty()) {
-        learn(event.pid, *host, probe::demangle(name));
+        std::string demangled = probe::demangle(name);
+        event.kernel = demangled;
+        learn(event.pid, *host, std::move(demangled));
       } else {
-        lookup(event.pid, *host);
+        event.kernel.assign(lookup(event.pid, *host));
       }
       return;
     }
@@ -129,7 +135,9 @@ void KernelNames::enrich(CallEvent& event) {
       auto handle = arg_value(event, r.handle);
       if (!handle || !succeeded(event)) return;
       if (std::string name = mangled_name(event, r.name); !name.empty()) {
-        learn(event.pid, *handle, probe::demangle(name));
+        std::string demangled = probe::demangle(name);
+        event.kernel = demangled;
+        learn(event.pid, *handle, std::move(demangled));
       }
       return;
     }

@@ -41,7 +41,11 @@ class KernelNames {
 
   // Learns from naming calls (__cudaRegisterFunction, cuModuleGetFunction,
   // cuLibraryGetKernel, cuKernelGetFunction) and sets `event.kernel` on launches
-  // (specs with a DerivedArg::Op::kKernelName value). Called on the ingest thread.
+  // (specs with a DerivedArg::Op::kKernelName value) and on the naming calls that named
+  // a kernel. A name string the BPF side could not read (or cut short) but that was
+  // read here from the process replaces the event's `str`, its fault bit and
+  // truncation flag cleared, so the formats show the name instead of "?". Called on
+  // the ingest thread.
   void enrich(CallEvent& event);
   // The process exec'd (or exited): its handles mean nothing any more.
   void forget(std::uint32_t pid);
@@ -95,7 +99,7 @@ class KernelNames {
   const Role& role(const std::shared_ptr<const ProbeInfo>& probe);
   // The mangled name a naming call asked for: the captured string, else the one at the
   // argument's pointer in the process's memory; "" when neither has it.
-  std::string mangled_name(const CallEvent& event, int name_arg);
+  std::string mangled_name(CallEvent& event, int name_arg);
 
   Process& process(std::uint32_t pid);
   std::string resolve_from_elf(std::uint32_t pid, Process& p, std::uint64_t addr);

@@ -275,6 +275,7 @@ void Attacher::attach_file(FileRecord& file) {
     if (library_matches(s.library, path)) matching.push_back(&s);
   }
   if (matching.empty()) return;
+  for (const ProbeSpec* spec : matching) stats_.library_matched.insert(spec->name);
   auto fail = [&](const std::string& msg) {
     ++stats_.attach_failures;
     if (stats_.failure_messages.size() < kMaxFailureMessages) stats_.failure_messages.push_back(msg);
@@ -400,6 +401,24 @@ void Attacher::attach_file(FileRecord& file) {
     ++stats_.libraries;
     notice_(fmt::format("attached {} probes to {}", attached_here, path));
   }
+}
+
+std::vector<std::string> unmatched_library_warnings(const std::vector<ProbeSpec>& user_specs,
+                                                    const AttachStats& stats, TraceScope scope) {
+  std::vector<std::string> out;
+  for (const ProbeSpec& spec : user_specs) {
+    if (stats.library_matched.count(spec.name) || stats.resolved_specs.count(spec.name) ||
+        stats.unresolved_in.count(spec.name)) {
+      continue;
+    }
+    out.push_back(fmt::format("probe \"{}\": no library matching \"{}\" is loaded or in the loader cache; {}",
+                              spec.name, spec.library,
+                              scope == TraceScope::kWholeMachine
+                                  ? "whole-machine mode keeps waiting for it"
+                                  : "it is attached if a traced process loads one later (check the pattern "
+                                    "with `eacgm probes --check`)"));
+  }
+  return out;
 }
 
 }  // namespace eacgm::probe

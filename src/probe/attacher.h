@@ -31,6 +31,7 @@ struct AttachStats {
   std::vector<std::string> failure_messages;         // first few, for the summary
   std::set<std::string> resolved_specs;              // spec names attached somewhere
   std::map<std::string, std::string> unresolved_in;  // spec name -> a library lacking it
+  std::set<std::string> library_matched;             // spec names whose library pattern matched a file
 };
 
 // What the attacher knows of one library file it has considered (by (dev, inode)).
@@ -43,6 +44,21 @@ struct AttachedFileInfo {
   std::size_t probes = 0;      // attached probes
   std::size_t uprobes = 0;
 };
+
+// Where tracing looks for libraries that load later, for the wording of the warnings.
+enum class TraceScope : std::uint8_t {
+  kWholeMachine,  // every process: waits for the library to be loaded anywhere
+  kTargets,       // a command or --pid processes (and their children)
+};
+
+// One warning per user-defined spec whose library pattern matched no file, neither
+// mapped by a process nor in the loader cache (a typo such as "libnotthere.so*" would
+// otherwise trace nothing, silently):
+//   probe "x": no library matching "libnotthere.so*" is loaded or in the loader cache;
+//   whole-machine mode keeps waiting for it
+// Specs that matched a library (attached, or missing the symbol: reported apart) get none.
+std::vector<std::string> unmatched_library_warnings(const std::vector<ProbeSpec>& user_specs,
+                                                    const AttachStats& stats, TraceScope scope);
 
 // Thread-safe: every public member takes the attacher's lock.
 class Attacher {

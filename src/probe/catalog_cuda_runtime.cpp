@@ -29,6 +29,13 @@ void add(std::vector<ProbeSpec>& out, const char* name, const char* variant, con
 const std::vector<DerivedArg> kKernelFromFunc = {{"kernel", DerivedArg::Op::kKernelName, "func", ""}};
 const std::vector<DerivedArg> kBytesFromCount = {{"bytes", DerivedArg::Op::kCopy, "count", ""}};
 const std::vector<DerivedArg> kBytesFromArea = {{"bytes", DerivedArg::Op::kProduct, "width", "height"}};
+// Copies: their bytes and the cudaMemcpyKind by name ("cudaMemcpyHostToDevice").
+const std::vector<DerivedArg> kCopyFromCount = {
+    {"bytes", DerivedArg::Op::kCopy, "count", ""},
+    {"kind_name", DerivedArg::Op::kCudaMemcpyKindName, "kind", ""}};
+const std::vector<DerivedArg> kCopyFromArea = {
+    {"bytes", DerivedArg::Op::kProduct, "width", "height"},
+    {"kind_name", DerivedArg::Op::kCudaMemcpyKindName, "kind", ""}};
 
 // cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
 //                  size_t sharedMem, cudaStream_t stream)
@@ -122,10 +129,10 @@ Catalog cuda_runtime_catalog() {
   add(s, "cudaHostAlloc", nullptr, {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
   add(s, "cudaFreeHost", nullptr, {hex("ptr", 0)});
 
-  add(s, "cudaMemcpy", "_ptds", memcpy_args(false), kBytesFromCount);
-  add(s, "cudaMemcpyAsync", "_ptsz", memcpy_args(true), kBytesFromCount);
-  add(s, "cudaMemcpy2D", "_ptds", memcpy2d_args(false), kBytesFromArea);
-  add(s, "cudaMemcpy2DAsync", "_ptsz", memcpy2d_args(true), kBytesFromArea);
+  add(s, "cudaMemcpy", "_ptds", memcpy_args(false), kCopyFromCount);
+  add(s, "cudaMemcpyAsync", "_ptsz", memcpy_args(true), kCopyFromCount);
+  add(s, "cudaMemcpy2D", "_ptds", memcpy2d_args(false), kCopyFromArea);
+  add(s, "cudaMemcpy2DAsync", "_ptsz", memcpy2d_args(true), kCopyFromArea);
   add(s, "cudaMemcpyPeer", nullptr, memcpy_peer_args(false), kBytesFromCount);
   add(s, "cudaMemcpyPeerAsync", nullptr, memcpy_peer_args(true), kBytesFromCount);
   add(s, "cudaMemset", "_ptds", memset_args(false), kBytesFromCount);

@@ -202,6 +202,7 @@ MapsScan scan_maps(const std::vector<int>& pids) {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> by_identity;
   int denied = 0;
   int first_denied = 0;
+  int first_denied_errno = 0;
   std::string text;
   for (const int pid : targets) {
     const std::string proc = "/proc/" + std::to_string(pid);
@@ -212,6 +213,7 @@ MapsScan scan_maps(const std::vector<int>& pids) {
     if (err == EACCES || err == EPERM) {
       if (denied++ == 0) {
         first_denied = pid;
+        first_denied_errno = err;
       }
       continue;
     }
@@ -263,12 +265,32 @@ MapsScan scan_maps(const std::vector<int>& pids) {
     }
   }
   if (denied > 0) {
-    scan.warnings.push_back(
-        "cannot read /proc/<pid>/maps of " + std::to_string(denied) + " process(es) (first: pid " +
-        std::to_string(first_denied) +
-        "): permission denied; run as root or with CAP_SYS_PTRACE to see their libraries");
+    scan.warnings.push_back(maps_denied_warning(denied, first_denied, first_denied_errno, ::geteuid() == 0));
   }
   return scan;
+}
+
+std::string maps_denied_warning(int denied, int first_pid, int err, bool as_root) {
+  std::string out = "cannot read /proc/<pid>/maps of " + std::to_string(denied) +
+                    " process(es) (first: pid " + std::to_string(first_pid) + "): " + std::strerror(err) +
+                    " (" +
+                    (err == EPERM    ? "EPERM"
+                     : err == EACCES ? "EACCES"
+                                     : "errno " + std::to_string(err)) +
+                    ")";
+  if (as_root) {
+    // Root is refused by the kernel's ptrace access check, not by file permissions.
+    out +=
+        ", although running as root: the kernel's ptrace access check refused it, which happens when "
+        "CAP_SYS_PTRACE is missing (containers drop it: add it, e.g. docker run --cap-add SYS_PTRACE), "
+        "the process is not dumpable, or a security module (Yama, AppArmor, SELinux) denies it";
+  } else {
+    out += ": the process belongs to another user; run as root or with CAP_SYS_PTRACE";
+  }
+  out +=
+      ". The pid may also belong to another PID namespace (a pid printed by a container is not the "
+      "host's), be a kernel thread, or have exited; their libraries are not probed";
+  return out;
 }
 
 std::vector<MappedFile> scan_pid_maps(int pid) { return scan_maps({pid}).files; }

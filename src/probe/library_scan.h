@@ -32,6 +32,11 @@ struct MapsScan {
   std::set<std::pair<std::uint64_t, std::uint64_t>> mapped;
 };
 MapsScan scan_maps(const std::vector<int>& pids = {});
+// The warning for `denied` processes whose maps could not be read (EACCES/EPERM `err`
+// of the first, `first_pid`): the errno text, what refuses root (the ptrace access
+// check: CAP_SYS_PTRACE, dumpability, security modules) or a plain user, and that the
+// pid may be another PID namespace's, a kernel thread's or an exited process's.
+std::string maps_denied_warning(int denied, int first_pid, int err, bool as_root);
 std::vector<MappedFile> scan_pid_maps(int pid);  // one process
 
 // One entry of the dynamic loader's cache: soname (or file name) and full path.

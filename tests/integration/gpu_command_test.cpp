@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -307,14 +308,18 @@ TEST(GpuCommand, NoDriverOnTheSearchPath) {
       GTEST_SKIP() << dir << "/libnvidia-ml.so.1 exists; the no-driver notice cannot be observed";
     }
   }
+  const std::string why = "NVML not available (libnvidia-ml.so.1 not found: install the NVIDIA driver)";
   for (const auto& args : {std::vector<std::string>{"gpu"}, std::vector<std::string>{"gpu", "--json"},
                            std::vector<std::string>{"gpu", "--processes", "--watch"}}) {
     CommandRun r = run_eacgm(args, {"EACGM_NVML_LIBRARY"});
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err,
-              "eacgm: NVML not available (libnvidia-ml.so.1 not found: install the NVIDIA driver); no GPU "
-              "metrics\n");
+    if (args.size() == 2 && args[1] == "--json") {
+      // A program reading stdout learns why there is nothing to report.
+      EXPECT_EQ(json::parse(r.out), json({{"error", why}, {"gpus", json::array()}})) << r.out;
+    } else {
+      EXPECT_EQ(r.out, "");
+    }
+    EXPECT_EQ(r.err, "eacgm: " + why + "; no GPU metrics\n");
   }
 }
 
@@ -324,12 +329,58 @@ TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
     if (*flag) args.push_back(flag);
     CommandRun r = run_fake("init_fail", args);
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.out, "");
+    if (*flag) {
+      EXPECT_EQ(
+          r.out,
+          "{\n  \"error\": \"NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia "
+          "kernel module (is the driver installed?))\",\n  \"gpus\": []\n}\n");
+    } else {
+      EXPECT_EQ(r.out, "");
+    }
     EXPECT_EQ(
         r.err,
         "eacgm: NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module "
         "(is the driver installed?)); no GPU metrics\n");
   }
+}
+
+// Without a usable NVML, --json still prints a JSON document on stdout: the reason and
+// no GPUs (and no processes with --processes; one line with --watch), with the same
+// exit code as the table form; a missing library and a failed init alike.
+TEST(GpuCommand, JsonSaysWhyThereAreNoGpus) {
+  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--processes"},
+                            std::vector<std::string>{"--watch", "--count", "2"}}) {
+    std::vector<std::string> args{"gpu", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CommandRun init = run_fake("init_fail", args);
+    EXPECT_EQ(init.exit_code, 2);
+    ASSERT_FALSE(init.out.empty()) << init.err;
+    if (!extra.empty() && extra[0] == "--watch") {
+      EXPECT_EQ(std::count(init.out.begin(), init.out.end(), '\n'), 1) << init.out;
+    }
+    const json doc = json::parse(init.out);
+    EXPECT_EQ(
+        doc["error"],
+        "NVML not available (nvmlInit_v2 failed: Driver Not Loaded; load the nvidia kernel module (is the "
+        "driver installed?))");
+    EXPECT_EQ(doc["gpus"], json::array());
+    EXPECT_EQ(doc.contains("processes"), !extra.empty() && extra[0] == "--processes");
+
+    CommandRun missing = run_eacgm(args, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+    EXPECT_EQ(missing.exit_code, 2);
+    const json m = json::parse(missing.out);
+    EXPECT_EQ(m["error"].get<std::string>().rfind(
+                  "NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", 0),
+              0u)
+        << missing.out;
+    EXPECT_EQ(m["gpus"], json::array());
+  }
+  CommandRun c = run_fake("full", {"gpu", "--json", "--config", "/nonexistent/eacgm.toml"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(
+      json::parse(c.out)["error"].get<std::string>().rfind("cannot read config /nonexistent/eacgm.toml", 0),
+      0u)
+      << c.out;
 }
 
 TEST(GpuCommand, NoGpusIsNotAnError) {

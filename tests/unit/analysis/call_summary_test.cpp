@@ -47,6 +47,43 @@ const CallSummaryRow* find(const std::vector<CallSummaryRow>& rows, const std::s
   return nullptr;
 }
 
+// Errors are broken down by result code, most frequent first; successes and
+// entry-only calls add none, and past kMaxErrorCodes codes only `errors` counts.
+TEST(CallSummary, CountsErrorsPerCode) {
+  auto malloc_probe = probe("cuda", "cudaMalloc");
+  auto alloc_probe = probe("cuda", "aligned_alloc", ReturnKind::kPointer);
+  CallSummary s;
+  for (int i = 0; i < 3; ++i) s.add(exit_event(malloc_probe, 10, 2));
+  s.add(exit_event(malloc_probe, 10, 35));
+  s.add(exit_event(malloc_probe, 10, 0));
+  s.add(entry_event(malloc_probe, 7));
+  s.add(exit_event(malloc_probe, 10, 0x1'0000'0001));  // int32 code: the low word, 1
+  s.add(exit_event(alloc_probe, 10, 0));               // null pointer
+  s.add(exit_event(alloc_probe, 10, 0x7f00));
+  const auto rows = s.rows();
+  const auto* m = find(rows, "cudaMalloc");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->errors, 5u);
+  ASSERT_EQ(m->error_codes.size(), 3u);
+  EXPECT_EQ(m->error_codes[0].code, 2);
+  EXPECT_EQ(m->error_codes[0].count, 3u);
+  EXPECT_EQ(m->error_codes[1].code, 1);  // ties by code
+  EXPECT_EQ(m->error_codes[1].count, 1u);
+  EXPECT_EQ(m->error_codes[2].code, 35);
+  const auto* a = find(rows, "aligned_alloc");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->error_codes.size(), 1u);
+  EXPECT_EQ(a->error_codes[0].code, 0);
+  EXPECT_EQ(a->error_codes[0].count, 1u);
+
+  CallSummary capped;
+  for (int code = 1; code <= static_cast<int>(CallSummary::kMaxErrorCodes) + 4; ++code) {
+    capped.add(exit_event(malloc_probe, 10, code));
+  }
+  EXPECT_EQ(capped.rows()[0].errors, CallSummary::kMaxErrorCodes + 4);
+  EXPECT_EQ(capped.rows()[0].error_codes.size(), CallSummary::kMaxErrorCodes);
+}
+
 TEST(CallSummary, CountsErrorsAndDurationsExactly) {
   auto malloc_probe = probe("cuda", "cudaMalloc");
   auto launch_probe = probe("cuda", "cudaLaunchKernel");
@@ -83,8 +120,8 @@ TEST(CallSummary, CountsErrorsAndDurationsExactly) {
   EXPECT_EQ(m.total_ns, malloc_total);
   EXPECT_DOUBLE_EQ(m.mean_ns, static_cast<double>(malloc_total) / 300.0);
   EXPECT_EQ(m.max_ns, 1299u);
-  EXPECT_NEAR(m.p50_ns, 1149.0, 1149.0 * 0.01);  // rank floor(0.5 * 299) = 149
-  EXPECT_NEAR(m.p99_ns, 1296.0, 1296.0 * 0.01);  // rank floor(0.99 * 299) = 296
+  EXPECT_NEAR(m.p50_ns, 1149.0, 1149.0 * 0.01);  // nearest rank ceil(0.5 * 300) = 150th
+  EXPECT_NEAR(m.p99_ns, 1296.0, 1296.0 * 0.01);  // nearest rank ceil(0.99 * 300) = 297th
 
   EXPECT_EQ(rows[2].calls, 1000u);
   EXPECT_EQ(rows[2].errors, 0u);

@@ -22,18 +22,22 @@ LatencySketch make(double alpha, std::uint32_t cap = 2048) {
   return std::move(s).value();
 }
 
-// The sketch reports the value of rank floor(q * (n - 1)) of the sorted input.
+// The sketch reports the value of nearest rank ceil(q * n) (1-based) of the sorted input.
+std::size_t nearest_rank(std::size_t n, double q) {
+  const double r = std::ceil(q * static_cast<double>(n) - 1e-9 * static_cast<double>(n));
+  return r <= 1.0 ? 0 : std::min(static_cast<std::size_t>(r) - 1, n - 1);
+}
+
 double exact_quantile(std::vector<std::uint64_t> sorted, double q) {
   std::sort(sorted.begin(), sorted.end());
-  return static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+  return static_cast<double>(sorted[nearest_rank(sorted.size(), q)]);
 }
 
 void expect_within(const LatencySketch& s, const std::vector<std::uint64_t>& values, double alpha) {
   std::vector<std::uint64_t> sorted = values;
   std::sort(sorted.begin(), sorted.end());
   for (double q : kQuantiles) {
-    const double exact =
-        static_cast<double>(sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]);
+    const double exact = static_cast<double>(sorted[nearest_rank(sorted.size(), q)]);
     const double got = s.quantile(q);
     if (exact == 0.0) {
       EXPECT_EQ(got, 0.0) << "q=" << q;
@@ -60,6 +64,48 @@ void expect_same(const LatencySketch& a, const LatencySketch& b) {
     EXPECT_EQ(ba[i].count, bb[i].count) << "bucket " << i;
   }
   for (double q : kQuantiles) EXPECT_EQ(a.quantile(q), b.quantile(q)) << "q=" << q;
+}
+
+// Small samples: p99 of fewer than 100 values is the maximum (10 cudaMalloc calls of
+// which one took 190 us must not report p99 = 8 us), p50 is a middle value.
+TEST(LatencySketch, TinySamplesUseNearestRank) {
+  {
+    LatencySketch s;
+    s.add(4200);
+    for (double q : kQuantiles) EXPECT_EQ(s.quantile(q), 4200.0) << "q=" << q;
+  }
+  {
+    LatencySketch s;
+    s.add(1000);
+    s.add(9000);
+    EXPECT_EQ(s.quantile(0.0), 1000.0);
+    EXPECT_EQ(s.quantile(0.5), 1000.0);  // rank ceil(0.5 * 2) = 1: the lower value
+    EXPECT_EQ(s.quantile(0.51), 9000.0);
+    EXPECT_EQ(s.quantile(0.99), 9000.0);
+  }
+  {
+    LatencySketch s;
+    for (int i = 0; i < 9; ++i) s.add(8000 + static_cast<std::uint64_t>(i) * 100);
+    s.add(190'000);
+    EXPECT_EQ(s.quantile(0.99), 190'000.0);
+    EXPECT_NEAR(s.quantile(0.9), 8800.0, 8800.0 * 0.01);  // 9th of 10
+    EXPECT_NEAR(s.quantile(0.5), 8400.0, 8400.0 * 0.01);  // 5th of 10
+  }
+  {
+    LatencySketch s;
+    std::vector<std::uint64_t> v;
+    for (std::uint64_t i = 1; i <= 99; ++i) v.push_back(i * 1000);
+    for (auto x : v) s.add(x);
+    EXPECT_EQ(s.quantile(0.99), 99'000.0);  // rank ceil(98.01) = 99: the maximum
+    EXPECT_NEAR(s.quantile(0.98), 98'000.0, 98'000.0 * 0.01);
+    EXPECT_NEAR(s.quantile(0.5), 50'000.0, 50'000.0 * 0.01);
+    expect_within(s, v, 0.01);
+  }
+  {
+    LatencySketch s;
+    for (std::uint64_t i = 1; i <= 100; ++i) s.add(i * 1000);
+    EXPECT_NEAR(s.quantile(0.99), 99'000.0, 99'000.0 * 0.01);  // 0.99 * 100 is whole: the 99th
+  }
 }
 
 TEST(LatencySketch, EmptyReportsZero) {

@@ -67,7 +67,11 @@ TEST(SummaryTable, HeaderThenRowsByTotalDurationAligned) {
 
   const auto text = render_table(s);
   const auto ls = lines(text);
-  ASSERT_EQ(ls.size(), 5u) << text;
+  // Header, 4 rows, then the errors by code and the note on what durations measure.
+  ASSERT_EQ(ls.size(), 8u) << text;
+  EXPECT_EQ(ls[5], "errors by code:");
+  EXPECT_EQ(ls[6], "  cuda cudaMalloc: 1 x cudaErrorMemoryAllocation (2)");
+  EXPECT_EQ(ls[7].rfind("(durations are host-side API times", 0), 0u) << ls[7];
   EXPECT_EQ(ls[0].rfind("domain", 0), 0u) << ls[0];
   // Header columns in order.
   std::size_t pos = 0;
@@ -91,7 +95,7 @@ TEST(SummaryTable, HeaderThenRowsByTotalDurationAligned) {
 
   // Numbers are right-aligned, so every line ends in the same column, and the
   // function column starts at the same offset everywhere.
-  for (const auto& l : ls) EXPECT_EQ(l.size(), ls[0].size()) << l;
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(ls[i].size(), ls[0].size()) << ls[i];
   const auto fcol = ls[0].find("function");
   EXPECT_EQ(ls[1].find("ncclAllReduce"), fcol);
   EXPECT_EQ(ls[3].find("cudaLaunchKernel"), fcol);
@@ -124,6 +128,40 @@ TEST(SummaryTable, LongNamesAreClippedAndRowsCanBeCut) {
   ASSERT_EQ(ls.size(), 3u);
   EXPECT_NE(ls[1].find(std::string(17, 'k') + "..."), std::string::npos) << ls[1];
   EXPECT_EQ(ls[1].find(std::string(18, 'k')), std::string::npos);
+}
+
+// `run` names each failed call's result code per function, and says the durations are
+// host-side API times (no GPU kernel time).
+TEST(SummaryTable, ErrorsByCodeNamedPerFunction) {
+  CallSummary s;
+  auto rt = probe("cuda", "cudaMalloc");
+  auto drv = probe("cuda_driver", "cuMemAlloc_v2");
+  auto nccl = probe("nccl", "ncclAllReduce");
+  auto user = probe("mylib", "my_fn");
+  for (int i = 0; i < 3; ++i) s.add(event(rt, 10, 2));
+  s.add(event(rt, 10, 35));
+  s.add(event(rt, 10, 0));
+  s.add(event(drv, 10, 2));
+  s.add(event(nccl, 10, 5));
+  s.add(event(user, 10, 7));
+  s.add(event(rt, 10, 123456));
+  const auto text = render_table(s);
+  EXPECT_NE(text.find("errors by code:\n"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("  cuda cudaMalloc: 3 x cudaErrorMemoryAllocation (2), 1 x cudaErrorInsufficientDriver (35), "
+                "1 x code 123456\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  cuda_driver cuMemAlloc_v2: 1 x CUDA_ERROR_OUT_OF_MEMORY (2)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  nccl ncclAllReduce: 1 x ncclInvalidUsage (5)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  mylib my_fn: 1 x code 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("host-side API times"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU kernel execution time is not measured"), std::string::npos) << text;
+
+  CallSummary clean;
+  clean.add(event(rt, 10, 0));
+  EXPECT_EQ(render_table(clean).find("errors by code"), std::string::npos);
 }
 
 TEST(SummaryTable, SummaryFooterReportsCutRowsAndOverflow) {

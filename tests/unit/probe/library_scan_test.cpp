@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +170,28 @@ TEST(ScanMaps, PermissionErrorsAreReportedOnce) {
     GTEST_SKIP() << "cannot switch to uid 65534 here";
   }
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// What refused the read, not "run as root" to someone who is root: the errno text, the
+// ptrace access check and CAP_SYS_PTRACE for root, and the pid's other explanations.
+TEST(ScanMaps, DeniedWarningSaysWhatFailed) {
+  const std::string root = maps_denied_warning(1, 1, EACCES, true);
+  EXPECT_NE(root.find("of 1 process(es) (first: pid 1)"), std::string::npos) << root;
+  EXPECT_NE(root.find(std::strerror(EACCES)), std::string::npos) << root;
+  EXPECT_NE(root.find("EACCES"), std::string::npos) << root;
+  EXPECT_EQ(root.find("run as root"), std::string::npos) << root;
+  EXPECT_NE(root.find("ptrace access check"), std::string::npos) << root;
+  EXPECT_NE(root.find("--cap-add SYS_PTRACE"), std::string::npos) << root;
+  EXPECT_NE(root.find("another PID namespace"), std::string::npos) << root;
+  EXPECT_NE(root.find("kernel thread"), std::string::npos) << root;
+  EXPECT_NE(root.find("exited"), std::string::npos) << root;
+
+  const std::string user = maps_denied_warning(3, 77, EPERM, false);
+  EXPECT_NE(user.find("of 3 process(es) (first: pid 77)"), std::string::npos) << user;
+  EXPECT_NE(user.find(std::strerror(EPERM)), std::string::npos) << user;
+  EXPECT_NE(user.find("EPERM"), std::string::npos) << user;
+  EXPECT_NE(user.find("run as root or with CAP_SYS_PTRACE"), std::string::npos) << user;
+  EXPECT_NE(user.find("another PID namespace"), std::string::npos) << user;
 }
 
 TEST(ScanMaps, OtherMountNamespaceIsReachedThroughProcRoot) {

@@ -1,0 +1,23 @@
+// Usage errors (bad flags, bad values, unknown options) end eacgm with exit code 2 and
+// one line on stderr, as docs/cli.md says; --help and --version still exit 0.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace eacgm::cli {
+
+// A number of seconds for options such as --duration and --interval. Rejects what is not
+// a finite number, negative numbers, and 0 unless `allow_zero`; the message names the
+// value and the accepted range in words (`zero_means` says what 0 does, when allowed).
+CLI::Validator seconds_validator(bool allow_zero, const std::string& zero_means = "");
+
+// The one line for a usage error: "eacgm trace: --format: xml not in {jsonl,text} (see
+// eacgm trace --help)", with CLI11's message folded onto one line.
+std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e);
+
+// What main() returns for a parse error: --help and --version print as usual and give
+// 0; every other parse error prints usage_error_line() on stderr and gives 2.
+int exit_for_parse_error(CLI::App& app, const CLI::ParseError& e);
+
+}  // namespace eacgm::cli

@@ -1,0 +1,96 @@
+// Bad flags and values exit 2 with one line on stderr (docs/cli.md), run against the
+// real build/eacgm; --help and --version still exit 0. No privileges needed: parsing
+// fails before anything is traced.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+const std::string kEacgm = EACGM_TEST_BIN_DIR "/eacgm";
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Ran eacgm(std::vector<std::string> args) {
+  args.insert(args.begin(), kEacgm);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char out_path[] = "/tmp/eacgm-usage-out-XXXXXX";
+  char err_path[] = "/tmp/eacgm-usage-err-XXXXXX";
+  const int out_fd = mkstemp(out_path);
+  const int err_fd = mkstemp(err_path);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
+  Ran r;
+  pid_t pid = 0;
+  if (posix_spawn(&pid, kEacgm.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  close(out_fd);
+  close(err_fd);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+void expect_usage_error(const std::vector<std::string>& args, const std::string& starts_with) {
+  const Ran r = eacgm(args);
+  std::string shown;
+  for (const auto& a : args) shown += " " + a;
+  EXPECT_EQ(r.exit_code, 2) << "eacgm" << shown << "\n" << r.err;
+  EXPECT_EQ(r.out, "") << shown;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << shown << ": " << r.err;
+  EXPECT_EQ(r.err.rfind(starts_with, 0), 0u) << shown << ": " << r.err;
+  EXPECT_LT(r.err.size(), 300u) << shown << ": " << r.err;
+}
+
+TEST(UsageErrors, BadValuesExit2WithOneLine) {
+  expect_usage_error({"trace", "--pid", "abc"}, "eacgm trace: ");
+  expect_usage_error({"run", "--pid", "abc"}, "eacgm run: ");
+  expect_usage_error(
+      {"trace", "--duration", "abc"},
+      "eacgm trace: --duration: \"abc\" is not a number of seconds; use 0 or more (0: no limit");
+  expect_usage_error({"run", "--duration", "-3"}, "eacgm run: --duration: -3 seconds is out of range");
+  expect_usage_error({"trace", "--format", "xml"}, "eacgm trace: --format: ");
+  expect_usage_error({"gpu", "--interval", "0"}, "eacgm gpu: --interval: 0 seconds is out of range");
+  expect_usage_error({"trace", "--no-such-flag"}, "eacgm trace: ");
+  expect_usage_error({"no-such-command"}, "eacgm: ");
+}
+
+TEST(UsageErrors, HelpAndVersionStillExit0) {
+  const Ran help = eacgm({"trace", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("--duration"), std::string::npos) << help.out;
+  const Ran version = eacgm({"--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("eacgm 0.1.0"), std::string::npos) << version.out;
+}
+
+}  // namespace
