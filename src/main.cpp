@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   add_run_command(app, ctx);
   add_probes_command(app, ctx);
   add_gpu_command(app, ctx);
+  add_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -238,6 +238,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
       }
       break;
     }
+    if (options_.should_end && options_.should_end()) break;
     auto now = Clock::now();
     if (options_.duration_s > 0 && now - start >= seconds(options_.duration_s)) break;
     if (options_.periodic_status && config.trace.status_interval_s > 0 && now >= next_status) {

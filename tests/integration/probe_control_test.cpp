@@ -67,7 +67,8 @@ std::unique_ptr<ingest::TraceSession> start_session(int pid, std::shared_ptr<Cal
   o.pids = {pid};
   o.config.rescan_interval_s = rescan_s;
   o.config.poll_timeout_ms = 20;
-  auto s = ingest::TraceSession::start(o, std::move(calls), {}, [](const std::string&) {}, test_registry());
+  auto s = ingest::TraceSession::start(
+      o, std::move(calls), {}, [](const std::string&) {}, test_registry());
   if (!s) {
     ADD_FAILURE() << s.error();
     return nullptr;

@@ -94,18 +94,13 @@ TEST(TraceCuda, TracesLaunchedCommandWithExactCountsArgumentsAndReturnCodes) {
   Subprocess eacgm({bin("eacgm"), "trace", "--", bin("cuda_calls")});
   int rc = eacgm.wait();
   EXPECT_EQ(rc, 7) << "eacgm must return the command's exit code\n" << eacgm.err();
-  auto events = parse_events(eacgm.out().substr(eacgm.out().find('{')));
-  // The command's own stdout is interleaved with eacgm's on the same stream; keep JSON.
-  std::vector<json> calls;
+  // Events alone on stdout (every line JSON); the command's own stdout went to stderr.
+  std::vector<json> calls = parse_events(eacgm.out());
   std::string program_out;
-  std::istringstream in(eacgm.out());
+  std::istringstream in(eacgm.err());
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '{') {
-      calls.push_back(json::parse(line));
-    } else {
-      program_out += line + "\n";
-    }
+    if (line.rfind("eacgm: ", 0) != 0) program_out += line + "\n";
   }
   EXPECT_EQ(count_by_name(calls), times(1)) << eacgm.err();
   expect_arguments(calls);
@@ -128,7 +123,7 @@ TEST(TraceCuda, ExactCountsOverManyRepetitionsWrittenToFile) {
   for (std::size_t i = 1; i < events.size(); ++i) {
     ASSERT_GT(events[i]["ts_ns"].get<std::uint64_t>(), events[i - 1]["ts_ns"].get<std::uint64_t>());
   }
-  expect_returns_match(events, eacgm.out());
+  expect_returns_match(events, eacgm.out());  // -o FILE: the command's stdout stays on stdout
 }
 
 TEST(TraceCuda, AttachesToProgramStartedBeforeTheTracer) {
@@ -228,7 +223,7 @@ TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
   EXPECT_TRUE(std::regex_search(
       eacgm.out(),
       std::regex(
-          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+  [0-9.]+ (us|ms))")))
+          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+( \(\w+\))?  [0-9.]+ (us|ms))")))
       << eacgm.out();
   EXPECT_NE(eacgm.err().find("done events=12 drops=0"), std::string::npos) << eacgm.err();
 }

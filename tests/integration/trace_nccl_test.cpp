@@ -21,9 +21,10 @@ bool have_nccl_program() { return std::filesystem::exists(bin("nccl_calls")); }
 struct Traced {
   std::vector<json> calls;   // eacgm's JSON lines, but for nested ones
   std::vector<json> nested;  // calls made inside an outer probe's call
-  std::string program_out;   // the program's own lines, interleaved on the same stdout
+  std::string program_out;   // the program's own lines (its stdout, sent to stderr)
   std::string err;
   int rc = -1;
+  std::string text_out;  // stdout lines that are not JSON (text format)
 };
 
 Traced trace_nccl_calls(const std::vector<std::string>& extra_args = {}) {
@@ -34,6 +35,7 @@ Traced trace_nccl_calls(const std::vector<std::string>& extra_args = {}) {
   Traced t;
   t.rc = eacgm.wait();
   t.err = eacgm.err();
+  // Events alone on stdout; the command's own stdout went to stderr.
   std::istringstream in(eacgm.out());
   std::string line;
   while (std::getline(in, line)) {
@@ -41,8 +43,12 @@ Traced trace_nccl_calls(const std::vector<std::string>& extra_args = {}) {
       json e = json::parse(line);
       (e.value("nested", false) ? t.nested : t.calls).push_back(std::move(e));
     } else {
-      t.program_out += line + "\n";
+      t.text_out += line + "\n";  // --format text
     }
+  }
+  std::istringstream err(t.err);
+  while (std::getline(err, line)) {
+    if (line.rfind("eacgm: ", 0) != 0) t.program_out += line + "\n";
   }
   return t;
 }
@@ -276,10 +282,11 @@ TEST_F(TraceNccl, NcclCatalogAloneAndTextFormat) {
   Traced t = trace_nccl_calls({"--probes", "nccl", "--format", "text"});
   ASSERT_EQ(t.rc, 0) << t.err;
   EXPECT_TRUE(std::regex_search(
-      t.program_out,
+      t.text_out,
       std::regex(
-          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000, bytes=2400, dtype_name=float64, op_name=min\) = 4  [0-9.]+ (us|ms))")))
-      << t.program_out;
+          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000, bytes=2400, dtype_name=float64, op_name=min\) = 4 \(ncclInvalidArgument\)  [0-9.]+ (us|ms))")))
+      << t.text_out;
+  EXPECT_EQ(t.text_out.find(" ret="), std::string::npos) << "the program's own output stays off stdout";
 }
 
 TEST_F(TraceNccl, ProbesCheckResolvesNcclWithoutAliases) {

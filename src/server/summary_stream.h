@@ -1,0 +1,42 @@
+// SummaryStream: the live stream's producer. A Consumer on the output thread that counts
+// calls per function and, each tick, publishes to an SseChannel one `summary` event: the
+// calls and errors of the last tick per function, and the agent's counters that moved.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "core/consumer.h"
+#include "server/sse_channel.h"
+
+namespace eacgm::server {
+
+class SummaryStream final : public Consumer {
+ public:
+  // `max_functions`: distinct functions counted; calls of further ones go to "other".
+  explicit SummaryStream(std::shared_ptr<SseChannel> channel, std::size_t max_functions = 4096)
+      : channel_(std::move(channel)), max_functions_(max_functions) {}
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
+
+  // The event a tick would publish now (also for tests); resets the per-tick counts.
+  std::string take_event(const CounterValues& counters);
+
+ private:
+  struct Count {
+    std::string domain, function;
+    std::uint64_t calls = 0, errors = 0;
+  };
+  std::shared_ptr<SseChannel> channel_;
+  std::size_t max_functions_;
+  std::unordered_map<const ProbeInfo*, Count> counts_;
+  std::vector<std::shared_ptr<const ProbeInfo>> pinned_;  // keeps the keys' addresses unique
+  Count other_{"other", "other", 0, 0};
+  std::unordered_map<std::string, std::uint64_t> last_counters_;
+  std::uint64_t sequence_ = 0;
+};
+
+}  // namespace eacgm::server
