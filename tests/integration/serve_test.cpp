@@ -1,0 +1,269 @@
+// `eacgm serve` end to end: Debian's Prometheus scrapes it while it traces the CUDA test
+// program (exact counts through PromQL), promtool accepts /metrics, the JSON API lists the
+// program, the event stream delivers summaries, SIGHUP with a good and a bad config,
+// SIGTERM, and refusals of unsafe listening. GPUs come from the fake libnvidia-ml.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "../unit/server/http_client.h"
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using server::testing::get;
+
+const std::string kFakeNvml = EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1";
+
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Polls `fn` until it returns true or the timeout passes.
+template <typename Fn>
+bool eventually(Fn fn, std::chrono::milliseconds timeout = 30s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fn()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return fn();
+}
+
+class Serve : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
+    setenv("EACGM_NVML_LIBRARY", kFakeNvml.c_str(), 1);
+    setenv("EACGM_FAKE_NVML_SCENARIO", "full", 1);
+    setenv("EACGM_FAKE_NVML_GPU_COMM", "cuda_calls", 1);
+    dir_ = temp_dir();
+    port_ = free_port();
+  }
+  void TearDown() override {
+    unsetenv("EACGM_NVML_LIBRARY");
+    unsetenv("EACGM_FAKE_NVML_SCENARIO");
+    unsetenv("EACGM_FAKE_NVML_GPU_COMM");
+  }
+  std::string config(const std::string& text) {
+    std::string path = dir_ + "/eacgm.toml";
+    std::ofstream(path) << text;
+    return path;
+  }
+  // Started and ready (its first snapshot published).
+  std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto p = std::make_unique<Subprocess>(argv, dir_);
+    EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
+    EXPECT_TRUE(eventually([&] { return get(port_, "/readyz").status == 200; })) << p->err();
+    return p;
+  }
+  // The value of one series in /metrics ("" when absent).
+  std::string metric(const std::string& series) {
+    const std::string body = get(port_, "/metrics").body;
+    auto at = body.find("\n" + series + " ");
+    if (at == std::string::npos) return "";
+    auto start = at + series.size() + 2;
+    return body.substr(start, body.find('\n', start) - start);
+  }
+  std::string dir_;
+  std::uint16_t port_ = 0;
+};
+
+TEST_F(Serve, PrometheusScrapesExactCallCountsOfTheTracedProgram) {
+  auto serve = start_serve({"--config", config("[gpu]\ninterval_s = 0.2\n")});
+  const std::uint16_t prom_port = free_port();
+  const std::string prom_dir = dir_ + "/prometheus";
+  std::ofstream(dir_ + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n"
+                                          << "scrape_configs:\n  - job_name: eacgm\n    static_configs:\n"
+                                          << "      - targets: ['127.0.0.1:" << port_ << "']\n";
+  Subprocess prometheus(
+      {"/usr/bin/prometheus", "--config.file=" + dir_ + "/prometheus.yml", "--storage.tsdb.path=" + prom_dir,
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      dir_);
+  // The program's calls (twice: counts must add up across runs).
+  for (int i = 0; i < 2; ++i) {
+    Subprocess program({bin("cuda_calls")});
+    EXPECT_EQ(program.wait(), 7);
+  }
+  auto promql = [&](const std::string& query) -> std::string {
+    std::string q;
+    for (char c : query) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        q += c;
+      } else {
+        char buf[4];
+        std::snprintf(buf, sizeof(buf), "%%%02X", static_cast<unsigned char>(c));
+        q += buf;
+      }
+    }
+    auto reply = get(prom_port, "/api/v1/query?query=" + q);
+    if (reply.status != 200) return "";
+    auto doc = json::parse(reply.body, nullptr, false);
+    if (doc.is_discarded() || doc["data"]["result"].empty()) return "";
+    return doc["data"]["result"][0]["value"][1].get<std::string>();
+  };
+  EXPECT_TRUE(
+      eventually([&] { return promql("sum(eacgm_calls_total{function=\"cudaMalloc\"})") == "4"; }, 60s))
+      << promql("sum(eacgm_calls_total{function=\"cudaMalloc\"})") << "\n"
+      << prometheus.err().substr(0, 2000);
+  EXPECT_TRUE(eventually([&] {
+    return promql("sum(eacgm_calls_total{function=\"cudaLaunchKernel\"})") == "6";
+  })) << promql("sum(eacgm_calls_total{function=\"cudaLaunchKernel\"})");
+  // Per process: each run's 12 calls under its own pid and comm.
+  EXPECT_EQ(promql("count(eacgm_process_calls_total{comm=\"cuda_calls\"} == 12)"), "2");
+  // The fake GPUs under dcgm-exporter's names and labels.
+  EXPECT_EQ(promql("count(DCGM_FI_DEV_GPU_UTIL)"), "2");
+  EXPECT_EQ(promql("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",device=\"nvidia0\"} >= 0") != "", true);
+  prometheus.signal(SIGTERM);
+  prometheus.wait();
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
+TEST_F(Serve, MetricsPassPromtoolAndTheApiListsTheProgram) {
+  auto serve = start_serve();
+  Subprocess program({bin("cuda_calls"), "--wait-file", dir_ + "/go"});
+  ASSERT_TRUE(program.wait_for("ready"));
+  const std::string pid = std::to_string(program.pid());
+  std::ofstream(dir_ + "/go") << "go\n";
+  EXPECT_EQ(program.wait(), 7);
+  ASSERT_TRUE(eventually([&] {
+    return metric("eacgm_process_calls_total{pid=\"" + pid + "\",comm=\"cuda_calls\"}") == "12";
+  })) << get(port_, "/metrics").body;
+  EXPECT_EQ(metric("eacgm_calls_total{domain=\"cuda\",function=\"cudaMalloc\"}"), "2");
+
+  // promtool reads what Prometheus would: every eacgm_ family lints clean (dcgm-exporter's
+  // own names are its own style).
+  const std::string path = dir_ + "/metrics.txt";
+  std::ofstream(path) << get(port_, "/metrics").body;
+  Subprocess promtool({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + path});
+  const int rc = promtool.wait();
+  EXPECT_TRUE(rc == 0 || rc == 3) << promtool.out() << promtool.err();
+  std::istringstream findings(promtool.out() + promtool.err());
+  for (std::string line; std::getline(findings, line);) {
+    // eacgm_gpu_* carry dcgm-exporter's GPU labels (modelName, Hostname) so that they join
+    // with DCGM_FI_* series; any other finding on an eacgm_ family is a fault.
+    const bool dcgm_labels = line.rfind("eacgm_gpu_", 0) == 0 && line.find("camelCase") != std::string::npos;
+    if (line.rfind("eacgm_", 0) == 0 && !dcgm_labels) ADD_FAILURE() << line;
+    EXPECT_EQ(line.find("error while linting"), std::string::npos) << line;
+  }
+
+  auto procs = json::parse(get(port_, "/api/v1/processes").body);
+  bool found = false;
+  for (const auto& p : procs["processes"]) {
+    if (p["pid"].get<int>() == program.pid()) {
+      found = true;
+      EXPECT_EQ(p["comm"], "cuda_calls");
+      EXPECT_EQ(p["calls"], 12);
+    }
+  }
+  EXPECT_TRUE(found) << procs.dump();
+  auto functions = json::parse(get(port_, "/api/v1/functions").body);
+  bool malloc_row = false;
+  for (const auto& f : functions["functions"]) {
+    if (f["function"] == "cudaMalloc") {
+      malloc_row = true;
+      EXPECT_EQ(f["calls"], 2);
+      EXPECT_TRUE(f["p99_ns"].is_number());
+    }
+  }
+  EXPECT_TRUE(malloc_row) << functions.dump();
+  EXPECT_EQ(json::parse(get(port_, "/api/v1/gpus").body)["gpus"].size(), 2u);
+  EXPECT_EQ(get(port_, "/api/v1/nothing").status, 404);
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+  EXPECT_NE(serve->err().find("eacgm: stopped"), std::string::npos) << serve->err();
+}
+
+TEST_F(Serve, StreamDeliversSummariesAndAStalledClientCostsNoMemory) {
+  auto serve = start_serve();
+  const int fd = server::testing::connect_to(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(server::testing::send_all(fd, "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+  // A second client that never reads.
+  const int stalled = server::testing::connect_to(port_, 4096);
+  ASSERT_TRUE(server::testing::send_all(stalled, "GET /api/v1/stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+  Subprocess program({bin("cuda_calls"), "--repeat", "200"});
+  EXPECT_EQ(program.wait(), 7);
+  const std::string got = server::testing::read_until(
+      fd, [](const std::string& s) { return s.find("\"function\":\"cudaMalloc\"") != std::string::npos; },
+      15s);
+  ::close(fd);
+  EXPECT_NE(got.find("event: summary"), std::string::npos) << got;
+  EXPECT_NE(got.find("\"function\":\"cudaMalloc\""), std::string::npos) << got;
+  // The stalled client's queue is bounded: the server's memory does not grow with it.
+  EXPECT_NE(metric("eacgm_sse_clients"), "");
+  ::close(stalled);
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
+TEST_F(Serve, SighupAppliesAGoodConfigAndKeepsTheOldOneOnABadOne) {
+  const std::string path = config("catalogs = [\"cuda\"]\n");
+  auto serve = start_serve({"--config", path});
+  std::ofstream(path) << "[trace]\nringbuf_mib = 3\n";  // not a power of two
+  serve->signal(SIGHUP);
+  ASSERT_TRUE(serve->wait_for("reload failed, keeping the running configuration", true)) << serve->err();
+  EXPECT_EQ(get(port_, "/healthz").status, 200);
+  std::ofstream(path) << "catalogs = [\"cuda_driver\"]\n";
+  serve->signal(SIGHUP);
+  ASSERT_TRUE(serve->wait_for("configuration reloaded", true)) << serve->err();
+  // The new probe set: the driver catalog only.
+  EXPECT_TRUE(eventually([&] { return get(port_, "/readyz").status == 200; }));
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+  const std::string err = serve->err();
+  const auto second = err.find("tracing all processes", err.find("configuration reloaded"));
+  ASSERT_NE(second, std::string::npos) << err;
+  EXPECT_EQ(err.find("libcudart", err.find("configuration reloaded")), std::string::npos)
+      << "the runtime catalog is gone after the reload:\n"
+      << err;
+}
+
+TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
+  Subprocess open_to_all({bin("eacgm"), "serve", "--listen", "0.0.0.0:" + std::to_string(port_)});
+  EXPECT_EQ(open_to_all.wait(), 2);
+  const std::string refused = open_to_all.err();
+  EXPECT_NE(refused.find("token"), std::string::npos) << refused;
+  EXPECT_EQ(std::count(refused.begin(), refused.end(), '\n'), 1) << refused;
+  const std::string token = dir_ + "/token";
+  std::ofstream(token) << "secret\n";
+  chmod(token.c_str(), 0644);
+  Subprocess loose(
+      {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file", token});
+  EXPECT_EQ(loose.wait(), 2);
+  EXPECT_NE(loose.err().find("chmod 600"), std::string::npos) << loose.err();
+  chmod(token.c_str(), 0600);
+  auto serve = start_serve({"--token-file", token});
+  EXPECT_EQ(get(port_, "/metrics").status, 401);
+  EXPECT_EQ(get(port_, "/metrics", "Authorization: Bearer wrong\r\n").status, 401);
+  EXPECT_EQ(get(port_, "/metrics", "Authorization: Bearer secret\r\n").status, 200);
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0);
+}
+
+}  // namespace
+}  // namespace eacgm::test
