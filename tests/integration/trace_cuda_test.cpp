@@ -94,19 +94,9 @@ TEST(TraceCuda, TracesLaunchedCommandWithExactCountsArgumentsAndReturnCodes) {
   Subprocess eacgm({bin("eacgm"), "trace", "--", bin("cuda_calls")});
   int rc = eacgm.wait();
   EXPECT_EQ(rc, 7) << "eacgm must return the command's exit code\n" << eacgm.err();
-  auto events = parse_events(eacgm.out().substr(eacgm.out().find('{')));
-  // The command's own stdout is interleaved with eacgm's on the same stream; keep JSON.
-  std::vector<json> calls;
-  std::string program_out;
-  std::istringstream in(eacgm.out());
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '{') {
-      calls.push_back(json::parse(line));
-    } else {
-      program_out += line + "\n";
-    }
-  }
+  // The command's own stdout goes to eacgm's stderr: stdout holds only events.
+  auto calls = read_jsonl(eacgm.out_path());
+  std::string program_out = eacgm.err();
   EXPECT_EQ(count_by_name(calls), times(1)) << eacgm.err();
   expect_arguments(calls);
   expect_returns_match(calls, program_out);
@@ -228,7 +218,7 @@ TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
   EXPECT_TRUE(std::regex_search(
       eacgm.out(),
       std::regex(
-          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+  [0-9.]+ (us|ms))")))
+          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+( \(\w+\))?  [0-9.]+ (us|ms))")))
       << eacgm.out();
   EXPECT_NE(eacgm.err().find("done events=12 drops=0"), std::string::npos) << eacgm.err();
 }
