@@ -44,6 +44,8 @@ Traced trace_nccl_calls(const std::vector<std::string>& extra_args = {}) {
       t.program_out += line + "\n";
     }
   }
+  // The command's own stdout goes to eacgm's stderr while events go to stdout.
+  t.program_out += t.err;
   return t;
 }
 
@@ -278,7 +280,7 @@ TEST_F(TraceNccl, NcclCatalogAloneAndTextFormat) {
   EXPECT_TRUE(std::regex_search(
       t.program_out,
       std::regex(
-          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000, bytes=2400, dtype_name=float64, op_name=min\) = 4  [0-9.]+ (us|ms))")))
+          R"(nccl_calls\[\d+/\d+\] nccl ncclReduce\(sendbuff=0x1000, recvbuff=0x2000, count=300, datatype=8, op=3, root=2, comm=0x0, stream=0x5000, bytes=2400, dtype_name=float64, op_name=min\) = 4( \(\w+\))?  [0-9.]+ (us|ms))")))
       << t.program_out;
 }
 
