@@ -29,8 +29,14 @@ typedef __s16 eacgm_s16;
 #define EACGM_MAX_INFLIGHT 8 /* open traced calls per thread (power of two) */
 /* Version of this boundary (records, probe entries, maps the agent reads): the BPF
  * object carries it as `abi_version` and the agent checks it at load. Bumped with
- * every change either side must agree on. 4: per-probe hit counts (`probe_hits`). */
-#define EACGM_ABI_VERSION 4
+ * every change either side must agree on. 4: per-probe hit counts (`probe_hits`).
+ * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags. */
+#define EACGM_ABI_VERSION 5
+
+/* Values of the target_pids map (the pid filter): a traced process, and whether it may
+ * be stopped at loader hints. Children inherit their parent's value. */
+#define EACGM_TARGET_TRACED 0x1
+#define EACGM_TARGET_NO_STOP 0x2 /* never stopped (a terminal's foreground job, ptraced) */
 
 /* Where an argument lives at function entry (x86-64 System V). */
 enum eacgm_arg_source {
@@ -161,7 +167,9 @@ enum eacgm_counter {
 	EACGM_CNT_CALLS_OPENED = 5,  /* entries stored to wait for their exit */
 	EACGM_CNT_CALLS_CLOSED = 6,  /* stored entries completed or given up as lost */
 	EACGM_CNT_TOO_DEEP = 7,      /* entries not stored: EACGM_MAX_INFLIGHT calls open */
-	EACGM_CNT_MAX = 8,
+	EACGM_CNT_EXITS_BEFORE_ATTACH = 8, /* a traced thread's exit whose entry ran before
+					    * the entry probe was attached (--pid, late attach) */
+	EACGM_CNT_MAX = 9,
 };
 
 #endif

@@ -39,8 +39,10 @@ struct {
  * this thread has entered and not yet left (innermost last), and how many `outer`
  * calls are open (what makes other records nested). */
 struct thread_calls {
-	__u32 open;  /* slots in use */
-	__u32 depth; /* open EACGM_PROBE_OUTER calls */
+	__u32 open;    /* slots in use */
+	__u32 depth;   /* open EACGM_PROBE_OUTER calls */
+	__u32 dropped; /* entries seen and not stored (too deep) whose exits are to come */
+	__u32 pad;
 	struct eacgm_record slot[EACGM_MAX_INFLIGHT];
 };
 
@@ -371,6 +373,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	__u32 n = t->open;
 	if (n >= EACGM_MAX_INFLIGHT) {
 		count(EACGM_CNT_TOO_DEEP);
+		if (t->dropped < EACGM_MAX_INFLIGHT * 64)
+			t->dropped += 1; /* its exit is an orphan, not a pre-attach exit */
 		return 0;
 	}
 	/* Built in place: the slot is the record until the exit sends it. */
@@ -411,6 +415,28 @@ static __always_inline int emit_return(struct pt_regs *ctx, const struct eacgm_p
 	return 0;
 }
 
+/* An exit with no stored entry. Return probes fire in every process that maps the
+ * library, and only for calls entered after the return probe was attached; so it is
+ * - another process's call (outside the pid filter): not this trace's business;
+ * - a call of a muted probe (the entry skipped it on purpose): nothing to count;
+ * - a call whose entry was seen and not stored (too deep): an orphan;
+ * - otherwise the entry ran before the entry probe was attached (return probes are
+ *   attached first): a call that began before the attach (--pid, a late library). */
+static __always_inline int unpaired_exit(struct thread_calls *t, const struct eacgm_probe *p)
+{
+	if (!t && !traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (p && !(p->flags & EACGM_PROBE_ENABLED))
+		return 0;
+	if (t && t->dropped > 0) {
+		t->dropped -= 1;
+		count(EACGM_CNT_ORPHAN_EXITS);
+		return 0;
+	}
+	count(EACGM_CNT_EXITS_BEFORE_ATTACH);
+	return 0;
+}
+
 static __always_inline int on_exit(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -425,10 +451,8 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 	/* No pid filter for paired calls: a thread has open calls only where its entries
 	 * were traced. */
 	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
-	if (!t || t->open == 0) {
-		count(EACGM_CNT_ORPHAN_EXITS);
-		return 0;
-	}
+	if (!t || t->open == 0)
+		return unpaired_exit(t, p);
 	/* Normally the innermost open call; deeper ones are calls whose exits were
 	 * skipped (longjmp, exceptions through C frames): those are lost exits. */
 	__u32 n = t->open;
@@ -442,10 +466,8 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 			break;
 		}
 	}
-	if (found < 0) {
-		count(EACGM_CNT_ORPHAN_EXITS);
-		return 0;
-	}
+	if (found < 0)
+		return unpaired_exit(t, p);
 	struct eacgm_record *r = &t->slot[found & (EACGM_MAX_INFLIGHT - 1)];
 	for (__u32 k = (__u32)found + 1; k < EACGM_MAX_INFLIGHT && k < n; k++) {
 		/* A skipped `outer` call must not leave its depth behind. */
@@ -522,9 +544,10 @@ int BPF_PROG(eacgm_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	if (ptgid == ctgid)
 		return 0; /* a new thread, not a new process */
-	if (bpf_map_lookup_elem(&target_pids, &ptgid)) {
-		__u8 one = 1;
-		bpf_map_update_elem(&target_pids, &ctgid, &one, BPF_ANY);
+	__u8 *pv = bpf_map_lookup_elem(&target_pids, &ptgid);
+	if (pv) {
+		__u8 v = *pv; /* the parent's EACGM_TARGET_* flags */
+		bpf_map_update_elem(&target_pids, &ctgid, &v, BPF_ANY);
 	}
 	return 0;
 }
@@ -583,11 +606,16 @@ int eacgm_lib_loaded(struct pt_regs *ctx)
 	r->tid = (__u32)id;
 	r->ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	/* For a launched command, hold the process until its new libraries are attached,
-	 * so that no call made right after a dlopen (or at start-up) is missed. The agent
-	 * sends SIGCONT once it has scanned the process. */
-	if (stop_on_load && filter_pids && bpf_send_signal(19 /* SIGSTOP */) == 0)
-		r->flags |= EACGM_REC_STOPPED;
+	/* Hold a traced process (a launched command, a --pid target) until its new
+	 * libraries are attached, so that no call made right after a dlopen (or at
+	 * start-up) is missed. The agent sends SIGCONT once it has scanned the process.
+	 * Targets marked EACGM_TARGET_NO_STOP are never stopped (their parent would see
+	 * the stop: a shell's foreground job, a debugger). */
+	if (stop_on_load && filter_pids) {
+		__u8 *v = bpf_map_lookup_elem(&target_pids, &tgid);
+		if (v && !(*v & EACGM_TARGET_NO_STOP) && bpf_send_signal(19 /* SIGSTOP */) == 0)
+			r->flags |= EACGM_REC_STOPPED;
+	}
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

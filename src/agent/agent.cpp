@@ -114,8 +114,20 @@ Status Agent::start_up() {
   to.config = config.trace;
   to.specs = std::move(*specs);
   to.filter_pids = !options_.pids.empty() || child_.has_value();
-  to.stop_on_load = child_.has_value();
+  // Launched commands and --pid targets are held at loader hints until attached; a
+  // target whose stop another process would see (a shell's foreground job, a process
+  // under a debugger) is not, and what that costs is said.
+  to.stop_on_load = to.filter_pids;
   to.pids = options_.pids;
+  for (int pid : options_.pids) {
+    if (auto why = stop_hazard(static_cast<std::uint32_t>(pid))) {
+      to.never_stop.insert(pid);
+      say(
+          fmt::format("pid {} is not held at library loads ({}): calls it makes right after loading a "
+                      "library, before eacgm has attached to it, are not traced",
+                      pid, *why));
+    }
+  }
   if (child_) to.pids.push_back(child_->pid());
   to.btf_path = options_.btf_path;
   to.python = config.python;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "agent/agent.h"
+#include "analysis/comm_filter.h"
 #include "cli/usage_errors.h"
 
 namespace eacgm::cli {
@@ -41,6 +42,9 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
   sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub.add_flag("--no-gpu", opts.no_gpu,
                "do not sample the GPUs through NVML while tracing (gpu.sample = false)");
+  sub.add_option("--comm", opts.comms,
+                 "show only the calls of processes with this name (exact, as `ps -o comm` shows it; "
+                 "repeatable); the others are counted in one line at the end");
   sub.add_option("command", opts.command, "command to run and trace with its children (after --)");
   sub.positionals_at_end();
 }
@@ -57,6 +61,11 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   ao.side_command = opts.side_command;
   ao.sample_gpus = !opts.no_gpu;
   ao.command_stdout_to_stderr = opts.command_stdout_to_stderr;
+  std::shared_ptr<analysis::CommFilter> filter;
+  if (!opts.comms.empty()) {
+    filter = std::make_shared<analysis::CommFilter>(opts.comms, std::move(consumer));
+    consumer = filter;
+  }
   auto agent = agent::Agent::start(std::move(ao), std::move(consumer), print_error);
   if (!agent) {
     print_error(agent.error());
@@ -64,7 +73,9 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   }
   // After start-up: the sampling thread has blocked every signal for itself.
   install_signal_handlers();
-  return (*agent)->run(g_signal);
+  int code = (*agent)->run(g_signal);
+  if (filter && filter->left_out() > 0) print_error(filter->summary() + " (--comm)");
+  return code;
 }
 
 }  // namespace eacgm::cli

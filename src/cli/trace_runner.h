@@ -22,6 +22,7 @@ struct TraceCommandOptions {
   std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
   bool no_gpu = false;                    // --no-gpu: no NVML sampling beside the trace
   bool command_stdout_to_stderr = false;  // the event stream is on our stdout
+  std::vector<std::string> comms;         // --comm: show only these process names
 };
 
 // Registers the options common to trace and run on a subcommand.
@@ -29,7 +30,8 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
 
 // Runs the agent with a loaded configuration (see load_config) until the trace ends;
 // `consumer` gets every call and GPU sample, and the final counters. Returns the exit
-// code: CMD's own when a command was traced.
+// code: CMD's own when a command was traced. With `comms`, only those processes' calls
+// reach `consumer`, and a line at the end counts the others.
 int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared_ptr<Consumer> consumer);
 
 // Prints "eacgm: <message>" on stderr.

@@ -23,7 +23,11 @@ constexpr std::array kTable = {
         "lost_exits", "eacgm_lost_exits_total", kC, kAlways, "",
         "Traced calls whose return was never seen (longjmp, thread killed, still open at the end)."},
     AgentCounterSpec{"orphan_exits", "eacgm_orphan_exits_total", kC, kAlways, "",
-                     "Returns whose entry was not seen (probe attached mid-call)."},
+                     "Returns of traced calls whose entry was seen but not kept (too many calls open on the "
+                     "thread)."},
+    AgentCounterSpec{"exits_before_attach", "eacgm_exits_before_attach_total", kC, kNonZero, "",
+                     "Returns of traced processes' calls that began before the probes were attached (--pid, "
+                     "libraries attached while in use)."},
     AgentCounterSpec{"read_faults", "eacgm_read_faults_total", kC, kAlways, "",
                      "Argument reads that faulted in the kernel (reported as null)."},
     AgentCounterSpec{"probes", "eacgm_probes_attached", kG, kAlways, "",

@@ -33,9 +33,11 @@ void EventStream::flush() {
   if (buf_.size() > 0) {
     std::string_view pending(buf_.data(), buf_.size());
     std::string_view keep = pending;
-    if (max_bytes_ > 0 && written_ + pending.size() > max_bytes_) {
-      // Whole lines up to the limit; the rest is counted, never half-written.
-      const std::uint64_t room = max_bytes_ > written_ ? max_bytes_ - written_ : 0;
+    if (max_bytes_ > 0 && (lines_not_written_ > 0 || written_ + pending.size() > max_bytes_)) {
+      // Whole lines up to the limit; the rest is counted, never half-written. Once a
+      // line was left out nothing more is written, so the output is a prefix of the
+      // stream (a shorter later line would otherwise fill the room behind a gap).
+      const std::uint64_t room = max_bytes_ > written_ && lines_not_written_ == 0 ? max_bytes_ - written_ : 0;
       const auto cut = room == 0 ? std::string_view::npos : pending.rfind('\n', room - 1);
       keep = cut == std::string_view::npos ? std::string_view{} : pending.substr(0, cut + 1);
       const auto rest = pending.substr(keep.size());

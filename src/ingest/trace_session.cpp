@@ -31,7 +31,8 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   if (!bpf) return std::move(bpf).take_error();
   s->bpf_ = std::move(*bpf);
   for (int pid : options.pids) {
-    if (auto st = s->bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); !st) {
+    const bool may_stop = !options.never_stop.count(pid);
+    if (auto st = s->bpf_->add_target_pid(static_cast<std::uint32_t>(pid), may_stop); !st) {
       return std::move(st).take_error();
     }
   }
@@ -84,6 +85,7 @@ void TraceSession::register_counters(CounterRegistry& registry) {
            (stopped_.load() ? final_pending_.load(std::memory_order_relaxed) : 0);
   });
   registry.add(agent_counter("orphan_exits"), bpf(&probe::BpfCounters::orphan_exits));
+  registry.add(agent_counter("exits_before_attach"), bpf(&probe::BpfCounters::exits_before_attach));
   registry.add(agent_counter("read_faults"), bpf(&probe::BpfCounters::read_faults));
   registry.add(agent_counter("probes"), atomic(probes_));
   registry.add(agent_counter("libraries"), atomic(libraries_));
@@ -205,6 +207,7 @@ TraceReport TraceSession::report() const {
   r.ringbuf_drops = c.ringbuf_drops;
   r.lost_exits = c.lost_exits + (stopped_ ? final_pending_.load() : 0);
   r.orphan_exits = c.orphan_exits;
+  r.exits_before_attach = c.exits_before_attach;
   r.too_deep = c.too_deep;
   r.read_faults = c.read_faults;
   r.malformed = d.malformed;

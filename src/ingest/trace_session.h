@@ -32,8 +32,9 @@ struct TraceOptions {
   TraceConfig config;
   std::vector<ProbeSpec> specs;
   bool filter_pids = false;   // trace only `pids` and their children
-  bool stop_on_load = false;  // hold them at loader hints until attached (launched commands)
+  bool stop_on_load = false;  // hold them at loader hints until attached
   std::vector<int> pids;
+  std::set<int> never_stop;  // of `pids`: never held (and neither are their children)
   std::string btf_path;
   PythonConfig python;  // pairing and filtering of the python catalog's records
 };
@@ -42,9 +43,10 @@ struct TraceOptions {
 struct TraceReport {
   std::uint64_t events = 0;
   std::uint64_t ringbuf_drops = 0;
-  std::uint64_t lost_exits = 0;    // entries never followed by an exit
-  std::uint64_t orphan_exits = 0;  // exits whose entry was not seen
-  std::uint64_t too_deep = 0;      // calls not traced: a thread had too many open
+  std::uint64_t lost_exits = 0;           // entries never followed by an exit
+  std::uint64_t orphan_exits = 0;         // exits whose entry was seen but not kept (too deep)
+  std::uint64_t exits_before_attach = 0;  // exits of calls entered before the attach
+  std::uint64_t too_deep = 0;             // calls not traced: a thread had too many open
   std::uint64_t read_faults = 0;
   std::uint64_t malformed = 0;
   std::uint64_t unknown_probe = 0;

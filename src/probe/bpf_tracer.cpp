@@ -353,9 +353,9 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
   return out;
 }
 
-Status BpfTracer::add_target_pid(std::uint32_t pid) {
-  std::uint8_t one = 1;
-  if (bpf_map__update_elem(skel_->maps.target_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)) {
+Status BpfTracer::add_target_pid(std::uint32_t pid, bool may_stop) {
+  std::uint8_t flags = EACGM_TARGET_TRACED | (may_stop ? 0 : EACGM_TARGET_NO_STOP);
+  if (bpf_map__update_elem(skel_->maps.target_pids, &pid, sizeof(pid), &flags, sizeof(flags), BPF_ANY)) {
     return make_error(fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(errno)));
   }
   return {};
@@ -450,6 +450,7 @@ BpfCounters BpfTracer::counters() const {
   c.calls_opened = sum(EACGM_CNT_CALLS_OPENED);
   c.calls_closed = sum(EACGM_CNT_CALLS_CLOSED);
   c.too_deep = sum(EACGM_CNT_TOO_DEEP);
+  c.exits_before_attach = sum(EACGM_CNT_EXITS_BEFORE_ATTACH);
   return c;
 }
 

@@ -25,7 +25,7 @@ struct BpfOptions {
   std::uint32_t ringbuf_bytes = 16u << 20;
   std::uint32_t wakeup_bytes = 256u << 10;
   bool filter_pids = false;
-  bool stop_on_load = false;  // hold launched processes at loader hints until attached
+  bool stop_on_load = false;  // hold traced processes at loader hints until attached
   std::string btf_path;       // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
 };
 
@@ -36,9 +36,10 @@ struct BpfCounters {
   std::uint64_t orphan_exits = 0;
   std::uint64_t read_faults = 0;
   std::uint64_t no_probe = 0;
-  std::uint64_t calls_opened = 0;  // entries waiting for their exit
-  std::uint64_t calls_closed = 0;  // of those, completed or given up as lost
-  std::uint64_t too_deep = 0;      // entries not traced: too many calls open on a thread
+  std::uint64_t calls_opened = 0;         // entries waiting for their exit
+  std::uint64_t calls_closed = 0;         // of those, completed or given up as lost
+  std::uint64_t too_deep = 0;             // entries not traced: too many calls open on a thread
+  std::uint64_t exits_before_attach = 0;  // traced threads' exits of calls entered before the attach
 };
 
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
@@ -90,7 +91,9 @@ class BpfTracer {
   Status clear_probe(std::uint32_t id);
   // Entries of each stored probe while enabled, summed over CPUs (one batch lookup).
   std::map<std::uint32_t, std::uint64_t> probe_hits() const;
-  Status add_target_pid(std::uint32_t pid);
+  // Adds a process to the filter; `may_stop`: it may be held (SIGSTOP) at loader hints
+  // when the tracer was opened with stop_on_load. Its children inherit both.
+  Status add_target_pid(std::uint32_t pid, bool may_stop = true);
   // The filter's current pids (followed children included).
   std::vector<std::uint32_t> target_pids() const;
 

@@ -1,5 +1,7 @@
-// Reads /proc/<pid>/stat and walks parent links through it.
+// Reads /proc/<pid>/stat and walks parent links through it; whether a stop would be seen.
 #include "sample/process_tree.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
@@ -17,7 +19,31 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
   char state = 0;
   long long ppid = -1;
   if (!(rest >> state >> ppid) || ppid < 0) return std::nullopt;
-  return ProcStat{state, static_cast<std::uint32_t>(ppid)};
+  ProcStat s{state, static_cast<std::uint32_t>(ppid)};
+  long long pgrp = -1, session = -1, tty_nr = 0, tpgid = -1;
+  if (rest >> pgrp >> session >> tty_nr >> tpgid) {
+    s.pgrp = pgrp;
+    s.tty_nr = tty_nr;
+    s.tpgid = tpgid;
+  }
+  return s;
+}
+
+std::optional<std::string> stop_hazard(std::uint32_t pid, const std::string& proc_root) {
+  auto stat = read_proc_stat(pid, proc_root);
+  if (stat && stat->tty_nr != 0 && stat->tpgid > 0 && stat->tpgid == stat->pgrp) {
+    return "it is the foreground job of a terminal";
+  }
+  std::ifstream status(proc_root + "/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("TracerPid:", 0) == 0) {
+      std::istringstream v(line.substr(10));
+      long long tracer = 0;
+      if (v >> tracer && tracer != 0) return fmt::format("it is traced by pid {} (a debugger)", tracer);
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::uint32_t> parent_pid(std::uint32_t pid, const std::string& proc_root) {

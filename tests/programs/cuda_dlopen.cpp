@@ -2,7 +2,10 @@
 // from a path the loader cache does not know (as in a conda/venv install), then waits
 // for the go file and calls cudaMalloc/cudaFree through it.
 //
-// Usage: cuda_dlopen LIBCUDART_PATH GO_FILE   (GO_FILE "-": no pause, call at once)
+// Usage: cuda_dlopen LIBCUDART_PATH GO_FILE [--go-before-load]
+//   GO_FILE "-": no pause, call at once. --go-before-load: wait for GO_FILE before the
+//   dlopen instead, then call at once (a running process, traced by --pid, that loads
+//   a library and calls it straight away).
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,9 +19,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cuda_dlopen LIBCUDART_PATH GO_FILE\n");
     return 2;
   }
-  const bool at_once = std::string_view(argv[2]) == "-";
+  const bool go_before = argc > 3 && std::string_view(argv[3]) == "--go-before-load";
+  const bool at_once = go_before || std::string_view(argv[2]) == "-";
   std::printf("started %d\n", getpid());
   std::fflush(stdout);
+  struct stat st;
+  while (go_before && stat(argv[2], &st) != 0) usleep(2000);
   if (!at_once) usleep(300000);
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
@@ -32,7 +38,6 @@ int main(int argc, char** argv) {
   if (!cuda_malloc || !cuda_free) return 4;
   std::printf("loaded\n");
   std::fflush(stdout);
-  struct stat st;
   while (!at_once && stat(argv[2], &st) != 0) usleep(2000);
   void* p = nullptr;
   std::printf("cudaMalloc ret=%d\n", cuda_malloc(&p, 12345));

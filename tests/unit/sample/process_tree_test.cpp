@@ -54,6 +54,30 @@ TEST_F(ProcessTree, MembershipFollowsGenerations) {
   EXPECT_TRUE(in_process_tree(400, {401}, root_));
 }
 
+TEST_F(ProcessTree, StopHazards) {
+  // A terminal's foreground job (tty 34816, foreground group 500 = its own group).
+  std::filesystem::create_directories(root_ + "/500");
+  std::ofstream(root_ + "/500/stat") << "500 (python3) S 100 500 100 34816 500 4194560\n";
+  auto fg = stop_hazard(500, root_);
+  ASSERT_TRUE(fg.has_value());
+  EXPECT_NE(fg->find("foreground job of a terminal"), std::string::npos) << *fg;
+  // The same job in the background (the shell's group in the foreground): no hazard.
+  std::ofstream(root_ + "/500/stat") << "500 (python3) S 100 500 100 34816 100 4194560\n";
+  EXPECT_FALSE(stop_hazard(500, root_).has_value());
+  // Under a debugger.
+  std::ofstream(root_ + "/500/status") << "Name:\tpython3\nTracerPid:\t77\n";
+  auto traced = stop_hazard(500, root_);
+  ASSERT_TRUE(traced.has_value());
+  EXPECT_NE(traced->find("pid 77"), std::string::npos) << *traced;
+  // No terminal (a daemon, a batch job): none. Stat files of the fixture have tty 0.
+  EXPECT_FALSE(stop_hazard(300, root_).has_value());
+  auto stat = read_proc_stat(500, root_);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->pgrp, 500);
+  EXPECT_EQ(stat->tty_nr, 34816);
+  EXPECT_EQ(stat->tpgid, 100);
+}
+
 TEST(ProcessTreeLive, ThisProcessDescendsFromItsParent) {
   EXPECT_EQ(parent_pid(static_cast<std::uint32_t>(getpid())), static_cast<std::uint32_t>(getppid()));
   EXPECT_TRUE(in_process_tree(static_cast<std::uint32_t>(getpid()), {getppid()}));

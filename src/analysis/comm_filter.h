@@ -1,0 +1,54 @@
+// CommFilter: passes on the calls of processes with chosen names (`--comm`, an exact
+// match on the kernel's 15-character comm) and counts the rest per name, so that a
+// trace of the whole machine shows one job and still says what the others did.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/consumer.h"
+
+namespace eacgm::analysis {
+
+class CommFilter final : public Consumer {
+ public:
+  // Names longer than the kernel keeps (15 bytes) are cut as the kernel cuts them.
+  CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner);
+
+  static constexpr std::size_t kCommMax = 15;
+  // At most this many other names are counted apart; further ones are folded together.
+  static constexpr std::size_t kMaxNamesCounted = 256;
+
+  bool matches(std::string_view comm) const { return names_.count(std::string(comm)) > 0; }
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
+    inner_->on_tick(now, counters);
+  }
+  void flush() override { inner_->flush(); }
+  void on_end(const CounterValues& counters) override { inner_->on_end(counters); }
+
+  std::uint64_t passed() const { return passed_; }
+  std::uint64_t left_out() const { return left_out_; }
+  // Calls left out, per process name ("" holds the names past kMaxNamesCounted).
+  const std::map<std::string, std::uint64_t>& left_out_by_comm() const { return others_; }
+  // One line: "N calls of other processes not shown (name N, ...; M more names)", the
+  // `most` busiest names first; empty when nothing was left out.
+  std::string summary(std::size_t most = 5) const;
+
+ private:
+  std::set<std::string> names_;
+  std::shared_ptr<Consumer> inner_;
+  std::vector<CallEvent> kept_;
+  std::map<std::string, std::uint64_t> others_;
+  std::uint64_t passed_ = 0;
+  std::uint64_t left_out_ = 0;
+};
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,83 @@
+// CommFilter (--comm): exact matches on the 15-character comm pass on, the rest is
+// counted per name and summed up in one line; everything else passes through.
+#include "analysis/comm_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace eacgm::analysis {
+namespace {
+
+struct Recorder final : Consumer {
+  std::vector<std::string> comms;
+  int rounds = 0, gpu = 0, flushes = 0, ends = 0;
+  void on_calls(std::span<const CallEvent> calls) override {
+    ++rounds;
+    for (const auto& e : calls) comms.emplace_back(e.comm_view());
+  }
+  void on_gpu(const GpuSnapshot&) override { ++gpu; }
+  void flush() override { ++flushes; }
+  void on_end(const CounterValues&) override { ++ends; }
+};
+
+CallEvent call(const std::string& comm) {
+  CallEvent e;
+  std::snprintf(e.comm.data(), e.comm.size(), "%s", comm.c_str());
+  return e;
+}
+
+TEST(CommFilter, PassesExactNamesAndCountsTheRest) {
+  auto rec = std::make_shared<Recorder>();
+  CommFilter f({"eacgm-demo", "python3"}, rec);
+  std::vector<CallEvent> calls{call("eacgm-demo"), call("other"),     call("python3"),
+                               call("python"),     call("eacgm-dem"), call("other")};
+  f.on_calls(calls);
+  EXPECT_EQ(rec->comms, (std::vector<std::string>{"eacgm-demo", "python3"}));
+  EXPECT_EQ(f.passed(), 2u);
+  EXPECT_EQ(f.left_out(), 4u);
+  EXPECT_EQ(f.left_out_by_comm().at("other"), 2u);
+  EXPECT_EQ(f.left_out_by_comm().at("python"), 1u);
+  EXPECT_EQ(f.summary(), "4 calls of other processes not shown (other 2, eacgm-dem 1, python 1)");
+  EXPECT_EQ(f.summary(1), "4 calls of other processes not shown (other 2; 2 more names)");
+}
+
+TEST(CommFilter, LongNamesMatchTheKernelsCutComm) {
+  auto rec = std::make_shared<Recorder>();
+  CommFilter f({"a_very_long_process_name"}, rec);
+  std::vector<CallEvent> calls{call("a_very_long_pro")};  // what the kernel keeps: 15 bytes
+  f.on_calls(calls);
+  EXPECT_EQ(rec->comms.size(), 1u);
+  EXPECT_EQ(f.summary(), "");
+}
+
+TEST(CommFilter, RoundsWithNothingKeptAreNotPassedOnButTheRestIs) {
+  auto rec = std::make_shared<Recorder>();
+  CommFilter f({"x"}, rec);
+  std::vector<CallEvent> calls{call("y")};
+  f.on_calls(calls);
+  EXPECT_EQ(rec->rounds, 0);
+  f.on_gpu(GpuSnapshot{});
+  f.flush();
+  f.on_end(CounterValues{});
+  EXPECT_EQ(rec->gpu, 1);
+  EXPECT_EQ(rec->flushes, 1);
+  EXPECT_EQ(rec->ends, 1);
+  EXPECT_EQ(f.summary(), "1 call of other processes not shown (y 1)");
+}
+
+TEST(CommFilter, ManyNamesAreFoldedPastTheCap) {
+  CommFilter f({"keep"}, nullptr);
+  std::vector<CallEvent> calls;
+  for (std::size_t i = 0; i < CommFilter::kMaxNamesCounted + 10; ++i)
+    calls.push_back(call("p" + std::to_string(i)));
+  f.on_calls(calls);
+  EXPECT_EQ(f.left_out_by_comm().size(), CommFilter::kMaxNamesCounted + 1);
+  EXPECT_EQ(f.left_out_by_comm().at(""), 10u);
+  EXPECT_EQ(f.left_out(), CommFilter::kMaxNamesCounted + 10);
+}
+
+}  // namespace
+}  // namespace eacgm::analysis
