@@ -12,6 +12,7 @@
 #include "bpf/events.h"
 #include "core/clock.h"
 #include "export/event_format.h"
+#include "ingest/call_batcher.h"
 #include "ingest/enricher_stages.h"
 #include "ingest/kernel_names.h"
 #include "ingest/nccl_comms.h"
@@ -121,34 +122,20 @@ void BM_ReaderPathDirect(benchmark::State& state) {
 }
 BENCHMARK(BM_ReaderPathDirect);
 
-// The same through the agent's parts, as the reader runs them: the enricher chain,
-// batches of 256 swapped into place, and LiveAnalysis as the consumer.
+// The same through the reader's own per-record code (ingest/call_batcher.h): decode into
+// the batch's slot, the enricher chain, batches of 256 to LiveAnalysis as the consumer.
 void BM_ReaderPathChainBatched(benchmark::State& state) {
   Replay replay;
-  ingest::RecordDecoder decoder(replay.table);
   ingest::EnricherChain chain;
   chain.add(ingest::make_nccl_comm_stage());
   chain.add(ingest::make_kernel_name_stage());
-  analysis::LiveAnalysis live;
-  struct Batch final : ingest::CallSink {
-    std::vector<CallEvent> slots = std::vector<CallEvent>(256);
-    std::size_t n = 0;
-    Consumer* consumer = nullptr;
-    void take(CallEvent& e) override {
-      std::swap(slots[n], e);
-      if (++n == slots.size()) {
-        consumer->on_calls(std::span<const CallEvent>(slots.data(), n));
-        n = 0;
-      }
-    }
-  } batch;
-  batch.consumer = &live;
-  CallEvent e;
+  ingest::CallBatcher batcher(replay.table, std::move(chain), std::make_shared<analysis::LiveAnalysis>());
   std::size_t i = 0;
   for (auto _ : state) {
     const eacgm_record& r = replay.records[i++ & 65535];
-    if (decoder.decode(&r, sizeof(r), e) == ingest::RecordKind::kCall) chain.process(e, batch);
+    benchmark::DoNotOptimize(batcher.add(&r, sizeof(r)));
   }
+  batcher.flush();
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ReaderPathChainBatched);

@@ -15,12 +15,7 @@ namespace eacgm::ingest {
 
 RingReader::RingReader(const probe::ProbeTable& table, EnricherChain chain,
                        std::shared_ptr<Consumer> consumer, ReaderHooks hooks, ReaderOptions options)
-    : decoder_(table),
-      chain_(std::move(chain)),
-      consumer_(std::move(consumer)),
-      hooks_(std::move(hooks)),
-      options_(options),
-      batch_(kBatch) {}
+    : batcher_(table, std::move(chain), std::move(consumer)), hooks_(std::move(hooks)), options_(options) {}
 
 Result<std::unique_ptr<RingReader>> RingReader::create(int ringbuf_fd, const probe::ProbeTable& table,
                                                        EnricherChain chain,
@@ -45,7 +40,7 @@ void RingReader::register_counters(CounterRegistry& registry) {
   // Only the reader's own counts that the accounting line does not already show from
   // the session; the session declares `events` first to keep the line's order.
   registry_ = &registry;
-  chain_.register_counters(registry);
+  batcher_.chain().register_counters(registry);
   registry.add(agent_counter("malformed"), [this] { return malformed_.load(std::memory_order_relaxed); });
   registry.add(agent_counter("poll_errors"), [this] { return poll_errors_.load(std::memory_order_relaxed); });
   registry.add(agent_counter("hints"), [this] { return hints_.load(std::memory_order_relaxed); });
@@ -53,33 +48,21 @@ void RingReader::register_counters(CounterRegistry& registry) {
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
 }
 
-void RingReader::BatchSink::take(CallEvent& event) {
-  RingReader& r = reader_;
-  // Swap, not copy: the slot's old strings become the scratch event's buffers.
-  std::swap(r.batch_[r.batched_], event);
-  if (++r.batched_ == r.batch_.size()) r.flush_batch();
-}
-
-void RingReader::flush_batch() {
-  if (batched_ == 0) return;
-  consumer_->on_calls(std::span<const CallEvent>(batch_.data(), batched_));
-  batched_ = 0;
-}
-
 int RingReader::on_record(void* ctx, void* data, std::size_t size) {
   auto* self = static_cast<RingReader*>(ctx);
-  switch (self->decoder_.decode(data, size, self->event_)) {
+  switch (self->batcher_.add(data, size)) {
     case RecordKind::kCall:
-      self->chain_.process(self->event_, self->batch_sink_);
       break;
-    case RecordKind::kExecHint:
-      self->chain_.forget(self->event_.pid);  // a new image: old handles mean nothing
-      if (self->hooks_.on_hint) self->hooks_.on_hint(self->event_.pid, true, false);
+    case RecordKind::kExecHint: {
+      const auto pid = self->batcher_.last().pid;
+      self->batcher_.chain().forget(pid);  // a new image: old handles mean nothing
+      if (self->hooks_.on_hint) self->hooks_.on_hint(pid, true, false);
       break;
+    }
     case RecordKind::kLibraryHint: {
       // decode() checked the size, so the flags can be read from the record itself.
       bool stopped = (static_cast<const eacgm_record*>(data)->flags & EACGM_REC_STOPPED) != 0;
-      if (self->hooks_.on_hint) self->hooks_.on_hint(self->event_.pid, false, stopped);
+      if (self->hooks_.on_hint) self->hooks_.on_hint(self->batcher_.last().pid, false, stopped);
       break;
     }
     default:
@@ -117,29 +100,29 @@ void RingReader::loop() {
 }
 
 void RingReader::end_round() {
-  flush_batch();
+  batcher_.flush();
   publish_counters();
   if (hooks_.on_round) hooks_.on_round();
   auto now = std::chrono::steady_clock::now();
   if (now >= next_tick_) {
-    consumer_->on_tick(now, registry_ ? registry_->read() : CounterValues{});
+    batcher_.consumer().on_tick(now, registry_ ? registry_->read() : CounterValues{});
     next_tick_ = now + options_.tick;
   }
   if (now >= next_sweep_) {
     // Exit is not announced for every process, so per-process state of the enrichers
     // is checked against the living ones (kill(pid, 0): ESRCH once it is reaped).
-    auto gone = chain_.forget_unless(
+    auto gone = batcher_.chain().forget_unless(
         [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; });
     forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);
     next_sweep_ = now + options_.sweep;
   }
-  consumer_->flush();
+  batcher_.consumer().flush();
 }
 
 // Relaxed: readers want a recent value, and stop()'s join orders the final one.
 void RingReader::publish_counters() {
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  const auto& c = decoder_.counters();
+  const auto& c = batcher_.counters();
   calls_.store(c.calls, kRelaxed);
   hints_.store(c.hints, kRelaxed);
   malformed_.store(c.malformed, kRelaxed);

@@ -18,6 +18,7 @@
 #include "core/consumer.h"
 #include "core/counter_registry.h"
 #include "core/result.h"
+#include "ingest/call_batcher.h"
 #include "ingest/enricher.h"
 #include "ingest/record_decoder.h"
 
@@ -44,8 +45,6 @@ struct ReaderOptions {
 
 class RingReader {
  public:
-  static constexpr std::size_t kBatch = 256;
-
   static Result<std::unique_ptr<RingReader>> create(int ringbuf_fd, const probe::ProbeTable& table,
                                                     EnricherChain chain, std::shared_ptr<Consumer> consumer,
                                                     ReaderHooks hooks, ReaderOptions options);
@@ -62,33 +61,17 @@ class RingReader {
   DecodeCounters counters() const;
 
  private:
-  class BatchSink final : public CallSink {
-   public:
-    explicit BatchSink(RingReader& reader) : reader_(reader) {}
-    void take(CallEvent& event) override;
-
-   private:
-    RingReader& reader_;
-  };
-
   RingReader(const probe::ProbeTable& table, EnricherChain chain, std::shared_ptr<Consumer> consumer,
              ReaderHooks hooks, ReaderOptions options);
   static int on_record(void* ctx, void* data, std::size_t size);
   void loop();
   void end_round();
-  void flush_batch();
   void publish_counters();
 
   ring_buffer* rb_ = nullptr;
-  RecordDecoder decoder_;
-  EnricherChain chain_;
-  std::shared_ptr<Consumer> consumer_;
+  CallBatcher batcher_;
   ReaderHooks hooks_;
   ReaderOptions options_;
-  BatchSink batch_sink_{*this};
-  CallEvent event_;
-  std::vector<CallEvent> batch_;
-  std::size_t batched_ = 0;
   std::chrono::steady_clock::time_point next_tick_{}, next_sweep_{};
   bool poll_error_noticed_ = false;
   const CounterRegistry* registry_ = nullptr;  // read at each tick for the consumer
