@@ -10,7 +10,14 @@ echo "== probe: symbol table of a large library"
 "$B/bench/eacgm_bench_probe" --benchmark_min_time=0.5
 echo "== NVML sampling pass (fake NVML unless EACGM_BENCH_REAL_NVML=1)"
 "$B/bench/eacgm_bench_sample" --benchmark_min_time=0.5
+echo "== eacgm serve: /metrics render, /api/v1 documents, snapshot publication"
+"$B/bench/eacgm_bench_serve" --benchmark_min_time=0.5
 echo "== overhead per traced call and capture"
 bench/overhead.sh "$B" "${ITERS:-200000}" "${CALL:-malloc}"
 echo "== idle cost"
 bench/idle.sh "$B" 10
+echo "== eacgm serve: idle and with one scrape a second (no NVML, then the fake NVML)"
+bench/serve_scrape.sh "$B" 30
+GPU=fake bench/serve_scrape.sh "$B" 30
+echo "== eacgm serve under the tight loop, with and without an HTTP client"
+bench/serve_load.sh "$B" "${SERVE_ITERS:-10000000}"
