@@ -96,7 +96,7 @@ void CallSummary::add(const CallEvent& event) {
   e.durations.add(event.dur_ns);
 }
 
-std::vector<CallSummaryRow> CallSummary::rows() const {
+std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
   std::vector<CallSummaryRow> out;
   out.reserve(entries_.size());
   for (const Entry& e : entries_) {
@@ -110,8 +110,11 @@ std::vector<CallSummaryRow> CallSummary::rows() const {
     r.timed = e.durations.count();
     r.total_ns = e.durations.sum();
     r.mean_ns = e.durations.mean();
-    r.p50_ns = e.durations.quantile(0.5);
-    r.p99_ns = e.durations.quantile(0.99);
+    if (quantiles) {
+      r.p50_ns = e.durations.quantile(0.5);
+      r.p99_ns = e.durations.quantile(0.99);
+    }
+    r.sketch = &e.durations;
     r.max_ns = e.durations.max();
     r.error_codes = e.error_codes;
     std::sort(r.error_codes.begin(), r.error_codes.end(),

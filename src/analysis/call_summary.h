@@ -44,6 +44,8 @@ struct CallSummaryRow {
   // CallSummary::kMaxErrorCodes codes per function; errors of further codes are in
   // `errors` only, so the counts here may sum to less.
   std::vector<ErrorCodeCount> error_codes;
+  // The full distribution, valid while the summary it came from lives.
+  const LatencySketch* sketch = nullptr;
 };
 
 class CallSummary {
@@ -64,7 +66,9 @@ class CallSummary {
   void add(const CallEvent& event);
 
   // Rows sorted by total duration (desc), then calls (desc), then domain and function.
-  std::vector<CallSummaryRow> rows() const;
+  // `quantiles`: fill p50_ns/p99_ns (a walk of each sketch; exporters that only need
+  // counts and the sketches themselves skip it).
+  std::vector<CallSummaryRow> rows(bool quantiles = true) const;
 
   std::size_t key_count() const { return entries_.size(); }
   std::size_t max_keys() const { return max_keys_; }

@@ -137,6 +137,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   exporting::CallMetricsOptions call_opts;
   call_opts.max_function_series = sc.max_function_series;
   call_opts.max_process_series = sc.max_process_series;
+  call_opts.max_histogram_series = sc.max_histogram_series;
   call_opts.rank_of_pid = gpu_opts.rank_of_pid;
   exporting::ApiOptions api_opts;
   api_opts.max_processes = sc.max_process_series;

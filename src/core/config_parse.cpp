@@ -25,8 +25,13 @@ namespace {
 using Keys = std::span<const std::string_view>;
 
 constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve"};
-constexpr std::string_view kServeKeys[] = {"listen",      "token_file",          "max_clients",
-                                           "dcgm_metrics", "max_function_series", "max_process_series"};
+constexpr std::string_view kServeKeys[] = {"listen",
+                                           "token_file",
+                                           "max_clients",
+                                           "dcgm_metrics",
+                                           "max_function_series",
+                                           "max_process_series",
+                                           "max_histogram_series"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
@@ -380,6 +385,10 @@ class ConfigReader {
     if (auto s = read_integer(*table, "max_clients", ctx, 1, 256, serve.max_clients); !s) return s;
     if (auto s = read_bool(*table, "dcgm_metrics", ctx, serve.dcgm_metrics); !s) return s;
     if (auto s = read_integer(*table, "max_function_series", ctx, 1, 100000, serve.max_function_series); !s) {
+      return s;
+    }
+    if (auto s = read_integer(*table, "max_histogram_series", ctx, 0, 100000, serve.max_histogram_series);
+        !s) {
       return s;
     }
     return read_integer(*table, "max_process_series", ctx, 1, 100000, serve.max_process_series);

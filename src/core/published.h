@@ -1,10 +1,15 @@
 // Published<T>: the last immutable snapshot a producer made, for readers on other
-// threads. The producer swaps in a new shared_ptr<const T> each tick; a reader holds
-// what it got for as long as it likes, so a slow reader never blocks the producer.
+// threads. The producer swaps in a new shared_ptr<const T> each tick; a reader copies
+// the pointer and holds the snapshot for as long as it likes. The lock guards only the
+// pointer copy (never the snapshot's making or reading), so a slow reader never holds
+// up the producer. (A mutex rather than std::atomic<shared_ptr>: libstdc++ 12's lock
+// bit inside the pointer is invisible to ThreadSanitizer.)
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 namespace eacgm {
@@ -13,16 +18,24 @@ template <typename T>
 class Published {
  public:
   void publish(std::shared_ptr<const T> snapshot) {
-    current_.store(std::move(snapshot), std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      current_.swap(snapshot);
+    }
     version_.fetch_add(1, std::memory_order_release);
+    // The old snapshot (now in `snapshot`) is released here, outside the lock.
   }
   // nullptr until the first publish.
-  std::shared_ptr<const T> get() const { return current_.load(std::memory_order_acquire); }
+  std::shared_ptr<const T> get() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_;
+  }
   // How many snapshots were published so far.
   std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
  private:
-  std::atomic<std::shared_ptr<const T>> current_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const T> current_;
   std::atomic<std::uint64_t> version_{0};
 };
 

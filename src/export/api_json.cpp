@@ -83,7 +83,7 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
 std::string api_functions(const analysis::AnalysisSnapshot& snap) {
   json list = json::array();
   for (const auto& r : snap.calls.rows()) {
-    const analysis::LatencySketch* sketch = snap.calls.sketch(r.domain, r.function);
+    const analysis::LatencySketch* sketch = r.sketch;
     const bool timed = r.timed > 0;
     list.push_back(json{{"domain", r.domain},
                         {"function", r.function},

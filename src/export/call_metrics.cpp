@@ -33,7 +33,7 @@ Labels function_labels(const std::string& domain, const std::string& function) {
 struct FunctionSeries {
   std::string domain, function;
   std::uint64_t calls = 0, errors = 0, nested = 0;
-  analysis::LatencySketch durations;
+  const analysis::LatencySketch* durations = nullptr;  // in the snapshot, or `other`'s
 };
 
 }  // namespace
@@ -57,19 +57,19 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
                          const CallMetricsOptions& options) {
   // Functions: the ones with the most time first (rows() order); the rest fold.
   std::vector<FunctionSeries> series;
-  FunctionSeries other{"other", "other", 0, 0, 0, {}};
+  analysis::LatencySketch other_durations;
+  FunctionSeries other{"other", "other", 0, 0, 0, &other_durations};
   std::uint64_t folded_functions = 0;
-  for (const auto& row : snap.calls.rows()) {
-    const analysis::LatencySketch* sketch = snap.calls.sketch(row.domain, row.function);
+  for (const auto& row : snap.calls.rows(false)) {
+    const analysis::LatencySketch* sketch = row.sketch;
     if (series.size() < options.max_function_series) {
-      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested,
-                        sketch != nullptr ? *sketch : analysis::LatencySketch{}});
+      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested, sketch});
     } else {
       ++folded_functions;
       other.calls += row.calls;
       other.errors += row.errors;
       other.nested += row.nested;
-      if (sketch != nullptr) (void)other.durations.merge(*sketch);
+      if (sketch != nullptr) (void)other_durations.merge(*sketch);
     }
   }
   if (folded_functions > 0) series.push_back(std::move(other));
@@ -83,11 +83,13 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
   }
   begin(out, "eacgm_call_duration_seconds");
+  std::size_t histograms = 0;
   for (const auto& s : series) {
-    if (s.durations.count() == 0) continue;
-    auto buckets = fold_sketch(s.durations);
+    if (s.durations == nullptr || s.durations->count() == 0) continue;
+    if (histograms++ >= options.max_histogram_series) break;
+    auto buckets = fold_sketch(*s.durations);
     out.add_histogram(function_labels(s.domain, s.function), buckets,
-                      static_cast<double>(s.durations.sum()) / 1e9, s.durations.count());
+                      static_cast<double>(s.durations->sum()) / 1e9, s.durations->count());
   }
 
   // Processes: one series per pid (GpuActivity has a row per GPU), most calls first.

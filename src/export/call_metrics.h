@@ -16,6 +16,9 @@ namespace eacgm::exporting {
 struct CallMetricsOptions {
   std::size_t max_function_series = 2000;
   std::size_t max_process_series = 500;
+  // Duration histograms only for this many functions (the ones with the most time, in
+  // rows() order); the others keep their counts. A histogram is 27 series.
+  std::size_t max_histogram_series = 200;
   // Rank labels of a traced process (cached by the caller); unset: none.
   std::function<RankInfo(std::uint32_t pid)> rank_of_pid;
 };
