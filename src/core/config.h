@@ -32,13 +32,14 @@ struct PythonConfig {
 
 // `eacgm serve`: where it listens and what it serves (flags override these).
 struct ServeConfig {
-  std::string listen = "127.0.0.1:9977";  // HOST:PORT; not loopback needs a token file
-  std::string token_file;                 // bearer token, mode 0600; "" none
-  std::uint32_t max_clients = 8;          // connections served at once
-  bool dcgm_metrics = true;               // DCGM_FI_* families on /metrics
+  std::string listen = "127.0.0.1:9977";     // HOST:PORT; not loopback needs a token file
+  std::string token_file;                    // bearer token, mode 0600; "" none
+  std::uint32_t max_clients = 8;             // connections served at once
+  bool dcgm_metrics = true;                  // DCGM_FI_* families on /metrics
   std::uint32_t max_function_series = 2000;  // (domain, function) series; the rest as "other"
   std::uint32_t max_process_series = 500;
-  std::uint32_t max_histogram_series = 200;  // duration histograms: the functions with the most time   // processes on /metrics and the API; the rest folded
+  std::uint32_t max_histogram_series = 200;  // duration histograms: the functions with the most time   //
+                                             // processes on /metrics and the API; the rest folded
 };
 
 struct Config {

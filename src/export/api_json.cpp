@@ -11,8 +11,6 @@
 namespace eacgm::exporting {
 namespace {
 
-
-
 json header(const analysis::AnalysisSnapshot& snap) {
   return json{
       {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/gpu_sample.h"
 #include "core/result.h"
 #include "sample/device_sampler.h"
-#include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 #include "sample/process_sampler.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "core/result.h"
 #include "core/gpu_sample.h"
+#include "core/result.h"
 
 namespace eacgm {
 
