@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "builtin_probe.h"
 #include "export/event_format.h"
+#include "formatted_call.h"
 #include "ingest/kernel_names.h"
 
 namespace eacgm::exporting {
@@ -16,32 +16,10 @@ namespace {
 
 using nlohmann::json;
 
-CallEvent call(const std::string& fn) {
-  CallEvent e;
-  e.probe = test::builtin_probe(fn);
-  e.has_exit = true;
-  e.dur_ns = 1000;
-  e.nargs = static_cast<std::uint8_t>(e.probe->spec.args.size());
-  return e;
-}
-
-void set_arg(CallEvent& e, const std::string& name, std::uint64_t v) {
-  for (std::size_t i = 0; i < e.probe->spec.args.size(); ++i) {
-    if (e.probe->spec.args[i].name == name) e.args[i] = v;
-  }
-}
-
-json to_json(const CallEvent& e) {
-  fmt::memory_buffer out;
-  append_jsonl(out, e);
-  return json::parse(std::string(out.data(), out.size()));
-}
-
-std::string to_text(const CallEvent& e) {
-  fmt::memory_buffer out;
-  append_text(out, e);
-  return std::string(out.data(), out.size());
-}
+using test::set_arg;
+using test::to_json;
+using test::to_text;
+CallEvent call(const std::string& fn, std::int64_t ret = 0) { return test::call_of(fn, ret); }
 
 // In this process's memory, as a CUDA program's .rodata holds it.
 const char kDeviceFun[] = "_Z12probe_kernelPi";
