@@ -15,11 +15,12 @@ namespace eacgm::exporting {
 // Which labels a family's series carry.
 enum class LabelSet {
   kNone,
-  kGpu,      // dcgm-exporter's GPU labels (see gpu_label_doc())
-  kProcess,  // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
+  kGpu,       // dcgm-exporter's GPU labels (see gpu_label_doc())
+  kProcess,   // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
   kFunction,  // domain, function
   kTraced,    // pid, comm, and rank, local_rank, world_size when known
-  kFolded,    // kind (functions, processes)
+  kFolded,    // kind (functions, processes, memory)
+  kLedger,    // pid, comm, cuda_device, and rank labels when known
 };
 
 enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kAgent, kHttp };
