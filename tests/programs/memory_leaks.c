@@ -5,10 +5,20 @@
 // did ("leak ptr=0x... size=N", "double_free ptr=0x...", "failed ret=N") for the test
 // to compare with eacgm's report.
 //
-// Usage: memory_leaks LIBCUDA_PATH
+// Usage: memory_leaks LIBCUDA_PATH [--wait-file PATH] [--hold-file PATH]
+//   --wait-file: after the dlopen, print "ready PID" and wait until PATH exists
+//   --hold-file: before exiting, print "holding" and wait until PATH exists
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void wait_for(const char* path) {
+  struct stat st;
+  while (stat(path, &st) != 0) usleep(2000);
+}
 
 typedef int (*init_fn)(unsigned);
 typedef int (*alloc_fn)(uint64_t*, size_t);
@@ -20,8 +30,16 @@ typedef int (*free_async_fn)(uint64_t, void*);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: memory_leaks LIBCUDA_PATH\n");
+    fprintf(stderr, "usage: memory_leaks LIBCUDA_PATH [--wait-file PATH] [--hold-file PATH]\n");
     return 2;
+  }
+  const char* wait_file = NULL;
+  const char* hold_file = NULL;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (!strcmp(argv[i], "--wait-file"))
+      wait_file = argv[++i];
+    else if (!strcmp(argv[i], "--hold-file"))
+      hold_file = argv[++i];
   }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -36,6 +54,11 @@ int main(int argc, char** argv) {
   if (!cu_init || !cu_alloc || !cu_alloc_async || !cu_free || !cu_free_async) {
     fprintf(stderr, "missing symbols\n");
     return 1;
+  }
+  if (wait_file) {
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    wait_for(wait_file);
   }
   void* stream = (void*)0x5000;
   int rc = 0;
@@ -68,5 +91,10 @@ int main(int argc, char** argv) {
   printf("failed ret=%d\n", failed);
   printf("rc=%d\n", rc);
   fflush(stdout);
+  if (hold_file) {
+    printf("holding\n");
+    fflush(stdout);
+    wait_for(hold_file);
+  }
   return rc == 0 && failed != 0 ? 0 : 1;
 }
