@@ -7,6 +7,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
   for (const auto& e : calls) {
     calls_.add(e);
     gpu_.add(e);
+    memory_.add(e);
   }
 }
 
@@ -15,17 +16,24 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   last_gpu_ = snapshot;
 }
 
-void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point, const CounterValues& counters) {
+void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
+  memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   publish(false, counters);
 }
 
-void LiveAnalysis::on_end(const CounterValues& counters) { publish(true, counters); }
+// Every record is in by now (the ring buffer was drained): a process that is gone is
+// finalized without waiting.
+void LiveAnalysis::on_end(const CounterValues& counters) {
+  memory_.sweep(std::chrono::steady_clock::now(), is_alive_, memory_.process_count(), {});
+  publish(true, counters);
+}
 
 // A copy of each aggregator: readers get a consistent view that the output thread
 // never touches again; its cost is bounded by the aggregators' key caps.
 void LiveAnalysis::publish(bool final, const CounterValues& counters) {
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
-      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, counters});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{std::chrono::system_clock::now(),
+                                                                  ++sequence_, final, calls_, gpu_, last_gpu_,
+                                                                  memory_.summary(), counters});
   published_.publish(std::move(snap));
 }
 

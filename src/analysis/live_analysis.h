@@ -1,16 +1,18 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
-// activity per device and process) as one Consumer on the output thread, publishing
+// activity per device and process, the memory ledger) as one Consumer on the output thread, publishing
 // an immutable AnalysisSnapshot each tick and at the end for readers on any thread
 // (`eacgm run`'s tables, the server's routes).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/memory_ledger.h"
 #include "core/consumer.h"
 #include "core/published.h"
 
@@ -23,13 +25,23 @@ struct AnalysisSnapshot {
   CallSummary calls;
   GpuActivity gpu;
   std::optional<GpuSnapshot> last_gpu;  // the latest sampling pass, as taken
+  MemorySummary memory;                 // the memory ledger's rows
   CounterValues counters;               // the agent's counters when it was made
 };
 
 class LiveAnalysis final : public Consumer {
  public:
-  explicit LiveAnalysis(CallSummary calls = CallSummary{}, std::size_t max_gpu_processes = 4096)
-      : calls_(std::move(calls)), gpu_(max_gpu_processes) {}
+  explicit LiveAnalysis(CallSummary calls = CallSummary{}, std::size_t max_gpu_processes = 4096,
+                        MemoryLedger::Options memory = MemoryLedger::Options{})
+      : calls_(std::move(calls)), gpu_(max_gpu_processes), memory_(memory) {}
+
+  // Each tick checks up to this many of the ledger's processes for their exit; a
+  // process seen gone for `kExitGrace` is finalized (its unfreed allocations become
+  // leaks). At the end every process found gone is finalized at once.
+  static constexpr std::size_t kExitChecksPerTick = 512;
+  static constexpr std::chrono::seconds kExitGrace{2};
+  // How a process's exit is checked (default: process_alive, /proc); for tests.
+  void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
@@ -45,6 +57,8 @@ class LiveAnalysis final : public Consumer {
 
   CallSummary calls_;
   GpuActivity gpu_;
+  MemoryLedger memory_;
+  std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   std::optional<GpuSnapshot> last_gpu_;
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;

@@ -1,5 +1,6 @@
-// `eacgm run`: trace, then print a per-function summary (calls, errors, durations) and
-// what the GPUs and the traced processes on them did meanwhile.
+// `eacgm run`: trace, then print a per-function summary (calls, errors, durations), what
+// the GPUs and the traced processes on them did meanwhile, and the memory the processes
+// allocated and leaked; as tables, or with --json as one JSON document (docs/report.md).
 #include <cstdio>
 #include <memory>
 
@@ -7,7 +8,9 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
+#include "export/api_json.h"
 #include "export/gpu_activity_table.h"
+#include "export/memory_table.h"
 #include "export/summary_table.h"
 
 namespace eacgm::cli {
@@ -17,8 +20,14 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   auto* sub =
       app.add_subcommand("run", "trace (a command, pids, or everything), then print a per-function summary");
   add_trace_options(*sub, ctx, *opts);
-  sub->footer("Example:\n  eacgm run -- python3 train.py");
-  sub->final_callback([&ctx, opts] {
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json,
+                "print one JSON document (functions, gpus, processes, memory, accounting; docs/report.md) "
+                "instead of the tables; the traced command's stdout goes to stderr");
+  sub->footer(
+      "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
+  sub->final_callback([&ctx, opts, json] {
+    if (*json) opts->command_stdout_to_stderr = true;
     auto config = load_config(ctx.config_path);
     if (!config) {
       print_error(config.error());
@@ -29,8 +38,14 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
     ctx.exit_code = run_trace(*config, *opts, analysis);
     // The final snapshot: published after the last calls and samples were in.
     if (auto snap = analysis->snapshot(); snap && snap->final) {
+      if (*json) {
+        std::fputs(exporting::run_report_json(*snap, exporting::ApiOptions{}).c_str(), stdout);
+        std::fflush(stdout);
+        return;
+      }
       std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
+      std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);
     }

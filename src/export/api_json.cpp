@@ -1,6 +1,8 @@
 // JSON documents for the API routes.
 #include "export/api_json.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -24,18 +26,22 @@ json opt(const std::optional<T>& v) {
 
 }  // namespace
 
-std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
-  json doc = header(snap);
+json gpus_json(const analysis::AnalysisSnapshot& snap) {
   json gpus = json::array();
   if (snap.last_gpu) {
     for (const auto& d : snap.last_gpu->devices) gpus.push_back(device_json(d));
-    if (!snap.last_gpu->errors.empty()) doc["errors"] = snap.last_gpu->errors;
   }
-  doc["gpus"] = std::move(gpus);
+  return gpus;
+}
+
+std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
+  json doc = header(snap);
+  if (snap.last_gpu && !snap.last_gpu->errors.empty()) doc["errors"] = snap.last_gpu->errors;
+  doc["gpus"] = gpus_json(snap);
   return doc.dump();
 }
 
-std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   // GpuActivity has one row per (process, GPU); group them by pid.
   std::map<std::uint32_t, json> by_pid;
   for (const auto& p : snap.gpu.processes()) {
@@ -72,13 +78,18 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
       entry["world_size"] = opt(r.world_size);
     }
   }
+  return json{{"processes", std::move(list)}, {"folded", folded}};
+}
+
+std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   json doc = header(snap);
-  doc["processes"] = std::move(list);
-  doc["folded"] = folded;
+  json body = processes_json(snap, options);
+  doc["processes"] = std::move(body["processes"]);
+  doc["folded"] = std::move(body["folded"]);
   return doc.dump();
 }
 
-std::string api_functions(const analysis::AnalysisSnapshot& snap) {
+json functions_json(const analysis::AnalysisSnapshot& snap) {
   json list = json::array();
   for (const auto& r : snap.calls.rows()) {
     const analysis::LatencySketch* sketch = r.sketch;
@@ -97,18 +108,84 @@ std::string api_functions(const analysis::AnalysisSnapshot& snap) {
                         {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
                         {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
   }
+  return list;
+}
+
+std::string api_functions(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  doc["functions"] = std::move(list);
+  doc["functions"] = functions_json(snap);
   doc["overflow_events"] = snap.calls.overflow_events();
   return doc.dump();
 }
 
-std::string api_counters(const analysis::AnalysisSnapshot& snap) {
+json counters_json(const analysis::AnalysisSnapshot& snap) {
   json counters = json::object();
   for (const auto& v : snap.counters.values) counters[v.def->key] = v.value;
+  return counters;
+}
+
+std::string api_counters(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  doc["counters"] = std::move(counters);
+  doc["counters"] = counters_json(snap);
   return doc.dump();
+}
+
+json memory_json(const analysis::MemorySummary& memory) {
+  json list = json::array();
+  for (const auto& r : memory.rows) {
+    json histogram = json::array();
+    for (std::size_t i = 0; i < r.size_histogram.size(); ++i) {
+      if (r.size_histogram[i] == 0) continue;
+      histogram.push_back(json{{"min_bytes", i == 0 ? std::uint64_t{0} : std::uint64_t{1} << i},
+                               {"count", r.size_histogram[i]}});
+    }
+    json largest = json::array();
+    for (const auto& l : r.largest_leaks) {
+      largest.push_back(json{{"ptr", fmt::format("{:#x}", l.ptr)},
+                             {"size", l.size},
+                             {"kind", std::string(analysis::alloc_kind_name(l.kind))},
+                             {"ts_ns", l.ts_ns}});
+    }
+    list.push_back(json{
+        {"pid", r.pid},
+        {"comm", r.comm},
+        {"device", r.device},
+        {"allocations", r.allocations},
+        {"allocated_bytes", r.allocated_bytes},
+        {"frees", r.frees},
+        {"live_allocations", r.live_allocations},
+        {"live_bytes", r.live_bytes},
+        {"peak_bytes", r.peak_bytes},
+        {"unknown_frees", r.unknown_frees},
+        {"double_frees", r.double_frees},
+        {"failed_allocations", r.failed_allocations},
+        {"failed_frees", r.failed_frees},
+        {"unreadable", r.unreadable},
+        {"dropped", r.dropped},
+        {"size_histogram", std::move(histogram)},
+        {"leaks", json{{"count", r.leak_count}, {"bytes", r.leak_bytes}, {"largest", std::move(largest)}}},
+        {"exited", r.exited}});
+  }
+  return json{{"processes", std::move(list)},
+              {"exited_dropped", memory.exited_dropped},
+              {"overflow_calls", memory.overflow_calls}};
+}
+
+std::string api_memory(const analysis::AnalysisSnapshot& snap) {
+  json doc = header(snap);
+  json memory = memory_json(snap.memory);
+  for (auto& [key, value] : memory.items()) doc[key] = std::move(value);
+  return doc.dump();
+}
+
+std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+  json doc = json::object();
+  doc["functions"] = functions_json(snap);
+  doc["gpus"] = gpus_json(snap);
+  doc["processes"] = std::move(processes_json(snap, options)["processes"]);
+  doc["memory"] = memory_json(snap.memory);
+  doc["accounting"] = counters_json(snap);
+  return doc.dump(2) + "\n";
 }
 
 }  // namespace eacgm::exporting

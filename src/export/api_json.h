@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/live_analysis.h"
+#include "export/gpu_json.h"
 #include "sample/process_env.h"
 
 namespace eacgm::exporting {
@@ -29,5 +30,21 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
 std::string api_functions(const analysis::AnalysisSnapshot& snap);
 // {"counters":{"events":N,...}}: the agent's counters by accounting key.
 std::string api_counters(const analysis::AnalysisSnapshot& snap);
+// {"time_ns","sequence","processes":[...],"exited_dropped":N,"overflow_calls":N}: the
+// memory ledger (docs/report.md has the process object).
+std::string api_memory(const analysis::AnalysisSnapshot& snap);
+
+// The pieces, as objects without the time header: what the routes above hold under
+// "functions", "gpus", "processes" and "counters", and the memory object.
+json functions_json(const analysis::AnalysisSnapshot& snap);
+json gpus_json(const analysis::AnalysisSnapshot& snap);
+json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
+json counters_json(const analysis::AnalysisSnapshot& snap);
+// {"processes":[...],"exited_dropped":N,"overflow_calls":N}
+json memory_json(const analysis::MemorySummary& memory);
+
+// `eacgm run --json` (docs/report.md): {"functions","gpus","processes","memory",
+// "accounting"} in one document.
+std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting

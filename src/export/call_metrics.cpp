@@ -128,9 +128,36 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   for (const auto& p : procs) out.add(process_labels(p), p.errors);
   if (folded_processes > 0) out.add(other_labels, other_errors);
 
+  // The memory ledger: running processes only (an exited one holds nothing), the most
+  // memory first; `cuda_device` is -1 where the device is unknown.
+  std::vector<const analysis::MemoryLedgerRow*> ledger;
+  for (const auto& r : snap.memory.rows) {
+    if (!r.exited) ledger.push_back(&r);
+  }
+  std::stable_sort(ledger.begin(), ledger.end(),
+                   [](const auto* a, const auto* b) { return a->live_bytes > b->live_bytes; });
+  std::uint64_t folded_memory = 0;
+  if (ledger.size() > options.max_process_series) {
+    folded_memory = ledger.size() - options.max_process_series;
+    ledger.resize(options.max_process_series);
+  }
+  auto ledger_labels = [&](const analysis::MemoryLedgerRow& r) {
+    analysis::ProcessActivityRow p;
+    p.pid = r.pid;
+    p.name = r.comm;
+    Labels l = process_labels(p);
+    l.insert(l.begin() + 2, {"cuda_device", std::to_string(r.device)});
+    return l;
+  };
+  begin(out, "eacgm_process_gpu_allocated_bytes");
+  for (const auto* r : ledger) out.add(ledger_labels(*r), r->live_bytes);
+  begin(out, "eacgm_process_gpu_allocated_peak_bytes");
+  for (const auto* r : ledger) out.add(ledger_labels(*r), r->peak_bytes);
+
   begin(out, "eacgm_series_folded_total");
   out.add({{"kind", "functions"}}, folded_functions);
   out.add({{"kind", "processes"}}, folded_processes);
+  out.add({{"kind", "memory"}}, folded_memory);
 }
 
 void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {

@@ -121,9 +121,17 @@ constexpr std::array kTable = {
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
     MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count", "Failed traced calls per process.",
               kTraced, kCalls, "probes"},
+    MetricDef{"eacgm_process_gpu_allocated_bytes", kGauge, "bytes", "bytes",
+              "CUDA memory a running traced process holds through the allocation calls traced (device, "
+              "async, managed, pitched, VMM and page-locked host allocations, minus their frees).",
+              kLedger, kCalls, "probes (memory ledger)"},
+    MetricDef{"eacgm_process_gpu_allocated_peak_bytes", kGauge, "bytes", "bytes",
+              "The most CUDA memory a running traced process held at once through the traced calls.", kLedger,
+              kCalls, "probes (memory ledger)"},
     MetricDef{"eacgm_series_folded_total", kCounter, "", "count",
               "Series beyond [serve] max_function_series / max_process_series, folded into the "
-              "`other` series (function=\"other\", pid=\"other\").",
+              "`other` series (function=\"other\", pid=\"other\"; memory series beyond "
+              "max_process_series are left out and counted as kind=\"memory\").",
               kFolded, kCalls, "exporter"},
 
     // The agent itself
@@ -178,6 +186,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`pid`, `comm`, rank labels";
     case kFolded:
       return "`kind`";
+    case kLedger:
+      return "`pid`, `comm`, `cuda_device`, rank labels";
   }
   return "";
 }

@@ -19,7 +19,8 @@ enum class LabelSet {
   kProcess,   // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
   kFunction,  // domain, function
   kTraced,    // pid, comm, and rank, local_rank, world_size when known
-  kFolded,    // kind (functions, processes)
+  kFolded,    // kind (functions, processes, memory)
+  kLedger,    // pid, comm, cuda_device, and rank labels when known
 };
 
 enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kAgent, kHttp };

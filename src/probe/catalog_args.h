@@ -29,6 +29,10 @@ inline ArgSpec stack_hex(const char* name, std::uint8_t slot) {
 inline ArgSpec out_ptr(const char* name, std::uint8_t index) {
   return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU64, ArgFormat::kHex, true, 0};
 }
+// A size written by the call (cudaMallocPitch's pitch), shown in decimal.
+inline ArgSpec out_size(const char* name, std::uint8_t index) {
+  return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU64, ArgFormat::kUnsigned, true, 0};
+}
 inline ArgSpec out_int(const char* name, std::uint8_t index) {
   return ArgSpec{name, ArgSource::kRegister, index, ArgKind::kDerefU32, ArgFormat::kSigned, true, 0};
 }

@@ -23,6 +23,7 @@ void add(std::vector<ProbeSpec>& out, const std::string& name, const char* varia
 
 const std::vector<DerivedArg> kKernelFromF = {{"kernel", DerivedArg::Op::kKernelName, "f", ""}};
 const std::vector<DerivedArg> kBytesFromCount = {{"bytes", DerivedArg::Op::kCopy, "count", ""}};
+const std::vector<DerivedArg> kBytesFromPitch = {{"bytes", DerivedArg::Op::kProduct, "pitch", "height"}};
 
 // cuLaunchKernel(CUfunction f, unsigned gridDimX, gridDimY, gridDimZ, blockDimX,
 //                blockDimY, blockDimZ, unsigned sharedMemBytes, CUstream hStream,
@@ -76,6 +77,24 @@ Catalog cuda_driver_catalog() {
   add(s, "cuMemAllocAsync", "_ptsz", {out_ptr("ptr", 0), reg("size", 1), hex("stream", 2)});
   add(s, "cuMemFree_v2", nullptr, {hex("ptr", 0)});
   add(s, "cuMemFreeAsync", "_ptsz", {hex("ptr", 0), hex("stream", 1)});
+  // cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+  add(s, "cuMemAllocFromPoolAsync", "_ptsz",
+      {out_ptr("ptr", 0), reg("size", 1), hex("pool", 2), hex("stream", 3)});
+  // cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+  //                    unsigned ElementSizeBytes): pointer and pitch written by the call.
+  add(s, "cuMemAllocPitch_v2", nullptr,
+      {out_ptr("ptr", 0), out_size("pitch", 1), reg("width", 2), reg("height", 3),
+       reg("element_size", 4, ArgKind::kU32)},
+      kBytesFromPitch);
+  // cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned flags)
+  add(s, "cuMemAllocManaged", nullptr,
+      {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
+  // cuMemAllocHost_v2(void** pp, size_t bytesize), cuMemHostAlloc(void** pp, size_t bytesize,
+  // unsigned Flags), cuMemFreeHost(void* p): page-locked host memory.
+  add(s, "cuMemAllocHost_v2", nullptr, {out_ptr("ptr", 0), reg("size", 1)});
+  add(s, "cuMemHostAlloc", nullptr,
+      {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
+  add(s, "cuMemFreeHost", nullptr, {hex("ptr", 0)});
 
   for (const char* name : {"cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2"}) {
     add(s, name, "_ptds", memcpy_args(false), kBytesFromCount);

@@ -29,6 +29,7 @@ void add(std::vector<ProbeSpec>& out, const char* name, const char* variant, con
 const std::vector<DerivedArg> kKernelFromFunc = {{"kernel", DerivedArg::Op::kKernelName, "func", ""}};
 const std::vector<DerivedArg> kBytesFromCount = {{"bytes", DerivedArg::Op::kCopy, "count", ""}};
 const std::vector<DerivedArg> kBytesFromArea = {{"bytes", DerivedArg::Op::kProduct, "width", "height"}};
+const std::vector<DerivedArg> kBytesFromPitch = {{"bytes", DerivedArg::Op::kProduct, "pitch", "height"}};
 // Copies: their bytes and the cudaMemcpyKind by name ("cudaMemcpyHostToDevice").
 const std::vector<DerivedArg> kCopyFromCount = {
     {"bytes", DerivedArg::Op::kCopy, "count", ""},
@@ -128,6 +129,13 @@ Catalog cuda_runtime_catalog() {
   // cudaHostAlloc(void** pHost, size_t size, unsigned flags)
   add(s, "cudaHostAlloc", nullptr, {out_ptr("ptr", 0), reg("size", 1), reg("flags", 2, ArgKind::kU32, kHex)});
   add(s, "cudaFreeHost", nullptr, {hex("ptr", 0)});
+  // cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height): the
+  // pointer and the row pitch are written by the call; the allocation is pitch * height.
+  add(s, "cudaMallocPitch", nullptr,
+      {out_ptr("ptr", 0), out_size("pitch", 1), reg("width", 2), reg("height", 3)}, kBytesFromPitch);
+  // cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+  add(s, "cudaMallocFromPoolAsync", "_ptsz",
+      {out_ptr("ptr", 0), reg("size", 1), hex("pool", 2), hex("stream", 3)});
 
   add(s, "cudaMemcpy", "_ptds", memcpy_args(false), kCopyFromCount);
   add(s, "cudaMemcpyAsync", "_ptsz", memcpy_args(true), kCopyFromCount);

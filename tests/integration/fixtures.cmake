@@ -73,3 +73,16 @@ function(eacgm_integration_fixtures_wire)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_integration_fixtures_wire)
+
+# The memory ledger's program: dlopens the FAKE libcuda (tests/fakes/fake_libcuda) by
+# path and leaks known allocations through the driver API.
+add_executable(memory_leaks ${CMAKE_SOURCE_DIR}/tests/programs/memory_leaks.c)
+target_compile_options(memory_leaks PRIVATE -O2)
+target_link_libraries(memory_leaks PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(memory_leaks PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+function(eacgm_memory_leaks_wire)
+  if(TARGET eacgm_integration_tests)
+    add_dependencies(eacgm_integration_tests memory_leaks)
+  endif()
+endfunction()
+cmake_language(DEFER CALL eacgm_memory_leaks_wire)

@@ -265,5 +265,41 @@ TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
   EXPECT_EQ(serve->wait(), 0);
 }
 
+// The memory ledger through the server: the allocated-bytes gauge while the program
+// (on the tests' FAKE libcuda.so.1) holds its memory, its leaks on /api/v1/memory
+// once it has exited.
+TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
+  auto serve = start_serve({"--probes", "cuda_driver"});
+  Subprocess program({bin("memory_leaks"), bin("fake_libcuda/libcuda.so.1"), "--wait-file", dir_ + "/go",
+                      "--hold-file", dir_ + "/hold"});
+  ASSERT_TRUE(program.wait_for("ready"));
+  const std::string pid = std::to_string(program.pid());
+  ASSERT_TRUE(serve->wait_for("fake_libcuda/libcuda.so.1", true)) << serve->err();
+  std::ofstream(dir_ + "/go") << "go\n";
+  ASSERT_TRUE(program.wait_for("holding"));
+  const std::string series =
+      "eacgm_process_gpu_allocated_bytes{pid=\"" + pid + "\",comm=\"memory_leaks\",cuda_device=\"-1\"}";
+  EXPECT_TRUE(eventually([&] { return metric(series) == "6291456"; })) << get(port_, "/metrics").body;
+  EXPECT_EQ(metric("eacgm_process_gpu_allocated_peak_bytes{pid=\"" + pid +
+                   "\",comm=\"memory_leaks\",cuda_device=\"-1\"}"),
+            "12582912");
+  std::ofstream(dir_ + "/hold") << "go\n";
+  EXPECT_EQ(program.wait(), 0) << program.err();
+  json row;
+  EXPECT_TRUE(eventually([&] {
+    auto doc = json::parse(get(port_, "/api/v1/memory").body);
+    for (const auto& p : doc["processes"]) {
+      if (p["pid"].get<int>() == program.pid() && p["exited"].get<bool>()) row = p;
+    }
+    return !row.is_null();
+  })) << get(port_, "/api/v1/memory").body;
+  EXPECT_EQ(row["leaks"]["count"], 3);
+  EXPECT_EQ(row["leaks"]["bytes"], 6291456);
+  EXPECT_EQ(row["double_frees"], 1);
+  EXPECT_EQ(metric(series), "") << "an exited process has no gauge";
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
 }  // namespace
 }  // namespace eacgm::test
