@@ -37,7 +37,7 @@ sanitize: setup
 tsan: setup
 	cmake -S . -B build-tsan -G Ninja -DEACGM_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build build-tsan -j $(JOBS)
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -L unit
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --output-on-failure -L unit
 
 # The libFuzzer targets (built with clang when it has libFuzzer), 60 s each.
 fuzz: build
