@@ -112,7 +112,7 @@ TEST(MemoryLedger, SizeHistogramIsLog2) {
   l.add(call(p.malloc, {0x1000, kMiB}));
   l.add(call(p.malloc, {0x2000, kMiB + 5}));
   l.add(call(p.malloc, {0x3000, 3 * kMiB}));
-  const auto& h = l.summary().rows.at(0).size_histogram;
+  const auto h = l.summary().rows.at(0).size_histogram;  // a copy: summary() is a temporary
   EXPECT_EQ(h[20], 2u);
   EXPECT_EQ(h[21], 1u);
 }
