@@ -163,6 +163,9 @@ Status Agent::start_up() {
       config.probes, session_->report().attach,
       to.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine);
   for (const auto& w : unmatched_) say("warning: " + w);
+  unmatched_count_.store(unmatched_.size(), std::memory_order_relaxed);
+  counters_.add(agent_counter("unmatched_probes"),
+                [this] { return unmatched_count_.load(std::memory_order_relaxed); });
   if (sample_gpus) {
     GpuFeedOptions fo;
     fo.interval = seconds(config.gpu.interval_s);
@@ -263,10 +266,14 @@ int Agent::run(const std::atomic<int>& stop_signal) {
   auto report = s.report();
   for (const auto& m : report.attach.failure_messages) say("attach failed: " + m);
   if (gpu_feed_ && !gpu_feed_->failure().empty()) say("GPU sampling stopped early: " + gpu_feed_->failure());
-  for (const auto& w : probe::unmatched_library_warnings(
-           options_.config.probes, report.attach,
-           trace_options_.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine)) {
-    say("warning: " + w);
+  // In the summary: the count (unmatched_probes), and the warnings again only when they
+  // changed since start-up (a library that loaded meanwhile).
+  auto still = probe::unmatched_library_warnings(
+      options_.config.probes, report.attach,
+      trace_options_.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine);
+  unmatched_count_.store(still.size(), std::memory_order_relaxed);
+  if (still != unmatched_) {
+    for (const auto& w : still) say("warning: " + w);
   }
   auto values = counters_.read();
   say("done " + values.accounting_line());

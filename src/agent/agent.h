@@ -92,6 +92,7 @@ class Agent {
   std::unique_ptr<GpuFeed> gpu_feed_;
   std::unique_ptr<ingest::TraceSession> session_;
   std::vector<std::string> unmatched_;  // warnings for user specs whose library matched nothing
+  std::atomic<std::uint64_t> unmatched_count_{0};
   std::chrono::steady_clock::time_point started_;
   bool ran_ = false;
 };

@@ -68,6 +68,8 @@ constexpr std::array kTable = {
                      "Processes whose naming and pairing state was dropped after they exited."},
     AgentCounterSpec{"files_forgotten", "eacgm_library_files_forgotten_total", kC, kHidden, "",
                      "Library files detached and forgotten because no process maps them and they are gone."},
+    AgentCounterSpec{"unmatched_probes", "eacgm_unmatched_probes", kG, kNonZero, "",
+                     "User probes whose library pattern matches no loaded or cached file (warned at start)."},
     AgentCounterSpec{"gpu_passes", "eacgm_gpu_sampling_passes_total", kC, kAlways, "",
                      "NVML sampling passes."},
     AgentCounterSpec{"gpu_skipped", "eacgm_gpu_sampling_skipped_total", kC, kNonZero, "",

@@ -89,3 +89,22 @@ TEST(BadInput, UnknownOptionAndFormat) {
 
 }  // namespace
 }  // namespace eacgm::test
+
+namespace eacgm::test {
+namespace {
+
+// A user probe whose library pattern matches nothing is said once at start and counted
+// in the accounting line, not left to trace nothing in silence.
+TEST(BadInput, ProbeWhoseLibraryMatchesNothingIsWarnedAndCounted) {
+  std::string cfg = write_config("[[probe]]\nname = \"x\"\nlibrary = \"libnotthere.so*\"\nsymbol = \"f\"\n");
+  Subprocess p({bin("eacgm"), "trace", "--no-gpu", "--config", cfg, "--", "/bin/true"});
+  EXPECT_EQ(p.wait(std::chrono::seconds(60)), 0);
+  const std::string err = p.err();
+  const std::string warning = "warning: probe \"x\": no library matching \"libnotthere.so*\"";
+  ASSERT_NE(err.find(warning), std::string::npos) << err;
+  EXPECT_EQ(err.find(warning, err.find(warning) + 1), std::string::npos) << "said once:\n" << err;
+  EXPECT_NE(err.find("unmatched_probes=1"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace eacgm::test
