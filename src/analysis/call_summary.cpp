@@ -39,23 +39,23 @@ std::uint32_t CallSummary::slot_by_name(std::string_view domain, std::string_vie
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
   if (entries_.size() >= max_keys_) return kNoEntry;
   const auto slot = static_cast<std::uint32_t>(entries_.size());
-  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, prototype_, {}});
+  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, 0, false, prototype_, {}});
   by_name_.emplace(std::move(key), slot);
   return slot;
 }
 
-std::uint32_t CallSummary::slot_for(const CallEvent& event) {
+CallSummary::ProbeSlot CallSummary::slot_for(const CallEvent& event) {
   const ProbeInfo* probe = event.probe.get();
-  if (probe == nullptr) return slot_by_name("", "");
+  if (probe == nullptr) return {slot_by_name("", ""), {}};
   if (probe == last_probe_) return last_slot_;
-  std::uint32_t slot;
+  ProbeSlot slot;
   if (auto it = by_probe_.find(probe); it != by_probe_.end()) {
     slot = it->second;
   } else {
-    slot = slot_by_name(probe->spec.domain, probe->function);
+    slot = {slot_by_name(probe->spec.domain, probe->function), BytesRule::of(probe->spec)};
     // Overflowed keys are not pinned (that would grow the map without bound); their
     // events pay a name lookup each time, which is the rare, already-degraded case.
-    if (slot == kNoEntry || pinned_.size() >= kPinnedProbesPerKey * max_keys_) return slot;
+    if (slot.slot == kNoEntry || pinned_.size() >= kPinnedProbesPerKey * max_keys_) return slot;
     by_probe_.emplace(probe, slot);
     pinned_.push_back(event.probe);
   }
@@ -66,17 +66,21 @@ std::uint32_t CallSummary::slot_for(const CallEvent& event) {
 
 void CallSummary::add(const CallEvent& event) {
   ++total_events_;
-  const std::uint32_t slot = slot_for(event);
-  if (slot == kNoEntry) {
+  const ProbeSlot slot = slot_for(event);
+  if (slot.slot == kNoEntry) {
     ++overflow_events_;
     return;
   }
-  Entry& e = entries_[slot];
+  Entry& e = entries_[slot.slot];
   if (event.nested) {
     ++e.nested;  // already counted (and timed) by the outer call that made it
     return;
   }
   ++e.calls;
+  if (slot.bytes.has_bytes()) {
+    e.has_bytes = true;
+    if (auto b = slot.bytes.bytes(event)) e.bytes += *b;
+  }
   if (!event.has_exit) {
     ++e.entry_only;
     return;
@@ -116,6 +120,8 @@ std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
     }
     r.sketch = &e.durations;
     r.max_ns = e.durations.max();
+    r.bytes = e.bytes;
+    r.has_bytes = e.has_bytes;
     r.error_codes = e.error_codes;
     std::sort(r.error_codes.begin(), r.error_codes.end(),
               [](const ErrorCodeCount& a, const ErrorCodeCount& b) {

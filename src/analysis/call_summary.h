@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/call_bytes.h"
 #include "analysis/latency_sketch.h"
 #include "core/call_event.h"
 #include "core/result.h"
@@ -40,6 +41,11 @@ struct CallSummaryRow {
   double p50_ns = 0.0;
   double p99_ns = 0.0;
   std::uint64_t max_ns = 0;
+  // Bytes the calls asked to move (copies, memsets, NCCL calls: the spec's derived
+  // `bytes`; failed calls included, nested ones left out); `has_bytes` is false for
+  // functions whose spec has no `bytes`.
+  std::uint64_t bytes = 0;
+  bool has_bytes = false;
   // `errors` by result code, most frequent first (then by code). At most
   // CallSummary::kMaxErrorCodes codes per function; errors of further codes are in
   // `errors` only, so the counts here may sum to less.
@@ -86,13 +92,20 @@ class CallSummary {
     std::uint64_t errors = 0;
     std::uint64_t entry_only = 0;
     std::uint64_t nested = 0;
+    std::uint64_t bytes = 0;
+    bool has_bytes = false;
     LatencySketch durations;
     std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
   };
   static constexpr std::uint32_t kNoEntry = 0xffffffffu;
 
   CallSummary(const Options& options, LatencySketch prototype);
-  std::uint32_t slot_for(const CallEvent& event);
+  // A probe's key and the rule for its bytes.
+  struct ProbeSlot {
+    std::uint32_t slot = kNoEntry;
+    BytesRule bytes;
+  };
+  ProbeSlot slot_for(const CallEvent& event);
   std::uint32_t slot_by_name(std::string_view domain, std::string_view function);
 
   std::size_t max_keys_;
@@ -101,10 +114,10 @@ class CallSummary {
   std::unordered_map<std::string, std::uint32_t> by_name_;  // "domain\0function"
   // Probes are immutable and shared by every event they produce, so their address
   // identifies the key; holding the shared_ptr keeps the address from being reused.
-  std::unordered_map<const ProbeInfo*, std::uint32_t> by_probe_;
+  std::unordered_map<const ProbeInfo*, ProbeSlot> by_probe_;
   std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
   const ProbeInfo* last_probe_ = nullptr;
-  std::uint32_t last_slot_ = kNoEntry;
+  ProbeSlot last_slot_;
   std::uint64_t overflow_events_ = 0;
   std::uint64_t total_events_ = 0;
 };

@@ -8,6 +8,8 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     calls_.add(e);
     gpu_.add(e);
     memory_.add(e);
+    kernels_.add(e);
+    nccl_.add(e);
   }
 }
 
@@ -31,9 +33,9 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
 // A copy of each aggregator: readers get a consistent view that the output thread
 // never touches again; its cost is bounded by the aggregators' key caps.
 void LiveAnalysis::publish(bool final, const CounterValues& counters) {
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{std::chrono::system_clock::now(),
-                                                                  ++sequence_, final, calls_, gpu_, last_gpu_,
-                                                                  memory_.summary(), counters});
+  auto snap = std::make_shared<AnalysisSnapshot>(
+      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
+                       memory_.summary(), counters, kernels_, nccl_});
   published_.publish(std::move(snap));
 }
 

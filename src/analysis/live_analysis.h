@@ -1,6 +1,6 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
-// activity per device and process, the memory ledger) as one Consumer on the output thread, publishing
-// an immutable AnalysisSnapshot each tick and at the end for readers on any thread
+// activity per device and process, the memory ledger, kernel launches, NCCL calls) as one Consumer on the
+// output thread, publishing an immutable AnalysisSnapshot each tick and at the end for readers on any thread
 // (`eacgm run`'s tables, the server's routes).
 #pragma once
 
@@ -12,7 +12,9 @@
 
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
+#include "analysis/nccl_stats.h"
 #include "core/consumer.h"
 #include "core/published.h"
 
@@ -27,6 +29,8 @@ struct AnalysisSnapshot {
   std::optional<GpuSnapshot> last_gpu;  // the latest sampling pass, as taken
   MemorySummary memory;                 // the memory ledger's rows
   CounterValues counters;               // the agent's counters when it was made
+  KernelStats kernels;                  // launches per kernel name and shape
+  NcclStats nccl;                       // NCCL calls per communicator and function
 };
 
 class LiveAnalysis final : public Consumer {
@@ -58,6 +62,8 @@ class LiveAnalysis final : public Consumer {
   CallSummary calls_;
   GpuActivity gpu_;
   MemoryLedger memory_;
+  KernelStats kernels_;
+  NcclStats nccl_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   std::optional<GpuSnapshot> last_gpu_;
   std::uint64_t sequence_ = 0;

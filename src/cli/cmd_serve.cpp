@@ -175,6 +175,9 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   json_route("/api/v1/functions", exporting::api_functions);
   json_route("/api/v1/counters", exporting::api_counters);
   json_route("/api/v1/memory", exporting::api_memory);
+  json_route("/api/v1/kernels",
+             [](const analysis::AnalysisSnapshot& s) { return exporting::api_kernels(s); });
+  json_route("/api/v1/nccl", exporting::api_nccl);
   json_route("/api/v1/processes", [api_opts](const analysis::AnalysisSnapshot& s) {
     return exporting::api_processes(s, api_opts);
   });

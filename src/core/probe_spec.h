@@ -64,6 +64,8 @@ struct DerivedArg {
     kNcclDtypeName,       // name = NCCL datatype name of `from` ("float32"), a string
     kNcclRedOpName,       // name = NCCL reduction op name of `from` ("sum"), a string
     kCudaMemcpyKindName,  // name = cudaMemcpyKind name of `from` ("cudaMemcpyHostToDevice")
+    kTimes2,              // name = from * 2 (cuMemsetD16's `bytes` = element count * 2)
+    kTimes4,              // name = from * 4 (cuMemsetD32's `bytes` = element count * 4)
   };
   std::string name;
   Op op = Op::kCopy;

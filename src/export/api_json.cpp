@@ -101,6 +101,7 @@ json functions_json(const analysis::AnalysisSnapshot& snap) {
                         {"nested", r.nested},
                         {"entry_only", r.entry_only},
                         {"timed", r.timed},
+                        {"bytes", r.has_bytes ? json(r.bytes) : json(nullptr)},
                         {"total_ns", r.total_ns},
                         {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},
                         {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
@@ -115,6 +116,59 @@ std::string api_functions(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   doc["functions"] = functions_json(snap);
   doc["overflow_events"] = snap.calls.overflow_events();
+  return doc.dump();
+}
+
+json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
+  json list = json::array();
+  std::uint64_t folded = snap.kernels.folded_launches();
+  for (const auto& k : snap.kernels.rows()) {
+    if (list.size() >= max_kernels) {
+      folded += k.launches;
+      continue;
+    }
+    json shapes = json::array();
+    for (const auto& s : k.shapes) {
+      shapes.push_back(json{{"grid", s.grid}, {"block", s.block}, {"launches", s.launches}});
+    }
+    list.push_back(json{{"name", k.name},
+                        {"launches", k.launches},
+                        {"errors", k.errors},
+                        {"shapes", std::move(shapes)},
+                        {"folded_shapes", k.folded_shapes},
+                        {"unknown_shape", k.unknown_shape}});
+  }
+  return json{{"kernels", std::move(list)}, {"folded", folded}};
+}
+
+std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
+  json doc = header(snap);
+  for (auto& [key, value] : kernels_json(snap, max_kernels).items()) doc[key] = std::move(value);
+  return doc.dump();
+}
+
+json nccl_json(const analysis::AnalysisSnapshot& snap) {
+  json list = json::array();
+  for (const auto& r : snap.nccl.rows()) {
+    const bool timed = r.timed > 0;
+    list.push_back(json{{"comm_id", fmt::format("0x{:016x}", r.comm_id)},
+                        {"function", r.function},
+                        {"rank", r.rank >= 0 ? json(r.rank) : json(nullptr)},
+                        {"nranks", r.nranks >= 0 ? json(r.nranks) : json(nullptr)},
+                        {"calls", r.calls},
+                        {"errors", r.errors},
+                        {"bytes", r.bytes},
+                        {"timed", r.timed},
+                        {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
+                        {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
+                        {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
+  }
+  return json{{"collectives", std::move(list)}, {"folded", snap.nccl.folded_calls()}};
+}
+
+std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
+  json doc = header(snap);
+  for (auto& [key, value] : nccl_json(snap).items()) doc[key] = std::move(value);
   return doc.dump();
 }
 

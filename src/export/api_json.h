@@ -26,8 +26,18 @@ std::string api_gpus(const analysis::AnalysisSnapshot& snap);
 //  "folded":N}: traced processes and the processes NVML saw on a GPU.
 std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 // {"functions":[{"domain","function","calls","errors","nested","entry_only","timed",
-//  "total_ns","mean_ns","p50_ns","p90_ns","p99_ns","max_ns"}],"overflow_events":N}
+//  "bytes" (null without a bytes
+//  argument),"total_ns","mean_ns","p50_ns","p90_ns","p99_ns","max_ns"}],"overflow_events":N}
 std::string api_functions(const analysis::AnalysisSnapshot& snap);
+// {"kernels":[{"name","launches","errors","shapes":[{"grid":[x,y,z],"block":[x,y,z],
+//  "launches"}],"folded_shapes","unknown_shape"}],"folded":N}: most launches first, at
+// most max_kernels; `folded`: launches of the kernels left out.
+std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
+json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
+// {"collectives":[{"comm_id","function","rank","nranks","calls","errors","bytes",
+//  "timed","p50_ns","p99_ns","max_ns"}],"folded":N}: NCCL calls per communicator.
+std::string api_nccl(const analysis::AnalysisSnapshot& snap);
+json nccl_json(const analysis::AnalysisSnapshot& snap);
 // {"counters":{"events":N,...}}: the agent's counters by accounting key.
 std::string api_counters(const analysis::AnalysisSnapshot& snap);
 // {"time_ns","sequence","processes":[...],"exited_dropped":N,"overflow_calls":N}: the

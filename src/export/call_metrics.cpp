@@ -82,6 +82,36 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   for (const auto& s : series) {
     if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
   }
+  begin(out, "eacgm_bytes_total");
+  {
+    std::uint64_t other_bytes = 0;
+    bool other_has = false;
+    std::size_t n = 0;
+    for (const auto& row : snap.calls.rows(false)) {
+      if (n++ < options.max_function_series) {
+        if (row.has_bytes) out.add(function_labels(row.domain, row.function), row.bytes);
+      } else if (row.has_bytes) {
+        other_has = true;
+        other_bytes += row.bytes;
+      }
+    }
+    if (other_has) out.add(function_labels("other", "other"), other_bytes);
+  }
+  begin(out, "eacgm_kernel_launches_total");
+  {
+    std::uint64_t other_launches = snap.kernels.folded_launches();
+    bool folded = other_launches > 0;
+    std::size_t n = 0;
+    for (const auto& k : snap.kernels.rows()) {
+      if (n++ < options.max_function_series) {
+        out.add({{"kernel", k.name}}, k.launches);
+      } else {
+        folded = true;
+        other_launches += k.launches;
+      }
+    }
+    if (folded) out.add({{"kernel", "other"}}, other_launches);
+  }
   begin(out, "eacgm_call_duration_seconds");
   std::size_t histograms = 0;
   for (const auto& s : series) {

@@ -111,6 +111,10 @@ void for_each_derived(const CallEvent& e, Emit emit) {
     const std::uint64_t v = e.args[static_cast<std::size_t>(from)];
     if (d.op == DerivedArg::Op::kCopy) {
       emit(d.name, number(v));
+    } else if (d.op == DerivedArg::Op::kTimes2) {
+      emit(d.name, number(v * 2));
+    } else if (d.op == DerivedArg::Op::kTimes4) {
+      emit(d.name, number(v * 4));
     } else if (d.op == DerivedArg::Op::kProduct) {
       int with = arg_index(e.probe->spec, d.with);
       if (with < 0 || (e.fault_mask & (1u << with))) continue;

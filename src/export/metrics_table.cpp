@@ -117,6 +117,14 @@ constexpr std::array kTable = {
               "Host-side duration of traced calls (API time, not GPU kernel time); buckets folded from "
               "the 1% relative-error sketch.",
               kFunction, kCalls, "probes (entry to return)"},
+    MetricDef{"eacgm_bytes_total", kCounter, "bytes", "bytes",
+              "Bytes the traced copies, memsets and NCCL calls asked to move (their `bytes` argument; "
+              "failed calls included, nested calls left out); only functions that have one.",
+              kFunction, kCalls, "probes (call summary)"},
+    MetricDef{"eacgm_kernel_launches_total", kCounter, "", "count",
+              "Kernel launches per kernel name (runtime or driver API, a runtime launch's driver launch "
+              "counted once); kernels beyond [serve] max_function_series in kernel=\"other\".",
+              kKernel, kCalls, "probes (launch kernel names)"},
     MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
     MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count", "Failed traced calls per process.",
@@ -188,6 +196,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`kind`";
     case kLedger:
       return "`pid`, `comm`, `cuda_device`, rank labels";
+    case kKernel:
+      return "`kernel`";
   }
   return "";
 }

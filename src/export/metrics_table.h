@@ -21,6 +21,7 @@ enum class LabelSet {
   kTraced,    // pid, comm, and rank, local_rank, world_size when known
   kFolded,    // kind (functions, processes, memory)
   kLedger,    // pid, comm, cuda_device, and rank labels when known
+  kKernel,    // kernel
 };
 
 enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kAgent, kHttp };

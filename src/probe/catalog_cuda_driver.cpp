@@ -23,6 +23,8 @@ void add(std::vector<ProbeSpec>& out, const std::string& name, const char* varia
 
 const std::vector<DerivedArg> kKernelFromF = {{"kernel", DerivedArg::Op::kKernelName, "f", ""}};
 const std::vector<DerivedArg> kBytesFromCount = {{"bytes", DerivedArg::Op::kCopy, "count", ""}};
+const std::vector<DerivedArg> kBytesFromShorts = {{"bytes", DerivedArg::Op::kTimes2, "count", ""}};
+const std::vector<DerivedArg> kBytesFromWords = {{"bytes", DerivedArg::Op::kTimes4, "count", ""}};
 const std::vector<DerivedArg> kBytesFromPitch = {{"bytes", DerivedArg::Op::kProduct, "pitch", "height"}};
 
 // cuLaunchKernel(CUfunction f, unsigned gridDimX, gridDimY, gridDimZ, blockDimX,
@@ -55,6 +57,14 @@ std::vector<ArgSpec> memcpy_peer_args(bool with_stream) {
   std::vector<ArgSpec> a = {hex("dst", 0), hex("dst_ctx", 1), hex("src", 2), hex("src_ctx", 3),
                             reg("count", 4)};
   if (with_stream) a.push_back(hex("stream", 5));
+  return a;
+}
+
+// cuMemsetD8/D16/D32_v2(CUdeviceptr dst, unsigned char/short/int value, size_t N
+//                      [, CUstream hStream]): N elements of 1, 2 or 4 bytes.
+std::vector<ArgSpec> memset_args(bool with_stream) {
+  std::vector<ArgSpec> a = {hex("dst", 0), reg("value", 1, ArgKind::kU32, kHex), reg("count", 2)};
+  if (with_stream) a.push_back(hex("stream", 3));
   return a;
 }
 
@@ -106,6 +116,12 @@ Catalog cuda_driver_catalog() {
   add(s, "cuMemcpyAsync", "_ptsz", memcpy_args(true), kBytesFromCount);
   add(s, "cuMemcpyPeer", "_ptds", memcpy_peer_args(false), kBytesFromCount);
   add(s, "cuMemcpyPeerAsync", "_ptsz", memcpy_peer_args(true), kBytesFromCount);
+  add(s, "cuMemsetD8_v2", "_ptds", memset_args(false), kBytesFromCount);
+  add(s, "cuMemsetD8Async", "_ptsz", memset_args(true), kBytesFromCount);
+  add(s, "cuMemsetD16_v2", "_ptds", memset_args(false), kBytesFromShorts);
+  add(s, "cuMemsetD16Async", "_ptsz", memset_args(true), kBytesFromShorts);
+  add(s, "cuMemsetD32_v2", "_ptds", memset_args(false), kBytesFromWords);
+  add(s, "cuMemsetD32Async", "_ptsz", memset_args(true), kBytesFromWords);
 
   // Virtual memory management: cuMemCreate(CUmemGenericAllocationHandle* handle,
   // size_t size, const CUmemAllocationProp* prop, unsigned long long flags),

@@ -191,6 +191,25 @@ TEST_F(Serve, MetricsPassPromtoolAndTheApiListsTheProgram) {
     }
   }
   EXPECT_TRUE(malloc_row) << functions.dump();
+
+  // The program's 3 launches of probe_kernel, grid (2,3,4) block (32,4,1), one shape.
+  auto kernels = json::parse(get(port_, "/api/v1/kernels").body);
+  bool kernel_row = false;
+  for (const auto& k : kernels["kernels"]) {
+    if (k["name"] != "probe_kernel(int*)") continue;
+    kernel_row = true;
+    EXPECT_EQ(k["launches"], 3);
+    ASSERT_EQ(k["shapes"].size(), 1u) << k.dump();
+    EXPECT_EQ(k["shapes"][0]["grid"], json::array({2, 3, 4}));
+    EXPECT_EQ(k["shapes"][0]["block"], json::array({32, 4, 1}));
+    EXPECT_EQ(k["shapes"][0]["launches"], 3);
+  }
+  EXPECT_TRUE(kernel_row) << kernels.dump();
+  EXPECT_EQ(metric("eacgm_kernel_launches_total{kernel=\"probe_kernel(int*)\"}"), "3");
+  // One cudaMemcpy of 65536 B and one cudaMemcpyAsync of 8192 B.
+  EXPECT_EQ(metric("eacgm_bytes_total{domain=\"cuda\",function=\"cudaMemcpy\"}"), "65536");
+  EXPECT_EQ(metric("eacgm_bytes_total{domain=\"cuda\",function=\"cudaMemcpyAsync\"}"), "8192");
+  EXPECT_EQ(json::parse(get(port_, "/api/v1/nccl").body)["collectives"].size(), 0u);
   EXPECT_EQ(json::parse(get(port_, "/api/v1/gpus").body)["gpus"].size(), 2u);
   EXPECT_EQ(get(port_, "/api/v1/nothing").status, 404);
   serve->signal(SIGTERM);
