@@ -143,7 +143,8 @@ json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernel
 
 std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
   json doc = header(snap);
-  for (auto& [key, value] : kernels_json(snap, max_kernels).items()) doc[key] = std::move(value);
+  auto body = kernels_json(snap, max_kernels);  // held: items() refers into it
+  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
   return doc.dump();
 }
 
@@ -168,7 +169,8 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
 
 std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  for (auto& [key, value] : nccl_json(snap).items()) doc[key] = std::move(value);
+  auto body = nccl_json(snap);  // held: items() refers into it
+  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
   return doc.dump();
 }
 

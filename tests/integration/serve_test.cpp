@@ -148,6 +148,11 @@ TEST_F(Serve, MetricsPassPromtoolAndTheApiListsTheProgram) {
   Subprocess program({bin("cuda_calls"), "--wait-file", dir_ + "/go"});
   ASSERT_TRUE(program.wait_for("ready"));
   const std::string pid = std::to_string(program.pid());
+  // The kernel's name is learnt from its registration (read from the live process);
+  // the program goes on only once the daemon has seen it, as a long-lived job would.
+  ASSERT_TRUE(eventually([&] {
+    return metric("eacgm_calls_total{domain=\"cuda\",function=\"__cudaRegisterFunction\"}") == "1";
+  })) << get(port_, "/metrics").body;
   std::ofstream(dir_ + "/go") << "go\n";
   EXPECT_EQ(program.wait(), 7);
   ASSERT_TRUE(eventually([&] {
