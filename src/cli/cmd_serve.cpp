@@ -164,7 +164,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   };
   server::add_standard_routes(http, routes);
   auto json_route = [&](const char* path,
-                        std::function<std::string(const analysis::AnalysisSnapshot&)> body) {
+                        const std::function<std::string(const analysis::AnalysisSnapshot&)>& body) {
     http.route(path, [analysis, body](const server::Request&) {
       auto snap = analysis->snapshot();
       if (!snap) return server::Response::json_error(503, "no snapshot yet (the trace is starting)");

@@ -39,7 +39,7 @@ Result<std::uint64_t> parse_byte_size(std::string_view text) {
   } else if (unit == "kb") {
     mult = 1000;
   } else if (unit == "mb") {
-    mult = 1000 * 1000;
+    mult = 1000ull * 1000;
   } else if (unit == "gb") {
     mult = 1000ull * 1000 * 1000;
   } else if (unit == "tb") {

@@ -62,6 +62,7 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
     }
   }
   std::vector<json> list;
+  list.reserve(by_pid.size());
   for (auto& [pid, entry] : by_pid) list.push_back(std::move(entry));
   std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) {
     return a["calls"].get<std::uint64_t>() > b["calls"].get<std::uint64_t>();
