@@ -29,7 +29,7 @@ void SummaryStream::sample_calls(std::span<const CallEvent> calls) {
   for (const auto& e : calls) {
     if (!e.probe || e.nested) continue;
     const std::uint64_t second = e.ts_ns / 1'000'000'000;
-    if (second != sample_second_) {
+    if (second > sample_second_) {  // a late call of an earlier second counts in this one
       sample_second_ = second;
       sampled_any_ = 0;
       std::fill(sampled_by_tag_.begin(), sampled_by_tag_.end(), 0);
