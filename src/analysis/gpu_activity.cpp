@@ -24,6 +24,7 @@ void GpuActivity::add(const CallEvent& event) {
     return;
   }
   if (p->comm.empty()) p->comm = std::string(event.comm_view());
+  if (event.ts_ns != 0) p->seen(event.ts_ns, event.ts_ns + event.dur_ns);
   if (event.nested) return;
   ++p->calls;
   if (event.is_error()) ++p->errors;
@@ -66,6 +67,7 @@ void GpuActivity::add(const GpuSnapshot& snapshot) {
   for (const ProcessSample& s : snapshot.processes) {
     Process* p = process(s.pid);
     if (p == nullptr) continue;
+    if (now_ns > 0) p->seen(static_cast<std::uint64_t>(now_ns), static_cast<std::uint64_t>(now_ns));
     OnGpu& g = p->gpus[s.gpu_index];
     ++g.samples;
     if (!s.name.empty()) g.nvml_name = s.name;
@@ -96,6 +98,8 @@ std::vector<ProcessActivityRow> GpuActivity::processes() const {
     base.name = p.comm;
     base.calls = p.calls;
     base.errors = p.errors;
+    base.first_seen_ns = p.first_seen_ns;
+    base.last_seen_ns = p.last_seen_ns;
     if (p.gpus.empty()) {
       rows.push_back(base);
       continue;

@@ -46,6 +46,10 @@ struct ProcessActivityRow {
   std::optional<std::uint64_t> memory_max_bytes;
   std::optional<double> sm_mean_percent;
   std::optional<std::uint32_t> sm_max_percent;
+  // The first and last traced call (its entry, and its return when timed) or GPU sample
+  // of the process, ns since the Unix epoch; 0 when never seen.
+  std::uint64_t first_seen_ns = 0;
+  std::uint64_t last_seen_ns = 0;
 };
 
 class GpuActivity {
@@ -118,6 +122,12 @@ class GpuActivity {
     std::uint64_t calls = 0;
     std::uint64_t errors = 0;
     std::map<unsigned, OnGpu> gpus;
+    std::uint64_t first_seen_ns = 0;
+    std::uint64_t last_seen_ns = 0;
+    void seen(std::uint64_t from, std::uint64_t to) {
+      if (first_seen_ns == 0 || from < first_seen_ns) first_seen_ns = from;
+      if (to > last_seen_ns) last_seen_ns = to;
+    }
   };
   Process* process(std::uint32_t pid);
 

@@ -10,12 +10,15 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     memory_.add(e);
     kernels_.add(e);
     nccl_.add(e);
+    series_.add(e);
+    anomalies_.add(e);
   }
 }
 
 void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   gpu_.add(snapshot);
   last_gpu_ = snapshot;
+  series_.add(snapshot);
 }
 
 void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
@@ -33,9 +36,16 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
 // A copy of each aggregator: readers get a consistent view that the output thread
 // never touches again; its cost is bounded by the aggregators' key caps.
 void LiveAnalysis::publish(bool final, const CounterValues& counters) {
+  // The anomalies change rarely: a copy is made only when they did.
+  const AnomalySummary& found = anomalies_.summary();
+  if (!anomalies_published_ || anomalies_published_->total != found.total ||
+      anomalies_published_->functions != found.functions ||
+      anomalies_published_->untracked_calls != found.untracked_calls) {
+    anomalies_published_ = std::make_shared<const AnomalySummary>(found);
+  }
   auto snap = std::make_shared<AnalysisSnapshot>(
       AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
-                       memory_.summary(), counters, kernels_, nccl_});
+                       memory_.summary(), counters, kernels_, nccl_, series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 

@@ -10,11 +10,13 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/anomaly_detector.h"
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_stats.h"
+#include "analysis/rollup_series.h"
 #include "core/consumer.h"
 #include "core/published.h"
 
@@ -26,11 +28,13 @@ struct AnalysisSnapshot {
   bool final = false;          // made after the trace ended
   CallSummary calls;
   GpuActivity gpu;
-  std::optional<GpuSnapshot> last_gpu;  // the latest sampling pass, as taken
-  MemorySummary memory;                 // the memory ledger's rows
-  CounterValues counters;               // the agent's counters when it was made
-  KernelStats kernels;                  // launches per kernel name and shape
-  NcclStats nccl;                       // NCCL calls per communicator and function
+  std::optional<GpuSnapshot> last_gpu;              // the latest sampling pass, as taken
+  MemorySummary memory;                             // the memory ledger's rows
+  CounterValues counters;                           // the agent's counters when it was made
+  KernelStats kernels;                              // launches per kernel name and shape
+  NcclStats nccl;                                   // NCCL calls per communicator and function
+  RollupView series;                                // per-second rollups (shares the ring's chunks)
+  std::shared_ptr<const AnomalySummary> anomalies;  // never null once published
 };
 
 class LiveAnalysis final : public Consumer {
@@ -66,6 +70,9 @@ class LiveAnalysis final : public Consumer {
   NcclStats nccl_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   std::optional<GpuSnapshot> last_gpu_;
+  RollupSeries series_;
+  AnomalyDetector anomalies_;
+  std::shared_ptr<const AnomalySummary> anomalies_published_;  // remade when it changed
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "agent/agent.h"
 #include "analysis/live_analysis.h"
@@ -23,6 +24,7 @@
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
 #include "probe/catalog.h"
+#include "sample/container_id.h"
 #include "server/http_server.h"
 #include "server/standard_routes.h"
 #include "server/summary_stream.h"
@@ -81,6 +83,18 @@ std::string cmdline_of(std::uint32_t pid) {
     if (c == '\0') c = ' ';
   }
   return s;
+}
+
+// A whole decimal number in [min, max], else nullopt.
+std::optional<std::uint64_t> parse_number(const std::string& text, std::uint64_t min, std::uint64_t max) {
+  if (text.empty() || text.size() > 10) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v < min || v > max) return std::nullopt;
+  return v;
 }
 
 std::string hostname() {
@@ -143,6 +157,8 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   api_opts.max_processes = sc.max_process_series;
   api_opts.rank_of_pid = gpu_opts.rank_of_pid;
   api_opts.cmdline_of_pid = cmdline_of;
+  api_opts.process_alive = analysis::process_alive;
+  api_opts.container_of_pid = read_container_id;
   const bool dcgm = sc.dcgm_metrics;
 
   server::StandardRoutes routes;
@@ -181,7 +197,33 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   json_route("/api/v1/processes", [api_opts](const analysis::AnalysisSnapshot& s) {
     return exporting::api_processes(s, api_opts);
   });
-  http.route("/api/v1/stream", [channel](const server::Request&) { return server::event_stream(*channel); });
+  json_route("/api/v1/anomalies", exporting::api_anomalies);
+  http.route("/api/v1/series", [analysis](const server::Request& req) {
+    std::uint64_t window = 900;
+    if (auto w = req.param("window")) {
+      auto v = parse_number(*w, 1, 3600);
+      if (!v) return server::Response::json_error(400, "window: a whole number of seconds from 1 to 3600");
+      window = *v;
+    }
+    auto snap = analysis->snapshot();
+    if (!snap) return server::Response::json_error(503, "no snapshot yet (the trace is starting)");
+    return server::Response::json(exporting::api_series(*snap, window));
+  });
+  http.route("/api/v1/stream", [channel](const server::Request& req) {
+    server::SseChannel::Filter filter;
+    if (auto calls = req.param("calls")) {
+      if (*calls != "0" && *calls != "1") return server::Response::json_error(400, "calls: 0 or 1");
+      filter.tagged = *calls == "1";
+    }
+    if (auto pid = req.param("pid")) {
+      auto v = parse_number(*pid, 1, 0xffffffffu);
+      if (!v) return server::Response::json_error(400, "pid: a process id");
+      if (!filter.tagged) return server::Response::json_error(400, "pid: only with calls=1");
+      filter.tag = *v;
+    }
+    filter.max_tagged_per_second = server::SummaryStream::kCallsPerSecond;
+    return server::event_stream(*channel, filter);
+  });
 
   server::ServerOptions so;
   so.address = listen->host;

@@ -51,7 +51,9 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
                    {"comm", p.name},
                    {"calls", p.calls},
                    {"errors", p.errors},
-                   {"gpus", json::array()}};
+                   {"gpus", json::array()},
+                   {"first_seen_ns", p.first_seen_ns ? json(p.first_seen_ns) : json(nullptr)},
+                   {"last_seen_ns", p.last_seen_ns ? json(p.last_seen_ns) : json(nullptr)}};
     }
     if (p.gpu) {
       entry["gpus"].push_back(json{{"gpu", *p.gpu},
@@ -69,9 +71,19 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
   });
   const std::size_t folded = list.size() > options.max_processes ? list.size() - options.max_processes : 0;
   if (folded > 0) list.resize(options.max_processes);
+  std::vector<std::uint32_t> ledger_exited;
+  for (const auto& r : snap.memory.rows) {
+    if (r.exited) ledger_exited.push_back(r.pid);
+  }
+  std::sort(ledger_exited.begin(), ledger_exited.end());
   for (auto& entry : list) {
     const auto pid = entry["pid"].get<std::uint32_t>();
     if (options.cmdline_of_pid) entry["cmdline"] = options.cmdline_of_pid(pid);
+    if (options.process_alive) {
+      entry["exited"] =
+          std::binary_search(ledger_exited.begin(), ledger_exited.end(), pid) || !options.process_alive(pid);
+    }
+    if (options.container_of_pid) entry["container"] = opt(options.container_of_pid(pid));
     if (options.rank_of_pid) {
       RankInfo r = options.rank_of_pid(pid);
       entry["rank"] = opt(r.rank);
@@ -232,6 +244,59 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   json memory = memory_json(snap.memory);
   for (auto& [key, value] : memory.items()) doc[key] = std::move(value);
+  return doc.dump();
+}
+
+std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s) {
+  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(snap.time.time_since_epoch()).count();
+  const std::int64_t end = std::max<std::int64_t>(now_s, snap.series.latest());
+  const auto& names = snap.series.domains();
+  json points = json::array();
+  for (const auto& p : snap.series.points(end, window_s)) {
+    json domains = json::object();
+    for (std::size_t i = 0; i < names.size() && i < p.domains.size(); ++i) {
+      if (p.domains[i] > 0) domains[names[i]] = p.domains[i];
+    }
+    json gpus = json::array();
+    for (std::size_t i = 0; i < p.gpu_count; ++i) {
+      const auto& g = p.gpus[i];
+      gpus.push_back(json{{"gpu", g.index},
+                          {"util", g.util_samples ? json(g.util_sum / g.util_samples) : json(nullptr)},
+                          {"memory_used_bytes", g.has_memory ? json(g.memory_used_bytes) : json(nullptr)}});
+    }
+    points.push_back(json{{"t", p.t},
+                          {"calls", p.calls},
+                          {"errors", p.errors},
+                          {"domains", std::move(domains)},
+                          {"gpus", std::move(gpus)}});
+  }
+  json doc = header(snap);
+  doc["interval_s"] = 1;
+  doc["window_s"] = window_s;
+  doc["points"] = std::move(points);
+  return doc.dump();
+}
+
+std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
+  json list = json::array();
+  json doc = header(snap);
+  if (snap.anomalies) {
+    for (const auto& a : snap.anomalies->recent) {
+      list.push_back(json{{"ts_ns", a.ts_ns},
+                          {"pid", a.pid},
+                          {"tid", a.tid},
+                          {"domain", a.domain},
+                          {"name", a.name},
+                          {"dur_ns", a.dur_ns},
+                          {"median_ns", a.median_ns},
+                          {"score", a.score},
+                          {"args", a.args}});
+    }
+  }
+  doc["anomalies"] = std::move(list);
+  doc["total"] = snap.anomalies ? snap.anomalies->total : 0;
+  doc["functions"] = snap.anomalies ? snap.anomalies->functions : 0;
+  doc["untracked_calls"] = snap.anomalies ? snap.anomalies->untracked_calls : 0;
   return doc.dump();
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "analysis/live_analysis.h"
@@ -17,6 +18,11 @@ struct ApiOptions {
   std::function<RankInfo(std::uint32_t pid)> rank_of_pid;  // unset: no rank fields
   // The command line of a live process ("" once it is gone); unset: no cmdline field.
   std::function<std::string(std::uint32_t pid)> cmdline_of_pid;
+  // Whether a process is still running (unset: no `exited` field; the memory ledger's
+  // exited rows count as exited too).
+  std::function<bool(std::uint32_t pid)> process_alive;
+  // The container id of a process; unset: no `container` field.
+  std::function<std::optional<std::string>(std::uint32_t pid)> container_of_pid;
 };
 
 // {"time_ns":..,"sequence":..,"gpus":[...]} from the latest sampling pass (empty list
@@ -43,6 +49,14 @@ std::string api_counters(const analysis::AnalysisSnapshot& snap);
 // {"time_ns","sequence","processes":[...],"exited_dropped":N,"overflow_calls":N}: the
 // memory ledger (docs/report.md has the process object).
 std::string api_memory(const analysis::AnalysisSnapshot& snap);
+
+// {"interval_s":1,"window_s":W,"points":[{"t","calls","errors","domains":{..},
+//  "gpus":[{"gpu","util","memory_used_bytes"}]}]}: the seconds of the last `window_s`
+// (ending at the snapshot's time) that have data, oldest first.
+std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s);
+// {"anomalies":[{"ts_ns","pid","tid","domain","name","dur_ns","median_ns","score",
+//  "args"}],"total":N,"functions":N,"untracked_calls":N}, oldest first.
+std::string api_anomalies(const analysis::AnalysisSnapshot& snap);
 
 // The pieces, as objects without the time header: what the routes above hold under
 // "functions", "gpus", "processes" and "counters", and the memory object.

@@ -269,8 +269,8 @@ Response Response::json(std::string body, int status) {
   return r;
 }
 
-Response event_stream(SseChannel& channel) {
-  auto stream = channel.subscribe();
+Response event_stream(SseChannel& channel, SseChannel::Filter filter) {
+  auto stream = channel.subscribe(filter);
   if (!stream) {
     Response r = Response::json_error(503, "too many event stream clients");
     r.headers.emplace_back("Retry-After", "5");

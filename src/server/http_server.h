@@ -59,7 +59,7 @@ using Handler = std::function<Response(const Request&)>;
 
 // The response of an SSE route: 200 text/event-stream fed by a new subscription, or
 // 503 when the channel has max_clients already.
-Response event_stream(SseChannel& channel);
+Response event_stream(SseChannel& channel, SseChannel::Filter filter = SseChannel::Filter{});
 
 struct ServerOptions {
   std::string address{kDefaultAddress};

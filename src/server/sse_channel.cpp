@@ -12,6 +12,9 @@ namespace eacgm::server {
 struct SseClient {
   std::deque<std::shared_ptr<const std::string>> queue;
   std::uint64_t dropped_unreported = 0;
+  SseChannel::Filter filter;
+  std::chrono::steady_clock::time_point tagged_second{};
+  std::size_t tagged_in_second = 0;
 };
 
 struct SseChannel::State {
@@ -26,6 +29,7 @@ struct SseChannel::State {
   std::atomic<std::uint64_t> published{0};
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> client_count{0};
+  std::atomic<std::uint64_t> generation{0};
 };
 
 namespace {
@@ -39,6 +43,7 @@ class Subscription final : public ResponseStream {
     std::lock_guard lock(state_->mutex);
     state_->clients.erase(client_);
     state_->client_count.fetch_sub(1, std::memory_order_relaxed);
+    state_->generation.fetch_add(1, std::memory_order_release);
   }
 
   bool next(std::string& out, std::chrono::milliseconds wait) override {
@@ -105,33 +110,87 @@ std::string SseChannel::format_event(std::string_view data, std::string_view eve
   return out;
 }
 
+namespace {
+
+void enqueue(SseChannel::State& state, SseClient& c, const std::shared_ptr<const std::string>& event);
+
+}  // namespace
+
 void SseChannel::publish(std::string_view data, std::string_view event_type) {
   auto event = std::make_shared<const std::string>(format_event(data, event_type));
   {
     std::lock_guard lock(state_->mutex);
     if (state_->closed) return;
     state_->published.fetch_add(1, std::memory_order_relaxed);
-    for (auto& c : state_->clients) {
-      if (c.queue.size() >= state_->options.queue_capacity) {
-        c.queue.pop_front();
-        ++c.dropped_unreported;
-        state_->dropped.fetch_add(1, std::memory_order_relaxed);
-      }
-      c.queue.push_back(event);
-      state_->high_water = std::max(state_->high_water, c.queue.size());
-    }
+    for (auto& c : state_->clients) enqueue(*state_, c, event);
   }
   state_->wake.notify_all();
 }
 
-std::shared_ptr<ResponseStream> SseChannel::subscribe() {
+void SseChannel::publish_tagged(std::string_view data, std::string_view event_type, std::uint64_t tag) {
+  std::shared_ptr<const std::string> event;
+  bool queued = false;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->closed) return;
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& c : state_->clients) {
+      if (!c.filter.tagged || (c.filter.tag && *c.filter.tag != tag)) continue;
+      if (now - c.tagged_second >= std::chrono::seconds(1)) {
+        c.tagged_second = now;
+        c.tagged_in_second = 0;
+      }
+      if (c.tagged_in_second >= c.filter.max_tagged_per_second) continue;
+      ++c.tagged_in_second;
+      if (!event) event = std::make_shared<const std::string>(format_event(data, event_type));
+      enqueue(*state_, c, event);
+      queued = true;
+    }
+    if (queued) state_->published.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (queued) state_->wake.notify_all();
+}
+
+SseChannel::Interest SseChannel::interest() const {
+  std::lock_guard lock(state_->mutex);
+  Interest in;
+  for (const auto& c : state_->clients) {
+    if (!c.filter.tagged) continue;
+    if (!c.filter.tag) {
+      in.any_tag = true;
+    } else if (std::find(in.tags.begin(), in.tags.end(), *c.filter.tag) == in.tags.end()) {
+      in.tags.push_back(*c.filter.tag);
+    }
+  }
+  return in;
+}
+
+std::uint64_t SseChannel::generation() const { return state_->generation.load(std::memory_order_acquire); }
+
+namespace {
+
+void enqueue(SseChannel::State& state, SseClient& c, const std::shared_ptr<const std::string>& event) {
+  if (c.queue.size() >= state.options.queue_capacity) {
+    c.queue.pop_front();
+    ++c.dropped_unreported;
+    state.dropped.fetch_add(1, std::memory_order_relaxed);
+  }
+  c.queue.push_back(event);
+  state.high_water = std::max(state.high_water, c.queue.size());
+}
+
+}  // namespace
+
+std::shared_ptr<ResponseStream> SseChannel::subscribe(Filter filter) {
   std::lock_guard lock(state_->mutex);
   if (state_->closed || state_->clients.size() >= state_->options.max_clients) {
     ++state_->rejected;
     return nullptr;
   }
   state_->clients.emplace_back();
+  state_->clients.back().filter = filter;
   state_->client_count.fetch_add(1, std::memory_order_relaxed);
+  state_->generation.fetch_add(1, std::memory_order_release);
   return std::make_shared<Subscription>(state_, std::prev(state_->clients.end()));
 }
 

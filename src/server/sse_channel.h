@@ -10,8 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace eacgm::server {
 
@@ -23,6 +25,19 @@ class ResponseStream {
   // Waits at most `wait` for data and appends what is ready to `out` (which may stay
   // empty). False: the stream has ended and `out` holds its last data.
   virtual bool next(std::string& out, std::chrono::milliseconds wait) = 0;
+};
+
+// Which tagged events (publish_tagged) a client receives; every client receives the
+// untagged ones. Tagged events reach a client at most `max_tagged_per_second` a second.
+struct SseFilter {
+  bool tagged = false;               // false: no tagged events
+  std::optional<std::uint64_t> tag;  // only this tag; absent: every tag
+  std::size_t max_tagged_per_second = 100;
+};
+// What the connected clients ask for, so that a producer can skip what nobody wants.
+struct SseInterest {
+  bool any_tag = false;             // some client takes every tag
+  std::vector<std::uint64_t> tags;  // tags some client asked for
 };
 
 class SseChannel {
@@ -44,6 +59,9 @@ class SseChannel {
     std::size_t high_water = 0;   // the longest any client queue has been
   };
 
+  using Filter = SseFilter;
+  using Interest = SseInterest;
+
   SseChannel() : SseChannel(Options{}) {}
   explicit SseChannel(Options options);
   ~SseChannel();  // ends every stream
@@ -56,8 +74,16 @@ class SseChannel {
   // its next events.
   void publish(std::string_view data, std::string_view event_type = {});
 
+  // Queues one event for the clients whose filter takes `tag`; a client over its rate
+  // for the current second skips it (not counted as dropped).
+  void publish_tagged(std::string_view data, std::string_view event_type, std::uint64_t tag);
+
   // A stream for one more client, or nullptr at max_clients or after close().
-  std::shared_ptr<ResponseStream> subscribe();
+  std::shared_ptr<ResponseStream> subscribe(Filter filter = Filter{});
+
+  Interest interest() const;
+  // Changes each time a client comes or goes (a cheap check before interest()).
+  std::uint64_t generation() const;
 
   // Ends every stream once its queued events are sent, and refuses new clients.
   void close();

@@ -1,12 +1,56 @@
 // Per-tick summary events for /api/v1/stream.
 #include "server/summary_stream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
 namespace eacgm::server {
 
+std::string SummaryStream::call_event(const CallEvent& e) {
+  nlohmann::ordered_json doc = {{"ts_ns", e.ts_ns},
+                                {"pid", e.pid},
+                                {"tid", e.tid},
+                                {"comm", std::string(e.comm_view())},
+                                {"domain", std::string(e.domain())},
+                                {"name", std::string(e.function())},
+                                {"dur_ns", e.has_exit ? nlohmann::ordered_json(e.dur_ns) : nullptr},
+                                {"ret", e.has_exit ? nlohmann::ordered_json(e.ret) : nullptr}};
+  return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void SummaryStream::sample_calls(std::span<const CallEvent> calls) {
+  if (const auto g = channel_->generation(); g != interest_generation_) {
+    interest_generation_ = g;
+    interest_ = channel_->interest();
+    sampled_by_tag_.assign(interest_.tags.size(), 0);
+  }
+  if (!interest_.any_tag && interest_.tags.empty()) return;
+  for (const auto& e : calls) {
+    if (!e.probe || e.nested) continue;
+    const std::uint64_t second = e.ts_ns / 1'000'000'000;
+    if (second > sample_second_) {  // a late call of an earlier second counts in this one
+      sample_second_ = second;
+      sampled_any_ = 0;
+      std::fill(sampled_by_tag_.begin(), sampled_by_tag_.end(), 0);
+    }
+    bool take = false;
+    if (interest_.any_tag && sampled_any_ < kCallsPerSecond) {
+      ++sampled_any_;
+      take = true;
+    }
+    for (std::size_t i = 0; i < interest_.tags.size(); ++i) {
+      if (interest_.tags[i] == e.pid && sampled_by_tag_[i] < kCallsPerSecond) {
+        ++sampled_by_tag_[i];
+        take = true;
+      }
+    }
+    if (take) channel_->publish_tagged(call_event(e), "call", e.pid);
+  }
+}
+
 void SummaryStream::on_calls(std::span<const CallEvent> calls) {
+  sample_calls(calls);
   for (const auto& e : calls) {
     if (!e.probe || e.nested) continue;
     auto it = counts_.find(e.probe.get());

@@ -60,6 +60,8 @@ for i in 1 2 3; do
   smi >>"$WORK/smi.$i.csv"
 done
 scrape /api/v1/processes >"$WORK/processes.json"
+scrape /api/v1/kernels >"$WORK/kernels.json"
+scrape /api/v1/memory >"$WORK/memory.json"
 wait $JOB
 sleep 1.5
 scrape /metrics >"$WORK/metrics.end.txt"
@@ -108,6 +110,14 @@ check("/api/v1/processes: rank 0 with traced calls", ranked_api, str([(p["pid"],
 end = series(open(f"{work}/metrics.end.txt").read())
 launches = sum(v for l, v in end.get("eacgm_calls_total", []) if l["function"] in ("cudaLaunchKernel", "cuLaunchKernel", "cuLaunchKernelEx"))
 check("launches counted (runtime + driver, nested out)", launches > 100, f"{launches:.0f}")
+kernels = json.load(open(f"{work}/kernels.json"))["kernels"]
+top = kernels[0] if kernels else {}
+check("/api/v1/kernels: the job's kernels by name", kernels and sum(k["launches"] for k in kernels) > 100,
+      f"{len(kernels)} kernels; top {top.get('name', '')[:60]!r} x{top.get('launches')} shapes {len(top.get('shapes', []))}")
+memory = json.load(open(f"{work}/memory.json"))
+rows = [r for r in memory.get("processes", []) if r.get("peak_bytes", 0) >= 3 * 2**30]
+check("/api/v1/memory: the job's 3 GiB in its ledger", rows,
+      str([(r.get("pid"), r.get("device"), r.get("live_bytes", 0) // 2**20, r.get("peak_bytes", 0) // 2**20) for r in rows]))
 check("DCGM_FI_DRIVER_VERSION label", any("DCGM_FI_DRIVER_VERSION" in l for l, _ in end.get("DCGM_FI_DEV_GPU_TEMP", [])), "")
 serve_err = open(f"{work}/serve.err").read()
 check("SIGTERM: exit 0", "serve exit: 0" in serve_err, serve_err.strip().splitlines()[-1])

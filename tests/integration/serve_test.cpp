@@ -325,5 +325,58 @@ TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
   EXPECT_EQ(serve->wait(), 0) << serve->err();
 }
 
+// The routes over the analysis's history: a call stream filtered by pid delivers the
+// program's calls, /api/v1/series has its calls, /api/v1/processes its first and last
+// seen times and, once it has exited, exited=true; bad query values are refused.
+TEST_F(Serve, CallStreamSeriesAndProcessLifetimes) {
+  auto serve = start_serve();
+  EXPECT_EQ(get(port_, "/api/v1/series?window=abc").status, 400);
+  EXPECT_EQ(get(port_, "/api/v1/series?window=3601").status, 400);
+  EXPECT_EQ(get(port_, "/api/v1/stream?calls=2").status, 400);
+  EXPECT_EQ(get(port_, "/api/v1/stream?pid=1").status, 400) << "pid only with calls=1";
+  EXPECT_EQ(get(port_, "/api/v1/anomalies").status, 200);
+  Subprocess program({bin("cuda_calls"), "--wait-file", dir_ + "/go"});
+  ASSERT_TRUE(program.wait_for("ready"));
+  const std::string pid = std::to_string(program.pid());
+  const int fd = server::testing::connect_to(port_);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(server::testing::send_all(
+      fd, "GET /api/v1/stream?calls=1&pid=" + pid + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::this_thread::sleep_for(1s);  // the subscription is in before the calls
+  std::ofstream(dir_ + "/go") << "go\n";
+  const std::string got = server::testing::read_until(
+      fd, [&](const std::string& s) { return s.find("\"pid\":" + pid + ",") != std::string::npos; }, 15s);
+  ::close(fd);
+  EXPECT_NE(got.find("event: call"), std::string::npos) << got;
+  EXPECT_NE(got.find("\"pid\":" + pid + ","), std::string::npos) << got;
+  EXPECT_NE(got.find("\"comm\":\"cuda_calls\""), std::string::npos) << got;
+  EXPECT_EQ(program.wait(), 7);
+  json series;
+  ASSERT_TRUE(eventually([&] {
+    series = json::parse(get(port_, "/api/v1/series?window=120").body);
+    std::uint64_t calls = 0;
+    for (const auto& p : series["points"]) calls += p["calls"].get<std::uint64_t>();
+    return calls >= 12;
+  })) << series.dump();
+  EXPECT_EQ(series["interval_s"], 1);
+  bool cuda_domain = false;
+  for (const auto& p : series["points"]) cuda_domain |= p["domains"].contains("cuda");
+  EXPECT_TRUE(cuda_domain) << series.dump();
+  json row;
+  ASSERT_TRUE(eventually([&] {
+    auto doc = json::parse(get(port_, "/api/v1/processes").body);
+    for (const auto& p : doc["processes"]) {
+      if (p["pid"].get<int>() == program.pid() && p["exited"].get<bool>()) row = p;
+    }
+    return !row.is_null();
+  })) << get(port_, "/api/v1/processes").body;
+  ASSERT_TRUE(row["first_seen_ns"].is_number()) << row.dump();
+  EXPECT_GT(row["first_seen_ns"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(row["last_seen_ns"].get<std::uint64_t>(), row["first_seen_ns"].get<std::uint64_t>());
+  EXPECT_TRUE(row.contains("container")) << row.dump();
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
 }  // namespace
 }  // namespace eacgm::test

@@ -148,5 +148,30 @@ TEST(GpuActivity, ProcessCapCountsTheOverflow) {
   EXPECT_EQ(a.processes()[0].calls, 2u);
 }
 
+TEST(GpuActivity, FirstAndLastSeenFromCallsAndSamples) {
+  GpuActivity a;
+  CallEvent first = call(7, "prog", 0);
+  first.ts_ns = 5'000'000'000;
+  first.dur_ns = 100;
+  a.add(first);
+  CallEvent second = call(7, "prog", 0);
+  second.ts_ns = 6'000'000'000;
+  second.dur_ns = 500;
+  a.add(second);
+  GpuSnapshot s = snapshot(0, 10, 1000, 1);  // at 1000 s
+  ProcessSample ps;
+  ps.pid = 7;
+  ps.gpu_index = 0;
+  s.processes.push_back(ps);
+  a.add(s);
+  auto rows = a.processes();
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].first_seen_ns, 5'000'000'000u);
+  EXPECT_EQ(rows[0].last_seen_ns, 1000'000'000'000u) << "the GPU sample is the latest";
+  GpuActivity b;
+  b.add(second);
+  EXPECT_EQ(b.processes()[0].last_seen_ns, 6'000'000'500u) << "a timed call ends at its return";
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

@@ -1,0 +1,80 @@
+// RollupSeries: per-second rollups of a running trace (calls, errors, calls per domain,
+// GPU utilization and memory per GPU) in a fixed ring of the last kSeconds seconds, fed on
+// the output thread. The ring is kept in chunks that a published RollupView shares:
+// publishing copies kSeconds / kChunkSeconds pointers, and the writer copies a chunk
+// (kChunkSeconds points) only when it writes to one that a view holds.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/call_event.h"
+#include "core/gpu_sample.h"
+
+namespace eacgm::analysis {
+
+struct RollupGpu {
+  std::uint32_t index = 0;
+  std::uint32_t util_samples = 0;  // readings of utilization in the second
+  double util_sum = 0;
+  bool has_memory = false;
+  std::uint64_t memory_used_bytes = 0;  // the last reading of the second
+};
+
+struct RollupPoint {
+  static constexpr std::size_t kMaxDomains = 16;  // further domains count under the last slot
+  static constexpr std::size_t kMaxGpus = 16;     // further GPUs are left out
+  std::int64_t t = -1;                            // Unix seconds; -1: an empty slot
+  std::uint64_t calls = 0;                        // nested calls left out
+  std::uint64_t errors = 0;
+  std::array<std::uint64_t, kMaxDomains> domains{};  // by RollupView::domains index
+  std::uint8_t gpu_count = 0;
+  std::array<RollupGpu, kMaxGpus> gpus{};
+};
+
+// An immutable view of the ring, for readers on any thread.
+class RollupView {
+ public:
+  static constexpr std::size_t kSeconds = 3600;
+  static constexpr std::size_t kChunkSeconds = 60;
+  static constexpr std::size_t kChunks = kSeconds / kChunkSeconds;
+  using Chunk = std::array<RollupPoint, kChunkSeconds>;
+
+  // The seconds in (end - window, end] that have data, oldest first.
+  std::vector<RollupPoint> points(std::int64_t end, std::size_t window) const;
+  const std::vector<std::string>& domains() const { return domains_; }
+  std::int64_t latest() const { return latest_; }
+
+ private:
+  friend class RollupSeries;
+  std::array<std::shared_ptr<const Chunk>, kChunks> chunks_{};
+  std::vector<std::string> domains_;
+  std::int64_t latest_ = -1;
+};
+
+class RollupSeries {
+ public:
+  RollupSeries();
+  void add(const CallEvent& event);
+  void add(const GpuSnapshot& snapshot);
+  // Shares the ring's chunks with the returned view; later writes copy a shared chunk.
+  RollupView view();
+
+ private:
+  RollupPoint* point(std::int64_t t);  // nullptr: older than the ring
+  std::size_t domain_index(std::string_view domain);
+
+  std::array<std::shared_ptr<RollupView::Chunk>, RollupView::kChunks> chunks_;
+  std::array<bool, RollupView::kChunks> shared_{};
+  std::vector<std::string> domains_;
+  std::int64_t latest_ = -1;
+  const ProbeInfo* last_probe_ = nullptr;
+  std::size_t last_domain_ = 0;
+};
+
+}  // namespace eacgm::analysis

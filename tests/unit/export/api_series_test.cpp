@@ -1,0 +1,114 @@
+// /api/v1/series, /api/v1/anomalies and the processes' seen times, exit and container
+// from one LiveAnalysis snapshot.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "analysis/live_analysis.h"
+#include "export/api_json.h"
+
+namespace eacgm::exporting {
+namespace {
+
+using nlohmann::json;
+
+CallEvent call(std::uint32_t pid, std::uint64_t ts_ns, std::uint64_t dur_ns) {
+  static auto probe = [] {
+    auto p = std::make_shared<ProbeInfo>();
+    p->function = "cudaMalloc";
+    p->spec.domain = "cuda";
+    p->spec.ret = ReturnKind::kInt32;
+    return p;
+  }();
+  CallEvent e;
+  e.probe = probe;
+  e.pid = pid;
+  e.tid = pid;
+  e.ts_ns = ts_ns;
+  e.dur_ns = dur_ns;
+  e.has_exit = true;
+  return e;
+}
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+TEST(ApiSeries, PointsOfTheWindowWithDomainsAndGpus) {
+  analysis::LiveAnalysis live;
+  const std::uint64_t now = now_ns();
+  std::vector<CallEvent> calls{call(1, now - 2'000'000'000, 10), call(1, now - 2'000'000'000, 10),
+                               call(1, now - 100'000'000'000ull, 10)};
+  live.on_calls(calls);
+  GpuSnapshot g;
+  g.time = std::chrono::system_clock::now();
+  DeviceSample d;
+  d.index = 0;
+  d.utilization_gpu_percent = 40;
+  d.memory_used_bytes = 1234;
+  g.devices.push_back(d);
+  live.on_gpu(g);
+  live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
+  auto snap = live.snapshot();
+  auto doc = json::parse(api_series(*snap, 60));
+  EXPECT_EQ(doc["interval_s"], 1);
+  ASSERT_EQ(doc["points"].size(), 2u) << doc.dump();  // the call 100 s ago is outside
+  EXPECT_EQ(doc["points"][0]["calls"], 2);
+  EXPECT_EQ(doc["points"][0]["t"], (now - 2'000'000'000) / 1'000'000'000);
+  EXPECT_EQ(doc["points"][0]["domains"]["cuda"], 2);
+  EXPECT_EQ(doc["points"][1]["gpus"][0]["gpu"], 0);
+  EXPECT_EQ(doc["points"][1]["gpus"][0]["util"], 40.0);
+  EXPECT_EQ(doc["points"][1]["gpus"][0]["memory_used_bytes"], 1234);
+  EXPECT_EQ(json::parse(api_series(*snap, 900))["points"].size(), 3u);
+}
+
+TEST(ApiAnomalies, ListsFlaggedCalls) {
+  analysis::LiveAnalysis live;
+  std::vector<CallEvent> calls;
+  for (int i = 0; i < 300; ++i) calls.push_back(call(3, 1000 + i, 1000 + i % 10));
+  calls.push_back(call(3, 5000, 100'000'000));
+  live.on_calls(calls);
+  live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
+  auto doc = json::parse(api_anomalies(*live.snapshot()));
+  EXPECT_EQ(doc["total"], 1);
+  ASSERT_EQ(doc["anomalies"].size(), 1u);
+  EXPECT_EQ(doc["anomalies"][0]["ts_ns"], 5000);
+  EXPECT_EQ(doc["anomalies"][0]["pid"], 3);
+  EXPECT_EQ(doc["anomalies"][0]["name"], "cudaMalloc");
+  EXPECT_EQ(doc["anomalies"][0]["dur_ns"], 100'000'000);
+  EXPECT_GT(doc["anomalies"][0]["score"].get<double>(), 6);
+}
+
+TEST(ApiProcesses, SeenTimesExitAndContainer) {
+  analysis::LiveAnalysis live;
+  std::vector<CallEvent> calls{call(8, 1'000, 10), call(8, 2'000, 10), call(9, 3'000, 10)};
+  live.on_calls(calls);
+  live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
+  ApiOptions o;
+  o.process_alive = [](std::uint32_t pid) { return pid == 9; };
+  o.container_of_pid = [](std::uint32_t pid) -> std::optional<std::string> {
+    if (pid == 9) return std::string(64, 'a');
+    return std::nullopt;
+  };
+  auto doc = json::parse(api_processes(*live.snapshot(), o));
+  ASSERT_EQ(doc["processes"].size(), 2u);
+  const json& p8 = doc["processes"][0];
+  EXPECT_EQ(p8["pid"], 8);
+  EXPECT_EQ(p8["first_seen_ns"], 1'000);
+  EXPECT_EQ(p8["last_seen_ns"], 2'010);
+  EXPECT_EQ(p8["exited"], true);
+  EXPECT_TRUE(p8["container"].is_null());
+  EXPECT_EQ(doc["processes"][1]["exited"], false);
+  EXPECT_EQ(doc["processes"][1]["container"], std::string(64, 'a'));
+  // Without the callbacks the fields are left out.
+  auto plain = json::parse(api_processes(*live.snapshot(), ApiOptions{}));
+  EXPECT_FALSE(plain["processes"][0].contains("exited"));
+  EXPECT_FALSE(plain["processes"][0].contains("container"));
+}
+
+}  // namespace
+}  // namespace eacgm::exporting
