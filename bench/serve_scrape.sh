@@ -6,7 +6,7 @@
 # each; resident memory after each.
 # GPU=none (default) passes --no-gpu; GPU=fake samples the fake NVML of the build (two
 # GPUs, every field: EACGM_FAKE_NVML_SCENARIO=full); GPU=real the machine's NVML.
-# Usage: [GPU=none|fake|real] [PORT=19977] bench/serve_scrape.sh [BUILD_DIR] [SECONDS]
+# Usage: [GPU=none|fake|real] [PORT=19977] [EACGM_ARGS="--config F"] bench/serve_scrape.sh [BUILD_DIR] [SECONDS]
 set -euo pipefail
 B=${1:-build}
 SECS=${2:-30}
@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-args=(serve --listen "127.0.0.1:$PORT")
+args=(serve --listen "127.0.0.1:$PORT" ${EACGM_ARGS:-})
 case "$GPU" in
   none) args+=(--no-gpu) ;;
   fake)

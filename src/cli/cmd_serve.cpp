@@ -244,6 +244,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
   while (true) {
     agent::AgentOptions ao;
     ao.config = *config;
+    ao.config.trace.rescan_interval_s = config->serve.rescan_interval_s;
     ao.probes = flags.probes;
     ao.btf_path = flags.btf_path;
     ao.sample_gpus = !flags.no_gpu;

@@ -38,8 +38,11 @@ struct ServeConfig {
   bool dcgm_metrics = true;                  // DCGM_FI_* families on /metrics
   std::uint32_t max_function_series = 2000;  // (domain, function) series; the rest as "other"
   std::uint32_t max_process_series = 500;
-  std::uint32_t max_histogram_series = 200;  // duration histograms: the functions with the most time   //
-                                             // processes on /metrics and the API; the rest folded
+  std::uint32_t max_histogram_series = 200;
+  // The daemon finds new processes and libraries through exec and loader hints; its
+  // periodic /proc rescan (trace.rescan_interval_s for trace/run) is only the fallback.
+  double rescan_interval_s = 10.0;  // duration histograms: the functions with the most time   //
+                                    // processes on /metrics and the API; the rest folded
 };
 
 struct Config {

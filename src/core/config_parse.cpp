@@ -31,7 +31,8 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "dcgm_metrics",
                                            "max_function_series",
                                            "max_process_series",
-                                           "max_histogram_series"};
+                                           "max_histogram_series",
+                                           "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
@@ -390,6 +391,11 @@ class ConfigReader {
     if (auto s = read_integer(*table, "max_histogram_series", ctx, 0, 100000, serve.max_histogram_series);
         !s) {
       return s;
+    }
+    if (auto s = read_number(*table, "rescan_interval_s", ctx, serve.rescan_interval_s); !s) return s;
+    if (table->contains("rescan_interval_s")) {
+      if (auto s = check_range(*table, "rescan_interval_s", ctx, serve.rescan_interval_s, 0.1, 3600); !s)
+        return s;
     }
     return read_integer(*table, "max_process_series", ctx, 1, 100000, serve.max_process_series);
   }
