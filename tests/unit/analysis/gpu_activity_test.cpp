@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "../common/cuda_malloc_probe.h"
+
 namespace eacgm::analysis {
 namespace {
 
@@ -31,13 +33,7 @@ GpuSnapshot snapshot(int at_s, std::uint32_t util, std::uint32_t power_mw, std::
 }
 
 CallEvent call(std::uint32_t pid, const char* comm, std::int64_t ret, bool nested = false) {
-  static auto probe = [] {
-    auto p = std::make_shared<ProbeInfo>();
-    p->function = "cudaMalloc";
-    p->spec.domain = "cuda";
-    p->spec.ret = ReturnKind::kInt32;
-    return p;
-  }();
+  const auto& probe = test::cuda_malloc_probe();
   CallEvent e;
   e.pid = pid;
   e.tid = pid;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "../common/cuda_malloc_probe.h"
 #include "analysis/live_analysis.h"
 #include "export/api_json.h"
 
@@ -15,13 +16,7 @@ namespace {
 using nlohmann::json;
 
 CallEvent call(std::uint32_t pid, std::uint64_t ts_ns, std::uint64_t dur_ns) {
-  static auto probe = [] {
-    auto p = std::make_shared<ProbeInfo>();
-    p->function = "cudaMalloc";
-    p->spec.domain = "cuda";
-    p->spec.ret = ReturnKind::kInt32;
-    return p;
-  }();
+  const auto& probe = test::cuda_malloc_probe();
   CallEvent e;
   e.probe = probe;
   e.pid = pid;

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../common/cuda_malloc_probe.h"
+
 namespace eacgm::server {
 namespace {
 
@@ -28,13 +30,7 @@ std::string drain(ResponseStream& stream) {
 }
 
 CallEvent call(std::uint32_t pid, std::uint64_t ts_ns) {
-  static auto probe = [] {
-    auto p = std::make_shared<ProbeInfo>();
-    p->function = "cudaMalloc";
-    p->spec.domain = "cuda";
-    p->spec.ret = ReturnKind::kInt32;
-    return p;
-  }();
+  const auto& probe = test::cuda_malloc_probe();
   CallEvent e;
   e.probe = probe;
   e.pid = pid;
