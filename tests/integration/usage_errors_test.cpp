@@ -1,23 +1,18 @@
 // Bad flags and values exit 2 with one line on stderr (docs/cli.md), run against the
 // real build/eacgm; --help and --version still exit 0. No privileges needed: parsing
 // fails before anything is traced.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "subprocess.h"
 
 namespace {
 
-const std::string kEacgm = EACGM_TEST_BIN_DIR "/eacgm";
+using eacgm::test::bin;
+using eacgm::test::Subprocess;
 
 struct Ran {
   int exit_code = -1;
@@ -25,38 +20,13 @@ struct Ran {
   std::string err;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 Ran eacgm(std::vector<std::string> args) {
-  args.insert(args.begin(), kEacgm);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  char out_path[] = "/tmp/eacgm-usage-out-XXXXXX";
-  char err_path[] = "/tmp/eacgm-usage-err-XXXXXX";
-  const int out_fd = mkstemp(out_path);
-  const int err_fd = mkstemp(err_path);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO);
+  args.insert(args.begin(), bin("eacgm"));
+  Subprocess p(args);
   Ran r;
-  pid_t pid = 0;
-  if (posix_spawn(&pid, kEacgm.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  close(out_fd);
-  close(err_fd);
-  r.out = slurp(out_path);
-  r.err = slurp(err_path);
-  unlink(out_path);
-  unlink(err_path);
+  r.exit_code = p.wait(std::chrono::seconds(60));
+  r.out = p.out();
+  r.err = p.err();
   return r;
 }
 
