@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/agent_counters.h"
+#include "core/proc_stat.h"
 #include "probe/attacher.h"
 #include "probe/catalog.h"
 #include "sample/gpu_feed.h"
@@ -24,10 +25,7 @@ bool process_exists(int pid) {
 }
 
 // Running (not a zombie waiting for its parent to reap it).
-bool process_alive(int pid) {
-  auto stat = pid > 0 ? read_proc_stat(static_cast<std::uint32_t>(pid)) : std::nullopt;
-  return stat && stat->state != 'Z';
-}
+bool process_alive(int pid) { return pid > 0 && process_running(static_cast<std::uint32_t>(pid)); }
 
 std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));

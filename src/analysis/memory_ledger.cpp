@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "core/proc_stat.h"
+
 namespace eacgm::analysis {
 namespace {
 
@@ -346,16 +348,7 @@ MemorySummary MemoryLedger::summary() const {
   return out;
 }
 
-bool process_alive(std::uint32_t pid) {
-  // /proc/<pid>/stat: "pid (comm) S ..."; a zombie (Z) or dead (X) process has let its
-  // memory go.
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string text;
-  if (!std::getline(in, text)) return false;
-  const auto close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return true;
-  const char state = text[close + 2];
-  return state != 'Z' && state != 'X';
-}
+// A zombie (Z) or dead (X) process has let its memory go.
+bool process_alive(std::uint32_t pid) { return process_running(pid); }
 
 }  // namespace eacgm::analysis

@@ -6,21 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/proc_stat.h"
+
 namespace eacgm {
-
-// Fields 3 to 8 of /proc/<pid>/stat: the state letter ('R', 'S', 'Z' for a zombie...),
-// the parent pid, the process group, the terminal and its foreground process group.
-struct ProcStat {
-  char state = '?';
-  std::uint32_t ppid = 0;
-  std::int64_t pgrp = -1;   // process group
-  std::int64_t tty_nr = 0;  // controlling terminal; 0: none
-  std::int64_t tpgid = -1;  // the terminal's foreground process group; -1: none
-};
-
-// /proc/<pid>/stat read after the last ')' (the command name may itself hold spaces and
-// parentheses); nullopt when the process is gone or the file cannot be read.
-std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root = "/proc");
 
 // Why stopping `pid` with SIGSTOP would be noticed by another process, or nullopt when
 // it would not: a terminal's foreground job (its shell would report it stopped and take

@@ -1,0 +1,29 @@
+// /proc/<pid>/stat, read once for everyone who asks about a process's state or parent:
+// the process tree (sample), the agent's end condition, the memory ledger's exits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace eacgm {
+
+// Fields 3 to 8 of /proc/<pid>/stat: the state letter ('R', 'S', 'Z' for a zombie...),
+// the parent pid, the process group, the terminal and its foreground process group.
+struct ProcStat {
+  char state = '?';
+  std::uint32_t ppid = 0;
+  std::int64_t pgrp = -1;   // process group
+  std::int64_t tty_nr = 0;  // controlling terminal; 0: none
+  std::int64_t tpgid = -1;  // the terminal's foreground process group; -1: none
+};
+
+// /proc/<pid>/stat read after the last ')' (the command name may itself hold spaces and
+// parentheses); nullopt when the process is gone or the file cannot be read.
+std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root = "/proc");
+
+// Running: /proc/<pid>/stat exists and the state is neither a zombie ('Z') nor dead
+// ('X'), whose memory and handles are gone.
+bool process_running(std::uint32_t pid, const std::string& proc_root = "/proc");
+
+}  // namespace eacgm
