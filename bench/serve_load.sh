@@ -15,19 +15,7 @@ ITERS=${2:-10000000}
 THREADS=${THREADS:-$(nproc)}
 PORT=${PORT:-19978}
 REPS=${REPS:-1}
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=$(command -v /usr/bin/python3 || command -v python3)
-client() { "$PY" "$HERE/http_client.py" "$@"; }
-TMP=$(mktemp -d)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill -TERM "$pid" 2> /dev/null || true
-    wait "$pid" 2> /dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/serve_common.sh"
 ticks=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 metric() { { client get "$PORT" /metrics || true; } | awk -v m="$1" '$1 == m {printf "%d\n", $2}'; }

@@ -12,19 +12,7 @@ B=${1:-build}
 SECS=${2:-30}
 PORT=${PORT:-19977}
 GPU=${GPU:-none}
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=$(command -v /usr/bin/python3 || command -v python3)
-client() { "$PY" "$HERE/http_client.py" "$@"; }
-TMP=$(mktemp -d)
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill -TERM "$pid" 2> /dev/null || true
-    wait "$pid" 2> /dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(cd "$(dirname "$0")" && pwd)/serve_common.sh"
 
 args=(serve --listen "127.0.0.1:$PORT" ${EACGM_ARGS:-})
 case "$GPU" in
