@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
   std::vector<std::uint64_t> offsets{sym->file_offset}, cookies{0};
   std::vector<int> fds;
   auto attach = [&](bpf_program* prog, bool is_return) {
-    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(prog), argv[1], offsets, cookies, {},
-                                                     is_return);
+    auto fd = eacgm::probe::create_uprobe_multi_link(
+        bpf_program__fd(prog), argv[1], offsets, cookies, {},
+        is_return ? eacgm::probe::MultiLinkKind::kReturn : eacgm::probe::MultiLinkKind::kEntry);
     if (!fd) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
       return false;

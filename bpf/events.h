@@ -30,8 +30,9 @@ typedef __s16 eacgm_s16;
 /* Version of this boundary (records, probe entries, maps the agent reads): the BPF
  * object carries it as `abi_version` and the agent checks it at load. Bumped with
  * every change either side must agree on. 4: per-probe hit counts (`probe_hits`).
- * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags. */
-#define EACGM_ABI_VERSION 5
+ * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags.
+ * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`). */
+#define EACGM_ABI_VERSION 6
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
  * be stopped at loader hints. Children inherit their parent's value. */
@@ -110,13 +111,89 @@ struct eacgm_arg_spec {
 				  * return record has EACGM_REC_HAS_EXIT, ts_ns = the return time,
 				  * dur_ns = 0, ret, nargs = 1 and args[0] = the stack pointer after
 				  * the return (the entry's rsp + 8, to match it with its entry) */
+#define EACGM_PROBE_COUNT 0x80   /* always-on: counted at entry in `call_counts`, no record;
+				  * the return is asked for only for sampled calls (a session
+				  * link), whose durations go into `call_durations` */
+#define EACGM_PROBE_RET_ERR 0x100 /* counted probes: a non-zero 32-bit return is an error */
+
+#define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
+
+/* What a counted probe (EACGM_PROBE_COUNT) keeps of each call: the calls are counted
+ * per (process, probe, handle), with the bytes they move; arguments are captured as
+ * for a record, then reduced to these. */
+struct eacgm_count {
+	eacgm_u8 handle_arg; /* argument whose value splits the counts (a launch's CUfunction) */
+	eacgm_u8 bytes_arg;  /* argument holding the bytes (or an element count) */
+	eacgm_u8 bytes_arg2; /* a second factor (pitch x height); EACGM_COUNT_NONE: none */
+	eacgm_u8 bytes_shift;/* bytes = value << shift (elements of 2 or 4 bytes) */
+	eacgm_u8 sample_shift; /* time one call in 2^shift per CPU (0: every call) */
+	eacgm_u8 pad[3];
+};
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
 struct eacgm_probe {
 	eacgm_u32 flags;
 	eacgm_u32 nargs;
 	struct eacgm_arg_spec args[EACGM_MAX_ARGS];
+	struct eacgm_count count;
 };
+
+/* Always-on counts: cumulative per (process, probe, handle) while the process lives; the
+ * agent reads them on a period and deletes a process's keys after it exits. */
+struct eacgm_count_key {
+	eacgm_u32 pid;
+	eacgm_u32 probe_id;
+	eacgm_u64 handle;
+};
+struct eacgm_count_value {
+	eacgm_u64 calls;
+	eacgm_u64 bytes;
+};
+
+/* Durations of the sampled calls of counted probes: one key per (process, probe, log
+ * bucket), the bucket being eacgm_hist_key() of the duration, so these buckets are the
+ * user-space latency sketch's own (src/analysis/latency_sketch.h). */
+struct eacgm_duration_key {
+	eacgm_u32 pid;
+	eacgm_u32 probe_id;
+	eacgm_u32 bucket;
+	eacgm_u32 pad;
+};
+struct eacgm_duration_value {
+	eacgm_u64 count;
+	eacgm_u64 sum_ns;
+	eacgm_u64 errors; /* of these calls, how many failed (EACGM_PROBE_RET_ERR) */
+};
+
+/* The log-linear bucket scheme shared by the kernel's duration histograms and the
+ * latency sketch: values below 2^bits are their own bucket; above, each power of two
+ * is split into 2^bits equal buckets. A bucket [l, u) reported as 2lu / (l + u) is within
+ * 1 / (2^(bits+1) + 1) of every value in it (0.78% at 6 bits). Integer only, so the BPF
+ * programs compute the same key as user space. */
+#define EACGM_HIST_BITS 6
+
+static inline eacgm_u32 eacgm_log2_u64(eacgm_u64 v)
+{
+	eacgm_u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+static inline eacgm_u32 eacgm_hist_key_bits(eacgm_u64 v, eacgm_u32 bits)
+{
+	if (v < ((eacgm_u64)1 << bits))
+		return (eacgm_u32)v;
+	eacgm_u32 e = eacgm_log2_u64(v);
+	eacgm_u32 shift = e - bits;
+	return ((shift + 1) << bits) + (eacgm_u32)((v >> shift) - ((eacgm_u64)1 << bits));
+}
+
+static inline eacgm_u32 eacgm_hist_key(eacgm_u64 v) { return eacgm_hist_key_bits(v, EACGM_HIST_BITS); }
 
 /* Record types. */
 enum eacgm_record_type {
@@ -169,7 +246,9 @@ enum eacgm_counter {
 	EACGM_CNT_TOO_DEEP = 7,      /* entries not stored: EACGM_MAX_INFLIGHT calls open */
 	EACGM_CNT_EXITS_BEFORE_ATTACH = 8, /* a traced thread's exit whose entry ran before
 					    * the entry probe was attached (--pid, late attach) */
-	EACGM_CNT_MAX = 9,
+	EACGM_CNT_COUNT_MAP_FULL = 9,	   /* counted calls not kept: `call_counts` full */
+	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
+	EACGM_CNT_MAX = 11,
 };
 
 #endif

@@ -84,6 +84,30 @@ struct {
 	__type(value, __u64);
 } probe_hits SEC(".maps");
 
+/* Always-on counts and sampled durations (struct eacgm_count_key, eacgm_duration_key);
+ * sized by the agent before load. Allocated as keys appear. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, struct eacgm_count_key);
+	__type(value, struct eacgm_count_value);
+} call_counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, struct eacgm_duration_key);
+	__type(value, struct eacgm_duration_value);
+} call_durations SEC(".maps");
+
+/* Session programs (Linux 6.13+ uprobe sessions): the kernel runs the program at entry
+ * and, when the entry returned 0, again at return, with an 8-byte cookie shared between
+ * the two. Weak, so kernels without them still load the rest of the object. */
+extern _Bool bpf_session_is_return(void) __ksym __weak;
+extern __u64 *bpf_session_cookie(void) __ksym __weak;
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -527,6 +551,116 @@ SEC("uprobe")
 int eacgm_exit_multi(struct pt_regs *ctx)
 {
 	return on_exit(ctx);
+}
+
+/* Always-on: one trap per call. The entry counts the call in `call_counts` under
+ * (process, probe, handle) with its bytes, and asks for the return only for one call in
+ * 2^sample_shift per CPU, whose duration goes into `call_durations`. Calls of processes
+ * outside the trace decline the return at once. Nesting is not tracked: the agent
+ * attaches one API layer per operation in this mode. */
+static __always_inline int on_count_entry(struct pt_regs *ctx)
+{
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (!p) {
+		count(EACGM_CNT_NO_PROBE);
+		return 1;
+	}
+	if (!(p->flags & EACGM_PROBE_ENABLED))
+		return 1;
+	__u64 seen = 0;
+	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
+	if (hits) {
+		seen = *hits;
+		*hits = seen + 1;
+	}
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
+		return 1;
+
+	struct eacgm_count_key key = {};
+	key.pid = id >> 32;
+	key.probe_id = probe_id;
+	__u64 bytes = 0;
+	const struct eacgm_count *c = &p->count;
+	if (c->handle_arg != EACGM_COUNT_NONE || c->bytes_arg != EACGM_COUNT_NONE) {
+		__u32 zero = 0;
+		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+		if (!r)
+			return 1;
+		r->fault_mask = 0;
+		struct arg_regs regs;
+		load_regs(ctx, &regs);
+		capture_args(&regs, r, p, 0);
+		if (c->handle_arg < EACGM_MAX_ARGS)
+			key.handle = r->args[c->handle_arg & (EACGM_MAX_ARGS - 1)];
+		if (c->bytes_arg < EACGM_MAX_ARGS) {
+			bytes = r->args[c->bytes_arg & (EACGM_MAX_ARGS - 1)];
+			if (c->bytes_arg2 < EACGM_MAX_ARGS)
+				bytes *= r->args[c->bytes_arg2 & (EACGM_MAX_ARGS - 1)];
+			bytes <<= (c->bytes_shift & 7);
+		}
+	}
+	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, &key);
+	if (!v) {
+		struct eacgm_count_value first = {};
+		bpf_map_update_elem(&call_counts, &key, &first, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&call_counts, &key);
+		if (!v) {
+			count(EACGM_CNT_COUNT_MAP_FULL);
+			return 1;
+		}
+	}
+	v->calls += 1;
+	v->bytes += bytes;
+
+	__u64 mask = ((__u64)1 << (c->sample_shift & 31)) - 1;
+	if (seen & mask)
+		return 1;
+	__u64 *cookie = bpf_session_cookie();
+	if (!cookie)
+		return 1;
+	*cookie = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_count_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *cookie = bpf_session_cookie();
+	if (!cookie || *cookie == 0 || *cookie > now)
+		return 0;
+	__u64 dur = now - *cookie;
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	struct eacgm_duration_key key = {};
+	key.pid = bpf_get_current_pid_tgid() >> 32;
+	key.probe_id = probe_id;
+	key.bucket = eacgm_hist_key(dur);
+	struct eacgm_duration_value *v = bpf_map_lookup_elem(&call_durations, &key);
+	if (!v) {
+		struct eacgm_duration_value first = {};
+		bpf_map_update_elem(&call_durations, &key, &first, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&call_durations, &key);
+		if (!v) {
+			count(EACGM_CNT_DURATION_MAP_FULL);
+			return 0;
+		}
+	}
+	v->count += 1;
+	v->sum_ns += dur;
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p && (p->flags & EACGM_PROBE_RET_ERR) && (__s32)PT_REGS_RC(ctx) != 0)
+		v->errors += 1;
+	return 0;
+}
+
+/* Counted probes, on a uprobe session link (the agent sets the attach type before load). */
+SEC("uprobe")
+int eacgm_count_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return on_count_return(ctx);
+	return on_count_entry(ctx);
 }
 
 /* Children of traced processes are traced too. */

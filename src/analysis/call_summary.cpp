@@ -39,13 +39,17 @@ std::uint32_t CallSummary::slot_by_name(std::string_view domain, std::string_vie
   if (auto it = by_name_.find(key); it != by_name_.end()) return it->second;
   if (entries_.size() >= max_keys_) return kNoEntry;
   const auto slot = static_cast<std::uint32_t>(entries_.size());
-  entries_.push_back(Entry{std::string(domain), std::string(function), 0, 0, 0, 0, 0, false, prototype_, {}});
+  Entry entry;
+  entry.domain = std::string(domain);
+  entry.function = std::string(function);
+  entry.durations = prototype_;
+  entries_.push_back(std::move(entry));
   by_name_.emplace(std::move(key), slot);
   return slot;
 }
 
-CallSummary::ProbeSlot CallSummary::slot_for(const CallEvent& event) {
-  const ProbeInfo* probe = event.probe.get();
+CallSummary::ProbeSlot CallSummary::slot_for(const std::shared_ptr<const ProbeInfo>& shared) {
+  const ProbeInfo* probe = shared.get();
   if (probe == nullptr) return {slot_by_name("", ""), {}};
   if (probe == last_probe_) return last_slot_;
   ProbeSlot slot;
@@ -57,7 +61,7 @@ CallSummary::ProbeSlot CallSummary::slot_for(const CallEvent& event) {
     // events pay a name lookup each time, which is the rare, already-degraded case.
     if (slot.slot == kNoEntry || pinned_.size() >= kPinnedProbesPerKey * max_keys_) return slot;
     by_probe_.emplace(probe, slot);
-    pinned_.push_back(event.probe);
+    pinned_.push_back(shared);
   }
   last_probe_ = probe;
   last_slot_ = slot;
@@ -66,7 +70,7 @@ CallSummary::ProbeSlot CallSummary::slot_for(const CallEvent& event) {
 
 void CallSummary::add(const CallEvent& event) {
   ++total_events_;
-  const ProbeSlot slot = slot_for(event);
+  const ProbeSlot slot = slot_for(event.probe);
   if (slot.slot == kNoEntry) {
     ++overflow_events_;
     return;
@@ -100,6 +104,31 @@ void CallSummary::add(const CallEvent& event) {
   e.durations.add(event.dur_ns);
 }
 
+void CallSummary::add(const CallCount& count) {
+  total_events_ += count.calls;
+  const ProbeSlot slot = slot_for(count.probe);
+  if (slot.slot == kNoEntry) {
+    overflow_events_ += count.calls;
+    return;
+  }
+  Entry& e = entries_[slot.slot];
+  e.calls += count.calls;
+  e.counted += count.calls;
+  if (slot.bytes.has_bytes()) {
+    e.has_bytes = true;
+    e.bytes += count.bytes;
+  }
+}
+
+void CallSummary::add(const CallTimings& timings) {
+  const ProbeSlot slot = slot_for(timings.probe);
+  if (slot.slot == kNoEntry) return;
+  Entry& e = entries_[slot.slot];
+  e.durations.add_bucket(timings.bucket, EACGM_HIST_BITS, timings.count, timings.sum_ns);
+  e.errors += timings.errors;
+  e.sampled_errors += timings.errors;
+}
+
 std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
   std::vector<CallSummaryRow> out;
   out.reserve(entries_.size());
@@ -113,6 +142,13 @@ std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
     r.nested = e.nested;
     r.timed = e.durations.count();
     r.total_ns = e.durations.sum();
+    r.counted = e.counted;
+    r.sampled_errors = e.sampled_errors;
+    // Counted calls are timed one in N: their total time is estimated from the mean.
+    if (e.counted > 0 && r.timed > 0 && r.timed < r.calls) {
+      r.total_ns =
+          static_cast<std::uint64_t>(e.durations.mean() * static_cast<double>(r.calls - r.entry_only));
+    }
     r.mean_ns = e.durations.mean();
     if (quantiles) {
       r.p50_ns = e.durations.quantile(0.5);

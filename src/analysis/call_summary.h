@@ -12,6 +12,7 @@
 
 #include "analysis/call_bytes.h"
 #include "analysis/latency_sketch.h"
+#include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/result.h"
 
@@ -50,6 +51,11 @@ struct CallSummaryRow {
   // CallSummary::kMaxErrorCodes codes per function; errors of further codes are in
   // `errors` only, so the counts here may sum to less.
   std::vector<ErrorCodeCount> error_codes;
+  // Always-on: of `calls`, those counted at entry in the kernel (no record each); their
+  // durations and errors come from the sampled calls (`timed`), and `total_ns` is then
+  // the sampled mean times the calls.
+  std::uint64_t counted = 0;
+  std::uint64_t sampled_errors = 0;  // errors seen among sampled calls (in `errors`)
   // The full distribution, valid while the summary it came from lives.
   const LatencySketch* sketch = nullptr;
 };
@@ -70,6 +76,9 @@ class CallSummary {
 
   // Hot path: one pointer-keyed lookup for probes seen before, then counter updates.
   void add(const CallEvent& event);
+  // Always-on: calls counted in the kernel, and the sampled calls' duration buckets.
+  void add(const CallCount& count);
+  void add(const CallTimings& timings);
 
   // Rows sorted by total duration (desc), then calls (desc), then domain and function.
   // `quantiles`: fill p50_ns/p99_ns (a walk of each sketch; exporters that only need
@@ -94,6 +103,8 @@ class CallSummary {
     std::uint64_t nested = 0;
     std::uint64_t bytes = 0;
     bool has_bytes = false;
+    std::uint64_t counted = 0;
+    std::uint64_t sampled_errors = 0;
     LatencySketch durations;
     std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
   };
@@ -105,7 +116,7 @@ class CallSummary {
     std::uint32_t slot = kNoEntry;
     BytesRule bytes;
   };
-  ProbeSlot slot_for(const CallEvent& event);
+  ProbeSlot slot_for(const std::shared_ptr<const ProbeInfo>& probe);
   std::uint32_t slot_by_name(std::string_view domain, std::string_view function);
 
   std::size_t max_keys_;

@@ -30,6 +30,15 @@ void GpuActivity::add(const CallEvent& event) {
   if (event.is_error()) ++p->errors;
 }
 
+void GpuActivity::add(const CallCount& count) {
+  Process* p = process(count.pid);
+  if (p == nullptr) {
+    overflow_calls_ += count.calls;
+    return;
+  }
+  p->calls += count.calls;
+}
+
 void GpuActivity::add(const GpuSnapshot& snapshot) {
   ++snapshots_;
   const std::int64_t now_ns =

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/gpu_sample.h"
 
@@ -73,6 +74,8 @@ class GpuActivity {
   // Both on one thread (the output thread): calls as they are delivered, snapshots in
   // the order they were taken.
   void add(const CallEvent& event);
+  // Calls counted in the kernel (always-on): counts only, no activity interval.
+  void add(const CallCount& count);
   void add(const GpuSnapshot& snapshot);
 
   bool has_samples() const { return snapshots_ > 0; }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/call_counts.h"
 #include "core/call_event.h"
 
 namespace eacgm::analysis {
@@ -44,6 +45,9 @@ class KernelStats {
   // Counts launches with a kernel name (CallEvent::kernel) that are not nested; other
   // events are ignored after one pointer compare.
   void add(const CallEvent& event);
+  // Launches counted in the kernel (always-on), named by their handle; their shapes are
+  // not captured and count as unknown.
+  void add(const CallCount& count);
 
   // Most launches first, then by name.
   std::vector<KernelRow> rows() const;

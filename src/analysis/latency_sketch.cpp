@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace eacgm::analysis {
 
@@ -16,9 +17,25 @@ constexpr std::size_t kInitialWindow = 64;
 
 LatencySketch::LatencySketch(const Options& options, int /*validated*/)
     : alpha_(options.relative_accuracy), cap_(options.max_buckets) {
-  // gamma = (1 + a) / (1 - a); log1p keeps precision for small a.
-  log_gamma_ = std::log1p(2.0 * alpha_ / (1.0 - alpha_));
-  inv_log_gamma_ = 1.0 / log_gamma_;
+  // The fewest bits whose worst bucket error 1 / (2^(bits+1) + 1) meets the accuracy.
+  bits_ = 1;
+  while (bits_ < kMaxBits && 1.0 / static_cast<double>((std::uint64_t{1} << (bits_ + 1)) + 1) > alpha_)
+    ++bits_;
+}
+
+std::uint64_t LatencySketch::lower_of(std::int64_t key, std::uint32_t bits) {
+  const std::int64_t sub = std::int64_t{1} << bits;
+  if (key < 2 * sub)
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(key, 0));  // exact below 2^(bits+1)
+  const std::int64_t shift = key / sub - 1;
+  const std::int64_t m = key % sub;
+  if (shift + bits >= 64) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(sub + m) << shift;
+}
+
+std::uint64_t LatencySketch::upper_of(std::int64_t key, std::uint32_t bits) {
+  const std::uint64_t next = lower_of(key + 1, bits);
+  return next > lower_of(key, bits) ? next : std::numeric_limits<std::uint64_t>::max();
 }
 
 Result<LatencySketch> LatencySketch::create(const Options& options) {
@@ -36,9 +53,28 @@ Result<LatencySketch> LatencySketch::create(const Options& options) {
 }
 
 double LatencySketch::bucket_value(std::int32_t index) const {
-  // 2 * gamma^i / (gamma + 1) is within alpha of both ends of (gamma^(i-1), gamma^i].
-  const double gamma = std::exp(log_gamma_);
-  return 2.0 * std::exp(index * log_gamma_) / (gamma + 1.0);
+  // Values are integers in [l, u - 1]; 2l(u-1) / (l + u - 1) is as far (relatively) from
+  // both ends, and from every value between them, within 1 / (2^(bits+1) + 1).
+  const double l = bucket_lower_bound(index);
+  const double u = bucket_upper_bound(index) - 1.0;
+  if (u <= l) return l;
+  return 2.0 * l * u / (l + u);
+}
+
+void LatencySketch::add_bucket(std::uint32_t key, std::uint32_t bits, std::uint64_t n, std::uint64_t sum_ns) {
+  if (n == 0) return;
+  const std::uint64_t lo = lower_of(key, bits);
+  const std::uint64_t hi = upper_of(key, bits) - 1;
+  count_ += n;
+  if (__builtin_add_overflow(sum_, sum_ns, &sum_)) sum_ = std::numeric_limits<std::uint64_t>::max();
+  if (lo < min_) min_ = lo;
+  if (hi > max_) max_ = hi;
+  if (lo == 0) {
+    zero_count_ += n;
+    return;
+  }
+  // Finer (or equal) buckets lie inside one of ours: their lower bound names it.
+  add_slow(key_of(lo), n);
 }
 
 void LatencySketch::rebase(std::int32_t new_lo, std::int32_t new_hi) {
@@ -123,7 +159,7 @@ double LatencySketch::quantile(double q) const {
 }
 
 Status LatencySketch::merge(const LatencySketch& other) {
-  if (other.alpha_ != alpha_) {
+  if (other.bits_ != bits_) {
     return make_error(fmt::format(
         "latency sketch: cannot merge a sketch of relative accuracy {} into one of {}; their buckets differ, "
         "so configure the same accuracy on every node",

@@ -1,12 +1,15 @@
-// LatencySketch: a DDSketch-style quantile sketch of durations (ns) with a relative-error
-// guarantee, a bounded number of buckets, and exact merge across threads and nodes.
+// LatencySketch: a quantile sketch of durations (ns) with a relative-error guarantee, a
+// bounded number of buckets, and exact merge across threads, nodes and the kernel. Its
+// buckets are log-linear (bpf/events.h eacgm_hist_key_bits: each power of two split into
+// 2^bits equal buckets), integer-computed, so the BPF programs' in-kernel histograms of
+// sampled durations are buckets of this sketch and merge into it exactly.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "bpf/events.h"
 #include "core/result.h"
 
 namespace eacgm::analysis {
@@ -14,15 +17,17 @@ namespace eacgm::analysis {
 class LatencySketch {
  public:
   struct Options {
-    // Any quantile of values above 1 ns is reported within this relative error.
+    // Any quantile is reported within this relative error. The sketch takes the fewest
+    // sub-bucket bits that meet it: 1 / (2^(bits+1) + 1) <= accuracy (1% -> 6 bits, 0.78%,
+    // the kernel's EACGM_HIST_BITS).
     double relative_accuracy = 0.01;
     // Cap on stored buckets. Past it the lowest buckets are folded into the lowest kept
     // one: tail quantiles (what latency alerts read) stay accurate, the low end degrades.
-    // 2048 at 1% spans 1 ns to about 19 years, so the default never collapses real latencies.
-    std::uint32_t max_buckets = 2048;
+    // 4096 at 6 bits covers every 64-bit value, so the default never collapses.
+    std::uint32_t max_buckets = 4096;
   };
 
-  // One non-empty log bucket: values v with gamma^(index-1) < v <= gamma^index.
+  // One non-empty bucket: values v with bucket_lower_bound(index) <= v < bucket_upper_bound(index).
   struct Bucket {
     std::int32_t index = 0;
     std::uint64_t count = 0;
@@ -64,8 +69,14 @@ class LatencySketch {
   double quantile(double q) const;
 
   // Adds `other` as if its values had been added here. Exact: the result equals the
-  // sketch of the union, bucket for bucket, when both share accuracy and bucket cap.
+  // sketch of the union, bucket for bucket, when both share sub-bucket bits and cap.
   Status merge(const LatencySketch& other);
+
+  // Adds `n` values known only by their bucket under the scheme of `bits` sub-bucket
+  // bits (the kernel's histograms: EACGM_HIST_BITS) and their sum. Exact when `bits`
+  // is at least this sketch's (finer buckets nest in coarser ones); min and max become
+  // the bucket's bounds.
+  void add_bucket(std::uint32_t key, std::uint32_t bits, std::uint64_t n, std::uint64_t sum_ns);
 
   std::uint64_t count() const { return count_; }
   std::uint64_t sum() const { return sum_; }  // saturates instead of wrapping
@@ -78,19 +89,24 @@ class LatencySketch {
   std::uint64_t collapsed_count() const { return collapsed_; }
 
   double relative_accuracy() const { return alpha_; }
+  std::uint32_t bits() const { return bits_; }
   std::uint32_t max_buckets() const { return cap_; }
 
   // Non-empty buckets in ascending index order (zeros excluded: see zero_count()).
   std::vector<Bucket> buckets() const;
-  // Bucket bounds in ns, for exporting buckets as Prometheus `le` boundaries.
-  double bucket_lower_bound(std::int32_t index) const { return std::exp((index - 1) * log_gamma_); }
-  double bucket_upper_bound(std::int32_t index) const { return std::exp(index * log_gamma_); }
-  // The value reported for a bucket: within alpha of every value in it.
+  // Bucket bounds in ns: [lower, upper).
+  double bucket_lower_bound(std::int32_t index) const { return static_cast<double>(lower_of(index, bits_)); }
+  double bucket_upper_bound(std::int32_t index) const { return static_cast<double>(upper_of(index, bits_)); }
+  // The value reported for a bucket: within the accuracy of every value in it.
   double bucket_value(std::int32_t index) const;
   // Bucket a value > 0 falls into.
   std::int32_t key_of(std::uint64_t ns) const {
-    return static_cast<std::int32_t>(std::ceil(std::log(static_cast<double>(ns)) * inv_log_gamma_));
+    return static_cast<std::int32_t>(eacgm_hist_key_bits(ns, bits_));
   }
+  // Bounds of a bucket under `bits` sub-bucket bits: [lower, upper).
+  static std::uint64_t lower_of(std::int64_t key, std::uint32_t bits);
+  static std::uint64_t upper_of(std::int64_t key, std::uint32_t bits);
+  static constexpr std::uint32_t kMaxBits = 10;
 
  private:
   LatencySketch(const Options& options, int /*validated*/);
@@ -104,9 +120,8 @@ class LatencySketch {
   }
 
   double alpha_ = 0.01;
-  double log_gamma_ = 0.0;
-  double inv_log_gamma_ = 0.0;
-  std::uint32_t cap_ = 2048;
+  std::uint32_t bits_ = EACGM_HIST_BITS;
+  std::uint32_t cap_ = 4096;
 
   std::vector<std::uint64_t> counts_;  // dense window: counts_[i] is bucket offset_ + i
   std::int64_t offset_ = 0;

@@ -15,6 +15,19 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
   }
 }
 
+void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  for (const auto& c : counts) {
+    calls_.add(c);
+    gpu_.add(c);
+    kernels_.add(c);
+    series_.add(c, now_s);
+  }
+  for (const auto& t : timings) calls_.add(t);
+}
+
 void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   gpu_.add(snapshot);
   last_gpu_ = snapshot;

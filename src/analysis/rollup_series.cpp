@@ -51,6 +51,13 @@ void RollupSeries::add(const CallEvent& event) {
   ++p->domains[last_domain_];
 }
 
+void RollupSeries::add(const CallCount& count, std::int64_t unix_s) {
+  RollupPoint* p = point(unix_s);
+  if (p == nullptr || count.probe == nullptr) return;
+  p->calls += count.calls;
+  p->domains[domain_index(count.probe->spec.domain)] += count.calls;
+}
+
 void RollupSeries::add(const GpuSnapshot& snapshot) {
   const std::int64_t t =
       std::chrono::duration_cast<std::chrono::seconds>(snapshot.time.time_since_epoch()).count();

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/gpu_sample.h"
 
@@ -61,6 +62,8 @@ class RollupSeries {
  public:
   RollupSeries();
   void add(const CallEvent& event);
+  // Calls counted in the kernel (always-on), filed under the second they were read in.
+  void add(const CallCount& count, std::int64_t unix_s);
   void add(const GpuSnapshot& snapshot);
   // Shares the ring's chunks with the returned view; later writes copy a shared chunk.
   RollupView view();

@@ -20,6 +20,8 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   auto* sub =
       app.add_subcommand("run", "trace (a command, pids, or everything), then print a per-function summary");
   add_trace_options(*sub, ctx, *opts);
+  opts->default_mode = TraceMode::kAlwaysOn;
+  add_mode_option(*sub, opts->mode, "always-on");
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json,
                 "print one JSON document (functions, gpus, processes, memory, accounting; docs/report.md) "

@@ -55,6 +55,7 @@ struct ServeFlags {
   std::vector<std::string> probes;
   std::string btf_path;
   bool no_gpu = false;
+  std::string mode;
 };
 
 // Rank labels from /proc/PID/environ, read once per pid (HTTP threads share it).
@@ -245,6 +246,12 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     agent::AgentOptions ao;
     ao.config = *config;
     ao.config.trace.rescan_interval_s = config->serve.rescan_interval_s;
+    // The daemon runs always-on unless the flag or the config file says otherwise.
+    if (auto m = parse_trace_mode(flags.mode)) {
+      ao.config.trace.mode = *m;
+    } else if (!ao.config.trace.mode) {
+      ao.config.trace.mode = TraceMode::kAlwaysOn;
+    }
     ao.probes = flags.probes;
     ao.btf_path = flags.btf_path;
     ao.sample_gpus = !flags.no_gpu;
@@ -298,6 +305,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--probes", flags->probes, "catalogs or probe names, comma-separated")->delimiter(',');
   sub->add_option("--btf", flags->btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub->add_flag("--no-gpu", flags->no_gpu, "do not sample the GPUs through NVML");
+  add_mode_option(*sub, flags->mode, "always-on");
   sub->footer(
       "Examples:\n"
       "  eacgm serve                                   metrics on http://127.0.0.1:9977/metrics\n"

@@ -1,6 +1,7 @@
 // The agent under the CLI: options, signals, start-up errors as exit codes.
 #include "cli/trace_runner.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <atomic>
@@ -30,6 +31,21 @@ void install_signal_handlers() {
 
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
+std::optional<TraceMode> parse_trace_mode(const std::string& text) {
+  if (text == "per-call") return TraceMode::kPerCall;
+  if (text == "always-on") return TraceMode::kAlwaysOn;
+  return std::nullopt;
+}
+
+void add_mode_option(CLI::App& sub, std::string& mode, const char* what) {
+  sub.add_option(
+         "--mode", mode,
+         fmt::format("per-call (a record per call: arguments, exact durations) or always-on (counts at "
+                     "entry, one trap per call, sampled durations; docs/overhead.md); default: {}",
+                     what))
+      ->check(CLI::IsMember({"per-call", "always-on"}));
+}
+
 void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts) {
   sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
   sub.add_option("-p,--pid", opts.pids, "trace only this process and its children (repeatable)");
@@ -52,6 +68,12 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
 int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared_ptr<Consumer> consumer) {
   agent::AgentOptions ao;
   ao.config = config;
+  // The flag over the config file over the command's default.
+  if (auto m = parse_trace_mode(opts.mode)) {
+    ao.config.trace.mode = *m;
+  } else if (!ao.config.trace.mode) {
+    ao.config.trace.mode = opts.default_mode;
+  }
   ao.probes = opts.probes;
   ao.pids = opts.pids;
   ao.command = opts.command;

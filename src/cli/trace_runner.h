@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,19 @@ struct TraceCommandOptions {
   double duration_s = 0;             // 0: until CMD exits or a signal
   std::vector<std::string> command;  // after `--`
   std::string btf_path;
-  bool periodic_status = false;           // status lines on stderr while tracing
-  std::vector<std::string> side_command;  // started beside the trace, not filtered (--demo)
-  bool no_gpu = false;                    // --no-gpu: no NVML sampling beside the trace
-  bool command_stdout_to_stderr = false;  // the event stream is on our stdout
-  std::vector<std::string> comms;         // --comm: show only these process names
+  bool periodic_status = false;                  // status lines on stderr while tracing
+  std::vector<std::string> side_command;         // started beside the trace, not filtered (--demo)
+  bool no_gpu = false;                           // --no-gpu: no NVML sampling beside the trace
+  bool command_stdout_to_stderr = false;         // the event stream is on our stdout
+  std::vector<std::string> comms;                // --comm: show only these process names
+  std::string mode;                              // --mode: "per-call", "always-on", "" (config or default)
+  TraceMode default_mode = TraceMode::kPerCall;  // the command's own, under config and flag
 };
+
+// "per-call" / "always-on" (what --mode and [trace] mode take).
+std::optional<TraceMode> parse_trace_mode(const std::string& text);
+// Registers --mode on a subcommand; `what` describes its default.
+void add_mode_option(CLI::App& sub, std::string& mode, const char* what);
 
 // Registers the options common to trace and run on a subcommand.
 void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts);

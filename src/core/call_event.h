@@ -20,6 +20,9 @@ struct ProbeInfo {
   std::string symbol;    // ELF symbol it is attached to
   std::string library;   // library file path
   ProbeSpec spec;        // argument names and kinds, return kind, domain
+  // Attached as a counted probe (always-on mode): its calls arrive as counts
+  // (core/call_counts.h), never as CallEvents.
+  bool counted = false;
 };
 
 struct CallEvent {

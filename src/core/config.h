@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,15 @@
 
 namespace eacgm {
 
+// How calls are seen (docs/overhead.md): per call (a record each, paired entry and exit)
+// or always-on (counted at entry, one trap per call, durations sampled).
+enum class TraceMode : std::uint8_t { kPerCall, kAlwaysOn };
+
 struct TraceConfig {
+  // Unset: the command's default (always-on for `run` and `serve`, per call for `trace`).
+  std::optional<TraceMode> mode;
+  // Always-on: time one call in 2^sample_shift per CPU of each counted probe.
+  std::uint32_t sample_shift = 4;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record

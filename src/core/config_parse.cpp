@@ -33,8 +33,9 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "max_process_series",
                                            "max_histogram_series",
                                            "rescan_interval_s"};
-constexpr std::string_view kTraceKeys[] = {"ringbuf_mib", "wakeup_kib", "poll_timeout_ms",
-                                           "rescan_interval_s", "status_interval_s"};
+constexpr std::string_view kTraceKeys[] = {"ringbuf_mib",       "wakeup_kib",        "poll_timeout_ms",
+                                           "rescan_interval_s", "status_interval_s", "mode",
+                                           "sample_shift"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
@@ -313,6 +314,16 @@ class ConfigReader {
     constexpr std::string_view ctx = "[trace]";
     if (auto s = check_keys(*table, kTraceKeys, ctx); !s) return s;
 
+    if (const toml::node* m = table->get("mode")) {
+      const auto text = m->value<std::string>();
+      if (!text || (*text != "per-call" && *text != "always-on")) {
+        return fail(m->source(), ctx, "mode must be \"per-call\" or \"always-on\" (docs/overhead.md)");
+      }
+      trace.mode = *text == "always-on" ? TraceMode::kAlwaysOn : TraceMode::kPerCall;
+    }
+    if (auto s = read_integer(*table, "sample_shift", ctx, 0, 20, trace.sample_shift); !s) {
+      return s;
+    }
     if (auto s = read_integer(*table, "ringbuf_mib", ctx, 1, 1024, trace.ringbuf_mib); !s) {
       return s;
     }

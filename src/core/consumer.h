@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
@@ -21,6 +22,12 @@ class Consumer {
   virtual ~Consumer() = default;
   // Calls decoded in one round of the reader, in ring-buffer order.
   virtual void on_calls(std::span<const CallEvent> calls) { (void)calls; }
+  // Always-on mode: what counted probes saw since the last delivery (about once a
+  // second, before the tick): calls per (process, probe, handle), sampled durations.
+  virtual void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+    (void)counts;
+    (void)timings;
+  }
   // One GPU sampling pass, processes already reduced to the traced ones.
   virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
   // About once a second (the agent's tick), with the agent's counters read on this
@@ -42,6 +49,9 @@ class ConsumerList final : public Consumer {
 
   void on_calls(std::span<const CallEvent> calls) override {
     for (auto& m : members_) m->on_calls(calls);
+  }
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override {
+    for (auto& m : members_) m->on_counts(counts, timings);
   }
   void on_gpu(const GpuSnapshot& snapshot) override {
     for (auto& m : members_) m->on_gpu(snapshot);

@@ -93,6 +93,14 @@ enum class ArgLayout : std::uint8_t {
                   // the file (probe/python_layouts.cpp): the args are replaced per file
 };
 
+// What the always-on mode (counts at entry, sampled durations) does with a probe.
+enum class AlwaysOn : std::uint8_t {
+  kPerCall,  // needs each call (allocation addresses, names, NCCL, Python): a record per call
+  kCount,    // counted at entry, one call in N timed; no record
+  kSkip,     // not attached: every call also reaches a counted probe of another layer
+             // (a runtime launch reaches the driver's cuLaunchKernel)
+};
+
 struct ProbeSpec {
   std::string name;     // unique spec name (`cudaMalloc`, or the user's)
   std::string domain;   // `cuda`, `cuda_driver`, `nccl`, `torch`, `python`, user's
@@ -121,6 +129,9 @@ struct ProbeSpec {
   // provider: CPython 3.12+ built with dtrace keeps python:gc__start and others but has
   // no function__entry.
   std::string unless_usdt;
+  // Built-in catalogs classify their specs (probe/always_on.cpp); the user's specs stay
+  // per call, as written.
+  AlwaysOn always_on = AlwaysOn::kPerCall;
 };
 
 // Limits the BPF side imposes (bpf/events.h).

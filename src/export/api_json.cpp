@@ -114,6 +114,8 @@ json functions_json(const analysis::AnalysisSnapshot& snap) {
                         {"nested", r.nested},
                         {"entry_only", r.entry_only},
                         {"timed", r.timed},
+                        {"counted", r.counted},
+                        {"sampled", r.counted > 0 && r.timed < r.calls},
                         {"bytes", r.has_bytes ? json(r.bytes) : json(nullptr)},
                         {"total_ns", r.total_ns},
                         {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},

@@ -20,10 +20,11 @@ RingReader::RingReader(const probe::ProbeTable& table, EnricherChain chain,
 Result<std::unique_ptr<RingReader>> RingReader::create(int ringbuf_fd, const probe::ProbeTable& table,
                                                        EnricherChain chain,
                                                        std::shared_ptr<Consumer> consumer, ReaderHooks hooks,
-                                                       ReaderOptions options) {
+                                                       ReaderOptions options, CountSource* counts) {
   if (!consumer) consumer = std::make_shared<ConsumerList>();
   std::unique_ptr<RingReader> r(
       new RingReader(table, std::move(chain), std::move(consumer), std::move(hooks), options));
+  if (counts) r->counts_ = std::make_unique<CountDrain>(*counts, table, r->batcher_.chain());
   r->rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, r.get(), nullptr);
   if (!r->rb_) {
     return make_error(fmt::format("cannot map the BPF ring buffer: {}", std::strerror(errno)));
@@ -44,6 +45,13 @@ void RingReader::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("malformed"), [this] { return malformed_.load(std::memory_order_relaxed); });
   registry.add(agent_counter("poll_errors"), [this] { return poll_errors_.load(std::memory_order_relaxed); });
   registry.add(agent_counter("hints"), [this] { return hints_.load(std::memory_order_relaxed); });
+  if (counts_) {
+    registry.add(agent_counter("counted_calls"),
+                 [this] { return counted_calls_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("sampled_calls"),
+                 [this] { return sampled_calls_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("count_keys"), [this] { return count_keys_.load(std::memory_order_relaxed); });
+  }
   registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
 }
@@ -97,6 +105,21 @@ void RingReader::loop() {
   }
   ring_buffer__consume(rb_);
   end_round();
+  drain_counts();  // the last counts, after the probes were detached
+  batcher_.consumer().flush();
+}
+
+void RingReader::drain_counts() {
+  if (!counts_) return;
+  count_batch_.clear();
+  timing_batch_.clear();
+  counts_->drain(count_batch_, timing_batch_);
+  if (!count_batch_.empty() || !timing_batch_.empty())
+    batcher_.consumer().on_counts(count_batch_, timing_batch_);
+  const auto& c = counts_->counters();
+  counted_calls_.store(c.counted_calls, std::memory_order_relaxed);
+  sampled_calls_.store(c.sampled_calls, std::memory_order_relaxed);
+  count_keys_.store(c.keys, std::memory_order_relaxed);
 }
 
 void RingReader::end_round() {
@@ -104,15 +127,21 @@ void RingReader::end_round() {
   publish_counters();
   if (hooks_.on_round) hooks_.on_round();
   auto now = std::chrono::steady_clock::now();
-  if (now >= next_tick_) {
+  const bool tick = now >= next_tick_;
+  const bool sweep = now >= next_sweep_;
+  // Counts before the tick (so its snapshot has them) and before a sweep deletes an
+  // exited process's keys (so its last counts are read first).
+  if (tick || sweep) drain_counts();
+  if (tick) {
     batcher_.consumer().on_tick(now, registry_ ? registry_->read() : CounterValues{});
     next_tick_ = now + options_.tick;
   }
-  if (now >= next_sweep_) {
+  if (sweep) {
     // Exit is not announced for every process, so per-process state of the enrichers
     // is checked against the living ones (kill(pid, 0): ESRCH once it is reaped).
-    auto gone = batcher_.chain().forget_unless(
-        [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; });
+    auto alive = [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; };
+    auto gone = batcher_.chain().forget_unless(alive);
+    if (counts_) counts_->forget_unless(alive);
     forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);
     next_sweep_ = now + options_.sweep;
   }

@@ -19,6 +19,7 @@
 #include "core/counter_registry.h"
 #include "core/result.h"
 #include "ingest/call_batcher.h"
+#include "ingest/count_drain.h"
 #include "ingest/enricher.h"
 #include "ingest/record_decoder.h"
 
@@ -45,9 +46,12 @@ struct ReaderOptions {
 
 class RingReader {
  public:
+  // `counts`: the always-on maps to drain at each tick (nullptr: none); must outlive
+  // the reader.
   static Result<std::unique_ptr<RingReader>> create(int ringbuf_fd, const probe::ProbeTable& table,
                                                     EnricherChain chain, std::shared_ptr<Consumer> consumer,
-                                                    ReaderHooks hooks, ReaderOptions options);
+                                                    ReaderHooks hooks, ReaderOptions options,
+                                                    CountSource* counts = nullptr);
   ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
@@ -67,9 +71,13 @@ class RingReader {
   void loop();
   void end_round();
   void publish_counters();
+  void drain_counts();
 
   ring_buffer* rb_ = nullptr;
   CallBatcher batcher_;
+  std::unique_ptr<CountDrain> counts_;
+  std::vector<CallCount> count_batch_;
+  std::vector<CallTimings> timing_batch_;
   ReaderHooks hooks_;
   ReaderOptions options_;
   std::chrono::steady_clock::time_point next_tick_{}, next_sweep_{};
@@ -78,7 +86,7 @@ class RingReader {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
-      forgotten_pids_{0};
+      forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0};
 };
 
 }  // namespace eacgm::ingest

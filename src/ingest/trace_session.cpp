@@ -6,6 +6,7 @@
 
 #include "core/agent_counters.h"
 #include "ingest/enricher_stages.h"
+#include "probe/always_on.h"
 #include "probe/catalog.h"
 
 namespace eacgm::ingest {
@@ -55,14 +56,26 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   hooks.notice = s->notice_;
   ReaderOptions ro;
   ro.poll_timeout_ms = static_cast<int>(options.config.poll_timeout_ms);
+  // Always-on: counted probes where the kernel has uprobe sessions (per call elsewhere).
+  const TraceMode mode = options.config.mode.value_or(TraceMode::kPerCall);
+  if (mode == TraceMode::kAlwaysOn && s->bpf_->has_session()) {
+    s->count_source_ = std::make_unique<BpfCountSource>(*s->bpf_);
+  } else if (mode == TraceMode::kAlwaysOn) {
+    s->notice_(
+        "notice: this kernel has no uprobe sessions (Linux 6.13+), so always-on probes are traced per call, "
+        "at about twice the cost per call");
+  }
   auto reader = RingReader::create(s->bpf_->ringbuf_fd(), s->table_, std::move(chain), std::move(consumer),
-                                   std::move(hooks), ro);
+                                   std::move(hooks), ro, s->count_source_.get());
   if (!reader) return std::move(reader).take_error();
   s->reader_ = std::move(*reader);
   s->register_counters(registry);
   s->reader_->start();
 
-  s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_, options.specs, s->notice_);
+  s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_,
+                                                   probe::specs_for_mode(options.specs, mode), s->notice_);
+  s->attacher_->set_sample_shift(
+      static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
   s->publish_attach_counts();
@@ -93,6 +106,8 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("unresolved"), atomic(unresolved_));
   registry.add(agent_counter("files_forgotten"), atomic(files_forgotten_));
   registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
+  registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
+  registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
   reader_->register_counters(registry);
   registry.add(agent_counter("unknown_probe"),
                [this] { return reader_->counters().unknown_probe + bpf_->counters().no_probe; });

@@ -112,6 +112,7 @@ class TraceSession {
   probe::ProbeTable table_;
   std::unique_ptr<probe::BpfTracer> bpf_;
   std::unique_ptr<probe::Attacher> attacher_;
+  std::unique_ptr<CountSource> count_source_;  // always-on maps; before reader_, which reads them
   std::unique_ptr<RingReader> reader_;
   // Attach counts as last published by the thread that attaches, for readers anywhere.
   std::atomic<std::uint64_t> probes_{0}, libraries_{0}, attach_failures_{0}, unresolved_{0},

@@ -100,8 +100,11 @@ void Attacher::attach_loader(FileRecord& file) {
 
 std::shared_ptr<const ProbeInfo> Attacher::register_probe(
     ProbeInfo info, const std::function<void(const std::string&)>& fail) {
+  // Always-on specs are counted where the kernel has uprobe sessions; elsewhere they
+  // are traced per call (the same numbers, at the per-call cost).
+  info.counted = info.spec.always_on == AlwaysOn::kCount && bpf_.has_session();
   auto probe = table_.add(std::move(info));
-  if (auto st = bpf_.set_probe(probe->id, probe->spec); !st) {
+  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, sample_shift_); !st) {
     table_.remove(probe->id);
     fail(st.error());
     return nullptr;
@@ -110,6 +113,11 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
     if (auto st = bpf_.set_probe_enabled(probe->id, false); !st) fail(st.error());
   }
   return probe;
+}
+
+void Attacher::set_sample_shift(std::uint8_t shift) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sample_shift_ = shift;
 }
 
 void Attacher::unregister_probe(std::uint32_t id) {
@@ -286,7 +294,7 @@ void Attacher::attach_file(FileRecord& file) {
     return;
   }
   // Resolve every spec first, then attach the file's probes together.
-  std::vector<ProbePoint> entries, exits;
+  std::vector<ProbePoint> entries, exits, counted;
   std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
   auto notes = [&]() -> const std::vector<UsdtProbe>& {
     if (!usdt) {
@@ -336,6 +344,10 @@ void Attacher::attach_file(FileRecord& file) {
       info.spec = *spec;
       auto probe = register_probe(std::move(info), fail);
       if (!probe) continue;
+      if (probe->counted) {
+        counted.push_back({sym->file_offset, probe->id});
+        continue;
+      }
       entries.push_back({sym->file_offset, probe->id});
       if (spec->with_exit) exits.push_back({sym->file_offset, probe->id});
     }
@@ -360,6 +372,19 @@ void Attacher::attach_file(FileRecord& file) {
         for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
         entries.clear();
       }
+    }
+  }
+  // Counted probes: one session link (the entry, and the return of sampled calls).
+  if (!counted.empty()) {
+    auto r = bpf_.attach_session(open_path, counted);
+    if (r) {
+      file.links.push_back(std::move(*r));
+      attached_here += counted.size();
+      uprobes_here += counted.size();
+      for (const auto& point : counted) file.probe_ids.push_back(point.probe_id);
+    } else {
+      fail(r.error());
+      for (const auto& point : counted) unattached.push_back(point.probe_id);
     }
   }
   // Per-probe links: kernels without uprobe_multi, or a batch the kernel refused

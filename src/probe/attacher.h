@@ -91,6 +91,8 @@ class Attacher {
   // Mutes (or unmutes) every attached probe of this display name, and those of that
   // name attached later. An error when no attached probe has the name.
   Status set_muted(const std::string& function, bool muted);
+  // Times one call in 2^shift per CPU of each counted probe attached from now on.
+  void set_sample_shift(std::uint8_t shift);
   // Ids of the probes attached now.
   std::vector<std::uint32_t> attached_probe_ids() const;
 
@@ -135,6 +137,7 @@ class Attacher {
   std::set<std::string> warned_;
   std::set<std::string> muted_functions_;  // muted by name: probes of it attach muted
   AttachStats stats_;
+  std::uint8_t sample_shift_ = 4;
 };
 
 }  // namespace eacgm::probe

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <span>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -135,19 +136,81 @@ static_assert(static_cast<int>(ArgSource::kPtReg) == EACGM_SRC_PTREG);
 static_assert(static_cast<int>(ArgSource::kPtRegMem) == EACGM_SRC_PTREG_MEM);
 static_assert(static_cast<int>(ArgSource::kArg) == EACGM_SRC_ARG);
 
-eacgm_probe encode_probe(const ProbeSpec& spec) {
+namespace {
+
+std::uint8_t arg_index(const ProbeSpec& spec, const std::string& name) {
+  for (std::size_t i = 0; i < spec.args.size() && i < EACGM_MAX_ARGS; ++i) {
+    if (spec.args[i].name == name) return static_cast<std::uint8_t>(i);
+  }
+  return EACGM_COUNT_NONE;
+}
+
+// What a counted probe keeps of each call: the kernel handle of launches, the bytes of
+// copies and memsets (from the same derived args the per-call path reports).
+eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
+  eacgm_count c{};
+  c.handle_arg = EACGM_COUNT_NONE;
+  c.bytes_arg = EACGM_COUNT_NONE;
+  c.bytes_arg2 = EACGM_COUNT_NONE;
+  c.sample_shift = sample_shift;
+  for (const DerivedArg& d : spec.derived) {
+    if (d.op == DerivedArg::Op::kKernelName) c.handle_arg = arg_index(spec, d.from);
+    if (d.name != "bytes") continue;
+    switch (d.op) {
+      case DerivedArg::Op::kCopy:
+        c.bytes_arg = arg_index(spec, d.from);
+        break;
+      case DerivedArg::Op::kTimes2:
+        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_shift = 1;
+        break;
+      case DerivedArg::Op::kTimes4:
+        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_shift = 2;
+        break;
+      case DerivedArg::Op::kProduct:
+        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_arg2 = arg_index(spec, d.with);
+        if (c.bytes_arg2 == EACGM_COUNT_NONE) c.bytes_arg = EACGM_COUNT_NONE;
+        break;
+      default:
+        break;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift) {
   eacgm_probe p{};
-  // A split return is paired in user space: the kernel sends both halves as they come.
-  const bool split = spec.with_exit && spec.split_return;
-  p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
-            (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
+  p.count = count_rule(spec, sample_shift);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
+  if (counted) {
+    // One trap per call: counted at entry, no record, so no strings or exit captures;
+    // only the arguments up to the last one the count reads are captured.
+    p.flags =
+        EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT | (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0);
+    std::uint32_t needed = 0;
+    for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2}) {
+      if (a != EACGM_COUNT_NONE) needed = std::max<std::uint32_t>(needed, a + 1u);
+    }
+    p.nargs = std::min(p.nargs, needed);
+  } else {
+    // A split return is paired in user space: the kernel sends both halves as they come.
+    const bool split = spec.with_exit && spec.split_return;
+    p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
+              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
+  }
   std::size_t strings = 0;
   for (std::uint32_t i = 0; i < p.nargs; ++i) {
     const ArgSpec& a = spec.args[i];
     p.args[i].source = static_cast<std::uint8_t>(a.source);
     p.args[i].index = a.index;
     p.args[i].kind = static_cast<std::uint8_t>(a.kind);
+    p.args[i].deref_offset = a.offset;
+    p.args[i].disp = static_cast<std::int16_t>(a.displacement);
+    if (counted) continue;
     p.args[i].flags = a.at_exit ? EACGM_ARG_AT_EXIT : 0;
     if (a.at_exit) p.flags |= EACGM_PROBE_EXIT_ARGS;
     // The second string of a spec goes to the record's str2.
@@ -156,13 +219,12 @@ eacgm_probe encode_probe(const ProbeSpec& spec) {
       if (second) p.args[i].flags |= EACGM_ARG_STR2;
       p.flags |= second ? EACGM_PROBE_STR2 : EACGM_PROBE_STR;
     }
-    p.args[i].deref_offset = a.offset;
-    p.args[i].disp = static_cast<std::int16_t>(a.displacement);
   }
   return p;
 }
 
-Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& options, bool multi) {
+Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& options, bool multi,
+                                                            bool session) {
   LibbpfLogCapture log;
   std::unique_ptr<BpfTracer> t(new BpfTracer());
   LIBBPF_OPTS(bpf_object_open_opts, open_opts);
@@ -180,12 +242,25 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
     return make_error(fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
                                   options.ringbuf_bytes, errno_text(err)));
   }
+  for (auto [map, keys] : {std::pair{t->skel_->maps.call_counts, options.count_keys},
+                           std::pair{t->skel_->maps.call_durations, options.duration_keys}}) {
+    if (int err = bpf_map__set_max_entries(map, keys)) {
+      return make_error(fmt::format("always-on map of {} keys rejected: {}", keys, errno_text(err)));
+    }
+  }
   if (!options.filter_pids) {
     // The process-tree programs only matter when following a command or pid set.
     bpf_program__set_autoload(t->skel_->progs.eacgm_fork, false);
     bpf_program__set_autoload(t->skel_->progs.eacgm_exit_process, false);
   }
   t->multi_ = multi;
+  t->session_ = multi && session;
+  if (t->session_) {
+    bpf_program__set_expected_attach_type(t->skel_->progs.eacgm_count_session,
+                                          static_cast<bpf_attach_type>(kAttachUprobeSession));
+  } else {
+    bpf_program__set_autoload(t->skel_->progs.eacgm_count_session, false);
+  }
   for (bpf_program* p : {t->skel_->progs.eacgm_entry_multi, t->skel_->progs.eacgm_exit_multi}) {
     if (multi) {
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeMulti));
@@ -211,10 +286,11 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
   if (auto st = check_kernel_btf(options.btf_path); !st) return std::move(st).take_error();
   libbpf_set_print(capture_libbpf_log);
 
-  // First with the uprobe_multi programs; kernels before 6.6 reject them, and the
-  // classic per-probe programs serve alone.
-  auto loaded = open_and_load(options, true);
-  if (!loaded) loaded = open_and_load(options, false);
+  // First with uprobe sessions (Linux 6.13+: the always-on mode) and uprobe_multi
+  // programs; older kernels reject them, and the programs they take serve alone.
+  auto loaded = open_and_load(options, true, true);
+  if (!loaded) loaded = open_and_load(options, true, false);
+  if (!loaded) loaded = open_and_load(options, false, false);
   if (!loaded) return std::move(loaded).take_error();
   auto t = std::move(*loaded);
   LibbpfLogCapture log;
@@ -243,7 +319,8 @@ BpfTracer::~BpfTracer() {
   if (skel_) trace_bpf__destroy(skel_);
 }
 
-Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec) {
+Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted,
+                            std::uint8_t sample_shift) {
   if (id >= EACGM_MAX_PROBES) {
     return make_error(
         fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
@@ -251,7 +328,7 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec) {
   std::lock_guard<std::mutex> lock(ids_mutex_);
   // A reused id starts from zero hits; zeroed before the entry exists, so none are lost.
   if (auto st = reset_hits(id); !st) return st;
-  eacgm_probe p = encode_probe(spec);
+  eacgm_probe p = encode_probe(spec, counted, sample_shift);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
     return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
   }
@@ -287,6 +364,21 @@ Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
     return make_error(
         fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(errno)));
+  }
+  return {};
+}
+
+Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
+  eacgm_probe p{};
+  if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
+    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+  }
+  if (p.count.sample_shift == shift) return {};
+  p.count.sample_shift = shift;
+  if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
+    return make_error(fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(errno)));
   }
   return {};
 }
@@ -409,9 +501,115 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::v
   // the program's `if (probe enabled)` guard lets the probe site run.
   auto fd = create_uprobe_multi_link(
       bpf_program__fd(prog), path, offsets, cookies,
-      any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(), exit);
+      any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(),
+      exit ? MultiLinkKind::kReturn : MultiLinkKind::kEntry);
   if (!fd) return std::move(fd).take_error();
   return UprobeLink(*fd);
+}
+
+Result<UprobeLink> BpfTracer::attach_session(const std::string& path, const std::vector<ProbePoint>& points) {
+  if (!session_) return make_error("uprobe sessions are not supported by this kernel (Linux 6.13+ has them)");
+  std::vector<std::uint64_t> offsets, cookies;
+  offsets.reserve(points.size());
+  cookies.reserve(points.size());
+  for (const auto& p : points) {
+    offsets.push_back(p.file_offset);
+    cookies.push_back(p.probe_id);
+  }
+  auto fd = create_uprobe_multi_link(bpf_program__fd(skel_->progs.eacgm_count_session), path, offsets,
+                                     cookies, {}, MultiLinkKind::kSession);
+  if (!fd) return std::move(fd).take_error();
+  return UprobeLink(*fd);
+}
+
+namespace {
+
+// Every key and per-CPU value of a per-CPU hash map, a batch at a time (keys one by one
+// where the kernel lacks batch lookups). `Value` is the per-CPU value type.
+template <typename Key, typename Value, typename Fn>
+void read_percpu_hash(int fd, Fn&& each) {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return;
+  const auto cpus = static_cast<std::size_t>(ncpu);
+  static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
+  constexpr std::uint32_t kBatch = 1024;
+  std::vector<Key> keys(kBatch);
+  std::vector<Value> values(kBatch * cpus);
+  std::uint64_t in_batch = 0, out_batch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  for (bool first = true;; first = false) {
+    std::uint32_t n = kBatch;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
+                                         values.data(), &n, &opts);
+    const int saved = errno;
+    if (err != 0 && saved != ENOENT) {
+      if (first) break;  // no batch lookups here: walk the keys instead
+      return;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) each(keys[i], std::span<const Value>(&values[i * cpus], cpus));
+    if (err != 0) return;  // ENOENT: that was the last batch
+    in_batch = out_batch;
+  }
+  Key key{}, next{};
+  Key* prev = nullptr;
+  std::vector<Value> one(cpus);
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (bpf_map_lookup_elem(fd, &next, one.data()) == 0) each(next, std::span<const Value>(one));
+    key = next;
+    prev = &key;
+  }
+}
+
+}  // namespace
+
+std::vector<CountEntry> BpfTracer::read_counts() const {
+  std::vector<CountEntry> out;
+  read_percpu_hash<eacgm_count_key, eacgm_count_value>(
+      bpf_map__fd(skel_->maps.call_counts),
+      [&](const eacgm_count_key& k, std::span<const eacgm_count_value> v) {
+        CountEntry e{k, 0, 0};
+        for (const auto& c : v) {
+          e.calls += c.calls;
+          e.bytes += c.bytes;
+        }
+        out.push_back(e);
+      });
+  return out;
+}
+
+std::vector<DurationEntry> BpfTracer::read_durations() const {
+  std::vector<DurationEntry> out;
+  read_percpu_hash<eacgm_duration_key, eacgm_duration_value>(
+      bpf_map__fd(skel_->maps.call_durations),
+      [&](const eacgm_duration_key& k, std::span<const eacgm_duration_value> v) {
+        DurationEntry e{k, 0, 0, 0};
+        for (const auto& d : v) {
+          e.count += d.count;
+          e.sum_ns += d.sum_ns;
+          e.errors += d.errors;
+        }
+        out.push_back(e);
+      });
+  return out;
+}
+
+void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
+  if (pids.empty()) return;
+  const std::set<std::uint32_t> gone(pids.begin(), pids.end());
+  auto sweep = [&](int fd, auto key_type) {
+    using Key = decltype(key_type);
+    std::vector<Key> doomed;
+    Key key{}, next{};
+    Key* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+      if (gone.contains(next.pid)) doomed.push_back(next);
+      key = next;
+      prev = &key;
+    }
+    for (const Key& k : doomed) bpf_map_delete_elem(fd, &k);
+  };
+  sweep(bpf_map__fd(skel_->maps.call_counts), eacgm_count_key{});
+  sweep(bpf_map__fd(skel_->maps.call_durations), eacgm_duration_key{});
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
@@ -451,6 +649,8 @@ BpfCounters BpfTracer::counters() const {
   c.calls_closed = sum(EACGM_CNT_CALLS_CLOSED);
   c.too_deep = sum(EACGM_CNT_TOO_DEEP);
   c.exits_before_attach = sum(EACGM_CNT_EXITS_BEFORE_ATTACH);
+  c.count_map_full = sum(EACGM_CNT_COUNT_MAP_FULL);
+  c.duration_map_full = sum(EACGM_CNT_DURATION_MAP_FULL);
   return c;
 }
 

@@ -27,6 +27,10 @@ struct BpfOptions {
   bool filter_pids = false;
   bool stop_on_load = false;  // hold traced processes at loader hints until attached
   std::string btf_path;       // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
+  // Keys of the always-on maps: (process, probe, handle) counts and (process, probe,
+  // bucket) durations. Full maps count what they could not keep.
+  std::uint32_t count_keys = 32768;
+  std::uint32_t duration_keys = 32768;
 };
 
 // Kernel-side counters (bpf/events.h, enum eacgm_counter), summed over CPUs.
@@ -40,6 +44,22 @@ struct BpfCounters {
   std::uint64_t calls_closed = 0;         // of those, completed or given up as lost
   std::uint64_t too_deep = 0;             // entries not traced: too many calls open on a thread
   std::uint64_t exits_before_attach = 0;  // traced threads' exits of calls entered before the attach
+  std::uint64_t count_map_full = 0;       // counted calls not kept: the count map was full
+  std::uint64_t duration_map_full = 0;    // sampled durations not kept: the duration map was full
+};
+
+// One key of the always-on count map, summed over CPUs (cumulative while the process lives).
+struct CountEntry {
+  eacgm_count_key key{};
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;
+};
+// One key of the sampled-duration map, summed over CPUs (cumulative).
+struct DurationEntry {
+  eacgm_duration_key key{};
+  std::uint64_t count = 0;
+  std::uint64_t sum_ns = 0;
+  std::uint64_t errors = 0;
 };
 
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
@@ -69,8 +89,11 @@ struct ProbePoint {
   std::uint64_t ref_ctr_offset = 0;  // USDT semaphore's file offset; 0: none
 };
 
-// Encodes a spec's captures for the kernel (shared by the loader and its tests).
-eacgm_probe encode_probe(const ProbeSpec& spec);
+// Encodes a spec's captures for the kernel (shared by the loader and its tests). A
+// counted probe (always-on) gets EACGM_PROBE_COUNT and its count rule: the handle it
+// splits counts by (a launch's kernel) and its bytes, from the spec's derived args;
+// one call in 2^sample_shift per CPU is timed.
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0);
 
 class BpfTracer {
  public:
@@ -80,8 +103,12 @@ class BpfTracer {
   BpfTracer(const BpfTracer&) = delete;
   BpfTracer& operator=(const BpfTracer&) = delete;
 
-  // Stores a probe's entry (enabled) and zeroes its hit count.
-  Status set_probe(std::uint32_t id, const ProbeSpec& spec);
+  // Stores a probe's entry (enabled) and zeroes its hit count; `counted`: an always-on
+  // probe, attached with attach_session.
+  Status set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted = false,
+                   std::uint8_t sample_shift = 0);
+  // Times one call in 2^shift per CPU of a counted probe.
+  Status set_sample_shift(std::uint32_t id, std::uint8_t shift);
   // Mutes or unmutes a stored probe in place (EACGM_PROBE_ENABLED): a muted probe
   // neither records nor counts hits; an open call of it ends unrecorded.
   Status set_probe_enabled(std::uint32_t id, bool enabled);
@@ -105,6 +132,15 @@ class BpfTracer {
   bool has_multi() const { return multi_; }
   // Attaches the generic program at every point of one file with one uprobe_multi link.
   Result<UprobeLink> attach_multi(const std::string& path, const std::vector<ProbePoint>& points, bool exit);
+  // Whether the kernel takes uprobe session links (Linux 6.13+): the always-on mode.
+  bool has_session() const { return session_; }
+  // Attaches the counting session program at every point of one file (one link).
+  Result<UprobeLink> attach_session(const std::string& path, const std::vector<ProbePoint>& points);
+  // The always-on maps, summed over CPUs.
+  std::vector<CountEntry> read_counts() const;
+  std::vector<DurationEntry> read_durations() const;
+  // Deletes the always-on keys of these processes (after their last read).
+  void forget_counts(const std::vector<std::uint32_t>& pids);
   // Attaches the discovery hint on the dynamic loader's _dl_debug_state.
   Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
 
@@ -116,10 +152,12 @@ class BpfTracer {
 
  private:
   BpfTracer() = default;
-  static Result<std::unique_ptr<BpfTracer>> open_and_load(const BpfOptions& options, bool multi);
+  static Result<std::unique_ptr<BpfTracer>> open_and_load(const BpfOptions& options, bool multi,
+                                                          bool session);
   Status reset_hits(std::uint32_t id);
   trace_bpf* skel_ = nullptr;
   bool multi_ = false;
+  bool session_ = false;
   std::vector<UprobeLink> tp_links_;
   mutable std::mutex ids_mutex_;
   std::set<std::uint32_t> stored_;  // ids with a probe entry

@@ -5,11 +5,19 @@
 
 #include <set>
 
+#include "probe/always_on.h"
+
 namespace eacgm::probe {
 
 const std::vector<Catalog>& builtin_catalogs() {
-  static const std::vector<Catalog> catalogs = {cuda_runtime_catalog(), cuda_driver_catalog(), nccl_catalog(),
-                                                python_catalog(), torch_catalog()};
+  static const std::vector<Catalog> catalogs = [] {
+    std::vector<Catalog> all = {cuda_runtime_catalog(), cuda_driver_catalog(), nccl_catalog(),
+                                python_catalog(), torch_catalog()};
+    for (auto& c : all) {
+      for (auto& s : c.specs) s.always_on = always_on_role(s);
+    }
+    return all;
+  }();
   return catalogs;
 }
 

@@ -36,25 +36,28 @@ static_assert(sizeof(UprobeMultiLinkAttr) == 64);
 Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
                                      std::span<const std::uint64_t> offsets,
                                      std::span<const std::uint64_t> cookies,
-                                     std::span<const std::uint64_t> ref_ctr_offsets, bool retprobe) {
+                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind) {
   if (offsets.size() != cookies.size() ||
       (!ref_ctr_offsets.empty() && ref_ctr_offsets.size() != offsets.size())) {
     return make_error("uprobe_multi: offsets, cookies and semaphores differ in count");
   }
   UprobeMultiLinkAttr attr{};
   attr.prog_fd = static_cast<std::uint32_t>(prog_fd);
-  attr.attach_type = kAttachUprobeMulti;
+  attr.attach_type = kind == MultiLinkKind::kSession ? kAttachUprobeSession : kAttachUprobeMulti;
   attr.path = reinterpret_cast<std::uintptr_t>(path.c_str());
   attr.offsets = reinterpret_cast<std::uintptr_t>(offsets.data());
   attr.cookies = reinterpret_cast<std::uintptr_t>(cookies.data());
   attr.ref_ctr_offsets =
       ref_ctr_offsets.empty() ? 0 : reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
   attr.cnt = static_cast<std::uint32_t>(offsets.size());
-  attr.multi_flags = retprobe ? kUprobeMultiReturn : 0;
+  attr.multi_flags = kind == MultiLinkKind::kReturn ? kUprobeMultiReturn : 0;
   long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
   if (fd < 0) {
-    return make_error(fmt::format("{} of {} probes in {}: {}", retprobe ? "uretprobe_multi" : "uprobe_multi",
-                                  offsets.size(), path, std::strerror(errno)));
+    const char* what = kind == MultiLinkKind::kReturn    ? "uretprobe_multi"
+                       : kind == MultiLinkKind::kSession ? "uprobe session"
+                                                         : "uprobe_multi";
+    return make_error(
+        fmt::format("{} of {} probes in {}: {}", what, offsets.size(), path, std::strerror(errno)));
   }
   return static_cast<int>(fd);
 }

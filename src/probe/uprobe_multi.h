@@ -12,12 +12,16 @@ namespace eacgm::probe {
 
 // BPF_TRACE_UPROBE_MULTI; newer than this build's uapi headers, so spelled out.
 inline constexpr int kAttachUprobeMulti = 48;
+// BPF_TRACE_UPROBE_SESSION (Linux 6.13+): the same link, one program at entry and return.
+inline constexpr int kAttachUprobeSession = 57;
+
+enum class MultiLinkKind : std::uint8_t { kEntry, kReturn, kSession };
 
 // Creates the link and returns its fd. `ref_ctr_offsets` may be empty (no USDT
 // semaphores); otherwise it has one entry per offset.
 Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
                                      std::span<const std::uint64_t> offsets,
                                      std::span<const std::uint64_t> cookies,
-                                     std::span<const std::uint64_t> ref_ctr_offsets, bool retprobe);
+                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind);
 
 }  // namespace eacgm::probe

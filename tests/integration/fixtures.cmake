@@ -42,6 +42,14 @@ set_target_properties(cuda_driver_calls PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
   BUILD_RPATH ${EACGM_STUB_DIR})
 
+# Always-on counts: a multi-threaded driver-API loop on the stub libcuda.
+add_executable(driver_loop ${CMAKE_SOURCE_DIR}/tests/programs/driver_loop.cpp)
+target_include_directories(driver_loop PRIVATE ${EACGM_CUDA_INCLUDE_DIRS})
+target_link_libraries(driver_loop PRIVATE ${EACGM_CUDA_STUB} Threads::Threads)
+set_target_properties(driver_loop PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+  BUILD_RPATH ${EACGM_STUB_DIR})
+
 # Nesting through a user probe config: nest_outer calls nest_inner in libeacgm_nest.
 add_library(eacgm_nest SHARED ${CMAKE_SOURCE_DIR}/tests/programs/nest_lib.c)
 target_compile_options(eacgm_nest PRIVATE -O2 -fPIC)
@@ -68,7 +76,7 @@ set_target_properties(churn_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 
 function(eacgm_integration_fixtures_wire)
   if(TARGET eacgm_integration_tests)
-    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls nest_calls chain_calls
+    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls driver_loop nest_calls chain_calls
                      churn_calls eacgm_churn)
   endif()
 endfunction()

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -275,7 +276,7 @@ TEST(LatencySketch, BucketCapCollapsesLowestAndCounts) {
   EXPECT_EQ(s.collapsed_count(), 6u);
   EXPECT_EQ(s.buckets().front().count, 6u);
   // Values inside the window are not.
-  s.add(high - high / 10);
+  s.add(high - high / 20);  // 5% below: inside ten buckets of about 0.8% each
   EXPECT_EQ(s.collapsed_count(), 6u);
   EXPECT_EQ(s.count(), 8u);
   EXPECT_EQ(s.min(), 1u);  // exact statistics are unaffected by collapse
@@ -349,6 +350,68 @@ TEST(LatencySketch, SingleBucketCapStillAnswers) {
   EXPECT_EQ(s.buckets().size(), 1u);
   EXPECT_EQ(s.collapsed_count(), 2u);
   EXPECT_EQ(s.quantile(1.0), 1000.0);
+}
+
+}  // namespace
+}  // namespace eacgm::analysis
+
+namespace eacgm::analysis {
+namespace {
+
+// The kernel's histograms (bpf/events.h eacgm_hist_key) and the sketch share buckets.
+TEST(LatencySketchKernelBuckets, KeyIsTheKernelsKey) {
+  LatencySketch s;
+  ASSERT_EQ(s.bits(), static_cast<std::uint32_t>(EACGM_HIST_BITS));
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200'000; ++i) {
+    const std::uint64_t v = rng() >> (rng() % 64);
+    if (v == 0) continue;
+    ASSERT_EQ(static_cast<std::uint32_t>(s.key_of(v)), eacgm_hist_key(v)) << v;
+    const auto k = s.key_of(v);
+    ASSERT_LE(s.bucket_lower_bound(k), static_cast<double>(v)) << v;
+    ASSERT_GT(s.bucket_upper_bound(k), static_cast<double>(v)) << v;
+  }
+  // Below 2^(bits+1) every value is its own bucket.
+  for (std::uint64_t v = 1; v < 128; ++v) EXPECT_EQ(s.key_of(v), static_cast<std::int32_t>(v));
+}
+
+TEST(LatencySketchKernelBuckets, BucketsFromTheKernelMergeExactly) {
+  std::mt19937_64 rng(3);
+  std::lognormal_distribution<double> dist(9.0, 2.0);
+  LatencySketch direct, from_buckets;
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> kernel;  // key -> (count, sum)
+  for (int i = 0; i < 50'000; ++i) {
+    const auto v = static_cast<std::uint64_t>(dist(rng)) + 1;
+    direct.add(v);
+    auto& b = kernel[eacgm_hist_key(v)];
+    ++b.first;
+    b.second += v;
+  }
+  for (const auto& [key, b] : kernel) from_buckets.add_bucket(key, EACGM_HIST_BITS, b.first, b.second);
+  EXPECT_EQ(from_buckets.count(), direct.count());
+  EXPECT_EQ(from_buckets.sum(), direct.sum());
+  const auto a = direct.buckets(), c = from_buckets.buckets();
+  ASSERT_EQ(a.size(), c.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].index, c[i].index);
+    EXPECT_EQ(a[i].count, c[i].count);
+  }
+  // Interior quantiles come from the buckets, so they agree exactly.
+  for (double q : {0.1, 0.5, 0.9, 0.99}) EXPECT_DOUBLE_EQ(from_buckets.quantile(q), direct.quantile(q)) << q;
+}
+
+TEST(LatencySketchKernelBuckets, FinerKernelBucketsNestInACoarserSketch) {
+  auto coarse = LatencySketch::create({0.05, 4096});
+  ASSERT_TRUE(coarse);
+  EXPECT_LT(coarse->bits(), static_cast<std::uint32_t>(EACGM_HIST_BITS));
+  LatencySketch direct = *coarse;
+  for (std::uint64_t v : {150u, 1'000u, 77'777u, 5'000'000u}) {
+    direct.add(v);
+    coarse->add_bucket(eacgm_hist_key(v), EACGM_HIST_BITS, 1, v);
+  }
+  const auto a = direct.buckets(), c = coarse->buckets();
+  ASSERT_EQ(a.size(), c.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].index, c[i].index);
 }
 
 }  // namespace

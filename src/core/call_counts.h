@@ -1,0 +1,32 @@
+// What the always-on mode delivers instead of calls: per (process, probe, handle) the
+// calls and bytes counted at entry since the last delivery, and the durations of the
+// sampled calls as log buckets (bpf/events.h eacgm_hist_key: the latency sketch's own).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/call_event.h"
+
+namespace eacgm {
+
+struct CallCount {
+  std::uint32_t pid = 0;
+  std::shared_ptr<const ProbeInfo> probe;
+  std::uint64_t handle = 0;  // what the probe splits counts by (a launch's CUfunction), or 0
+  std::string kernel;        // launches: the kernel's name, "" when unknown
+  std::uint64_t calls = 0;   // since the last delivery
+  std::uint64_t bytes = 0;
+};
+
+struct CallTimings {
+  std::uint32_t pid = 0;
+  std::shared_ptr<const ProbeInfo> probe;
+  std::uint32_t bucket = 0;  // eacgm_hist_key(duration)
+  std::uint64_t count = 0;   // sampled calls in the bucket since the last delivery
+  std::uint64_t sum_ns = 0;
+  std::uint64_t errors = 0;  // of them, failed ones
+};
+
+}  // namespace eacgm

@@ -1,0 +1,106 @@
+// CountDrain: deltas of the always-on maps (ingest/count_drain.h).
+#include "ingest/count_drain.h"
+
+#include <set>
+
+namespace eacgm::ingest {
+namespace {
+
+// Keeps what the chain hands out, instead of passing it to the consumers.
+class KeepSink final : public CallSink {
+ public:
+  void take(CallEvent& event) override { kernel = event.kernel; }
+  std::string kernel;
+};
+
+// Where a spec reads the kernel handle from (its kKernelName derived arg), or -1.
+int handle_index(const ProbeSpec& spec) {
+  for (const auto& d : spec.derived) {
+    if (d.op != DerivedArg::Op::kKernelName) continue;
+    for (std::size_t i = 0; i < spec.args.size() && i < kMaxArgs; ++i) {
+      if (spec.args[i].name == d.from) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string CountDrain::name_of(const std::shared_ptr<const ProbeInfo>& probe, std::uint32_t pid,
+                                std::uint64_t handle) {
+  const int index = handle_index(probe->spec);
+  if (index < 0 || handle == 0) return {};
+  // The same stages that name a traced launch name this handle.
+  CallEvent e;
+  e.pid = pid;
+  e.tid = pid;
+  e.probe = probe;
+  e.has_exit = true;
+  e.nargs = static_cast<std::uint8_t>(index + 1);
+  e.args[static_cast<std::size_t>(index)] = handle;
+  KeepSink sink;
+  chain_.process(e, sink);
+  return sink.kernel;
+}
+
+void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings) {
+  ++counters_.drains;
+  for (const probe::CountEntry& e : source_.read_counts()) {
+    auto probe = table_.get(e.key.probe_id);
+    if (!probe) {
+      ++counters_.unknown_probe;
+      continue;
+    }
+    Seen& s = seen_[e.key];
+    // Fewer than last time: the key was deleted and made anew (a reused pid).
+    const bool restarted = e.calls < s.calls;
+    const std::uint64_t calls = restarted ? e.calls : e.calls - s.calls;
+    const std::uint64_t bytes = restarted || e.bytes < s.bytes ? e.bytes : e.bytes - s.bytes;
+    s.calls = e.calls;
+    s.bytes = e.bytes;
+    if (calls == 0) continue;
+    if (!s.named) {
+      s.kernel = name_of(probe, e.key.pid, e.key.handle);
+      s.named = !s.kernel.empty();
+    }
+    counters_.counted_calls += calls;
+    counts.push_back(CallCount{e.key.pid, std::move(probe), e.key.handle, s.kernel, calls, bytes});
+  }
+  counters_.keys = seen_.size();
+  for (const probe::DurationEntry& e : source_.read_durations()) {
+    auto probe = table_.get(e.key.probe_id);
+    if (!probe) continue;
+    SeenTiming& s = seen_timings_[e.key];
+    const bool restarted = e.count < s.count;
+    CallTimings t{e.key.pid,
+                  std::move(probe),
+                  e.key.bucket,
+                  restarted ? e.count : e.count - s.count,
+                  restarted ? e.sum_ns : e.sum_ns - s.sum_ns,
+                  restarted ? e.errors : e.errors - s.errors};
+    s = SeenTiming{e.count, e.sum_ns, e.errors};
+    if (t.count == 0) continue;
+    counters_.sampled_calls += t.count;
+    timings.push_back(std::move(t));
+  }
+}
+
+std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+  std::set<std::uint32_t> pids;
+  for (const auto& [k, v] : seen_) pids.insert(k.pid);
+  for (const auto& [k, v] : seen_timings_) pids.insert(k.pid);
+  std::vector<std::uint32_t> gone;
+  for (auto pid : pids) {
+    if (!alive(pid)) gone.push_back(pid);
+  }
+  if (gone.empty()) return 0;
+  source_.forget(gone);
+  const std::set<std::uint32_t> doomed(gone.begin(), gone.end());
+  std::erase_if(seen_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
+  std::erase_if(seen_timings_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
+  counters_.forgotten_pids += gone.size();
+  counters_.keys = seen_.size();
+  return gone.size();
+}
+
+}  // namespace eacgm::ingest

@@ -1,0 +1,99 @@
+// The always-on maps' reader: turns the kernel's cumulative per-(process, probe, handle)
+// counts and sampled-duration buckets into deltas since the last drain, names launch
+// handles through the enricher chain, and deletes an exited process's keys once its
+// last counts are read. Runs on the reader thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/call_counts.h"
+#include "ingest/enricher.h"
+#include "probe/bpf_tracer.h"
+#include "probe/probe_table.h"
+
+namespace eacgm::ingest {
+
+// Where the drain reads from: the loaded BPF side, or a test's recorded maps.
+class CountSource {
+ public:
+  virtual ~CountSource() = default;
+  virtual std::vector<probe::CountEntry> read_counts() = 0;
+  virtual std::vector<probe::DurationEntry> read_durations() = 0;
+  virtual void forget(const std::vector<std::uint32_t>& pids) = 0;
+};
+
+// The BPF maps of a tracer.
+class BpfCountSource final : public CountSource {
+ public:
+  explicit BpfCountSource(probe::BpfTracer& bpf) : bpf_(bpf) {}
+  std::vector<probe::CountEntry> read_counts() override { return bpf_.read_counts(); }
+  std::vector<probe::DurationEntry> read_durations() override { return bpf_.read_durations(); }
+  void forget(const std::vector<std::uint32_t>& pids) override { bpf_.forget_counts(pids); }
+
+ private:
+  probe::BpfTracer& bpf_;
+};
+
+struct CountDrainCounters {
+  std::uint64_t drains = 0;
+  std::uint64_t keys = 0;            // count keys held now (one per process, probe, handle)
+  std::uint64_t unknown_probe = 0;   // keys whose probe id names no probe (dropped)
+  std::uint64_t forgotten_pids = 0;  // exited processes whose keys were deleted
+  std::uint64_t counted_calls = 0;   // calls delivered as counts, in total
+  std::uint64_t sampled_calls = 0;   // of those, timed
+};
+
+class CountDrain {
+ public:
+  CountDrain(CountSource& source, const probe::ProbeTable& table, EnricherChain& chain)
+      : source_(source), table_(table), chain_(chain) {}
+
+  // Reads the maps; `counts` and `timings` get what changed since the last drain.
+  void drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings);
+  // Deletes the keys of processes for which `alive(pid)` is false (call right after a
+  // drain, so their last counts were delivered); returns how many processes.
+  std::size_t forget_unless(const std::function<bool(std::uint32_t)>& alive);
+  const CountDrainCounters& counters() const { return counters_; }
+
+ private:
+  struct Seen {
+    std::uint64_t calls = 0;
+    std::uint64_t bytes = 0;
+    std::string kernel;
+    bool named = false;  // the kernel name was looked up and found
+  };
+  struct SeenTiming {
+    std::uint64_t count = 0, sum_ns = 0, errors = 0;
+  };
+  struct KeyHash {
+    std::size_t operator()(const eacgm_count_key& k) const {
+      return std::hash<std::uint64_t>()(k.handle) ^
+             (std::uint64_t{k.pid} << 32 | k.probe_id) * 0x9e3779b97f4a7c15ull;
+    }
+    std::size_t operator()(const eacgm_duration_key& k) const {
+      return (std::uint64_t{k.pid} << 32 | k.probe_id) * 0x9e3779b97f4a7c15ull ^ k.bucket;
+    }
+  };
+  struct KeyEq {
+    bool operator()(const eacgm_count_key& a, const eacgm_count_key& b) const {
+      return a.pid == b.pid && a.probe_id == b.probe_id && a.handle == b.handle;
+    }
+    bool operator()(const eacgm_duration_key& a, const eacgm_duration_key& b) const {
+      return a.pid == b.pid && a.probe_id == b.probe_id && a.bucket == b.bucket;
+    }
+  };
+  // The kernel name of a launch handle, from the chain's kernel-name stage.
+  std::string name_of(const std::shared_ptr<const ProbeInfo>& probe, std::uint32_t pid, std::uint64_t handle);
+
+  CountSource& source_;
+  const probe::ProbeTable& table_;
+  EnricherChain& chain_;
+  std::unordered_map<eacgm_count_key, Seen, KeyHash, KeyEq> seen_;
+  std::unordered_map<eacgm_duration_key, SeenTiming, KeyHash, KeyEq> seen_timings_;
+  CountDrainCounters counters_;
+};
+
+}  // namespace eacgm::ingest

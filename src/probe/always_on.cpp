@@ -1,0 +1,53 @@
+// Classifies the built-in specs for the always-on mode (probe/always_on.h).
+#include "probe/always_on.h"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace eacgm::probe {
+namespace {
+
+bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](std::string_view p) { return name.starts_with(p); });
+}
+
+// Runtime calls whose operation reaches a driver probe of the cuda_driver catalog.
+bool reaches_driver_probe(std::string_view name) {
+  return starts_with_any(
+      name, {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+             "cudaStreamSynchronize", "cudaDeviceSynchronize"});
+}
+
+}  // namespace
+
+AlwaysOn always_on_role(const ProbeSpec& spec) {
+  const std::string_view name = spec.name;
+  if (spec.domain == "python" || spec.domain == "nccl" || spec.split_return || !spec.usdt.empty()) {
+    return AlwaysOn::kPerCall;
+  }
+  // Out-parameters and strings are read per call: allocations' addresses, names.
+  const bool per_call_args = std::any_of(spec.args.begin(), spec.args.end(), [](const ArgSpec& a) {
+    return a.at_exit || a.kind == ArgKind::kString;
+  });
+  if (per_call_args) return AlwaysOn::kPerCall;
+  // Frees and virtual-memory mapping: the ledger pairs them with their allocations.
+  if (name.find("Free") != std::string_view::npos ||
+      starts_with_any(name, {"cuMemMap", "cuMemUnmap", "cuMemRelease", "__cuda"})) {
+    return AlwaysOn::kPerCall;
+  }
+  if (spec.domain == "cuda" && reaches_driver_probe(name)) return AlwaysOn::kSkip;
+  return AlwaysOn::kCount;
+}
+
+std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {
+  if (mode == TraceMode::kPerCall) {
+    for (auto& s : specs) s.always_on = AlwaysOn::kPerCall;
+    return specs;
+  }
+  std::erase_if(specs, [](const ProbeSpec& s) { return s.always_on == AlwaysOn::kSkip; });
+  return specs;
+}
+
+}  // namespace eacgm::probe

@@ -1,0 +1,25 @@
+// The always-on mode's probe set: which built-in probes are counted at entry, which
+// stay per call, and which are left out because another layer sees the same operation.
+#pragma once
+
+#include <vector>
+
+#include "core/config.h"
+#include "core/probe_spec.h"
+
+namespace eacgm::probe {
+
+// The role of a built-in spec in always-on mode (ProbeSpec::always_on):
+// - per call: what the analysis needs call by call: allocations and frees (the memory
+//   ledger's addresses), kernel naming (registration, module and library lookups),
+//   NCCL (communicators, per-call skew), Python frames and USDT pairs;
+// - skip: runtime launches, copies, memsets, graph launches and synchronisations, which
+//   always reach the driver's probe of the same operation (one layer per operation);
+// - count: everything else.
+AlwaysOn always_on_role(const ProbeSpec& spec);
+
+// The specs to attach in `mode`: per call, every spec as traced per call; always-on,
+// without the skipped ones. The user's specs are per call in both (never changed).
+std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode);
+
+}  // namespace eacgm::probe

@@ -1,0 +1,67 @@
+// Tight-loop load on the driver API for the always-on tests and benchmarks: T threads
+// each make N rounds of cuLaunchKernel (handle 0xf00d + thread), cuMemsetD32Async
+// (1000 words) and cuStreamSynchronize on the toolkit's stub libcuda, whose functions
+// only return an error: the calls still enter libcuda, so the probes fire. Prints the
+// mean cost per call.
+//
+// Usage: driver_loop [--threads T] [--iters N] [--wait-file PATH]
+#include <cuda.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+int main(int argc, char** argv) {
+  int threads = 1;
+  long iters = 100000;
+  const char* wait_file = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) {
+      iters = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
+      wait_file = argv[++i];
+    }
+  }
+  if (wait_file) {
+    std::printf("ready %d\n", getpid());
+    std::fflush(stdout);
+    struct stat st;
+    while (stat(wait_file, &st) != 0) usleep(1000);
+  }
+  std::atomic<bool> go{false};
+  std::vector<double> ns(static_cast<std::size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      while (!go.load()) {
+      }
+      auto f = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0xf00d + t));
+      auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5000));
+      void* params[] = {nullptr};
+      const auto t0 = std::chrono::steady_clock::now();
+      for (long i = 0; i < iters; ++i) {
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+        cuMemsetD32Async(0x1000, 0, 1000, s);
+        cuStreamSynchronize(s);
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      ns[static_cast<std::size_t>(t)] =
+          std::chrono::duration<double, std::nano>(t1 - t0).count() / (3.0 * static_cast<double>(iters));
+    });
+  }
+  go.store(true);
+  for (auto& th : pool) th.join();
+  double mean = 0;
+  for (double v : ns) mean += v / static_cast<double>(threads);
+  std::printf("threads=%d iters=%ld ns_per_call=%.1f\n", threads, iters, mean);
+  return 0;
+}

@@ -1,0 +1,126 @@
+// CountDrain: deltas of the kernel's cumulative always-on maps, restarts of reused keys,
+// and exited processes forgotten only after their last counts were read.
+#include "ingest/count_drain.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace eacgm::ingest {
+namespace {
+
+// The maps as a test sets them (what the kernel would hold).
+class RecordedMaps final : public CountSource {
+ public:
+  std::vector<probe::CountEntry> counts;
+  std::vector<probe::DurationEntry> durations;
+  std::vector<std::uint32_t> forgotten;
+  std::vector<probe::CountEntry> read_counts() override { return counts; }
+  std::vector<probe::DurationEntry> read_durations() override { return durations; }
+  void forget(const std::vector<std::uint32_t>& pids) override {
+    forgotten.insert(forgotten.end(), pids.begin(), pids.end());
+    std::erase_if(counts, [&](const auto& e) { return std::count(pids.begin(), pids.end(), e.key.pid) > 0; });
+    std::erase_if(durations,
+                  [&](const auto& e) { return std::count(pids.begin(), pids.end(), e.key.pid) > 0; });
+  }
+};
+
+struct DrainFixture : ::testing::Test {
+  DrainFixture() {
+    ProbeInfo info;
+    info.function = "cuStreamSynchronize";
+    info.spec.name = "cuStreamSynchronize";
+    info.spec.domain = "cuda_driver";
+    info.counted = true;
+    probe = table.add(std::move(info));
+  }
+  probe::CountEntry count(std::uint32_t pid, std::uint64_t calls, std::uint64_t bytes = 0) {
+    probe::CountEntry e;
+    e.key = {pid, probe->id, 0};
+    e.calls = calls;
+    e.bytes = bytes;
+    return e;
+  }
+  probe::ProbeTable table;
+  std::shared_ptr<const ProbeInfo> probe;
+  EnricherChain chain;
+  RecordedMaps maps;
+};
+
+TEST_F(DrainFixture, DeliversWhatChangedSinceTheLastDrain) {
+  CountDrain drain(maps, table, chain);
+  maps.counts = {count(10, 5, 500)};
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  drain.drain(counts, timings);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].calls, 5u);
+  EXPECT_EQ(counts[0].bytes, 500u);
+  EXPECT_EQ(counts[0].probe, probe);
+
+  maps.counts = {count(10, 12, 900)};
+  counts.clear();
+  drain.drain(counts, timings);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].calls, 7u);
+  EXPECT_EQ(counts[0].bytes, 400u);
+
+  counts.clear();
+  drain.drain(counts, timings);  // nothing new: nothing delivered
+  EXPECT_TRUE(counts.empty());
+  EXPECT_EQ(drain.counters().counted_calls, 12u);
+}
+
+TEST_F(DrainFixture, AKeyMadeAnewCountsFromZero) {
+  CountDrain drain(maps, table, chain);
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  maps.counts = {count(10, 50)};
+  drain.drain(counts, timings);
+  maps.counts = {count(10, 3)};  // deleted and created again (a reused pid)
+  counts.clear();
+  drain.drain(counts, timings);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].calls, 3u);
+}
+
+TEST_F(DrainFixture, TimingsAreDeltasPerBucket) {
+  CountDrain drain(maps, table, chain);
+  probe::DurationEntry d;
+  d.key = {10, probe->id, eacgm_hist_key(1000), 0};
+  d.count = 2;
+  d.sum_ns = 2000;
+  d.errors = 1;
+  maps.durations = {d};
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  drain.drain(counts, timings);
+  d.count = 5;
+  d.sum_ns = 5100;
+  maps.durations = {d};
+  timings.clear();
+  drain.drain(counts, timings);
+  ASSERT_EQ(timings.size(), 1u);
+  EXPECT_EQ(timings[0].count, 3u);
+  EXPECT_EQ(timings[0].sum_ns, 3100u);
+  EXPECT_EQ(timings[0].errors, 0u);
+  EXPECT_EQ(timings[0].bucket, eacgm_hist_key(1000));
+}
+
+TEST_F(DrainFixture, ForgetsOnlyDeadProcessesAndUnknownProbesAreDropped) {
+  CountDrain drain(maps, table, chain);
+  probe::CountEntry stray = count(12, 4);
+  stray.key.probe_id = 999;  // never assigned
+  maps.counts = {count(10, 1), count(11, 2), stray};
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  drain.drain(counts, timings);
+  EXPECT_EQ(counts.size(), 2u);
+  EXPECT_EQ(drain.counters().unknown_probe, 1u);
+  EXPECT_EQ(drain.forget_unless([](std::uint32_t pid) { return pid != 11; }), 1u);
+  EXPECT_EQ(maps.forgotten, std::vector<std::uint32_t>{11});
+  EXPECT_EQ(drain.counters().forgotten_pids, 1u);
+}
+
+}  // namespace
+}  // namespace eacgm::ingest

@@ -1,0 +1,97 @@
+// The always-on probe set and the counted probes' kernel entries: one layer per
+// operation, per-call where the analysis needs each call, and count rules read from the
+// same derived args the per-call path reports.
+#include "probe/always_on.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bpf/events.h"
+#include "probe/bpf_tracer.h"
+#include "probe/catalog.h"
+
+namespace eacgm::probe {
+namespace {
+
+const ProbeSpec& builtin(const std::string& name) {
+  for (const auto& c : builtin_catalogs()) {
+    for (const auto& s : c.specs) {
+      if (s.name == name) return s;
+    }
+  }
+  ADD_FAILURE() << "no built-in spec " << name;
+  static const ProbeSpec none;
+  return none;
+}
+
+TEST(AlwaysOnRole, DriverOperationsAreCountedAndRuntimeDuplicatesSkipped) {
+  for (const char* name : {"cuLaunchKernel", "cuLaunchKernelEx", "cuMemcpyHtoDAsync_v2", "cuMemsetD32Async",
+                           "cuStreamSynchronize", "cuGraphLaunch"}) {
+    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kCount) << name;
+  }
+  for (const char* name : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
+                           "cudaDeviceSynchronize", "cudaGraphLaunch"}) {
+    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kSkip) << name;
+  }
+  // Events have no driver probe: counted where they are called.
+  EXPECT_EQ(builtin("cudaEventRecord").always_on, AlwaysOn::kCount);
+}
+
+TEST(AlwaysOnRole, WhatTheAnalysisNeedsPerCallStaysPerCall) {
+  for (const char* name : {"cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemFreeAsync",
+                           "cuMemMap", "cuMemRelease", "cuModuleGetFunction", "__cudaRegisterFunction",
+                           "ncclAllReduce", "ncclCommInitRank", kPythonEntrySpec}) {
+    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kPerCall) << name;
+  }
+}
+
+TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
+  ProbeSpec user;
+  user.name = "mine";
+  user.domain = "app";
+  std::vector<ProbeSpec> specs = {builtin("cudaLaunchKernel"), builtin("cuLaunchKernel"), user};
+  auto always = specs_for_mode(specs, TraceMode::kAlwaysOn);
+  ASSERT_EQ(always.size(), 2u);  // the runtime launch is left to the driver's probe
+  EXPECT_EQ(always[0].name, "cuLaunchKernel");
+  EXPECT_EQ(always[1].always_on, AlwaysOn::kPerCall);  // the user's probe is as written
+  auto per_call = specs_for_mode(specs, TraceMode::kPerCall);
+  ASSERT_EQ(per_call.size(), 3u);
+  for (const auto& s : per_call) EXPECT_EQ(s.always_on, AlwaysOn::kPerCall) << s.name;
+}
+
+TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
+  const eacgm_probe p = encode_probe(builtin("cuLaunchKernel"), true, 3);
+  EXPECT_NE(p.flags & EACGM_PROBE_COUNT, 0u);
+  EXPECT_NE(p.flags & EACGM_PROBE_RET_ERR, 0u);
+  EXPECT_EQ(p.flags & (EACGM_PROBE_EXIT | EACGM_PROBE_STR | EACGM_PROBE_STR2 | EACGM_PROBE_EXIT_ARGS), 0u);
+  EXPECT_EQ(p.count.handle_arg, 0);  // f
+  EXPECT_EQ(p.count.bytes_arg, EACGM_COUNT_NONE);
+  EXPECT_EQ(p.count.sample_shift, 3);
+  EXPECT_EQ(p.nargs, 1u);  // nothing past f is read
+}
+
+TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
+  const eacgm_probe copy = encode_probe(builtin("cuMemcpyHtoDAsync_v2"), true);
+  EXPECT_EQ(copy.count.bytes_arg, 2);  // ByteCount
+  EXPECT_EQ(copy.count.bytes_shift, 0);
+  EXPECT_EQ(copy.nargs, 3u);
+  const eacgm_probe d16 = encode_probe(builtin("cuMemsetD16Async"), true);
+  EXPECT_EQ(d16.count.bytes_shift, 1);  // 2-byte elements
+  const eacgm_probe d32 = encode_probe(builtin("cuMemsetD32Async"), true);
+  EXPECT_EQ(d32.count.bytes_shift, 2);
+  const eacgm_probe sync = encode_probe(builtin("cuStreamSynchronize"), true);
+  EXPECT_EQ(sync.count.handle_arg, EACGM_COUNT_NONE);
+  EXPECT_EQ(sync.count.bytes_arg, EACGM_COUNT_NONE);
+  EXPECT_EQ(sync.nargs, 0u);
+}
+
+TEST(EncodeCounted, PerCallEncodingIsUnchangedByTheCountRule) {
+  const eacgm_probe p = encode_probe(builtin("cuLaunchKernel"));
+  EXPECT_EQ(p.flags & EACGM_PROBE_COUNT, 0u);
+  EXPECT_NE(p.flags & EACGM_PROBE_EXIT, 0u);
+  EXPECT_EQ(p.nargs, builtin("cuLaunchKernel").args.size());
+}
+
+}  // namespace
+}  // namespace eacgm::probe
