@@ -2,7 +2,8 @@
 // CUDA runtime function N times and report the mean cost per call. Without a GPU the
 // calls fail fast inside libcudart, which is what makes probe costs visible.
 //
-// Usage: cuda_loop [--threads T] [--iters N] [--call malloc|free_null] [--wait-file PATH]
+// Usage: cuda_loop [--threads T] [--iters N] [--call malloc|free_null|sync] [--wait-file PATH]
+// (sync: cudaStreamSynchronize(0), which reaches the driver's cuStreamSynchronize on a GPU)
 #include <cuda_runtime_api.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,14 +20,18 @@ int main(int argc, char** argv) {
   int threads = 1;
   long iters = 1000000;
   bool free_null = false;
+  bool sync = false;
   const char* wait_file = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
       threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
       iters = std::atol(argv[++i]);
-    else if (!std::strcmp(argv[i], "--call") && i + 1 < argc)
-      free_null = !std::strcmp(argv[++i], "free_null");
+    else if (!std::strcmp(argv[i], "--call") && i + 1 < argc) {
+      ++i;
+      free_null = !std::strcmp(argv[i], "free_null");
+      sync = !std::strcmp(argv[i], "sync");
+    }
     else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc)
       wait_file = argv[++i];
   }
@@ -49,7 +54,9 @@ int main(int argc, char** argv) {
       void* q = nullptr;
       auto t0 = std::chrono::steady_clock::now();
       for (long i = 0; i < iters; ++i) {
-        if (free_null) {
+        if (sync) {
+          cudaStreamSynchronize(nullptr);
+        } else if (free_null) {
           cudaFree(nullptr);
         } else {
           cudaMalloc(&q, 256);

@@ -71,9 +71,13 @@ class Serve : public ::testing::Test {
     std::ofstream(path) << text;
     return path;
   }
-  // Started and ready (its first snapshot published).
-  std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_)};
+  // Started and ready (its first snapshot published). Per call unless `mode` says
+  // otherwise: the test program's runtime calls fail before reaching the driver here
+  // (no GPU), so only per-call tracing sees them.
+  std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {},
+                                          const std::string& mode = "per-call") {
+    std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
+                                     "--mode", mode};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto p = std::make_unique<Subprocess>(argv, dir_);
     EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
@@ -91,6 +95,23 @@ class Serve : public ::testing::Test {
   std::string dir_;
   std::uint16_t port_ = 0;
 };
+
+TEST_F(Serve, AlwaysOnByDefaultCountsEveryDriverCallExactly) {
+  auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
+  // The stub libcuda is in no loader cache: the daemon attaches it once the program maps
+  // it, so the program waits for that before its loop.
+  const std::string go = dir_ + "/go";
+  Subprocess loop({bin("driver_loop"), "--threads", "2", "--iters", "10000", "--wait-file", go});
+  ASSERT_TRUE(loop.wait_for("ready", false)) << loop.err();
+  ASSERT_TRUE(serve->wait_for("libcuda.so", true)) << serve->err();
+  std::ofstream(go) << "go";
+  ASSERT_EQ(loop.wait(), 0) << loop.err();
+  for (const char* f : {"cuLaunchKernel", "cuMemsetD32Async", "cuStreamSynchronize"}) {
+    const std::string series = std::string("eacgm_calls_total{domain=\"cuda_driver\",function=\"") + f + "\"}";
+    EXPECT_TRUE(eventually([&] { return metric(series) == "20000"; })) << series << " = " << metric(series);
+  }
+  EXPECT_NE(metric("eacgm_counted_calls_total"), "") << "always-on counts are exported";
+}
 
 TEST_F(Serve, PrometheusScrapesExactCallCountsOfTheTracedProgram) {
   auto serve = start_serve({"--config", config("[gpu]\ninterval_s = 0.2\n")});

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Step-time overhead on the GPU machine: the GPT-style loops of train_step.py untraced,
+# under `eacgm run` always-on and per call, and under PyTorch's profiler, as separate
+# processes interleaved in rounds; medians per mode, ratios to untraced, and the launch
+# counts of the two eacgm modes (always-on must equal per call).
+# Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
+#   (SIZES: "gpu cpu" by default; PY: the torch interpreter)
+set -uo pipefail
+EACGM=$1 ROUNDS=${2:-3} STEPS=${3:-200} SIZES=${4:-"gpu cpu"}
+PY=${PY:-/opt/torch/.venv/bin/python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+step_of() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+spread() { sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
+launches() {  # kernels launched, from a run --json document: driver launches not nested, runtime launches
+  "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = sum(f["calls"] for f in d["functions"]
+        if f["function"] in ("cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchKernelExC",
+                             "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cudaLaunchKernel_ptsz"))
+print(n)' "$1"
+}
+for size in $SIZES; do
+  train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
+  for r in $(seq "$ROUNDS"); do
+    "${train[@]}" 2>/dev/null | step_of >>"$TMP/$size.untraced"
+    "$EACGM" run --no-gpu --json --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
+    step_of <"$TMP/$size.on.err" >>"$TMP/$size.always-on"
+    "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
+    step_of <"$TMP/$size.pc.err" >>"$TMP/$size.per-call"
+    "${train[@]}" --profile 2>/dev/null | step_of >>"$TMP/$size.profiler"
+  done
+  base=$(median <"$TMP/$size.untraced")
+  printf '%-4s %-10s %9s %8s %s\n' size mode step_ms ratio spread
+  for mode in untraced always-on per-call profiler; do
+    m=$(median <"$TMP/$size.$mode")
+    printf '%-4s %-10s %9s %8s %s\n' "$size" "$mode" "$m" "$(awk -v m="$m" -v b="$base" 'BEGIN{printf "%.4f", m/b}')" \
+      "$(spread <"$TMP/$size.$mode")"
+  done
+  echo "$size launches (whole run, warm-up included): always-on $(launches "$TMP/$size.on.1.json") per-call $(launches "$TMP/$size.pc.1.json")"
+  grep -o 'done.*' "$TMP/$size.on.err" | head -1 | sed "s/^/$size always-on accounting: /"
+done

@@ -1,0 +1,81 @@
+# Device workload for the overhead benchmark: a GPT-style decoder trained for a number
+# of steps; prints the median step time of the measured steps (after a warm-up) as
+# "step_ms=..." and, with --profile, runs the same steps under PyTorch's profiler.
+# Usage: train_step.py --size gpu|cpu [--steps N] [--warmup N] [--profile]
+#   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
+#   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
+import argparse
+import statistics
+import time
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--size", choices=["gpu", "cpu"], default="cpu")
+p.add_argument("--steps", type=int, default=200)
+p.add_argument("--warmup", type=int, default=20)
+p.add_argument("--profile", action="store_true")
+a = p.parse_args()
+d, layers, seq, batch = (1024, 8, 1024, 8) if a.size == "gpu" else (512, 4, 256, 8)
+dev = torch.device("cuda")
+torch.manual_seed(0)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.attn = torch.nn.MultiheadAttention(d, d // 64, batch_first=True)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
+
+    def forward(self, x, mask):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+vocab = 8192
+emb = torch.nn.Embedding(vocab, d).to(dev)
+blocks = torch.nn.ModuleList([Block() for _ in range(layers)]).to(dev)
+head = torch.nn.Linear(d, vocab).to(dev)
+params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
+opt = torch.optim.AdamW(params, lr=1e-4)
+mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device=dev)
+x = torch.randint(0, vocab, (batch, seq), device=dev)
+y = torch.randint(0, vocab, (batch, seq), device=dev)
+
+
+def step():
+    opt.zero_grad(set_to_none=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        h = emb(x)
+        for b in blocks:
+            h = b(h, mask)
+        loss = torch.nn.functional.cross_entropy(head(h).float().view(-1, vocab), y.view(-1))
+    loss.backward()
+    opt.step()
+
+
+for _ in range(a.warmup):
+    step()
+torch.cuda.synchronize()
+times = []
+
+
+def measured():
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+
+
+if a.profile:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        measured()
+else:
+    measured()
+print(f"step_ms={statistics.median(times):.3f} steps={a.steps} size={a.size}", flush=True)

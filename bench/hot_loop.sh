@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Per-call cost of the two modes on a tight driver-API loop (tests/programs/driver_loop:
+# cuLaunchKernel, cuMemsetD32Async, cuStreamSynchronize), interleaved in rounds: the loop
+# untraced, under `eacgm run --mode always-on` and `--mode per-call`. Prints medians of
+# ns per call and what each mode adds.
+# Usage: bench/hot_loop.sh EACGM DRIVER_LOOP [ROUNDS] [ITERS] [THREADS]
+set -uo pipefail
+EACGM=$1 LOOP=$2 ROUNDS=${3:-5} ITERS=${4:-200000} THREADS=${5:-1}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+loop=("$LOOP" --threads "$THREADS" --iters "$ITERS")
+for _ in $(seq "$ROUNDS"); do
+  "${loop[@]}" | ns_of >>"$TMP/untraced"
+  "$EACGM" run --no-gpu --probes cuda_driver --mode always-on -- "${loop[@]}" 2>/dev/null | ns_of >>"$TMP/always-on"
+  "$EACGM" run --no-gpu --probes cuda_driver --mode per-call -- "${loop[@]}" 2>/dev/null | ns_of >>"$TMP/per-call"
+done
+base=$(median <"$TMP/untraced")
+printf '%-10s %12s %12s\n' mode ns_per_call added_ns
+for m in untraced always-on per-call; do
+  v=$(median <"$TMP/$m")
+  printf '%-10s %12s %12s\n' "$m" "$v" "$(awk -v v="$v" -v b="$base" 'BEGIN{printf "%.1f", v-b}')"
+done
