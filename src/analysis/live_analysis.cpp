@@ -9,6 +9,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     gpu_.add(e);
     memory_.add(e);
     kernels_.add(e);
+    work_.add(e);
     nccl_.add(e);
     series_.add(e);
     anomalies_.add(e);
@@ -45,7 +46,7 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   }
   auto snap = std::make_shared<AnalysisSnapshot>(
       AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
-                       memory_.summary(), counters, kernels_, nccl_, series_.view(), anomalies_published_});
+                       memory_.summary(), counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 

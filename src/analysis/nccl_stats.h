@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/call_bytes.h"
+#include "core/call_bytes.h"
 #include "analysis/latency_sketch.h"
 #include "core/call_event.h"
 
