@@ -3,7 +3,8 @@
 // whose calls succeed; nothing runs on a GPU).
 //
 // It names two kernels with cuModuleGetFunction: one with a 200-byte name given in a
-// heap buffer that is freed (and reused) right after the call, one short. Then:
+// heap buffer freed right after the call (the allocator then writes its free-list links
+// over the buffer's first bytes), one short. Then:
 //   stream 0x1000: 3 launches of the long kernel, memsets of 1024 (D32, async), 100 (D8)
 //                  and 64 bytes (D2D16: 8 x 4 elements of 2 bytes), a 4096-byte HtoD copy;
 //   no stream:     a 512-byte DtoH copy;
@@ -70,8 +71,8 @@ int main(int argc, char** argv) {
   destroy_fn exec_destroy = (destroy_fn)must(lib, "cuGraphExecDestroy");
   destroy_fn graph_destroy = (destroy_fn)must(lib, "cuGraphDestroy");
 
-  // A 200-byte name (Triton's fused kernels are this long) in a buffer that is freed
-  // and reused at once: only what was read during the call can name it.
+  // A 200-byte name (Triton's fused kernels are this long) in a buffer freed at once:
+  // its first bytes are the allocator's from then on.
   char* name = malloc(201);
   const char* part = "triton_red_fused_add_native_layer_norm_native_layer_norm_backward_";
   for (size_t i = 0; i < 200; ++i) name[i] = part[i % strlen(part)];
@@ -82,9 +83,6 @@ int main(int argc, char** argv) {
   void* module = (void*)0x4d00;
   printf("cuModuleGetFunction ret=%d\n", get_function(&long_kernel, module, name));
   free(name);
-  char* reuse = malloc(201);
-  memset(reuse, 'x', 200);
-  reuse[200] = '\0';
   printf("cuModuleGetFunction ret=%d\n", get_function(&short_kernel, module, "short_kernel"));
 
   void* s1 = (void*)0x1000;
@@ -111,7 +109,6 @@ int main(int argc, char** argv) {
   printf("cuGraphExecDestroy ret=%d\n", exec_destroy(exec));
   printf("cuGraphDestroy ret=%d\n", graph_destroy(graph));
   fflush(stdout);
-  free(reuse);
   if (hold_file != NULL) {
     printf("holding\n");
     fflush(stdout);
