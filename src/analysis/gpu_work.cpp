@@ -82,15 +82,16 @@ void GpuWorkStats::add(const CallEvent& event) {
   static const std::string kNoName;
   const std::string direction(r.direction(event));
   const std::uint64_t bytes = kind == GpuWork::kKernel ? 0 : r.bytes(event).value_or(0);
-  count(event, stream, kind, kind == GpuWork::kKernel ? event.kernel : kNoName, direction, 1, 0, event.is_error(),
-        bytes);
+  count(event, stream, kind, kind == GpuWork::kKernel ? event.kernel : kNoName, direction, 1, 0,
+        event.is_error(), bytes);
 }
 
 std::vector<GpuWorkRow> GpuWorkStats::rows() const {
   std::vector<GpuWorkRow> out;
   out.reserve(rows_.size());
   for (const auto& [key, row] : rows_) out.push_back(row);
-  std::stable_sort(out.begin(), out.end(), [](const GpuWorkRow& a, const GpuWorkRow& b) { return a.count > b.count; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GpuWorkRow& a, const GpuWorkRow& b) { return a.count > b.count; });
   return out;
 }
 

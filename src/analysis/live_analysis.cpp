@@ -44,9 +44,9 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(
-      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
-                       memory_.summary(), counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
+      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
+      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 

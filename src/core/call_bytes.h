@@ -13,8 +13,8 @@ namespace eacgm {
 class BytesRule {
  public:
   BytesRule() = default;
-  // The spec's derived `bytes` (a count, a product of two or three args times a constant, an element count times
-  // 2 or 4, or an NCCL count times its datatype's size); none when it has no such value.
+  // The spec's derived `bytes` (a count, a product of two or three args times a constant, an element count
+  // times 2 or 4, or an NCCL count times its datatype's size); none when it has no such value.
   static BytesRule of(const ProbeSpec& spec);
 
   bool has_bytes() const { return op_ != Op::kNone; }

@@ -72,9 +72,9 @@ WorkRule WorkRule::of(const ProbeSpec& spec) {
   if (r.kind_ == GpuWork::kGraphNode) {
     bool kernel = false;
     for (const auto& d : spec.derived) kernel = kernel || d.op == DerivedArg::Op::kKernelName;
-    r.node_kind_ = kernel                                        ? GpuWork::kKernel
+    r.node_kind_ = kernel                                   ? GpuWork::kKernel
                    : (r.kind_arg_ >= 0 || r.src_type_ >= 0) ? GpuWork::kCopy
-                                                                : GpuWork::kMemset;
+                                                            : GpuWork::kMemset;
   }
   return r;
 }

@@ -35,9 +35,9 @@ class WorkRule {
   GpuWork kind_ = GpuWork::kNone;
   BytesRule bytes_;
   GpuWork node_kind_ = GpuWork::kNone;
-  std::string fixed_direction_;  // the spec's, when the function fixes it
-  int stream_ = -1;                   // argument indexes, -1 when absent
-  int kind_arg_ = -1;                 // cudaMemcpyKind
+  std::string fixed_direction_;        // the spec's, when the function fixes it
+  int stream_ = -1;                    // argument indexes, -1 when absent
+  int kind_arg_ = -1;                  // cudaMemcpyKind
   int src_type_ = -1, dst_type_ = -1;  // CUmemorytype
 };
 

@@ -10,12 +10,15 @@
 
 namespace eacgm::exporting {
 
-std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_rows, std::size_t max_name_width) {
+std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_rows,
+                            std::size_t max_name_width) {
   const auto rows = work.rows();
   if (rows.empty()) return {};
-  std::string out = fmt::format("gpu work: {} kernels launched, {} memsets, {} copies\n", work.total(GpuWork::kKernel),
-                                work.total(GpuWork::kMemset), work.total(GpuWork::kCopy));
-  std::vector<std::vector<std::string>> cells = {{"pid", "stream", "kind", "name", "count", "graph", "errors", "bytes"}};
+  std::string out =
+      fmt::format("gpu work: {} kernels launched, {} memsets, {} copies\n", work.total(GpuWork::kKernel),
+                  work.total(GpuWork::kMemset), work.total(GpuWork::kCopy));
+  std::vector<std::vector<std::string>> cells = {
+      {"pid", "stream", "kind", "name", "count", "graph", "errors", "bytes"}};
   const std::size_t n = std::min(rows.size(), max_rows);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& r = rows[i];

@@ -73,10 +73,12 @@ class GraphCaptureStage final : public Enricher {
   void forget(std::uint32_t pid) override { graphs_.forget(pid); }
   std::vector<std::uint32_t> pids() const override { return graphs_.pids(); }
   void register_counters(CounterRegistry& registry) override {
-    registry.add(agent_counter("graph_launches"), [this] { return launches_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("graph_launches"),
+                 [this] { return launches_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("graph_launches_unknown"),
                  [this] { return unknown_.load(std::memory_order_relaxed); });
-    registry.add(agent_counter("captured_calls"), [this] { return captured_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("captured_calls"),
+                 [this] { return captured_.load(std::memory_order_relaxed); });
   }
 
  private:

@@ -13,7 +13,8 @@ namespace eacgm::ingest {
 std::unique_ptr<Enricher> make_nccl_comm_stage();
 // `remembered`: mappings kept for processes that may be gone by the time their records
 // are decoded (may be null).
-std::unique_ptr<Enricher> make_kernel_name_stage(std::shared_ptr<const ProcessMapsCache> remembered = nullptr);
+std::unique_ptr<Enricher> make_kernel_name_stage(
+    std::shared_ptr<const ProcessMapsCache> remembered = nullptr);
 // Stream capture and CUDA graphs: captured work is recorded into graphs, and each graph
 // launch carries its executable graph's work (ingest/graph_capture.h).
 std::unique_ptr<Enricher> make_graph_capture_stage();

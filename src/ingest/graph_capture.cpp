@@ -58,8 +58,8 @@ GraphCapture::ProbeRole GraphCapture::make_role(const std::shared_ptr<const Prob
       break;
   }
   const std::string_view fn = base_name(spec.name);
-  if (fn == "cudaStreamBeginCapture" || fn == "cuStreamBeginCapture_v2" || fn == "cudaStreamBeginCaptureToGraph" ||
-      fn == "cuStreamBeginCaptureToGraph") {
+  if (fn == "cudaStreamBeginCapture" || fn == "cuStreamBeginCapture_v2" ||
+      fn == "cudaStreamBeginCaptureToGraph" || fn == "cuStreamBeginCaptureToGraph") {
     r.role = Role::kBeginCapture;
   } else if (fn == "cudaStreamEndCapture" || fn == "cuStreamEndCapture") {
     r.role = Role::kEndCapture;
@@ -224,7 +224,8 @@ void GraphCapture::enrich(CallEvent& event) {
       return;
     }
     case Role::kDestroyGraph:
-      if (auto it = processes_.find(event.pid); it != processes_.end() && graph) it->second.graphs.erase(*graph);
+      if (auto it = processes_.find(event.pid); it != processes_.end() && graph)
+        it->second.graphs.erase(*graph);
       return;
     case Role::kDestroyExec:
       if (auto it = processes_.find(event.pid); it != processes_.end() && exec) it->second.execs.erase(*exec);

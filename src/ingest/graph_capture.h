@@ -28,7 +28,7 @@ struct GraphCaptureCounters {
 class GraphCapture {
  public:
   struct Options {
-    std::size_t max_graphs_per_pid = 4096;  // graphs, executable graphs, capturing streams each
+    std::size_t max_graphs_per_pid = 4096;   // graphs, executable graphs, capturing streams each
     std::size_t max_items_per_graph = 4096;  // distinct (kind, name, direction); more fold into "(other)"
     std::size_t max_pids = 1024;
   };

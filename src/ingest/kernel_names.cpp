@@ -82,7 +82,8 @@ std::optional<std::string> KernelNames::read_string(std::uint32_t pid, std::uint
   if (auto read = read_process_string(pid, addr, options_.max_name_len)) return read;
   // Gone (or unreadable): a name in the program's .rodata is still in its file.
   if (remembered_) {
-    if (auto maps = remembered_->find(pid)) return read_mapped_file_string(*maps, addr, options_.max_name_len);
+    if (auto maps = remembered_->find(pid))
+      return read_mapped_file_string(*maps, addr, options_.max_name_len);
   }
   return std::nullopt;
 }

@@ -24,8 +24,8 @@ std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
     std::uint64_t start = 0, end = 0, offset = 0;
     std::array<char, 8> perms{};
     int path_at = -1;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms.data(),
-                    &offset, &path_at) < 4 ||
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
+                    perms.data(), &offset, &path_at) < 4 ||
         path_at < 0) {
       continue;
     }
@@ -38,7 +38,8 @@ std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
 
 std::optional<std::string> read_mapped_file_string(const ProcessMappings& maps, std::uint64_t addr,
                                                    std::size_t max_len) {
-  auto m = std::find_if(maps.begin(), maps.end(), [&](const FileMapping& f) { return addr >= f.start && addr < f.end; });
+  auto m = std::find_if(maps.begin(), maps.end(),
+                        [&](const FileMapping& f) { return addr >= f.start && addr < f.end; });
   if (m == maps.end()) return std::nullopt;
   // The process may be gone, and its /proc/<pid>/root with it: then the path as mapped.
   int fd = ::open(m->open_path.c_str(), O_RDONLY | O_CLOEXEC);

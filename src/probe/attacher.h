@@ -117,8 +117,8 @@ class Attacher {
   void attach_file(FileRecord& file);
   // The spec's library pattern names the file, or (`by_symbol`) the file defines the
   // spec's also_where_defined symbol.
-  bool spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path, std::uint64_t dev,
-                  std::uint64_t inode, bool by_symbol);
+  bool spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
+                  std::uint64_t dev, std::uint64_t inode, bool by_symbol);
   void attach_loader(FileRecord& file);
   // Registers a probe in the table and the BPF map; nullptr (and a failure) if refused.
   std::shared_ptr<const ProbeInfo> register_probe(ProbeInfo info,

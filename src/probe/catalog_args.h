@@ -45,9 +45,11 @@ inline ArgSpec field(const char* name, std::uint8_t index, std::uint16_t offset,
 // The name string at register `index`: its first 63 bytes in the record's first string
 // area and the next 127 in the second (`continues`), so names up to 190 bytes are read
 // while the call runs; ingest reads what is longer from the process.
-inline std::vector<ArgSpec> long_string(const char* name, const char* rest, std::uint8_t index, bool at_exit) {
+inline std::vector<ArgSpec> long_string(const char* name, const char* rest, std::uint8_t index,
+                                        bool at_exit) {
   ArgSpec head{name, ArgSource::kRegister, index, ArgKind::kString, ArgFormat::kUnsigned, at_exit, 0};
-  ArgSpec tail{rest, ArgSource::kRegister, index, ArgKind::kString, ArgFormat::kUnsigned, at_exit, kStringContinuation};
+  ArgSpec tail{rest,    ArgSource::kRegister, index, ArgKind::kString, ArgFormat::kUnsigned,
+               at_exit, kStringContinuation};
   tail.continues = true;
   return {head, tail};
 }

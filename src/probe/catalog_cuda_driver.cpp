@@ -90,7 +90,8 @@ std::vector<ArgSpec> memcpy_peer_args(bool with_stream) {
 // 4 unified) give the direction.
 std::vector<ArgSpec> memcpy2d_args(bool with_stream) {
   std::vector<ArgSpec> a = {hex("params", 0), field("src_type", 0, 16, ArgKind::kDerefU32),
-                            field("dst_type", 0, 72, ArgKind::kDerefU32), field("width", 0, 112, ArgKind::kDerefU64),
+                            field("dst_type", 0, 72, ArgKind::kDerefU32),
+                            field("width", 0, 112, ArgKind::kDerefU64),
                             field("height", 0, 120, ArgKind::kDerefU64)};
   if (with_stream) a.push_back(hex("stream", 1));
   return a;
@@ -117,8 +118,8 @@ std::vector<ArgSpec> memset_args(bool with_stream) {
 // cuMemsetD2D8/16/32_v2(CUdeviceptr dst, size_t dstPitch, value, size_t Width, size_t Height
 //                      [, CUstream hStream]): Width counts elements of 1, 2 or 4 bytes.
 std::vector<ArgSpec> memset2d_args(bool with_stream) {
-  std::vector<ArgSpec> a = {hex("dst", 0), reg("pitch", 1), reg("value", 2, ArgKind::kU32, kHex), reg("width", 3),
-                            reg("height", 4)};
+  std::vector<ArgSpec> a = {hex("dst", 0), reg("pitch", 1), reg("value", 2, ArgKind::kU32, kHex),
+                            reg("width", 3), reg("height", 4)};
   if (with_stream) a.push_back(hex("stream", 5));
   return a;
 }
@@ -126,7 +127,8 @@ std::vector<ArgSpec> memset2d_args(bool with_stream) {
 std::vector<DerivedArg> area_bytes(std::uint32_t element_size) {
   return {{"bytes", DerivedArg::Op::kProduct, "width", "height", "", element_size}};
 }
-const std::vector<DerivedArg> kVolumeBytes = {{"bytes", DerivedArg::Op::kProduct, "width", "height", "depth", 1}};
+const std::vector<DerivedArg> kVolumeBytes = {
+    {"bytes", DerivedArg::Op::kProduct, "width", "height", "depth", 1}};
 
 // Marks the specs add() appended since `from` as GPU work.
 void mark(std::vector<ProbeSpec>& s, std::size_t from, GpuWork work, const char* direction = "") {

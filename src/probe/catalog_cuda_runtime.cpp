@@ -112,7 +112,8 @@ std::vector<ArgSpec> memset2d_args(bool with_stream) {
 // linear memory, elements for arrays), height @136, depth @144, kind @152.
 std::vector<ArgSpec> memcpy3d_args(bool with_stream) {
   std::vector<ArgSpec> a = {hex("params", 0), field("width", 0, 128, ArgKind::kDerefU64),
-                            field("height", 0, 136, ArgKind::kDerefU64), field("depth", 0, 144, ArgKind::kDerefU64),
+                            field("height", 0, 136, ArgKind::kDerefU64),
+                            field("depth", 0, 144, ArgKind::kDerefU64),
                             field("kind", 0, 152, ArgKind::kDerefU32)};
   if (with_stream) a.push_back(hex("stream", 1));
   return a;

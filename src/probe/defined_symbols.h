@@ -18,7 +18,8 @@ bool file_defines_symbol(const std::string& path, const std::string& symbol);
 // is asked, most of them several times.
 class DefinedSymbols {
  public:
-  bool defines(const std::string& open_path, std::uint64_t dev, std::uint64_t inode, const std::string& symbol);
+  bool defines(const std::string& open_path, std::uint64_t dev, std::uint64_t inode,
+               const std::string& symbol);
 
  private:
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::string>, bool> known_;

@@ -33,7 +33,7 @@ std::string long_name_of(const std::string& program_out) {
 std::map<std::string, json> work_rows(const json& doc) {
   std::map<std::string, json> rows;
   for (const auto& r : doc["gpu_work"]["rows"]) {
-    std::string what = r.contains("name") ? r["name"].get<std::string>()
+    std::string what = r.contains("name")        ? r["name"].get<std::string>()
                        : r.contains("direction") ? r["direction"].get<std::string>()
                                                  : "";
     rows[r["kind"].get<std::string>() + " " + r["stream"].get<std::string>() + " " + what] = r;
@@ -63,7 +63,8 @@ TEST(Fidelity, TwoHundredByteKernelNameInAFreedBufferIsReadWhole) {
       EXPECT_EQ(e["args"]["name"], name) << e.dump();
       EXPECT_FALSE(e["args"].contains("name_rest")) << "joined into name: " << e.dump();
     }
-    if (e["name"] == "cuLaunchKernel" && e["args"].contains("kernel") && e["args"]["kernel"] != "short_kernel") {
+    if (e["name"] == "cuLaunchKernel" && e["args"].contains("kernel") &&
+        e["args"]["kernel"] != "short_kernel") {
       ++long_launches;
       EXPECT_EQ(e["args"]["kernel"], name);
     }
@@ -73,8 +74,8 @@ TEST(Fidelity, TwoHundredByteKernelNameInAFreedBufferIsReadWhole) {
 }
 
 TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNotExecuted) {
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--probes", "cuda_driver", "--", bin("graph_calls"),
-                    fake_libcuda()});
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--probes", "cuda_driver", "--",
+                    bin("graph_calls"), fake_libcuda()});
   ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
   const std::string name = long_name_of(eacgm.err());
   ASSERT_EQ(name.size(), 200u) << eacgm.err();
@@ -88,7 +89,8 @@ TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNot
   // The long name may be read past its first 190 bytes only while the process lives.
   std::string long_key;
   for (const auto& [key, row] : rows) {
-    if (key.starts_with("kernel 0x1000 ") && name.starts_with(row["name"].get<std::string>().substr(0, 190))) {
+    if (key.starts_with("kernel 0x1000 ") &&
+        name.starts_with(row["name"].get<std::string>().substr(0, 190))) {
       long_key = key;
     }
   }
@@ -99,7 +101,8 @@ TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNot
   EXPECT_EQ(rows["kernel 0x3000 short_kernel"]["graph"], 20);
   int graph_long = 0;
   for (const auto& [key, row] : rows) {
-    if (key.starts_with("kernel 0x3000 ") && key != "kernel 0x3000 short_kernel") graph_long += row["count"].get<int>();
+    if (key.starts_with("kernel 0x3000 ") && key != "kernel 0x3000 short_kernel")
+      graph_long += row["count"].get<int>();
   }
   EXPECT_EQ(graph_long, 10);
   EXPECT_EQ(rows["memset 0x1000 "]["count"], 2);  // D32 (1024 bytes) and D2D16 (8 x 4 x 2)
@@ -117,11 +120,13 @@ TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNot
 }
 
 TEST(Fidelity, NvccDefaultStaticRuntimeProgramExitingRightAfterItsLaunchesIsFullyNamed) {
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--probes", "cuda", "--", bin("static_runtime")});
+  Subprocess eacgm(
+      {bin("eacgm"), "run", "--json", "--no-gpu", "--probes", "cuda", "--", bin("static_runtime")});
   ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
   json doc = json::parse(eacgm.out());
   std::map<std::string, std::uint64_t> calls;
-  for (const auto& f : doc["functions"]) calls[f["function"].get<std::string>()] = f["calls"].get<std::uint64_t>();
+  for (const auto& f : doc["functions"])
+    calls[f["function"].get<std::string>()] = f["calls"].get<std::uint64_t>();
   EXPECT_EQ(calls["cudaLaunchKernel"], 2u) << doc["functions"].dump(1) << eacgm.err();
   EXPECT_GE(calls["__cudaRegisterFunction"], 1u);
   const std::string kernel =
@@ -151,7 +156,8 @@ TEST(Fidelity, SharedLibraryWithItsOwnStaticRuntimeCountsMemsetsAndCopiesOnceWit
   std::uint64_t nested = 0;
   for (const auto& f : doc["functions"]) nested += f["nested"].get<std::uint64_t>();
   std::map<std::string, std::string> domain;
-  for (const auto& f : doc["functions"]) domain[f["function"].get<std::string>()] = f["domain"].get<std::string>();
+  for (const auto& f : doc["functions"])
+    domain[f["function"].get<std::string>()] = f["domain"].get<std::string>();
   EXPECT_EQ(domain["cudaMemsetAsync"], "cuda") << "runtime probes attach inside the library";
   EXPECT_EQ(domain["cuMemsetD32Async"], "cuda_driver");
   EXPECT_EQ(nested, 0u) << "no driver call ran inside these runtime calls here";

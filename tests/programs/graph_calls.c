@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 typedef int (*get_function_fn)(void**, void*, const char*);
-typedef int (*launch_fn)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
-                         void**);
+typedef int (*launch_fn)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
+                         void**, void**);
 typedef int (*memset_d32_async_fn)(uint64_t, unsigned, size_t, void*);
 typedef int (*memset_d8_fn)(uint64_t, unsigned char, size_t);
 typedef int (*memset_d2d16_async_fn)(uint64_t, size_t, unsigned short, size_t, size_t, void*);
@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   void* s2 = (void*)0x2000;
   void* s3 = (void*)0x3000;
   static char host[4096];
-  for (int i = 0; i < 3; ++i) printf("cuLaunchKernel ret=%d\n", launch(long_kernel, 4, 1, 1, 128, 1, 1, 0, s1, NULL, NULL));
+  for (int i = 0; i < 3; ++i)
+    printf("cuLaunchKernel ret=%d\n", launch(long_kernel, 4, 1, 1, 128, 1, 1, 0, s1, NULL, NULL));
   printf("cuMemsetD32Async ret=%d\n", memset_d32(0x7e0000000000ull, 0, 256, s1));
   printf("cuMemsetD8_v2 ret=%d\n", memset_d8(0x7e0000000000ull, 1, 100));
   printf("cuMemsetD2D16Async ret=%d\n", memset_2d(0x7e0000000000ull, 64, 2, 8, 4, s1));
@@ -99,7 +100,8 @@ int main(int argc, char** argv) {
   void* graph = NULL;
   void* exec = NULL;
   printf("cuStreamBeginCapture_v2 ret=%d\n", begin(s2, 0));
-  for (int i = 0; i < 2; ++i) printf("cuLaunchKernel ret=%d\n", launch(short_kernel, 1, 1, 1, 32, 1, 1, 0, s2, NULL, NULL));
+  for (int i = 0; i < 2; ++i)
+    printf("cuLaunchKernel ret=%d\n", launch(short_kernel, 1, 1, 1, 32, 1, 1, 0, s2, NULL, NULL));
   printf("cuLaunchKernel ret=%d\n", launch(long_kernel, 2, 1, 1, 64, 1, 1, 0, s2, NULL, NULL));
   printf("cuMemsetD32Async ret=%d\n", memset_d32(0x7e0000000000ull, 0, 64, s2));
   printf("cuMemcpyHtoDAsync_v2 ret=%d\n", htod(0x7e0000000000ull, host, 128, s2));

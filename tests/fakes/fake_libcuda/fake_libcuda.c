@@ -81,19 +81,17 @@ __attribute__((visibility("default"), noinline)) CUresult cuModuleGetFunction(CU
 }
 
 // cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, shared, stream, params, extra)
-__attribute__((visibility("default"), noinline)) CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
-                                                                         unsigned gz, unsigned bx, unsigned by,
-                                                                         unsigned bz, unsigned shared,
-                                                                         CUstream stream, void** params,
-                                                                         void** extra) {
+__attribute__((visibility("default"), noinline)) CUresult cuLaunchKernel(
+    CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+    unsigned shared, CUstream stream, void** params, void** extra) {
   (void)params;
   (void)extra;
   work_seen += (uint64_t)(uintptr_t)f + gx + gy + gz + bx + by + bz + shared + (uint64_t)(uintptr_t)stream;
   return f == NULL ? kInvalidValue : kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t n,
-                                                                           CUstream stream) {
+__attribute__((visibility("default"), noinline)) CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value,
+                                                                           size_t n, CUstream stream) {
   work_seen += dst + value + n + 1 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
@@ -105,19 +103,22 @@ __attribute__((visibility("default"), noinline)) CUresult cuMemsetD8_v2(CUdevice
 }
 
 __attribute__((visibility("default"), noinline)) CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch,
-                                                                             unsigned short value, size_t width,
-                                                                             size_t height, CUstream stream) {
+                                                                             unsigned short value,
+                                                                             size_t width, size_t height,
+                                                                             CUstream stream) {
   work_seen += dst + pitch + value + width + height + 3 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src,
-                                                                               size_t n, CUstream stream) {
+__attribute__((visibility("default"), noinline)) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst,
+                                                                               const void* src, size_t n,
+                                                                               CUstream stream) {
   work_seen += dst + (uint64_t)(uintptr_t)src + n + 4 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+__attribute__((visibility("default"), noinline)) CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src,
+                                                                          size_t n) {
   work_seen += (uint64_t)(uintptr_t)dst + src + n + 5;
   return kSuccess;
 }
@@ -127,16 +128,16 @@ __attribute__((visibility("default"), noinline)) CUresult cuStreamBeginCapture_v
   return stream == NULL ? kInvalidValue : kSuccess;  // the legacy stream cannot capture
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+__attribute__((visibility("default"), noinline)) CUresult cuStreamEndCapture(CUstream stream,
+                                                                             CUgraph* graph) {
   if (graph == NULL) return kInvalidValue;
   work_seen += (uint64_t)(uintptr_t)stream + 7;
   *graph = fake_handle();
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec,
-                                                                                      CUgraph graph,
-                                                                                      unsigned long long flags) {
+__attribute__((visibility("default"), noinline)) CUresult cuGraphInstantiateWithFlags(
+    CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
   if (exec == NULL || graph == NULL) return kInvalidValue;
   work_seen += flags + 8;
   *exec = fake_handle();
