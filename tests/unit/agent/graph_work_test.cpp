@@ -1,11 +1,10 @@
-// GraphCapture (ingest) with GpuWorkStats (analysis), as the agent chains them: work on a capturing stream (and on a stream joined
-// through an event) is recorded, not executed; each graph launch counts its executable
-// graph's work once, a runtime call's nested driver call adding nothing.
-#include "ingest/graph_capture.h"
-
+// GraphCapture (ingest) with GpuWorkStats (analysis), as the agent chains them: work on a capturing stream
+// (and on a stream joined through an event) is recorded, not executed; each graph launch counts its
+// executable graph's work once, a runtime call's nested driver call adding nothing.
 #include <gtest/gtest.h>
 
 #include "analysis/gpu_work.h"
+#include "ingest/graph_capture.h"
 #include "probe/catalog.h"
 
 namespace eacgm::ingest {
@@ -84,17 +83,18 @@ TEST(GraphCapture, CapturedWorkRunsOncePerGraphLaunchWithNamesBytesAndTheLaunchS
   EXPECT_EQ(p.work.total(GpuWork::kKernel), 3u + 1u);
   EXPECT_EQ(p.work.total(GpuWork::kMemset), 3u);
   EXPECT_EQ(p.work.total(GpuWork::kCopy), 3u);
-  std::map<std::tuple<std::uint64_t, std::string>, analysis::GpuWorkRow> rows;
-  for (const auto& r : p.work.rows()) rows[{r.stream, std::string(analysis::gpu_work_kind_name(r.kind))}] = r;
-  EXPECT_EQ(rows[{0x30, "kernel"}].count, 3u);
-  EXPECT_EQ(rows[{0x30, "kernel"}].graph, 3u);
-  EXPECT_EQ(rows[{0x30, "kernel"}].name, "k");
-  EXPECT_EQ(rows[{0x30, "memset"}].bytes, 3u * 256);
-  EXPECT_EQ(rows[{0x30, "copy"}].direction, "HtoD");
-  EXPECT_EQ(rows[{0x30, "copy"}].bytes, 3u * 64);
-  EXPECT_EQ(rows[{0x40, "kernel"}].count, 1u);
-  EXPECT_EQ(rows[{0x40, "kernel"}].graph, 0u);
-  EXPECT_FALSE(rows.contains({0x20, "kernel"}));
+  std::map<std::string, analysis::GpuWorkRow> rows;
+  for (const auto& r : p.work.rows())
+    rows[std::to_string(r.stream) + " " + std::string(analysis::gpu_work_kind_name(r.kind))] = r;
+  EXPECT_EQ(rows["48 kernel"].count, 3u);
+  EXPECT_EQ(rows["48 kernel"].graph, 3u);
+  EXPECT_EQ(rows["48 kernel"].name, "k");
+  EXPECT_EQ(rows["48 memset"].bytes, 3u * 256);
+  EXPECT_EQ(rows["48 copy"].direction, "HtoD");
+  EXPECT_EQ(rows["48 copy"].bytes, 3u * 64);
+  EXPECT_EQ(rows["64 kernel"].count, 1u);
+  EXPECT_EQ(rows["64 kernel"].graph, 0u);
+  EXPECT_FALSE(rows.contains("32 kernel"));
 
   // Destroyed: later launches of that handle are unknown, not counted.
   p.run(call("cudaGraphExecDestroy", {{"graph_exec", 0x77}}));
@@ -118,7 +118,9 @@ TEST(GraphCapture, ExplicitNodesAreRecordedAndFailedCallsAreNot) {
   EXPECT_EQ(p.work.total(GpuWork::kMemset), 1u);
   EXPECT_EQ(p.work.total(GpuWork::kCopy), 0u);
   for (const auto& r : p.work.rows()) {
-    if (r.kind == GpuWork::kMemset) EXPECT_EQ(r.bytes, 16u * 2 * 4);
+    if (r.kind == GpuWork::kMemset) {
+      EXPECT_EQ(r.bytes, 16u * 2 * 4);
+    }
   }
 }
 
