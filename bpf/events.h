@@ -127,7 +127,8 @@ struct eacgm_count {
 	eacgm_u8 bytes_arg2; /* a second factor (pitch x height); EACGM_COUNT_NONE: none */
 	eacgm_u8 bytes_shift;/* bytes = value << shift (elements of 2 or 4 bytes) */
 	eacgm_u8 sample_shift; /* time one call in 2^shift per CPU (0: every call) */
-	eacgm_u8 pad[3];
+	eacgm_u8 stream_arg; /* argument holding the stream (counts are per stream too) */
+	eacgm_u8 pad[2];
 };
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */
@@ -144,6 +145,7 @@ struct eacgm_count_key {
 	eacgm_u32 pid;
 	eacgm_u32 probe_id;
 	eacgm_u64 handle;
+	eacgm_u64 stream;
 };
 struct eacgm_count_value {
 	eacgm_u64 calls;

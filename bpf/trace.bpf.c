@@ -583,7 +583,8 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	key.probe_id = probe_id;
 	__u64 bytes = 0;
 	const struct eacgm_count *c = &p->count;
-	if (c->handle_arg != EACGM_COUNT_NONE || c->bytes_arg != EACGM_COUNT_NONE) {
+	if (c->handle_arg != EACGM_COUNT_NONE || c->bytes_arg != EACGM_COUNT_NONE ||
+	    c->stream_arg != EACGM_COUNT_NONE) {
 		__u32 zero = 0;
 		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
@@ -594,6 +595,8 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 		capture_args(&regs, r, p, 0);
 		if (c->handle_arg < EACGM_MAX_ARGS)
 			key.handle = r->args[c->handle_arg & (EACGM_MAX_ARGS - 1)];
+		if (c->stream_arg < EACGM_MAX_ARGS)
+			key.stream = r->args[c->stream_arg & (EACGM_MAX_ARGS - 1)];
 		if (c->bytes_arg < EACGM_MAX_ARGS) {
 			bytes = r->args[c->bytes_arg & (EACGM_MAX_ARGS - 1)];
 			if (c->bytes_arg2 < EACGM_MAX_ARGS)

@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/call_bytes.h"
 #include "analysis/latency_sketch.h"
+#include "core/call_bytes.h"
 #include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/result.h"

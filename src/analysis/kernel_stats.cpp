@@ -65,21 +65,17 @@ void KernelStats::add(const CallCount& count) {
 void KernelStats::add(const CallEvent& event) {
   // Launches carry the kernel's name; a driver launch made by a runtime launch is
   // nested and already counted by it.
-  if (event.kernel.empty() || event.nested || event.probe == nullptr) return;
-  const LaunchArgs args = launch_args(event);
-  if (args.grid < 0 && args.block < 0) return;  // a naming call (cuModuleGetFunction), not a launch
-  std::size_t index;
-  if (auto it = by_name_.find(event.kernel); it != by_name_.end()) {
-    index = it->second;
-  } else if (entries_.size() < options_.max_kernels) {
-    index = entries_.size();
-    entries_.push_back(KernelRow{event.kernel, 0, 0, {}, 0, 0});
-    by_name_.emplace(event.kernel, index);
-  } else {
-    ++folded_launches_;
+  if (event.graph && !event.nested && !event.is_error()) {
+    add_graph_launch(*event.graph);
     return;
   }
-  KernelRow& k = entries_[index];
+  if (event.kernel.empty() || event.nested || event.captured || event.probe == nullptr) return;
+  if (event.probe->spec.work == GpuWork::kGraphNode) return;  // recorded into a graph, not launched
+  const LaunchArgs args = launch_args(event);
+  if (args.grid < 0 && args.block < 0) return;  // a naming call (cuModuleGetFunction), not a launch
+  KernelRow* row = entry(event.kernel, 1);
+  if (row == nullptr) return;
+  KernelRow& k = *row;
   ++k.launches;
   if (event.is_error()) ++k.errors;
   if (!readable(event, args.grid) || !readable(event, args.block)) {
@@ -96,6 +92,28 @@ void KernelStats::add(const CallEvent& event) {
     k.shapes.push_back({grid, block, 1});
   } else {
     ++k.folded_shapes;
+  }
+}
+
+KernelRow* KernelStats::entry(const std::string& name, std::uint64_t launches) {
+  if (auto it = by_name_.find(name); it != by_name_.end()) return &entries_[it->second];
+  if (entries_.size() >= options_.max_kernels) {
+    folded_launches_ += launches;
+    return nullptr;
+  }
+  by_name_.emplace(name, entries_.size());
+  entries_.push_back(KernelRow{name, 0, 0, {}, 0, 0});
+  return &entries_.back();
+}
+
+// A graph launch runs its graph's kernels; their shapes were not captured per node.
+void KernelStats::add_graph_launch(const GraphWork& graph) {
+  for (const auto& item : graph.items) {
+    if (item.kind != GpuWork::kKernel || item.name.empty()) continue;
+    if (KernelRow* k = entry(item.name, item.count)) {
+      k->launches += item.count;
+      k->unknown_shape += item.count;
+    }
   }
 }
 

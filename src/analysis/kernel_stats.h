@@ -30,7 +30,8 @@ struct KernelRow {
   std::uint64_t errors = 0;
   std::vector<KernelShape> shapes;  // most launches first (then by grid, block)
   std::uint64_t folded_shapes = 0;  // launches of shapes past the per-kernel cap
-  std::uint64_t unknown_shape = 0;  // launches whose grid or block could not be read
+  std::uint64_t unknown_shape = 0;  // launches whose grid or block could not be read, and
+                                    // kernels run by CUDA graph launches
 };
 
 class KernelStats {
@@ -42,8 +43,9 @@ class KernelStats {
   KernelStats() : KernelStats(Options{}) {}
   explicit KernelStats(const Options& options) : options_(options) {}
 
-  // Counts launches with a kernel name (CallEvent::kernel) that are not nested; other
-  // events are ignored after one pointer compare.
+  // Counts launches with a kernel name (CallEvent::kernel) that are not nested nor
+  // captured into a graph, and the kernels of each graph launch; other events are
+  // ignored after a few compares.
   void add(const CallEvent& event);
   // Launches counted in the kernel (always-on), named by their handle; their shapes are
   // not captured and count as unknown.
@@ -62,6 +64,9 @@ class KernelStats {
     int block = -1;
   };
   LaunchArgs launch_args(const CallEvent& event);
+  // The row of `name`, made if there is room; nullptr (launches counted as folded) if not.
+  KernelRow* entry(const std::string& name, std::uint64_t launches);
+  void add_graph_launch(const GraphWork& graph);
 
   Options options_;
   std::vector<KernelRow> entries_;

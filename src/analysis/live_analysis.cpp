@@ -9,6 +9,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     gpu_.add(e);
     memory_.add(e);
     kernels_.add(e);
+    work_.add(e);
     nccl_.add(e);
     series_.add(e);
     anomalies_.add(e);
@@ -23,6 +24,7 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
     calls_.add(c);
     gpu_.add(c);
     kernels_.add(c);
+    work_.add(c);
     series_.add(c, now_s);
   }
   for (const auto& t : timings) calls_.add(t);
@@ -56,9 +58,9 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(
-      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
-                       memory_.summary(), counters, kernels_, nccl_, series_.view(), anomalies_published_});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
+      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
+      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 

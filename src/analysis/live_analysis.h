@@ -13,6 +13,7 @@
 #include "analysis/anomaly_detector.h"
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/gpu_work.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_stats.h"
@@ -32,6 +33,7 @@ struct AnalysisSnapshot {
   MemorySummary memory;                             // the memory ledger's rows
   CounterValues counters;                           // the agent's counters when it was made
   KernelStats kernels;                              // launches per kernel name and shape
+  GpuWorkStats work;                                // kernels, memsets, copies per process and stream
   NcclStats nccl;                                   // NCCL calls per communicator and function
   RollupView series;                                // per-second rollups (shares the ring's chunks)
   std::shared_ptr<const AnomalySummary> anomalies;  // never null once published
@@ -68,6 +70,7 @@ class LiveAnalysis final : public Consumer {
   GpuActivity gpu_;
   MemoryLedger memory_;
   KernelStats kernels_;
+  GpuWorkStats work_;
   NcclStats nccl_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   std::optional<GpuSnapshot> last_gpu_;

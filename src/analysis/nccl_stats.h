@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/call_bytes.h"
 #include "analysis/latency_sketch.h"
+#include "core/call_bytes.h"
 #include "core/call_event.h"
 
 namespace eacgm::analysis {

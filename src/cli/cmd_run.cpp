@@ -10,6 +10,7 @@
 #include "core/config_parse.h"
 #include "export/api_json.h"
 #include "export/gpu_activity_table.h"
+#include "export/gpu_work_table.h"
 #include "export/memory_table.h"
 #include "export/summary_table.h"
 
@@ -24,7 +25,8 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   add_mode_option(*sub, opts->mode, "always-on");
   auto json = std::make_shared<bool>(false);
   sub->add_flag("--json", *json,
-                "print one JSON document (functions, gpus, processes, memory, accounting; docs/report.md) "
+                "print one JSON document (functions, gpus, processes, memory, gpu_work, accounting; "
+                "docs/report.md) "
                 "instead of the tables; the traced command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
@@ -46,6 +48,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
         return;
       }
       std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
+      std::fputs(exporting::render_gpu_work(snap->work).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());

@@ -56,6 +56,15 @@ constexpr std::array kTable = {
                      "Kernel-name strings read again from the traced process's memory."},
     AgentCounterSpec{"names_unreadable", "eacgm_kernel_names_unreadable_total", kC, kGroup, "names",
                      "Kernel-name strings that could not be read (process gone, nothing there)."},
+    AgentCounterSpec{"graph_launches", "eacgm_graph_launches_total", kC, kGroup, "graphs",
+                     "CUDA graph launches whose executable graph was seen made (capture or nodes, then "
+                     "instantiation): their kernels, memsets and copies are counted."},
+    AgentCounterSpec{"graph_launches_unknown", "eacgm_graph_launches_unknown_total", kC, kGroup, "graphs",
+                     "CUDA graph launches of an executable graph made before tracing began (or beyond the "
+                     "per-process cap): their work is not counted."},
+    AgentCounterSpec{"captured_calls", "eacgm_captured_calls_total", kC, kGroup, "graphs",
+                     "Launches, memsets and copies recorded into a CUDA graph by stream capture (or added "
+                     "as graph nodes): counted when the graph is launched, not when recorded."},
     AgentCounterSpec{"python_calls", "eacgm_python_calls_total", kC, kGroup, "python",
                      "Python calls passed on."},
     AgentCounterSpec{"python_unpaired", "eacgm_python_unpaired_total", kC, kGroup, "python",

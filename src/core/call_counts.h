@@ -15,6 +15,7 @@ struct CallCount {
   std::uint32_t pid = 0;
   std::shared_ptr<const ProbeInfo> probe;
   std::uint64_t handle = 0;  // what the probe splits counts by (a launch's CUfunction), or 0
+  std::uint64_t stream = 0;  // the call's stream, where it has one
   std::string kernel;        // launches: the kernel's name, "" when unknown
   std::uint64_t calls = 0;   // since the last delivery
   std::uint64_t bytes = 0;

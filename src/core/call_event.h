@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/probe_spec.h"
 
@@ -23,6 +24,21 @@ struct ProbeInfo {
   // Attached as a counted probe (always-on mode): its calls arrive as counts
   // (core/call_counts.h), never as CallEvents.
   bool counted = false;
+};
+
+// What a CUDA graph launch executes (ingest/graph_capture.h): the kernels, memsets and
+// copies of its executable graph, grouped by kind, name (kernels) and direction (copies).
+struct GraphWorkItem {
+  GpuWork kind = GpuWork::kNone;
+  std::string name;       // kernels: the kernel's name ("" when unknown)
+  std::string direction;  // copies: "HtoD", ...; memsets: ""
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;          // memsets and copies whose size was read
+  std::uint64_t unknown_bytes = 0;  // operations whose size could not be read
+};
+struct GraphWork {
+  std::vector<GraphWorkItem> items;
+  std::uint64_t nodes = 0;  // kernels + memsets + copies
 };
 
 struct CallEvent {
@@ -44,6 +60,11 @@ struct CallEvent {
   bool str2_truncated = false;
   bool nested = false;  // made inside a call of an `outer` probe on this thread
   std::string kernel;   // launches: the kernel's name (DerivedArg kKernelName), or ""
+  // Recorded into a CUDA graph, not executed: work issued on a capturing stream, or a
+  // node added to a graph (ingest/graph_capture.h).
+  bool captured = false;
+  // Graph launches: what the executable graph holds; null when its making was not seen.
+  std::shared_ptr<const GraphWork> graph;
   // The NCCL communicator a call ran on, filled by ingest (ingest/nccl_comms.h) when
   // the communicator's creation was seen; -1 / 0 when unknown.
   std::int32_t nccl_rank = -1;

@@ -51,7 +51,15 @@ struct ArgSpec {
   bool at_exit = false;           // dereference at function exit (out-parameters)
   std::uint16_t offset = 0;       // deref kinds: read at word + offset (a field of a struct)
   std::int32_t displacement = 0;  // kPtRegMem: bytes from the register (-32768..32767)
+  // A kString capture that continues the spec's first string (same pointer, offset
+  // kStringContinuation): the record's second string area then holds the bytes the first
+  // could not, ingest joins the two and the formats show them as one value. Kernel names
+  // are longer than one string area (Triton's, C++ templates).
+  bool continues = false;
 };
+
+// The first string area holds this many bytes before its NUL (bpf/events.h EACGM_STR_LEN - 1).
+inline constexpr std::uint16_t kStringContinuation = 63;
 
 // A value computed from captured arguments, reported under a name of its own.
 struct DerivedArg {
@@ -71,6 +79,21 @@ struct DerivedArg {
   Op op = Op::kCopy;
   std::string from;
   std::string with;
+  // kProduct only: a third factor (cuMemcpy3D's depth), and a constant one (the element
+  // size of cuMemsetD2D16/32: width is counted in elements).
+  std::string with2 = {};
+  std::uint32_t scale = 1;
+};
+
+// The GPU work a call issues, counted once per operation whichever API layer issued it
+// (analysis/gpu_work.h): a runtime call's nested driver call is the same operation.
+enum class GpuWork : std::uint8_t {
+  kNone,
+  kKernel,       // a kernel launch (its `kernel` name, `stream`)
+  kMemset,       // a memset (`bytes`, `stream`)
+  kCopy,         // a copy (`bytes`, `stream`, a direction)
+  kGraphLaunch,  // a CUDA graph launch: the kernels, memsets and copies of its executable graph
+  kGraphNode,    // a node added to a graph (cudaGraphAdd*Node): recorded, not executed
 };
 
 enum class ReturnKind : std::uint8_t {
@@ -132,6 +155,15 @@ struct ProbeSpec {
   // Built-in catalogs classify their specs (probe/always_on.cpp); the user's specs stay
   // per call, as written.
   AlwaysOn always_on = AlwaysOn::kPerCall;
+  // What GPU work a call of the probe issues, and for copies the direction when the
+  // function fixes it ("HtoD", "DtoH", "DtoD", "HtoA", "AtoH", "AtoD", "DtoA", "AtoA",
+  // "peer"); "" where the call's arguments tell (a `kind`, or `src_type`/`dst_type`).
+  GpuWork work = GpuWork::kNone;
+  std::string direction;
+  // Also attach to any file that defines this symbol, whatever its name: a CUDA runtime
+  // linked statically into a program or library (nvcc's default) is found by its
+  // `cudaLaunchKernel`, not by the name libcudart.so.
+  std::string also_where_defined;
 };
 
 // Limits the BPF side imposes (bpf/events.h).

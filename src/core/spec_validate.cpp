@@ -276,6 +276,12 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                                        "per probe",
                                        kMaxStringArgs));
     }
+    if (arg.continues && (earlier != 1 || arg.offset != kStringContinuation)) {
+      return arg_violation(i, "continues",
+                           fmt::format("a continuing string must be the second string arg, at offset {} "
+                                       "of the first's pointer",
+                                       kStringContinuation));
+    }
   }
   return std::nullopt;
 }
@@ -312,6 +318,11 @@ std::optional<SpecViolation> check_derived(const ProbeSpec& spec) {
       return probe_violation("derived", fmt::format("derived value \"{}\": with \"{}\" is not a captured "
                                                     "arg of this probe (the second factor)",
                                                     d.name, d.with));
+    }
+    if (d.op == DerivedArg::Op::kProduct && !d.with2.empty() && !is_arg(d.with2)) {
+      return probe_violation("derived", fmt::format("derived value \"{}\": with2 \"{}\" is not a captured "
+                                                    "arg of this probe (the third factor)",
+                                                    d.name, d.with2));
     }
     if (d.op == DerivedArg::Op::kTimesNcclDtype && !is_arg(d.with)) {
       return probe_violation("derived", fmt::format("derived value \"{}\": with \"{}\" is not a captured "

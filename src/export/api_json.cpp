@@ -156,6 +156,28 @@ json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernel
   return json{{"kernels", std::move(list)}, {"folded", folded}};
 }
 
+json gpu_work_json(const analysis::GpuWorkStats& work) {
+  json rows = json::array();
+  for (const auto& r : work.rows()) {
+    json row{{"pid", r.pid},
+             {"comm", r.comm},
+             {"stream", fmt::format("{:#x}", r.stream)},
+             {"kind", analysis::gpu_work_kind_name(r.kind)},
+             {"count", r.count},
+             {"graph", r.graph},
+             {"errors", r.errors}};
+    if (r.kind == GpuWork::kKernel) row["name"] = r.name;
+    if (r.kind == GpuWork::kCopy) row["direction"] = r.direction;
+    if (r.kind != GpuWork::kKernel) row["bytes"] = r.bytes;
+    rows.push_back(std::move(row));
+  }
+  return json{{"kernels", work.total(GpuWork::kKernel)},
+              {"memsets", work.total(GpuWork::kMemset)},
+              {"copies", work.total(GpuWork::kCopy)},
+              {"rows", std::move(rows)},
+              {"folded", work.folded()}};
+}
+
 std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
   json doc = header(snap);
   auto body = kernels_json(snap, max_kernels);  // held: items() refers into it
@@ -308,6 +330,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["gpus"] = gpus_json(snap);
   doc["processes"] = std::move(processes_json(snap, options)["processes"]);
   doc["memory"] = memory_json(snap.memory);
+  doc["gpu_work"] = gpu_work_json(snap.work);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

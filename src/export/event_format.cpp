@@ -118,7 +118,13 @@ void for_each_derived(const CallEvent& e, Emit emit) {
     } else if (d.op == DerivedArg::Op::kProduct) {
       int with = arg_index(e.probe->spec, d.with);
       if (with < 0 || (e.fault_mask & (1u << with))) continue;
-      emit(d.name, number(v * e.args[static_cast<std::size_t>(with)]));
+      std::uint64_t product = v * e.args[static_cast<std::size_t>(with)] * d.scale;
+      if (!d.with2.empty()) {
+        int with2 = arg_index(e.probe->spec, d.with2);
+        if (with2 < 0 || (e.fault_mask & (1u << with2))) continue;
+        product *= e.args[static_cast<std::size_t>(with2)];
+      }
+      emit(d.name, number(product));
     } else if (d.op == DerivedArg::Op::kKernelName) {
       // Named by ingest (ingest/kernel_names.h); absent when the handle is unknown.
       kernel_named = true;
@@ -239,6 +245,7 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   put(out, ",\"args\":{");
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {
+    if (e.probe->spec.args[i].continues) continue;  // joined into the string it continues
     if (!first) out.push_back(',');
     first = false;
     append_json_string(out, e.probe->spec.args[i].name);
@@ -271,6 +278,7 @@ void append_text(Buf& out, const CallEvent& e) {
                  e.function());
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {
+    if (e.probe->spec.args[i].continues) continue;  // joined into the string it continues
     if (!first) put(out, ", ");
     first = false;
     put(out, e.probe->spec.args[i].name);

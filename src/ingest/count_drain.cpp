@@ -64,7 +64,8 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
       s.named = !s.kernel.empty();
     }
     counters_.counted_calls += calls;
-    counts.push_back(CallCount{e.key.pid, std::move(probe), e.key.handle, s.kernel, calls, bytes});
+    counts.push_back(
+        CallCount{e.key.pid, std::move(probe), e.key.handle, e.key.stream, s.kernel, calls, bytes});
   }
   counters_.keys = seen_.size();
   for (const probe::DurationEntry& e : source_.read_durations()) {

@@ -79,7 +79,7 @@ class CountDrain {
   };
   struct KeyEq {
     bool operator()(const eacgm_count_key& a, const eacgm_count_key& b) const {
-      return a.pid == b.pid && a.probe_id == b.probe_id && a.handle == b.handle;
+      return a.pid == b.pid && a.probe_id == b.probe_id && a.handle == b.handle && a.stream == b.stream;
     }
     bool operator()(const eacgm_duration_key& a, const eacgm_duration_key& b) const {
       return a.pid == b.pid && a.probe_id == b.probe_id && a.bucket == b.bucket;

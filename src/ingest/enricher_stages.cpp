@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "core/agent_counters.h"
+#include "ingest/graph_capture.h"
 #include "ingest/kernel_names.h"
 #include "ingest/nccl_comms.h"
 #include "ingest/python_calls.h"
@@ -34,6 +35,8 @@ class NcclCommStage final : public Enricher {
 
 class KernelNameStage final : public Enricher {
  public:
+  explicit KernelNameStage(std::shared_ptr<const ProcessMapsCache> remembered)
+      : names_(KernelNames::Options{}, std::move(remembered)) {}
   std::string_view name() const override { return "kernel_names"; }
   bool enrich(CallEvent& event, CallOut&) override {
     names_.enrich(event);
@@ -54,6 +57,33 @@ class KernelNameStage final : public Enricher {
  private:
   KernelNames names_;
   std::atomic<std::uint64_t> from_memory_{0}, unreadable_{0};
+};
+
+class GraphCaptureStage final : public Enricher {
+ public:
+  std::string_view name() const override { return "graph_capture"; }
+  bool enrich(CallEvent& event, CallOut&) override {
+    graphs_.enrich(event);
+    const auto& c = graphs_.counters();
+    launches_.store(c.graph_launches, std::memory_order_relaxed);
+    unknown_.store(c.graph_launches_unknown, std::memory_order_relaxed);
+    captured_.store(c.captured_calls, std::memory_order_relaxed);
+    return true;
+  }
+  void forget(std::uint32_t pid) override { graphs_.forget(pid); }
+  std::vector<std::uint32_t> pids() const override { return graphs_.pids(); }
+  void register_counters(CounterRegistry& registry) override {
+    registry.add(agent_counter("graph_launches"),
+                 [this] { return launches_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("graph_launches_unknown"),
+                 [this] { return unknown_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("captured_calls"),
+                 [this] { return captured_.load(std::memory_order_relaxed); });
+  }
+
+ private:
+  GraphCapture graphs_;
+  std::atomic<std::uint64_t> launches_{0}, unknown_{0}, captured_{0};
 };
 
 class PythonPairingStage final : public Enricher {
@@ -83,7 +113,10 @@ class PythonPairingStage final : public Enricher {
 }  // namespace
 
 std::unique_ptr<Enricher> make_nccl_comm_stage() { return std::make_unique<NcclCommStage>(); }
-std::unique_ptr<Enricher> make_kernel_name_stage() { return std::make_unique<KernelNameStage>(); }
+std::unique_ptr<Enricher> make_kernel_name_stage(std::shared_ptr<const ProcessMapsCache> remembered) {
+  return std::make_unique<KernelNameStage>(std::move(remembered));
+}
+std::unique_ptr<Enricher> make_graph_capture_stage() { return std::make_unique<GraphCaptureStage>(); }
 std::unique_ptr<Enricher> make_python_pairing_stage(std::string file_filter) {
   return std::make_unique<PythonPairingStage>(std::move(file_filter));
 }

@@ -3,10 +3,6 @@
 #include "ingest/kernel_names.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "ingest/process_memory.h"
 #include "probe/elf_symbols.h"
@@ -82,23 +78,37 @@ const KernelNames::Role& KernelNames::role(const std::shared_ptr<const ProbeInfo
   return r;
 }
 
+std::optional<std::string> KernelNames::read_string(std::uint32_t pid, std::uint64_t addr) {
+  if (auto read = read_process_string(pid, addr, options_.max_name_len)) return read;
+  // Gone (or unreadable): a name in the program's .rodata is still in its file.
+  if (remembered_) {
+    if (auto maps = remembered_->find(pid))
+      return read_mapped_file_string(*maps, addr, options_.max_name_len);
+  }
+  return std::nullopt;
+}
+
 std::string KernelNames::mangled_name(CallEvent& event, int name_arg) {
   if ((!event.str.empty() && !event.str_truncated) || name_arg < 0 || name_arg >= event.nargs) {
     return event.str;
   }
   // The capture faulted (its page was not resident, which BPF cannot change), came back
   // empty or was cut short; the record still holds the pointer, and reading it from
-  // here faults the page in. A string that was not resident is the program's own
-  // (.rodata), still there after the call.
+  // here faults the page in. The read starts past the first string area: a name in a
+  // buffer freed since the call has its first bytes overwritten by the allocator's
+  // free-list links, while the rest still matches what the call was given, which the
+  // overlap with the captured bytes checks.
+  const std::size_t skip = std::min<std::size_t>(event.str.size(), kStringContinuation);
   const std::uint64_t ptr = event.args[static_cast<std::size_t>(name_arg)];
-  auto read = read_process_string(event.pid, ptr, options_.max_name_len);
-  if (read && looks_like_symbol(*read) && read->starts_with(event.str) && read->size() > event.str.size()) {
+  auto read = read_string(event.pid, ptr + skip);
+  const std::string_view captured = std::string_view(event.str).substr(skip);
+  if (read && looks_like_symbol(*read) && read->starts_with(captured) && read->size() > captured.size()) {
     ++counters_.from_memory;
     // The event now carries what the call was given, as if the BPF side had read it.
-    event.str = *read;
+    event.str = event.str.substr(0, skip) + *read;
     event.str_truncated = false;
     event.fault_mask = static_cast<std::uint8_t>(event.fault_mask & ~(1u << name_arg));
-    return std::move(*read);
+    return event.str;
   }
   ++counters_.unreadable;
   return event.str;  // "" or the cut name
@@ -197,34 +207,24 @@ std::string_view KernelNames::lookup(std::uint32_t pid, std::uint64_t handle) {
 }
 
 std::string KernelNames::resolve_from_elf(std::uint32_t pid, Process& p, std::uint64_t addr) {
-  auto find = [&]() -> const Mapping* {
+  auto find = [&]() -> const FileMapping* {
     for (const auto& m : p.maps) {
-      if (addr >= m.start && addr < m.end) return &m;
+      if (m.executable && addr >= m.start && addr < m.end) return &m;
     }
     return nullptr;
   };
-  const Mapping* m = p.maps_read ? find() : nullptr;
+  const FileMapping* m = p.maps_read ? find() : nullptr;
   if (m == nullptr) {
-    // First need, or a library mapped since the last read.
-    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-    if (!in) return {};
-    p.maps.clear();
-    p.maps_read = true;
-    std::string line;
-    while (std::getline(in, line)) {
-      std::uint64_t start = 0, end = 0, offset = 0;
-      char perms[8] = {};
-      int path_at = -1;
-      if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end, perms,
-                      &offset, &path_at) < 4 ||
-          path_at < 0) {
-        continue;
-      }
-      std::string path = line.substr(static_cast<std::size_t>(path_at));
-      if (perms[2] != 'x' || path.empty() || path[0] != '/') continue;
-      if (path.ends_with(" (deleted)")) continue;
-      p.maps.push_back(Mapping{start, end, offset, path, "/proc/" + std::to_string(pid) + "/root" + path});
+    // First need, or a library mapped since the last read; for a process that is gone,
+    // the mappings remembered while it lived.
+    if (auto maps = read_process_mappings(pid)) {
+      p.maps = std::move(*maps);
+    } else if (auto kept = remembered_ ? remembered_->find(pid) : nullptr) {
+      p.maps = *kept;
+    } else {
+      return {};
     }
+    p.maps_read = true;
     m = find();
     if (m == nullptr) return {};  // a heap handle (CUfunction), not code
   }

@@ -16,11 +16,13 @@
 #include <vector>
 
 #include "core/call_event.h"
+#include "ingest/process_maps.h"
 
 namespace eacgm::ingest {
 
-// Name strings of naming calls read from the process's memory because the captured
-// copy faulted, came back empty or was cut at the record's string size.
+// Name strings of naming calls read from the process's memory (or, for a process that
+// is gone, from the file it had mapped) because the captured copy faulted, came back
+// empty or was cut at the record's string areas (190 bytes).
 struct KernelNameCounters {
   std::uint64_t from_memory = 0;  // read and used
   std::uint64_t unreadable = 0;   // the process had exited, nothing readable was there,
@@ -37,7 +39,8 @@ class KernelNames {
                                               // template names are long)
   };
   KernelNames() : KernelNames(Options{}) {}
-  explicit KernelNames(Options options) : options_(options) {}
+  explicit KernelNames(Options options, std::shared_ptr<const ProcessMapsCache> remembered = nullptr)
+      : options_(options), remembered_(std::move(remembered)) {}
 
   // Learns from naming calls (__cudaRegisterFunction, cuModuleGetFunction,
   // cuLibraryGetKernel, cuKernelGetFunction) and sets `event.kernel` on launches
@@ -62,14 +65,9 @@ class KernelNames {
   std::string symbol_at(const std::string& path, std::uint64_t file_offset);
 
  private:
-  struct Mapping {
-    std::uint64_t start = 0, end = 0, offset = 0;
-    std::string path;       // as shown in /proc/<pid>/maps
-    std::string open_path;  // through /proc/<pid>/root when that still exists
-  };
   struct Process {
     std::unordered_map<std::uint64_t, std::string> names;
-    std::vector<Mapping> maps;
+    ProcessMappings maps;
     bool maps_read = false;
     std::list<std::uint32_t>::iterator lru;
   };
@@ -100,12 +98,16 @@ class KernelNames {
   // The mangled name a naming call asked for: the captured string, else the one at the
   // argument's pointer in the process's memory; "" when neither has it.
   std::string mangled_name(CallEvent& event, int name_arg);
+  // The string at `addr` in the process, else in the files it mapped (remembered
+  // mappings of a process that is gone).
+  std::optional<std::string> read_string(std::uint32_t pid, std::uint64_t addr);
 
   Process& process(std::uint32_t pid);
   std::string resolve_from_elf(std::uint32_t pid, Process& p, std::uint64_t addr);
   const FileSymbols* file_symbols(const std::string& open_path);
 
   Options options_;
+  std::shared_ptr<const ProcessMapsCache> remembered_;  // may be null
   KernelNameCounters counters_;
   std::vector<Role> roles_;  // by probe id
   Role uncached_role_;       // for an id too large to index roles_ by

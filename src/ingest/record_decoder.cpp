@@ -7,6 +7,21 @@
 
 namespace eacgm::ingest {
 
+void join_continued_string(CallEvent& event) {
+  bool first = false;
+  for (const auto& a : event.probe->spec.args) {
+    if (a.kind != ArgKind::kString) continue;
+    if (!first) {
+      first = true;
+    } else if (a.continues) {
+      event.str += event.str2;
+      event.str_truncated = event.str2_truncated;
+      event.str2.clear();
+      event.str2_truncated = false;
+    }
+  }
+}
+
 RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& event) {
   // A record ends after the last string area its probe uses (bpf/events.h).
   if (size != EACGM_REC_SIZE_FULL && size != EACGM_REC_SIZE_STR && size != EACGM_REC_SIZE_NO_STR) {
@@ -51,6 +66,8 @@ RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& 
   event.str_truncated = (r.flags & EACGM_REC_STR_TRUNC) != 0;
   event.nested = (r.flags & EACGM_REC_NESTED) != 0;
   event.kernel.clear();  // named by ingest's kernel-name cache after decoding
+  event.captured = false;
+  if (event.graph) event.graph.reset();
   if (r.str[0] != '\0') {
     event.str.assign(r.str, ::strnlen(r.str, sizeof(r.str)));
   } else {
@@ -62,6 +79,8 @@ RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& 
   } else {
     event.str2.clear();
   }
+  // A name longer than the first string area continues in the second (ArgSpec::continues).
+  if (event.str_truncated && !event.str2.empty()) join_continued_string(event);
   ++counters_.calls;
   return RecordKind::kCall;
 }

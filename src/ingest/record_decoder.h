@@ -20,6 +20,11 @@ struct DecodeCounters {
   std::uint64_t unknown_probe = 0;  // probe id with no ProbeInfo
 };
 
+// Appends the second string area to the first when the probe's second string capture
+// continues its first (ArgSpec::continues) and the first was cut: one value, as if read
+// whole (`str_truncated` then says whether the join was cut too).
+void join_continued_string(CallEvent& event);
+
 class RecordDecoder {
  public:
   explicit RecordDecoder(const probe::ProbeTable& table) : cache_(table) {}

@@ -42,7 +42,8 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   // Python's records (halves of calls) into calls.
   EnricherChain chain;
   chain.add(make_nccl_comm_stage());
-  chain.add(make_kernel_name_stage());
+  chain.add(make_kernel_name_stage(s->remembered_maps_));
+  chain.add(make_graph_capture_stage());
   bool python = false;
   for (const auto& spec : options.specs) {
     python = python || spec.name == probe::kPythonEntrySpec || spec.name == probe::kPythonFrameSpec;
@@ -185,7 +186,12 @@ void TraceSession::service(std::chrono::milliseconds budget) {
     }
     std::set<std::uint32_t> unique;
     for (const auto& h : hints) unique.insert(h.pid);
-    for (auto pid : unique) attacher_->scan_process(static_cast<int>(pid));
+    for (auto pid : unique) {
+      attacher_->scan_process(static_cast<int>(pid));
+      // While it is surely alive (stopped, for a launched or --pid process): what naming
+      // its kernels needs if it exits before its records are read.
+      remembered_maps_->remember(pid);
+    }
     resume(hints);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_rescan_) {

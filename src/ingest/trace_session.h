@@ -20,6 +20,7 @@
 #include "core/counter_registry.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
+#include "ingest/process_maps.h"
 #include "ingest/python_calls.h"
 #include "ingest/ring_reader.h"
 #include "probe/attacher.h"
@@ -114,6 +115,8 @@ class TraceSession {
   std::unique_ptr<probe::Attacher> attacher_;
   std::unique_ptr<CountSource> count_source_;  // always-on maps; before reader_, which reads them
   std::unique_ptr<RingReader> reader_;
+  // Mappings of hinted processes, for names of processes gone before their records are read.
+  std::shared_ptr<ProcessMapsCache> remembered_maps_ = std::make_shared<ProcessMapsCache>();
   // Attach counts as last published by the thread that attaches, for readers anywhere.
   std::atomic<std::uint64_t> probes_{0}, libraries_{0}, attach_failures_{0}, unresolved_{0},
       files_forgotten_{0};

@@ -37,6 +37,11 @@ AlwaysOn always_on_role(const ProbeSpec& spec) {
       starts_with_any(name, {"cuMemMap", "cuMemUnmap", "cuMemRelease", "__cuda"})) {
     return AlwaysOn::kPerCall;
   }
+  // CUDA graphs: capture, nodes and launches are followed call by call (a launch counts
+  // its graph's work), and are rare.
+  if (name.find("Graph") != std::string_view::npos || name.find("Capture") != std::string_view::npos) {
+    return AlwaysOn::kPerCall;
+  }
   if (spec.domain == "cuda" && reaches_driver_probe(name)) return AlwaysOn::kSkip;
   return AlwaysOn::kCount;
 }

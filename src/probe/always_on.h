@@ -12,8 +12,9 @@ namespace eacgm::probe {
 // The role of a built-in spec in always-on mode (ProbeSpec::always_on):
 // - per call: what the analysis needs call by call: allocations and frees (the memory
 //   ledger's addresses), kernel naming (registration, module and library lookups),
-//   NCCL (communicators, per-call skew), Python frames and USDT pairs;
-// - skip: runtime launches, copies, memsets, graph launches and synchronisations, which
+//   NCCL (communicators, per-call skew), CUDA graphs (capture, nodes, launches),
+//   Python frames and USDT pairs;
+// - skip: runtime launches, copies, memsets and synchronisations, which
 //   always reach the driver's probe of the same operation (one layer per operation);
 // - count: everything else.
 AlwaysOn always_on_role(const ProbeSpec& spec);

@@ -77,13 +77,17 @@ void Attacher::consider(const std::string& path, const std::string& open_path, s
                         std::uint64_t inode, bool from_ld_cache) {
   bool loader = is_dynamic_loader(path);
   bool wanted = loader;
-  for (const auto& s : specs_) wanted = wanted || library_matches(s.library, path);
+  // Files of the loader cache are matched by name only: opening each of them (thousands)
+  // to look for a static runtime would slow every start; programs are found mapped.
+  for (const auto& s : specs_) wanted = wanted || spec_wants(s, path, open_path, dev, inode, !from_ld_cache);
   if (!wanted) return;
   auto [it, added] = files_.try_emplace(FileKey{dev, inode});
   if (!added) return;
   FileRecord& file = it->second;
   file.path = path;
   file.open_path = open_path;
+  file.dev = dev;
+  file.inode = inode;
   file.from_ld_cache = from_ld_cache;
   if (loader) attach_loader(file);
   attach_file(file);
@@ -275,12 +279,22 @@ void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>&
   }
 }
 
+bool Attacher::spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
+                          std::uint64_t dev, std::uint64_t inode, bool by_symbol) {
+  if (library_matches(spec.library, path)) return true;
+  // A runtime linked statically: known by what the file defines, not by its name.
+  return by_symbol && !spec.also_where_defined.empty() &&
+         defined_.defines(open_path, dev, inode, spec.also_where_defined);
+}
+
 void Attacher::attach_file(FileRecord& file) {
   const std::string& path = file.path;
   const std::string& open_path = file.open_path;
+  const std::uint64_t it_dev = file.dev;
+  const std::uint64_t it_inode = file.inode;
   std::vector<const ProbeSpec*> matching;
   for (const auto& s : specs_) {
-    if (library_matches(s.library, path)) matching.push_back(&s);
+    if (spec_wants(s, path, open_path, it_dev, it_inode, !file.from_ld_cache)) matching.push_back(&s);
   }
   if (matching.empty()) return;
   for (const ProbeSpec* spec : matching) stats_.library_matched.insert(spec->name);

@@ -14,6 +14,7 @@
 
 #include "core/probe_spec.h"
 #include "probe/bpf_tracer.h"
+#include "probe/defined_symbols.h"
 #include "probe/library_scan.h"
 #include "probe/probe_table.h"
 #include "probe/usdt_notes.h"
@@ -105,6 +106,7 @@ class Attacher {
   struct FileRecord {
     std::string path;
     std::string open_path;
+    std::uint64_t dev = 0, inode = 0;
     bool from_ld_cache = false;
     bool detached = false;
     std::vector<UprobeLink> links;
@@ -115,6 +117,10 @@ class Attacher {
   void consider(const std::string& path, const std::string& open_path, std::uint64_t dev, std::uint64_t inode,
                 bool from_ld_cache = false);
   void attach_file(FileRecord& file);
+  // The spec's library pattern names the file, or (`by_symbol`) the file defines the
+  // spec's also_where_defined symbol.
+  bool spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
+                  std::uint64_t dev, std::uint64_t inode, bool by_symbol);
   void attach_loader(FileRecord& file);
   // Registers a probe in the table and the BPF map; nullptr (and a failure) if refused.
   std::shared_ptr<const ProbeInfo> register_probe(ProbeInfo info,
@@ -138,6 +144,7 @@ class Attacher {
   std::set<std::string> muted_functions_;  // muted by name: probes of it attach muted
   AttachStats stats_;
   std::uint8_t sample_shift_ = 4;
+  DefinedSymbols defined_;
 };
 
 }  // namespace eacgm::probe

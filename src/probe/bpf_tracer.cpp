@@ -153,6 +153,7 @@ eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
   c.bytes_arg = EACGM_COUNT_NONE;
   c.bytes_arg2 = EACGM_COUNT_NONE;
   c.sample_shift = sample_shift;
+  c.stream_arg = arg_index(spec, "stream");
   for (const DerivedArg& d : spec.derived) {
     if (d.op == DerivedArg::Op::kKernelName) c.handle_arg = arg_index(spec, d.from);
     if (d.name != "bytes") continue;
@@ -192,7 +193,7 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
     p.flags =
         EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT | (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0);
     std::uint32_t needed = 0;
-    for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2}) {
+    for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2, p.count.stream_arg}) {
       if (a != EACGM_COUNT_NONE) needed = std::max<std::uint32_t>(needed, a + 1u);
     }
     p.nargs = std::min(p.nargs, needed);

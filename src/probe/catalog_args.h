@@ -42,6 +42,18 @@ inline ArgSpec field(const char* name, std::uint8_t index, std::uint16_t offset,
   return ArgSpec{name, ArgSource::kRegister, index, kind, format, false, offset};
 }
 
+// The name string at register `index`: its first 63 bytes in the record's first string
+// area and the next 127 in the second (`continues`), so names up to 190 bytes are read
+// while the call runs; ingest reads what is longer from the process.
+inline std::vector<ArgSpec> long_string(const char* name, const char* rest, std::uint8_t index,
+                                        bool at_exit) {
+  ArgSpec head{name, ArgSource::kRegister, index, ArgKind::kString, ArgFormat::kUnsigned, at_exit, 0};
+  ArgSpec tail{rest,    ArgSource::kRegister, index, ArgKind::kString, ArgFormat::kUnsigned,
+               at_exit, kStringContinuation};
+  tail.continues = true;
+  return {head, tail};
+}
+
 // An entry+exit spec for a C API returning an int32 status (cudaError_t, CUresult,
 // ncclResult_t), probed under its own name.
 inline ProbeSpec api_spec(std::string name, const char* domain, const char* library,

@@ -11,11 +11,16 @@ namespace {
 using namespace catalog_args;
 constexpr ArgFormat kHex = ArgFormat::kHex;
 
+// A file that defines this function carries a CUDA runtime, linked statically into a
+// program or library (nvcc's default, `-cudart static`) when it is not libcudart.so.
+constexpr const char* kStaticRuntimeMarker = "cudaLaunchKernel";
+
 // Every runtime API call except registration is `outer`: the driver calls it makes on
 // the caller's behalf are then flagged nested and not counted twice.
 ProbeSpec spec(const char* name, std::vector<ArgSpec> args, std::vector<DerivedArg> derived = {}) {
   ProbeSpec s = api_spec(name, "cuda", "libcudart.so*", std::move(args), std::move(derived));
   s.outer = true;
+  s.also_where_defined = kStaticRuntimeMarker;
   return s;
 }
 
@@ -103,6 +108,74 @@ std::vector<ArgSpec> memset2d_args(bool with_stream) {
   return a;
 }
 
+// cudaMemcpy3D(const cudaMemcpy3DParms* p[, cudaStream_t]): extent.width @128 (bytes for
+// linear memory, elements for arrays), height @136, depth @144, kind @152.
+std::vector<ArgSpec> memcpy3d_args(bool with_stream) {
+  std::vector<ArgSpec> a = {hex("params", 0), field("width", 0, 128, ArgKind::kDerefU64),
+                            field("height", 0, 136, ArgKind::kDerefU64),
+                            field("depth", 0, 144, ArgKind::kDerefU64),
+                            field("kind", 0, 152, ArgKind::kDerefU32)};
+  if (with_stream) a.push_back(hex("stream", 1));
+  return a;
+}
+const std::vector<DerivedArg> kCopyFromVolume = {
+    {"bytes", DerivedArg::Op::kProduct, "width", "height", "depth", 1},
+    {"kind_name", DerivedArg::Op::kCudaMemcpyKindName, "kind", ""}};
+
+// Marks the specs appended since `from` as GPU work.
+void mark(std::vector<ProbeSpec>& s, std::size_t from, GpuWork work, const char* direction = "") {
+  for (std::size_t i = from; i < s.size(); ++i) {
+    s[i].work = work;
+    s[i].direction = direction;
+  }
+}
+
+// Graph building: stream capture, explicit nodes, instantiation, update, destruction
+// (ingest/graph_capture.h expands each graph launch into its executable graph's work).
+void add_graph_specs(std::vector<ProbeSpec>& s) {
+  // cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+  // cudaStreamBeginCaptureToGraph(stream, cudaGraph_t graph, deps, edgeData, numDeps, mode)
+  add(s, "cudaStreamBeginCapture", "_ptsz", {hex("stream", 0), reg("mode", 1, ArgKind::kU32)});
+  add(s, "cudaStreamBeginCaptureToGraph", "_ptsz", {hex("stream", 0), hex("graph", 1)});
+  // cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph): written by the call.
+  add(s, "cudaStreamEndCapture", "_ptsz", {hex("stream", 0), out_ptr("graph", 1)});
+  // cudaGraphInstantiate[WithFlags|WithParams](cudaGraphExec_t* pGraphExec, cudaGraph_t graph, ...)
+  add(s, "cudaGraphInstantiate", nullptr, {out_ptr("graph_exec", 0), hex("graph", 1)});
+  add(s, "cudaGraphInstantiateWithFlags", nullptr, {out_ptr("graph_exec", 0), hex("graph", 1)});
+  add(s, "cudaGraphInstantiateWithParams", "_ptsz", {out_ptr("graph_exec", 0), hex("graph", 1)});
+  // cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, resultInfo*)
+  add(s, "cudaGraphExecUpdate", nullptr, {hex("graph_exec", 0), hex("graph", 1)});
+  add(s, "cudaGraphDestroy", nullptr, {hex("graph", 0)});
+  add(s, "cudaGraphExecDestroy", nullptr, {hex("graph_exec", 0)});
+  const std::size_t nodes = s.size();
+  // cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, deps, numDeps,
+  // const cudaKernelNodeParams* p): func @0, gridDim @8, blockDim @20.
+  add(s, "cudaGraphAddKernelNode", nullptr,
+      {out_ptr("node", 0), hex("graph", 1), field("func", 4, 0, ArgKind::kDerefU64, kHex),
+       field("grid", 4, 8, ArgKind::kDerefDim3), field("block", 4, 20, ArgKind::kDerefDim3)},
+      kKernelFromFunc);
+  // cudaGraphAddMemsetNode(..., const cudaMemsetParams* p): dst @0, elementSize @20,
+  // width @24 (elements), height @32.
+  add(s, "cudaGraphAddMemsetNode", nullptr,
+      {out_ptr("node", 0), hex("graph", 1), field("ptr", 4, 0, ArgKind::kDerefU64, kHex),
+       field("element_size", 4, 20, ArgKind::kDerefU32), field("width", 4, 24, ArgKind::kDerefU64),
+       field("height", 4, 32, ArgKind::kDerefU64)},
+      {{"bytes", DerivedArg::Op::kProduct, "width", "height", "element_size", 1}});
+  // cudaGraphAddMemcpyNode(..., const cudaMemcpy3DParms* p): as cudaMemcpy3D.
+  add(s, "cudaGraphAddMemcpyNode", nullptr,
+      {out_ptr("node", 0), hex("graph", 1), field("width", 4, 128, ArgKind::kDerefU64),
+       field("height", 4, 136, ArgKind::kDerefU64), field("depth", 4, 144, ArgKind::kDerefU64),
+       field("kind", 4, 152, ArgKind::kDerefU32)},
+      kCopyFromVolume);
+  // cudaGraphAddMemcpyNode1D(cudaGraphNode_t*, cudaGraph_t, deps, numDeps, void* dst,
+  // const void* src, size_t count, cudaMemcpyKind kind): count and kind on the stack.
+  add(s, "cudaGraphAddMemcpyNode1D", nullptr,
+      {out_ptr("node", 0), hex("graph", 1), hex("dst", 4), hex("src", 5), stack("count", 0),
+       stack("kind", 1, ArgKind::kU32)},
+      kCopyFromCount);
+  mark(s, nodes, GpuWork::kGraphNode);
+}
+
 }  // namespace
 
 Catalog cuda_runtime_catalog() {
@@ -113,8 +186,12 @@ Catalog cuda_runtime_catalog() {
   auto& s = c.specs;
   add(s, "cudaLaunchKernel", "_ptsz", launch_args(), kKernelFromFunc);
   add(s, "cudaLaunchKernelExC", "_ptsz", launch_ex_args(), kKernelFromFunc);
+  mark(s, 0, GpuWork::kKernel);
   // cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+  const std::size_t graph_launch = s.size();
   add(s, "cudaGraphLaunch", "_ptsz", {hex("graph_exec", 0), hex("stream", 1)});
+  mark(s, graph_launch, GpuWork::kGraphLaunch);
+  add_graph_specs(s);
 
   // cudaMalloc(void** devPtr, size_t size): the pointer is written by the call.
   add(s, "cudaMalloc", nullptr, {out_ptr("ptr", 0), reg("size", 1)});
@@ -137,16 +214,25 @@ Catalog cuda_runtime_catalog() {
   add(s, "cudaMallocFromPoolAsync", "_ptsz",
       {out_ptr("ptr", 0), reg("size", 1), hex("pool", 2), hex("stream", 3)});
 
+  // Copies: the direction is the call's `kind` (cudaMemcpyKind).
+  std::size_t from = s.size();
   add(s, "cudaMemcpy", "_ptds", memcpy_args(false), kCopyFromCount);
   add(s, "cudaMemcpyAsync", "_ptsz", memcpy_args(true), kCopyFromCount);
   add(s, "cudaMemcpy2D", "_ptds", memcpy2d_args(false), kCopyFromArea);
   add(s, "cudaMemcpy2DAsync", "_ptsz", memcpy2d_args(true), kCopyFromArea);
+  add(s, "cudaMemcpy3D", "_ptds", memcpy3d_args(false), kCopyFromVolume);
+  add(s, "cudaMemcpy3DAsync", "_ptsz", memcpy3d_args(true), kCopyFromVolume);
+  mark(s, from, GpuWork::kCopy);
+  from = s.size();
   add(s, "cudaMemcpyPeer", nullptr, memcpy_peer_args(false), kBytesFromCount);
   add(s, "cudaMemcpyPeerAsync", nullptr, memcpy_peer_args(true), kBytesFromCount);
+  mark(s, from, GpuWork::kCopy, "peer");
+  from = s.size();
   add(s, "cudaMemset", "_ptds", memset_args(false), kBytesFromCount);
   add(s, "cudaMemsetAsync", "_ptsz", memset_args(true), kBytesFromCount);
   add(s, "cudaMemset2D", "_ptds", memset2d_args(false), kBytesFromArea);
   add(s, "cudaMemset2DAsync", "_ptsz", memset2d_args(true), kBytesFromArea);
+  mark(s, from, GpuWork::kMemset);
 
   // Stream creation writes the new handle through the first argument.
   add(s, "cudaStreamCreate", nullptr, {out_ptr("stream", 0)});
@@ -170,9 +256,9 @@ Catalog cuda_runtime_catalog() {
   // constructors, once per kernel; maps the host stub (cudaLaunchKernel's func) to the
   // mangled kernel name. The name sits in the program's .rodata, which at entry is often
   // not paged in yet (BPF cannot fault it in); by exit libcudart has read it.
-  ArgSpec device_fun = reg("device_fun", 2, ArgKind::kString);
-  device_fun.at_exit = true;
-  ProbeSpec registration = spec("__cudaRegisterFunction", {hex("host_fun", 1), device_fun});
+  std::vector<ArgSpec> registration_args = {hex("host_fun", 1)};
+  for (auto& a : long_string("device_fun", "device_fun_rest", 2, true)) registration_args.push_back(a);
+  ProbeSpec registration = spec("__cudaRegisterFunction", registration_args);
   registration.ret = ReturnKind::kNone;  // void
   registration.outer = false;
   s.push_back(std::move(registration));

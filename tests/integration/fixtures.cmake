@@ -94,3 +94,39 @@ function(eacgm_memory_leaks_wire)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_memory_leaks_wire)
+
+# GPU work, CUDA graphs and long kernel names: graph_calls dlopens the FAKE libcuda
+# (tests/fakes/fake_libcuda) by path and captures, instantiates and launches a graph.
+add_executable(graph_calls ${CMAKE_SOURCE_DIR}/tests/programs/graph_calls.c)
+target_compile_options(graph_calls PRIVATE -O2)
+target_link_libraries(graph_calls PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(graph_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# Static CUDA runtimes (nvcc's default, -cudart static): a program that exits right after
+# its launches, and a shared library with the runtime linked in that issues memsets and
+# copies through it and through the driver (the FAKE libcuda).
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/static_runtime
+  COMMAND ${NVCC} -O2 -Xcompiler -Wall -o ${CMAKE_BINARY_DIR}/static_runtime
+          ${CMAKE_SOURCE_DIR}/tests/programs/static_runtime.cu
+  DEPENDS ${CMAKE_SOURCE_DIR}/tests/programs/static_runtime.cu
+  COMMENT "nvcc static_runtime (static cudart)"
+  VERBATIM)
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/libeacgm_static_rt.so
+  COMMAND ${NVCC} -O2 -shared -cudart static -Xcompiler -fPIC,-Wall -o ${CMAKE_BINARY_DIR}/libeacgm_static_rt.so
+          ${CMAKE_SOURCE_DIR}/tests/programs/static_rt_lib.cu -ldl
+  DEPENDS ${CMAKE_SOURCE_DIR}/tests/programs/static_rt_lib.cu
+  COMMENT "nvcc libeacgm_static_rt.so (static cudart in a shared library)"
+  VERBATIM)
+add_custom_target(static_runtime_progs ALL
+  DEPENDS ${CMAKE_BINARY_DIR}/static_runtime ${CMAKE_BINARY_DIR}/libeacgm_static_rt.so)
+add_executable(static_rt_user ${CMAKE_SOURCE_DIR}/tests/programs/static_rt_user.c)
+target_link_libraries(static_rt_user PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(static_rt_user PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+function(eacgm_fidelity_wire)
+  if(TARGET eacgm_integration_tests)
+    add_dependencies(eacgm_integration_tests graph_calls static_runtime_progs static_rt_user eacgm_fake_libcuda)
+  endif()
+endfunction()
+cmake_language(DEFER CALL eacgm_fidelity_wire)

@@ -36,7 +36,7 @@ struct DrainFixture : ::testing::Test {
   }
   probe::CountEntry count(std::uint32_t pid, std::uint64_t calls, std::uint64_t bytes = 0) {
     probe::CountEntry e;
-    e.key = {pid, probe->id, 0};
+    e.key = {pid, probe->id, 0, 0};
     e.calls = calls;
     e.bytes = bytes;
     return e;

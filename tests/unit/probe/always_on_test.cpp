@@ -27,11 +27,11 @@ const ProbeSpec& builtin(const std::string& name) {
 
 TEST(AlwaysOnRole, DriverOperationsAreCountedAndRuntimeDuplicatesSkipped) {
   for (const char* name : {"cuLaunchKernel", "cuLaunchKernelEx", "cuMemcpyHtoDAsync_v2", "cuMemsetD32Async",
-                           "cuStreamSynchronize", "cuGraphLaunch"}) {
+                           "cuStreamSynchronize"}) {
     EXPECT_EQ(builtin(name).always_on, AlwaysOn::kCount) << name;
   }
   for (const char* name : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
-                           "cudaDeviceSynchronize", "cudaGraphLaunch"}) {
+                           "cudaDeviceSynchronize"}) {
     EXPECT_EQ(builtin(name).always_on, AlwaysOn::kSkip) << name;
   }
   // Events have no driver probe: counted where they are called.
@@ -68,14 +68,16 @@ TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
   EXPECT_EQ(p.count.handle_arg, 0);  // f
   EXPECT_EQ(p.count.bytes_arg, EACGM_COUNT_NONE);
   EXPECT_EQ(p.count.sample_shift, 3);
-  EXPECT_EQ(p.nargs, 1u);  // nothing past f is read
+  EXPECT_EQ(p.count.stream_arg, 4);  // hStream, the first stack slot past the dim3s
+  EXPECT_EQ(p.nargs, 5u);            // nothing past the stream is read
 }
 
 TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
   const eacgm_probe copy = encode_probe(builtin("cuMemcpyHtoDAsync_v2"), true);
   EXPECT_EQ(copy.count.bytes_arg, 2);  // ByteCount
   EXPECT_EQ(copy.count.bytes_shift, 0);
-  EXPECT_EQ(copy.nargs, 3u);
+  EXPECT_EQ(copy.count.stream_arg, 3);
+  EXPECT_EQ(copy.nargs, 4u);
   const eacgm_probe d16 = encode_probe(builtin("cuMemsetD16Async"), true);
   EXPECT_EQ(d16.count.bytes_shift, 1);  // 2-byte elements
   const eacgm_probe d32 = encode_probe(builtin("cuMemsetD32Async"), true);
@@ -83,7 +85,8 @@ TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
   const eacgm_probe sync = encode_probe(builtin("cuStreamSynchronize"), true);
   EXPECT_EQ(sync.count.handle_arg, EACGM_COUNT_NONE);
   EXPECT_EQ(sync.count.bytes_arg, EACGM_COUNT_NONE);
-  EXPECT_EQ(sync.nargs, 0u);
+  EXPECT_EQ(sync.count.stream_arg, 0);
+  EXPECT_EQ(sync.nargs, 1u);
 }
 
 TEST(EncodeCounted, PerCallEncodingIsUnchangedByTheCountRule) {

@@ -26,9 +26,12 @@ TEST(EncodeProbe, RecordsCarryOnlyTheStringAreasTheirCapturesUse) {
   const eacgm_probe launch = encode_probe(spec_named("cudaLaunchKernel"));
   EXPECT_EQ(launch.flags & (EACGM_PROBE_STR | EACGM_PROBE_STR2), 0U);
 
+  // The kernel's name in two parts: both string areas.
   const eacgm_probe reg = encode_probe(spec_named("__cudaRegisterFunction"));
   EXPECT_NE(reg.flags & EACGM_PROBE_STR, 0U);
-  EXPECT_EQ(reg.flags & EACGM_PROBE_STR2, 0U);
+  EXPECT_NE(reg.flags & EACGM_PROBE_STR2, 0U);
+  const eacgm_probe lookup = encode_probe(spec_named("cuModuleGetFunction"));
+  EXPECT_NE(lookup.flags & EACGM_PROBE_STR, 0U);
 
   // Two strings (qualified name, then file): the second goes to str2.
   const eacgm_probe py = encode_probe(spec_named(kPythonEntrySpec));

@@ -1,11 +1,11 @@
 // BytesRule: the derived `bytes` of a spec, resolved to argument slots.
-#include "analysis/call_bytes.h"
+#include "core/call_bytes.h"
 
 #include <string_view>
 
 #include "core/nccl_types.h"
 
-namespace eacgm::analysis {
+namespace eacgm {
 
 namespace {
 int arg_index(const ProbeSpec& spec, std::string_view name) {
@@ -41,6 +41,15 @@ BytesRule BytesRule::of(const ProbeSpec& spec) {
         if (with < 0) return r;
         r.with_ = static_cast<std::uint8_t>(with);
         r.op_ = d.op == DerivedArg::Op::kProduct ? Op::kProduct : Op::kNcclDtype;
+        if (d.op == DerivedArg::Op::kProduct) {
+          r.scale_ = d.scale;
+          if (!d.with2.empty()) {
+            const int with2 = arg_index(spec, d.with2);
+            if (with2 < 0) return BytesRule{};
+            r.with2_ = static_cast<std::uint8_t>(with2);
+            r.has_with2_ = true;
+          }
+        }
         break;
       }
       default:
@@ -59,9 +68,11 @@ std::optional<std::uint64_t> BytesRule::bytes(const CallEvent& event) const {
   switch (op_) {
     case Op::kScaled:
       return v * scale_;
-    case Op::kProduct:
-      if (!readable(with_)) return std::nullopt;
-      return v * event.args[with_];
+    case Op::kProduct: {
+      if (!readable(with_) || (has_with2_ && !readable(with2_))) return std::nullopt;
+      const std::uint64_t third = has_with2_ ? event.args[with2_] : 1;
+      return v * event.args[with_] * third * scale_;
+    }
     case Op::kNcclDtype:
       if (!readable(with_)) return std::nullopt;
       if (auto size = nccl_dtype_size(event.args[with_])) return v * *size;
@@ -72,4 +83,4 @@ std::optional<std::uint64_t> BytesRule::bytes(const CallEvent& event) const {
   return std::nullopt;
 }
 
-}  // namespace eacgm::analysis
+}  // namespace eacgm

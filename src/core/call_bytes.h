@@ -8,13 +8,13 @@
 
 #include "core/call_event.h"
 
-namespace eacgm::analysis {
+namespace eacgm {
 
 class BytesRule {
  public:
   BytesRule() = default;
-  // The spec's derived `bytes` (a count, a product of two args, an element count times
-  // 2 or 4, or an NCCL count times its datatype's size); none when it has no such value.
+  // The spec's derived `bytes` (a count, a product of two or three args times a constant, an element count
+  // times 2 or 4, or an NCCL count times its datatype's size); none when it has no such value.
   static BytesRule of(const ProbeSpec& spec);
 
   bool has_bytes() const { return op_ != Op::kNone; }
@@ -27,7 +27,9 @@ class BytesRule {
   Op op_ = Op::kNone;
   std::uint8_t from_ = 0;
   std::uint8_t with_ = 0;
+  std::uint8_t with2_ = 0;  // kProduct's third factor, when has_with2_
+  bool has_with2_ = false;
   std::uint32_t scale_ = 1;
 };
 
-}  // namespace eacgm::analysis
+}  // namespace eacgm

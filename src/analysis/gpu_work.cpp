@@ -1,0 +1,131 @@
+// GpuWorkStats: counting each GPU operation once, per process, stream and name.
+#include "analysis/gpu_work.h"
+
+#include <algorithm>
+
+namespace eacgm::analysis {
+namespace {
+// Probes whose rules are remembered by address (see KernelStats).
+constexpr std::size_t kMaxPinnedProbes = 4096;
+}  // namespace
+
+std::string_view gpu_work_kind_name(GpuWork kind) {
+  switch (kind) {
+    case GpuWork::kKernel:
+      return "kernel";
+    case GpuWork::kMemset:
+      return "memset";
+    case GpuWork::kCopy:
+      return "copy";
+    case GpuWork::kGraphLaunch:
+      return "graph_launch";
+    case GpuWork::kGraphNode:
+      return "graph_node";
+    case GpuWork::kNone:
+      break;
+  }
+  return "";
+}
+
+const WorkRule& GpuWorkStats::rule(const CallEvent& event) {
+  const ProbeInfo* probe = event.probe.get();
+  if (auto it = rules_.find(probe); it != rules_.end()) return it->second;
+  if (pinned_.size() >= kMaxPinnedProbes) {
+    scratch_ = WorkRule::of(probe->spec);
+    return scratch_;
+  }
+  pinned_.push_back(event.probe);
+  return rules_.emplace(probe, WorkRule::of(probe->spec)).first->second;
+}
+
+void GpuWorkStats::count(const CallEvent& event, std::uint64_t stream, GpuWork kind, const std::string& name,
+                         const std::string& direction, std::uint64_t n, std::uint64_t graph_n, bool error,
+                         std::uint64_t bytes) {
+  totals_[kind] += n;
+  Key key{event.pid, stream, kind, name, direction};
+  auto it = rows_.find(key);
+  if (it == rows_.end()) {
+    if (rows_.size() >= options_.max_rows) {
+      folded_ += n;
+      return;
+    }
+    GpuWorkRow row;
+    row.pid = event.pid;
+    row.comm = std::string(event.comm_view());
+    row.stream = stream;
+    row.kind = kind;
+    row.name = name;
+    row.direction = direction;
+    it = rows_.emplace(std::move(key), std::move(row)).first;
+  }
+  it->second.count += n;
+  it->second.graph += graph_n;
+  it->second.errors += error ? 1 : 0;
+  it->second.bytes += bytes;
+}
+
+void GpuWorkStats::add(const CallEvent& event) {
+  // Once per operation: the nested driver call under a runtime call is the same one;
+  // captured work runs when its graph is launched.
+  if (event.nested || event.captured || event.probe == nullptr) return;
+  const WorkRule& r = rule(event);
+  const GpuWork kind = r.kind();
+  if (kind == GpuWork::kNone || kind == GpuWork::kGraphNode) return;
+  const std::uint64_t stream = r.stream(event);
+  if (kind == GpuWork::kGraphLaunch) {
+    if (!event.graph || event.is_error()) return;
+    for (const auto& item : event.graph->items) {
+      count(event, stream, item.kind, item.name, item.direction, item.count, item.count, false, item.bytes);
+    }
+    return;
+  }
+  static const std::string kNoName;
+  const std::string direction(r.direction(event));
+  const std::uint64_t bytes = kind == GpuWork::kKernel ? 0 : r.bytes(event).value_or(0);
+  count(event, stream, kind, kind == GpuWork::kKernel ? event.kernel : kNoName, direction, 1, 0,
+        event.is_error(), bytes);
+}
+
+void GpuWorkStats::add(const CallCount& c) {
+  // Counted in the kernel (always-on): one layer per operation, so nothing is nested;
+  // graph launches are traced per call and never arrive here.
+  if (c.probe == nullptr || c.calls == 0) return;
+  const WorkRule r = WorkRule::of(c.probe->spec);
+  const GpuWork kind = r.kind();
+  if (kind != GpuWork::kKernel && kind != GpuWork::kMemset && kind != GpuWork::kCopy) return;
+  static const std::string kNoName;
+  totals_[kind] += c.calls;
+  Key key{c.pid, c.stream, kind, kind == GpuWork::kKernel ? c.kernel : kNoName, c.probe->spec.direction};
+  auto it = rows_.find(key);
+  if (it == rows_.end()) {
+    if (rows_.size() >= options_.max_rows) {
+      folded_ += c.calls;
+      return;
+    }
+    GpuWorkRow row;
+    row.pid = c.pid;
+    row.stream = c.stream;
+    row.kind = kind;
+    row.name = std::get<3>(key);
+    row.direction = c.probe->spec.direction;
+    it = rows_.emplace(std::move(key), std::move(row)).first;
+  }
+  it->second.count += c.calls;
+  it->second.bytes += kind == GpuWork::kKernel ? 0 : c.bytes;
+}
+
+std::vector<GpuWorkRow> GpuWorkStats::rows() const {
+  std::vector<GpuWorkRow> out;
+  out.reserve(rows_.size());
+  for (const auto& [key, row] : rows_) out.push_back(row);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GpuWorkRow& a, const GpuWorkRow& b) { return a.count > b.count; });
+  return out;
+}
+
+std::uint64_t GpuWorkStats::total(GpuWork kind) const {
+  auto it = totals_.find(kind);
+  return it == totals_.end() ? 0 : it->second;
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,75 @@
+// GpuWorkStats: the GPU work traced processes issued, as one figure per (process,
+// stream, kind, name, direction): kernels launched, memsets, copies, whichever API layer
+// issued them (a runtime call's nested driver call is the same operation, counted once),
+// plus the kernels, memsets and copies each CUDA graph launch executed (marked graph
+// work, at the launch's stream). Work recorded into a graph by stream capture is counted
+// when the graph is launched, not when recorded.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/call_counts.h"
+#include "core/call_event.h"
+#include "core/gpu_work.h"
+
+namespace eacgm::analysis {
+
+struct GpuWorkRow {
+  std::uint32_t pid = 0;
+  std::string comm;
+  std::uint64_t stream = 0;
+  GpuWork kind = GpuWork::kNone;  // kKernel, kMemset or kCopy
+  std::string name;               // kernels: the kernel's name ("" when unknown)
+  std::string direction;          // copies
+  std::uint64_t count = 0;        // operations issued (graph work included)
+  std::uint64_t graph = 0;        // of which executed by graph launches
+  std::uint64_t errors = 0;       // calls that returned an error (not counted as graph work)
+  std::uint64_t bytes = 0;        // memsets and copies whose size was read
+};
+
+// "kernel", "memset", "copy".
+std::string_view gpu_work_kind_name(GpuWork kind);
+
+class GpuWorkStats {
+ public:
+  struct Options {
+    std::size_t max_rows = 20000;
+  };
+  GpuWorkStats() : GpuWorkStats(Options{}) {}
+  explicit GpuWorkStats(const Options& options) : options_(options) {}
+
+  void add(const CallEvent& event);
+  // Operations counted in the kernel (always-on): per process, stream and kernel; errors
+  // are not known per call there.
+  void add(const CallCount& count);
+  // Most operations first, then by pid, stream, kind, name.
+  std::vector<GpuWorkRow> rows() const;
+  // Operations past max_rows (only counted).
+  std::uint64_t folded() const { return folded_; }
+  // Totals per kind over every row (and the folded operations' kinds).
+  std::uint64_t total(GpuWork kind) const;
+
+ private:
+  using Key = std::tuple<std::uint32_t, std::uint64_t, GpuWork, std::string, std::string>;
+  void count(const CallEvent& event, std::uint64_t stream, GpuWork kind, const std::string& name,
+             const std::string& direction, std::uint64_t n, std::uint64_t graph_n, bool error,
+             std::uint64_t bytes);
+  const WorkRule& rule(const CallEvent& event);
+
+  Options options_;
+  std::map<Key, GpuWorkRow> rows_;
+  std::unordered_map<const ProbeInfo*, WorkRule> rules_;
+  std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
+  WorkRule scratch_;
+  std::uint64_t folded_ = 0;
+  std::map<GpuWork, std::uint64_t> totals_;
+};
+
+}  // namespace eacgm::analysis

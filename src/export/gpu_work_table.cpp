@@ -1,0 +1,38 @@
+// GPU work table rendering.
+#include "export/gpu_work_table.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "export/memory_table.h"
+#include "export/text_columns.h"
+
+namespace eacgm::exporting {
+
+std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_rows,
+                            std::size_t max_name_width) {
+  const auto rows = work.rows();
+  if (rows.empty()) return {};
+  std::string out =
+      fmt::format("gpu work: {} kernels launched, {} memsets, {} copies\n", work.total(GpuWork::kKernel),
+                  work.total(GpuWork::kMemset), work.total(GpuWork::kCopy));
+  std::vector<std::vector<std::string>> cells = {
+      {"pid", "stream", "kind", "name", "count", "graph", "errors", "bytes"}};
+  const std::size_t n = std::min(rows.size(), max_rows);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& r = rows[i];
+    std::string name = r.kind == GpuWork::kCopy ? r.direction : r.name;
+    if (name.size() > max_name_width && max_name_width > 3) name = name.substr(0, max_name_width - 3) + "...";
+    cells.push_back({fmt::format("{}", r.pid), fmt::format("{:#x}", r.stream),
+                     std::string(analysis::gpu_work_kind_name(r.kind)), name.empty() ? "-" : name,
+                     fmt::format("{}", r.count), fmt::format("{}", r.graph), fmt::format("{}", r.errors),
+                     r.kind == GpuWork::kKernel ? "-" : format_bytes(r.bytes)});
+  }
+  out += render_columns(cells, {true, false, false, false, true, true, true, true});
+  if (rows.size() > n) out += fmt::format("({} more rows not shown; all in --json)\n", rows.size() - n);
+  if (work.folded() > 0) out += fmt::format("({} operations beyond the row cap not shown)\n", work.folded());
+  return out;
+}
+
+}  // namespace eacgm::exporting

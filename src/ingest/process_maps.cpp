@@ -1,0 +1,95 @@
+// /proc/<pid>/maps parsing, strings read back from mapped files, and the cache of
+// mappings of processes that may exit before their records are decoded.
+#include "ingest/process_maps.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace eacgm::ingest {
+
+std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream in(proc + "/maps");
+  if (!in) return std::nullopt;
+  ProcessMappings out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::uint64_t start = 0, end = 0, offset = 0;
+    std::array<char, 8> perms{};
+    int path_at = -1;
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
+                    perms.data(), &offset, &path_at) < 4 ||
+        path_at < 0) {
+      continue;
+    }
+    std::string path = line.substr(static_cast<std::size_t>(path_at));
+    if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)")) continue;
+    out.push_back(FileMapping{start, end, offset, perms[2] == 'x', path, proc + "/root" + path});
+  }
+  return out;
+}
+
+std::optional<std::string> read_mapped_file_string(const ProcessMappings& maps, std::uint64_t addr,
+                                                   std::size_t max_len) {
+  auto m = std::find_if(maps.begin(), maps.end(),
+                        [&](const FileMapping& f) { return addr >= f.start && addr < f.end; });
+  if (m == maps.end()) return std::nullopt;
+  // The process may be gone, and its /proc/<pid>/root with it: then the path as mapped.
+  int fd = ::open(m->open_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = ::open(m->path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  std::array<char, 512> buf{};
+  std::uint64_t at = addr - m->start + m->offset;
+  const std::uint64_t mapping_end = m->end - m->start + m->offset;
+  bool terminated = false;
+  while (out.size() < max_len && at < mapping_end) {
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), mapping_end - at));
+    const ssize_t n = ::pread(fd, buf.data(), len, static_cast<off_t>(at));
+    if (n <= 0) break;
+    const auto got = static_cast<std::size_t>(n);
+    if (const void* nul = std::memchr(buf.data(), '\0', got)) {
+      out.append(buf.data(), static_cast<const char*>(nul) - buf.data());
+      terminated = true;
+      break;
+    }
+    out.append(buf.data(), got);
+    at += got;
+  }
+  ::close(fd);
+  if (!terminated && out.size() < max_len) return std::nullopt;  // ran off the file's mapped bytes
+  if (out.size() > max_len) out.resize(max_len);
+  return out;
+}
+
+void ProcessMapsCache::remember(std::uint32_t pid) {
+  auto maps = read_process_mappings(pid);
+  if (!maps) return;
+  auto shared = std::make_shared<const ProcessMappings>(std::move(*maps));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = maps_.find(pid); it != maps_.end()) {
+    it->second = std::move(shared);
+    return;
+  }
+  if (maps_.size() >= max_processes_ && !order_.empty()) {
+    maps_.erase(order_.front());
+    order_.pop_front();
+  }
+  maps_.emplace(pid, std::move(shared));
+  order_.push_back(pid);
+}
+
+std::shared_ptr<const ProcessMappings> ProcessMapsCache::find(std::uint32_t pid) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = maps_.find(pid);
+  return it == maps_.end() ? nullptr : it->second;
+}
+
+}  // namespace eacgm::ingest

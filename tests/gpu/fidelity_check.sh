@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Device check of launch fidelity (GPU machine, root): three PyTorch workloads, each
+# traced by `eacgm run --json` and profiled by PyTorch's profiler over the same work
+# (tests/gpu/fidelity_models.py), compared by tests/gpu/fidelity_compare.py: kernels,
+# memsets, copies and kernel names must be equal.
+#   cnn      a bf16 CNN through cuDNN and cuBLAS (their own static runtimes: launches reach
+#            only libcuda's cuLaunchKernelEx, memsets only cuMemsetD*Async)
+#   graph    an MLP step captured in a CUDA graph and replayed 10 times
+#   compile  a torch.compile'd model (Triton kernels, names over 64 bytes)
+# About 4-6 minutes (torch.compile dominates).
+#
+# Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm)
+# Exit status: 0 all equal, 1 a difference, 77 no GPU/PyTorch.
+set -uo pipefail
+BIN=$(readlink -f "${1:?usage: fidelity_check.sh BIN_DIR [OUT_DIR]}")
+OUT=${2:-$(mktemp -d /tmp/eacgm-fidelity.XXXXXX)}
+PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+[[ -d "$PWD/.devcarry/lib" ]] && export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+skip() { echo "SKIP: $*" >&2; exit 77; }
+[[ -x "$PY" ]] || skip "$PY not found"
+nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
+
+status=0
+for w in cnn graph compile; do
+  start=$(date +%s)
+  "$BIN/eacgm" run --json --no-gpu --probes cuda,cuda_driver -- \
+    "$PY" "$HERE/fidelity_models.py" "$w" "$OUT/$w.trace.json" >"$OUT/$w.eacgm.json" 2>"$OUT/$w.err"
+  rc=$?
+  echo "== $w ($(( $(date +%s) - start )) s, eacgm exit $rc)"
+  if [[ $rc -ne 0 || ! -s "$OUT/$w.trace.json" ]]; then
+    tail -5 "$OUT/$w.err"; status=1; continue
+  fi
+  "$PY" "$HERE/fidelity_compare.py" "$w" "$OUT/$w.eacgm.json" "$OUT/$w.trace.json" || status=1
+  grep -o 'accounting:.*\|warning:.*' "$OUT/$w.err" | head -3
+done
+echo "outputs in $OUT"
+exit $status
