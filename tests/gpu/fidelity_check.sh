@@ -9,7 +9,8 @@
 #   compile  a torch.compile'd model (Triton kernels, names over 64 bytes)
 # About 4-6 minutes (torch.compile dominates).
 #
-# Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm)
+# Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm; EACGM_MODE=per-call
+# checks the per-call mode instead of always-on)
 # Exit status: 0 all equal, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
 BIN=$(readlink -f "${1:?usage: fidelity_check.sh BIN_DIR [OUT_DIR]}")
@@ -25,7 +26,7 @@ nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
 status=0
 for w in cnn graph compile; do
   start=$(date +%s)
-  "$BIN/eacgm" run --json --no-gpu --probes cuda,cuda_driver -- \
+  "$BIN/eacgm" run --json --no-gpu --mode "${EACGM_MODE:-always-on}" --probes cuda,cuda_driver -- \
     "$PY" "$HERE/fidelity_models.py" "$w" "$OUT/$w.trace.json" >"$OUT/$w.eacgm.json" 2>"$OUT/$w.err"
   rc=$?
   echo "== $w ($(( $(date +%s) - start )) s, eacgm exit $rc)"
