@@ -225,7 +225,7 @@ TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
   EXPECT_TRUE(std::regex_search(
       eacgm.out(),
       std::regex(
-          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000\) = -?\d+( \(\w+\))?  [0-9.]+ (us|ms))")))
+          R"(cuda_calls\[\d+/\d+\] cuda cudaLaunchKernel\(func=0x[0-9a-f]+, grid=\(2,3,4\), block=\(32,4,1\), shared_mem=128, stream=0x5000, kernel=probe_kernel\(int\*\)\) = -?\d+( \(\w+\))?  [0-9.]+ (us|ms))")))
       << eacgm.out();
   EXPECT_NE(eacgm.err().find("done events=12 drops=0"), std::string::npos) << eacgm.err();
 }
