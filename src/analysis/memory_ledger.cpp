@@ -12,19 +12,11 @@
 
 namespace eacgm::analysis {
 namespace {
-
 std::string_view base_name(std::string_view f) {
   for (std::string_view suffix : {"_ptsz", "_ptds"}) {
     if (f.size() > suffix.size() && f.ends_with(suffix)) return f.substr(0, f.size() - suffix.size());
   }
   return f;
-}
-
-int arg_index(const ProbeSpec& spec, std::string_view name) {
-  for (std::size_t i = 0; i < spec.args.size(); ++i) {
-    if (spec.args[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
 }
 
 bool readable(const CallEvent& e, int index) {

@@ -7,15 +7,6 @@
 
 namespace eacgm {
 
-namespace {
-int arg_index(const ProbeSpec& spec, std::string_view name) {
-  for (std::size_t i = 0; i < spec.args.size() && i < kMaxArgs; ++i) {
-    if (spec.args[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-}  // namespace
-
 BytesRule BytesRule::of(const ProbeSpec& spec) {
   BytesRule r;
   for (const auto& d : spec.derived) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace eacgm {
@@ -172,5 +173,14 @@ inline constexpr std::uint8_t kMaxRegisterIndex = 5;
 inline constexpr std::uint8_t kMaxStackSlot = 31;
 inline constexpr std::uint8_t kRegisterSlots = 16;  // enum eacgm_reg
 inline constexpr std::size_t kMaxStringArgs = 2;    // str and str2
+
+// Position of the argument named `name` among the captured ones, or -1 (arguments past
+// kMaxArgs are never captured, so they have none).
+inline int arg_index(const ProbeSpec& spec, std::string_view name) {
+  for (std::size_t i = 0; i < spec.args.size() && i < kMaxArgs; ++i) {
+    if (spec.args[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 }  // namespace eacgm

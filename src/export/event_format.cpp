@@ -10,7 +10,6 @@
 
 namespace eacgm::exporting {
 namespace {
-
 using Buf = fmt::memory_buffer;
 
 std::int64_t as_signed(const ArgSpec& a, std::uint64_t v) {
@@ -81,12 +80,6 @@ void append_value(Buf& out, const CallEvent& e, std::size_t i, bool json) {
 }
 
 // Index of the named argument, or -1.
-int arg_index(const ProbeSpec& spec, std::string_view name) {
-  for (std::size_t i = 0; i < spec.args.size(); ++i) {
-    if (spec.args[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
 
 // A derived value: a number, a string (names), or a hex-spelled id.
 struct DerivedValue {

@@ -16,10 +16,7 @@ class KeepSink final : public CallSink {
 // Where a spec reads the kernel handle from (its kKernelName derived arg), or -1.
 int handle_index(const ProbeSpec& spec) {
   for (const auto& d : spec.derived) {
-    if (d.op != DerivedArg::Op::kKernelName) continue;
-    for (std::size_t i = 0; i < spec.args.size() && i < kMaxArgs; ++i) {
-      if (spec.args[i].name == d.from) return static_cast<int>(i);
-    }
+    if (d.op == DerivedArg::Op::kKernelName) return arg_index(spec, d.from);
   }
   return -1;
 }

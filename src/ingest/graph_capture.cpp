@@ -6,14 +6,6 @@
 
 namespace eacgm::ingest {
 namespace {
-
-int arg_index(const ProbeSpec& spec, std::string_view name) {
-  for (std::size_t i = 0; i < spec.args.size() && i < kMaxArgs; ++i) {
-    if (spec.args[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 std::optional<std::uint64_t> value(const CallEvent& e, int i) {
   if (i < 0 || i >= e.nargs || (e.fault_mask & (1u << i))) return std::nullopt;
   return e.args[static_cast<std::size_t>(i)];

@@ -10,14 +10,6 @@
 
 namespace eacgm::ingest {
 namespace {
-
-int arg_index(const ProbeSpec& spec, std::string_view name) {
-  for (std::size_t i = 0; i < spec.args.size(); ++i) {
-    if (spec.args[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 // The captured value of argument `i`, if it was captured and read.
 std::optional<std::uint64_t> arg_value(const CallEvent& e, int i) {
   if (i < 0 || i >= e.nargs || (e.fault_mask & (1u << i))) return std::nullopt;

@@ -138,11 +138,10 @@ static_assert(static_cast<int>(ArgSource::kArg) == EACGM_SRC_ARG);
 
 namespace {
 
-std::uint8_t arg_index(const ProbeSpec& spec, const std::string& name) {
-  for (std::size_t i = 0; i < spec.args.size() && i < EACGM_MAX_ARGS; ++i) {
-    if (spec.args[i].name == name) return static_cast<std::uint8_t>(i);
-  }
-  return EACGM_COUNT_NONE;
+// An argument's position for struct eacgm_count, EACGM_COUNT_NONE when absent.
+std::uint8_t count_arg(const ProbeSpec& spec, std::string_view name) {
+  const int i = arg_index(spec, name);
+  return i < 0 ? EACGM_COUNT_NONE : static_cast<std::uint8_t>(i);
 }
 
 // What a counted probe keeps of each call: the kernel handle of launches, the bytes of
@@ -153,25 +152,25 @@ eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
   c.bytes_arg = EACGM_COUNT_NONE;
   c.bytes_arg2 = EACGM_COUNT_NONE;
   c.sample_shift = sample_shift;
-  c.stream_arg = arg_index(spec, "stream");
+  c.stream_arg = count_arg(spec, "stream");
   for (const DerivedArg& d : spec.derived) {
-    if (d.op == DerivedArg::Op::kKernelName) c.handle_arg = arg_index(spec, d.from);
+    if (d.op == DerivedArg::Op::kKernelName) c.handle_arg = count_arg(spec, d.from);
     if (d.name != "bytes") continue;
     switch (d.op) {
       case DerivedArg::Op::kCopy:
-        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_arg = count_arg(spec, d.from);
         break;
       case DerivedArg::Op::kTimes2:
-        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_arg = count_arg(spec, d.from);
         c.bytes_shift = 1;
         break;
       case DerivedArg::Op::kTimes4:
-        c.bytes_arg = arg_index(spec, d.from);
+        c.bytes_arg = count_arg(spec, d.from);
         c.bytes_shift = 2;
         break;
       case DerivedArg::Op::kProduct:
-        c.bytes_arg = arg_index(spec, d.from);
-        c.bytes_arg2 = arg_index(spec, d.with);
+        c.bytes_arg = count_arg(spec, d.from);
+        c.bytes_arg2 = count_arg(spec, d.with);
         if (c.bytes_arg2 == EACGM_COUNT_NONE) c.bytes_arg = EACGM_COUNT_NONE;
         break;
       default:
