@@ -246,12 +246,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     agent::AgentOptions ao;
     ao.config = *config;
     ao.config.trace.rescan_interval_s = config->serve.rescan_interval_s;
-    // The daemon runs always-on unless the flag or the config file says otherwise.
-    if (auto m = parse_trace_mode(flags.mode)) {
-      ao.config.trace.mode = *m;
-    } else if (!ao.config.trace.mode) {
-      ao.config.trace.mode = TraceMode::kAlwaysOn;
-    }
+    ao.config.trace.mode = chosen_mode(flags.mode, config->trace.mode, TraceMode::kAlwaysOn);
     ao.probes = flags.probes;
     ao.btf_path = flags.btf_path;
     ao.sample_gpus = !flags.no_gpu;

@@ -10,6 +10,7 @@
 #include "agent/agent.h"
 #include "analysis/comm_filter.h"
 #include "cli/usage_errors.h"
+#include "core/config_parse.h"
 
 namespace eacgm::cli {
 namespace {
@@ -31,10 +32,9 @@ void install_signal_handlers() {
 
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
-std::optional<TraceMode> parse_trace_mode(const std::string& text) {
-  if (text == "per-call") return TraceMode::kPerCall;
-  if (text == "always-on") return TraceMode::kAlwaysOn;
-  return std::nullopt;
+TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configured, TraceMode fallback) {
+  if (auto m = parse_trace_mode(flag)) return *m;
+  return configured.value_or(fallback);
 }
 
 void add_mode_option(CLI::App& sub, std::string& mode, const char* what) {
@@ -68,12 +68,7 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& 
 int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared_ptr<Consumer> consumer) {
   agent::AgentOptions ao;
   ao.config = config;
-  // The flag over the config file over the command's default.
-  if (auto m = parse_trace_mode(opts.mode)) {
-    ao.config.trace.mode = *m;
-  } else if (!ao.config.trace.mode) {
-    ao.config.trace.mode = opts.default_mode;
-  }
+  ao.config.trace.mode = chosen_mode(opts.mode, config.trace.mode, opts.default_mode);
   ao.probes = opts.probes;
   ao.pids = opts.pids;
   ao.command = opts.command;

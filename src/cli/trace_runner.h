@@ -28,8 +28,8 @@ struct TraceCommandOptions {
   TraceMode default_mode = TraceMode::kPerCall;  // the command's own, under config and flag
 };
 
-// "per-call" / "always-on" (what --mode and [trace] mode take).
-std::optional<TraceMode> parse_trace_mode(const std::string& text);
+// The mode a command runs in: its --mode flag, else the config file's, else its own default.
+TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configured, TraceMode fallback);
 // Registers --mode on a subcommand; `what` describes its default.
 void add_mode_option(CLI::App& sub, std::string& mode, const char* what);
 

@@ -316,10 +316,10 @@ class ConfigReader {
 
     if (const toml::node* m = table->get("mode")) {
       const auto text = m->value<std::string>();
-      if (!text || (*text != "per-call" && *text != "always-on")) {
+      const auto mode = text ? parse_trace_mode(*text) : std::nullopt;
+      if (!mode)
         return fail(m->source(), ctx, "mode must be \"per-call\" or \"always-on\" (docs/overhead.md)");
-      }
-      trace.mode = *text == "always-on" ? TraceMode::kAlwaysOn : TraceMode::kPerCall;
+      trace.mode = *mode;
     }
     if (auto s = read_integer(*table, "sample_shift", ctx, 0, 20, trace.sample_shift); !s) {
       return s;
@@ -631,6 +631,12 @@ class ConfigReader {
 };
 
 }  // namespace
+
+std::optional<TraceMode> parse_trace_mode(std::string_view text) {
+  if (text == "per-call") return TraceMode::kPerCall;
+  if (text == "always-on") return TraceMode::kAlwaysOn;
+  return std::nullopt;
+}
 
 Result<Config> parse_config(std::string_view text, std::string_view source_name) {
   toml::table root;

@@ -2,6 +2,7 @@
 // source:line:column and what to change; unknown keys are errors, never ignored.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,9 @@ namespace eacgm {
 // Parses config text. `source_name` (usually the file path) prefixes every message.
 // An empty text yields the defaults of Config.
 Result<Config> parse_config(std::string_view text, std::string_view source_name);
+
+// "per-call" / "always-on", as `[trace] mode` and `--mode` spell them; nullopt otherwise.
+std::optional<TraceMode> parse_trace_mode(std::string_view text);
 
 // Reads `path` and parses it; "cannot read config PATH: <reason>" when it cannot be read.
 Result<Config> load_config_file(const std::string& path);
