@@ -38,11 +38,11 @@ const WorkRule& GpuWorkStats::rule(const CallEvent& event) {
   return rules_.emplace(probe, WorkRule::of(probe->spec)).first->second;
 }
 
-void GpuWorkStats::count(const CallEvent& event, std::uint64_t stream, GpuWork kind, const std::string& name,
-                         const std::string& direction, std::uint64_t n, std::uint64_t graph_n, bool error,
-                         std::uint64_t bytes) {
+void GpuWorkStats::count(std::uint32_t pid, std::string_view comm, std::uint64_t stream, GpuWork kind,
+                         const std::string& name, const std::string& direction, std::uint64_t n,
+                         std::uint64_t graph_n, bool error, std::uint64_t bytes) {
   totals_[kind] += n;
-  Key key{event.pid, stream, kind, name, direction};
+  Key key{pid, stream, kind, name, direction};
   auto it = rows_.find(key);
   if (it == rows_.end()) {
     if (rows_.size() >= options_.max_rows) {
@@ -50,8 +50,8 @@ void GpuWorkStats::count(const CallEvent& event, std::uint64_t stream, GpuWork k
       return;
     }
     GpuWorkRow row;
-    row.pid = event.pid;
-    row.comm = std::string(event.comm_view());
+    row.pid = pid;
+    row.comm = std::string(comm);
     row.stream = stream;
     row.kind = kind;
     row.name = name;
@@ -75,15 +75,16 @@ void GpuWorkStats::add(const CallEvent& event) {
   if (kind == GpuWork::kGraphLaunch) {
     if (!event.graph || event.is_error()) return;
     for (const auto& item : event.graph->items) {
-      count(event, stream, item.kind, item.name, item.direction, item.count, item.count, false, item.bytes);
+      count(event.pid, event.comm_view(), stream, item.kind, item.name, item.direction, item.count,
+            item.count, false, item.bytes);
     }
     return;
   }
   static const std::string kNoName;
   const std::string direction(r.direction(event));
   const std::uint64_t bytes = kind == GpuWork::kKernel ? 0 : r.bytes(event).value_or(0);
-  count(event, stream, kind, kind == GpuWork::kKernel ? event.kernel : kNoName, direction, 1, 0,
-        event.is_error(), bytes);
+  count(event.pid, event.comm_view(), stream, kind, kind == GpuWork::kKernel ? event.kernel : kNoName,
+        direction, 1, 0, event.is_error(), bytes);
 }
 
 void GpuWorkStats::add(const CallCount& c) {
@@ -94,24 +95,8 @@ void GpuWorkStats::add(const CallCount& c) {
   const GpuWork kind = r.kind();
   if (kind != GpuWork::kKernel && kind != GpuWork::kMemset && kind != GpuWork::kCopy) return;
   static const std::string kNoName;
-  totals_[kind] += c.calls;
-  Key key{c.pid, c.stream, kind, kind == GpuWork::kKernel ? c.kernel : kNoName, c.probe->spec.direction};
-  auto it = rows_.find(key);
-  if (it == rows_.end()) {
-    if (rows_.size() >= options_.max_rows) {
-      folded_ += c.calls;
-      return;
-    }
-    GpuWorkRow row;
-    row.pid = c.pid;
-    row.stream = c.stream;
-    row.kind = kind;
-    row.name = std::get<3>(key);
-    row.direction = c.probe->spec.direction;
-    it = rows_.emplace(std::move(key), std::move(row)).first;
-  }
-  it->second.count += c.calls;
-  it->second.bytes += kind == GpuWork::kKernel ? 0 : c.bytes;
+  count(c.pid, "", c.stream, kind, kind == GpuWork::kKernel ? c.kernel : kNoName, c.probe->spec.direction,
+        c.calls, 0, false, kind == GpuWork::kKernel ? 0 : c.bytes);
 }
 
 std::vector<GpuWorkRow> GpuWorkStats::rows() const {

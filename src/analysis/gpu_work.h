@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -58,9 +59,9 @@ class GpuWorkStats {
 
  private:
   using Key = std::tuple<std::uint32_t, std::uint64_t, GpuWork, std::string, std::string>;
-  void count(const CallEvent& event, std::uint64_t stream, GpuWork kind, const std::string& name,
-             const std::string& direction, std::uint64_t n, std::uint64_t graph_n, bool error,
-             std::uint64_t bytes);
+  void count(std::uint32_t pid, std::string_view comm, std::uint64_t stream, GpuWork kind,
+             const std::string& name, const std::string& direction, std::uint64_t n, std::uint64_t graph_n,
+             bool error, std::uint64_t bytes);
   const WorkRule& rule(const CallEvent& event);
 
   Options options_;

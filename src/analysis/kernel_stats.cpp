@@ -46,20 +46,10 @@ void KernelStats::add(const CallCount& count) {
   // Counted launches (always-on): the kernel by its handle's name; no shapes captured.
   if (count.kernel.empty() || count.probe == nullptr || count.calls == 0) return;
   if (dim3_arg(count.probe->spec, "grid") < 0) return;
-  std::size_t index;
-  if (auto it = by_name_.find(count.kernel); it != by_name_.end()) {
-    index = it->second;
-  } else if (entries_.size() < options_.max_kernels) {
-    index = entries_.size();
-    entries_.push_back(KernelRow{count.kernel, 0, 0, {}, 0, 0});
-    by_name_.emplace(count.kernel, index);
-  } else {
-    folded_launches_ += count.calls;
-    return;
-  }
-  KernelRow& k = entries_[index];
-  k.launches += count.calls;
-  k.unknown_shape += count.calls;
+  KernelRow* k = entry(count.kernel, count.calls);
+  if (k == nullptr) return;
+  k->launches += count.calls;
+  k->unknown_shape += count.calls;
 }
 
 void KernelStats::add(const CallEvent& event) {
