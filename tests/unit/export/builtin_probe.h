@@ -6,24 +6,18 @@
 #include <memory>
 #include <string>
 
+#include "../common/builtin_spec.h"
 #include "core/call_event.h"
-#include "probe/catalog.h"
 
 namespace eacgm::test {
 
 inline std::shared_ptr<const ProbeInfo> builtin_probe(const std::string& name) {
-  for (const auto& c : probe::builtin_catalogs()) {
-    for (const auto& s : c.specs) {
-      if (s.name == name) {
-        auto p = std::make_shared<ProbeInfo>();
-        p->function = name;
-        p->spec = s;
-        return p;
-      }
-    }
-  }
-  ADD_FAILURE() << "no built-in probe " << name;
-  return nullptr;
+  const ProbeSpec& s = builtin_spec(name);
+  if (s.name.empty()) return nullptr;  // builtin_spec reported it
+  auto p = std::make_shared<ProbeInfo>();
+  p->function = name;
+  p->spec = s;
+  return p;
 }
 
 }  // namespace eacgm::test

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "../common/builtin_spec.h"
 #include "bpf/events.h"
 #include "probe/bpf_tracer.h"
 #include "probe/catalog.h"
@@ -14,35 +15,26 @@
 namespace eacgm::probe {
 namespace {
 
-const ProbeSpec& builtin(const std::string& name) {
-  for (const auto& c : builtin_catalogs()) {
-    for (const auto& s : c.specs) {
-      if (s.name == name) return s;
-    }
-  }
-  ADD_FAILURE() << "no built-in spec " << name;
-  static const ProbeSpec none;
-  return none;
-}
+using test::builtin_spec;
 
 TEST(AlwaysOnRole, DriverOperationsAreCountedAndRuntimeDuplicatesSkipped) {
   for (const char* name : {"cuLaunchKernel", "cuLaunchKernelEx", "cuMemcpyHtoDAsync_v2", "cuMemsetD32Async",
                            "cuStreamSynchronize"}) {
-    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kCount) << name;
+    EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kCount) << name;
   }
   for (const char* name : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
                            "cudaDeviceSynchronize"}) {
-    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kSkip) << name;
+    EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kSkip) << name;
   }
   // Events have no driver probe: counted where they are called.
-  EXPECT_EQ(builtin("cudaEventRecord").always_on, AlwaysOn::kCount);
+  EXPECT_EQ(builtin_spec("cudaEventRecord").always_on, AlwaysOn::kCount);
 }
 
 TEST(AlwaysOnRole, WhatTheAnalysisNeedsPerCallStaysPerCall) {
   for (const char* name : {"cudaMalloc", "cudaFree", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemFreeAsync",
                            "cuMemMap", "cuMemRelease", "cuModuleGetFunction", "__cudaRegisterFunction",
                            "ncclAllReduce", "ncclCommInitRank", kPythonEntrySpec}) {
-    EXPECT_EQ(builtin(name).always_on, AlwaysOn::kPerCall) << name;
+    EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kPerCall) << name;
   }
 }
 
@@ -50,7 +42,7 @@ TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
   ProbeSpec user;
   user.name = "mine";
   user.domain = "app";
-  std::vector<ProbeSpec> specs = {builtin("cudaLaunchKernel"), builtin("cuLaunchKernel"), user};
+  std::vector<ProbeSpec> specs = {builtin_spec("cudaLaunchKernel"), builtin_spec("cuLaunchKernel"), user};
   auto always = specs_for_mode(specs, TraceMode::kAlwaysOn);
   ASSERT_EQ(always.size(), 2u);  // the runtime launch is left to the driver's probe
   EXPECT_EQ(always[0].name, "cuLaunchKernel");
@@ -61,7 +53,7 @@ TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
 }
 
 TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
-  const eacgm_probe p = encode_probe(builtin("cuLaunchKernel"), true, 3);
+  const eacgm_probe p = encode_probe(builtin_spec("cuLaunchKernel"), true, 3);
   EXPECT_NE(p.flags & EACGM_PROBE_COUNT, 0u);
   EXPECT_NE(p.flags & EACGM_PROBE_RET_ERR, 0u);
   EXPECT_EQ(p.flags & (EACGM_PROBE_EXIT | EACGM_PROBE_STR | EACGM_PROBE_STR2 | EACGM_PROBE_EXIT_ARGS), 0u);
@@ -73,16 +65,16 @@ TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
 }
 
 TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
-  const eacgm_probe copy = encode_probe(builtin("cuMemcpyHtoDAsync_v2"), true);
+  const eacgm_probe copy = encode_probe(builtin_spec("cuMemcpyHtoDAsync_v2"), true);
   EXPECT_EQ(copy.count.bytes_arg, 2);  // ByteCount
   EXPECT_EQ(copy.count.bytes_shift, 0);
   EXPECT_EQ(copy.count.stream_arg, 3);
   EXPECT_EQ(copy.nargs, 4u);
-  const eacgm_probe d16 = encode_probe(builtin("cuMemsetD16Async"), true);
+  const eacgm_probe d16 = encode_probe(builtin_spec("cuMemsetD16Async"), true);
   EXPECT_EQ(d16.count.bytes_shift, 1);  // 2-byte elements
-  const eacgm_probe d32 = encode_probe(builtin("cuMemsetD32Async"), true);
+  const eacgm_probe d32 = encode_probe(builtin_spec("cuMemsetD32Async"), true);
   EXPECT_EQ(d32.count.bytes_shift, 2);
-  const eacgm_probe sync = encode_probe(builtin("cuStreamSynchronize"), true);
+  const eacgm_probe sync = encode_probe(builtin_spec("cuStreamSynchronize"), true);
   EXPECT_EQ(sync.count.handle_arg, EACGM_COUNT_NONE);
   EXPECT_EQ(sync.count.bytes_arg, EACGM_COUNT_NONE);
   EXPECT_EQ(sync.count.stream_arg, 0);
@@ -90,10 +82,10 @@ TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
 }
 
 TEST(EncodeCounted, PerCallEncodingIsUnchangedByTheCountRule) {
-  const eacgm_probe p = encode_probe(builtin("cuLaunchKernel"));
+  const eacgm_probe p = encode_probe(builtin_spec("cuLaunchKernel"));
   EXPECT_EQ(p.flags & EACGM_PROBE_COUNT, 0u);
   EXPECT_NE(p.flags & EACGM_PROBE_EXIT, 0u);
-  EXPECT_EQ(p.nargs, builtin("cuLaunchKernel").args.size());
+  EXPECT_EQ(p.nargs, builtin_spec("cuLaunchKernel").args.size());
 }
 
 }  // namespace
