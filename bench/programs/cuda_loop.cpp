@@ -31,8 +31,7 @@ int main(int argc, char** argv) {
       ++i;
       free_null = !std::strcmp(argv[i], "free_null");
       sync = !std::strcmp(argv[i], "sync");
-    }
-    else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc)
+    } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc)
       wait_file = argv[++i];
   }
   // Warm up: library initialization stays out of the timed loop.

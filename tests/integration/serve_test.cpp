@@ -77,7 +77,7 @@ class Serve : public ::testing::Test {
   std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {},
                                           const std::string& mode = "per-call") {
     std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
-                                     "--mode", mode};
+                                     "--mode",     mode};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto p = std::make_unique<Subprocess>(argv, dir_);
     EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
@@ -107,7 +107,8 @@ TEST_F(Serve, AlwaysOnByDefaultCountsEveryDriverCallExactly) {
   std::ofstream(go) << "go";
   ASSERT_EQ(loop.wait(), 0) << loop.err();
   for (const char* f : {"cuLaunchKernel", "cuMemsetD32Async", "cuStreamSynchronize"}) {
-    const std::string series = std::string("eacgm_calls_total{domain=\"cuda_driver\",function=\"") + f + "\"}";
+    const std::string series =
+        std::string("eacgm_calls_total{domain=\"cuda_driver\",function=\"") + f + "\"}";
     EXPECT_TRUE(eventually([&] { return metric(series) == "20000"; })) << series << " = " << metric(series);
   }
   EXPECT_NE(metric("eacgm_counted_calls_total"), "") << "always-on counts are exported";

@@ -105,8 +105,8 @@ TEST_F(TraceGpu, JsonLinesCarryDeviceAndTracedProcessSamples) {
 TEST_F(TraceGpu, RunSummaryJoinsCallsAndGpuSamplesByProcess) {
   std::string dir = temp_dir();
   std::string go = dir + "/go";
-  Subprocess eacgm({bin("eacgm"), "run", "--mode", "per-call", "--config", fast_sampling_config(dir), "--probes", "cuda", "--",
-                    bin("cuda_calls"), "--wait-file", go});
+  Subprocess eacgm({bin("eacgm"), "run", "--mode", "per-call", "--config", fast_sampling_config(dir),
+                    "--probes", "cuda", "--", bin("cuda_calls"), "--wait-file", go});
   ASSERT_TRUE(eacgm.wait_for("ready"));
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   touch(go);
