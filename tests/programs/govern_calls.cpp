@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -454,6 +456,31 @@ int scenario_no_context() {
   return 0;
 }
 
+// Keeps the (pretend) GPU busy: kernels of $EACGM_FAKE_KERNEL_US each, a synchronize
+// every 8 launches, for $GOVERN_BUSY_SECONDS seconds (default 3). Prints how many
+// launches went through and the first error, if any.
+int scenario_busy() {
+  use_device(0);
+  const char* s = std::getenv("GOVERN_BUSY_SECONDS");
+  double seconds = s != nullptr ? std::atof(s) : 3.0;
+  auto f = reinterpret_cast<CUfunction>(0x1234);
+  auto start = std::chrono::steady_clock::now();
+  long launches = 0;
+  int first_error = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    CUresult r = api.launch(f, 1, 1, 1, 1, 1, 1, 0, kStream, nullptr, nullptr);
+    if (r != CUDA_SUCCESS) {
+      if (first_error == 0) first_error = r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    if (++launches % 8 == 0) api.ctx_sync();
+  }
+  api.ctx_sync();
+  std::printf("launches=%ld first_error=%d\n", launches, first_error);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -473,6 +500,7 @@ int main(int argc, char** argv) {
   if (scenario == "threads") rc = scenario_threads();
   if (scenario == "launches") rc = scenario_launches();
   if (scenario == "no_context") rc = scenario_no_context();
+  if (scenario == "busy") rc = scenario_busy();
   std::fflush(stdout);
   return rc;
 }

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "govern/hook/quota_gate.h"
 #include "govern/hookcore/memory_limits.h"
 
 namespace eacgm::govern::hook {
@@ -45,6 +46,7 @@ void after_fork_child() {
   rt.host_allocs.clear();
   rt.ledger.clear_usage();
   rt.host_bytes.store(0, std::memory_order_relaxed);
+  quota_after_fork_child();
 }
 
 HookRuntime* create_runtime() {
@@ -55,6 +57,7 @@ HookRuntime* create_runtime() {
   MemoryLimits limits = read_memory_limits(env_lookup, nullptr, &warnings);
   if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);
   for (int d = 0; d < kMaxDevices; ++d) rt->ledger.set_limit(d, limits.per_device[d]);
+  init_quota_from_env();
   g_runtime = rt;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   return rt;

@@ -161,8 +161,8 @@ struct Launch {
   struct State {};
   template <typename... A>
   static CUresult pre(State&, A... a) {
-    launch_gate(stream_of(a...));
-    return CUDA_SUCCESS;
+    (void)runtime();  // the first call may be a launch: the quota gate is set up with the runtime
+    return launch_gate(stream_of(a...));
   }
   template <typename... A>
   static void post(State&, CUresult, A...) {}

@@ -16,15 +16,22 @@ extern std::atomic<bool> g_quota_active;
 
 // Before a launch: holds the calling thread while its tenant has no time token for the
 // current device (bounded by the configured timeout).
-void launch_gate_slow(CUstream stream);
-inline void launch_gate(CUstream stream) {
-  if (__builtin_expect(g_quota_active.load(std::memory_order_relaxed), 0)) launch_gate_slow(stream);
+// CUDA_SUCCESS to go on; CUDA_ERROR_NOT_PERMITTED when failing closed without a token.
+CUresult launch_gate_slow(CUstream stream);
+inline CUresult launch_gate(CUstream stream) {
+  if (__builtin_expect(g_quota_active.load(std::memory_order_relaxed), 0)) return launch_gate_slow(stream);
+  return CUDA_SUCCESS;
 }
 // After a synchronizing call: the work queued so far is done, which ends a burst.
 void sync_point_slow();
 inline void sync_point() {
   if (__builtin_expect(g_quota_active.load(std::memory_order_relaxed), 0)) sync_point_slow();
 }
+
+// Reads EACGM_SCHED_* once (from the runtime's creation); no-op without a scheduler.
+void init_quota_from_env();
+// In a child after fork: drop the parent's connection and slices.
+void quota_after_fork_child();
 
 // The tenant's memory account at the scheduler. True when granted, or when there is no
 // scheduler, or when it is unreachable and the hook fails open.
