@@ -481,6 +481,21 @@ int scenario_busy() {
   return 0;
 }
 
+// Allocates $GOVERN_HOLD_MIB MiB, prints the result and $GOVERN_READY_FILE's creation,
+// then keeps it for $GOVERN_HOLD_SECONDS seconds (another process of the tenant runs
+// meanwhile) and exits without freeing.
+int scenario_hold() {
+  use_device(0);
+  const char* mib = std::getenv("GOVERN_HOLD_MIB");
+  const char* secs = std::getenv("GOVERN_HOLD_SECONDS");
+  unsigned long long p = 0;
+  CUresult r = api.alloc(&p, static_cast<size_t>(mib != nullptr ? std::atol(mib) : 48) * kMiB);
+  std::printf("hold_alloc=%d\n", r);
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::duration<double>(secs != nullptr ? std::atof(secs) : 0.0));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -501,6 +516,7 @@ int main(int argc, char** argv) {
   if (scenario == "launches") rc = scenario_launches();
   if (scenario == "no_context") rc = scenario_no_context();
   if (scenario == "busy") rc = scenario_busy();
+  if (scenario == "hold") rc = scenario_hold();
   std::fflush(stdout);
   return rc;
 }
