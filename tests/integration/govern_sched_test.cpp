@@ -94,6 +94,7 @@ class Scheduler {
     return std::strtod(m.c_str() + at + line_prefix.size() + 2, nullptr);
   }
   const std::string& dir() const { return dir_; }
+  std::string metrics_address() const { return "127.0.0.1:" + std::to_string(port_); }
   Subprocess& proc() { return *proc_; }
 
  private:
@@ -273,6 +274,21 @@ TEST(GovernSched, ConfigReloadChangesLimits) {
   s.write("[[tenant]]\nname = \"small\"\nrequest = 7\n");
   ASSERT_TRUE(s.proc().wait_for("keeping the previous config", true, std::chrono::milliseconds(5000)));
   EXPECT_EQ(s.metric("eacgm_govern_config_reload_errors_total"), 1);
+}
+
+TEST(GovernSched, EacgmGovernStatusShowsTenants) {
+  Scheduler s(kTwoTenants);
+  Subprocess holder(hooked({s.env(), "EACGM_TENANT=small", "GOVERN_HOLD_MIB=48", "GOVERN_HOLD_SECONDS=3"}, "hold"));
+  ASSERT_TRUE(holder.wait_for("hold_alloc=0")) << holder.err();
+  Subprocess status({bin("eacgm"), "govern", "status", "--metrics", s.metrics_address()});
+  ASSERT_EQ(status.wait(), 0) << status.err();
+  std::string out = status.out();
+  EXPECT_NE(out.find("TENANT"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(small +0 +30% +100% .* 48 MiB +64 MiB +1)"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(big +0 +70% +100% .* 0 B +none +0)"))) << out;
+  Subprocess down({bin("eacgm"), "govern", "status", "--metrics", "127.0.0.1:1"});
+  EXPECT_EQ(down.wait(), 1);
+  EXPECT_NE(down.err().find("cannot reach eacgm-sched's metrics at 127.0.0.1:1"), std::string::npos) << down.err();
 }
 
 TEST(GovernSched, MetricsPassPromtool) {
