@@ -26,6 +26,8 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
 }  // namespace
 }  // namespace eacgm::govern::hook
 
+// The parameter and argument lists are spliced in as written: they cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args)                         \
   EACGM_EXPORT CUresult name params {                                                                      \
     using eacgm::govern::HookId;                                                                           \
@@ -43,6 +45,7 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
     return eacgm::govern::hook::invoke<eacgm::govern::hook::policy, nvmlReturn_t>(      \
         real EACGM_COMMA_ARGS args);                                                    \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 // "(a, b)" -> ", a, b" and "()" -> "" (no trailing comma for functions without arguments).
 #define EACGM_COMMA_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 #include "govern/hookcore/hooked_functions.def"
@@ -50,6 +53,7 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
 #undef EACGM_NVML
 
 // cuGetProcAddress and cuGetProcAddress_v2 are written by hand (symbol_routes.cpp).
+// NOLINTNEXTLINE(readability-identifier-naming): the driver's name
 extern "C" CUresult cuGetProcAddress(const char*, void**, int, cuuint64_t);
 extern "C" CUresult cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
                                         CUdriverProcAddressQueryResult*);

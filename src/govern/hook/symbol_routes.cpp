@@ -103,6 +103,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
   return r;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): the driver's name
 extern "C" __attribute__((visibility("default"))) CUresult cuGetProcAddress(const char* symbol, void** pfn,
                                                                             int version, cuuint64_t flags) {
   using Fn = CUresult (*)(const char*, void**, int, cuuint64_t);

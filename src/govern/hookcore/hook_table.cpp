@@ -8,6 +8,7 @@
 namespace eacgm::govern {
 namespace {
 
+// NOLINTBEGIN(bugprone-macro-parentheses): names are stringized, numbers spliced as written
 constexpr std::array<HookInfo, kHookCount> kInfo = {{
 #define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args) \
   {#name, #base, version, until, per_thread != 0, HookLibrary::kCuda},
@@ -18,6 +19,7 @@ constexpr std::array<HookInfo, kHookCount> kInfo = {{
     {"cuGetProcAddress", "cuGetProcAddress", 11030, 12000, false, HookLibrary::kCuda},
     {"cuGetProcAddress_v2", "cuGetProcAddress", 12000, 0, false, HookLibrary::kCuda},
 }};
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace
 

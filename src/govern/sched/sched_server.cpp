@@ -34,8 +34,8 @@ using protocol::Message;
 
 namespace {
 
-constexpr std::size_t kMaxOutput = 64 * 1024;
-constexpr std::size_t kMaxHttpRequest = 8 * 1024;
+constexpr std::size_t kMaxOutput = std::size_t{64} * 1024;
+constexpr std::size_t kMaxHttpRequest = std::size_t{8} * 1024;
 
 Micros now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
