@@ -52,7 +52,8 @@ std::vector<std::string> hooked(const std::vector<std::string>& env, const std::
 // eacgm-sched on a scratch socket and a metrics port of its own.
 class Scheduler {
  public:
-  explicit Scheduler(const std::string& tenants) : dir_(temp_dir()) {
+  explicit Scheduler(const std::string& tenants, std::string extra = "")
+      : dir_(temp_dir()), extra_(std::move(extra)) {
     port_ = 20000 + static_cast<int>(getpid() % 20000);
     config_ = dir_ + "/sched.toml";
     write(tenants);
@@ -98,7 +99,7 @@ class Scheduler {
   Subprocess& proc() { return *proc_; }
 
  private:
-  std::string dir_, config_;
+  std::string dir_, extra_, config_;
   int port_ = 0;
   std::unique_ptr<Subprocess> proc_;
 };
@@ -278,7 +279,8 @@ TEST(GovernSched, ConfigReloadChangesLimits) {
 
 TEST(GovernSched, EacgmGovernStatusShowsTenants) {
   Scheduler s(kTwoTenants);
-  Subprocess holder(hooked({s.env(), "EACGM_TENANT=small", "GOVERN_HOLD_MIB=48", "GOVERN_HOLD_SECONDS=3"}, "hold"));
+  Subprocess holder(
+      hooked({s.env(), "EACGM_TENANT=small", "GOVERN_HOLD_MIB=48", "GOVERN_HOLD_SECONDS=3"}, "hold"));
   ASSERT_TRUE(holder.wait_for("hold_alloc=0")) << holder.err();
   Subprocess status({bin("eacgm"), "govern", "status", "--metrics", s.metrics_address()});
   ASSERT_EQ(status.wait(), 0) << status.err();
@@ -288,7 +290,25 @@ TEST(GovernSched, EacgmGovernStatusShowsTenants) {
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(big +0 +70% +100% .* 0 B +none +0)"))) << out;
   Subprocess down({bin("eacgm"), "govern", "status", "--metrics", "127.0.0.1:1"});
   EXPECT_EQ(down.wait(), 1);
-  EXPECT_NE(down.err().find("cannot reach eacgm-sched's metrics at 127.0.0.1:1"), std::string::npos) << down.err();
+  EXPECT_NE(down.err().find("cannot reach eacgm-sched's metrics at 127.0.0.1:1"), std::string::npos)
+      << down.err();
+}
+
+TEST(GovernSched, TcpClientsNeedTheTenantsSecret) {
+  int tcp_port = 40000 + static_cast<int>(getpid() % 20000);
+  std::string addr = "127.0.0.1:" + std::to_string(tcp_port);
+  Scheduler s(
+      "[[tenant]]\nname = \"remote\"\nrequest = 0.5\nmemory_limit = \"64MiB\"\nsecret = \"opensesame\"\n",
+      "tcp = \"" + addr + "\"");
+  Subprocess good(hooked(
+      {"EACGM_SCHED_ADDR=" + addr, "EACGM_TENANT=remote", "EACGM_TENANT_SECRET=opensesame"}, "limits"));
+  ASSERT_EQ(good.wait(), 0) << good.err();
+  EXPECT_EQ(values_of(good.out())["path_alloc"], "0,2,0,0") << good.err();
+  Subprocess bad(
+      hooked({"EACGM_SCHED_ADDR=" + addr, "EACGM_TENANT=remote", "EACGM_TENANT_SECRET=guess"}, "limits"));
+  ASSERT_EQ(bad.wait(), 0);
+  EXPECT_NE(bad.err().find("refused this process"), std::string::npos) << bad.err();
+  EXPECT_EQ(values_of(bad.out())["path_alloc"], "0,0,0,0") << "fails open: no tenant limit";
 }
 
 TEST(GovernSched, MetricsPassPromtool) {
