@@ -63,7 +63,8 @@ class Scheduler {
   void write(const std::string& tenants) {
     std::ofstream(config_) << "[scheduler]\ngpus = 1\nsocket = \"" << socket()
                            << "\"\nmetrics = \"127.0.0.1:" << port_
-                           << "\"\nwindow_seconds = 2\nmax_slice_ms = 20\n\n"
+                           << "\"\nwindow_seconds = 2\nmax_slice_ms = 20\n"
+                           << extra_ << "\n\n"
                            << tenants;
   }
   std::string socket() const { return dir_ + "/sched.sock"; }
@@ -303,7 +304,7 @@ TEST(GovernSched, TcpClientsNeedTheTenantsSecret) {
   Subprocess good(hooked(
       {"EACGM_SCHED_ADDR=" + addr, "EACGM_TENANT=remote", "EACGM_TENANT_SECRET=opensesame"}, "limits"));
   ASSERT_EQ(good.wait(), 0) << good.err();
-  EXPECT_EQ(values_of(good.out())["path_alloc"], "0,2,0,0") << good.err();
+  EXPECT_EQ(values_of(good.out())["path_alloc"], "0,2,0,0") << good.err() << s.proc().err();
   Subprocess bad(
       hooked({"EACGM_SCHED_ADDR=" + addr, "EACGM_TENANT=remote", "EACGM_TENANT_SECRET=guess"}, "limits"));
   ASSERT_EQ(bad.wait(), 0);
