@@ -119,27 +119,30 @@ rp, rh = f("$rate_plain"), f("$rate_hook")
 lp, lh = f("$launch_plain"), f("$launch_hook")
 ra, rb = f("$rate_a"), f("$rate_b")
 ga, gb = f("$ga") - f("${ga0:-0}"), f("$gb") - f("${gb0:-0}")
-sa, sb = ra / rh, rb / rh              # achieved share of the GPU: work done / work a lone tenant does
+def ratio(x, y):
+    return x / y if y and y == y else float("nan")
+sa, sb = ratio(ra, rh), ratio(rb, rh)  # achieved share of the GPU: work done / work a lone tenant does
 tot = sa + sb
 print()
 print(f"{'measure':44} {'value':>12}")
 print(f"{'solo matmul rate, no hook (it/s)':44} {rp:12.2f}")
 print(f"{'solo matmul rate, hook, no limits (it/s)':44} {rh:12.2f}")
-print(f"{'single-tenant slowdown with the hook':44} {100 * (rp - rh) / rp:11.2f}%")
+print(f"{'single-tenant slowdown with the hook':44} {100 * ratio(rp - rh, rp):11.2f}%")
 print(f"{'host time per tiny launch, no hook (us)':44} {lp:12.3f}")
 print(f"{'host time per tiny launch, hook (us)':44} {lh:12.3f}")
 print(f"{'tenant a (request 30%) achieved share':44} {100 * sa:11.1f}%")
 print(f"{'tenant b (request 70%) achieved share':44} {100 * sb:11.1f}%")
-print(f"{'a : b of the GPU time used (target 30 : 70)':44} {100 * sa / tot:6.1f} : {100 * sb / tot:4.1f}")
-print(f"{'scheduler-billed a : b':44} {100 * ga / (ga + gb):6.1f} : {100 * gb / (ga + gb):4.1f}")
+print(f"{'a : b of the GPU time used (target 30 : 70)':44} {100 * ratio(sa, tot):6.1f} : {100 * ratio(sb, tot):4.1f}")
+print(f"{'scheduler-billed a : b':44} {100 * ratio(ga, ga + gb):6.1f} : {100 * ratio(gb, ga + gb):4.1f}")
 with open(sys.argv[1] + "/shares", "w") as out:
-    out.write(f"{100 * sa / tot:.2f} {100 * ga / (ga + gb):.2f}\n")
+    out.write(f"{100 * ratio(sa, tot):.2f} {100 * ratio(ga, ga + gb):.2f}\n")
 PYEOF
 echo
 for f in oom_env oom_vmm view_env view_sched oom_sched; do printf '%-12s %s\n' "$f" "$(tail -1 "$work/$f")"; done
 echo
 
-read -r share_a billed_a < "$work/shares"
+share_a=nan billed_a=nan
+[ -s "$work/shares" ] && read -r share_a billed_a < "$work/shares"
 awk -v s="$share_a" 'BEGIN { exit !(s >= 25 && s <= 35) }' || fail "tenant a got ${share_a}% of the used GPU time, not 30 ± 5"
 for f in oom_env oom_vmm; do
   [ "$(val oom "$work/$f")" = 1 ] || fail "$f: no clean torch.cuda.OutOfMemoryError: $(tail -2 "$work/$f")"
