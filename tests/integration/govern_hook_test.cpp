@@ -202,6 +202,16 @@ TEST(GovernHook, ProgramWithoutCudaRunsUnaffected) {
   EXPECT_EQ(r.err, "");
 }
 
+// exec: the new program is governed afresh (LD_PRELOAD is inherited), with no state
+// carried over from the shell that exec'd it.
+TEST(GovernHook, ExecKeepsTheProgramGoverned) {
+  std::string cmd = "exec " + bin("govern_calls") + " procaddr limits " + fake_cuda();
+  HookedRun r = run_hooked({"EACGM_MEMORY_LIMIT=64MiB"}, {"/bin/sh", "-c", cmd});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.values["path_alloc"], "0,2,0,0");
+  EXPECT_EQ(r.values["path_create"], "0,2,0,0");
+}
+
 TEST(GovernHook, BadLimitIsReportedAndIgnored) {
   HookedRun r = run_calls("dlsym", "limits", {"EACGM_MEMORY_LIMIT=12 parsecs"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -191,6 +191,24 @@ TEST(GovernSched, ThreadsThroughTheScheduler) {
   EXPECT_EQ(v["whole_limit_after"], "0");
 }
 
+// Signals every 300 us interrupt the hook's waits (token, replies): they are resumed
+// within their deadlines, and the program runs to its end.
+TEST(GovernSched, SignalsDoNotBreakTheWaits) {
+  Scheduler s(kTwoTenants);
+  Subprocess a(hooked({s.env(), "EACGM_TENANT=small", "EACGM_FAKE_KERNEL_US=500", "GOVERN_BUSY_SECONDS=2",
+                       "GOVERN_SIGNAL_US=300"},
+                      "busy"));
+  Subprocess b(
+      hooked({s.env(), "EACGM_TENANT=big", "EACGM_FAKE_KERNEL_US=500", "GOVERN_BUSY_SECONDS=2"}, "busy"));
+  ASSERT_EQ(a.wait(), 0) << a.err();
+  ASSERT_EQ(b.wait(), 0) << b.err();
+  auto v = values_of(a.out());
+  EXPECT_EQ(v["first_error"], "0");
+  EXPECT_GT(std::stol(v["launches"]), 100);
+  EXPECT_GT(std::stol(v["signals"]), 1000);
+  EXPECT_EQ(a.err(), "") << "no reconnect: the waits were resumed, not abandoned";
+}
+
 TEST(GovernSched, SchedulerDownFailsOpen) {
   std::string dir = temp_dir();
   Subprocess p(hooked({"EACGM_SCHED_SOCKET=" + dir + "/none.sock", "EACGM_FAKE_KERNEL_US=100",

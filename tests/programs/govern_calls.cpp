@@ -8,6 +8,8 @@
 //   SCENARIO: limits, view, nvml, fork, threads, launches, no_context
 #include <cuda.h>
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@
 namespace {
 
 constexpr size_t kMiB = 1ull << 20;
+std::atomic<long> g_signals{0};
 
 struct Api {
   CUresult (*init)(unsigned);
@@ -503,6 +506,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: govern_calls ROUTE SCENARIO [LIBCUDA_PATH] [LIBNVML_PATH]\n");
     return 2;
   }
+  // $GOVERN_SIGNAL_US: a SIGALRM every that many microseconds (no SA_RESTART), so the
+  // hook's waits are interrupted again and again.
+  if (const char* us = std::getenv("GOVERN_SIGNAL_US")) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { g_signals.fetch_add(1, std::memory_order_relaxed); };
+    sigaction(SIGALRM, &sa, nullptr);
+    itimerval t{};
+    t.it_interval.tv_usec = std::atol(us);
+    t.it_value.tv_usec = std::atol(us);
+    setitimer(ITIMER_REAL, &t, nullptr);
+  }
   std::string route = argv[1];
   std::string scenario = argv[2];
   if (!load(route, argc > 3 ? argv[3] : "libcuda.so.1")) return 1;
@@ -517,6 +531,7 @@ int main(int argc, char** argv) {
   if (scenario == "no_context") rc = scenario_no_context();
   if (scenario == "busy") rc = scenario_busy();
   if (scenario == "hold") rc = scenario_hold();
+  if (std::getenv("GOVERN_SIGNAL_US") != nullptr) std::printf("signals=%ld\n", g_signals.load());
   std::fflush(stdout);
   return rc;
 }
