@@ -1,9 +1,9 @@
 // The hook is built without exceptions, but libstdc++'s containers still call
 // std::__throw_* on the impossible paths (allocation failure, a mutex that cannot be
-// locked). These definitions replace libstdc++'s, so its exception machinery (and the
-// unwinder and random-device code it drags in, which need a newer glibc than the hook
-// otherwise does) is never linked into libeacgm_hook.so. Reaching one is a fatal error
-// in the hook: it says so and aborts rather than unwind through the program's frames.
+// locked). These definitions replace libstdc++'s, so its exception classes and the
+// string and random-device code they drag in (which need glibc 2.36) are never linked
+// into libeacgm_hook.so. Reaching one is a fatal error in the hook: it says so and
+// aborts rather than unwind through the program's frames.
 #include <cstdio>
 #include <cstdlib>
 
