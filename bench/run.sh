@@ -21,3 +21,5 @@ bench/serve_scrape.sh "$B" 30
 GPU=fake bench/serve_scrape.sh "$B" 30
 echo "== eacgm serve under the tight loop, with and without an HTTP client"
 bench/serve_load.sh "$B" "${SERVE_ITERS:-10000000}"
+echo "== governance hook: per launch and per allocation (fake libcuda)"
+"$B/bench/eacgm_bench_hook" --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only

@@ -24,6 +24,7 @@ int run(int argc, char** argv) {
   add_probes_command(app, ctx);
   add_gpu_command(app, ctx);
   add_serve_command(app, ctx);
+  add_govern_command(app, ctx);
 
   try {
     app.parse(argc, argv);

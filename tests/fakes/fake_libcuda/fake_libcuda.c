@@ -1,63 +1,315 @@
-// A FAKE libcuda.so.1 for the memory ledger and graph integration tests: no GPU, no driver. It
-// exports the few driver entry points the test program calls, under the names and
-// signatures of the CUDA driver API, so eacgm's cuda_driver catalog attaches to it like
-// to the real library. Allocations succeed and hand out distinct fake addresses (never
-// dereferenceable); a size over 1 TiB fails with CUDA_ERROR_OUT_OF_MEMORY; frees
-// succeed. Nothing here is a CUDA implementation.
+// A FAKE libcuda.so.1 for tests: no GPU, no driver. It exports driver entry points under
+// the names and signatures of the CUDA driver API, so eacgm's cuda_driver catalog
+// attaches to it and libeacgm_hook.so interposes on it like on the real library.
+// Nothing here is a CUDA implementation.
+//
+// Memory: allocations succeed and hand out distinct fake addresses (never
+// dereferenceable); a size over 1 TiB fails with CUDA_ERROR_OUT_OF_MEMORY; frees succeed.
+// Devices: $EACGM_FAKE_CUDA_DEVICES (default 2) devices of 80 GiB, 79 GiB of it free.
+// Contexts: cuDevicePrimaryCtxRetain hands out one context per device; cuCtxSetCurrent
+// makes it the calling thread's; cuCtxGetDevice fails without one, as the driver does.
+// Time: each launch queues $EACGM_FAKE_KERNEL_US microseconds (default 0) of pretend GPU
+// work; synchronizing calls sleep until the queue is empty, so throttling is observable.
+// Lookup: cuGetProcAddress(_v2) answers from a static table by name, requested version
+// and per-thread flag, as the driver does (never through dlsym, which a hook may wrap).
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 typedef void* CUstream;
+typedef int CUdevice;
+typedef void* CUcontext;
 
-enum { kSuccess = 0, kOutOfMemory = 2, kInvalidValue = 1 };
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kNotSupported = 801,
+  kInvalidDevice = 101,
+  kInvalidContext = 201,
+  kNotFound = 500,
+};
+
+#define EXPORT __attribute__((visibility("default"), noinline))
 
 // Fake address space: 2 MiB-aligned, increasing, never reused.
 static uint64_t next_address = 0x7e0000000000ull;
 static uint64_t frees_seen;
 static uint64_t async_frees_seen;
 static int initialized;
+static __thread CUcontext current_context;
+static uint64_t gpu_busy_until_ns;  // pretend GPU queue, shared by all threads
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int device_count(void) {
+  const char* s = getenv("EACGM_FAKE_CUDA_DEVICES");
+  int n = s ? atoi(s) : 2;
+  return n < 0 ? 0 : (n > 16 ? 16 : n);
+}
 
 static CUresult fake_alloc(CUdeviceptr* dptr, size_t size) {
   if (dptr == NULL) return kInvalidValue;
   if (size > (1ull << 40)) return kOutOfMemory;
-  *dptr = next_address;
-  next_address += (size + (2ull << 20) - 1) & ~((2ull << 20) - 1);
-  if (size == 0) next_address += 2ull << 20;
+  uint64_t a = __atomic_fetch_add(
+      &next_address, ((size + (2ull << 20) - 1) & ~((2ull << 20) - 1)) + (2ull << 20), __ATOMIC_RELAXED);
+  *dptr = a;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuInit(unsigned flags) {
+static uint64_t kernel_ns(void) {
+  static int64_t cached = -1;  // read once: a launch must cost next to nothing
+  int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char* s = getenv("EACGM_FAKE_KERNEL_US");
+    v = s ? (int64_t)atoll(s) * 1000 : 0;
+    if (v < 0) v = 0;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+  }
+  return (uint64_t)v;
+}
+
+static CUresult fake_launch(void) {
+  uint64_t work = kernel_ns();
+  if (work == 0) return kSuccess;
+  uint64_t now = now_ns();
+  uint64_t seen = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
+  uint64_t next;
+  do {
+    next = (seen > now ? seen : now) + work;
+  } while (
+      !__atomic_compare_exchange_n(&gpu_busy_until_ns, &seen, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return kSuccess;
+}
+
+static CUresult fake_sync(void) {
+  uint64_t until = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
+  uint64_t now = now_ns();
+  if (until > now) {
+    struct timespec ts = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
+    nanosleep(&ts, NULL);
+  }
+  return kSuccess;
+}
+
+EXPORT CUresult cuInit(unsigned flags) {
   initialized = 1 + (int)flags;
   return kSuccess;
 }
-
-__attribute__((visibility("default"), noinline)) CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) {
-  return fake_alloc(dptr, size);
+EXPORT CUresult cuDriverGetVersion(int* v) {
+  if (v == NULL) return kInvalidValue;
+  *v = 13000;
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGetCount(int* n) {
+  if (n == NULL) return kInvalidValue;
+  *n = device_count();
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  if (d == NULL) return kInvalidValue;
+  if (ordinal < 0 || ordinal >= device_count()) return kInvalidDevice;
+  *d = ordinal;
+  return kSuccess;
+}
+EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice d) {
+  if (bytes == NULL) return kInvalidValue;
+  if (d < 0 || d >= device_count()) return kInvalidDevice;
+  *bytes = 80ull << 30;
+  return kSuccess;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice d) {
+  if (ctx == NULL) return kInvalidValue;
+  if (d < 0 || d >= device_count()) return kInvalidDevice;
+  *ctx = (CUcontext)(uintptr_t)(0x1000 + d);
+  return kSuccess;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { return d < 0 ? kInvalidDevice : kSuccess; }
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+  current_context = ctx;
+  return kSuccess;
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext* ctx) {
+  if (ctx == NULL) return kInvalidValue;
+  *ctx = current_context;
+  return kSuccess;
+}
+EXPORT CUresult cuCtxGetDevice(CUdevice* d) {
+  if (d == NULL) return kInvalidValue;
+  if (current_context == NULL) return kInvalidContext;
+  *d = (CUdevice)((uintptr_t)current_context - 0x1000);
+  return kSuccess;
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  if (free_bytes == NULL || total == NULL) return kInvalidValue;
+  if (current_context == NULL) return kInvalidContext;
+  *total = 80ull << 30;
+  *free_bytes = 79ull << 30;
+  return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t size,
-                                                                          CUstream stream) {
+// Allocation paths.
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t size) { return fake_alloc(dptr, size); }
+EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                                   unsigned element) {
+  if (pitch == NULL || element == 0) return kInvalidValue;
+  *pitch = (width + 511) & ~(size_t)511;
+  return fake_alloc(dptr, *pitch * height);
+}
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t size, unsigned flags) {
+  (void)flags;
+  CUresult r = fake_alloc(dptr, size);
+  if (r == kSuccess) *dptr += 0x200;
+  return r;
+}
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t size, CUstream stream) {
   (void)stream;
   CUresult r = fake_alloc(dptr, size);
   if (r == kSuccess) *dptr += 0x100;  // not 2 MiB aligned: told apart from cuMemAlloc_v2's
   return r;
 }
-
-__attribute__((visibility("default"), noinline)) CUresult cuMemFree_v2(CUdeviceptr ptr) {
+EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t size, CUstream stream) {
+  return cuMemAllocAsync(dptr, size, stream);
+}
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t size, void* pool, CUstream stream) {
+  if (pool == NULL) return kInvalidValue;
+  return cuMemAllocAsync(dptr, size, stream);
+}
+EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t size, void* pool, CUstream stream) {
+  return cuMemAllocFromPoolAsync(dptr, size, pool, stream);
+}
+EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t size) {
+  if (pp == NULL) return kInvalidValue;
+  CUdeviceptr d = 0;
+  CUresult r = fake_alloc(&d, size);
+  if (r == kSuccess) *pp = (void*)(uintptr_t)(d | 0x8000000000000000ull);
+  return r;
+}
+EXPORT CUresult cuMemHostAlloc(void** pp, size_t size, unsigned flags) {
+  (void)flags;
+  return cuMemAllocHost_v2(pp, size);
+}
+EXPORT CUresult cuMemFreeHost(void* p) { return p == NULL ? kInvalidValue : kSuccess; }
+EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
   frees_seen += ptr != 0;
   return kSuccess;
 }
-
-__attribute__((visibility("default"), noinline)) CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   async_frees_seen += ptr != 0 && stream != NULL;
   return kSuccess;
 }
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr ptr, CUstream stream) { return cuMemFreeAsync(ptr, stream); }
+EXPORT CUresult cuMemPoolTrimTo(void* pool, size_t keep) {
+  (void)keep;
+  return pool == NULL ? kInvalidValue : kSuccess;
+}
+// Virtual memory management: a handle stands for physical memory; map/unmap succeed.
+EXPORT CUresult cuMemCreate(uint64_t* handle, size_t size, const void* prop, unsigned long long flags) {
+  (void)flags;
+  if (handle == NULL || prop == NULL) return kInvalidValue;
+  CUdeviceptr d = 0;
+  CUresult r = fake_alloc(&d, size);
+  if (r == kSuccess) *handle = d >> 21;
+  return r;
+}
+EXPORT CUresult cuMemRelease(uint64_t handle) { return handle == 0 ? kInvalidValue : kSuccess; }
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, uint64_t handle,
+                         unsigned long long flags) {
+  (void)size, (void)offset, (void)flags;
+  return ptr == 0 || handle == 0 ? kInvalidValue : kSuccess;
+}
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  (void)size;
+  return ptr == 0 ? kInvalidValue : kSuccess;
+}
+// Arrays: an opaque handle each.
+EXPORT CUresult cuArrayCreate_v2(void** array, const void* desc) {
+  if (array == NULL || desc == NULL) return kInvalidValue;
+  CUdeviceptr d = 0;
+  CUresult r = fake_alloc(&d, 1);
+  if (r == kSuccess) *array = (void*)(uintptr_t)d;
+  return r;
+}
+EXPORT CUresult cuArray3DCreate_v2(void** array, const void* desc) { return cuArrayCreate_v2(array, desc); }
+EXPORT CUresult cuArrayDestroy(void* array) { return array == NULL ? kInvalidValue : kSuccess; }
 
-// Work, names and CUDA graphs (the graph and names integration test). Handles are
-// distinct fake values; every call succeeds; nothing runs. Each function has its own
-// body so that no two share an address (a uprobe per entry point).
+// Launch paths.
+EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
+  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)params,
+      (void)extra;
+  return f == NULL ? kInvalidValue : fake_launch();
+}
+EXPORT CUresult cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra);
+}
+EXPORT CUresult cuLaunchKernelEx(const void* config, void* f, void** params, void** extra) {
+  (void)params, (void)extra;
+  return config == NULL || f == NULL ? kInvalidValue : fake_launch();
+}
+EXPORT CUresult cuLaunchKernelEx_ptsz(const void* config, void* f, void** params, void** extra) {
+  return cuLaunchKernelEx(config, f, params, extra);
+}
+EXPORT CUresult cuLaunchCooperativeKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                          unsigned by, unsigned bz, unsigned shared, CUstream s,
+                                          void** params) {
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+EXPORT CUresult cuLaunchCooperativeKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                               unsigned by, unsigned bz, unsigned shared, CUstream s,
+                                               void** params) {
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+EXPORT CUresult cuGraphLaunch(void* exec, CUstream s) {
+  (void)s;
+  return exec == NULL ? kInvalidValue : fake_launch();
+}
+EXPORT CUresult cuGraphLaunch_ptsz(void* exec, CUstream s) { return cuGraphLaunch(exec, s); }
+
+// Synchronizing calls: wait for the pretend GPU queue.
+EXPORT CUresult cuCtxSynchronize(void) { return fake_sync(); }
+EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  (void)ctx;
+  return fake_sync();
+}
+EXPORT CUresult cuStreamSynchronize(CUstream s) {
+  (void)s;
+  return fake_sync();
+}
+EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
+EXPORT CUresult cuEventSynchronize(void* e) { return e == NULL ? kInvalidValue : fake_sync(); }
+EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
+  (void)dst, (void)src, (void)n;
+  return fake_sync();
+}
+EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) {
+  return cuMemcpyDtoH_v2(dst, src, n);
+}
+EXPORT CUresult cuStreamIsCapturing(CUstream s, int* status) {
+  (void)s;
+  if (status == NULL) return kInvalidValue;
+  *status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  return kSuccess;
+}
+EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, int* status) { return cuStreamIsCapturing(s, status); }
+EXPORT CUresult cuGetExportTable(const void** table, const void* id) {
+  (void)table, (void)id;
+  return kNotSupported;
+}
+
+// Names, memsets, copies and CUDA graphs (the fidelity integration tests; launches,
+// cuMemcpyDtoH_v2 and cuGraphLaunch are above). Handles are distinct fake values; every
+// call succeeds; nothing runs. Each function has its own body so that no two share an
+// address (a uprobe per entry point).
 typedef void* CUfunction;
 typedef void* CUmodule;
 typedef void* CUgraph;
@@ -72,8 +324,7 @@ static void* fake_handle(void) {
   return (void*)next_handle;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod,
-                                                                              const char* name) {
+EXPORT CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
   (void)mod;
   if (f == NULL || name == NULL) return kInvalidValue;
   *f = fake_handle();
@@ -81,80 +332,151 @@ __attribute__((visibility("default"), noinline)) CUresult cuModuleGetFunction(CU
 }
 
 // cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, shared, stream, params, extra)
-__attribute__((visibility("default"), noinline)) CUresult cuLaunchKernel(
-    CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-    unsigned shared, CUstream stream, void** params, void** extra) {
-  (void)params;
-  (void)extra;
-  work_seen += (uint64_t)(uintptr_t)f + gx + gy + gz + bx + by + bz + shared + (uint64_t)(uintptr_t)stream;
-  return f == NULL ? kInvalidValue : kSuccess;
-}
-
-__attribute__((visibility("default"), noinline)) CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value,
-                                                                           size_t n, CUstream stream) {
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t n, CUstream stream) {
   work_seen += dst + value + n + 1 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value,
-                                                                        size_t n) {
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
   work_seen += dst + value + n + 2;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch,
-                                                                             unsigned short value,
-                                                                             size_t width, size_t height,
-                                                                             CUstream stream) {
+EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch, unsigned short value, size_t width,
+                                   size_t height, CUstream stream) {
   work_seen += dst + pitch + value + width + height + 3 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst,
-                                                                               const void* src, size_t n,
-                                                                               CUstream stream) {
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream stream) {
   work_seen += dst + (uint64_t)(uintptr_t)src + n + 4 + (uint64_t)(uintptr_t)stream;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src,
-                                                                          size_t n) {
-  work_seen += (uint64_t)(uintptr_t)dst + src + n + 5;
-  return kSuccess;
-}
-
-__attribute__((visibility("default"), noinline)) CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
   work_seen += (uint64_t)(uintptr_t)stream + (unsigned)mode + 6;
   return stream == NULL ? kInvalidValue : kSuccess;  // the legacy stream cannot capture
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuStreamEndCapture(CUstream stream,
-                                                                             CUgraph* graph) {
+EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   if (graph == NULL) return kInvalidValue;
   work_seen += (uint64_t)(uintptr_t)stream + 7;
   *graph = fake_handle();
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuGraphInstantiateWithFlags(
-    CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
   if (exec == NULL || graph == NULL) return kInvalidValue;
   work_seen += flags + 8;
   *exec = fake_handle();
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
-  work_seen += (uint64_t)(uintptr_t)exec + (uint64_t)(uintptr_t)stream + 9;
-  return exec == NULL ? kInvalidValue : kSuccess;
-}
-
-__attribute__((visibility("default"), noinline)) CUresult cuGraphExecDestroy(CUgraphExec exec) {
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   work_seen += (uint64_t)(uintptr_t)exec + 10;
   return kSuccess;
 }
 
-__attribute__((visibility("default"), noinline)) CUresult cuGraphDestroy(CUgraph graph) {
+EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   work_seen += (uint64_t)(uintptr_t)graph + 11;
   return kSuccess;
+}
+
+// cuGetProcAddress: name + version + per-thread flag -> entry point, as the driver's
+// own table does (CUDA 12+ runtimes get every function this way).
+EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, uint64_t flags, int* status);
+EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, uint64_t flags);
+
+typedef void (*any_fn)(void);
+struct ProcEntry {
+  const char* name;
+  int version;
+  int per_thread;
+  any_fn fn;
+};
+#define E(n, v, p, f) \
+  { n, v, p, (any_fn)(f) }
+static const struct ProcEntry kProcs[] = {
+    E("cuInit", 2000, 0, cuInit),
+    E("cuDriverGetVersion", 2020, 0, cuDriverGetVersion),
+    E("cuDeviceGetCount", 2000, 0, cuDeviceGetCount),
+    E("cuDeviceGet", 2000, 0, cuDeviceGet),
+    E("cuDeviceTotalMem", 3020, 0, cuDeviceTotalMem_v2),
+    E("cuDevicePrimaryCtxRetain", 7000, 0, cuDevicePrimaryCtxRetain),
+    E("cuDevicePrimaryCtxRelease", 11000, 0, cuDevicePrimaryCtxRelease_v2),
+    E("cuCtxSetCurrent", 4000, 0, cuCtxSetCurrent),
+    E("cuCtxGetCurrent", 4000, 0, cuCtxGetCurrent),
+    E("cuCtxGetDevice", 2000, 0, cuCtxGetDevice),
+    E("cuMemGetInfo", 3020, 0, cuMemGetInfo_v2),
+    E("cuMemAlloc", 3020, 0, cuMemAlloc_v2),
+    E("cuMemAllocPitch", 3020, 0, cuMemAllocPitch_v2),
+    E("cuMemAllocManaged", 6000, 0, cuMemAllocManaged),
+    E("cuMemAllocAsync", 11020, 0, cuMemAllocAsync),
+    E("cuMemAllocAsync", 11020, 1, cuMemAllocAsync_ptsz),
+    E("cuMemAllocFromPoolAsync", 11020, 0, cuMemAllocFromPoolAsync),
+    E("cuMemAllocFromPoolAsync", 11020, 1, cuMemAllocFromPoolAsync_ptsz),
+    E("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2),
+    E("cuMemHostAlloc", 2020, 0, cuMemHostAlloc),
+    E("cuMemFreeHost", 2000, 0, cuMemFreeHost),
+    E("cuMemFree", 3020, 0, cuMemFree_v2),
+    E("cuMemFreeAsync", 11020, 0, cuMemFreeAsync),
+    E("cuMemFreeAsync", 11020, 1, cuMemFreeAsync_ptsz),
+    E("cuMemPoolTrimTo", 11020, 0, cuMemPoolTrimTo),
+    E("cuMemCreate", 10020, 0, cuMemCreate),
+    E("cuMemRelease", 10020, 0, cuMemRelease),
+    E("cuMemMap", 10020, 0, cuMemMap),
+    E("cuMemUnmap", 10020, 0, cuMemUnmap),
+    E("cuArrayCreate", 3020, 0, cuArrayCreate_v2),
+    E("cuArray3DCreate", 3020, 0, cuArray3DCreate_v2),
+    E("cuArrayDestroy", 2000, 0, cuArrayDestroy),
+    E("cuLaunchKernel", 4000, 0, cuLaunchKernel),
+    E("cuLaunchKernel", 7000, 1, cuLaunchKernel_ptsz),
+    E("cuLaunchKernelEx", 11060, 0, cuLaunchKernelEx),
+    E("cuLaunchKernelEx", 11060, 1, cuLaunchKernelEx_ptsz),
+    E("cuLaunchCooperativeKernel", 9000, 0, cuLaunchCooperativeKernel),
+    E("cuLaunchCooperativeKernel", 9000, 1, cuLaunchCooperativeKernel_ptsz),
+    E("cuGraphLaunch", 10000, 0, cuGraphLaunch),
+    E("cuGraphLaunch", 10000, 1, cuGraphLaunch_ptsz),
+    E("cuCtxSynchronize", 2000, 0, cuCtxSynchronize),
+    E("cuCtxSynchronize", 13000, 0, cuCtxSynchronize_v2),
+    E("cuStreamSynchronize", 2000, 0, cuStreamSynchronize),
+    E("cuStreamSynchronize", 7000, 1, cuStreamSynchronize_ptsz),
+    E("cuEventSynchronize", 2000, 0, cuEventSynchronize),
+    E("cuMemcpyDtoH", 3020, 0, cuMemcpyDtoH_v2),
+    E("cuMemcpyDtoH", 7000, 1, cuMemcpyDtoH_v2_ptds),
+    E("cuStreamIsCapturing", 10000, 0, cuStreamIsCapturing),
+    E("cuStreamIsCapturing", 10000, 1, cuStreamIsCapturing_ptsz),
+    E("cuGetExportTable", 3000, 0, cuGetExportTable),
+    E("cuGetProcAddress", 11030, 0, cuGetProcAddress),
+    E("cuGetProcAddress", 12000, 0, cuGetProcAddress_v2),
+};
+#undef E
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, uint64_t flags, int* status) {
+  if (symbol == NULL || pfn == NULL) return kInvalidValue;
+  *pfn = NULL;
+  int want_pt = (flags & 2) != 0;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+  const struct ProcEntry* best = NULL;
+  int found_name = 0;
+  for (size_t i = 0; i < sizeof kProcs / sizeof kProcs[0]; ++i) {
+    const struct ProcEntry* e = &kProcs[i];
+    if (strcmp(e->name, symbol) != 0) continue;
+    found_name = 1;
+    if (e->version > version) continue;
+    if (e->per_thread && !want_pt) continue;
+    if (best == NULL || e->per_thread > best->per_thread ||
+        (e->per_thread == best->per_thread && e->version > best->version))
+      best = e;
+  }
+  if (best == NULL) {
+    if (status) *status = found_name ? 2 : 1;  // VERSION_NOT_SUFFICIENT : SYMBOL_NOT_FOUND
+    return kNotFound;
+  }
+  *pfn = (void*)best->fn;
+  if (status) *status = 0;
+  return kSuccess;
+}
+
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, uint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
 }

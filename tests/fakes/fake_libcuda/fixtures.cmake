@@ -10,7 +10,9 @@ if(NOT TARGET eacgm_fake_libcuda)
     PREFIX "lib" OUTPUT_NAME "cuda" SUFFIX ".so.1" NO_SONAME ON
     C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fake_libcuda)
-  target_link_options(eacgm_fake_libcuda PRIVATE -Wl,-soname,libcuda.so.1)
+  # -Bsymbolic: its entry points call each other directly, as the real driver does, never
+  # through an interposed (preloaded) definition.
+  target_link_options(eacgm_fake_libcuda PRIVATE -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic)
   set(EACGM_FAKE_LIBCUDA_PATH ${CMAKE_BINARY_DIR}/fake_libcuda/libcuda.so.1)
 
   function(eacgm_fake_libcuda_attach)

@@ -1,0 +1,9 @@
+# libeacgm_hook.so's overhead per launch and per allocation against the fake libcuda
+# (eacgm_bench_hook); included from bench/CMakeLists.txt.
+find_package(benchmark REQUIRED)
+add_executable(eacgm_bench_hook ${CMAKE_SOURCE_DIR}/bench/hook_overhead_bench.cpp)
+target_link_libraries(eacgm_bench_hook PRIVATE benchmark::benchmark ${CMAKE_DL_LIBS})
+target_compile_definitions(eacgm_bench_hook PRIVATE
+  EACGM_FAKE_LIBCUDA="${CMAKE_BINARY_DIR}/fake_libcuda/libcuda.so.1"
+  EACGM_HOOK_LIB="${CMAKE_BINARY_DIR}/libeacgm_hook.so")
+add_dependencies(eacgm_bench_hook eacgm_hook eacgm_fake_libcuda)

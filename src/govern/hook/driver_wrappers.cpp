@@ -1,0 +1,79 @@
+// The exported wrappers, generated from hooked_functions.def: each finds its real
+// function, runs its policy's pre hook, calls the driver (or NVML), runs the post hook.
+// No exception can leave them: the hook is built with -fno-exceptions.
+#include <array>
+
+#include "govern/hook/cuda_types.h"
+#include "govern/hook/policies.h"
+#include "govern/hook/real_functions.h"
+
+#define EACGM_EXPORT extern "C" __attribute__((visibility("default")))
+#define EACGM_UNPAREN(...) __VA_ARGS__
+
+namespace eacgm::govern::hook {
+namespace {
+
+template <typename Policy, typename Ret, typename Real, typename... A>
+__attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
+  typename Policy::State state{};
+  Ret r = Policy::pre(state, a...);
+  if (r != 0) return r;
+  r = real(a...);
+  Policy::post(state, r, a...);
+  return r;
+}
+
+}  // namespace
+}  // namespace eacgm::govern::hook
+
+// The parameter and argument lists are spliced in as written: they cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args)                         \
+  EACGM_EXPORT CUresult name params {                                                                      \
+    using eacgm::govern::HookId;                                                                           \
+    using Fn = CUresult(*) params;                                                                         \
+    auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name));                    \
+    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                                                      \
+    return eacgm::govern::hook::invoke<eacgm::govern::hook::policy, CUresult>(real EACGM_COMMA_ARGS args); \
+  }
+#define EACGM_NVML(name, policy, params, args)                                          \
+  EACGM_EXPORT nvmlReturn_t name params {                                               \
+    using eacgm::govern::HookId;                                                        \
+    using Fn = nvmlReturn_t(*) params;                                                  \
+    auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name)); \
+    if (real == nullptr) return kNvmlFunctionNotFound;                                  \
+    return eacgm::govern::hook::invoke<eacgm::govern::hook::policy, nvmlReturn_t>(      \
+        real EACGM_COMMA_ARGS args);                                                    \
+  }
+// NOLINTEND(bugprone-macro-parentheses)
+// "(a, b)" -> ", a, b" and "()" -> "" (no trailing comma for functions without arguments).
+#define EACGM_COMMA_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
+#include "govern/hookcore/hooked_functions.def"
+#undef EACGM_DRIVER
+#undef EACGM_NVML
+
+// cuGetProcAddress and cuGetProcAddress_v2 are written by hand (symbol_routes.cpp).
+// NOLINTNEXTLINE(readability-identifier-naming): the driver's name
+extern "C" CUresult cuGetProcAddress(const char*, void**, int, cuuint64_t);
+extern "C" CUresult cuGetProcAddress_v2(const char*, void**, int, cuuint64_t,
+                                        CUdriverProcAddressQueryResult*);
+
+namespace eacgm::govern::hook {
+namespace {
+
+const std::array<void*, kHookCount> kWrappers = {
+#define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args) \
+  reinterpret_cast<void*>(&::name),
+#define EACGM_NVML(name, policy, params, args) reinterpret_cast<void*>(&::name),
+#include "govern/hookcore/hooked_functions.def"
+#undef EACGM_DRIVER
+#undef EACGM_NVML
+    reinterpret_cast<void*>(&::cuGetProcAddress),
+    reinterpret_cast<void*>(&::cuGetProcAddress_v2),
+};
+
+}  // namespace
+
+void* wrapper_address(HookId id) { return kWrappers[index_of(id)]; }
+
+}  // namespace eacgm::govern::hook

@@ -1,0 +1,207 @@
+// The pre/post hooks named in hooked_functions.def. Each policy has a State that carries
+// what pre learned to post; pre may refuse the call (its error is returned and the
+// driver is not called); post sees every result, failures included, to undo a
+// reservation. Overloads pick the arguments each signature has.
+#pragma once
+
+#include <cstdint>
+
+#include "govern/hook/cuda_types.h"
+#include "govern/hook/hook_runtime.h"
+#include "govern/hook/memory_hooks.h"
+#include "govern/hook/quota_gate.h"
+
+namespace eacgm::govern::hook {
+
+struct Passthrough {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    return CUDA_SUCCESS;
+  }
+  template <typename... A>
+  static void post(State&, CUresult, A...) {}
+};
+
+// cuMemAlloc_v2, cuMemAllocManaged, cuMemAllocAsync(_ptsz), cuMemAllocFromPoolAsync(_ptsz):
+// device memory on the current context's device.
+struct DeviceAlloc {
+  using State = Reservation;
+  template <typename... Rest>
+  static CUresult pre(State& s, CUdeviceptr* dptr, size_t bytes, Rest...) {
+    if (dptr == nullptr) return CUDA_SUCCESS;  // the driver reports the bad argument
+    return reserve_on_current_device(s, bytes);
+  }
+  template <typename... Rest>
+  static void post(State& s, CUresult r, CUdeviceptr* dptr, size_t bytes, Rest...) {
+    settle(s, r, runtime().device_allocs, dptr != nullptr ? *dptr : 0, bytes);
+  }
+};
+
+// cuMemAllocPitch_v2: reserves the widest pitch the driver may choose (rows rounded up
+// to 512 bytes), then settles on the pitch it chose.
+struct PitchAlloc {
+  using State = Reservation;
+  static CUresult pre(State& s, CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height, unsigned) {
+    if (dptr == nullptr || pitch == nullptr) return CUDA_SUCCESS;
+    return reserve_on_current_device(s, ((static_cast<std::uint64_t>(width) + 511) & ~511ull) * height);
+  }
+  static void post(State& s, CUresult r, CUdeviceptr* dptr, size_t* pitch, size_t, size_t height, unsigned) {
+    std::uint64_t actual =
+        (r == CUDA_SUCCESS && pitch != nullptr) ? static_cast<std::uint64_t>(*pitch) * height : 0;
+    settle(s, r, runtime().device_allocs, dptr != nullptr ? *dptr : 0, actual);
+  }
+};
+
+// cuMemFree_v2, cuMemFreeAsync(_ptsz). A stream-ordered free is counted when it is
+// issued: no later allocation can be served from that memory before the stream reaches
+// the free, and the pool keeps it only as cached memory of ours.
+struct DeviceFree {
+  using State = PendingFree;
+  template <typename... Rest>
+  static CUresult pre(State& s, CUdeviceptr dptr, Rest...) {
+    begin_free(s, runtime().device_allocs, dptr);
+    return CUDA_SUCCESS;
+  }
+  template <typename... Rest>
+  static void post(State& s, CUresult r, CUdeviceptr, Rest...) {
+    end_free(s, r, runtime().device_allocs);
+  }
+};
+
+// cuMemCreate: physical memory on the device its properties name (not the current
+// context's: VMM allocations may be made for any device).
+struct PhysicalAlloc {
+  using State = Reservation;
+  static CUresult pre(State& s, CUmemGenericAllocationHandle* handle, size_t bytes,
+                      const CUmemAllocationProp* prop, unsigned long long) {
+    if (handle == nullptr || prop == nullptr || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+      return CUDA_SUCCESS;  // host memory, or an argument the driver will refuse
+    return reserve_on_device(s, prop->location.id, bytes);
+  }
+  static void post(State& s, CUresult r, CUmemGenericAllocationHandle* handle, size_t bytes,
+                   const CUmemAllocationProp*, unsigned long long) {
+    settle(s, r, runtime().physical_allocs, handle != nullptr ? *handle : 0, bytes);
+  }
+};
+
+struct PhysicalFree {
+  using State = PendingFree;
+  static CUresult pre(State& s, CUmemGenericAllocationHandle handle) {
+    begin_free(s, runtime().physical_allocs, handle);
+    return CUDA_SUCCESS;
+  }
+  static void post(State& s, CUresult r, CUmemGenericAllocationHandle) {
+    end_free(s, r, runtime().physical_allocs);
+  }
+};
+
+struct ArrayAlloc {
+  using State = Reservation;
+  template <typename Desc>
+  static CUresult pre(State& s, CUarray* array, const Desc* desc) {
+    if (array == nullptr || desc == nullptr) return CUDA_SUCCESS;
+    return reserve_on_current_device(s, array_bytes(desc));
+  }
+  template <typename Desc>
+  static void post(State& s, CUresult r, CUarray* array, const Desc* desc) {
+    settle(s, r, runtime().arrays, array != nullptr ? reinterpret_cast<std::uintptr_t>(*array) : 0,
+           array_bytes(desc));
+  }
+};
+
+struct ArrayFree {
+  using State = PendingFree;
+  static CUresult pre(State& s, CUarray array) {
+    begin_free(s, runtime().arrays, reinterpret_cast<std::uintptr_t>(array));
+    return CUDA_SUCCESS;
+  }
+  static void post(State& s, CUresult r, CUarray) { end_free(s, r, runtime().arrays); }
+};
+
+struct HostAlloc {
+  struct State {};
+  template <typename... Rest>
+  static CUresult pre(State&, void**, size_t, Rest...) {
+    return CUDA_SUCCESS;
+  }
+  template <typename... Rest>
+  static void post(State&, CUresult r, void** pp, size_t bytes, Rest...) {
+    host_allocated(r, pp != nullptr ? *pp : nullptr, bytes);
+  }
+};
+
+struct HostFree {
+  using State = PendingFree;
+  static CUresult pre(State& s, void* p) {
+    begin_host_free(s, p);
+    return CUDA_SUCCESS;
+  }
+  static void post(State& s, CUresult r, void*) { end_host_free(s, r); }
+};
+
+struct MemInfo {
+  struct State {};
+  static CUresult pre(State&, size_t*, size_t*) { return CUDA_SUCCESS; }
+  static void post(State&, CUresult r, size_t* free_bytes, size_t* total) {
+    if (r == CUDA_SUCCESS && free_bytes != nullptr && total != nullptr) limit_mem_info(free_bytes, total);
+  }
+};
+
+struct TotalMem {
+  struct State {};
+  static CUresult pre(State&, size_t*, CUdevice) { return CUDA_SUCCESS; }
+  static void post(State&, CUresult r, size_t* bytes, CUdevice device) {
+    if (r == CUDA_SUCCESS && bytes != nullptr) limit_total_mem(bytes, device);
+  }
+};
+
+// Launches: the quota gate first (a relaxed load when no scheduler is configured).
+struct Launch {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A... a) {
+    (void)runtime();  // the first call may be a launch: the quota gate is set up with the runtime
+    return launch_gate(stream_of(a...));
+  }
+  template <typename... A>
+  static void post(State&, CUresult, A...) {}
+
+ private:
+  // cuLaunchKernel(_ptsz) and cuLaunchCooperativeKernel(_ptsz): the 9th argument.
+  template <typename... Rest>
+  static CUstream stream_of(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            CUstream s, Rest...) {
+    return s;
+  }
+  static CUstream stream_of(const CUlaunchConfig* config, CUfunction, void**, void**) {
+    return config != nullptr ? config->hStream : nullptr;
+  }
+  static CUstream stream_of(CUgraphExec, CUstream s) { return s; }
+};
+
+struct SyncPoint {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    return CUDA_SUCCESS;
+  }
+  template <typename... A>
+  static void post(State&, CUresult r, A...) {
+    if (r == CUDA_SUCCESS) sync_point();
+  }
+};
+
+struct NvmlMemInfo {
+  struct State {};
+  template <typename M>
+  static nvmlReturn_t pre(State&, nvmlDevice_t, M*) {
+    return kNvmlSuccess;
+  }
+  template <typename M>
+  static void post(State&, nvmlReturn_t r, nvmlDevice_t dev, M* mem) {
+    if (r == kNvmlSuccess && mem != nullptr) limit_nvml_memory(dev, &mem->total, &mem->free, &mem->used);
+  }
+};
+
+}  // namespace eacgm::govern::hook
