@@ -44,15 +44,16 @@ void GpuScheduler::request(ClientId client, const std::string& tenant, std::uint
   // Another process of the holding tenant (or a renewal) shares the running slice if
   // enough of it is left for the burst it expects.
   if (held_ && holder_ == tenant && slice_end_ - now >= std::max<Micros>(min_slice_, predicted_us)) {
-    slices_[client] = {now, slice_end_};
+    slices_[client] = {now, slice_end_, tenant};
     out->push_back({client, static_cast<std::uint32_t>(slice_end_ - now)});
     return;
   }
   auto w =
       std::find_if(waiting_.begin(), waiting_.end(), [&](const Waiter& x) { return x.client == client; });
   if (w == waiting_.end()) waiting_.push_back({client, tenant, predicted_us, now});
-  // A holder whose client asks again with too little left hands the token back now.
-  if (held_ && holder_ == tenant) release_token(now);
+  // A holder whose client asks again with too little left hands the token back now,
+  // unless other processes of it still run work in the slice.
+  if (held_ && holder_ == tenant && !holder_draining()) release_token(now);
   dispatch(now, out);
 }
 
@@ -63,8 +64,17 @@ void GpuScheduler::drop_client(ClientId client, Micros now, std::vector<Grant>* 
 }
 
 void GpuScheduler::tick(Micros now, std::vector<Grant>* out) {
-  if (held_ && now >= slice_end_) release_token(now);
+  // Past the slice the holder's queued work may still run: hand the token on when it has
+  // drained (every process of the holder reported back) or the grace period is over.
+  // With nobody waiting, the slice just ends (its overrun is billed when reported).
+  if (held_ && now >= slice_end_ &&
+      (waiting_.empty() || !holder_draining() || now >= slice_end_ + max_slice_))
+    release_token(now);
   dispatch(now, out);
+}
+
+bool GpuScheduler::holder_draining() const {
+  return std::any_of(slices_.begin(), slices_.end(), [&](const auto& s) { return s.second.tenant == holder_; });
 }
 
 void GpuScheduler::release_token(Micros now) {
@@ -136,7 +146,7 @@ void GpuScheduler::grant_to(const std::string& tenant, Micros now, std::vector<G
       continue;
     }
     t.wait_total += now - it->since;
-    slices_[it->client] = {now, slice_end_};
+    slices_[it->client] = {now, slice_end_, tenant};
     out->push_back({it->client, static_cast<std::uint32_t>(slice)});
     it = waiting_.erase(it);
   }
@@ -145,6 +155,7 @@ void GpuScheduler::grant_to(const std::string& tenant, Micros now, std::vector<G
 void GpuScheduler::update_deadline(Micros now) {
   if (held_) {
     deadline_ = slice_end_;
+    if (now >= slice_end_) deadline_ = slice_end_ + max_slice_;  // draining: the grace period's end
   } else if (!waiting_.empty()) {
     deadline_ =
         now + std::max<Micros>(min_slice_ / 2, 500);  // everyone waiting is at its limit: look again soon

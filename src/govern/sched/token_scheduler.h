@@ -1,5 +1,8 @@
 // One GPU's time-token scheduler (one instance per GPU): at most one tenant holds the
-// token at a time; every process of that tenant may launch while it holds it. The next
+// token at a time; every process of that tenant may launch while it holds it. When a
+// slice ends, the token passes on once the holder's processes have reported back (their
+// queued work has drained) or a grace period of one max_slice has passed, so the next
+// holder's slice does not start under the last one's tail. The next
 // holder is the waiting tenant furthest below its request (usage / request over the
 // sliding window), never one at its limit. Pure logic on a clock the caller passes in,
 // so tests run it on simulated time.
@@ -77,9 +80,12 @@ class GpuScheduler {
   struct ClientSlice {
     Micros granted_at;
     Micros ends_at;
+    std::string tenant;
   };
 
   void release_token(Micros now);
+  // Whether a process that shared the holder's slice has not reported back since.
+  bool holder_draining() const;
   void dispatch(Micros now, std::vector<Grant>* out);
   void grant_to(const std::string& tenant, Micros now, std::vector<Grant>* out);
   void update_deadline(Micros now);

@@ -91,8 +91,9 @@ TEST(GpuScheduler, TenantBelowItsRequestGoesFirst) {
   s.request(0, "a", 0, 0, 2'000 * kMs + 1, &g);  // waits behind b's new slice
   s.request(2, "c", 0, 0, 2'000 * kMs + 2, &g);
   ASSERT_TRUE(g.empty());
-  Micros t = s.next_deadline();
-  s.tick(t, &g);
+  s.tick(s.next_deadline(), &g);
+  ASSERT_TRUE(g.empty()) << "b's process has not reported back: its work may still run";
+  s.tick(s.next_deadline(), &g);  // the grace period
   ASSERT_EQ(g.size(), 1u);
   // a and c have used nothing (0 / request): the earliest of them to ask, not b.
   EXPECT_EQ(g[0].client, 0u);
@@ -111,6 +112,41 @@ TEST(GpuScheduler, DroppedClientDoesNotHoldUpOthers) {
   s.tick(s.next_deadline(), &g);
   EXPECT_TRUE(g.empty()) << "nobody waits any more";
   EXPECT_EQ(s.next_deadline(), 0);
+}
+
+TEST(GpuScheduler, TokenPassesWhenTheHoldersQueuedWorkHasDrained) {
+  GpuScheduler s(10'000 * kMs, 1 * kMs, 20 * kMs);
+  s.configure({{"a", 0.5, 1.0}, {"b", 0.5, 1.0}}, 10'000 * kMs, 1 * kMs, 20 * kMs);
+  std::vector<Grant> g;
+  s.request(1, "b", 0, 0, 0, &g);
+  ASSERT_EQ(g.size(), 1u);
+  Micros slice = g[0].slice_us;
+  g.clear();
+  s.request(2, "a", 0, 0, 1, &g);
+  s.tick(slice, &g);
+  EXPECT_TRUE(g.empty()) << "b's queued work may still run: a waits";
+  EXPECT_EQ(s.next_deadline(), slice + 20 * kMs) << "at most one max_slice of grace";
+  // b's process finished its queued work 4 ms after the slice and asks again.
+  s.request(1, "b", static_cast<std::uint32_t>(slice + 4 * kMs), 0, slice + 4 * kMs, &g);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].client, 2u);
+  auto times = s.times(slice + 4 * kMs);
+  EXPECT_EQ(times[1].busy_total, slice + 4 * kMs) << "b is billed its slice and its overrun";
+}
+
+TEST(GpuScheduler, SilentHolderLosesTheTokenAfterTheGracePeriod) {
+  GpuScheduler s(10'000 * kMs, 1 * kMs, 20 * kMs);
+  s.configure({{"a", 0.5, 1.0}, {"b", 0.5, 1.0}}, 10'000 * kMs, 1 * kMs, 20 * kMs);
+  std::vector<Grant> g;
+  s.request(1, "b", 0, 0, 0, &g);
+  Micros slice = g[0].slice_us;
+  g.clear();
+  s.request(2, "a", 0, 0, 1, &g);
+  s.tick(slice, &g);
+  ASSERT_TRUE(g.empty());
+  s.tick(s.next_deadline(), &g);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].client, 2u);
 }
 
 TEST(GpuScheduler, ReloadKeepsUsageAndDropsRemovedTenants) {
