@@ -8,7 +8,8 @@
 #   EACGM_BIN_DIR=/path/to/bin bash tests/gpu/govern_check.sh
 #
 # Environment: PY (default /opt/torch/.venv/bin/python3), EACGM_BIN_DIR (default build),
-# GOVERN_SECONDS (shared run, default 60), GOVERN_SOLO_SECONDS (default 15).
+# GOVERN_SECONDS (shared run, default 60), GOVERN_SOLO_SECONDS (default 15),
+# GOVERN_UNMANAGED_SECONDS (the same two tenants without hook or scheduler, default 30).
 # Exit status 0 when every check passes; the table goes to stdout.
 set -uo pipefail
 
@@ -19,6 +20,7 @@ bin=$(cd "$bin" && pwd)
 py=${PY:-/opt/torch/.venv/bin/python3}
 shared_s=${GOVERN_SECONDS:-60}
 solo_s=${GOVERN_SOLO_SECONDS:-15}
+unmanaged_s=${GOVERN_UNMANAGED_SECONDS:-30}
 hook=$bin/libeacgm_hook.so
 sched=$bin/eacgm-sched
 tenant=$here/govern_tenant.py
@@ -59,7 +61,15 @@ tenant_run 1 EACGM_MEMORY_LIMIT=2GiB oom > "$work/oom_env" 2>&1
 tenant_run 1 EACGM_MEMORY_LIMIT=2GiB PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True oom > "$work/oom_vmm" 2>&1
 tenant_run 1 CUDA_DEVICE_MEMORY_LIMIT=3g view > "$work/view_env" 2>&1
 
-# 3. The scheduler with two tenants.
+# 3. The same two tenants unmanaged (no hook, no scheduler): what sharing gives without us.
+tenant_run 0 work "$unmanaged_s" > "$work/free_a" 2>&1 &
+pa=$!
+tenant_run 0 work "$unmanaged_s" > "$work/free_b" 2>&1 &
+pb=$!
+wait $pa $pb
+free_a=$(val rate "$work/free_a"); free_b=$(val rate "$work/free_b")
+
+# 4. The scheduler with two tenants.
 cat > "$work/sched.toml" <<TOML
 [scheduler]
 gpus = 1
@@ -109,7 +119,7 @@ PYEOF
 if command -v promtool >/dev/null; then promtool check metrics < "$work/metrics.txt" > "$work/promtool" 2>&1 || fail "promtool: $(cat "$work/promtool")"; fi
 rate_a=$(val rate "$work/shared_a"); rate_b=$(val rate "$work/shared_b")
 
-# 4. The table and the checks.
+# 5. The table and the checks.
 "$py" - "$work" <<PYEOF
 import sys
 def f(x):
@@ -134,6 +144,10 @@ print(f"{'tenant a (request 30%) achieved share':44} {100 * sa:11.1f}%")
 print(f"{'tenant b (request 70%) achieved share':44} {100 * sb:11.1f}%")
 print(f"{'a : b of the GPU time used (target 30 : 70)':44} {100 * ratio(sa, tot):6.1f} : {100 * ratio(sb, tot):4.1f}")
 print(f"{'scheduler-billed a : b':44} {100 * ratio(ga, ga + gb):6.1f} : {100 * ratio(gb, ga + gb):4.1f}")
+fa, fb = ratio(f("$free_a"), rp), ratio(f("$free_b"), rp)
+print(f"{'unmanaged a : b of the GPU time used':44} {100 * ratio(fa, fa + fb):6.1f} : {100 * ratio(fb, fa + fb):4.1f}")
+print(f"{'total throughput, unmanaged (of a lone one)':44} {100 * (fa + fb):11.1f}%")
+print(f"{'total throughput, managed (of a lone one)':44} {100 * tot:11.1f}%")
 with open(sys.argv[1] + "/shares", "w") as out:
     out.write(f"{100 * ratio(sa, tot):.2f} {100 * ratio(ga, ga + gb):.2f}\n")
 PYEOF
