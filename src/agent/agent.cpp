@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "agent/budget_controller.h"
 #include "core/agent_counters.h"
 #include "core/proc_stat.h"
 #include "probe/attacher.h"
 #include "probe/catalog.h"
+#include "probe/trap_calibration.h"
 #include "sample/gpu_feed.h"
 #include "sample/process_tree.h"
 #include "sample/snapshot_mailbox.h"
@@ -130,6 +132,32 @@ Status Agent::start_up() {
   to.btf_path = options_.btf_path;
   to.python = config.python;
 
+  // Always-on: the probes' cost per process, estimated from calibrated trap costs and
+  // kept within the budget (agent/budget_controller.h).
+  if (config.trace.mode == TraceMode::kAlwaysOn) {
+    TrapCosts costs;
+    if (config.trace.calibrate) {
+      auto measured = probe::calibrate_traps();
+      if (measured) {
+        costs = *measured;
+      } else {
+        say(fmt::format("probe costs not calibrated ({}): no overhead estimates, sample rates stay fixed",
+                        measured.error()));
+      }
+    }
+    BudgetOptions bo;
+    bo.budget = config.trace.budget;
+    bo.adapt = config.trace.budget > 0 && costs.measured;
+    bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
+    const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
+    budget_ = std::make_shared<BudgetController>(
+        consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); }, self ? self->start_ns : 0.0);
+    consumer_ = budget_;
+    BudgetController* b = budget_.get();
+    counters_.add(agent_counter("budget_shift_raises"), [b] { return b->raises(); });
+    counters_.add(agent_counter("budget_shift_lowers"), [b] { return b->lowers(); });
+  }
+
   const bool sample_gpus = options_.sample_gpus && config.gpu.sample;
   std::function<void()> on_round;
   if (sample_gpus) on_round = [this] { drain_gpu(); };
@@ -137,6 +165,11 @@ Status Agent::start_up() {
       to, consumer_, std::move(on_round), [this](const std::string& m) { say(m); }, counters_);
   if (!session) return std::move(session).take_error();
   session_ = std::move(*session);
+  if (budget_) {
+    ingest::TraceSession* ts = session_.get();
+    budget_->set_actuator(
+        [ts](std::uint32_t probe_id, std::uint8_t shift) { return ts->set_probe_sample_shift(probe_id, shift); });
+  }
   // Probes inside the command's own executable (python3.11's USDT notes) are attached
   // before it starts, not after its exec is noticed.
   if (child_) {

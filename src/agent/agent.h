@@ -28,6 +28,8 @@ class SnapshotMailbox;
 
 namespace eacgm::agent {
 
+class BudgetController;
+
 struct AgentOptions {
   Config config;
   std::vector<std::string> probes;        // catalog or spec names; empty: config or defaults
@@ -81,6 +83,7 @@ class Agent {
 
   AgentOptions options_;
   std::shared_ptr<Consumer> consumer_;
+  std::shared_ptr<BudgetController> budget_;  // always-on mode: in front of consumer_
   Notice notice_;
   bool notices_live_ = false;
   std::vector<std::string> held_notices_;

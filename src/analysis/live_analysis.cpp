@@ -50,6 +50,16 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
 
 // A copy of each aggregator: readers get a consistent view that the output thread
 // never touches again; its cost is bounded by the aggregators' key caps.
+void LiveAnalysis::on_overhead(const OverheadReport& report) {
+  overhead_ = report;
+  overhead_.processes.clear();
+  for (const ProcessOverhead& row : report.processes) overhead_rows_[row.pid] = row;
+  if (overhead_rows_.size() > kMaxOverheadRows) {
+    for (auto it = overhead_rows_.begin(); it != overhead_rows_.end() && overhead_rows_.size() > kMaxOverheadRows;)
+      it = it->second.exited ? overhead_rows_.erase(it) : std::next(it);
+  }
+}
+
 void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   // The anomalies change rarely: a copy is made only when they did.
   const AnomalySummary& found = anomalies_.summary();
@@ -60,7 +70,9 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   }
   auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
       std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
+      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_, overhead_});
+  snap->overhead.processes.reserve(overhead_rows_.size());
+  for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));
 }
 

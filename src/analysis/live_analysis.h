@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "analysis/nccl_stats.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
+#include "core/overhead_report.h"
 #include "core/published.h"
 
 namespace eacgm::analysis {
@@ -37,6 +39,9 @@ struct AnalysisSnapshot {
   NcclStats nccl;                                   // NCCL calls per communicator and function
   RollupView series;                                // per-second rollups (shares the ring's chunks)
   std::shared_ptr<const AnomalySummary> anomalies;  // never null once published
+  // Always-on: the probes' estimated cost; per process the latest row (exited ones keep
+  // their final totals), pid order.
+  OverheadReport overhead;
 };
 
 class LiveAnalysis final : public Consumer {
@@ -50,12 +55,15 @@ class LiveAnalysis final : public Consumer {
   // leaks). At the end every process found gone is finalized at once.
   static constexpr std::size_t kExitChecksPerTick = 512;
   static constexpr std::chrono::seconds kExitGrace{2};
+  // Processes whose probe cost is kept (exited ones go first when over).
+  static constexpr std::size_t kMaxOverheadRows = 4096;
   // How a process's exit is checked (default: process_alive, /proc); for tests.
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
+  void on_overhead(const OverheadReport& report) override;
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
@@ -77,6 +85,8 @@ class LiveAnalysis final : public Consumer {
   RollupSeries series_;
   AnomalyDetector anomalies_;
   std::shared_ptr<const AnomalySummary> anomalies_published_;  // remade when it changed
+  OverheadReport overhead_;
+  std::map<std::uint32_t, ProcessOverhead> overhead_rows_;  // bounded: kMaxOverheadRows
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -1,4 +1,5 @@
-// `eacgm probes [--check]`: the catalogs, and which libraries and symbols resolve here.
+// `eacgm probes [--check | --calibrate]`: the catalogs, which libraries and symbols
+// resolve here, and what one probe hit costs on this machine.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "probe/library_match.h"
 #include "probe/library_scan.h"
 #include "probe/python_layouts.h"
+#include "probe/trap_calibration.h"
 #include "probe/usdt_notes.h"
 
 namespace eacgm::cli {
@@ -161,14 +163,40 @@ int list_probes(const CommandContext& ctx, bool check) {
   return 0;
 }
 
+int calibrate() {
+  const probe::CalibrationOptions options;
+  auto costs = probe::calibrate_traps(options);
+  if (!costs) {
+    print_error(costs.error());
+    return 1;
+  }
+  std::printf("cost of one probe hit on this machine (fastest of %u rounds of %u calls, against the bare call):\n",
+              options.rounds, options.calls_per_round);
+  const auto row = [](const char* what, double ns) { std::printf("  %-58s %8.3f us\n", what, ns / 1000.0); };
+  if (costs->session) {
+    row("always-on, counted at entry (return declined)", costs->entry_ns);
+    row("always-on, timed call (entry and return)", costs->entry_return_ns);
+    row("always-on, entry on a single-stepped first instruction", costs->stepped_entry_ns);
+  } else {
+    std::printf("  no uprobe sessions on this kernel (Linux 6.13+): always-on runs per call\n");
+  }
+  row("per call (entry, return and a ring-buffer record)", costs->per_call_ns);
+  return 0;
+}
+
 }  // namespace
 
 void add_probes_command(CLI::App& app, CommandContext& ctx) {
   auto check = std::make_shared<bool>(false);
+  auto calibrate_flag = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("probes", "list the probe catalogs; --check resolves them on this machine");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML) with user probe specs");
-  sub->add_flag("--check", *check, "show which library files and symbols resolve for each spec");
-  sub->final_callback([&ctx, check] { ctx.exit_code = list_probes(ctx, *check); });
+  auto* check_opt = sub->add_flag("--check", *check, "show which library files and symbols resolve for each spec");
+  sub->add_flag("--calibrate", *calibrate_flag, "measure what one probe hit costs on this machine (root)")
+      ->excludes(check_opt);
+  sub->final_callback([&ctx, check, calibrate_flag] {
+    ctx.exit_code = *calibrate_flag ? calibrate() : list_probes(ctx, *check);
+  });
 }
 
 }  // namespace eacgm::cli

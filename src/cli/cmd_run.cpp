@@ -12,6 +12,7 @@
 #include "export/gpu_activity_table.h"
 #include "export/gpu_work_table.h"
 #include "export/memory_table.h"
+#include "export/overhead_report.h"
 #include "export/summary_table.h"
 
 namespace eacgm::cli {
@@ -51,6 +52,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       std::fputs(exporting::render_gpu_work(snap->work).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
+      std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);
     }

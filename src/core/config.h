@@ -19,6 +19,11 @@ struct TraceConfig {
   std::optional<TraceMode> mode;
   // Always-on: time one call in 2^sample_shift per CPU of each counted probe.
   std::uint32_t sample_shift = 4;
+  // Always-on: the probes' estimated cost allowed per traced process, as a fraction of
+  // its CPU time (0.01: 1%); over it, hot probes are timed less often. 0: no control.
+  double budget = 0.01;
+  // Measure the cost of one probe hit at start (probe/trap_calibration.h).
+  bool calibrate = true;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record

@@ -35,7 +35,7 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {"ringbuf_mib",       "wakeup_kib",        "poll_timeout_ms",
                                            "rescan_interval_s", "status_interval_s", "mode",
-                                           "sample_shift"};
+                                           "sample_shift",      "budget",            "calibrate"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
@@ -324,6 +324,11 @@ class ConfigReader {
     if (auto s = read_integer(*table, "sample_shift", ctx, 0, 20, trace.sample_shift); !s) {
       return s;
     }
+    if (auto s = read_number(*table, "budget", ctx, trace.budget); !s) return s;
+    if (table->get("budget") != nullptr) {
+      if (auto s = check_range(*table, "budget", ctx, trace.budget, 0.0, 1.0); !s) return s;
+    }
+    if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
     if (auto s = read_integer(*table, "ringbuf_mib", ctx, 1, 1024, trace.ringbuf_mib); !s) {
       return s;
     }

@@ -14,6 +14,7 @@
 #include "core/call_event.h"
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
+#include "core/overhead_report.h"
 
 namespace eacgm {
 
@@ -30,6 +31,9 @@ class Consumer {
   }
   // One GPU sampling pass, processes already reduced to the traced ones.
   virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
+  // The probes' estimated cost per traced process (agent/budget_controller.h), once a
+  // tick just before on_tick, and once more before on_end.
+  virtual void on_overhead(const OverheadReport& report) { (void)report; }
   // About once a second (the agent's tick), with the agent's counters read on this
   // thread: publish snapshots, roll windows.
   virtual void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
@@ -55,6 +59,9 @@ class ConsumerList final : public Consumer {
   }
   void on_gpu(const GpuSnapshot& snapshot) override {
     for (auto& m : members_) m->on_gpu(snapshot);
+  }
+  void on_overhead(const OverheadReport& report) override {
+    for (auto& m : members_) m->on_overhead(report);
   }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     for (auto& m : members_) m->on_tick(now, counters);

@@ -1,6 +1,8 @@
 // The /proc/<pid>/stat reader.
 #include "core/proc_stat.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +24,13 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
     s.pgrp = pgrp;
     s.tty_nr = tty_nr;
     s.tpgid = tpgid;
+    unsigned long long flags = 0, minflt = 0, cminflt = 0, majflt = 0, cmajflt = 0, utime = 0, stime = 0;
+    if (rest >> flags >> minflt >> cminflt >> majflt >> cmajflt >> utime >> stime) {
+      s.cpu_ticks = utime + stime;
+      long long cutime = 0, cstime = 0, priority = 0, nice = 0, threads = 0, itreal = 0;
+      unsigned long long start = 0;
+      if (rest >> cutime >> cstime >> priority >> nice >> threads >> itreal >> start) s.start_ticks = start;
+    }
   }
   return s;
 }
@@ -29,6 +38,14 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
 bool process_running(std::uint32_t pid, const std::string& proc_root) {
   auto stat = read_proc_stat(pid, proc_root);
   return stat && stat->state != 'Z' && stat->state != 'X';
+}
+
+std::optional<ProcessCpu> process_cpu(std::uint32_t pid, const std::string& proc_root) {
+  auto stat = read_proc_stat(pid, proc_root);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
+  static const double ns_per_tick = 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return ProcessCpu{static_cast<double>(stat->cpu_ticks) * ns_per_tick,
+                    static_cast<double>(stat->start_ticks) * ns_per_tick};
 }
 
 }  // namespace eacgm

@@ -16,6 +16,8 @@ struct ProcStat {
   std::int64_t pgrp = -1;   // process group
   std::int64_t tty_nr = 0;  // controlling terminal; 0: none
   std::int64_t tpgid = -1;  // the terminal's foreground process group; -1: none
+  std::uint64_t cpu_ticks = 0;   // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
+  std::uint64_t start_ticks = 0;  // when it started, in clock ticks since boot
 };
 
 // /proc/<pid>/stat read after the last ')' (the command name may itself hold spaces and
@@ -25,5 +27,14 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
 // Running: /proc/<pid>/stat exists and the state is neither a zombie ('Z') nor dead
 // ('X'), whose memory and handles are gone.
 bool process_running(std::uint32_t pid, const std::string& proc_root = "/proc");
+
+// A process's CPU time (all its threads, user and system) in nanoseconds, at the clock
+// tick's resolution, and when it started (ns since boot); nullopt when it is gone or a
+// zombie.
+struct ProcessCpu {
+  double cpu_ns = 0;
+  double start_ns = 0;
+};
+std::optional<ProcessCpu> process_cpu(std::uint32_t pid, const std::string& proc_root = "/proc");
 
 }  // namespace eacgm

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/gpu_json.h"
+#include "export/overhead_report.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -331,6 +332,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["processes"] = std::move(processes_json(snap, options)["processes"]);
   doc["memory"] = memory_json(snap.memory);
   doc["gpu_work"] = gpu_work_json(snap.work);
+  doc["overhead"] = overhead_json(snap.overhead);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

@@ -184,6 +184,26 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   begin(out, "eacgm_process_gpu_allocated_peak_bytes");
   for (const auto* r : ledger) out.add(ledger_labels(*r), r->peak_bytes);
 
+  // The probes' cost (always-on, calibrated at start): one hit here, and per running
+  // traced process the estimated slowdown over the last few seconds.
+  if (snap.overhead.costs.measured) {
+    const TrapCosts& c = snap.overhead.costs;
+    begin(out, "eacgm_probe_hit_cost_seconds");
+    out.add({{"kind", "entry"}}, c.entry_ns / 1e9);
+    out.add({{"kind", "entry_return"}}, c.entry_return_ns / 1e9);
+    out.add({{"kind", "stepped_entry"}}, c.stepped_entry_ns / 1e9);
+    out.add({{"kind", "per_call"}}, c.per_call_ns / 1e9);
+    begin(out, "eacgm_process_probe_overhead_ratio");
+    std::size_t shown = 0;
+    for (const ProcessOverhead& row : snap.overhead.processes) {
+      if (row.exited || shown++ >= options.max_process_series) continue;
+      analysis::ProcessActivityRow p;
+      p.pid = row.pid;
+      if (auto it = by_pid.find(row.pid); it != by_pid.end()) p.name = it->second.name;
+      out.add(process_labels(p), row.ratio);
+    }
+  }
+
   begin(out, "eacgm_series_folded_total");
   out.add({{"kind", "functions"}}, folded_functions);
   out.add({{"kind", "processes"}}, folded_processes);

@@ -136,6 +136,16 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_process_gpu_allocated_peak_bytes", kGauge, "bytes", "bytes",
               "The most CUDA memory a running traced process held at once through the traced calls.", kLedger,
               kCalls, "probes (memory ledger)"},
+    MetricDef{"eacgm_probe_hit_cost_seconds", kGauge, "seconds", "s",
+              "What one probe hit costs the traced thread on this machine, measured at start "
+              "(`eacgm probes --calibrate`): kind=\"entry\" (a counted call), \"entry_return\" (a timed "
+              "one), \"stepped_entry\" (an entry the kernel single-steps), \"per_call\" (per-call mode).",
+              kFolded, kCalls, "calibration (always-on mode)"},
+    MetricDef{"eacgm_process_probe_overhead_ratio", kGauge, "ratio", "0..1",
+              "Estimated slowdown the probes cause a running traced process over the last few seconds: "
+              "its traps times their calibrated cost, over its own CPU time (trace.budget is the "
+              "allowed value).",
+              kTraced, kCalls, "budget controller (always-on mode)"},
     MetricDef{"eacgm_series_folded_total", kCounter, "", "count",
               "Series beyond [serve] max_function_series / max_process_series, folded into the "
               "`other` series (function=\"other\", pid=\"other\"; memory series beyond "

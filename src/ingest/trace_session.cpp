@@ -255,6 +255,10 @@ Status TraceSession::set_probe_muted(const std::string& function, bool muted) {
   return attacher_->set_muted(function, muted);
 }
 
+Status TraceSession::set_probe_sample_shift(std::uint32_t probe_id, std::uint8_t shift) {
+  return bpf_->set_sample_shift(probe_id, shift);
+}
+
 Status TraceSession::detach_library(const std::string& path) {
   if (!attacher_) return make_error("the trace has stopped");
   return attacher_->detach_file(path);

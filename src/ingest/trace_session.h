@@ -91,6 +91,9 @@ class TraceSession {
   // Mutes (or unmutes) every attached probe of this display name (and ones attached
   // later); an error when none has it.
   Status set_probe_muted(const std::string& function, bool muted);
+  // Times one call in 2^shift per CPU of one counted probe (the budget controller; the
+  // output thread, also while the session stops).
+  Status set_probe_sample_shift(std::uint32_t probe_id, std::uint8_t shift);
   // Detaches a library file's probes (not attached again while it is the same file).
   Status detach_library(const std::string& path);
   // The library files considered, attached or not.

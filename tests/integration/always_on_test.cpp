@@ -3,6 +3,7 @@
 // multi-threaded tight loop (no ring buffer, so nothing to drop), and times a sample.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,10 +18,13 @@ using nlohmann::json;
 constexpr int kThreads = 4;
 constexpr int kIters = 50'000;
 
-json run_loop(const std::string& mode) {
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--mode", mode, "--probes", "cuda_driver",
-                    "--", bin("driver_loop"), "--threads", std::to_string(kThreads), "--iters",
-                    std::to_string(kIters)});
+// `budget`: trace.budget; 0 keeps the sample rate fixed, so the timed share is known.
+json run_loop(const std::string& mode, double budget = 0, int iters = kIters) {
+  const std::string config = temp_dir() + "/always_on.toml";
+  std::ofstream(config) << "[trace]\nbudget = " << budget << "\n";
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--mode", mode, "--probes",
+                    "cuda_driver", "--", bin("driver_loop"), "--threads", std::to_string(kThreads), "--iters",
+                    std::to_string(iters)});
   EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
   return json::parse(eacgm.out());
 }
@@ -72,6 +76,35 @@ TEST(AlwaysOn, LaunchesAreCountedPerKernelHandle) {
   const json doc = run_loop("always-on");
   EXPECT_EQ(by_function(doc)["cuLaunchKernel"]["calls"], std::uint64_t{kThreads} * kIters);
   EXPECT_EQ(doc["accounting"]["count_map_full"], 0);
+}
+
+TEST(AlwaysOn, EstimatesTheProbesCostAndTimesLessToKeepTheBudget) {
+  // A loop that does nothing but probed calls is over any budget on its entry traps
+  // alone: the controller times its probes as rarely as it may, and counts stay exact.
+  // Long enough (about 3 s here) for the controller's once-a-second decisions.
+  constexpr int kLong = 400'000;
+  const json doc = run_loop("always-on", 0.01, kLong);
+  const json& o = doc["overhead"];
+  ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);
+  EXPECT_GT(o["hit_cost_ns"]["entry"].get<double>(), 0);
+  EXPECT_GT(o["hit_cost_ns"]["entry_return"].get<double>(), o["hit_cost_ns"]["entry"].get<double>());
+  ASSERT_EQ(o["processes"].size(), 1u) << o.dump(2);
+  const json& p = o["processes"][0];
+  // 3 counted calls per iteration at the calibrated entry cost at least.
+  EXPECT_GE(p["estimated_s"].get<double>(),
+            3.0 * kThreads * kLong * o["hit_cost_ns"]["entry"].get<double>() / 1e9 * 0.99);
+  EXPECT_GT(p["cpu_s"].get<double>(), 0);
+  EXPECT_GT(doc["accounting"]["budget_shift_raises"].get<std::uint64_t>(), 0u) << doc["accounting"].dump(2);
+  EXPECT_GT(o["reduced_probes"].get<std::uint32_t>(), 0u);
+  EXPECT_EQ(doc["accounting"]["counted_calls"], 3ull * kThreads * kLong) << "counts stay exact";
+}
+
+TEST(AlwaysOn, CalibrationReportsEachKindOfHit) {
+  Subprocess eacgm({bin("eacgm"), "probes", "--calibrate"});
+  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  const std::string out = eacgm.out();
+  for (const char* row : {"counted at entry", "timed call", "single-stepped", "per call"})
+    EXPECT_NE(out.find(row), std::string::npos) << row << " in:\n" << out;
 }
 
 }  // namespace

@@ -1,0 +1,224 @@
+// The budget controller: trap counts -> estimated time per process -> sample shifts.
+#include "agent/budget_controller.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace eacgm::agent {
+namespace {
+
+constexpr double kMinOwnNs = 1e6;  // below 1 ms of own CPU time in a window, no ratio
+
+}  // namespace
+
+BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts costs, BudgetOptions options,
+                                   CpuOf pid_cpu, double since_ns)
+    : inner_(std::move(inner)), costs_(costs), options_(options), pid_cpu_(std::move(pid_cpu)), since_ns_(since_ns) {
+  options_.window_ticks = std::max<std::size_t>(options_.window_ticks, 1);
+  options_.max_shift = std::clamp<std::uint8_t>(options_.max_shift, options_.base_shift, 31);
+}
+
+void BudgetController::set_actuator(SetShift set_shift) {
+  std::lock_guard lock(actuator_mutex_);
+  set_shift_ = std::move(set_shift);
+}
+
+std::uint8_t BudgetController::shift_of(std::uint32_t probe_id) const {
+  auto it = shifts_.find(probe_id);
+  return it == shifts_.end() ? options_.base_shift : it->second;
+}
+
+BudgetController::Process* BudgetController::process(std::uint32_t pid) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return &it->second;
+  if (processes_.size() >= options_.max_processes) {
+    ++untracked_;
+    return nullptr;
+  }
+  Process& p = processes_[pid];
+  p.row.pid = pid;
+  // Its CPU time before it was first seen: none if it started after us (all of it was
+  // traced), else what it has used so far (its first interval then counts no time).
+  if (auto cpu = pid_cpu_(pid)) p.last_cpu_ns = cpu->start_ns >= since_ns_ ? 0.0 : cpu->cpu_ns;
+  return &p;
+}
+
+void BudgetController::on_calls(std::span<const CallEvent> calls) {
+  std::uint32_t last_pid = 0;
+  Process* last = nullptr;
+  for (const CallEvent& c : calls) {
+    if (last == nullptr || c.pid != last_pid) {
+      last = process(c.pid);
+      last_pid = c.pid;
+    }
+    if (last == nullptr) continue;
+    ++last->row.per_call_records;
+    last->seen = true;
+  }
+  inner_->on_calls(calls);
+}
+
+void BudgetController::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+  for (const CallCount& c : counts) {
+    Process* p = process(c.pid);
+    if (p == nullptr) continue;
+    p->row.counted_calls += c.calls;
+    p->seen = true;
+    if (c.probe) tallies_[{c.pid, c.probe->id}].calls += c.calls;
+  }
+  for (const CallTimings& t : timings) {
+    Process* p = process(t.pid);
+    if (p == nullptr) continue;
+    p->row.sampled_returns += t.count;
+    p->seen = true;
+    if (t.probe) tallies_[{t.pid, t.probe->id}].sampled += t.count;
+  }
+  inner_->on_counts(counts, timings);
+}
+
+OverheadReport BudgetController::close_interval() {
+  OverheadReport report;
+  report.costs = costs_;
+  report.budget = options_.budget;
+  const double ret_ns = std::max(0.0, costs_.entry_return_ns - costs_.entry_ns);
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    Process& p = it->second;
+    ProcessOverhead& row = p.row;
+    const std::optional<ProcessCpu> read = pid_cpu_(it->first);
+    const std::optional<double> cpu = read ? std::optional<double>(read->cpu_ns) : std::nullopt;
+    row.estimated_ns = static_cast<double>(row.counted_calls) * costs_.entry_ns +
+                       static_cast<double>(row.sampled_returns) * ret_ns +
+                       static_cast<double>(row.per_call_records) * costs_.per_call_ns;
+    row.cpu_ns = cpu && p.last_cpu_ns ? std::max(0.0, *cpu - *p.last_cpu_ns) : 0.0;
+    if (cpu) p.last_cpu_ns = cpu;
+    row.total_estimated_ns += row.estimated_ns;
+    row.total_cpu_ns += row.cpu_ns;
+    p.window.push_back({row.estimated_ns, row.cpu_ns});
+    while (p.window.size() > options_.window_ticks) p.window.pop_front();
+    double est = 0, used = 0;
+    for (const Interval& i : p.window) {
+      est += i.estimated_ns;
+      used += i.cpu_ns;
+    }
+    const double own = used - est;
+    row.ratio = own >= kMinOwnNs ? est / own : (est > 0 && used > 0 ? est / kMinOwnNs : 0.0);
+    row.exited = !cpu;
+    if (p.seen || est > 0 || row.exited) report.processes.push_back(row);
+    row.counted_calls = row.sampled_returns = row.per_call_records = 0;
+    p.seen = false;
+    it = row.exited ? processes_.erase(it) : std::next(it);
+  }
+  std::sort(report.processes.begin(), report.processes.end(),
+            [](const ProcessOverhead& a, const ProcessOverhead& b) { return a.pid < b.pid; });
+  return report;
+}
+
+void BudgetController::adapt(OverheadReport& report) {
+  const double ret_ns = std::max(0.0, costs_.entry_return_ns - costs_.entry_ns);
+  // The shift each counted probe needs so that every process over budget gets back
+  // within it (shifts are per probe, for every process).
+  std::map<std::uint32_t, std::uint8_t> wanted;
+  bool any_over = false, all_calm = true;
+  for (const ProcessOverhead& row : report.processes) {
+    if (row.exited) continue;
+    if (row.ratio > options_.budget / 4) all_calm = false;
+    if (row.ratio <= options_.budget || !costs_.measured) continue;
+    any_over = true;
+    ++report.over_budget;
+    // The last interval: what entries and records cost is fixed; timed returns shrink
+    // by half for each step of a probe's shift.
+    const double own = std::max(row.cpu_ns - row.estimated_ns, kMinOwnNs);
+    const double allowed = options_.budget * own;
+    struct Part {
+      std::uint32_t probe;
+      double ret_cost;
+      std::uint8_t shift;
+    };
+    std::vector<Part> parts;
+    double fixed = static_cast<double>(row.per_call_records) * costs_.per_call_ns;
+    double returns = 0;
+    for (auto it = tallies_.lower_bound({row.pid, 0}); it != tallies_.end() && it->first.first == row.pid; ++it) {
+      fixed += static_cast<double>(it->second.calls) * costs_.entry_ns;
+      const double r = static_cast<double>(it->second.sampled) * ret_ns;
+      returns += r;
+      if (it->second.sampled > 0) parts.push_back({it->first.second, r, shift_of(it->first.second)});
+    }
+    if (fixed > allowed) ++report.at_entry_floor;
+    // Halve the costliest returns until the estimate fits (or every probe is at the cap).
+    std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.ret_cost > b.ret_cost; });
+    for (bool changed = true; fixed + returns > allowed && changed;) {
+      changed = false;
+      for (Part& part : parts) {
+        if (part.shift >= options_.max_shift || part.ret_cost <= 0) continue;
+        ++part.shift;
+        returns -= part.ret_cost / 2;
+        part.ret_cost /= 2;
+        changed = true;
+        if (fixed + returns <= allowed) break;
+      }
+    }
+    for (const Part& part : parts) {
+      auto& w = wanted[part.probe];
+      w = std::max(w, part.shift);
+    }
+  }
+  std::lock_guard lock(actuator_mutex_);
+  if (options_.adapt && set_shift_) {
+    if (any_over) {
+      calm_ticks_ = 0;
+      for (auto [probe, shift] : wanted) {
+        if (shift <= shift_of(probe)) continue;
+        if (set_shift_(probe, shift)) {
+          shifts_[probe] = shift;
+          ++raises_;
+        }
+      }
+    } else if (all_calm && !shifts_.empty() && ++calm_ticks_ >= options_.window_ticks) {
+      // Well within budget for a whole window: time the reduced probes twice as often.
+      calm_ticks_ = 0;
+      for (auto it = shifts_.begin(); it != shifts_.end();) {
+        const auto lower = static_cast<std::uint8_t>(it->second - 1);
+        if (!set_shift_(it->first, lower)) {
+          ++it;
+          continue;
+        }
+        ++lowers_;
+        if (lower <= options_.base_shift) {
+          it = shifts_.erase(it);
+        } else {
+          it->second = lower;
+          ++it;
+        }
+      }
+    } else if (!all_calm) {
+      calm_ticks_ = 0;
+    }
+  }
+  for (auto [probe, shift] : shifts_) {
+    ++report.reduced_probes;
+    report.max_sample_shift = std::max(report.max_sample_shift, shift);
+  }
+  if (report.reduced_probes == 0) report.max_sample_shift = options_.base_shift;
+  tallies_.clear();
+}
+
+void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
+  OverheadReport report = close_interval();
+  if (options_.budget > 0) adapt(report);
+  tallies_.clear();
+  inner_->on_overhead(report);
+  inner_->on_tick(now, counters);
+}
+
+void BudgetController::on_end(const CounterValues& counters) {
+  OverheadReport report = close_interval();
+  report.max_sample_shift = options_.base_shift;
+  for (auto [probe, shift] : shifts_) {
+    ++report.reduced_probes;
+    report.max_sample_shift = std::max(report.max_sample_shift, shift);
+  }
+  inner_->on_overhead(report);
+  inner_->on_end(counters);
+}
+
+}  // namespace eacgm::agent

@@ -1,0 +1,103 @@
+// BudgetController: keeps each traced process's probe cost within a budget. It sits in
+// front of the consumers on the output thread, counts the traps each process takes
+// (counted entries, timed returns, per-call records), turns them into time with the
+// calibrated cost of one hit, compares that with the process's CPU time, and when a
+// process is over budget times the hottest counted probes less often (counts stay
+// exact; only fewer calls are timed). Each tick it hands the consumers an
+// OverheadReport.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/consumer.h"
+#include "core/overhead_report.h"
+#include "core/proc_stat.h"
+#include "core/result.h"
+
+namespace eacgm::agent {
+
+struct BudgetOptions {
+  double budget = 0.01;  // estimated probe time / the process's own CPU time
+  bool adapt = true;     // change sample rates (false: estimate and report only)
+  std::uint8_t base_shift = 4;
+  std::uint8_t max_shift = 16;  // 1 call in 65,536 timed at most
+  std::size_t window_ticks = 5;
+  std::size_t max_processes = 4096;  // processes followed at once; others are not estimated
+};
+
+class BudgetController final : public Consumer {
+ public:
+  // Sets the sample shift of one counted probe; `pid_cpu` reads a process's CPU time so
+  // far and its start (nullopt once it has exited). A process that started after
+  // `since_ns` (same clock as ProcessCpu::start_ns) is charged all its CPU time; one
+  // found running is estimated from its second interval on.
+  using SetShift = std::function<Status(std::uint32_t probe_id, std::uint8_t shift)>;
+  using CpuOf = std::function<std::optional<ProcessCpu>(std::uint32_t pid)>;
+
+  BudgetController(std::shared_ptr<Consumer> inner, TrapCosts costs, BudgetOptions options, CpuOf pid_cpu,
+                   double since_ns);
+  // The probe control, set once the trace has started (calls before it only estimate).
+  void set_actuator(SetShift set_shift);
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
+  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
+  void flush() override { inner_->flush(); }
+  void on_end(const CounterValues& counters) override;
+
+  // For tests and the counters: sample shifts changed so far.
+  std::uint64_t raises() const { return raises_.load(std::memory_order_relaxed); }
+  std::uint64_t lowers() const { return lowers_.load(std::memory_order_relaxed); }
+  std::uint8_t shift_of(std::uint32_t probe_id) const;
+  // Traps of processes past max_processes: not estimated.
+  std::uint64_t untracked() const { return untracked_; }
+
+ private:
+  struct Interval {
+    double estimated_ns = 0;
+    double cpu_ns = 0;
+  };
+  struct Process {
+    std::optional<double> last_cpu_ns;  // the CPU time read at the last tick
+    ProcessOverhead row;
+    std::deque<Interval> window;
+    bool seen = false;  // had traps in this interval
+  };
+  struct ProbeTally {
+    std::uint64_t calls = 0;
+    std::uint64_t sampled = 0;
+  };
+
+  OverheadReport close_interval();
+  void adapt(OverheadReport& report);
+  Process* process(std::uint32_t pid);
+
+  std::shared_ptr<Consumer> inner_;
+  TrapCosts costs_;
+  BudgetOptions options_;
+  CpuOf pid_cpu_;
+  double since_ns_;
+  std::mutex actuator_mutex_;
+  SetShift set_shift_;
+  std::unordered_map<std::uint32_t, Process> processes_;
+  // This interval's counted calls and timed returns per (pid, probe), for the decision.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, ProbeTally> tallies_;
+  std::map<std::uint32_t, std::uint8_t> shifts_;  // counted probes whose shift was changed
+  std::size_t calm_ticks_ = 0;                    // ticks in a row with every process well within
+  std::atomic<std::uint64_t> raises_{0};  // read by the counters on any thread
+  std::atomic<std::uint64_t> lowers_{0};
+  std::uint64_t untracked_ = 0;
+};
+
+}  // namespace eacgm::agent

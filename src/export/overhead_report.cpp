@@ -1,0 +1,75 @@
+// Text and JSON of the probes' estimated cost.
+#include "export/overhead_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace eacgm::exporting {
+namespace {
+
+// Over the whole run, the share of the process's CPU time its probes took. The estimate
+// can pass the measured CPU time (the calibrated cost is a loop's best case and CPU time
+// is counted in 10 ms ticks): capped at 1.
+double cpu_share(const ProcessOverhead& p) {
+  return p.total_cpu_ns > 0 ? std::min(1.0, p.total_estimated_ns / p.total_cpu_ns) : 0.0;
+}
+
+}  // namespace
+
+std::string render_overhead(const OverheadReport& report, std::size_t max_rows) {
+  if (!report.costs.measured || report.processes.empty()) return {};
+  std::vector<const ProcessOverhead*> rows;
+  for (const auto& p : report.processes) {
+    if (p.total_estimated_ns > 0) rows.push_back(&p);
+  }
+  if (rows.empty()) return {};
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto* a, const auto* b) { return a->total_estimated_ns > b->total_estimated_ns; });
+  std::string out = fmt::format(
+      "probe overhead (estimated: traps x calibrated cost, {:.2f} us per counted call, {:.2f} us timed, "
+      "{:.2f} us per call recorded; budget {:.1f}%)\n",
+      report.costs.entry_ns / 1e3, report.costs.entry_return_ns / 1e3, report.costs.per_call_ns / 1e3,
+      report.budget * 100);
+  for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
+    const ProcessOverhead& p = *rows[i];
+    out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms)\n", p.pid,
+                       cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6);
+  }
+  if (rows.size() > max_rows) out += fmt::format("  ... and {} more processes\n", rows.size() - max_rows);
+  if (report.reduced_probes > 0) {
+    out += fmt::format("  {} probe(s) timed less often to stay within the budget (down to 1 call in {})\n",
+                       report.reduced_probes, 1ull << report.max_sample_shift);
+  }
+  return out;
+}
+
+nlohmann::json overhead_json(const OverheadReport& report) {
+  nlohmann::json doc = nlohmann::json::object();
+  doc["calibrated"] = report.costs.measured;
+  doc["sessions"] = report.costs.session;
+  doc["hit_cost_ns"] = {{"entry", report.costs.entry_ns},
+                        {"entry_return", report.costs.entry_return_ns},
+                        {"stepped_entry", report.costs.stepped_entry_ns},
+                        {"per_call", report.costs.per_call_ns}};
+  doc["budget"] = report.budget;
+  doc["over_budget"] = report.over_budget;
+  doc["at_entry_floor"] = report.at_entry_floor;
+  doc["reduced_probes"] = report.reduced_probes;
+  doc["max_sample_shift"] = report.max_sample_shift;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& p : report.processes) {
+    list.push_back({{"pid", p.pid},
+                    {"exited", p.exited},
+                    {"estimated_s", p.total_estimated_ns / 1e9},
+                    {"cpu_s", p.total_cpu_ns / 1e9},
+                    {"cpu_share", cpu_share(p)},
+                    {"recent_ratio", p.ratio}});
+  }
+  doc["processes"] = std::move(list);
+  return doc;
+}
+
+}  // namespace eacgm::exporting
