@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <utility>
 
 namespace eacgm::analysis {
@@ -11,6 +12,58 @@ namespace eacgm::analysis {
 CommFilter::CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner)
     : inner_(inner ? std::move(inner) : std::make_shared<ConsumerList>()) {
   for (const auto& n : names) names_.insert(n.substr(0, std::min(n.size(), kCommMax)));
+  comm_of_ = [](std::uint32_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+    std::string comm;
+    std::getline(in, comm);
+    return comm;
+  };
+}
+
+bool CommFilter::pid_matches(std::uint32_t pid) {
+  auto it = pid_names_.find(pid);
+  if (it == pid_names_.end()) {
+    if (pid_names_.size() >= kMaxPidsCached) pid_names_.clear();
+    std::string comm = comm_of_(pid);
+    const bool m = matches(comm);
+    it = pid_names_.emplace(pid, std::pair{m, std::move(comm)}).first;
+  }
+  return it->second.first;
+}
+
+void CommFilter::count_left_out(std::string_view comm, std::uint64_t calls) {
+  left_out_ += calls;
+  auto it = others_.find(std::string(comm));
+  if (it != others_.end()) {
+    it->second += calls;
+  } else if (others_.size() < kMaxNamesCounted) {
+    others_.emplace(std::string(comm), calls);
+  } else {
+    others_[""] += calls;
+  }
+}
+
+void CommFilter::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+  kept_counts_.clear();
+  kept_timings_.clear();
+  for (const auto& c : counts) {
+    if (pid_matches(c.pid)) {
+      kept_counts_.push_back(c);
+      passed_ += c.calls;
+    } else {
+      count_left_out(pid_names_[c.pid].second, c.calls);
+    }
+  }
+  for (const auto& t : timings) {
+    if (pid_matches(t.pid)) kept_timings_.push_back(t);
+  }
+  if (!kept_counts_.empty() || !kept_timings_.empty()) inner_->on_counts(kept_counts_, kept_timings_);
+}
+
+void CommFilter::on_overhead(const OverheadReport& report) {
+  OverheadReport kept = report;
+  std::erase_if(kept.processes, [this](const ProcessOverhead& p) { return !pid_matches(p.pid); });
+  inner_->on_overhead(kept);
 }
 
 void CommFilter::on_calls(std::span<const CallEvent> calls) {
@@ -21,15 +74,7 @@ void CommFilter::on_calls(std::span<const CallEvent> calls) {
       kept_.push_back(e);
       continue;
     }
-    ++left_out_;
-    auto it = others_.find(std::string(comm));
-    if (it != others_.end()) {
-      ++it->second;
-    } else if (others_.size() < kMaxNamesCounted) {
-      others_.emplace(std::string(comm), 1);
-    } else {
-      ++others_[""];
-    }
+    count_left_out(comm, 1);
   }
   passed_ += kept_.size();
   if (!kept_.empty()) inner_->on_calls(kept_);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <unordered_map>
 #include <map>
 #include <memory>
 #include <set>
@@ -19,6 +21,9 @@ class CommFilter final : public Consumer {
  public:
   // Names longer than the kernel keeps (15 bytes) are cut as the kernel cuts them.
   CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner);
+  // How always-on counts (which carry a pid, not a comm) are matched: the process's name
+  // (default: /proc/<pid>/comm, read once per pid; "" once it is gone).
+  void set_comm_of(std::function<std::string(std::uint32_t pid)> comm_of) { comm_of_ = std::move(comm_of); }
 
   static constexpr std::size_t kCommMax = 15;
   // At most this many other names are counted apart; further ones are folded together.
@@ -27,6 +32,8 @@ class CommFilter final : public Consumer {
   bool matches(std::string_view comm) const { return names_.count(std::string(comm)) > 0; }
 
   void on_calls(std::span<const CallEvent> calls) override;
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
+  void on_overhead(const OverheadReport& report) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     inner_->on_tick(now, counters);
@@ -43,7 +50,16 @@ class CommFilter final : public Consumer {
   std::string summary(std::size_t most = 5) const;
 
  private:
+  // Whether a pid's process has one of the names (cached; the cache is bounded).
+  bool pid_matches(std::uint32_t pid);
+  void count_left_out(std::string_view comm, std::uint64_t calls);
+
+  static constexpr std::size_t kMaxPidsCached = 8192;
   std::set<std::string> names_;
+  std::function<std::string(std::uint32_t)> comm_of_;
+  std::unordered_map<std::uint32_t, std::pair<bool, std::string>> pid_names_;  // pid -> (matches, comm)
+  std::vector<CallCount> kept_counts_;
+  std::vector<CallTimings> kept_timings_;
   std::shared_ptr<Consumer> inner_;
   std::vector<CallEvent> kept_;
   std::map<std::string, std::uint64_t> others_;

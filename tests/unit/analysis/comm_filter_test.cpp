@@ -79,5 +79,39 @@ TEST(CommFilter, ManyNamesAreFoldedPastTheCap) {
   EXPECT_EQ(f.left_out(), CommFilter::kMaxNamesCounted + 10);
 }
 
+TEST(CommFilter, AlwaysOnCountsAndOverheadGoByTheProcessName) {
+  struct Counts final : Consumer {
+    std::uint64_t calls = 0, timed = 0;
+    std::vector<std::uint32_t> overhead_pids;
+    void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override {
+      for (const auto& c : counts) calls += c.calls;
+      for (const auto& t : timings) timed += t.count;
+    }
+    void on_overhead(const OverheadReport& r) override {
+      for (const auto& p : r.processes) overhead_pids.push_back(p.pid);
+    }
+  };
+  auto inner = std::make_shared<Counts>();
+  CommFilter f({"train"}, inner);
+  int lookups = 0;
+  f.set_comm_of([&](std::uint32_t pid) {
+    ++lookups;
+    return pid == 1 ? std::string("train") : std::string("other");
+  });
+  std::vector<CallCount> counts{{1, nullptr, 0, 0, "", 100, 0}, {2, nullptr, 0, 0, "", 40, 0}};
+  std::vector<CallTimings> timings{{1, nullptr, 3, 6, 0, 0}, {2, nullptr, 3, 2, 0, 0}};
+  f.on_counts(counts, timings);
+  f.on_counts(counts, timings);
+  EXPECT_EQ(inner->calls, 200u);
+  EXPECT_EQ(inner->timed, 12u);
+  EXPECT_EQ(f.left_out(), 80u);
+  EXPECT_EQ(f.left_out_by_comm().at("other"), 80u);
+  EXPECT_EQ(lookups, 2) << "one name lookup per pid";
+  OverheadReport r;
+  r.processes = {ProcessOverhead{.pid = 1}, ProcessOverhead{.pid = 2}};
+  f.on_overhead(r);
+  EXPECT_EQ(inner->overhead_pids, std::vector<std::uint32_t>{1});
+}
+
 }  // namespace
 }  // namespace eacgm::analysis
