@@ -76,7 +76,8 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
   inner_->on_counts(counts, timings);
 }
 
-OverheadReport BudgetController::close_interval() {
+OverheadReport BudgetController::close_interval(double wall_ns) {
+  last_wall_ns_ = wall_ns;
   OverheadReport report;
   report.costs = costs_;
   report.budget = options_.budget;
@@ -93,14 +94,19 @@ OverheadReport BudgetController::close_interval() {
     if (cpu) p.last_cpu_ns = cpu;
     row.total_estimated_ns += row.estimated_ns;
     row.total_cpu_ns += row.cpu_ns;
-    p.window.push_back({row.estimated_ns, row.cpu_ns});
+    p.window.push_back({row.estimated_ns, row.cpu_ns, wall_ns});
     while (p.window.size() > options_.window_ticks) p.window.pop_front();
-    double est = 0, used = 0;
+    double est = 0, used = 0, wall = 0;
     for (const Interval& i : p.window) {
       est += i.estimated_ns;
       used += i.cpu_ns;
+      wall += i.wall_ns;
     }
-    const double own = used - est;
+    // The probes' time against the process's own: its CPU time less theirs, but no more
+    // than the window's wall time, since the traps of a launching process fall mostly on
+    // one thread (PyTorch's), whose slowdown is what the budget limits; a process's other
+    // threads (data loading, compilation) must not dilute it.
+    const double own = std::min(used, wall) - est;
     row.ratio = own >= kMinOwnNs ? est / own : (est > 0 && used > 0 ? est / kMinOwnNs : 0.0);
     row.exited = !cpu;
     if (p.seen || est > 0 || row.exited) report.processes.push_back(row);
@@ -127,7 +133,8 @@ void BudgetController::adapt(OverheadReport& report) {
     ++report.over_budget;
     // The last interval: what entries and records cost is fixed; timed returns shrink
     // by half for each step of a probe's shift.
-    const double own = std::max(row.cpu_ns - row.estimated_ns, kMinOwnNs);
+    // The last interval, measured as the ratio is (close_interval).
+    const double own = std::max(std::min(row.cpu_ns, last_wall_ns_) - row.estimated_ns, kMinOwnNs);
     const double allowed = options_.budget * own;
     struct Part {
       std::uint32_t probe;
@@ -203,7 +210,9 @@ void BudgetController::adapt(OverheadReport& report) {
 }
 
 void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
-  OverheadReport report = close_interval();
+  const double wall_ns = last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
+  last_tick_ = now;
+  OverheadReport report = close_interval(wall_ns);
   if (options_.budget > 0) adapt(report);
   tallies_.clear();
   inner_->on_overhead(report);
@@ -211,7 +220,9 @@ void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const 
 }
 
 void BudgetController::on_end(const CounterValues& counters) {
-  OverheadReport report = close_interval();
+  const auto now = std::chrono::steady_clock::now();
+  const double wall_ns = last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
+  OverheadReport report = close_interval(wall_ns);
   report.max_sample_shift = options_.base_shift;
   for (auto [probe, shift] : shifts_) {
     ++report.reduced_probes;

@@ -67,6 +67,7 @@ class BudgetController final : public Consumer {
   struct Interval {
     double estimated_ns = 0;
     double cpu_ns = 0;
+    double wall_ns = 0;
   };
   struct Process {
     std::optional<double> last_cpu_ns;  // the CPU time read at the last tick
@@ -79,7 +80,7 @@ class BudgetController final : public Consumer {
     std::uint64_t sampled = 0;
   };
 
-  OverheadReport close_interval();
+  OverheadReport close_interval(double wall_ns);
   void adapt(OverheadReport& report);
   Process* process(std::uint32_t pid);
 
@@ -94,6 +95,8 @@ class BudgetController final : public Consumer {
   // This interval's counted calls and timed returns per (pid, probe), for the decision.
   std::map<std::pair<std::uint32_t, std::uint32_t>, ProbeTally> tallies_;
   std::map<std::uint32_t, std::uint8_t> shifts_;  // counted probes whose shift was changed
+  std::optional<std::chrono::steady_clock::time_point> last_tick_;
+  double last_wall_ns_ = 0;  // the last interval's length
   std::size_t calm_ticks_ = 0;                    // ticks in a row with every process well within
   std::atomic<std::uint64_t> raises_{0};  // read by the counters on any thread
   std::atomic<std::uint64_t> lowers_{0};

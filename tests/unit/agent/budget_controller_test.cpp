@@ -72,7 +72,12 @@ struct Fixture {
     std::vector<CallTimings> timings{{pid, p1, 10, timed1, 0, 0}, {pid, p2, 10, timed2, 0, 0}};
     c->on_counts(counts, timings);
   }
-  void tick() { c->on_tick(std::chrono::steady_clock::now(), CounterValues{}); }
+  // Ticks one simulated second apart.
+  std::chrono::steady_clock::time_point now{};
+  void tick() {
+    now += std::chrono::seconds(1);
+    c->on_tick(now, CounterValues{});
+  }
 };
 
 TEST(BudgetController, EstimatesEachProcessAndForwardsEverything) {
@@ -148,6 +153,17 @@ TEST(BudgetController, LowersAgainAfterAWindowWellWithinBudget) {
   }
   EXPECT_EQ(f.c->lowers(), 1u);
   EXPECT_EQ(f.applied[1], raised - 1);
+}
+
+TEST(BudgetController, AProcessesOtherThreadsDoNotDiluteItsRatio) {
+  Fixture f;
+  f.cpu[7] = 0;
+  f.tick();
+  // 8 threads busy for 1 s (8000 ms CPU), the probes' 20 ms on its launching thread:
+  // 20 / (1000 - 20), not 20 / 7980.
+  f.second(7, 8000, 40000, 0);
+  f.tick();
+  EXPECT_NEAR(f.inner->reports.back().processes[0].ratio, 20.0 / 980.0, 1e-9);
 }
 
 TEST(BudgetController, ExitedProcessIsReportedOnceWithItsTotals) {
