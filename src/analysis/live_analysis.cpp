@@ -11,6 +11,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     kernels_.add(e);
     work_.add(e);
     nccl_.add(e);
+    nccl_skew_.add(e);
     series_.add(e);
     anomalies_.add(e);
   }
@@ -60,7 +61,7 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   }
   auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
       std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_});
+      counters, kernels_, work_, nccl_, nccl_skew_.summary(), series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 
