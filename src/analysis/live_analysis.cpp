@@ -12,6 +12,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     work_.add(e);
     nccl_.add(e);
     nccl_skew_.add(e);
+    ops_.add(e);
     series_.add(e);
     anomalies_.add(e);
   }
@@ -59,9 +60,10 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
-      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-      counters, kernels_, work_, nccl_, nccl_skew_.summary(), series_.view(), anomalies_published_});
+  auto snap = std::make_shared<AnalysisSnapshot>(
+      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
+                       memory_.summary(), counters, kernels_, work_, nccl_, nccl_skew_.summary(),
+                       ops_.summary(), series_.view(), anomalies_published_});
   published_.publish(std::move(snap));
 }
 

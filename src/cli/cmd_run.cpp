@@ -26,10 +26,10 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   opts->default_mode = TraceMode::kAlwaysOn;
   add_mode_option(*sub, opts->mode, "always-on");
   auto json = std::make_shared<bool>(false);
-  sub->add_flag("--json", *json,
-                "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, accounting; "
-                "docs/report.md) "
-                "instead of the tables; the traced command's stdout goes to stderr");
+  sub->add_flag(
+      "--json", *json,
+      "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, accounting; "
+      "docs/report.md) instead of the tables; the traced command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
   sub->final_callback([&ctx, opts, json] {

@@ -236,6 +236,19 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
               {"untracked_calls", snap.nccl_skew.untracked_calls}};
 }
 
+json ops_json(const analysis::OpKernelSummary& ops) {
+  json list = json::array();
+  for (const auto& op : ops.ops) {
+    json kernels = json::array();
+    for (const auto& k : op.kernels) kernels.push_back(json{{"kernel", k.kernel}, {"launches", k.launches}});
+    list.push_back(json{{"op", op.op}, {"launches", op.launches}, {"kernels", std::move(kernels)}});
+  }
+  return json{{"ops", std::move(list)},
+              {"attributed", ops.attributed},
+              {"unattributed", ops.unattributed},
+              {"untracked", ops.untracked}};
+}
+
 std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   auto body = nccl_json(snap);  // held: items() refers into it
@@ -364,6 +377,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["memory"] = memory_json(snap.memory);
   doc["gpu_work"] = gpu_work_json(snap.work);
   doc["nccl"] = nccl_json(snap);
+  doc["ops"] = ops_json(snap.ops);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

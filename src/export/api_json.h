@@ -49,6 +49,10 @@ json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernel
 //  and function, and the ranks' arrival skew per communicator (docs/report.md).
 std::string api_nccl(const analysis::AnalysisSnapshot& snap);
 json nccl_json(const analysis::AnalysisSnapshot& snap);
+// {"ops":[{"op","launches","kernels":[{"kernel","launches"}]}],"attributed":N,
+//  "unattributed":N,"untracked":N}: kernels launched inside each PyTorch op (per-call
+//  records only; docs/report.md).
+json ops_json(const analysis::OpKernelSummary& ops);
 // {"counters":{"events":N,...}}: the agent's counters by accounting key.
 std::string api_counters(const analysis::AnalysisSnapshot& snap);
 // {"time_ns","sequence","processes":[...],"exited_dropped":N,"overflow_calls":N}: the
@@ -73,7 +77,7 @@ json counters_json(const analysis::AnalysisSnapshot& snap);
 json memory_json(const analysis::MemorySummary& memory);
 
 // `eacgm run --json` (docs/report.md): {"functions","gpus","processes","memory",
-// "gpu_work","nccl","accounting"} in one document.
+// "gpu_work","nccl","ops","accounting"} in one document.
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting
