@@ -11,6 +11,8 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     kernels_.add(e);
     work_.add(e);
     nccl_.add(e);
+    nccl_skew_.add(e);
+    ops_.add(e);
     series_.add(e);
     anomalies_.add(e);
   }
@@ -55,7 +57,8 @@ void LiveAnalysis::on_overhead(const OverheadReport& report) {
   overhead_.processes.clear();
   for (const ProcessOverhead& row : report.processes) overhead_rows_[row.pid] = row;
   if (overhead_rows_.size() > kMaxOverheadRows) {
-    for (auto it = overhead_rows_.begin(); it != overhead_rows_.end() && overhead_rows_.size() > kMaxOverheadRows;)
+    for (auto it = overhead_rows_.begin();
+         it != overhead_rows_.end() && overhead_rows_.size() > kMaxOverheadRows;)
       it = it->second.exited ? overhead_rows_.erase(it) : std::next(it);
   }
 }
@@ -68,9 +71,10 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
-      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-      counters, kernels_, work_, nccl_, series_.view(), anomalies_published_, overhead_});
+  auto snap = std::make_shared<AnalysisSnapshot>(
+      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
+                       memory_.summary(), counters, kernels_, work_, nccl_, nccl_skew_.summary(),
+                       ops_.summary(), series_.view(), anomalies_published_, overhead_});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

@@ -1,7 +1,8 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
-// activity per device and process, the memory ledger, kernel launches, NCCL calls) as one Consumer on the
-// output thread, publishing an immutable AnalysisSnapshot each tick and at the end for readers on any thread
-// (`eacgm run`'s tables, the server's routes).
+// activity per device and process, the memory ledger, kernel launches, NCCL calls and
+// their arrival skew, kernels per PyTorch op) as one Consumer on the output thread,
+// publishing an immutable AnalysisSnapshot each tick and at the end for readers on any
+// thread (`eacgm run`'s tables, the server's routes).
 #pragma once
 
 #include <chrono>
@@ -17,7 +18,9 @@
 #include "analysis/gpu_work.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
+#include "analysis/nccl_skew.h"
 #include "analysis/nccl_stats.h"
+#include "analysis/op_kernels.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
 #include "core/overhead_report.h"
@@ -37,6 +40,8 @@ struct AnalysisSnapshot {
   KernelStats kernels;                              // launches per kernel name and shape
   GpuWorkStats work;                                // kernels, memsets, copies per process and stream
   NcclStats nccl;                                   // NCCL calls per communicator and function
+  NcclSkewSummary nccl_skew;                        // arrival skew per communicator
+  OpKernelSummary ops;                              // kernels launched per PyTorch op (per-call mode)
   RollupView series;                                // per-second rollups (shares the ring's chunks)
   std::shared_ptr<const AnomalySummary> anomalies;  // never null once published
   // Always-on: the probes' estimated cost; per process the latest row (exited ones keep
@@ -80,6 +85,8 @@ class LiveAnalysis final : public Consumer {
   KernelStats kernels_;
   GpuWorkStats work_;
   NcclStats nccl_;
+  NcclSkew nccl_skew_;
+  OpKernels ops_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   std::optional<GpuSnapshot> last_gpu_;
   RollupSeries series_;

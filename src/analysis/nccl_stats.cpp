@@ -2,34 +2,32 @@
 #include "analysis/nccl_stats.h"
 
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 
 namespace eacgm::analysis {
 
-namespace {
-constexpr std::size_t kMaxPinnedProbes = 4096;
-}  // namespace
-
-const BytesRule* NcclStats::rule_for(const CallEvent& event) {
-  const ProbeInfo* probe = event.probe.get();
-  if (auto it = by_probe_.find(probe); it != by_probe_.end()) return &it->second;
-  BytesRule rule = probe->spec.domain == "nccl" ? BytesRule::of(probe->spec) : BytesRule{};
-  if (pinned_.size() < kMaxPinnedProbes) {
-    pinned_.push_back(event.probe);
-    return &by_probe_.emplace(probe, rule).first->second;
+// The call counts toward the bandwidth when it was issued, timed and its size S is
+// known; toward the bus bandwidth when its factor is known too.
+void NcclStats::add_throughput(Entry& e, const NcclProbeRule& rule, const CallEvent& event,
+                               std::uint64_t call_bytes) {
+  if (!nccl_call_issued(event) || event.dur_ns == 0) return;
+  const auto s = nccl_algorithm_bytes(rule.kind, call_bytes, event.nccl_nranks);
+  if (!s) return;
+  ++e.algorithm.calls;
+  e.algorithm.bytes += static_cast<double>(*s);
+  e.algorithm.ns += event.dur_ns;
+  if (const auto factor = nccl_bus_factor(rule.kind, event.nccl_nranks)) {
+    ++e.bus.calls;
+    e.bus.bytes += static_cast<double>(*s) * *factor;
+    e.bus.ns += event.dur_ns;
   }
-  scratch_ = rule;
-  return &scratch_;
 }
 
 void NcclStats::add(const CallEvent& event) {
   if (event.probe == nullptr || event.nested) return;
-  const BytesRule* rule = rule_for(event);
-  if (!rule->has_bytes()) return;
-  std::string key(sizeof event.nccl_comm_id, '\0');
-  std::memcpy(key.data(), &event.nccl_comm_id, sizeof event.nccl_comm_id);
-  key.append(event.probe->function);
+  const NcclProbeRule& rule = rules_.of(event);
+  if (!rule.bytes.has_bytes()) return;
+  const Key key{event.nccl_comm_id, rule.function};
   std::size_t index;
   if (auto it = by_key_.find(key); it != by_key_.end()) {
     index = it->second;
@@ -37,9 +35,9 @@ void NcclStats::add(const CallEvent& event) {
     index = entries_.size();
     Entry e;
     e.comm_id = event.nccl_comm_id;
-    e.function = event.probe->function;
+    e.function = rule.function;
     entries_.push_back(std::move(e));
-    by_key_.emplace(std::move(key), index);
+    by_key_.emplace(key, index);
   } else {
     ++folded_calls_;
     return;
@@ -47,10 +45,12 @@ void NcclStats::add(const CallEvent& event) {
   Entry& e = entries_[index];
   ++e.calls;
   if (event.is_error()) ++e.errors;
-  if (auto b = rule->bytes(event)) e.bytes += *b;
+  const auto b = rule.bytes.bytes(event);
+  if (b) e.bytes += *b;
   if (event.nccl_rank >= 0) e.rank = event.nccl_rank;
   if (event.nccl_nranks >= 0) e.nranks = event.nccl_nranks;
   if (event.has_exit) e.durations.add(event.dur_ns);
+  if (b) add_throughput(e, rule, event, *b);
 }
 
 std::vector<NcclRow> NcclStats::rows() const {
@@ -59,7 +59,7 @@ std::vector<NcclRow> NcclStats::rows() const {
   for (const Entry& e : entries_) {
     NcclRow r;
     r.comm_id = e.comm_id;
-    r.function = e.function;
+    r.function = rules_.function_name(e.function);
     r.rank = e.rank;
     r.nranks = e.nranks;
     r.calls = e.calls;
@@ -69,6 +69,9 @@ std::vector<NcclRow> NcclStats::rows() const {
     r.p50_ns = e.durations.quantile(0.5);
     r.p99_ns = e.durations.quantile(0.99);
     r.max_ns = e.durations.max();
+    r.bandwidth_calls = e.algorithm.calls;
+    if (e.algorithm.calls > 0) r.algbw = bytes_per_second(e.algorithm.bytes, e.algorithm.ns);
+    if (e.bus.calls > 0) r.busbw = bytes_per_second(e.bus.bytes, e.bus.ns);
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const NcclRow& a, const NcclRow& b) {

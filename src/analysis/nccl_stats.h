@@ -1,16 +1,17 @@
-// NcclStats: per (communicator, NCCL call) the calls, the bytes they moved and their
-// host-side durations, with the rank and communicator size seen; bounded in keys.
+// NcclStats: per (communicator, NCCL call) the calls, the bytes they moved, their
+// host-side durations and the algorithm and bus bandwidth those give, with the rank and
+// communicator size seen; bounded in keys.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analysis/latency_sketch.h"
-#include "core/call_bytes.h"
+#include "analysis/nccl_probe_rules.h"
 #include "core/call_event.h"
 
 namespace eacgm::analysis {
@@ -27,6 +28,13 @@ struct NcclRow {
   double p50_ns = 0.0;
   double p99_ns = 0.0;
   std::uint64_t max_ns = 0;
+  // nccl-tests' bandwidths (nccl_bandwidth.h) over the successful timed calls whose size
+  // S is known: the sum of S (for busbw, of S x the bus factor of the call's nranks)
+  // over the sum of their host-side durations, in bytes per second; nullopt when no
+  // call qualifies (busbw also needs nranks for AllReduce).
+  std::uint64_t bandwidth_calls = 0;  // calls in algbw
+  std::optional<double> algbw;
+  std::optional<double> busbw;
 };
 
 class NcclStats {
@@ -48,24 +56,41 @@ class NcclStats {
   std::uint64_t folded_calls() const { return folded_calls_; }
 
  private:
+  // Sums of S (or S x factor) and of the durations that moved them.
+  struct Throughput {
+    std::uint64_t calls = 0;
+    double bytes = 0.0;
+    std::uint64_t ns = 0;
+  };
   struct Entry {
     std::uint64_t comm_id = 0;
-    std::string function;
+    std::uint32_t function = 0;
     std::int32_t rank = -1;
     std::int32_t nranks = -1;
     std::uint64_t calls = 0;
     std::uint64_t errors = 0;
     std::uint64_t bytes = 0;
     LatencySketch durations;
+    Throughput algorithm;
+    Throughput bus;
   };
-  const BytesRule* rule_for(const CallEvent& event);
+  struct Key {
+    std::uint64_t comm_id;
+    std::uint32_t function;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>()(k.comm_id * 0x9e3779b97f4a7c15ull ^ k.function);
+    }
+  };
+  static void add_throughput(Entry& e, const NcclProbeRule& rule, const CallEvent& event,
+                             std::uint64_t call_bytes);
 
   Options options_;
   std::vector<Entry> entries_;
-  std::unordered_map<std::string, std::size_t> by_key_;  // comm id (8 bytes) + function
-  std::unordered_map<const ProbeInfo*, BytesRule> by_probe_;
-  std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
-  BytesRule scratch_;
+  std::unordered_map<Key, std::size_t, KeyHash> by_key_;
+  NcclProbeRules rules_;
   std::uint64_t folded_calls_ = 0;
 };
 

@@ -1,6 +1,7 @@
 // `eacgm run`: trace, then print a per-function summary (calls, errors, durations), what
-// the GPUs and the traced processes on them did meanwhile, and the memory the processes
-// allocated and leaked; as tables, or with --json as one JSON document (docs/report.md).
+// the GPUs and the traced processes on them did meanwhile, NCCL bandwidth and arrival
+// skew, and the memory the processes allocated and leaked; as tables, or with --json as
+// one JSON document (docs/report.md).
 #include <cstdio>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "export/gpu_activity_table.h"
 #include "export/gpu_work_table.h"
 #include "export/memory_table.h"
+#include "export/nccl_table.h"
 #include "export/overhead_report.h"
 #include "export/summary_table.h"
 
@@ -25,10 +27,10 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   opts->default_mode = TraceMode::kAlwaysOn;
   add_mode_option(*sub, opts->mode, "always-on");
   auto json = std::make_shared<bool>(false);
-  sub->add_flag("--json", *json,
-                "print one JSON document (functions, gpus, processes, memory, gpu_work, accounting; "
-                "docs/report.md) "
-                "instead of the tables; the traced command's stdout goes to stderr");
+  sub->add_flag(
+      "--json", *json,
+      "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, accounting; "
+      "docs/report.md) instead of the tables; the traced command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
   sub->final_callback([&ctx, opts, json] {
@@ -50,6 +52,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       }
       std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
       std::fputs(exporting::render_gpu_work(snap->work).c_str(), stdout);
+      std::fputs(exporting::render_nccl_table(snap->nccl, snap->nccl_skew).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
       std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);

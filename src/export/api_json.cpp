@@ -200,9 +200,54 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
                         {"timed", r.timed},
                         {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
                         {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
-                        {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
+                        {"max_ns", timed ? json(r.max_ns) : json(nullptr)},
+                        {"bandwidth_calls", r.bandwidth_calls},
+                        {"algbw_bytes_per_s", opt(r.algbw)},
+                        {"busbw_bytes_per_s", opt(r.busbw)}});
   }
-  return json{{"collectives", std::move(list)}, {"folded", snap.nccl.folded_calls()}};
+  json comms = json::array();
+  for (const auto& c : snap.nccl_skew.comms) {
+    const bool any = c.instances > 0;
+    json ranks = json::array();
+    for (const auto& r : c.ranks) {
+      ranks.push_back(json{{"rank", r.rank},
+                           {"pid", r.pid},
+                           {"instances", r.instances},
+                           {"last", r.last},
+                           {"mean_lateness_ns", r.instances > 0 ? json(r.mean_lateness_ns) : json(nullptr)},
+                           {"straggler", r.straggler}});
+    }
+    comms.push_back(json{{"comm_id", fmt::format("0x{:016x}", c.comm_id)},
+                         {"nranks", c.nranks > 0 ? json(c.nranks) : json(nullptr)},
+                         {"local_ranks", c.local_ranks},
+                         {"instances", c.instances},
+                         {"incomplete", c.incomplete},
+                         {"mismatched", c.mismatched},
+                         {"late", c.late},
+                         {"pending", c.pending},
+                         {"skew_p50_ns", any ? json(c.skew.quantile(0.5)) : json(nullptr)},
+                         {"skew_p99_ns", any ? json(c.skew.quantile(0.99)) : json(nullptr)},
+                         {"skew_max_ns", any ? json(c.skew.max()) : json(nullptr)},
+                         {"straggler", c.straggler >= 0 ? json(c.straggler) : json(nullptr)},
+                         {"ranks", std::move(ranks)}});
+  }
+  return json{{"collectives", std::move(list)},
+              {"folded", snap.nccl.folded_calls()},
+              {"communicators", std::move(comms)},
+              {"untracked_calls", snap.nccl_skew.untracked_calls}};
+}
+
+json ops_json(const analysis::OpKernelSummary& ops) {
+  json list = json::array();
+  for (const auto& op : ops.ops) {
+    json kernels = json::array();
+    for (const auto& k : op.kernels) kernels.push_back(json{{"kernel", k.kernel}, {"launches", k.launches}});
+    list.push_back(json{{"op", op.op}, {"launches", op.launches}, {"kernels", std::move(kernels)}});
+  }
+  return json{{"ops", std::move(list)},
+              {"attributed", ops.attributed},
+              {"unattributed", ops.unattributed},
+              {"untracked", ops.untracked}};
 }
 
 std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
@@ -332,6 +377,8 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["processes"] = std::move(processes_json(snap, options)["processes"]);
   doc["memory"] = memory_json(snap.memory);
   doc["gpu_work"] = gpu_work_json(snap.work);
+  doc["nccl"] = nccl_json(snap);
+  doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";

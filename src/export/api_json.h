@@ -41,9 +41,18 @@ std::string api_functions(const analysis::AnalysisSnapshot& snap);
 std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
 json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
 // {"collectives":[{"comm_id","function","rank","nranks","calls","errors","bytes",
-//  "timed","p50_ns","p99_ns","max_ns"}],"folded":N}: NCCL calls per communicator.
+//  "timed","p50_ns","p99_ns","max_ns","bandwidth_calls","algbw_bytes_per_s",
+//  "busbw_bytes_per_s"}],"folded":N,"communicators":[{"comm_id","nranks","local_ranks",
+//  "instances","incomplete","mismatched","late","pending","skew_p50_ns","skew_p99_ns",
+//  "skew_max_ns","straggler","ranks":[{"rank","pid","instances","last",
+//  "mean_lateness_ns","straggler"}]}],"untracked_calls":N}: NCCL calls per communicator
+//  and function, and the ranks' arrival skew per communicator (docs/report.md).
 std::string api_nccl(const analysis::AnalysisSnapshot& snap);
 json nccl_json(const analysis::AnalysisSnapshot& snap);
+// {"ops":[{"op","launches","kernels":[{"kernel","launches"}]}],"attributed":N,
+//  "unattributed":N,"untracked":N}: kernels launched inside each PyTorch op (per-call
+//  records only; docs/report.md).
+json ops_json(const analysis::OpKernelSummary& ops);
 // {"counters":{"events":N,...}}: the agent's counters by accounting key.
 std::string api_counters(const analysis::AnalysisSnapshot& snap);
 // {"time_ns","sequence","processes":[...],"exited_dropped":N,"overflow_calls":N}: the
@@ -68,7 +77,7 @@ json counters_json(const analysis::AnalysisSnapshot& snap);
 json memory_json(const analysis::MemorySummary& memory);
 
 // `eacgm run --json` (docs/report.md): {"functions","gpus","processes","memory",
-// "accounting"} in one document.
+// "gpu_work","nccl","ops","accounting"} in one document.
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "export/metrics_table.h"
+#include "export/nccl_metrics.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -208,6 +209,9 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   out.add({{"kind", "functions"}}, folded_functions);
   out.add({{"kind", "processes"}}, folded_processes);
   out.add({{"kind", "memory"}}, folded_memory);
+  out.add({{"kind", "nccl"}}, nccl_series_left_out(snap, options.max_function_series));
+
+  append_nccl_metrics(out, snap, options.max_function_series);
 }
 
 void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {

@@ -1,7 +1,8 @@
 // An analysis snapshot as Prometheus families: per (domain, function) calls, errors,
-// nested calls and duration histograms; per traced process calls and errors; and the
-// agent's own CPU and memory. Cardinality is capped: the functions and processes past
-// the caps are folded into one `other` series and counted.
+// nested calls and duration histograms; per traced process calls and errors; the NCCL
+// families (nccl_metrics.h); and the agent's own CPU and memory. Cardinality is capped:
+// the functions and processes past the caps are folded into one `other` series and
+// counted.
 #pragma once
 
 #include <cstdint>

@@ -16,6 +16,7 @@ constexpr auto kGpuGroup = MetricGroup::kGpu;
 constexpr auto kProcessGroup = MetricGroup::kProcess;
 constexpr auto kHttp = MetricGroup::kHttp;
 constexpr auto kCalls = MetricGroup::kCalls;
+constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kAgent = MetricGroup::kAgent;
 
 // DCGM help texts are dcgm-exporter's own (etc/default-counters.csv), so dashboards and
@@ -149,8 +150,44 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_series_folded_total", kCounter, "", "count",
               "Series beyond [serve] max_function_series / max_process_series, folded into the "
               "`other` series (function=\"other\", pid=\"other\"; memory series beyond "
-              "max_process_series are left out and counted as kind=\"memory\").",
+              "max_process_series are left out and counted as kind=\"memory\", NCCL series beyond "
+              "max_function_series as kind=\"nccl\").",
               kFolded, kCalls, "exporter"},
+
+    // NCCL: bandwidth per communicator and call, arrival skew of this node's ranks
+    MetricDef{"eacgm_nccl_algorithm_bandwidth_bytes_per_second", kGauge, "", "bytes/s",
+              "nccl-tests' algorithm bandwidth of the traced calls: their size S summed over their "
+              "host-side durations summed (launch to return on the host, not the transfer time; "
+              "docs/report.md). Absent when no call's size is known.",
+              kNcclCall, kNccl, "probes (NCCL bytes, durations)"},
+    MetricDef{"eacgm_nccl_bus_bandwidth_bytes_per_second", kGauge, "", "bytes/s",
+              "nccl-tests' bus bandwidth: the algorithm bandwidth times the collective's factor "
+              "(AllReduce 2(n-1)/n; ReduceScatter, AllGather, AlltoAll, Gather, Scatter (n-1)/n; "
+              "others 1). Absent when the communicator's size is not known.",
+              kNcclCall, kNccl, "probes (NCCL bytes, durations, communicator size)"},
+    MetricDef{"eacgm_nccl_collective_instances_total", kCounter, "", "count",
+              "Collective instances at which every rank of the communicator on this node arrived "
+              "(matched by per-rank call order).",
+              kNcclComm, kNccl, "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_incomplete_instances_total", kCounter, "", "count",
+              "Collective instances given up with ranks missing (a rank's process exited, or its "
+              "records were lost).",
+              kNcclComm, kNccl, "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_skew_seconds", kHistogram, "seconds", "s",
+              "Per collective instance, the latest minus the earliest host-side start among the "
+              "communicator's ranks on this node; buckets folded from the 1% relative-error sketch.",
+              kNcclComm, kNccl, "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_last_arrivals_total", kCounter, "", "count",
+              "Matched collective instances at which this rank arrived last.", kNcclRank, kNccl,
+              "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_lateness_seconds_total", kCounter, "seconds", "s",
+              "Sum over matched instances of this rank's start minus the earliest start; divided by "
+              "eacgm_nccl_collective_instances_total, its mean lateness.",
+              kNcclRank, kNccl, "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_straggler", kGauge, "", "0/1",
+              "1 for the rank that arrived last at more than half of at least 20 instances and by "
+              "at least 1 ms on average; 0 for the communicator's other ranks.",
+              kNcclRank, kNccl, "probes (NCCL arrival matching)"},
 
     // The agent itself
     MetricDef{"eacgm_agent_cpu_seconds_total", kCounter, "seconds", "s",
@@ -208,6 +245,12 @@ std::string_view labels_doc(LabelSet set) {
       return "`pid`, `comm`, `cuda_device`, rank labels";
     case kKernel:
       return "`kernel`";
+    case kNcclCall:
+      return "`comm_id`, `function`";
+    case kNcclComm:
+      return "`comm_id`";
+    case kNcclRank:
+      return "`comm_id`, `nccl_rank`, `pid`";
   }
   return "";
 }
@@ -222,6 +265,8 @@ std::string_view group_title(MetricGroup g) {
       return "Per-process GPU metrics";
     case MetricGroup::kCalls:
       return "Traced calls";
+    case MetricGroup::kNccl:
+      return "NCCL";
     case MetricGroup::kAgent:
       return "The agent itself";
     case MetricGroup::kHttp:

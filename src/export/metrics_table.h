@@ -19,12 +19,15 @@ enum class LabelSet {
   kProcess,   // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
   kFunction,  // domain, function
   kTraced,    // pid, comm, and rank, local_rank, world_size when known
-  kFolded,    // kind (functions, processes, memory)
+  kFolded,    // kind (functions, processes, memory, nccl)
   kLedger,    // pid, comm, cuda_device, and rank labels when known
   kKernel,    // kernel
+  kNcclCall,  // comm_id, function
+  kNcclComm,  // comm_id
+  kNcclRank,  // comm_id, nccl_rank, pid
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kAgent, kHttp };
+enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kAgent, kHttp };
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)

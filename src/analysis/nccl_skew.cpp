@@ -1,0 +1,212 @@
+// NcclSkew: collective instances matched across the ranks of a communicator by
+// per-rank sequence numbers, in a bounded window per communicator.
+#include "analysis/nccl_skew.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace eacgm::analysis {
+
+NcclSkew::Comm* NcclSkew::comm_for(const CallEvent& event) {
+  if (auto it = by_id_.find(event.nccl_comm_id); it != by_id_.end()) return &comms_[it->second];
+  if (comms_.size() >= options_.max_comms) return nullptr;
+  by_id_.emplace(event.nccl_comm_id, comms_.size());
+  Comm& c = comms_.emplace_back();
+  c.comm_id = event.nccl_comm_id;
+  return &c;
+}
+
+// The rank's slot; a new rank restarts the wait for the communicator's ranks to settle.
+int NcclSkew::slot_for(Comm& c, const CallEvent& event) {
+  for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+    if (c.ranks[i].rank == event.nccl_rank) {
+      c.ranks[i].pid = event.pid;
+      return static_cast<int>(i);
+    }
+  }
+  if (c.ranks.size() >= kMaxLocalRanks) return -1;
+  RankState& r = c.ranks.emplace_back();
+  r.rank = event.nccl_rank;
+  r.pid = event.pid;
+  c.new_rank_ts = c.newest_ts;
+  c.settled = false;
+  return static_cast<int>(c.ranks.size() - 1);
+}
+
+// Whether the ranks seen are all the ranks to wait for: the communicator's size, or,
+// when fewer run here, the ones seen once they have settled.
+bool NcclSkew::ready(const Comm& c) const {
+  if (c.nranks > 0 && c.ranks.size() >= static_cast<std::size_t>(c.nranks)) return true;
+  return c.settled;
+}
+
+void NcclSkew::add(const CallEvent& event) {
+  // Only NCCL calls carry a communicator id (ingest/nccl_comms.h).
+  if (event.nccl_comm_id == 0 || event.nccl_rank < 0 || event.nested || event.probe == nullptr) return;
+  if (!nccl_call_issued(event)) return;
+  Comm* c = comm_for(event);
+  if (c == nullptr) {
+    ++untracked_calls_;
+    return;
+  }
+  // The records of several CPUs interleave: the newest start seen is the clock.
+  c->newest_ts = std::max(c->newest_ts, event.ts_ns);
+  if (event.nccl_nranks > 0) c->nranks = event.nccl_nranks;
+  const int slot = slot_for(*c, event);
+  if (slot < 0) {
+    ++untracked_calls_;
+    return;
+  }
+  const NcclProbeRule& rule = rules_.of(event);
+  if (nccl_is_collective(rule.kind)) arrive(*c, slot, rule, event);
+  if (!c->settled && c->newest_ts - c->new_rank_ts >= options_.settle_ns) {
+    c->settled = true;
+    close_ready(*c);
+  }
+}
+
+void NcclSkew::arrive(Comm& c, int slot, const NcclProbeRule& rule, const CallEvent& event) {
+  const auto kind = static_cast<std::size_t>(rule.kind);
+  const std::uint64_t seq = c.ranks[static_cast<std::size_t>(slot)].next_seq[kind]++;
+  // One rank here: nothing to compare it with.
+  if (ready(c) && c.ranks.size() < 2) return;
+  if (c.window.empty()) c.window.resize(std::max<std::size_t>(options_.window, 1));
+  c.has_collective = true;
+
+  Instance* inst = nullptr;
+  for (auto& w : c.window) {
+    if (w.used && w.kind == rule.kind && w.seq == seq) {
+      inst = &w;
+      break;
+    }
+  }
+  if (inst == nullptr) {
+    // Closed already: a rank arriving after the instance was matched without it (its
+    // ranks were taken as settled) or given up.
+    if (seq < c.closed_below[kind]) {
+      ++c.late;
+      return;
+    }
+    Instance* oldest = nullptr;
+    for (auto& w : c.window) {
+      if (!w.used) {
+        inst = &w;
+        break;
+      }
+      if (oldest == nullptr || w.order < oldest->order) oldest = &w;
+    }
+    if (inst == nullptr) {
+      close(c, *oldest, false);  // the window is full: give up the oldest
+      inst = oldest;
+    }
+    *inst = Instance{};
+    inst->used = true;
+    inst->kind = rule.kind;
+    inst->seq = seq;
+    inst->order = c.next_order++;
+  }
+  const std::uint64_t bit = std::uint64_t{1} << slot;
+  inst->arrived |= bit;
+  inst->start[static_cast<std::size_t>(slot)] = event.ts_ns;
+  // Every rank passes the same count and datatype: a different size means the ranks'
+  // sequences do not line up (a record was lost), so the instance is left out.
+  if (const auto b = rule.bytes.bytes(event)) {
+    if (!inst->has_bytes) {
+      inst->has_bytes = true;
+      inst->bytes = *b;
+    } else if (inst->bytes != *b) {
+      inst->mismatched = true;
+    }
+  }
+  if (ready(c) && static_cast<std::size_t>(std::popcount(inst->arrived)) == c.ranks.size()) {
+    close(c, *inst, true);
+  }
+}
+
+void NcclSkew::close(Comm& c, Instance& inst, bool complete) {
+  auto& below = c.closed_below[static_cast<std::size_t>(inst.kind)];
+  below = std::max(below, inst.seq + 1);
+  inst.used = false;
+  if (!complete) {
+    ++c.incomplete;
+    return;
+  }
+  if (inst.mismatched) {
+    ++c.mismatched;
+    return;
+  }
+  std::uint64_t first = UINT64_MAX, last = 0;
+  std::size_t last_slot = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+    if ((inst.arrived & (std::uint64_t{1} << i)) == 0) continue;
+    first = std::min(first, inst.start[i]);
+    if (!any || inst.start[i] > last) {  // ties: the lower slot
+      last = inst.start[i];
+      last_slot = i;
+    }
+    any = true;
+  }
+  ++c.instances;
+  c.skew.add(last - first);
+  for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+    if ((inst.arrived & (std::uint64_t{1} << i)) == 0) continue;
+    ++c.ranks[i].instances;
+    c.ranks[i].lateness_sum_ns += inst.start[i] - first;
+  }
+  ++c.ranks[last_slot].last;
+}
+
+// The ranks just settled: the instances they all reached are matched; with one rank
+// here there is nothing to match, and its instances are let go uncounted.
+void NcclSkew::close_ready(Comm& c) {
+  for (auto& w : c.window) {
+    if (!w.used) continue;
+    if (c.ranks.size() < 2) {
+      w.used = false;
+    } else if (static_cast<std::size_t>(std::popcount(w.arrived)) == c.ranks.size()) {
+      close(c, w, true);
+    }
+  }
+}
+
+std::vector<NcclCommSkew> NcclSkew::rows() const {
+  std::vector<NcclCommSkew> out;
+  for (const Comm& c : comms_) {
+    if (!c.has_collective || c.ranks.size() < 2) continue;
+    NcclCommSkew r;
+    r.comm_id = c.comm_id;
+    r.nranks = c.nranks;
+    r.local_ranks = static_cast<std::uint32_t>(c.ranks.size());
+    r.instances = c.instances;
+    r.incomplete = c.incomplete;
+    r.mismatched = c.mismatched;
+    r.late = c.late;
+    r.pending = static_cast<std::uint64_t>(
+        std::count_if(c.window.begin(), c.window.end(), [](const Instance& w) { return w.used; }));
+    r.skew = c.skew;
+    for (const RankState& s : c.ranks) {
+      NcclRankArrivals a;
+      a.rank = s.rank;
+      a.pid = s.pid;
+      a.instances = s.instances;
+      a.last = s.last;
+      a.lateness_sum_ns = s.lateness_sum_ns;
+      if (s.instances > 0) a.mean_lateness_ns = static_cast<double>(s.lateness_sum_ns) / s.instances;
+      // Last at more than its share (1/n by chance; more than half can be one rank
+      // only) and late by more than host-side jitter, over enough instances.
+      a.straggler =
+          c.instances >= options_.straggler_min_instances && c.instances > 0 &&
+          static_cast<double>(s.last) > options_.straggler_min_share * static_cast<double>(c.instances) &&
+          a.mean_lateness_ns >= static_cast<double>(options_.straggler_min_lateness_ns);
+      if (a.straggler) r.straggler = s.rank;
+      r.ranks.push_back(a);
+    }
+    std::sort(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.comm_id < b.comm_id; });
+  return out;
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,20 @@
+// The NCCL families of /metrics: bandwidth per (communicator, call), and per
+// communicator the arrival skew of this node's ranks and which rank straggles.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "analysis/live_analysis.h"
+#include "export/prometheus_text.h"
+
+namespace eacgm::exporting {
+
+// The (communicator, call) rows and the communicators past `max_series` each, which
+// append_nccl_metrics leaves out (eacgm_series_folded_total{kind="nccl"} counts them).
+std::uint64_t nccl_series_left_out(const analysis::AnalysisSnapshot& snap, std::size_t max_series);
+
+void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
+                         std::size_t max_series);
+
+}  // namespace eacgm::exporting
