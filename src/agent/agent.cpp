@@ -129,6 +129,7 @@ Status Agent::start_up() {
   if (child_) to.pids.push_back(child_->pid());
   to.btf_path = options_.btf_path;
   to.python = config.python;
+  to.python_hz = options_.python_hz;
 
   const bool sample_gpus = options_.sample_gpus && config.gpu.sample;
   std::function<void()> on_round;

@@ -28,6 +28,7 @@ class CommFilter final : public Consumer {
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_python_stacks(std::span<const PythonStack> stacks) override;
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     inner_->on_tick(now, counters);
   }
@@ -46,6 +47,7 @@ class CommFilter final : public Consumer {
   std::set<std::string> names_;
   std::shared_ptr<Consumer> inner_;
   std::vector<CallEvent> kept_;
+  std::vector<PythonStack> kept_stacks_;
   std::map<std::string, std::uint64_t> others_;
   std::uint64_t passed_ = 0;
   std::uint64_t left_out_ = 0;

@@ -17,6 +17,7 @@
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_stats.h"
+#include "analysis/python_profile.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
 #include "core/published.h"
@@ -37,6 +38,7 @@ struct AnalysisSnapshot {
   NcclStats nccl;                                   // NCCL calls per communicator and function
   RollupView series;                                // per-second rollups (shares the ring's chunks)
   std::shared_ptr<const AnomalySummary> anomalies;  // never null once published
+  std::shared_ptr<const PythonHotSpots> python;     // sampled Python stacks; never null once published
 };
 
 class LiveAnalysis final : public Consumer {
@@ -52,10 +54,13 @@ class LiveAnalysis final : public Consumer {
   static constexpr std::chrono::seconds kExitGrace{2};
   // How a process's exit is checked (default: process_alive, /proc); for tests.
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
+  // The Python sampler's rate, which the hot spots state (before the trace starts).
+  void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
+  void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
@@ -77,6 +82,8 @@ class LiveAnalysis final : public Consumer {
   RollupSeries series_;
   AnomalyDetector anomalies_;
   std::shared_ptr<const AnomalySummary> anomalies_published_;  // remade when it changed
+  PythonProfile python_;
+  std::shared_ptr<const PythonHotSpots> python_published_;  // remade when samples came
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -14,6 +14,7 @@
 #include "core/call_event.h"
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
+#include "core/python_stack.h"
 
 namespace eacgm {
 
@@ -30,6 +31,8 @@ class Consumer {
   }
   // One GPU sampling pass, processes already reduced to the traced ones.
   virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
+  // Python stacks sampled since the last delivery (the Python sampler, when it runs).
+  virtual void on_python_stacks(std::span<const PythonStack> stacks) { (void)stacks; }
   // About once a second (the agent's tick), with the agent's counters read on this
   // thread: publish snapshots, roll windows.
   virtual void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
@@ -55,6 +58,9 @@ class ConsumerList final : public Consumer {
   }
   void on_gpu(const GpuSnapshot& snapshot) override {
     for (auto& m : members_) m->on_gpu(snapshot);
+  }
+  void on_python_stacks(std::span<const PythonStack> stacks) override {
+    for (auto& m : members_) m->on_python_stacks(stacks);
   }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     for (auto& m : members_) m->on_tick(now, counters);
