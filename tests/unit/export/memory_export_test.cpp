@@ -69,8 +69,11 @@ TEST(MemoryExport, JsonHasTheDocumentedFields) {
   auto report = nlohmann::json::parse(run_report_json(snap, ApiOptions{}));
   std::vector<std::string> keys;
   for (const auto& [k, v] : report.items()) keys.push_back(k);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"accounting", "functions", "gpu_work", "gpus", "memory", "processes"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"accounting", "functions", "gpu_work", "gpus", "memory",
+                                            "processes", "python_hot_spots"}));
+  // Without sampled stacks the section still says what it would hold, and that nothing was.
+  EXPECT_EQ(report["python_hot_spots"]["sample_hz"], 0);
+  EXPECT_TRUE(report["python_hot_spots"]["processes"].empty());
   EXPECT_EQ(report["memory"]["processes"], doc["processes"]);
 }
 
