@@ -26,6 +26,8 @@ struct Interpreter {
   std::string name;  // the test's name
 };
 
+// googletest looks this name up to print a parameter.
+// NOLINTNEXTLINE(readability-identifier-naming)
 void PrintTo(const Interpreter& py, std::ostream* os) { *os << py.exe; }
 
 std::vector<Interpreter> interpreters() {

@@ -14,12 +14,12 @@ Code code(const char* function, int line, const char* file = "/app/x.py") {
 }
 
 // Frames innermost first, each at its function's first line + 1.
-PythonStack stack(std::uint32_t tid, std::vector<Code> frames, std::uint32_t pid = 7) {
+PythonStack stack(std::uint32_t tid, const std::vector<Code>& frames, std::uint32_t pid = 7) {
   PythonStack s;
   s.pid = pid;
   s.tid = tid;
   s.comm = "python3.12";
-  for (auto& c : frames) s.frames.push_back(PythonFrame{c, c->first_line + 1});
+  for (const auto& c : frames) s.frames.push_back(PythonFrame{c, c->first_line + 1});
   return s;
 }
 

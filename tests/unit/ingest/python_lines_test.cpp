@@ -84,7 +84,9 @@ TEST(PythonLines, MatchesTheInterpretersOwn) {
       std::fputs(kDump, f);
       std::fclose(f);
     }
-    std::FILE* out = ::popen((exe + " " + script).c_str(), "r");
+    std::string command = exe;
+    command.append(" ").append(script);
+    std::FILE* out = ::popen(command.c_str(), "r");
     ASSERT_NE(out, nullptr);
     std::string text;
     char buf[4096];

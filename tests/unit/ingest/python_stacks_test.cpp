@@ -54,7 +54,7 @@ TEST(PythonStacks, NamesFramesAndLines) {
   fake.codes[kHot] = info("hot", 3, kUnits, {0x80 | (11 << 3) | 1, 0, 0, 0x80 | (11 << 3) | 1, 0, 0});
   fake.codes[kMain] = info("main", 10, kMain + 0xc0);
   PythonStackDecoder d(fake.reader());
-  auto s = sample(0x030c, {{kHot, kUnits + 2 * 3}, {kMain, 0}});
+  auto s = sample(0x030c, {{kHot, kUnits + 6}, {kMain, 0}});  // unit 3
   PythonStack out;
   ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(2), out));
   EXPECT_EQ(out.pid, 7u);
