@@ -131,6 +131,7 @@ Status Agent::start_up() {
   if (child_) to.pids.push_back(child_->pid());
   to.btf_path = options_.btf_path;
   to.python = config.python;
+  to.python_hz = options_.python_hz;
 
   // Always-on: the probes' cost per process, estimated from calibrated trap costs and
   // kept within the budget (agent/budget_controller.h).

@@ -52,6 +52,7 @@ class BudgetController final : public Consumer {
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void flush() override { inner_->flush(); }
   void on_end(const CounterValues& counters) override;
@@ -96,8 +97,8 @@ class BudgetController final : public Consumer {
   std::map<std::pair<std::uint32_t, std::uint32_t>, ProbeTally> tallies_;
   std::map<std::uint32_t, std::uint8_t> shifts_;  // counted probes whose shift was changed
   std::optional<std::chrono::steady_clock::time_point> last_tick_;
-  double last_wall_ns_ = 0;  // the last interval's length
-  std::size_t calm_ticks_ = 0;                    // ticks in a row with every process well within
+  double last_wall_ns_ = 0;               // the last interval's length
+  std::size_t calm_ticks_ = 0;            // ticks in a row with every process well within
   std::atomic<std::uint64_t> raises_{0};  // read by the counters on any thread
   std::atomic<std::uint64_t> lowers_{0};
   std::uint64_t untracked_ = 0;

@@ -98,4 +98,13 @@ std::string CommFilter::summary(std::size_t most) const {
                      list);
 }
 
+// Stacks of other processes are left out without a count: they are samples, not calls.
+void CommFilter::on_python_stacks(std::span<const PythonStack> stacks) {
+  kept_stacks_.clear();
+  for (const auto& s : stacks) {
+    if (matches(s.comm)) kept_stacks_.push_back(s);
+  }
+  if (!kept_stacks_.empty()) inner_->on_python_stacks(kept_stacks_);
+}
+
 }  // namespace eacgm::analysis

@@ -35,6 +35,7 @@ class CommFilter final : public Consumer {
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_overhead(const OverheadReport& report) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_python_stacks(std::span<const PythonStack> stacks) override;
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     inner_->on_tick(now, counters);
   }
@@ -62,6 +63,7 @@ class CommFilter final : public Consumer {
   std::vector<CallTimings> kept_timings_;
   std::shared_ptr<Consumer> inner_;
   std::vector<CallEvent> kept_;
+  std::vector<PythonStack> kept_stacks_;
   std::map<std::string, std::uint64_t> others_;
   std::uint64_t passed_ = 0;
   std::uint64_t left_out_ = 0;

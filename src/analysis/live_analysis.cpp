@@ -71,10 +71,14 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
+  // The hot spots too: rows and folded stacks are made again only after new samples.
+  if (!python_published_ || python_published_->samples != python_.samples()) {
+    python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
+  }
   auto snap = std::make_shared<AnalysisSnapshot>(
       AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
                        memory_.summary(), counters, kernels_, work_, nccl_, nccl_skew_.summary(),
-                       ops_.summary(), series_.view(), anomalies_published_, overhead_});
+                       ops_.summary(), series_.view(), anomalies_published_, overhead_, python_published_});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

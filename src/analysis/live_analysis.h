@@ -21,6 +21,7 @@
 #include "analysis/nccl_skew.h"
 #include "analysis/nccl_stats.h"
 #include "analysis/op_kernels.h"
+#include "analysis/python_profile.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
 #include "core/overhead_report.h"
@@ -47,6 +48,7 @@ struct AnalysisSnapshot {
   // Always-on: the probes' estimated cost; per process the latest row (exited ones keep
   // their final totals), pid order.
   OverheadReport overhead;
+  std::shared_ptr<const PythonHotSpots> python;     // sampled Python stacks; never null once published
 };
 
 class LiveAnalysis final : public Consumer {
@@ -64,11 +66,14 @@ class LiveAnalysis final : public Consumer {
   static constexpr std::size_t kMaxOverheadRows = 4096;
   // How a process's exit is checked (default: process_alive, /proc); for tests.
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
+  // The Python sampler's rate, which the hot spots state (before the trace starts).
+  void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
   void on_overhead(const OverheadReport& report) override;
+  void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
@@ -94,6 +99,8 @@ class LiveAnalysis final : public Consumer {
   std::shared_ptr<const AnomalySummary> anomalies_published_;  // remade when it changed
   OverheadReport overhead_;
   std::map<std::uint32_t, ProcessOverhead> overhead_rows_;  // bounded: kMaxOverheadRows
+  PythonProfile python_;
+  std::shared_ptr<const PythonHotSpots> python_published_;  // remade when samples came
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -1,8 +1,11 @@
 // `eacgm run`: trace, then print a per-function summary (calls, errors, durations), what
 // the GPUs and the traced processes on them did meanwhile, NCCL bandwidth and arrival
-// skew, and the memory the processes allocated and leaked; as tables, or with --json as
-// one JSON document (docs/report.md).
+// skew, the memory the processes allocated and leaked, Python hot spots and the probes'
+// estimated cost; as tables, or with --json as one JSON document (docs/report.md).
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <fstream>
 #include <memory>
 
 #include "analysis/live_analysis.h"
@@ -15,6 +18,7 @@
 #include "export/memory_table.h"
 #include "export/nccl_table.h"
 #include "export/overhead_report.h"
+#include "export/python_hot_spots_table.h"
 #include "export/summary_table.h"
 
 namespace eacgm::cli {
@@ -26,14 +30,26 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   add_trace_options(*sub, ctx, *opts);
   opts->default_mode = TraceMode::kAlwaysOn;
   add_mode_option(*sub, opts->mode, "always-on");
+  opts->python_sampling = true;
+  auto hz = std::make_shared<std::uint32_t>(0);
+  CLI::Option* hz_option =
+      sub->add_option("--python-hz", *hz,
+                      "sample the stacks of traced Python processes this many times a second on each CPU "
+                      "while they run (default 99, [python] sample_hz; 0: no Python hot spots)")
+          ->check(CLI::Range(0, 10000));
+  auto folded = std::make_shared<std::string>();
+  sub->add_option("--folded", *folded,
+                  "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" "
+                  "line each: flamegraph.pl, speedscope, inferno)");
   auto json = std::make_shared<bool>(false);
-  sub->add_flag(
-      "--json", *json,
-      "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, accounting; "
-      "docs/report.md) instead of the tables; the traced command's stdout goes to stderr");
+  sub->add_flag("--json", *json,
+                "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, "
+                "python_hot_spots, overhead, accounting; docs/report.md) instead of the tables; the traced "
+                "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
-  sub->final_callback([&ctx, opts, json] {
+  sub->final_callback([&ctx, opts, json, folded, hz, hz_option] {
+    if (hz_option->count() > 0) opts->python_hz = *hz;
     if (*json) opts->command_stdout_to_stderr = true;
     auto config = load_config(ctx.config_path);
     if (!config) {
@@ -42,9 +58,19 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       return;
     }
     auto analysis = std::make_shared<analysis::LiveAnalysis>();
+    analysis->set_python_hz(chosen_python_hz(*opts, *config));
     ctx.exit_code = run_trace(*config, *opts, analysis);
     // The final snapshot: published after the last calls and samples were in.
     if (auto snap = analysis->snapshot(); snap && snap->final) {
+      if (!folded->empty() && snap->python) {
+        std::ofstream out(*folded);
+        out << analysis::folded_text(*snap->python);
+        if (!out.flush()) {
+          print_error(
+              fmt::format("cannot write folded stacks to {}: check the path and free space", *folded));
+          if (ctx.exit_code == 0) ctx.exit_code = 1;
+        }
+      }
       if (*json) {
         std::fputs(exporting::run_report_json(*snap, exporting::ApiOptions{}).c_str(), stdout);
         std::fflush(stdout);
@@ -55,6 +81,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       std::fputs(exporting::render_nccl_table(snap->nccl, snap->nccl_skew).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
+      if (snap->python) std::fputs(exporting::render_python_hot_spots(*snap->python).c_str(), stdout);
       std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);

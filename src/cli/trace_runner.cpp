@@ -37,6 +37,11 @@ TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configur
   return configured.value_or(fallback);
 }
 
+std::uint32_t chosen_python_hz(const TraceCommandOptions& opts, const Config& config) {
+  if (!opts.python_sampling) return 0;
+  return opts.python_hz.value_or(config.python.sample_hz);
+}
+
 void add_mode_option(CLI::App& sub, std::string& mode, const char* what) {
   sub.add_option(
          "--mode", mode,
@@ -78,6 +83,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   ao.side_command = opts.side_command;
   ao.sample_gpus = !opts.no_gpu;
   ao.command_stdout_to_stderr = opts.command_stdout_to_stderr;
+  ao.python_hz = chosen_python_hz(opts, config);
   std::shared_ptr<analysis::CommFilter> filter;
   if (!opts.comms.empty()) {
     filter = std::make_shared<analysis::CommFilter>(opts.comms, std::move(consumer));

@@ -26,7 +26,13 @@ struct TraceCommandOptions {
   std::vector<std::string> comms;                // --comm: show only these process names
   std::string mode;                              // --mode: "per-call", "always-on", "" (config or default)
   TraceMode default_mode = TraceMode::kPerCall;  // the command's own, under config and flag
+  std::optional<std::uint32_t> python_hz;        // --python-hz; unset: [python] sample_hz (run only)
+  bool python_sampling = false;                  // the command samples Python stacks (run)
 };
+
+// The Python sampling rate a command runs with: none unless it samples, else its flag,
+// else the config file's.
+std::uint32_t chosen_python_hz(const TraceCommandOptions& opts, const Config& config);
 
 // The mode a command runs in: its --mode flag, else the config file's, else its own default.
 TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configured, TraceMode fallback);

@@ -42,6 +42,9 @@ struct PythonConfig {
   // Glob (fnmatch) on the source file path of reported Python calls; "" reports all.
   // Applied in user space: the probes still fire for every Python call.
   std::string file_filter;
+  // `eacgm run`'s Python stack sampling: samples per second on each CPU while a traced
+  // Python thread is on it (0: none). A prime, so samples do not lock onto timer ticks.
+  std::uint32_t sample_hz = 99;
 };
 
 // `eacgm serve`: where it listens and what it serves (flags override these).

@@ -15,6 +15,7 @@
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
 #include "core/overhead_report.h"
+#include "core/python_stack.h"
 
 namespace eacgm {
 
@@ -34,6 +35,8 @@ class Consumer {
   // The probes' estimated cost per traced process (agent/budget_controller.h), once a
   // tick just before on_tick, and once more before on_end.
   virtual void on_overhead(const OverheadReport& report) { (void)report; }
+  // Python stacks sampled since the last delivery (the Python sampler, when it runs).
+  virtual void on_python_stacks(std::span<const PythonStack> stacks) { (void)stacks; }
   // About once a second (the agent's tick), with the agent's counters read on this
   // thread: publish snapshots, roll windows.
   virtual void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
@@ -62,6 +65,9 @@ class ConsumerList final : public Consumer {
   }
   void on_overhead(const OverheadReport& report) override {
     for (auto& m : members_) m->on_overhead(report);
+  }
+  void on_python_stacks(std::span<const PythonStack> stacks) override {
+    for (auto& m : members_) m->on_python_stacks(stacks);
   }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     for (auto& m : members_) m->on_tick(now, counters);

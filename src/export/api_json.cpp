@@ -10,6 +10,7 @@
 
 #include "export/gpu_json.h"
 #include "export/overhead_report.h"
+#include "export/python_hot_spots_table.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -269,6 +270,55 @@ std::string api_counters(const analysis::AnalysisSnapshot& snap) {
   return doc.dump();
 }
 
+json python_function_json(const analysis::PythonFunctionRow& f, std::uint64_t base) {
+  auto share = [base](std::uint64_t n) {
+    return base == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(base);
+  };
+  return json{{"function", f.function},
+              {"file", f.file},
+              {"line", f.line},
+              {"self", f.self},
+              {"total", f.total},
+              {"self_share", share(f.self)},
+              {"total_share", share(f.total)}};
+}
+
+// Sample counts and shares of each process's samples in Python code; states the rate.
+json python_json(const analysis::PythonHotSpots* hot) {
+  json doc = json::object();
+  doc["sample_hz"] = hot ? hot->hz : 0;
+  doc["note"] = python_sampling_note(hot ? hot->hz : 0);
+  doc["samples"] = hot ? hot->samples : 0;
+  json processes = json::array();
+  if (hot) {
+    for (const auto& p : hot->processes) {
+      json functions = json::array(), lines = json::array(), threads = json::array();
+      for (const auto& f : p.functions) functions.push_back(python_function_json(f, p.python_samples));
+      for (const auto& l : p.lines) {
+        lines.push_back(json{{"function", l.function}, {"file", l.file}, {"line", l.line}, {"self", l.self}});
+      }
+      for (const auto& t : p.threads) {
+        json tf = json::array();
+        for (const auto& f : t.functions) tf.push_back(python_function_json(f, t.python_samples));
+        threads.push_back(json{{"tid", t.tid},
+                               {"samples", t.samples},
+                               {"python_samples", t.python_samples},
+                               {"functions", std::move(tf)}});
+      }
+      processes.push_back(json{{"pid", p.pid},
+                               {"comm", p.comm},
+                               {"samples", p.samples},
+                               {"python_samples", p.python_samples},
+                               {"truncated_stacks", p.truncated},
+                               {"functions", std::move(functions)},
+                               {"lines", std::move(lines)},
+                               {"threads", std::move(threads)}});
+    }
+  }
+  doc["processes"] = std::move(processes);
+  return doc;
+}
+
 json memory_json(const analysis::MemorySummary& memory) {
   json list = json::array();
   for (const auto& r : memory.rows) {
@@ -380,6 +430,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["nccl"] = nccl_json(snap);
   doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);
+  doc["python_hot_spots"] = python_json(snap.python.get());
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

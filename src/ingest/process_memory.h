@@ -16,4 +16,8 @@ namespace eacgm::ingest {
 std::optional<std::string> read_process_string(std::uint32_t pid, std::uint64_t addr,
                                                std::size_t max_len = 4096);
 
+// Exactly `len` bytes at `addr` of process `pid` into `out` (the same two ways); false
+// when any of them cannot be read.
+bool read_process_bytes(std::uint32_t pid, std::uint64_t addr, void* out, std::size_t len);
+
 }  // namespace eacgm::ingest

@@ -52,8 +52,40 @@ void RingReader::register_counters(CounterRegistry& registry) {
                  [this] { return sampled_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("count_keys"), [this] { return count_keys_.load(std::memory_order_relaxed); });
   }
+  if (python_) {
+    registry.add(agent_counter("py_samples"),
+                 [this] { return python_samples_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("py_codes_unnamed"),
+                 [this] { return python_unnamed_.load(std::memory_order_relaxed); });
+  }
   registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
+}
+
+Status RingReader::add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder) {
+  python_ = std::move(decoder);
+  if (ring_buffer__add(rb_, ringbuf_fd, &RingReader::on_python_sample, this) != 0) {
+    return make_error(fmt::format("cannot map the Python sampler's ring buffer: {}", std::strerror(errno)));
+  }
+  return {};
+}
+
+int RingReader::on_python_sample(void* ctx, void* data, std::size_t size) {
+  auto* self = static_cast<RingReader*>(ctx);
+  if (self->python_count_ == self->python_batch_.size()) self->python_batch_.emplace_back();
+  if (self->python_->decode(data, size, self->python_batch_[self->python_count_])) ++self->python_count_;
+  return 0;
+}
+
+void RingReader::deliver_python_stacks() {
+  if (!python_) return;
+  if (python_count_ > 0) {
+    batcher_.consumer().on_python_stacks(std::span<const PythonStack>(python_batch_.data(), python_count_));
+  }
+  python_count_ = 0;
+  const auto& c = python_->counters();
+  python_samples_.store(c.samples, std::memory_order_relaxed);
+  python_unnamed_.store(c.unnamed, std::memory_order_relaxed);
 }
 
 int RingReader::on_record(void* ctx, void* data, std::size_t size) {
@@ -64,6 +96,10 @@ int RingReader::on_record(void* ctx, void* data, std::size_t size) {
     case RecordKind::kExecHint: {
       const auto pid = self->batcher_.last().pid;
       self->batcher_.chain().forget(pid);  // a new image: old handles mean nothing
+      if (self->python_) {
+        self->deliver_python_stacks();  // samples of the old image are named by it
+        self->python_->forget(pid);
+      }
       if (self->hooks_.on_hint) self->hooks_.on_hint(pid, true, false);
       break;
     }
@@ -124,6 +160,7 @@ void RingReader::drain_counts() {
 
 void RingReader::end_round() {
   batcher_.flush();
+  deliver_python_stacks();
   publish_counters();
   if (hooks_.on_round) hooks_.on_round();
   auto now = std::chrono::steady_clock::now();
@@ -142,6 +179,7 @@ void RingReader::end_round() {
     auto alive = [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; };
     auto gone = batcher_.chain().forget_unless(alive);
     if (counts_) counts_->forget_unless(alive);
+    if (python_) python_->forget_unless(alive);
     forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);
     next_sweep_ = now + options_.sweep;
   }

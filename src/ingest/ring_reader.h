@@ -21,6 +21,7 @@
 #include "ingest/call_batcher.h"
 #include "ingest/count_drain.h"
 #include "ingest/enricher.h"
+#include "ingest/python_stacks.h"
 #include "ingest/record_decoder.h"
 
 struct ring_buffer;
@@ -59,6 +60,9 @@ class RingReader {
   // Declares the reader's and the enrichers' counters (before start()); the registry,
   // which must outlive the reader, is read at each tick for the consumer.
   void register_counters(CounterRegistry& registry);
+  // Also reads the Python sampler's ring buffer (before start()): its samples are named
+  // by `decoder` and handed to the consumer after each round.
+  Status add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder);
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
@@ -68,6 +72,8 @@ class RingReader {
   RingReader(const probe::ProbeTable& table, EnricherChain chain, std::shared_ptr<Consumer> consumer,
              ReaderHooks hooks, ReaderOptions options);
   static int on_record(void* ctx, void* data, std::size_t size);
+  static int on_python_sample(void* ctx, void* data, std::size_t size);
+  void deliver_python_stacks();
   void loop();
   void end_round();
   void publish_counters();
@@ -78,6 +84,9 @@ class RingReader {
   std::unique_ptr<CountDrain> counts_;
   std::vector<CallCount> count_batch_;
   std::vector<CallTimings> timing_batch_;
+  std::unique_ptr<PythonStackDecoder> python_;
+  std::vector<PythonStack> python_batch_;  // reused: its first python_count_ stacks are this round's
+  std::size_t python_count_ = 0;
   ReaderHooks hooks_;
   ReaderOptions options_;
   std::chrono::steady_clock::time_point next_tick_{}, next_sweep_{};
@@ -86,7 +95,8 @@ class RingReader {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
-      forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0};
+      forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
+      python_unnamed_{0};
 };
 
 }  // namespace eacgm::ingest

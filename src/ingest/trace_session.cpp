@@ -1,8 +1,12 @@
 // Trace lifecycle and discovery scheduling.
 #include "ingest/trace_session.h"
 
+#include <dirent.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include "core/agent_counters.h"
 #include "ingest/enricher_stages.h"
@@ -52,7 +56,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
 
   TraceSession* self = s.get();
   ReaderHooks hooks;
-  hooks.on_hint = [self](std::uint32_t pid, bool, bool stopped) { self->on_hint(pid, stopped); };
+  hooks.on_hint = [self](std::uint32_t pid, bool exec, bool stopped) { self->on_hint(pid, stopped, exec); };
   hooks.on_round = std::move(on_round);
   hooks.notice = s->notice_;
   ReaderOptions ro;
@@ -70,6 +74,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
                                    std::move(hooks), ro, s->count_source_.get());
   if (!reader) return std::move(reader).take_error();
   s->reader_ = std::move(*reader);
+  if (options.python_hz > 0) s->start_python_sampling(*s->reader_);
   s->register_counters(registry);
   s->reader_->start();
 
@@ -79,10 +84,99 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
+  s->rescan_python(options.filter_pids ? options.pids : std::vector<int>{});
   s->publish_attach_counts();
   s->next_rescan_ = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<int>(options.config.rescan_interval_s * 1000));
   return s;
+}
+
+// Sampling is an addition to the trace: when the kernel refuses it, tracing goes on
+// without it and says why.
+void TraceSession::start_python_sampling(RingReader& reader) {
+  probe::PySamplerOptions po;
+  po.hz = options_.python_hz;
+  po.btf_path = options_.btf_path;
+  auto sampler = probe::PySampler::open(po);
+  if (sampler) {
+    auto st = reader.add_python_samples((*sampler)->ringbuf_fd(), std::make_unique<PythonStackDecoder>());
+    if (st) {
+      py_sampler_ = std::move(*sampler);
+      return;
+    }
+    notice_(
+        fmt::format("no Python hot spots: {}; tracing goes on (--python-hz 0 silences this)", st.error()));
+    return;
+  }
+  notice_(
+      fmt::format("no Python hot spots: {}; tracing goes on (--python-hz 0 silences this)", sampler.error()));
+}
+
+void TraceSession::check_python(std::uint32_t pid, bool exec) {
+  if (!py_sampler_) return;
+  auto known = py_processes_.find(pid);
+  if (exec && known != py_processes_.end()) {
+    // A new image: whatever it runs now, the old interpreter's addresses are gone.
+    if (known->second == PyState::kSampled) py_sampler_->remove_process(pid);
+    py_processes_.erase(known);
+    known = py_processes_.end();
+  }
+  if (known != py_processes_.end() && known->second != PyState::kNotYet) return;
+  auto found = py_finder_.find(pid);
+  if (!found) {
+    py_processes_[pid] = PyState::kUnsupported;
+    if (py_said_.insert(found.error()).second) notice_("Python stacks not sampled: " + found.error());
+    return;
+  }
+  if (!found->has_value()) {
+    py_processes_[pid] = PyState::kNotYet;  // libpython may load later: checked again at hints
+    return;
+  }
+  if (auto st = py_sampler_->add_process(pid, (*found)->proc); !st) {
+    py_processes_[pid] = PyState::kUnsupported;
+    if (py_said_.insert(st.error()).second) notice_(st.error());
+    return;
+  }
+  py_processes_[pid] = PyState::kSampled;
+  py_sampled_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Candidates: the traced processes, or on the whole machine the processes whose
+// executable is named python* (an interpreter embedded in another program is sampled
+// when the trace follows that program).
+void TraceSession::rescan_python(const std::vector<int>& targets) {
+  if (!py_sampler_) return;
+  std::vector<std::uint32_t> pids;
+  if (options_.filter_pids) {
+    for (int p : targets) pids.push_back(static_cast<std::uint32_t>(p));
+  } else if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      char* end = nullptr;
+      const unsigned long pid = std::strtoul(e->d_name, &end, 10);
+      if (end == e->d_name || *end != '\0' || pid == static_cast<unsigned long>(getpid())) continue;
+      char exe[PATH_MAX];
+      const std::string link = fmt::format("/proc/{}/exe", pid);
+      const ssize_t n = readlink(link.c_str(), exe, sizeof(exe) - 1);
+      if (n <= 0) continue;
+      exe[n] = '\0';
+      if (maybe_python_file(exe)) pids.push_back(static_cast<std::uint32_t>(pid));
+    }
+    closedir(d);
+  }
+  std::set<std::uint32_t> live(pids.begin(), pids.end());
+  for (auto it = py_processes_.begin(); it != py_processes_.end();) {
+    const bool gone = !live.count(it->first) && kill(static_cast<pid_t>(it->first), 0) != 0 && errno == ESRCH;
+    if (gone) {
+      if (it->second == PyState::kSampled) py_sampler_->remove_process(it->first);
+      it = py_processes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (std::uint32_t pid : pids) check_python(pid, false);
+  std::uint64_t sampled = 0;
+  for (const auto& [pid, state] : py_processes_) sampled += state == PyState::kSampled;
+  py_sampled_.store(sampled, std::memory_order_relaxed);  // the processes sampled now
 }
 
 void TraceSession::register_counters(CounterRegistry& registry) {
@@ -109,6 +203,10 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
   registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
   registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
+  if (py_sampler_) {
+    registry.add(agent_counter("py_processes"), atomic(py_sampled_));
+    registry.add(agent_counter("py_sample_drops"), [this] { return py_sampler_->counters().drops; });
+  }
   reader_->register_counters(registry);
   registry.add(agent_counter("unknown_probe"),
                [this] { return reader_->counters().unknown_probe + bpf_->counters().no_probe; });
@@ -133,11 +231,11 @@ void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
 
 void TraceSession::scan_executable(const std::string& path) { attacher_->scan_file(path); }
 
-void TraceSession::on_hint(std::uint32_t pid, bool stopped) {
+void TraceSession::on_hint(std::uint32_t pid, bool stopped, bool exec) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // A stopped process is never dropped: it would stay stopped.
-    if (hints_.size() < kMaxQueuedHints || stopped) hints_.push_back({pid, stopped});
+    if (hints_.size() < kMaxQueuedHints || stopped) hints_.push_back({pid, stopped, exec});
   }
   cv_.notify_one();
 }
@@ -160,6 +258,7 @@ void TraceSession::rescan() {
   if (options_.filter_pids) {
     std::vector<int> pids;
     for (auto p : bpf_->target_pids()) pids.push_back(static_cast<int>(p));
+    rescan_python(pids);
     if (!pids.empty()) {
       attacher_->scan_processes(pids);
     } else {
@@ -167,6 +266,7 @@ void TraceSession::rescan() {
     }
   } else {
     attacher_->scan_processes({});
+    rescan_python({});
   }
 }
 
@@ -184,9 +284,13 @@ void TraceSession::service(std::chrono::milliseconds budget) {
         deadline = std::chrono::steady_clock::now();
       }
     }
-    std::set<std::uint32_t> unique;
-    for (const auto& h : hints) unique.insert(h.pid);
+    std::set<std::uint32_t> unique, execs;
+    for (const auto& h : hints) {
+      unique.insert(h.pid);
+      if (h.exec) execs.insert(h.pid);
+    }
     for (auto pid : unique) {
+      check_python(pid, execs.count(pid) > 0);
       attacher_->scan_process(static_cast<int>(pid));
       // While it is surely alive (stopped, for a launched or --pid process): what naming
       // its kernels needs if it exits before its records are read.

@@ -22,10 +22,12 @@
 #include "core/result.h"
 #include "ingest/process_maps.h"
 #include "ingest/python_calls.h"
+#include "ingest/python_process.h"
 #include "ingest/ring_reader.h"
 #include "probe/attacher.h"
 #include "probe/bpf_tracer.h"
 #include "probe/probe_table.h"
+#include "probe/py_sampler.h"
 
 namespace eacgm::ingest {
 
@@ -38,6 +40,9 @@ struct TraceOptions {
   std::set<int> never_stop;  // of `pids`: never held (and neither are their children)
   std::string btf_path;
   PythonConfig python;  // pairing and filtering of the python catalog's records
+  // Python stack sampling: samples per second on each CPU of the traced Python
+  // processes' on-CPU threads; 0: none.
+  std::uint32_t python_hz = 0;
 };
 
 // Everything counted during a trace; nothing is lost silently.
@@ -104,10 +109,16 @@ class TraceSession {
   struct Hint {
     std::uint32_t pid;
     bool stopped;
+    bool exec;
   };
-  void on_hint(std::uint32_t pid, bool stopped);
+  void on_hint(std::uint32_t pid, bool stopped, bool exec);
   static void resume(const std::deque<Hint>& hints);
   void rescan();
+  // Python stack sampling: whether a process runs an interpreter to sample (at its
+  // hints and rescans), and forgetting the ones that are gone.
+  void check_python(std::uint32_t pid, bool exec);
+  void rescan_python(const std::vector<int>& targets);
+  void start_python_sampling(RingReader& reader);
   void register_counters(CounterRegistry& registry);
   void publish_attach_counts();
 
@@ -116,8 +127,14 @@ class TraceSession {
   probe::ProbeTable table_;
   std::unique_ptr<probe::BpfTracer> bpf_;
   std::unique_ptr<probe::Attacher> attacher_;
-  std::unique_ptr<CountSource> count_source_;  // always-on maps; before reader_, which reads them
+  std::unique_ptr<CountSource> count_source_;     // always-on maps; before reader_, which reads them
+  std::unique_ptr<probe::PySampler> py_sampler_;  // null: no Python sampling; before reader_, which reads it
   std::unique_ptr<RingReader> reader_;
+  PythonProcessFinder py_finder_;
+  enum class PyState { kNotYet, kSampled, kUnsupported };
+  std::map<std::uint32_t, PyState> py_processes_;  // checked processes (the attaching thread's)
+  std::set<std::string> py_said_;                  // problems said once
+  std::atomic<std::uint64_t> py_sampled_{0};
   // Mappings of hinted processes, for names of processes gone before their records are read.
   std::shared_ptr<ProcessMapsCache> remembered_maps_ = std::make_shared<ProcessMapsCache>();
   // Attach counts as last published by the thread that attaches, for readers anywhere.

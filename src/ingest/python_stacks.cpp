@@ -1,0 +1,168 @@
+// Sample decoding and code-object naming.
+#include "ingest/python_stacks.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "bpf/py_sample.h"
+#include "ingest/process_memory.h"
+#include "ingest/python_lines.h"
+#include "probe/python_layouts.h"
+#include "probe/python_stack_layouts.h"
+
+namespace eacgm::ingest {
+namespace {
+
+constexpr std::size_t kMaxName = 512;
+constexpr std::size_t kMaxLineTable = 64u << 10;
+
+std::uint64_t load_u64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// A str object's text as UTF-8. Compact ASCII strings (nearly every name and path) hold
+// their characters right after PyASCIIObject; other compact strings after
+// PyCompactUnicodeObject, as 1, 2 or 4 bytes per character (PyUnicode_KIND).
+std::optional<std::string> read_str(std::uint32_t pid, std::uint64_t str, const probe::PythonFrameLayout& l) {
+  // ob_refcnt, ob_type, length, hash, then the state bits: interned:2 kind:3 compact:1 ascii:1.
+  std::array<std::uint8_t, 40> head{};
+  if (!read_process_bytes(pid, str, head.data(), head.size())) return std::nullopt;
+  const std::uint64_t length = load_u64(&head[16]);
+  std::uint32_t state = 0;
+  std::memcpy(&state, &head[32], sizeof(state));
+  const unsigned kind = (state >> 2) & 7;
+  const bool compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  if (!compact || length > kMaxName || (kind != 1 && kind != 2 && kind != 4)) return std::nullopt;
+  if (ascii) {
+    // Exactly `length` characters and a NUL: what a live str holds, and what memory
+    // reused since the sample (a code object freed meanwhile) seldom does.
+    auto text = read_process_string(pid, str + l.str_ascii_data, kMaxName);
+    if (!text || text->size() != length) return std::nullopt;
+    return text;
+  }
+  // PyCompactUnicodeObject adds utf8_length and utf8 (and wstr_length before 3.12).
+  const std::uint64_t data = str + l.str_ascii_data + (l.version.minor >= 12 ? 16 : 24);
+  std::vector<std::uint8_t> raw(length * kind);
+  if (!raw.empty() && !read_process_bytes(pid, data, raw.data(), raw.size())) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < length; ++i) {
+    std::uint32_t c = 0;
+    std::memcpy(&c, &raw[i * kind], kind);  // little-endian: the low bytes come first
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xc0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xe0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (c & 0x3f));
+    } else {
+      out += static_cast<char>(0xf0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (c & 0x3f));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std::uint64_t addr) {
+  const auto* frame = probe::python_frame_layout({3, minor});
+  const auto* stack = probe::python_stack_layout({3, minor});
+  if (frame == nullptr || stack == nullptr) return std::nullopt;
+  // The code object's fixed part up to its last field read here.
+  std::array<std::uint8_t, 160> obj{};
+  static_assert(sizeof(obj) >= 144);
+  if (!read_process_bytes(pid, addr, obj.data(), obj.size())) return std::nullopt;
+  auto name = read_str(pid, load_u64(&obj[frame->code_name]), *frame);
+  auto file = read_str(pid, load_u64(&obj[frame->code_filename]), *frame);
+  if (!name || !file) return std::nullopt;
+  PythonCodeInfo info;
+  std::int32_t first_line = 0;
+  std::memcpy(&first_line, &obj[frame->code_firstlineno], sizeof(first_line));
+  if (first_line < 0) return std::nullopt;  // not a live code object
+  info.code = std::make_shared<const PythonCode>(PythonCode{std::move(*name), std::move(*file), first_line});
+  // The line table is a bytes object: ob_size after the header, the data at ob_sval.
+  const std::uint64_t table = load_u64(&obj[stack->code_linetable]);
+  std::uint64_t size = 0;
+  if (table != 0 && read_process_bytes(pid, table + 16, &size, sizeof(size)) && size <= kMaxLineTable) {
+    info.linetable.resize(size);
+    if (size > 0 && !read_process_bytes(pid, table + stack->bytes_data, info.linetable.data(), size)) {
+      info.linetable.clear();
+    }
+  }
+  if (stack->code_units != EACGM_PY_NO_FIELD) info.first_unit = addr + stack->code_units;
+  return info;
+}
+
+const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int minor, std::uint64_t addr) {
+  auto& codes = processes_[pid];
+  if (auto it = codes.find(addr); it != codes.end()) return it->second;
+  Code c;
+  if (auto info = reader_(pid, minor, addr)) {
+    c.code = std::move(info->code);
+    c.linetable = std::move(info->linetable);
+    c.first_unit = info->first_unit;
+    ++counters_.codes;
+  } else {
+    // Named by its address, and kept so: the process is most likely gone.
+    c.code = std::make_shared<const PythonCode>(PythonCode{fmt::format("<code {:#x}>", addr), "", 0});
+    ++counters_.unnamed;
+  }
+  if (codes.size() >= kMaxCodesPerProcess) {
+    scratch_ = std::move(c);
+    return scratch_;
+  }
+  return codes.emplace(addr, std::move(c)).first->second;
+}
+
+bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack& out) {
+  eacgm_py_sample s{};
+  if (size < EACGM_PY_SAMPLE_HEADER || size > sizeof(s)) {
+    ++counters_.malformed;
+    return false;
+  }
+  std::memcpy(&s, data, size);
+  const int major = s.version >> 8, minor = s.version & 0xff;
+  if (s.depth > EACGM_PY_MAX_DEPTH || size < static_cast<std::size_t>(EACGM_PY_SAMPLE_SIZE(s.depth)) ||
+      major != 3 || probe::python_stack_layout({3, minor}) == nullptr) {
+    ++counters_.malformed;
+    return false;
+  }
+  ++counters_.samples;
+  out.ts_ns = s.ts_ns;
+  out.pid = s.pid;
+  out.tid = s.tid;
+  out.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
+  out.truncated = (s.flags & EACGM_PY_TRUNCATED) != 0;
+  out.no_thread = (s.flags & EACGM_PY_NO_THREAD) != 0;
+  out.frames.resize(s.depth);
+  for (std::size_t i = 0; i < s.depth; ++i) {
+    const eacgm_py_frame& f = s.frames[i];
+    const Code& c = code(s.pid, minor, f.code);
+    int line = -1;
+    if (minor == 10) {
+      line = python310_line(c.linetable, c.code->first_line, f.instr * 2);
+    } else if (c.first_unit != 0) {
+      // prev_instr sits one unit before the first while a frame has not started yet.
+      const std::uint64_t unit = f.instr > c.first_unit ? (f.instr - c.first_unit) / 2 : 0;
+      line = python311_line(c.linetable, c.code->first_line, unit);
+    }
+    out.frames[i].code = c.code;
+    out.frames[i].line = line > 0 ? line : c.code->first_line;
+  }
+  return true;
+}
+
+std::size_t PythonStackDecoder::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+  return std::erase_if(processes_, [&](const auto& kv) { return !alive(kv.first); });
+}
+
+}  // namespace eacgm::ingest

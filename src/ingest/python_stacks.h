@@ -1,0 +1,67 @@
+// Turns the Python sampler's records into named stacks: each code object address is read
+// once per process (its name, file, first line and line table, from the process's
+// memory while it lives) and each frame's line is found in that table. Runs on the
+// reader thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/python_stack.h"
+
+namespace eacgm::ingest {
+
+struct PythonStackCounters {
+  std::uint64_t samples = 0;    // records decoded
+  std::uint64_t malformed = 0;  // records of the wrong size or an unknown interpreter version
+  std::uint64_t unnamed = 0;    // code objects that could not be read (the process was gone)
+  std::uint64_t codes = 0;      // code objects named, in total
+};
+
+// Reads a code object of CPython 3.`minor` at `addr` in process `pid`: its names and
+// line table; nullptr when its memory cannot be read. Tests put in a fake.
+struct PythonCodeInfo {
+  std::shared_ptr<const PythonCode> code;
+  std::vector<std::uint8_t> linetable;
+  std::uint64_t first_unit = 0;  // 3.11+: the address of its first code unit
+};
+using PythonCodeReader =
+    std::function<std::optional<PythonCodeInfo>(std::uint32_t pid, int minor, std::uint64_t addr)>;
+
+// The reader of live processes (process_vm_readv).
+std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std::uint64_t addr);
+
+class PythonStackDecoder {
+ public:
+  explicit PythonStackDecoder(PythonCodeReader reader = read_python_code) : reader_(std::move(reader)) {}
+  // Decodes one record into `out` (its storage reused); false for a malformed record.
+  bool decode(const void* data, std::size_t size, PythonStack& out);
+  // Drops what is known of a process (it exec'd: its addresses mean something else).
+  void forget(std::uint32_t pid) { processes_.erase(pid); }
+  // Drops the processes for which `alive(pid)` is false; returns how many.
+  std::size_t forget_unless(const std::function<bool(std::uint32_t)>& alive);
+  const PythonStackCounters& counters() const { return counters_; }
+
+  // Code objects kept per process; past it new ones are named but not kept.
+  static constexpr std::size_t kMaxCodesPerProcess = 1u << 16;
+
+ private:
+  struct Code {
+    std::shared_ptr<const PythonCode> code;
+    std::vector<std::uint8_t> linetable;
+    std::uint64_t first_unit = 0;
+  };
+  const Code& code(std::uint32_t pid, int minor, std::uint64_t addr);
+
+  PythonCodeReader reader_;
+  std::unordered_map<std::uint32_t, std::unordered_map<std::uint64_t, Code>> processes_;
+  Code scratch_;  // a code object not kept (the process's cache is full)
+  PythonStackCounters counters_;
+};
+
+}  // namespace eacgm::ingest

@@ -1,0 +1,60 @@
+// The stack layout table. The sampler walks these structures in another process's memory,
+// so each number is pinned to the headers it came from.
+#include "probe/python_stack_layouts.h"
+
+#include <array>
+
+namespace eacgm::probe {
+namespace {
+
+constexpr std::uint16_t kNone = EACGM_PY_NO_FIELD;
+
+// From offsetof compiled against each version's headers with Py_BUILD_CORE
+// (internal/pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/pystate.h,
+// cpython/code.h) of CPython 3.10.13, 3.11.7, 3.12.1 and 3.13.0, x86-64, release builds:
+// tests/unit/probe/fixtures/python_stack_offsets.c prints them, and
+// PythonStackLayouts.TableMatchesInstalledHeaders compares where those headers are installed.
+constexpr std::array<PythonStackLayout, 4> kLayouts = {{
+    // 3.10: heap frame objects linked by f_back from tstate->frame; no native thread id,
+    // so threads are matched by thread_id (pthread_self()); f_lasti counts code units.
+    {{3, 10}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 96, kNone, 120, 32},
+    // 3.11: _PyInterpreterFrame linked by previous, reached through tstate->cframe.
+    {{3, 11}, 40, 0, 16, 8, 152, 160, 56, 8, 48, 69, 56, 184, 136, 32},
+    // 3.12: f_code moved first; C entry frames are owned by FRAME_OWNED_BY_CSTACK.
+    {{3, 12}, 40, 0, 72, 8, 136, 144, 56, 0, 8, 70, 56, 192, 136, 32},
+    // 3.13: no _PyCFrame (tstate->current_frame); _PyRuntime starts with _Py_DebugOffsets.
+    {{3, 13}, 632, 7264, 7344, 8, 152, 160, 72, kNone, 8, 70, 56, 200, 136, 32},
+}};
+
+}  // namespace
+
+std::span<const PythonStackLayout> python_stack_layouts() { return kLayouts; }
+
+const PythonStackLayout* python_stack_layout(PythonVersion version) {
+  for (const auto& l : kLayouts) {
+    if (l.version == version) return &l;
+  }
+  return nullptr;
+}
+
+eacgm_py_layout encode_stack_layout(const PythonStackLayout& stack, const PythonFrameLayout& frame) {
+  eacgm_py_layout l{};
+  l.interp_head = stack.interp_head;
+  l.interp_next = stack.interp_next;
+  l.threads_head = stack.threads_head;
+  l.tstate_next = stack.tstate_next;
+  l.tstate_thread_id = stack.tstate_thread_id;
+  l.tstate_native_id = stack.tstate_native_id;
+  l.tstate_frame = stack.tstate_frame;
+  l.cframe_frame = stack.cframe_frame;
+  l.frame_previous = stack.frame_previous;
+  l.frame_code = frame.frame_code;
+  l.frame_owner = stack.frame_owner;
+  l.frame_instr = stack.frame_instr;
+  // 3.10's f_lasti is an int index; later versions keep a pointer to the code unit.
+  l.instr_is_index = stack.code_units == kNone ? 1 : 0;
+  l.version = static_cast<std::uint16_t>(stack.version.major << 8 | stack.version.minor);
+  return l;
+}
+
+}  // namespace eacgm::probe

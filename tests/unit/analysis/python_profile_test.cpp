@@ -1,0 +1,130 @@
+// The Python profile: self and total counts per function (recursion counted once per
+// sample), rows merged by name, per-thread rows, hot lines, and folded stacks.
+#include "analysis/python_profile.h"
+
+#include <gtest/gtest.h>
+
+namespace eacgm::analysis {
+namespace {
+
+using Code = std::shared_ptr<const PythonCode>;
+
+Code code(const char* function, int line, const char* file = "/app/x.py") {
+  return std::make_shared<const PythonCode>(PythonCode{function, file, line});
+}
+
+// Frames innermost first, each at its function's first line + 1.
+PythonStack stack(std::uint32_t tid, const std::vector<Code>& frames, std::uint32_t pid = 7) {
+  PythonStack s;
+  s.pid = pid;
+  s.tid = tid;
+  s.comm = "python3.12";
+  for (const auto& c : frames) s.frames.push_back(PythonFrame{c, c->first_line + 1});
+  return s;
+}
+
+const PythonFunctionRow* row(const std::vector<PythonFunctionRow>& rows, const std::string& f) {
+  for (const auto& r : rows) {
+    if (r.function == f) return &r;
+  }
+  return nullptr;
+}
+
+TEST(PythonProfile, SelfTotalAndRecursionCountedOnce) {
+  const Code mod = code("<module>", 1), main = code("main", 10), fib = code("fib", 3),
+             other = code("other", 20);
+  PythonProfile p(99);
+  for (int i = 0; i < 3; ++i) p.add(stack(7, {fib, fib, fib, main, mod}));
+  p.add(stack(7, {other, main, mod}));
+  p.add(stack(7, {}));  // a sample outside Python code
+  const PythonHotSpots hot = p.hot_spots();
+  EXPECT_EQ(hot.hz, 99u);
+  EXPECT_EQ(hot.samples, 5u);
+  ASSERT_EQ(hot.processes.size(), 1u);
+  const auto& proc = hot.processes[0];
+  EXPECT_EQ(proc.samples, 5u);
+  EXPECT_EQ(proc.python_samples, 4u);
+  ASSERT_GE(proc.functions.size(), 4u);
+  EXPECT_EQ(proc.functions[0].function, "fib");  // by self first
+  EXPECT_EQ(proc.functions[0].self, 3u);
+  EXPECT_EQ(proc.functions[0].total, 3u);  // three frames a sample, once each
+  EXPECT_EQ(row(proc.functions, "main")->total, 4u);
+  EXPECT_EQ(row(proc.functions, "main")->self, 0u);
+  EXPECT_EQ(row(proc.functions, "other")->self, 1u);
+  ASSERT_FALSE(proc.lines.empty());
+  EXPECT_EQ(proc.lines[0].function, "fib");
+  EXPECT_EQ(proc.lines[0].line, 4);
+  EXPECT_EQ(proc.lines[0].self, 3u);
+}
+
+TEST(PythonProfile, SameNameFileAndLineIsOneFunction) {
+  // A function defined twice (two code objects) reads as one row and one folded frame.
+  PythonProfile p;
+  p.add(stack(7, {code("f", 3)}));
+  p.add(stack(7, {code("f", 3)}));
+  p.add(stack(7, {code("f", 3, "/app/y.py")}));
+  const auto hot = p.hot_spots();
+  const auto& rows = hot.processes[0].functions;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].file, "/app/x.py");
+  EXPECT_EQ(rows[0].self, 2u);
+  ASSERT_EQ(hot.folded.size(), 2u);
+  EXPECT_EQ(hot.folded[0].first, "python3.12 (7);f (/app/x.py:3)");
+  EXPECT_EQ(hot.folded[0].second, 2u);
+}
+
+TEST(PythonProfile, ThreadsAndProcessesApart) {
+  const Code a = code("a", 1), b = code("b", 5);
+  PythonProfile p;
+  p.add(stack(7, {a}));
+  p.add(stack(7, {a}));
+  p.add(stack(8, {b}));
+  p.add(stack(9, {b}, 9));
+  const auto hot = p.hot_spots();
+  ASSERT_EQ(hot.processes.size(), 2u);
+  const auto& proc = hot.processes[0];  // busiest first
+  EXPECT_EQ(proc.pid, 7u);
+  ASSERT_EQ(proc.threads.size(), 2u);
+  EXPECT_EQ(proc.threads[0].tid, 7u);
+  EXPECT_EQ(proc.threads[0].samples, 2u);
+  ASSERT_EQ(proc.threads[0].functions.size(), 1u);
+  EXPECT_EQ(proc.threads[0].functions[0].function, "a");
+  EXPECT_EQ(proc.threads[1].functions[0].function, "b");
+  EXPECT_EQ(hot.processes[1].pid, 9u);
+}
+
+TEST(PythonProfile, FoldedLinesOutermostFirst) {
+  const Code mod = code("<module>", 1), main = code("main", 10), hot_fn = code("Hot.run", 3);
+  PythonProfile p;
+  p.add(stack(7, {hot_fn, main, mod}));
+  p.add(stack(7, {hot_fn, main, mod}));
+  p.add(stack(7, {main, mod}));
+  const auto hot = p.hot_spots();
+  EXPECT_EQ(folded_text(hot),
+            "python3.12 (7);<module> (/app/x.py:1);main (/app/x.py:10) 1\n"
+            "python3.12 (7);<module> (/app/x.py:1);main (/app/x.py:10);Hot.run (/app/x.py:3) 2\n");
+}
+
+TEST(PythonProfile, FoldedFrameHasNoSeparator) {
+  EXPECT_EQ(folded_frame(PythonCode{"f;g", "/a;b.py", 2}), "f:g (/a:b.py:2)");
+}
+
+TEST(PythonProfile, StacksPastTheCapAreCountedApart) {
+  PythonProfile p;
+  std::vector<Code> codes;
+  for (std::size_t i = 0; i < PythonProfile::kMaxStacksPerProcess + 3; ++i) {
+    codes.push_back(code("f", static_cast<int>(i) + 1));
+    p.add(stack(7, {codes.back()}));
+  }
+  const auto hot = p.hot_spots();
+  EXPECT_EQ(hot.stacks_over_cap, 3u);
+  std::uint64_t past = 0;
+  for (const auto& [line, n] : hot.folded) {
+    if (line == "python3.12 (7);[stacks past the cap]") past = n;
+  }
+  EXPECT_EQ(past, 3u);
+  EXPECT_EQ(hot.processes[0].python_samples, PythonProfile::kMaxStacksPerProcess + 3);
+}
+
+}  // namespace
+}  // namespace eacgm::analysis

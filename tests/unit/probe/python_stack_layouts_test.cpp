@@ -1,0 +1,80 @@
+// The stack sampler's layout table: one entry per frame layout, what it encodes for the
+// kernel, and, where CPython's headers are installed (pyenv), the table re-derived from
+// those headers by tests/unit/probe/fixtures/python_stack_offsets.c.
+#include "probe/python_stack_layouts.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace eacgm::probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(PythonStackLayouts, OneForEachFrameLayout) {
+  ASSERT_EQ(python_stack_layouts().size(), python_frame_layouts().size());
+  for (const auto& f : python_frame_layouts()) EXPECT_NE(python_stack_layout(f.version), nullptr);
+  EXPECT_EQ(python_stack_layout({3, 9}), nullptr);
+  EXPECT_EQ(python_stack_layout({3, 14}), nullptr);
+}
+
+TEST(PythonStackLayouts, EncodesVersionAndInstructionKind) {
+  const auto l310 = encode_stack_layout(*python_stack_layout({3, 10}), *python_frame_layout({3, 10}));
+  EXPECT_EQ(l310.version, 0x030a);
+  EXPECT_EQ(l310.instr_is_index, 1);  // f_lasti
+  EXPECT_EQ(l310.tstate_native_id, EACGM_PY_NO_FIELD);
+  EXPECT_EQ(l310.frame_code, 32);
+  const auto l313 = encode_stack_layout(*python_stack_layout({3, 13}), *python_frame_layout({3, 13}));
+  EXPECT_EQ(l313.version, 0x030d);
+  EXPECT_EQ(l313.instr_is_index, 0);  // instr_ptr
+  EXPECT_EQ(l313.cframe_frame, EACGM_PY_NO_FIELD);
+  EXPECT_EQ(l313.frame_code, 0);
+}
+
+TEST(PythonStackLayouts, TableMatchesInstalledHeaders) {
+  const std::string source =
+      std::string(EACGM_SOURCE_DIR) + "/tests/unit/probe/fixtures/python_stack_offsets.c";
+  const fs::path tmp = fs::temp_directory_path() / ("eacgm-pystack-" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  std::size_t checked = 0;
+  for (const auto& l : python_stack_layouts()) {
+    const std::string minor = std::to_string(l.version.minor);
+    fs::path include;
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator("/root/.pyenv/versions", ec)) {
+      fs::path inc = d.path() / "include" / ("python3." + minor);
+      if (d.path().filename().string().rfind("3." + minor + ".", 0) == 0 &&
+          fs::exists(inc / "internal" / "pycore_interp.h")) {
+        include = inc;
+      }
+    }
+    if (include.empty()) continue;
+    const fs::path exe = tmp / ("off" + minor);
+    const std::string cmd = "cc -o '" + exe.string() + "' -I'" + include.string() + "' -I'" +
+                            include.string() + "/internal' '" + source + "' 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::FILE* out = ::popen(exe.c_str(), "r");
+    ASSERT_NE(out, nullptr);
+    char buf[256] = {};
+    const bool read = std::fgets(buf, sizeof buf, out) != nullptr;
+    ASSERT_EQ(::pclose(out), 0);
+    ASSERT_TRUE(read);
+    std::ostringstream want;
+    want << "3." << minor << " " << l.interp_head << " " << l.interp_next << " " << l.threads_head << " "
+         << l.tstate_next << " " << l.tstate_thread_id << " " << l.tstate_native_id << " " << l.tstate_frame
+         << " " << l.cframe_frame << " " << l.frame_previous << " " << l.frame_owner << " " << l.frame_instr
+         << " " << l.code_units << " " << l.code_linetable << " " << l.bytes_data << "\n";
+    EXPECT_EQ(std::string(buf), want.str()) << include;
+    ++checked;
+  }
+  fs::remove_all(tmp);
+  if (checked == 0) GTEST_SKIP() << "no CPython 3.10-3.13 headers under /root/.pyenv/versions";
+}
+
+}  // namespace
+}  // namespace eacgm::probe
