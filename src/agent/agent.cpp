@@ -152,7 +152,8 @@ Status Agent::start_up() {
     bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
     const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
     budget_ = std::make_shared<BudgetController>(
-        consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); }, self ? self->start_ns : 0.0);
+        consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); },
+        self ? self->start_ns : 0.0);
     consumer_ = budget_;
     BudgetController* b = budget_.get();
     counters_.add(agent_counter("budget_shift_raises"), [b] { return b->raises(); });
@@ -168,8 +169,9 @@ Status Agent::start_up() {
   session_ = std::move(*session);
   if (budget_) {
     ingest::TraceSession* ts = session_.get();
-    budget_->set_actuator(
-        [ts](std::uint32_t probe_id, std::uint8_t shift) { return ts->set_probe_sample_shift(probe_id, shift); });
+    budget_->set_actuator([ts](std::uint32_t probe_id, std::uint8_t shift) {
+      return ts->set_probe_sample_shift(probe_id, shift);
+    });
   }
   // Probes inside the command's own executable (python3.11's USDT notes) are attached
   // before it starts, not after its exec is noticed.

@@ -13,7 +13,11 @@ constexpr double kMinOwnNs = 1e6;  // below 1 ms of own CPU time in a window, no
 
 BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts costs, BudgetOptions options,
                                    CpuOf pid_cpu, double since_ns)
-    : inner_(std::move(inner)), costs_(costs), options_(options), pid_cpu_(std::move(pid_cpu)), since_ns_(since_ns) {
+    : inner_(std::move(inner)),
+      costs_(costs),
+      options_(options),
+      pid_cpu_(std::move(pid_cpu)),
+      since_ns_(since_ns) {
   options_.window_ticks = std::max<std::size_t>(options_.window_ticks, 1);
   options_.max_shift = std::clamp<std::uint8_t>(options_.max_shift, options_.base_shift, 31);
 }
@@ -144,7 +148,8 @@ void BudgetController::adapt(OverheadReport& report) {
     std::vector<Part> parts;
     double fixed = static_cast<double>(row.per_call_records) * costs_.per_call_ns;
     double returns = 0;
-    for (auto it = tallies_.lower_bound({row.pid, 0}); it != tallies_.end() && it->first.first == row.pid; ++it) {
+    for (auto it = tallies_.lower_bound({row.pid, 0}); it != tallies_.end() && it->first.first == row.pid;
+         ++it) {
       fixed += static_cast<double>(it->second.calls) * costs_.entry_ns;
       const double r = static_cast<double>(it->second.sampled) * ret_ns;
       returns += r;
@@ -152,7 +157,8 @@ void BudgetController::adapt(OverheadReport& report) {
     }
     if (fixed > allowed) ++report.at_entry_floor;
     // Halve the costliest returns until the estimate fits (or every probe is at the cap).
-    std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return a.ret_cost > b.ret_cost; });
+    std::sort(parts.begin(), parts.end(),
+              [](const Part& a, const Part& b) { return a.ret_cost > b.ret_cost; });
     for (bool changed = true; fixed + returns > allowed && changed;) {
       changed = false;
       for (Part& part : parts) {
@@ -210,7 +216,8 @@ void BudgetController::adapt(OverheadReport& report) {
 }
 
 void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
-  const double wall_ns = last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
+  const double wall_ns =
+      last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
   last_tick_ = now;
   OverheadReport report = close_interval(wall_ns);
   if (options_.budget > 0) adapt(report);
@@ -221,7 +228,8 @@ void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const 
 
 void BudgetController::on_end(const CounterValues& counters) {
   const auto now = std::chrono::steady_clock::now();
-  const double wall_ns = last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
+  const double wall_ns =
+      last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
   OverheadReport report = close_interval(wall_ns);
   report.max_sample_shift = options_.base_shift;
   for (auto [probe, shift] : shifts_) {

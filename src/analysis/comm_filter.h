@@ -5,12 +5,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/consumer.h"

@@ -48,7 +48,7 @@ struct AnalysisSnapshot {
   // Always-on: the probes' estimated cost; per process the latest row (exited ones keep
   // their final totals), pid order.
   OverheadReport overhead;
-  std::shared_ptr<const PythonHotSpots> python;     // sampled Python stacks; never null once published
+  std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
 };
 
 class LiveAnalysis final : public Consumer {

@@ -170,8 +170,9 @@ int calibrate() {
     print_error(costs.error());
     return 1;
   }
-  std::printf("cost of one probe hit on this machine (fastest of %u rounds of %u calls, against the bare call):\n",
-              options.rounds, options.calls_per_round);
+  std::printf(
+      "cost of one probe hit on this machine (fastest of %u rounds of %u calls, against the bare call):\n",
+      options.rounds, options.calls_per_round);
   const auto row = [](const char* what, double ns) { std::printf("  %-58s %8.3f us\n", what, ns / 1000.0); };
   if (costs->session) {
     row("always-on, counted at entry (return declined)", costs->entry_ns);
@@ -191,7 +192,8 @@ void add_probes_command(CLI::App& app, CommandContext& ctx) {
   auto calibrate_flag = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand("probes", "list the probe catalogs; --check resolves them on this machine");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML) with user probe specs");
-  auto* check_opt = sub->add_flag("--check", *check, "show which library files and symbols resolve for each spec");
+  auto* check_opt =
+      sub->add_flag("--check", *check, "show which library files and symbols resolve for each spec");
   sub->add_flag("--calibrate", *calibrate_flag, "measure what one probe hit costs on this machine (root)")
       ->excludes(check_opt);
   sub->final_callback([&ctx, check, calibrate_flag] {

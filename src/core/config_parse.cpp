@@ -33,9 +33,9 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "max_process_series",
                                            "max_histogram_series",
                                            "rescan_interval_s"};
-constexpr std::string_view kTraceKeys[] = {"ringbuf_mib",       "wakeup_kib",        "poll_timeout_ms",
-                                           "rescan_interval_s", "status_interval_s", "mode",
-                                           "sample_shift",      "budget",            "calibrate"};
+constexpr std::string_view kTraceKeys[] = {
+    "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
+    "mode",        "sample_shift", "budget",          "calibrate"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",

@@ -13,10 +13,10 @@ namespace eacgm {
 struct ProcStat {
   char state = '?';
   std::uint32_t ppid = 0;
-  std::int64_t pgrp = -1;   // process group
-  std::int64_t tty_nr = 0;  // controlling terminal; 0: none
-  std::int64_t tpgid = -1;  // the terminal's foreground process group; -1: none
-  std::uint64_t cpu_ticks = 0;   // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
+  std::int64_t pgrp = -1;         // process group
+  std::int64_t tty_nr = 0;        // controlling terminal; 0: none
+  std::int64_t tpgid = -1;        // the terminal's foreground process group; -1: none
+  std::uint64_t cpu_ticks = 0;    // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
   std::uint64_t start_ticks = 0;  // when it started, in clock ticks since boot
 };
 

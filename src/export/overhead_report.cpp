@@ -26,8 +26,9 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
     if (p.total_estimated_ns > 0) rows.push_back(&p);
   }
   if (rows.empty()) return {};
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto* a, const auto* b) { return a->total_estimated_ns > b->total_estimated_ns; });
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->total_estimated_ns > b->total_estimated_ns;
+  });
   std::string out = fmt::format(
       "probe overhead (estimated: traps x calibrated cost, {:.2f} us per counted call, {:.2f} us timed, "
       "{:.2f} us per call recorded; budget {:.1f}%)\n",

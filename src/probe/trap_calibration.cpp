@@ -65,7 +65,8 @@ Result<std::pair<std::string, std::uint64_t>> file_offset_of(const void* address
     const std::uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
     if (a < lo || a >= hi) continue;
     if (path.empty() || path[0] != '/' || path.find(" (deleted)") != std::string::npos)
-      return make_error(fmt::format("calibration: the program's own file is not mapped by a path ({})", path));
+      return make_error(
+          fmt::format("calibration: the program's own file is not mapped by a path ({})", path));
     return std::pair<std::string, std::uint64_t>{path, a - lo + std::stoull(offset, nullptr, 16)};
   }
   return make_error("calibration: the calibration functions are not in /proc/self/maps");
@@ -144,7 +145,8 @@ class Child {
     std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
     for (std::uint32_t r = 0; r < rounds_; ++r) {
       std::uint64_t ns = 0;
-      if (read(from_, &ns, sizeof ns) != sizeof ns) return make_error("calibration: the child stopped answering");
+      if (read(from_, &ns, sizeof ns) != sizeof ns)
+        return make_error("calibration: the child stopped answering");
       best = std::min(best, ns);
     }
     return static_cast<double>(best) / calls_;
@@ -209,7 +211,8 @@ Result<TrapCosts> calibrate_traps(const CalibrationOptions& options) {
   if (!bare_s) return std::move(bare_s).take_error();
 
   if (c.session) {
-    if (auto st = bpf.set_probe(kEmulated, emulated, true, kNoReturns); !st) return std::move(st).take_error();
+    if (auto st = bpf.set_probe(kEmulated, emulated, true, kNoReturns); !st)
+      return std::move(st).take_error();
     if (auto st = bpf.set_probe(kStepped, stepped, true, kNoReturns); !st) return std::move(st).take_error();
     auto le = bpf.attach_session(path, {{emulated_at->second, kEmulated, 0}});
     if (!le) return std::move(le).take_error();

@@ -74,7 +74,8 @@ void GpuScheduler::tick(Micros now, std::vector<Grant>* out) {
 }
 
 bool GpuScheduler::holder_draining() const {
-  return std::any_of(slices_.begin(), slices_.end(), [&](const auto& s) { return s.second.tenant == holder_; });
+  return std::any_of(slices_.begin(), slices_.end(),
+                     [&](const auto& s) { return s.second.tenant == holder_; });
 }
 
 void GpuScheduler::release_token(Micros now) {

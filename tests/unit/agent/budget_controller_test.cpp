@@ -65,8 +65,8 @@ struct Fixture {
   }
   // One second of a process: `calls` counted per probe, `timed` of them timed, and
   // `cpu_ms` of CPU time.
-  void second(std::uint32_t pid, double cpu_ms, std::uint64_t calls1, std::uint64_t timed1, std::uint64_t calls2 = 0,
-              std::uint64_t timed2 = 0) {
+  void second(std::uint32_t pid, double cpu_ms, std::uint64_t calls1, std::uint64_t timed1,
+              std::uint64_t calls2 = 0, std::uint64_t timed2 = 0) {
     cpu[pid] += cpu_ms * 1e6;
     std::vector<CallCount> counts{{pid, p1, 0, 0, "", calls1, 0}, {pid, p2, 0, 0, "", calls2, 0}};
     std::vector<CallTimings> timings{{pid, p1, 10, timed1, 0, 0}, {pid, p2, 10, timed2, 0, 0}};
@@ -114,7 +114,8 @@ TEST(BudgetController, TimesTheCostliestProbeLessOftenUntilTheEstimateFits) {
   ASSERT_TRUE(f.applied.count(1));
   EXPECT_GT(f.applied[1], 4) << "probe 1 (most returns) is timed less often";
   // What is left after the change fits: entries 1 ms + returns halved per step.
-  double returns = 0.8e6 / (1 << (f.applied[1] - 4)) + 0.1e6 / (1 << ((f.applied.count(2) ? f.applied[2] : 4) - 4));
+  double returns =
+      0.8e6 / (1 << (f.applied[1] - 4)) + 0.1e6 / (1 << ((f.applied.count(2) ? f.applied[2] : 4) - 4));
   EXPECT_LE(1e6 + returns, 0.01 * (150e6 - r.processes[0].estimated_ns) + 1e-6);
   EXPECT_EQ(f.c->raises(), f.applied.size());
 }
@@ -186,7 +187,10 @@ TEST(BudgetController, WithoutCalibrationItOnlyCountsAndNeverActs) {
   auto inner = std::make_shared<Recorder>();
   std::map<std::uint32_t, std::uint8_t> applied;
   BudgetController c(
-      inner, TrapCosts{}, BudgetOptions{}, [](std::uint32_t) { return std::optional<ProcessCpu>(ProcessCpu{1e6, 0}); },
+      inner, TrapCosts{}, BudgetOptions{},
+      [](std::uint32_t) {
+        return std::optional<ProcessCpu>(ProcessCpu{1e6, 0});
+      },
       5);
   c.set_actuator([&](std::uint32_t id, std::uint8_t s) -> Status {
     applied[id] = s;
