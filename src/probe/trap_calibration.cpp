@@ -230,8 +230,7 @@ Result<TrapCosts> calibrate_traps(const CalibrationOptions& options) {
     c.entry_return_ns = std::max(0.0, *both - *bare_e);
   }  // the session links detach here
 
-  ProbeSpec per_call = emulated;
-  if (auto st = bpf.set_probe(kPerCall, per_call, false); !st) return std::move(st).take_error();
+  if (auto st = bpf.set_probe(kPerCall, emulated, false); !st) return std::move(st).take_error();
   auto in = bpf.attach(path, emulated_at->second, kPerCall, false);
   if (!in) return std::move(in).take_error();
   auto out = bpf.attach(path, emulated_at->second, kPerCall, true);
