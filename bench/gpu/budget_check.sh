@@ -9,10 +9,7 @@ set -uo pipefail
 EACGM=$1 ROUNDS=${2:-3} STEPS=${3:-300} SIZES=${4:-"cpu gpu"}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-step_of() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$HERE/rounds_common.sh"
 for i in 1 2 3; do "$EACGM" probes --calibrate | tail -4; done
 for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")

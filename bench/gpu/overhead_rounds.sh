@@ -9,11 +9,7 @@ set -uo pipefail
 EACGM=$1 ROUNDS=${2:-3} STEPS=${3:-200} SIZES=${4:-"gpu cpu"}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-step_of() { sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' | tail -1; }
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-spread() { sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
+. "$HERE/rounds_common.sh"
 launches() {  # kernels launched, from a run --json document: driver launches not nested, runtime launches
   "$PY" -c '
 import json, sys

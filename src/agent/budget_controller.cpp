@@ -80,12 +80,17 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
   inner_->on_counts(counts, timings);
 }
 
-OverheadReport BudgetController::close_interval(double wall_ns) {
+double BudgetController::return_ns() const { return std::max(0.0, costs_.entry_return_ns - costs_.entry_ns); }
+
+OverheadReport BudgetController::close_interval(std::chrono::steady_clock::time_point now) {
+  const double wall_ns =
+      last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
+  last_tick_ = now;
   last_wall_ns_ = wall_ns;
   OverheadReport report;
   report.costs = costs_;
   report.budget = options_.budget;
-  const double ret_ns = std::max(0.0, costs_.entry_return_ns - costs_.entry_ns);
+  const double ret_ns = return_ns();
   for (auto it = processes_.begin(); it != processes_.end();) {
     Process& p = it->second;
     ProcessOverhead& row = p.row;
@@ -124,7 +129,7 @@ OverheadReport BudgetController::close_interval(double wall_ns) {
 }
 
 void BudgetController::adapt(OverheadReport& report) {
-  const double ret_ns = std::max(0.0, costs_.entry_return_ns - costs_.entry_ns);
+  const double ret_ns = return_ns();
   // The shift each counted probe needs so that every process over budget gets back
   // within it (shifts are per probe, for every process).
   std::map<std::uint32_t, std::uint8_t> wanted;
@@ -207,35 +212,28 @@ void BudgetController::adapt(OverheadReport& report) {
       calm_ticks_ = 0;
     }
   }
+}
+
+void BudgetController::report_shifts(OverheadReport& report) const {
+  report.max_sample_shift = options_.base_shift;
   for (auto [probe, shift] : shifts_) {
     ++report.reduced_probes;
     report.max_sample_shift = std::max(report.max_sample_shift, shift);
   }
-  if (report.reduced_probes == 0) report.max_sample_shift = options_.base_shift;
-  tallies_.clear();
 }
 
 void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
-  const double wall_ns =
-      last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
-  last_tick_ = now;
-  OverheadReport report = close_interval(wall_ns);
+  OverheadReport report = close_interval(now);
   if (options_.budget > 0) adapt(report);
+  report_shifts(report);
   tallies_.clear();
   inner_->on_overhead(report);
   inner_->on_tick(now, counters);
 }
 
 void BudgetController::on_end(const CounterValues& counters) {
-  const auto now = std::chrono::steady_clock::now();
-  const double wall_ns =
-      last_tick_ ? std::chrono::duration<double, std::nano>(now - *last_tick_).count() : 0.0;
-  OverheadReport report = close_interval(wall_ns);
-  report.max_sample_shift = options_.base_shift;
-  for (auto [probe, shift] : shifts_) {
-    ++report.reduced_probes;
-    report.max_sample_shift = std::max(report.max_sample_shift, shift);
-  }
+  OverheadReport report = close_interval(std::chrono::steady_clock::now());
+  report_shifts(report);
   inner_->on_overhead(report);
   inner_->on_end(counters);
 }

@@ -81,8 +81,14 @@ class BudgetController final : public Consumer {
     std::uint64_t sampled = 0;
   };
 
-  OverheadReport close_interval(double wall_ns);
+  // Ends the interval that began at the last tick (or at start): each process's row.
+  OverheadReport close_interval(std::chrono::steady_clock::time_point now);
+  // Raises or lowers sample shifts from the interval's rows and tallies.
   void adapt(OverheadReport& report);
+  // The shifts in use: reduced probes and the sparsest timing.
+  void report_shifts(OverheadReport& report) const;
+  // What timing a counted call adds to counting it.
+  double return_ns() const;
   Process* process(std::uint32_t pid);
 
   std::shared_ptr<Consumer> inner_;

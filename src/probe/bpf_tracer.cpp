@@ -23,6 +23,9 @@
 #include "trace.skel.h"
 
 namespace eacgm::probe {
+
+std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
+
 namespace {
 
 // libbpf's messages go to the capture open on the calling thread (libbpf logs
@@ -38,8 +41,6 @@ int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_lis
   if (n > 0) t_capture->append(std::string_view(buf, std::min(static_cast<std::size_t>(n), sizeof(buf) - 1)));
   return n;
 }
-
-std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
 
 std::uint64_t capability_mask() {
   std::ifstream in("/proc/self/status");

@@ -184,6 +184,9 @@ class LibbpfLogCapture {
   LibbpfLogCapture* outer_ = nullptr;
 };
 
+// An errno or a libbpf error (a negated errno) in words.
+std::string errno_text(int err);
+
 // Whether a BPF object built for record ABI `object_version` matches this build's
 // (EACGM_ABI_VERSION); a message naming both versions if not.
 Status check_abi_version(std::uint32_t object_version);

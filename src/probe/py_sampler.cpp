@@ -25,8 +25,6 @@ static_assert(sizeof(eacgm_py_sample) == EACGM_PY_SAMPLE_SIZE(EACGM_PY_MAX_DEPTH
 static_assert(sizeof(eacgm_py_layout) == 32);
 static_assert(sizeof(eacgm_py_proc) == 48);
 
-std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
-
 int open_cpu_clock(int cpu, std::uint32_t hz) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);

@@ -47,8 +47,6 @@ extern "C" void eacgm_calibration_stepped();
 namespace eacgm::probe {
 namespace {
 
-std::string errno_words(int err) { return std::strerror(err); }
-
 // The file and offset that hold `address` (from /proc/self/maps).
 Result<std::pair<std::string, std::uint64_t>> file_offset_of(const void* address) {
   std::ifstream maps("/proc/self/maps");
@@ -113,16 +111,16 @@ class Child {
 
   Status start(std::uint32_t calls, std::uint32_t rounds) {
     int down[2], up[2];
-    if (pipe2(down, O_CLOEXEC) != 0) return make_error("calibration: pipe: " + errno_words(errno));
+    if (pipe2(down, O_CLOEXEC) != 0) return make_error("calibration: pipe: " + errno_text(errno));
     if (pipe2(up, O_CLOEXEC) != 0) {
       close(down[0]);
       close(down[1]);
-      return make_error("calibration: pipe: " + errno_words(errno));
+      return make_error("calibration: pipe: " + errno_text(errno));
     }
     pid_ = fork();
     if (pid_ < 0) {
       for (int fd : {down[0], down[1], up[0], up[1]}) close(fd);
-      return make_error("calibration: fork: " + errno_words(errno));
+      return make_error("calibration: fork: " + errno_text(errno));
     }
     if (pid_ == 0) {
       close(down[1]);

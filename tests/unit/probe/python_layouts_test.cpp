@@ -6,8 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +14,7 @@
 #include "probe/bpf_tracer.h"
 #include "probe/catalog.h"
 #include "probe/elf_symbols.h"
+#include "python_headers.h"
 
 namespace eacgm::probe {
 namespace {
@@ -229,30 +228,13 @@ TEST(PythonLayouts, TableMatchesInstalledHeaders) {
   std::size_t checked = 0;
   for (const auto& l : python_frame_layouts()) {
     const std::string minor = std::to_string(l.version.minor);
-    fs::path include;
-    std::error_code ec;
-    for (const auto& d : fs::directory_iterator("/root/.pyenv/versions", ec)) {
-      fs::path inc = d.path() / "include" / ("python3." + minor);
-      if (d.path().filename().string().rfind("3." + minor + ".", 0) == 0 &&
-          fs::exists(inc / "internal" / "pycore_frame.h")) {
-        include = inc;
-      }
-    }
+    const fs::path include = test::pyenv_include(l.version.minor, "pycore_frame.h");
     if (include.empty()) continue;
-    const fs::path exe = tmp / ("off" + minor);
-    const std::string cmd = "cc -o '" + exe.string() + "' -I'" + include.string() + "' -I'" +
-                            include.string() + "/internal' '" + source + "' 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    std::FILE* out = ::popen(exe.c_str(), "r");
-    ASSERT_NE(out, nullptr);
-    char buf[256] = {};
-    const bool read = std::fgets(buf, sizeof buf, out) != nullptr;
-    ASSERT_EQ(::pclose(out), 0);
-    ASSERT_TRUE(read);
+    const std::string printed = test::fixture_output(source, include, tmp / ("off" + minor));
     std::ostringstream want;
     want << "3." << minor << " " << l.frame_code << " " << l.code_name << " " << l.code_filename << " "
          << l.code_firstlineno << " " << l.str_ascii_data << "\n";
-    EXPECT_EQ(std::string(buf), want.str()) << include;
+    EXPECT_EQ(printed, want.str()) << include;
     ++checked;
   }
   fs::remove_all(tmp);
