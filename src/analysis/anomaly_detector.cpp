@@ -1,65 +1,221 @@
-// Welford statistics over log durations and the bounded list of flagged calls.
+// The log-normal model per (domain, function, size class), the per-call and interval
+// tests, and the context of flagged calls.
 #include "analysis/anomaly_detector.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace eacgm::analysis {
+namespace {
 
-AnomalyDetector::Stats* AnomalyDetector::stats_for(const CallEvent& event) {
-  if (auto it = by_probe_.find(event.probe.get()); it != by_probe_.end()) return it->second;
-  // Probes are few (one per attached symbol); their map is bounded like the functions'.
+constexpr double kWinsorSd = 4;
+constexpr double kMaxCallZ = 10;  // one call's share of an interval's z-sum
+constexpr std::size_t kMaxPending = 256;
+constexpr std::uint64_t kPendingNs = 60'000'000'000;  // an op lasting longer is not waited for
+
+std::size_t size_class(std::uint64_t bytes) {
+  if (bytes == 0) return 0;
+  return 1 + static_cast<std::size_t>(std::bit_width(bytes) - 1) / 2;
+}
+
+std::uint64_t class_floor(std::size_t size_class) {
+  return size_class == 0 ? 0 : std::uint64_t{1} << (2 * (size_class - 1));
+}
+
+}  // namespace
+
+AnomalyDetector::ProbeEntry* AnomalyDetector::entry_for(const std::shared_ptr<const ProbeInfo>& probe) {
+  if (auto it = by_probe_.find(probe.get()); it != by_probe_.end()) return &it->second;
+  // Probes are few (one per attached symbol); their map is bounded like the keys.
   if (by_probe_.size() >= options_.max_functions * 4) return nullptr;
-  auto key = std::make_pair(std::string(event.domain()), std::string(event.function()));
+  ProbeEntry entry;
+  entry.bytes = BytesRule::of(probe->spec);
+  entry.context = probe->spec.domain == "torch" || probe->spec.domain == "python";
+  pinned_.push_back(probe);
+  return &by_probe_.emplace(probe.get(), entry).first->second;
+}
+
+AnomalyDetector::Stats* AnomalyDetector::stats_for(const std::shared_ptr<const ProbeInfo>& probe,
+                                                   ProbeEntry& entry, std::size_t cls) {
+  if (Stats* s = entry.by_class[cls]) return s;
+  Key key{probe->spec.domain, probe->function, cls};
   auto it = stats_.find(key);
   if (it == stats_.end()) {
     if (stats_.size() >= options_.max_functions) return nullptr;
     it = stats_.emplace(std::move(key), Stats{}).first;
+    it->second.domain = std::get<0>(it->first);  // std::map nodes do not move
+    it->second.name = std::get<1>(it->first);
+    it->second.size_class = cls;
   }
-  pinned_.push_back(event.probe);
-  by_probe_.emplace(event.probe.get(), &it->second);  // std::map nodes do not move
+  entry.by_class[cls] = &it->second;
   summary_.functions = stats_.size();
   return &it->second;
 }
 
+void AnomalyDetector::learn(Stats& s, double x, std::uint64_t weight) const {
+  if (s.n < options_.warmup) {
+    // Welford's update, weighted (West): exact mean and variance of what came so far.
+    const double w = static_cast<double>(weight);
+    const double total = static_cast<double>(s.n) + w;
+    const double delta = x - s.mean;
+    s.mean += delta * w / total;
+    s.m2 += w * delta * (x - s.mean);
+    s.n += weight;
+    if (s.n > 1) s.var = s.m2 / static_cast<double>(s.n - 1);
+    return;
+  }
+  // An exponentially weighted update over `horizon` calls, winsorized.
+  const double sd = std::max(std::sqrt(s.var), options_.min_log_sd);
+  const double xc = std::clamp(x, s.mean - kWinsorSd * sd, s.mean + kWinsorSd * sd);
+  const double alpha1 = 1.0 / static_cast<double>(std::min(s.n + 1, options_.horizon));
+  const double alpha = 1.0 - std::pow(1.0 - alpha1, static_cast<double>(weight));
+  const double delta = xc - s.mean;
+  s.mean += alpha * delta;
+  s.var = (1 - alpha) * (s.var + alpha * delta * delta);
+  s.n += weight;
+}
+
+double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
+  double flagged_z = -1;
+  if (s.n >= options_.warmup && s.n > 1) {
+    const double sd = std::max(std::sqrt(s.var), options_.min_log_sd);
+    const double z = (x - s.mean) / sd;
+    s.median_ns = std::exp(s.mean);
+    if (z > options_.z_threshold && std::exp(x) >= options_.ratio * s.median_ns) flagged_z = z;
+    // The open interval's sums (each call's share capped, so that one outlier alone
+    // does not make a slow interval).
+    if (!s.touched) {
+      s.touched = true;
+      s.interval_median_ns = s.median_ns;
+      touched_.push_back(&s);
+    }
+    const double w = static_cast<double>(weight);
+    s.k += weight;
+    s.z_sum += w * std::clamp(z, -kMaxCallZ, kMaxCallZ);
+    s.dx_sum += w * (x - s.mean);
+  }
+  if (flagged_z < 0) {
+    s.run = 0;
+    learn(s, x, weight);
+  } else if (++s.run >= options_.shift_run) {
+    // A new level: learn it again rather than flag each of its calls.
+    s.n = 0;
+    s.mean = s.m2 = s.var = 0;
+    s.run = 0;
+    ++summary_.level_shifts;
+  }
+  return flagged_z;
+}
+
+void AnomalyDetector::keep(Anomaly a) {
+  ++summary_.total;
+  if (options_.keep == 0) return;
+  if (summary_.recent.size() >= options_.keep) summary_.recent.pop_front();
+  summary_.recent.push_back(std::move(a));
+  ++next_seq_;
+}
+
 bool AnomalyDetector::add(const CallEvent& event) {
-  if (!event.probe || !event.has_exit || event.dur_ns == 0) return false;
-  Stats* s = stats_for(event);
+  if (!event.probe || !event.has_exit) return false;
+  ProbeEntry* entry = entry_for(event.probe);
+  if (entry == nullptr) {
+    if (event.dur_ns != 0) ++summary_.untracked_calls;
+    return false;
+  }
+  if (entry->context && !pending_.empty()) complete_context(event);
+  if (event.dur_ns == 0) return false;
+  if (interval_start_ns_ == 0) interval_start_ns_ = event.ts_ns;
+  const std::uint64_t bytes = entry->bytes.has_bytes() ? entry->bytes.bytes(event).value_or(0) : 0;
+  Stats* s = stats_for(event.probe, *entry, size_class(bytes));
   if (s == nullptr) {
     ++summary_.untracked_calls;
     return false;
   }
-  const double x = std::log(static_cast<double>(event.dur_ns));
-  bool flagged = false;
-  if (s->n >= options_.warmup && s->n > 1) {
-    const double sd = std::sqrt(s->m2 / static_cast<double>(s->n - 1));
-    const double median = std::exp(s->mean);
-    const double z = sd > 0 ? (x - s->mean) / sd : 0;
-    if (sd > 0 && z > options_.z_threshold && static_cast<double>(event.dur_ns) >= options_.ratio * median) {
-      flagged = true;
-      Anomaly a;
-      a.ts_ns = event.ts_ns;
-      a.pid = event.pid;
-      a.tid = event.tid;
-      a.domain = std::string(event.domain());
-      a.name = std::string(event.function());
-      a.dur_ns = event.dur_ns;
-      a.score = z;
-      a.median_ns = median;
-      a.args.assign(event.args.begin(), event.args.begin() + std::min<std::size_t>(event.nargs, kMaxArgs));
-      if (options_.keep > 0) {
-        if (summary_.recent.size() >= options_.keep) summary_.recent.pop_front();
-        summary_.recent.push_back(std::move(a));
-      }
-      ++summary_.total;
-    }
+  const double z = judge(*s, std::log(static_cast<double>(event.dur_ns)), 1);
+  if (z < 0) return false;
+  Anomaly a;
+  a.ts_ns = event.ts_ns;
+  a.pid = event.pid;
+  a.tid = event.tid;
+  a.domain = std::string(event.domain());
+  a.name = std::string(event.function());
+  a.dur_ns = event.dur_ns;
+  a.bytes = bytes;
+  a.score = z;
+  a.median_ns = s->median_ns;
+  a.args.assign(event.args.begin(), event.args.begin() + std::min<std::size_t>(event.nargs, kMaxArgs));
+  keep(std::move(a));
+  if (options_.keep > 0) {
+    if (pending_.size() >= kMaxPending) pending_.pop_front();
+    pending_.push_back({next_seq_ - 1, event.pid, event.tid, event.ts_ns, event.ts_ns + event.dur_ns});
   }
-  // Welford's update (flagged calls included, so that a lasting shift is learned).
-  ++s->n;
-  const double delta = x - s->mean;
-  s->mean += delta / static_cast<double>(s->n);
-  s->m2 += delta * (x - s->mean);
-  return flagged;
+  return true;
+}
+
+bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
+  if (!t.probe || t.count == 0 || t.sum_ns == 0) return false;
+  ProbeEntry* entry = entry_for(t.probe);
+  Stats* s = entry ? stats_for(t.probe, *entry, 0) : nullptr;
+  if (s == nullptr) {
+    summary_.untracked_calls += t.count;
+    return false;
+  }
+  if (interval_start_ns_ == 0) interval_start_ns_ = now_ns;
+  const double mean_ns = static_cast<double>(t.sum_ns) / static_cast<double>(t.count);
+  const double z = judge(*s, std::log(mean_ns), t.count);
+  if (z < 0) return false;
+  Anomaly a;
+  a.ts_ns = now_ns;
+  a.pid = t.pid;
+  a.domain = t.probe->spec.domain;
+  a.name = t.probe->function;
+  a.dur_ns = static_cast<std::uint64_t>(mean_ns);
+  a.score = z;
+  a.median_ns = s->median_ns;
+  a.sampled = true;
+  a.calls = t.count;
+  keep(std::move(a));
+  return true;
+}
+
+void AnomalyDetector::complete_context(const CallEvent& op) {
+  const std::uint64_t op_end = op.ts_ns + op.dur_ns;
+  const std::uint64_t first_seq = next_seq_ - summary_.recent.size();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const bool expired = it->seq < first_seq || op.ts_ns > it->end + kPendingNs;
+    const bool encloses =
+        it->pid == op.pid && it->tid == op.tid && op.ts_ns <= it->start && it->end <= op_end;
+    if (encloses && !expired) {
+      summary_.recent[it->seq - first_seq].op = std::string(op.function());
+      ++summary_.context_updates;
+    }
+    it = (encloses || expired) ? pending_.erase(it) : std::next(it);
+  }
+}
+
+void AnomalyDetector::close_interval(std::uint64_t now_ns) {
+  for (Stats* s : touched_) {
+    if (s->k >= options_.interval_calls) {
+      const double k = static_cast<double>(s->k);
+      const double score = s->z_sum / std::sqrt(k);
+      const double ratio = std::exp(s->dx_sum / k);
+      if (score > options_.z_threshold && ratio >= options_.interval_ratio) {
+        ++summary_.interval_total;
+        if (options_.keep > 0) {
+          if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
+          summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
+                                        std::string(s->name), class_floor(s->size_class), s->k, ratio, score,
+                                        s->interval_median_ns});
+        }
+      }
+    }
+    s->k = 0;
+    s->z_sum = s->dx_sum = 0;
+    s->touched = false;
+  }
+  touched_.clear();
+  interval_start_ns_ = now_ns;
 }
 
 }  // namespace eacgm::analysis

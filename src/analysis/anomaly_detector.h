@@ -1,22 +1,52 @@
-// AnomalyDetector: an online detector of unusually slow calls per (domain, function).
-// For each function it keeps Welford's running mean and variance of log(duration); once a
-// function has `warmup` timed calls, a call is anomalous when its log-duration z-score
-// exceeds `z_threshold` and its duration is at least `ratio` times the running median
-// estimate, exp(mean of the log durations). It keeps the last `keep` anomalies and a
-// count of all of them; at most `max_functions` functions are tracked (calls of further
-// ones are counted as untracked).
+// AnomalyDetector: an online detector of unusually slow calls and intervals.
+//
+// The model: per (domain, function, size class) the log of a call's duration is taken as
+// normally distributed (durations as log-normal), with a mean and variance learnt online
+// (Welford's exact statistics during the warm-up, then an exponentially weighted update
+// with a horizon of `horizon` calls, so that slow drift is followed). Calls that move
+// bytes are split into size classes (a factor of 4 apart), so a large copy is compared
+// with copies of its size. Flagged calls are not learnt and other updates are winsorized
+// at 4 standard deviations, so an outlier does not widen the distribution that judges
+// the next one.
+//
+// - A call is anomalous when, after `warmup` calls of its key, its log-duration z-score
+//   exceeds `z_threshold` and its duration is at least `ratio` times the model's median,
+//   exp(mean). The standard deviation has a floor (`min_log_sd`), so that a very steady
+//   function is not flagged for jitter.
+// - An interval (the time between two ticks) is anomalous for a key when at least
+//   `interval_calls` calls came in it and their summed z-scores, z_sum / sqrt(calls),
+//   exceed `z_threshold`, with a geometric mean duration at least `interval_ratio` times
+//   the median: a sustained slowdown whose single calls stay below `ratio`.
+// - `shift_run` flagged calls in a row mean the function's level changed: its model is
+//   learnt again from the next call (counted in `level_shifts`), instead of flagging
+//   every call of the new level.
+//
+// Calls come one by one (per-call records, with their args) or, in always-on mode, as
+// the sampled durations' log buckets per (process, probe): a bucket's calls are judged
+// together at the bucket's mean duration, and an anomaly found there is marked `sampled`
+// (its time is the delivery's, its args unknown).
+//
+// The context of an anomaly: the innermost traced PyTorch op or Python function that
+// enclosed it on its thread (per-call records only; an op's record arrives at its exit,
+// after the calls inside it, so the anomaly is completed when it does).
+//
+// Memory is bounded: at most `max_functions` keys (calls of further ones are counted as
+// untracked), the last `keep` anomalies and `keep` intervals.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
+#include "core/call_bytes.h"
+#include "core/call_counts.h"
 #include "core/call_event.h"
 
 namespace eacgm::analysis {
@@ -28,16 +58,36 @@ struct Anomaly {
   std::string domain;
   std::string name;
   std::uint64_t dur_ns = 0;
+  std::uint64_t bytes = 0;          // what the call moved, when its function moves bytes
   double score = 0;                 // the log-duration z-score
-  double median_ns = 0;             // the running median estimate when it was flagged
+  double median_ns = 0;             // the model's median for the call's key when it was flagged
   std::vector<std::uint64_t> args;  // the call's raw argument values
+  std::string op;                   // the enclosing traced op or Python function, "" when none seen
+  bool sampled = false;             // from always-on sampled durations (see above)
+  std::uint64_t calls = 1;          // sampled: the calls of the bucket; else 1
+};
+
+struct IntervalAnomaly {
+  std::uint64_t start_ns = 0;  // the interval, ns since the Unix epoch
+  std::uint64_t end_ns = 0;
+  std::string domain;
+  std::string name;
+  std::uint64_t bytes_class = 0;  // the size class's lower bound in bytes, 0 when none
+  std::uint64_t calls = 0;        // timed calls of the key in the interval
+  double ratio = 0;               // their geometric mean duration over the model's median
+  double score = 0;               // z_sum / sqrt(calls)
+  double median_ns = 0;
 };
 
 struct AnomalySummary {
-  std::deque<Anomaly> recent;  // oldest first
+  std::deque<Anomaly> recent;             // oldest first
+  std::deque<IntervalAnomaly> intervals;  // oldest first
   std::uint64_t total = 0;
-  std::size_t functions = 0;          // functions tracked
+  std::uint64_t interval_total = 0;
+  std::uint64_t level_shifts = 0;
+  std::size_t functions = 0;          // keys tracked (function and size class)
   std::uint64_t untracked_calls = 0;  // timed calls past max_functions
+  std::uint64_t context_updates = 0;  // anomalies whose op was found after they were flagged
 };
 
 class AnomalyDetector {
@@ -46,29 +96,80 @@ class AnomalyDetector {
     std::uint64_t warmup = 200;
     double z_threshold = 6;
     double ratio = 10;
+    double interval_ratio = 1.5;
+    std::uint64_t interval_calls = 16;
+    std::uint64_t horizon = 2048;
+    std::uint64_t shift_run = 16;
+    double min_log_sd = 0.05;
     std::size_t keep = 256;
     std::size_t max_functions = 4096;
   };
   AnomalyDetector() : AnomalyDetector(Options{}) {}
   explicit AnomalyDetector(Options options) : options_(options) {}
 
-  // True when the call was flagged. Calls without a duration are ignored.
+  // True when the call was flagged. Calls without a duration are ignored; an exited
+  // `torch` or `python` call completes the context of the anomalies it enclosed.
   bool add(const CallEvent& event);
+  // Always-on: sampled durations of one (process, probe) bucket, delivered at `now_ns`.
+  // True when the bucket was flagged.
+  bool add(const CallTimings& timings, std::uint64_t now_ns);
+  // Ends the interval that began at the last call (or construction) at `now_ns`: judges
+  // each key that had calls in it.
+  void close_interval(std::uint64_t now_ns);
+
   const AnomalySummary& summary() const { return summary_; }
   std::size_t functions() const { return stats_.size(); }
 
  private:
+  static constexpr std::size_t kClasses = 34;  // none, then [4^k, 4^(k+1)) bytes
   struct Stats {
-    std::uint64_t n = 0;
+    std::uint64_t n = 0;  // calls learnt since the model (re)started
     double mean = 0;
-    double m2 = 0;
+    double m2 = 0;          // warm-up: Welford's sum of squares
+    double var = 0;         // after the warm-up: the weighted variance
+    std::uint64_t run = 0;  // flagged calls in a row
+    // The open interval.
+    std::uint64_t k = 0;
+    double z_sum = 0;
+    double dx_sum = 0;
+    double median_ns = 0;           // at the last judged call
+    double interval_median_ns = 0;  // at the interval's first call
+    bool touched = false;
+    std::string_view domain;
+    std::string_view name;
+    std::size_t size_class = 0;
   };
-  Stats* stats_for(const CallEvent& event);
+  struct ProbeEntry {
+    BytesRule bytes;
+    std::array<Stats*, kClasses> by_class{};
+    bool context = false;  // a torch op or Python function: encloses anomalies
+  };
+  struct Pending {  // an anomaly still without its op
+    std::uint64_t seq = 0;
+    std::uint32_t pid = 0;
+    std::uint32_t tid = 0;
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+  };
+  using Key = std::tuple<std::string, std::string, std::size_t>;
+
+  ProbeEntry* entry_for(const std::shared_ptr<const ProbeInfo>& probe);
+  Stats* stats_for(const std::shared_ptr<const ProbeInfo>& probe, ProbeEntry& entry, std::size_t size_class);
+  // Judges `weight` calls of mean log-duration `x` and learns them unless flagged; the
+  // z-score when they were flagged, else a negative value.
+  double judge(Stats& s, double x, std::uint64_t weight);
+  void learn(Stats& s, double x, std::uint64_t weight) const;
+  void keep(Anomaly a);
+  void complete_context(const CallEvent& op);
 
   Options options_;
-  std::map<std::pair<std::string, std::string>, Stats> stats_;
-  std::unordered_map<const ProbeInfo*, Stats*> by_probe_;
+  std::map<Key, Stats> stats_;
+  std::unordered_map<const ProbeInfo*, ProbeEntry> by_probe_;
   std::vector<std::shared_ptr<const ProbeInfo>> pinned_;  // keeps by_probe_'s keys unique
+  std::vector<Stats*> touched_;
+  std::uint64_t interval_start_ns_ = 0;
+  std::deque<Pending> pending_;
+  std::uint64_t next_seq_ = 0;  // the sequence number of the next kept anomaly
   AnomalySummary summary_;
 };
 

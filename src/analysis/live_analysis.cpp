@@ -1,6 +1,8 @@
 // Aggregation on the output thread and snapshot publication.
 #include "analysis/live_analysis.h"
 
+#include "core/clock.h"
+
 namespace eacgm::analysis {
 
 void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
@@ -29,7 +31,11 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
     work_.add(c);
     series_.add(c, now_s);
   }
-  for (const auto& t : timings) calls_.add(t);
+  const std::uint64_t now_ns = realtime_ns();
+  for (const auto& t : timings) {
+    calls_.add(t);
+    anomalies_.add(t, now_ns);
+  }
 }
 
 void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
@@ -40,6 +46,7 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
 
 void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
+  anomalies_.close_interval(realtime_ns());
   publish(false, counters);
 }
 
@@ -47,6 +54,7 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
 // finalized without waiting.
 void LiveAnalysis::on_end(const CounterValues& counters) {
   memory_.sweep(std::chrono::steady_clock::now(), is_alive_, memory_.process_count(), {});
+  anomalies_.close_interval(realtime_ns());
   publish(true, counters);
 }
 
@@ -68,6 +76,9 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   const AnomalySummary& found = anomalies_.summary();
   if (!anomalies_published_ || anomalies_published_->total != found.total ||
       anomalies_published_->functions != found.functions ||
+      anomalies_published_->interval_total != found.interval_total ||
+      anomalies_published_->level_shifts != found.level_shifts ||
+      anomalies_published_->context_updates != found.context_updates ||
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }

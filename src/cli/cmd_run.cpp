@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
+#include "export/anomaly_report.h"
 #include "export/api_json.h"
 #include "export/gpu_activity_table.h"
 #include "export/gpu_work_table.h"
@@ -82,6 +83,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
       if (snap->python) std::fputs(exporting::render_python_hot_spots(*snap->python).c_str(), stdout);
+      if (snap->anomalies) std::fputs(exporting::render_anomalies(*snap->anomalies).c_str(), stdout);
       std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);

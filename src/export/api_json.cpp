@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "export/anomaly_report.h"
 #include "export/gpu_json.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
@@ -398,25 +399,11 @@ std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t windo
 }
 
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
-  json list = json::array();
   json doc = header(snap);
-  if (snap.anomalies) {
-    for (const auto& a : snap.anomalies->recent) {
-      list.push_back(json{{"ts_ns", a.ts_ns},
-                          {"pid", a.pid},
-                          {"tid", a.tid},
-                          {"domain", a.domain},
-                          {"name", a.name},
-                          {"dur_ns", a.dur_ns},
-                          {"median_ns", a.median_ns},
-                          {"score", a.score},
-                          {"args", a.args}});
-    }
-  }
-  doc["anomalies"] = std::move(list);
-  doc["total"] = snap.anomalies ? snap.anomalies->total : 0;
-  doc["functions"] = snap.anomalies ? snap.anomalies->functions : 0;
-  doc["untracked_calls"] = snap.anomalies ? snap.anomalies->untracked_calls : 0;
+  json found = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
+  doc["anomalies"] = std::move(found["calls"]);
+  found.erase("calls");
+  doc.update(found);
   return doc.dump();
 }
 
@@ -431,6 +418,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);
   doc["python_hot_spots"] = python_json(snap.python.get());
+  doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

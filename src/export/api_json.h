@@ -63,8 +63,9 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap);
 //  "gpus":[{"gpu","util","memory_used_bytes"}]}]}: the seconds of the last `window_s`
 // (ending at the snapshot's time) that have data, oldest first.
 std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s);
-// {"anomalies":[{"ts_ns","pid","tid","domain","name","dur_ns","median_ns","score",
-//  "args"}],"total":N,"functions":N,"untracked_calls":N}, oldest first.
+// {"anomalies":[{"ts_ns","pid","tid","domain","name","dur_ns","bytes","median_ns","score",
+//  "args","op","sampled","calls"}],"intervals":[...],"total","interval_total","level_shifts",
+//  "functions","untracked_calls"}, oldest first (export/anomaly_report.h).
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap);
 
 // The pieces, as objects without the time header: what the routes above hold under

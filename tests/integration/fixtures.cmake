@@ -152,3 +152,20 @@ function(eacgm_govern_calls_wire)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_govern_calls_wire)
+
+# Anomalies: slow_calls calls slow_step() in libeacgm_slow, traced by a user probe; some
+# calls are planted slow.
+add_library(eacgm_slow SHARED ${CMAKE_SOURCE_DIR}/tests/programs/slow_lib.c)
+target_compile_options(eacgm_slow PRIVATE -O2 -fPIC)
+set_target_properties(eacgm_slow PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(slow_calls ${CMAKE_SOURCE_DIR}/tests/programs/slow_calls.c)
+target_compile_options(slow_calls PRIVATE -O2)
+target_link_libraries(slow_calls PRIVATE eacgm_slow m)
+set_target_properties(slow_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+                                            BUILD_RPATH ${CMAKE_BINARY_DIR})
+function(eacgm_slow_calls_wire)
+  if(TARGET eacgm_integration_tests)
+    add_dependencies(eacgm_integration_tests slow_calls)
+  endif()
+endfunction()
+cmake_language(DEFER CALL eacgm_slow_calls_wire)

@@ -1,6 +1,8 @@
 // AnomalyDetector: planted outliers in a log-normal stream are found (with their args);
-// 100k clean log-normal calls flag none; nothing is flagged during the warm-up; the
-// number of tracked functions and kept anomalies is capped.
+// 100k clean log-normal calls flag no call and no interval; nothing is flagged during the
+// warm-up; a sustained slowdown below the per-call ratio is a slow interval; a lasting
+// shift is learnt again; an outlier does not hide the next; sizes are judged apart;
+// sampled buckets are judged; the enclosing op completes an anomaly; memory is capped.
 #include "analysis/anomaly_detector.h"
 
 #include <gtest/gtest.h>
@@ -67,9 +69,138 @@ TEST(AnomalyDetector, CleanLogNormalStreamFlagsNone) {
   AnomalyDetector detector;
   auto p = probe("cudaLaunchKernel");
   std::mt19937_64 rng(7);
-  for (int i = 0; i < 100'000; ++i) detector.add(call(p, lognormal(rng)));
+  for (int i = 0; i < 100'000; ++i) {
+    detector.add(call(p, lognormal(rng)));
+    if (i % 1000 == 999) detector.close_interval(static_cast<std::uint64_t>(i));
+  }
   EXPECT_EQ(detector.summary().total, 0u);
   EXPECT_TRUE(detector.summary().recent.empty());
+  EXPECT_EQ(detector.summary().interval_total, 0u);
+  EXPECT_EQ(detector.summary().level_shifts, 0u);
+}
+
+TEST(AnomalyDetector, SustainedSlowdownIsASlowInterval) {
+  AnomalyDetector detector;
+  auto p = probe("cudaStreamSynchronize");
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 5000; ++i) detector.add(call(p, lognormal(rng)));
+  detector.close_interval(100);
+  EXPECT_EQ(detector.summary().interval_total, 0u);
+  // Three times slower for 200 calls: no single call reaches 10x the median.
+  for (int i = 0; i < 200; ++i) detector.add(call(p, 3 * lognormal(rng)));
+  detector.close_interval(200);
+  const auto& s = detector.summary();
+  ASSERT_EQ(s.interval_total, 1u);
+  ASSERT_EQ(s.intervals.size(), 1u);
+  EXPECT_EQ(s.intervals[0].name, "cudaStreamSynchronize");
+  EXPECT_EQ(s.intervals[0].calls, 200u);
+  EXPECT_EQ(s.intervals[0].start_ns, 100u);
+  EXPECT_EQ(s.intervals[0].end_ns, 200u);
+  EXPECT_NEAR(s.intervals[0].ratio, 3.0, 0.4);
+  EXPECT_NEAR(s.intervals[0].median_ns, 20'000, 2'000);
+  // Back to normal: the next interval is not slow.
+  for (int i = 0; i < 200; ++i) detector.add(call(p, lognormal(rng)));
+  detector.close_interval(300);
+  EXPECT_EQ(detector.summary().interval_total, 1u);
+}
+
+TEST(AnomalyDetector, ALastingShiftIsLearntAgain) {
+  AnomalyDetector detector;
+  auto p = probe("ncclAllReduce");
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 1000; ++i) detector.add(call(p, lognormal(rng)));
+  for (int i = 0; i < 2000; ++i) detector.add(call(p, 100 * lognormal(rng)));
+  const auto& s = detector.summary();
+  EXPECT_EQ(s.level_shifts, 1u);
+  EXPECT_GE(s.total, 14u) << "the new level's first calls are flagged";
+  EXPECT_LE(s.total, 16u) << "then it is learnt, not flagged call after call";
+}
+
+TEST(AnomalyDetector, AnOutlierDoesNotHideTheNext) {
+  AnomalyDetector detector;
+  auto p = probe("cuMemcpyDtoH_v2");
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1000; ++i) detector.add(call(p, lognormal(rng)));
+  for (int k = 0; k < 50; ++k) {
+    EXPECT_TRUE(detector.add(call(p, 20'000'000'000))) << k;  // 1e6x
+    detector.add(call(p, lognormal(rng)));
+  }
+  EXPECT_TRUE(detector.add(call(p, 1'000'000))) << "50x the median is still flagged";
+}
+
+TEST(AnomalyDetector, SizesAreJudgedApart) {
+  AnomalyDetector detector;
+  auto p = probe("cudaMemcpy");
+  p->spec.args = {{"dst"}, {"src"}, {"count"}};
+  p->spec.derived = {{"bytes", DerivedArg::Op::kCopy, "count", ""}};
+  std::mt19937_64 rng(13);
+  auto copy = [&](std::uint64_t bytes, std::uint64_t dur) {
+    CallEvent e = call(p, dur);
+    e.nargs = 3;
+    e.args[2] = bytes;
+    return e;
+  };
+  // Small copies take ~20 us, 1 GiB ones ~50 ms: each is normal for its size.
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_FALSE(detector.add(copy(4096, lognormal(rng))));
+    if (i % 10 == 0) {
+      EXPECT_FALSE(detector.add(copy(1ull << 30, 2'500 * lognormal(rng))));
+    }
+  }
+  EXPECT_EQ(detector.functions(), 2u);
+  EXPECT_TRUE(detector.add(copy(4096, 50'000'000)));
+  EXPECT_EQ(detector.summary().recent.back().bytes, 4096u);
+}
+
+TEST(AnomalyDetector, SampledBucketsAreJudged) {
+  AnomalyDetector detector;
+  auto p = probe("cuLaunchKernel");
+  CallTimings t;
+  t.pid = 9;
+  t.probe = p;
+  for (int i = 0; i < 100; ++i) {
+    t.count = 10;
+    t.sum_ns = 10 * (20'000 + static_cast<std::uint64_t>(i % 7) * 1'000);
+    EXPECT_FALSE(detector.add(t, 1'000));
+  }
+  t.count = 2;
+  t.sum_ns = 2 * 5'000'000;
+  EXPECT_TRUE(detector.add(t, 7'000));
+  const auto& a = detector.summary().recent.back();
+  EXPECT_TRUE(a.sampled);
+  EXPECT_EQ(a.calls, 2u);
+  EXPECT_EQ(a.pid, 9u);
+  EXPECT_EQ(a.ts_ns, 7'000u);
+  EXPECT_EQ(a.dur_ns, 5'000'000u);
+}
+
+TEST(AnomalyDetector, TheEnclosingOpCompletesTheAnomaly) {
+  AnomalyDetector detector;
+  auto p = probe("cudaMemcpyAsync");
+  for (int i = 0; i < 300; ++i) detector.add(call(p, 20'000 + i % 5));
+  CallEvent slow = call(p, 5'000'000, 1'000'000);
+  slow.tid = 5;
+  ASSERT_TRUE(detector.add(slow));
+  EXPECT_EQ(detector.summary().recent.back().op, "");
+  auto op = std::make_shared<ProbeInfo>();
+  op->function = "aten::_local_scalar_dense";
+  op->spec.domain = "torch";
+  CallEvent other_thread = call(op, 9'000'000, 500'000);
+  other_thread.tid = 6;
+  detector.add(other_thread);
+  EXPECT_EQ(detector.summary().recent.back().op, "");
+  CallEvent enclosing = call(op, 5'100'000, 990'000);
+  enclosing.tid = 5;
+  detector.add(enclosing);
+  EXPECT_EQ(detector.summary().recent.back().op, "aten::_local_scalar_dense");
+  EXPECT_EQ(detector.summary().context_updates, 1u);
+  // An outer op later does not replace the innermost.
+  auto outer = std::make_shared<ProbeInfo>(*op);
+  outer->function = "aten::item";
+  CallEvent outer_call = call(outer, 6'000'000, 980'000);
+  outer_call.tid = 5;
+  detector.add(outer_call);
+  EXPECT_EQ(detector.summary().recent.back().op, "aten::_local_scalar_dense");
 }
 
 TEST(AnomalyDetector, WarmUpIsRespected) {
