@@ -46,6 +46,11 @@ AlwaysOn always_on_role(const ProbeSpec& spec) {
   return AlwaysOn::kCount;
 }
 
+bool times_every_call(const ProbeSpec& spec) {
+  return (spec.domain == "cuda" || spec.domain == "cuda_driver") &&
+         std::string_view(spec.name).find("Synchronize") != std::string_view::npos;
+}
+
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {
   if (mode == TraceMode::kPerCall) {
     for (auto& s : specs) s.always_on = AlwaysOn::kPerCall;

@@ -19,6 +19,12 @@ namespace eacgm::probe {
 // - count: everything else.
 AlwaysOn always_on_role(const ProbeSpec& spec);
 
+// Counted probes whose every call is timed (sample shift 0) whatever the sampling rate:
+// the host-blocking synchronisations (stream, event, context/device), whose durations
+// are the time a process waits for its GPU work. They are called a few times per step,
+// so timing each costs little, and a slow one is never missed by sampling.
+bool times_every_call(const ProbeSpec& spec);
+
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
 // without the skipped ones. The user's specs are per call in both (never changed).
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode);

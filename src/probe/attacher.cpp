@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "probe/always_on.h"
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 #include "probe/python_layouts.h"
@@ -108,7 +109,8 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
   // are traced per call (the same numbers, at the per-call cost).
   info.counted = info.spec.always_on == AlwaysOn::kCount && bpf_.has_session();
   auto probe = table_.add(std::move(info));
-  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, sample_shift_); !st) {
+  const std::uint8_t shift = times_every_call(probe->spec) ? 0 : sample_shift_;
+  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift); !st) {
     table_.remove(probe->id);
     fail(st.error());
     return nullptr;

@@ -38,6 +38,20 @@ TEST(AlwaysOnRole, WhatTheAnalysisNeedsPerCallStaysPerCall) {
   }
 }
 
+TEST(AlwaysOnRole, HostBlockingSynchronisationsAreTimedEveryCall) {
+  for (const char* name : {"cuStreamSynchronize", "cuCtxSynchronize", "cudaEventSynchronize"}) {
+    EXPECT_TRUE(times_every_call(builtin_spec(name))) << name;
+    EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kCount) << name;
+  }
+  for (const char* name : {"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cudaEventRecord", "cudaStreamWaitEvent"}) {
+    EXPECT_FALSE(times_every_call(builtin_spec(name))) << name;
+  }
+  ProbeSpec user;
+  user.name = "mySynchronize";
+  user.domain = "app";
+  EXPECT_FALSE(times_every_call(user)) << "the user's probes are timed as written";
+}
+
 TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
   ProbeSpec user;
   user.name = "mine";
