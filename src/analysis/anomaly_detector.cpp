@@ -85,15 +85,18 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
     if (z > options_.z_threshold && std::exp(x) >= options_.ratio * s.median_ns) flagged_z = z;
     // The open interval's sums (each call's share capped, so that one outlier alone
     // does not make a slow interval).
+    // The interval is judged against the model as it was at its first call: the
+    // model learns a slowdown while it lasts.
     if (!s.touched) {
       s.touched = true;
-      s.interval_median_ns = s.median_ns;
+      s.interval_mean = s.mean;
+      s.interval_sd = sd;
       touched_.push_back(&s);
     }
     const double w = static_cast<double>(weight);
     s.k += weight;
-    s.z_sum += w * std::clamp(z, -kMaxCallZ, kMaxCallZ);
-    s.dx_sum += w * (x - s.mean);
+    s.z_sum += w * std::clamp((x - s.interval_mean) / s.interval_sd, -kMaxCallZ, kMaxCallZ);
+    s.dx_sum += w * (x - s.interval_mean);
   }
   if (flagged_z < 0) {
     s.run = 0;
@@ -206,7 +209,7 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
           if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
           summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
                                         std::string(s->name), class_floor(s->size_class), s->k, ratio, score,
-                                        s->interval_median_ns});
+                                        std::exp(s->interval_mean)});
         }
       }
     }

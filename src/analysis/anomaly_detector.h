@@ -16,7 +16,8 @@
 // - An interval (the time between two ticks) is anomalous for a key when at least
 //   `interval_calls` calls came in it and their summed z-scores, z_sum / sqrt(calls),
 //   exceed `z_threshold`, with a geometric mean duration at least `interval_ratio` times
-//   the median: a sustained slowdown whose single calls stay below `ratio`.
+//   the median: a sustained slowdown whose single calls stay below `ratio`. Both are
+//   taken against the model as it was at the interval's first call.
 // - `shift_run` flagged calls in a row mean the function's level changed: its model is
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
@@ -96,7 +97,7 @@ class AnomalyDetector {
     std::uint64_t warmup = 200;
     double z_threshold = 6;
     double ratio = 10;
-    double interval_ratio = 1.5;
+    double interval_ratio = 1.3;
     std::uint64_t interval_calls = 16;
     std::uint64_t horizon = 2048;
     std::uint64_t shift_run = 16;
@@ -132,8 +133,10 @@ class AnomalyDetector {
     std::uint64_t k = 0;
     double z_sum = 0;
     double dx_sum = 0;
-    double median_ns = 0;           // at the last judged call
-    double interval_median_ns = 0;  // at the interval's first call
+    double median_ns = 0;  // at the last judged call
+    // The model at the open interval's first call, which judges the interval.
+    double interval_mean = 0;
+    double interval_sd = 0;
     bool touched = false;
     std::string_view domain;
     std::string_view name;

@@ -43,7 +43,8 @@ TEST(AlwaysOnRole, HostBlockingSynchronisationsAreTimedEveryCall) {
     EXPECT_TRUE(times_every_call(builtin_spec(name))) << name;
     EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kCount) << name;
   }
-  for (const char* name : {"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cudaEventRecord", "cudaStreamWaitEvent"}) {
+  for (const char* name :
+       {"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cudaEventRecord", "cudaStreamWaitEvent"}) {
     EXPECT_FALSE(times_every_call(builtin_spec(name))) << name;
   }
   ProbeSpec user;
