@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numbers>
 
 namespace eacgm::analysis {
 namespace {
@@ -17,6 +18,14 @@ constexpr std::uint64_t kPendingNs = 60'000'000'000;  // an op lasting longer is
 std::size_t size_class(std::uint64_t bytes) {
   if (bytes == 0) return 0;
   return 1 + static_cast<std::size_t>(std::bit_width(bytes) - 1) / 2;
+}
+
+constexpr double kTailMass = 0.001;  // the percentile `tail_ratio` multiplies: 99.9th
+constexpr double kTailCalls = 2;     // ... above at least this many calls: a mode seen thrice
+
+std::size_t bucket_of(double log_ns) {
+  const double b = std::floor(2 * log_ns / std::numbers::ln2);
+  return b <= 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(b), 63);
 }
 
 std::uint64_t class_floor(std::size_t size_class) {
@@ -53,7 +62,23 @@ AnomalyDetector::Stats* AnomalyDetector::stats_for(const std::shared_ptr<const P
   return &it->second;
 }
 
+double AnomalyDetector::tail_ns(const Stats& s) {
+  double above = 0;
+  for (std::size_t b = kBuckets; b-- > 0;) {
+    above += s.hist[b];
+    if (above > std::max(kTailMass * s.hist_total, kTailCalls))
+      return std::exp2(static_cast<double>(b + 1) / 2);
+  }
+  return 0;
+}
+
 void AnomalyDetector::learn(Stats& s, double x, std::uint64_t weight) const {
+  s.hist[bucket_of(x)] += static_cast<float>(weight);
+  s.hist_total += static_cast<double>(weight);
+  if (s.hist_total >= 2.0 * static_cast<double>(options_.horizon)) {
+    for (float& c : s.hist) c /= 2;
+    s.hist_total /= 2;
+  }
   if (s.n < options_.warmup) {
     // Welford's update, weighted (West): exact mean and variance of what came so far.
     const double w = static_cast<double>(weight);
@@ -82,7 +107,10 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
     const double sd = std::max(std::sqrt(s.var), options_.min_log_sd);
     const double z = (x - s.mean) / sd;
     s.median_ns = std::exp(s.mean);
-    if (z > options_.z_threshold && std::exp(x) >= options_.ratio * s.median_ns) flagged_z = z;
+    if (z > options_.z_threshold && std::exp(x) >= options_.ratio * s.median_ns &&
+        std::exp(x) >= options_.tail_ratio * tail_ns(s)) {
+      flagged_z = z;
+    }
     // The open interval's sums (each call's share capped, so that one outlier alone
     // does not make a slow interval).
     // The interval is judged against the model as it was at its first call: the
@@ -106,6 +134,8 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
     s.n = 0;
     s.mean = s.m2 = s.var = 0;
     s.run = 0;
+    s.hist.fill(0);
+    s.hist_total = 0;
     ++summary_.level_shifts;
   }
   return flagged_z;

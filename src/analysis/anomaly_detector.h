@@ -10,9 +10,15 @@
 // the next one.
 //
 // - A call is anomalous when, after `warmup` calls of its key, its log-duration z-score
-//   exceeds `z_threshold` and its duration is at least `ratio` times the model's median,
-//   exp(mean). The standard deviation has a floor (`min_log_sd`), so that a very steady
-//   function is not flagged for jitter.
+//   exceeds `z_threshold`, its duration is at least `ratio` times the model's median,
+//   exp(mean), and at least `tail_ratio` times the 99.9th percentile of the durations
+//   learnt (a decayed log-bucket histogram per key; the percentile leaves out at most
+//   two calls, so that one outlier learnt in the warm-up does not shield the next). The standard deviation
+//   has a floor
+//   (`min_log_sd`), so that a very steady function is not flagged for jitter; the
+//   percentile keeps a rare but regular slow mode (one call in 60 that waits for the GPU
+//   while the others return at once) from being flagged each time: one normal
+//   distribution cannot describe two modes, the histogram does.
 // - An interval (the time between two ticks) is anomalous for a key when at least
 //   `interval_calls` calls came in it and their summed z-scores, z_sum / sqrt(calls),
 //   exceed `z_threshold`, with a geometric mean duration at least `interval_ratio` times
@@ -102,6 +108,7 @@ class AnomalyDetector {
     std::uint64_t horizon = 2048;
     std::uint64_t shift_run = 16;
     double min_log_sd = 0.05;
+    double tail_ratio = 2;
     std::size_t keep = 256;
     std::size_t max_functions = 4096;
   };
@@ -123,12 +130,16 @@ class AnomalyDetector {
 
  private:
   static constexpr std::size_t kClasses = 34;  // none, then [4^k, 4^(k+1)) bytes
+  static constexpr std::size_t kBuckets = 64;  // [2^(b/2), 2^((b+1)/2)) ns; the last open
   struct Stats {
     std::uint64_t n = 0;  // calls learnt since the model (re)started
     double mean = 0;
     double m2 = 0;          // warm-up: Welford's sum of squares
     double var = 0;         // after the warm-up: the weighted variance
     std::uint64_t run = 0;  // flagged calls in a row
+    // The learnt durations, halved each time they reach 2 x horizon calls.
+    std::array<float, kBuckets> hist{};
+    double hist_total = 0;
     // The open interval.
     std::uint64_t k = 0;
     double z_sum = 0;
@@ -162,6 +173,8 @@ class AnomalyDetector {
   // z-score when they were flagged, else a negative value.
   double judge(Stats& s, double x, std::uint64_t weight);
   void learn(Stats& s, double x, std::uint64_t weight) const;
+  // The upper edge of the bucket holding the learnt durations' 99.9th percentile (ns).
+  static double tail_ns(const Stats& s);
   void keep(Anomaly a);
   void complete_context(const CallEvent& op);
 

@@ -128,6 +128,21 @@ TEST(AnomalyDetector, AnOutlierDoesNotHideTheNext) {
   EXPECT_TRUE(detector.add(call(p, 1'000'000))) << "50x the median is still flagged";
 }
 
+TEST(AnomalyDetector, ARareButRegularSlowModeIsNotFlagged) {
+  // Like torch's `item`: 59 calls on CPU tensors return at once, one in 60 waits ~50x
+  // longer for the GPU. One normal distribution would flag that one every time.
+  AnomalyDetector detector;
+  auto p = probe("item");
+  std::mt19937_64 rng(17);
+  std::uint64_t flagged = 0;
+  for (int i = 0; i < 30'000; ++i) {
+    const std::uint64_t fast = lognormal(rng) / 20;  // ~1 us
+    flagged += detector.add(call(p, i % 60 == 59 ? 50 * fast : fast)) ? 1 : 0;
+  }
+  EXPECT_LE(flagged, 3u) << "the slow mode is learnt within the warm-up's first cycles";
+  EXPECT_TRUE(detector.add(call(p, 750'000'000))) << "a 0.75 s wait is still flagged";
+}
+
 TEST(AnomalyDetector, SizesAreJudgedApart) {
   AnomalyDetector detector;
   auto p = probe("cudaMemcpy");
