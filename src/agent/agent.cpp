@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "agent/budget_controller.h"
 #include "core/agent_counters.h"
 #include "core/proc_stat.h"
+#include "probe/always_on.h"
 #include "probe/attacher.h"
 #include "probe/catalog.h"
 #include "probe/trap_calibration.h"
@@ -150,6 +153,10 @@ Status Agent::start_up() {
     bo.budget = config.trace.budget;
     bo.adapt = config.trace.budget > 0 && costs.measured;
     bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
+    bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
+                       const ProbeInfo& p) {
+      return pinned.contains(p.function) || pinned.contains(p.spec.name) || probe::times_every_call(p.spec);
+    };
     const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
     budget_ = std::make_shared<BudgetController>(
         consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); },

@@ -76,8 +76,15 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
     p->row.sampled_returns += t.count;
     p->seen = true;
     if (t.probe) tallies_[{t.pid, t.probe->id}].sampled += t.count;
+    if (t.probe && pinned(*t.probe)) pinned_seen_.insert(t.probe->id);
   }
   inner_->on_counts(counts, timings);
+}
+
+bool BudgetController::pinned(const ProbeInfo& probe) {
+  auto [it, added] = pinned_.try_emplace(probe.id, false);
+  if (added) it->second = options_.is_pinned && options_.is_pinned(probe);
+  return it->second;
 }
 
 double BudgetController::return_ns() const { return std::max(0.0, costs_.entry_return_ns - costs_.entry_ns); }
@@ -158,7 +165,11 @@ void BudgetController::adapt(OverheadReport& report) {
       fixed += static_cast<double>(it->second.calls) * costs_.entry_ns;
       const double r = static_cast<double>(it->second.sampled) * ret_ns;
       returns += r;
-      if (it->second.sampled > 0) parts.push_back({it->first.second, r, shift_of(it->first.second)});
+      // A pinned probe's returns are paid as they are: only the others can be reduced.
+      const auto pin = pinned_.find(it->first.second);
+      if (it->second.sampled > 0 && (pin == pinned_.end() || !pin->second)) {
+        parts.push_back({it->first.second, r, shift_of(it->first.second)});
+      }
     }
     if (fixed > allowed) ++report.at_entry_floor;
     // Halve the costliest returns until the estimate fits (or every probe is at the cap).
@@ -216,6 +227,7 @@ void BudgetController::adapt(OverheadReport& report) {
 
 void BudgetController::report_shifts(OverheadReport& report) const {
   report.max_sample_shift = options_.base_shift;
+  report.pinned_probes = static_cast<std::uint32_t>(pinned_seen_.size());
   for (auto [probe, shift] : shifts_) {
     ++report.reduced_probes;
     report.max_sample_shift = std::max(report.max_sample_shift, shift);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,9 @@ struct BudgetOptions {
   std::uint8_t max_shift = 16;  // 1 call in 65,536 timed at most
   std::size_t window_ticks = 5;
   std::size_t max_processes = 4096;  // processes followed at once; others are not estimated
+  // Probes whose sample rate is never changed (the user's `[trace] pinned`, and those
+  // timed at every call); null: none.
+  std::function<bool(const ProbeInfo&)> is_pinned;
 };
 
 class BudgetController final : public Consumer {
@@ -80,6 +84,7 @@ class BudgetController final : public Consumer {
     std::uint64_t calls = 0;
     std::uint64_t sampled = 0;
   };
+  bool pinned(const ProbeInfo& probe);
 
   // Ends the interval that began at the last tick (or at start): each process's row.
   OverheadReport close_interval(std::chrono::steady_clock::time_point now);
@@ -101,7 +106,9 @@ class BudgetController final : public Consumer {
   std::unordered_map<std::uint32_t, Process> processes_;
   // This interval's counted calls and timed returns per (pid, probe), for the decision.
   std::map<std::pair<std::uint32_t, std::uint32_t>, ProbeTally> tallies_;
-  std::map<std::uint32_t, std::uint8_t> shifts_;  // counted probes whose shift was changed
+  std::map<std::uint32_t, std::uint8_t> shifts_;    // counted probes whose shift was changed
+  std::unordered_map<std::uint32_t, bool> pinned_;  // by probe id, once asked
+  std::set<std::uint32_t> pinned_seen_;             // pinned probes that were timed
   std::optional<std::chrono::steady_clock::time_point> last_tick_;
   double last_wall_ns_ = 0;               // the last interval's length
   std::size_t calm_ticks_ = 0;            // ticks in a row with every process well within

@@ -24,6 +24,9 @@ struct TraceConfig {
   double budget = 0.01;
   // Measure the cost of one probe hit at start (probe/trap_calibration.h).
   bool calibrate = true;
+  // Always-on: probes (function or spec names) whose sample rate the budget never
+  // changes: they stay timed at `sample_shift` whatever they cost.
+  std::vector<std::string> pinned;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record

@@ -35,7 +35,7 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {
     "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
-    "mode",        "sample_shift", "budget",          "calibrate"};
+    "mode",        "sample_shift", "budget",          "calibrate",         "pinned"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
@@ -306,6 +306,30 @@ class ConfigReader {
     return {};
   }
 
+  // [trace] pinned: distinct, non-empty function or spec names.
+  Status read_pinned(const toml::table& table, std::string_view ctx, std::vector<std::string>& out) const {
+    const toml::node* node = table.get("pinned");
+    if (node == nullptr) return {};
+    const toml::array* arr = node->as_array();
+    if (arr == nullptr) {
+      return fail(node->source(), ctx,
+                  fmt::format("pinned must be an array of probe names such as [\"cuLaunchKernel\"], not {}",
+                              type_name(*node)));
+    }
+    for (const toml::node& item : *arr) {
+      const auto* s = item.as_string();
+      if (s == nullptr || s->get().empty()) {
+        return fail(item.source(), ctx,
+                    "pinned entries must be non-empty probe names such as \"cuLaunchKernel\"");
+      }
+      if (std::find(out.begin(), out.end(), s->get()) != out.end()) {
+        return fail(item.source(), ctx, fmt::format("probe \"{}\" is pinned twice", s->get()));
+      }
+      out.push_back(s->get());
+    }
+    return {};
+  }
+
   Status read_trace(const toml::table& root, TraceConfig& trace) const {
     auto t = sub_table(root, "trace");
     if (!t) return std::move(t).take_error();
@@ -329,6 +353,7 @@ class ConfigReader {
       if (auto s = check_range(*table, "budget", ctx, trace.budget, 0.0, 1.0); !s) return s;
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
+    if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
     if (auto s = read_integer(*table, "ringbuf_mib", ctx, 1, 1024, trace.ringbuf_mib); !s) {
       return s;
     }

@@ -44,6 +44,7 @@ struct OverheadReport {
   std::uint32_t over_budget = 0;      // processes over the budget now
   std::uint32_t at_entry_floor = 0;   // of them, over it on entry traps alone
   std::uint32_t reduced_probes = 0;   // counted probes timed less often than configured
+  std::uint32_t pinned_probes = 0;    // timed probes the budget leaves as they are
   std::uint8_t max_sample_shift = 0;  // the sparsest timing in use: 1 call in 2^shift
 };
 

@@ -40,6 +40,9 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
                        cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6);
   }
   if (rows.size() > max_rows) out += fmt::format("  ... and {} more processes\n", rows.size() - max_rows);
+  if (report.pinned_probes > 0) {
+    out += fmt::format("  {} pinned probe(s) left at their configured timing\n", report.pinned_probes);
+  }
   if (report.reduced_probes > 0) {
     out += fmt::format("  {} probe(s) timed less often to stay within the budget (down to 1 call in {})\n",
                        report.reduced_probes, 1ull << report.max_sample_shift);
@@ -60,6 +63,7 @@ nlohmann::json overhead_json(const OverheadReport& report) {
   doc["at_entry_floor"] = report.at_entry_floor;
   doc["reduced_probes"] = report.reduced_probes;
   doc["max_sample_shift"] = report.max_sample_shift;
+  doc["pinned_probes"] = report.pinned_probes;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : report.processes) {
     list.push_back({{"pid", p.pid},

@@ -136,6 +136,25 @@ TEST(BudgetController, OverOnEntriesAloneGoesToTheSparsestTiming) {
   EXPECT_EQ(r.reduced_probes, 1u);
 }
 
+TEST(BudgetController, APinnedProbeKeepsItsTiming) {
+  BudgetOptions o;
+  o.is_pinned = [](const ProbeInfo& p) { return p.function == "f1"; };
+  Fixture f(o);
+  f.cpu[7] = 0;
+  f.tick();
+  // As in TimesTheCostliestProbeLessOften..., but probe 1 (most returns) is pinned: only
+  // probe 2 can be timed less often, down to the cap, and the process stays over.
+  f.second(7, 150, 1000, 800, 1000, 100);
+  f.tick();
+  const OverheadReport& r = f.inner->reports.back();
+  EXPECT_EQ(r.over_budget, 1u);
+  EXPECT_FALSE(f.applied.count(1)) << "the pinned probe is never changed";
+  ASSERT_TRUE(f.applied.count(2));
+  EXPECT_EQ(f.applied[2], 16);
+  EXPECT_EQ(r.pinned_probes, 1u);
+  EXPECT_EQ(r.reduced_probes, 1u);
+}
+
 TEST(BudgetController, LowersAgainAfterAWindowWellWithinBudget) {
   BudgetOptions o;
   o.window_ticks = 3;

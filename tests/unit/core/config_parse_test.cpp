@@ -235,6 +235,19 @@ TEST(ConfigParse, Catalogs) {
               HasSubstr("eacgm.toml:1:21: catalog \"cuda\" is listed twice"));
 }
 
+TEST(ConfigParse, PinnedProbes) {
+  Result<Config> r =
+      parse_config(lines({"[trace]", "pinned = [\"cuLaunchKernel\", \"my_alloc\"]"}), "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->trace.pinned, (std::vector<std::string>{"cuLaunchKernel", "my_alloc"}));
+  EXPECT_TRUE(Config{}.trace.pinned.empty());
+  EXPECT_THAT(error_of(lines({"[trace]", "pinned = \"cuLaunchKernel\""})),
+              HasSubstr("[trace]: pinned must be an array of probe names"));
+  EXPECT_THAT(error_of(lines({"[trace]", "pinned = [\"\"]"})), HasSubstr("pinned entries must be non-empty"));
+  EXPECT_THAT(error_of(lines({"[trace]", "pinned = [\"a\", \"a\"]"})),
+              HasSubstr("probe \"a\" is pinned twice"));
+}
+
 TEST(ConfigParse, TraceRanges) {
   EXPECT_THAT(error_of(lines({"[trace]", "ringbuf_mib = 24"})),
               HasSubstr("eacgm.toml:2:15: [trace]: ringbuf_mib = 24 is not a power of two"));
