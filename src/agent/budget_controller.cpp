@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace eacgm::agent {
 namespace {
@@ -15,7 +16,7 @@ BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts co
                                    CpuOf pid_cpu, double since_ns)
     : inner_(std::move(inner)),
       costs_(costs),
-      options_(options),
+      options_(std::move(options)),
       pid_cpu_(std::move(pid_cpu)),
       since_ns_(since_ns) {
   options_.window_ticks = std::max<std::size_t>(options_.window_ticks, 1);
