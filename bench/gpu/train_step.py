@@ -1,7 +1,11 @@
 # Device workload for the overhead benchmark: a GPT-style decoder trained for a number
 # of steps; prints the median step time of the measured steps (after a warm-up) as
 # "step_ms=..." and, with --profile, runs the same steps under PyTorch's profiler.
+# With --phases K --phase-dir D the measured steps run as K phases of N steps in this one
+# process: before phase i it creates D/ready.i and waits for D/go.i (the harness attaches
+# or detaches a tracer meanwhile), and prints "phase=i step_ms=..." after it.
 # Usage: train_step.py --size gpu|cpu [--steps N] [--warmup N] [--profile]
+#                      [--phases K --phase-dir D]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
 #   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
 import argparse
@@ -15,6 +19,8 @@ p.add_argument("--size", choices=["gpu", "cpu"], default="cpu")
 p.add_argument("--steps", type=int, default=200)
 p.add_argument("--warmup", type=int, default=20)
 p.add_argument("--profile", action="store_true")
+p.add_argument("--phases", type=int, default=0)
+p.add_argument("--phase-dir", default="")
 a = p.parse_args()
 d, layers, seq, batch = (1024, 8, 1024, 8) if a.size == "gpu" else (512, 4, 256, 8)
 dev = torch.device("cuda")
@@ -71,7 +77,19 @@ def measured():
         times.append((time.perf_counter() - t0) * 1e3)
 
 
-if a.profile:
+if a.phases:
+    import os
+
+    for i in range(a.phases):
+        open(os.path.join(a.phase_dir, f"ready.{i}"), "w").close()
+        while not os.path.exists(os.path.join(a.phase_dir, f"go.{i}")):
+            time.sleep(0.01)
+        times.clear()
+        measured()
+        print(f"phase={i} step_ms={statistics.median(times):.4f}", flush=True)
+    open(os.path.join(a.phase_dir, f"ready.{a.phases}"), "w").close()
+    raise SystemExit(0)
+elif a.profile:
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
