@@ -2,6 +2,7 @@
 #include "probe/attacher.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -69,6 +70,9 @@ void Attacher::scan_file(const std::string& path) {
   std::error_code ec;
   std::string real = std::filesystem::canonical(path, ec).string();
   if (ec) return;
+  // A script (pyenv's python3 shim, a wrapper) holds no probes; the interpreter it
+  // execs is found in the process's mappings like any other.
+  if (!is_elf_file(real)) return;
   auto id = file_identity(real);
   if (id) consider(real, real, id->first, id->second);
 }
@@ -304,6 +308,8 @@ void Attacher::attach_file(FileRecord& file) {
   };
   auto elf = ElfSymbolTable::load(open_path);
   if (!elf) {
+    // Only ELF files carry probes: a readable file of another kind is no failure.
+    if (!is_elf_file(open_path) && ::access(open_path.c_str(), R_OK) == 0) return;
     fail(elf.error());
     return;
   }
