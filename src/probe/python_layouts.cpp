@@ -37,23 +37,10 @@ std::optional<PythonVersion> parse_version(std::string_view s) {
   std::size_t i = 2;
   int minor = 0;
   while (i < s.size() && is_digit(s[i]) && i < 5) minor = minor * 10 + (s[i++] - '0');
+  // 3.7 and older name default (pymalloc) builds with an "m", which changes no layout.
+  if (i < s.size() && s[i] == 'm' && (i + 1 == s.size() || s[i + 1] == '.')) ++i;
   if (i < s.size() && s[i] != '.') return std::nullopt;  // ABI flags (t, d) or another word
   return PythonVersion{3, minor};
-}
-
-// PY_VERSION_HEX, which interpreters export as Py_Version (3.11+): 0x030c01f0 is 3.12.1.
-std::optional<PythonVersion> version_from_constant(const std::string& open_path, const ElfSymbolTable& elf) {
-  const ElfSymbol* sym = elf.find("Py_Version");
-  // An unsigned long; its low four bytes (little-endian) hold the whole value.
-  if (sym == nullptr || sym->is_function || sym->file_offset == 0 || sym->size < 4) {
-    return std::nullopt;
-  }
-  std::ifstream in(open_path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(sym->file_offset));
-  std::array<unsigned char, 4> b{};
-  if (!in.read(reinterpret_cast<char*>(b.data()), b.size())) return std::nullopt;
-  const std::uint32_t hex = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-  return PythonVersion{static_cast<int>(hex >> 24), static_cast<int>((hex >> 16) & 0xff)};
 }
 
 ArgSpec chain_arg(const char* name, ArgSource source, std::uint8_t index, ArgKind kind, ArgFormat format,
@@ -79,6 +66,21 @@ std::optional<PythonVersion> python_version_from_name(std::string_view path) {
   return parse_version(name.substr(at + kPython.size()));
 }
 
+std::optional<PythonVersion> python_version_constant(const std::string& open_path,
+                                                     const ElfSymbolTable& elf) {
+  const ElfSymbol* sym = elf.find("Py_Version");
+  // An unsigned long; its low four bytes (little-endian) hold the whole value.
+  if (sym == nullptr || sym->is_function || sym->file_offset == 0 || sym->size < 4) {
+    return std::nullopt;
+  }
+  std::ifstream in(open_path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(sym->file_offset));
+  std::array<unsigned char, 4> b{};
+  if (!in.read(reinterpret_cast<char*>(b.data()), b.size())) return std::nullopt;
+  const std::uint32_t hex = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+  return PythonVersion{static_cast<int>(hex >> 24), static_cast<int>((hex >> 16) & 0xff)};
+}
+
 std::span<const PythonFrameLayout> python_frame_layouts() { return kLayouts; }
 
 const PythonFrameLayout* python_frame_layout(PythonVersion version) {
@@ -94,7 +96,7 @@ Result<PythonInterpreter> python_interpreter_layout(const std::string& path, con
   std::optional<PythonVersion> v = python_version_from_name(path);
   out.version_from = "file name";
   if (!v) {
-    v = version_from_constant(open_path, elf);
+    v = python_version_constant(open_path, elf);
     out.version_from = "Py_Version";
   }
   if (!v) {

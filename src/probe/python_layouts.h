@@ -27,8 +27,12 @@ struct PythonVersion {
 // The version in an interpreter file's name: "python3.12", "/usr/lib/libpython3.12.so.1.0"
 // -> 3.12. None for names without one ("python3", "libpython3.so") and for names with
 // ABI flags ("python3.13t" free-threaded, "python3.12d" debug): their objects are laid
-// out differently.
+// out differently. The "m" of 3.7 and older ("libpython3.7m.so") is no such flag.
 std::optional<PythonVersion> python_version_from_name(std::string_view path);
+
+// PY_VERSION_HEX, which interpreters export as Py_Version (3.11+): 0x030c01f0 is 3.12.1.
+// `open_path` is where the file is read; none when the file has no such constant.
+std::optional<PythonVersion> python_version_constant(const std::string& open_path, const ElfSymbolTable& elf);
 
 // Offsets in bytes, from the interpreter's own headers (docs/probes.md says how).
 struct PythonFrameLayout {

@@ -43,6 +43,10 @@ TEST(PythonLayouts, VersionFromFileName) {
   EXPECT_EQ(version_of("python3.12d"), "none");
   EXPECT_EQ(version_of("python3.12-config"), "none");
   EXPECT_EQ(version_of("python2.7"), "none");
+  // 3.7 and older mark default builds with "m" (pymalloc): no other layout.
+  EXPECT_EQ(version_of("libpython3.7m.so.1.0"), "3.7");
+  EXPECT_EQ(version_of("python3.6m"), "3.6");
+  EXPECT_EQ(version_of("python3.6md"), "none");
 }
 
 TEST(PythonLayouts, TableCoversTenToThirteen) {
