@@ -11,6 +11,7 @@
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 #include "probe/python_layouts.h"
+#include "probe/python_usdt.h"
 #include "probe/symbol_names.h"
 #include "probe/usdt_args.h"
 #include "probe/usdt_notes.h"
@@ -323,9 +324,12 @@ void Attacher::attach_file(FileRecord& file) {
     }
     return *usdt;
   };
+  bool gated = false;  // a resolved USDT probe whose gate this file may need
   for (const ProbeSpec* spec : matching) {
     if (!spec->usdt.empty()) {
+      const std::size_t before = entries.size();
       resolve_usdt(*spec, notes(), path, entries, fail);
+      gated = gated || (spec->usdt_gate == UsdtGate::kCPythonLineTracing && entries.size() > before);
       continue;
     }
     // A USDT fallback stands aside where the file has the real probes.
@@ -439,6 +443,7 @@ void Attacher::attach_file(FileRecord& file) {
   }
   // Ids the kernel refused go back at once.
   for (std::uint32_t id : unattached) unregister_probe(id);
+  if (gated && attached_here > 0) hold_entry_gate(file, *elf, notes(), fail, uprobes_here);
   file.uprobes += uprobes_here;
   stats_.uprobes += uprobes_here;
   stats_.probes += attached_here;
@@ -446,6 +451,24 @@ void Attacher::attach_file(FileRecord& file) {
     ++stats_.libraries;
     notice_(fmt::format("attached {} probes to {}", attached_here, path));
   }
+}
+
+void Attacher::hold_entry_gate(FileRecord& file, const ElfSymbolTable& elf,
+                               const std::vector<UsdtProbe>& notes,
+                               const std::function<void(const std::string&)>& fail, std::size_t& uprobes) {
+  auto hold = cpython_entry_gate(file.path, file.open_path, elf, notes);
+  if (!hold) {
+    if (warned_.insert(hold.error()).second) notice_("warning: " + hold.error());
+    return;
+  }
+  if (!*hold) return;  // this version fires its entries as it is
+  auto link = bpf_.attach_semaphore_hold(file.open_path, (*hold)->file_offset, (*hold)->ref_ctr_offset);
+  if (!link) {
+    fail(link.error());
+    return;
+  }
+  file.links.push_back(std::move(*link));
+  ++uprobes;
 }
 
 std::vector<std::string> unmatched_library_warnings(const std::vector<ProbeSpec>& user_specs,

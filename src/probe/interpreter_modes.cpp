@@ -61,6 +61,11 @@ InterpreterModes interpreter_modes(const InterpreterFacts& f) {
     m.calls = CallMode::kUsdt;
     m.every_call = true;
     m.calls_text = "USDT (python:function__entry/return): every call, exact, with durations";
+    if (f.version && *f.version == PythonVersion{3, 11}) {
+      m.calls_text +=
+          " (3.11: with its line probe's semaphore raised, which slows the interpreter; "
+          "[python] usdt_durations)";
+    }
   } else if (f.catalog_name && python3 && release && f.eval_frame &&
              python_frame_layout(*f.version) != nullptr) {
     m.calls = CallMode::kFrameReading;
