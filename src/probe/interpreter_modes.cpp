@@ -31,7 +31,7 @@ std::string calls_without_mode(const InterpreterFacts& f) {
   }
   if (!f.eval_frame) return "not traced: no USDT probes and no _PyEval_EvalFrameDefault";
   return fmt::format(
-      "not traced: no USDT probes, and frame reading has no layout for CPython {} (3.10 to 3.13)",
+      "not traced: no USDT probes, and frame reading has no layout for CPython {} (3.8 to 3.13)",
       version_text(v));
 }
 
@@ -89,7 +89,7 @@ InterpreterModes interpreter_modes(const InterpreterFacts& f) {
     m.stacks_text =
         fmt::format("not sampled: no stack layout for this build of CPython {}", version_text(*f.version));
   } else if (python_stack_layout(*f.version) == nullptr) {
-    m.stacks_text = fmt::format("not sampled: no stack layout for CPython {} (3.10 to 3.13 have one)",
+    m.stacks_text = fmt::format("not sampled: no stack layout for CPython {} (3.8 to 3.13 have one)",
                                 version_text(*f.version));
   } else {
     m.stacks_text = "not sampled: no _PyRuntime or PyCode_Type symbol";

@@ -265,11 +265,13 @@ TEST(InterpreterModes, UsdtWhereTheNotesAre) {
   EXPECT_TRUE(m.every_call);
   EXPECT_THAT(m.calls_text, HasSubstr("every call, exact, with durations"));
   EXPECT_TRUE(m.sampled);
-  EXPECT_EQ(interpreter_modes(facts(8, true)).calls, CallMode::kUsdt);
-  EXPECT_FALSE(interpreter_modes(facts(8, true)).sampled);
+  EXPECT_EQ(interpreter_modes(facts(7, true)).calls, CallMode::kUsdt);
+  EXPECT_FALSE(interpreter_modes(facts(7, true)).sampled);
 }
 
 TEST(InterpreterModes, FrameReadingSeesEveryCallOnlyUpTo310) {
+  EXPECT_TRUE(interpreter_modes(facts(8, false)).every_call);
+  EXPECT_TRUE(interpreter_modes(facts(9, false)).sampled);
   const InterpreterModes m310 = interpreter_modes(facts(10, false));
   EXPECT_EQ(m310.calls, CallMode::kFrameReading);
   EXPECT_TRUE(m310.every_call);
@@ -284,11 +286,11 @@ TEST(InterpreterModes, FrameReadingSeesEveryCallOnlyUpTo310) {
 }
 
 TEST(InterpreterModes, SaysWhyAnInterpreterIsNotTraced) {
-  const InterpreterModes m39 = interpreter_modes(facts(9, false));
-  EXPECT_EQ(m39.calls, CallMode::kNone);
-  EXPECT_EQ(m39.calls_text,
-            "not traced: no USDT probes, and frame reading has no layout for CPython 3.9 (3.10 to 3.13)");
-  EXPECT_EQ(m39.stacks_text, "not sampled: no stack layout for CPython 3.9 (3.10 to 3.13 have one)");
+  const InterpreterModes m37 = interpreter_modes(facts(7, false));
+  EXPECT_EQ(m37.calls, CallMode::kNone);
+  EXPECT_EQ(m37.calls_text,
+            "not traced: no USDT probes, and frame reading has no layout for CPython 3.7 (3.8 to 3.13)");
+  EXPECT_EQ(m37.stacks_text, "not sampled: no stack layout for CPython 3.7 (3.8 to 3.13 have one)");
   const InterpreterModes ft = interpreter_modes(facts(13, false, true, "t"));
   EXPECT_EQ(ft.calls, CallMode::kNone);
   EXPECT_THAT(ft.calls_text, HasSubstr("free-threaded"));
