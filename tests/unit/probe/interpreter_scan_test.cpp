@@ -70,6 +70,8 @@ class InterpreterScan : public ::testing::Test {
     run("cc -o '" + (src / "static311").string() + "' '" + (src / "static311.c").string() + "'");
   }
 
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
   void SetUp() override {
     const fs::path v312 = root_ / "pyenv/versions/3.12.1";
     link(v312 / "bin/python3", "python3.12");
