@@ -666,6 +666,17 @@ int eacgm_count_session(struct pt_regs *ctx)
 	return on_count_entry(ctx);
 }
 
+/* Holds a USDT semaphore: the kernel raises the counter at the uprobe's ref_ctr_offset
+ * in every process mapping the file for as long as the uprobe is attached. Attached
+ * where the program runs at most once per process (CPython's Py_FinalizeEx), to keep
+ * CPython 3.11's `line` semaphore raised: only then does 3.11 fire function__entry for
+ * every call (src/probe/python_usdt.h). Firing does nothing. */
+SEC("uprobe")
+int eacgm_semaphore_hold(struct pt_regs *ctx)
+{
+	return 0;
+}
+
 /* Children of traced processes are traced too. */
 struct task_struct {
 	int pid;

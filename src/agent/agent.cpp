@@ -116,6 +116,9 @@ Status Agent::start_up() {
   auto& to = trace_options_;
   to.config = config.trace;
   to.specs = std::move(*specs);
+  if (!config.python.usdt_durations) {
+    for (auto& s : to.specs) s.usdt_gate = UsdtGate::kNone;
+  }
   to.filter_pids = !options_.pids.empty() || child_.has_value();
   // Launched commands and --pid targets are held at loader hints until attached; a
   // target whose stop another process would see (a shell's foreground job, a process

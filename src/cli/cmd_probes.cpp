@@ -1,6 +1,7 @@
 // `eacgm probes [--check | --calibrate]`: the catalogs, which libraries and symbols
 // resolve here, and what one probe hit costs on this machine.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <map>
@@ -13,6 +14,8 @@
 #include "core/spec_validate.h"
 #include "probe/catalog.h"
 #include "probe/elf_symbols.h"
+#include "probe/interpreter_modes.h"
+#include "probe/interpreter_scan.h"
 #include "probe/library_match.h"
 #include "probe/library_scan.h"
 #include "probe/python_layouts.h"
@@ -90,8 +93,10 @@ struct Candidate {
   std::set<int> pids;
 };
 
-// Library files on this machine (loader cache and running processes), by identity.
-std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> find_library_files() {
+// Library files on this machine (running processes, the loader cache, and the code
+// files of the Python interpreters installed), by identity.
+std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> find_library_files(
+    const std::vector<probe::FoundInterpreter>& interpreters) {
   std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> files;
   if (auto cache = probe::ld_cache_libraries()) {
     for (const auto& lib : *cache) {
@@ -102,7 +107,43 @@ std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> find_library_files(
     auto [it, inserted] = files.emplace(std::make_pair(f.dev, f.inode), Candidate{f.path, f.open_path, {}});
     it->second.pids.insert(f.pids.begin(), f.pids.end());
   }
+  // pyenv's and conda's interpreters are in no loader cache: their files are not found
+  // there unless a process maps them now.
+  for (const auto& py : interpreters) {
+    if (py.code_file.empty()) continue;
+    if (auto id = probe::file_identity(py.code_file))
+      files.emplace(*id, Candidate{py.code_file, py.code_file, {}});
+  }
   return files;
+}
+
+// Every interpreter found, with the modes eacgm would trace it in.
+void print_interpreters(const std::vector<probe::FoundInterpreter>& interpreters) {
+  std::printf(
+      "python interpreters: %zu found (pyenv, conda, virtualenvs, python3 on PATH, system); `--probes "
+      "python` "
+      "traces their calls, `eacgm run` samples their stacks\n",
+      interpreters.size());
+  for (const auto& py : interpreters) {
+    std::string version = "CPython ?";
+    if (py.version) {
+      version = fmt::format("CPython {}.{}{} (version from {})", py.version->major, py.version->minor,
+                            py.abi_flags, py.version_from);
+    }
+    auto facts = probe::read_interpreter_facts(py);
+    const probe::InterpreterModes modes =
+        facts ? probe::interpreter_modes(*facts) : probe::InterpreterModes{};
+    const bool traced = modes.calls != probe::CallMode::kNone || modes.sampled;
+    std::printf("  %s %s: %s; %s\n", traced ? "ok" : "--", py.path.c_str(), version.c_str(),
+                fmt::format("{}", fmt::join(py.found_as, ", ")).c_str());
+    if (!facts) {
+      std::printf("      not traced: %s\n", facts.error().c_str());
+      continue;
+    }
+    if (py.code_file != py.path) std::printf("      code in %s\n", py.code_file.c_str());
+    std::printf("      calls: %s\n", modes.calls_text.c_str());
+    std::printf("      stacks: %s\n", modes.stacks_text.c_str());
+  }
 }
 
 int list_probes(const CommandContext& ctx, bool check) {
@@ -116,7 +157,11 @@ int list_probes(const CommandContext& ctx, bool check) {
   if (!config.probes.empty()) catalogs.push_back({"user", "probes from " + ctx.config_path, config.probes});
 
   std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> files;
-  if (check) files = find_library_files();
+  std::vector<probe::FoundInterpreter> interpreters;
+  if (check) {
+    interpreters = probe::scan_interpreters(probe::default_interpreter_places());
+    files = find_library_files(interpreters);
+  }
   std::map<std::string, std::unique_ptr<probe::ElfSymbolTable>> elf_cache;
   int unresolved_total = 0;
   for (const auto& c : catalogs) {
@@ -159,7 +204,10 @@ int list_probes(const CommandContext& ctx, bool check) {
       }
     }
   }
-  if (check) std::printf("%d spec(s) resolve nowhere on this machine\n", unresolved_total);
+  if (check) {
+    std::printf("%d spec(s) resolve nowhere on this machine\n", unresolved_total);
+    print_interpreters(interpreters);
+  }
   return 0;
 }
 

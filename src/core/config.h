@@ -48,6 +48,11 @@ struct PythonConfig {
   // `eacgm run`'s Python stack sampling: samples per second on each CPU while a traced
   // Python thread is on it (0: none). A prime, so samples do not lock onto timer ticks.
   std::uint32_t sample_hz = 99;
+  // CPython 3.11 with USDT probes fires function__entry only while its line probe's
+  // semaphore is raised (probe/python_usdt.h). true: eacgm raises it, so calls get
+  // durations, and the interpreter runs its slower tracing dispatch meanwhile; false:
+  // exact counts without durations.
+  bool usdt_durations = true;
 };
 
 // `eacgm serve`: where it listens and what it serves (flags override these).

@@ -37,7 +37,7 @@ constexpr std::string_view kTraceKeys[] = {
     "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
     "mode",        "sample_shift", "budget",          "calibrate",         "pinned"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
-constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz"};
+constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
                                            "exit", "ret",    "args",    "outer"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
@@ -450,6 +450,7 @@ class ConfigReader {
     if (auto s = check_keys(*table, kPythonKeys, ctx); !s) return s;
     if (auto s = read_string(*table, "file_filter", ctx, python.file_filter); !s) return s;
     if (auto s = read_integer(*table, "sample_hz", ctx, 0, 10000, python.sample_hz); !s) return s;
+    if (auto s = read_bool(*table, "usdt_durations", ctx, python.usdt_durations); !s) return s;
     // A bare file name would never match: the filter sees the whole path.
     if (!python.file_filter.empty() && python.file_filter[0] != '/' && python.file_filter[0] != '*') {
       return fail(table->get("file_filter")->source(), ctx,

@@ -117,6 +117,14 @@ enum class ArgLayout : std::uint8_t {
                   // the file (probe/python_layouts.cpp): the args are replaced per file
 };
 
+// What must also be raised, per file, for a USDT probe to fire.
+enum class UsdtGate : std::uint8_t {
+  kNone,
+  kCPythonLineTracing,  // CPython 3.11 fires function__entry only from its tracing dispatch,
+                        // which the `python:line` probe's semaphore turns on
+                        // (probe/python_usdt.h); other versions need nothing
+};
+
 // What the always-on mode (counts at entry, sampled durations) does with a probe.
 enum class AlwaysOn : std::uint8_t {
   kPerCall,  // needs each call (allocation addresses, names, NCCL, Python): a record per call
@@ -153,6 +161,8 @@ struct ProbeSpec {
   // provider: CPython 3.12+ built with dtrace keeps python:gc__start and others but has
   // no function__entry.
   std::string unless_usdt;
+  // A USDT probe's gate: raised while the probe is attached to a file that needs it.
+  UsdtGate usdt_gate = UsdtGate::kNone;
   // Built-in catalogs classify their specs (probe/always_on.cpp); the user's specs stay
   // per call, as written.
   AlwaysOn always_on = AlwaysOn::kPerCall;

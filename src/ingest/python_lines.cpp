@@ -1,4 +1,4 @@
-// The two line-table formats the sampler meets (3.10, and 3.11 onwards).
+// The three line-table formats the sampler meets (3.8 and 3.9, 3.10, 3.11 onwards).
 #include "ingest/python_lines.h"
 
 namespace eacgm::ingest {
@@ -23,6 +23,17 @@ bool read_svarint(std::span<const std::uint8_t> t, std::size_t& at, int& out) {
 }
 
 }  // namespace
+
+int python_lnotab_line(std::span<const std::uint8_t> table, int first_line, std::uint64_t byte_offset) {
+  int line = first_line;
+  std::uint64_t addr = 0;
+  for (std::size_t i = 0; i + 1 < table.size(); i += 2) {
+    addr += table[i];
+    if (addr > byte_offset) break;
+    line += static_cast<std::int8_t>(table[i + 1]);
+  }
+  return line;
+}
 
 int python310_line(std::span<const std::uint8_t> table, int first_line, std::uint64_t byte_offset) {
   int line = first_line;

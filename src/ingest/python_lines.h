@@ -1,4 +1,4 @@
-// Line numbers from CPython's line tables (co_linetable): which source line an
+// Line numbers from CPython's line tables (co_lnotab, co_linetable): which source line an
 // instruction of a code object belongs to, as the interpreter itself computes it.
 #pragma once
 
@@ -6,6 +6,11 @@
 #include <span>
 
 namespace eacgm::ingest {
+
+// CPython 3.9 and older (co_lnotab): (bytes advanced, line delta) pairs from
+// co_firstlineno, the delta a signed byte; an instruction at `byte_offset` (f_lasti) is on
+// the line reached by the last pair whose bytes end at or before it (PyCode_Addr2Line).
+int python_lnotab_line(std::span<const std::uint8_t> table, int first_line, std::uint64_t byte_offset);
 
 // CPython 3.10 (Objects/lnotab_notes.txt): (bytes advanced, line delta) pairs from
 // co_firstlineno; a delta of -128 marks bytes without a line. `byte_offset` is the

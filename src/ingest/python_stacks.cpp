@@ -148,7 +148,9 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
     const eacgm_py_frame& f = s.frames[i];
     const Code& c = code(s.pid, minor, f.code);
     int line = -1;
-    if (minor == 10) {
+    if (minor <= 9) {
+      line = python_lnotab_line(c.linetable, c.code->first_line, f.instr);  // f_lasti in bytes
+    } else if (minor == 10) {
       line = python310_line(c.linetable, c.code->first_line, f.instr * 2);
     } else if (c.first_unit != 0) {
       // prev_instr sits one unit before the first while a frame has not started yet.

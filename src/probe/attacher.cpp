@@ -2,6 +2,7 @@
 #include "probe/attacher.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
 #include "probe/python_layouts.h"
+#include "probe/python_usdt.h"
 #include "probe/symbol_names.h"
 #include "probe/usdt_args.h"
 #include "probe/usdt_notes.h"
@@ -70,6 +72,9 @@ void Attacher::scan_file(const std::string& path) {
   std::error_code ec;
   std::string real = std::filesystem::canonical(path, ec).string();
   if (ec) return;
+  // A script (pyenv's python3 shim, a wrapper) holds no probes; the interpreter it
+  // execs is found in the process's mappings like any other.
+  if (!is_elf_file(real)) return;
   auto id = file_identity(real);
   if (id) consider(real, real, id->first, id->second);
 }
@@ -306,6 +311,8 @@ void Attacher::attach_file(FileRecord& file) {
   };
   auto elf = ElfSymbolTable::load(open_path);
   if (!elf) {
+    // Only ELF files carry probes: a readable file of another kind is no failure.
+    if (!is_elf_file(open_path) && ::access(open_path.c_str(), R_OK) == 0) return;
     fail(elf.error());
     return;
   }
@@ -319,9 +326,12 @@ void Attacher::attach_file(FileRecord& file) {
     }
     return *usdt;
   };
+  bool gated = false;  // a resolved USDT probe whose gate this file may need
   for (const ProbeSpec* spec : matching) {
     if (!spec->usdt.empty()) {
+      const std::size_t before = entries.size();
       resolve_usdt(*spec, notes(), path, entries, fail);
+      gated = gated || (spec->usdt_gate == UsdtGate::kCPythonLineTracing && entries.size() > before);
       continue;
     }
     // A USDT fallback stands aside where the file has the real probes.
@@ -435,6 +445,7 @@ void Attacher::attach_file(FileRecord& file) {
   }
   // Ids the kernel refused go back at once.
   for (std::uint32_t id : unattached) unregister_probe(id);
+  if (gated && attached_here > 0) hold_entry_gate(file, *elf, notes(), fail, uprobes_here);
   file.uprobes += uprobes_here;
   stats_.uprobes += uprobes_here;
   stats_.probes += attached_here;
@@ -442,6 +453,24 @@ void Attacher::attach_file(FileRecord& file) {
     ++stats_.libraries;
     notice_(fmt::format("attached {} probes to {}", attached_here, path));
   }
+}
+
+void Attacher::hold_entry_gate(FileRecord& file, const ElfSymbolTable& elf,
+                               const std::vector<UsdtProbe>& notes,
+                               const std::function<void(const std::string&)>& fail, std::size_t& uprobes) {
+  auto hold = cpython_entry_gate(file.path, file.open_path, elf, notes);
+  if (!hold) {
+    if (warned_.insert(hold.error()).second) notice_("warning: " + hold.error());
+    return;
+  }
+  if (!*hold) return;  // this version fires its entries as it is
+  auto link = bpf_.attach_semaphore_hold(file.open_path, (*hold)->file_offset, (*hold)->ref_ctr_offset);
+  if (!link) {
+    fail(link.error());
+    return;
+  }
+  file.links.push_back(std::move(*link));
+  ++uprobes;
 }
 
 std::vector<std::string> unmatched_library_warnings(const std::vector<ProbeSpec>& user_specs,

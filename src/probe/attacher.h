@@ -21,6 +21,8 @@
 
 namespace eacgm::probe {
 
+class ElfSymbolTable;
+
 struct AttachStats {
   std::size_t libraries = 0;                         // library files with at least one probe now
   std::size_t probes = 0;                            // probes attached now (entry+exit counts once)
@@ -130,6 +132,10 @@ class Attacher {
   // Detaches a file's links and releases its probes; the record stays.
   void release(FileRecord& file);
   void forget_gone(const std::set<FileKey>& mapped);
+  // Keeps a USDT gate raised for as long as the file's probes are attached (CPython
+  // 3.11's line semaphore, probe/python_usdt.h); its uprobe is counted in `uprobes`.
+  void hold_entry_gate(FileRecord& file, const ElfSymbolTable& elf, const std::vector<UsdtProbe>& notes,
+                       const std::function<void(const std::string&)>& fail, std::size_t& uprobes);
   // The sites of a USDT spec in one file, with their operand locations and semaphores.
   void resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes, const std::string& path,
                     std::vector<ProbePoint>& entries, const std::function<void(const std::string&)>& fail);

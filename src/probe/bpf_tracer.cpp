@@ -613,6 +613,21 @@ void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
   sweep(bpf_map__fd(skel_->maps.call_durations), eacgm_duration_key{});
 }
 
+Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,
+                                                    std::uint64_t ref_ctr_offset) {
+  LibbpfLogCapture log;
+  LIBBPF_OPTS(bpf_uprobe_opts, opts);
+  opts.ref_ctr_offset = ref_ctr_offset;
+  bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.eacgm_semaphore_hold, -1, path.c_str(),
+                                                   file_offset, &opts);
+  if (!link) {
+    const int err = errno;
+    return make_error(fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
+                                  file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
+  }
+  return UprobeLink(link);
+}
+
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
   LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);

@@ -141,6 +141,10 @@ class BpfTracer {
   std::vector<DurationEntry> read_durations() const;
   // Deletes the always-on keys of these processes (after their last read).
   void forget_counts(const std::vector<std::uint32_t>& pids);
+  // Attaches a program that does nothing at file_offset of path, to keep the USDT
+  // semaphore at ref_ctr_offset raised while the link lives (src/probe/python_usdt.h).
+  Result<UprobeLink> attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,
+                                           std::uint64_t ref_ctr_offset);
   // Attaches the discovery hint on the dynamic loader's _dl_debug_state.
   Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
 

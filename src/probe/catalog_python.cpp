@@ -55,6 +55,7 @@ Catalog python_catalog() {
             "_PyEval_EvalFrameDefault for interpreters without USDT; opt-in)",
             {}};
   c.specs.push_back(usdt_spec(kPythonEntrySpec, "python:function__entry"));
+  c.specs.back().usdt_gate = UsdtGate::kCPythonLineTracing;  // 3.11: probe/python_usdt.h
   c.specs.push_back(usdt_spec(kPythonReturnSpec, "python:function__return"));
   c.specs.push_back(frame_spec());
   return c;

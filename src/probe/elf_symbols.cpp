@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -302,6 +303,17 @@ void ElfFile::close() {
     ::close(fd_);
     fd_ = -1;
   }
+}
+
+bool is_elf_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  std::array<char, SELFMAG> magic{};
+  const ssize_t n = ::read(fd, magic.data(), magic.size());
+  ::close(fd);
+  return n == SELFMAG && std::memcmp(magic.data(), ELFMAG, SELFMAG) == 0;
 }
 
 Result<ElfFile> ElfFile::open(const std::string& path) {

@@ -24,6 +24,10 @@ struct LoadSegment {
   bool executable = false;
 };
 
+// Whether the file at `path` starts with the ELF magic. A script (`#!`: pyenv's shims,
+// wrapper scripts) is not: it runs its interpreter by exec, and that is the ELF file.
+bool is_elf_file(const std::string& path);
+
 // An open ELF file: the descriptor and the libelf handle live and die together.
 class ElfFile {
  public:

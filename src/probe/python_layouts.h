@@ -1,4 +1,4 @@
-// CPython's frame and code-object layouts (x86-64 release builds, 3.10 to 3.13): the
+// CPython's frame and code-object layouts (x86-64 release builds, 3.8 to 3.13): the
 // offsets that let the python catalog read the running function at the interpreter's
 // entry point, _PyEval_EvalFrameDefault, in interpreters built without USDT probes.
 #pragma once
@@ -27,17 +27,25 @@ struct PythonVersion {
 // The version in an interpreter file's name: "python3.12", "/usr/lib/libpython3.12.so.1.0"
 // -> 3.12. None for names without one ("python3", "libpython3.so") and for names with
 // ABI flags ("python3.13t" free-threaded, "python3.12d" debug): their objects are laid
-// out differently.
+// out differently. The "m" of 3.7 and older ("libpython3.7m.so") is no such flag.
 std::optional<PythonVersion> python_version_from_name(std::string_view path);
+
+// PY_VERSION_HEX, which interpreters export as Py_Version (3.11+): 0x030c01f0 is 3.12.1.
+// `open_path` is where the file is read; none when the file has no such constant.
+std::optional<PythonVersion> python_version_constant(const std::string& open_path, const ElfSymbolTable& elf);
 
 // Offsets in bytes, from the interpreter's own headers (docs/probes.md says how).
 struct PythonFrameLayout {
   PythonVersion version;
-  const char* frame_type;          // what _PyEval_EvalFrameDefault's second argument points to
+  // The argument register holding the frame: rsi (1) from 3.9, whose
+  // _PyEval_EvalFrameDefault(tstate, frame, throwflag) came with PEP 523's tstate; rdi (0)
+  // in 3.8's _PyEval_EvalFrameDefault(PyFrameObject *f, int throwflag).
+  std::uint8_t frame_register;
+  const char* frame_type;          // what _PyEval_EvalFrameDefault's frame argument points to
   const char* code_field;          // the frame's code object field
   const char* name_field;          // the code object's name field
   std::uint16_t frame_code;        // frame -> code object (PyCodeObject*)
-  std::uint16_t code_name;         // co_qualname (3.11+) or co_name (3.10): a str
+  std::uint16_t code_name;         // co_qualname (3.11+) or co_name (3.10 and older): a str
   std::uint16_t code_filename;     // co_filename: a str
   std::uint16_t code_firstlineno;  // co_firstlineno: an int
   std::uint16_t str_ascii_data;    // sizeof(PyASCIIObject): where a compact ASCII str's
@@ -65,7 +73,7 @@ Result<PythonInterpreter> python_interpreter_layout(const std::string& path, con
 // record's first string (str) is the function, the second (str2) the file.
 enum PythonFrameArg : std::size_t {
   kFrameSp = 0,        // the stack pointer at entry (pairs the call with its return)
-  kFrameCode = 1,      // the code object: deref_u64 of the frame argument (rsi)
+  kFrameCode = 1,      // the code object: deref_u64 of the frame argument (rsi; rdi on 3.8)
   kFrameNameObj = 2,   // the name str: deref_u64 of the code object
   kFrameFunction = 3,  // its characters
   kFrameFileObj = 4,   // the file name str

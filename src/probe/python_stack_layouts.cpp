@@ -11,10 +11,15 @@ constexpr std::uint16_t kNone = EACGM_PY_NO_FIELD;
 
 // From offsetof compiled against each version's headers with Py_BUILD_CORE
 // (internal/pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/pystate.h,
-// cpython/code.h) of CPython 3.10.13, 3.11.7, 3.12.1 and 3.13.0, x86-64, release builds:
+// cpython/code.h; 3.8: internal/pycore_pystate.h) of CPython 3.8.18, 3.9.18, 3.10.13,
+// 3.11.7, 3.12.1 and 3.13.0, x86-64, release builds:
 // tests/unit/probe/fixtures/python_stack_offsets.c prints them, and
 // PythonStackLayouts.TableMatchesInstalledHeaders compares where those headers are installed.
-constexpr std::array<PythonStackLayout, 4> kLayouts = {{
+constexpr std::array<PythonStackLayout, 6> kLayouts = {{
+    // 3.8 and 3.9: as 3.10, but f_lasti (in bytes, not code units) sits after f_trace's
+    // flags and the line table is co_lnotab, at co_linetable's place.
+    {{3, 8}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 120, 32},
+    {{3, 9}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 120, 32},
     // 3.10: heap frame objects linked by f_back from tstate->frame; no native thread id,
     // so threads are matched by thread_id (pthread_self()); f_lasti counts code units.
     {{3, 10}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 96, kNone, 120, 32},
@@ -51,7 +56,7 @@ eacgm_py_layout encode_stack_layout(const PythonStackLayout& stack, const Python
   l.frame_code = frame.frame_code;
   l.frame_owner = stack.frame_owner;
   l.frame_instr = stack.frame_instr;
-  // 3.10's f_lasti is an int index; later versions keep a pointer to the code unit.
+  // f_lasti (3.10 and older) is an int; later versions keep a pointer to the code unit.
   l.instr_is_index = stack.code_units == kNone ? 1 : 0;
   l.version = static_cast<std::uint16_t>(stack.version.major << 8 | stack.version.minor);
   return l;

@@ -1,5 +1,5 @@
 // Integration tests (root, real eBPF): `eacgm run`'s Python hot spots, from the stack
-// sampler, on pyenv's CPython 3.10 to 3.13 and Debian's python3. A script spends about
+// sampler, on pyenv's CPython 3.8 to 3.13 and Debian's python3. A script spends about
 // 70% of its CPU in one pure-Python function and 30% in another, measures the true
 // shares itself (time.thread_time) and prints them; the sampled self shares must rank
 // the functions the same way and come within 5 points of the truth.
@@ -32,8 +32,12 @@ void PrintTo(const Interpreter& py, std::ostream* os) { *os << py.exe; }
 
 std::vector<Interpreter> interpreters() {
   std::vector<Interpreter> out;
-  for (const auto& [release, minor] :
-       {std::pair{"3.10.13", 10}, {"3.11.7", 11}, {"3.12.1", 12}, {"3.13.0", 13}}) {
+  for (const auto& [release, minor] : {std::pair{"3.8.18", 8},
+                                       {"3.9.18", 9},
+                                       {"3.10.13", 10},
+                                       {"3.11.7", 11},
+                                       {"3.12.1", 12},
+                                       {"3.13.0", 13}}) {
     const std::string m = std::to_string(minor);
     out.push_back({std::string("/root/.pyenv/versions/") + release + "/bin/python3." + m, "python3." + m,
                    "Pyenv3" + m});

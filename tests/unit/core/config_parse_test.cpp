@@ -180,6 +180,15 @@ TEST(ConfigParse, PythonFileFilter) {
               HasSubstr("unknown key \"file_filer\" (did you mean \"file_filter\"?)"));
 }
 
+TEST(ConfigParse, PythonUsdtDurations) {
+  EXPECT_TRUE(Config{}.python.usdt_durations);
+  Result<Config> r = parse_config(lines({"[python]", "usdt_durations = false"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->python.usdt_durations);
+  EXPECT_THAT(error_of(lines({"[python]", "usdt_durations = 1"})),
+              HasSubstr("[python]: usdt_durations must be"));
+}
+
 TEST(ConfigParse, UnknownKeysAreErrorsWithSuggestion) {
   std::string e = error_of(lines({"[trace]", "ringbuf_mb = 16"}));
   EXPECT_THAT(e, StartsWith("eacgm.toml:2:1: [trace]: unknown key \"ringbuf_mb\""));

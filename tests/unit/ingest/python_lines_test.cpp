@@ -13,6 +13,20 @@
 namespace eacgm::ingest {
 namespace {
 
+TEST(PythonLines, LnotabPairs) {
+  // From line 10: 6 bytes on line 10, then +2 lines (6 bytes), then a jump of 300 lines
+  // split over two pairs (no bytes in the first), then -5 lines.
+  const std::vector<std::uint8_t> t = {6, 2, 6, 127, 0, 127, 0, 46, 4, 0xfb};
+  EXPECT_EQ(python_lnotab_line(t, 10, 0), 10);
+  EXPECT_EQ(python_lnotab_line(t, 10, 5), 10);
+  EXPECT_EQ(python_lnotab_line(t, 10, 6), 12);
+  EXPECT_EQ(python_lnotab_line(t, 10, 11), 12);
+  EXPECT_EQ(python_lnotab_line(t, 10, 12), 312);
+  EXPECT_EQ(python_lnotab_line(t, 10, 16), 307);
+  EXPECT_EQ(python_lnotab_line(t, 10, 100), 307);  // the last line runs to the end
+  EXPECT_EQ(python_lnotab_line({}, 7, 4), 7);
+}
+
 TEST(PythonLines, Python310Pairs) {
   // 6 bytes on line 11, 4 bytes without a line, then 8 bytes on line 13 (from 10).
   const std::vector<std::uint8_t> t = {6, 1, 4, 0x80, 8, 2};
@@ -43,7 +57,8 @@ TEST(PythonLines, Python311Forms) {
 }
 
 // The interpreter prints: first line, the table in hex, then per code unit its line
-// (co_positions, 3.11+) or per co_lines range (3.10) "start end line".
+// (co_positions, 3.11+), per co_lines range (3.10) "start end line", or per instruction
+// the line of the last line start at or before it (dis.findlinestarts, 3.9 and older).
 constexpr const char* kDump = R"(
 import sys
 def f(n):
@@ -59,11 +74,15 @@ def f(n):
         pass
     return total
 c = f.__code__
-print(c.co_firstlineno, c.co_linetable.hex())
+print(c.co_firstlineno, (c.co_linetable if sys.version_info >= (3, 10) else c.co_lnotab).hex())
 if sys.version_info >= (3, 11):
     print(" ".join(str(-1 if p[0] is None else p[0]) for p in c.co_positions()))
-else:
+elif sys.version_info >= (3, 10):
     print(" ".join("%d:%d:%d" % (s, e, -1 if l is None else l) for s, e, l in c.co_lines()))
+else:
+    import dis
+    starts = list(dis.findlinestarts(c))
+    print(" ".join(str([l for s, l in starts if s <= off][-1]) for off in range(0, len(c.co_code), 2)))
 )";
 
 std::vector<std::uint8_t> from_hex(const std::string& hex) {
@@ -74,8 +93,12 @@ std::vector<std::uint8_t> from_hex(const std::string& hex) {
 
 TEST(PythonLines, MatchesTheInterpretersOwn) {
   std::size_t checked = 0;
-  for (const auto& [release, minor] :
-       {std::pair{"3.10.13", 10}, {"3.11.7", 11}, {"3.12.1", 12}, {"3.13.0", 13}}) {
+  for (const auto& [release, minor] : {std::pair{"3.8.18", 8},
+                                       {"3.9.18", 9},
+                                       {"3.10.13", 10},
+                                       {"3.11.7", 11},
+                                       {"3.12.1", 12},
+                                       {"3.13.0", 13}}) {
     const std::string exe =
         std::string("/root/.pyenv/versions/") + release + "/bin/python3." + std::to_string(minor);
     if (!std::filesystem::exists(exe)) continue;
@@ -99,7 +122,12 @@ TEST(PythonLines, MatchesTheInterpretersOwn) {
     in >> first >> hex;
     const auto table = from_hex(hex);
     std::size_t compared = 0;
-    if (minor == 10) {
+    if (minor <= 9) {
+      int line = 0;
+      for (std::uint64_t offset = 0; in >> line; offset += 2, ++compared) {
+        EXPECT_EQ(python_lnotab_line(table, first, offset), line) << "3." << minor << " byte " << offset;
+      }
+    } else if (minor == 10) {
       std::string range;
       while (in >> range) {
         int start = 0, end = 0, line = 0;
@@ -116,7 +144,7 @@ TEST(PythonLines, MatchesTheInterpretersOwn) {
     EXPECT_GT(compared, 20u) << exe;
     ++checked;
   }
-  if (checked == 0) GTEST_SKIP() << "no pyenv CPython 3.10-3.13 installed";
+  if (checked == 0) GTEST_SKIP() << "no pyenv CPython 3.8-3.13 installed";
 }
 
 }  // namespace

@@ -85,6 +85,18 @@ TEST(PythonStacks, Python310LinesFromTheInstructionIndex) {
   EXPECT_EQ(out.frames[0].line, 6);
 }
 
+TEST(PythonStacks, Python39LinesFromTheByteOffset) {
+  FakeCodes fake;
+  fake.codes[kHot] = info("hot", 3, 0, {4, 1, 6, 2});  // co_lnotab: bytes 0-3 line 3, 4-9 line 4, 10- line 6
+  PythonStackDecoder d(fake.reader());
+  PythonStack out;
+  for (const auto& [lasti, line] : {std::pair{0, 3}, {2, 3}, {6, 4}, {10, 6}}) {
+    auto s = sample(0x0309, {{kHot, static_cast<std::uint64_t>(lasti)}});  // f_lasti in bytes
+    ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+    EXPECT_EQ(out.frames[0].line, line) << lasti;
+  }
+}
+
 TEST(PythonStacks, UnreadableCodeIsNamedByItsAddress) {
   FakeCodes fake;
   PythonStackDecoder d(fake.reader());
@@ -114,7 +126,7 @@ TEST(PythonStacks, MalformedRecords) {
   auto s = sample(0x030c, {{kHot, 0}, {kMain, 0}});
   EXPECT_FALSE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));  // shorter than its depth says
   EXPECT_FALSE(d.decode(&s, 8, out));                        // shorter than the header
-  auto old = sample(0x0309, {});                             // no layout for 3.9
+  auto old = sample(0x0307, {});                             // no layout for 3.7
   EXPECT_FALSE(d.decode(&old, EACGM_PY_SAMPLE_HEADER, out));
   auto deep = sample(0x030c, {});
   deep.depth = EACGM_PY_MAX_DEPTH + 1;

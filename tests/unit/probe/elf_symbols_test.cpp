@@ -259,6 +259,21 @@ TEST(ElfSymbolTable, ErrorsNameTheFileAndTheProblem) {
   EXPECT_THAT(dir.error(), HasSubstr("/tmp: not a regular file"));
 }
 
+TEST(IsElfFile, TellsElfFilesFromScriptsAndTheUnreadable) {
+  EXPECT_TRUE(is_elf_file(kLib));
+  EXPECT_FALSE(is_elf_file(EACGM_FX_ELF_SOURCE));
+  EXPECT_FALSE(is_elf_file("/nonexistent/x.so"));
+  EXPECT_FALSE(is_elf_file("/tmp"));
+  // A script as pyenv's shims are: a `#!` line, then text.
+  const std::string script = ::testing::TempDir() + "/eacgm_shim_python3";
+  std::FILE* f = std::fopen(script.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("#!/usr/bin/env bash\nexec python3.11 \"$@\"\n", f);
+  std::fclose(f);
+  EXPECT_FALSE(is_elf_file(script));
+  std::filesystem::remove(script);
+}
+
 // The libc this process runs on, from the loader (dladdr on a libc function would name a
 // sanitizer runtime that intercepts it).
 std::string loaded_libc_path() {

@@ -43,16 +43,20 @@ TEST(PythonLayouts, VersionFromFileName) {
   EXPECT_EQ(version_of("python3.12d"), "none");
   EXPECT_EQ(version_of("python3.12-config"), "none");
   EXPECT_EQ(version_of("python2.7"), "none");
+  // 3.7 and older mark default builds with "m" (pymalloc): no other layout.
+  EXPECT_EQ(version_of("libpython3.7m.so.1.0"), "3.7");
+  EXPECT_EQ(version_of("python3.6m"), "3.6");
+  EXPECT_EQ(version_of("python3.6md"), "none");
 }
 
-TEST(PythonLayouts, TableCoversTenToThirteen) {
-  ASSERT_EQ(python_frame_layouts().size(), 4u);
-  for (int minor : {10, 11, 12, 13}) {
+TEST(PythonLayouts, TableCoversEightToThirteen) {
+  ASSERT_EQ(python_frame_layouts().size(), 6u);
+  for (int minor : {8, 9, 10, 11, 12, 13}) {
     const PythonFrameLayout* l = python_frame_layout({3, minor});
     ASSERT_NE(l, nullptr) << minor;
     EXPECT_EQ(l->version, (PythonVersion{3, minor}));
   }
-  EXPECT_EQ(python_frame_layout({3, 9}), nullptr);
+  EXPECT_EQ(python_frame_layout({3, 7}), nullptr);
   EXPECT_EQ(python_frame_layout({3, 14}), nullptr);
   EXPECT_EQ(python_frame_layout({2, 7}), nullptr);
 }
@@ -64,10 +68,9 @@ TEST(PythonLayouts, TableValues) {
     std::uint16_t frame_code, code_name, code_filename, code_firstlineno, ascii;
     const char* name_field;
   };
-  const Row rows[] = {{10, 32, 112, 104, 40, 48, "co_name"},
-                      {11, 32, 128, 112, 72, 48, "co_qualname"},
-                      {12, 0, 128, 112, 68, 40, "co_qualname"},
-                      {13, 0, 128, 112, 68, 40, "co_qualname"}};
+  const Row rows[] = {{8, 32, 112, 104, 40, 48, "co_name"},     {9, 32, 112, 104, 40, 48, "co_name"},
+                      {10, 32, 112, 104, 40, 48, "co_name"},    {11, 32, 128, 112, 72, 48, "co_qualname"},
+                      {12, 0, 128, 112, 68, 40, "co_qualname"}, {13, 0, 128, 112, 68, 40, "co_qualname"}};
   for (const Row& r : rows) {
     const PythonFrameLayout* l = python_frame_layout({3, r.minor});
     ASSERT_NE(l, nullptr);
@@ -80,6 +83,11 @@ TEST(PythonLayouts, TableValues) {
   }
   EXPECT_STREQ(python_frame_layout({3, 13})->code_field, "f_executable");
   EXPECT_STREQ(python_frame_layout({3, 10})->frame_type, "PyFrameObject");
+  // 3.8's _PyEval_EvalFrameDefault(f, throwflag) had no thread-state argument.
+  EXPECT_EQ(python_frame_layout({3, 8})->frame_register, 0);
+  for (int minor : {9, 10, 11, 12, 13})
+    EXPECT_EQ(python_frame_layout({3, minor})->frame_register, 1) << minor;
+  EXPECT_EQ(python_frame_args(python_frame_layout({3, 8}))[kFrameCode].index, 0);
 }
 
 // The chain: frame (rsi) -> code object -> name/file strs and the first line.
@@ -191,8 +199,8 @@ TEST(PythonLayouts, InterpreterFileVersionFromNameThenPyVersion) {
   // A name without the version (a hard link named python3): Py_Version, 3.11+.
   EXPECT_EQ(interpreter_version("/usr/bin/python3", debian), "11 from Py_Version");
   // The name wins: what the maps show is what the loader opened.
-  EXPECT_EQ(interpreter_version("/x/python3.9", debian),
-            "/x/python3.9: CPython 3.9 has no known frame layout (3.10 to 3.13 do)");
+  EXPECT_EQ(interpreter_version("/x/python3.7", debian),
+            "/x/python3.7: CPython 3.7 has no known frame layout (3.8 to 3.13 do)");
 }
 
 TEST(PythonLayouts, FileWithoutAnyVersionIsRefused) {
@@ -205,18 +213,18 @@ TEST(PythonLayouts, FileWithoutAnyVersionIsRefused) {
 
 TEST(PythonLayouts, PyenvInterpretersByPyVersion) {
   std::size_t seen = 0;
-  for (const char* v : {"3.10.13", "3.11.7", "3.12.1", "3.13.0"}) {
-    const std::string minor = std::string(v).substr(2, 2);
+  for (const char* v : {"3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"}) {
+    const std::string minor = std::string(v).substr(2, std::string(v).find('.', 2) - 2);
     const std::string lib =
         std::string("/root/.pyenv/versions/") + v + "/lib/libpython3." + minor + ".so.1.0";
     if (!fs::exists(lib)) continue;
     ++seen;
     EXPECT_EQ(interpreter_version(lib, lib), minor + " from file name");
-    if (minor != "10") {  // Py_Version is 3.11+
+    if (std::stoi(minor) >= 11) {  // Py_Version is 3.11+
       EXPECT_EQ(interpreter_version("/x/libpython3.so", lib), minor + " from Py_Version");
     }
   }
-  if (seen == 0) GTEST_SKIP() << "no pyenv CPython 3.10-3.13 installed";
+  if (seen == 0) GTEST_SKIP() << "no pyenv CPython 3.8-3.13 installed";
 }
 
 // Compiles fixtures/python_offsets.c against each installed version's headers and
@@ -228,7 +236,7 @@ TEST(PythonLayouts, TableMatchesInstalledHeaders) {
   std::size_t checked = 0;
   for (const auto& l : python_frame_layouts()) {
     const std::string minor = std::to_string(l.version.minor);
-    const fs::path include = test::pyenv_include(l.version.minor, "pycore_frame.h");
+    const fs::path include = test::pyenv_include(l.version.minor, "pycore_pystate.h");
     if (include.empty()) continue;
     const std::string printed = test::fixture_output(source, include, tmp / ("off" + minor));
     std::ostringstream want;
@@ -238,7 +246,7 @@ TEST(PythonLayouts, TableMatchesInstalledHeaders) {
     ++checked;
   }
   fs::remove_all(tmp);
-  if (checked == 0) GTEST_SKIP() << "no CPython 3.10-3.13 headers under /root/.pyenv/versions";
+  if (checked == 0) GTEST_SKIP() << "no CPython 3.8-3.13 headers under /root/.pyenv/versions";
 }
 
 }  // namespace
