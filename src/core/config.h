@@ -24,6 +24,9 @@ struct TraceConfig {
   double budget = 0.01;
   // Measure the cost of one probe hit at start (probe/trap_calibration.h).
   bool calibrate = true;
+  // `run` and `serve`: time the traced processes' futex and poll-family waits (syscall
+  // tracepoints) beside their synchronizing calls (docs/report.md, "Host waits").
+  bool host_waits = true;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record
