@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/gpu_json.h"
+#include "export/host_waits_json.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
 
@@ -431,6 +432,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);
   doc["python_hot_spots"] = python_json(snap.python.get());
+  doc["waits"] = host_waits_json(snap.waits);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

@@ -70,7 +70,7 @@ TEST(MemoryExport, JsonHasTheDocumentedFields) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : report.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"accounting", "functions", "gpu_work", "gpus", "memory", "nccl",
-                                            "ops", "overhead", "processes", "python_hot_spots"}));
+                                            "ops", "overhead", "processes", "python_hot_spots", "waits"}));
   EXPECT_EQ(report["memory"]["processes"], doc["processes"]);
 }
 
