@@ -152,3 +152,16 @@ function(eacgm_govern_calls_wire)
   endif()
 endfunction()
 cmake_language(DEFER CALL eacgm_govern_calls_wire)
+
+# Host waits: host_waits blocks for known times in a futex wait and a poll, and (given
+# the FAKE libcuda's path) in one synchronizing call of each kind.
+add_executable(host_waits ${CMAKE_SOURCE_DIR}/tests/programs/host_waits.c)
+target_compile_options(host_waits PRIVATE -O2)
+target_link_libraries(host_waits PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+set_target_properties(host_waits PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+function(eacgm_host_waits_wire)
+  if(TARGET eacgm_integration_tests)
+    add_dependencies(eacgm_integration_tests host_waits eacgm_fake_libcuda)
+  endif()
+endfunction()
+cmake_language(DEFER CALL eacgm_host_waits_wire)
