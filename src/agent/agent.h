@@ -42,6 +42,7 @@ struct AgentOptions {
   bool sample_gpus = true;                // NVML sampling beside the trace (gpu.sample too)
   bool command_stdout_to_stderr = false;  // the command's stdout goes to our stderr
   std::uint32_t python_hz = 0;            // Python stack samples per second per CPU; 0: none
+  bool host_waits = false;                // time futex and poll-family waits (the host-wait tracer)
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;

@@ -56,6 +56,10 @@ class BudgetController final : public Consumer {
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override {
+    inner_->on_host_waits(processes, waits);
+  }
   void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void flush() override { inner_->flush(); }

@@ -60,6 +60,21 @@ void CommFilter::on_counts(std::span<const CallCount> counts, std::span<const Ca
   if (!kept_counts_.empty() || !kept_timings_.empty()) inner_->on_counts(kept_counts_, kept_timings_);
 }
 
+// Waits of other processes are left out without a count: they are not calls.
+void CommFilter::on_host_waits(std::span<const HostWaitProcess> processes,
+                               std::span<const HostWaitTimings> waits) {
+  kept_wait_processes_.clear();
+  kept_waits_.clear();
+  for (const auto& p : processes) {
+    if (pid_matches(p.pid)) kept_wait_processes_.push_back(p);
+  }
+  for (const auto& w : waits) {
+    if (pid_matches(w.pid)) kept_waits_.push_back(w);
+  }
+  if (!kept_wait_processes_.empty() || !kept_waits_.empty())
+    inner_->on_host_waits(kept_wait_processes_, kept_waits_);
+}
+
 void CommFilter::on_overhead(const OverheadReport& report) {
   OverheadReport kept = report;
   std::erase_if(kept.processes, [this](const ProcessOverhead& p) { return !pid_matches(p.pid); });

@@ -35,6 +35,8 @@ class CommFilter final : public Consumer {
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_overhead(const OverheadReport& report) override;
   void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override;
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     inner_->on_tick(now, counters);
@@ -61,6 +63,8 @@ class CommFilter final : public Consumer {
   std::unordered_map<std::uint32_t, std::pair<bool, std::string>> pid_names_;  // pid -> (matches, comm)
   std::vector<CallCount> kept_counts_;
   std::vector<CallTimings> kept_timings_;
+  std::vector<HostWaitProcess> kept_wait_processes_;
+  std::vector<HostWaitTimings> kept_waits_;
   std::shared_ptr<Consumer> inner_;
   std::vector<CallEvent> kept_;
   std::vector<PythonStack> kept_stacks_;

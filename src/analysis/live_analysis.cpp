@@ -17,6 +17,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     ops_.add(e);
     series_.add(e);
     anomalies_.add(e);
+    waits_.add(e);
   }
 }
 
@@ -36,6 +37,13 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
     calls_.add(t);
     anomalies_.add(t, now_ns);
   }
+  waits_.add(counts, timings);
+}
+
+void LiveAnalysis::on_host_waits(std::span<const HostWaitProcess> processes,
+                                 std::span<const HostWaitTimings> waits) {
+  for (const auto& p : processes) waits_.add(p);
+  for (const auto& w : waits) waits_.add(w);
 }
 
 void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
@@ -47,13 +55,16 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
 void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   anomalies_.close_interval(realtime_ns());
+  waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   publish(false, counters);
 }
 
 // Every record is in by now (the ring buffer was drained): a process that is gone is
 // finalized without waiting.
 void LiveAnalysis::on_end(const CounterValues& counters) {
-  memory_.sweep(std::chrono::steady_clock::now(), is_alive_, memory_.process_count(), {});
+  const auto now = std::chrono::steady_clock::now();
+  memory_.sweep(now, is_alive_, memory_.process_count(), {});
+  waits_.sweep(now, is_alive_, waits_.process_count(), {});
   anomalies_.close_interval(realtime_ns());
   publish(true, counters);
 }
@@ -86,10 +97,10 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
   if (!python_published_ || python_published_->samples != python_.samples()) {
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(
-      AnalysisSnapshot{std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_,
-                       memory_.summary(), counters, kernels_, work_, nccl_, nccl_skew_.summary(),
-                       ops_.summary(), series_.view(), anomalies_published_, overhead_, python_published_});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
+      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
+      counters, kernels_, work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(),
+      anomalies_published_, overhead_, python_published_, waits_.summary(std::chrono::steady_clock::now())});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

@@ -1,6 +1,6 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
 // activity per device and process, the memory ledger, kernel launches, NCCL calls and
-// their arrival skew, kernels per PyTorch op) as one Consumer on the output thread,
+// their arrival skew, kernels per PyTorch op, host waits) as one Consumer on the output thread,
 // publishing an immutable AnalysisSnapshot each tick and at the end for readers on any
 // thread (`eacgm run`'s tables, the server's routes).
 #pragma once
@@ -16,6 +16,7 @@
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_work.h"
+#include "analysis/host_waits.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_skew.h"
@@ -49,6 +50,7 @@ struct AnalysisSnapshot {
   // their final totals), pid order.
   OverheadReport overhead;
   std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
+  HostWaitSummary waits;                         // time blocked on the host per process and kind
 };
 
 class LiveAnalysis final : public Consumer {
@@ -66,12 +68,16 @@ class LiveAnalysis final : public Consumer {
   static constexpr std::size_t kMaxOverheadRows = 4096;
   // How a process's exit is checked (default: process_alive, /proc); for tests.
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
+  // How a process's start is read for its host-wait share (default: /proc); for tests.
+  void set_process_start(HostWaits::StartOf start_of) { waits_.set_start_of(std::move(start_of)); }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override;
   void on_overhead(const OverheadReport& report) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
@@ -100,7 +106,8 @@ class LiveAnalysis final : public Consumer {
   OverheadReport overhead_;
   std::map<std::uint32_t, ProcessOverhead> overhead_rows_;  // bounded: kMaxOverheadRows
   PythonProfile python_;
-  std::shared_ptr<const PythonHotSpots> python_published_;  // remade when samples came
+  std::shared_ptr<const PythonHotSpots> python_published_;
+  HostWaits waits_;  // remade when samples came
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

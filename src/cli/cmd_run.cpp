@@ -1,7 +1,8 @@
 // `eacgm run`: trace, then print a per-function summary (calls, errors, durations), what
 // the GPUs and the traced processes on them did meanwhile, NCCL bandwidth and arrival
-// skew, the memory the processes allocated and leaked, Python hot spots and the probes'
-// estimated cost; as tables, or with --json as one JSON document (docs/report.md).
+// skew, the memory the processes allocated and leaked, Python hot spots, the time the
+// processes spent blocked on the host and the probes' estimated cost; as tables, or with --json as one JSON
+// document (docs/report.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "export/api_json.h"
 #include "export/gpu_activity_table.h"
 #include "export/gpu_work_table.h"
+#include "export/host_waits_table.h"
 #include "export/memory_table.h"
 #include "export/nccl_table.h"
 #include "export/overhead_report.h"
@@ -32,6 +34,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   opts->default_mode = TraceMode::kAlwaysOn;
   add_mode_option(*sub, opts->mode, "always-on");
   opts->python_sampling = true;
+  opts->host_waits = true;
   auto hz = std::make_shared<std::uint32_t>(0);
   CLI::Option* hz_option =
       sub->add_option("--python-hz", *hz,
@@ -43,10 +46,11 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
                   "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" "
                   "line each: flamegraph.pl, speedscope, inferno)");
   auto json = std::make_shared<bool>(false);
-  sub->add_flag("--json", *json,
-                "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, "
-                "python_hot_spots, overhead, accounting; docs/report.md) instead of the tables; the traced "
-                "command's stdout goes to stderr");
+  sub->add_flag(
+      "--json", *json,
+      "print one JSON document (functions, gpus, processes, memory, gpu_work, nccl, ops, "
+      "python_hot_spots, overhead, waits, accounting; docs/report.md) instead of the tables; the traced "
+      "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
   sub->final_callback([&ctx, opts, json, folded, hz, hz_option] {
@@ -84,6 +88,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
       if (snap->python) std::fputs(exporting::render_python_hot_spots(*snap->python).c_str(), stdout);
       if (snap->anomalies) std::fputs(exporting::render_anomalies(*snap->anomalies).c_str(), stdout);
+      std::fputs(exporting::render_host_waits(snap->waits).c_str(), stdout);
       std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);

@@ -28,6 +28,8 @@ struct TraceCommandOptions {
   TraceMode default_mode = TraceMode::kPerCall;  // the command's own, under config and flag
   std::optional<std::uint32_t> python_hz;        // --python-hz; unset: [python] sample_hz (run only)
   bool python_sampling = false;                  // the command samples Python stacks (run)
+  bool host_waits = false;                       // the command reports host waits (run), unless
+                                                 // [trace] host_waits = false
 };
 
 // The Python sampling rate a command runs with: none unless it samples, else its flag,

@@ -34,8 +34,9 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "max_histogram_series",
                                            "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {
-    "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
-    "mode",        "sample_shift", "budget",          "calibrate",         "pinned"};
+    "ringbuf_mib",       "wakeup_kib", "poll_timeout_ms", "rescan_interval_s",
+    "status_interval_s", "mode",       "sample_shift",    "budget",
+    "calibrate",         "pinned",     "host_waits"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
@@ -354,6 +355,7 @@ class ConfigReader {
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
     if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
+    if (auto s = read_bool(*table, "host_waits", ctx, trace.host_waits); !s) return s;
     if (auto s = read_integer(*table, "ringbuf_mib", ctx, 1, 1024, trace.ringbuf_mib); !s) {
       return s;
     }

@@ -1,5 +1,5 @@
 // Consumer: the one interface of everything that takes what a trace sees (batches of
-// traced calls, GPU snapshots, ticks, flushes). Every call comes from the one output
+// traced calls, GPU snapshots, host waits, ticks, flushes). Every call comes from the one output
 // thread (the ring-buffer reader while tracing, the caller's after it), so consumers
 // need no locks; a ConsumerList hands each call to its members in order.
 #pragma once
@@ -14,6 +14,7 @@
 #include "core/call_event.h"
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
+#include "core/host_wait.h"
 #include "core/overhead_report.h"
 #include "core/python_stack.h"
 
@@ -32,6 +33,14 @@ class Consumer {
   }
   // One GPU sampling pass, processes already reduced to the traced ones.
   virtual void on_gpu(const GpuSnapshot& snapshot) { (void)snapshot; }
+  // Futex and poll-family waits of traced processes since the last delivery (the
+  // host-wait tracer, when it runs; about once a second, before the tick), and the
+  // processes first seen waiting, or seen exiting, since then.
+  virtual void on_host_waits(std::span<const HostWaitProcess> processes,
+                             std::span<const HostWaitTimings> waits) {
+    (void)processes;
+    (void)waits;
+  }
   // The probes' estimated cost per traced process (agent/budget_controller.h), once a
   // tick just before on_tick, and once more before on_end.
   virtual void on_overhead(const OverheadReport& report) { (void)report; }
@@ -62,6 +71,10 @@ class ConsumerList final : public Consumer {
   }
   void on_gpu(const GpuSnapshot& snapshot) override {
     for (auto& m : members_) m->on_gpu(snapshot);
+  }
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override {
+    for (auto& m : members_) m->on_host_waits(processes, waits);
   }
   void on_overhead(const OverheadReport& report) override {
     for (auto& m : members_) m->on_overhead(report);

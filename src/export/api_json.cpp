@@ -10,6 +10,7 @@
 
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
+#include "export/host_waits_json.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
 
@@ -419,6 +420,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["overhead"] = overhead_json(snap.overhead);
   doc["python_hot_spots"] = python_json(snap.python.get());
   doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
+  doc["waits"] = host_waits_json(snap.waits);
   doc["accounting"] = counters_json(snap);
   return doc.dump(2) + "\n";
 }

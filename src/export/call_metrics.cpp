@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "export/host_wait_metrics.h"
 #include "export/metrics_table.h"
 #include "export/nccl_metrics.h"
 
@@ -210,8 +211,10 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   out.add({{"kind", "processes"}}, folded_processes);
   out.add({{"kind", "memory"}}, folded_memory);
   out.add({{"kind", "nccl"}}, nccl_series_left_out(snap, options.max_function_series));
+  out.add({{"kind", "waits"}}, host_wait_processes_folded(snap, options.max_process_series));
 
   append_nccl_metrics(out, snap, options.max_function_series);
+  append_host_wait_metrics(out, snap, options);
 }
 
 void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {

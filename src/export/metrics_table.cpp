@@ -17,6 +17,7 @@ constexpr auto kProcessGroup = MetricGroup::kProcess;
 constexpr auto kHttp = MetricGroup::kHttp;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
+constexpr auto kWaitGroup = MetricGroup::kWaits;
 constexpr auto kAgent = MetricGroup::kAgent;
 
 // DCGM help texts are dcgm-exporter's own (etc/default-counters.csv), so dashboards and
@@ -151,7 +152,8 @@ constexpr std::array kTable = {
               "Series beyond [serve] max_function_series / max_process_series, folded into the "
               "`other` series (function=\"other\", pid=\"other\"; memory series beyond "
               "max_process_series are left out and counted as kind=\"memory\", NCCL series beyond "
-              "max_function_series as kind=\"nccl\").",
+              "max_function_series as kind=\"nccl\", processes whose host waits were folded into "
+              "pid=\"other\" as kind=\"waits\").",
               kFolded, kCalls, "exporter"},
 
     // NCCL: bandwidth per communicator and call, arrival skew of this node's ranks
@@ -188,6 +190,23 @@ constexpr std::array kTable = {
               "1 for the rank that arrived last at more than half of at least 20 instances and by "
               "at least 1 ms on average; 0 for the communicator's other ranks.",
               kNcclRank, kNccl, "probes (NCCL arrival matching)"},
+
+    // Host waits: time traced processes spend blocked on the host
+    MetricDef{"eacgm_host_waits_total", kCounter, "", "count",
+              "Waits per traced process and kind: calls of the synchronizing functions (kind "
+              "stream_sync, event_sync, device_sync), of synchronous copies (blocking_copy) and of NCCL "
+              "communicator set-up (nccl), and futex (futex) and poll-family (input_wait) syscalls that "
+              "blocked.",
+              kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
+    MetricDef{"eacgm_host_wait_seconds_total", kCounter, "seconds", "s",
+              "Time the process's threads spent in those waits, summed over threads. Always-on mode "
+              "times one synchronizing call in N: each delivery's calls are priced at its sampled "
+              "calls' mean (futex and input_wait are always timed).",
+              kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
+    MetricDef{"eacgm_host_wait_duration_seconds", kHistogram, "seconds", "s",
+              "Durations of the timed waits of every traced process, per kind; buckets folded from the "
+              "1% relative-error sketch (always-on: the sampled synchronizing calls).",
+              kWaitKind, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
 
     // The agent itself
     MetricDef{"eacgm_agent_cpu_seconds_total", kCounter, "seconds", "s",
@@ -251,6 +270,10 @@ std::string_view labels_doc(LabelSet set) {
       return "`comm_id`";
     case kNcclRank:
       return "`comm_id`, `nccl_rank`, `pid`";
+    case kWaits:
+      return "`pid`, `comm`, `kind`, rank labels";
+    case kWaitKind:
+      return "`kind`";
   }
   return "";
 }
@@ -267,6 +290,8 @@ std::string_view group_title(MetricGroup g) {
       return "Traced calls";
     case MetricGroup::kNccl:
       return "NCCL";
+    case MetricGroup::kWaits:
+      return "Host waits";
     case MetricGroup::kAgent:
       return "The agent itself";
     case MetricGroup::kHttp:

@@ -19,15 +19,17 @@ enum class LabelSet {
   kProcess,   // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
   kFunction,  // domain, function
   kTraced,    // pid, comm, and rank, local_rank, world_size when known
-  kFolded,    // kind (functions, processes, memory, nccl)
+  kFolded,    // kind (functions, processes, memory, nccl, waits)
   kLedger,    // pid, comm, cuda_device, and rank labels when known
   kKernel,    // kernel
   kNcclCall,  // comm_id, function
   kNcclComm,  // comm_id
   kNcclRank,  // comm_id, nccl_rank, pid
+  kWaits,     // pid, comm, kind (a host-wait kind), and rank labels when known
+  kWaitKind,  // kind (a host-wait kind)
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kAgent, kHttp };
+enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kAgent, kHttp };
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)

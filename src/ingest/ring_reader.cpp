@@ -52,6 +52,11 @@ void RingReader::register_counters(CounterRegistry& registry) {
                  [this] { return sampled_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("count_keys"), [this] { return count_keys_.load(std::memory_order_relaxed); });
   }
+  if (waits_) {
+    registry.add(agent_counter("host_waits"), [this] { return host_waits_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("wait_processes"),
+                 [this] { return wait_processes_.load(std::memory_order_relaxed); });
+  }
   if (python_) {
     registry.add(agent_counter("py_samples"),
                  [this] { return python_samples_.load(std::memory_order_relaxed); });
@@ -142,6 +147,7 @@ void RingReader::loop() {
   ring_buffer__consume(rb_);
   end_round();
   drain_counts();  // the last counts, after the probes were detached
+  drain_waits();
   batcher_.consumer().flush();
 }
 
@@ -158,6 +164,19 @@ void RingReader::drain_counts() {
   count_keys_.store(c.keys, std::memory_order_relaxed);
 }
 
+void RingReader::drain_waits() {
+  if (!waits_) return;
+  wait_process_batch_.clear();
+  wait_batch_.clear();
+  waits_->drain(wait_process_batch_, wait_batch_);
+  if (!wait_process_batch_.empty() || !wait_batch_.empty()) {
+    batcher_.consumer().on_host_waits(wait_process_batch_, wait_batch_);
+  }
+  const auto& c = waits_->counters();
+  host_waits_.store(c.waits, std::memory_order_relaxed);
+  wait_processes_.store(c.processes, std::memory_order_relaxed);
+}
+
 void RingReader::end_round() {
   batcher_.flush();
   deliver_python_stacks();
@@ -166,9 +185,12 @@ void RingReader::end_round() {
   auto now = std::chrono::steady_clock::now();
   const bool tick = now >= next_tick_;
   const bool sweep = now >= next_sweep_;
-  // Counts before the tick (so its snapshot has them) and before a sweep deletes an
-  // exited process's keys (so its last counts are read first).
-  if (tick || sweep) drain_counts();
+  // Counts and waits before the tick (so its snapshot has them) and before a sweep
+  // deletes an exited process's keys (so its last counts are read first).
+  if (tick || sweep) {
+    drain_counts();
+    drain_waits();
+  }
   if (tick) {
     batcher_.consumer().on_tick(now, registry_ ? registry_->read() : CounterValues{});
     next_tick_ = now + options_.tick;
@@ -179,6 +201,7 @@ void RingReader::end_round() {
     auto alive = [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; };
     auto gone = batcher_.chain().forget_unless(alive);
     if (counts_) counts_->forget_unless(alive);
+    if (waits_) waits_->forget_unless(alive);
     if (python_) python_->forget_unless(alive);
     forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);
     next_sweep_ = now + options_.sweep;

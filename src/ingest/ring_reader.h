@@ -21,6 +21,7 @@
 #include "ingest/call_batcher.h"
 #include "ingest/count_drain.h"
 #include "ingest/enricher.h"
+#include "ingest/host_wait_drain.h"
 #include "ingest/python_stacks.h"
 #include "ingest/record_decoder.h"
 
@@ -63,6 +64,9 @@ class RingReader {
   // Also reads the Python sampler's ring buffer (before start()): its samples are named
   // by `decoder` and handed to the consumer after each round.
   Status add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder);
+  // Also drains the host-wait tracer's histograms at each tick (before start()); the
+  // drain must outlive the reader.
+  void add_host_waits(HostWaitDrain* drain) { waits_ = drain; }
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
@@ -78,12 +82,16 @@ class RingReader {
   void end_round();
   void publish_counters();
   void drain_counts();
+  void drain_waits();
 
   ring_buffer* rb_ = nullptr;
   CallBatcher batcher_;
   std::unique_ptr<CountDrain> counts_;
   std::vector<CallCount> count_batch_;
   std::vector<CallTimings> timing_batch_;
+  HostWaitDrain* waits_ = nullptr;
+  std::vector<HostWaitProcess> wait_process_batch_;
+  std::vector<HostWaitTimings> wait_batch_;
   std::unique_ptr<PythonStackDecoder> python_;
   std::vector<PythonStack> python_batch_;  // reused: its first python_count_ stacks are this round's
   std::size_t python_count_ = 0;
@@ -96,7 +104,7 @@ class RingReader {
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
       forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
-      python_unnamed_{0};
+      python_unnamed_{0}, host_waits_{0}, wait_processes_{0};
 };
 
 }  // namespace eacgm::ingest

@@ -54,6 +54,16 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   }
   if (python) chain.add(make_python_pairing_stage(options.python.file_filter));
 
+  // Whole-machine traces watch the waits of the processes whose calls they see; chosen
+  // processes are watched from the start, through the tracer's own pid filter.
+  if (options.host_waits) s->start_host_waits();
+  if (s->wait_drain_ && !s->wait_tracer_->shares_pids()) {
+    auto list = std::make_shared<ConsumerList>();
+    list->add(std::make_shared<HostWaitWatch>(*s->wait_drain_));
+    list->add(std::move(consumer));
+    consumer = std::move(list);
+  }
+
   TraceSession* self = s.get();
   ReaderHooks hooks;
   hooks.on_hint = [self](std::uint32_t pid, bool exec, bool stopped) { self->on_hint(pid, stopped, exec); };
@@ -75,6 +85,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   if (!reader) return std::move(reader).take_error();
   s->reader_ = std::move(*reader);
   if (options.python_hz > 0) s->start_python_sampling(*s->reader_);
+  if (s->wait_drain_) s->reader_->add_host_waits(s->wait_drain_.get());
   s->register_counters(registry);
   s->reader_->start();
 
@@ -110,6 +121,23 @@ void TraceSession::start_python_sampling(RingReader& reader) {
   }
   notice_(
       fmt::format("no Python hot spots: {}; tracing goes on (--python-hz 0 silences this)", sampler.error()));
+}
+
+void TraceSession::start_host_waits() {
+  probe::HostWaitOptions wo;
+  wo.btf_path = options_.btf_path;
+  if (options_.filter_pids) wo.shared_pids_fd = bpf_->target_pids_fd();
+  auto tracer = probe::HostWaitTracer::open(wo);
+  if (!tracer) {
+    notice_(
+        fmt::format("no host waits (futex, poll): {}; tracing goes on ([trace] host_waits = false "
+                    "silences this)",
+                    tracer.error()));
+    return;
+  }
+  wait_tracer_ = std::move(*tracer);
+  wait_source_ = std::make_unique<BpfHostWaitSource>(*wait_tracer_);
+  wait_drain_ = std::make_unique<HostWaitDrain>(*wait_source_);
 }
 
 void TraceSession::check_python(std::uint32_t pid, bool exec) {
@@ -203,6 +231,10 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
   registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
   registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
+  if (wait_tracer_) {
+    registry.add(agent_counter("wait_map_full"), [this] { return wait_tracer_->counters().map_full; });
+    registry.add(agent_counter("wait_open_full"), [this] { return wait_tracer_->counters().open_full; });
+  }
   if (py_sampler_) {
     registry.add(agent_counter("py_processes"), atomic(py_sampled_));
     registry.add(agent_counter("py_sample_drops"), [this] { return py_sampler_->counters().drops; });

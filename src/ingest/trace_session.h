@@ -26,6 +26,7 @@
 #include "ingest/ring_reader.h"
 #include "probe/attacher.h"
 #include "probe/bpf_tracer.h"
+#include "probe/host_wait_tracer.h"
 #include "probe/probe_table.h"
 #include "probe/py_sampler.h"
 
@@ -43,6 +44,8 @@ struct TraceOptions {
   // Python stack sampling: samples per second on each CPU of the traced Python
   // processes' on-CPU threads; 0: none.
   std::uint32_t python_hz = 0;
+  // Time the traced processes' futex and poll-family waits (the host-wait tracer).
+  bool host_waits = false;
 };
 
 // Everything counted during a trace; nothing is lost silently.
@@ -119,6 +122,8 @@ class TraceSession {
   void check_python(std::uint32_t pid, bool exec);
   void rescan_python(const std::vector<int>& targets);
   void start_python_sampling(RingReader& reader);
+  // Loads the host-wait tracer; without it, tracing goes on and says why.
+  void start_host_waits();
   void register_counters(CounterRegistry& registry);
   void publish_attach_counts();
 
@@ -129,6 +134,10 @@ class TraceSession {
   std::unique_ptr<probe::Attacher> attacher_;
   std::unique_ptr<CountSource> count_source_;     // always-on maps; before reader_, which reads them
   std::unique_ptr<probe::PySampler> py_sampler_;  // null: no Python sampling; before reader_, which reads it
+  // The host-wait tracer and its drain (null: none); before reader_, which drains them.
+  std::unique_ptr<probe::HostWaitTracer> wait_tracer_;
+  std::unique_ptr<BpfHostWaitSource> wait_source_;
+  std::unique_ptr<HostWaitDrain> wait_drain_;
   std::unique_ptr<RingReader> reader_;
   PythonProcessFinder py_finder_;
   enum class PyState { kNotYet, kSampled, kUnsupported };

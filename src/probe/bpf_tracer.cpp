@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 
+#include "probe/percpu_maps.h"
 #include "probe/uprobe_multi.h"
 #include "trace.skel.h"
 
@@ -523,46 +524,6 @@ Result<UprobeLink> BpfTracer::attach_session(const std::string& path, const std:
   return UprobeLink(*fd);
 }
 
-namespace {
-
-// Every key and per-CPU value of a per-CPU hash map, a batch at a time (keys one by one
-// where the kernel lacks batch lookups). `Value` is the per-CPU value type.
-template <typename Key, typename Value, typename Fn>
-void read_percpu_hash(int fd, Fn&& each) {
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return;
-  const auto cpus = static_cast<std::size_t>(ncpu);
-  static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
-  constexpr std::uint32_t kBatch = 1024;
-  std::vector<Key> keys(kBatch);
-  std::vector<Value> values(kBatch * cpus);
-  std::uint64_t in_batch = 0, out_batch = 0;
-  LIBBPF_OPTS(bpf_map_batch_opts, opts);
-  for (bool first = true;; first = false) {
-    std::uint32_t n = kBatch;
-    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
-                                         values.data(), &n, &opts);
-    const int saved = errno;
-    if (err != 0 && saved != ENOENT) {
-      if (first) break;  // no batch lookups here: walk the keys instead
-      return;
-    }
-    for (std::uint32_t i = 0; i < n; ++i) each(keys[i], std::span<const Value>(&values[i * cpus], cpus));
-    if (err != 0) return;  // ENOENT: that was the last batch
-    in_batch = out_batch;
-  }
-  Key key{}, next{};
-  Key* prev = nullptr;
-  std::vector<Value> one(cpus);
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    if (bpf_map_lookup_elem(fd, &next, one.data()) == 0) each(next, std::span<const Value>(one));
-    key = next;
-    prev = &key;
-  }
-}
-
-}  // namespace
-
 std::vector<CountEntry> BpfTracer::read_counts() const {
   std::vector<CountEntry> out;
   read_percpu_hash<eacgm_count_key, eacgm_count_value>(
@@ -597,20 +558,8 @@ std::vector<DurationEntry> BpfTracer::read_durations() const {
 void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
   if (pids.empty()) return;
   const std::set<std::uint32_t> gone(pids.begin(), pids.end());
-  auto sweep = [&](int fd, auto key_type) {
-    using Key = decltype(key_type);
-    std::vector<Key> doomed;
-    Key key{}, next{};
-    Key* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-      if (gone.contains(next.pid)) doomed.push_back(next);
-      key = next;
-      prev = &key;
-    }
-    for (const Key& k : doomed) bpf_map_delete_elem(fd, &k);
-  };
-  sweep(bpf_map__fd(skel_->maps.call_counts), eacgm_count_key{});
-  sweep(bpf_map__fd(skel_->maps.call_durations), eacgm_duration_key{});
+  delete_keys_of<eacgm_count_key>(bpf_map__fd(skel_->maps.call_counts), gone);
+  delete_keys_of<eacgm_duration_key>(bpf_map__fd(skel_->maps.call_durations), gone);
 }
 
 Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,
@@ -642,6 +591,8 @@ Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::u
 }
 
 int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
+
+int BpfTracer::target_pids_fd() const { return bpf_map__fd(skel_->maps.target_pids); }
 
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;

@@ -149,6 +149,9 @@ class BpfTracer {
   Result<UprobeLink> attach_loader_hint(const std::string& path, std::uint64_t file_offset);
 
   int ringbuf_fd() const;
+  // The pid filter's map (filter_pids): other programs may share it to follow the same
+  // processes, children included.
+  int target_pids_fd() const;
   BpfCounters counters() const;
   // Calls entered but not yet returned (left at shutdown: lost exits); counted,
   // since per-thread state lives in task storage, which cannot be listed.

@@ -347,6 +347,33 @@ TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
   EXPECT_EQ(serve->wait(), 0) << serve->err();
 }
 
+// Host waits on the whole machine: a process is watched from its first traced call, and
+// /metrics has its synchronizing calls and its futex and poll waits per kind.
+TEST_F(Serve, HostWaitsOfAProcessFromItsFirstTracedCall) {
+  auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
+  Subprocess program({bin("host_waits"), "--cuda", bin("fake_libcuda/libcuda.so.1"), "--cuda-first",
+                      "--wait-file", dir_ + "/go"});
+  ASSERT_TRUE(program.wait_for("ready"));
+  ASSERT_TRUE(serve->wait_for("fake_libcuda/libcuda.so.1", true)) << serve->err();
+  std::ofstream(dir_ + "/go") << "go\n";
+  ASSERT_EQ(program.wait(), 0) << program.err();
+  const std::string labels = "{pid=\"" + std::to_string(program.pid()) + "\",comm=\"host_waits\",kind=\"";
+  EXPECT_TRUE(eventually([&] { return metric("eacgm_host_waits_total" + labels + "input_wait\"}") == "1"; }))
+      << get(port_, "/metrics").body;
+  EXPECT_EQ(metric("eacgm_host_waits_total" + labels + "stream_sync\"}"), "1");
+  EXPECT_EQ(metric("eacgm_host_waits_total" + labels + "device_sync\"}"), "1");
+  EXPECT_EQ(metric("eacgm_host_waits_total" + labels + "blocking_copy\"}"), "1");
+  const std::string futex = metric("eacgm_host_wait_seconds_total" + labels + "futex\"}");
+  ASSERT_NE(futex, "") << get(port_, "/metrics").body;
+  EXPECT_GE(std::stod(futex), 0.24);
+  EXPECT_LE(std::stod(futex), 1.0);
+  const std::string input = metric("eacgm_host_wait_seconds_total" + labels + "input_wait\"}");
+  EXPECT_GE(std::stod(input), 0.16);
+  EXPECT_LE(std::stod(input), 0.9);
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
 // The routes over the analysis's history: a call stream filtered by pid delivers the
 // program's calls, /api/v1/series has its calls, /api/v1/processes its first and last
 // seen times and, once it has exited, exited=true; bad query values are refused.

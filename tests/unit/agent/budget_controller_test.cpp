@@ -12,7 +12,7 @@ namespace eacgm::agent {
 namespace {
 
 struct Recorder final : Consumer {
-  std::uint64_t counted = 0, timed = 0, calls = 0, ticks = 0, ends = 0;
+  std::uint64_t counted = 0, timed = 0, calls = 0, ticks = 0, ends = 0, waits = 0;
   std::vector<OverheadReport> reports;
   void on_calls(std::span<const CallEvent> c) override { calls += c.size(); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override {
@@ -20,6 +20,9 @@ struct Recorder final : Consumer {
     for (const auto& t : timings) timed += t.count;
   }
   void on_overhead(const OverheadReport& r) override { reports.push_back(r); }
+  void on_host_waits(std::span<const HostWaitProcess> p, std::span<const HostWaitTimings> w) override {
+    waits += p.size() + w.size();
+  }
   void on_tick(std::chrono::steady_clock::time_point, const CounterValues&) override { ++ticks; }
   void on_end(const CounterValues&) override { ++ends; }
 };
@@ -98,6 +101,12 @@ TEST(BudgetController, EstimatesEachProcessAndForwardsEverything) {
   EXPECT_EQ(f.inner->counted, 1000u);
   EXPECT_EQ(f.inner->timed, 10u);
   EXPECT_EQ(f.inner->ticks, 2u);
+}
+
+TEST(BudgetController, ForwardsHostWaits) {
+  Fixture f;
+  f.c->on_host_waits(std::vector<HostWaitProcess>(1), std::vector<HostWaitTimings>(3));
+  EXPECT_EQ(f.inner->waits, 4u);
 }
 
 TEST(BudgetController, TimesTheCostliestProbeLessOftenUntilTheEstimateFits) {

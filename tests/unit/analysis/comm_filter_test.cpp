@@ -113,5 +113,33 @@ TEST(CommFilter, AlwaysOnCountsAndOverheadGoByTheProcessName) {
   EXPECT_EQ(inner->overhead_pids, std::vector<std::uint32_t>{1});
 }
 
+TEST(CommFilter, HostWaitsGoByTheProcessName) {
+  struct Waits final : Consumer {
+    std::vector<std::uint32_t> pids, process_pids;
+    void on_host_waits(std::span<const HostWaitProcess> processes,
+                       std::span<const HostWaitTimings> waits) override {
+      for (const auto& p : processes) process_pids.push_back(p.pid);
+      for (const auto& w : waits) pids.push_back(w.pid);
+    }
+  };
+  auto inner = std::make_shared<Waits>();
+  CommFilter f({"train"}, inner);
+  f.set_comm_of([](std::uint32_t pid) { return pid == 1 ? std::string("train") : std::string("other"); });
+  std::vector<HostWaitTimings> waits(3);
+  waits[0].pid = 1;
+  waits[1].pid = 2;
+  waits[2].pid = 1;
+  std::vector<HostWaitProcess> processes(2);
+  processes[0].pid = 1;
+  processes[1].pid = 2;
+  f.on_host_waits(processes, waits);
+  std::vector<HostWaitTimings> others(1);
+  others[0].pid = 2;
+  f.on_host_waits({}, others);
+  EXPECT_EQ(inner->pids, (std::vector<std::uint32_t>{1, 1})) << "nothing passed on for the other process";
+  EXPECT_EQ(inner->process_pids, std::vector<std::uint32_t>{1});
+  EXPECT_EQ(f.left_out(), 0u) << "waits are not calls";
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

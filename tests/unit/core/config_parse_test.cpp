@@ -50,6 +50,7 @@ TEST(ConfigParse, EmptyFileGivesDefaults) {
     EXPECT_EQ(r->trace.status_interval_s, defaults.trace.status_interval_s);
     EXPECT_EQ(r->gpu.interval_s, defaults.gpu.interval_s);
     EXPECT_TRUE(r->gpu.sample);
+    EXPECT_TRUE(r->trace.host_waits);
     EXPECT_TRUE(r->catalogs.empty());
     EXPECT_TRUE(r->probes.empty());
   }
@@ -163,6 +164,13 @@ TEST(ConfigParse, TomlSyntaxErrorKeepsLine) {
   EXPECT_THAT(e, HasSubstr("TOML syntax error"));
   // toml++'s own duplicate-key error is a syntax error too.
   EXPECT_THAT(error_of(lines({"[gpu]", "interval_s = 1", "interval_s = 2"})), StartsWith("eacgm.toml:3:"));
+}
+
+TEST(ConfigParse, HostWaitsCanBeTurnedOff) {
+  Result<Config> r = parse_config(lines({"[trace]", "host_waits = false"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->trace.host_waits);
+  EXPECT_THAT(error_of(lines({"[trace]", "host_waits = 1"})), HasSubstr("eacgm.toml:2"));
 }
 
 TEST(ConfigParse, PythonFileFilter) {

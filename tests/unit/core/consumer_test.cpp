@@ -18,6 +18,10 @@ class Recorder final : public Consumer {
   void on_gpu(const GpuSnapshot& s) override {
     log_.push_back(name_ + ":gpu" + std::to_string(s.devices.size()));
   }
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override {
+    log_.push_back(name_ + ":waits" + std::to_string(processes.size()) + "/" + std::to_string(waits.size()));
+  }
   void on_tick(std::chrono::steady_clock::time_point, const CounterValues&) override {
     log_.push_back(name_ + ":tick");
   }
@@ -43,6 +47,7 @@ TEST(ConsumerList, HandsEachCallToEveryMemberInOrder) {
   GpuSnapshot snap;
   snap.devices.resize(2);
   list.on_gpu(snap);
+  list.on_host_waits(std::vector<HostWaitProcess>(1), std::vector<HostWaitTimings>(4));
   list.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   list.flush();
   CounterValues values;
@@ -51,8 +56,9 @@ TEST(ConsumerList, HandsEachCallToEveryMemberInOrder) {
            CounterDef{"n", "eacgm_n_total", "", "", CounterKind::kCounter, CounterShow::kAlways, ""}),
        9});
   list.on_end(values);
-  EXPECT_EQ(log, (std::vector<std::string>{"a:calls3:42", "b:calls3:42", "a:gpu2", "b:gpu2", "a:tick",
-                                           "b:tick", "a:flush", "b:flush", "a:end9", "b:end9"}));
+  EXPECT_EQ(log, (std::vector<std::string>{"a:calls3:42", "b:calls3:42", "a:gpu2", "b:gpu2", "a:waits1/4",
+                                           "b:waits1/4", "a:tick", "b:tick", "a:flush", "b:flush", "a:end9",
+                                           "b:end9"}));
 }
 
 TEST(ConsumerList, AListCanHoldAList) {

@@ -71,7 +71,7 @@ TEST(MemoryExport, JsonHasTheDocumentedFields) {
   for (const auto& [k, v] : report.items()) keys.push_back(k);
   EXPECT_EQ(keys,
             (std::vector<std::string>{"accounting", "anomalies", "functions", "gpu_work", "gpus", "memory",
-                                      "nccl", "ops", "overhead", "processes", "python_hot_spots"}));
+                                      "nccl", "ops", "overhead", "processes", "python_hot_spots", "waits"}));
   EXPECT_EQ(report["memory"]["processes"], doc["processes"]);
 }
 

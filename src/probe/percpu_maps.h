@@ -1,0 +1,68 @@
+// Reading and pruning the per-CPU hash maps that keep per-process statistics in the
+// kernel (the always-on counts and durations, the host-wait histograms): every key with
+// its per-CPU values, and deleting the keys of processes that are gone.
+#pragma once
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <span>
+#include <vector>
+
+namespace eacgm::probe {
+
+// Every key and per-CPU value of a per-CPU hash map, a batch at a time (keys one by one
+// where the kernel lacks batch lookups). `Value` is the per-CPU value type.
+template <typename Key, typename Value, typename Fn>
+void read_percpu_hash(int fd, Fn&& each) {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return;
+  const auto cpus = static_cast<std::size_t>(ncpu);
+  static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
+  constexpr std::uint32_t kBatch = 1024;
+  std::vector<Key> keys(kBatch);
+  std::vector<Value> values(kBatch * cpus);
+  std::uint64_t in_batch = 0, out_batch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  for (bool first = true;; first = false) {
+    std::uint32_t n = kBatch;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
+                                         values.data(), &n, &opts);
+    const int saved = errno;
+    if (err != 0 && saved != ENOENT) {
+      if (first) break;  // no batch lookups here: walk the keys instead
+      return;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) each(keys[i], std::span<const Value>(&values[i * cpus], cpus));
+    if (err != 0) return;  // ENOENT: that was the last batch
+    in_batch = out_batch;
+  }
+  Key key{}, next{};
+  Key* prev = nullptr;
+  std::vector<Value> one(cpus);
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (bpf_map_lookup_elem(fd, &next, one.data()) == 0) each(next, std::span<const Value>(one));
+    key = next;
+    prev = &key;
+  }
+}
+
+// Deletes every key of a map whose `pid` field names one of `gone`.
+template <typename Key>
+void delete_keys_of(int fd, const std::set<std::uint32_t>& gone) {
+  std::vector<Key> doomed;
+  Key key{}, next{};
+  Key* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (gone.contains(next.pid)) doomed.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const Key& k : doomed) bpf_map_delete_elem(fd, &k);
+}
+
+}  // namespace eacgm::probe
