@@ -16,13 +16,14 @@ using enum HostWaitKind;
 // 2D/3D copies take their direction from arguments, not the name: all are counted. NCCL's
 // collectives only enqueue work; what blocks until the other ranks arrive is setting a
 // communicator up (init, split), and finalizing one waits for its outstanding operations.
-constexpr std::array<std::pair<std::string_view, HostWaitKind>, 22> kTable = {{
+constexpr std::array<std::pair<std::string_view, HostWaitKind>, 23> kTable = {{
     {"cudaStreamSynchronize", kStreamSync},
     {"cuStreamSynchronize", kStreamSync},
     {"cudaEventSynchronize", kEventSync},
     {"cuEventSynchronize", kEventSync},
     {"cudaDeviceSynchronize", kDeviceSync},
     {"cuCtxSynchronize", kDeviceSync},
+    {"cuCtxSynchronize_v2", kDeviceSync},
     {"cudaMemcpy", kBlockingCopy},
     {"cudaMemcpy2D", kBlockingCopy},
     {"cudaMemcpy3D", kBlockingCopy},

@@ -297,6 +297,9 @@ Catalog cuda_driver_catalog() {
 
   add(s, "cuStreamSynchronize", "_ptsz", {hex("stream", 0)});
   add(s, "cuCtxSynchronize", nullptr, {});
+  // CUDA 13's runtime reaches the context's synchronisation through the _v2 entry
+  // (cuCtxSynchronize_v2(CUcontext ctx)); cudaDeviceSynchronize calls it.
+  add(s, "cuCtxSynchronize_v2", nullptr, {hex("ctx", 0)});
 
   // Kernel naming: the handles these write map to the kernel names they were asked for.
   // cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name)

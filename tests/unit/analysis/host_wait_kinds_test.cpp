@@ -21,6 +21,7 @@ TEST(HostWaitKinds, SynchronizationsByLayer) {
   EXPECT_EQ(kind("cuEventSynchronize"), "event_sync");
   EXPECT_EQ(kind("cudaDeviceSynchronize"), "device_sync");
   EXPECT_EQ(kind("cuCtxSynchronize"), "device_sync");
+  EXPECT_EQ(kind("cuCtxSynchronize_v2"), "device_sync");
 }
 
 TEST(HostWaitKinds, SynchronousCopiesButNotAsyncOrDeviceToDeviceOnes) {
