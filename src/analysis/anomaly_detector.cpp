@@ -107,9 +107,12 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
     const double sd = std::max(std::sqrt(s.var), options_.min_log_sd);
     const double z = (x - s.mean) / sd;
     s.median_ns = std::exp(s.mean);
-    if (z > options_.z_threshold && std::exp(x) >= options_.ratio * s.median_ns &&
-        std::exp(x) >= options_.tail_ratio * tail_ns(s)) {
-      flagged_z = z;
+    if (std::exp(x) >= options_.ratio * s.median_ns) {
+      const double tail = tail_ns(s);
+      if (std::exp(x) >= options_.tail_ratio * tail &&
+          (z > options_.z_threshold || std::exp(x) >= options_.extreme_ratio * tail)) {
+        flagged_z = z;
+      }
     }
     // The open interval's sums (each call's share capped, so that one outlier alone
     // does not make a slow interval).

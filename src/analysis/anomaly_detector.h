@@ -18,7 +18,11 @@
 //   (`min_log_sd`), so that a very steady function is not flagged for jitter; the
 //   percentile keeps a rare but regular slow mode (one call in 60 that waits for the GPU
 //   while the others return at once) from being flagged each time: one normal
-//   distribution cannot describe two modes, the histogram does.
+//   distribution cannot describe two modes, the histogram does. For the same reason a
+//   call at least `extreme_ratio` times that percentile is flagged whatever its z-score:
+//   two modes far apart (two ranks' synchronisations, one waiting for the other) widen
+//   the normal so much that no z-score reaches the threshold, while a call 20 times
+//   beyond 99.9% of all is as rare as a 6-sigma one of a log-normal of sigma 1.
 // - An interval (the time between two ticks) is anomalous for a key when at least
 //   `interval_calls` calls came in it and their summed z-scores, z_sum / sqrt(calls),
 //   exceed `z_threshold`, with a geometric mean duration at least `interval_ratio` times
@@ -109,6 +113,7 @@ class AnomalyDetector {
     std::uint64_t shift_run = 16;
     double min_log_sd = 0.05;
     double tail_ratio = 2;
+    double extreme_ratio = 20;
     std::size_t keep = 256;
     std::size_t max_functions = 4096;
   };

@@ -143,6 +143,22 @@ TEST(AnomalyDetector, ARareButRegularSlowModeIsNotFlagged) {
   EXPECT_TRUE(detector.add(call(p, 750'000'000))) << "a 0.75 s wait is still flagged";
 }
 
+TEST(AnomalyDetector, FarBeyondTwoModesIsFlaggedWhateverTheZScore) {
+  // Two ranks' synchronisations under one function: ~0.2 ms on the straggler, ~4 ms on
+  // the rank that waits for it. A 0.5 s wait is far beyond both, though the wide normal
+  // gives it a z-score under 6.
+  AnomalyDetector detector;
+  auto p = probe("cuCtxSynchronize_v2");
+  std::mt19937_64 rng(19);
+  for (int i = 0; i < 600; ++i) {
+    const std::uint64_t base = lognormal(rng) / 4;  // ~5 us
+    EXPECT_FALSE(detector.add(call(p, i % 2 ? base * 40 : base * 800))) << i;
+  }
+  CallEvent wait = call(p, 500'000'000);
+  ASSERT_TRUE(detector.add(wait));
+  EXPECT_LT(detector.summary().recent.back().score, 6) << "flagged by the percentile rule, not the z-score";
+}
+
 TEST(AnomalyDetector, SizesAreJudgedApart) {
   AnomalyDetector detector;
   auto p = probe("cudaMemcpy");
