@@ -39,6 +39,9 @@ AnomalyDetector::ProbeEntry* AnomalyDetector::entry_for(const std::shared_ptr<co
   // Probes are few (one per attached symbol); their map is bounded like the keys.
   if (by_probe_.size() >= options_.max_functions * 4) return nullptr;
   ProbeEntry entry;
+  // The runtime's registrations (__cudaRegisterFunction, ...) run at load time, their
+  // cost set by the size of what they register: not the workload's calls.
+  entry.ignored = probe->function.starts_with("__cuda");
   entry.bytes = BytesRule::of(probe->spec);
   entry.context = probe->spec.domain == "torch" || probe->spec.domain == "python";
   pinned_.push_back(probe);
@@ -160,7 +163,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
     return false;
   }
   if (entry->context && !pending_.empty()) complete_context(event);
-  if (event.dur_ns == 0) return false;
+  if (event.dur_ns == 0 || entry->ignored) return false;
   if (interval_start_ns_ == 0) interval_start_ns_ = event.ts_ns;
   const std::uint64_t bytes = entry->bytes.has_bytes() ? entry->bytes.bytes(event).value_or(0) : 0;
   Stats* s = stats_for(event.probe, *entry, size_class(bytes));
@@ -192,6 +195,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
 bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
   if (!t.probe || t.count == 0 || t.sum_ns == 0) return false;
   ProbeEntry* entry = entry_for(t.probe);
+  if (entry != nullptr && entry->ignored) return false;
   Stats* s = entry ? stats_for(t.probe, *entry, 0) : nullptr;
   if (s == nullptr) {
     summary_.untracked_calls += t.count;

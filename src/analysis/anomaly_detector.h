@@ -162,6 +162,7 @@ class AnomalyDetector {
     BytesRule bytes;
     std::array<Stats*, kClasses> by_class{};
     bool context = false;  // a torch op or Python function: encloses anomalies
+    bool ignored = false;  // not judged (load-time registrations)
   };
   struct Pending {  // an anomaly still without its op
     std::uint64_t seq = 0;

@@ -278,6 +278,14 @@ TEST(AnomalyDetector, MemoryIsBounded) {
   EXPECT_EQ(detector.summary().recent.size(), 5u);
 }
 
+TEST(AnomalyDetector, LoadTimeRegistrationsAreNotJudged) {
+  AnomalyDetector detector;
+  auto p = probe("__cudaRegisterFunction");
+  for (int i = 0; i < 1000; ++i) detector.add(call(p, 700 + i % 5));
+  EXPECT_FALSE(detector.add(call(p, 500'000)));
+  EXPECT_EQ(detector.functions(), 0u);
+}
+
 TEST(AnomalyDetector, CallsWithoutDurationAreIgnored) {
   AnomalyDetector detector;
   auto p = probe("cudaGetDevice");
