@@ -13,3 +13,7 @@ target_include_directories(eacgm-bench-bare PRIVATE ${CMAKE_BINARY_DIR}/bpf)
 target_link_libraries(eacgm-bench-bare PRIVATE eacgm_probe Threads::Threads)
 target_link_options(eacgm-bench-bare PRIVATE -static-libstdc++ -static-libgcc)
 set_target_properties(eacgm-bench-bare PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# The host-wait tracer's cost to every system call (bench/host_wait_cost.sh).
+add_executable(syscall_loop ${CMAKE_SOURCE_DIR}/bench/programs/syscall_loop.c)
+target_compile_options(syscall_loop PRIVATE -O2)

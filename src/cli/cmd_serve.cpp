@@ -250,7 +250,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     ao.probes = flags.probes;
     ao.btf_path = flags.btf_path;
     ao.sample_gpus = !flags.no_gpu;
-    ao.host_waits = config->trace.host_waits;
+    ao.host_waits = config->trace.host_waits.value_or(false);
     // SIGHUP: a new configuration that checks out ends this trace and starts the next;
     // a bad one is reported and the running trace goes on.
     auto next = std::make_shared<std::optional<Config>>();

@@ -84,7 +84,7 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   ao.sample_gpus = !opts.no_gpu;
   ao.command_stdout_to_stderr = opts.command_stdout_to_stderr;
   ao.python_hz = chosen_python_hz(opts, config);
-  ao.host_waits = opts.host_waits && config.trace.host_waits;
+  ao.host_waits = opts.host_waits && config.trace.host_waits.value_or(true);
   std::shared_ptr<analysis::CommFilter> filter;
   if (!opts.comms.empty()) {
     filter = std::make_shared<analysis::CommFilter>(opts.comms, std::move(consumer));

@@ -27,9 +27,11 @@ struct TraceConfig {
   // Always-on: probes (function or spec names) whose sample rate the budget never
   // changes: they stay timed at `sample_shift` whatever they cost.
   std::vector<std::string> pinned;
-  // `run` and `serve`: time the traced processes' futex and poll-family waits (syscall
-  // tracepoints) beside their synchronizing calls (docs/report.md, "Host waits").
-  bool host_waits = true;
+  // Time the traced processes' futex and poll-family waits (syscall tracepoints) beside
+  // their synchronizing calls (docs/report.md, "Host waits"). Unset: the command's
+  // default, on for `run`, off for `serve` (the tracepoints cost every system call of the
+  // machine, docs/overhead.md).
+  std::optional<bool> host_waits;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record

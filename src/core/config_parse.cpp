@@ -355,7 +355,11 @@ class ConfigReader {
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
     if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
-    if (auto s = read_bool(*table, "host_waits", ctx, trace.host_waits); !s) return s;
+    if (table->get("host_waits") != nullptr) {
+      bool on = true;
+      if (auto s = read_bool(*table, "host_waits", ctx, on); !s) return s;
+      trace.host_waits = on;
+    }
     if (auto s = read_integer(*table, "ringbuf_mib", ctx, 1, 1024, trace.ringbuf_mib); !s) {
       return s;
     }

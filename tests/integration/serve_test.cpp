@@ -350,7 +350,9 @@ TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
 // Host waits on the whole machine: a process is watched from its first traced call, and
 // /metrics has its synchronizing calls and its futex and poll waits per kind.
 TEST_F(Serve, HostWaitsOfAProcessFromItsFirstTracedCall) {
-  auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
+  // Off by default in serve (the tracepoints cost every system call of the machine).
+  auto serve = start_serve({"--probes", "cuda_driver", "--config", config("[trace]\nhost_waits = true\n")},
+                           "always-on");
   Subprocess program({bin("host_waits"), "--cuda", bin("fake_libcuda/libcuda.so.1"), "--cuda-first",
                       "--wait-file", dir_ + "/go"});
   ASSERT_TRUE(program.wait_for("ready"));

@@ -50,7 +50,7 @@ TEST(ConfigParse, EmptyFileGivesDefaults) {
     EXPECT_EQ(r->trace.status_interval_s, defaults.trace.status_interval_s);
     EXPECT_EQ(r->gpu.interval_s, defaults.gpu.interval_s);
     EXPECT_TRUE(r->gpu.sample);
-    EXPECT_TRUE(r->trace.host_waits);
+    EXPECT_FALSE(r->trace.host_waits.has_value()) << "unset: the command's default";
     EXPECT_TRUE(r->catalogs.empty());
     EXPECT_TRUE(r->probes.empty());
   }
@@ -169,7 +169,9 @@ TEST(ConfigParse, TomlSyntaxErrorKeepsLine) {
 TEST(ConfigParse, HostWaitsCanBeTurnedOff) {
   Result<Config> r = parse_config(lines({"[trace]", "host_waits = false"}), "eacgm.toml");
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_FALSE(r->trace.host_waits);
+  EXPECT_EQ(r->trace.host_waits, std::optional<bool>(false));
+  EXPECT_EQ(parse_config(lines({"[trace]", "host_waits = true"}), "eacgm.toml")->trace.host_waits,
+            std::optional<bool>(true));
   EXPECT_THAT(error_of(lines({"[trace]", "host_waits = 1"})), HasSubstr("eacgm.toml:2"));
 }
 
