@@ -39,7 +39,8 @@ TEST(AlwaysOnRole, WhatTheAnalysisNeedsPerCallStaysPerCall) {
 }
 
 TEST(AlwaysOnRole, HostBlockingSynchronisationsAreTimedEveryCall) {
-  for (const char* name : {"cuStreamSynchronize", "cuCtxSynchronize", "cuCtxSynchronize_v2", "cudaEventSynchronize"}) {
+  for (const char* name :
+       {"cuStreamSynchronize", "cuCtxSynchronize", "cuCtxSynchronize_v2", "cudaEventSynchronize"}) {
     EXPECT_TRUE(times_every_call(builtin_spec(name))) << name;
     EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kCount) << name;
   }
