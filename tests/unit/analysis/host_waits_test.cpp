@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "../common/host_wait_timings.h"
 #include "analysis/live_analysis.h"
 
 namespace eacgm::analysis {
@@ -33,16 +34,6 @@ CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::uint32_t pid, std
   e.dur_ns = dur_ns;
   std::snprintf(e.comm.data(), e.comm.size(), "trainer");
   return e;
-}
-
-HostWaitTimings syscall_waits(std::uint32_t pid, HostWaitKind kind, std::uint64_t each_ns, std::uint64_t n) {
-  HostWaitTimings w;
-  w.pid = pid;
-  w.kind = kind;
-  w.bucket = eacgm_hist_key(each_ns);
-  w.count = n;
-  w.sum_ns = each_ns * n;
-  return w;
 }
 
 const HostWaitRow* row(const HostWaitSummary& s, std::uint32_t pid, HostWaitKind kind) {
@@ -142,8 +133,8 @@ TEST_F(HostWaitsTest, CallsCountedBeforeAnySampleArePricedOnceOneArrives) {
 TEST_F(HostWaitsTest, SyscallWaitsAreTimedWholeAndShareTheProcessWallTime) {
   waits.set_start_of([&](std::uint32_t) { return std::optional(start + milliseconds(500)); });
   waits.add(HostWaitProcess{11, "loader", 0, 0});
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 3));
-  waits.add(syscall_waits(11, HostWaitKind::kInputWait, 50'000'000, 2));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 3));
+  waits.add(test::syscall_waits(11, HostWaitKind::kInputWait, 50'000'000, 2));
   auto s = waits.summary(start + milliseconds(1500));
   const HostWaitRow* f = row(s, 11, HostWaitKind::kFutex);
   ASSERT_NE(f, nullptr);
@@ -169,7 +160,7 @@ TEST_F(HostWaitsTest, TheKernelsStartExitAndNameOfAProcessComeFirst) {
   CallEvent e = call(probe("cuCtxSynchronize"), 11, 100'000'000);
   waits.add(e);
   waits.add(HostWaitProcess{11, "python3", ns(start + milliseconds(200)), 0});
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
   auto s = waits.summary(start + milliseconds(1200));
   EXPECT_EQ(s.rows[0].comm, "python3") << "the main thread's name, not the calling thread's";
   EXPECT_DOUBLE_EQ(s.rows[0].wall_ns, 1e9) << "from the kernel's start, not /proc's";
@@ -185,25 +176,25 @@ TEST_F(HostWaitsTest, TheKernelsStartExitAndNameOfAProcessComeFirst) {
 
 TEST_F(HostWaitsTest, AProcessStartedBeforeTheTraceCountsFromTheTrace) {
   waits.set_start_of([&](std::uint32_t) { return std::optional(start - seconds(100)); });
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
   EXPECT_DOUBLE_EQ(row(waits.summary(start + seconds(2)), 11, HostWaitKind::kFutex)->wall_ns, 2e9);
 }
 
 TEST_F(HostWaitsTest, ManyThreadsWaitingCanPassAllTheWallTime) {
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 1'000'000'000, 8));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 1'000'000'000, 8));
   EXPECT_NEAR(row(waits.summary(start + seconds(2)), 11, HostWaitKind::kFutex)->share, 4.0, 1e-9);
 }
 
 TEST_F(HostWaitsTest, AnExitedProcessBecomesASummaryAfterTheGrace) {
   bool alive = true;
   auto is_alive = [&](std::uint32_t) { return alive; };
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 2));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 2));
   waits.sweep(start + seconds(1), is_alive, 100, seconds(2));
   EXPECT_EQ(waits.process_count(), 1u);
   alive = false;
   waits.sweep(start + seconds(2), is_alive, 100, seconds(2));
   EXPECT_EQ(waits.process_count(), 1u) << "within the grace: its last waits may still come";
-  waits.add(syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
+  waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
   waits.sweep(start + seconds(4), is_alive, 100, seconds(2));
   EXPECT_EQ(waits.process_count(), 0u);
   auto s = waits.summary(start + seconds(10));
@@ -218,7 +209,7 @@ TEST_F(HostWaitsTest, AnExitedProcessBecomesASummaryAfterTheGrace) {
 }
 
 TEST_F(HostWaitsTest, AtTheEndAGoneProcessIsSummarizedAtOnce) {
-  waits.add(syscall_waits(11, HostWaitKind::kInputWait, 1'000'000, 1));
+  waits.add(test::syscall_waits(11, HostWaitKind::kInputWait, 1'000'000, 1));
   waits.sweep(start + seconds(1), [](std::uint32_t) { return false; }, waits.process_count(), {});
   EXPECT_EQ(waits.process_count(), 0u);
   EXPECT_TRUE(row(waits.summary(start + seconds(1)), 11, HostWaitKind::kInputWait)->exited);
@@ -228,9 +219,9 @@ TEST(HostWaits, ProcessesPastTheCapAreCountedAndTheOldestSummariesGo) {
   const auto start = Clock::now();
   HostWaits waits(HostWaits::Options{2, 1}, start);
   waits.set_start_of([](std::uint32_t) { return std::nullopt; });
-  waits.add(syscall_waits(1, HostWaitKind::kFutex, 1000, 1));
-  waits.add(syscall_waits(2, HostWaitKind::kFutex, 1000, 1));
-  waits.add(syscall_waits(3, HostWaitKind::kFutex, 1000, 5));
+  waits.add(test::syscall_waits(1, HostWaitKind::kFutex, 1000, 1));
+  waits.add(test::syscall_waits(2, HostWaitKind::kFutex, 1000, 1));
+  waits.add(test::syscall_waits(3, HostWaitKind::kFutex, 1000, 5));
   auto s = waits.summary(start + seconds(1));
   EXPECT_EQ(s.rows.size(), 2u);
   EXPECT_EQ(s.untracked, 5u);
@@ -239,7 +230,7 @@ TEST(HostWaits, ProcessesPastTheCapAreCountedAndTheOldestSummariesGo) {
   ASSERT_EQ(s.rows.size(), 1u) << "one summary kept";
   EXPECT_EQ(s.exited_dropped, 1u);
   // A pid seen again after its exit is a new process; its old summary goes.
-  waits.add(syscall_waits(s.rows[0].pid, HostWaitKind::kFutex, 1000, 1));
+  waits.add(test::syscall_waits(s.rows[0].pid, HostWaitKind::kFutex, 1000, 1));
   s = waits.summary(start + seconds(1));
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_FALSE(s.rows[0].exited);
@@ -247,8 +238,8 @@ TEST(HostWaits, ProcessesPastTheCapAreCountedAndTheOldestSummariesGo) {
 }
 
 TEST_F(HostWaitsTest, RowsComeByPidThenKind) {
-  waits.add(syscall_waits(20, HostWaitKind::kInputWait, 1000, 1));
-  waits.add(syscall_waits(20, HostWaitKind::kFutex, 1000, 1));
+  waits.add(test::syscall_waits(20, HostWaitKind::kInputWait, 1000, 1));
+  waits.add(test::syscall_waits(20, HostWaitKind::kFutex, 1000, 1));
   waits.add(call(probe("cudaDeviceSynchronize"), 10, 1000));
   auto s = waits.summary(start + seconds(1));
   ASSERT_EQ(s.rows.size(), 3u);
@@ -266,7 +257,7 @@ TEST(HostWaits, LiveAnalysisPublishesTheWaitsOfEverySource) {
   std::vector<CallCount> counts = {CallCount{5, probe("cuCtxSynchronize"), 0, 0, "", 1, 0}};
   live.on_counts(counts, {});
   live.on_host_waits(std::vector<HostWaitProcess>{HostWaitProcess{5, "trainer", 0, 0}},
-                     std::vector<HostWaitTimings>{syscall_waits(5, HostWaitKind::kInputWait, 1000, 2)});
+                     std::vector<HostWaitTimings>{test::syscall_waits(5, HostWaitKind::kInputWait, 1000, 2)});
   live.on_end(CounterValues{});
   auto snap = live.snapshot();
   ASSERT_NE(snap, nullptr);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "../common/host_wait_timings.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/host_waits_table.h"
@@ -23,16 +24,6 @@ std::shared_ptr<const ProbeInfo> probe(const char* function) {
   return p;
 }
 
-HostWaitTimings waits(std::uint32_t pid, HostWaitKind kind, std::uint64_t each_ns, std::uint64_t n) {
-  HostWaitTimings w;
-  w.pid = pid;
-  w.kind = kind;
-  w.bucket = eacgm_hist_key(each_ns);
-  w.count = n;
-  w.sum_ns = each_ns * n;
-  return w;
-}
-
 // Process 42 ("loader", exited): 3 futex waits of 100 ms, 2 input waits of 50 ms, one
 // stream sync of 20 ms (per call); process 43: sampled device syncs (always-on).
 analysis::HostWaitSummary summary() {
@@ -47,8 +38,8 @@ analysis::HostWaitSummary summary() {
   std::snprintf(sync.comm.data(), sync.comm.size(), "loader");
   w.add(sync);
   w.add(HostWaitProcess{42, "loader", 0, 0});
-  w.add(waits(42, HostWaitKind::kFutex, 100'000'000, 3));
-  w.add(waits(42, HostWaitKind::kInputWait, 50'000'000, 2));
+  w.add(test::syscall_waits(42, HostWaitKind::kFutex, 100'000'000, 3));
+  w.add(test::syscall_waits(42, HostWaitKind::kInputWait, 50'000'000, 2));
   auto dev = probe("cuCtxSynchronize");
   std::vector<CallCount> counts = {CallCount{43, dev, 0, 0, "", 16, 0}};
   std::vector<CallTimings> timings = {CallTimings{43, dev, eacgm_hist_key(1'000'000), 1, 1'000'000, 0}};
