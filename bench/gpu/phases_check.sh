@@ -11,7 +11,6 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
 wait_for() { for _ in $(seq 6000); do [ -e "$1" ] && return 0; sleep 0.01; done; echo "timeout: $1"; return 1; }
-printf '[trace]\nmode = "%s"\n' "$MODE" >"$TMP/eacgm.toml"
 "$PY" "$HERE/train_step.py" --size "$SIZE" --steps "$STEPS" --phases "$PHASES" --phase-dir "$TMP" >"$TMP/train.out" 2>&1 &
 train=$!
 tracer=
@@ -19,7 +18,7 @@ for i in $(seq 0 $((PHASES - 1))); do
   wait_for "$TMP/ready.$i" || break
   if [ -n "$tracer" ]; then kill -INT "$tracer"; wait "$tracer"; tracer=; fi
   if [ $((i % 2)) -eq 1 ]; then
-    "$EACGM" trace --pid "$train" --config "$TMP/eacgm.toml" --no-gpu -o /dev/null 2>"$TMP/eacgm.$i.err" &
+    "$EACGM" trace --pid "$train" --mode "$MODE" --no-gpu -o /dev/null 2>"$TMP/eacgm.$i.err" &
     tracer=$!
     for _ in $(seq 3000); do grep -q "tracing" "$TMP/eacgm.$i.err" 2>/dev/null && break; sleep 0.01; done
     kill -0 "$tracer" 2>/dev/null || { echo "eacgm did not start:"; cat "$TMP/eacgm.$i.err"; exit 1; }

@@ -87,6 +87,7 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
                                  "stream traced calls (JSON Lines or text) until CMD exits, "
                                  "--duration passes, or Ctrl-C");
   add_trace_options(*sub, ctx, flags->trace);
+  add_mode_option(*sub, flags->trace.mode, "per-call");
   sub->add_option("--format", flags->format, "jsonl (default) or text")
       ->check(CLI::IsMember({"jsonl", "text"}));
   sub->add_option("-o,--output", flags->output, "write events to FILE instead of stdout");

@@ -64,6 +64,17 @@ TEST(AlwaysOn, CountsEveryCallOfAMultiThreadedLoopExactly) {
   EXPECT_EQ(doc["accounting"]["drops"], 0);
 }
 
+TEST(AlwaysOn, TraceAsksForItWithMode) {
+  // `trace` is per call unless asked: with --mode always-on the counted calls stay in the
+  // kernel (no event each), and the done line counts them.
+  const std::string dir = temp_dir();
+  Subprocess eacgm({bin("eacgm"), "trace", "--no-gpu", "--mode", "always-on", "--probes", "cuda_driver", "-o",
+                    dir + "/events.jsonl", "--", bin("driver_loop"), "--threads", "2", "--iters", "1000"});
+  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  EXPECT_EQ(read_file(dir + "/events.jsonl").find("cuLaunchKernel"), std::string::npos);
+  EXPECT_NE(eacgm.err().find("counted_calls=6000"), std::string::npos) << eacgm.err();
+}
+
 TEST(AlwaysOn, TotalsEqualPerCallTracing) {
   auto counted = by_function(run_loop("always-on"));
   auto traced = by_function(run_loop("per-call"));

@@ -49,6 +49,7 @@ TEST(UsageErrors, BadValuesExit2WithOneLine) {
       "eacgm trace: --duration: \"abc\" is not a number of seconds; use 0 or more (0: no limit");
   expect_usage_error({"run", "--duration", "-3"}, "eacgm run: --duration: -3 seconds is out of range");
   expect_usage_error({"trace", "--format", "xml"}, "eacgm trace: --format: ");
+  expect_usage_error({"trace", "--mode", "sometimes"}, "eacgm trace: --mode: ");
   expect_usage_error({"gpu", "--interval", "0"}, "eacgm gpu: --interval: 0 seconds is out of range");
   expect_usage_error({"trace", "--no-such-flag"}, "eacgm trace: ");
   expect_usage_error({"no-such-command"}, "eacgm: ");
