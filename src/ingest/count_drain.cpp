@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include "ingest/gone_pids.h"
+
 namespace eacgm::ingest {
 namespace {
 
@@ -87,10 +89,7 @@ std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& 
   std::set<std::uint32_t> pids;
   for (const auto& [k, v] : seen_) pids.insert(k.pid);
   for (const auto& [k, v] : seen_timings_) pids.insert(k.pid);
-  std::vector<std::uint32_t> gone;
-  for (auto pid : pids) {
-    if (!alive(pid)) gone.push_back(pid);
-  }
+  const std::vector<std::uint32_t> gone = gone_pids(pids, alive);
   if (gone.empty()) return 0;
   source_.forget(gone);
   const std::set<std::uint32_t> doomed(gone.begin(), gone.end());

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include "ingest/gone_pids.h"
+
 namespace eacgm::ingest {
 namespace {
 
@@ -80,10 +82,7 @@ std::size_t HostWaitDrain::forget_unless(const std::function<bool(std::uint32_t)
   for (const auto& [k, v] : seen_) pids.insert(k.pid);
   for (const auto& [pid, times] : known_) pids.insert(pid);
   for (std::uint32_t pid : source_.watched()) pids.insert(pid);
-  std::vector<std::uint32_t> gone;
-  for (auto pid : pids) {
-    if (!alive(pid)) gone.push_back(pid);
-  }
+  const std::vector<std::uint32_t> gone = gone_pids(pids, alive);
   if (gone.empty()) return 0;
   source_.forget(gone);
   const std::set<std::uint32_t> doomed(gone.begin(), gone.end());
