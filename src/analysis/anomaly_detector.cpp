@@ -109,18 +109,19 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
   if (s.n >= options_.warmup && s.n > 1) {
     const double sd = std::max(std::sqrt(s.var), options_.min_log_sd);
     const double z = (x - s.mean) / sd;
-    s.median_ns = std::exp(s.mean);
-    if (std::exp(x) >= options_.ratio * s.median_ns) {
+    // `ratio` times the median, in log space: only such a call needs the percentile.
+    if (x - s.mean >= log_ratio_) {
+      const double dur = std::exp(x);
       const double tail = tail_ns(s);
-      if (std::exp(x) >= options_.tail_ratio * tail &&
-          (z > options_.z_threshold || std::exp(x) >= options_.extreme_ratio * tail)) {
+      if (dur >= options_.tail_ratio * tail &&
+          (z > options_.z_threshold || dur >= options_.extreme_ratio * tail)) {
         flagged_z = z;
+        s.median_ns = std::exp(s.mean);
       }
     }
-    // The open interval's sums (each call's share capped, so that one outlier alone
-    // does not make a slow interval).
-    // The interval is judged against the model as it was at its first call: the
-    // model learns a slowdown while it lasts.
+    // The open interval's sums, each call's share capped so that one outlier alone does
+    // not make a slow interval, against the model as it was at the interval's first
+    // call (the model learns a slowdown while it lasts).
     if (!s.touched) {
       s.touched = true;
       s.interval_mean = s.mean;

@@ -46,6 +46,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -118,7 +119,7 @@ class AnomalyDetector {
     std::size_t max_functions = 4096;
   };
   AnomalyDetector() : AnomalyDetector(Options{}) {}
-  explicit AnomalyDetector(Options options) : options_(options) {}
+  explicit AnomalyDetector(Options options) : options_(options), log_ratio_(std::log(options.ratio)) {}
 
   // True when the call was flagged. Calls without a duration are ignored; an exited
   // `torch` or `python` call completes the context of the anomalies it enclosed.
@@ -149,7 +150,7 @@ class AnomalyDetector {
     std::uint64_t k = 0;
     double z_sum = 0;
     double dx_sum = 0;
-    double median_ns = 0;  // at the last judged call
+    double median_ns = 0;  // exp(mean) when a call was last flagged
     // The model at the open interval's first call, which judges the interval.
     double interval_mean = 0;
     double interval_sd = 0;
@@ -185,6 +186,7 @@ class AnomalyDetector {
   void complete_context(const CallEvent& op);
 
   Options options_;
+  double log_ratio_;  // log(options_.ratio)
   std::map<Key, Stats> stats_;
   std::unordered_map<const ProbeInfo*, ProbeEntry> by_probe_;
   std::vector<std::shared_ptr<const ProbeInfo>> pinned_;  // keeps by_probe_'s keys unique
