@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "../common/cuda_probe.h"
 #include "../common/host_wait_timings.h"
 #include "analysis/live_analysis.h"
 
@@ -17,13 +18,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::shared_ptr<const ProbeInfo> probe(const char* function) {
-  auto p = std::make_shared<ProbeInfo>();
-  p->function = function;
-  p->spec.domain = "cuda";
-  p->spec.with_exit = true;
-  return p;
-}
+using test::cuda_probe;
 
 CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::uint32_t pid, std::uint64_t dur_ns) {
   CallEvent e;
@@ -52,15 +47,15 @@ struct HostWaitsTest : ::testing::Test {
 };
 
 TEST_F(HostWaitsTest, PerCallSyncsAreWaitsOfTheirKindAndOtherCallsAreNot) {
-  auto sync = probe("cudaStreamSynchronize");
-  auto copy = probe("cuMemcpyDtoH_v2");
-  auto launch = probe("cudaLaunchKernel");
+  auto sync = cuda_probe("cudaStreamSynchronize");
+  auto copy = cuda_probe("cuMemcpyDtoH_v2");
+  auto launch = cuda_probe("cudaLaunchKernel");
   waits.add(call(sync, 7, 2'000'000));
   waits.add(call(sync, 7, 4'000'000));
   waits.add(call(copy, 7, 1'000'000));
   waits.add(call(launch, 7, 5'000));
   // The driver's sync under the runtime's is the same wait.
-  CallEvent nested = call(probe("cuStreamSynchronize"), 7, 3'900'000);
+  CallEvent nested = call(cuda_probe("cuStreamSynchronize"), 7, 3'900'000);
   nested.nested = true;
   waits.add(nested);
 
@@ -87,7 +82,7 @@ TEST_F(HostWaitsTest, PerCallSyncsAreWaitsOfTheirKindAndOtherCallsAreNot) {
 }
 
 TEST_F(HostWaitsTest, AlwaysOnCountsArePricedAtEachDeliverysSampledMean) {
-  auto sync = probe("cuCtxSynchronize");
+  auto sync = cuda_probe("cuCtxSynchronize");
   // First delivery: 16 calls, one sampled at 10 ms; second: 16 calls, one at 30 ms.
   std::vector<CallCount> counts = {CallCount{9, sync, 0, 0, "", 16, 0}};
   std::vector<CallTimings> timings = {CallTimings{9, sync, eacgm_hist_key(10'000'000), 1, 10'000'000, 0}};
@@ -104,7 +99,7 @@ TEST_F(HostWaitsTest, AlwaysOnCountsArePricedAtEachDeliverysSampledMean) {
 }
 
 TEST_F(HostWaitsTest, AlwaysOnWithEveryCallTimedIsExact) {
-  auto sync = probe("cudaEventSynchronize");
+  auto sync = cuda_probe("cudaEventSynchronize");
   std::vector<CallCount> counts = {CallCount{9, sync, 0, 0, "", 2, 0}};
   std::vector<CallTimings> timings = {CallTimings{9, sync, eacgm_hist_key(1'000'000), 1, 1'000'000, 0},
                                       CallTimings{9, sync, eacgm_hist_key(3'000'000), 1, 3'000'000, 0}};
@@ -118,7 +113,7 @@ TEST_F(HostWaitsTest, AlwaysOnWithEveryCallTimedIsExact) {
 }
 
 TEST_F(HostWaitsTest, CallsCountedBeforeAnySampleArePricedOnceOneArrives) {
-  auto sync = probe("cuStreamSynchronize_ptsz");
+  auto sync = cuda_probe("cuStreamSynchronize_ptsz");
   std::vector<CallCount> counts = {CallCount{9, sync, 0, 0, "", 3, 0}};
   waits.add(counts, {});
   EXPECT_EQ(row(waits.summary(start + seconds(1)), 9, HostWaitKind::kStreamSync)->total_ns, 0u);
@@ -157,7 +152,7 @@ std::uint64_t ns(Clock::time_point t) {
 
 TEST_F(HostWaitsTest, TheKernelsStartExitAndNameOfAProcessComeFirst) {
   waits.set_start_of([&](std::uint32_t) { return std::optional(start + seconds(5)); });
-  CallEvent e = call(probe("cuCtxSynchronize"), 11, 100'000'000);
+  CallEvent e = call(cuda_probe("cuCtxSynchronize"), 11, 100'000'000);
   waits.add(e);
   waits.add(HostWaitProcess{11, "python3", ns(start + milliseconds(200)), 0});
   waits.add(test::syscall_waits(11, HostWaitKind::kFutex, 100'000'000, 1));
@@ -240,7 +235,7 @@ TEST(HostWaits, ProcessesPastTheCapAreCountedAndTheOldestSummariesGo) {
 TEST_F(HostWaitsTest, RowsComeByPidThenKind) {
   waits.add(test::syscall_waits(20, HostWaitKind::kInputWait, 1000, 1));
   waits.add(test::syscall_waits(20, HostWaitKind::kFutex, 1000, 1));
-  waits.add(call(probe("cudaDeviceSynchronize"), 10, 1000));
+  waits.add(call(cuda_probe("cudaDeviceSynchronize"), 10, 1000));
   auto s = waits.summary(start + seconds(1));
   ASSERT_EQ(s.rows.size(), 3u);
   EXPECT_EQ(s.rows[0].pid, 10u);
@@ -252,9 +247,9 @@ TEST(HostWaits, LiveAnalysisPublishesTheWaitsOfEverySource) {
   LiveAnalysis live;
   live.set_process_alive([](std::uint32_t) { return true; });
   live.set_process_start([](std::uint32_t) { return std::nullopt; });
-  auto sync = probe("cuStreamSynchronize");
+  auto sync = cuda_probe("cuStreamSynchronize");
   live.on_calls(std::vector<CallEvent>{call(sync, 5, 1'000'000)});
-  std::vector<CallCount> counts = {CallCount{5, probe("cuCtxSynchronize"), 0, 0, "", 1, 0}};
+  std::vector<CallCount> counts = {CallCount{5, cuda_probe("cuCtxSynchronize"), 0, 0, "", 1, 0}};
   live.on_counts(counts, {});
   live.on_host_waits(std::vector<HostWaitProcess>{HostWaitProcess{5, "trainer", 0, 0}},
                      std::vector<HostWaitTimings>{test::syscall_waits(5, HostWaitKind::kInputWait, 1000, 2)});

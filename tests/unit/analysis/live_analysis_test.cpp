@@ -7,16 +7,12 @@
 #include <atomic>
 #include <thread>
 
+#include "../common/cuda_probe.h"
+
 namespace eacgm::analysis {
 namespace {
 
-std::shared_ptr<const ProbeInfo> probe(const char* function) {
-  auto p = std::make_shared<ProbeInfo>();
-  p->function = function;
-  p->spec.domain = "cuda";
-  p->spec.with_exit = true;
-  return p;
-}
+using test::cuda_probe;
 
 std::vector<CallEvent> calls(const std::shared_ptr<const ProbeInfo>& p, std::size_t n, std::uint32_t pid) {
   std::vector<CallEvent> out(n);
@@ -39,7 +35,7 @@ std::uint64_t count_of(const CallSummary& s, const std::string& function) {
 TEST(LiveAnalysis, PublishesACopyEachTickAndAFinalOne) {
   LiveAnalysis live;
   EXPECT_EQ(live.snapshot(), nullptr);
-  auto malloc_probe = probe("cudaMalloc");
+  auto malloc_probe = cuda_probe("cudaMalloc");
   live.on_calls(calls(malloc_probe, 5, 10));
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto first = live.snapshot();
@@ -67,7 +63,7 @@ TEST(LiveAnalysis, PublishesACopyEachTickAndAFinalOne) {
 
 TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
   LiveAnalysis live;
-  auto p = probe("cudaLaunchKernel");
+  auto p = cuda_probe("cudaLaunchKernel");
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> bad{0}, reads{0};
   std::thread reader([&] {

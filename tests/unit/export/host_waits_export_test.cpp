@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "../common/cuda_probe.h"
 #include "../common/host_wait_timings.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
@@ -16,13 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::shared_ptr<const ProbeInfo> probe(const char* function) {
-  auto p = std::make_shared<ProbeInfo>();
-  p->function = function;
-  p->spec.domain = "cuda";
-  p->spec.with_exit = true;
-  return p;
-}
+using test::cuda_probe;
 
 // Process 42 ("loader", exited): 3 futex waits of 100 ms, 2 input waits of 50 ms, one
 // stream sync of 20 ms (per call); process 43: sampled device syncs (always-on).
@@ -31,7 +26,7 @@ analysis::HostWaitSummary summary() {
   analysis::HostWaits w(analysis::HostWaits::Options{}, start);
   w.set_start_of([](std::uint32_t) { return std::nullopt; });
   CallEvent sync;
-  sync.probe = probe("cudaStreamSynchronize");
+  sync.probe = cuda_probe("cudaStreamSynchronize");
   sync.pid = 42;
   sync.has_exit = true;
   sync.dur_ns = 20'000'000;
@@ -40,7 +35,7 @@ analysis::HostWaitSummary summary() {
   w.add(HostWaitProcess{42, "loader", 0, 0});
   w.add(test::syscall_waits(42, HostWaitKind::kFutex, 100'000'000, 3));
   w.add(test::syscall_waits(42, HostWaitKind::kInputWait, 50'000'000, 2));
-  auto dev = probe("cuCtxSynchronize");
+  auto dev = cuda_probe("cuCtxSynchronize");
   std::vector<CallCount> counts = {CallCount{43, dev, 0, 0, "", 16, 0}};
   std::vector<CallTimings> timings = {CallTimings{43, dev, eacgm_hist_key(1'000'000), 1, 1'000'000, 0}};
   w.add(counts, timings);
