@@ -77,15 +77,14 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
     p->row.sampled_returns += t.count;
     p->seen = true;
     if (t.probe) tallies_[{t.pid, t.probe->id}].sampled += t.count;
-    if (t.probe && pinned(*t.probe)) pinned_seen_.insert(t.probe->id);
+    if (t.probe) decide_pinned(*t.probe);
   }
   inner_->on_counts(counts, timings);
 }
 
-bool BudgetController::pinned(const ProbeInfo& probe) {
+void BudgetController::decide_pinned(const ProbeInfo& probe) {
   auto [it, added] = pinned_.try_emplace(probe.id, false);
   if (added) it->second = options_.is_pinned && options_.is_pinned(probe);
-  return it->second;
 }
 
 double BudgetController::return_ns() const { return std::max(0.0, costs_.entry_return_ns - costs_.entry_ns); }
@@ -228,7 +227,8 @@ void BudgetController::adapt(OverheadReport& report) {
 
 void BudgetController::report_shifts(OverheadReport& report) const {
   report.max_sample_shift = options_.base_shift;
-  report.pinned_probes = static_cast<std::uint32_t>(pinned_seen_.size());
+  report.pinned_probes = static_cast<std::uint32_t>(
+      std::count_if(pinned_.begin(), pinned_.end(), [](const auto& p) { return p.second; }));
   for (auto [probe, shift] : shifts_) {
     ++report.reduced_probes;
     report.max_sample_shift = std::max(report.max_sample_shift, shift);

@@ -15,7 +15,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -88,7 +87,8 @@ class BudgetController final : public Consumer {
     std::uint64_t calls = 0;
     std::uint64_t sampled = 0;
   };
-  bool pinned(const ProbeInfo& probe);
+  // Asks options_.is_pinned once per timed probe (pinned_).
+  void decide_pinned(const ProbeInfo& probe);
 
   // Ends the interval that began at the last tick (or at start): each process's row.
   OverheadReport close_interval(std::chrono::steady_clock::time_point now);
@@ -111,8 +111,7 @@ class BudgetController final : public Consumer {
   // This interval's counted calls and timed returns per (pid, probe), for the decision.
   std::map<std::pair<std::uint32_t, std::uint32_t>, ProbeTally> tallies_;
   std::map<std::uint32_t, std::uint8_t> shifts_;    // counted probes whose shift was changed
-  std::unordered_map<std::uint32_t, bool> pinned_;  // by probe id, once asked
-  std::set<std::uint32_t> pinned_seen_;             // pinned probes that were timed
+  std::unordered_map<std::uint32_t, bool> pinned_;  // timed probes by id: pinned or not
   std::optional<std::chrono::steady_clock::time_point> last_tick_;
   double last_wall_ns_ = 0;               // the last interval's length
   std::size_t calm_ticks_ = 0;            // ticks in a row with every process well within
