@@ -31,8 +31,9 @@ typedef __s16 eacgm_s16;
  * object carries it as `abi_version` and the agent checks it at load. Bumped with
  * every change either side must agree on. 4: per-probe hit counts (`probe_hits`).
  * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags.
- * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`). */
-#define EACGM_ABI_VERSION 6
+ * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`).
+ * 7: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`). */
+#define EACGM_ABI_VERSION 7
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
  * be stopped at loader hints. Children inherit their parent's value. */
@@ -115,6 +116,8 @@ struct eacgm_arg_spec {
 				  * the return is asked for only for sampled calls (a session
 				  * link), whose durations go into `call_durations` */
 #define EACGM_PROBE_RET_ERR 0x100 /* counted probes: a non-zero 32-bit return is an error */
+#define EACGM_PROBE_CYCLED 0x200 /* counted probes the budget's duty cycle detaches part of the
+				  * time: they count only while `duty_window` is open */
 
 #define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
 

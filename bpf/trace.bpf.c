@@ -30,6 +30,26 @@ struct {
 	__type(value, struct eacgm_probe);
 } probes SEC(".maps");
 
+/* The duty cycle's window (src/agent/duty_cycle.h): [0] is non-zero while cycled probes
+ * (EACGM_PROBE_CYCLED) count. The agent opens it once they are all attached and closes
+ * it before detaching them, so their counts cover exactly the time it logged, not the
+ * milliseconds in which the kernel registers or removes them one by one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} duty_window SEC(".maps");
+
+/* When processes ended (their main thread's exit, bpf_ktime_get_ns): the duty cycle
+ * scales a process's counts only over the part of an interval it lived. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} process_exits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20); /* resized by the agent before load */
@@ -568,6 +588,12 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	}
 	if (!(p->flags & EACGM_PROBE_ENABLED))
 		return 1;
+	if (p->flags & EACGM_PROBE_CYCLED) {
+		__u32 zero = 0;
+		__u32 *open = bpf_map_lookup_elem(&duty_window, &zero);
+		if (!open || !*open)
+			return 1;
+	}
 	__u64 seen = 0;
 	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
 	if (hits) {
@@ -703,11 +729,13 @@ int BPF_PROG(eacgm_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 {
-	if (!filter_pids)
-		return 0;
 	__u32 pid = BPF_CORE_READ(task, pid);
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	if (pid == tgid)
+	if (pid != tgid)
+		return 0; /* a thread, not the process */
+	__u64 now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&process_exits, &tgid, &now, BPF_ANY);
+	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &tgid);
 	return 0;
 }

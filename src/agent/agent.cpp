@@ -142,6 +142,7 @@ Status Agent::start_up() {
 
   // Always-on: the probes' cost per process, estimated from calibrated trap costs and
   // kept within the budget (agent/budget_controller.h).
+  bool cycle_duty = false;  // the budget may detach the cycled probes part of the time
   if (config.trace.mode == TraceMode::kAlwaysOn) {
     TrapCosts costs;
     if (config.trace.calibrate) {
@@ -156,11 +157,10 @@ Status Agent::start_up() {
     BudgetOptions bo;
     bo.budget = config.trace.budget;
     bo.adapt = config.trace.budget > 0 && costs.measured;
+    cycle_duty = bo.adapt && config.trace.duty_cycle;
     bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
     bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
-                       const ProbeInfo& p) {
-      return pinned.contains(p.function) || pinned.contains(p.spec.name) || probe::times_every_call(p.spec);
-    };
+                       const ProbeInfo& p) { return probe::pinned_probe(p, pinned); };
     const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
     budget_ = std::make_shared<BudgetController>(
         consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); },
@@ -183,6 +183,14 @@ Status Agent::start_up() {
     budget_->set_actuator([ts](std::uint32_t probe_id, std::uint8_t shift) {
       return ts->set_probe_sample_shift(probe_id, shift);
     });
+    if (cycle_duty) {
+      duty_ = std::make_shared<DutyCycle>([ts](bool attached) { return ts->set_cycled_attached(attached); },
+                                          DutyCycle::Options{});
+      budget_->set_duty_cycle(duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); });
+      DutyCycle* d = duty_.get();
+      counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });
+      counters_.add(agent_counter("duty_failures"), [d] { return d->failures(); });
+    }
   }
   // Probes inside the command's own executable (python3.11's USDT notes) are attached
   // before it starts, not after its exec is noticed.
@@ -335,6 +343,7 @@ void Agent::stop_everything() {
     side_.reset();
   }
   if (gpu_feed_) gpu_feed_->stop();
+  if (duty_) duty_->stop();
   if (session_) session_->stop();
   if (gpu_feed_) drain_gpu();
   if (child_ && !ran_) child_->kill_and_reap();

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/duty_cycle.h"
 #include "agent/launched_command.h"
 #include "core/config.h"
 #include "core/consumer.h"
@@ -96,6 +97,9 @@ class Agent {
   std::shared_ptr<SnapshotMailbox> mailbox_;
   std::unique_ptr<GpuFeed> gpu_feed_;
   std::unique_ptr<ingest::TraceSession> session_;
+  // Always-on with a budget: attaches and detaches the cycled probes through session_,
+  // so it is stopped before it (stop_everything) and declared after it.
+  std::shared_ptr<DutyCycle> duty_;
   std::vector<std::string> unmatched_;  // warnings for user specs whose library matched nothing
   std::atomic<std::uint64_t> unmatched_count_{0};
   std::chrono::steady_clock::time_point started_;

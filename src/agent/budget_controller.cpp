@@ -9,6 +9,13 @@ namespace eacgm::agent {
 namespace {
 
 constexpr double kMinOwnNs = 1e6;  // below 1 ms of own CPU time in a window, no ratio
+// The duty cycle aims below the budget (this share of it), so that noise in the next
+// interval's rates does not take a process over; and moves only on a clear change.
+constexpr double kDutyAim = 0.8;
+constexpr double kDutyLower = 0.9;        // lowered when the fraction needed is below this share
+constexpr double kDutyRaise = 1.25;       // raised when the fraction allowed is above this multiple
+constexpr double kDutyFull = 0.9;         // a fraction allowed above this is the whole time
+constexpr double kDutyFullShare = 0.999;  // attached this share of an interval: not cycled
 
 }  // namespace
 
@@ -26,6 +33,11 @@ BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts co
 void BudgetController::set_actuator(SetShift set_shift) {
   std::lock_guard lock(actuator_mutex_);
   set_shift_ = std::move(set_shift);
+}
+
+void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of) {
+  duty_ = std::move(duty);
+  exit_of_ = std::move(exit_of);
 }
 
 std::uint8_t BudgetController::shift_of(std::uint32_t probe_id) const {
@@ -64,12 +76,23 @@ void BudgetController::on_calls(std::span<const CallEvent> calls) {
 }
 
 void BudgetController::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+  std::vector<CallCount> exact;  // while holding: the counts passed on now
   for (const CallCount& c : counts) {
+    const bool held = holding_ && c.probe && c.probe->cycled;
+    if (held) {
+      held_.hold(c);
+    } else if (holding_) {
+      exact.push_back(c);
+    }
     Process* p = process(c.pid);
     if (p == nullptr) continue;
     p->row.counted_calls += c.calls;
     p->seen = true;
-    if (c.probe) tallies_[{c.pid, c.probe->id}].calls += c.calls;
+    if (c.probe) {
+      ProbeTally& t = tallies_[{c.pid, c.probe->id}];
+      t.calls += c.calls;
+      t.cycled = c.probe->cycled;
+    }
   }
   for (const CallTimings& t : timings) {
     Process* p = process(t.pid);
@@ -79,7 +102,82 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
     if (t.probe) tallies_[{t.pid, t.probe->id}].sampled += t.count;
     if (t.probe) decide_pinned(*t.probe);
   }
-  inner_->on_counts(counts, timings);
+  inner_->on_counts(holding_ ? std::span<const CallCount>(exact) : counts, timings);
+}
+
+std::set<std::uint32_t> BudgetController::exited_in(const OverheadReport& report) {
+  std::set<std::uint32_t> out;
+  for (const ProcessOverhead& row : report.processes) {
+    if (row.exited) out.insert(row.pid);
+  }
+  return out;
+}
+
+double BudgetController::cycled_ns(std::uint32_t pid) const {
+  const double ret_ns = return_ns();
+  double ns = 0;
+  for (auto it = tallies_.lower_bound({pid, 0}); it != tallies_.end() && it->first.first == pid; ++it) {
+    if (!it->second.cycled) continue;
+    ns += static_cast<double>(it->second.calls) * costs_.entry_ns +
+          static_cast<double>(it->second.sampled) * ret_ns;
+  }
+  return ns;
+}
+
+void BudgetController::release_held(std::optional<std::chrono::steady_clock::time_point> prev,
+                                    std::chrono::steady_clock::time_point now,
+                                    const std::set<std::uint32_t>& exited) {
+  if (held_.empty() && !duty_) return;
+  double wall = 0, attached = 0;
+  if (prev && duty_) {
+    wall = std::chrono::duration<double, std::nano>(now - *prev).count();
+    attached = duty_->attached_ns(*prev, now);
+  }
+  // The share of the attached time each process's (launching) thread spent in the
+  // cycled probes' traps: it made that much fewer calls than while they were detached.
+  std::map<std::uint32_t, double> slowdown;
+  if (attached > 0) {
+    for (const auto& [key, tally] : tallies_) {
+      if (tally.cycled && !slowdown.contains(key.first))
+        slowdown[key.first] = cycled_ns(key.first) / attached;
+    }
+  }
+  std::map<std::uint32_t, std::optional<ScaledCounts::Span>> ended;
+  for (std::uint32_t pid : exited) {
+    auto& span = ended[pid];
+    const auto at = exit_of_ && prev ? exit_of_(pid) : std::nullopt;
+    if (at && *at > *prev && *at <= now) {
+      span = ScaledCounts::Span{std::chrono::duration<double, std::nano>(*at - *prev).count(),
+                                duty_->attached_ns(*prev, *at)};
+    }
+  }
+  auto scaled = held_.release(wall, attached, slowdown, ended);
+  if (!scaled.empty()) inner_->on_counts(scaled, {});
+}
+
+void BudgetController::plan_duty(OverheadReport& report, double attached_share) {
+  double allowed_fraction = 1.0;
+  for (const ProcessOverhead& row : report.processes) {
+    if (row.exited) continue;
+    const double cycled = cycled_ns(row.pid);  // the cycled probes' cost, attached as they were
+    if (cycled <= 0) continue;
+    const double own = std::max(std::min(row.cpu_ns, last_wall_ns_) - row.estimated_ns, kMinOwnNs);
+    const double steady = row.estimated_ns - cycled;
+    // Attached all the time, the cycled probes would have cost this much.
+    const double whole = cycled / std::max(attached_share, duty_->min_fraction());
+    allowed_fraction = std::min(allowed_fraction, (kDutyAim * options_.budget * own - steady) / whole);
+  }
+  const double now = duty_->fraction();
+  double next = now;
+  if (allowed_fraction < kDutyLower * now) {
+    next = allowed_fraction;
+  } else if (allowed_fraction > kDutyRaise * now) {
+    next = std::min(allowed_fraction, 2 * now);
+  }
+  if (next > kDutyFull) next = 1.0;
+  next = std::max(next, duty_->min_fraction());
+  if (next != now) duty_->set_fraction(next);
+  report.duty_fraction = duty_->fraction();
 }
 
 void BudgetController::decide_pinned(const ProbeInfo& probe) {
@@ -202,7 +300,8 @@ void BudgetController::adapt(OverheadReport& report) {
           ++raises_;
         }
       }
-    } else if (all_calm && !shifts_.empty() && ++calm_ticks_ >= options_.window_ticks) {
+    } else if (all_calm && !shifts_.empty() && (!duty_ || duty_->fraction() >= 1.0) &&
+               ++calm_ticks_ >= options_.window_ticks) {
       // Well within budget for a whole window: time the reduced probes twice as often.
       calm_ticks_ = 0;
       for (auto it = shifts_.begin(); it != shifts_.end();) {
@@ -236,16 +335,37 @@ void BudgetController::report_shifts(OverheadReport& report) const {
 }
 
 void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
+  const auto prev = last_tick_;
   OverheadReport report = close_interval(now);
+  const double attached_share =
+      prev && duty_ && last_wall_ns_ > 0 ? duty_->attached_ns(*prev, now) / last_wall_ns_ : 1.0;
+  run_wall_ns_ += last_wall_ns_;
+  run_attached_ns_ += attached_share * last_wall_ns_;
+  report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
   if (options_.budget > 0) adapt(report);
+  if (duty_ && options_.budget > 0 && options_.adapt && costs_.measured) plan_duty(report, attached_share);
   report_shifts(report);
+  release_held(prev, now, exited_in(report));
   tallies_.clear();
+  // Held while cycling, and for the interval after it (the probes attach again).
+  holding_ = duty_ && (duty_->fraction() < 1.0 || attached_share < kDutyFullShare);
   inner_->on_overhead(report);
   inner_->on_tick(now, counters);
 }
 
 void BudgetController::on_end(const CounterValues& counters) {
-  OverheadReport report = close_interval(std::chrono::steady_clock::now());
+  const auto prev = last_tick_;
+  const auto now = std::chrono::steady_clock::now();
+  OverheadReport report = close_interval(now);
+  release_held(prev, now, exited_in(report));
+  holding_ = false;
+  if (duty_) {
+    const double attached = prev ? duty_->attached_ns(*prev, now) : 0.0;
+    run_wall_ns_ += last_wall_ns_;
+    run_attached_ns_ += std::min(attached, last_wall_ns_);
+    report.duty_fraction = duty_->fraction();
+  }
+  report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
   report_shifts(report);
   inner_->on_overhead(report);
   inner_->on_end(counters);

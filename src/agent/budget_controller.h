@@ -15,10 +15,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "agent/duty_cycle.h"
+#include "agent/scaled_counts.h"
 #include "core/consumer.h"
 #include "core/overhead_report.h"
 #include "core/proc_stat.h"
@@ -51,6 +54,12 @@ class BudgetController final : public Consumer {
                    double since_ns);
   // The probe control, set once the trace has started (calls before it only estimate).
   void set_actuator(SetShift set_shift);
+  // The duty cycle of the cycled probes (null: none; counts stay exact and a process
+  // over budget on its entries stays over). Set once, before the first tick.
+  // `exit_of`: when a process ended, if known (the counts of the interval it ended in
+  // are scaled over the part it lived).
+  using ExitOf = std::function<std::optional<std::chrono::steady_clock::time_point>(std::uint32_t pid)>;
+  void set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of = {});
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
@@ -86,6 +95,7 @@ class BudgetController final : public Consumer {
   struct ProbeTally {
     std::uint64_t calls = 0;
     std::uint64_t sampled = 0;
+    bool cycled = false;
   };
   // Asks options_.is_pinned once per timed probe (pinned_).
   void decide_pinned(const ProbeInfo& probe);
@@ -96,6 +106,17 @@ class BudgetController final : public Consumer {
   void adapt(OverheadReport& report);
   // The shifts in use: reduced probes and the sparsest timing.
   void report_shifts(OverheadReport& report) const;
+  // The duty cycle's fraction from the interval's rows: the largest that keeps every
+  // process within budget, moved in steps (down at once, up at most twice as high).
+  void plan_duty(OverheadReport& report, double attached_share);
+  // What the cycled probes' traps cost the process in this interval's tallies.
+  double cycled_ns(std::uint32_t pid) const;
+  // Hands on the held counts of the interval (prev, now], scaled; `exited`: the
+  // processes that ended in it.
+  void release_held(std::optional<std::chrono::steady_clock::time_point> prev,
+                    std::chrono::steady_clock::time_point now, const std::set<std::uint32_t>& exited);
+  static std::set<std::uint32_t> exited_in(const OverheadReport& report);
+  ExitOf exit_of_;
   // What timing a counted call adds to counting it.
   double return_ns() const;
   Process* process(std::uint32_t pid);
@@ -118,6 +139,11 @@ class BudgetController final : public Consumer {
   std::atomic<std::uint64_t> raises_{0};  // read by the counters on any thread
   std::atomic<std::uint64_t> lowers_{0};
   std::uint64_t untracked_ = 0;
+  std::shared_ptr<DutyControl> duty_;
+  ScaledCounts held_;
+  bool holding_ = false;        // cycled probes' counts are held for scaling this interval
+  double run_wall_ns_ = 0;      // the trace's intervals so far
+  double run_attached_ns_ = 0;  // of them, cycled probes attached
 };
 
 }  // namespace eacgm::agent

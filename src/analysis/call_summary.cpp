@@ -3,6 +3,7 @@
 #include "analysis/call_summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 namespace eacgm::analysis {
@@ -114,6 +115,10 @@ void CallSummary::add(const CallCount& count) {
   Entry& e = entries_[slot.slot];
   e.calls += count.calls;
   e.counted += count.calls;
+  if (count.estimated) {
+    e.estimated += count.calls;
+    e.variance += count.variance;
+  }
   if (slot.bytes.has_bytes()) {
     e.has_bytes = true;
     e.bytes += count.bytes;
@@ -144,6 +149,8 @@ std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
     r.total_ns = e.durations.sum();
     r.counted = e.counted;
     r.sampled_errors = e.sampled_errors;
+    r.estimated = e.estimated;
+    r.calls_error = std::sqrt(e.variance);
     // Counted calls are timed one in N: their total time is estimated from the mean.
     if (e.counted > 0 && r.timed > 0 && r.timed < r.calls) {
       r.total_ns =

@@ -56,6 +56,10 @@ struct CallSummaryRow {
   // the sampled mean times the calls.
   std::uint64_t counted = 0;
   std::uint64_t sampled_errors = 0;  // errors seen among sampled calls (in `errors`)
+  // Of `counted`, calls scaled from part of the time (the budget's duty cycle): `calls`
+  // is then an estimate, within about `calls_error` (one standard deviation).
+  std::uint64_t estimated = 0;
+  double calls_error = 0;
   // The full distribution, valid while the summary it came from lives.
   const LatencySketch* sketch = nullptr;
 };
@@ -105,6 +109,8 @@ class CallSummary {
     bool has_bytes = false;
     std::uint64_t counted = 0;
     std::uint64_t sampled_errors = 0;
+    std::uint64_t estimated = 0;
+    double variance = 0;  // of the estimated calls
     LatencySketch durations;
     std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
   };

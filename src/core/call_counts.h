@@ -19,6 +19,10 @@ struct CallCount {
   std::string kernel;        // launches: the kernel's name, "" when unknown
   std::uint64_t calls = 0;   // since the last delivery
   std::uint64_t bytes = 0;
+  // Scaled from part of the interval (the budget's duty cycle, agent/scaled_counts.h):
+  // `calls` and `bytes` are estimates, `variance` that of `calls` (calls squared).
+  bool estimated = false;
+  double variance = 0;
 };
 
 struct CallTimings {

@@ -24,6 +24,9 @@ struct ProbeInfo {
   // Attached as a counted probe (always-on mode): its calls arrive as counts
   // (core/call_counts.h), never as CallEvents.
   bool counted = false;
+  // Counted and not pinned: the budget may attach it only part of the time
+  // (agent/duty_cycle.h), and its counts are then scaled estimates.
+  bool cycled = false;
 };
 
 // What a CUDA graph launch executes (ingest/graph_capture.h): the kernels, memsets and

@@ -36,7 +36,7 @@ constexpr std::string_view kServeKeys[] = {"listen",
 constexpr std::string_view kTraceKeys[] = {
     "ringbuf_mib",       "wakeup_kib", "poll_timeout_ms", "rescan_interval_s",
     "status_interval_s", "mode",       "sample_shift",    "budget",
-    "calibrate",         "pinned",     "host_waits"};
+    "calibrate",         "pinned",     "host_waits",      "duty_cycle"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
@@ -354,6 +354,7 @@ class ConfigReader {
       if (auto s = check_range(*table, "budget", ctx, trace.budget, 0.0, 1.0); !s) return s;
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
+    if (auto s = read_bool(*table, "duty_cycle", ctx, trace.duty_cycle); !s) return s;
     if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
     if (table->get("host_waits") != nullptr) {
       bool on = true;

@@ -46,6 +46,11 @@ struct OverheadReport {
   std::uint32_t reduced_probes = 0;   // counted probes timed less often than configured
   std::uint32_t pinned_probes = 0;    // timed probes the budget leaves as they are
   std::uint8_t max_sample_shift = 0;  // the sparsest timing in use: 1 call in 2^shift
+  // The duty cycle (agent/duty_cycle.h): the share of each period the cycled probes
+  // are attached now (1: always, their counts exact), and the share of the trace so far
+  // they were (below 1: some of their counts are scaled estimates).
+  double duty_fraction = 1.0;
+  double attached_share = 1.0;
 };
 
 }  // namespace eacgm

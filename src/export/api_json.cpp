@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,8 @@ json functions_json(const analysis::AnalysisSnapshot& snap) {
                         {"timed", r.timed},
                         {"counted", r.counted},
                         {"sampled", r.counted > 0 && r.timed < r.calls},
+                        {"estimated", r.estimated > 0},
+                        {"calls_error", r.estimated > 0 ? json(std::llround(r.calls_error)) : json(nullptr)},
                         {"bytes", r.has_bytes ? json(r.bytes) : json(nullptr)},
                         {"total_ns", r.total_ns},
                         {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},

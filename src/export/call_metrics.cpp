@@ -36,6 +36,7 @@ struct FunctionSeries {
   std::string domain, function;
   std::uint64_t calls = 0, errors = 0, nested = 0;
   const analysis::LatencySketch* durations = nullptr;  // in the snapshot, or `other`'s
+  std::uint64_t estimated = 0;                         // of calls, scaled (duty cycle)
 };
 
 }  // namespace
@@ -60,17 +61,18 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   // Functions: the ones with the most time first (rows() order); the rest fold.
   std::vector<FunctionSeries> series;
   analysis::LatencySketch other_durations;
-  FunctionSeries other{"other", "other", 0, 0, 0, &other_durations};
+  FunctionSeries other{"other", "other", 0, 0, 0, &other_durations, 0};
   std::uint64_t folded_functions = 0;
   for (const auto& row : snap.calls.rows(false)) {
     const analysis::LatencySketch* sketch = row.sketch;
     if (series.size() < options.max_function_series) {
-      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested, sketch});
+      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested, sketch, row.estimated});
     } else {
       ++folded_functions;
       other.calls += row.calls;
       other.errors += row.errors;
       other.nested += row.nested;
+      other.estimated += row.estimated;
       if (sketch != nullptr) (void)other_durations.merge(*sketch);
     }
   }
@@ -83,6 +85,10 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   begin(out, "eacgm_nested_calls_total");
   for (const auto& s : series) {
     if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
+  }
+  begin(out, "eacgm_calls_estimated_total");
+  for (const auto& s : series) {
+    if (s.estimated > 0) out.add(function_labels(s.domain, s.function), s.estimated);
   }
   begin(out, "eacgm_bytes_total");
   {
@@ -195,6 +201,8 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     out.add({{"kind", "entry_return"}}, c.entry_return_ns / 1e9);
     out.add({{"kind", "stepped_entry"}}, c.stepped_entry_ns / 1e9);
     out.add({{"kind", "per_call"}}, c.per_call_ns / 1e9);
+    begin(out, "eacgm_probe_duty_fraction");
+    out.add({}, snap.overhead.duty_fraction);
     begin(out, "eacgm_process_probe_overhead_ratio");
     std::size_t shown = 0;
     for (const ProcessOverhead& row : snap.overhead.processes) {

@@ -115,6 +115,12 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_nested_calls_total", kCounter, "", "count",
               "Traced calls made inside an outer traced call on the same thread.", kFunction, kCalls,
               "probes (call summary)"},
+    MetricDef{"eacgm_calls_estimated_total", kCounter, "", "count",
+              "Of eacgm_calls_total, the calls scaled from part of the time: while a process is over "
+              "trace.budget on its entry traps alone, the counted probes that are not pinned are attached "
+              "for only part of each second and their counts are scaled (estimates; the API gives each "
+              "function's error).",
+              kFunction, kCalls, "budget controller (always-on duty cycle)"},
     MetricDef{"eacgm_call_duration_seconds", kHistogram, "seconds", "s",
               "Host-side duration of traced calls (API time, not GPU kernel time); buckets folded from "
               "the 1% relative-error sketch.",
@@ -143,6 +149,10 @@ constexpr std::array kTable = {
               "(`eacgm probes --calibrate`): kind=\"entry\" (a counted call), \"entry_return\" (a timed "
               "one), \"stepped_entry\" (an entry the kernel single-steps), \"per_call\" (per-call mode).",
               kFolded, kCalls, "calibration (always-on mode)"},
+    MetricDef{"eacgm_probe_duty_fraction", kGauge, "ratio", "0..1",
+              "Share of each second the counted probes that are not pinned are attached (1: always, their "
+              "counts exact; below 1 while a process is over trace.budget on its entry traps alone).",
+              kFolded, kCalls, "budget controller (always-on duty cycle)"},
     MetricDef{"eacgm_process_probe_overhead_ratio", kGauge, "ratio", "0..1",
               "Estimated slowdown the probes cause a running traced process over the last few seconds: "
               "its traps times their calibrated cost, over its own CPU time (trace.budget is the "

@@ -43,6 +43,13 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
   if (report.pinned_probes > 0) {
     out += fmt::format("  {} pinned probe(s) left at their configured timing\n", report.pinned_probes);
   }
+  if (report.attached_share < 1.0) {
+    out += fmt::format(
+        "  counted probes attached {:.1f}% of the time (duty cycle, now {:.1f}% of each second): their "
+        "counts "
+        "are estimates, shown ~N±error\n",
+        report.attached_share * 100, report.duty_fraction * 100);
+  }
   if (report.reduced_probes > 0) {
     out += fmt::format("  {} probe(s) timed less often to stay within the budget (down to 1 call in {})\n",
                        report.reduced_probes, 1ull << report.max_sample_shift);
@@ -64,6 +71,8 @@ nlohmann::json overhead_json(const OverheadReport& report) {
   doc["reduced_probes"] = report.reduced_probes;
   doc["max_sample_shift"] = report.max_sample_shift;
   doc["pinned_probes"] = report.pinned_probes;
+  doc["duty_fraction"] = report.duty_fraction;
+  doc["attached_share"] = report.attached_share;
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : report.processes) {
     list.push_back({{"pid", p.pid},

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "core/result_names.h"
 
@@ -41,6 +42,11 @@ std::string clip(const std::string& s, std::size_t width) {
   if (width < 4 || s.size() <= width) return s;
   return s.substr(0, width - 3) + "...";
 }
+// An estimate (duty cycle) reads "~12345±67".
+std::string calls_cell(const analysis::CallSummaryRow& r) {
+  if (r.estimated == 0) return fmt::format("{}", r.calls);
+  return fmt::format("~{}±{}", r.calls, std::llround(r.calls_error));
+}
 }  // namespace
 
 std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
@@ -57,8 +63,8 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
     const bool timed = r.timed > 0;
     auto dur = [timed](double ns) { return timed ? format_duration(ns) : std::string("-"); };
     cells.push_back({r.domain.empty() ? "-" : r.domain,
-                     r.function.empty() ? "-" : clip(r.function, options.max_function_width),
-                     fmt::format("{}", r.calls), fmt::format("{}", r.nested), fmt::format("{}", r.errors),
+                     r.function.empty() ? "-" : clip(r.function, options.max_function_width), calls_cell(r),
+                     fmt::format("{}", r.nested), fmt::format("{}", r.errors),
                      dur(static_cast<double>(r.total_ns)), dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns),
                      dur(static_cast<double>(r.max_ns))});
   }

@@ -93,6 +93,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
                                                    probe::specs_for_mode(options.specs, mode), s->notice_);
   s->attacher_->set_sample_shift(
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
+  s->attacher_->set_pinned({options.config.pinned.begin(), options.config.pinned.end()});
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
   s->rescan_python(options.filter_pids ? options.pids : std::vector<int>{});
@@ -393,6 +394,33 @@ Status TraceSession::set_probe_muted(const std::string& function, bool muted) {
 
 Status TraceSession::set_probe_sample_shift(std::uint32_t probe_id, std::uint8_t shift) {
   return bpf_->set_sample_shift(probe_id, shift);
+}
+
+std::optional<std::chrono::steady_clock::time_point> TraceSession::process_exit(std::uint32_t pid) const {
+  // bpf_ktime_get_ns and steady_clock both read CLOCK_MONOTONIC.
+  auto ns = bpf_->process_exit_ns(pid);
+  if (!ns) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*ns));
+}
+
+Result<std::chrono::steady_clock::time_point> TraceSession::set_cycled_attached(bool attached) {
+  if (!attacher_) return make_error("the trace has stopped");
+  if (!attached) {
+    const auto closed = std::chrono::steady_clock::now();
+    if (auto st = bpf_->set_duty_window(false); !st) return std::move(st).take_error();
+    if (auto st = attacher_->set_cycled_attached(false); !st) return std::move(st).take_error();
+    return closed;
+  }
+  // Counting starts once every cycled probe is in place. If the kernel refused some,
+  // none count this period (the window stays closed and the others are detached again),
+  // so that the counts and the logged time agree.
+  if (auto st = attacher_->set_cycled_attached(true); !st) {
+    (void)attacher_->set_cycled_attached(false);
+    return std::move(st).take_error();
+  }
+  const auto opened = std::chrono::steady_clock::now();
+  if (auto st = bpf_->set_duty_window(true); !st) return std::move(st).take_error();
+  return opened;
 }
 
 Status TraceSession::detach_library(const std::string& path) {

@@ -51,6 +51,10 @@ bool times_every_call(const ProbeSpec& spec) {
          std::string_view(spec.name).find("Synchronize") != std::string_view::npos;
 }
 
+bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
+  return pinned.contains(probe.function) || pinned.contains(probe.spec.name) || times_every_call(probe.spec);
+}
+
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {
   if (mode == TraceMode::kPerCall) {
     for (auto& s : specs) s.always_on = AlwaysOn::kPerCall;

@@ -2,8 +2,11 @@
 // stay per call, and which are left out because another layer sees the same operation.
 #pragma once
 
+#include <set>
+#include <string>
 #include <vector>
 
+#include "core/call_event.h"
 #include "core/config.h"
 #include "core/probe_spec.h"
 
@@ -24,6 +27,10 @@ AlwaysOn always_on_role(const ProbeSpec& spec);
 // are the time a process waits for its GPU work. They are called a few times per step,
 // so timing each costs little, and a slow one is never missed by sampling.
 bool times_every_call(const ProbeSpec& spec);
+
+// Probes the budget leaves as they are (never timed less often, never detached): the
+// user's `[trace] pinned` (function or spec names) and those timed at every call.
+bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
 // without the skipped ones. The user's specs are per call in both (never changed).

@@ -113,9 +113,10 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
   // Always-on specs are counted where the kernel has uprobe sessions; elsewhere they
   // are traced per call (the same numbers, at the per-call cost).
   info.counted = info.spec.always_on == AlwaysOn::kCount && bpf_.has_session();
+  info.cycled = info.counted && !pinned_probe(info, pinned_);
   auto probe = table_.add(std::move(info));
   const std::uint8_t shift = times_every_call(probe->spec) ? 0 : sample_shift_;
-  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift); !st) {
+  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift, probe->cycled); !st) {
     table_.remove(probe->id);
     fail(st.error());
     return nullptr;
@@ -131,6 +132,32 @@ void Attacher::set_sample_shift(std::uint8_t shift) {
   sample_shift_ = shift;
 }
 
+void Attacher::set_pinned(std::set<std::string> pinned) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pinned_ = std::move(pinned);
+}
+
+Status Attacher::set_cycled_attached(bool attached) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cycled_attached_ = attached;
+  std::string refused;
+  for (auto& [key, file] : files_) {
+    if (!attached) {
+      file.cycled_link.reset();
+      continue;
+    }
+    if (file.cycled.empty() || file.cycled_link) continue;
+    auto link = bpf_.attach_session(file.open_path, file.cycled);
+    if (link) {
+      file.cycled_link.emplace(std::move(*link));
+    } else {
+      refused += (refused.empty() ? "" : "; ") + link.error();
+    }
+  }
+  if (!refused.empty()) return make_error("cycled probes not attached again: " + refused);
+  return {};
+}
+
 void Attacher::unregister_probe(std::uint32_t id) {
   (void)bpf_.clear_probe(id);  // an entry left behind fires nothing: it is never attached
   table_.remove(id);
@@ -138,6 +165,8 @@ void Attacher::unregister_probe(std::uint32_t id) {
 
 void Attacher::release(FileRecord& file) {
   // Links first: once they are gone no new record names these probes.
+  file.cycled_link.reset();
+  file.cycled.clear();
   file.links.clear();
   for (std::uint32_t id : file.probe_ids) unregister_probe(id);
   if (!file.probe_ids.empty()) {
@@ -317,7 +346,7 @@ void Attacher::attach_file(FileRecord& file) {
     return;
   }
   // Resolve every spec first, then attach the file's probes together.
-  std::vector<ProbePoint> entries, exits, counted;
+  std::vector<ProbePoint> entries, exits, counted, cycled;
   std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
   auto notes = [&]() -> const std::vector<UsdtProbe>& {
     if (!usdt) {
@@ -371,7 +400,7 @@ void Attacher::attach_file(FileRecord& file) {
       auto probe = register_probe(std::move(info), fail);
       if (!probe) continue;
       if (probe->counted) {
-        counted.push_back({sym->file_offset, probe->id});
+        (probe->cycled ? cycled : counted).push_back({sym->file_offset, probe->id});
         continue;
       }
       entries.push_back({sym->file_offset, probe->id});
@@ -411,6 +440,28 @@ void Attacher::attach_file(FileRecord& file) {
     } else {
       fail(r.error());
       for (const auto& point : counted) unattached.push_back(point.probe_id);
+    }
+  }
+  // Cycled probes: a link of their own, which the duty cycle detaches and attaches
+  // again (set_cycled_attached); while they are detached, it waits.
+  if (!cycled.empty()) {
+    std::optional<UprobeLink> link;
+    if (cycled_attached_) {
+      auto r = bpf_.attach_session(open_path, cycled);
+      if (r) {
+        link.emplace(std::move(*r));
+      } else {
+        fail(r.error());
+      }
+    }
+    if (link || !cycled_attached_) {
+      file.cycled_link = std::move(link);
+      attached_here += cycled.size();
+      uprobes_here += cycled.size();
+      for (const auto& point : cycled) file.probe_ids.push_back(point.probe_id);
+      file.cycled = std::move(cycled);
+    } else {
+      for (const auto& point : cycled) unattached.push_back(point.probe_id);
     }
   }
   // Per-probe links: kernels without uprobe_multi, or a batch the kernel refused

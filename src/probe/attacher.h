@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -96,6 +97,14 @@ class Attacher {
   Status set_muted(const std::string& function, bool muted);
   // Times one call in 2^shift per CPU of each counted probe attached from now on.
   void set_sample_shift(std::uint8_t shift);
+  // Probes (function or spec names) that stay attached when the others are cycled
+  // (probe/always_on.h pinned_probe); before the first scan.
+  void set_pinned(std::set<std::string> pinned);
+  // Attaches or detaches the cycled probes (ProbeInfo::cycled) of every file: one
+  // session link per file. Files attached while they are detached wait for the next
+  // attach. An error names the files whose link the kernel refused (their cycled
+  // probes stay detached until the next attach).
+  Status set_cycled_attached(bool attached);
   // Ids of the probes attached now.
   std::vector<std::uint32_t> attached_probe_ids() const;
 
@@ -112,7 +121,9 @@ class Attacher {
     bool from_ld_cache = false;
     bool detached = false;
     std::vector<UprobeLink> links;
-    std::vector<std::uint32_t> probe_ids;  // attached probes
+    std::vector<ProbePoint> cycled;         // counted probes the duty cycle switches
+    std::optional<UprobeLink> cycled_link;  // their link while they are attached
+    std::vector<std::uint32_t> probe_ids;   // attached probes
     std::size_t uprobes = 0;
   };
 
@@ -150,6 +161,8 @@ class Attacher {
   std::set<std::string> muted_functions_;  // muted by name: probes of it attach muted
   AttachStats stats_;
   std::uint8_t sample_shift_ = 4;
+  std::set<std::string> pinned_;
+  bool cycled_attached_ = true;
   DefinedSymbols defined_;
 };
 

@@ -184,15 +184,15 @@ eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
 
 }  // namespace
 
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift) {
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled) {
   eacgm_probe p{};
   p.count = count_rule(spec, sample_shift);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
   if (counted) {
     // One trap per call: counted at entry, no record, so no strings or exit captures;
     // only the arguments up to the last one the count reads are captured.
-    p.flags =
-        EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT | (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0);
+    p.flags = EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT |
+              (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0) | (cycled ? EACGM_PROBE_CYCLED : 0);
     std::uint32_t needed = 0;
     for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2, p.count.stream_arg}) {
       if (a != EACGM_COUNT_NONE) needed = std::max<std::uint32_t>(needed, a + 1u);
@@ -280,6 +280,8 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
     return make_error(
         fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
+  // Cycled probes count from the start: the window is closed only by a duty cycle.
+  if (auto st = t->set_duty_window(true); !st) return std::move(st).take_error();
   return t;
 }
 
@@ -321,8 +323,8 @@ BpfTracer::~BpfTracer() {
   if (skel_) trace_bpf__destroy(skel_);
 }
 
-Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted,
-                            std::uint8_t sample_shift) {
+Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted, std::uint8_t sample_shift,
+                            bool cycled) {
   if (id >= EACGM_MAX_PROBES) {
     return make_error(
         fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
@@ -330,7 +332,7 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   std::lock_guard<std::mutex> lock(ids_mutex_);
   // A reused id starts from zero hits; zeroed before the entry exists, so none are lost.
   if (auto st = reset_hits(id); !st) return st;
-  eacgm_probe p = encode_probe(spec, counted, sample_shift);
+  eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
     return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
   }
@@ -383,6 +385,22 @@ Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
     return make_error(fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(errno)));
   }
   return {};
+}
+
+Status BpfTracer::set_duty_window(bool open) {
+  const std::uint32_t zero = 0, value = open ? 1 : 0;
+  if (bpf_map__update_elem(skel_->maps.duty_window, &zero, sizeof(zero), &value, sizeof(value), BPF_ANY)) {
+    return make_error(
+        fmt::format("cannot {} the duty window: {}", open ? "open" : "close", errno_text(errno)));
+  }
+  return {};
+}
+
+std::optional<std::uint64_t> BpfTracer::process_exit_ns(std::uint32_t pid) const {
+  std::uint64_t ns = 0;
+  if (bpf_map__lookup_elem(skel_->maps.process_exits, &pid, sizeof(pid), &ns, sizeof(ns), 0))
+    return std::nullopt;
+  return ns;
 }
 
 Status BpfTracer::clear_probe(std::uint32_t id) {

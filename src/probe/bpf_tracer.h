@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -93,7 +94,9 @@ struct ProbePoint {
 // counted probe (always-on) gets EACGM_PROBE_COUNT and its count rule: the handle it
 // splits counts by (a launch's kernel) and its bytes, from the spec's derived args;
 // one call in 2^sample_shift per CPU is timed.
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0);
+// `cycled`: a counted probe that counts only while the duty window is open.
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0,
+                         bool cycled = false);
 
 class BpfTracer {
  public:
@@ -104,9 +107,15 @@ class BpfTracer {
   BpfTracer& operator=(const BpfTracer&) = delete;
 
   // Stores a probe's entry (enabled) and zeroes its hit count; `counted`: an always-on
-  // probe, attached with attach_session.
+  // probe, attached with attach_session; `cycled`: one the duty cycle switches.
   Status set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted = false,
-                   std::uint8_t sample_shift = 0);
+                   std::uint8_t sample_shift = 0, bool cycled = false);
+  // Opens or closes the duty window (bpf/trace.bpf.c duty_window): cycled probes count
+  // only while it is open. Open from load.
+  Status set_duty_window(bool open);
+  // When process `pid` ended (CLOCK_MONOTONIC ns), if it ended since the trace began
+  // and is still remembered (the last 4,096 exits).
+  std::optional<std::uint64_t> process_exit_ns(std::uint32_t pid) const;
   // Times one call in 2^shift per CPU of a counted probe.
   Status set_sample_shift(std::uint32_t id, std::uint8_t shift);
   // Mutes or unmutes a stored probe in place (EACGM_PROBE_ENABLED): a muted probe

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "subprocess.h"
 
@@ -19,12 +20,20 @@ constexpr int kThreads = 4;
 constexpr int kIters = 50'000;
 
 // `budget`: trace.budget; 0 keeps the sample rate fixed, so the timed share is known.
-json run_loop(const std::string& mode, double budget = 0, int iters = kIters) {
+// `trace`: more [trace] settings; `loop`: more driver_loop arguments.
+json run_loop(const std::string& mode, double budget = 0, int iters = kIters, const std::string& trace = "",
+              std::vector<std::string> loop = {"--threads", std::to_string(kThreads)}) {
   const std::string config = temp_dir() + "/always_on.toml";
-  std::ofstream(config) << "[trace]\nbudget = " << budget << "\n";
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--mode", mode, "--probes",
-                    "cuda_driver", "--", bin("driver_loop"), "--threads", std::to_string(kThreads), "--iters",
-                    std::to_string(iters)});
+  std::ofstream(config) << "[trace]\nbudget = " << budget << "\n" << trace;
+  std::vector<std::string> argv{bin("eacgm"), "run",
+                                "--json",     "--no-gpu",
+                                "--config",   config,
+                                "--mode",     mode,
+                                "--probes",   "cuda_driver",
+                                "--",         bin("driver_loop"),
+                                "--iters",    std::to_string(iters)};
+  argv.insert(argv.end(), loop.begin(), loop.end());
+  Subprocess eacgm(argv);
   EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
   return json::parse(eacgm.out());
 }
@@ -97,10 +106,10 @@ TEST(AlwaysOn, LaunchesAreCountedPerKernelHandle) {
 
 TEST(AlwaysOn, EstimatesTheProbesCostAndTimesLessToKeepTheBudget) {
   // A loop that does nothing but probed calls is over any budget on its entry traps
-  // alone: the controller times its probes as rarely as it may, and counts stay exact.
-  // Long enough (about 3 s here) for the controller's once-a-second decisions.
+  // alone: the controller times its probes as rarely as it may, and with the duty cycle
+  // off, counts stay exact. Long enough (about 3 s here) for its once-a-second decisions.
   constexpr int kLong = 400'000;
-  const json doc = run_loop("always-on", 0.01, kLong);
+  const json doc = run_loop("always-on", 0.01, kLong, "duty_cycle = false\n");
   const json& o = doc["overhead"];
   ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);
   EXPECT_GT(o["hit_cost_ns"]["entry"].get<double>(), 0);
@@ -114,6 +123,38 @@ TEST(AlwaysOn, EstimatesTheProbesCostAndTimesLessToKeepTheBudget) {
   EXPECT_GT(doc["accounting"]["budget_shift_raises"].get<std::uint64_t>(), 0u) << doc["accounting"].dump(2);
   EXPECT_GT(o["reduced_probes"].get<std::uint32_t>(), 0u);
   EXPECT_EQ(doc["accounting"]["counted_calls"], 3ull * kThreads * kLong) << "counts stay exact";
+}
+
+TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
+  // One thread launching between 20 us computations: its three traps a round are a few
+  // percent of its time, over the 1% budget on entries alone. The launch and memset
+  // probes are attached only part of each second, their counts scaled to the whole
+  // time and marked as estimates with their error; the synchronisation (timed at every
+  // call, so pinned) stays attached and exact, and counts the rounds.
+  constexpr int kRounds = 150'000;  // about 3.5 s
+  const json doc = run_loop("always-on", 0.01, kRounds, "", {"--threads", "1", "--work-us", "20"});
+  auto f = by_function(doc);
+  const json& o = doc["overhead"];
+  ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);
+  EXPECT_LT(o["attached_share"].get<double>(), 0.9) << o.dump(2);
+  EXPECT_GT(doc["accounting"]["duty_switches"].get<std::uint64_t>(), 0u) << doc["accounting"].dump(2);
+  EXPECT_EQ(doc["accounting"]["duty_failures"], 0) << doc["accounting"].dump(2);
+  ASSERT_TRUE(f.contains("cuStreamSynchronize")) << doc["functions"].dump(2);
+  EXPECT_EQ(f["cuStreamSynchronize"]["calls"], kRounds);
+  EXPECT_FALSE(f["cuStreamSynchronize"]["estimated"].get<bool>());
+  for (const char* name : {"cuLaunchKernel", "cuMemsetD32Async"}) {
+    ASSERT_TRUE(f.contains(name)) << doc["functions"].dump(2);
+    EXPECT_TRUE(f[name]["estimated"].get<bool>()) << f[name].dump(2);
+    const auto calls = f[name]["calls"].get<double>();
+    // Within 5% of the true count (about 1% on an idle machine), the error given included.
+    const double error = f[name]["calls_error"].get<double>();
+    EXPECT_GT(error, 0) << f[name].dump(2);
+    EXPECT_LT(error, 0.05 * kRounds) << f[name].dump(2);
+    EXPECT_NEAR(calls, kRounds, 0.05 * kRounds + 2 * error)
+        << name << ": the estimate is close to the true count";
+  }
+  // Fewer traps were taken than calls made.
+  EXPECT_LT(doc["accounting"]["counted_calls"].get<std::uint64_t>(), 2ull * kRounds);
 }
 
 TEST(AlwaysOn, CalibrationReportsEachKindOfHit) {

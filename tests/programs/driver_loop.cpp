@@ -2,9 +2,11 @@
 // each make N rounds of cuLaunchKernel (handle 0xf00d + thread), cuMemsetD32Async
 // (1000 words) and cuStreamSynchronize on the toolkit's stub libcuda, whose functions
 // only return an error: the calls still enter libcuda, so the probes fire. Prints the
-// mean cost per call.
+// mean cost per call. `--work-us W`: each round also spins W microseconds first, the
+// work of a thread that launches between computations (the probes' share of its time
+// is then small, as in a training loop's launching thread).
 //
-// Usage: driver_loop [--threads T] [--iters N] [--wait-file PATH]
+// Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--wait-file PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,11 +24,14 @@ int main(int argc, char** argv) {
   int threads = 1;
   long iters = 100000;
   const char* wait_file = nullptr;
+  long work_us = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) {
       iters = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--work-us") && i + 1 < argc) {
+      work_us = std::atol(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
     }
@@ -48,7 +53,13 @@ int main(int argc, char** argv) {
       auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5000));
       void* params[] = {nullptr};
       const auto t0 = std::chrono::steady_clock::now();
+      const auto work = std::chrono::microseconds(work_us);
       for (long i = 0; i < iters; ++i) {
+        if (work_us > 0) {
+          const auto until = std::chrono::steady_clock::now() + work;
+          while (std::chrono::steady_clock::now() < until) {
+          }
+        }
         cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
         cuMemsetD32Async(0x1000, 0, 1000, s);
         cuStreamSynchronize(s);

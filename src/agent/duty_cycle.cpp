@@ -1,0 +1,110 @@
+// The duty cycle's thread: attach, wait fraction × period, detach, wait the rest.
+#include "agent/duty_cycle.h"
+
+#include <algorithm>
+
+namespace eacgm::agent {
+namespace {
+
+// The log covers at least this much of the past: longer than any interval asked about.
+constexpr auto kLogSpan = std::chrono::seconds(120);
+
+}  // namespace
+
+DutyCycle::DutyCycle(Switch attach, Options options) : attach_(std::move(attach)), options_(options) {
+  options_.min_fraction = std::clamp(options_.min_fraction, 0.001, 1.0);
+  if (options_.period <= std::chrono::milliseconds(0)) options_.period = std::chrono::milliseconds(1000);
+  log_.push_back({Clock::now(), true});
+  thread_ = std::thread([this] { loop(); });
+}
+
+DutyCycle::~DutyCycle() { stop(); }
+
+void DutyCycle::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Left attached: the trace's last counts cover the time up to its end.
+  std::unique_lock lock(mutex_);
+  switch_to(lock, true);
+}
+
+void DutyCycle::set_fraction(double fraction) {
+  {
+    std::lock_guard lock(mutex_);
+    fraction_ = std::clamp(fraction, options_.min_fraction, 1.0);
+  }
+  wake_.notify_all();
+}
+
+double DutyCycle::fraction() const {
+  std::lock_guard lock(mutex_);
+  return fraction_;
+}
+
+std::uint64_t DutyCycle::switches() const {
+  std::lock_guard lock(mutex_);
+  return switches_;
+}
+
+std::uint64_t DutyCycle::failures() const {
+  std::lock_guard lock(mutex_);
+  return failures_;
+}
+
+double DutyCycle::attached_ns(Clock::time_point from, Clock::time_point to) const {
+  std::lock_guard lock(mutex_);
+  if (to <= from) return 0;
+  double ns = 0;
+  for (std::size_t i = 0; i < log_.size(); ++i) {
+    if (!log_[i].attached) continue;
+    const Clock::time_point begin = std::max(log_[i].at, from);
+    const Clock::time_point end = i + 1 < log_.size() ? std::min(log_[i + 1].at, to) : to;
+    if (end > begin) ns += std::chrono::duration<double, std::nano>(end - begin).count();
+  }
+  return ns;
+}
+
+void DutyCycle::prune(Clock::time_point now) {
+  while (log_.size() > 1 && log_[1].at < now - kLogSpan) log_.pop_front();
+}
+
+void DutyCycle::switch_to(std::unique_lock<std::mutex>& lock, bool attached) {
+  if (attached_ == attached) return;
+  lock.unlock();
+  const Result<Clock::time_point> done = attach_(attached);
+  lock.lock();
+  ++switches_;
+  // A refused attach leaves the probes detached and not counting; the next period
+  // tries again. A failed detach leaves them attached: counted as it was.
+  if (!done) {
+    ++failures_;
+    return;
+  }
+  attached_ = attached;
+  log_.push_back({*done, attached});
+  prune(*done);
+}
+
+void DutyCycle::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (fraction_ >= 1.0) {
+      switch_to(lock, true);
+      wake_.wait(lock, [this] { return stopping_ || fraction_ < 1.0; });
+      continue;
+    }
+    const auto start = Clock::now();
+    const auto on = std::chrono::duration_cast<Clock::duration>(options_.period * fraction_);
+    switch_to(lock, true);
+    if (wake_.wait_until(lock, start + on, [this] { return stopping_ || fraction_ >= 1.0; })) continue;
+    switch_to(lock, false);
+    wake_.wait_until(lock, start + options_.period, [this] { return stopping_ || fraction_ >= 1.0; });
+  }
+}
+
+}  // namespace eacgm::agent

@@ -1,0 +1,82 @@
+// DutyCycle: when counting every call would cost a process more than its budget, the
+// cycled probes (counted and not pinned) are attached for only a fraction of each
+// period and detached for the rest, so they cost that fraction of their traps. A thread
+// of its own switches them; it logs when they were attached, so that the counts of an
+// interval can be scaled by the time they covered (agent/scaled_counts.h).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "core/result.h"
+
+namespace eacgm::agent {
+
+// What the budget controller needs of a duty cycle (tests give it their own).
+class DutyControl {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~DutyControl() = default;
+  // Attached for `fraction` of each period (clamped to [min_fraction(), 1]; 1: always).
+  virtual void set_fraction(double fraction) = 0;
+  virtual double fraction() const = 0;
+  virtual double min_fraction() const = 0;
+  // Nanoseconds of (from, to] during which the cycled probes were attached.
+  virtual double attached_ns(Clock::time_point from, Clock::time_point to) const = 0;
+};
+
+class DutyCycle final : public DutyControl {
+ public:
+  // Attaches (true) or detaches (false) the cycled probes, and returns the moment from
+  // which (until which) they count; runs on the cycle's thread.
+  using Switch = std::function<Result<Clock::time_point>(bool attached)>;
+  struct Options {
+    std::chrono::milliseconds period{1000};
+    double min_fraction = 0.05;
+  };
+
+  // Starts with the probes attached (as the attacher leaves them) at fraction 1.
+  DutyCycle(Switch attach, Options options);
+  ~DutyCycle() override;
+  DutyCycle(const DutyCycle&) = delete;
+  DutyCycle& operator=(const DutyCycle&) = delete;
+
+  void set_fraction(double fraction) override;
+  double fraction() const override;
+  double min_fraction() const override { return options_.min_fraction; }
+  double attached_ns(Clock::time_point from, Clock::time_point to) const override;
+  // Ends the thread, leaving the probes attached; before the probes' owner goes.
+  void stop();
+
+  std::uint64_t switches() const;  // attaches and detaches done
+  std::uint64_t failures() const;  // of them, refused (the probes stay detached)
+
+ private:
+  struct Change {
+    Clock::time_point at;  // when the probes started or stopped counting
+    bool attached = false;
+  };
+  void loop();
+  // Runs the switch without the lock and logs the moment it returns.
+  void switch_to(std::unique_lock<std::mutex>& lock, bool attached);
+  void prune(Clock::time_point now);
+
+  Switch attach_;
+  Options options_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  double fraction_ = 1.0;
+  bool attached_ = true;
+  bool stopping_ = false;
+  std::deque<Change> log_;  // state changes, oldest first; the first is the state before
+  std::uint64_t switches_ = 0;
+  std::uint64_t failures_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace eacgm::agent

@@ -1,0 +1,159 @@
+// BudgetController with a duty cycle, on a synthetic hot loop: a process whose entry
+// traps alone are over budget gets its cycled probes attached part of the time; the
+// estimate converges under budget and stays; the counts handed on are scaled to the
+// whole time and carry their error; pinned probes are counted exactly throughout; when
+// the load goes, the probes are attached all the time again and counts are exact.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "agent/budget_controller.h"
+
+namespace eacgm::agent {
+namespace {
+
+struct Recorder final : Consumer {
+  std::map<std::uint32_t, std::uint64_t> calls;      // probe id -> calls handed on
+  std::map<std::uint32_t, std::uint64_t> estimated;  // probe id -> of them, estimated
+  std::map<std::uint32_t, double> variance;
+  std::vector<OverheadReport> reports;
+  void on_calls(std::span<const CallEvent>) override {}
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>) override {
+    for (const auto& c : counts) {
+      calls[c.probe->id] += c.calls;
+      if (c.estimated) estimated[c.probe->id] += c.calls;
+      variance[c.probe->id] += c.variance;
+    }
+  }
+  void on_overhead(const OverheadReport& r) override { reports.push_back(r); }
+  void on_tick(std::chrono::steady_clock::time_point, const CounterValues&) override {}
+  void on_end(const CounterValues&) override {}
+};
+
+// The cycled probes are attached `fraction` of every interval, as the real cycle does
+// on average; the loop below counts as many calls as that lets through.
+struct FakeDuty final : DutyControl {
+  double now = 1.0;
+  std::vector<double> set;
+  void set_fraction(double f) override {
+    now = std::clamp(f, min_fraction(), 1.0);
+    set.push_back(now);
+  }
+  double fraction() const override { return now; }
+  double min_fraction() const override { return 0.05; }
+  double attached_ns(Clock::time_point from, Clock::time_point to) const override {
+    return now * std::chrono::duration<double, std::nano>(to - from).count();
+  }
+};
+
+std::shared_ptr<const ProbeInfo> probe(std::uint32_t id, bool cycled) {
+  auto p = std::make_shared<ProbeInfo>();
+  p->id = id;
+  p->function = "f" + std::to_string(id);
+  p->counted = true;
+  p->cycled = cycled;
+  return p;
+}
+
+struct Loop {
+  std::shared_ptr<Recorder> inner = std::make_shared<Recorder>();
+  std::shared_ptr<FakeDuty> duty = std::make_shared<FakeDuty>();
+  std::unique_ptr<BudgetController> c;
+  std::shared_ptr<const ProbeInfo> hot = probe(1, true), pinned = probe(2, false);
+  double cpu_ns = 0;
+  std::chrono::steady_clock::time_point now{};
+  std::uint64_t true_hot = 0, true_pinned = 0;
+
+  Loop() {
+    TrapCosts costs;
+    costs.entry_ns = 500;
+    costs.entry_return_ns = 1500;
+    costs.per_call_ns = 2000;
+    costs.measured = true;
+    c = std::make_unique<BudgetController>(
+        inner, costs, BudgetOptions{},
+        [this](std::uint32_t) -> std::optional<ProcessCpu> {
+          return ProcessCpu{cpu_ns, 10};
+        },
+        5);
+    c->set_actuator([](std::uint32_t, std::uint8_t) -> Status { return {}; });
+    c->set_duty_cycle(duty);
+    tick();
+  }
+  // One second of a launching thread: `rate` calls of the hot probe a second untraced and
+  // 100 of the pinned one; the hot probe's calls are counted only while it is attached,
+  // and then each costs the thread 0.5 us, so it makes fewer of them.
+  void second(std::uint64_t rate) {
+    cpu_ns += 1e9;
+    const double r = static_cast<double>(rate);
+    const double traced_rate = r / (1 + r * 500e-9);
+    const auto seen = static_cast<std::uint64_t>(std::llround(traced_rate * duty->now));
+    true_hot += seen + static_cast<std::uint64_t>(std::llround(r * (1 - duty->now)));
+    true_pinned += 100;
+    std::vector<CallCount> counts{{7, hot, 0, 0, "", seen, 0}, {7, pinned, 0, 0, "", 100, 0}};
+    c->on_counts(counts, {});
+    tick();
+  }
+  void tick() {
+    now += std::chrono::seconds(1);
+    c->on_tick(now, CounterValues{});
+  }
+};
+
+TEST(BudgetDuty, AHotLoopConvergesUnderBudgetAndStays) {
+  Loop l;
+  // 100k calls/s x 0.5 us: 5% of the thread, five times the 1% budget on entries alone.
+  for (int i = 0; i < 12; ++i) l.second(100000);
+  ASSERT_FALSE(l.duty->set.empty());
+  const double f = l.duty->now;
+  EXPECT_LT(f, 0.2);
+  EXPECT_GT(f, 0.1);
+  // From the third second on, every interval's estimate is within budget and the
+  // fraction stays; once the 5-tick window has forgotten the first seconds, so is the
+  // window's ratio.
+  for (std::size_t i = 3; i < l.inner->reports.size(); ++i) {
+    ASSERT_EQ(l.inner->reports[i].processes.size(), 1u);
+    const ProcessOverhead& p = l.inner->reports[i].processes[0];
+    EXPECT_LE(p.estimated_ns / (p.cpu_ns - p.estimated_ns), 0.01) << "second " << i;
+    if (i >= 8) {
+      EXPECT_LE(p.ratio, 0.01) << "second " << i;
+    }
+    EXPECT_DOUBLE_EQ(l.inner->reports[i].duty_fraction, f);
+  }
+  EXPECT_EQ(l.duty->set.size(), 1u) << "one decision, kept";
+  EXPECT_LT(l.inner->reports.back().attached_share, 0.3);
+}
+
+TEST(BudgetDuty, ScaledCountsCarryTheirErrorAndPinnedOnesStayExact) {
+  Loop l;
+  for (int i = 0; i < 12; ++i) l.second(100000);
+  // The first second was counted whole; the rest scaled back to 100k a second.
+  const double hot = static_cast<double>(l.inner->calls[1]);
+  EXPECT_NEAR(hot, static_cast<double>(l.true_hot), 0.01 * static_cast<double>(l.true_hot));
+  EXPECT_GT(l.inner->estimated[1], 0u);
+  EXPECT_GT(l.inner->variance[1], 0.0);
+  // The error (one standard deviation) is a small share of the estimate.
+  EXPECT_LT(std::sqrt(l.inner->variance[1]), 0.02 * hot);
+  EXPECT_EQ(l.inner->calls[2], l.true_pinned);
+  EXPECT_EQ(l.inner->estimated[2], 0u);
+  EXPECT_EQ(l.inner->variance[2], 0.0);
+}
+
+TEST(BudgetDuty, WhenTheLoadGoesTheProbesAreAttachedAgainAndCountsAreExact) {
+  Loop l;
+  for (int i = 0; i < 5; ++i) l.second(100000);
+  ASSERT_LT(l.duty->now, 1.0);
+  // 1,000 calls a second fit many times over: the fraction doubles each second up to 1.
+  for (int i = 0; i < 8; ++i) l.second(1000);
+  EXPECT_DOUBLE_EQ(l.duty->now, 1.0);
+  const std::uint64_t before = l.inner->estimated[1];
+  const std::uint64_t calls_before = l.inner->calls[1];
+  l.second(1000);
+  l.second(1000);
+  EXPECT_EQ(l.inner->estimated[1], before) << "no more estimates";
+  EXPECT_EQ(l.inner->calls[1] - calls_before, 2000u);
+}
+
+}  // namespace
+}  // namespace eacgm::agent

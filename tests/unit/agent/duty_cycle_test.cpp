@@ -1,0 +1,132 @@
+// DutyCycle with a recording switch: it attaches and detaches at the fraction asked,
+// its log of attached time matches the switches made, and stopping leaves the probes
+// attached.
+#include "agent/duty_cycle.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace eacgm::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Recorder {
+  std::mutex mutex;
+  std::vector<std::pair<Clock::time_point, bool>> switches;
+  bool refuse_attach = false;
+  Result<Clock::time_point> operator()(bool attached) {
+    std::lock_guard lock(mutex);
+    if (attached && refuse_attach) return make_error("refused");
+    const auto at = Clock::now();
+    switches.emplace_back(at, attached);
+    return at;
+  }
+  // Attached nanoseconds of (from, to] by the recorded switches (attached before the first).
+  double attached_ns(Clock::time_point from, Clock::time_point to) {
+    std::lock_guard lock(mutex);
+    double ns = 0;
+    bool state = true;
+    Clock::time_point segment = from;
+    for (const auto& [when, attached] : switches) {
+      if (when >= to) break;
+      if (when > from) {
+        if (state) ns += std::chrono::duration<double, std::nano>(when - segment).count();
+        segment = when;
+      }
+      state = attached;
+    }
+    if (state) ns += std::chrono::duration<double, std::nano>(to - segment).count();
+    return ns;
+  }
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return switches.size();
+  }
+};
+
+template <typename Pred>
+bool wait_for(Pred pred) {
+  for (int i = 0; i < 500; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(DutyCycle, AtFractionOneNothingIsSwitched) {
+  Recorder r;
+  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(20), 0.05});
+  const auto from = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const auto to = Clock::now();
+  EXPECT_EQ(r.count(), 0u);
+  const double wall = std::chrono::duration<double, std::nano>(to - from).count();
+  EXPECT_DOUBLE_EQ(d.attached_ns(from, to), wall);
+}
+
+TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
+  Recorder r;
+  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(40), 0.05});
+  d.set_fraction(0.25);
+  ASSERT_TRUE(wait_for([&] { return r.count() >= 2; }));
+  const auto from = Clock::now();
+  ASSERT_TRUE(wait_for([&] { return r.count() >= 20; }));
+  const auto to = Clock::now();
+  const double wall = std::chrono::duration<double, std::nano>(to - from).count();
+  const double logged = d.attached_ns(from, to);
+  // The log holds the moments the switch returned: the same as the recorder's.
+  EXPECT_NEAR(logged, r.attached_ns(from, to), 1e3);
+  // A quarter of each period, give or take a period's worth of scheduling delay.
+  EXPECT_GT(logged / wall, 0.1);
+  EXPECT_LT(logged / wall, 0.5);
+  EXPECT_EQ(d.failures(), 0u);
+  // Back to 1: attached again at once, and stays.
+  d.set_fraction(1.0);
+  ASSERT_TRUE(wait_for([&] {
+    std::lock_guard lock(r.mutex);
+    return r.switches.back().second;
+  }));
+  const std::size_t n = r.count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(r.count(), n);
+}
+
+TEST(DutyCycle, ClampsToItsLeastFraction) {
+  Recorder r;
+  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(40), 0.1});
+  d.set_fraction(0.001);
+  EXPECT_DOUBLE_EQ(d.fraction(), 0.1);
+  d.set_fraction(7);
+  EXPECT_DOUBLE_EQ(d.fraction(), 1.0);
+}
+
+TEST(DutyCycle, ARefusedAttachIsCountedAndLeavesTheProbesDetached) {
+  Recorder r;
+  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(20), 0.05});
+  d.set_fraction(0.5);
+  ASSERT_TRUE(wait_for([&] {
+    std::lock_guard lock(r.mutex);
+    return !r.switches.empty() && !r.switches.back().second;
+  }));
+  {
+    std::lock_guard lock(r.mutex);
+    r.refuse_attach = true;
+  }
+  ASSERT_TRUE(wait_for([&] { return d.failures() >= 2; }));
+  const auto from = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(d.attached_ns(from, Clock::now()), 0.0);
+  {
+    std::lock_guard lock(r.mutex);
+    r.refuse_attach = false;
+  }
+  // Stopping attaches them again for the trace's last counts.
+  d.stop();
+  std::lock_guard lock(r.mutex);
+  EXPECT_TRUE(r.switches.back().second);
+}
+
+}  // namespace
+}  // namespace eacgm::agent

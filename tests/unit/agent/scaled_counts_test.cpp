@@ -1,0 +1,123 @@
+// ScaledCounts: counts of a duty-cycled interval scaled to the whole interval, with the
+// variance of each estimate (thinning, or the drift of the rate between windows).
+#include "agent/scaled_counts.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace eacgm::agent {
+namespace {
+
+std::shared_ptr<const ProbeInfo> probe(std::uint32_t id) {
+  auto p = std::make_shared<ProbeInfo>();
+  p->id = id;
+  p->counted = p->cycled = true;
+  return p;
+}
+
+CallCount count(std::uint32_t pid, std::shared_ptr<const ProbeInfo> p, std::uint64_t calls,
+                std::uint64_t handle = 0, std::uint64_t bytes = 0) {
+  CallCount c;
+  c.pid = pid;
+  c.probe = std::move(p);
+  c.handle = handle;
+  c.calls = calls;
+  c.bytes = bytes;
+  return c;
+}
+
+TEST(ScaledCounts, AnIntervalAttachedThroughoutIsExact) {
+  ScaledCounts s;
+  s.hold(count(7, probe(1), 1234));
+  auto out = s.release(1e9, 1e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 1234u);
+  EXPECT_FALSE(out[0].estimated);
+  EXPECT_EQ(out[0].variance, 0.0);
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(ScaledCounts, ScalesByTheAttachedShareWithTheThinningVariance) {
+  ScaledCounts s;
+  s.hold(count(7, probe(1), 1000, 0, 4096));
+  // Attached a quarter of the second: 4000 calls, variance n (1 - f) / f^2 = 1000 x 0.75 x 16.
+  auto out = s.release(1e9, 0.25e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 4000u);
+  EXPECT_EQ(out[0].bytes, 16384u);
+  EXPECT_TRUE(out[0].estimated);
+  EXPECT_DOUBLE_EQ(out[0].variance, 1000 * 0.75 * 16);
+}
+
+TEST(ScaledCounts, ARateThatDriftsBetweenWindowsWidensTheError) {
+  ScaledCounts s;
+  auto p = probe(1);
+  // Windows of 0.1 s: 10,000 calls/s, then 20,000 calls/s. The change (10,000/s)^2 / 2
+  // times the 0.9 s unseen, squared, is far above the thinning variance.
+  s.hold(count(7, p, 1000));
+  (void)s.release(1e9, 0.1e9);
+  s.hold(count(7, p, 2000));
+  auto out = s.release(1e9, 0.1e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 20000u);
+  const double drift = 1e8 / 2 * 0.81;
+  EXPECT_DOUBLE_EQ(out[0].variance, drift);
+  EXPECT_GT(drift, 2000 * 0.9 / 0.01);
+}
+
+TEST(ScaledCounts, CountsSplitByHandleShareTheirProbesVariance) {
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 300, 0xa));
+  s.hold(count(7, p, 100, 0xb));
+  s.hold(count(8, p, 100));  // another process: its own estimate
+  auto out = s.release(1e9, 0.5e9);
+  ASSERT_EQ(out.size(), 3u);
+  const double whole = 400 * 0.5 / 0.25;  // pid 7's thinning variance
+  EXPECT_EQ(out[0].calls, 600u);
+  EXPECT_DOUBLE_EQ(out[0].variance, whole * 0.75 * 0.75);
+  EXPECT_EQ(out[1].calls, 200u);
+  EXPECT_DOUBLE_EQ(out[1].variance, whole * 0.25 * 0.25);
+  EXPECT_DOUBLE_EQ(out[2].variance, 100 * 0.5 / 0.25);
+}
+
+TEST(ScaledCounts, AnEmptyWindowStillScalesFromItsFloor) {
+  ScaledCounts s;
+  // Calls counted at the edges of a switch the log places outside the interval: the
+  // window is taken as 1 ms, not 0 (no division by zero, a large error).
+  s.hold(count(7, probe(1), 3));
+  auto out = s.release(1e9, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 3000u);
+  EXPECT_TRUE(out[0].estimated);
+  EXPECT_GT(out[0].variance, 1e6);
+}
+
+TEST(ScaledCounts, AProcessThatEndedIsScaledOverThePartItLived) {
+  ScaledCounts s;
+  s.hold(count(7, probe(1), 100));
+  s.hold(count(8, probe(1), 100));
+  // Pid 7 lived 0.4 s of the second and was counted 0.1 s of it: x4. Pid 8 ended at a
+  // moment not known: of the x10 of the whole second, half is added (x5.5), with a wider
+  // error than the thinning alone.
+  auto out = s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.4e9, 0.1e9}}, {8, std::nullopt}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].calls, 400u);
+  EXPECT_DOUBLE_EQ(out[0].variance, 100 * 0.75 / (0.25 * 0.25));
+  EXPECT_EQ(out[1].calls, 550u);
+  EXPECT_GT(out[1].variance, 100 * 0.9 / (0.1 * 0.1) + 900.0 * 900.0 / 12 - 1);
+}
+
+TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
+  ScaledCounts s;
+  s.hold(count(7, probe(1), 1000));
+  // Attached 0.1 s, in which the thread spent 20% of its time in the traps: the unseen
+  // 0.9 s went at 1000 / 0.1 / 0.8 = 12,500 calls a second.
+  auto out = s.release(1e9, 0.1e9, {{7, 0.2}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 1000u + 11250u);
+}
+
+}  // namespace
+}  // namespace eacgm::agent
