@@ -26,6 +26,7 @@ for size in $SIZES; do
     m=$(median <"$TMP/$size.$mode")
     echo "$size $mode: step untraced $base ms ($(spread <"$TMP/$size.untraced")), traced $m ms ($(spread <"$TMP/$size.$mode")), ratio $(awk -v m="$m" -v b="$base" 'BEGIN{printf "%.4f", m/b}')"
   done
+  [ -n "${OUT:-}" ] && cp "$TMP"/*.json "$OUT"/ 2>/dev/null
   "$PY" - "$TMP" "$size" "$ROUNDS" <<'PYEOF'
 import json, sys
 tmp, size, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -38,9 +39,15 @@ def kinds(doc):
             out[k][0] += f["calls"]
             out[k][1] += (f.get("calls_error") or 0) ** 2
     return out
+def load(path):
+    text = open(path).read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        sys.exit(f"{path}: not JSON: {text[:300]!r}")
 for r in range(1, rounds + 1):
-    d = json.load(open(f"{tmp}/{size}.duty.{r}.json"))
-    e = json.load(open(f"{tmp}/{size}.exact.{r}.json"))
+    d = load(f"{tmp}/{size}.duty.{r}.json")
+    e = load(f"{tmp}/{size}.exact.{r}.json")
     o = d["overhead"]
     kd, ke = kinds(d), kinds(e)
     parts = []

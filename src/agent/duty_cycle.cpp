@@ -2,6 +2,7 @@
 #include "agent/duty_cycle.h"
 
 #include <algorithm>
+#include <random>
 
 namespace eacgm::agent {
 namespace {
@@ -98,12 +99,21 @@ void DutyCycle::loop() {
       wake_.wait(lock, [this] { return stopping_ || fraction_ < 1.0; });
       continue;
     }
+    // The window falls anywhere in the period: were it always at the start of a second,
+    // work that starts or stops within seconds would be seen more (or less) than its share.
     const auto start = Clock::now();
     const auto on = std::chrono::duration_cast<Clock::duration>(options_.period * fraction_);
+    const auto lead = std::chrono::duration_cast<Clock::duration>(
+        (options_.period - on) * std::uniform_real_distribution<double>(0.0, 1.0)(random_));
+    const auto changed = [this] { return stopping_ || fraction_ >= 1.0; };
+    if (lead > Clock::duration::zero()) {
+      switch_to(lock, false);
+      if (wake_.wait_until(lock, start + lead, changed)) continue;
+    }
     switch_to(lock, true);
-    if (wake_.wait_until(lock, start + on, [this] { return stopping_ || fraction_ >= 1.0; })) continue;
+    if (wake_.wait_until(lock, start + lead + on, changed)) continue;
     switch_to(lock, false);
-    wake_.wait_until(lock, start + options_.period, [this] { return stopping_ || fraction_ >= 1.0; });
+    wake_.wait_until(lock, start + options_.period, changed);
   }
 }
 

@@ -1,6 +1,6 @@
 // DutyCycle: when counting every call would cost a process more than its budget, the
 // cycled probes (counted and not pinned) are attached for only a fraction of each
-// period and detached for the rest, so they cost that fraction of their traps. A thread
+// period (a window at a random place in it) and detached for the rest, so they cost that fraction of their traps. A thread
 // of its own switches them; it logs when they were attached, so that the counts of an
 // interval can be scaled by the time they covered (agent/scaled_counts.h).
 #pragma once
@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "core/result.h"
@@ -76,6 +77,7 @@ class DutyCycle final : public DutyControl {
   std::deque<Change> log_;  // state changes, oldest first; the first is the state before
   std::uint64_t switches_ = 0;
   std::uint64_t failures_ = 0;
+  std::minstd_rand random_{std::random_device{}()};  // where each period's window falls
   std::thread thread_;
 };
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Count accuracy of the always-on duty cycle, on one process: train_step.py runs its
+# warm-up, then two eacgm agents attach to it (`run --pid`), one with the default 1%
+# budget (the counted probes cycled, counts scaled) and one with the budget off (every
+# call counted, exact), and it runs its measured steps under both. Prints, per kind of
+# operation, the budgeted agent's estimate against the exact count with the error the
+# estimate reports, and the share of the time the cycled probes were attached.
+# Usage: bench/gpu/duty_accuracy.sh EACGM [SIZE] [STEPS]   (PY: the torch interpreter)
+set -uo pipefail
+EACGM=$1 SIZE=${2:-cpu} STEPS=${3:-2000}
+PY=${PY:-/opt/torch/.venv/bin/python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/rounds_common.sh"
+wait_for() { for _ in $(seq 6000); do [ -e "$1" ] && return 0; sleep 0.01; done; echo "timeout: $1"; return 1; }
+printf '[trace]\nbudget = 0\n' >"$TMP/exact.toml"
+"$PY" "$HERE/train_step.py" --size "$SIZE" --steps "$STEPS" --phases 1 --phase-dir "$TMP" >"$TMP/train.out" 2>&1 &
+train=$!
+wait_for "$TMP/ready.0" || exit 1
+"$EACGM" run --json --no-gpu --pid "$train" >"$TMP/duty.json" 2>"$TMP/duty.err" &
+"$EACGM" run --json --no-gpu --pid "$train" --config "$TMP/exact.toml" >"$TMP/exact.json" 2>"$TMP/exact.err" &
+for f in duty exact; do
+  for _ in $(seq 3000); do grep -q "tracing" "$TMP/$f.err" 2>/dev/null && break; sleep 0.01; done
+done
+touch "$TMP/go.0"
+wait
+grep -h "phase=" "$TMP/train.out"
+[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$OUT"/ 2>/dev/null
+"$PY" - "$TMP" "$SIZE" <<'PYEOF'
+import json, sys
+tmp, size = sys.argv[1], sys.argv[2]
+def load(path):
+    text = open(path).read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        sys.exit(f"{path}: not JSON: {text[:300]!r}")
+d, e = load(f"{tmp}/duty.json"), load(f"{tmp}/exact.json")
+def kinds(doc):
+    out = {}
+    for f in doc["functions"]:
+        n = f["function"]
+        k = "launch" if n.startswith("cuLaunch") else "copy" if n.startswith("cuMemcpy") else "memset" if n.startswith("cuMemset") else None
+        if k:
+            c = out.setdefault(k, [0, 0.0])
+            c[0] += f["calls"]
+            c[1] += (f.get("calls_error") or 0) ** 2
+    return out
+kd, ke = kinds(d), kinds(e)
+o = d["overhead"]
+print(f"{size}: cycled probes attached {o.get('attached_share', 1)*100:.1f}% of the time (duty now {o.get('duty_fraction', 1)*100:.1f}%),"
+      f" {d['accounting'].get('duty_switches', 0)} switches, {d['accounting'].get('duty_failures', 0)} failures")
+for k in ("launch", "copy", "memset"):
+    exact = ke.get(k, [0, 0])[0]
+    est, err = kd.get(k, [0, 0])[0], kd.get(k, [0, 0.0])[1] ** 0.5
+    rel = (est - exact) / exact * 100 if exact else 0.0
+    print(f"  {k}: estimate {est} vs exact {exact}: {rel:+.2f}% (reported error {err:.0f} = {err/exact*100 if exact else 0:.2f}%)")
+PYEOF
