@@ -32,7 +32,8 @@ typedef __s16 eacgm_s16;
  * every change either side must agree on. 4: per-probe hit counts (`probe_hits`).
  * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags.
  * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`).
- * 7: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`). */
+ * 7: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
+ * eacgm_count_value.windowed). */
 #define EACGM_ABI_VERSION 7
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
@@ -153,6 +154,9 @@ struct eacgm_count_key {
 struct eacgm_count_value {
 	eacgm_u64 calls;
 	eacgm_u64 bytes;
+	eacgm_u64 windowed; /* of the calls, those made while `duty_window` was open: for the
+			     * probes that are not cycled, how the process's pace inside and
+			     * outside the windows compares (the cycled probes' real cost) */
 };
 
 /* Durations of the sampled calls of counted probes: one key per (process, probe, log

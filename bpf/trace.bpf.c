@@ -588,12 +588,11 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	}
 	if (!(p->flags & EACGM_PROBE_ENABLED))
 		return 1;
-	if (p->flags & EACGM_PROBE_CYCLED) {
-		__u32 zero = 0;
-		__u32 *open = bpf_map_lookup_elem(&duty_window, &zero);
-		if (!open || !*open)
-			return 1;
-	}
+	__u32 zero = 0;
+	__u32 *window = bpf_map_lookup_elem(&duty_window, &zero);
+	__u64 in_window = window && *window ? 1 : 0;
+	if ((p->flags & EACGM_PROBE_CYCLED) && !in_window)
+		return 1;
 	__u64 seen = 0;
 	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
 	if (hits) {
@@ -642,6 +641,7 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	}
 	v->calls += 1;
 	v->bytes += bytes;
+	v->windowed += in_window;
 
 	__u64 mask = ((__u64)1 << (c->sample_shift & 31)) - 1;
 	if (seen & mask)

@@ -16,6 +16,12 @@ constexpr double kDutyLower = 0.9;        // lowered when the fraction needed is
 constexpr double kDutyRaise = 1.25;       // raised when the fraction allowed is above this multiple
 constexpr double kDutyFull = 0.9;         // a fraction allowed above this is the whole time
 constexpr double kDutyFullShare = 0.999;  // attached this share of an interval: not cycled
+// A fraction a process with no measured pace starts at, so that its pace is measured.
+constexpr double kDutyExplore = 0.5;
+constexpr double kPaceDecay = 0.8;        // weight of the pooled pace at each new interval
+constexpr double kPaceMinCalls = 30;      // pooled calls inside and outside before a pace counts
+constexpr double kPaceMinSeconds = 0.05;  // an interval with less time seen (or unseen) adds none
+constexpr double kMaxModelSlowdown = 0.5;
 
 }  // namespace
 
@@ -92,6 +98,11 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
       ProbeTally& t = tallies_[{c.pid, c.probe->id}];
       t.calls += c.calls;
       t.cycled = c.probe->cycled;
+      if (duty_ && !c.probe->cycled) {
+        Pace& pace = paces_[c.pid];
+        pace.calls += c.calls;
+        pace.windowed += c.windowed;
+      }
     }
   }
   for (const CallTimings& t : timings) {
@@ -124,24 +135,14 @@ double BudgetController::cycled_ns(std::uint32_t pid) const {
   return ns;
 }
 
-void BudgetController::release_held(std::optional<std::chrono::steady_clock::time_point> prev,
-                                    std::chrono::steady_clock::time_point now,
-                                    const std::set<std::uint32_t>& exited) {
-  if (held_.empty() && !duty_) return;
-  double wall = 0, attached = 0;
-  if (prev && duty_) {
-    wall = std::chrono::duration<double, std::nano>(now - *prev).count();
-    attached = duty_->attached_ns(*prev, now);
-  }
-  // The share of the attached time each process's (launching) thread spent in the
-  // cycled probes' traps: it made that much fewer calls than while they were detached.
-  std::map<std::uint32_t, double> slowdown;
-  if (attached > 0) {
-    for (const auto& [key, tally] : tallies_) {
-      if (tally.cycled && !slowdown.contains(key.first))
-        slowdown[key.first] = cycled_ns(key.first) / attached;
-    }
-  }
+std::optional<double> BudgetController::Pace::speedup() const {
+  if (in_calls < kPaceMinCalls || out_calls < kPaceMinCalls || in_s <= 0 || out_s <= 0) return std::nullopt;
+  return (out_calls / out_s) / (in_calls / in_s);
+}
+
+std::map<std::uint32_t, std::optional<ScaledCounts::Span>> BudgetController::ended_spans(
+    std::optional<std::chrono::steady_clock::time_point> prev, std::chrono::steady_clock::time_point now,
+    const std::set<std::uint32_t>& exited) const {
   std::map<std::uint32_t, std::optional<ScaledCounts::Span>> ended;
   for (std::uint32_t pid : exited) {
     auto& span = ended[pid];
@@ -151,7 +152,50 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
                                 duty_->attached_ns(*prev, *at)};
     }
   }
-  auto scaled = held_.release(wall, attached, slowdown, ended);
+  return ended;
+}
+
+void BudgetController::update_paces(double wall_ns, double attached_ns,
+                                    const std::map<std::uint32_t, std::optional<ScaledCounts::Span>>& ended) {
+  for (auto& [pid, pace] : paces_) {
+    ScaledCounts::Span span{wall_ns, attached_ns};
+    if (auto e = ended.find(pid); e != ended.end() && e->second) span = *e->second;
+    const double in_s = span.attached_ns / 1e9, out_s = (span.wall_ns - span.attached_ns) / 1e9;
+    if (in_s >= kPaceMinSeconds && out_s >= kPaceMinSeconds) {
+      const auto in = static_cast<double>(std::min(pace.windowed, pace.calls));
+      pace.in_calls = kPaceDecay * pace.in_calls + in;
+      pace.out_calls = kPaceDecay * pace.out_calls + (static_cast<double>(pace.calls) - in);
+      pace.in_s = kPaceDecay * pace.in_s + in_s;
+      pace.out_s = kPaceDecay * pace.out_s + out_s;
+    }
+    pace.calls = pace.windowed = 0;
+  }
+}
+
+void BudgetController::release_held(std::optional<std::chrono::steady_clock::time_point> prev,
+                                    std::chrono::steady_clock::time_point now,
+                                    const std::set<std::uint32_t>& exited) {
+  if (held_.empty() && !duty_) return;
+  double wall = 0, attached = 0;
+  if (prev && duty_) {
+    wall = std::chrono::duration<double, std::nano>(now - *prev).count();
+    attached = duty_->attached_ns(*prev, now);
+  }
+  const auto ended = ended_spans(prev, now, exited);
+  update_paces(wall, attached, ended);
+  // How much faster each process made its calls while the cycled probes were detached:
+  // measured from its pace where it has one, else from the calibrated cost of the traps
+  // it took (a lower bound: a real program pays more than a loop's best case).
+  std::map<std::uint32_t, double> speedup;
+  for (const auto& [key, tally] : tallies_) {
+    if (!tally.cycled || speedup.contains(key.first)) continue;
+    const auto pace = paces_.find(key.first);
+    const auto measured = pace == paces_.end() ? std::nullopt : pace->second.speedup();
+    const double model = attached > 0 ? std::min(cycled_ns(key.first) / attached, kMaxModelSlowdown) : 0.0;
+    speedup[key.first] = measured ? *measured : 1 / (1 - model);
+  }
+  auto scaled = held_.release(wall, attached, speedup, ended);
+  for (std::uint32_t pid : exited) paces_.erase(pid);
   if (!scaled.empty()) inner_->on_counts(scaled, {});
 }
 
@@ -163,9 +207,22 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
     if (cycled <= 0) continue;
     const double own = std::max(std::min(row.cpu_ns, last_wall_ns_) - row.estimated_ns, kMinOwnNs);
     const double steady = row.estimated_ns - cycled;
-    // Attached all the time, the cycled probes would have cost this much.
+    const double room = kDutyAim * options_.budget - steady / own;
+    const auto pace = paces_.find(row.pid);
+    const auto speedup = pace == paces_.end() ? std::nullopt : pace->second.speedup();
+    if (speedup) {
+      // Measured: while attached, the process goes 1 - 1/speedup slower; at fraction f,
+      // f times that.
+      const double slowdown = 1 - 1 / *speedup;
+      if (slowdown > 0) allowed_fraction = std::min(allowed_fraction, room / slowdown);
+      continue;
+    }
+    // Not measured yet: from the calibrated cost (attached all the time, the cycled
+    // probes would have cost `whole`), and cycled anyway, at most half the time, while a
+    // quarter of the budget is at stake, so that the pace is measured.
     const double whole = cycled / std::max(attached_share, duty_->min_fraction());
-    allowed_fraction = std::min(allowed_fraction, (kDutyAim * options_.budget * own - steady) / whole);
+    allowed_fraction = std::min(allowed_fraction, room * own / whole);
+    if (whole / own > options_.budget / 4) allowed_fraction = std::min(allowed_fraction, kDutyExplore);
   }
   const double now = duty_->fraction();
   double next = now;
@@ -342,10 +399,16 @@ void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const 
   run_wall_ns_ += last_wall_ns_;
   run_attached_ns_ += attached_share * last_wall_ns_;
   report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
+  // The interval's counts first (with the paces they add), then the decisions.
+  release_held(prev, now, exited_in(report));
   if (options_.budget > 0) adapt(report);
   if (duty_ && options_.budget > 0 && options_.adapt && costs_.measured) plan_duty(report, attached_share);
+  for (ProcessOverhead& row : report.processes) {
+    const auto pace = paces_.find(row.pid);
+    if (pace == paces_.end()) continue;
+    if (auto speedup = pace->second.speedup()) row.measured_slowdown = 1 - 1 / *speedup;
+  }
   report_shifts(report);
-  release_held(prev, now, exited_in(report));
   tallies_.clear();
   // Held while cycling, and for the interval after it (the probes attach again).
   holding_ = duty_ && (duty_->fraction() < 1.0 || attached_share < kDutyFullShare);

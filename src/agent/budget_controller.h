@@ -92,6 +92,15 @@ class BudgetController final : public Consumer {
     std::deque<Interval> window;
     bool seen = false;  // had traps in this interval
   };
+  // A process's pace inside and outside the duty windows, from the calls of its counted
+  // probes that are not cycled (attached throughout): how much the cycled probes really
+  // slow it, pooled over recent intervals with some cycling.
+  struct Pace {
+    std::uint64_t calls = 0, windowed = 0;  // this interval
+    double in_calls = 0, in_s = 0, out_calls = 0, out_s = 0;
+    // Calls per second outside the windows over those inside; none until enough calls.
+    std::optional<double> speedup() const;
+  };
   struct ProbeTally {
     std::uint64_t calls = 0;
     std::uint64_t sampled = 0;
@@ -109,6 +118,14 @@ class BudgetController final : public Consumer {
   // The duty cycle's fraction from the interval's rows: the largest that keeps every
   // process within budget, moved in steps (down at once, up at most twice as high).
   void plan_duty(OverheadReport& report, double attached_share);
+  // Adds the interval (prev, now] to each process's pace (`ended`: the part of it a
+  // process that exited lived).
+  void update_paces(double wall_ns, double attached_ns,
+                    const std::map<std::uint32_t, std::optional<ScaledCounts::Span>>& ended);
+  // The spans of the processes that ended in (prev, now], where their exit is known.
+  std::map<std::uint32_t, std::optional<ScaledCounts::Span>> ended_spans(
+      std::optional<std::chrono::steady_clock::time_point> prev, std::chrono::steady_clock::time_point now,
+      const std::set<std::uint32_t>& exited) const;
   // What the cycled probes' traps cost the process in this interval's tallies.
   double cycled_ns(std::uint32_t pid) const;
   // Hands on the held counts of the interval (prev, now], scaled; `exited`: the
@@ -141,9 +158,10 @@ class BudgetController final : public Consumer {
   std::uint64_t untracked_ = 0;
   std::shared_ptr<DutyControl> duty_;
   ScaledCounts held_;
-  bool holding_ = false;        // cycled probes' counts are held for scaling this interval
-  double run_wall_ns_ = 0;      // the trace's intervals so far
-  double run_attached_ns_ = 0;  // of them, cycled probes attached
+  bool holding_ = false;                 // cycled probes' counts are held for scaling this interval
+  std::map<std::uint32_t, Pace> paces_;  // processes with counted probes not cycled
+  double run_wall_ns_ = 0;               // the trace's intervals so far
+  double run_attached_ns_ = 0;           // of them, cycled probes attached
 };
 
 }  // namespace eacgm::agent

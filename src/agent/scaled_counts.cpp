@@ -11,7 +11,8 @@ constexpr double kExact = 0.999;                // attached this share of an int
 constexpr double kMinAttachedNs = 1e6;          // below, the window is taken as this long
 constexpr double kChangeWeight = 0.2;           // weight of the newest rate change
 constexpr std::uint64_t kForgetIntervals = 10;  // a (process, probe) unseen this long is dropped
-constexpr double kMaxSlowdown = 0.5;            // beyond, the thread is mostly traps: no model
+constexpr double kMinSpeedup = 0.5;             // a pace outside these bounds is taken as the bound
+constexpr double kMaxSpeedup = 2.0;
 
 std::uint64_t scaled(std::uint64_t n, double factor) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(n) * factor));
@@ -20,7 +21,7 @@ std::uint64_t scaled(std::uint64_t n, double factor) {
 }  // namespace
 
 std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
-                                             const std::map<std::uint32_t, double>& slowdown,
+                                             const std::map<std::uint32_t, double>& speedup,
                                              const std::map<std::uint32_t, std::optional<Span>>& ended) {
   ++interval_;
   std::vector<CallCount> out;
@@ -59,8 +60,8 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     sc.f = std::min(1.0, seen_ns / span.wall_ns);
     sc.seen_s = seen_ns / 1e9;
     sc.unseen_s = std::max(0.0, span.wall_ns - seen_ns) / 1e9;
-    const auto slow = slowdown.find(pid);
-    sc.speedup = 1 / (1 - (slow == slowdown.end() ? 0.0 : std::clamp(slow->second, 0.0, kMaxSlowdown)));
+    const auto fast = speedup.find(pid);
+    sc.speedup = fast == speedup.end() ? 1.0 : std::clamp(fast->second, kMinSpeedup, kMaxSpeedup);
     return sc;
   };
 

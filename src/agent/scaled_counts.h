@@ -13,9 +13,9 @@
 // A count split by handle (a launch's kernel) gets its share of its probe's variance.
 //
 // The probes slow the calling thread while they are attached, so it makes fewer calls
-// per second then than while they are detached: with `slowdown` (the share of the
-// attached time the process's thread spent in the cycled probes' traps), the unseen
-// time's calls are n / (1 - slowdown) x unseen / attached.
+// per second then than while they are detached: with `speedup` (the process's call rate
+// while they are detached over its rate while attached), the unseen time's calls are
+// n x speedup x unseen / attached.
 //
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
@@ -44,11 +44,11 @@ class ScaledCounts {
   bool empty() const { return held_.empty(); }
   // Ends the interval (`wall_ns` long, the cycled probes attached `attached_ns` of it):
   // the held counts, scaled and marked estimated. Counts of an interval that was
-  // attached throughout come back as they are, exact. `slowdown`: per pid, 0 if absent.
+  // attached throughout come back as they are, exact. `speedup`: per pid, 1 if absent.
   // `ended`: processes that exited in the interval, with the part of it they lived when
   // known.
   std::vector<CallCount> release(double wall_ns, double attached_ns,
-                                 const std::map<std::uint32_t, double>& slowdown = {},
+                                 const std::map<std::uint32_t, double>& speedup = {},
                                  const std::map<std::uint32_t, std::optional<Span>>& ended = {});
 
  private:

@@ -23,6 +23,9 @@ struct CallCount {
   // `calls` and `bytes` are estimates, `variance` that of `calls` (calls squared).
   bool estimated = false;
   double variance = 0;
+  // Of `calls`, those made while the duty window was open (agent/duty_cycle.h): for
+  // probes that are not cycled, the pace of the process inside and outside the windows.
+  std::uint64_t windowed = 0;
 };
 
 struct CallTimings {

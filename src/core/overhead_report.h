@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct ProcessOverhead {
   // estimated / (cpu - estimated): the slowdown of the process's own work, over the
   // window the controller decides on (a few seconds).
   double ratio = 0;
+  // Measured by the duty cycle: how much slower the process goes while the cycled
+  // probes are attached (its calls to probes attached throughout, inside the windows
+  // against outside); unset until it has cycled long enough.
+  std::optional<double> measured_slowdown = std::nullopt;
 };
 
 struct OverheadReport {

@@ -15,7 +15,7 @@ static_assert(sizeof(eacgm_probe) == 80);
 static_assert(offsetof(eacgm_probe, count) == 72);
 static_assert(sizeof(eacgm_count) == 8);
 static_assert(sizeof(eacgm_count_key) == 24);
-static_assert(sizeof(eacgm_count_value) == 16);
+static_assert(sizeof(eacgm_count_value) == 24);
 static_assert(sizeof(eacgm_duration_key) == 16);
 static_assert(sizeof(eacgm_duration_value) == 24);
 static_assert(offsetof(eacgm_probe, args) == 8);

@@ -36,8 +36,12 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
       report.budget * 100);
   for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
     const ProcessOverhead& p = *rows[i];
-    out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms)\n", p.pid,
-                       cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6);
+    out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms){}\n", p.pid,
+                       cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6,
+                       p.measured_slowdown ? fmt::format("; measured: {:.1f}% slower while the cycled probes "
+                                                         "are attached",
+                                                         *p.measured_slowdown * 100)
+                                           : std::string());
   }
   if (rows.size() > max_rows) out += fmt::format("  ... and {} more processes\n", rows.size() - max_rows);
   if (report.pinned_probes > 0) {
@@ -80,7 +84,9 @@ nlohmann::json overhead_json(const OverheadReport& report) {
                     {"estimated_s", p.total_estimated_ns / 1e9},
                     {"cpu_s", p.total_cpu_ns / 1e9},
                     {"cpu_share", cpu_share(p)},
-                    {"recent_ratio", p.ratio}});
+                    {"recent_ratio", p.ratio},
+                    {"measured_slowdown",
+                     p.measured_slowdown ? nlohmann::json(*p.measured_slowdown) : nlohmann::json(nullptr)}});
   }
   doc["processes"] = std::move(list);
   return doc;

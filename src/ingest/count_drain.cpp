@@ -55,16 +55,20 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     const bool restarted = e.calls < s.calls;
     const std::uint64_t calls = restarted ? e.calls : e.calls - s.calls;
     const std::uint64_t bytes = restarted || e.bytes < s.bytes ? e.bytes : e.bytes - s.bytes;
+    const std::uint64_t windowed =
+        restarted || e.windowed < s.windowed ? e.windowed : e.windowed - s.windowed;
     s.calls = e.calls;
     s.bytes = e.bytes;
+    s.windowed = e.windowed;
     if (calls == 0) continue;
     if (!s.named) {
       s.kernel = name_of(probe, e.key.pid, e.key.handle);
       s.named = !s.kernel.empty();
     }
     counters_.counted_calls += calls;
-    counts.push_back(
-        CallCount{e.key.pid, std::move(probe), e.key.handle, e.key.stream, s.kernel, calls, bytes});
+    CallCount c{e.key.pid, std::move(probe), e.key.handle, e.key.stream, s.kernel, calls, bytes};
+    c.windowed = windowed;
+    counts.push_back(std::move(c));
   }
   counters_.keys = seen_.size();
   for (const probe::DurationEntry& e : source_.read_durations()) {

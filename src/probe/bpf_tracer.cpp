@@ -551,6 +551,7 @@ std::vector<CountEntry> BpfTracer::read_counts() const {
         for (const auto& c : v) {
           e.calls += c.calls;
           e.bytes += c.bytes;
+          e.windowed += c.windowed;
         }
         out.push_back(e);
       });

@@ -54,6 +54,7 @@ struct CountEntry {
   eacgm_count_key key{};
   std::uint64_t calls = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t windowed = 0;  // of the calls, made while the duty window was open
 };
 // One key of the sampled-duration map, summed over CPUs (cumulative).
 struct DurationEntry {

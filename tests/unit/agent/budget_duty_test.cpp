@@ -95,6 +95,25 @@ struct Loop {
     c->on_counts(counts, {});
     tick();
   }
+  // One second of a thread that the attached probes really slow by `slow` (more than
+  // their calibrated cost says, as in a real program): `rate` hot calls and 1,000 pinned
+  // ones a second untraced; the pinned probe, attached throughout, counts which of its
+  // calls fell in the window.
+  void paced_second(double rate, double slow) {
+    cpu_ns += 1e9;
+    const double f = duty->now;
+    const auto seen = static_cast<std::uint64_t>(std::llround(rate * (1 - slow) * f));
+    true_hot += seen + static_cast<std::uint64_t>(std::llround(rate * (1 - f)));
+    const auto in = static_cast<std::uint64_t>(std::llround(1000 * (1 - slow) * f));
+    const auto pinned_calls = in + static_cast<std::uint64_t>(std::llround(1000 * (1 - f)));
+    true_pinned += pinned_calls;
+    CallCount h{7, hot, 0, 0, "", seen, 0};
+    CallCount p{7, pinned, 0, 0, "", pinned_calls, 0};
+    p.windowed = in;
+    std::vector<CallCount> counts{h, p};
+    c->on_counts(counts, {});
+    tick();
+  }
   void tick() {
     now += std::chrono::seconds(1);
     c->on_tick(now, CounterValues{});
@@ -153,6 +172,33 @@ TEST(BudgetDuty, WhenTheLoadGoesTheProbesAreAttachedAgainAndCountsAreExact) {
   l.second(1000);
   EXPECT_EQ(l.inner->estimated[1], before) << "no more estimates";
   EXPECT_EQ(l.inner->calls[1] - calls_before, 2000u);
+}
+
+TEST(BudgetDuty, TheMeasuredPaceSetsTheFractionAndTheScale) {
+  Loop l;
+  // 20,000 calls a second: 1% of the thread at the calibrated 0.5 us, over the 0.25%
+  // that starts a measurement; really the probes slow the thread by 20% while attached.
+  for (int i = 0; i < 20; ++i) l.paced_second(20000, 0.2);
+  // 20% while attached: the 1% budget (aiming at 0.8%) allows 4%, below the 5% floor.
+  EXPECT_DOUBLE_EQ(l.duty->now, 0.05);
+  // The scale follows the measured pace, not the calibrated cost: within 1% of the truth.
+  const auto hot = static_cast<double>(l.inner->calls[1]);
+  EXPECT_NEAR(hot, static_cast<double>(l.true_hot), 0.01 * static_cast<double>(l.true_hot));
+  EXPECT_EQ(l.inner->calls[2], l.true_pinned);
+  ASSERT_EQ(l.inner->reports.back().processes.size(), 1u);
+  EXPECT_NEAR(l.inner->reports.back().processes[0].measured_slowdown.value_or(-1), 0.2, 1e-9);
+}
+
+TEST(BudgetDuty, AProcessTheProbesDoNotSlowIsCountedWholeAgain) {
+  Loop l;
+  // The same calls, but the thread waits on its GPU and the traps cost it nothing: once
+  // measured, the probes are attached all the time and counts are exact again.
+  for (int i = 0; i < 20; ++i) l.paced_second(20000, 0.0);
+  EXPECT_DOUBLE_EQ(l.duty->now, 1.0);
+  const std::uint64_t before = l.inner->estimated[1];
+  l.paced_second(20000, 0.0);
+  l.paced_second(20000, 0.0);
+  EXPECT_EQ(l.inner->estimated[1], before);
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
   s.hold(count(7, probe(1), 1000));
   // Attached 0.1 s, in which the thread spent 20% of its time in the traps: the unseen
   // 0.9 s went at 1000 / 0.1 / 0.8 = 12,500 calls a second.
-  auto out = s.release(1e9, 0.1e9, {{7, 0.2}});
+  auto out = s.release(1e9, 0.1e9, {{7, 1 / 0.8}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 1000u + 11250u);
 }
