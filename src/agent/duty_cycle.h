@@ -1,8 +1,9 @@
 // DutyCycle: when counting every call would cost a process more than its budget, the
 // cycled probes (counted and not pinned) are attached for only a fraction of each
-// period (a window at a random place in it) and detached for the rest, so they cost that fraction of their traps. A thread
-// of its own switches them; it logs when they were attached, so that the counts of an
-// interval can be scaled by the time they covered (agent/scaled_counts.h).
+// period (a window at a random place in it) and detached for the rest, so they cost
+// that fraction of their traps. A thread of its own switches them; it logs when they
+// counted, so that the counts of an interval can be scaled by the time they covered
+// (agent/scaled_counts.h).
 #pragma once
 
 #include <chrono>
