@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Count accuracy of the always-on duty cycle, on one process: train_step.py runs its
-# warm-up, then two eacgm agents attach to it (`run --pid`), one with the default 1%
-# budget (the counted probes cycled, counts scaled) and one with the budget off (every
-# call counted, exact), and it runs its measured steps under both. Prints, per kind of
-# operation, the budgeted agent's estimate against the exact count with the error the
-# estimate reports, and the share of the time the cycled probes were attached.
+# Count accuracy of the always-on duty cycle: train_step.py runs its warm-up, then an
+# eacgm agent attaches to it (`run --pid`) and it runs its measured steps; once with the
+# budget off (every call counted, exact), once with the default 1% budget (the counted
+# probes cycled, counts scaled). The loop is deterministic, so both processes make the
+# same calls. (Two agents on one process would not do: a second agent's probes on the
+# same functions change what the first one's cost.) Prints, per kind of operation, the
+# estimate against the exact count with the error the estimate reports, and the share
+# of the time the cycled probes were attached.
 # Usage: bench/gpu/duty_accuracy.sh EACGM [SIZE] [STEPS]   (PY: the torch interpreter)
 set -uo pipefail
 EACGM=$1 SIZE=${2:-cpu} STEPS=${3:-2000}
@@ -13,18 +15,22 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
 wait_for() { for _ in $(seq 6000); do [ -e "$1" ] && return 0; sleep 0.01; done; echo "timeout: $1"; return 1; }
 printf '[trace]\nbudget = 0\n' >"$TMP/exact.toml"
-"$PY" "$HERE/train_step.py" --size "$SIZE" --steps "$STEPS" --phases 1 --phase-dir "$TMP" >"$TMP/train.out" 2>&1 &
-train=$!
-wait_for "$TMP/ready.0" || exit 1
-"$EACGM" run --json --no-gpu --pid "$train" >"$TMP/duty.json" 2>"$TMP/duty.err" &
-"$EACGM" run --json --no-gpu --pid "$train" --config "$TMP/exact.toml" >"$TMP/exact.json" 2>"$TMP/exact.err" &
-for f in duty exact; do
-  for _ in $(seq 3000); do grep -q "tracing" "$TMP/$f.err" 2>/dev/null && break; sleep 0.01; done
-done
-touch "$TMP/go.0"
-wait
-grep -h "phase=" "$TMP/train.out"
-[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$OUT"/ 2>/dev/null
+trace_steps() {  # NAME [eacgm options]
+  local name=$1
+  shift
+  rm -f "$TMP"/ready.* "$TMP"/go.*
+  "$PY" "$HERE/train_step.py" --size "$SIZE" --steps "$STEPS" --phases 1 --phase-dir "$TMP" >"$TMP/$name.train" 2>&1 &
+  local train=$!
+  wait_for "$TMP/ready.0" || exit 1
+  "$EACGM" run --json --no-gpu --pid "$train" "$@" >"$TMP/$name.json" 2>"$TMP/$name.err" &
+  for _ in $(seq 3000); do grep -q "tracing" "$TMP/$name.err" 2>/dev/null && break; sleep 0.01; done
+  touch "$TMP/go.0"
+  wait
+  grep -h "phase=" "$TMP/$name.train"
+}
+trace_steps exact --config "$TMP/exact.toml"
+trace_steps duty
+[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$OUT"/ 2>/dev/null
 "$PY" - "$TMP" "$SIZE" <<'PYEOF'
 import json, sys
 tmp, size = sys.argv[1], sys.argv[2]

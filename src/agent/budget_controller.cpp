@@ -20,7 +20,7 @@ constexpr double kDutyFullShare = 0.999;  // attached this share of an interval:
 constexpr double kDutyExplore = 0.5;
 constexpr double kPaceDecay = 0.8;        // weight of the pooled pace at each new interval
 constexpr double kPaceMinCalls = 30;      // pooled calls inside and outside before a pace counts
-constexpr double kPaceMinSeconds = 0.05;  // an interval with less time seen (or unseen) adds none
+constexpr double kPaceMinSeconds = 0.01;  // an interval with less time seen (or unseen) adds none
 constexpr double kMaxModelSlowdown = 0.5;
 
 }  // namespace
@@ -410,6 +410,7 @@ void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const 
   }
   report_shifts(report);
   tallies_.clear();
+  if (duty_) duty_->on_tick(now);
   // Held while cycling, and for the interval after it (the probes attach again).
   holding_ = duty_ && (duty_->fraction() < 1.0 || attached_share < kDutyFullShare);
   inner_->on_overhead(report);

@@ -91,29 +91,40 @@ void DutyCycle::switch_to(std::unique_lock<std::mutex>& lock, bool attached) {
   prune(*done);
 }
 
+void DutyCycle::on_tick(Clock::time_point now) {
+  {
+    std::lock_guard lock(mutex_);
+    period_start_ = now;
+  }
+  wake_.notify_all();
+}
+
 void DutyCycle::loop() {
   std::unique_lock lock(mutex_);
+  const auto changed = [this] { return stopping_ || fraction_ >= 1.0; };
   while (!stopping_) {
     if (fraction_ >= 1.0) {
       switch_to(lock, true);
       wake_.wait(lock, [this] { return stopping_ || fraction_ < 1.0; });
       continue;
     }
-    // The window falls anywhere in the period: were it always at the start of a second,
-    // work that starts or stops within seconds would be seen more (or less) than its share.
-    const auto start = Clock::now();
-    const auto on = std::chrono::duration_cast<Clock::duration>(options_.period * fraction_);
-    const auto lead = std::chrono::duration_cast<Clock::duration>(
-        (options_.period - on) * std::uniform_real_distribution<double>(0.0, 1.0)(random_));
-    const auto changed = [this] { return stopping_ || fraction_ >= 1.0; };
-    if (lead > Clock::duration::zero()) {
-      switch_to(lock, false);
-      if (wake_.wait_until(lock, start + lead, changed)) continue;
-    }
-    switch_to(lock, true);
-    if (wake_.wait_until(lock, start + lead + on, changed)) continue;
+    // Detached until a tick begins a period; the window then falls anywhere in its
+    // first 90% (were it always at the start, work that starts or stops within seconds
+    // would be seen more, or less, than its share), so each interval holds one.
     switch_to(lock, false);
-    wake_.wait_until(lock, start + options_.period, changed);
+    wake_.wait(lock, [this] { return stopping_ || fraction_ >= 1.0 || period_start_.has_value(); });
+    if (changed()) continue;
+    const Clock::time_point start = *period_start_;
+    period_start_.reset();
+    const auto on = std::chrono::duration_cast<Clock::duration>(options_.period * fraction_);
+    const auto room = std::max(Clock::duration::zero(),
+                               std::chrono::duration_cast<Clock::duration>(options_.period * 0.9) - on);
+    const auto lead = std::chrono::duration_cast<Clock::duration>(
+        room * std::uniform_real_distribution<double>(0.0, 1.0)(random_));
+    if (wake_.wait_until(lock, start + lead, changed)) continue;
+    switch_to(lock, true);
+    if (wake_.wait_until(lock, Clock::now() + on, changed)) continue;
+    switch_to(lock, false);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -30,6 +31,8 @@ class DutyControl {
   virtual double min_fraction() const = 0;
   // Nanoseconds of (from, to] during which the cycled probes were attached.
   virtual double attached_ns(Clock::time_point from, Clock::time_point to) const = 0;
+  // An interval of the counts began at `now`: the next window falls inside it.
+  virtual void on_tick(Clock::time_point now) { (void)now; }
 };
 
 class DutyCycle final : public DutyControl {
@@ -52,6 +55,9 @@ class DutyCycle final : public DutyControl {
   double fraction() const override;
   double min_fraction() const override { return options_.min_fraction; }
   double attached_ns(Clock::time_point from, Clock::time_point to) const override;
+  // Each tick starts a period: one window at a random place in it, so that every
+  // interval of counts holds one.
+  void on_tick(Clock::time_point now) override;
   // Ends the thread, leaving the probes attached; before the probes' owner goes.
   void stop();
 
@@ -75,6 +81,7 @@ class DutyCycle final : public DutyControl {
   double fraction_ = 1.0;
   bool attached_ = true;
   bool stopping_ = false;
+  std::optional<Clock::time_point> period_start_;  // a tick not yet begun as a period
   std::deque<Change> log_;  // state changes, oldest first; the first is the state before
   std::uint64_t switches_ = 0;
   std::uint64_t failures_ = 0;

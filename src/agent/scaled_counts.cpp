@@ -28,7 +28,33 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   out.swap(held_);
   std::erase_if(rates_,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
-  if (out.empty() || wall_ns <= 0) return out;
+  if (wall_ns <= 0) return out;
+  // Processes that ended before anything of the interval was seen: their last rates
+  // (handed on as they are, after the scaling below).
+  std::vector<CallCount> extrapolated;
+  for (const auto& [pid, span] : ended) {
+    auto last = last_.find(pid);
+    if (last == last_.end()) continue;
+    if (span && span->attached_ns < kMinSeenNs && last->second.seconds > 0) {
+      const double lived = span->wall_ns / 1e9 / last->second.seconds;
+      for (CallCount c : last->second.rows) {
+        const double calls = static_cast<double>(c.calls) * lived;
+        c.calls = static_cast<std::uint64_t>(std::llround(calls));
+        c.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.bytes) * lived));
+        c.variance = calls * calls / 4;
+        c.estimated = true;
+        if (c.calls > 0) extrapolated.push_back(std::move(c));
+      }
+    }
+    last_.erase(last);
+  }
+  // What was seen of a process that ended before its window (at its very end) is
+  // already in its extrapolation.
+  std::erase_if(out, [&](const CallCount& c) {
+    return std::any_of(extrapolated.begin(), extrapolated.end(),
+                       [&](const CallCount& e) { return e.pid == c.pid; });
+  });
+  if (out.empty()) return extrapolated;
 
   // Per process: the span it lived in the interval, and how it is scaled.
   struct Scale {
@@ -101,6 +127,21 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     c.bytes = scaled(c.bytes, factor);
     c.estimated = true;
   }
+  // The rates of the processes seen long enough, for an interval they end before its window.
+  std::map<std::uint32_t, LastRates> latest;
+  for (const CallCount& c : out) {
+    const Scale& sc = scale_of(c.pid);
+    if (sc.exact || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid)) continue;
+    LastRates& l = latest[c.pid];
+    l.seconds = sc.seen_s + sc.unseen_s;
+    l.interval = interval_;
+    CallCount row = c;
+    row.variance = 0;
+    l.rows.push_back(std::move(row));
+  }
+  for (auto& [pid, l] : latest) last_[pid] = std::move(l);
+  std::erase_if(last_, [this](const auto& l) { return l.second.interval + kForgetIntervals < interval_; });
+  out.insert(out.end(), extrapolated.begin(), extrapolated.end());
   return out;
 }
 

@@ -20,7 +20,9 @@
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
 // them are added, with the variance of a uniform share (the whole unseen estimate
-// squared over 12) added to the rest.
+// squared over 12) added to the rest. One that exited before the interval's window
+// (nothing seen) is given its last interval's rates over the time it lived, with an
+// error of half of that.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +60,16 @@ class ScaledCounts {
     std::uint32_t windows = 0;
     std::uint64_t last_interval = 0;
   };
+  // Below this much time seen, a process's interval is not scaled from what was seen.
+  static constexpr double kMinSeenNs = 10e6;
+  // A process's last scaled interval: its counts per second, by row.
+  struct LastRates {
+    std::vector<CallCount> rows;  // calls and bytes of `seconds`
+    double seconds = 0;
+    std::uint64_t interval = 0;  // when they were seen
+  };
   std::vector<CallCount> held_;
+  std::map<std::uint32_t, LastRates> last_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rate> rates_;  // (pid, probe id)
   std::uint64_t interval_ = 0;
 };

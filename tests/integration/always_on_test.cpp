@@ -107,9 +107,9 @@ TEST(AlwaysOn, LaunchesAreCountedPerKernelHandle) {
 TEST(AlwaysOn, EstimatesTheProbesCostAndTimesLessToKeepTheBudget) {
   // A loop that does nothing but probed calls is over any budget on its entry traps
   // alone: the controller times its probes as rarely as it may, and with the duty cycle
-  // off, counts stay exact. Long enough (about 3 s here) for its once-a-second decisions.
+  // off (the default), counts stay exact. Long enough (about 3 s here) for its once-a-second decisions.
   constexpr int kLong = 400'000;
-  const json doc = run_loop("always-on", 0.01, kLong, "duty_cycle = false\n");
+  const json doc = run_loop("always-on", 0.01, kLong);
   const json& o = doc["overhead"];
   ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);
   EXPECT_GT(o["hit_cost_ns"]["entry"].get<double>(), 0);
@@ -132,7 +132,8 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   // time and marked as estimates with their error; the synchronisation (timed at every
   // call, so pinned) stays attached and exact, and counts the rounds.
   constexpr int kRounds = 150'000;  // about 3.5 s
-  const json doc = run_loop("always-on", 0.01, kRounds, "", {"--threads", "1", "--work-us", "20"});
+  const json doc =
+      run_loop("always-on", 0.01, kRounds, "duty_cycle = true\n", {"--threads", "1", "--work-us", "20"});
   auto f = by_function(doc);
   const json& o = doc["overhead"];
   ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);

@@ -109,6 +109,22 @@ TEST(ScaledCounts, AProcessThatEndedIsScaledOverThePartItLived) {
   EXPECT_GT(out[1].variance, 100 * 0.9 / (0.1 * 0.1) + 900.0 * 900.0 / 12 - 1);
 }
 
+TEST(ScaledCounts, AProcessThatEndedBeforeItsWindowGetsItsLastRates) {
+  ScaledCounts s;
+  auto p = probe(1);
+  // A second seen a tenth of: 1,000 calls scaled to 10,000. Then it ends 0.3 s into an
+  // interval whose window would have come later: 3,000, give or take half.
+  s.hold(count(7, p, 1000));
+  ASSERT_EQ(s.release(1e9, 0.1e9)[0].calls, 10000u);
+  auto out = s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.3e9, 0}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 3000u);
+  EXPECT_TRUE(out[0].estimated);
+  EXPECT_DOUBLE_EQ(out[0].variance, 1500.0 * 1500.0);
+  // Forgotten once it has ended.
+  EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.3e9, 0}}}).empty());
+}
+
 TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
   ScaledCounts s;
   s.hold(count(7, probe(1), 1000));

@@ -267,6 +267,14 @@ TEST(ConfigParse, PinnedProbes) {
               HasSubstr("probe \"a\" is pinned twice"));
 }
 
+TEST(ConfigParse, DutyCycleIsOptIn) {
+  EXPECT_FALSE(Config{}.trace.duty_cycle);
+  Result<Config> r = parse_config(lines({"[trace]", "duty_cycle = true"}), "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_TRUE(r->trace.duty_cycle);
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_cycle = 1"})), HasSubstr("duty_cycle"));
+}
+
 TEST(ConfigParse, TraceRanges) {
   EXPECT_THAT(error_of(lines({"[trace]", "ringbuf_mib = 24"})),
               HasSubstr("eacgm.toml:2:15: [trace]: ringbuf_mib = 24 is not a power of two"));
