@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Count accuracy of the always-on duty cycle: train_step.py runs its warm-up, then an
 # eacgm agent attaches to it (`run --pid`) and it runs its measured steps; once with the
-# budget off (every call counted, exact), once with the default 1% budget (the counted
-# probes cycled, counts scaled). The loop is deterministic, so both processes make the
+# budget off (every call counted, exact), once with the default 1% budget and
+# `duty_cycle = true` (the counted probes cycled, counts scaled). The loop is deterministic, so both processes make the
 # same calls. (Two agents on one process would not do: a second agent's probes on the
 # same functions change what the first one's cost.) Prints, per kind of operation, the
 # estimate against the exact count with the error the estimate reports, and the share
@@ -15,6 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
 wait_for() { for _ in $(seq 6000); do [ -e "$1" ] && return 0; sleep 0.01; done; echo "timeout: $1"; return 1; }
 printf '[trace]\nbudget = 0\n' >"$TMP/exact.toml"
+printf '[trace]\nduty_cycle = true\n' >"$TMP/duty.toml"
 trace_steps() {  # NAME [eacgm options]
   local name=$1
   shift
@@ -29,7 +30,7 @@ trace_steps() {  # NAME [eacgm options]
   grep -h "phase=" "$TMP/$name.train"
 }
 trace_steps exact --config "$TMP/exact.toml"
-trace_steps duty
+trace_steps duty --config "$TMP/duty.toml"
 [ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$OUT"/ 2>/dev/null
 "$PY" - "$TMP" "$SIZE" <<'PYEOF'
 import json, sys

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The always-on duty cycle on the GPU machine: train_step.py's loops in interleaved
-# rounds, untraced, under always-on `eacgm run` with the default budget (1%: the
-# counted probes are cycled when their entries alone are over it) and with the budget
+# rounds, untraced, under always-on `eacgm run` with the default budget (1%) and
+# `duty_cycle = true` (the counted probes are cycled when their entries alone are over it) and with the budget
 # off (`[trace] budget = 0`: every call counted, exact). Prints the median step-time
 # ratios, and the launch, copy and memset counts of the budgeted runs against the exact
 # ones (each run is the same deterministic loop), with the error each estimate reports.
@@ -12,11 +12,12 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
 printf '[trace]\nbudget = 0\n' >"$TMP/exact.toml"
+printf '[trace]\nduty_cycle = true\n' >"$TMP/duty.toml"
 for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
   for r in $(seq "$ROUNDS"); do
     "${train[@]}" 2>/dev/null | step_of >>"$TMP/$size.untraced"
-    "$EACGM" run --no-gpu --json -- "${train[@]}" >"$TMP/$size.duty.$r.json" 2>"$TMP/err"
+    "$EACGM" run --no-gpu --json --config "$TMP/duty.toml" -- "${train[@]}" >"$TMP/$size.duty.$r.json" 2>"$TMP/err"
     step_of <"$TMP/err" >>"$TMP/$size.duty"
     "$EACGM" run --no-gpu --json --config "$TMP/exact.toml" -- "${train[@]}" >"$TMP/$size.exact.$r.json" 2>"$TMP/err"
     step_of <"$TMP/err" >>"$TMP/$size.exact"

@@ -4,7 +4,8 @@
 # ones, so traced and untraced steps come from the same process, allocator state and GPU
 # clocks. Prints each phase's median step time and the ratio of the traced phases'
 # median to the untraced ones'.
-# Usage: bench/gpu/phases_check.sh EACGM [SIZE] [PHASES] [STEPS] [MODE]   (PY: the torch interpreter)
+# Usage: bench/gpu/phases_check.sh EACGM [SIZE] [PHASES] [STEPS] [MODE]
+#   (PY: the torch interpreter; CONFIG: an eacgm configuration file for the traced phases)
 set -uo pipefail
 EACGM=$1 SIZE=${2:-cpu} PHASES=${3:-6} STEPS=${4:-300} MODE=${5:-always-on}
 PY=${PY:-/opt/torch/.venv/bin/python3}
@@ -18,7 +19,7 @@ for i in $(seq 0 $((PHASES - 1))); do
   wait_for "$TMP/ready.$i" || break
   if [ -n "$tracer" ]; then kill -INT "$tracer"; wait "$tracer"; tracer=; fi
   if [ $((i % 2)) -eq 1 ]; then
-    "$EACGM" trace --pid "$train" --mode "$MODE" --no-gpu -o /dev/null 2>"$TMP/eacgm.$i.err" &
+    "$EACGM" trace --pid "$train" --mode "$MODE" --no-gpu ${CONFIG:+--config "$CONFIG"} -o /dev/null 2>"$TMP/eacgm.$i.err" &
     tracer=$!
     for _ in $(seq 3000); do grep -q "tracing" "$TMP/eacgm.$i.err" 2>/dev/null && break; sleep 0.01; done
     kill -0 "$tracer" 2>/dev/null || { echo "eacgm did not start:"; cat "$TMP/eacgm.$i.err"; exit 1; }
