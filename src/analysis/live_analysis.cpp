@@ -56,6 +56,8 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   anomalies_.close_interval(realtime_ns());
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
+  python_.expire(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
   publish(false, counters);
 }
 
@@ -93,8 +95,9 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  // The hot spots too: rows and folded stacks are made again only after new samples.
-  if (!python_published_ || python_published_->samples != python_.samples()) {
+  // The hot spots too: rows and folded stacks are made again only after new samples (or
+  // when a window's slice left).
+  if (!python_published_ || python_published_->changes != python_.changes()) {
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
   }
   auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{

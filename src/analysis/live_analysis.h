@@ -72,6 +72,8 @@ class LiveAnalysis final : public Consumer {
   void set_process_start(HostWaits::StartOf start_of) { waits_.set_start_of(std::move(start_of)); }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
+  // What the Python profile keeps (before the trace starts): a window for the daemon.
+  void set_python_limits(const PythonProfileLimits& limits) { python_.set_limits(limits); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
