@@ -10,6 +10,7 @@ namespace eacgm::analysis {
 namespace {
 
 using NameKey = std::tuple<std::string, std::string, int>;
+using LineKey = std::tuple<std::string, std::string, int, std::string>;  // and the call
 
 // Code objects with the same name, file and first line are one function (a function
 // defined again, a module reloaded): their rows are merged.
@@ -19,6 +20,7 @@ void merge_into(std::map<NameKey, PythonFunctionRow>& rows, const PythonCode& co
   r.function = code.function;
   r.file = code.file;
   r.line = code.first_line;
+  r.native = code.native;
   r.self += self;
   r.total += total;
 }
@@ -42,7 +44,8 @@ struct ThreadSum {
 }  // namespace
 
 std::string folded_frame(const PythonCode& code) {
-  std::string out = fmt::format("{} ({}:{})", code.function, code.file, code.first_line);
+  std::string out =
+      code.native ? code.function : fmt::format("{} ({}:{})", code.function, code.file, code.first_line);
   std::replace(out.begin(), out.end(), ';', ':');
   return out;
 }
@@ -150,6 +153,10 @@ void PythonProfile::add_frames(Slice& slice, Process& p, Thread& t, const Python
     ++slice.rows;
     return true;
   };
+  // A native frame (the traced call the thread was in) is the innermost; the line row is
+  // the innermost Python frame's, with that call.
+  const PythonFrame* call = stack.frames[0].code && stack.frames[0].code->native ? &stack.frames[0] : nullptr;
+  const std::size_t leaf = call != nullptr ? 1 : 0;
   for (std::size_t i = 0; i < stack.frames.size(); ++i) {
     const PythonFrame& f = stack.frames[i];
     if (!f.code) continue;
@@ -159,13 +166,14 @@ void PythonProfile::add_frames(Slice& slice, Process& p, Thread& t, const Python
       if (!new_row()) continue;
       it = t.functions.emplace(key, Counts{f.code, 0, 0}).first;
     }
-    if (i == 0) {
-      ++it->second.self;
-      auto line = t.lines.find({key, f.line});
+    if (i == 0) ++it->second.self;
+    if (i == leaf) {
+      const auto line_key = std::tuple{key, f.line, call != nullptr ? call->code.get() : nullptr};
+      auto line = t.lines.find(line_key);
       if (line != t.lines.end()) {
-        ++line->second.second;
+        ++line->second.self;
       } else if (new_row()) {
-        t.lines.emplace(std::pair{key, f.line}, std::pair{f.code, std::uint64_t{1}});
+        t.lines.emplace(line_key, LineCounts{f.code, call != nullptr ? call->code : nullptr, 1});
       }
     }
     // Recursion puts a function on the stack more than once; it counts once per sample.
@@ -213,7 +221,7 @@ PythonHotSpots PythonProfile::hot_spots() const {
     row.comm = ps.back()->comm;
     std::map<std::uint32_t, ThreadSum> threads;
     std::map<NameKey, PythonFunctionRow> merged;
-    std::map<NameKey, PythonLineRow> lines;
+    std::map<LineKey, PythonLineRow> lines;
     std::map<std::vector<const PythonCode*>, std::uint64_t> stacks;
     std::uint64_t stacks_over_cap = 0;
     for (const Process* p : ps) {
@@ -229,11 +237,13 @@ PythonHotSpots PythonProfile::hot_spots() const {
           merge_into(merged, *c.code, c.self, c.total);
         }
         for (const auto& [key, v] : t.lines) {
-          auto& l = lines[NameKey{v.first->function, v.first->file, key.second}];
-          l.function = v.first->function;
-          l.file = v.first->file;
-          l.line = key.second;
-          l.self += v.second;
+          const std::string call = v.call ? v.call->function : std::string();
+          auto& l = lines[LineKey{v.code->function, v.code->file, std::get<1>(key), call}];
+          l.function = v.code->function;
+          l.file = v.code->file;
+          l.line = std::get<1>(key);
+          l.call = call;
+          l.self += v.self;
         }
       }
       for (const auto& [path, n] : p->stacks) stacks[path] += n;

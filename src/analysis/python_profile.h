@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -28,12 +29,16 @@ struct PythonFunctionRow {
   int line = 0;             // the function's first line
   std::uint64_t self = 0;   // samples where it was the innermost frame
   std::uint64_t total = 0;  // samples where it was on the stack (once per sample)
+  bool native = false;      // a traced call ("[cuda_driver] cuStreamSynchronize"), no file
 };
 
+// The innermost Python frame's line, and the traced call it was in ("" when the line
+// itself was running).
 struct PythonLineRow {
   std::string function;
   std::string file;
   int line = 0;  // the line running
+  std::string call;
   std::uint64_t self = 0;
 };
 
@@ -132,10 +137,14 @@ class PythonProfile {
     CodePtr code;
     std::uint64_t self = 0, total = 0;
   };
+  struct LineCounts {
+    CodePtr code, call;  // call: null when the line itself ran
+    std::uint64_t self = 0;
+  };
   struct Thread {
     std::uint64_t samples = 0, python_samples = 0;
     std::unordered_map<const PythonCode*, Counts> functions;
-    std::map<std::pair<const PythonCode*, int>, std::pair<CodePtr, std::uint64_t>> lines;
+    std::map<std::tuple<const PythonCode*, int, const PythonCode*>, LineCounts> lines;
   };
   struct Process {
     std::string comm;

@@ -282,7 +282,8 @@ json python_function_json(const analysis::PythonFunctionRow& f, std::uint64_t ba
               {"self", f.self},
               {"total", f.total},
               {"self_share", share(f.self)},
-              {"total_share", share(f.total)}};
+              {"total_share", share(f.total)},
+              {"native", f.native}};
 }
 
 // Sample counts and shares of each process's samples in Python code; states the rate
@@ -302,7 +303,11 @@ json python_json(const analysis::PythonHotSpots* hot, std::optional<std::uint32_
       json functions = json::array(), lines = json::array(), threads = json::array();
       for (const auto& f : p.functions) functions.push_back(python_function_json(f, p.python_samples));
       for (const auto& l : p.lines) {
-        lines.push_back(json{{"function", l.function}, {"file", l.file}, {"line", l.line}, {"self", l.self}});
+        lines.push_back(json{{"function", l.function},
+                             {"file", l.file},
+                             {"line", l.line},
+                             {"call", l.call.empty() ? json(nullptr) : json(l.call)},
+                             {"self", l.self}});
       }
       for (const auto& t : p.threads) {
         json tf = json::array();

@@ -201,8 +201,8 @@ constexpr std::array kTable = {
               kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
     MetricDef{"eacgm_host_wait_seconds_total", kCounter, "seconds", "s",
               "Time the process's threads spent in those waits, summed over threads. Always-on mode "
-              "times every synchronization but synchronous copies one call in N: each delivery's "
-              "copies are priced at its sampled calls' mean (futex and input_wait are always timed).",
+              "times every synchronization and synchronous copy (futex and input_wait are always "
+              "timed too); a kind with only some calls timed is priced at its sampled calls' mean.",
               kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
     MetricDef{"eacgm_host_wait_duration_seconds", kHistogram, "seconds", "s",
               "Durations of the timed waits of every traced process, per kind; buckets folded from the "

@@ -215,8 +215,8 @@ TEST(PythonProfile, WindowMergesSlicesAndStaysBounded) {
   limits.max_rows = 200;
   limits.max_stacks = 50;
   PythonProfile p(99, limits);
-  std::vector<Code> codes;
-  for (int i = 0; i < 40; ++i) codes.push_back(code("f", i * 10 + 1));
+  std::vector<Code> codes(40);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = code("f", static_cast<int>(i) * 10 + 1);
   const Code hot_fn = code("hot", 1000);
   // An hour of samples, a new function every 5 s and the hot one every second: memory
   // stays within the caps, and the hot function stays on top across slices.
@@ -236,6 +236,42 @@ TEST(PythonProfile, WindowMergesSlicesAndStaysBounded) {
   EXPECT_GE(hot.samples, 3u * 40);
   EXPECT_LE(hot.samples, 3u * 50);
   EXPECT_EQ(f[0].self * 3, hot.samples * 2);
+}
+
+// A sample inside a traced call: the call is the innermost frame (it has the self
+// count, the Python caller the total), the line row is the caller's with the call, and
+// the folded line ends in the call.
+TEST(PythonProfile, NativeFrameEndsTheStack) {
+  const Code main = code("main", 10), step = code("step", 20);
+  const Code sync =
+      std::make_shared<const PythonCode>(PythonCode{"[cuda_driver] cuStreamSynchronize", "", 0, true});
+  PythonProfile p(99);
+  for (int i = 0; i < 3; ++i) {
+    PythonStack s = stack(7, {step, main});
+    s.frames.insert(s.frames.begin(), PythonFrame{sync, 0});
+    p.add(s);
+  }
+  p.add(stack(7, {step, main}));
+  const auto hot = p.hot_spots();
+  const auto& proc = hot.processes[0];
+  EXPECT_EQ(proc.python_samples, 4u);
+  const PythonFunctionRow* call = row(proc.functions, "[cuda_driver] cuStreamSynchronize");
+  ASSERT_NE(call, nullptr);
+  EXPECT_TRUE(call->native);
+  EXPECT_EQ(call->self, 3u);
+  EXPECT_EQ(proc.functions[0].function, "[cuda_driver] cuStreamSynchronize");
+  EXPECT_EQ(row(proc.functions, "step")->self, 1u);
+  EXPECT_EQ(row(proc.functions, "step")->total, 4u);
+  EXPECT_FALSE(row(proc.functions, "step")->native);
+  ASSERT_EQ(proc.lines.size(), 2u);
+  EXPECT_EQ(proc.lines[0].function, "step");
+  EXPECT_EQ(proc.lines[0].line, 21);
+  EXPECT_EQ(proc.lines[0].call, "[cuda_driver] cuStreamSynchronize");
+  EXPECT_EQ(proc.lines[0].self, 3u);
+  EXPECT_EQ(proc.lines[1].call, "");
+  EXPECT_EQ(folded_text(hot),
+            "python3.12 (7);main (/app/x.py:10);step (/app/x.py:20) 1\n"
+            "python3.12 (7);main (/app/x.py:10);step (/app/x.py:20);[cuda_driver] cuStreamSynchronize 3\n");
 }
 
 }  // namespace
