@@ -210,6 +210,8 @@ PythonHotSpots PythonProfile::hot_spots() const {
   hot.window_ns = limits_.window_ns;
   hot.changes = changes_;
   hot.over_cap = over_cap_;
+  // Each code's folded frame, made once (codes recur across stacks and slices).
+  std::unordered_map<const PythonCode*, std::string> frames;
   // Each process's parts, one per slice that holds it.
   std::map<std::uint32_t, std::vector<const Process*>> parts;
   for (const Slice& s : slices_) {
@@ -265,7 +267,12 @@ PythonHotSpots PythonProfile::hot_spots() const {
     std::map<std::string, std::uint64_t> folded;
     for (const auto& [path, n] : stacks) {
       std::string line = root;
-      for (const PythonCode* c : path) line += ";" + folded_frame(*c);
+      for (const PythonCode* c : path) {
+        auto [frame, added] = frames.try_emplace(c);
+        if (added) frame->second = folded_frame(*c);
+        line += ';';
+        line += frame->second;
+      }
       folded[line] += n;
     }
     if (stacks_over_cap > 0) folded[root + ";[stacks past the cap]"] += stacks_over_cap;

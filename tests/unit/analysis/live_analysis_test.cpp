@@ -88,7 +88,8 @@ TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
   EXPECT_EQ(count_of(live.snapshot()->calls, "cudaLaunchKernel"), 3000u);
 }
 
-// The daemon's Python profile: a tick moves its window, and a snapshot follows.
+// The daemon's Python profile: a tick moves its window, and a snapshot follows (at most
+// every kPythonRefresh).
 TEST(LiveAnalysis, PythonWindowMovesAtTicks) {
   LiveAnalysis live;
   PythonProfileLimits limits;
@@ -109,6 +110,12 @@ TEST(LiveAnalysis, PythonWindowMovesAtTicks) {
   ASSERT_NE(live.snapshot()->python, nullptr);
   EXPECT_EQ(live.snapshot()->python->samples, 3u);
   EXPECT_EQ(live.snapshot()->python->window_ns, limits.window_ns);
+  // Made again at most every kPythonRefresh: new samples show 5 s after the last time.
+  live.on_python_stacks(std::span(stacks).first(2));
+  live.on_tick(start + std::chrono::seconds(1), CounterValues{});
+  EXPECT_EQ(live.snapshot()->python->samples, 3u);
+  live.on_tick(start + LiveAnalysis::kPythonRefresh, CounterValues{});
+  EXPECT_EQ(live.snapshot()->python->samples, 5u);
   live.on_tick(start + std::chrono::seconds(11), CounterValues{});
   EXPECT_EQ(live.snapshot()->python->samples, 0u);
   EXPECT_TRUE(live.snapshot()->python->processes.empty());
