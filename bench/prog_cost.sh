@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The BPF programs' own run time per invocation (kernel.bpf_stats_enabled), read from
 # the agent's program fds (/proc/PID/fdinfo: run_time_ns, run_cnt) while it traces a
-# tight loop of cudaMalloc (or cudaFree(NULL) with CALL=free_null). No bpftool needed.
-# Usage: bench/prog_cost.sh [BUILD_DIR] [ITERS] [CALL]
+# tight loop of cudaMalloc (or cudaFree(NULL) with CALL=free_null), per call. With
+# CALL=cuStreamSynchronize or cuLaunchKernel (any probe of the cuda_driver catalog): the
+# driver loop (launch, memset, synchronize on the stub libcuda) under `eacgm run --mode
+# MODE` (default always-on) with that probe alone. No bpftool needed.
+# Usage: [MODE=per-call|always-on] bench/prog_cost.sh [BUILD_DIR] [ITERS] [CALL]
 set -euo pipefail
 B=${1:-build}
 ITERS=${2:-2000000}
@@ -13,8 +16,13 @@ old=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 trap 'sysctl -qw kernel.bpf_stats_enabled=$old' EXIT
 
-"$B/eacgm" trace --probes "$SYM" -o /dev/null -- "$B/cuda_loop" --iters "$ITERS" --call "$CALL" \
-  > /dev/null 2>&1 &
+if [ "$CALL" = malloc ] || [ "$CALL" = free_null ]; then
+  "$B/eacgm" trace --probes "$SYM" -o /dev/null -- "$B/cuda_loop" --iters "$ITERS" --call "$CALL" \
+    > /dev/null 2>&1 &
+else
+  "$B/eacgm" run --no-gpu --mode "${MODE:-always-on}" --probes "$CALL" -- "$B/driver_loop" --iters "$ITERS" \
+    > /dev/null 2>&1 &
+fi
 sleep 1
 agent=$(pgrep -n -x eacgm)
 snapshot() {  # prog name is not in fdinfo: tell entry from exit by the program's id order
@@ -27,4 +35,5 @@ wait || true
 awk 'NR == FNR {t[$1] = $2; c[$1] = $3; next}
      ($1 in c) && $3 - c[$1] > 1000 {printf "prog %s: %.0f ns per run over %d runs\n", $1, ($2 - t[$1]) / ($3 - c[$1]), $3 - c[$1]}' \
   <(echo "$a") <(echo "$b")
-echo "(the two programs listed are the entry and the exit program, in that order)"
+echo "(per call: the entry and the exit program, in that order; always-on: the session program, entry"
+echo " and return runs together; the host-wait tracer's sys_enter and sys_exit programs follow)"

@@ -6,6 +6,8 @@ echo "== replay: records through decode, summary, JSONL (one core)"
 "$B/bench/eacgm_bench_ingest" --benchmark_min_time=1
 echo "== analysis: sketch and summary updates"
 "$B/bench/eacgm_bench_analysis" --benchmark_min_time=0.5
+echo "== analysis: the Python profile read out at its default caps"
+"$B/bench/eacgm_bench_python_profile"
 echo "== probe: symbol table of a large library"
 "$B/bench/eacgm_bench_probe" --benchmark_min_time=0.5
 echo "== NVML sampling pass (fake NVML unless EACGM_BENCH_REAL_NVML=1)"

@@ -32,9 +32,10 @@ typedef __s16 eacgm_s16;
  * every change either side must agree on. 4: per-probe hit counts (`probe_hits`).
  * 5: EACGM_CNT_EXITS_BEFORE_ATTACH; target_pids values are EACGM_TARGET_* flags.
  * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`).
- * 7: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
+ * 7: EACGM_PROBE_WAIT and the `waiting_calls` map (struct eacgm_waiting_call).
+ * 8: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
  * eacgm_count_value.windowed). */
-#define EACGM_ABI_VERSION 7
+#define EACGM_ABI_VERSION 8
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
  * be stopped at loader hints. Children inherit their parent's value. */
@@ -117,7 +118,11 @@ struct eacgm_arg_spec {
 				  * the return is asked for only for sampled calls (a session
 				  * link), whose durations go into `call_durations` */
 #define EACGM_PROBE_RET_ERR 0x100 /* counted probes: a non-zero 32-bit return is an error */
-#define EACGM_PROBE_CYCLED 0x200 /* counted probes the budget's duty cycle detaches part of the
+#define EACGM_PROBE_WAIT 0x200   /* a call its thread may stay in (a synchronization, a blocking
+				  * copy, NCCL): while it runs, `waiting_calls` names it for the
+				  * thread, and sampled Python stacks end in it. With EXIT, or with
+				  * COUNT (the return is then asked for at every call) */
+#define EACGM_PROBE_CYCLED 0x400 /* counted probes the budget's duty cycle detaches part of the
 				  * time: they count only while `duty_window` is open */
 
 #define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
@@ -172,6 +177,19 @@ struct eacgm_duration_value {
 	eacgm_u64 count;
 	eacgm_u64 sum_ns;
 	eacgm_u64 errors; /* of these calls, how many failed (EACGM_PROBE_RET_ERR) */
+};
+
+/* The traced call a thread is in, for the Python stack sampler (bpf/py_sample.bpf.c),
+ * which shares the map: task-local storage (freed with the thread), written at the
+ * entry of an EACGM_PROBE_WAIT probe and cleared at its return. `sp` is the stack pointer
+ * at the entry (the return address's slot): the thread is inside the call while its own
+ * stack pointer is below it, which a sample checks, so a return never seen (longjmp)
+ * does not name the call forever. Nested waiting calls (a runtime synchronization
+ * reaching the driver's) keep the outer one; 0 in sp: none. */
+struct eacgm_waiting_call {
+	eacgm_u32 probe_id;
+	eacgm_u32 pad;
+	eacgm_u64 sp;
 };
 
 /* The log-linear bucket scheme shared by the kernel's duration histograms and the

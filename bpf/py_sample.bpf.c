@@ -45,6 +45,15 @@ struct {
 	__uint(max_entries, 1 << 20); /* resized by the agent before load */
 } py_samples SEC(".maps");
 
+/* The traced call each thread waits in: the tracer's map (bpf/trace.bpf.c), shared by
+ * the agent before load; without a tracer, an empty one of its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eacgm_waiting_call);
+} waiting_calls SEC(".maps");
+
 /* Where a sample is built: it is larger than the 512-byte stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -83,6 +92,24 @@ static __always_inline __u64 read_ptr(__u64 addr)
 	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
 		return 0;
 	return v;
+}
+
+/* The traced call the current thread is inside, if any: a mark of its waiting call whose
+ * entry stack pointer is above the thread's user stack pointer now (from its saved user
+ * registers, also when the sample interrupted it in the kernel). A mark left by a
+ * return never seen fails this once the thread has left that frame. */
+static __always_inline int waiting_call(__u32 *probe_id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
+	if (!w || !w->sp)
+		return 0;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 sp = 0;
+	if (!regs || bpf_probe_read_kernel(&sp, sizeof(sp), &regs->rsp) || sp >= w->sp)
+		return 0;
+	*probe_id = w->probe_id;
+	return 1;
 }
 
 /* Whether `tstate` is the thread state of the running thread. */
@@ -234,7 +261,11 @@ int eacgm_py_sample(struct bpf_perf_event_data *ctx)
 	s->flags = 0;
 	s->version = p->layout.version;
 	s->pad = 0;
+	s->call_probe = 0;
+	s->pad2 = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	if (waiting_call(&s->call_probe))
+		s->flags |= EACGM_PY_IN_CALL;
 
 	const struct eacgm_py_layout *l = &p->layout;
 	__u64 tstate = current_tstate(p, tid);

@@ -11,8 +11,9 @@
 #define EACGM_PY_MAX_INTERPS 4     /* interpreters searched (the main one and subinterpreters) */
 #define EACGM_PY_NO_FIELD 0xffff   /* a layout field this version lacks */
 #define EACGM_PY_OWNED_BY_CSTACK 3 /* _PyInterpreterFrame.owner of C entry frames (3.12+) */
-/* Version of this boundary; the object carries it as `py_abi_version`. */
-#define EACGM_PY_ABI_VERSION 1
+/* Version of this boundary; the object carries it as `py_abi_version`.
+ * 2: EACGM_PY_IN_CALL and the sample's call_probe. */
+#define EACGM_PY_ABI_VERSION 2
 
 /* Where the sampler finds a thread's Python stack, in bytes (src/probe/python_stack_layouts.cpp
  * says where each number comes from). */
@@ -45,6 +46,8 @@ struct eacgm_py_proc {
 #define EACGM_PY_TRUNCATED 0x1 /* the stack was deeper than EACGM_PY_MAX_DEPTH */
 #define EACGM_PY_NO_THREAD 0x2 /* the thread has no Python thread state (not a Python thread) */
 #define EACGM_PY_READ_FAULT 0x4 /* a read failed mid-walk: the stack ends early */
+#define EACGM_PY_IN_CALL 0x8 /* the thread was inside the traced call call_probe (a waiting
+			      * call: bpf/events.h struct eacgm_waiting_call) */
 
 struct eacgm_py_frame {
 	eacgm_u64 code;  /* the code object's address */
@@ -62,10 +65,12 @@ struct eacgm_py_sample {
 	eacgm_u16 version; /* the interpreter's, major << 8 | minor: how to read its code objects */
 	eacgm_u16 pad;
 	char comm[EACGM_COMM_LEN];
+	eacgm_u32 call_probe; /* with EACGM_PY_IN_CALL: the probe id of the call */
+	eacgm_u32 pad2;
 	struct eacgm_py_frame frames[EACGM_PY_MAX_DEPTH];
 };
 
-#define EACGM_PY_SAMPLE_HEADER 40
+#define EACGM_PY_SAMPLE_HEADER 48
 #define EACGM_PY_SAMPLE_SIZE(depth) (EACGM_PY_SAMPLE_HEADER + 16 * (depth))
 
 /* Counters of the sampler (a per-CPU array indexed by these). */

@@ -73,6 +73,15 @@ struct {
 	__type(value, struct thread_calls);
 } thread_state SEC(".maps");
 
+/* The waiting call each thread is in (struct eacgm_waiting_call, bpf/events.h), for the
+ * Python stack sampler, which reuses this map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eacgm_waiting_call);
+} waiting_calls SEC(".maps");
+
 /* Scratch for building entry-only records off the 512-byte stack (calls with an exit
  * are built in their thread's task storage). */
 struct {
@@ -142,6 +151,32 @@ static __always_inline int traced(__u32 tgid)
 	if (!filter_pids)
 		return 1;
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
+}
+
+/* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
+ * is inside an outer waiting call already (a mark whose entry stack pointer is above
+ * this one's), which keeps naming the wait. */
+static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *task, __u32 probe_id)
+{
+	struct eacgm_waiting_call *w =
+		bpf_task_storage_get(&waiting_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w)
+		return;
+	__u64 sp = PT_REGS_SP(ctx);
+	if (w->sp > sp)
+		return;
+	w->probe_id = probe_id;
+	w->sp = sp;
+}
+
+/* The return of an EACGM_PROBE_WAIT call (its stack pointer is the entry's + 8, past the
+ * return address): clears the mark it made, not an outer call's. */
+static __always_inline void leave_wait(struct pt_regs *ctx)
+{
+	struct eacgm_waiting_call *w =
+		bpf_task_storage_get(&waiting_calls, bpf_get_current_task_btf(), 0, 0);
+	if (w && w->sp + 8 == PT_REGS_SP(ctx))
+		w->sp = 0;
 }
 
 /* The general registers, copied once: indexing pt_regs with a variable offset is
@@ -427,6 +462,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	if (outer)
 		t->depth += 1;
 	count(EACGM_CNT_CALLS_OPENED);
+	if (p->flags & EACGM_PROBE_WAIT)
+		enter_wait(ctx, task, probe_id);
 	return 0;
 }
 
@@ -486,6 +523,8 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p && (p->flags & EACGM_PROBE_WAIT))
+		leave_wait(ctx);
 	if (p && (p->flags & EACGM_PROBE_SPLIT)) {
 		__u64 id = bpf_get_current_pid_tgid();
 		if (!traced(id >> 32))
@@ -575,8 +614,9 @@ int eacgm_exit_multi(struct pt_regs *ctx)
 
 /* Always-on: one trap per call. The entry counts the call in `call_counts` under
  * (process, probe, handle) with its bytes, and asks for the return only for one call in
- * 2^sample_shift per CPU, whose duration goes into `call_durations`. Calls of processes
- * outside the trace decline the return at once. Nesting is not tracked: the agent
+ * 2^sample_shift per CPU, whose duration goes into `call_durations` (and for every call
+ * of a waiting probe, EACGM_PROBE_WAIT, whose return clears the thread's mark). Calls of
+ * processes outside the trace decline the return at once. Nesting is not tracked: the agent
  * attaches one API layer per operation in this mode. */
 static __always_inline int on_count_entry(struct pt_regs *ctx)
 {
@@ -643,24 +683,32 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	v->bytes += bytes;
 	v->windowed += in_window;
 
+	/* Waiting calls ask for every return, to clear their mark; only sampled ones are timed
+	 * (a cookie of 0 is not). */
 	__u64 mask = ((__u64)1 << (c->sample_shift & 31)) - 1;
-	if (seen & mask)
+	int waits = p->flags & EACGM_PROBE_WAIT;
+	if ((seen & mask) && !waits)
 		return 1;
 	__u64 *cookie = bpf_session_cookie();
 	if (!cookie)
 		return 1;
-	*cookie = bpf_ktime_get_ns();
+	*cookie = (seen & mask) ? 0 : bpf_ktime_get_ns();
+	if (waits)
+		enter_wait(ctx, bpf_get_current_task_btf(), probe_id);
 	return 0;
 }
 
 static __always_inline int on_count_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
+	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
+	if (p && (p->flags & EACGM_PROBE_WAIT))
+		leave_wait(ctx);
 	__u64 *cookie = bpf_session_cookie();
 	if (!cookie || *cookie == 0 || *cookie > now)
 		return 0;
 	__u64 dur = now - *cookie;
-	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	struct eacgm_duration_key key = {};
 	key.pid = bpf_get_current_pid_tgid() >> 32;
 	key.probe_id = probe_id;
@@ -677,7 +725,6 @@ static __always_inline int on_count_return(struct pt_regs *ctx)
 	}
 	v->count += 1;
 	v->sum_ns += dur;
-	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	if (p && (p->flags & EACGM_PROBE_RET_ERR) && (__s32)PT_REGS_RC(ctx) != 0)
 		v->errors += 1;
 	return 0;

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "analysis/host_wait_kinds.h"
+#include "core/host_wait_kinds.h"
 #include "core/proc_stat.h"
 
 namespace eacgm::analysis {

@@ -1,6 +1,6 @@
 // HostWaits: the time each traced process spends blocked on the host, per (process, wait
 // kind): calls, total time and the distribution (a latency sketch). Synchronizing calls,
-// blocking copies and NCCL set-up come from the traced calls (analysis/host_wait_kinds.h:
+// blocking copies and NCCL set-up come from the traced calls (core/host_wait_kinds.h:
 // per call, or always-on counts with the sampled calls' durations); futex and poll-family
 // waits from the host-wait tracer. Bounded in processes; an exited process keeps a summary
 // of its rows (no sketches), the oldest summaries going first.

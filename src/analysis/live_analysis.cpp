@@ -56,7 +56,9 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   anomalies_.close_interval(realtime_ns());
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
-  publish(false, counters);
+  python_.expire(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
+  publish(false, counters, now);
 }
 
 // Every record is in by now (the ring buffer was drained): a process that is gone is
@@ -66,7 +68,7 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
   memory_.sweep(now, is_alive_, memory_.process_count(), {});
   waits_.sweep(now, is_alive_, waits_.process_count(), {});
   anomalies_.close_interval(realtime_ns());
-  publish(true, counters);
+  publish(true, counters, now);
 }
 
 // A copy of each aggregator: readers get a consistent view that the output thread
@@ -82,7 +84,8 @@ void LiveAnalysis::on_overhead(const OverheadReport& report) {
   }
 }
 
-void LiveAnalysis::publish(bool final, const CounterValues& counters) {
+void LiveAnalysis::publish(bool final, const CounterValues& counters,
+                           std::chrono::steady_clock::time_point now) {
   // The anomalies change rarely: a copy is made only when they did.
   const AnomalySummary& found = anomalies_.summary();
   if (!anomalies_published_ || anomalies_published_->total != found.total ||
@@ -93,9 +96,13 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters) {
       anomalies_published_->untracked_calls != found.untracked_calls) {
     anomalies_published_ = std::make_shared<const AnomalySummary>(found);
   }
-  // The hot spots too: rows and folded stacks are made again only after new samples.
-  if (!python_published_ || python_published_->samples != python_.samples()) {
+  // The hot spots too: rows and folded stacks are made again only after new samples (or
+  // when a window's slice left), and, since a full profile takes a tenth of a second to
+  // read out, at most every kPythonRefresh until the final snapshot.
+  if (!python_published_ ||
+      (python_published_->changes != python_.changes() && (final || now - python_made_ >= kPythonRefresh))) {
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
+    python_made_ = now;
   }
   auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
       std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),

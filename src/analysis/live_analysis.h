@@ -64,6 +64,8 @@ class LiveAnalysis final : public Consumer {
   // leaks). At the end every process found gone is finalized at once.
   static constexpr std::size_t kExitChecksPerTick = 512;
   static constexpr std::chrono::seconds kExitGrace{2};
+  // The Python hot spots are made again at most this often (and at the end).
+  static constexpr std::chrono::seconds kPythonRefresh{5};
   // Processes whose probe cost is kept (exited ones go first when over).
   static constexpr std::size_t kMaxOverheadRows = 4096;
   // How a process's exit is checked (default: process_alive, /proc); for tests.
@@ -72,6 +74,8 @@ class LiveAnalysis final : public Consumer {
   void set_process_start(HostWaits::StartOf start_of) { waits_.set_start_of(std::move(start_of)); }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
+  // What the Python profile keeps (before the trace starts): a window for the daemon.
+  void set_python_limits(const PythonProfileLimits& limits) { python_.set_limits(limits); }
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
@@ -88,7 +92,7 @@ class LiveAnalysis final : public Consumer {
   const Published<AnalysisSnapshot>& published() const { return published_; }
 
  private:
-  void publish(bool final, const CounterValues& counters);
+  void publish(bool final, const CounterValues& counters, std::chrono::steady_clock::time_point now);
 
   CallSummary calls_;
   GpuActivity gpu_;
@@ -107,7 +111,8 @@ class LiveAnalysis final : public Consumer {
   std::map<std::uint32_t, ProcessOverhead> overhead_rows_;  // bounded: kMaxOverheadRows
   PythonProfile python_;
   std::shared_ptr<const PythonHotSpots> python_published_;
-  HostWaits waits_;  // remade when samples came
+  std::chrono::steady_clock::time_point python_made_;  // when python_published_ was made
+  HostWaits waits_;                                    // remade when samples came
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -3,10 +3,7 @@
 // skew, the memory the processes allocated and leaked, Python hot spots, the time the
 // processes spent blocked on the host and the probes' estimated cost; as tables, or with --json as one JSON
 // document (docs/report.md).
-#include <fmt/format.h>
-
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "analysis/live_analysis.h"
@@ -35,16 +32,13 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   add_mode_option(*sub, opts->mode, "always-on");
   opts->python_sampling = true;
   opts->host_waits = true;
-  auto hz = std::make_shared<std::uint32_t>(0);
-  CLI::Option* hz_option =
-      sub->add_option("--python-hz", *hz,
-                      "sample the stacks of traced Python processes this many times a second on each CPU "
-                      "while they run (default 99, [python] sample_hz; 0: no Python hot spots)")
-          ->check(CLI::Range(0, 10000));
-  auto folded = std::make_shared<std::string>();
-  sub->add_option("--folded", *folded,
-                  "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" "
-                  "line each: flamegraph.pl, speedscope, inferno)");
+  auto python = std::make_shared<PythonSamplingFlags>();
+  add_python_sampling_options(
+      *sub, *python,
+      "sample the stacks of traced Python processes this many times a second on each CPU while they run "
+      "(default 99, [python] sample_hz; 0: no Python hot spots)",
+      "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" line each: "
+      "flamegraph.pl, speedscope, inferno)");
   auto json = std::make_shared<bool>(false);
   sub->add_flag(
       "--json", *json,
@@ -53,8 +47,8 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
-  sub->final_callback([&ctx, opts, json, folded, hz, hz_option] {
-    if (hz_option->count() > 0) opts->python_hz = *hz;
+  sub->final_callback([&ctx, opts, json, python] {
+    python->apply(*opts);
     if (*json) opts->command_stdout_to_stderr = true;
     auto config = load_config(ctx.config_path);
     if (!config) {
@@ -64,17 +58,13 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
     }
     auto analysis = std::make_shared<analysis::LiveAnalysis>();
     analysis->set_python_hz(chosen_python_hz(*opts, *config));
+    analysis->set_python_limits(analysis::python_profile_limits(config->python, false));
     ctx.exit_code = run_trace(*config, *opts, analysis);
     // The final snapshot: published after the last calls and samples were in.
     if (auto snap = analysis->snapshot(); snap && snap->final) {
-      if (!folded->empty() && snap->python) {
-        std::ofstream out(*folded);
-        out << analysis::folded_text(*snap->python);
-        if (!out.flush()) {
-          print_error(
-              fmt::format("cannot write folded stacks to {}: check the path and free space", *folded));
-          if (ctx.exit_code == 0) ctx.exit_code = 1;
-        }
+      if (!python->folded.empty() && snap->python && !write_folded(python->folded, *snap->python) &&
+          ctx.exit_code == 0) {
+        ctx.exit_code = 1;
       }
       if (*json) {
         std::fputs(exporting::run_report_json(*snap, exporting::ApiOptions{}).c_str(), stdout);

@@ -17,12 +17,15 @@
 #include "agent/agent.h"
 #include "analysis/live_analysis.h"
 #include "cli/commands.h"
+#include "cli/query_params.h"
+#include "cli/serve_python_routes.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
+#include "export/python_metrics.h"
 #include "probe/catalog.h"
 #include "sample/container_id.h"
 #include "server/http_server.h"
@@ -84,18 +87,6 @@ std::string cmdline_of(std::uint32_t pid) {
     if (c == '\0') c = ' ';
   }
   return s;
-}
-
-// A whole decimal number in [min, max], else nullopt.
-std::optional<std::uint64_t> parse_number(const std::string& text, std::uint64_t min, std::uint64_t max) {
-  if (text.empty() || text.size() > 10) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v < min || v > max) return std::nullopt;
-  return v;
 }
 
 std::string hostname() {
@@ -171,6 +162,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     }
     if (snap) {
       exporting::append_call_metrics(out, *snap, call_opts);
+      if (snap->python) exporting::append_python_metrics(out, *snap->python);
       exporting::append_counters(out, snap->counters);
     }
     exporting::append_agent_metrics(out, started);
@@ -199,6 +191,7 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     return exporting::api_processes(s, api_opts);
   });
   json_route("/api/v1/anomalies", exporting::api_anomalies);
+  add_python_routes(http, analysis);
   http.route("/api/v1/series", [analysis](const server::Request& req) {
     std::uint64_t window = 900;
     if (auto w = req.param("window")) {
@@ -216,11 +209,11 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
       if (*calls != "0" && *calls != "1") return server::Response::json_error(400, "calls: 0 or 1");
       filter.tagged = *calls == "1";
     }
-    if (auto pid = req.param("pid")) {
-      auto v = parse_number(*pid, 1, 0xffffffffu);
-      if (!v) return server::Response::json_error(400, "pid: a process id");
+    auto pid = pid_param(req);
+    if (!pid) return server::Response::json_error(400, pid.error());
+    if (*pid) {
       if (!filter.tagged) return server::Response::json_error(400, "pid: only with calls=1");
-      filter.tag = *v;
+      filter.tag = **pid;
     }
     filter.max_tagged_per_second = server::SummaryStream::kCallsPerSecond;
     return server::event_stream(*channel, filter);
@@ -251,6 +244,11 @@ int serve(const CommandContext& ctx, const ServeFlags& flags) {
     ao.btf_path = flags.btf_path;
     ao.sample_gpus = !flags.no_gpu;
     ao.host_waits = config->trace.host_waits.value_or(false);
+    // Python stacks of the last minutes, bounded; between traces (a reload) no sample
+    // is being added.
+    ao.python_hz = config->python.sample_hz;
+    analysis->set_python_hz(ao.python_hz);
+    analysis->set_python_limits(analysis::python_profile_limits(config->python, true));
     // SIGHUP: a new configuration that checks out ends this trace and starts the next;
     // a bad one is reported and the running trace goes on.
     auto next = std::make_shared<std::optional<Config>>();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/python_profile.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/byte_size.h"
@@ -24,6 +25,18 @@ struct TraceFlags {
   std::string format = "jsonl";
   std::string output;
   std::string max_size = "1GiB";
+  PythonSamplingFlags python;
+};
+
+// The sampled Python stacks beside the event stream, for --folded at the end: the stream
+// is one line per call, and samples are not calls.
+class PythonStacksBeside final : public Consumer {
+ public:
+  explicit PythonStacksBeside(analysis::PythonProfile& profile) : profile_(profile) {}
+  void on_python_stacks(std::span<const PythonStack> stacks) override { profile_.add(stacks); }
+
+ private:
+  analysis::PythonProfile& profile_;
 };
 
 // Exit status when events were lost on the way out (a write failed): EX_IOERR.
@@ -66,7 +79,28 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
                         "(--max-size 0 for no limit)",
                         format_byte_size(limit)));
       });
-  int code = run_trace(*config, f.trace, stream);
+  // Python stacks are sampled only for --folded: nothing else would show them.
+  if (f.python.hz_option != nullptr && f.python.hz_option->count() > 0 && f.python.folded.empty()) {
+    print_error("--python-hz: only with --folded FILE (trace writes the sampled stacks there)");
+    return 2;
+  }
+  f.python.apply(f.trace);
+  f.trace.python_sampling = !f.python.folded.empty();
+  const std::uint32_t hz = chosen_python_hz(f.trace, *config);
+  if (f.trace.python_sampling && hz == 0) {
+    print_error("--folded: Python sampling is off (--python-hz 0 or [python] sample_hz = 0)");
+    return 2;
+  }
+  analysis::PythonProfile profile(hz, analysis::python_profile_limits(config->python, false));
+  std::shared_ptr<Consumer> consumer = stream;
+  if (f.trace.python_sampling) {
+    auto list = std::make_shared<ConsumerList>();
+    list->add(stream);
+    list->add(std::make_shared<PythonStacksBeside>(profile));
+    consumer = list;
+  }
+  int code = run_trace(*config, f.trace, consumer);
+  if (f.trace.python_sampling && !write_folded(f.python.folded, profile.hot_spots()) && code == 0) code = 1;
   if (stream->lines_not_written() > 0) {
     print_error(fmt::format("{} lines not written: the output reached --max-size {}",
                             stream->lines_not_written(), format_byte_size(*max_size)));
@@ -94,6 +128,11 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--max-size", flags->max_size,
                   "stop writing events past this size (whole lines; e.g. 500M, 2GiB; 0: no limit)")
       ->capture_default_str();
+  add_python_sampling_options(
+      *sub, flags->python,
+      "with --folded: Python stack samples per second on each CPU (default 99, [python] sample_hz)",
+      "also sample the stacks of traced Python processes and write them to FILE at the end as folded "
+      "stacks (one \"frames count\" line each: flamegraph.pl, speedscope, inferno)");
   sub->footer(
       "Examples:\n"
       "  eacgm trace -- python3 train.py          trace a command and its children\n"

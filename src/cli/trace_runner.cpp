@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 
 #include "agent/agent.h"
 #include "analysis/comm_filter.h"
@@ -40,6 +41,24 @@ TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configur
 std::uint32_t chosen_python_hz(const TraceCommandOptions& opts, const Config& config) {
   if (!opts.python_sampling) return 0;
   return opts.python_hz.value_or(config.python.sample_hz);
+}
+
+void PythonSamplingFlags::apply(TraceCommandOptions& opts) const {
+  if (hz_option != nullptr && hz_option->count() > 0) opts.python_hz = hz;
+}
+
+void add_python_sampling_options(CLI::App& sub, PythonSamplingFlags& flags, const std::string& hz_help,
+                                 const std::string& folded_help) {
+  flags.hz_option = sub.add_option("--python-hz", flags.hz, hz_help)->check(CLI::Range(0, 10000));
+  sub.add_option("--folded", flags.folded, folded_help);
+}
+
+bool write_folded(const std::string& path, const analysis::PythonHotSpots& hot) {
+  std::ofstream out(path);
+  out << analysis::folded_text(hot);
+  if (out.flush()) return true;
+  print_error(fmt::format("cannot write folded stacks to {}: check the path and free space", path));
+  return false;
 }
 
 void add_mode_option(CLI::App& sub, std::string& mode, const char* what) {

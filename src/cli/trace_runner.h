@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/python_profile.h"
 #include "cli/commands.h"
 #include "core/config.h"
 #include "core/consumer.h"
@@ -35,6 +36,19 @@ struct TraceCommandOptions {
 // The Python sampling rate a command runs with: none unless it samples, else its flag,
 // else the config file's.
 std::uint32_t chosen_python_hz(const TraceCommandOptions& opts, const Config& config);
+
+// --python-hz N and --folded FILE, as `run` and `trace` take them.
+struct PythonSamplingFlags {
+  std::uint32_t hz = 0;
+  CLI::Option* hz_option = nullptr;  // whether --python-hz was given
+  std::string folded;
+  // Copies a given --python-hz into `opts` (in the subcommand's final callback).
+  void apply(TraceCommandOptions& opts) const;
+};
+void add_python_sampling_options(CLI::App& sub, PythonSamplingFlags& flags, const std::string& hz_help,
+                                 const std::string& folded_help);
+// Writes the folded stacks to `path`; false, having said why, when it cannot.
+bool write_folded(const std::string& path, const analysis::PythonHotSpots& hot);
 
 // The mode a command runs in: its --mode flag, else the config file's, else its own default.
 TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configured, TraceMode fallback);

@@ -85,6 +85,10 @@ constexpr std::array kTable = {
                      "Python processes the stack sampler reads now."},
     AgentCounterSpec{"py_sample_drops", "eacgm_python_stack_samples_dropped_total", kC, kNonZero, "",
                      "Python stack samples lost because the sampler's ring buffer was full."},
+    AgentCounterSpec{
+        "py_in_calls", "eacgm_python_stack_samples_in_calls_total", kC, kNonZero, "",
+        "Python stacks sampled while their thread was inside a traced waiting call (a "
+        "synchronization, a blocking copy, an NCCL call): they end in that call's native frame."},
     AgentCounterSpec{"py_codes_unnamed", "eacgm_python_code_objects_unnamed_total", kC, kNonZero, "",
                      "Code objects in sampled Python stacks that could not be read (the process had "
                      "exited): shown as <code 0x...>."},

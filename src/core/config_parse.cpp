@@ -38,7 +38,8 @@ constexpr std::string_view kTraceKeys[] = {
     "status_interval_s", "mode",       "sample_shift",    "budget",
     "calibrate",         "pinned",     "host_waits",      "duty_cycle"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
-constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations"};
+constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
+                                            "window_s",    "max_rows",  "max_stacks"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
                                            "exit", "ret",    "args",    "outer"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
@@ -458,6 +459,9 @@ class ConfigReader {
     if (auto s = read_string(*table, "file_filter", ctx, python.file_filter); !s) return s;
     if (auto s = read_integer(*table, "sample_hz", ctx, 0, 10000, python.sample_hz); !s) return s;
     if (auto s = read_bool(*table, "usdt_durations", ctx, python.usdt_durations); !s) return s;
+    if (auto s = read_integer(*table, "window_s", ctx, 10, 86400, python.window_s); !s) return s;
+    if (auto s = read_integer(*table, "max_rows", ctx, 100, 10000000, python.max_rows); !s) return s;
+    if (auto s = read_integer(*table, "max_stacks", ctx, 10, 1000000, python.max_stacks); !s) return s;
     // A bare file name would never match: the filter sees the whole path.
     if (!python.file_filter.empty() && python.file_filter[0] != '/' && python.file_filter[0] != '*') {
       return fail(table->get("file_filter")->source(), ctx,

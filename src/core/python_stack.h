@@ -9,11 +9,14 @@
 
 namespace eacgm {
 
-// A code object: what names a Python function. Shared by every frame that runs it.
+// A code object: what names a Python function. Shared by every frame that runs it. Or a
+// native frame: the traced call (a CUDA synchronization, an NCCL call) the innermost
+// Python frame waits in, "[domain] function", without file or line.
 struct PythonCode {
-  std::string function;  // co_qualname (3.11+) or co_name (3.10)
-  std::string file;      // co_filename
-  int first_line = 0;    // co_firstlineno
+  std::string function;  // co_qualname (3.11+) or co_name (3.10); "[cuda_driver] cuStreamSynchronize"
+  std::string file;      // co_filename; "" for a native frame
+  int first_line = 0;    // co_firstlineno; 0 for a native frame
+  bool native = false;
 };
 
 struct PythonFrame {
@@ -26,9 +29,11 @@ struct PythonStack {
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::string comm;
-  std::vector<PythonFrame> frames;  // innermost first; empty outside Python code
-  bool truncated = false;           // deeper than the sampler walks (outer frames missing)
-  bool no_thread = false;           // a thread without a Python thread state
+  // Innermost first; empty outside Python code. When the thread was inside a traced
+  // waiting call, frames[0] is that call (a native frame), then the Python frames.
+  std::vector<PythonFrame> frames;
+  bool truncated = false;  // deeper than the sampler walks (outer frames missing)
+  bool no_thread = false;  // a thread without a Python thread state
 };
 
 }  // namespace eacgm

@@ -285,22 +285,32 @@ json python_function_json(const analysis::PythonFunctionRow& f, std::uint64_t ba
               {"self", f.self},
               {"total", f.total},
               {"self_share", share(f.self)},
-              {"total_share", share(f.total)}};
+              {"total_share", share(f.total)},
+              {"native", f.native}};
 }
 
-// Sample counts and shares of each process's samples in Python code; states the rate.
-json python_json(const analysis::PythonHotSpots* hot) {
+// Sample counts and shares of each process's samples in Python code; states the rate
+// and how far back the profile reaches. With `pid`, that process only.
+json python_json(const analysis::PythonHotSpots* hot, std::optional<std::uint32_t> pid) {
   json doc = json::object();
   doc["sample_hz"] = hot ? hot->hz : 0;
   doc["note"] = python_sampling_note(hot ? hot->hz : 0);
+  doc["window_s"] = hot && hot->window_ns > 0 ? json(hot->window_ns / 1000000000) : json(nullptr);
   doc["samples"] = hot ? hot->samples : 0;
+  const analysis::PythonOverCap over = hot ? hot->over_cap : analysis::PythonOverCap{};
+  doc["over_cap"] = json{{"processes", over.processes}, {"rows", over.rows}, {"stacks", over.stacks}};
   json processes = json::array();
   if (hot) {
     for (const auto& p : hot->processes) {
+      if (pid && p.pid != *pid) continue;
       json functions = json::array(), lines = json::array(), threads = json::array();
       for (const auto& f : p.functions) functions.push_back(python_function_json(f, p.python_samples));
       for (const auto& l : p.lines) {
-        lines.push_back(json{{"function", l.function}, {"file", l.file}, {"line", l.line}, {"self", l.self}});
+        lines.push_back(json{{"function", l.function},
+                             {"file", l.file},
+                             {"line", l.line},
+                             {"call", l.call.empty() ? json(nullptr) : json(l.call)},
+                             {"self", l.self}});
       }
       for (const auto& t : p.threads) {
         json tf = json::array();
@@ -411,6 +421,12 @@ std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
   return doc.dump();
 }
 
+std::string api_python(const analysis::AnalysisSnapshot& snap, std::optional<std::uint32_t> pid) {
+  json doc = header(snap);
+  doc.update(python_json(snap.python.get(), pid));
+  return doc.dump();
+}
+
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   json doc = json::object();
   doc["functions"] = functions_json(snap);
@@ -421,7 +437,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["nccl"] = nccl_json(snap);
   doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);
-  doc["python_hot_spots"] = python_json(snap.python.get());
+  doc["python_hot_spots"] = python_json(snap.python.get(), std::nullopt);
   doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
   doc["waits"] = host_waits_json(snap.waits);
   doc["accounting"] = counters_json(snap);

@@ -68,6 +68,11 @@ std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t windo
 //  "functions","untracked_calls"}, oldest first (export/anomaly_report.h).
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap);
 
+// {"sample_hz","note","window_s","samples","over_cap":{"processes","rows","stacks"},
+//  "processes":[...]}: the Python hot spots (docs/report.md has the process object); with
+// `pid`, that process only.
+std::string api_python(const analysis::AnalysisSnapshot& snap, std::optional<std::uint32_t> pid);
+
 // The pieces, as objects without the time header: what the routes above hold under
 // "functions", "gpus", "processes" and "counters", and the memory object.
 json functions_json(const analysis::AnalysisSnapshot& snap);

@@ -23,11 +23,6 @@ constexpr std::array kBounds = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4
                                 5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
                                 0.25, 0.5,    1.0,    2.5,  5.0,    10.0,   25.0, 50.0};
 
-void begin(ExpositionWriter& out, std::string_view name) {
-  const MetricDef* def = find_metric(name);
-  out.begin_family(def != nullptr ? family_of(*def) : FamilyDesc{name, MetricType::kUnknown, "", ""});
-}
-
 Labels function_labels(const std::string& domain, const std::string& function) {
   return {{"domain", domain}, {"function", function}};
 }
@@ -78,19 +73,19 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   }
   if (folded_functions > 0) series.push_back(std::move(other));
 
-  begin(out, "eacgm_calls_total");
+  begin_family(out, "eacgm_calls_total");
   for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.calls);
-  begin(out, "eacgm_call_errors_total");
+  begin_family(out, "eacgm_call_errors_total");
   for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.errors);
-  begin(out, "eacgm_nested_calls_total");
+  begin_family(out, "eacgm_nested_calls_total");
   for (const auto& s : series) {
     if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
   }
-  begin(out, "eacgm_calls_estimated_total");
+  begin_family(out, "eacgm_calls_estimated_total");
   for (const auto& s : series) {
     if (s.estimated > 0) out.add(function_labels(s.domain, s.function), s.estimated);
   }
-  begin(out, "eacgm_bytes_total");
+  begin_family(out, "eacgm_bytes_total");
   {
     std::uint64_t other_bytes = 0;
     bool other_has = false;
@@ -105,7 +100,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     }
     if (other_has) out.add(function_labels("other", "other"), other_bytes);
   }
-  begin(out, "eacgm_kernel_launches_total");
+  begin_family(out, "eacgm_kernel_launches_total");
   {
     std::uint64_t other_launches = snap.kernels.folded_launches();
     bool folded = other_launches > 0;
@@ -120,7 +115,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     }
     if (folded) out.add({{"kernel", "other"}}, other_launches);
   }
-  begin(out, "eacgm_call_duration_seconds");
+  begin_family(out, "eacgm_call_duration_seconds");
   std::size_t histograms = 0;
   for (const auto& s : series) {
     if (s.durations == nullptr || s.durations->count() == 0) continue;
@@ -159,10 +154,10 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     return l;
   };
   const Labels other_labels{{"pid", "other"}, {"comm", "other"}};
-  begin(out, "eacgm_process_calls_total");
+  begin_family(out, "eacgm_process_calls_total");
   for (const auto& p : procs) out.add(process_labels(p), p.calls);
   if (folded_processes > 0) out.add(other_labels, other_calls);
-  begin(out, "eacgm_process_call_errors_total");
+  begin_family(out, "eacgm_process_call_errors_total");
   for (const auto& p : procs) out.add(process_labels(p), p.errors);
   if (folded_processes > 0) out.add(other_labels, other_errors);
 
@@ -187,23 +182,23 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     l.insert(l.begin() + 2, {"cuda_device", std::to_string(r.device)});
     return l;
   };
-  begin(out, "eacgm_process_gpu_allocated_bytes");
+  begin_family(out, "eacgm_process_gpu_allocated_bytes");
   for (const auto* r : ledger) out.add(ledger_labels(*r), r->live_bytes);
-  begin(out, "eacgm_process_gpu_allocated_peak_bytes");
+  begin_family(out, "eacgm_process_gpu_allocated_peak_bytes");
   for (const auto* r : ledger) out.add(ledger_labels(*r), r->peak_bytes);
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running
   // traced process the estimated slowdown over the last few seconds.
   if (snap.overhead.costs.measured) {
     const TrapCosts& c = snap.overhead.costs;
-    begin(out, "eacgm_probe_hit_cost_seconds");
+    begin_family(out, "eacgm_probe_hit_cost_seconds");
     out.add({{"kind", "entry"}}, c.entry_ns / 1e9);
     out.add({{"kind", "entry_return"}}, c.entry_return_ns / 1e9);
     out.add({{"kind", "stepped_entry"}}, c.stepped_entry_ns / 1e9);
     out.add({{"kind", "per_call"}}, c.per_call_ns / 1e9);
-    begin(out, "eacgm_probe_duty_fraction");
+    begin_family(out, "eacgm_probe_duty_fraction");
     out.add({}, snap.overhead.duty_fraction);
-    begin(out, "eacgm_process_probe_overhead_ratio");
+    begin_family(out, "eacgm_process_probe_overhead_ratio");
     std::size_t shown = 0;
     for (const ProcessOverhead& row : snap.overhead.processes) {
       if (row.exited || shown++ >= options.max_process_series) continue;
@@ -214,7 +209,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     }
   }
 
-  begin(out, "eacgm_series_folded_total");
+  begin_family(out, "eacgm_series_folded_total");
   out.add({{"kind", "functions"}}, folded_functions);
   out.add({{"kind", "processes"}}, folded_processes);
   out.add({{"kind", "memory"}}, folded_memory);
@@ -239,17 +234,17 @@ void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {
       if (i == 15) stime = std::stoull(field);
     }
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    begin(out, "eacgm_agent_cpu_seconds_total");
+    begin_family(out, "eacgm_agent_cpu_seconds_total");
     out.add({}, static_cast<double>(utime + stime) / ticks);
   }
   std::ifstream statm("/proc/self/statm");
   unsigned long long size = 0, resident = 0;
   if (statm >> size >> resident) {
-    begin(out, "eacgm_agent_resident_memory_bytes");
+    begin_family(out, "eacgm_agent_resident_memory_bytes");
     out.add({},
             static_cast<std::uint64_t>(resident * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE))));
   }
-  begin(out, "eacgm_agent_start_time_seconds");
+  begin_family(out, "eacgm_agent_start_time_seconds");
   out.add({}, start_time_seconds);
 }
 

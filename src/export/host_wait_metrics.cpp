@@ -11,11 +11,6 @@
 namespace eacgm::exporting {
 namespace {
 
-void begin(ExpositionWriter& out, std::string_view name) {
-  const MetricDef* def = find_metric(name);
-  out.begin_family(def != nullptr ? family_of(*def) : FamilyDesc{name, MetricType::kUnknown, "", ""});
-}
-
 // Whether each process keeps its series: those with the most time waiting do.
 std::map<std::uint32_t, bool> kept_processes(const analysis::HostWaitSummary& waits,
                                              std::size_t max_processes) {
@@ -66,18 +61,18 @@ void append_host_wait_metrics(ExpositionWriter& out, const analysis::AnalysisSna
     return Labels{{"pid", "other"}, {"comm", "other"}, {"kind", std::string(host_wait_kind_name(kind))}};
   };
 
-  begin(out, "eacgm_host_waits_total");
+  begin_family(out, "eacgm_host_waits_total");
   for (const auto& r : rows) {
     if (kept[r.pid]) out.add(labels(r), r.calls);
   }
   for (const auto& [kind, o] : other) out.add(other_labels(kind), o.waits);
-  begin(out, "eacgm_host_wait_seconds_total");
+  begin_family(out, "eacgm_host_wait_seconds_total");
   for (const auto& r : rows) {
     if (kept[r.pid]) out.add(labels(r), static_cast<double>(r.total_ns) / 1e9);
   }
   for (const auto& [kind, o] : other) out.add(other_labels(kind), static_cast<double>(o.total_ns) / 1e9);
 
-  begin(out, "eacgm_host_wait_duration_seconds");
+  begin_family(out, "eacgm_host_wait_duration_seconds");
   for (std::size_t k = 0; k < kHostWaitKinds; ++k) {
     const auto& sketch = snap.waits.by_kind[k];
     if (sketch.count() == 0) continue;

@@ -18,6 +18,7 @@ constexpr auto kHttp = MetricGroup::kHttp;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kWaitGroup = MetricGroup::kWaits;
+constexpr auto kPythonGroup = MetricGroup::kPython;
 constexpr auto kAgent = MetricGroup::kAgent;
 
 // DCGM help texts are dcgm-exporter's own (etc/default-counters.csv), so dashboards and
@@ -210,13 +211,31 @@ constexpr std::array kTable = {
               kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
     MetricDef{"eacgm_host_wait_seconds_total", kCounter, "seconds", "s",
               "Time the process's threads spent in those waits, summed over threads. Always-on mode "
-              "times every synchronization but synchronous copies one call in N: each delivery's "
-              "copies are priced at its sampled calls' mean (futex and input_wait are always timed).",
+              "times every synchronization and synchronous copy (futex and input_wait are always "
+              "timed too); a kind with only some calls timed is priced at its sampled calls' mean.",
               kWaits, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
     MetricDef{"eacgm_host_wait_duration_seconds", kHistogram, "seconds", "s",
               "Durations of the timed waits of every traced process, per kind; buckets folded from the "
               "1% relative-error sketch (always-on: the sampled synchronizing calls).",
               kWaitKind, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
+
+    // The Python stack sampler's profile (per-function shares are in /api/v1/python, not
+    // here: function labels would make a new series whenever the ranking changes)
+    MetricDef{"eacgm_python_profile_window_seconds", kGauge, "seconds", "s",
+              "How far back the Python profile reaches: [python] window_s (it keeps between four "
+              "fifths of it and all of it).",
+              kNone, kPythonGroup, "configuration"},
+    MetricDef{"eacgm_python_profile_samples", kGauge, "", "count",
+              "Python stack samples in the profile's window, every sampled process.", kNone, kPythonGroup,
+              "Python stack sampler"},
+    MetricDef{"eacgm_python_profile_processes", kGauge, "", "count",
+              "Processes with Python stack samples in the profile's window.", kNone, kPythonGroup,
+              "Python stack sampler"},
+    MetricDef{"eacgm_python_profile_samples_over_cap_total", kCounter, "", "count",
+              "Python stack samples the profile could not keep whole, per cap reached: processes (the "
+              "sample is not counted at all), rows (a thread, function or line row is missing), stacks "
+              "(counted under \"[stacks past the cap]\" in the folded stacks).",
+              kPythonCap, kPythonGroup, "Python stack sampler ([python] max_rows, max_stacks)"},
 
     // The agent itself
     MetricDef{"eacgm_agent_cpu_seconds_total", kCounter, "seconds", "s",
@@ -284,6 +303,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`pid`, `comm`, `kind`, rank labels";
     case kWaitKind:
       return "`kind`";
+    case kPythonCap:
+      return "`cap`";
   }
   return "";
 }
@@ -302,6 +323,8 @@ std::string_view group_title(MetricGroup g) {
       return "NCCL";
     case MetricGroup::kWaits:
       return "Host waits";
+    case MetricGroup::kPython:
+      return "Python hot spots";
     case MetricGroup::kAgent:
       return "The agent itself";
     case MetricGroup::kHttp:
@@ -331,6 +354,11 @@ void append_counters(ExpositionWriter& out, const CounterValues& values) {
 }
 
 FamilyDesc family_of(const MetricDef& def) { return FamilyDesc{def.name, def.type, def.help, def.unit}; }
+
+void begin_family(ExpositionWriter& out, std::string_view name) {
+  const MetricDef* def = find_metric(name);
+  out.begin_family(def != nullptr ? family_of(*def) : FamilyDesc{name, MetricType::kUnknown, "", ""});
+}
 
 std::string render_metrics_doc() {
   std::string out =

@@ -15,21 +15,22 @@ namespace eacgm::exporting {
 // Which labels a family's series carry.
 enum class LabelSet {
   kNone,
-  kGpu,       // dcgm-exporter's GPU labels (see gpu_label_doc())
-  kProcess,   // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
-  kFunction,  // domain, function
-  kTraced,    // pid, comm, and rank, local_rank, world_size when known
-  kFolded,    // kind (functions, processes, memory, nccl, waits)
-  kLedger,    // pid, comm, cuda_device, and rank labels when known
-  kKernel,    // kernel
-  kNcclCall,  // comm_id, function
-  kNcclComm,  // comm_id
-  kNcclRank,  // comm_id, nccl_rank, pid
-  kWaits,     // pid, comm, kind (a host-wait kind), and rank labels when known
-  kWaitKind,  // kind (a host-wait kind)
+  kGpu,        // dcgm-exporter's GPU labels (see gpu_label_doc())
+  kProcess,    // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
+  kFunction,   // domain, function
+  kTraced,     // pid, comm, and rank, local_rank, world_size when known
+  kFolded,     // kind (functions, processes, memory, nccl, waits)
+  kLedger,     // pid, comm, cuda_device, and rank labels when known
+  kKernel,     // kernel
+  kNcclCall,   // comm_id, function
+  kNcclComm,   // comm_id
+  kNcclRank,   // comm_id, nccl_rank, pid
+  kWaits,      // pid, comm, kind (a host-wait kind), and rank labels when known
+  kWaitKind,   // kind (a host-wait kind)
+  kPythonCap,  // cap (processes, rows, stacks)
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kAgent, kHttp };
+enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kPython, kAgent, kHttp };
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)
@@ -50,6 +51,9 @@ const MetricDef* find_metric(std::string_view name);
 
 // The writer's description of a table entry.
 FamilyDesc family_of(const MetricDef& def);
+// Starts the family `name` as the table declares it (untyped and without help when the
+// table lacks it).
+void begin_family(ExpositionWriter& out, std::string_view name);
 
 // Every counter of a CounterRegistry reading, one family each (its `metric` name,
 // help, unit and kind; counters whose metric name is empty are skipped).

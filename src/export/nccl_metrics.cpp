@@ -11,11 +11,6 @@
 namespace eacgm::exporting {
 namespace {
 
-void begin(ExpositionWriter& out, std::string_view name) {
-  const MetricDef* def = find_metric(name);
-  out.begin_family(def != nullptr ? family_of(*def) : FamilyDesc{name, MetricType::kUnknown, "", ""});
-}
-
 std::string comm_label(std::uint64_t comm_id) { return fmt::format("0x{:016x}", comm_id); }
 
 Labels rank_labels(const analysis::NcclCommSkew& c, const analysis::NcclRankArrivals& r) {
@@ -39,37 +34,37 @@ void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   auto call_labels = [](const analysis::NcclRow& r) {
     return Labels{{"comm_id", comm_label(r.comm_id)}, {"function", r.function}};
   };
-  begin(out, "eacgm_nccl_algorithm_bandwidth_bytes_per_second");
+  begin_family(out, "eacgm_nccl_algorithm_bandwidth_bytes_per_second");
   for (const auto& r : rows) {
     if (r.algbw) out.add(call_labels(r), *r.algbw);
   }
-  begin(out, "eacgm_nccl_bus_bandwidth_bytes_per_second");
+  begin_family(out, "eacgm_nccl_bus_bandwidth_bytes_per_second");
   for (const auto& r : rows) {
     if (r.busbw) out.add(call_labels(r), *r.busbw);
   }
 
   const auto& all = snap.nccl_skew.comms;
   const std::span<const analysis::NcclCommSkew> comms(all.data(), std::min(all.size(), max_series));
-  begin(out, "eacgm_nccl_collective_instances_total");
+  begin_family(out, "eacgm_nccl_collective_instances_total");
   for (const auto& c : comms) out.add({{"comm_id", comm_label(c.comm_id)}}, c.instances);
-  begin(out, "eacgm_nccl_incomplete_instances_total");
+  begin_family(out, "eacgm_nccl_incomplete_instances_total");
   for (const auto& c : comms) out.add({{"comm_id", comm_label(c.comm_id)}}, c.incomplete);
-  begin(out, "eacgm_nccl_skew_seconds");
+  begin_family(out, "eacgm_nccl_skew_seconds");
   for (const auto& c : comms) {
     if (c.skew.count() == 0) continue;
     auto buckets = fold_sketch(c.skew);
     out.add_histogram({{"comm_id", comm_label(c.comm_id)}}, buckets, static_cast<double>(c.skew.sum()) / 1e9,
                       c.skew.count());
   }
-  begin(out, "eacgm_nccl_last_arrivals_total");
+  begin_family(out, "eacgm_nccl_last_arrivals_total");
   for (const auto& c : comms) {
     for (const auto& r : c.ranks) out.add(rank_labels(c, r), r.last);
   }
-  begin(out, "eacgm_nccl_lateness_seconds_total");
+  begin_family(out, "eacgm_nccl_lateness_seconds_total");
   for (const auto& c : comms) {
     for (const auto& r : c.ranks) out.add(rank_labels(c, r), static_cast<double>(r.lateness_sum_ns) / 1e9);
   }
-  begin(out, "eacgm_nccl_straggler");
+  begin_family(out, "eacgm_nccl_straggler");
   for (const auto& c : comms) {
     for (const auto& r : c.ranks) out.add(rank_labels(c, r), std::uint64_t{r.straggler ? 1u : 0u});
   }

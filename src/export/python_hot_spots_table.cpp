@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "export/text_columns.h"
@@ -15,6 +16,11 @@ std::string percent(std::uint64_t part, std::uint64_t whole) {
 }
 
 std::string where(const std::string& file, int line) { return fmt::format("{}:{}", file, line); }
+
+// A function row's place: its file and first line, or what a native frame is.
+std::string where(const analysis::PythonFunctionRow& f) {
+  return f.native ? std::string("(traced call)") : where(f.file, f.line);
+}
 
 }  // namespace
 
@@ -38,20 +44,25 @@ std::string render_python_hot_spots(const analysis::PythonHotSpots& hot, std::si
     for (std::size_t i = 0; i < n; ++i) {
       const auto& f = p.functions[i];
       cells.push_back({percent(f.self, p.python_samples), percent(f.total, p.python_samples),
-                       fmt::format("{}", f.self), fmt::format("{}", f.total), f.function,
-                       where(f.file, f.line)});
+                       fmt::format("{}", f.self), fmt::format("{}", f.total), f.function, where(f)});
     }
     out += render_columns(cells, {true, true, true, true, false, false});
     if (p.functions.size() > n)
       out += fmt::format("({} more functions; all in --json)\n", p.functions.size() - n);
-    // The lines the process ran most (of the innermost frames).
+    // The lines the process ran most (of the innermost Python frames), and the traced call
+    // each waited in, when one did.
+    const std::size_t shown = std::min<std::size_t>(p.lines.size(), 5);
+    const bool calls = std::any_of(p.lines.begin(), p.lines.begin() + static_cast<std::ptrdiff_t>(shown),
+                                   [](const analysis::PythonLineRow& l) { return !l.call.empty(); });
     std::vector<std::vector<std::string>> lines = {{"self%", "self", "hot line", "in"}};
-    for (std::size_t i = 0; i < std::min<std::size_t>(p.lines.size(), 5); ++i) {
+    if (calls) lines[0].push_back("in call");
+    for (std::size_t i = 0; i < shown; ++i) {
       const auto& l = p.lines[i];
       lines.push_back(
           {percent(l.self, p.python_samples), fmt::format("{}", l.self), where(l.file, l.line), l.function});
+      if (calls) lines.back().push_back(l.call.empty() ? std::string("-") : l.call);
     }
-    if (lines.size() > 1) out += render_columns(lines, {true, true, false, false});
+    if (lines.size() > 1) out += render_columns(lines, {true, true, false, false, false});
     if (p.threads.size() > 1) {
       std::string threads = "threads (samples):";
       for (std::size_t i = 0; i < std::min<std::size_t>(p.threads.size(), 8); ++i) {

@@ -123,6 +123,18 @@ const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int 
   return codes.emplace(addr, std::move(c)).first->second;
 }
 
+std::shared_ptr<const PythonCode> PythonStackDecoder::call_frame(std::uint32_t probe_id) {
+  auto probe = probes_(probe_id);
+  if (!probe) return nullptr;
+  NativeCall& c = calls_[probe_id];
+  if (c.probe != probe) {
+    c.code = std::make_shared<const PythonCode>(
+        PythonCode{fmt::format("[{}] {}", probe->spec.domain, probe->function), "", 0, true});
+    c.probe = std::move(probe);
+  }
+  return c.code;
+}
+
 bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack& out) {
   eacgm_py_sample s{};
   if (size < EACGM_PY_SAMPLE_HEADER || size > sizeof(s)) {
@@ -143,7 +155,14 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
   out.comm.assign(s.comm, strnlen(s.comm, sizeof(s.comm)));
   out.truncated = (s.flags & EACGM_PY_TRUNCATED) != 0;
   out.no_thread = (s.flags & EACGM_PY_NO_THREAD) != 0;
-  out.frames.resize(s.depth);
+  // A thread inside a traced call: the call ends the stack (only a stack with Python frames:
+  // the shares are of samples in Python code).
+  std::shared_ptr<const PythonCode> call;
+  if ((s.flags & EACGM_PY_IN_CALL) != 0 && s.depth > 0 && probes_) call = call_frame(s.call_probe);
+  counters_.in_calls += call != nullptr;
+  const std::size_t first = call != nullptr ? 1 : 0;
+  out.frames.resize(s.depth + first);
+  if (call) out.frames[0] = PythonFrame{std::move(call), 0};
   for (std::size_t i = 0; i < s.depth; ++i) {
     const eacgm_py_frame& f = s.frames[i];
     const Code& c = code(s.pid, minor, f.code);
@@ -157,8 +176,8 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
       const std::uint64_t unit = f.instr > c.first_unit ? (f.instr - c.first_unit) / 2 : 0;
       line = python311_line(c.linetable, c.code->first_line, unit);
     }
-    out.frames[i].code = c.code;
-    out.frames[i].line = line > 0 ? line : c.code->first_line;
+    out.frames[first + i].code = c.code;
+    out.frames[first + i].line = line > 0 ? line : c.code->first_line;
   }
   return true;
 }

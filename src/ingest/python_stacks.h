@@ -12,12 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/call_event.h"
 #include "core/python_stack.h"
 
 namespace eacgm::ingest {
 
 struct PythonStackCounters {
   std::uint64_t samples = 0;    // records decoded
+  std::uint64_t in_calls = 0;   // of those, ending in a native frame (a traced waiting call)
   std::uint64_t malformed = 0;  // records of the wrong size or an unknown interpreter version
   std::uint64_t unnamed = 0;    // code objects that could not be read (the process was gone)
   std::uint64_t codes = 0;      // code objects named, in total
@@ -36,9 +38,15 @@ using PythonCodeReader =
 // The reader of live processes (process_vm_readv).
 std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std::uint64_t addr);
 
+// The probe behind a probe id (the tracer's table), which names the native frame of a
+// sample taken inside a traced call; nullptr when unknown. Tests put in a fake.
+using ProbeLookup = std::function<std::shared_ptr<const ProbeInfo>(std::uint32_t probe_id)>;
+
 class PythonStackDecoder {
  public:
-  explicit PythonStackDecoder(PythonCodeReader reader = read_python_code) : reader_(std::move(reader)) {}
+  // Without `probes`, samples taken inside a traced call have no native frame.
+  explicit PythonStackDecoder(PythonCodeReader reader = read_python_code, ProbeLookup probes = {})
+      : reader_(std::move(reader)), probes_(std::move(probes)) {}
   // Decodes one record into `out` (its storage reused); false for a malformed record.
   bool decode(const void* data, std::size_t size, PythonStack& out);
   // Drops what is known of a process (it exec'd: its addresses mean something else).
@@ -57,8 +65,17 @@ class PythonStackDecoder {
     std::uint64_t first_unit = 0;
   };
   const Code& code(std::uint32_t pid, int minor, std::uint64_t addr);
+  // The native frame of a traced call, made once per probe (again when its id has a new
+  // owner); nullptr for an unknown probe.
+  std::shared_ptr<const PythonCode> call_frame(std::uint32_t probe_id);
 
   PythonCodeReader reader_;
+  ProbeLookup probes_;
+  struct NativeCall {
+    std::shared_ptr<const ProbeInfo> probe;
+    std::shared_ptr<const PythonCode> code;
+  };
+  std::unordered_map<std::uint32_t, NativeCall> calls_;  // by probe id: the waiting probes seen
   std::unordered_map<std::uint32_t, std::unordered_map<std::uint64_t, Code>> processes_;
   Code scratch_;  // a code object not kept (the process's cache is full)
   PythonStackCounters counters_;

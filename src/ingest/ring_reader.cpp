@@ -60,6 +60,8 @@ void RingReader::register_counters(CounterRegistry& registry) {
   if (python_) {
     registry.add(agent_counter("py_samples"),
                  [this] { return python_samples_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("py_in_calls"),
+                 [this] { return python_in_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("py_codes_unnamed"),
                  [this] { return python_unnamed_.load(std::memory_order_relaxed); });
   }
@@ -91,6 +93,7 @@ void RingReader::deliver_python_stacks() {
   const auto& c = python_->counters();
   python_samples_.store(c.samples, std::memory_order_relaxed);
   python_unnamed_.store(c.unnamed, std::memory_order_relaxed);
+  python_in_calls_.store(c.in_calls, std::memory_order_relaxed);
 }
 
 int RingReader::on_record(void* ctx, void* data, std::size_t size) {

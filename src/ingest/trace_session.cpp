@@ -109,9 +109,13 @@ void TraceSession::start_python_sampling(RingReader& reader) {
   probe::PySamplerOptions po;
   po.hz = options_.python_hz;
   po.btf_path = options_.btf_path;
+  po.waiting_calls_fd = bpf_->waiting_calls_fd();
   auto sampler = probe::PySampler::open(po);
   if (sampler) {
-    auto st = reader.add_python_samples((*sampler)->ringbuf_fd(), std::make_unique<PythonStackDecoder>());
+    // The decoder runs on the reader thread: a lock-free view of the probe table there.
+    auto probes = [cache = probe::ProbeCache(table_)](std::uint32_t id) mutable { return cache.get(id); };
+    auto st = reader.add_python_samples((*sampler)->ringbuf_fd(),
+                                        std::make_unique<PythonStackDecoder>(read_python_code, probes));
     if (st) {
       py_sampler_ = std::move(*sampler);
       return;

@@ -5,6 +5,8 @@
 #include <array>
 #include <string_view>
 
+#include "core/host_wait_kinds.h"
+
 namespace eacgm::probe {
 namespace {
 
@@ -48,12 +50,14 @@ AlwaysOn always_on_role(const ProbeSpec& spec) {
 
 bool times_every_call(const ProbeSpec& spec) {
   return (spec.domain == "cuda" || spec.domain == "cuda_driver") &&
-         std::string_view(spec.name).find("Synchronize") != std::string_view::npos;
+         wait_kind_of_function(spec.name).has_value();
 }
 
 bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
   return pinned.contains(probe.function) || pinned.contains(probe.spec.name) || times_every_call(probe.spec);
 }
+
+bool waits_in_calls(const ProbeSpec& spec) { return spec.domain == "nccl" || times_every_call(spec); }
 
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {
   if (mode == TraceMode::kPerCall) {

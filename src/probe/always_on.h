@@ -23,14 +23,22 @@ namespace eacgm::probe {
 AlwaysOn always_on_role(const ProbeSpec& spec);
 
 // Counted probes whose every call is timed (sample shift 0) whatever the sampling rate:
-// the host-blocking synchronisations (stream, event, context/device), whose durations
-// are the time a process waits for its GPU work. They are called a few times per step,
-// so timing each costs little, and a slow one is never missed by sampling.
+// the host-blocking calls (stream, event, context/device synchronisations, synchronous
+// copies: core/host_wait_kinds.h), whose durations are the time a process waits for its
+// GPU work. They are called a few times per step, so timing each costs little, a slow
+// one is never missed by sampling, and their returns clear the thread's waiting mark
+// (waits_in_calls) anyway.
 bool times_every_call(const ProbeSpec& spec);
 
 // Probes the budget leaves as they are (never timed less often, never detached): the
 // user's `[trace] pinned` (function or spec names) and those timed at every call.
 bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
+
+// Probes of calls a thread may stay in, on a CPU or not: the CUDA host waits
+// (times_every_call) and every NCCL call (per call in both modes; a collective can block
+// until the other ranks arrive). While one runs its thread is marked, and the Python
+// stack sampler ends the thread's stacks in it.
+bool waits_in_calls(const ProbeSpec& spec);
 
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
 // without the skipped ones. The user's specs are per call in both (never changed).

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 
+#include "probe/always_on.h"
 #include "probe/percpu_maps.h"
 #include "probe/uprobe_multi.h"
 #include "trace.skel.h"
@@ -204,6 +205,8 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
     p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
               (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
   }
+  // Only a return can clear the thread's mark.
+  if (waits_in_calls(spec) && (counted || (p.flags & EACGM_PROBE_EXIT) != 0)) p.flags |= EACGM_PROBE_WAIT;
   std::size_t strings = 0;
   for (std::uint32_t i = 0; i < p.nargs; ++i) {
     const ArgSpec& a = spec.args[i];
@@ -612,6 +615,8 @@ Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::u
 int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
 
 int BpfTracer::target_pids_fd() const { return bpf_map__fd(skel_->maps.target_pids); }
+
+int BpfTracer::waiting_calls_fd() const { return bpf_map__fd(skel_->maps.waiting_calls); }
 
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;

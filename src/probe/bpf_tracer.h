@@ -94,8 +94,9 @@ struct ProbePoint {
 // Encodes a spec's captures for the kernel (shared by the loader and its tests). A
 // counted probe (always-on) gets EACGM_PROBE_COUNT and its count rule: the handle it
 // splits counts by (a launch's kernel) and its bytes, from the spec's derived args;
-// one call in 2^sample_shift per CPU is timed.
-// `cycled`: a counted probe that counts only while the duty window is open.
+// one call in 2^sample_shift per CPU is timed. Probes of calls a thread waits in
+// (waits_in_calls) with a return get EACGM_PROBE_WAIT. `cycled`: a counted probe that
+// counts only while the duty window is open.
 eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0,
                          bool cycled = false);
 
@@ -162,6 +163,9 @@ class BpfTracer {
   // The pid filter's map (filter_pids): other programs may share it to follow the same
   // processes, children included.
   int target_pids_fd() const;
+  // The waiting call of each thread (bpf/events.h, struct eacgm_waiting_call): the Python
+  // sampler shares it to end its stacks in the call a thread waits in.
+  int waiting_calls_fd() const;
   BpfCounters counters() const;
   // Calls entered but not yet returned (left at shutdown: lost exits); counted,
   // since per-thread state lives in task storage, which cannot be listed.

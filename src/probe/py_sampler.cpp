@@ -22,6 +22,7 @@ namespace {
 static_assert(sizeof(eacgm_py_frame) == 16);
 static_assert(offsetof(eacgm_py_sample, frames) == EACGM_PY_SAMPLE_HEADER);
 static_assert(sizeof(eacgm_py_sample) == EACGM_PY_SAMPLE_SIZE(EACGM_PY_MAX_DEPTH));
+static_assert(offsetof(eacgm_py_sample, call_probe) == 40);
 static_assert(sizeof(eacgm_py_layout) == 32);
 static_assert(sizeof(eacgm_py_proc) == 48);
 
@@ -61,6 +62,12 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
   if (int err = bpf_map__set_max_entries(s->skel_->maps.py_samples, options.ringbuf_bytes)) {
     return make_error(fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
                                   options.ringbuf_bytes, errno_text(err)));
+  }
+  if (options.waiting_calls_fd >= 0) {
+    if (int err = bpf_map__reuse_fd(s->skel_->maps.waiting_calls, options.waiting_calls_fd)) {
+      return make_error(fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
+                                    errno_text(err)));
+    }
   }
   if (int err = py_sample_bpf__load(s->skel_)) {
     return make_error(

@@ -197,5 +197,35 @@ TEST(PythonHotSpotsText, OffWithZeroRate) {
   EXPECT_EQ(p.err().find("py_samples"), std::string::npos) << p.err();
 }
 
+// `eacgm trace --folded FILE`: the calls stream as ever, and the sampled stacks go to
+// FILE at the end; --python-hz without --folded, or sampling off with it, are usage errors.
+TEST(PythonHotSpotsText, TraceWritesFoldedStacksAtTheEnd) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF perf_event programs)";
+  const std::string exe = "/root/.pyenv/versions/3.12.1/bin/python3.12";
+  if (!std::filesystem::exists(exe)) GTEST_SKIP() << exe << " is not installed";
+  const std::string dir = temp_dir();
+  const std::string script = dir + "/hot_cold.py";
+  std::ofstream(script) << kScript;
+  const std::string folded = dir + "/stacks.folded";
+  Subprocess p({bin("eacgm"), "trace", "--no-gpu", "-o", dir + "/events.jsonl", "--python-hz", "499",
+                "--folded", folded, "--", exe, script},
+               dir);
+  ASSERT_EQ(p.wait(), 0) << p.err();
+  const std::string text = read_file(folded);
+  const std::regex line("python3\\.12 \\([0-9]+\\);<module> \\(" + script + ":1\\);main \\(" + script +
+                        ":15\\);hot \\(" + script + ":3\\) ([0-9]+)\\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, line)) << text;
+  EXPECT_GT(std::stoi(m[1]), 200);
+
+  Subprocess alone({bin("eacgm"), "trace", "--python-hz", "99", "--", exe, "-c", "pass"}, dir);
+  EXPECT_EQ(alone.wait(), 2);
+  EXPECT_NE(alone.err().find("--python-hz: only with --folded FILE"), std::string::npos) << alone.err();
+  Subprocess off({bin("eacgm"), "trace", "--python-hz", "0", "--folded", folded, "--", exe, "-c", "pass"},
+                 dir);
+  EXPECT_EQ(off.wait(), 2);
+  EXPECT_NE(off.err().find("--folded: Python sampling is off"), std::string::npos) << off.err();
+}
+
 }  // namespace
 }  // namespace eacgm::test

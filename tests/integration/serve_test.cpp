@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -33,7 +34,7 @@ std::uint16_t free_port() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  (void)::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
   socklen_t len = sizeof(a);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
@@ -427,6 +428,96 @@ TEST_F(Serve, CallStreamSeriesAndProcessLifetimes) {
   EXPECT_TRUE(row.contains("container")) << row.dump();
   serve->signal(SIGTERM);
   EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
+// A Python script that spins in `hot` (about 3 parts in 4) and `cold` until told to stop.
+// Line numbers matter: `hot` is on line 3.
+constexpr const char* kHotScript = R"(import os, sys
+
+def hot(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+def cold(n):
+    s = 0
+    for i in range(n):
+        s += i ^ 3
+    return s
+
+print("ready", os.getpid(), flush=True)
+while not os.path.exists(sys.argv[1]):
+    hot(30000)
+    cold(10000)
+)";
+
+// The daemon samples Python stacks ([python] sample_hz), ranks the hot function first on
+// /api/v1/python, serves its folded stacks, and forgets the process once its samples are
+// older than the window.
+TEST_F(Serve, PythonHotSpotsOfTheLastWindow) {
+  const std::string python = "/usr/bin/python3";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << python << " is not installed";
+  auto serve = start_serve({"--config", config("[python]\nsample_hz = 499\nwindow_s = 10\n")});
+  const std::string script = dir_ + "/hot_cold.py", stop = dir_ + "/stop";
+  std::ofstream(script) << kHotScript;
+  Subprocess py({python, script, stop}, dir_);
+  ASSERT_TRUE(py.wait_for("ready", false)) << py.err();
+  const std::string pid = std::to_string(py.pid());
+  // Enough samples for the shares to mean something (at 499 Hz, about a second of CPU).
+  json proc;
+  ASSERT_TRUE(eventually([&] {
+    const auto r = get(port_, "/api/v1/python?pid=" + pid);
+    if (r.status != 200) return false;
+    const json doc = json::parse(r.body);
+    if (doc["processes"].empty()) return false;
+    proc = doc["processes"][0];
+    return proc["python_samples"].get<int>() >= 400;
+  })) << get(port_, "/api/v1/python").body
+      << serve->err();
+  const json doc = json::parse(get(port_, "/api/v1/python").body);
+  EXPECT_EQ(doc["sample_hz"], 499);
+  EXPECT_EQ(doc["window_s"], 10);
+  EXPECT_EQ(proc["pid"].get<int>(), py.pid());
+  const json& f = proc["functions"];
+  ASSERT_GE(f.size(), 2u) << proc.dump(2);
+  EXPECT_EQ(f[0]["function"], "hot") << proc.dump(2);
+  EXPECT_EQ(f[0]["file"], script);
+  EXPECT_EQ(f[0]["line"], 3);
+  EXPECT_GT(f[0]["self_share"].get<double>(), 0.5) << proc.dump(2);
+  EXPECT_EQ(f[1]["function"], "cold") << proc.dump(2);
+
+  // Folded stacks of that process only: the module, then hot.
+  const auto folded = get(port_, "/api/v1/python/folded?pid=" + pid);
+  EXPECT_EQ(folded.status, 200);
+  const std::regex line("python3[.0-9]* \\(" + pid + "\\);<module> \\(" + script + ":1\\);hot \\(" + script +
+                        ":3\\) [0-9]+\\n");
+  EXPECT_TRUE(std::regex_search(folded.body, line)) << folded.body;
+  EXPECT_EQ(folded.body.find("(" + std::to_string(getpid()) + ");"), std::string::npos);
+  EXPECT_EQ(get(port_, "/api/v1/python?pid=x").status, 400);
+  EXPECT_EQ(get(port_, "/api/v1/python/folded?pid=0").status, 400);
+  EXPECT_EQ(metric("eacgm_python_profile_window_seconds"), "10");
+  EXPECT_NE(metric("eacgm_python_stack_samples_total"), "");
+
+  // Stopped, the process leaves the profile once its last slice is a window old.
+  std::ofstream(stop) << "stop";
+  ASSERT_EQ(py.wait(), 0) << py.err();
+  EXPECT_TRUE(eventually(
+      [&] { return json::parse(get(port_, "/api/v1/python?pid=" + pid).body)["processes"].empty(); }, 30s))
+      << get(port_, "/api/v1/python?pid=" + pid).body;
+}
+
+// [python] sample_hz = 0: no sampler, an empty profile, no profile metrics.
+TEST_F(Serve, PythonSamplingOffWithZeroRate) {
+  auto serve = start_serve({"--config", config("[python]\nsample_hz = 0\n")});
+  const auto r = get(port_, "/api/v1/python");
+  ASSERT_EQ(r.status, 200);
+  const json doc = json::parse(r.body);
+  EXPECT_EQ(doc["sample_hz"], 0);
+  EXPECT_TRUE(doc["processes"].empty());
+  EXPECT_EQ(get(port_, "/api/v1/python/folded").body, "");
+  EXPECT_EQ(metric("eacgm_python_profile_samples"), "");
+  EXPECT_EQ(metric("eacgm_python_stack_samples_total"), "");
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 // Contexts: cuDevicePrimaryCtxRetain hands out one context per device; cuCtxSetCurrent
 // makes it the calling thread's; cuCtxGetDevice fails without one, as the driver does.
 // Time: each launch queues $EACGM_FAKE_KERNEL_US microseconds (default 0) of pretend GPU
-// work; synchronizing calls sleep until the queue is empty, so throttling is observable.
+// work; synchronizing calls sleep until the queue is empty, so throttling is observable,
+// or, with $EACGM_FAKE_SYNC_SPIN=1, spin on the CPU until then, as the real driver does
+// while it waits for the GPU under its spin or default (auto) scheduling.
 // Lookup: cuGetProcAddress(_v2) answers from a static table by name, requested version
 // and per-thread flag, as the driver does (never through dlsym, which a hook may wrap).
 #include <stddef.h>
@@ -90,10 +92,24 @@ static CUresult fake_launch(void) {
   return kSuccess;
 }
 
+static int sync_spins(void) {
+  static int cached = -1;  // read once, as kernel_ns() does
+  int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char* s = getenv("EACGM_FAKE_SYNC_SPIN");
+    v = s != NULL && strcmp(s, "1") == 0;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+  }
+  return v;
+}
+
 static CUresult fake_sync(void) {
   uint64_t until = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
   uint64_t now = now_ns();
-  if (until > now) {
+  if (until > now && sync_spins()) {
+    while (now_ns() < until) {
+    }
+  } else if (until > now) {
     struct timespec ts = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
     nanosleep(&ts, NULL);
   }

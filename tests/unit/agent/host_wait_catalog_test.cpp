@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "analysis/host_wait_kinds.h"
+#include "core/host_wait_kinds.h"
 #include "probe/always_on.h"
 #include "probe/catalog.h"
 
@@ -21,7 +21,7 @@ TEST(HostWaitCatalog, EveryFunctionOfTheTableIsABuiltInProbe) {
   }
   // Not in the driver catalog (the runtime's cudaEventSynchronize is): for user specs.
   const std::set<std::string> not_probed = {"cuEventSynchronize"};
-  for (const auto& [name, kind] : analysis::host_wait_functions()) {
+  for (const auto& [name, kind] : host_wait_functions()) {
     const std::string n(name);
     if (not_probed.count(n)) continue;
     EXPECT_TRUE(specs.count(n) || specs.count(n + "_v2")) << n << " (" << host_wait_kind_name(kind) << ")";
@@ -32,7 +32,7 @@ TEST(HostWaitCatalog, AlwaysOnKeepsALayerOfEveryWaitingCall) {
   std::map<HostWaitKind, std::set<std::string>> attached, skipped;
   for (const auto& c : probe::builtin_catalogs()) {
     for (const auto& s : c.specs) {
-      const auto kind = analysis::wait_kind_of_function(s.name);
+      const auto kind = wait_kind_of_function(s.name);
       if (!kind) continue;
       (probe::always_on_role(s) == AlwaysOn::kSkip ? skipped : attached)[*kind].insert(s.name);
     }

@@ -88,5 +88,38 @@ TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
   EXPECT_EQ(count_of(live.snapshot()->calls, "cudaLaunchKernel"), 3000u);
 }
 
+// The daemon's Python profile: a tick moves its window, and a snapshot follows (at most
+// every kPythonRefresh).
+TEST(LiveAnalysis, PythonWindowMovesAtTicks) {
+  LiveAnalysis live;
+  PythonProfileLimits limits;
+  limits.window_ns = 10'000'000'000;
+  live.set_python_hz(99);
+  live.set_python_limits(limits);
+  const auto start = std::chrono::steady_clock::now();
+  PythonStack s;
+  s.pid = 7;
+  s.tid = 7;
+  s.comm = "python3";
+  s.ts_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+  s.frames.push_back(PythonFrame{std::make_shared<const PythonCode>(PythonCode{"f", "/x.py", 1}), 2});
+  const std::vector<PythonStack> stacks(3, s);
+  live.on_python_stacks(stacks);
+  live.on_tick(start, CounterValues{});
+  ASSERT_NE(live.snapshot()->python, nullptr);
+  EXPECT_EQ(live.snapshot()->python->samples, 3u);
+  EXPECT_EQ(live.snapshot()->python->window_ns, limits.window_ns);
+  // Made again at most every kPythonRefresh: new samples show 5 s after the last time.
+  live.on_python_stacks(std::span(stacks).first(2));
+  live.on_tick(start + std::chrono::seconds(1), CounterValues{});
+  EXPECT_EQ(live.snapshot()->python->samples, 3u);
+  live.on_tick(start + LiveAnalysis::kPythonRefresh, CounterValues{});
+  EXPECT_EQ(live.snapshot()->python->samples, 5u);
+  live.on_tick(start + std::chrono::seconds(11), CounterValues{});
+  EXPECT_EQ(live.snapshot()->python->samples, 0u);
+  EXPECT_TRUE(live.snapshot()->python->processes.empty());
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

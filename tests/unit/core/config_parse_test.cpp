@@ -199,6 +199,22 @@ TEST(ConfigParse, PythonUsdtDurations) {
               HasSubstr("[python]: usdt_durations must be"));
 }
 
+TEST(ConfigParse, PythonProfileWindowAndCaps) {
+  EXPECT_EQ(Config{}.python.window_s, 300u);
+  Result<Config> r =
+      parse_config(lines({"[python]", "window_s = 60", "max_rows = 5000", "max_stacks = 800"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->python.window_s, 60u);
+  EXPECT_EQ(r->python.max_rows, 5000u);
+  EXPECT_EQ(r->python.max_stacks, 800u);
+  EXPECT_THAT(error_of(lines({"[python]", "window_s = 0"})),
+              HasSubstr("eacgm.toml:2:12: [python]: window_s = 0 is out of range 10..86400"));
+  EXPECT_THAT(error_of(lines({"[python]", "max_rows = \"many\""})),
+              HasSubstr("[python]: max_rows must be an integer, not a string"));
+  EXPECT_THAT(error_of(lines({"[python]", "max_stacks = 1"})),
+              HasSubstr("[python]: max_stacks = 1 is out of range 10..1000000"));
+}
+
 TEST(ConfigParse, UnknownKeysAreErrorsWithSuggestion) {
   std::string e = error_of(lines({"[trace]", "ringbuf_mb = 16"}));
   EXPECT_THAT(e, StartsWith("eacgm.toml:2:1: [trace]: unknown key \"ringbuf_mb\""));

@@ -41,5 +41,34 @@ TEST(PythonHotSpotsTable, SharesLinesAndThreads) {
       "threads (samples): 7 (3) 8 (1)\n");
 }
 
+// A traced call in the stacks: its row says so instead of a file, and the hot lines say
+// which call each line waited in.
+TEST(PythonHotSpotsTable, TracedCallsAndTheLinesThatWaitInThem) {
+  auto step = std::make_shared<const PythonCode>(PythonCode{"step", "/app/x.py", 3});
+  auto sync =
+      std::make_shared<const PythonCode>(PythonCode{"[cuda_driver] cuStreamSynchronize", "", 0, true});
+  analysis::PythonProfile p(99);
+  for (int i = 0; i < 4; ++i) {
+    PythonStack s;
+    s.pid = 7;
+    s.tid = 7;
+    s.comm = "python3.12";
+    s.frames = {{step, 6}};
+    if (i < 3) s.frames.insert(s.frames.begin(), PythonFrame{sync, 0});
+    p.add(s);
+  }
+  EXPECT_EQ(
+      render_python_hot_spots(p.hot_spots()),
+      "Python hot spots (sampled; sampled at 99 Hz per CPU; shares of on-CPU samples, not exact calls or "
+      "times)\n"
+      "python3.12 (pid 7): 4 samples, 4 in Python code\n"
+      "self%  total%  self  total  function                           file:line\n"
+      " 75.0    75.0     3      3  [cuda_driver] cuStreamSynchronize  (traced call)\n"
+      " 25.0   100.0     1      4  step                               /app/x.py:3\n"
+      "self%  self  hot line     in    in call\n"
+      " 75.0     3  /app/x.py:6  step  [cuda_driver] cuStreamSynchronize\n"
+      " 25.0     1  /app/x.py:6  step  -\n");
+}
+
 }  // namespace
 }  // namespace eacgm::exporting

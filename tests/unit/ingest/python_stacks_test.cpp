@@ -146,5 +146,57 @@ TEST(PythonStacks, ForgetsGoneProcesses) {
   EXPECT_EQ(d.forget_unless([](std::uint32_t) { return false; }), 0u);
 }
 
+// A sample taken inside a traced waiting call ends in that call's native frame, named
+// once per probe (again when its id has a new owner); an unknown probe adds none.
+TEST(PythonStacks, TracedCallEndsTheStack) {
+  FakeCodes fake;
+  fake.codes[kHot] = info("hot", 3, kUnits);
+  std::map<std::uint32_t, std::shared_ptr<const ProbeInfo>> probes;
+  auto sync = std::make_shared<ProbeInfo>();
+  sync->function = "cuStreamSynchronize";
+  sync->spec.domain = "cuda_driver";
+  probes[42] = sync;
+  PythonStackDecoder d(fake.reader(), [&](std::uint32_t id) -> std::shared_ptr<const ProbeInfo> {
+    auto it = probes.find(id);
+    return it == probes.end() ? nullptr : it->second;
+  });
+  auto s = sample(0x030c, {{kHot, kUnits}});
+  s.flags = EACGM_PY_IN_CALL;
+  s.call_probe = 42;
+  PythonStack out;
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  ASSERT_EQ(out.frames.size(), 2u);
+  EXPECT_TRUE(out.frames[0].code->native);
+  EXPECT_EQ(out.frames[0].code->function, "[cuda_driver] cuStreamSynchronize");
+  EXPECT_EQ(out.frames[1].code->function, "hot");
+  const PythonCode* first = out.frames[0].code.get();
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code.get(), first);  // made once
+  EXPECT_EQ(d.counters().in_calls, 2u);
+
+  auto nccl = std::make_shared<ProbeInfo>();
+  nccl->function = "ncclAllReduce";
+  nccl->spec.domain = "nccl";
+  probes[42] = nccl;  // the id's new owner
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "[nccl] ncclAllReduce");
+
+  s.call_probe = 7;  // unknown
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  ASSERT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(out.frames[0].code->function, "hot");
+  // No Python frames: no native frame either (the shares are of samples in Python code).
+  auto bare = sample(0x030c, {});
+  bare.flags = EACGM_PY_IN_CALL;
+  bare.call_probe = 42;
+  ASSERT_TRUE(d.decode(&bare, EACGM_PY_SAMPLE_HEADER, out));
+  EXPECT_TRUE(out.frames.empty());
+  // Without a probe lookup, the flag changes nothing.
+  PythonStackDecoder plain(fake.reader());
+  ASSERT_TRUE(plain.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames.size(), 1u);
+  EXPECT_EQ(d.counters().in_calls, 3u);
+}
+
 }  // namespace
 }  // namespace eacgm::ingest

@@ -38,14 +38,14 @@ TEST(AlwaysOnRole, WhatTheAnalysisNeedsPerCallStaysPerCall) {
   }
 }
 
-TEST(AlwaysOnRole, HostBlockingSynchronisationsAreTimedEveryCall) {
-  for (const char* name :
-       {"cuStreamSynchronize", "cuCtxSynchronize", "cuCtxSynchronize_v2", "cudaEventSynchronize"}) {
+TEST(AlwaysOnRole, HostBlockingCallsAreTimedEveryCall) {
+  for (const char* name : {"cuStreamSynchronize", "cuCtxSynchronize", "cuCtxSynchronize_v2",
+                           "cudaEventSynchronize", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpy"}) {
     EXPECT_TRUE(times_every_call(builtin_spec(name))) << name;
     EXPECT_EQ(builtin_spec(name).always_on, AlwaysOn::kCount) << name;
   }
-  for (const char* name :
-       {"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cudaEventRecord", "cudaStreamWaitEvent"}) {
+  for (const char* name : {"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoD_v2", "cudaEventRecord",
+                           "cudaStreamWaitEvent"}) {
     EXPECT_FALSE(times_every_call(builtin_spec(name))) << name;
   }
   ProbeSpec user;
@@ -102,6 +102,32 @@ TEST(EncodeCounted, PerCallEncodingIsUnchangedByTheCountRule) {
   EXPECT_EQ(p.flags & EACGM_PROBE_COUNT, 0u);
   EXPECT_NE(p.flags & EACGM_PROBE_EXIT, 0u);
   EXPECT_EQ(p.nargs, builtin_spec("cuLaunchKernel").args.size());
+}
+
+// Calls a thread waits in mark it while they run (EACGM_PROBE_WAIT), which needs a
+// return: per call with one, or counted (every return is then asked for).
+TEST(EncodeWait, WaitingCallsAreMarkedAndOthersAreNot) {
+  for (const char* name :
+       {"cuStreamSynchronize", "cuStreamSynchronize_ptsz", "cuCtxSynchronize_v2", "cudaDeviceSynchronize",
+        "cuMemcpyDtoH_v2", "cudaMemcpy", "ncclAllReduce", "ncclCommInitRank"}) {
+    EXPECT_TRUE(waits_in_calls(builtin_spec(name))) << name;
+    EXPECT_NE(encode_probe(builtin_spec(name)).flags & EACGM_PROBE_WAIT, 0u) << name;
+  }
+  EXPECT_NE(encode_probe(builtin_spec("cuStreamSynchronize"), true).flags & EACGM_PROBE_WAIT, 0u);
+  EXPECT_NE(encode_probe(builtin_spec("cuMemcpyDtoH_v2"), true, 4).flags & EACGM_PROBE_WAIT, 0u);
+  for (const char* name : {"cuLaunchKernel", "cudaLaunchKernel", "cudaMalloc", "cuMemcpyHtoDAsync_v2",
+                           "cuMemcpyDtoD_v2", "cudaStreamWaitEvent"}) {
+    EXPECT_FALSE(waits_in_calls(builtin_spec(name))) << name;
+    EXPECT_EQ(encode_probe(builtin_spec(name)).flags & EACGM_PROBE_WAIT, 0u) << name;
+    EXPECT_EQ(encode_probe(builtin_spec(name), true).flags & EACGM_PROBE_WAIT, 0u) << name;
+  }
+  // Without a return nothing would clear the mark.
+  ProbeSpec entry_only = builtin_spec("cuStreamSynchronize");
+  entry_only.with_exit = false;
+  EXPECT_EQ(encode_probe(entry_only).flags & EACGM_PROBE_WAIT, 0u);
+  ProbeSpec user = builtin_spec("cuStreamSynchronize");
+  user.domain = "app";  // the user's probes are not classified
+  EXPECT_FALSE(waits_in_calls(user));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "core/host_wait.h"
 
-namespace eacgm::analysis {
+namespace eacgm {
 
 // The wait kind of a probed function (a ProbeInfo::function such as "cudaMemcpy_ptds" or
 // "cuMemcpyDtoH_v2": per-thread-stream and `_v2` suffixes are ignored), or nullopt.
@@ -20,4 +20,4 @@ std::optional<HostWaitKind> wait_kind_of_function(std::string_view function);
 // The table itself: base names (without those suffixes) and their kinds.
 std::span<const std::pair<std::string_view, HostWaitKind>> host_wait_functions();
 
-}  // namespace eacgm::analysis
+}  // namespace eacgm

@@ -1,10 +1,10 @@
-// The host-wait classification table (analysis/host_wait_kinds.h).
-#include "analysis/host_wait_kinds.h"
+// The host-wait classification table (core/host_wait_kinds.h).
+#include "core/host_wait_kinds.h"
 
 #include <array>
 #include <utility>
 
-namespace eacgm::analysis {
+namespace eacgm {
 namespace {
 
 using enum HostWaitKind;
@@ -59,4 +59,4 @@ std::optional<HostWaitKind> wait_kind_of_function(std::string_view function) {
   return std::nullopt;
 }
 
-}  // namespace eacgm::analysis
+}  // namespace eacgm

@@ -1,10 +1,10 @@
 // The host-wait classification: which probed functions are waits, of what kind, whatever
 // their per-thread-stream or `_v2` suffix; calls that only enqueue work are not waits.
-#include "analysis/host_wait_kinds.h"
+#include "core/host_wait_kinds.h"
 
 #include <gtest/gtest.h>
 
-namespace eacgm::analysis {
+namespace eacgm {
 namespace {
 
 std::string kind(std::string_view function) {
@@ -62,4 +62,4 @@ TEST(HostWaitKinds, KindNamesRoundTrip) {
 }
 
 }  // namespace
-}  // namespace eacgm::analysis
+}  // namespace eacgm
