@@ -29,8 +29,8 @@ struct TraceConfig {
   std::vector<std::string> pinned;
   // Always-on: when a process is over budget on its entry traps alone, attach the
   // counted probes that are not pinned for only part of the time and scale their
-  // counts (estimates, with their error). Off by default: on PyTorch loops the
-  // estimates were 10% off (docs/overhead.md, "Duty cycle"); counts stay exact.
+  // counts (estimates, with their error). Off by default: the probes of a library are
+  // switched for every process that maps it (docs/overhead.md, "Duty cycle").
   bool duty_cycle = false;
   // Time the traced processes' futex and poll-family waits (syscall tracepoints) beside
   // their synchronizing calls (docs/report.md, "Host waits"). Unset: the command's
