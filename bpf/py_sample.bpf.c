@@ -77,6 +77,8 @@ struct thread_struct {
 
 struct task_struct {
 	struct thread_struct thread;
+	struct task_struct *group_leader;
+	char comm[16];
 } __attribute__((preserve_access_index));
 
 static __always_inline void count(__u32 which)
@@ -263,7 +265,10 @@ int eacgm_py_sample(struct bpf_perf_event_data *ctx)
 	s->pad = 0;
 	s->call_probe = 0;
 	s->pad2 = 0;
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	/* The process's name (its main thread's), not the sampled thread's. */
+	struct task_struct *leader = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader);
+	if (!leader || bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), &leader->comm) < 0)
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
 	if (waiting_call(&s->call_probe))
 		s->flags |= EACGM_PY_IN_CALL;
 

@@ -64,7 +64,7 @@ struct eacgm_py_sample {
 	eacgm_u16 flags; /* EACGM_PY_* */
 	eacgm_u16 version; /* the interpreter's, major << 8 | minor: how to read its code objects */
 	eacgm_u16 pad;
-	char comm[EACGM_COMM_LEN];
+	char comm[EACGM_COMM_LEN]; /* the process's (its main thread's) */
 	eacgm_u32 call_probe; /* with EACGM_PY_IN_CALL: the probe id of the call */
 	eacgm_u32 pad2;
 	struct eacgm_py_frame frames[EACGM_PY_MAX_DEPTH];

@@ -28,7 +28,7 @@ struct PythonStack {
   std::uint64_t ts_ns = 0;  // CLOCK_MONOTONIC
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
-  std::string comm;
+  std::string comm;  // the process's name (its main thread's), not the sampled thread's
   // Innermost first; empty outside Python code. When the thread was inside a traced
   // waiting call, frames[0] is that call (a native frame), then the Python frames.
   std::vector<PythonFrame> frames;
