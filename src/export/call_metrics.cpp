@@ -196,7 +196,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     out.add({{"kind", "entry_return"}}, c.entry_return_ns / 1e9);
     out.add({{"kind", "stepped_entry"}}, c.stepped_entry_ns / 1e9);
     out.add({{"kind", "per_call"}}, c.per_call_ns / 1e9);
-    begin_family(out, "eacgm_probe_duty_fraction");
+    begin_family(out, "eacgm_probe_duty_cycle_ratio");
     out.add({}, snap.overhead.duty_fraction);
     begin_family(out, "eacgm_process_probe_overhead_ratio");
     std::size_t shown = 0;

@@ -150,7 +150,7 @@ constexpr std::array kTable = {
               "(`eacgm probes --calibrate`): kind=\"entry\" (a counted call), \"entry_return\" (a timed "
               "one), \"stepped_entry\" (an entry the kernel single-steps), \"per_call\" (per-call mode).",
               kFolded, kCalls, "calibration (always-on mode)"},
-    MetricDef{"eacgm_probe_duty_fraction", kGauge, "ratio", "0..1",
+    MetricDef{"eacgm_probe_duty_cycle_ratio", kGauge, "ratio", "0..1",
               "Share of each second the counted probes that are not pinned are attached (1: always, their "
               "counts exact; below 1 while a process is over trace.budget on its entry traps alone).",
               kFolded, kCalls, "budget controller (always-on duty cycle)"},
