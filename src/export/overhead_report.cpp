@@ -36,12 +36,18 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
       report.budget * 100);
   for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
     const ProcessOverhead& p = *rows[i];
-    out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms){}\n", p.pid,
-                       cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6,
-                       p.measured_slowdown ? fmt::format("; measured: {:.1f}% slower while the cycled probes "
-                                                         "are attached",
-                                                         *p.measured_slowdown * 100)
-                                           : std::string());
+    const std::string measured =
+        p.measured_slowdown ? fmt::format("; measured: {:.1f}% slower while the cycled probes are attached",
+                                          *p.measured_slowdown * 100)
+                            : std::string();
+    // A process whose CPU time was never read (it ended before the first tick) has no share.
+    if (p.total_cpu_ns <= 0) {
+      out += fmt::format("  pid {:<8} {:.1f} ms in probes (its CPU time was not read){}\n", p.pid,
+                         p.total_estimated_ns / 1e6, measured);
+    } else {
+      out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms){}\n", p.pid,
+                         cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6, measured);
+    }
   }
   if (rows.size() > max_rows) out += fmt::format("  ... and {} more processes\n", rows.size() - max_rows);
   if (report.pinned_probes > 0) {
