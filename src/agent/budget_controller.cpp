@@ -140,6 +140,10 @@ std::optional<double> BudgetController::Pace::speedup() const {
   return (out_calls / out_s) / (in_calls / in_s);
 }
 
+double BudgetController::Pace::speedup_variance() const {
+  return in_calls > 0 && out_calls > 0 ? 1 / in_calls + 1 / out_calls : 0.0;
+}
+
 std::map<std::uint32_t, std::optional<ScaledCounts::Span>> BudgetController::ended_spans(
     std::optional<std::chrono::steady_clock::time_point> prev, std::chrono::steady_clock::time_point now,
     const std::set<std::uint32_t>& exited) const {
@@ -186,15 +190,16 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   // How much faster each process made its calls while the cycled probes were detached:
   // measured from its pace where it has one, else from the calibrated cost of the traps
   // it took (a lower bound: a real program pays more than a loop's best case).
-  std::map<std::uint32_t, double> speedup;
+  std::map<std::uint32_t, double> speedup, speedup_variance;
   for (const auto& [key, tally] : tallies_) {
     if (!tally.cycled || speedup.contains(key.first)) continue;
     const auto pace = paces_.find(key.first);
     const auto measured = pace == paces_.end() ? std::nullopt : pace->second.speedup();
     const double model = attached > 0 ? std::min(cycled_ns(key.first) / attached, kMaxModelSlowdown) : 0.0;
     speedup[key.first] = measured ? *measured : 1 / (1 - model);
+    if (measured) speedup_variance[key.first] = pace->second.speedup_variance();
   }
-  auto scaled = held_.release(wall, attached, speedup, ended);
+  auto scaled = held_.release(wall, attached, speedup, ended, speedup_variance);
   for (std::uint32_t pid : exited) paces_.erase(pid);
   if (!scaled.empty()) inner_->on_counts(scaled, {});
 }

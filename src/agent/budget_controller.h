@@ -100,6 +100,9 @@ class BudgetController final : public Consumer {
     double in_calls = 0, in_s = 0, out_calls = 0, out_s = 0;
     // Calls per second outside the windows over those inside; none until enough calls.
     std::optional<double> speedup() const;
+    // The relative variance of speedup(): calls counted inside and outside are taken as
+    // Poisson counts, 1/in + 1/out.
+    double speedup_variance() const;
   };
   struct ProbeTally {
     std::uint64_t calls = 0;

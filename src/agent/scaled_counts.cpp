@@ -22,7 +22,8 @@ std::uint64_t scaled(std::uint64_t n, double factor) {
 
 std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
                                              const std::map<std::uint32_t, double>& speedup,
-                                             const std::map<std::uint32_t, std::optional<Span>>& ended) {
+                                             const std::map<std::uint32_t, std::optional<Span>>& ended,
+                                             const std::map<std::uint32_t, double>& speedup_variance) {
   ++interval_;
   std::vector<CallCount> out;
   out.swap(held_);
@@ -122,6 +123,10 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     // What one call seen stands for: itself, and its share of the unseen time's calls.
     const double unseen = (1 - sc.f) / sc.f * sc.speedup;
     if (sc.unseen_weight < 1) c.variance += std::pow(unseen * static_cast<double>(c.calls), 2) / 12;
+    // The unseen calls scale with the speedup, and so does their error.
+    if (auto v = speedup_variance.find(c.pid); v != speedup_variance.end()) {
+      c.variance += std::pow(unseen * sc.unseen_weight * static_cast<double>(c.calls), 2) * v->second;
+    }
     const double factor = 1 + unseen * sc.unseen_weight;
     c.calls = scaled(c.calls, factor);
     c.bytes = scaled(c.bytes, factor);

@@ -15,7 +15,9 @@
 // The probes slow the calling thread while they are attached, so it makes fewer calls
 // per second then than while they are detached: with `speedup` (the process's call rate
 // while they are detached over its rate while attached), the unseen time's calls are
-// n x speedup x unseen / attached.
+// n x speedup x unseen / attached. A measured speedup carries its own relative variance
+// (`speedup_variance`, from the counts it was measured with), which the unseen calls'
+// estimate inherits.
 //
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
@@ -46,12 +48,14 @@ class ScaledCounts {
   bool empty() const { return held_.empty(); }
   // Ends the interval (`wall_ns` long, the cycled probes attached `attached_ns` of it):
   // the held counts, scaled and marked estimated. Counts of an interval that was
-  // attached throughout come back as they are, exact. `speedup`: per pid, 1 if absent.
+  // attached throughout come back as they are, exact. `speedup`: per pid, 1 if absent;
+  // `speedup_variance`: its relative variance, per pid, 0 if absent.
   // `ended`: processes that exited in the interval, with the part of it they lived when
   // known.
   std::vector<CallCount> release(double wall_ns, double attached_ns,
                                  const std::map<std::uint32_t, double>& speedup = {},
-                                 const std::map<std::uint32_t, std::optional<Span>>& ended = {});
+                                 const std::map<std::uint32_t, std::optional<Span>>& ended = {},
+                                 const std::map<std::uint32_t, double>& speedup_variance = {});
 
  private:
   struct Rate {

@@ -109,6 +109,17 @@ TEST(ScaledCounts, AProcessThatEndedIsScaledOverThePartItLived) {
   EXPECT_GT(out[1].variance, 100 * 0.9 / (0.1 * 0.1) + 900.0 * 900.0 / 12 - 1);
 }
 
+TEST(ScaledCounts, AMeasuredSpeedupPassesItsErrorOnToTheUnseenCalls) {
+  ScaledCounts s;
+  s.hold(count(7, probe(1), 1000));
+  // Seen a tenth of the second, speedup 1.25 known to ±10% (relative variance 0.01): the
+  // 11,250 unseen calls are known to ±1,125 at best.
+  auto out = s.release(1e9, 0.1e9, {{7, 1.25}}, {}, {{7, 0.01}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 12250u);
+  EXPECT_GE(out[0].variance, 1125.0 * 1125.0);
+}
+
 TEST(ScaledCounts, AProcessThatEndedBeforeItsWindowGetsItsLastRates) {
   ScaledCounts s;
   auto p = probe(1);
