@@ -176,15 +176,24 @@ void BudgetController::update_paces(double wall_ns, double attached_ns,
   }
 }
 
+ScaledCounts::Span BudgetController::interval_span(std::optional<std::chrono::steady_clock::time_point> prev,
+                                                   std::chrono::steady_clock::time_point now) const {
+  if (!prev) return {};
+  const double wall = std::chrono::duration<double, std::nano>(now - *prev).count();
+  return {wall, duty_ ? std::min(duty_->attached_ns(*prev, now), wall) : wall};
+}
+
+void BudgetController::add_to_run(OverheadReport& report, const ScaledCounts::Span& span) {
+  run_wall_ns_ += span.wall_ns;
+  run_attached_ns_ += span.attached_ns;
+  report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
+}
+
 void BudgetController::release_held(std::optional<std::chrono::steady_clock::time_point> prev,
-                                    std::chrono::steady_clock::time_point now,
+                                    std::chrono::steady_clock::time_point now, const ScaledCounts::Span& span,
                                     const std::set<std::uint32_t>& exited) {
-  if (held_.empty() && !duty_) return;
-  double wall = 0, attached = 0;
-  if (prev && duty_) {
-    wall = std::chrono::duration<double, std::nano>(now - *prev).count();
-    attached = duty_->attached_ns(*prev, now);
-  }
+  if (!duty_) return;  // nothing is held without a duty cycle
+  const double wall = span.wall_ns, attached = span.attached_ns;
   const auto ended = ended_spans(prev, now, exited);
   update_paces(wall, attached, ended);
   // How much faster each process made its calls while the cycled probes were detached:
@@ -399,13 +408,11 @@ void BudgetController::report_shifts(OverheadReport& report) const {
 void BudgetController::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   const auto prev = last_tick_;
   OverheadReport report = close_interval(now);
-  const double attached_share =
-      prev && duty_ && last_wall_ns_ > 0 ? duty_->attached_ns(*prev, now) / last_wall_ns_ : 1.0;
-  run_wall_ns_ += last_wall_ns_;
-  run_attached_ns_ += attached_share * last_wall_ns_;
-  report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
+  const ScaledCounts::Span span = interval_span(prev, now);
+  const double attached_share = span.wall_ns > 0 ? span.attached_ns / span.wall_ns : 1.0;
+  add_to_run(report, span);
   // The interval's counts first (with the paces they add), then the decisions.
-  release_held(prev, now, exited_in(report));
+  release_held(prev, now, span, exited_in(report));
   if (options_.budget > 0) adapt(report);
   if (duty_ && options_.budget > 0 && options_.adapt && costs_.measured) plan_duty(report, attached_share);
   for (ProcessOverhead& row : report.processes) {
@@ -426,15 +433,11 @@ void BudgetController::on_end(const CounterValues& counters) {
   const auto prev = last_tick_;
   const auto now = std::chrono::steady_clock::now();
   OverheadReport report = close_interval(now);
-  release_held(prev, now, exited_in(report));
+  const ScaledCounts::Span span = interval_span(prev, now);
+  add_to_run(report, span);
+  release_held(prev, now, span, exited_in(report));
   holding_ = false;
-  if (duty_) {
-    const double attached = prev ? duty_->attached_ns(*prev, now) : 0.0;
-    run_wall_ns_ += last_wall_ns_;
-    run_attached_ns_ += std::min(attached, last_wall_ns_);
-    report.duty_fraction = duty_->fraction();
-  }
-  report.attached_share = run_wall_ns_ > 0 ? run_attached_ns_ / run_wall_ns_ : 1.0;
+  if (duty_) report.duty_fraction = duty_->fraction();
   report_shifts(report);
   inner_->on_overhead(report);
   inner_->on_end(counters);

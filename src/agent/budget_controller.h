@@ -134,7 +134,14 @@ class BudgetController final : public Consumer {
   // Hands on the held counts of the interval (prev, now], scaled; `exited`: the
   // processes that ended in it.
   void release_held(std::optional<std::chrono::steady_clock::time_point> prev,
-                    std::chrono::steady_clock::time_point now, const std::set<std::uint32_t>& exited);
+                    std::chrono::steady_clock::time_point now, const ScaledCounts::Span& span,
+                    const std::set<std::uint32_t>& exited);
+  // The interval (prev, now]: its length, and how long the cycled probes counted in it
+  // (all of it without a duty cycle; nothing before the first tick).
+  ScaledCounts::Span interval_span(std::optional<std::chrono::steady_clock::time_point> prev,
+                                   std::chrono::steady_clock::time_point now) const;
+  // Adds an interval to the trace's totals and sets the report's attached share.
+  void add_to_run(OverheadReport& report, const ScaledCounts::Span& span);
   static std::set<std::uint32_t> exited_in(const OverheadReport& report);
   ExitOf exit_of_;
   // What timing a counted call adds to counting it.

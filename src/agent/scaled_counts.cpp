@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace eacgm::agent {
 namespace {
@@ -51,10 +52,9 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   }
   // What was seen of a process that ended before its window (at its very end) is
   // already in its extrapolation.
-  std::erase_if(out, [&](const CallCount& c) {
-    return std::any_of(extrapolated.begin(), extrapolated.end(),
-                       [&](const CallCount& e) { return e.pid == c.pid; });
-  });
+  std::set<std::uint32_t> extrapolated_pids;
+  for (const CallCount& e : extrapolated) extrapolated_pids.insert(e.pid);
+  std::erase_if(out, [&](const CallCount& c) { return extrapolated_pids.contains(c.pid); });
   if (out.empty()) return extrapolated;
 
   // Per process: the span it lived in the interval, and how it is scaled.
