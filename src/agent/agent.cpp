@@ -184,8 +184,11 @@ Status Agent::start_up() {
       return ts->set_probe_sample_shift(probe_id, shift);
     });
     if (cycle_duty) {
-      duty_ = std::make_shared<DutyCycle>([ts](bool attached) { return ts->set_cycled_attached(attached); },
-                                          DutyCycle::Options{});
+      duty_ = std::make_shared<DutyCycle>(
+          [ts](bool attached, const DutyCycle::Counting& counting) {
+            return ts->set_cycled_attached(attached, counting);
+          },
+          DutyCycle::Options{});
       budget_->set_duty_cycle(duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); });
       DutyCycle* d = duty_.get();
       counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });

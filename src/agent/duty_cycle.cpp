@@ -57,6 +57,14 @@ std::uint64_t DutyCycle::failures() const {
   return failures_;
 }
 
+DutyControl::SwitchTimes DutyCycle::switch_times() const {
+  std::lock_guard lock(mutex_);
+  const auto mean_ms = [this](int i) {
+    return switch_n_[i] > 0 ? switch_ns_[i] / static_cast<double>(switch_n_[i]) / 1e6 : 0.0;
+  };
+  return {mean_ms(1), mean_ms(0)};
+}
+
 double DutyCycle::attached_ns(Clock::time_point from, Clock::time_point to) const {
   std::lock_guard lock(mutex_);
   if (to <= from) return 0;
@@ -74,21 +82,32 @@ void DutyCycle::prune(Clock::time_point now) {
   while (log_.size() > 1 && log_[1].at < now - kLogSpan) log_.pop_front();
 }
 
+void DutyCycle::log_counting(Clock::time_point at, bool attached) {
+  if (log_.back().attached == attached) return;
+  log_.push_back({std::max(at, log_.back().at), attached});
+  prune(at);
+}
+
 void DutyCycle::switch_to(std::unique_lock<std::mutex>& lock, bool attached) {
   if (attached_ == attached) return;
   lock.unlock();
-  const Result<Clock::time_point> done = attach_(attached);
+  const auto began = Clock::now();
+  const Status done = attach_(attached, [this, attached](Clock::time_point at) {
+    std::lock_guard counting_lock(mutex_);
+    log_counting(at, attached);
+  });
   lock.lock();
   ++switches_;
+  switch_ns_[attached ? 1 : 0] += std::chrono::duration<double, std::nano>(Clock::now() - began).count();
+  ++switch_n_[attached ? 1 : 0];
   // A refused attach leaves the probes detached and not counting; the next period
-  // tries again. A failed detach leaves them attached: counted as it was.
+  // tries again. A failed detach leaves them attached (counting or not, as logged) and
+  // is tried again.
   if (!done) {
     ++failures_;
     return;
   }
   attached_ = attached;
-  log_.push_back({*done, attached});
-  prune(*done);
 }
 
 void DutyCycle::on_tick(Clock::time_point now) {

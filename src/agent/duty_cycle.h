@@ -33,13 +33,22 @@ class DutyControl {
   virtual double attached_ns(Clock::time_point from, Clock::time_point to) const = 0;
   // An interval of the counts began at `now`: the next window falls inside it.
   virtual void on_tick(Clock::time_point now) { (void)now; }
+  // Mean milliseconds an attach and a detach of the cycled probes took (0 before any).
+  struct SwitchTimes {
+    double attach_ms = 0, detach_ms = 0;
+  };
+  virtual SwitchTimes switch_times() const { return {}; }
 };
 
 class DutyCycle final : public DutyControl {
  public:
-  // Attaches (true) or detaches (false) the cycled probes, and returns the moment from
-  // which (until which) they count; runs on the cycle's thread.
-  using Switch = std::function<Result<Clock::time_point>(bool attached)>;
+  // Attaches (true) or detaches (false) the cycled probes; runs on the cycle's thread.
+  // It calls `counting(at)` at the moment they start (after the attach) or stop (before
+  // the detach) counting, which is logged at once: a detach takes the kernel tens to
+  // hundreds of milliseconds, and an interval that ends meanwhile must not take the
+  // probes for counting.
+  using Counting = std::function<void(Clock::time_point at)>;
+  using Switch = std::function<Status(bool attached, const Counting& counting)>;
   struct Options {
     std::chrono::milliseconds period{1000};
     double min_fraction = 0.05;
@@ -63,6 +72,7 @@ class DutyCycle final : public DutyControl {
 
   std::uint64_t switches() const;  // attaches and detaches done
   std::uint64_t failures() const;  // of them, refused (the probes stay detached)
+  SwitchTimes switch_times() const override;
 
  private:
   struct Change {
@@ -70,9 +80,15 @@ class DutyCycle final : public DutyControl {
     bool attached = false;
   };
   void loop();
-  // Runs the switch without the lock and logs the moment it returns.
+  // Runs the switch without the lock; the moment counting changed is logged when the
+  // switch reports it.
   void switch_to(std::unique_lock<std::mutex>& lock, bool attached);
+  // Logs that counting started (stopped) at `at`; under the lock.
+  void log_counting(Clock::time_point at, bool attached);
   void prune(Clock::time_point now);
+  // Time the switches took, attaches [1] and detaches [0], and how many.
+  double switch_ns_[2] = {0, 0};
+  std::uint64_t switch_n_[2] = {0, 0};
 
   Switch attach_;
   Options options_;

@@ -114,6 +114,11 @@ constexpr std::array kTable = {
                      "Library files detached and forgotten because no process maps them and they are gone."},
     AgentCounterSpec{"unmatched_probes", "eacgm_unmatched_probes", kG, kNonZero, "",
                      "User probes whose library pattern matches no loaded or cached file (warned at start)."},
+    AgentCounterSpec{"duty_switches", "eacgm_probe_duty_switches_total", kC, kNonZero, "",
+                     "Attaches and detaches of the duty-cycled probes ([trace] duty_cycle)."},
+    AgentCounterSpec{"duty_failures", "eacgm_probe_duty_switch_failures_total", kC, kNonZero, "",
+                     "Switches of the duty-cycled probes that failed; a refused attach leaves the window "
+                     "closed for that period."},
     AgentCounterSpec{"gpu_passes", "eacgm_gpu_sampling_passes_total", kC, kAlways, "",
                      "NVML sampling passes."},
     AgentCounterSpec{"gpu_skipped", "eacgm_gpu_sampling_skipped_total", kC, kNonZero, "",

@@ -407,13 +407,14 @@ std::optional<std::chrono::steady_clock::time_point> TraceSession::process_exit(
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*ns));
 }
 
-Result<std::chrono::steady_clock::time_point> TraceSession::set_cycled_attached(bool attached) {
+Status TraceSession::set_cycled_attached(
+    bool attached, const std::function<void(std::chrono::steady_clock::time_point)>& counting) {
   if (!attacher_) return make_error("the trace has stopped");
   if (!attached) {
     const auto closed = std::chrono::steady_clock::now();
-    if (auto st = bpf_->set_duty_window(false); !st) return std::move(st).take_error();
-    if (auto st = attacher_->set_cycled_attached(false); !st) return std::move(st).take_error();
-    return closed;
+    if (auto st = bpf_->set_duty_window(false); !st) return st;
+    counting(closed);
+    return attacher_->set_cycled_attached(false);
   }
   // Counting starts once every cycled probe is in place. If the kernel refused some,
   // none count this period (the window stays closed and the others are detached again),
@@ -423,8 +424,9 @@ Result<std::chrono::steady_clock::time_point> TraceSession::set_cycled_attached(
     return std::move(st).take_error();
   }
   const auto opened = std::chrono::steady_clock::now();
-  if (auto st = bpf_->set_duty_window(true); !st) return std::move(st).take_error();
-  return opened;
+  if (auto st = bpf_->set_duty_window(true); !st) return st;
+  counting(opened);
+  return {};
 }
 
 Status TraceSession::detach_library(const std::string& path) {

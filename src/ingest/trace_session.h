@@ -103,9 +103,10 @@ class TraceSession {
   // output thread, also while the session stops).
   Status set_probe_sample_shift(std::uint32_t probe_id, std::uint8_t shift);
   // The budget's duty cycle: attaches the cycled counted probes and opens the window in
-  // which they count (true), or closes it and detaches them (false). Returns the moment
-  // the window opened or closed.
-  Result<std::chrono::steady_clock::time_point> set_cycled_attached(bool attached);
+  // which they count (true), or closes it and detaches them (false). `counting` gets the
+  // moment the window opened or closed, as it happens (before the slow detach).
+  Status set_cycled_attached(bool attached,
+                             const std::function<void(std::chrono::steady_clock::time_point)>& counting);
   // When process `pid` ended, if the trace saw it end.
   std::optional<std::chrono::steady_clock::time_point> process_exit(std::uint32_t pid) const;
   // Detaches a library file's probes (not attached again while it is the same file).

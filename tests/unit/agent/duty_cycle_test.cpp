@@ -1,6 +1,6 @@
 // DutyCycle with a recording switch: it attaches and detaches at the fraction asked,
 // its log of attached time matches the switches made, and stopping leaves the probes
-// attached.
+// attached; a slow detach does not count as attached time.
 #include "agent/duty_cycle.h"
 
 #include <gtest/gtest.h>
@@ -16,12 +16,18 @@ struct Recorder {
   std::mutex mutex;
   std::vector<std::pair<Clock::time_point, bool>> switches;
   bool refuse_attach = false;
-  Result<Clock::time_point> operator()(bool attached) {
-    std::lock_guard lock(mutex);
+  // A detach takes `detach_ms` after counting stops (the kernel's unregistering).
+  int detach_ms = 0;
+  Status operator()(bool attached, const DutyCycle::Counting& counting) {
+    std::unique_lock lock(mutex);
     if (attached && refuse_attach) return make_error("refused");
     const auto at = Clock::now();
     switches.emplace_back(at, attached);
-    return at;
+    const int slow = attached ? 0 : detach_ms;
+    lock.unlock();
+    counting(at);
+    std::this_thread::sleep_for(std::chrono::milliseconds(slow));
+    return {};
   }
   // Attached nanoseconds of (from, to] by the recorded switches (attached before the first).
   double attached_ns(Clock::time_point from, Clock::time_point to) {
@@ -60,7 +66,8 @@ bool wait_for(Pred pred, DutyCycle* d = nullptr) {
 
 TEST(DutyCycle, AtFractionOneNothingIsSwitched) {
   Recorder r;
-  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(20), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
+              {std::chrono::milliseconds(20), 0.05});
   const auto from = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   const auto to = Clock::now();
@@ -71,7 +78,8 @@ TEST(DutyCycle, AtFractionOneNothingIsSwitched) {
 
 TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
   Recorder r;
-  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(40), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
+              {std::chrono::milliseconds(40), 0.05});
   d.set_fraction(0.25);
   ASSERT_TRUE(wait_for([&] { return r.count() >= 2; }, &d));
   const auto from = Clock::now();
@@ -96,9 +104,31 @@ TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
   EXPECT_EQ(r.count(), n);
 }
 
+TEST(DutyCycle, ProbesStopCountingWhenTheWindowClosesNotWhenTheirDetachEnds) {
+  Recorder r;
+  r.detach_ms = 300;  // longer than the period: ticks fall inside the detach
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
+              {std::chrono::milliseconds(40), 0.05});
+  const auto from = Clock::now();
+  d.set_fraction(0.25);
+  // Inside a detach: its window closed (the last switch recorded), its unregistering goes on.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::lock_guard lock(r.mutex);
+        return !r.switches.empty() && !r.switches.back().second;
+      },
+      &d));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto to = Clock::now();
+  // The time since the window closed is not attached time, though the detach has not returned.
+  EXPECT_NEAR(d.attached_ns(from, to), r.attached_ns(from, to), 1e3);
+  EXPECT_LT(d.attached_ns(to - std::chrono::milliseconds(90), to), 1.0);
+}
+
 TEST(DutyCycle, ClampsToItsLeastFraction) {
   Recorder r;
-  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(40), 0.1});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
+              {std::chrono::milliseconds(40), 0.1});
   d.set_fraction(0.001);
   EXPECT_DOUBLE_EQ(d.fraction(), 0.1);
   d.set_fraction(7);
@@ -107,7 +137,8 @@ TEST(DutyCycle, ClampsToItsLeastFraction) {
 
 TEST(DutyCycle, ARefusedAttachIsCountedAndLeavesTheProbesDetached) {
   Recorder r;
-  DutyCycle d([&r](bool a) { return r(a); }, {std::chrono::milliseconds(20), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
+              {std::chrono::milliseconds(20), 0.05});
   d.set_fraction(0.5);
   ASSERT_TRUE(wait_for([&] {
     std::lock_guard lock(r.mutex);
