@@ -6,7 +6,8 @@
 # same calls. (Two agents on one process would not do: a second agent's probes on the
 # same functions change what the first one's cost.) Prints, per kind of operation, the
 # estimate against the exact count with the error the estimate reports, and the share
-# of the time the cycled probes were attached.
+# of the time the cycled probes were attached. The duty run's intervals are logged
+# (EACGM_DUTY_LOG) and copied to $OUT with the reports.
 # Usage: bench/gpu/duty_accuracy.sh EACGM [SIZE] [STEPS]   (PY: the torch interpreter)
 set -uo pipefail
 EACGM=$1 SIZE=${2:-cpu} STEPS=${3:-2000}
@@ -30,8 +31,8 @@ trace_steps() {  # NAME [eacgm options]
   grep -h "phase=" "$TMP/$name.train"
 }
 trace_steps exact --config "$TMP/exact.toml"
-trace_steps duty --config "$TMP/duty.toml"
-[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$OUT"/ 2>/dev/null
+EACGM_DUTY_LOG="$TMP/duty.log" trace_steps duty --config "$TMP/duty.toml"
+[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$TMP"/duty.log "$OUT"/ 2>/dev/null
 "$PY" - "$TMP" "$SIZE" <<'PYEOF'
 import json, sys
 tmp, size = sys.argv[1], sys.argv[2]

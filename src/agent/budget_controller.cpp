@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 
 namespace eacgm::agent {
@@ -44,6 +45,9 @@ void BudgetController::set_actuator(SetShift set_shift) {
 void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of) {
   duty_ = std::move(duty);
   exit_of_ = std::move(exit_of);
+  if (const char* path = std::getenv("EACGM_DUTY_LOG"); path != nullptr && duty_ && !duty_log_) {
+    duty_log_.reset(std::fopen(path, "we"));
+  }
 }
 
 std::uint8_t BudgetController::shift_of(std::uint32_t probe_id) const {
@@ -195,6 +199,15 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   if (!duty_) return;  // nothing is held without a duty cycle
   const double wall = span.wall_ns, attached = span.attached_ns;
   const auto ended = ended_spans(prev, now, exited);
+  for (const auto& [pid, pace] : paces_) held_.hold_pinned(pid, pace.calls, pace.windowed);
+  std::map<std::uint32_t, Seen> seen;
+  if (duty_log_) {
+    for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
+    for (const auto& [pid, pace] : paces_) {
+      seen[pid].pinned = pace.calls;
+      seen[pid].windowed = pace.windowed;
+    }
+  }
   update_paces(wall, attached, ended);
   // How much faster each process made its calls while the cycled probes were detached:
   // measured from its pace where it has one, else from the calibrated cost of the traps
@@ -209,8 +222,36 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
     if (measured) speedup_variance[key.first] = pace->second.speedup_variance();
   }
   auto scaled = held_.release(wall, attached, speedup, ended, speedup_variance);
+  if (duty_log_) log_release(span, seen, speedup, scaled);
   for (std::uint32_t pid : exited) paces_.erase(pid);
   if (!scaled.empty()) inner_->on_counts(scaled, {});
+}
+
+void BudgetController::log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
+                                   const std::map<std::uint32_t, double>& speedup,
+                                   const std::vector<CallCount>& scaled) {
+  std::map<std::uint32_t, std::pair<std::uint64_t, bool>> out;  // scaled calls, estimated
+  for (const CallCount& c : scaled) {
+    auto& o = out[c.pid];
+    o.first += c.calls;
+    o.second = o.second || c.estimated;
+  }
+  const DutyControl::SwitchTimes times = duty_->switch_times();
+  for (const auto& [pid, s] : seen) {
+    const auto fast = speedup.find(pid);
+    const auto pace = paces_.find(pid);
+    const bool measured = pace != paces_.end() && pace->second.speedup().has_value();
+    const auto o = out.find(pid);
+    std::fprintf(duty_log_.get(),
+                 "pid=%u wall_ms=%.3f attached_ms=%.3f held=%llu pinned=%llu windowed=%llu speedup=%.4f "
+                 "measured=%d released=%llu estimated=%d attach_ms=%.1f detach_ms=%.1f\n",
+                 pid, span.wall_ns / 1e6, span.attached_ns / 1e6, static_cast<unsigned long long>(s.held),
+                 static_cast<unsigned long long>(s.pinned), static_cast<unsigned long long>(s.windowed),
+                 fast == speedup.end() ? 1.0 : fast->second, measured ? 1 : 0,
+                 static_cast<unsigned long long>(o == out.end() ? 0 : o->second.first),
+                 o != out.end() && o->second.second ? 1 : 0, times.attach_ms, times.detach_ms);
+  }
+  std::fflush(duty_log_.get());
 }
 
 void BudgetController::plan_duty(OverheadReport& report, double attached_share) {

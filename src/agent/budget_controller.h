@@ -143,6 +143,14 @@ class BudgetController final : public Consumer {
   // Adds an interval to the trace's totals and sets the report's attached share.
   void add_to_run(OverheadReport& report, const ScaledCounts::Span& span);
   static std::set<std::uint32_t> exited_in(const OverheadReport& report);
+  // With EACGM_DUTY_LOG=PATH: one line per process and interval released (what was seen,
+  // the speedup used, what it became), for checking the scaling against a known loop.
+  struct Seen {
+    std::uint64_t held = 0, pinned = 0, windowed = 0;  // cycled calls counted; pinned ones, inside windows
+  };
+  void log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
+                   const std::map<std::uint32_t, double>& speedup, const std::vector<CallCount>& scaled);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> duty_log_{nullptr, &std::fclose};
   ExitOf exit_of_;
   // What timing a counted call adds to counting it.
   double return_ns() const;

@@ -28,15 +28,77 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   ++interval_;
   std::vector<CallCount> out;
   out.swap(held_);
+  std::map<std::uint32_t, Pinned> pinned;
+  pinned.swap(pinned_);
   std::erase_if(rates_,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
+  std::erase_if(ratios_,
+                [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
   if (wall_ns <= 0) return out;
+  // The part of the interval a process lived (all of it, unless it ended in it), and
+  // whether the moment it ended is unknown.
+  auto span_of = [&](std::uint32_t pid) -> std::pair<Span, bool> {
+    if (auto e = ended.find(pid); e != ended.end()) {
+      return e->second ? std::make_pair(*e->second, false) : std::make_pair(Span{wall_ns, attached_ns}, true);
+    }
+    return {Span{wall_ns, attached_ns}, false};
+  };
+
+  // Processes with pinned calls: estimated from them where their windows allow.
+  std::vector<CallCount> made;
+  std::set<std::uint32_t> by_ratio;
+  {
+    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<CallCount*>>> rows_of;
+    for (CallCount& c : out) {
+      if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
+    }
+    for (const auto& [pid, p] : pinned) {
+      const Span span = span_of(pid).first;
+      if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) continue;  // exact as they are
+      auto& seen = rows_of[pid];
+      if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
+      RatioPool& pool = ratios_[pid];
+      pool.last_interval = interval_;
+      if (span.attached_ns >= kMinSeenNs) {
+        const auto x = static_cast<double>(p.windowed);
+        pool.x = kRatioDecay * pool.x + x;
+        pool.xx = kRatioDecay * pool.xx + x * x;
+        pool.windows = kRatioDecay * pool.windows + 1;
+        for (auto& [id, r] : pool.probes) {
+          r.y *= kRatioDecay;
+          r.yy *= kRatioDecay;
+          r.xy *= kRatioDecay;
+        }
+        for (const auto& [id, rows] : seen) {
+          ProbeRatio& r = pool.probes[id];
+          double y = 0;
+          r.rows.clear();
+          for (const CallCount* c : rows) {
+            y += static_cast<double>(c->calls);
+            r.rows.push_back(*c);
+          }
+          r.y += y;
+          r.yy += y * y;
+          r.xy += x * y;
+        }
+        std::erase_if(pool.probes, [](const auto& r) { return r.second.y < 1e-3; });
+      }
+      if (pool.x < kMinRatioCalls) continue;
+      ratio_estimates(p, pool, seen, made);
+      by_ratio.insert(pid);
+    }
+  }
   // Processes that ended before anything of the interval was seen: their last rates
   // (handed on as they are, after the scaling below).
   std::vector<CallCount> extrapolated;
   for (const auto& [pid, span] : ended) {
+    ratios_.erase(pid);
     auto last = last_.find(pid);
     if (last == last_.end()) continue;
+    if (by_ratio.contains(pid)) {
+      last_.erase(last);
+      continue;
+    }
     if (span && span->attached_ns < kMinSeenNs && last->second.seconds > 0) {
       const double lived = span->wall_ns / 1e9 / last->second.seconds;
       for (CallCount c : last->second.rows) {
@@ -55,6 +117,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::set<std::uint32_t> extrapolated_pids;
   for (const CallCount& e : extrapolated) extrapolated_pids.insert(e.pid);
   std::erase_if(out, [&](const CallCount& c) { return extrapolated_pids.contains(c.pid); });
+  extrapolated.insert(extrapolated.end(), made.begin(), made.end());
   if (out.empty()) return extrapolated;
 
   // Per process: the span it lived in the interval, and how it is scaled.
@@ -71,15 +134,9 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     auto [it, added] = scales.try_emplace(pid);
     if (!added) return it->second;
     Scale& sc = it->second;
-    Span span{wall_ns, attached_ns};
-    if (auto e = ended.find(pid); e != ended.end()) {
-      if (e->second) {
-        span = *e->second;
-      } else {
-        sc.unseen_weight = 0.5;
-      }
-    }
-    if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {
+    const auto [span, end_unknown] = span_of(pid);
+    if (end_unknown) sc.unseen_weight = 0.5;
+    if (by_ratio.contains(pid) || span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {
       sc.exact = true;
       return sc;
     }
@@ -136,7 +193,8 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::map<std::uint32_t, LastRates> latest;
   for (const CallCount& c : out) {
     const Scale& sc = scale_of(c.pid);
-    if (sc.exact || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid)) continue;
+    if (sc.exact || by_ratio.contains(c.pid) || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid))
+      continue;
     LastRates& l = latest[c.pid];
     l.seconds = sc.seen_s + sc.unseen_s;
     l.interval = interval_;
@@ -148,6 +206,52 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::erase_if(last_, [this](const auto& l) { return l.second.interval + kForgetIntervals < interval_; });
   out.insert(out.end(), extrapolated.begin(), extrapolated.end());
   return out;
+}
+
+void ScaledCounts::ratio_estimates(const Pinned& pinned, const RatioPool& pool,
+                                   std::map<std::uint32_t, std::vector<CallCount*>>& seen,
+                                   std::vector<CallCount>& made) {
+  const double unseen_x = static_cast<double>(pinned.calls - pinned.windowed);
+  for (const auto& [id, r] : pool.probes) {
+    const double ratio = r.y / pool.x;
+    const double unseen = ratio * unseen_x;
+    const double residual = std::max(0.0, r.yy - 2 * ratio * r.xy + ratio * ratio * pool.xx);
+    const double variance =
+        pool.windows >= kMinRatioWindows
+            ? unseen_x * unseen_x * residual / (pool.x * pool.x) * pool.windows / (pool.windows - 1)
+            : unseen * unseen / pool.x;
+    auto rows = seen.find(id);
+    double y = 0;
+    if (rows != seen.end()) {
+      for (const CallCount* c : rows->second) y += static_cast<double>(c->calls);
+    }
+    if (y > 0) {
+      const double factor = (y + unseen) / y;
+      for (CallCount* c : rows->second) {
+        const double share = static_cast<double>(c->calls) / y;
+        c->variance = variance * share * share;
+        c->calls = scaled(c->calls, factor);
+        c->bytes = scaled(c->bytes, factor);
+        c->estimated = true;
+      }
+      continue;
+    }
+    // None seen in this window: the unseen calls split as the probe's last rows were.
+    double last = 0;
+    for (const CallCount& c : r.rows) last += static_cast<double>(c.calls);
+    if (last <= 0 || unseen < 0.5) continue;
+    for (const CallCount& row : r.rows) {
+      const double share = static_cast<double>(row.calls) / last;
+      CallCount c = row;
+      c.calls = static_cast<std::uint64_t>(std::llround(unseen * share));
+      c.bytes = row.calls > 0
+                    ? scaled(row.bytes, static_cast<double>(c.calls) / static_cast<double>(row.calls))
+                    : 0;
+      c.variance = variance * share * share;
+      c.estimated = true;
+      if (c.calls > 0) made.push_back(std::move(c));
+    }
+  }
 }
 
 }  // namespace eacgm::agent

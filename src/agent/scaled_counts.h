@@ -19,6 +19,21 @@
 // (`speedup_variance`, from the counts it was measured with), which the unseen calls'
 // estimate inherits.
 //
+// Where the process also makes calls that are counted all the time (the pinned probes:
+// its synchronisations), those are the better yardstick, and the time is not used: a
+// training step makes the same calls each time, so the cycled calls per pinned call
+// seen in the windows (R, pooled over recent windows as a ratio of sums) times the
+// pinned calls not seen gives the unseen calls, y + R (X - x) for y cycled calls and x
+// of the X pinned ones seen. It needs no speedup (both kinds of call slow alike while
+// the probes are attached), and it follows a process that stops making calls, or
+// exits, between its windows, which scaling by time cannot. Its variance is the ratio
+// estimator's, sum (y_i - R x_i)^2 / (sum x_i)^2 over the windows i (corrected for
+// their small number), times the unseen pinned calls squared; until a few windows are
+// pooled, (R (X - x))^2 / sum x_i instead (the windows' pinned calls taken as a Poisson
+// count, which a step's regular calls are not: too wide once the windows' spread is known). An interval with
+// cycled calls seen but no pinned call at all has a different mix: it is scaled by time, as are processes
+// without pinned probes or with too few pinned calls seen yet.
+//
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
 // them are added, with the variance of a uniform share (the whole unseen estimate
@@ -27,6 +42,7 @@
 // error of half of that.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,7 +61,13 @@ class ScaledCounts {
     double attached_ns = 0;
   };
   void hold(const CallCount& count) { held_.push_back(count); }
+  // The interval's calls of process `pid`'s pinned probes, and of them those made while
+  // the window was open.
+  void hold_pinned(std::uint32_t pid, std::uint64_t calls, std::uint64_t windowed) {
+    pinned_[pid] = Pinned{calls, std::min(windowed, calls)};
+  }
   bool empty() const { return held_.empty(); }
+  const std::vector<CallCount>& held() const { return held_; }
   // Ends the interval (`wall_ns` long, the cycled probes attached `attached_ns` of it):
   // the held counts, scaled and marked estimated. Counts of an interval that was
   // attached throughout come back as they are, exact. `speedup`: per pid, 1 if absent;
@@ -72,7 +94,34 @@ class ScaledCounts {
     double seconds = 0;
     std::uint64_t interval = 0;  // when they were seen
   };
+  struct Pinned {
+    std::uint64_t calls = 0, windowed = 0;
+  };
+  // A process's windows, pooled (each older window weighs kRatioDecay less): its pinned
+  // calls seen (x), and per cycled probe the calls seen (y) and the sums of squares
+  // that give the ratio's variance; with the probe's last rows, whose shares split an
+  // estimate made for a window that saw none of its calls.
+  struct ProbeRatio {
+    double y = 0, yy = 0, xy = 0;
+    std::vector<CallCount> rows;
+  };
+  struct RatioPool {
+    double x = 0, xx = 0;
+    double windows = 0;  // pooled, by weight
+    std::map<std::uint32_t, ProbeRatio> probes;
+    std::uint64_t last_interval = 0;
+  };
+  static constexpr double kRatioDecay = 0.8;
+  static constexpr double kMinRatioCalls = 10;     // pooled pinned calls seen before the ratio is used
+  static constexpr double kMinRatioWindows = 2.5;  // pooled windows (by weight) before their spread is used
+  // A process's calls estimated from its pinned calls: its rows `seen` (by probe id) are
+  // scaled in place; a probe none of whose calls was seen gets rows in `made`, split as
+  // its last rows were.
+  void ratio_estimates(const Pinned& pinned, const RatioPool& pool,
+                       std::map<std::uint32_t, std::vector<CallCount*>>& seen, std::vector<CallCount>& made);
   std::vector<CallCount> held_;
+  std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid
+  std::map<std::uint32_t, RatioPool> ratios_;  // by pid
   std::map<std::uint32_t, LastRates> last_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rate> rates_;  // (pid, probe id)
   std::uint64_t interval_ = 0;

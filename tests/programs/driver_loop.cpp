@@ -4,13 +4,18 @@
 // only return an error: the calls still enter libcuda, so the probes fire. Prints the
 // mean cost per call. `--work-us W`: each round also spins W microseconds first, the
 // work of a thread that launches between computations (the probes' share of its time
-// is then small, as in a training loop's launching thread).
+// is then small, as in a training loop's launching thread). `--burst B --idle-us I`: a
+// GPU-bound step instead: each round launches and memsets B times in a row, then
+// synchronises and spins I microseconds (the wait for the GPU), so the calls come in
+// bursts with quiet gaps between them.
 //
-// Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--wait-file PATH]
+// Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--burst B] [--idle-us I]
+//                    [--wait-file PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +30,8 @@ int main(int argc, char** argv) {
   long iters = 100000;
   const char* wait_file = nullptr;
   long work_us = 0;
+  long burst = 1;
+  long idle_us = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
@@ -32,6 +39,10 @@ int main(int argc, char** argv) {
       iters = std::atol(argv[++i]);
     } else if (!std::strcmp(argv[i], "--work-us") && i + 1 < argc) {
       work_us = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--burst") && i + 1 < argc) {
+      burst = std::max(1L, std::atol(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--idle-us") && i + 1 < argc) {
+      idle_us = std::atol(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
     }
@@ -53,20 +64,23 @@ int main(int argc, char** argv) {
       auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5000));
       void* params[] = {nullptr};
       const auto t0 = std::chrono::steady_clock::now();
-      const auto work = std::chrono::microseconds(work_us);
-      for (long i = 0; i < iters; ++i) {
-        if (work_us > 0) {
-          const auto until = std::chrono::steady_clock::now() + work;
-          while (std::chrono::steady_clock::now() < until) {
-          }
+      const auto spin = [](long us) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+        while (std::chrono::steady_clock::now() < until) {
         }
-        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
-        cuMemsetD32Async(0x1000, 0, 1000, s);
+      };
+      for (long i = 0; i < iters; ++i) {
+        if (work_us > 0) spin(work_us);
+        for (long b = 0; b < burst; ++b) {
+          cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+          cuMemsetD32Async(0x1000, 0, 1000, s);
+        }
         cuStreamSynchronize(s);
+        if (idle_us > 0) spin(idle_us);
       }
       const auto t1 = std::chrono::steady_clock::now();
-      ns[static_cast<std::size_t>(t)] =
-          std::chrono::duration<double, std::nano>(t1 - t0).count() / (3.0 * static_cast<double>(iters));
+      ns[static_cast<std::size_t>(t)] = std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                                        (static_cast<double>(2 * burst + 1) * static_cast<double>(iters));
     });
   }
   go.store(true);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 namespace eacgm::agent {
 namespace {
@@ -144,6 +145,74 @@ TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
   auto out = s.release(1e9, 0.1e9, {{7, 1 / 0.8}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 1000u + 11250u);
+}
+
+// A step of 300 launches and one synchronisation (pinned, counted all the time), 80
+// steps a second; windows of a tenth of it.
+void step_window(ScaledCounts& s, const std::shared_ptr<const ProbeInfo>& p, std::uint64_t steps_seen,
+                 std::uint64_t steps) {
+  s.hold(count(7, p, 300 * steps_seen));
+  s.hold_pinned(7, steps, steps_seen);
+}
+
+TEST(ScaledCounts, PinnedCallsAreTheYardstickWhereTheProcessHasThem) {
+  ScaledCounts s;
+  auto p = probe(1);
+  // The window saw 16 of 160 steps: 4,800 launches stand for 48,000, whatever the time.
+  step_window(s, p, 16, 160);
+  auto out = s.release(1e9, 0.1e9, {{7, 1.5}});  // a speedup the ratio does not need
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 48000u);
+  EXPECT_TRUE(out[0].estimated);
+  EXPECT_GT(out[0].variance, 0.0);
+}
+
+TEST(ScaledCounts, AProcessThatStopsBeforeItsWindowIsEstimatedFromItsPinnedCalls) {
+  ScaledCounts s;
+  auto p = probe(1);
+  for (int i = 0; i < 3; ++i) (void)(step_window(s, p, 8, 80), s.release(1e9, 0.1e9));
+  // It made 50 steps and stopped; the window came after: nothing seen, 15,000 made.
+  s.hold_pinned(7, 50, 0);
+  auto out = s.release(1e9, 0.1e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 15000u);
+  EXPECT_TRUE(out[0].estimated);
+  // Then it idles until it exits, its last interval without a call: nothing is made up.
+  s.hold_pinned(7, 0, 0);
+  EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.6e9, 0.1e9}}}).empty());
+}
+
+TEST(ScaledCounts, WindowsThatCutStepsAverageOutInThePooledRatio) {
+  ScaledCounts s;
+  auto p = probe(1);
+  // Windows catch partial steps: 2,500 launches with 8 synchronisations, then 2,300, in turn.
+  std::vector<CallCount> out;
+  double y = 0, x = 0;
+  for (std::uint64_t seen : {2500, 2300, 2500, 2300}) {
+    s.hold(count(7, p, seen));
+    s.hold_pinned(7, 80, 8);
+    out = s.release(1e9, 0.1e9);
+    y = 0.8 * y + static_cast<double>(seen);
+    x = 0.8 * x + 8;
+  }
+  ASSERT_EQ(out.size(), 1u);
+  const double ratio = y / x;  // about 300
+  EXPECT_NEAR(static_cast<double>(out[0].calls), 2300 + ratio * 72, 1.0);
+  // Their spread sets the error, far below what a Poisson count of 8 a window would give.
+  EXPECT_GT(out[0].variance, 0.0);
+  EXPECT_LT(out[0].variance, (ratio * 72) * (ratio * 72) / x / 4);
+}
+
+TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
+  ScaledCounts s;
+  auto p = probe(1);
+  for (int i = 0; i < 3; ++i) (void)(step_window(s, p, 8, 80), s.release(1e9, 0.1e9));
+  // Launches but no synchronisation this second: another mix, scaled by time.
+  s.hold(count(7, p, 1000));
+  s.hold_pinned(7, 0, 0);
+  auto out = s.release(1e9, 0.1e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 10000u);
 }
 
 }  // namespace
