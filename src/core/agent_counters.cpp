@@ -91,7 +91,10 @@ constexpr std::array kTable = {
         "synchronization, a blocking copy, an NCCL call): they end in that call's native frame."},
     AgentCounterSpec{"py_codes_unnamed", "eacgm_python_code_objects_unnamed_total", kC, kNonZero, "",
                      "Code objects in sampled Python stacks that could not be read (the process had "
-                     "exited): shown as <code 0x...>."},
+                     "exited, or the object was freed before the read): shown as <code 0x...>."},
+    AgentCounterSpec{"py_codes_reread", "eacgm_python_code_objects_reread_total", kC, kNonZero, "",
+                     "Code objects read again because a sample's instruction lay outside the one read at "
+                     "that address before (it was freed and another allocated there)."},
     AgentCounterSpec{"host_waits", "eacgm_host_waits_traced_total", kC, kHidden, "",
                      "Futex and poll-family waits of traced processes timed by the host-wait tracer."},
     AgentCounterSpec{"wait_processes", "eacgm_host_wait_processes", kG, kHidden, "",

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::size_t kMaxName = 512;
 constexpr std::size_t kMaxLineTable = 64u << 10;
+constexpr std::uint64_t kMaxCodeBytes = 1u << 30;
 
 std::uint64_t load_u64(const std::uint8_t* p) {
   std::uint64_t v = 0;
@@ -71,6 +72,25 @@ std::optional<std::string> read_str(std::uint32_t pid, std::uint64_t str, const 
   return out;
 }
 
+// Whether a frame's instruction lies in a code object's bytecode, which starts at
+// `first_unit` (3.11+) and holds `code_bytes`; an instruction outside it was sampled in
+// another code object. An unknown instruction (0) or extent proves nothing.
+bool inside_code(int minor, std::uint64_t first_unit, std::uint64_t code_bytes, std::uint64_t instr) {
+  if (code_bytes == 0) return true;
+  if (minor <= 9) return instr < code_bytes;       // f_lasti in bytes
+  if (minor == 10) return instr * 2 < code_bytes;  // f_lasti in code units
+  if (instr == 0 || first_unit == 0) return true;
+  // prev_instr sits one unit before the first while a frame has not started yet.
+  return instr + 2 >= first_unit && instr <= first_unit + code_bytes;
+}
+
+// The type read is the process's PyCode_Type (0: the process is not sampled, so nothing is).
+bool is_code(std::uint64_t type, std::uint64_t code_type) { return code_type != 0 && type == code_type; }
+
+std::shared_ptr<const PythonCode> address_name(std::uint64_t addr) {
+  return std::make_shared<const PythonCode>(PythonCode{fmt::format("<code {:#x}>", addr), "", 0});
+}
+
 }  // namespace
 
 std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std::uint64_t addr) {
@@ -81,13 +101,26 @@ std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std
   std::array<std::uint8_t, 160> obj{};
   static_assert(sizeof(obj) >= 144);
   if (!read_process_bytes(pid, addr, obj.data(), obj.size())) return std::nullopt;
+  PythonCodeInfo info;
+  info.type = load_u64(&obj[8]);
+  if (stack->code_units != EACGM_PY_NO_FIELD) {
+    // 3.11+: a var-object whose ob_size counts the 2-byte code units it holds inline.
+    info.first_unit = addr + stack->code_units;
+    info.code_bytes = load_u64(&obj[16]) * 2;
+  } else {
+    // co_code, a bytes object: its ob_size is the bytecode's length.
+    std::uint64_t size = 0;
+    if (read_process_bytes(pid, load_u64(&obj[stack->code_code]) + 16, &size, sizeof(size))) {
+      info.code_bytes = size;
+    }
+  }
+  if (info.code_bytes > kMaxCodeBytes) info.code_bytes = 0;  // not a length: nothing to check against
   auto name = read_str(pid, load_u64(&obj[frame->code_name]), *frame);
   auto file = read_str(pid, load_u64(&obj[frame->code_filename]), *frame);
-  if (!name || !file) return std::nullopt;
-  PythonCodeInfo info;
   std::int32_t first_line = 0;
   std::memcpy(&first_line, &obj[frame->code_firstlineno], sizeof(first_line));
-  if (first_line < 0) return std::nullopt;  // not a live code object
+  // A negative first line: not a live code object.
+  if (!name || !file || first_line < 0) return info;
   info.code = std::make_shared<const PythonCode>(PythonCode{std::move(*name), std::move(*file), first_line});
   // The line table is a bytes object: ob_size after the header, the data at ob_sval.
   const std::uint64_t table = load_u64(&obj[stack->code_linetable]);
@@ -98,29 +131,61 @@ std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std
       info.linetable.clear();
     }
   }
-  if (stack->code_units != EACGM_PY_NO_FIELD) info.first_unit = addr + stack->code_units;
   return info;
 }
 
-const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int minor, std::uint64_t addr) {
+const PythonStackDecoder::Code& PythonStackDecoder::unnamed(std::uint64_t addr) {
+  scratch_ = Code{};
+  scratch_.code = address_name(addr);
+  return scratch_;
+}
+
+const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int minor, std::uint64_t addr,
+                                                         std::uint64_t instr) {
   auto& codes = processes_[pid];
-  if (auto it = codes.find(addr); it != codes.end()) return it->second;
+  auto it = codes.find(addr);
+  if (it != codes.end()) {
+    const Code& kept = it->second;
+    if (inside_code(minor, kept.first_unit, kept.code_bytes, instr)) return kept;
+    ++counters_.reread;  // sampled outside the code read there: another code object lives there now
+  }
+  auto info = reader_(pid, minor, addr);
+  if (info && code_types_ && !is_code(info->type, code_types_(pid))) {
+    // No longer a code object (freed since the sample): nothing to name the frame by, and
+    // nothing to keep, as the sampler saw a code object there.
+    ++counters_.unnamed;
+    if (it != codes.end()) codes.erase(it);
+    return unnamed(addr);
+  }
   Code c;
-  if (auto info = reader_(pid, minor, addr)) {
+  if (info && info->code) {
     c.code = std::move(info->code);
     c.linetable = std::move(info->linetable);
-    c.first_unit = info->first_unit;
     ++counters_.codes;
   } else {
-    // Named by its address, and kept so: the process is most likely gone.
-    c.code = std::make_shared<const PythonCode>(PythonCode{fmt::format("<code {:#x}>", addr), "", 0});
+    // Named by its address: most likely the process is gone (or the names are not readable).
+    c.code = address_name(addr);
     ++counters_.unnamed;
   }
-  if (codes.size() >= kMaxCodesPerProcess) {
-    scratch_ = std::move(c);
-    return scratch_;
+  if (info) {
+    c.first_unit = info->first_unit;
+    c.code_bytes = info->code_bytes;
   }
-  return codes.emplace(addr, std::move(c)).first->second;
+  const bool sampled_here = inside_code(minor, c.first_unit, c.code_bytes, instr);
+  const Code* out = &scratch_;
+  if (it != codes.end()) {
+    it->second = std::move(c);
+    out = &it->second;
+  } else if (codes.size() < kMaxCodesPerProcess) {
+    out = &codes.emplace(addr, std::move(c)).first->second;
+  } else {
+    scratch_ = std::move(c);
+  }
+  if (sampled_here) return *out;
+  // The sampled code object was freed and another allocated at its address before this
+  // read: the one read is kept for later samples, but it did not run this frame.
+  ++counters_.unnamed;
+  return unnamed(addr);
 }
 
 std::shared_ptr<const PythonCode> PythonStackDecoder::call_frame(std::uint32_t probe_id) {
@@ -165,7 +230,7 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
   if (call) out.frames[0] = PythonFrame{std::move(call), 0};
   for (std::size_t i = 0; i < s.depth; ++i) {
     const eacgm_py_frame& f = s.frames[i];
-    const Code& c = code(s.pid, minor, f.code);
+    const Code& c = code(s.pid, minor, f.code, f.instr);
     int line = -1;
     if (minor <= 9) {
       line = python_lnotab_line(c.linetable, c.code->first_line, f.instr);  // f_lasti in bytes

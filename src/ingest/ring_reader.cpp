@@ -64,16 +64,20 @@ void RingReader::register_counters(CounterRegistry& registry) {
                  [this] { return python_in_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("py_codes_unnamed"),
                  [this] { return python_unnamed_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("py_codes_reread"),
+                 [this] { return python_reread_.load(std::memory_order_relaxed); });
   }
   registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
 }
 
 Status RingReader::add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder) {
-  python_ = std::move(decoder);
   if (ring_buffer__add(rb_, ringbuf_fd, &RingReader::on_python_sample, this) != 0) {
     return make_error(fmt::format("cannot map the Python sampler's ring buffer: {}", std::strerror(errno)));
   }
+  // Kept only when samples will come: the decoder may use the sampler, which the caller
+  // drops on failure.
+  python_ = std::move(decoder);
   return {};
 }
 
@@ -93,6 +97,7 @@ void RingReader::deliver_python_stacks() {
   const auto& c = python_->counters();
   python_samples_.store(c.samples, std::memory_order_relaxed);
   python_unnamed_.store(c.unnamed, std::memory_order_relaxed);
+  python_reread_.store(c.reread, std::memory_order_relaxed);
   python_in_calls_.store(c.in_calls, std::memory_order_relaxed);
 }
 

@@ -104,7 +104,7 @@ class RingReader {
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
       forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
-      python_unnamed_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0};
+      python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0};
 };
 
 }  // namespace eacgm::ingest

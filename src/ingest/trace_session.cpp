@@ -112,10 +112,13 @@ void TraceSession::start_python_sampling(RingReader& reader) {
   po.waiting_calls_fd = bpf_->waiting_calls_fd();
   auto sampler = probe::PySampler::open(po);
   if (sampler) {
-    // The decoder runs on the reader thread: a lock-free view of the probe table there.
+    // The decoder runs on the reader thread: a lock-free view of the probe table there, and
+    // the sampler's own process map for what a code object's type must be (it is the truth
+    // the samples were taken by, and the attaching thread updates it at each exec).
     auto probes = [cache = probe::ProbeCache(table_)](std::uint32_t id) mutable { return cache.get(id); };
-    auto st = reader.add_python_samples((*sampler)->ringbuf_fd(),
-                                        std::make_unique<PythonStackDecoder>(read_python_code, probes));
+    auto code_types = [s = sampler->get()](std::uint32_t pid) { return s->code_type(pid); };
+    auto st = reader.add_python_samples(
+        (*sampler)->ringbuf_fd(), std::make_unique<PythonStackDecoder>(read_python_code, probes, code_types));
     if (st) {
       py_sampler_ = std::move(*sampler);
       return;

@@ -117,6 +117,12 @@ void PySampler::remove_process(std::uint32_t pid) {
   bpf_map__delete_elem(skel_->maps.py_procs, &pid, sizeof(pid), 0);
 }
 
+std::uint64_t PySampler::code_type(std::uint32_t pid) const {
+  eacgm_py_proc proc{};
+  if (bpf_map__lookup_elem(skel_->maps.py_procs, &pid, sizeof(pid), &proc, sizeof(proc), 0) != 0) return 0;
+  return proc.code_type;
+}
+
 int PySampler::ringbuf_fd() const { return bpf_map__fd(skel_->maps.py_samples); }
 
 PySamplerCounters PySampler::counters() const {

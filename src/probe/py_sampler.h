@@ -46,6 +46,9 @@ class PySampler {
   Status add_process(std::uint32_t pid, const eacgm_py_proc& proc);
   // Stops sampling it (exec'd into something else, or gone).
   void remove_process(std::uint32_t pid);
+  // The PyCode_Type address the sampler checks a process's frames against; 0 when it does
+  // not sample the process. Safe on any thread (a map lookup).
+  std::uint64_t code_type(std::uint32_t pid) const;
   int ringbuf_fd() const;
   PySamplerCounters counters() const;
   std::uint32_t hz() const { return hz_; }

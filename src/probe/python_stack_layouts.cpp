@@ -18,17 +18,18 @@ constexpr std::uint16_t kNone = EACGM_PY_NO_FIELD;
 constexpr std::array<PythonStackLayout, 6> kLayouts = {{
     // 3.8 and 3.9: as 3.10, but f_lasti (in bytes, not code units) sits after f_trace's
     // flags and the line table is co_lnotab, at co_linetable's place.
-    {{3, 8}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 120, 32},
-    {{3, 9}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 120, 32},
+    {{3, 8}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 48, 120, 32},
+    {{3, 9}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 104, kNone, 48, 120, 32},
     // 3.10: heap frame objects linked by f_back from tstate->frame; no native thread id,
     // so threads are matched by thread_id (pthread_self()); f_lasti counts code units.
-    {{3, 10}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 96, kNone, 120, 32},
-    // 3.11: _PyInterpreterFrame linked by previous, reached through tstate->cframe.
-    {{3, 11}, 40, 0, 16, 8, 152, 160, 56, 8, 48, 69, 56, 184, 136, 32},
+    {{3, 10}, 32, 0, 8, 8, 176, kNone, 24, kNone, 24, kNone, 96, kNone, 48, 120, 32},
+    // 3.11: _PyInterpreterFrame linked by previous, reached through tstate->cframe; the
+    // bytecode is inline (co_code_adaptive), its length the object's ob_size.
+    {{3, 11}, 40, 0, 16, 8, 152, 160, 56, 8, 48, 69, 56, 184, kNone, 136, 32},
     // 3.12: f_code moved first; C entry frames are owned by FRAME_OWNED_BY_CSTACK.
-    {{3, 12}, 40, 0, 72, 8, 136, 144, 56, 0, 8, 70, 56, 192, 136, 32},
+    {{3, 12}, 40, 0, 72, 8, 136, 144, 56, 0, 8, 70, 56, 192, kNone, 136, 32},
     // 3.13: no _PyCFrame (tstate->current_frame); _PyRuntime starts with _Py_DebugOffsets.
-    {{3, 13}, 632, 7264, 7344, 8, 152, 160, 72, kNone, 8, 70, 56, 200, 136, 32},
+    {{3, 13}, 632, 7264, 7344, 8, 152, 160, 72, kNone, 8, 70, 56, 200, kNone, 136, 32},
 }};
 
 }  // namespace

@@ -28,6 +28,7 @@ struct PythonStackLayout {
   // (3.11, 3.12), instr_ptr (3.13)
   std::uint16_t frame_instr;
   std::uint16_t code_units;      // PyCodeObject.co_code_adaptive: the first code unit (3.11+)
+  std::uint16_t code_code;       // PyCodeObject.co_code: the bytecode, a bytes object (3.10 and older)
   std::uint16_t code_linetable;  // PyCodeObject.co_linetable (co_lnotab up to 3.9): a bytes object
   std::uint16_t bytes_data;      // PyBytesObject.ob_sval: where a bytes object's data starts
 };

@@ -1,5 +1,7 @@
 // The sample decoder: records to named stacks through a fake code reader, lines from
-// each frame's instruction, one read per code object and process, malformed records.
+// each frame's instruction, one read per code object and process while the frames'
+// instructions lie in it (again when one does not: another code object at the same
+// address), the code type checked at each read, malformed records.
 #include "ingest/python_stacks.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +107,134 @@ TEST(PythonStacks, UnreadableCodeIsNamedByItsAddress) {
   ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
   EXPECT_EQ(out.frames[0].code->function, "<code 0xabc0>");
   EXPECT_EQ(d.counters().unnamed, 1u);
+}
+
+// The address of kHot's code unit `i`.
+constexpr std::uint64_t unit(std::uint64_t i) { return kUnits + 2 * i; }
+
+// A code object of `units` code units at kHot (3.12: its first unit at kUnits).
+PythonCodeInfo sized(const char* function, std::uint64_t units, std::uint64_t type = 0) {
+  PythonCodeInfo i = info(function, 3, kUnits);
+  i.code_bytes = units * 2;
+  i.type = type;
+  return i;
+}
+
+// The code object at an address is freed and a larger one allocated there: a sample past
+// the end of the one read before is of the new one, which is read and named anew.
+TEST(PythonStacks, ReplacedCodeIsReadAgain) {
+  FakeCodes fake;
+  fake.codes[kHot] = sized("gen_1", 10);
+  PythonStackDecoder d(fake.reader());
+  PythonStack out;
+  auto first = sample(0x030c, {{kHot, unit(9)}});  // its last unit
+  ASSERT_TRUE(d.decode(&first, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "gen_1");
+  fake.codes[kHot] = sized("gen_2", 30);
+  auto later = sample(0x030c, {{kHot, unit(25)}});
+  ASSERT_TRUE(d.decode(&later, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "gen_2");
+  EXPECT_EQ(fake.reads, 2);
+  EXPECT_EQ(d.counters().reread, 1u);
+  EXPECT_EQ(d.counters().codes, 2u);
+  // Kept from then on: samples anywhere in it read nothing.
+  auto early = sample(0x030c, {{kHot, kUnits + 2}});
+  ASSERT_TRUE(d.decode(&early, EACGM_PY_SAMPLE_SIZE(1), out));
+  ASSERT_TRUE(d.decode(&later, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "gen_2");
+  EXPECT_EQ(fake.reads, 2);
+  EXPECT_EQ(d.counters().reread, 1u);
+  EXPECT_EQ(d.counters().unnamed, 0u);
+}
+
+// A kept code object is not read again for samples anywhere in it: from the unit before
+// its first (a frame not started yet) to its end; an unknown instruction proves nothing.
+TEST(PythonStacks, ValidCodeIsNotReadAgain) {
+  FakeCodes fake;
+  fake.codes[kHot] = sized("hot", 10);
+  PythonStackDecoder d(fake.reader());
+  PythonStack out;
+  for (std::uint64_t instr : {kUnits, kUnits - 2, unit(9), unit(10), std::uint64_t{0}}) {
+    auto s = sample(0x030c, {{kHot, instr}});
+    ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+    EXPECT_EQ(out.frames[0].code->function, "hot") << instr;
+  }
+  EXPECT_EQ(fake.reads, 1);
+  EXPECT_EQ(d.counters().reread, 0u);
+  // One unit further on either side is another code object's.
+  for (std::uint64_t instr : {kUnits - 4, unit(11)}) {
+    auto s = sample(0x030c, {{kHot, instr}});
+    ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  }
+  EXPECT_EQ(d.counters().reread, 2u);
+}
+
+// Up to 3.10 the instruction is f_lasti: in code units (3.10) or bytes (3.8, 3.9),
+// checked against co_code's length.
+TEST(PythonStacks, ReplacedCodeIsReadAgainBefore311) {
+  for (std::uint16_t version : {0x0309, 0x030a}) {
+    FakeCodes fake;
+    fake.codes[kHot] = info("gen_1", 3, 0);
+    fake.codes[kHot].code_bytes = 8;
+    PythonStackDecoder d(fake.reader());
+    PythonStack out;
+    const std::uint64_t last = version == 0x030a ? 3 : 7;  // the last unit, the last byte
+    auto s = sample(version, {{kHot, last}});
+    ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+    EXPECT_EQ(out.frames[0].code->function, "gen_1");
+    fake.codes[kHot] = info("gen_2", 3, 0);
+    fake.codes[kHot].code_bytes = 40;
+    ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+    EXPECT_EQ(fake.reads, 1) << version;
+    auto past = sample(version, {{kHot, last + 1}});
+    ASSERT_TRUE(d.decode(&past, EACGM_PY_SAMPLE_SIZE(1), out));
+    EXPECT_EQ(out.frames[0].code->function, "gen_2") << version;
+    EXPECT_EQ(d.counters().reread, 1u) << version;
+  }
+}
+
+// What lives at the address is not a code object (any more: the sampler saw one): the
+// frame is named by its address, nothing is kept, and the next sample reads again.
+TEST(PythonStacks, WrongTypeIsUnnamed) {
+  constexpr std::uint64_t kCodeType = 0x7f0000c0de00;
+  FakeCodes fake;
+  fake.codes[kHot] = sized("hot", 10, 0x7f0000d1c700);  // a dict, say
+  PythonStackDecoder d(fake.reader(), {}, [](std::uint32_t pid) { return pid == 7 ? kCodeType : 0; });
+  PythonStack out;
+  auto s = sample(0x030c, {{kHot, kUnits}});
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "<code 0x1000>");
+  EXPECT_EQ(out.frames[0].code->file, "");
+  EXPECT_EQ(d.counters().unnamed, 1u);
+  EXPECT_EQ(d.counters().codes, 0u);
+  fake.codes[kHot].type = kCodeType;
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "hot");
+  EXPECT_EQ(fake.reads, 2);
+  // A process the sampler no longer samples (exec'd) has no code type: nothing is named.
+  auto other = sample(0x030c, {{kHot, kUnits}});
+  other.pid = 9;
+  ASSERT_TRUE(d.decode(&other, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "<code 0x1000>");
+  EXPECT_EQ(d.counters().unnamed, 2u);
+}
+
+// Read only after the sampled code object was freed and a smaller one allocated at its
+// address: the one read did not run the frame, which stays unnamed; it is kept for later
+// samples inside it.
+TEST(PythonStacks, CodeReadAfterItsReplacementIsNotGuessed) {
+  FakeCodes fake;
+  fake.codes[kHot] = sized("gen_2", 10);
+  PythonStackDecoder d(fake.reader());
+  PythonStack out;
+  auto s = sample(0x030c, {{kHot, unit(25)}});
+  ASSERT_TRUE(d.decode(&s, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "<code 0x1000>");
+  EXPECT_EQ(d.counters().unnamed, 1u);
+  auto inside = sample(0x030c, {{kHot, kUnits + 2}});
+  ASSERT_TRUE(d.decode(&inside, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "gen_2");
+  EXPECT_EQ(fake.reads, 1);
 }
 
 TEST(PythonStacks, FlagsAndEmptyStacks) {
