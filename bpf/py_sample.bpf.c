@@ -299,8 +299,12 @@ int eacgm_py_sample(struct bpf_perf_event_data *ctx)
 	__u64 size = EACGM_PY_SAMPLE_SIZE(depth);
 	if (size > sizeof(*s))
 		size = sizeof(*s);
-	/* No wakeup: the reader takes samples at its next poll (at most its poll timeout later). */
-	if (bpf_ringbuf_output(&py_samples, s, size, BPF_RB_NO_WAKEUP))
+	/* The reader is woken when it has caught up (the ring's adaptive wakeup: at most once
+	 * per sample, fewer under load): a code object is named by reading it from the process,
+	 * and one freed meanwhile (a module body run once at import) cannot be named, or
+	 * another code object at its address would be read instead. Waiting for the reader's
+	 * poll timeout (100 ms) lost nearly every module body of an import-heavy start-up. */
+	if (bpf_ringbuf_output(&py_samples, s, size, 0))
 		count(EACGM_PY_CNT_DROPS);
 	return 0;
 }

@@ -46,7 +46,12 @@ struct ThreadSum {
 std::string folded_frame(const PythonCode& code) {
   std::string out =
       code.native ? code.function : fmt::format("{} ({}:{})", code.function, code.file, code.first_line);
-  std::replace(out.begin(), out.end(), ';', ':');
+  // A line per stack, frames split by ';': neither may appear in a frame (a name read
+  // from memory freed meanwhile may hold anything).
+  for (char& c : out) {
+    if (c == ';') c = ':';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
   return out;
 }
 

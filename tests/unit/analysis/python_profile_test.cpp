@@ -108,6 +108,7 @@ TEST(PythonProfile, FoldedLinesOutermostFirst) {
 
 TEST(PythonProfile, FoldedFrameHasNoSeparator) {
   EXPECT_EQ(folded_frame(PythonCode{"f;g", "/a;b.py", 2}), "f:g (/a:b.py:2)");
+  EXPECT_EQ(folded_frame(PythonCode{"f\ng\x01", "/a.py", 2}), "f?g? (/a.py:2)");
 }
 
 TEST(PythonProfile, StacksPastTheCapAreCountedApart) {
