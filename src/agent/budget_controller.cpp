@@ -199,14 +199,13 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   if (!duty_) return;  // nothing is held without a duty cycle
   const double wall = span.wall_ns, attached = span.attached_ns;
   const auto ended = ended_spans(prev, now, exited);
-  for (const auto& [pid, pace] : paces_) held_.hold_pinned(pid, pace.calls, pace.windowed);
-  std::map<std::uint32_t, Seen> seen;
+  std::map<std::uint32_t, Seen> seen;  // for the duty log
+  for (const auto& [pid, pace] : paces_) {
+    held_.hold_pinned(pid, pace.calls, pace.windowed);
+    if (duty_log_) seen[pid] = Seen{0, pace.calls, pace.windowed};
+  }
   if (duty_log_) {
     for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
-    for (const auto& [pid, pace] : paces_) {
-      seen[pid].pinned = pace.calls;
-      seen[pid].windowed = pace.windowed;
-    }
   }
   update_paces(wall, attached, ended);
   // How much faster each process made its calls while the cycled probes were detached:

@@ -35,59 +35,8 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::erase_if(ratios_,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
   if (wall_ns <= 0) return out;
-  // The part of the interval a process lived (all of it, unless it ended in it), and
-  // whether the moment it ended is unknown.
-  auto span_of = [&](std::uint32_t pid) -> std::pair<Span, bool> {
-    if (auto e = ended.find(pid); e != ended.end()) {
-      return e->second ? std::make_pair(*e->second, false) : std::make_pair(Span{wall_ns, attached_ns}, true);
-    }
-    return {Span{wall_ns, attached_ns}, false};
-  };
-
-  // Processes with pinned calls: estimated from them where their windows allow.
   std::vector<CallCount> made;
-  std::set<std::uint32_t> by_ratio;
-  {
-    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<CallCount*>>> rows_of;
-    for (CallCount& c : out) {
-      if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
-    }
-    for (const auto& [pid, p] : pinned) {
-      const Span span = span_of(pid).first;
-      if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) continue;  // exact as they are
-      auto& seen = rows_of[pid];
-      if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
-      RatioPool& pool = ratios_[pid];
-      pool.last_interval = interval_;
-      if (span.attached_ns >= kMinSeenNs) {
-        const auto x = static_cast<double>(p.windowed);
-        pool.x = kRatioDecay * pool.x + x;
-        pool.xx = kRatioDecay * pool.xx + x * x;
-        pool.windows = kRatioDecay * pool.windows + 1;
-        for (auto& [id, r] : pool.probes) {
-          r.y *= kRatioDecay;
-          r.yy *= kRatioDecay;
-          r.xy *= kRatioDecay;
-        }
-        for (const auto& [id, rows] : seen) {
-          ProbeRatio& r = pool.probes[id];
-          double y = 0;
-          r.rows.clear();
-          for (const CallCount* c : rows) {
-            y += static_cast<double>(c->calls);
-            r.rows.push_back(*c);
-          }
-          r.y += y;
-          r.yy += y * y;
-          r.xy += x * y;
-        }
-        std::erase_if(pool.probes, [](const auto& r) { return r.second.y < 1e-3; });
-      }
-      if (pool.x < kMinRatioCalls) continue;
-      ratio_estimates(p, pool, seen, made);
-      by_ratio.insert(pid);
-    }
-  }
+  const std::set<std::uint32_t> by_ratio = scale_by_pinned(out, pinned, wall_ns, attached_ns, ended, made);
   // Processes that ended before anything of the interval was seen: their last rates
   // (handed on as they are, after the scaling below).
   std::vector<CallCount> extrapolated;
@@ -134,7 +83,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     auto [it, added] = scales.try_emplace(pid);
     if (!added) return it->second;
     Scale& sc = it->second;
-    const auto [span, end_unknown] = span_of(pid);
+    const auto [span, end_unknown] = span_of(pid, wall_ns, attached_ns, ended);
     if (end_unknown) sc.unseen_weight = 0.5;
     if (by_ratio.contains(pid) || span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {
       sc.exact = true;
@@ -193,8 +142,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::map<std::uint32_t, LastRates> latest;
   for (const CallCount& c : out) {
     const Scale& sc = scale_of(c.pid);
-    if (sc.exact || by_ratio.contains(c.pid) || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid))
-      continue;
+    if (sc.exact || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid)) continue;
     LastRates& l = latest[c.pid];
     l.seconds = sc.seen_s + sc.unseen_s;
     l.interval = interval_;
@@ -208,8 +156,64 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   return out;
 }
 
-void ScaledCounts::ratio_estimates(const Pinned& pinned, const RatioPool& pool,
-                                   std::map<std::uint32_t, std::vector<CallCount*>>& seen,
+std::pair<ScaledCounts::Span, bool> ScaledCounts::span_of(
+    std::uint32_t pid, double wall_ns, double attached_ns,
+    const std::map<std::uint32_t, std::optional<Span>>& ended) {
+  if (auto e = ended.find(pid); e != ended.end()) {
+    return e->second ? std::make_pair(*e->second, false) : std::make_pair(Span{wall_ns, attached_ns}, true);
+  }
+  return {Span{wall_ns, attached_ns}, false};
+}
+
+void ScaledCounts::RatioPool::add_window(double seen_x, const ProbeRows& seen) {
+  x = kRatioDecay * x + seen_x;
+  xx = kRatioDecay * xx + seen_x * seen_x;
+  windows = kRatioDecay * windows + 1;
+  for (auto& [id, r] : probes) {
+    r.y *= kRatioDecay;
+    r.yy *= kRatioDecay;
+    r.xy *= kRatioDecay;
+  }
+  for (const auto& [id, rows] : seen) {
+    ProbeRatio& r = probes[id];
+    double y = 0;
+    r.rows.clear();
+    for (const CallCount* c : rows) {
+      y += static_cast<double>(c->calls);
+      r.rows.push_back(*c);
+    }
+    r.y += y;
+    r.yy += y * y;
+    r.xy += seen_x * y;
+  }
+  std::erase_if(probes, [](const auto& r) { return r.second.y < 1e-3; });
+}
+
+std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
+    std::vector<CallCount>& out, const std::map<std::uint32_t, Pinned>& pinned, double wall_ns,
+    double attached_ns, const std::map<std::uint32_t, std::optional<Span>>& ended,
+    std::vector<CallCount>& made) {
+  std::map<std::uint32_t, ProbeRows> rows_of;
+  for (CallCount& c : out) {
+    if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
+  }
+  std::set<std::uint32_t> by_ratio;
+  for (const auto& [pid, p] : pinned) {
+    const Span span = span_of(pid, wall_ns, attached_ns, ended).first;
+    if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) continue;  // exact as they are
+    ProbeRows& seen = rows_of[pid];
+    if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
+    RatioPool& pool = ratios_[pid];
+    pool.last_interval = interval_;
+    if (span.attached_ns >= kMinSeenNs) pool.add_window(static_cast<double>(p.windowed), seen);
+    if (pool.x < kMinRatioCalls) continue;
+    ratio_estimates(p, pool, seen, made);
+    by_ratio.insert(pid);
+  }
+  return by_ratio;
+}
+
+void ScaledCounts::ratio_estimates(const Pinned& pinned, const RatioPool& pool, ProbeRows& seen,
                                    std::vector<CallCount>& made) {
   const double unseen_x = static_cast<double>(pinned.calls - pinned.windowed);
   for (const auto& [id, r] : pool.probes) {

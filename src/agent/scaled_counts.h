@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -105,20 +106,36 @@ class ScaledCounts {
     double y = 0, yy = 0, xy = 0;
     std::vector<CallCount> rows;
   };
+  // A process's rows of an interval, by probe id.
+  using ProbeRows = std::map<std::uint32_t, std::vector<CallCount*>>;
   struct RatioPool {
     double x = 0, xx = 0;
     double windows = 0;  // pooled, by weight
     std::map<std::uint32_t, ProbeRatio> probes;
     std::uint64_t last_interval = 0;
+    // Adds a window that saw `x` pinned calls and the cycled rows `seen`; older ones
+    // weigh kRatioDecay less.
+    void add_window(double x, const ProbeRows& seen);
   };
   static constexpr double kRatioDecay = 0.8;
   static constexpr double kMinRatioCalls = 10;     // pooled pinned calls seen before the ratio is used
   static constexpr double kMinRatioWindows = 2.5;  // pooled windows (by weight) before their spread is used
-  // A process's calls estimated from its pinned calls: its rows `seen` (by probe id) are
-  // scaled in place; a probe none of whose calls was seen gets rows in `made`, split as
-  // its last rows were.
-  void ratio_estimates(const Pinned& pinned, const RatioPool& pool,
-                       std::map<std::uint32_t, std::vector<CallCount*>>& seen, std::vector<CallCount>& made);
+  // The part of the interval (`wall_ns`, `attached_ns`) process `pid` lived (all of it,
+  // unless it ended in it), and whether the moment it ended is unknown.
+  static std::pair<Span, bool> span_of(std::uint32_t pid, double wall_ns, double attached_ns,
+                                       const std::map<std::uint32_t, std::optional<Span>>& ended);
+  // Scales the rows in `out` of the processes whose pinned calls can be the yardstick
+  // (in place; rows for probes none of whose calls was seen go to `made`); returns them.
+  std::set<std::uint32_t> scale_by_pinned(std::vector<CallCount>& out,
+                                          const std::map<std::uint32_t, Pinned>& pinned, double wall_ns,
+                                          double attached_ns,
+                                          const std::map<std::uint32_t, std::optional<Span>>& ended,
+                                          std::vector<CallCount>& made);
+  // A process's calls estimated from its pinned calls: its rows `seen` are scaled in
+  // place; a probe none of whose calls was seen gets rows in `made`, split as its last
+  // rows were.
+  static void ratio_estimates(const Pinned& pinned, const RatioPool& pool, ProbeRows& seen,
+                              std::vector<CallCount>& made);
   std::vector<CallCount> held_;
   std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid
   std::map<std::uint32_t, RatioPool> ratios_;  // by pid

@@ -112,13 +112,18 @@ void PythonProfile::expire(std::uint64_t now_ns) {
 PythonProfile::Thread* PythonProfile::thread_of(Slice& slice, Process& p, std::uint32_t tid) {
   auto it = p.threads.find(tid);
   if (it != p.threads.end()) return &it->second;
-  if (rows_ >= limits_.max_rows) {
+  if (!take_row(slice)) {
     ++over_cap_.rows;
     return nullptr;
   }
+  return &p.threads[tid];
+}
+
+bool PythonProfile::take_row(Slice& slice) {
+  if (rows_ >= limits_.max_rows) return false;
   ++rows_;
   ++slice.rows;
-  return &p.threads[tid];
+  return true;
 }
 
 void PythonProfile::add(const PythonStack& stack) {
@@ -150,13 +155,9 @@ void PythonProfile::add_frames(Slice& slice, Process& p, Thread& t, const Python
   path_.clear();
   bool row_dropped = false;
   auto new_row = [&] {
-    if (rows_ >= limits_.max_rows) {
-      row_dropped = true;
-      return false;
-    }
-    ++rows_;
-    ++slice.rows;
-    return true;
+    if (take_row(slice)) return true;
+    row_dropped = true;
+    return false;
   };
   // A native frame (the traced call the thread was in) is the innermost; the line row is
   // the innermost Python frame's, with that call.

@@ -162,6 +162,8 @@ class PythonProfile {
   Slice& slice_for(std::uint64_t ts_ns);
   // The thread's counts, or nullptr (counted) when the row cap is reached.
   Thread* thread_of(Slice& slice, Process& p, std::uint32_t tid);
+  // Takes room for one more row in `slice`; false at the cap (the caller counts the drop).
+  bool take_row(Slice& slice);
   void add_frames(Slice& slice, Process& p, Thread& t, const PythonStack& stack);
 
   std::uint32_t hz_ = 0;

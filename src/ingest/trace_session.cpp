@@ -424,7 +424,7 @@ Status TraceSession::set_cycled_attached(
   // so that the counts and the logged time agree.
   if (auto st = attacher_->set_cycled_attached(true); !st) {
     (void)attacher_->set_cycled_attached(false);
-    return std::move(st).take_error();
+    return st;
   }
   const auto opened = std::chrono::steady_clock::now();
   if (auto st = bpf_->set_duty_window(true); !st) return st;
