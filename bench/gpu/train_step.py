@@ -4,8 +4,10 @@
 # With --phases K --phase-dir D the measured steps run as K phases of N steps in this one
 # process: before phase i it creates D/ready.i and waits for D/go.i (the harness attaches
 # or detaches a tracer meanwhile), and prints "phase=i step_ms=..." after it.
+# With --step-log F it writes each measured step's start and end (time.monotonic_ns,
+# CLOCK_MONOTONIC) to F, a line "start_ns end_ns" per step.
 # Usage: train_step.py --size gpu|cpu [--steps N] [--warmup N] [--profile]
-#                      [--phases K --phase-dir D]
+#                      [--phases K --phase-dir D] [--step-log F]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
 #   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
 import argparse
@@ -21,6 +23,7 @@ p.add_argument("--warmup", type=int, default=20)
 p.add_argument("--profile", action="store_true")
 p.add_argument("--phases", type=int, default=0)
 p.add_argument("--phase-dir", default="")
+p.add_argument("--step-log", default="")
 a = p.parse_args()
 d, layers, seq, batch = (1024, 8, 1024, 8) if a.size == "gpu" else (512, 4, 256, 8)
 dev = torch.device("cuda")
@@ -67,14 +70,17 @@ for _ in range(a.warmup):
     step()
 torch.cuda.synchronize()
 times = []
+spans = []
 
 
 def measured():
     for _ in range(a.steps):
-        t0 = time.perf_counter()
+        t0 = time.monotonic_ns()
         step()
         torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
+        t1 = time.monotonic_ns()
+        times.append((t1 - t0) / 1e6)
+        spans.append((t0, t1))
 
 
 if a.phases:
@@ -96,4 +102,7 @@ elif a.profile:
         measured()
 else:
     measured()
+if a.step_log:
+    with open(a.step_log, "w") as f:
+        f.writelines(f"{t0} {t1}\n" for t0, t1 in spans)
 print(f"step_ms={statistics.median(times):.3f} steps={a.steps} size={a.size}", flush=True)

@@ -143,6 +143,7 @@ Status Agent::start_up() {
   // Always-on: the probes' cost per process, estimated from calibrated trap costs and
   // kept within the budget (agent/budget_controller.h).
   bool cycle_duty = false;  // the budget may detach the cycled probes part of the time
+  DutyCycle::Options duty_options;
   if (config.trace.mode == TraceMode::kAlwaysOn) {
     TrapCosts costs;
     if (config.trace.calibrate) {
@@ -158,6 +159,11 @@ Status Agent::start_up() {
     bo.budget = config.trace.budget;
     bo.adapt = config.trace.budget > 0 && costs.measured;
     cycle_duty = bo.adapt && config.trace.duty_cycle;
+    if (cycle_duty) {
+      auto from_env = DutyCycle::options_from_env(duty_options);
+      if (!from_env) return std::move(from_env).take_error();
+      duty_options = std::move(*from_env);
+    }
     bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
     bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
                        const ProbeInfo& p) { return probe::pinned_probe(p, pinned); };
@@ -188,7 +194,7 @@ Status Agent::start_up() {
           [ts](bool attached, const DutyCycle::Counting& counting) {
             return ts->set_cycled_attached(attached, counting);
           },
-          DutyCycle::Options{});
+          std::move(duty_options));
       budget_->set_duty_cycle(duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); });
       DutyCycle* d = duty_.get();
       counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });

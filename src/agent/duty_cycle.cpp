@@ -1,7 +1,14 @@
 // The duty cycle's thread: attach, wait fraction × period, detach, wait the rest.
 #include "agent/duty_cycle.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <random>
 
 namespace eacgm::agent {
@@ -10,11 +17,48 @@ namespace {
 // The log covers at least this much of the past: longer than any interval asked about.
 constexpr auto kLogSpan = std::chrono::seconds(120);
 
+// Nanoseconds of the steady clock: CLOCK_MONOTONIC, as a traced program's own
+// clock_gettime (Python's time.monotonic_ns) reads it.
+long long monotonic_ns(DutyCycle::Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 }  // namespace
 
-DutyCycle::DutyCycle(Switch attach, Options options) : attach_(std::move(attach)), options_(options) {
+Result<DutyCycle::Options> DutyCycle::options_from_env(Options base) {
+  if (const char* text = std::getenv("EACGM_DUTY_FRACTION"); text != nullptr) {
+    char* end = nullptr;
+    errno = 0;
+    const double f = std::strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !(f > 0.0 && f <= 1.0)) {
+      return make_error(
+          ErrorKind::kUsage,
+          fmt::format("EACGM_DUTY_FRACTION=\"{}\": expected a fraction in (0, 1], such as 0.5", text));
+    }
+    base.fixed_fraction = f;
+  }
+  if (const char* path = std::getenv("EACGM_DUTY_SWITCHES"); path != nullptr) {
+    std::shared_ptr<std::FILE> file(std::fopen(path, "we"), [](std::FILE* f) {
+      if (f) std::fclose(f);
+    });
+    if (!file) {
+      return make_error(ErrorKind::kUsage, fmt::format("EACGM_DUTY_SWITCHES=\"{}\": cannot write it: {}",
+                                                       path, std::strerror(errno)));
+    }
+    base.on_switch = [file](const SwitchDone& s) {
+      fmt::print(file.get(), "switch attached={} began_ns={} counting_ns={} ended_ns={} ok={}\n",
+                 s.attached ? 1 : 0, monotonic_ns(s.began), monotonic_ns(s.counting), monotonic_ns(s.ended),
+                 s.ok ? 1 : 0);
+      std::fflush(file.get());
+    };
+  }
+  return base;
+}
+
+DutyCycle::DutyCycle(Switch attach, Options options) : attach_(std::move(attach)), options_(std::move(options)) {
   options_.min_fraction = std::clamp(options_.min_fraction, 0.001, 1.0);
   if (options_.period <= std::chrono::milliseconds(0)) options_.period = std::chrono::milliseconds(1000);
+  if (options_.fixed_fraction) fraction_ = std::clamp(*options_.fixed_fraction, options_.min_fraction, 1.0);
   log_.push_back({Clock::now(), true});
   thread_ = std::thread([this] { loop(); });
 }
@@ -35,6 +79,7 @@ void DutyCycle::stop() {
 }
 
 void DutyCycle::set_fraction(double fraction) {
+  if (options_.fixed_fraction) return;
   {
     std::lock_guard lock(mutex_);
     fraction_ = std::clamp(fraction, options_.min_fraction, 1.0);
@@ -92,10 +137,13 @@ void DutyCycle::switch_to(std::unique_lock<std::mutex>& lock, bool attached) {
   if (attached_ == attached) return;
   lock.unlock();
   const auto began = Clock::now();
-  const Status done = attach_(attached, [this, attached](Clock::time_point at) {
+  Clock::time_point counting = began;
+  const Status done = attach_(attached, [this, attached, &counting](Clock::time_point at) {
+    counting = at;
     std::lock_guard counting_lock(mutex_);
     log_counting(at, attached);
   });
+  if (options_.on_switch) options_.on_switch({attached, began, counting, Clock::now(), done.ok()});
   lock.lock();
   ++switches_;
   switch_ns_[attached ? 1 : 0] += std::chrono::duration<double, std::nano>(Clock::now() - began).count();

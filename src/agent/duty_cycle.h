@@ -49,10 +49,27 @@ class DutyCycle final : public DutyControl {
   // probes for counting.
   using Counting = std::function<void(Clock::time_point at)>;
   using Switch = std::function<Status(bool attached, const Counting& counting)>;
+  // One switch done: when it began, when counting started or stopped (the begin if the
+  // switch never said), when it returned, and whether it succeeded.
+  struct SwitchDone {
+    bool attached = false;
+    Clock::time_point began, counting, ended;
+    bool ok = false;
+  };
   struct Options {
     std::chrono::milliseconds period{1000};
     double min_fraction = 0.05;
+    // Holds the fraction at this value whatever set_fraction asks: for measuring what
+    // the cycled probes cost, attached against detached, in one process.
+    std::optional<double> fixed_fraction;
+    // Called on the cycle's thread after each switch (without the lock).
+    std::function<void(const SwitchDone&)> on_switch;
   };
+  // The options the environment asks for on top of `base`: EACGM_DUTY_FRACTION (a fixed
+  // fraction in (0, 1]) and EACGM_DUTY_SWITCHES (a file that gets a line per switch:
+  // "switch attached=0|1 began_ns= counting_ns= ended_ns= ok=", CLOCK_MONOTONIC
+  // nanoseconds). A bad value is an error, not ignored.
+  static Result<Options> options_from_env(Options base);
 
   // Starts with the probes attached (as the attacher leaves them) at fraction 1.
   DutyCycle(Switch attach, Options options);

@@ -7,10 +7,12 @@
 // is then small, as in a training loop's launching thread). `--burst B --idle-us I`: a
 // GPU-bound step instead: each round launches and memsets B times in a row, then
 // synchronises and spins I microseconds (the wait for the GPU), so the calls come in
-// bursts with quiet gaps between them.
+// bursts with quiet gaps between them. `--step-log PATH`: the first thread's rounds'
+// start and end (CLOCK_MONOTONIC nanoseconds), a line "start_ns end_ns" each, written at
+// the end (bench/gpu/window_cost.py reads them).
 //
 // Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--burst B] [--idle-us I]
-//                    [--wait-file PATH]
+//                    [--wait-file PATH] [--step-log PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,12 +25,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
   int threads = 1;
   long iters = 100000;
   const char* wait_file = nullptr;
+  const char* step_log = nullptr;
   long work_us = 0;
   long burst = 1;
   long idle_us = 0;
@@ -45,6 +49,8 @@ int main(int argc, char** argv) {
       idle_us = std::atol(argv[++i]);
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
+    } else if (!std::strcmp(argv[i], "--step-log") && i + 1 < argc) {
+      step_log = argv[++i];
     }
   }
   if (wait_file) {
@@ -55,6 +61,13 @@ int main(int argc, char** argv) {
   }
   std::atomic<bool> go{false};
   std::vector<double> ns(static_cast<std::size_t>(threads));
+  std::vector<std::pair<long long, long long>> steps;  // the first thread's rounds
+  if (step_log) steps.reserve(static_cast<std::size_t>(iters));
+  const auto mono_ns = [] {
+    return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now().time_since_epoch())
+                                      .count());
+  };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
@@ -69,7 +82,9 @@ int main(int argc, char** argv) {
         while (std::chrono::steady_clock::now() < until) {
         }
       };
+      const bool log_steps = step_log != nullptr && t == 0;
       for (long i = 0; i < iters; ++i) {
+        const long long began = log_steps ? mono_ns() : 0;
         if (work_us > 0) spin(work_us);
         for (long b = 0; b < burst; ++b) {
           cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
@@ -77,6 +92,7 @@ int main(int argc, char** argv) {
         }
         cuStreamSynchronize(s);
         if (idle_us > 0) spin(idle_us);
+        if (log_steps) steps.emplace_back(began, mono_ns());
       }
       const auto t1 = std::chrono::steady_clock::now();
       ns[static_cast<std::size_t>(t)] = std::chrono::duration<double, std::nano>(t1 - t0).count() /
@@ -85,6 +101,15 @@ int main(int argc, char** argv) {
   }
   go.store(true);
   for (auto& th : pool) th.join();
+  if (step_log) {
+    std::FILE* f = std::fopen(step_log, "we");
+    if (!f) {
+      std::perror(step_log);
+      return 1;
+    }
+    for (const auto& [a, b] : steps) std::fprintf(f, "%lld %lld\n", a, b);
+    std::fclose(f);
+  }
   double mean = 0;
   for (double v : ns) mean += v / static_cast<double>(threads);
   std::printf("threads=%d iters=%ld ns_per_call=%.1f\n", threads, iters, mean);

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace eacgm::agent {
@@ -52,6 +56,13 @@ struct Recorder {
   }
 };
 
+DutyCycle::Options options(int period_ms, double min_fraction) {
+  DutyCycle::Options o;
+  o.period = std::chrono::milliseconds(period_ms);
+  o.min_fraction = min_fraction;
+  return o;
+}
+
 // Polls `pred`; `d`, when given, gets a tick every 40 ms (its period here), as the
 // budget controller gives it one each interval.
 template <typename Pred>
@@ -66,8 +77,7 @@ bool wait_for(Pred pred, DutyCycle* d = nullptr) {
 
 TEST(DutyCycle, AtFractionOneNothingIsSwitched) {
   Recorder r;
-  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
-              {std::chrono::milliseconds(20), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(20, 0.05));
   const auto from = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   const auto to = Clock::now();
@@ -78,8 +88,7 @@ TEST(DutyCycle, AtFractionOneNothingIsSwitched) {
 
 TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
   Recorder r;
-  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
-              {std::chrono::milliseconds(40), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(40, 0.05));
   d.set_fraction(0.25);
   ASSERT_TRUE(wait_for([&] { return r.count() >= 2; }, &d));
   const auto from = Clock::now();
@@ -107,8 +116,7 @@ TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
 TEST(DutyCycle, ProbesStopCountingWhenTheWindowClosesNotWhenTheirDetachEnds) {
   Recorder r;
   r.detach_ms = 300;  // longer than the period: ticks fall inside the detach
-  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
-              {std::chrono::milliseconds(40), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(40, 0.05));
   const auto from = Clock::now();
   d.set_fraction(0.25);
   // Inside a detach: its window closed (the last switch recorded), its unregistering goes on.
@@ -127,8 +135,7 @@ TEST(DutyCycle, ProbesStopCountingWhenTheWindowClosesNotWhenTheirDetachEnds) {
 
 TEST(DutyCycle, ClampsToItsLeastFraction) {
   Recorder r;
-  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
-              {std::chrono::milliseconds(40), 0.1});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(40, 0.1));
   d.set_fraction(0.001);
   EXPECT_DOUBLE_EQ(d.fraction(), 0.1);
   d.set_fraction(7);
@@ -137,8 +144,7 @@ TEST(DutyCycle, ClampsToItsLeastFraction) {
 
 TEST(DutyCycle, ARefusedAttachIsCountedAndLeavesTheProbesDetached) {
   Recorder r;
-  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); },
-              {std::chrono::milliseconds(20), 0.05});
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(20, 0.05));
   d.set_fraction(0.5);
   ASSERT_TRUE(wait_for([&] {
     std::lock_guard lock(r.mutex);
@@ -160,6 +166,89 @@ TEST(DutyCycle, ARefusedAttachIsCountedAndLeavesTheProbesDetached) {
   d.stop();
   std::lock_guard lock(r.mutex);
   EXPECT_TRUE(r.switches.back().second);
+}
+
+TEST(DutyCycle, AFixedFractionIsKeptWhateverTheBudgetAsks) {
+  Recorder r;
+  DutyCycle::Options o = options(40, 0.05);
+  o.fixed_fraction = 0.5;
+  std::mutex done_mutex;
+  std::vector<DutyCycle::SwitchDone> done;
+  o.on_switch = [&](const DutyCycle::SwitchDone& s) {
+    std::lock_guard lock(done_mutex);
+    done.push_back(s);
+  };
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, o);
+  d.set_fraction(1.0);  // what the controller asks of a process under its budget
+  EXPECT_DOUBLE_EQ(d.fraction(), 0.5);
+  ASSERT_TRUE(wait_for([&] { return r.count() >= 6; }, &d));
+  d.stop();
+  std::lock_guard lock(done_mutex);
+  ASSERT_GE(done.size(), 6u);
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    // Alternating, each switch reported with its moments in order.
+    if (i > 0) {
+      EXPECT_NE(done[i].attached, done[i - 1].attached) << i;
+      EXPECT_LE(done[i - 1].ended, done[i].began);
+    }
+    EXPECT_TRUE(done[i].ok);
+    EXPECT_LE(done[i].began, done[i].counting);
+    EXPECT_LE(done[i].counting, done[i].ended);
+  }
+}
+
+// Sets an environment variable for one test, restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty()) {
+      ::unsetenv(name_);
+    } else {
+      ::setenv(name_, old_.c_str(), 1);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
+TEST(DutyCycle, TheEnvironmentFixesTheFractionAndLogsTheSwitches) {
+  const std::string path = ::testing::TempDir() + "duty_switches.log";
+  {
+    ScopedEnv fraction("EACGM_DUTY_FRACTION", "0.25");
+    ScopedEnv log("EACGM_DUTY_SWITCHES", path.c_str());
+    auto o = DutyCycle::options_from_env(options(40, 0.05));
+    ASSERT_TRUE(o) << o.error();
+    ASSERT_TRUE(o->fixed_fraction.has_value());
+    EXPECT_DOUBLE_EQ(*o->fixed_fraction, 0.25);
+    ASSERT_TRUE(o->on_switch);
+    const auto t = Clock::time_point(std::chrono::nanoseconds(1000));
+    o->on_switch({true, t, t + std::chrono::nanoseconds(5), t + std::chrono::nanoseconds(9), true});
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "switch attached=1 began_ns=1000 counting_ns=1005 ended_ns=1009 ok=1\n");
+}
+
+TEST(DutyCycle, ABadFractionInTheEnvironmentIsAnError) {
+  for (const char* bad : {"0", "1.5", "-0.2", "half", "0.5x", ""}) {
+    ScopedEnv fraction("EACGM_DUTY_FRACTION", bad);
+    auto o = DutyCycle::options_from_env(DutyCycle::Options{});
+    ASSERT_FALSE(o) << bad;
+    EXPECT_NE(o.error().find("EACGM_DUTY_FRACTION"), std::string::npos);
+  }
+  ScopedEnv log("EACGM_DUTY_SWITCHES", "/nonexistent-dir/switches.log");
+  auto o = DutyCycle::options_from_env(DutyCycle::Options{});
+  ASSERT_FALSE(o);
+  EXPECT_NE(o.error().find("cannot write"), std::string::npos);
 }
 
 }  // namespace
