@@ -19,9 +19,8 @@ constexpr double kDutyFull = 0.9;         // a fraction allowed above this is th
 constexpr double kDutyFullShare = 0.999;  // attached this share of an interval: not cycled
 // A fraction a process with no measured pace starts at, so that its pace is measured.
 constexpr double kDutyExplore = 0.5;
-constexpr double kPaceDecay = 0.8;        // weight of the pooled pace at each new interval
-constexpr double kPaceMinCalls = 30;      // pooled calls inside and outside before a pace counts
-constexpr double kPaceMinSeconds = 0.01;  // an interval with less time seen (or unseen) adds none
+// The standard errors a measured pace is raised by before the fraction is set from it.
+constexpr double kPaceZ = 1.0;
 constexpr double kMaxModelSlowdown = 0.5;
 
 }  // namespace
@@ -103,9 +102,7 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
       t.calls += c.calls;
       t.cycled = c.probe->cycled;
       if (duty_ && !c.probe->cycled) {
-        Pace& pace = paces_[c.pid];
-        pace.calls += c.calls;
-        pace.windowed += c.windowed;
+        paces_[c.pid].add_calls(c.calls, c.windowed);
       }
     }
   }
@@ -139,15 +136,6 @@ double BudgetController::cycled_ns(std::uint32_t pid) const {
   return ns;
 }
 
-std::optional<double> BudgetController::Pace::speedup() const {
-  if (in_calls < kPaceMinCalls || out_calls < kPaceMinCalls || in_s <= 0 || out_s <= 0) return std::nullopt;
-  return (out_calls / out_s) / (in_calls / in_s);
-}
-
-double BudgetController::Pace::speedup_variance() const {
-  return in_calls > 0 && out_calls > 0 ? 1 / in_calls + 1 / out_calls : 0.0;
-}
-
 std::map<std::uint32_t, std::optional<ScaledCounts::Span>> BudgetController::ended_spans(
     std::optional<std::chrono::steady_clock::time_point> prev, std::chrono::steady_clock::time_point now,
     const std::set<std::uint32_t>& exited) const {
@@ -168,15 +156,7 @@ void BudgetController::update_paces(double wall_ns, double attached_ns,
   for (auto& [pid, pace] : paces_) {
     ScaledCounts::Span span{wall_ns, attached_ns};
     if (auto e = ended.find(pid); e != ended.end() && e->second) span = *e->second;
-    const double in_s = span.attached_ns / 1e9, out_s = (span.wall_ns - span.attached_ns) / 1e9;
-    if (in_s >= kPaceMinSeconds && out_s >= kPaceMinSeconds) {
-      const auto in = static_cast<double>(std::min(pace.windowed, pace.calls));
-      pace.in_calls = kPaceDecay * pace.in_calls + in;
-      pace.out_calls = kPaceDecay * pace.out_calls + (static_cast<double>(pace.calls) - in);
-      pace.in_s = kPaceDecay * pace.in_s + in_s;
-      pace.out_s = kPaceDecay * pace.out_s + out_s;
-    }
-    pace.calls = pace.windowed = 0;
+    pace.end_interval(span.attached_ns / 1e9, (span.wall_ns - span.attached_ns) / 1e9);
   }
 }
 
@@ -201,8 +181,8 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   const auto ended = ended_spans(prev, now, exited);
   std::map<std::uint32_t, Seen> seen;  // for the duty log
   for (const auto& [pid, pace] : paces_) {
-    held_.hold_pinned(pid, pace.calls, pace.windowed);
-    if (duty_log_) seen[pid] = Seen{0, pace.calls, pace.windowed};
+    held_.hold_pinned(pid, pace.calls(), pace.windowed());
+    if (duty_log_) seen[pid] = Seen{0, pace.calls(), pace.windowed()};
   }
   if (duty_log_) {
     for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
@@ -218,7 +198,7 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
     const auto measured = pace == paces_.end() ? std::nullopt : pace->second.speedup();
     const double model = attached > 0 ? std::min(cycled_ns(key.first) / attached, kMaxModelSlowdown) : 0.0;
     speedup[key.first] = measured ? *measured : 1 / (1 - model);
-    if (measured) speedup_variance[key.first] = pace->second.speedup_variance();
+    if (measured) speedup_variance[key.first] = pace->second.relative_variance();
   }
   auto scaled = held_.release(wall, attached, speedup, ended, speedup_variance);
   if (duty_log_) log_release(span, seen, speedup, scaled);
@@ -243,10 +223,11 @@ void BudgetController::log_release(const ScaledCounts::Span& span, const std::ma
     const auto o = out.find(pid);
     std::fprintf(duty_log_.get(),
                  "pid=%u wall_ms=%.3f attached_ms=%.3f held=%llu pinned=%llu windowed=%llu speedup=%.4f "
-                 "measured=%d released=%llu estimated=%d attach_ms=%.1f detach_ms=%.1f\n",
+                 "measured=%d speedup_error=%.4f released=%llu estimated=%d attach_ms=%.1f detach_ms=%.1f\n",
                  pid, span.wall_ns / 1e6, span.attached_ns / 1e6, static_cast<unsigned long long>(s.held),
                  static_cast<unsigned long long>(s.pinned), static_cast<unsigned long long>(s.windowed),
                  fast == speedup.end() ? 1.0 : fast->second, measured ? 1 : 0,
+                 measured ? std::sqrt(pace->second.relative_variance()) : 0.0,
                  static_cast<unsigned long long>(o == out.end() ? 0 : o->second.first),
                  o != out.end() && o->second.second ? 1 : 0, times.attach_ms, times.detach_ms);
   }
@@ -263,10 +244,11 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
     const double steady = row.estimated_ns - cycled;
     const double room = kDutyAim * options_.budget - steady / own;
     const auto pace = paces_.find(row.pid);
-    const auto speedup = pace == paces_.end() ? std::nullopt : pace->second.speedup();
+    const auto speedup = pace == paces_.end() ? std::nullopt : pace->second.cautious_speedup(kPaceZ);
     if (speedup) {
-      // Measured: while attached, the process goes 1 - 1/speedup slower; at fraction f,
-      // f times that.
+      // Measured: while attached, the process goes at most 1 - 1/speedup slower (the
+      // pace's cautious end: a pace near 1 within its noise is not taken for no cost);
+      // at fraction f, f times that.
       const double slowdown = 1 - 1 / *speedup;
       if (slowdown > 0) allowed_fraction = std::min(allowed_fraction, room / slowdown);
       continue;
@@ -282,7 +264,9 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
   double next = now;
   if (allowed_fraction < kDutyLower * now) {
     next = allowed_fraction;
-  } else if (allowed_fraction > kDutyRaise * now) {
+  } else if (allowed_fraction > std::min(kDutyRaise * now, kDutyFull)) {
+    // (Past kDutyFull the whole time is allowed: from above kDutyFull / kDutyRaise a
+    // raise by that multiple could never be asked.)
     next = std::min(allowed_fraction, 2 * now);
   }
   if (next > kDutyFull) next = 1.0;

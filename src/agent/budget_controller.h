@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "agent/duty_cycle.h"
+#include "agent/pace.h"
 #include "agent/scaled_counts.h"
 #include "core/consumer.h"
 #include "core/overhead_report.h"
@@ -91,18 +92,6 @@ class BudgetController final : public Consumer {
     ProcessOverhead row;
     std::deque<Interval> window;
     bool seen = false;  // had traps in this interval
-  };
-  // A process's pace inside and outside the duty windows, from the calls of its counted
-  // probes that are not cycled (attached throughout): how much the cycled probes really
-  // slow it, pooled over recent intervals with some cycling.
-  struct Pace {
-    std::uint64_t calls = 0, windowed = 0;  // this interval
-    double in_calls = 0, in_s = 0, out_calls = 0, out_s = 0;
-    // Calls per second outside the windows over those inside; none until enough calls.
-    std::optional<double> speedup() const;
-    // The relative variance of speedup(): calls counted inside and outside are taken as
-    // Poisson counts, 1/in + 1/out.
-    double speedup_variance() const;
   };
   struct ProbeTally {
     std::uint64_t calls = 0;
@@ -176,10 +165,12 @@ class BudgetController final : public Consumer {
   std::uint64_t untracked_ = 0;
   std::shared_ptr<DutyControl> duty_;
   ScaledCounts held_;
-  bool holding_ = false;                 // cycled probes' counts are held for scaling this interval
-  std::map<std::uint32_t, Pace> paces_;  // processes with counted probes not cycled
-  double run_wall_ns_ = 0;               // the trace's intervals so far
-  double run_attached_ns_ = 0;           // of them, cycled probes attached
+  bool holding_ = false;  // cycled probes' counts are held for scaling this interval
+  // Each process's pace inside and outside the duty windows (agent/pace.h), from the
+  // calls of its counted probes that are not cycled (attached throughout).
+  std::map<std::uint32_t, Pace> paces_;
+  double run_wall_ns_ = 0;      // the trace's intervals so far
+  double run_attached_ns_ = 0;  // of them, cycled probes attached
 };
 
 }  // namespace eacgm::agent

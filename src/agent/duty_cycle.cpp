@@ -55,7 +55,8 @@ Result<DutyCycle::Options> DutyCycle::options_from_env(Options base) {
   return base;
 }
 
-DutyCycle::DutyCycle(Switch attach, Options options) : attach_(std::move(attach)), options_(std::move(options)) {
+DutyCycle::DutyCycle(Switch attach, Options options)
+    : attach_(std::move(attach)), options_(std::move(options)) {
   options_.min_fraction = std::clamp(options_.min_fraction, 0.001, 1.0);
   if (options_.period <= std::chrono::milliseconds(0)) options_.period = std::chrono::milliseconds(1000);
   if (options_.fixed_fraction) fraction_ = std::clamp(*options_.fixed_fraction, options_.min_fraction, 1.0);

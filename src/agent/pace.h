@@ -1,0 +1,47 @@
+// Pace: how much faster a process makes its pinned calls (synchronisations, one or more
+// per training step) while the duty-cycled probes are detached than while they are
+// attached: the probes' real cost to it, measured. Each interval of the duty cycle adds
+// the calls and seconds it saw inside the window and outside; the pace pools the last
+// intervals as a ratio of sums. Its error is what the intervals' own spread says (a
+// window holds a few steps, so one interval's ratio is off by ±10-20% on a real loop),
+// or, for the first few intervals, the Poisson error of the pooled counts; the controller
+// decides on the cautious end of it, so a noisy pace cannot talk it into counting a
+// slowed process whole.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+namespace eacgm::agent {
+
+class Pace {
+ public:
+  // Intervals pooled (the last this many with time both inside and outside a window).
+  static constexpr std::size_t kIntervals = 30;
+
+  // The calls of this interval so far, and those of them made inside the window.
+  void add_calls(std::uint64_t calls, std::uint64_t windowed);
+  std::uint64_t calls() const { return calls_; }
+  std::uint64_t windowed() const { return windowed_; }
+  // Ends the interval: `in_s` seconds of it inside the window, `out_s` outside. An
+  // interval with too little of either adds nothing.
+  void end_interval(double in_s, double out_s);
+
+  // Calls a second outside the windows over inside; none until enough is pooled.
+  std::optional<double> speedup() const;
+  // The relative variance of speedup().
+  double relative_variance() const;
+  // speedup() raised by `z` standard errors: the slowest the probes may make the process.
+  std::optional<double> cautious_speedup(double z) const;
+
+ private:
+  struct Interval {
+    double in_calls = 0, in_s = 0, out_calls = 0, out_s = 0;
+  };
+  std::uint64_t calls_ = 0, windowed_ = 0;  // the interval under way
+  std::deque<Interval> intervals_;
+};
+
+}  // namespace eacgm::agent
