@@ -34,8 +34,17 @@ typedef __s16 eacgm_s16;
  * 6: counted probes (EACGM_PROBE_COUNT, struct eacgm_count, `call_counts`, `call_durations`).
  * 7: EACGM_PROBE_WAIT and the `waiting_calls` map (struct eacgm_waiting_call).
  * 8: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
- * eacgm_count_value.windowed). */
-#define EACGM_ABI_VERSION 8
+ * eacgm_count_value.windowed).
+ * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
+ * EACGM_CNT_SWITCH_TRAPS). */
+#define EACGM_ABI_VERSION 9
+
+/* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
+ * being attached or detached (the kernel installs or removes them one by one; their
+ * traps then cost the process as much as while counting, for up to hundreds of ms). */
+#define EACGM_DUTY_OFF 0
+#define EACGM_DUTY_OPEN 1
+#define EACGM_DUTY_SWITCHING 2
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
  * be stopped at loader hints. Children inherit their parent's value. */
@@ -162,6 +171,8 @@ struct eacgm_count_value {
 	eacgm_u64 windowed; /* of the calls, those made while `duty_window` was open: for the
 			     * probes that are not cycled, how the process's pace inside and
 			     * outside the windows compares (the cycled probes' real cost) */
+	eacgm_u64 switching; /* of the calls, those made while the cycled probes were being
+			      * attached or detached: neither inside nor outside */
 };
 
 /* Durations of the sampled calls of counted probes: one key per (process, probe, log
@@ -275,7 +286,9 @@ enum eacgm_counter {
 					    * the entry probe was attached (--pid, late attach) */
 	EACGM_CNT_COUNT_MAP_FULL = 9,	   /* counted calls not kept: `call_counts` full */
 	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
-	EACGM_CNT_MAX = 11,
+	EACGM_CNT_SWITCH_TRAPS = 11,	  /* hits of cycled probes while they were being attached
+					   * or detached (any process: before the pid filter) */
+	EACGM_CNT_MAX = 12,
 };
 
 #endif

@@ -30,10 +30,11 @@ struct {
 	__type(value, struct eacgm_probe);
 } probes SEC(".maps");
 
-/* The duty cycle's window (src/agent/duty_cycle.h): [0] is non-zero while cycled probes
- * (EACGM_PROBE_CYCLED) count. The agent opens it once they are all attached and closes
- * it before detaching them, so their counts cover exactly the time it logged, not the
- * milliseconds in which the kernel registers or removes them one by one. */
+/* The duty cycle's window (src/agent/duty_cycle.h): [0] is EACGM_DUTY_OPEN while cycled
+ * probes (EACGM_PROBE_CYCLED) count. The agent opens it once they are all attached and
+ * closes it before detaching them, so their counts cover exactly the time it logged, not
+ * the milliseconds in which the kernel registers or removes them one by one (then it is
+ * EACGM_DUTY_SWITCHING, and the other probes' calls are counted as made then). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -630,9 +631,13 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 		return 1;
 	__u32 zero = 0;
 	__u32 *window = bpf_map_lookup_elem(&duty_window, &zero);
-	__u64 in_window = window && *window ? 1 : 0;
-	if ((p->flags & EACGM_PROBE_CYCLED) && !in_window)
+	__u64 in_window = window && *window == EACGM_DUTY_OPEN ? 1 : 0;
+	__u64 switching = window && *window == EACGM_DUTY_SWITCHING ? 1 : 0;
+	if ((p->flags & EACGM_PROBE_CYCLED) && !in_window) {
+		if (switching)
+			count(EACGM_CNT_SWITCH_TRAPS);
 		return 1;
+	}
 	__u64 seen = 0;
 	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
 	if (hits) {
@@ -682,6 +687,7 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	v->calls += 1;
 	v->bytes += bytes;
 	v->windowed += in_window;
+	v->switching += switching;
 
 	/* Waiting calls ask for every return, to clear their mark; only sampled ones are timed
 	 * (a cookie of 0 is not). */

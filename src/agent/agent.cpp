@@ -191,8 +191,8 @@ Status Agent::start_up() {
     });
     if (cycle_duty) {
       duty_ = std::make_shared<DutyCycle>(
-          [ts](bool attached, const DutyCycle::Counting& counting) {
-            return ts->set_cycled_attached(attached, counting);
+          [ts](bool attached, const DutyCycle::Counting& moved) {
+            return ts->set_cycled_attached(attached, moved);
           },
           std::move(duty_options));
       budget_->set_duty_cycle(duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); });
@@ -352,7 +352,13 @@ void Agent::stop_everything() {
     side_.reset();
   }
   if (gpu_feed_) gpu_feed_->stop();
-  if (duty_) duty_->stop();
+  if (duty_) {
+    // Attached for the last counts, up to the moment the trace starts detaching.
+    duty_->stop();
+    if (session_) {
+      if (auto closed = session_->close_duty_window()) duty_->mark(*closed, DutyWindow::kSwitching);
+    }
+  }
   if (session_) session_->stop();
   if (gpu_feed_) drain_gpu();
   if (child_ && !ran_) child_->kill_and_reap();

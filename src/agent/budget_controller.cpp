@@ -102,7 +102,7 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
       t.calls += c.calls;
       t.cycled = c.probe->cycled;
       if (duty_ && !c.probe->cycled) {
-        paces_[c.pid].add_calls(c.calls, c.windowed);
+        paces_[c.pid].add_calls(c.calls, c.windowed, c.switching);
       }
     }
   }
@@ -145,18 +145,20 @@ std::map<std::uint32_t, std::optional<ScaledCounts::Span>> BudgetController::end
     const auto at = exit_of_ && prev ? exit_of_(pid) : std::nullopt;
     if (at && *at > *prev && *at <= now) {
       span = ScaledCounts::Span{std::chrono::duration<double, std::nano>(*at - *prev).count(),
-                                duty_->attached_ns(*prev, *at)};
+                                duty_->attached_ns(*prev, *at), duty_->switching_ns(*prev, *at)};
     }
   }
   return ended;
 }
 
-void BudgetController::update_paces(double wall_ns, double attached_ns,
+void BudgetController::update_paces(const ScaledCounts::Span& interval,
                                     const std::map<std::uint32_t, std::optional<ScaledCounts::Span>>& ended) {
   for (auto& [pid, pace] : paces_) {
-    ScaledCounts::Span span{wall_ns, attached_ns};
+    ScaledCounts::Span span = interval;
     if (auto e = ended.find(pid); e != ended.end() && e->second) span = *e->second;
-    pace.end_interval(span.attached_ns / 1e9, (span.wall_ns - span.attached_ns) / 1e9);
+    // Outside: with the probes gone, not while they were being attached or detached.
+    pace.end_interval(span.attached_ns / 1e9,
+                      std::max(0.0, span.wall_ns - span.attached_ns - span.switching_ns) / 1e9);
   }
 }
 
@@ -164,7 +166,9 @@ ScaledCounts::Span BudgetController::interval_span(std::optional<std::chrono::st
                                                    std::chrono::steady_clock::time_point now) const {
   if (!prev) return {};
   const double wall = std::chrono::duration<double, std::nano>(now - *prev).count();
-  return {wall, duty_ ? std::min(duty_->attached_ns(*prev, now), wall) : wall};
+  if (!duty_) return {wall, wall, 0};
+  const double attached = std::min(duty_->attached_ns(*prev, now), wall);
+  return {wall, attached, std::min(duty_->switching_ns(*prev, now), wall - attached)};
 }
 
 void BudgetController::add_to_run(OverheadReport& report, const ScaledCounts::Span& span) {
@@ -187,7 +191,7 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   if (duty_log_) {
     for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
   }
-  update_paces(wall, attached, ended);
+  update_paces(span, ended);
   // How much faster each process made its calls while the cycled probes were detached:
   // measured from its pace where it has one, else from the calibrated cost of the traps
   // it took (a lower bound: a real program pays more than a loop's best case).
@@ -260,6 +264,10 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
     allowed_fraction = std::min(allowed_fraction, room * own / whole);
     if (whole / own > options_.budget / 4) allowed_fraction = std::min(allowed_fraction, kDutyExplore);
   }
+  // Each period's switches cost the process as if counting (the kernel installs and
+  // removes the probes one by one, for up to hundreds of milliseconds): the window gets
+  // what is left of the share allowed.
+  if (allowed_fraction <= kDutyFull) allowed_fraction -= duty_->switching_share();
   const double now = duty_->fraction();
   double next = now;
   if (allowed_fraction < kDutyLower * now) {

@@ -112,7 +112,7 @@ class BudgetController final : public Consumer {
   void plan_duty(OverheadReport& report, double attached_share);
   // Adds the interval (prev, now] to each process's pace (`ended`: the part of it a
   // process that exited lived).
-  void update_paces(double wall_ns, double attached_ns,
+  void update_paces(const ScaledCounts::Span& interval,
                     const std::map<std::uint32_t, std::optional<ScaledCounts::Span>>& ended);
   // The spans of the processes that ended in (prev, now], where their exit is known.
   std::map<std::uint32_t, std::optional<ScaledCounts::Span>> ended_spans(

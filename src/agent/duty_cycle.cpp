@@ -60,7 +60,7 @@ DutyCycle::DutyCycle(Switch attach, Options options)
   options_.min_fraction = std::clamp(options_.min_fraction, 0.001, 1.0);
   if (options_.period <= std::chrono::milliseconds(0)) options_.period = std::chrono::milliseconds(1000);
   if (options_.fixed_fraction) fraction_ = std::clamp(*options_.fixed_fraction, options_.min_fraction, 1.0);
-  log_.push_back({Clock::now(), true});
+  log_.push_back({Clock::now(), DutyWindow::kOpen});
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -77,6 +77,11 @@ void DutyCycle::stop() {
   // Left attached: the trace's last counts cover the time up to its end.
   std::unique_lock lock(mutex_);
   switch_to(lock, true);
+}
+
+void DutyCycle::mark(Clock::time_point at, DutyWindow state) {
+  std::lock_guard lock(mutex_);
+  log_counting(at, state);
 }
 
 void DutyCycle::set_fraction(double fraction) {
@@ -113,10 +118,25 @@ DutyControl::SwitchTimes DutyCycle::switch_times() const {
 
 double DutyCycle::attached_ns(Clock::time_point from, Clock::time_point to) const {
   std::lock_guard lock(mutex_);
+  return ns_in(DutyWindow::kOpen, from, to);
+}
+
+double DutyCycle::switching_ns(Clock::time_point from, Clock::time_point to) const {
+  std::lock_guard lock(mutex_);
+  return ns_in(DutyWindow::kSwitching, from, to);
+}
+
+double DutyCycle::switching_share() const {
+  const SwitchTimes t = switch_times();
+  const double period_ms = std::chrono::duration<double, std::milli>(options_.period).count();
+  return std::min(1.0, (t.attach_ms + t.detach_ms) / period_ms);
+}
+
+double DutyCycle::ns_in(DutyWindow state, Clock::time_point from, Clock::time_point to) const {
   if (to <= from) return 0;
   double ns = 0;
   for (std::size_t i = 0; i < log_.size(); ++i) {
-    if (!log_[i].attached) continue;
+    if (log_[i].state != state) continue;
     const Clock::time_point begin = std::max(log_[i].at, from);
     const Clock::time_point end = i + 1 < log_.size() ? std::min(log_[i + 1].at, to) : to;
     if (end > begin) ns += std::chrono::duration<double, std::nano>(end - begin).count();
@@ -128,9 +148,9 @@ void DutyCycle::prune(Clock::time_point now) {
   while (log_.size() > 1 && log_[1].at < now - kLogSpan) log_.pop_front();
 }
 
-void DutyCycle::log_counting(Clock::time_point at, bool attached) {
-  if (log_.back().attached == attached) return;
-  log_.push_back({std::max(at, log_.back().at), attached});
+void DutyCycle::log_counting(Clock::time_point at, DutyWindow state) {
+  if (log_.back().state == state) return;
+  log_.push_back({std::max(at, log_.back().at), state});
   prune(at);
 }
 
@@ -139,10 +159,11 @@ void DutyCycle::switch_to(std::unique_lock<std::mutex>& lock, bool attached) {
   lock.unlock();
   const auto began = Clock::now();
   Clock::time_point counting = began;
-  const Status done = attach_(attached, [this, attached, &counting](Clock::time_point at) {
-    counting = at;
+  const Status done = attach_(attached, [this, attached, &counting](Clock::time_point at, DutyWindow state) {
+    // Counting starts as the window opens, and stops as it leaves open for a detach.
+    if (state == (attached ? DutyWindow::kOpen : DutyWindow::kSwitching)) counting = at;
     std::lock_guard counting_lock(mutex_);
-    log_counting(at, attached);
+    log_counting(at, state);
   });
   if (options_.on_switch) options_.on_switch({attached, began, counting, Clock::now(), done.ok()});
   lock.lock();

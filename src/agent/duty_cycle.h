@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "core/duty_window.h"
 #include "core/result.h"
 
 namespace eacgm::agent {
@@ -29,8 +30,17 @@ class DutyControl {
   virtual void set_fraction(double fraction) = 0;
   virtual double fraction() const = 0;
   virtual double min_fraction() const = 0;
-  // Nanoseconds of (from, to] during which the cycled probes were attached.
+  // Nanoseconds of (from, to] during which the cycled probes were attached (counting).
   virtual double attached_ns(Clock::time_point from, Clock::time_point to) const = 0;
+  // Nanoseconds of (from, to] during which they were being attached or detached.
+  virtual double switching_ns(Clock::time_point from, Clock::time_point to) const {
+    (void)from;
+    (void)to;
+    return 0;
+  }
+  // The share of each period the switches take (their mean times over the period): the
+  // probes cost the process then as if counting.
+  virtual double switching_share() const { return 0; }
   // An interval of the counts began at `now`: the next window falls inside it.
   virtual void on_tick(Clock::time_point now) { (void)now; }
   // Mean milliseconds an attach and a detach of the cycled probes took (0 before any).
@@ -43,11 +53,12 @@ class DutyControl {
 class DutyCycle final : public DutyControl {
  public:
   // Attaches (true) or detaches (false) the cycled probes; runs on the cycle's thread.
-  // It calls `counting(at)` at the moment they start (after the attach) or stop (before
-  // the detach) counting, which is logged at once: a detach takes the kernel tens to
-  // hundreds of milliseconds, and an interval that ends meanwhile must not take the
-  // probes for counting.
-  using Counting = std::function<void(Clock::time_point at)>;
+  // It calls `counting(at, state)` at each move of the window: switching as the switch
+  // begins (counting stops before a detach), then open after an attach or off after a
+  // detach; each is logged at once: a detach takes the kernel tens to hundreds of
+  // milliseconds, and an interval that ends meanwhile must not take the probes for
+  // counting.
+  using Counting = std::function<void(Clock::time_point at, DutyWindow state)>;
   using Switch = std::function<Status(bool attached, const Counting& counting)>;
   // One switch done: when it began, when counting started or stopped (the begin if the
   // switch never said), when it returned, and whether it succeeded.
@@ -81,11 +92,15 @@ class DutyCycle final : public DutyControl {
   double fraction() const override;
   double min_fraction() const override { return options_.min_fraction; }
   double attached_ns(Clock::time_point from, Clock::time_point to) const override;
+  double switching_ns(Clock::time_point from, Clock::time_point to) const override;
+  double switching_share() const override;
   // Each tick starts a period: one window at a random place in it, so that every
   // interval of counts holds one.
   void on_tick(Clock::time_point now) override;
   // Ends the thread, leaving the probes attached; before the probes' owner goes.
   void stop();
+  // The window moved at `at` other than by a switch (the trace closing it as it ends).
+  void mark(Clock::time_point at, DutyWindow state);
 
   std::uint64_t switches() const;  // attaches and detaches done
   std::uint64_t failures() const;  // of them, refused (the probes stay detached)
@@ -93,15 +108,17 @@ class DutyCycle final : public DutyControl {
 
  private:
   struct Change {
-    Clock::time_point at;  // when the probes started or stopped counting
-    bool attached = false;
+    Clock::time_point at;  // when the window moved
+    DutyWindow state = DutyWindow::kOff;
   };
   void loop();
   // Runs the switch without the lock; the moment counting changed is logged when the
   // switch reports it.
   void switch_to(std::unique_lock<std::mutex>& lock, bool attached);
-  // Logs that counting started (stopped) at `at`; under the lock.
-  void log_counting(Clock::time_point at, bool attached);
+  // Logs that the window moved to `state` at `at`; under the lock.
+  void log_counting(Clock::time_point at, DutyWindow state);
+  // Nanoseconds of (from, to] in `state`; under the lock.
+  double ns_in(DutyWindow state, Clock::time_point from, Clock::time_point to) const;
   void prune(Clock::time_point now);
   // Time the switches took, attaches [1] and detaches [0], and how many.
   double switch_ns_[2] = {0, 0};

@@ -16,18 +16,20 @@ constexpr std::size_t kSpreadIntervals = 5;
 
 }  // namespace
 
-void Pace::add_calls(std::uint64_t calls, std::uint64_t windowed) {
+void Pace::add_calls(std::uint64_t calls, std::uint64_t windowed, std::uint64_t switching) {
   calls_ += calls;
   windowed_ += windowed;
+  switching_ += switching;
 }
 
 void Pace::end_interval(double in_s, double out_s) {
   if (in_s >= kMinSeconds && out_s >= kMinSeconds) {
-    const auto in = static_cast<double>(std::min(windowed_, calls_));
-    intervals_.push_back({in, in_s, static_cast<double>(calls_) - in, out_s});
+    const std::uint64_t in = std::min(windowed_, calls_);
+    const std::uint64_t out = calls_ - in - std::min(switching_, calls_ - in);
+    intervals_.push_back({static_cast<double>(in), in_s, static_cast<double>(out), out_s});
     while (intervals_.size() > kIntervals) intervals_.pop_front();
   }
-  calls_ = windowed_ = 0;
+  calls_ = windowed_ = switching_ = 0;
 }
 
 std::optional<double> Pace::speedup() const {

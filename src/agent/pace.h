@@ -21,12 +21,13 @@ class Pace {
   // Intervals pooled (the last this many with time both inside and outside a window).
   static constexpr std::size_t kIntervals = 30;
 
-  // The calls of this interval so far, and those of them made inside the window.
-  void add_calls(std::uint64_t calls, std::uint64_t windowed);
+  // The calls of this interval so far, those of them made inside the window, and those
+  // made while the probes were being attached or detached (neither inside nor outside).
+  void add_calls(std::uint64_t calls, std::uint64_t windowed, std::uint64_t switching = 0);
   std::uint64_t calls() const { return calls_; }
   std::uint64_t windowed() const { return windowed_; }
-  // Ends the interval: `in_s` seconds of it inside the window, `out_s` outside. An
-  // interval with too little of either adds nothing.
+  // Ends the interval: `in_s` seconds of it inside the window, `out_s` outside (with
+  // the probes gone). An interval with too little of either adds nothing.
   void end_interval(double in_s, double out_s);
 
   // Calls a second outside the windows over inside; none until enough is pooled.
@@ -40,7 +41,7 @@ class Pace {
   struct Interval {
     double in_calls = 0, in_s = 0, out_calls = 0, out_s = 0;
   };
-  std::uint64_t calls_ = 0, windowed_ = 0;  // the interval under way
+  std::uint64_t calls_ = 0, windowed_ = 0, switching_ = 0;  // the interval under way
   std::deque<Interval> intervals_;
 };
 

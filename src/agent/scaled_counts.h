@@ -60,6 +60,7 @@ class ScaledCounts {
   struct Span {
     double wall_ns = 0;
     double attached_ns = 0;
+    double switching_ns = 0;  // of the rest, while the probes were being attached or detached
   };
   void hold(const CallCount& count) { held_.push_back(count); }
   // The interval's calls of process `pid`'s pinned probes, and of them those made while

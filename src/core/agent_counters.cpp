@@ -122,6 +122,9 @@ constexpr std::array kTable = {
     AgentCounterSpec{"duty_failures", "eacgm_probe_duty_switch_failures_total", kC, kNonZero, "",
                      "Switches of the duty-cycled probes that failed; a refused attach leaves the window "
                      "closed for that period."},
+    AgentCounterSpec{"duty_switch_traps", "eacgm_probe_duty_switch_traps_total", kC, kNonZero, "",
+                     "Hits of duty-cycled probes while they were being attached or detached (the kernel "
+                     "installs and removes them one by one): traps paid outside the counting windows."},
     AgentCounterSpec{"gpu_passes", "eacgm_gpu_sampling_passes_total", kC, kAlways, "",
                      "NVML sampling passes."},
     AgentCounterSpec{"gpu_skipped", "eacgm_gpu_sampling_skipped_total", kC, kNonZero, "",

@@ -26,6 +26,9 @@ struct CallCount {
   // Of `calls`, those made while the duty window was open (agent/duty_cycle.h): for
   // probes that are not cycled, the pace of the process inside and outside the windows.
   std::uint64_t windowed = 0;
+  // Of `calls`, those made while the cycled probes were being attached or detached:
+  // neither inside a window nor outside (their traps still cost the process then).
+  std::uint64_t switching = 0;
 };
 
 struct CallTimings {

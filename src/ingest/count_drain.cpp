@@ -59,7 +59,10 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
         restarted || e.windowed < s.windowed ? e.windowed : e.windowed - s.windowed;
     s.calls = e.calls;
     s.bytes = e.bytes;
+    const std::uint64_t switching =
+        restarted || e.switching < s.switching ? e.switching : e.switching - s.switching;
     s.windowed = e.windowed;
+    s.switching = e.switching;
     if (calls == 0) continue;
     if (!s.named) {
       s.kernel = name_of(probe, e.key.pid, e.key.handle);
@@ -68,6 +71,7 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     counters_.counted_calls += calls;
     CallCount c{e.key.pid, std::move(probe), e.key.handle, e.key.stream, s.kernel, calls, bytes};
     c.windowed = windowed;
+    c.switching = switching;
     counts.push_back(std::move(c));
   }
   counters_.keys = seen_.size();

@@ -63,6 +63,7 @@ class CountDrain {
     std::uint64_t calls = 0;
     std::uint64_t bytes = 0;
     std::uint64_t windowed = 0;
+    std::uint64_t switching = 0;
     std::string kernel;
     bool named = false;  // the kernel name was looked up and found
   };

@@ -239,6 +239,7 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
   registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
   registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
+  registry.add(agent_counter("duty_switch_traps"), bpf(&probe::BpfCounters::switch_traps));
   if (wait_tracer_) {
     registry.add(agent_counter("wait_map_full"), [this] { return wait_tracer_->counters().map_full; });
     registry.add(agent_counter("wait_open_full"), [this] { return wait_tracer_->counters().open_full; });
@@ -410,26 +411,36 @@ std::optional<std::chrono::steady_clock::time_point> TraceSession::process_exit(
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*ns));
 }
 
-Status TraceSession::set_cycled_attached(
-    bool attached, const std::function<void(std::chrono::steady_clock::time_point)>& counting) {
+Status TraceSession::set_cycled_attached(bool attached, const WindowMoved& moved) {
   if (!attacher_) return make_error("the trace has stopped");
+  const auto move_to = [&](DutyWindow state) -> Status {
+    const auto at = std::chrono::steady_clock::now();
+    if (auto st = bpf_->set_duty_window(state); !st) return st;
+    moved(at, state);
+    return {};
+  };
+  // Counting stops before the detach and starts after the attach, once every cycled
+  // probe is in place; in between the window is "switching", so that the other probes'
+  // calls of that time are told apart from those made with the probes gone. If the
+  // kernel refused some, none count this period (the window stays closed and the others
+  // are detached again), so that the counts and the logged time agree.
+  if (auto st = move_to(DutyWindow::kSwitching); !st) return st;
   if (!attached) {
-    const auto closed = std::chrono::steady_clock::now();
-    if (auto st = bpf_->set_duty_window(false); !st) return st;
-    counting(closed);
-    return attacher_->set_cycled_attached(false);
+    if (auto st = attacher_->set_cycled_attached(false); !st) return st;
+    return move_to(DutyWindow::kOff);
   }
-  // Counting starts once every cycled probe is in place. If the kernel refused some,
-  // none count this period (the window stays closed and the others are detached again),
-  // so that the counts and the logged time agree.
   if (auto st = attacher_->set_cycled_attached(true); !st) {
     (void)attacher_->set_cycled_attached(false);
+    (void)move_to(DutyWindow::kOff);
     return st;
   }
-  const auto opened = std::chrono::steady_clock::now();
-  if (auto st = bpf_->set_duty_window(true); !st) return st;
-  counting(opened);
-  return {};
+  return move_to(DutyWindow::kOpen);
+}
+
+Result<std::chrono::steady_clock::time_point> TraceSession::close_duty_window() {
+  const auto at = std::chrono::steady_clock::now();
+  if (auto st = bpf_->set_duty_window(DutyWindow::kSwitching); !st) return std::move(st).take_error();
+  return at;
 }
 
 Status TraceSession::detach_library(const std::string& path) {

@@ -18,6 +18,7 @@
 #include "core/config.h"
 #include "core/consumer.h"
 #include "core/counter_registry.h"
+#include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
 #include "ingest/process_maps.h"
@@ -103,10 +104,14 @@ class TraceSession {
   // output thread, also while the session stops).
   Status set_probe_sample_shift(std::uint32_t probe_id, std::uint8_t shift);
   // The budget's duty cycle: attaches the cycled counted probes and opens the window in
-  // which they count (true), or closes it and detaches them (false). `counting` gets the
-  // moment the window opened or closed, as it happens (before the slow detach).
-  Status set_cycled_attached(bool attached,
-                             const std::function<void(std::chrono::steady_clock::time_point)>& counting);
+  // which they count (true), or closes it and detaches them (false). `moved` gets each
+  // move of the window (switching, then open or off) as it happens: the close before
+  // the slow detach, the open after the attach.
+  using WindowMoved = std::function<void(std::chrono::steady_clock::time_point at, DutyWindow state)>;
+  Status set_cycled_attached(bool attached, const WindowMoved& moved);
+  // Closes the duty window for good, before stop() detaches every probe (one by one: the
+  // other probes' calls of that time must not count as made inside it); when it closed.
+  Result<std::chrono::steady_clock::time_point> close_duty_window();
   // When process `pid` ended, if the trace saw it end.
   std::optional<std::chrono::steady_clock::time_point> process_exit(std::uint32_t pid) const;
   // Detaches a library file's probes (not attached again while it is the same file).

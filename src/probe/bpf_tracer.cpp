@@ -284,7 +284,7 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
         fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
   // Cycled probes count from the start: the window is closed only by a duty cycle.
-  if (auto st = t->set_duty_window(true); !st) return std::move(st).take_error();
+  if (auto st = t->set_duty_window(DutyWindow::kOpen); !st) return std::move(st).take_error();
   return t;
 }
 
@@ -390,11 +390,13 @@ Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
   return {};
 }
 
-Status BpfTracer::set_duty_window(bool open) {
-  const std::uint32_t zero = 0, value = open ? 1 : 0;
+Status BpfTracer::set_duty_window(DutyWindow state) {
+  static_assert(static_cast<std::uint32_t>(DutyWindow::kOff) == EACGM_DUTY_OFF &&
+                static_cast<std::uint32_t>(DutyWindow::kOpen) == EACGM_DUTY_OPEN &&
+                static_cast<std::uint32_t>(DutyWindow::kSwitching) == EACGM_DUTY_SWITCHING);
+  const std::uint32_t zero = 0, value = static_cast<std::uint32_t>(state);
   if (bpf_map__update_elem(skel_->maps.duty_window, &zero, sizeof(zero), &value, sizeof(value), BPF_ANY)) {
-    return make_error(
-        fmt::format("cannot {} the duty window: {}", open ? "open" : "close", errno_text(errno)));
+    return make_error(fmt::format("cannot set the duty window to {}: {}", value, errno_text(errno)));
   }
   return {};
 }
@@ -555,6 +557,7 @@ std::vector<CountEntry> BpfTracer::read_counts() const {
           e.calls += c.calls;
           e.bytes += c.bytes;
           e.windowed += c.windowed;
+          e.switching += c.switching;
         }
         out.push_back(e);
       });
@@ -642,6 +645,7 @@ BpfCounters BpfTracer::counters() const {
   c.exits_before_attach = sum(EACGM_CNT_EXITS_BEFORE_ATTACH);
   c.count_map_full = sum(EACGM_CNT_COUNT_MAP_FULL);
   c.duration_map_full = sum(EACGM_CNT_DURATION_MAP_FULL);
+  c.switch_traps = sum(EACGM_CNT_SWITCH_TRAPS);
   return c;
 }
 

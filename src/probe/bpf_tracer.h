@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
 
@@ -47,6 +48,7 @@ struct BpfCounters {
   std::uint64_t exits_before_attach = 0;  // traced threads' exits of calls entered before the attach
   std::uint64_t count_map_full = 0;       // counted calls not kept: the count map was full
   std::uint64_t duration_map_full = 0;    // sampled durations not kept: the duration map was full
+  std::uint64_t switch_traps = 0;         // cycled probes' hits while being attached or detached
 };
 
 // One key of the always-on count map, summed over CPUs (cumulative while the process lives).
@@ -54,7 +56,8 @@ struct CountEntry {
   eacgm_count_key key{};
   std::uint64_t calls = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t windowed = 0;  // of the calls, made while the duty window was open
+  std::uint64_t windowed = 0;   // of the calls, made while the duty window was open
+  std::uint64_t switching = 0;  // of the calls, made while the cycled probes were switching
 };
 // One key of the sampled-duration map, summed over CPUs (cumulative).
 struct DurationEntry {
@@ -114,7 +117,7 @@ class BpfTracer {
                    std::uint8_t sample_shift = 0, bool cycled = false);
   // Opens or closes the duty window (bpf/trace.bpf.c duty_window): cycled probes count
   // only while it is open. Open from load.
-  Status set_duty_window(bool open);
+  Status set_duty_window(DutyWindow state);
   // When process `pid` ended (CLOCK_MONOTONIC ns), if it ended since the trace began
   // and is still remembered (the last 4,096 exits).
   std::optional<std::uint64_t> process_exit_ns(std::uint32_t pid) const;

@@ -47,6 +47,8 @@ struct FakeDuty final : DutyControl {
   }
   double fraction() const override { return now; }
   double min_fraction() const override { return 0.05; }
+  double switching = 0;  // the share of each period the switches take
+  double switching_share() const override { return switching; }
   double attached_ns(Clock::time_point from, Clock::time_point to) const override {
     double ns = 0;
     for (std::size_t i = 0; i <= log.size(); ++i) {
@@ -214,6 +216,24 @@ TEST(BudgetDuty, AProcessTheProbesDoNotSlowIsCountedWholeAgain) {
   l.paced_second(20000, 0.0);
   l.paced_second(20000, 0.0);
   EXPECT_EQ(l.inner->estimated[1], before);
+}
+
+TEST(BudgetDuty, TheSwitchesTimeIsTakenFromTheWindow) {
+  // The probes slow the thread by 2% while attached: the budget (aiming at 0.8%, less the
+  // pinned probes' 0.15%) allows about a third of the time. When each period's switches
+  // take a fifth of it, at that cost, the window gets a fifth less.
+  Loop plain, switching;
+  switching.duty->switching = 0.2;
+  for (int i = 0; i < 40; ++i) {
+    plain.paced_second(20000, 0.02);
+    switching.paced_second(20000, 0.02);
+  }
+  EXPECT_GT(plain.duty->now, 0.25);
+  EXPECT_LT(plain.duty->now, 0.45);
+  // A fifth less, give or take the steps by which the fraction moves (it is lowered
+  // below 90% of the allowed share and raised above 125%).
+  EXPECT_GT(plain.duty->now - switching.duty->now, 0.12);
+  EXPECT_LT(plain.duty->now - switching.duty->now, 0.28);
 }
 
 TEST(BudgetDuty, ANoisyPaceDoesNotCountASlowedProcessWhole) {

@@ -29,8 +29,9 @@ struct Recorder {
     switches.emplace_back(at, attached);
     const int slow = attached ? 0 : detach_ms;
     lock.unlock();
-    counting(at);
+    counting(at, attached ? DutyWindow::kOpen : DutyWindow::kSwitching);
     std::this_thread::sleep_for(std::chrono::milliseconds(slow));
+    if (!attached) counting(Clock::now(), DutyWindow::kOff);
     return {};
   }
   // Attached nanoseconds of (from, to] by the recorded switches (attached before the first).
@@ -128,9 +129,14 @@ TEST(DutyCycle, ProbesStopCountingWhenTheWindowClosesNotWhenTheirDetachEnds) {
       &d));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto to = Clock::now();
-  // The time since the window closed is not attached time, though the detach has not returned.
+  // The time since the window closed is not attached time, though the detach has not returned:
+  // it is switching time.
   EXPECT_NEAR(d.attached_ns(from, to), r.attached_ns(from, to), 1e3);
   EXPECT_LT(d.attached_ns(to - std::chrono::milliseconds(90), to), 1.0);
+  EXPECT_NEAR(d.switching_ns(to - std::chrono::milliseconds(90), to), 90e6, 1e3);
+  // Once the detach has returned, the switches' share of each period is known.
+  ASSERT_TRUE(wait_for([&] { return d.switch_times().detach_ms > 0; }, &d));
+  EXPECT_GE(d.switching_share(), 1.0) << "a 300 ms detach in a 40 ms period";
 }
 
 TEST(DutyCycle, ClampsToItsLeastFraction) {

@@ -69,6 +69,18 @@ TEST(Pace, ANoisyPaceIsTakenAtItsCautiousEnd) {
   EXPECT_GT(*p.cautious_speedup(1.0), 1.03) << "a pace of about 1 with ±4% of error";
 }
 
+TEST(Pace, CallsMadeWhileTheProbesSwitchAreNeitherInsideNorOutside) {
+  Pace p;
+  // Each second: 0.4 s in the window (40 calls), 0.3 s switching (30 calls, at the slow
+  // pace), 0.3 s with the probes gone (36 calls: 20% faster).
+  for (int i = 0; i < 5; ++i) {
+    p.add_calls(40 + 30 + 36, 40, 30);
+    p.end_interval(0.4, 0.3);
+  }
+  ASSERT_TRUE(p.speedup().has_value());
+  EXPECT_NEAR(*p.speedup(), 1.2, 1e-9);
+}
+
 TEST(Pace, OnlyTheLastIntervalsArePooled) {
   Pace p;
   for (std::size_t i = 0; i < Pace::kIntervals; ++i) interval(p, 500, 1000, 0.5);
