@@ -57,6 +57,12 @@ bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
   return pinned.contains(probe.function) || pinned.contains(probe.spec.name) || times_every_call(probe.spec);
 }
 
+bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
+  const GpuWork w = probe.spec.work;
+  return probe.counted && !pinned_probe(probe, pinned) &&
+         (w == GpuWork::kKernel || w == GpuWork::kCopy || w == GpuWork::kMemset);
+}
+
 bool waits_in_calls(const ProbeSpec& spec) { return spec.domain == "nccl" || times_every_call(spec); }
 
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {

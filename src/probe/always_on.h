@@ -34,6 +34,14 @@ bool times_every_call(const ProbeSpec& spec);
 // user's `[trace] pinned` (function or spec names) and those timed at every call.
 bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 
+// Counted probes the budget's duty cycle may detach part of the time (agent/duty_cycle.h):
+// those of GPU work (launches, asynchronous copies and memsets), which a training step
+// makes once per kernel, not pinned. The other counted probes (events, queries, context
+// and device calls) stay attached and exact: a step makes few of their calls, and the
+// kernel installs and removes probes one by one, so each one cycled costs every period
+// (on a PyTorch process, about 2 ms to remove).
+bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
+
 // Probes of calls a thread may stay in, on a CPU or not: the CUDA host waits
 // (times_every_call) and every NCCL call (per call in both modes; a collective can block
 // until the other ranks arrive). While one runs its thread is marked, and the Python

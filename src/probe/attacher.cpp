@@ -113,7 +113,7 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
   // Always-on specs are counted where the kernel has uprobe sessions; elsewhere they
   // are traced per call (the same numbers, at the per-call cost).
   info.counted = info.spec.always_on == AlwaysOn::kCount && bpf_.has_session();
-  info.cycled = info.counted && !pinned_probe(info, pinned_);
+  info.cycled = cycled_probe(info, pinned_);
   auto probe = table_.add(std::move(info));
   const std::uint8_t shift = times_every_call(probe->spec) ? 0 : sample_shift_;
   if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift, probe->cycled); !st) {

@@ -54,6 +54,29 @@ TEST(AlwaysOnRole, HostBlockingCallsAreTimedEveryCall) {
   EXPECT_FALSE(times_every_call(user)) << "the user's probes are timed as written";
 }
 
+TEST(AlwaysOnRole, OnlyCountedGpuWorkIsCycled) {
+  const auto info = [](const char* name) {
+    ProbeInfo p;
+    p.spec = builtin_spec(name);
+    p.function = name;
+    p.counted = p.spec.always_on == AlwaysOn::kCount;
+    return p;
+  };
+  for (const char* name :
+       {"cuLaunchKernel", "cuLaunchKernelEx", "cuMemcpyHtoDAsync_v2", "cuMemsetD32Async"}) {
+    EXPECT_TRUE(cycled_probe(info(name), {})) << name;
+  }
+  // Synchronisations are pinned; events and the other counted calls stay attached.
+  for (const char* name :
+       {"cuStreamSynchronize", "cuMemcpyDtoH_v2", "cudaEventRecord", "cudaStreamWaitEvent"}) {
+    EXPECT_FALSE(cycled_probe(info(name), {})) << name;
+  }
+  EXPECT_FALSE(cycled_probe(info("cuLaunchKernel"), {"cuLaunchKernel"})) << "the user's pinned";
+  ProbeInfo not_counted = info("cuLaunchKernel");
+  not_counted.counted = false;  // an old kernel: traced per call
+  EXPECT_FALSE(cycled_probe(not_counted, {}));
+}
+
 TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
   ProbeSpec user;
   user.name = "mine";
