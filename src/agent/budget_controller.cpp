@@ -19,6 +19,8 @@ constexpr double kDutyFull = 0.9;         // a fraction allowed above this is th
 constexpr double kDutyFullShare = 0.999;  // attached this share of an interval: not cycled
 // A fraction a process with no measured pace starts at, so that its pace is measured.
 constexpr double kDutyExplore = 0.5;
+// An interval with less of a window than this share is not planned from.
+constexpr double kMinPlanShare = 0.01;
 // The standard errors a measured pace is raised by before the fraction is set from it.
 constexpr double kPaceZ = 1.0;
 constexpr double kMaxModelSlowdown = 0.5;
@@ -239,6 +241,12 @@ void BudgetController::log_release(const ScaledCounts::Span& span, const std::ma
 }
 
 void BudgetController::plan_duty(OverheadReport& report, double attached_share) {
+  // An interval without a window (a short one falls in every K-th only) shows nothing
+  // of the cycled probes' cost: the fraction stays.
+  if (duty_->fraction() < 1.0 && attached_share < kMinPlanShare) {
+    report.duty_fraction = duty_->fraction();
+    return;
+  }
   double allowed_fraction = 1.0;
   for (const ProcessOverhead& row : report.processes) {
     if (row.exited) continue;

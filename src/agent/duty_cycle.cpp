@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,8 @@ namespace {
 
 // The log covers at least this much of the past: longer than any interval asked about.
 constexpr auto kLogSpan = std::chrono::seconds(120);
+// A short window is made longer by falling in at most every this many periods.
+constexpr int kMaxPeriodsPerWindow = 10;
 
 // Nanoseconds of the steady clock: CLOCK_MONOTONIC, as a traced program's own
 // clock_gettime (Python's time.monotonic_ns) reads it.
@@ -205,7 +208,19 @@ void DutyCycle::loop() {
     if (changed()) continue;
     const Clock::time_point start = *period_start_;
     period_start_.reset();
-    const auto on = std::chrono::duration_cast<Clock::duration>(options_.period * fraction_);
+    // A short window falls in every K-th period, K times as long (at most 90% of it).
+    const double whole = options_.period.count() * fraction_;
+    const int every = whole >= static_cast<double>(options_.min_window.count())
+                          ? 1
+                          : std::min(kMaxPeriodsPerWindow,
+                                     static_cast<int>(std::ceil(options_.min_window.count() / whole)));
+    if (periods_to_skip_ > 0) {
+      --periods_to_skip_;
+      continue;
+    }
+    periods_to_skip_ = every - 1;
+    const auto on =
+        std::chrono::duration_cast<Clock::duration>(options_.period * std::min(fraction_ * every, 0.9));
     const auto room = std::max(Clock::duration::zero(),
                                std::chrono::duration_cast<Clock::duration>(options_.period * 0.9) - on);
     const auto lead = std::chrono::duration_cast<Clock::duration>(

@@ -70,6 +70,10 @@ class DutyCycle final : public DutyControl {
   struct Options {
     std::chrono::milliseconds period{1000};
     double min_fraction = 0.05;
+    // A window shorter than this (period × fraction) falls in every K-th period only,
+    // K times as long: a window must hold several steps of a training loop (tens of
+    // milliseconds each), or their edges bias the counts and the pace.
+    std::chrono::milliseconds min_window{250};
     // Holds the fraction at this value whatever set_fraction asks: for measuring what
     // the cycled probes cost, attached against detached, in one process.
     std::optional<double> fixed_fraction;
@@ -132,6 +136,7 @@ class DutyCycle final : public DutyControl {
   bool attached_ = true;
   bool stopping_ = false;
   std::optional<Clock::time_point> period_start_;  // a tick not yet begun as a period
+  int periods_to_skip_ = 0;                        // periods left without a window
   std::deque<Change> log_;  // state changes, oldest first; the first is the state before
   std::uint64_t switches_ = 0;
   std::uint64_t failures_ = 0;

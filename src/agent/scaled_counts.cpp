@@ -63,6 +63,29 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   }
   // What was seen of a process that ended before its window (at its very end) is
   // already in its extrapolation.
+  // An interval without a window (a short window falls in every K-th one only): the
+  // processes scaled by time get their last rates, ± half; one seen in a window making
+  // no cycled calls has none any more.
+  std::set<std::uint32_t> in_out;
+  for (const CallCount& c : out) in_out.insert(c.pid);
+  if (attached_ns < kMinSeenNs) {
+    for (const auto& [pid, last] : last_) {
+      if (ended.contains(pid) || by_ratio.contains(pid) || in_out.contains(pid) || last.seconds <= 0)
+        continue;
+      const double share = wall_ns / 1e9 / last.seconds;
+      for (CallCount c : last.rows) {
+        const double calls = static_cast<double>(c.calls) * share;
+        c.calls = static_cast<std::uint64_t>(std::llround(calls));
+        c.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.bytes) * share));
+        c.variance = calls * calls / 4;
+        c.estimated = true;
+        if (c.calls > 0) extrapolated.push_back(std::move(c));
+      }
+    }
+  } else {
+    std::erase_if(last_,
+                  [&](const auto& l) { return !in_out.contains(l.first) && !ended.contains(l.first); });
+  }
   std::set<std::uint32_t> extrapolated_pids;
   for (const CallCount& e : extrapolated) extrapolated_pids.insert(e.pid);
   std::erase_if(out, [&](const CallCount& c) { return extrapolated_pids.contains(c.pid); });

@@ -61,6 +61,7 @@ DutyCycle::Options options(int period_ms, double min_fraction) {
   DutyCycle::Options o;
   o.period = std::chrono::milliseconds(period_ms);
   o.min_fraction = min_fraction;
+  o.min_window = std::chrono::milliseconds(0);
   return o;
 }
 
@@ -112,6 +113,35 @@ TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
   const std::size_t n = r.count();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(r.count(), n);
+}
+
+TEST(DutyCycle, AShortWindowFallsInFewerPeriodsAndLastsLonger) {
+  Recorder r;
+  DutyCycle::Options o = options(40, 0.05);
+  o.min_window = std::chrono::milliseconds(20);
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, o);
+  d.set_fraction(0.125);  // 5 ms of each 40 ms period: 20 ms in every fourth
+  ASSERT_TRUE(wait_for([&] { return r.count() >= 2; }, &d));
+  const auto from = Clock::now();
+  ASSERT_TRUE(wait_for([&] { return r.count() >= 14; }, &d));
+  const auto to = Clock::now();
+  d.stop();
+  std::lock_guard lock(r.mutex);
+  // Each window (an attach and the next detach) lasted about 20 ms, not 5.
+  int windows = 0;
+  for (std::size_t i = 1; i < r.switches.size(); ++i) {
+    const auto& [opened, attach] = r.switches[i - 1];
+    const auto& [closed, still_attached] = r.switches[i];
+    if (opened < from || !attach || still_attached) continue;
+    const double ms = std::chrono::duration<double, std::milli>(closed - opened).count();
+    EXPECT_GE(ms, 19.0);
+    ++windows;
+  }
+  EXPECT_GE(windows, 3);
+  // Still about an eighth of the time in all.
+  const double share = d.attached_ns(from, to) / std::chrono::duration<double, std::nano>(to - from).count();
+  EXPECT_GT(share, 0.05);
+  EXPECT_LT(share, 0.3);
 }
 
 TEST(DutyCycle, ProbesStopCountingWhenTheWindowClosesNotWhenTheirDetachEnds) {

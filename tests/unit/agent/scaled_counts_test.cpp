@@ -137,6 +137,26 @@ TEST(ScaledCounts, AProcessThatEndedBeforeItsWindowGetsItsLastRates) {
   EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.3e9, 0}}}).empty());
 }
 
+TEST(ScaledCounts, AnIntervalWithoutAWindowGetsTheLastRatesUntilAWindowSeesNone) {
+  // A short window falls in every K-th interval only: in between, a process scaled by
+  // time is estimated at its last rates, ± half.
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 2500));
+  auto seen = s.release(1e9, 0.25e9);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].calls, 10000u);
+  auto between = s.release(1e9, 0);
+  ASSERT_EQ(between.size(), 1u);
+  EXPECT_EQ(between[0].pid, 7u);
+  EXPECT_EQ(between[0].calls, 10000u);
+  EXPECT_TRUE(between[0].estimated);
+  EXPECT_DOUBLE_EQ(between[0].variance, 5000.0 * 5000.0);
+  // A window in which it made no call: it has stopped, and is not made up any more.
+  EXPECT_TRUE(s.release(1e9, 0.25e9).empty());
+  EXPECT_TRUE(s.release(1e9, 0).empty());
+}
+
 TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
   ScaledCounts s;
   s.hold(count(7, probe(1), 1000));
