@@ -228,7 +228,11 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
     if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
     RatioPool& pool = ratios_[pid];
     pool.last_interval = interval_;
-    if (span.attached_ns >= kMinSeenNs) pool.add_window(static_cast<double>(p.windowed), seen);
+    if (span.attached_ns >= kMinSeenNs) {
+      pool.add_window(static_cast<double>(p.windowed), seen);
+      if (pool.window_interval > 0) pool.gap = static_cast<double>(interval_ - pool.window_interval);
+      pool.window_interval = interval_;
+    }
     if (pool.x < kMinRatioCalls) continue;
     ratio_estimates(p, pool, seen, made);
     by_ratio.insert(pid);
@@ -239,14 +243,19 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
 void ScaledCounts::ratio_estimates(const Pinned& pinned, const RatioPool& pool, ProbeRows& seen,
                                    std::vector<CallCount>& made) {
   const double unseen_x = static_cast<double>(pinned.calls - pinned.windowed);
+  // The same pooled ratio scales every interval until the next windows change it, so
+  // their errors add up, not as independent ones would: each interval's variance is
+  // taken that many times (the intervals per window times the windows pooled), so that
+  // the sum a consumer makes over a run is not too narrow.
+  const double shared = std::max(1.0, pool.gap * pool.windows);
   for (const auto& [id, r] : pool.probes) {
     const double ratio = r.y / pool.x;
     const double unseen = ratio * unseen_x;
     const double residual = std::max(0.0, r.yy - 2 * ratio * r.xy + ratio * ratio * pool.xx);
     const double variance =
-        pool.windows >= kMinRatioWindows
-            ? unseen_x * unseen_x * residual / (pool.x * pool.x) * pool.windows / (pool.windows - 1)
-            : unseen * unseen / pool.x;
+        shared * (pool.windows >= kMinRatioWindows
+                      ? unseen_x * unseen_x * residual / (pool.x * pool.x) * pool.windows / (pool.windows - 1)
+                      : unseen * unseen / pool.x);
     auto rows = seen.find(id);
     double y = 0;
     if (rows != seen.end()) {

@@ -114,6 +114,8 @@ class ScaledCounts {
     double windows = 0;  // pooled, by weight
     std::map<std::uint32_t, ProbeRatio> probes;
     std::uint64_t last_interval = 0;
+    std::uint64_t window_interval = 0;  // the interval of the last window
+    double gap = 1;                     // intervals between the last two windows
     // Adds a window that saw `x` pinned calls and the cycled rows `seen`; older ones
     // weigh kRatioDecay less.
     void add_window(double x, const ProbeRows& seen);

@@ -202,6 +202,35 @@ TEST(ScaledCounts, AProcessThatStopsBeforeItsWindowIsEstimatedFromItsPinnedCalls
   EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.6e9, 0.1e9}}}).empty());
 }
 
+TEST(ScaledCounts, ARatioUsedForManyIntervalsCarriesTheErrorItGivesThemAll) {
+  // The same windows (2,500 and 2,300 launches with 8 synchronisations, in turn), seen
+  // every interval or in every third one only: between them, the intervals are scaled by
+  // the same pooled ratio, so its error is theirs together, and each one reports it
+  // three times as large (in variance) as when every interval has a window of its own.
+  const auto last_variance = [](int every) {
+    ScaledCounts s;
+    auto p = probe(1);
+    std::vector<CallCount> out;
+    int window = 0;
+    for (int i = 0; i < 12 * every; ++i) {
+      if (i % every == 0) {
+        s.hold(count(7, p, window++ % 2 ? 2300 : 2500));
+        s.hold_pinned(7, 80, 8);
+        out = s.release(1e9, 0.1e9);
+      } else {
+        s.hold_pinned(7, 80, 0);
+        out = s.release(1e9, 0);
+      }
+    }
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? 0.0 : out[0].variance;
+  };
+  const double each = last_variance(1), third = last_variance(3);
+  ASSERT_GT(each, 0.0);
+  // (80 calls unseen in the windowless intervals, 72 in the others: (80/72)^2 more.)
+  EXPECT_NEAR(third / each, 3.0 * (80.0 / 72) * (80.0 / 72), 1e-6);
+}
+
 TEST(ScaledCounts, WindowsThatCutStepsAverageOutInThePooledRatio) {
   ScaledCounts s;
   auto p = probe(1);
