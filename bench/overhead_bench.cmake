@@ -17,3 +17,8 @@ set_target_properties(eacgm-bench-bare PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMA
 # The host-wait tracer's cost to every system call (bench/host_wait_cost.sh).
 add_executable(syscall_loop ${CMAKE_SOURCE_DIR}/bench/programs/syscall_loop.c)
 target_compile_options(syscall_loop PRIVATE -O2)
+
+# What a trap costs a caller with a large data working set (bench/trap_working_set.sh).
+add_executable(working_set_loop ${CMAKE_SOURCE_DIR}/bench/programs/working_set_loop.c)
+target_compile_options(working_set_loop PRIVATE -O2)
+set_target_properties(working_set_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
