@@ -21,6 +21,14 @@ int bare_exit(void *ctx)
 	return 0;
 }
 
+/* On a uprobe session link (the tool sets the attach type): runs at entry and declines
+ * the return, as the always-on mode's counted probes do for the calls they do not time. */
+SEC("uprobe")
+int bare_session(void *ctx)
+{
+	return 1;
+}
+
 struct min_record {
 	__u64 pid_tgid;
 	__u64 ts_ns;

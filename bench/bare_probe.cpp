@@ -3,8 +3,10 @@
 // SIGINT/SIGTERM. The overhead benchmark subtracts this floor from eacgm's cost.
 // `record` attaches the minimal one-record-per-call programs instead (bare.bpf.c) and
 // drains their ring buffer on a thread of its own, as a tracer's reader would.
+// `session` attaches an empty uprobe session program that declines the return (Linux
+// 6.13+): the floor of the always-on mode's counted calls.
 //
-// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record
+// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record|session
 #include <bpf/libbpf.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,10 +24,11 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit|record\n", argv[0]);
+    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit|record|session\n", argv[0]);
     return 2;
   }
   const bool record = std::strcmp(argv[3], "record") == 0;
+  const bool session = std::strcmp(argv[3], "session") == 0;
   const bool with_exit = record || std::strcmp(argv[3], "entry+exit") == 0;
   auto elf = eacgm::probe::ElfSymbolTable::load(argv[1]);
   if (!elf) {
@@ -43,7 +46,13 @@ int main(int argc, char** argv) {
        {skel->progs.bare_entry, skel->progs.bare_exit, skel->progs.min_entry, skel->progs.min_exit}) {
     bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
   }
-  bpf_program* entry_prog = record ? skel->progs.min_entry : skel->progs.bare_entry;
+  // Loaded only when asked for: older kernels refuse the session attach type.
+  bpf_program__set_expected_attach_type(skel->progs.bare_session,
+                                        static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeSession));
+  bpf_program__set_autoload(skel->progs.bare_session, session);
+  bpf_program* entry_prog = record    ? skel->progs.min_entry
+                            : session ? skel->progs.bare_session
+                                      : skel->progs.bare_entry;
   bpf_program* exit_prog = record ? skel->progs.min_exit : skel->progs.bare_exit;
   if (bare_bpf__load(skel)) {
     std::fprintf(stderr, "eacgm-bench-bare: cannot load BPF (root needed)\n");
@@ -52,9 +61,11 @@ int main(int argc, char** argv) {
   std::vector<std::uint64_t> offsets{sym->file_offset}, cookies{0};
   std::vector<int> fds;
   auto attach = [&](bpf_program* prog, bool is_return) {
-    auto fd = eacgm::probe::create_uprobe_multi_link(
-        bpf_program__fd(prog), argv[1], offsets, cookies, {},
-        is_return ? eacgm::probe::MultiLinkKind::kReturn : eacgm::probe::MultiLinkKind::kEntry);
+    const auto kind = is_return ? eacgm::probe::MultiLinkKind::kReturn
+                      : session ? eacgm::probe::MultiLinkKind::kSession
+                                : eacgm::probe::MultiLinkKind::kEntry;
+    auto fd =
+        eacgm::probe::create_uprobe_multi_link(bpf_program__fd(prog), argv[1], offsets, cookies, {}, kind);
     if (!fd) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
       return false;

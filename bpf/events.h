@@ -36,7 +36,7 @@ typedef __s16 eacgm_s16;
  * 8: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
  * eacgm_count_value.windowed).
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
- * EACGM_CNT_SWITCH_TRAPS). */
+ * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask. */
 #define EACGM_ABI_VERSION 9
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
@@ -146,7 +146,9 @@ struct eacgm_count {
 	eacgm_u8 bytes_shift;/* bytes = value << shift (elements of 2 or 4 bytes) */
 	eacgm_u8 sample_shift; /* time one call in 2^shift per CPU (0: every call) */
 	eacgm_u8 stream_arg; /* argument holding the stream (counts are per stream too) */
-	eacgm_u8 pad[2];
+	eacgm_u8 capture_mask; /* bit i: argument i is read at entry (those above, and the
+				* ones their pointer chains start from); no others */
+	eacgm_u8 pad;
 };
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */

@@ -337,12 +337,14 @@ static __always_inline void resolve_arg(const struct arg_regs *regs, struct eacg
 }
 
 static __always_inline void capture_args(const struct arg_regs *regs, struct eacgm_record *r,
-					 const struct eacgm_probe *p, int at_exit)
+					 const struct eacgm_probe *p, int at_exit, __u32 mask)
 {
 	__u32 n = p->nargs;
 	for (__u32 i = 0; i < EACGM_MAX_ARGS; i++) {
 		if (i >= n)
 			break;
+		if (!((mask >> i) & 1))
+			continue;
 		const struct eacgm_arg_spec *a = &p->args[i];
 		int deferred = a->flags & EACGM_ARG_AT_EXIT;
 		if (!at_exit) {
@@ -381,7 +383,7 @@ static __always_inline void open_record(struct pt_regs *ctx, struct eacgm_record
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	struct arg_regs regs;
 	load_regs(ctx, &regs);
-	capture_args(&regs, r, p, 0);
+	capture_args(&regs, r, p, 0, 0xff);
 	r->ts_ns = bpf_ktime_get_ns();
 }
 
@@ -571,7 +573,7 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 		/* Out-parameters are read through pointers saved at entry; no registers. */
 		if (p->flags & EACGM_PROBE_EXIT_ARGS) {
 			struct arg_regs regs = {};
-			capture_args(&regs, r, p, 1);
+			capture_args(&regs, r, p, 1, 0xff);
 		}
 	}
 	count(EACGM_CNT_CALLS_CLOSED);
@@ -662,7 +664,7 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 		r->fault_mask = 0;
 		struct arg_regs regs;
 		load_regs(ctx, &regs);
-		capture_args(&regs, r, p, 0);
+		capture_args(&regs, r, p, 0, c->capture_mask);
 		if (c->handle_arg < EACGM_MAX_ARGS)
 			key.handle = r->args[c->handle_arg & (EACGM_MAX_ARGS - 1)];
 		if (c->stream_arg < EACGM_MAX_ARGS)

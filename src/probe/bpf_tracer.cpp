@@ -196,7 +196,13 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
               (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0) | (cycled ? EACGM_PROBE_CYCLED : 0);
     std::uint32_t needed = 0;
     for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2, p.count.stream_arg}) {
-      if (a != EACGM_COUNT_NONE) needed = std::max<std::uint32_t>(needed, a + 1u);
+      if (a == EACGM_COUNT_NONE || a >= p.nargs) continue;
+      needed = std::max<std::uint32_t>(needed, a + 1u);
+      // The argument, and the ones its pointer chain reads through.
+      for (std::uint32_t i = a;; i = spec.args[i].index) {
+        p.count.capture_mask |= static_cast<std::uint8_t>(1u << i);
+        if (spec.args[i].source != ArgSource::kArg || spec.args[i].index >= i) break;
+      }
     }
     p.nargs = std::min(p.nargs, needed);
   } else {

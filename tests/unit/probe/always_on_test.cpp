@@ -101,6 +101,21 @@ TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
   EXPECT_EQ(p.count.sample_shift, 3);
   EXPECT_EQ(p.count.stream_arg, 4);  // hStream, the first stack slot past the dim3s
   EXPECT_EQ(p.nargs, 5u);            // nothing past the stream is read
+  // Of those, only the handle and the stream: not the grid and block (the block's
+  // last dimensions are stack reads).
+  EXPECT_EQ(p.count.capture_mask, (1u << 0) | (1u << 4));
+}
+
+TEST(EncodeCounted, AnArgumentReadThroughAPointerChainBringsItsStart) {
+  ProbeSpec s;
+  s.name = "chained";
+  s.domain = "app";
+  s.args = {{"ctx", ArgSource::kRegister, 0, ArgKind::kDerefU64},
+            {"skip", ArgSource::kRegister, 1},
+            {"stream", ArgSource::kArg, 0, ArgKind::kDerefU64}};
+  const eacgm_probe p = encode_probe(s, true);
+  EXPECT_EQ(p.count.stream_arg, 2);
+  EXPECT_EQ(p.count.capture_mask, (1u << 0) | (1u << 2)) << "the chain's start, not the argument between";
 }
 
 TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
@@ -109,6 +124,7 @@ TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
   EXPECT_EQ(copy.count.bytes_shift, 0);
   EXPECT_EQ(copy.count.stream_arg, 3);
   EXPECT_EQ(copy.nargs, 4u);
+  EXPECT_EQ(copy.count.capture_mask, (1u << 2) | (1u << 3));
   const eacgm_probe d16 = encode_probe(builtin_spec("cuMemsetD16Async"), true);
   EXPECT_EQ(d16.count.bytes_shift, 1);  // 2-byte elements
   const eacgm_probe d32 = encode_probe(builtin_spec("cuMemsetD32Async"), true);
