@@ -19,6 +19,18 @@ std::uint64_t scaled(std::uint64_t n, double factor) {
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(n) * factor));
 }
 
+// Rows of a process's last rates, `share` times what they held, each ± half, to `to`.
+void extrapolate(const std::vector<CallCount>& rows, double share, std::vector<CallCount>& to) {
+  for (CallCount c : rows) {
+    const double calls = static_cast<double>(c.calls) * share;
+    c.calls = static_cast<std::uint64_t>(std::llround(calls));
+    c.bytes = scaled(c.bytes, share);
+    c.variance = calls * calls / 4;
+    c.estimated = true;
+    if (c.calls > 0) to.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
@@ -49,20 +61,10 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
       continue;
     }
     if (span && span->attached_ns < kMinSeenNs && last->second.seconds > 0) {
-      const double lived = span->wall_ns / 1e9 / last->second.seconds;
-      for (CallCount c : last->second.rows) {
-        const double calls = static_cast<double>(c.calls) * lived;
-        c.calls = static_cast<std::uint64_t>(std::llround(calls));
-        c.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.bytes) * lived));
-        c.variance = calls * calls / 4;
-        c.estimated = true;
-        if (c.calls > 0) extrapolated.push_back(std::move(c));
-      }
+      extrapolate(last->second.rows, span->wall_ns / 1e9 / last->second.seconds, extrapolated);
     }
     last_.erase(last);
   }
-  // What was seen of a process that ended before its window (at its very end) is
-  // already in its extrapolation.
   // An interval without a window (a short window falls in every K-th one only): the
   // processes scaled by time get their last rates, ± half; one seen in a window making
   // no cycled calls has none any more.
@@ -72,20 +74,14 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     for (const auto& [pid, last] : last_) {
       if (ended.contains(pid) || by_ratio.contains(pid) || in_out.contains(pid) || last.seconds <= 0)
         continue;
-      const double share = wall_ns / 1e9 / last.seconds;
-      for (CallCount c : last.rows) {
-        const double calls = static_cast<double>(c.calls) * share;
-        c.calls = static_cast<std::uint64_t>(std::llround(calls));
-        c.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(c.bytes) * share));
-        c.variance = calls * calls / 4;
-        c.estimated = true;
-        if (c.calls > 0) extrapolated.push_back(std::move(c));
-      }
+      extrapolate(last.rows, wall_ns / 1e9 / last.seconds, extrapolated);
     }
   } else {
     std::erase_if(last_,
                   [&](const auto& l) { return !in_out.contains(l.first) && !ended.contains(l.first); });
   }
+  // What was seen of a process that ended before its window (at its very end) is
+  // already in its extrapolation.
   std::set<std::uint32_t> extrapolated_pids;
   for (const CallCount& e : extrapolated) extrapolated_pids.insert(e.pid);
   std::erase_if(out, [&](const CallCount& c) { return extrapolated_pids.contains(c.pid); });
