@@ -132,7 +132,15 @@ double DutyCycle::switching_ns(Clock::time_point from, Clock::time_point to) con
 double DutyCycle::switching_share() const {
   const SwitchTimes t = switch_times();
   const double period_ms = std::chrono::duration<double, std::milli>(options_.period).count();
-  return std::min(1.0, (t.attach_ms + t.detach_ms) / period_ms);
+  return std::min(1.0, (t.attach_ms + t.detach_ms) / (period_ms * periods_per_window(fraction())));
+}
+
+int DutyCycle::periods_per_window(double fraction) const {
+  // A short window falls in every K-th period, K times as long (at most 90% of it).
+  const double whole = static_cast<double>(options_.period.count()) * fraction;
+  if (whole <= 0 || whole >= static_cast<double>(options_.min_window.count())) return 1;
+  return std::min(kMaxPeriodsPerWindow,
+                  static_cast<int>(std::ceil(static_cast<double>(options_.min_window.count()) / whole)));
 }
 
 double DutyCycle::ns_in(DutyWindow state, Clock::time_point from, Clock::time_point to) const {
@@ -202,18 +210,13 @@ void DutyCycle::loop() {
     }
     // Detached until a tick begins a period; the window then falls anywhere in its
     // first 90% (were it always at the start, work that starts or stops within seconds
-    // would be seen more, or less, than its share), so each interval holds one.
+    // would be seen more, or less, than its share), in every period or every K-th.
     switch_to(lock, false);
     wake_.wait(lock, [this] { return stopping_ || fraction_ >= 1.0 || period_start_.has_value(); });
     if (changed()) continue;
     const Clock::time_point start = *period_start_;
     period_start_.reset();
-    // A short window falls in every K-th period, K times as long (at most 90% of it).
-    const double whole = options_.period.count() * fraction_;
-    const int every = whole >= static_cast<double>(options_.min_window.count())
-                          ? 1
-                          : std::min(kMaxPeriodsPerWindow,
-                                     static_cast<int>(std::ceil(options_.min_window.count() / whole)));
+    const int every = periods_per_window(fraction_);
     if (periods_to_skip_ > 0) {
       --periods_to_skip_;
       continue;

@@ -38,8 +38,8 @@ class DutyControl {
     (void)to;
     return 0;
   }
-  // The share of each period the switches take (their mean times over the period): the
-  // probes cost the process then as if counting.
+  // The share of the time the switches take (their mean times over the periods a window
+  // spans): the probes cost the process then as if counting.
   virtual double switching_share() const { return 0; }
   // An interval of the counts began at `now`: the next window falls inside it.
   virtual void on_tick(Clock::time_point now) { (void)now; }
@@ -125,6 +125,8 @@ class DutyCycle final : public DutyControl {
   // Nanoseconds of (from, to] in `state`; under the lock.
   double ns_in(DutyWindow state, Clock::time_point from, Clock::time_point to) const;
   void prune(Clock::time_point now);
+  // The periods one window spans at `fraction` (1, or K for a short window).
+  int periods_per_window(double fraction) const;
   // Time the switches took, attaches [1] and detaches [0], and how many.
   double switch_ns_[2] = {0, 0};
   std::uint64_t switch_n_[2] = {0, 0};

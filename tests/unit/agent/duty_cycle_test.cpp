@@ -117,6 +117,7 @@ TEST(DutyCycle, SwitchesAtTheFractionAndLogsWhatItDid) {
 
 TEST(DutyCycle, AShortWindowFallsInFewerPeriodsAndLastsLonger) {
   Recorder r;
+  r.detach_ms = 2;
   DutyCycle::Options o = options(40, 0.05);
   o.min_window = std::chrono::milliseconds(20);
   DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, o);
@@ -126,6 +127,10 @@ TEST(DutyCycle, AShortWindowFallsInFewerPeriodsAndLastsLonger) {
   ASSERT_TRUE(wait_for([&] { return r.count() >= 14; }, &d));
   const auto to = Clock::now();
   d.stop();
+  // The switches' share of the time is spread over the four periods a window spans.
+  const auto t = d.switch_times();
+  EXPECT_GT(t.detach_ms, 1.9);
+  EXPECT_NEAR(d.switching_share(), (t.attach_ms + t.detach_ms) / 160.0, 1e-9);
   std::lock_guard lock(r.mutex);
   // Each window (an attach and the next detach) lasted about 20 ms, not 5.
   int windows = 0;
