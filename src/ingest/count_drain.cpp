@@ -51,18 +51,18 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
       continue;
     }
     Seen& s = seen_[e.key];
-    // Fewer than last time: the key was deleted and made anew (a reused pid).
+    // Fewer calls than last time: the key was deleted and made anew (a reused pid). Each
+    // cumulative value's part since the last drain, which it then becomes.
     const bool restarted = e.calls < s.calls;
-    const std::uint64_t calls = restarted ? e.calls : e.calls - s.calls;
-    const std::uint64_t bytes = restarted || e.bytes < s.bytes ? e.bytes : e.bytes - s.bytes;
-    const std::uint64_t windowed =
-        restarted || e.windowed < s.windowed ? e.windowed : e.windowed - s.windowed;
-    s.calls = e.calls;
-    s.bytes = e.bytes;
-    const std::uint64_t switching =
-        restarted || e.switching < s.switching ? e.switching : e.switching - s.switching;
-    s.windowed = e.windowed;
-    s.switching = e.switching;
+    const auto since = [restarted](std::uint64_t now, std::uint64_t& before) {
+      const std::uint64_t d = restarted || now < before ? now : now - before;
+      before = now;
+      return d;
+    };
+    const std::uint64_t calls = since(e.calls, s.calls);
+    const std::uint64_t bytes = since(e.bytes, s.bytes);
+    const std::uint64_t windowed = since(e.windowed, s.windowed);
+    const std::uint64_t switching = since(e.switching, s.switching);
     if (calls == 0) continue;
     if (!s.named) {
       s.kernel = name_of(probe, e.key.pid, e.key.handle);

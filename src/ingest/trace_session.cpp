@@ -411,12 +411,18 @@ std::optional<std::chrono::steady_clock::time_point> TraceSession::process_exit(
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(*ns));
 }
 
+Result<std::chrono::steady_clock::time_point> TraceSession::move_duty_window(DutyWindow state) {
+  const auto at = std::chrono::steady_clock::now();
+  if (auto st = bpf_->set_duty_window(state); !st) return std::move(st).take_error();
+  return at;
+}
+
 Status TraceSession::set_cycled_attached(bool attached, const WindowMoved& moved) {
   if (!attacher_) return make_error("the trace has stopped");
   const auto move_to = [&](DutyWindow state) -> Status {
-    const auto at = std::chrono::steady_clock::now();
-    if (auto st = bpf_->set_duty_window(state); !st) return st;
-    moved(at, state);
+    auto at = move_duty_window(state);
+    if (!at) return std::move(at).take_error();
+    moved(*at, state);
     return {};
   };
   // Counting stops before the detach and starts after the attach, once every cycled
@@ -438,9 +444,7 @@ Status TraceSession::set_cycled_attached(bool attached, const WindowMoved& moved
 }
 
 Result<std::chrono::steady_clock::time_point> TraceSession::close_duty_window() {
-  const auto at = std::chrono::steady_clock::now();
-  if (auto st = bpf_->set_duty_window(DutyWindow::kSwitching); !st) return std::move(st).take_error();
-  return at;
+  return move_duty_window(DutyWindow::kSwitching);
 }
 
 Status TraceSession::detach_library(const std::string& path) {

@@ -121,6 +121,8 @@ class TraceSession {
 
  private:
   TraceSession(const TraceOptions& options, Notice notice);
+  // Sets the duty window's state in the kernel; when it was set.
+  Result<std::chrono::steady_clock::time_point> move_duty_window(DutyWindow state);
   struct Hint {
     std::uint32_t pid;
     bool stopped;
