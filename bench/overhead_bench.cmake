@@ -14,11 +14,22 @@ target_link_libraries(eacgm-bench-bare PRIVATE eacgm_probe Threads::Threads)
 target_link_options(eacgm-bench-bare PRIVATE -static-libstdc++ -static-libgcc)
 set_target_properties(eacgm-bench-bare PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
+# System calls of one process by number (how often it changes its address space).
+eacgm_bpf_skeleton(syscall_count ${CMAKE_SOURCE_DIR}/bench/syscall_count.bpf.c)
+add_executable(eacgm-bench-syscalls ${CMAKE_SOURCE_DIR}/bench/syscall_count.cpp)
+add_dependencies(eacgm-bench-syscalls syscall_count_skel)
+target_include_directories(eacgm-bench-syscalls PRIVATE ${CMAKE_BINARY_DIR}/bpf)
+target_link_libraries(eacgm-bench-syscalls PRIVATE eacgm_probe)
+target_link_options(eacgm-bench-syscalls PRIVATE -static-libstdc++ -static-libgcc)
+set_target_properties(eacgm-bench-syscalls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
 # The host-wait tracer's cost to every system call (bench/host_wait_cost.sh).
 add_executable(syscall_loop ${CMAKE_SOURCE_DIR}/bench/programs/syscall_loop.c)
 target_compile_options(syscall_loop PRIVATE -O2)
 
-# What a trap costs a caller with a large data working set (bench/trap_working_set.sh).
+# What a trap costs a caller with a large data or code working set, or with threads that
+# map and unmap memory (bench/trap_working_set.sh).
 add_executable(working_set_loop ${CMAKE_SOURCE_DIR}/bench/programs/working_set_loop.c)
 target_compile_options(working_set_loop PRIVATE -O2)
+target_link_libraries(working_set_loop PRIVATE Threads::Threads)
 set_target_properties(working_set_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
