@@ -29,6 +29,40 @@ int bare_session(void *ctx)
 	return 1;
 }
 
+/* The least a count per process can do, on a session link that declines the return:
+ * one per-CPU hash lookup by (process, probe) and an increment (the first call of a key
+ * inserts it). The floor of the always-on mode's counted calls, whose key also holds the
+ * handle and the stream. */
+struct min_count_key {
+	__u32 tgid;
+	__u32 probe;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, struct min_count_key);
+	__type(value, __u64);
+} min_counts SEC(".maps");
+
+SEC("uprobe")
+int min_count(void *ctx)
+{
+	struct min_count_key key = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.probe = (__u32)bpf_get_attach_cookie(ctx),
+	};
+	__u64 *n = bpf_map_lookup_elem(&min_counts, &key);
+	if (n) {
+		*n += 1;
+		return 1;
+	}
+	__u64 one = 1;
+	bpf_map_update_elem(&min_counts, &key, &one, BPF_NOEXIST);
+	return 1;
+}
+
 struct min_record {
 	__u64 pid_tgid;
 	__u64 ts_ns;

@@ -4,9 +4,11 @@
 // `record` attaches the minimal one-record-per-call programs instead (bare.bpf.c) and
 // drains their ring buffer on a thread of its own, as a tracer's reader would.
 // `session` attaches an empty uprobe session program that declines the return (Linux
-// 6.13+): the floor of the always-on mode's counted calls.
+// 6.13+): the floor of the always-on mode's counted calls; `count` a session program
+// that counts the call per process in a per-CPU hash map and declines the return: the
+// least a count per process costs.
 //
-// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record|session
+// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record|session|count
 #include <bpf/libbpf.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,11 +26,12 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit|record|session\n", argv[0]);
+    std::fprintf(stderr, "usage: %s LIBRARY SYMBOL entry|entry+exit|record|session|count\n", argv[0]);
     return 2;
   }
   const bool record = std::strcmp(argv[3], "record") == 0;
-  const bool session = std::strcmp(argv[3], "session") == 0;
+  const bool count = std::strcmp(argv[3], "count") == 0;
+  const bool session = count || std::strcmp(argv[3], "session") == 0;
   const bool with_exit = record || std::strcmp(argv[3], "entry+exit") == 0;
   auto elf = eacgm::probe::ElfSymbolTable::load(argv[1]);
   if (!elf) {
@@ -47,10 +50,14 @@ int main(int argc, char** argv) {
     bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeMulti));
   }
   // Loaded only when asked for: older kernels refuse the session attach type.
-  bpf_program__set_expected_attach_type(skel->progs.bare_session,
-                                        static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeSession));
-  bpf_program__set_autoload(skel->progs.bare_session, session);
+  for (bpf_program* p : {skel->progs.bare_session, skel->progs.min_count}) {
+    bpf_program__set_expected_attach_type(p,
+                                          static_cast<bpf_attach_type>(eacgm::probe::kAttachUprobeSession));
+  }
+  bpf_program__set_autoload(skel->progs.bare_session, session && !count);
+  bpf_program__set_autoload(skel->progs.min_count, count);
   bpf_program* entry_prog = record    ? skel->progs.min_entry
+                            : count   ? skel->progs.min_count
                             : session ? skel->progs.bare_session
                                       : skel->progs.bare_entry;
   bpf_program* exit_prog = record ? skel->progs.min_exit : skel->progs.bare_exit;

@@ -9,10 +9,12 @@
 // synchronises and spins I microseconds (the wait for the GPU), so the calls come in
 // bursts with quiet gaps between them. `--step-log PATH`: the first thread's rounds'
 // start and end (CLOCK_MONOTONIC nanoseconds), a line "start_ns end_ns" each, written at
-// the end (bench/gpu/window_cost.py reads them).
+// the end (bench/gpu/window_cost.py reads them). `--touch-kib K`: before each launch and
+// memset, 64 reads at random places in a K KiB buffer of the thread's own, so that the
+// caches hold little of what the probes' path touches (bench/always_on_floor.sh).
 //
 // Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--burst B] [--idle-us I]
-//                    [--wait-file PATH] [--step-log PATH]
+//                    [--touch-kib K] [--wait-file PATH] [--step-log PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   long work_us = 0;
   long burst = 1;
   long idle_us = 0;
+  long touch_kib = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
@@ -47,6 +50,8 @@ int main(int argc, char** argv) {
       burst = std::max(1L, std::atol(argv[++i]));
     } else if (!std::strcmp(argv[i], "--idle-us") && i + 1 < argc) {
       idle_us = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--touch-kib") && i + 1 < argc) {
+      touch_kib = std::max(0L, std::atol(argv[++i]));
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
     } else if (!std::strcmp(argv[i], "--step-log") && i + 1 < argc) {
@@ -83,11 +88,32 @@ int main(int argc, char** argv) {
         }
       };
       const bool log_steps = step_log != nullptr && t == 0;
+      // 64 reads per call at random lines of the buffer (fixed sequences, made before).
+      constexpr std::size_t kReads = 64;
+      const std::size_t lines = static_cast<std::size_t>(touch_kib) * 1024 / 64;
+      std::vector<char> buffer(std::max<std::size_t>(lines, 1) * 64, 1);
+      std::vector<std::uint32_t> at(lines > 0 ? kReads * 64 : 0);
+      std::uint32_t seed = 12345u + static_cast<std::uint32_t>(t);
+      for (auto& a : at) {
+        seed = seed * 1103515245u + 12345u;
+        a = static_cast<std::uint32_t>((seed >> 8) % lines);
+      }
+      volatile long sink = 0;
+      std::size_t next = 0;
+      const auto touch = [&] {
+        if (at.empty()) return;
+        long sum = 0;
+        for (std::size_t j = 0; j < kReads; ++j) sum += buffer[static_cast<std::size_t>(at[next + j]) * 64];
+        next = (next + kReads) % at.size();
+        sink = sink + sum;
+      };
       for (long i = 0; i < iters; ++i) {
         const long long began = log_steps ? mono_ns() : 0;
         if (work_us > 0) spin(work_us);
         for (long b = 0; b < burst; ++b) {
+          touch();
           cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+          touch();
           cuMemsetD32Async(0x1000, 0, 1000, s);
         }
         cuStreamSynchronize(s);
