@@ -185,6 +185,18 @@ std::pair<ScaledCounts::Span, bool> ScaledCounts::span_of(
 }
 
 void ScaledCounts::RatioPool::add_window(double seen_x, const ProbeRows& seen) {
+  double seen_y = 0;
+  for (const auto& [id, rows] : seen) {
+    for (const CallCount* c : rows) seen_y += static_cast<double>(c->calls);
+  }
+  double pool_y = 0;
+  for (const auto& [id, r] : probes) pool_y += r.y;
+  // seen_y / seen_x against pool_y / x, without dividing by a pool that saw no call.
+  if (x > 0 && seen_x >= kMinRatioCalls &&
+      std::abs(seen_y * x - pool_y * seen_x) > kRegimeChange * pool_y * seen_x) {
+    x = xx = windows = 0;
+    probes.clear();
+  }
   x = kRatioDecay * x + seen_x;
   xx = kRatioDecay * xx + seen_x * seen_x;
   windows = kRatioDecay * windows + 1;

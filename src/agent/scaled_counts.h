@@ -117,10 +117,16 @@ class ScaledCounts {
     std::uint64_t window_interval = 0;  // the interval of the last window
     double gap = 1;                     // intervals between the last two windows
     // Adds a window that saw `x` pinned calls and the cycled rows `seen`; older ones
-    // weigh kRatioDecay less.
+    // weigh kRatioDecay less. A window of at least kMinRatioCalls pinned calls whose
+    // cycled calls per pinned call differ from the pool's by more than kRegimeChange
+    // starts the pool anew: the process changed its mix (its warm-up ended, an
+    // evaluation began), and the old windows would bias the ratio for dozens more.
     void add_window(double x, const ProbeRows& seen);
   };
   static constexpr double kRatioDecay = 0.8;
+  // Windows of one mix differ by the steps cut at their edges: a few percent per window
+  // of a few dozen steps (the H100's CPU-bound and GPU-bound loops: 3-7%).
+  static constexpr double kRegimeChange = 0.2;
   static constexpr double kMinRatioCalls = 10;     // pooled pinned calls seen before the ratio is used
   static constexpr double kMinRatioWindows = 2.5;  // pooled windows (by weight) before their spread is used
   // The part of the interval (`wall_ns`, `attached_ns`) process `pid` lived (all of it,

@@ -252,6 +252,34 @@ TEST(ScaledCounts, WindowsThatCutStepsAverageOutInThePooledRatio) {
   EXPECT_LT(out[0].variance, (ratio * 72) * (ratio * 72) / x / 4);
 }
 
+TEST(ScaledCounts, AWindowOfAnotherMixStartsTheRatioAfresh) {
+  // A process's first window falls in its warm-up: 7,200 launches for 5 synchronisations
+  // (autotuning, first allocations). Its steps then make 330 launches each, seen 28 at a
+  // time in one window every 10 intervals. Pooled with the warm-up (even at 0.8 a window),
+  // the ratio stays 5-40% high for dozens of windows; the first window of the steady mix
+  // differs from the pool by far more than windows that cut steps do, and starts it anew.
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 7200));
+  s.hold_pinned(7, 11, 5);
+  (void)s.release(1e9, 0.5e9);
+  std::vector<CallCount> out;
+  for (int window = 0; window < 4; ++window) {
+    for (int i = 0; i < 10; ++i) {
+      if (i == 0) {
+        s.hold(count(7, p, window % 2 ? 9240 : 9570));  // 28 and 29 steps, cut at their edges
+        s.hold_pinned(7, 35, window % 2 ? 28 : 29);
+        out = s.release(1e9, 0.5e9);
+      } else {
+        s.hold_pinned(7, 35, 0);
+        out = s.release(1e9, 0);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_NEAR(static_cast<double>(out[0].calls), 330.0 * 35, 0.02 * 330 * 35) << "window " << window;
+      }
+    }
+  }
+}
+
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
   ScaledCounts s;
   auto p = probe(1);
