@@ -8,7 +8,7 @@
 # probes were attached, the switches and what they took (the kernel registers or
 # removes each probe in every address space that maps the library), the median step of
 # each run, and, for rank 1, its steps inside the windows and inside the detaches against
-# those between (bench/gpu/window_cost.py). Logs are copied to $OUT when it is set.
+# those between (bench/gpu/window_cost.py). Logs are copied to $OUT/ranksN when OUT is set.
 # Usage: bench/gpu/duty_ranks.sh EACGM [N] [SIZE] [STEPS]   (PY: the torch interpreter)
 set -uo pipefail
 EACGM=$1 N=${2:-8} SIZE=${3:-cpu} STEPS=${4:-1500}
@@ -29,7 +29,8 @@ ranks() {  # NAME
 EACGM_DUTY_LOG="$TMP/duty.log" EACGM_DUTY_SWITCHES="$TMP/duty.switches" \
   "$EACGM" run --json --no-gpu --config "$TMP/duty.toml" -- bash -c "$(ranks duty)" \
   >"$TMP/duty.json" 2>"$TMP/duty.err" || { echo "duty run failed:"; tail -5 "$TMP/duty.err"; }
-[ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$TMP"/duty.log "$TMP"/duty.switches "$TMP"/duty.1.steps "$OUT"/ 2>/dev/null
+[ -n "${OUT:-}" ] && mkdir -p "$OUT/ranks$N" &&
+  cp "$TMP"/*.json "$TMP"/*.err "$TMP"/duty.log "$TMP"/duty.switches "$TMP"/duty.1.steps "$OUT/ranks$N"/ 2>/dev/null
 for run in exact duty; do
   echo "$run: median step $(grep -ho 'step_ms=[0-9.]*' "$TMP"/$run.*.train | cut -d= -f2 | median) ms over $N ranks"
 done
