@@ -236,21 +236,47 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
     if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
     RatioPool& pool = ratios_[pid];
     pool.last_interval = interval_;
-    if (span.attached_ns >= kMinSeenNs) {
+    const bool window = span.attached_ns >= kMinSeenNs;
+    if (window) {
       pool.add_window(static_cast<double>(p.windowed), seen);
       if (pool.window_interval > 0) pool.gap = static_cast<double>(interval_ - pool.window_interval);
       pool.window_interval = interval_;
     }
-    if (pool.x < kMinRatioCalls) continue;
-    ratio_estimates(p, pool, seen, made);
+    const double unseen_x = static_cast<double>(p.calls - p.windowed);
+    if (pool.x < kMinRatioCalls) {
+      // No ratio yet: a windowless interval's pinned calls wait for one (its process's
+      // last rates may be those of another mix), up to kMaxBacklog intervals and while
+      // the process lives; then the windows pooled so far, if any, scale them.
+      const bool ending = ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
+      if (!window && unseen_x > 0 && !ending) {
+        pool.backlog += unseen_x;
+        ++pool.backlog_intervals;
+        by_ratio.insert(pid);
+        continue;
+      }
+      if (pool.backlog <= 0) continue;
+      if (pool.x <= 0) {
+        // No window saw a pinned call of it: the waiting intervals get its last rates.
+        if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {
+          extrapolate(last->second.rows,
+                      static_cast<double>(pool.backlog_intervals) * wall_ns / 1e9 / last->second.seconds,
+                      made);
+        }
+        pool.backlog = 0;
+        pool.backlog_intervals = 0;
+        continue;
+      }
+    }
+    ratio_estimates(unseen_x + pool.backlog, pool, seen, made);
+    pool.backlog = 0;
+    pool.backlog_intervals = 0;
     by_ratio.insert(pid);
   }
   return by_ratio;
 }
 
-void ScaledCounts::ratio_estimates(const Pinned& pinned, const RatioPool& pool, ProbeRows& seen,
+void ScaledCounts::ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,
                                    std::vector<CallCount>& made) {
-  const double unseen_x = static_cast<double>(pinned.calls - pinned.windowed);
   // The same pooled ratio scales every interval until the next windows change it, so
   // their errors add up, not as independent ones would: each interval's variance is
   // taken that many times (the intervals per window times the windows pooled), so that

@@ -32,7 +32,13 @@
 // pooled, (R (X - x))^2 / sum x_i instead (the windows' pinned calls taken as a Poisson
 // count, which a step's regular calls are not: too wide once the windows' spread is known). An interval with
 // cycled calls seen but no pinned call at all has a different mix: it is scaled by time, as are processes
-// without pinned probes or with too few pinned calls seen yet.
+// without pinned probes or with too few pinned calls seen yet. An interval without a window
+// in which a process made pinned calls before any ratio is known (the first seconds of its
+// steps, traced from its start: the last window fell before its steps began, and its rates
+// are another mix's) hands on nothing: its pinned calls wait, and the first ratio scales
+// them with the unseen calls of the interval it is found in (after kMaxBacklog such
+// intervals, or when the process ends, the ratio of the windows pooled so far does, with
+// their Poisson error; with none, their last rates, as before).
 //
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
@@ -56,6 +62,8 @@ namespace eacgm::agent {
 
 class ScaledCounts {
  public:
+  // Windowless intervals whose pinned calls may wait for a process's first ratio.
+  static constexpr std::uint64_t kMaxBacklog = 10;
   // Of an interval: its length, and how long the cycled probes counted in it.
   struct Span {
     double wall_ns = 0;
@@ -116,6 +124,8 @@ class ScaledCounts {
     std::uint64_t last_interval = 0;
     std::uint64_t window_interval = 0;  // the interval of the last window
     double gap = 1;                     // intervals between the last two windows
+    double backlog = 0;                 // pinned calls of windowless intervals that wait for a ratio
+    std::uint64_t backlog_intervals = 0;
     // Adds a window that saw `x` pinned calls and the cycled rows `seen`; older ones
     // weigh kRatioDecay less. A window of at least kMinRatioCalls pinned calls whose
     // cycled calls per pinned call differ from the pool's by more than kRegimeChange
@@ -143,7 +153,8 @@ class ScaledCounts {
   // A process's calls estimated from its pinned calls: its rows `seen` are scaled in
   // place; a probe none of whose calls was seen gets rows in `made`, split as its last
   // rows were.
-  static void ratio_estimates(const Pinned& pinned, const RatioPool& pool, ProbeRows& seen,
+  // `unseen_x`: the pinned calls not seen (the interval's, and those that waited).
+  static void ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,
                               std::vector<CallCount>& made);
   std::vector<CallCount> held_;
   std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid

@@ -280,6 +280,50 @@ TEST(ScaledCounts, AWindowOfAnotherMixStartsTheRatioAfresh) {
   }
 }
 
+TEST(ScaledCounts, AnIntervalOfStepsBeforeTheFirstRatioWaitsForIt) {
+  // Traced from its start: a window falls before the process's steps begin (114 cycled
+  // calls, no synchronisation), the next interval has no window but 14 steps, and the
+  // window after it sees 33 of 36 steps (10,941 launches). The 14 steps' calls are not
+  // the first window's rates (204) but wait for the ratio: 331.5 a step.
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 114));
+  s.hold_pinned(7, 0, 0);
+  (void)s.release(1e9, 0.559e9);
+  s.hold_pinned(7, 14, 0);
+  EXPECT_TRUE(s.release(1e9, 0).empty());
+  s.hold(count(7, p, 10941));
+  s.hold_pinned(7, 36, 33);
+  auto out = s.release(1e9, 0.9e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(out[0].calls), 10941 + 10941.0 / 33 * (3 + 14), 1.0);
+  EXPECT_TRUE(out[0].estimated);
+  // Then the next windowless interval is scaled by the ratio alone.
+  s.hold_pinned(7, 35, 0);
+  out = s.release(1e9, 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(out[0].calls), 10941.0 / 33 * 35, 1.0);
+}
+
+TEST(ScaledCounts, PinnedCallsNoWindowSeesWaitOnlySoLong) {
+  // A process whose windows never see one of its few pinned calls: its windowless
+  // intervals wait kMaxBacklog intervals, then get its last rates (300 calls a second,
+  // from its last window) for all of them at once, and the later ones as before.
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 150));
+  s.hold_pinned(7, 0, 0);
+  (void)s.release(1e9, 0.5e9);
+  std::uint64_t made = 0;
+  for (std::uint64_t i = 0; i < ScaledCounts::kMaxBacklog; ++i) {
+    s.hold_pinned(7, 1, 0);
+    EXPECT_TRUE(s.release(1e9, 0).empty()) << i;
+  }
+  s.hold_pinned(7, 1, 0);
+  for (const CallCount& c : s.release(1e9, 0)) made += c.calls;
+  EXPECT_EQ(made, 300 * (ScaledCounts::kMaxBacklog + 1));
+}
+
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
   ScaledCounts s;
   auto p = probe(1);
