@@ -475,6 +475,7 @@ void BudgetController::on_end(const CounterValues& counters) {
   OverheadReport report = close_interval(now);
   const ScaledCounts::Span span = interval_span(prev, now);
   add_to_run(report, span);
+  held_.finishing();
   release_held(prev, now, span, exited_in(report));
   holding_ = false;
   if (duty_) report.duty_fraction = duty_->fraction();

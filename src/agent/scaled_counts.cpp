@@ -231,7 +231,11 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
   std::set<std::uint32_t> by_ratio;
   for (const auto& [pid, p] : pinned) {
     const Span span = span_of(pid, wall_ns, attached_ns, ended).first;
-    if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) continue;  // exact as they are
+    if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {  // exact as they are
+      if (auto pool = ratios_.find(pid); pool != ratios_.end())
+        release_backlog(pid, pool->second, wall_ns, made);
+      continue;
+    }
     ProbeRows& seen = rows_of[pid];
     if (p.calls == 0 && !seen.empty()) continue;  // calls, but none pinned: another mix, by time
     RatioPool& pool = ratios_[pid];
@@ -243,11 +247,14 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
       pool.window_interval = interval_;
     }
     const double unseen_x = static_cast<double>(p.calls - p.windowed);
-    if (pool.x < kMinRatioCalls) {
+    // A window's own interval is scaled by the pool as soon as it has enough pinned
+    // calls; an interval without one only by a pool of two windows or more that agree
+    // (a single one may be the warm-up's, whose steps make more calls).
+    if (pool.x < kMinRatioCalls || (!window && pool.windows < kMinWindowsWithout)) {
       // No ratio yet: a windowless interval's pinned calls wait for one (its process's
       // last rates may be those of another mix), up to kMaxBacklog intervals and while
       // the process lives; then the windows pooled so far, if any, scale them.
-      const bool ending = ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
+      const bool ending = finishing_ || ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
       if (!window && unseen_x > 0 && !ending) {
         pool.backlog += unseen_x;
         ++pool.backlog_intervals;
@@ -256,14 +263,7 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
       }
       if (pool.backlog <= 0) continue;
       if (pool.x <= 0) {
-        // No window saw a pinned call of it: the waiting intervals get its last rates.
-        if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {
-          extrapolate(last->second.rows,
-                      static_cast<double>(pool.backlog_intervals) * wall_ns / 1e9 / last->second.seconds,
-                      made);
-        }
-        pool.backlog = 0;
-        pool.backlog_intervals = 0;
+        release_backlog(pid, pool, wall_ns, made);
         continue;
       }
     }
@@ -273,6 +273,21 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
     by_ratio.insert(pid);
   }
   return by_ratio;
+}
+
+void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns,
+                                   std::vector<CallCount>& made) {
+  if (pool.backlog <= 0) return;
+  if (pool.x > 0) {
+    ProbeRows none;
+    ratio_estimates(pool.backlog, pool, none, made);
+  } else if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {
+    // No window saw a pinned call of it: the waiting intervals get its last rates.
+    extrapolate(last->second.rows,
+                static_cast<double>(pool.backlog_intervals) * wall_ns / 1e9 / last->second.seconds, made);
+  }
+  pool.backlog = 0;
+  pool.backlog_intervals = 0;
 }
 
 void ScaledCounts::ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,

@@ -33,9 +33,10 @@
 // count, which a step's regular calls are not: too wide once the windows' spread is known). An interval with
 // cycled calls seen but no pinned call at all has a different mix: it is scaled by time, as are processes
 // without pinned probes or with too few pinned calls seen yet. An interval without a window
-// in which a process made pinned calls before any ratio is known (the first seconds of its
-// steps, traced from its start: the last window fell before its steps began, and its rates
-// are another mix's) hands on nothing: its pinned calls wait, and the first ratio scales
+// in which a process made pinned calls before any ratio is known, or before two windows
+// agree on one (the first seconds of its steps, traced from its start: the last window fell
+// before its steps began, or in its warm-up, whose steps make more calls) hands on nothing:
+// its pinned calls wait, and the first ratio scales
 // them with the unseen calls of the interval it is found in (after kMaxBacklog such
 // intervals, or when the process ends, the ratio of the windows pooled so far does, with
 // their Poisson error; with none, their last rates, as before).
@@ -77,6 +78,9 @@ class ScaledCounts {
     pinned_[pid] = Pinned{calls, std::min(windowed, calls)};
   }
   bool empty() const { return held_.empty(); }
+  // The next release is the trace's last: pinned calls waiting for a ratio are handed on
+  // in it, scaled as well as they can be.
+  void finishing() { finishing_ = true; }
   const std::vector<CallCount>& held() const { return held_; }
   // Ends the interval (`wall_ns` long, the cycled probes attached `attached_ns` of it):
   // the held counts, scaled and marked estimated. Counts of an interval that was
@@ -137,7 +141,9 @@ class ScaledCounts {
   // Windows of one mix differ by the steps cut at their edges: a few percent per window
   // of a few dozen steps (the H100's CPU-bound and GPU-bound loops: 3-7%).
   static constexpr double kRegimeChange = 0.2;
-  static constexpr double kMinRatioCalls = 10;     // pooled pinned calls seen before the ratio is used
+  static constexpr double kMinWindowsWithout =
+      1.5;                                      // pooled windows (by weight) that scale a windowless interval
+  static constexpr double kMinRatioCalls = 10;  // pooled pinned calls seen before the ratio is used
   static constexpr double kMinRatioWindows = 2.5;  // pooled windows (by weight) before their spread is used
   // The part of the interval (`wall_ns`, `attached_ns`) process `pid` lived (all of it,
   // unless it ended in it), and whether the moment it ended is unknown.
@@ -153,6 +159,10 @@ class ScaledCounts {
   // A process's calls estimated from its pinned calls: its rows `seen` are scaled in
   // place; a probe none of whose calls was seen gets rows in `made`, split as its last
   // rows were.
+  // Hands on the pinned calls that waited for a ratio (pool.backlog): scaled by the
+  // windows pooled so far, or, if none saw a pinned call, at the process's last rates
+  // (for as many intervals of `wall_ns` as waited).
+  void release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns, std::vector<CallCount>& made);
   // `unseen_x`: the pinned calls not seen (the interval's, and those that waited).
   static void ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,
                               std::vector<CallCount>& made);
@@ -162,6 +172,7 @@ class ScaledCounts {
   std::map<std::uint32_t, LastRates> last_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rate> rates_;  // (pid, probe id)
   std::uint64_t interval_ = 0;
+  bool finishing_ = false;
 };
 
 }  // namespace eacgm::agent

@@ -254,18 +254,20 @@ TEST(ScaledCounts, WindowsThatCutStepsAverageOutInThePooledRatio) {
 
 TEST(ScaledCounts, AWindowOfAnotherMixStartsTheRatioAfresh) {
   // A process's first window falls in its warm-up: 7,200 launches for 5 synchronisations
-  // (autotuning, first allocations). Its steps then make 330 launches each, seen 28 at a
-  // time in one window every 10 intervals. Pooled with the warm-up (even at 0.8 a window),
-  // the ratio stays 5-40% high for dozens of windows; the first window of the steady mix
-  // differs from the pool by far more than windows that cut steps do, and starts it anew.
+  // (autotuning, first allocations). Its steps then make 330 launches each, seen 28 or 29
+  // at a time in one window every 10 intervals. Pooled with the warm-up (even at 0.8 a
+  // window), the ratio would stay 5-40% high for dozens of windows; the first window of
+  // the steady mix differs from the pool by far more than windows that cut steps do, and
+  // starts it anew. The intervals after it wait for a second window that agrees.
   ScaledCounts s;
   auto p = probe(1);
   s.hold(count(7, p, 7200));
   s.hold_pinned(7, 11, 5);
   (void)s.release(1e9, 0.5e9);
-  std::vector<CallCount> out;
+  double total = 0;
   for (int window = 0; window < 4; ++window) {
     for (int i = 0; i < 10; ++i) {
+      std::vector<CallCount> out;
       if (i == 0) {
         s.hold(count(7, p, window % 2 ? 9240 : 9570));  // 28 and 29 steps, cut at their edges
         s.hold_pinned(7, 35, window % 2 ? 28 : 29);
@@ -273,11 +275,17 @@ TEST(ScaledCounts, AWindowOfAnotherMixStartsTheRatioAfresh) {
       } else {
         s.hold_pinned(7, 35, 0);
         out = s.release(1e9, 0);
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_NEAR(static_cast<double>(out[0].calls), 330.0 * 35, 0.02 * 330 * 35) << "window " << window;
+        if (window == 0) {
+          EXPECT_TRUE(out.empty()) << "interval " << i;
+        } else {
+          ASSERT_EQ(out.size(), 1u);
+          EXPECT_NEAR(static_cast<double>(out[0].calls), 330.0 * 35, 0.02 * 330 * 35) << "window " << window;
+        }
       }
+      for (const CallCount& c : out) total += static_cast<double>(c.calls);
     }
   }
+  EXPECT_NEAR(total, 330.0 * 35 * 40, 0.01 * 330 * 35 * 40);
 }
 
 TEST(ScaledCounts, AnIntervalOfStepsBeforeTheFirstRatioWaitsForIt) {
@@ -298,7 +306,16 @@ TEST(ScaledCounts, AnIntervalOfStepsBeforeTheFirstRatioWaitsForIt) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(static_cast<double>(out[0].calls), 10941 + 10941.0 / 33 * (3 + 14), 1.0);
   EXPECT_TRUE(out[0].estimated);
-  // Then the next windowless interval is scaled by the ratio alone.
+  // The next windowless interval waits for a second window that agrees (the first
+  // might have been the warm-up's), then goes with it; the one after that is scaled by
+  // the ratio of both.
+  s.hold_pinned(7, 35, 0);
+  EXPECT_TRUE(s.release(1e9, 0).empty());
+  s.hold(count(7, p, 10941));
+  s.hold_pinned(7, 36, 33);
+  out = s.release(1e9, 0.9e9);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(out[0].calls), 10941 + 10941.0 / 33 * (3 + 35), 1.0);
   s.hold_pinned(7, 35, 0);
   out = s.release(1e9, 0);
   ASSERT_EQ(out.size(), 1u);
@@ -322,6 +339,31 @@ TEST(ScaledCounts, PinnedCallsNoWindowSeesWaitOnlySoLong) {
   s.hold_pinned(7, 1, 0);
   for (const CallCount& c : s.release(1e9, 0)) made += c.calls;
   EXPECT_EQ(made, 300 * (ScaledCounts::kMaxBacklog + 1));
+}
+
+TEST(ScaledCounts, PinnedCallsThatWaitAreHandedOnByAnExactIntervalOrTheTracesEnd) {
+  // One window (300 launches a step), then steps in windowless intervals that wait for a
+  // second window; none comes: the probes stay attached from then on (an exact interval),
+  // or the trace ends. Either hands on what waited, at the one window's ratio.
+  for (const bool ends : {false, true}) {
+    ScaledCounts s;
+    auto p = probe(1);
+    step_window(s, p, 16, 32);
+    (void)s.release(1e9, 0.5e9);
+    s.hold_pinned(7, 30, 0);
+    EXPECT_TRUE(s.release(1e9, 0).empty());
+    std::uint64_t calls = 0;
+    if (ends) {
+      s.finishing();
+      s.hold_pinned(7, 20, 0);
+    } else {
+      s.hold(count(7, p, 6000));
+      s.hold_pinned(7, 20, 20);
+    }
+    for (const CallCount& c : s.release(1e9, ends ? 0 : 1e9)) calls += c.calls;
+    // Exact: its own 6,000 and the 30 steps that waited; at the end: those 30 and its 20.
+    EXPECT_EQ(calls, ends ? 300u * 50 : 6000u + 300 * 30) << (ends ? "end" : "exact");
+  }
 }
 
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
