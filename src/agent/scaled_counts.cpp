@@ -267,7 +267,7 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
         continue;
       }
     }
-    ratio_estimates(unseen_x + pool.backlog, pool, seen, made);
+    ratio_estimates(unseen_x + pool.backlog, unseen_x * unseen_x + backlog_square(pool), pool, seen, made);
     pool.backlog = 0;
     pool.backlog_intervals = 0;
     by_ratio.insert(pid);
@@ -280,7 +280,7 @@ void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wa
   if (pool.backlog <= 0) return;
   if (pool.x > 0) {
     ProbeRows none;
-    ratio_estimates(pool.backlog, pool, none, made);
+    ratio_estimates(pool.backlog, backlog_square(pool), pool, none, made);
   } else if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {
     // No window saw a pinned call of it: the waiting intervals get its last rates.
     extrapolate(last->second.rows,
@@ -290,12 +290,20 @@ void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wa
   pool.backlog_intervals = 0;
 }
 
-void ScaledCounts::ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,
-                                   std::vector<CallCount>& made) {
+double ScaledCounts::backlog_square(const RatioPool& pool) {
+  return pool.backlog_intervals > 0
+             ? pool.backlog * pool.backlog / static_cast<double>(pool.backlog_intervals)
+             : 0.0;
+}
+
+void ScaledCounts::ratio_estimates(double unseen_x, double unseen_square, const RatioPool& pool,
+                                   ProbeRows& seen, std::vector<CallCount>& made) {
   // The same pooled ratio scales every interval until the next windows change it, so
   // their errors add up, not as independent ones would: each interval's variance is
   // taken that many times (the intervals per window times the windows pooled), so that
-  // the sum a consumer makes over a run is not too narrow.
+  // the sum a consumer makes over a run is not too narrow. Pinned calls that waited are
+  // taken as the intervals they came from (unseen_square), not as one: those intervals
+  // are already counted in `shared`.
   const double shared = std::max(1.0, pool.gap * pool.windows);
   for (const auto& [id, r] : pool.probes) {
     const double ratio = r.y / pool.x;
@@ -303,8 +311,8 @@ void ScaledCounts::ratio_estimates(double unseen_x, const RatioPool& pool, Probe
     const double residual = std::max(0.0, r.yy - 2 * ratio * r.xy + ratio * ratio * pool.xx);
     const double variance =
         shared * (pool.windows >= kMinRatioWindows
-                      ? unseen_x * unseen_x * residual / (pool.x * pool.x) * pool.windows / (pool.windows - 1)
-                      : unseen * unseen / pool.x);
+                      ? unseen_square * residual / (pool.x * pool.x) * pool.windows / (pool.windows - 1)
+                      : ratio * ratio * unseen_square / pool.x);
     auto rows = seen.find(id);
     double y = 0;
     if (rows != seen.end()) {

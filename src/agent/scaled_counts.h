@@ -163,9 +163,12 @@ class ScaledCounts {
   // windows pooled so far, or, if none saw a pinned call, at the process's last rates
   // (for as many intervals of `wall_ns` as waited).
   void release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns, std::vector<CallCount>& made);
-  // `unseen_x`: the pinned calls not seen (the interval's, and those that waited).
-  static void ratio_estimates(double unseen_x, const RatioPool& pool, ProbeRows& seen,
+  // `unseen_x`: the pinned calls not seen (the interval's, and those that waited);
+  // `unseen_square`: the sum of their squares by interval (what sets the variance).
+  static void ratio_estimates(double unseen_x, double unseen_square, const RatioPool& pool, ProbeRows& seen,
                               std::vector<CallCount>& made);
+  // The square that waited pinned calls add: as if spread evenly over their intervals.
+  static double backlog_square(const RatioPool& pool);
   std::vector<CallCount> held_;
   std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid
   std::map<std::uint32_t, RatioPool> ratios_;  // by pid

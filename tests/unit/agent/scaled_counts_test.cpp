@@ -366,6 +366,31 @@ TEST(ScaledCounts, PinnedCallsThatWaitAreHandedOnByAnExactIntervalOrTheTracesEnd
   }
 }
 
+TEST(ScaledCounts, PinnedCallsThatWaitedCarryTheErrorOfTheIntervalsTheyCameFrom) {
+  // 80 steps that waited, made over 4 intervals or in 1: the same calls, but spread over
+  // 4 intervals they count as 4 intervals of the ratio's error (as if each had been
+  // scaled in turn), a quarter of the variance of 80 in one.
+  const auto waited_variance = [](int intervals) {
+    ScaledCounts s;
+    auto p = probe(1);
+    step_window(s, p, 16, 16);
+    (void)s.release(1e9, 0.5e9);
+    for (int i = 0; i < intervals; ++i) {
+      s.hold_pinned(7, 80 / intervals, 0);
+      EXPECT_TRUE(s.release(1e9, 0).empty());
+    }
+    s.finishing();
+    s.hold_pinned(7, 0, 0);
+    auto out = s.release(1e9, 0);
+    EXPECT_EQ(out.size(), 1u);
+    EXPECT_EQ(out.empty() ? 0 : out[0].calls, 300u * 80);
+    return out.empty() ? 0.0 : out[0].variance;
+  };
+  const double spread = waited_variance(4), one = waited_variance(1);
+  ASSERT_GT(one, 0.0);
+  EXPECT_NEAR(spread / one, 0.25, 1e-9);
+}
+
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
   ScaledCounts s;
   auto p = probe(1);
