@@ -33,33 +33,4 @@ trace_steps() {  # NAME [eacgm options]
 trace_steps exact --config "$TMP/exact.toml"
 EACGM_DUTY_LOG="$TMP/duty.log" trace_steps duty --config "$TMP/duty.toml"
 [ -n "${OUT:-}" ] && cp "$TMP"/*.json "$TMP"/*.err "$TMP"/duty.log "$OUT"/ 2>/dev/null
-"$PY" - "$TMP" "$SIZE" <<'PYEOF'
-import json, sys
-tmp, size = sys.argv[1], sys.argv[2]
-def load(path):
-    text = open(path).read()
-    try:
-        return json.loads(text)
-    except ValueError:
-        sys.exit(f"{path}: not JSON: {text[:300]!r}")
-d, e = load(f"{tmp}/duty.json"), load(f"{tmp}/exact.json")
-def kinds(doc):
-    out = {}
-    for f in doc["functions"]:
-        n = f["function"]
-        k = "launch" if n.startswith("cuLaunch") else "copy" if n.startswith("cuMemcpy") else "memset" if n.startswith("cuMemset") else None
-        if k:
-            c = out.setdefault(k, [0, 0.0])
-            c[0] += f["calls"]
-            c[1] += (f.get("calls_error") or 0) ** 2
-    return out
-kd, ke = kinds(d), kinds(e)
-o = d["overhead"]
-print(f"{size}: cycled probes attached {o.get('attached_share', 1)*100:.1f}% of the time (duty now {o.get('duty_fraction', 1)*100:.1f}%),"
-      f" {d['accounting'].get('duty_switches', 0)} switches, {d['accounting'].get('duty_failures', 0)} failures")
-for k in ("launch", "copy", "memset"):
-    exact = ke.get(k, [0, 0])[0]
-    est, err = kd.get(k, [0, 0])[0], kd.get(k, [0, 0.0])[1] ** 0.5
-    rel = (est - exact) / exact * 100 if exact else 0.0
-    print(f"  {k}: estimate {est} vs exact {exact}: {rel:+.2f}% (reported error {err:.0f} = {err/exact*100 if exact else 0:.2f}%)")
-PYEOF
+python3 "$HERE/duty_compare.py" "$TMP" "$SIZE"

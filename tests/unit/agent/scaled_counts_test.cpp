@@ -175,6 +175,16 @@ void step_window(ScaledCounts& s, const std::shared_ptr<const ProbeInfo>& p, std
   s.hold_pinned(7, steps, steps_seen);
 }
 
+// One interval of 1 s of process 7: `seen` calls of `p` counted (0: no row), `pinned` of
+// its pinned calls, `windowed` of them inside the window, which lasted `attached_ns`.
+std::vector<CallCount> interval(ScaledCounts& s, const std::shared_ptr<const ProbeInfo>& p,
+                                std::uint64_t seen, std::uint64_t pinned, std::uint64_t windowed,
+                                double attached_ns) {
+  if (seen > 0) s.hold(count(7, p, seen));
+  s.hold_pinned(7, pinned, windowed);
+  return s.release(1e9, attached_ns);
+}
+
 TEST(ScaledCounts, PinnedCallsAreTheYardstickWhereTheProcessHasThem) {
   ScaledCounts s;
   auto p = probe(1);
@@ -261,20 +271,16 @@ TEST(ScaledCounts, AWindowOfAnotherMixStartsTheRatioAfresh) {
   // starts it anew. The intervals after it wait for a second window that agrees.
   ScaledCounts s;
   auto p = probe(1);
-  s.hold(count(7, p, 7200));
-  s.hold_pinned(7, 11, 5);
-  (void)s.release(1e9, 0.5e9);
+  (void)interval(s, p, 7200, 11, 5, 0.5e9);
   double total = 0;
   for (int window = 0; window < 4; ++window) {
     for (int i = 0; i < 10; ++i) {
       std::vector<CallCount> out;
       if (i == 0) {
-        s.hold(count(7, p, window % 2 ? 9240 : 9570));  // 28 and 29 steps, cut at their edges
-        s.hold_pinned(7, 35, window % 2 ? 28 : 29);
-        out = s.release(1e9, 0.5e9);
+        // 28 and 29 steps, cut at their edges
+        out = interval(s, p, window % 2 ? 9240 : 9570, 35, window % 2 ? 28 : 29, 0.5e9);
       } else {
-        s.hold_pinned(7, 35, 0);
-        out = s.release(1e9, 0);
+        out = interval(s, p, 0, 35, 0, 0);
         if (window == 0) {
           EXPECT_TRUE(out.empty()) << "interval " << i;
         } else {
@@ -295,29 +301,20 @@ TEST(ScaledCounts, AnIntervalOfStepsBeforeTheFirstRatioWaitsForIt) {
   // the first window's rates (204) but wait for the ratio: 331.5 a step.
   ScaledCounts s;
   auto p = probe(1);
-  s.hold(count(7, p, 114));
-  s.hold_pinned(7, 0, 0);
-  (void)s.release(1e9, 0.559e9);
-  s.hold_pinned(7, 14, 0);
-  EXPECT_TRUE(s.release(1e9, 0).empty());
-  s.hold(count(7, p, 10941));
-  s.hold_pinned(7, 36, 33);
-  auto out = s.release(1e9, 0.9e9);
+  (void)interval(s, p, 114, 0, 0, 0.559e9);
+  EXPECT_TRUE(interval(s, p, 0, 14, 0, 0).empty());
+  auto out = interval(s, p, 10941, 36, 33, 0.9e9);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(static_cast<double>(out[0].calls), 10941 + 10941.0 / 33 * (3 + 14), 1.0);
   EXPECT_TRUE(out[0].estimated);
   // The next windowless interval waits for a second window that agrees (the first
   // might have been the warm-up's), then goes with it; the one after that is scaled by
   // the ratio of both.
-  s.hold_pinned(7, 35, 0);
-  EXPECT_TRUE(s.release(1e9, 0).empty());
-  s.hold(count(7, p, 10941));
-  s.hold_pinned(7, 36, 33);
-  out = s.release(1e9, 0.9e9);
+  EXPECT_TRUE(interval(s, p, 0, 35, 0, 0).empty());
+  out = interval(s, p, 10941, 36, 33, 0.9e9);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(static_cast<double>(out[0].calls), 10941 + 10941.0 / 33 * (3 + 35), 1.0);
-  s.hold_pinned(7, 35, 0);
-  out = s.release(1e9, 0);
+  out = interval(s, p, 0, 35, 0, 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(static_cast<double>(out[0].calls), 10941.0 / 33 * 35, 1.0);
 }
@@ -328,16 +325,11 @@ TEST(ScaledCounts, PinnedCallsNoWindowSeesWaitOnlySoLong) {
   // from its last window) for all of them at once, and the later ones as before.
   ScaledCounts s;
   auto p = probe(1);
-  s.hold(count(7, p, 150));
-  s.hold_pinned(7, 0, 0);
-  (void)s.release(1e9, 0.5e9);
+  (void)interval(s, p, 150, 0, 0, 0.5e9);
   std::uint64_t made = 0;
-  for (std::uint64_t i = 0; i < ScaledCounts::kMaxBacklog; ++i) {
-    s.hold_pinned(7, 1, 0);
-    EXPECT_TRUE(s.release(1e9, 0).empty()) << i;
-  }
-  s.hold_pinned(7, 1, 0);
-  for (const CallCount& c : s.release(1e9, 0)) made += c.calls;
+  for (std::uint64_t i = 0; i < ScaledCounts::kMaxBacklog; ++i)
+    EXPECT_TRUE(interval(s, p, 0, 1, 0, 0).empty()) << i;
+  for (const CallCount& c : interval(s, p, 0, 1, 0, 0)) made += c.calls;
   EXPECT_EQ(made, 300 * (ScaledCounts::kMaxBacklog + 1));
 }
 
@@ -348,19 +340,13 @@ TEST(ScaledCounts, PinnedCallsThatWaitAreHandedOnByAnExactIntervalOrTheTracesEnd
   for (const bool ends : {false, true}) {
     ScaledCounts s;
     auto p = probe(1);
-    step_window(s, p, 16, 32);
-    (void)s.release(1e9, 0.5e9);
-    s.hold_pinned(7, 30, 0);
-    EXPECT_TRUE(s.release(1e9, 0).empty());
+    (void)interval(s, p, 4800, 32, 16, 0.5e9);
+    EXPECT_TRUE(interval(s, p, 0, 30, 0, 0).empty());
     std::uint64_t calls = 0;
-    if (ends) {
-      s.finishing();
-      s.hold_pinned(7, 20, 0);
-    } else {
-      s.hold(count(7, p, 6000));
-      s.hold_pinned(7, 20, 20);
+    if (ends) s.finishing();
+    for (const CallCount& c : ends ? interval(s, p, 0, 20, 0, 0) : interval(s, p, 6000, 20, 20, 1e9)) {
+      calls += c.calls;
     }
-    for (const CallCount& c : s.release(1e9, ends ? 0 : 1e9)) calls += c.calls;
     // Exact: its own 6,000 and the 30 steps that waited; at the end: those 30 and its 20.
     EXPECT_EQ(calls, ends ? 300u * 50 : 6000u + 300 * 30) << (ends ? "end" : "exact");
   }
@@ -373,15 +359,10 @@ TEST(ScaledCounts, PinnedCallsThatWaitedCarryTheErrorOfTheIntervalsTheyCameFrom)
   const auto waited_variance = [](int intervals) {
     ScaledCounts s;
     auto p = probe(1);
-    step_window(s, p, 16, 16);
-    (void)s.release(1e9, 0.5e9);
-    for (int i = 0; i < intervals; ++i) {
-      s.hold_pinned(7, 80 / intervals, 0);
-      EXPECT_TRUE(s.release(1e9, 0).empty());
-    }
+    (void)interval(s, p, 4800, 16, 16, 0.5e9);
+    for (int i = 0; i < intervals; ++i) EXPECT_TRUE(interval(s, p, 0, 80 / intervals, 0, 0).empty());
     s.finishing();
-    s.hold_pinned(7, 0, 0);
-    auto out = s.release(1e9, 0);
+    auto out = interval(s, p, 0, 0, 0, 0);
     EXPECT_EQ(out.size(), 1u);
     EXPECT_EQ(out.empty() ? 0 : out[0].calls, 300u * 80);
     return out.empty() ? 0.0 : out[0].variance;
