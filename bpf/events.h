@@ -37,7 +37,7 @@ typedef __s16 eacgm_s16;
  * eacgm_count_value.windowed).
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
  * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask. */
-#define EACGM_ABI_VERSION 9
+#define EACGM_ABI_VERSION 10
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their
@@ -45,6 +45,8 @@ typedef __s16 eacgm_s16;
 #define EACGM_DUTY_OFF 0
 #define EACGM_DUTY_OPEN 1
 #define EACGM_DUTY_SWITCHING 2
+/* `duty_window` [1]: how many times the window has moved (the agent raises it with each
+ * move), so that two calls in the same state are known to be in the same stretch. */
 
 /* Values of the target_pids map (the pid filter): a traced process, and whether it may
  * be stopped at loader hints. Children inherit their parent's value. */
@@ -175,6 +177,14 @@ struct eacgm_count_value {
 			     * outside the windows compares (the cycled probes' real cost) */
 	eacgm_u64 switching; /* of the calls, those made while the cycled probes were being
 			      * attached or detached: neither inside nor outside */
+	/* For the probes that are not cycled, while the duty cycle runs: the time from each
+	 * call to the thread's previous one of them, where both fell in the same open window
+	 * (in_*) or the same stretch with the cycled probes gone (out_*); their means are the
+	 * process's pace inside and outside, with no window edge cutting a step. */
+	eacgm_u64 in_gap_ns;
+	eacgm_u64 in_gaps;
+	eacgm_u64 out_gap_ns;
+	eacgm_u64 out_gaps;
 };
 
 /* Durations of the sampled calls of counted probes: one key per (process, probe, log

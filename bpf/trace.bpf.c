@@ -37,10 +37,25 @@ struct {
  * EACGM_DUTY_SWITCHING, and the other probes' calls are counted as made then). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2); /* [1]: the moves so far (bpf/events.h) */
 	__type(key, __u32);
 	__type(value, __u32);
 } duty_window SEC(".maps");
+
+/* Each thread's last call of a probe that is not cycled, while the duty cycle runs: when,
+ * and the window's state and moves then (the pace's gaps, struct eacgm_count_value). */
+struct pace_mark {
+	__u64 ts;
+	__u32 moves;
+	__u32 state;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pace_mark);
+} pace_marks SEC(".maps");
 
 /* When processes ended (their main thread's exit, bpf_ktime_get_ns): the duty cycle
  * scales a process's counts only over the part of an interval it lived. */
@@ -615,6 +630,34 @@ int eacgm_exit_multi(struct pt_regs *ctx)
 	return on_exit(ctx);
 }
 
+/* The gap from this thread's previous call of an uncycled probe, added to the pace's
+ * sums when both fell in one stretch of the same state (open, or off); the duty cycle's
+ * moves only (the window starts open and never moves without one). */
+static __always_inline void add_pace_gap(struct eacgm_count_value *v, __u32 state)
+{
+	__u32 one = 1;
+	__u32 *moves = bpf_map_lookup_elem(&duty_window, &one);
+	if (!moves || *moves == 0)
+		return;
+	struct pace_mark *m = bpf_task_storage_get(&pace_marks, bpf_get_current_task_btf(), 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!m)
+		return;
+	__u64 now = bpf_ktime_get_ns();
+	if (m->ts != 0 && m->moves == *moves && m->state == state && now > m->ts) {
+		if (state == EACGM_DUTY_OPEN) {
+			v->in_gap_ns += now - m->ts;
+			v->in_gaps += 1;
+		} else if (state == EACGM_DUTY_OFF) {
+			v->out_gap_ns += now - m->ts;
+			v->out_gaps += 1;
+		}
+	}
+	m->ts = now;
+	m->moves = *moves;
+	m->state = state;
+}
+
 /* Always-on: one trap per call. The entry counts the call in `call_counts` under
  * (process, probe, handle) with its bytes, and asks for the return only for one call in
  * 2^sample_shift per CPU, whose duration goes into `call_durations` (and for every call
@@ -690,6 +733,8 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	v->bytes += bytes;
 	v->windowed += in_window;
 	v->switching += switching;
+	if (window && !(p->flags & EACGM_PROBE_CYCLED))
+		add_pace_gap(v, *window);
 
 	/* Waiting calls ask for every return, to clear their mark; only sampled ones are timed
 	 * (a cookie of 0 is not). */

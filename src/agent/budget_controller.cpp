@@ -104,7 +104,9 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
       t.calls += c.calls;
       t.cycled = c.probe->cycled;
       if (duty_ && !c.probe->cycled) {
-        paces_[c.pid].add_calls(c.calls, c.windowed, c.switching);
+        Pace& pace = paces_[c.pid];
+        pace.add_calls(c.calls, c.windowed, c.switching);
+        pace.add_gaps(c.gaps);
       }
     }
   }
@@ -188,7 +190,7 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
   std::map<std::uint32_t, Seen> seen;  // for the duty log
   for (const auto& [pid, pace] : paces_) {
     held_.hold_pinned(pid, pace.calls(), pace.windowed());
-    if (duty_log_) seen[pid] = Seen{0, pace.calls(), pace.windowed()};
+    if (duty_log_) seen[pid] = Seen{0, pace.calls(), pace.windowed(), pace.gaps()};
   }
   if (duty_log_) {
     for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
@@ -228,10 +230,12 @@ void BudgetController::log_release(const ScaledCounts::Span& span, const std::ma
     const bool measured = pace != paces_.end() && pace->second.speedup().has_value();
     const auto o = out.find(pid);
     std::fprintf(duty_log_.get(),
-                 "pid=%u wall_ms=%.3f attached_ms=%.3f held=%llu pinned=%llu windowed=%llu speedup=%.4f "
-                 "measured=%d speedup_error=%.4f released=%llu estimated=%d attach_ms=%.1f detach_ms=%.1f\n",
+                 "pid=%u wall_ms=%.3f attached_ms=%.3f held=%llu pinned=%llu windowed=%llu in_gaps=%llu "
+                 "out_gaps=%llu speedup=%.4f measured=%d speedup_error=%.4f released=%llu estimated=%d "
+                 "attach_ms=%.1f detach_ms=%.1f\n",
                  pid, span.wall_ns / 1e6, span.attached_ns / 1e6, static_cast<unsigned long long>(s.held),
                  static_cast<unsigned long long>(s.pinned), static_cast<unsigned long long>(s.windowed),
+                 static_cast<unsigned long long>(s.gaps.in), static_cast<unsigned long long>(s.gaps.out),
                  fast == speedup.end() ? 1.0 : fast->second, measured ? 1 : 0,
                  measured ? std::sqrt(pace->second.relative_variance()) : 0.0,
                  static_cast<unsigned long long>(o == out.end() ? 0 : o->second.first),

@@ -136,6 +136,7 @@ class BudgetController final : public Consumer {
   // the speedup used, what it became), for checking the scaling against a known loop.
   struct Seen {
     std::uint64_t held = 0, pinned = 0, windowed = 0;  // cycled calls counted; pinned ones, inside windows
+    PaceGaps gaps;                                     // the pinned calls' gaps (agent/pace.h)
   };
   void log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
                    const std::map<std::uint32_t, double>& speedup, const std::vector<CallCount>& scaled);

@@ -13,6 +13,7 @@ constexpr double kMinSeconds = 0.01;      // an interval with less time seen (or
 // Intervals with calls inside and outside from which their spread is the error; before,
 // the pooled counts' Poisson error.
 constexpr std::size_t kSpreadIntervals = 5;
+constexpr std::uint64_t kMinGaps = 3;  // gaps inside and outside for an interval's pace from them
 
 }  // namespace
 
@@ -22,14 +23,27 @@ void Pace::add_calls(std::uint64_t calls, std::uint64_t windowed, std::uint64_t 
   switching_ += switching;
 }
 
+void Pace::add_gaps(const PaceGaps& gaps) {
+  gaps_.in_ns += gaps.in_ns;
+  gaps_.in += gaps.in;
+  gaps_.out_ns += gaps.out_ns;
+  gaps_.out += gaps.out;
+}
+
 void Pace::end_interval(double in_s, double out_s) {
-  if (in_s >= kMinSeconds && out_s >= kMinSeconds) {
+  if (gaps_.in >= kMinGaps && gaps_.out >= kMinGaps) {
+    // Gaps per second of gap time: one over the mean gap, inside and outside.
+    intervals_.push_back({static_cast<double>(gaps_.in), static_cast<double>(gaps_.in_ns) / 1e9,
+                          static_cast<double>(gaps_.out), static_cast<double>(gaps_.out_ns) / 1e9});
+    while (intervals_.size() > kIntervals) intervals_.pop_front();
+  } else if (in_s >= kMinSeconds && out_s >= kMinSeconds) {
     const std::uint64_t in = std::min(windowed_, calls_);
     const std::uint64_t out = calls_ - in - std::min(switching_, calls_ - in);
     intervals_.push_back({static_cast<double>(in), in_s, static_cast<double>(out), out_s});
     while (intervals_.size() > kIntervals) intervals_.pop_front();
   }
   calls_ = windowed_ = switching_ = 0;
+  gaps_ = {};
 }
 
 std::optional<double> Pace::speedup() const {

@@ -11,6 +11,15 @@
 
 namespace eacgm {
 
+// For probes that are not cycled, while the duty cycle runs: the time from each call to
+// the same thread's previous one, where both fell inside one open window (in) or one
+// stretch with the cycled probes gone (out), summed, and how many such gaps. Their means
+// are the process's pace inside and outside the windows (agent/pace.h), which no
+// window's edge cuts, unlike calls counted per second.
+struct PaceGaps {
+  std::uint64_t in_ns = 0, in = 0, out_ns = 0, out = 0;
+};
+
 struct CallCount {
   std::uint32_t pid = 0;
   std::shared_ptr<const ProbeInfo> probe;
@@ -29,6 +38,7 @@ struct CallCount {
   // Of `calls`, those made while the cycled probes were being attached or detached:
   // neither inside a window nor outside (their traps still cost the process then).
   std::uint64_t switching = 0;
+  PaceGaps gaps{};
 };
 
 struct CallTimings {

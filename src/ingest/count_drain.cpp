@@ -63,6 +63,8 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     const std::uint64_t bytes = since(e.bytes, s.bytes);
     const std::uint64_t windowed = since(e.windowed, s.windowed);
     const std::uint64_t switching = since(e.switching, s.switching);
+    const PaceGaps gaps{since(e.gaps.in_ns, s.gaps.in_ns), since(e.gaps.in, s.gaps.in),
+                        since(e.gaps.out_ns, s.gaps.out_ns), since(e.gaps.out, s.gaps.out)};
     if (calls == 0) continue;
     if (!s.named) {
       s.kernel = name_of(probe, e.key.pid, e.key.handle);
@@ -72,6 +74,7 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     CallCount c{e.key.pid, std::move(probe), e.key.handle, e.key.stream, s.kernel, calls, bytes};
     c.windowed = windowed;
     c.switching = switching;
+    c.gaps = gaps;
     counts.push_back(std::move(c));
   }
   counters_.keys = seen_.size();

@@ -64,6 +64,7 @@ class CountDrain {
     std::uint64_t bytes = 0;
     std::uint64_t windowed = 0;
     std::uint64_t switching = 0;
+    PaceGaps gaps;
     std::string kernel;
     bool named = false;  // the kernel name was looked up and found
   };

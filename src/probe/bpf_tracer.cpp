@@ -289,8 +289,9 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
     return make_error(
         fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
-  // Cycled probes count from the start: the window is closed only by a duty cycle.
-  if (auto st = t->set_duty_window(DutyWindow::kOpen); !st) return std::move(st).take_error();
+  // Cycled probes count from the start: the window is closed only by a duty cycle (and
+  // this is no move of it: the pace's gaps are taken only once a duty cycle runs).
+  if (auto st = t->write_duty_state(DutyWindow::kOpen); !st) return std::move(st).take_error();
   return t;
 }
 
@@ -400,6 +401,15 @@ Status BpfTracer::set_duty_window(DutyWindow state) {
   static_assert(static_cast<std::uint32_t>(DutyWindow::kOff) == EACGM_DUTY_OFF &&
                 static_cast<std::uint32_t>(DutyWindow::kOpen) == EACGM_DUTY_OPEN &&
                 static_cast<std::uint32_t>(DutyWindow::kSwitching) == EACGM_DUTY_SWITCHING);
+  // The moves first: a call that sees the new state sees the new count too.
+  const std::uint32_t one = 1, moves = ++duty_moves_;
+  if (bpf_map__update_elem(skel_->maps.duty_window, &one, sizeof(one), &moves, sizeof(moves), BPF_ANY)) {
+    return make_error(fmt::format("cannot count the duty window's moves: {}", errno_text(errno)));
+  }
+  return write_duty_state(state);
+}
+
+Status BpfTracer::write_duty_state(DutyWindow state) {
   const std::uint32_t zero = 0, value = static_cast<std::uint32_t>(state);
   if (bpf_map__update_elem(skel_->maps.duty_window, &zero, sizeof(zero), &value, sizeof(value), BPF_ANY)) {
     return make_error(fmt::format("cannot set the duty window to {}: {}", value, errno_text(errno)));
@@ -558,12 +568,17 @@ std::vector<CountEntry> BpfTracer::read_counts() const {
   read_percpu_hash<eacgm_count_key, eacgm_count_value>(
       bpf_map__fd(skel_->maps.call_counts),
       [&](const eacgm_count_key& k, std::span<const eacgm_count_value> v) {
-        CountEntry e{k, 0, 0};
+        CountEntry e{};
+        e.key = k;
         for (const auto& c : v) {
           e.calls += c.calls;
           e.bytes += c.bytes;
           e.windowed += c.windowed;
           e.switching += c.switching;
+          e.gaps.in_ns += c.in_gap_ns;
+          e.gaps.in += c.in_gaps;
+          e.gaps.out_ns += c.out_gap_ns;
+          e.gaps.out += c.out_gaps;
         }
         out.push_back(e);
       });

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/events.h"
+#include "core/call_counts.h"
 #include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
@@ -58,6 +59,7 @@ struct CountEntry {
   std::uint64_t bytes = 0;
   std::uint64_t windowed = 0;   // of the calls, made while the duty window was open
   std::uint64_t switching = 0;  // of the calls, made while the cycled probes were switching
+  PaceGaps gaps{};              // the pace's gaps between calls (core/call_counts.h)
 };
 // One key of the sampled-duration map, summed over CPUs (cumulative).
 struct DurationEntry {
@@ -179,7 +181,10 @@ class BpfTracer {
   static Result<std::unique_ptr<BpfTracer>> open_and_load(const BpfOptions& options, bool multi,
                                                           bool session);
   Status reset_hits(std::uint32_t id);
+  // Sets duty_window's state alone (set_duty_window also counts the move).
+  Status write_duty_state(DutyWindow state);
   trace_bpf* skel_ = nullptr;
+  std::uint32_t duty_moves_ = 0;
   bool multi_ = false;
   bool session_ = false;
   std::vector<UprobeLink> tp_links_;

@@ -3,9 +3,11 @@
 // multi-threaded tight loop (no ring buffer, so nothing to drop), and times a sample.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -134,12 +136,16 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   // The trace ends (--duration) while the loop still runs, so no interval ends in its
   // exit; the synchronisation counts the rounds traced, the true count of each probe.
   const std::string config = temp_dir() + "/duty.toml";
+  const std::string duty_log = temp_dir() + "/duty.log";
   std::ofstream(config) << "[trace]\nbudget = 0.01\nduty_cycle = true\n";
+  setenv("EACGM_DUTY_LOG", duty_log.c_str(), 1);  // inherited by the agent (execv)
   Subprocess eacgm({bin("eacgm"), "run",       "--json",    "--no-gpu",         "--config",
                     config,       "--mode",    "always-on", "--probes",         "cuda_driver",
                     "--duration", "4",         "--",        bin("driver_loop"), "--threads",
                     "1",          "--work-us", "20",        "--iters",          "300000"});
-  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  const int status = eacgm.wait();
+  unsetenv("EACGM_DUTY_LOG");
+  ASSERT_EQ(status, 0) << eacgm.err();
   const json doc = json::parse(eacgm.out());
   auto f = by_function(doc);
   const json& o = doc["overhead"];
@@ -168,6 +174,20 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   }
   // Fewer traps were taken than calls made.
   EXPECT_LT(doc["accounting"]["counted_calls"].get<std::uint64_t>(), 2 * rounds);
+  // The kernel timed the gaps between the thread's synchronisations inside the windows
+  // and outside them (the pace's measure), once the cycle had moved the window.
+  std::ifstream log(duty_log);
+  std::uint64_t in_gaps = 0, out_gaps = 0;
+  for (std::string line; std::getline(log, line);) {
+    std::istringstream fields(line);
+    for (std::string kv; fields >> kv;) {
+      if (kv.rfind("in_gaps=", 0) == 0) in_gaps += std::stoull(kv.substr(8));
+      if (kv.rfind("out_gaps=", 0) == 0) out_gaps += std::stoull(kv.substr(9));
+    }
+  }
+  EXPECT_GT(in_gaps, 1000u) << "gaps inside the windows";
+  EXPECT_GT(out_gaps, 1000u) << "gaps outside the windows";
+  EXPECT_LT(in_gaps + out_gaps, rounds) << "no gap across a switch";
 }
 
 TEST(AlwaysOn, CalibrationReportsEachKindOfHit) {

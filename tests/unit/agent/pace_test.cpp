@@ -90,4 +90,35 @@ TEST(Pace, OnlyTheLastIntervalsArePooled) {
 }
 
 }  // namespace
+TEST(Pace, GapsBetweenCallsMeasureItWithoutTheWindowsEdges) {
+  // A 28 ms step, 30 ms while attached: windows of 0.5 s catch 16 or 18 steps by where
+  // their edges fall, so the calls counted swing the pace by ±6%; the gaps between a
+  // thread's calls inside one window (and outside) do not, and give 30/28 at once.
+  Pace gaps, calls;
+  for (int i = 0; i < 8; ++i) {
+    const std::uint64_t in = i % 2 ? 16 : 18, out = 18;
+    for (Pace* p : {&gaps, &calls}) p->add_calls(in + out, in);
+    gaps.add_gaps(PaceGaps{(in - 1) * 30'000'000, in - 1, (out - 1) * 28'000'000, out - 1});
+    gaps.end_interval(0.5, 0.5);
+    calls.end_interval(0.5, 0.5);
+  }
+  ASSERT_TRUE(gaps.speedup().has_value());
+  EXPECT_NEAR(*gaps.speedup(), 30.0 / 28, 1e-9);
+  EXPECT_NEAR(gaps.relative_variance(), 0.0, 1e-12);
+  ASSERT_TRUE(calls.speedup().has_value());
+  EXPECT_GT(calls.relative_variance(), 1e-4) << "the calls counted swing with the edges";
+}
+
+TEST(Pace, AnIntervalWithTooFewGapsIsTakenFromItsCalls) {
+  // Two gaps inside: too few to be a pace; the interval's calls and time are.
+  Pace p;
+  for (int i = 0; i < 3; ++i) {
+    p.add_calls(220, 100);
+    p.add_gaps(PaceGaps{2 * 10'000'000, 2, 100 * 1'000'000, 100});
+    p.end_interval(1.0, 1.0);
+  }
+  ASSERT_TRUE(p.speedup().has_value());
+  EXPECT_NEAR(*p.speedup(), 1.2, 1e-9);
+}
+
 }  // namespace eacgm::agent
