@@ -195,6 +195,7 @@ void DutyCycle::on_tick(Clock::time_point now) {
   {
     std::lock_guard lock(mutex_);
     period_start_ = now;
+    ticked_ = true;
   }
   wake_.notify_all();
 }
@@ -206,6 +207,13 @@ void DutyCycle::loop() {
     if (fraction_ >= 1.0) {
       switch_to(lock, true);
       wake_.wait(lock, [this] { return stopping_ || fraction_ < 1.0; });
+      continue;
+    }
+    // Attached until the first tick (even at a fraction fixed below 1): the interval
+    // before it has no beginning the controller knows, so nothing could scale its counts.
+    if (!ticked_) {
+      switch_to(lock, true);
+      wake_.wait(lock, [this] { return stopping_ || ticked_; });
       continue;
     }
     // Detached until a tick begins a period; the window then falls anywhere in its

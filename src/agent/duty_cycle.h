@@ -139,6 +139,7 @@ class DutyCycle final : public DutyControl {
   bool attached_ = true;
   bool stopping_ = false;
   std::optional<Clock::time_point> period_start_;  // a tick not yet begun as a period
+  bool ticked_ = false;                            // a tick came: the controller scales from here
   int periods_to_skip_ = 0;                        // periods left without a window
   std::deque<Change> log_;  // state changes, oldest first; the first is the state before
   std::uint64_t switches_ = 0;

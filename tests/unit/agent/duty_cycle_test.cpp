@@ -187,10 +187,12 @@ TEST(DutyCycle, ARefusedAttachIsCountedAndLeavesTheProbesDetached) {
   Recorder r;
   DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, options(20, 0.05));
   d.set_fraction(0.5);
-  ASSERT_TRUE(wait_for([&] {
-    std::lock_guard lock(r.mutex);
-    return !r.switches.empty() && !r.switches.back().second;
-  }));
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::lock_guard lock(r.mutex);
+        return !r.switches.empty() && !r.switches.back().second;
+      },
+      &d));
   {
     std::lock_guard lock(r.mutex);
     r.refuse_attach = true;
@@ -236,6 +238,26 @@ TEST(DutyCycle, AFixedFractionIsKeptWhateverTheBudgetAsks) {
     EXPECT_LE(done[i].began, done[i].counting);
     EXPECT_LE(done[i].counting, done[i].ended);
   }
+}
+
+TEST(DutyCycle, AFixedFractionKeepsTheProbesAttachedUntilTheFirstTick) {
+  // The interval before the first tick has no beginning the controller knows, so
+  // nothing would scale its counts: the cycle starts with the first tick.
+  Recorder r;
+  DutyCycle::Options o = options(40, 0.05);
+  o.fixed_fraction = 0.25;
+  DutyCycle d([&r](bool a, const DutyCycle::Counting& c) { return r(a, c); }, o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  {
+    std::lock_guard lock(r.mutex);
+    for (const auto& [when, attached] : r.switches) EXPECT_TRUE(attached) << "no detach before a tick";
+  }
+  ASSERT_TRUE(wait_for(
+      [&] {
+        std::lock_guard lock(r.mutex);
+        return !r.switches.empty() && !r.switches.back().second;
+      },
+      &d));
 }
 
 // Sets an environment variable for one test, restoring it after.
