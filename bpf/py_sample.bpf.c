@@ -219,7 +219,11 @@ static long frame_walk_step(__u32 i, void *arg)
 		owner = EACGM_PY_OWNED_BY_CSTACK; /* unreadable: not a frame to report */
 	/* C entry frames (3.12+) and anything whose executable is not a code object (3.13
 	 * keeps None there for some frames) are not Python functions. */
-	if (code && owner != EACGM_PY_OWNED_BY_CSTACK && read_ptr(code + 8 /* ob_type */) == w->code_type) {
+	/* ob_type, then the words that make the code's identity. */
+	__u32 obj[2 + EACGM_PY_CODE_ID_WORDS];
+	if (code && owner != EACGM_PY_OWNED_BY_CSTACK &&
+	    bpf_probe_read_user(obj, sizeof(obj), (void *)(code + 8)) == 0 &&
+	    (obj[0] | (__u64)obj[1] << 32) == w->code_type) {
 		__u64 instr = 0;
 		if (w->l.instr_is_index) {
 			__s32 lasti = 0;
@@ -232,6 +236,7 @@ static long frame_walk_step(__u32 i, void *arg)
 		__u32 d = w->depth & (EACGM_PY_MAX_DEPTH - 1);
 		s->frames[d].code = code;
 		s->frames[d].instr = instr;
+		s->frames[d].code_id = eacgm_py_code_id(&obj[2], w->l.code_id_words);
 		w->depth++;
 	}
 	__u64 prev = 0;

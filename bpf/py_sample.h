@@ -12,8 +12,9 @@
 #define EACGM_PY_NO_FIELD 0xffff   /* a layout field this version lacks */
 #define EACGM_PY_OWNED_BY_CSTACK 3 /* _PyInterpreterFrame.owner of C entry frames (3.12+) */
 /* Version of this boundary; the object carries it as `py_abi_version`.
- * 2: EACGM_PY_IN_CALL and the sample's call_probe. */
-#define EACGM_PY_ABI_VERSION 2
+ * 2: EACGM_PY_IN_CALL and the sample's call_probe.
+ * 3: each frame's code_id, from the layout's code_id_words. */
+#define EACGM_PY_ABI_VERSION 3
 
 /* Where the sampler finds a thread's Python stack, in bytes (src/probe/python_stack_layouts.cpp
  * says where each number comes from). */
@@ -32,8 +33,26 @@ struct eacgm_py_layout {
 	eacgm_u16 frame_instr;      /* f_lasti, an int (3.10); prev_instr / instr_ptr, a pointer */
 	eacgm_u16 instr_is_index;   /* 1: frame_instr is a 32-bit instruction index (3.10) */
 	eacgm_u16 version;          /* major << 8 | minor, copied into each sample */
-	eacgm_u16 pad[2];
+	eacgm_u16 code_id_words;    /* the code object's words that make its code_id (below) */
+	eacgm_u16 pad;
 };
+
+/* A code object's identity, for telling it from another one allocated later at its
+ * address: bit i of the layout's code_id_words names the 4-byte word at offset 16 + 4 * i
+ * of the object, each a field no running of the code changes (its counts, flags, first
+ * line, bytecode length or object and constants); every word folded as FNV-1a does bytes,
+ * the others as zero (no branch: the sampler runs this for every frame).
+ * `words` holds the EACGM_PY_CODE_ID_WORDS words from offset 16. The sampler computes it
+ * per frame, the agent from the object it reads; the two differ when the object read is not
+ * the one sampled. */
+#define EACGM_PY_CODE_ID_WORDS 16
+static inline eacgm_u32 eacgm_py_code_id(const eacgm_u32 *words, eacgm_u16 mask)
+{
+	eacgm_u32 h = 2166136261u;
+	for (int i = 0; i < EACGM_PY_CODE_ID_WORDS; i++)
+		h = (h ^ (words[i] & (0u - ((mask >> i) & 1u)))) * 16777619u;
+	return h;
+}
 
 /* One Python process: where its runtime state lives, how to read it. */
 struct eacgm_py_proc {
@@ -50,8 +69,10 @@ struct eacgm_py_proc {
 			      * call: bpf/events.h struct eacgm_waiting_call) */
 
 struct eacgm_py_frame {
-	eacgm_u64 code;  /* the code object's address */
-	eacgm_u64 instr; /* instruction pointer (3.11+) or index (3.10); 0 unknown */
+	eacgm_u64 code;    /* the code object's address */
+	eacgm_u64 instr;   /* instruction pointer (3.11+) or index (3.10); 0 unknown */
+	eacgm_u32 code_id; /* eacgm_py_code_id of the code object when sampled */
+	eacgm_u32 pad;
 };
 
 /* One sample of an on-CPU thread of a Python process; sent only as far as `depth`
@@ -71,7 +92,7 @@ struct eacgm_py_sample {
 };
 
 #define EACGM_PY_SAMPLE_HEADER 48
-#define EACGM_PY_SAMPLE_SIZE(depth) (EACGM_PY_SAMPLE_HEADER + 16 * (depth))
+#define EACGM_PY_SAMPLE_SIZE(depth) (EACGM_PY_SAMPLE_HEADER + 24 * (depth))
 
 /* Counters of the sampler (a per-CPU array indexed by these). */
 enum eacgm_py_counter {

@@ -93,8 +93,9 @@ constexpr std::array kTable = {
                      "Code objects in sampled Python stacks that could not be read (the process had "
                      "exited, or the object was freed before the read): shown as <code 0x...>."},
     AgentCounterSpec{"py_codes_reread", "eacgm_python_code_objects_reread_total", kC, kNonZero, "",
-                     "Code objects read again because a sample's instruction lay outside the one read at "
-                     "that address before (it was freed and another allocated there)."},
+                     "Code objects read again because a sample's code identity was not the one read at "
+                     "that address before, or its instruction lay outside it (it was freed and another "
+                     "allocated there)."},
     AgentCounterSpec{"host_waits", "eacgm_host_waits_traced_total", kC, kHidden, "",
                      "Futex and poll-family waits of traced processes timed by the host-wait tracer."},
     AgentCounterSpec{"wait_processes", "eacgm_host_wait_processes", kG, kHidden, "",

@@ -103,6 +103,9 @@ std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std
   if (!read_process_bytes(pid, addr, obj.data(), obj.size())) return std::nullopt;
   PythonCodeInfo info;
   info.type = load_u64(&obj[8]);
+  std::array<std::uint32_t, EACGM_PY_CODE_ID_WORDS> words{};
+  std::memcpy(words.data(), &obj[16], sizeof(words));
+  info.code_id = eacgm_py_code_id(words.data(), stack->code_id_words);
   if (stack->code_units != EACGM_PY_NO_FIELD) {
     // 3.11+: a var-object whose ob_size counts the 2-byte code units it holds inline.
     info.first_unit = addr + stack->code_units;
@@ -141,13 +144,15 @@ const PythonStackDecoder::Code& PythonStackDecoder::unnamed(std::uint64_t addr) 
 }
 
 const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int minor, std::uint64_t addr,
-                                                         std::uint64_t instr) {
+                                                         std::uint64_t instr, std::uint32_t code_id) {
   auto& codes = processes_[pid];
   auto it = codes.find(addr);
   if (it != codes.end()) {
     const Code& kept = it->second;
-    if (inside_code(minor, kept.first_unit, kept.code_bytes, instr)) return kept;
-    ++counters_.reread;  // sampled outside the code read there: another code object lives there now
+    if (kept.code_id == code_id && inside_code(minor, kept.first_unit, kept.code_bytes, instr)) return kept;
+    // Sampled with another identity, or outside the code read there: another code object
+    // lives there now.
+    ++counters_.reread;
   }
   auto info = reader_(pid, minor, addr);
   if (info && code_types_ && !is_code(info->type, code_types_(pid))) {
@@ -170,8 +175,11 @@ const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int 
   if (info) {
     c.first_unit = info->first_unit;
     c.code_bytes = info->code_bytes;
+    c.code_id = info->code_id;
   }
-  const bool sampled_here = inside_code(minor, c.first_unit, c.code_bytes, instr);
+  // Nothing read (the process is gone): nothing shows another code object was sampled.
+  const bool sampled_here =
+      !info || (c.code_id == code_id && inside_code(minor, c.first_unit, c.code_bytes, instr));
   const Code* out = &scratch_;
   if (it != codes.end()) {
     it->second = std::move(c);
@@ -230,7 +238,7 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
   if (call) out.frames[0] = PythonFrame{std::move(call), 0};
   for (std::size_t i = 0; i < s.depth; ++i) {
     const eacgm_py_frame& f = s.frames[i];
-    const Code& c = code(s.pid, minor, f.code, f.instr);
+    const Code& c = code(s.pid, minor, f.code, f.instr, f.code_id);
     int line = -1;
     if (minor <= 9) {
       line = python_lnotab_line(c.linetable, c.code->first_line, f.instr);  // f_lasti in bytes

@@ -1,8 +1,9 @@
 // Turns the Python sampler's records into named stacks: each code object address is read
-// per process (its name, file, first line, line table and bytecode length, from the
-// process's memory while it lives) at its first sample, and again when a frame's
-// instruction lies outside the bytecode read there (the code object was freed and
-// another one allocated at its address); each frame's line is found in that table.
+// per process (its name, file, first line, line table, bytecode length and identity, from
+// the process's memory while it lives) at its first sample, and again when a frame's
+// instruction lies outside the bytecode read there or the frame's code identity is not the
+// one read (the code object was freed and another one allocated at its address); each
+// frame's line is found in that table.
 // Runs on the reader thread.
 #pragma once
 
@@ -39,6 +40,7 @@ struct PythonCodeInfo {
   std::uint64_t first_unit = 0;  // 3.11+: the address of its first code unit
   std::uint64_t code_bytes = 0;  // the bytecode's length in bytes; 0: unknown (not checked)
   std::uint64_t type = 0;        // ob_type: PyCode_Type's address while it is a code object
+  std::uint32_t code_id = 0;     // its identity (bpf/py_sample.h, eacgm_py_code_id)
 };
 using PythonCodeReader =
     std::function<std::optional<PythonCodeInfo>(std::uint32_t pid, int minor, std::uint64_t addr)>;
@@ -78,10 +80,13 @@ class PythonStackDecoder {
     std::vector<std::uint8_t> linetable;
     std::uint64_t first_unit = 0;
     std::uint64_t code_bytes = 0;
+    std::uint32_t code_id = 0;
   };
-  // The code object of a frame sampled at `instr` in the code at `addr`: the one kept for
-  // that address while the instruction lies in it, else read (again).
-  const Code& code(std::uint32_t pid, int minor, std::uint64_t addr, std::uint64_t instr);
+  // The code object of a frame sampled at `instr` in the code at `addr` whose identity was
+  // `code_id`: the one kept for that address while the instruction lies in it and the
+  // identity is its own, else read (again).
+  const Code& code(std::uint32_t pid, int minor, std::uint64_t addr, std::uint64_t instr,
+                   std::uint32_t code_id);
   // A frame's code named by its address, for this frame only (not kept).
   const Code& unnamed(std::uint64_t addr);
   // The native frame of a traced call, made once per probe (again when its id has a new

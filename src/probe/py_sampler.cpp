@@ -19,7 +19,7 @@ namespace eacgm::probe {
 namespace {
 
 // The record layout the reader decodes (bpf/py_sample.h).
-static_assert(sizeof(eacgm_py_frame) == 16);
+static_assert(sizeof(eacgm_py_frame) == 24);
 static_assert(offsetof(eacgm_py_sample, frames) == EACGM_PY_SAMPLE_HEADER);
 static_assert(sizeof(eacgm_py_sample) == EACGM_PY_SAMPLE_SIZE(EACGM_PY_MAX_DEPTH));
 static_assert(offsetof(eacgm_py_sample, call_probe) == 40);

@@ -31,6 +31,9 @@ struct PythonStackLayout {
   std::uint16_t code_code;       // PyCodeObject.co_code: the bytecode, a bytes object (3.10 and older)
   std::uint16_t code_linetable;  // PyCodeObject.co_linetable (co_lnotab up to 3.9): a bytes object
   std::uint16_t bytes_data;      // PyBytesObject.ob_sval: where a bytes object's data starts
+  // The code object's words, from offset 16, that make its identity (bpf/py_sample.h,
+  // eacgm_py_code_id): bit i for the 4-byte word at 16 + 4 * i.
+  std::uint16_t code_id_words;
 };
 
 // Every known layout, oldest first.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <map>
 
@@ -38,7 +39,14 @@ PythonCodeInfo info(const char* function, int first_line, std::uint64_t first_un
   return i;
 }
 
-eacgm_py_sample sample(std::uint16_t version, std::vector<eacgm_py_frame> frames) {
+// A sampled frame: its code object, instruction and the code's identity when sampled.
+struct Frame {
+  std::uint64_t code;
+  std::uint64_t instr;
+  std::uint32_t code_id = 0;  // as the fake codes' (PythonCodeInfo's default)
+};
+
+eacgm_py_sample sample(std::uint16_t version, std::vector<Frame> frames) {
   eacgm_py_sample s{};
   s.ts_ns = 5;
   s.pid = 7;
@@ -46,7 +54,11 @@ eacgm_py_sample sample(std::uint16_t version, std::vector<eacgm_py_frame> frames
   s.version = version;
   s.depth = static_cast<std::uint16_t>(frames.size());
   std::strcpy(s.comm, "python3.12");
-  for (std::size_t i = 0; i < frames.size(); ++i) s.frames[i] = frames[i];
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    s.frames[i].code = frames[i].code;
+    s.frames[i].instr = frames[i].instr;
+    s.frames[i].code_id = frames[i].code_id;
+  }
   return s;
 }
 
@@ -191,6 +203,50 @@ TEST(PythonStacks, ReplacedCodeIsReadAgainBefore311) {
     EXPECT_EQ(out.frames[0].code->function, "gen_2") << version;
     EXPECT_EQ(d.counters().reread, 1u) << version;
   }
+}
+
+// A code object freed and another allocated at its address, sampled where both have
+// bytecode (3.8: a `<string>` module body run at start-up, then `hot`): the frame's code
+// identity, not its instruction, shows the change. A sample of the first one still in
+// flight once the second is read is not named after the second.
+TEST(PythonStacks, ReplacedCodeOfAnotherIdentityIsReadAgain) {
+  FakeCodes fake;
+  fake.codes[kHot] = info("<module>", 1, 0);
+  fake.codes[kHot].code_bytes = 60;
+  fake.codes[kHot].code_id = 11;
+  PythonStackDecoder d(fake.reader());
+  PythonStack out;
+  auto module = sample(0x0308, {{kHot, 10, 11}});
+  ASSERT_TRUE(d.decode(&module, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "<module>");
+  fake.codes[kHot] = info("hot", 3, 0);
+  fake.codes[kHot].code_bytes = 40;
+  fake.codes[kHot].code_id = 22;
+  auto hot = sample(0x0308, {{kHot, 10, 22}});
+  ASSERT_TRUE(d.decode(&hot, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "hot");
+  EXPECT_EQ(d.counters().reread, 1u);
+  ASSERT_TRUE(d.decode(&hot, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(fake.reads, 2);  // kept
+  ASSERT_TRUE(d.decode(&module, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "<code 0x1000>");
+  EXPECT_EQ(d.counters().unnamed, 1u);
+  ASSERT_TRUE(d.decode(&hot, EACGM_PY_SAMPLE_SIZE(1), out));
+  EXPECT_EQ(out.frames[0].code->function, "hot");
+}
+
+// The identity folds only the words its mask names: the others (a warm-up counter the
+// interpreter changes as the code runs) leave it alone.
+TEST(PythonStacks, CodeIdentityFoldsTheMaskedWords) {
+  std::array<std::uint32_t, EACGM_PY_CODE_ID_WORDS> words{};
+  for (std::size_t i = 0; i < words.size(); ++i) words[i] = static_cast<std::uint32_t>(i * 7 + 1);
+  const std::uint16_t mask = 0x7dff;  // 3.11: word 9 is co_warmup
+  const auto id = eacgm_py_code_id(words.data(), mask);
+  words[9] += 5;
+  words[15] += 5;
+  EXPECT_EQ(eacgm_py_code_id(words.data(), mask), id);
+  words[14] += 1;  // co_firstlineno
+  EXPECT_NE(eacgm_py_code_id(words.data(), mask), id);
 }
 
 // What lives at the address is not a code object (any more: the sampler saw one): the

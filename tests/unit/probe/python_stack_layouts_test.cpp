@@ -55,8 +55,8 @@ TEST(PythonStackLayouts, TableMatchesInstalledHeaders) {
     want << "3." << minor << " " << l.interp_head << " " << l.interp_next << " " << l.threads_head << " "
          << l.tstate_next << " " << l.tstate_thread_id << " " << l.tstate_native_id << " " << l.tstate_frame
          << " " << l.cframe_frame << " " << l.frame_previous << " " << l.frame_owner << " " << l.frame_instr
-         << " " << l.code_units << " " << l.code_code << " " << l.code_linetable << " " << l.bytes_data
-         << "\n";
+         << " " << l.code_units << " " << l.code_code << " " << l.code_linetable << " " << l.bytes_data << " "
+         << l.code_id_words << "\n";
     EXPECT_EQ(printed, want.str()) << include;
     ++checked;
   }
