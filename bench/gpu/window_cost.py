@@ -12,7 +12,10 @@
 # process's speed over seconds (the ±7-16% between phases and runs on the GPU machine)
 # cancels out. Prints the number of pairs, the median of the per-pair ratios of median
 # step times (counted / not counted, and inside a detach / not counted) with a
-# bootstrap 95% interval, and the pooled medians.
+# bootstrap 95% interval, and the pooled medians; then the same with mean step times and
+# the pooled 90th percentiles. The median step shows what a typical step pays; the mean
+# is what the process's time pays, slow steps included: where the probes make some steps
+# much slower and leave most alone, the two differ.
 # Usage: window_cost.py SWITCH_LOG STEP_LOG [MIN_STEPS]
 import random
 import statistics
@@ -51,6 +54,11 @@ def report(what, ratios):
           f"(95% bootstrap {boot[50]:.4f}-{boot[1949]:.4f}): {100 * (med - 1):+.2f}%")
 
 
+def quantile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 def main():
     sw = switches(sys.argv[1])
     steps = [tuple(map(int, line.split())) for line in open(sys.argv[2]) if line.strip()]
@@ -67,13 +75,14 @@ def main():
             inside.append((steps[j][1] - steps[j][0]) / 1e6)
             j += 1
         groups.append((kind, inside))
-    pairs, detach_pairs = [], []
+    pairs, detach_pairs, mean_pairs = [], [], []
     for (k1, a), (k2, d), (k3, b) in zip(groups, groups[1:], groups[2:]):
         # on, detach, off: a window, its detach and the gap after it.
         if (k1, k2, k3) != ("on", "detach", "off") or len(b) < min_steps:
             continue
         if len(a) >= min_steps:
             pairs.append(statistics.median(a) / statistics.median(b))
+            mean_pairs.append(statistics.mean(a) / statistics.mean(b))
         if len(d) >= min_steps:
             detach_pairs.append(statistics.median(d) / statistics.median(b))
     pooled = {k: [t for kind, ts in groups if kind == k for t in ts] for k in ("on", "off", "detach")}
@@ -89,6 +98,11 @@ def main():
         report("inside a detach/not counted", detach_pairs)
     if pooled["on"] and pooled["off"]:
         print(f"pooled medians ratio: {statistics.median(pooled['on']) / statistics.median(pooled['off']):.4f}")
+    report("means, counted/not counted", mean_pairs)
+    if pooled["on"] and pooled["off"]:
+        on, off = pooled["on"], pooled["off"]
+        print(f"pooled means ratio: {statistics.mean(on) / statistics.mean(off):.4f}; 90th percentiles "
+              f"{quantile(on, 0.9):.4f} ms counted, {quantile(off, 0.9):.4f} ms not")
 
 
 if __name__ == "__main__":
