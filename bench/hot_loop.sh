@@ -2,18 +2,20 @@
 # Per-call cost of the two modes on a tight driver-API loop (tests/programs/driver_loop:
 # cuLaunchKernel, cuMemsetD32Async, cuStreamSynchronize), interleaved in rounds: the loop
 # untraced, under `eacgm run --mode always-on` and `--mode per-call`. Prints medians of
-# ns per call and what each mode adds.
+# ns per call and what each mode adds. The duty cycle is off (`duty_cycle = false`): the
+# always-on figure is that of counting every call.
 # Usage: bench/hot_loop.sh EACGM DRIVER_LOOP [ROUNDS] [ITERS] [THREADS]
 set -uo pipefail
 EACGM=$1 LOOP=$2 ROUNDS=${3:-5} ITERS=${4:-200000} THREADS=${5:-1}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+printf '[trace]\nduty_cycle = false\n' >"$TMP/exact.toml"
 ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 loop=("$LOOP" --threads "$THREADS" --iters "$ITERS")
 for _ in $(seq "$ROUNDS"); do
   "${loop[@]}" | ns_of >>"$TMP/untraced"
-  "$EACGM" run --no-gpu --probes cuda_driver --mode always-on -- "${loop[@]}" 2>/dev/null | ns_of >>"$TMP/always-on"
+  "$EACGM" run --no-gpu --probes cuda_driver --config "$TMP/exact.toml" --mode always-on -- "${loop[@]}" 2>/dev/null | ns_of >>"$TMP/always-on"
   "$EACGM" run --no-gpu --probes cuda_driver --mode per-call -- "${loop[@]}" 2>/dev/null | ns_of >>"$TMP/per-call"
 done
 base=$(median <"$TMP/untraced")

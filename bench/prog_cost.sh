@@ -4,7 +4,8 @@
 # tight loop of cudaMalloc (or cudaFree(NULL) with CALL=free_null), per call. With
 # CALL=cuStreamSynchronize or cuLaunchKernel (any probe of the cuda_driver catalog): the
 # driver loop (launch, memset, synchronize on the stub libcuda) under `eacgm run --mode
-# MODE` (default always-on) with that probe alone. No bpftool needed.
+# MODE` (default always-on) with that probe alone, the duty cycle off (every call counted).
+# No bpftool needed.
 # Usage: [MODE=per-call|always-on] bench/prog_cost.sh [BUILD_DIR] [ITERS] [CALL]
 set -euo pipefail
 B=${1:-build}
@@ -14,13 +15,15 @@ SYM=cudaMalloc
 [ "$CALL" = free_null ] && SYM=cudaFree
 old=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old' EXIT
+cfg=$(mktemp)
+trap 'sysctl -qw kernel.bpf_stats_enabled=$old; rm -f "$cfg"' EXIT
+printf '[trace]\nduty_cycle = false\n' >"$cfg"
 
 if [ "$CALL" = malloc ] || [ "$CALL" = free_null ]; then
   "$B/eacgm" trace --probes "$SYM" -o /dev/null -- "$B/cuda_loop" --iters "$ITERS" --call "$CALL" \
     > /dev/null 2>&1 &
 else
-  "$B/eacgm" run --no-gpu --mode "${MODE:-always-on}" --probes "$CALL" -- "$B/driver_loop" --iters "$ITERS" \
+  "$B/eacgm" run --no-gpu --config "$cfg" --mode "${MODE:-always-on}" --probes "$CALL" -- "$B/driver_loop" --iters "$ITERS" \
     > /dev/null 2>&1 &
 fi
 sleep 1

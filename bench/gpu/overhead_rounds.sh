@@ -2,7 +2,8 @@
 # Step-time overhead on the GPU machine: the GPT-style loops of train_step.py untraced,
 # under `eacgm run` always-on and per call, and under PyTorch's profiler, as separate
 # processes interleaved in rounds; medians per mode, ratios to untraced, and the launch
-# counts of the two eacgm modes (always-on must equal per call).
+# counts of the two eacgm modes (always-on must equal per call: its duty cycle is off,
+# `duty_cycle = false`, so that every call is counted).
 # Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
 #   (SIZES: "gpu cpu" by default; PY: the torch interpreter)
 set -uo pipefail
@@ -19,11 +20,12 @@ n = sum(f["calls"] for f in d["functions"]
                              "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cudaLaunchKernel_ptsz"))
 print(n)' "$1"
 }
+printf '[trace]\nduty_cycle = false\n' >"$TMP/exact.toml"
 for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
   for r in $(seq "$ROUNDS"); do
     "${train[@]}" 2>/dev/null | step_of >>"$TMP/$size.untraced"
-    "$EACGM" run --no-gpu --json --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
+    "$EACGM" run --no-gpu --json --config "$TMP/exact.toml" --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
     step_of <"$TMP/$size.on.err" >>"$TMP/$size.always-on"
     "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
     step_of <"$TMP/$size.pc.err" >>"$TMP/$size.per-call"

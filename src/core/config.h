@@ -29,9 +29,10 @@ struct TraceConfig {
   std::vector<std::string> pinned;
   // Always-on: when a process is over budget on its entry traps alone, attach the
   // counted probes that are not pinned for only part of the time and scale their
-  // counts (estimates, with their error). Off by default: the probes of a library are
-  // switched for every process that maps it (docs/overhead.md, "Duty cycle").
-  bool duty_cycle = false;
+  // counts (estimates, with their error). The probes of a library are switched for every
+  // process that maps it (docs/overhead.md, "Duty cycle"); false: counts stay exact
+  // whatever they cost.
+  bool duty_cycle = true;
   // Time the traced processes' futex and poll-family waits (syscall tracepoints) beside
   // their synchronizing calls (docs/report.md, "Host waits"). Unset: the command's
   // default, on for `run`, off for `serve` (the tracepoints cost every system call of the

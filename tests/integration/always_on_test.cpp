@@ -109,9 +109,10 @@ TEST(AlwaysOn, LaunchesAreCountedPerKernelHandle) {
 TEST(AlwaysOn, EstimatesTheProbesCostAndTimesLessToKeepTheBudget) {
   // A loop that does nothing but probed calls is over any budget on its entry traps
   // alone: the controller times its probes as rarely as it may, and with the duty cycle
-  // off (the default), counts stay exact. Long enough (about 3 s here) for its once-a-second decisions.
+  // off (`duty_cycle = false`), counts stay exact. Long enough (about 3 s here) for its
+  // once-a-second decisions.
   constexpr int kLong = 400'000;
-  const json doc = run_loop("always-on", 0.01, kLong);
+  const json doc = run_loop("always-on", 0.01, kLong, "duty_cycle = false\n");
   const json& o = doc["overhead"];
   ASSERT_TRUE(o["calibrated"].get<bool>()) << o.dump(2);
   EXPECT_GT(o["hit_cost_ns"]["entry"].get<double>(), 0);
@@ -135,9 +136,10 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   // call, so pinned) stays attached and exact, and counts the rounds.
   // The trace ends (--duration) while the loop still runs, so no interval ends in its
   // exit; the synchronisation counts the rounds traced, the true count of each probe.
+  // The default configuration (budget 1%, duty cycle on).
   const std::string config = temp_dir() + "/duty.toml";
   const std::string duty_log = temp_dir() + "/duty.log";
-  std::ofstream(config) << "[trace]\nbudget = 0.01\nduty_cycle = true\n";
+  std::ofstream(config) << "[trace]\n";
   setenv("EACGM_DUTY_LOG", duty_log.c_str(), 1);  // inherited by the agent (execv)
   Subprocess eacgm({bin("eacgm"), "run",       "--json",    "--no-gpu",         "--config",
                     config,       "--mode",    "always-on", "--probes",         "cuda_driver",

@@ -283,11 +283,11 @@ TEST(ConfigParse, PinnedProbes) {
               HasSubstr("probe \"a\" is pinned twice"));
 }
 
-TEST(ConfigParse, DutyCycleIsOptIn) {
-  EXPECT_FALSE(Config{}.trace.duty_cycle);
-  Result<Config> r = parse_config(lines({"[trace]", "duty_cycle = true"}), "eacgm.toml");
+TEST(ConfigParse, DutyCycleIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(Config{}.trace.duty_cycle);
+  Result<Config> r = parse_config(lines({"[trace]", "duty_cycle = false"}), "eacgm.toml");
   ASSERT_TRUE(r) << r.error();
-  EXPECT_TRUE(r->trace.duty_cycle);
+  EXPECT_FALSE(r->trace.duty_cycle);
   EXPECT_THAT(error_of(lines({"[trace]", "duty_cycle = 1"})), HasSubstr("duty_cycle"));
 }
 
