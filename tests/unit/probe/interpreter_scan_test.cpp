@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -44,7 +45,9 @@ std::string interpreter_source(const char* version_hex) {
 class InterpreterScan : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = fs::path(::testing::TempDir()) / "eacgm_interpreter_scan";
+    // One tree per process: ctest runs each test in a process of its own, in parallel
+    // with -j, and a shared tree would be removed under another test's feet.
+    root_ = fs::path(::testing::TempDir()) / ("eacgm_interpreter_scan." + std::to_string(::getpid()));
     fs::remove_all(root_);
     const fs::path src = root_ / "src";
     write(src / "lib.c", interpreter_source("0x030c01f0"));
