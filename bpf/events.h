@@ -22,6 +22,7 @@ typedef __s16 eacgm_s16;
 #endif
 
 #define EACGM_MAX_ARGS 8
+#define EACGM_STACK_WORDS 8 /* stack argument words an entry may read at once */
 #define EACGM_STR_LEN 64
 #define EACGM_STR2_LEN 128 /* the second string: long enough for most source file paths */
 #define EACGM_COMM_LEN 16
@@ -36,8 +37,10 @@ typedef __s16 eacgm_s16;
  * 8: cycled probes (EACGM_PROBE_CYCLED, `duty_window`, `process_exits`,
  * eacgm_count_value.windowed).
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
- * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask. */
-#define EACGM_ABI_VERSION 10
+ * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask.
+ * 10: the pace's gaps (eacgm_count_value.in_gap_ns ... out_gaps, `pace_marks`).
+ * 11: eacgm_count.stack_words: a probe's stack arguments read in one read. */
+#define EACGM_ABI_VERSION 11
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their
@@ -150,7 +153,9 @@ struct eacgm_count {
 	eacgm_u8 stream_arg; /* argument holding the stream (counts are per stream too) */
 	eacgm_u8 capture_mask; /* bit i: argument i is read at entry (those above, and the
 				* ones their pointer chains start from); no others */
-	eacgm_u8 pad;
+	eacgm_u8 stack_words; /* the stack argument words the entry reads, read at once
+			       * (a user read costs the same for 8 bytes or 64): the first
+			       * in the low nibble, how many in the high one; 0: each alone */
 };
 
 /* One attached probe (a spec resolved to one symbol); indexed by the attach cookie. */

@@ -7,13 +7,14 @@
 #include "bpf/events.h"
 
 // The version both sides were built for; bump it (bpf/events.h) with any change here.
-static_assert(EACGM_ABI_VERSION == 10);
+static_assert(EACGM_ABI_VERSION == 11);
 static_assert(sizeof(eacgm_arg_spec) == 8);
 static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
 static_assert(offsetof(eacgm_arg_spec, disp) == 6);
 static_assert(sizeof(eacgm_probe) == 80);
 static_assert(offsetof(eacgm_probe, count) == 72);
 static_assert(sizeof(eacgm_count) == 8);
+static_assert(offsetof(eacgm_count, stack_words) == 7);
 static_assert(sizeof(eacgm_count_key) == 24);
 static_assert(sizeof(eacgm_count_value) == 64);
 static_assert(sizeof(eacgm_duration_key) == 16);

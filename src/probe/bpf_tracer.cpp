@@ -183,6 +183,40 @@ eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
   return c;
 }
 
+// The stack argument words the entry of `p` reads, for eacgm_count.stack_words (the BPF
+// side reads them in one read): arguments on the stack, the next word of a dim3 there,
+// and the words of a split dim3 that run on from r9 onto the stack, as
+// bpf/trace.bpf.c's load_word and resolve_arg take them. 0: none, or more than one read
+// holds (each is then read alone).
+std::uint8_t stack_words(const eacgm_probe& p) {
+  unsigned lo = EACGM_STACK_WORDS, hi = 0;
+  const auto use = [&](unsigned word) {
+    lo = std::min(lo, word);
+    hi = std::max(hi, word + 1);
+  };
+  const bool counted = (p.flags & EACGM_PROBE_COUNT) != 0;
+  for (std::uint32_t i = 0; i < p.nargs && i < EACGM_MAX_ARGS; ++i) {
+    if (counted && ((p.count.capture_mask >> i) & 1) == 0) continue;
+    const eacgm_arg_spec& a = p.args[i];
+    if (a.source == EACGM_SRC_STACK) use(a.index);
+    if (a.kind == EACGM_KIND_DIM3 && a.source == EACGM_SRC_STACK) use(a.index + 1u);
+    if (a.kind == EACGM_KIND_DIM3_SPLIT) {
+      unsigned source = a.source, index = a.index;
+      for (int k = 0; k < 2; ++k) {
+        if (source == EACGM_SRC_REG && index >= 5) {
+          source = EACGM_SRC_STACK;
+          index = 0;
+        } else {
+          ++index;
+        }
+        if (source == EACGM_SRC_STACK) use(index);
+      }
+    }
+  }
+  if (hi == 0 || hi > EACGM_STACK_WORDS) return 0;
+  return static_cast<std::uint8_t>(lo | (hi - lo) << 4);
+}
+
 }  // namespace
 
 eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled) {
@@ -231,6 +265,7 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
       p.flags |= second ? EACGM_PROBE_STR2 : EACGM_PROBE_STR;
     }
   }
+  p.count.stack_words = stack_words(p);
   return p;
 }
 

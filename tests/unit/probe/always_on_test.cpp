@@ -106,6 +106,25 @@ TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
   EXPECT_EQ(p.count.capture_mask, (1u << 0) | (1u << 4));
 }
 
+// The stack words an entry reads are read at once: cuLaunchKernel's block runs on from
+// r8 and r9 into stack word 0, its shared memory and stream are words 1 and 2. Counted,
+// only the stream is read: word 2 alone. Memsets take every argument in registers.
+TEST(EncodeProbe, StackArgumentsAreReadInOneRead) {
+  const eacgm_probe per_call = encode_probe(builtin_spec("cuLaunchKernel"), false);
+  EXPECT_EQ(per_call.count.stack_words, 0 | 3 << 4);
+  const eacgm_probe counted = encode_probe(builtin_spec("cuLaunchKernel"), true);
+  EXPECT_EQ(counted.count.stack_words, 2 | 1 << 4);
+  EXPECT_EQ(encode_probe(builtin_spec("cuMemsetD32Async"), false).count.stack_words, 0);
+  // Words past what one read holds (EACGM_STACK_WORDS) are each read alone.
+  ProbeSpec far;
+  far.name = "far";
+  far.domain = "app";
+  far.args = {{"a", ArgSource::kStack, 1}, {"b", ArgSource::kStack, 9}};
+  EXPECT_EQ(encode_probe(far, false).count.stack_words, 0);
+  far.args = {{"a", ArgSource::kStack, 3, ArgKind::kDim3}};  // words 3 and 4
+  EXPECT_EQ(encode_probe(far, false).count.stack_words, 3 | 2 << 4);
+}
+
 TEST(EncodeCounted, AnArgumentReadThroughAPointerChainBringsItsStart) {
   ProbeSpec s;
   s.name = "chained";
