@@ -5,7 +5,9 @@
 # process: before phase i it creates D/ready.i and waits for D/go.i (the harness attaches
 # or detaches a tracer meanwhile), and prints "phase=i step_ms=..." after it.
 # With --step-log F it writes each measured step's start and end (time.monotonic_ns,
-# CLOCK_MONOTONIC) to F, a line "start_ns end_ns" per step.
+# CLOCK_MONOTONIC) to F, with the thread's time on a CPU and waiting for one during the
+# step (CLOCK_THREAD_CPUTIME_ID; /proc/thread-self/schedstat), a line
+# "start_ns end_ns cpu_ns runqueue_ns" per step: the rest of a step the thread slept.
 # Usage: train_step.py --size gpu|cpu [--steps N] [--warmup N] [--profile]
 #                      [--phases K --phase-dir D] [--step-log F]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
@@ -71,16 +73,27 @@ for _ in range(a.warmup):
 torch.cuda.synchronize()
 times = []
 spans = []
+schedstat = open("/proc/thread-self/schedstat", "rb", buffering=0) if a.step_log else None
+
+
+def runqueue_ns():
+    # schedstat: time on a CPU, time waiting on a run queue, time slices (ns, ns, count).
+    if schedstat is None:
+        return 0
+    schedstat.seek(0)
+    return int(schedstat.read().split()[1])
 
 
 def measured():
     for _ in range(a.steps):
+        c0, q0 = time.thread_time_ns(), runqueue_ns()
         t0 = time.monotonic_ns()
         step()
         torch.cuda.synchronize()
         t1 = time.monotonic_ns()
+        c1, q1 = time.thread_time_ns(), runqueue_ns()
         times.append((t1 - t0) / 1e6)
-        spans.append((t0, t1))
+        spans.append((t0, t1, c1 - c0, q1 - q0))
 
 
 if a.phases:
@@ -104,5 +117,5 @@ else:
     measured()
 if a.step_log:
     with open(a.step_log, "w") as f:
-        f.writelines(f"{t0} {t1}\n" for t0, t1 in spans)
+        f.writelines(" ".join(map(str, s)) + "\n" for s in spans)
 print(f"step_ms={statistics.median(times):.3f} steps={a.steps} size={a.size}", flush=True)

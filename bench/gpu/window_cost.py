@@ -15,7 +15,10 @@
 # bootstrap 95% interval, and the pooled medians; then the same with mean step times and
 # the pooled 90th percentiles. The median step shows what a typical step pays; the mean
 # is what the process's time pays, slow steps included: where the probes make some steps
-# much slower and leave most alone, the two differ.
+# much slower and leave most alone, the two differ. Where the step log also has each
+# step's time on a CPU and on a run queue (train_step.py), it splits the mean counted and
+# uncounted step into running, waiting for a CPU and sleeping (the rest): whether the
+# probes' cost is work, or waits (a lock the traps take, the machine's other load).
 # Usage: window_cost.py SWITCH_LOG STEP_LOG [MIN_STEPS]
 import random
 import statistics
@@ -62,6 +65,7 @@ def quantile(values, q):
 def main():
     sw = switches(sys.argv[1])
     steps = [tuple(map(int, line.split())) for line in open(sys.argv[2]) if line.strip()]
+    parts = {}  # span kind: [(wall, cpu, runqueue)] of its steps, where the log has them
     min_steps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     sp = spans(sw)
     groups = []  # per span: its kind and the step times wholly inside it
@@ -73,6 +77,9 @@ def main():
         j = i
         while j < len(steps) and steps[j][1] <= end:
             inside.append((steps[j][1] - steps[j][0]) / 1e6)
+            if len(steps[j]) >= 4:
+                parts.setdefault(kind, []).append(
+                    ((steps[j][1] - steps[j][0]) / 1e6, steps[j][2] / 1e6, steps[j][3] / 1e6))
             j += 1
         groups.append((kind, inside))
     pairs, detach_pairs, mean_pairs = [], [], []
@@ -103,6 +110,11 @@ def main():
         on, off = pooled["on"], pooled["off"]
         print(f"pooled means ratio: {statistics.mean(on) / statistics.mean(off):.4f}; 90th percentiles "
               f"{quantile(on, 0.9):.4f} ms counted, {quantile(off, 0.9):.4f} ms not")
+    for k in ("on", "off"):
+        if parts.get(k):
+            wall, cpu, queue = (statistics.mean(p[i] for p in parts[k]) for i in range(3))
+            print(f"  {k:7s} mean step {wall:.4f} ms: on a CPU {cpu:.4f}, waiting for one {queue:.4f}, "
+                  f"sleeping {wall - cpu - queue:.4f}")
 
 
 if __name__ == "__main__":
