@@ -154,7 +154,7 @@ struct eacgm_count {
 	eacgm_u8 capture_mask; /* bit i: argument i is read at entry (those above, and the
 				* ones their pointer chains start from); no others */
 	eacgm_u8 stack_words; /* the stack argument words the entry reads, read at once
-			       * (a user read costs the same for 8 bytes or 64): the first
+			       * (one wider user read costs less than several): the first
 			       * in the low nibble, how many in the high one; 0: each alone */
 };
 

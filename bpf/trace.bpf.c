@@ -229,7 +229,7 @@ static __always_inline void load_regs(struct pt_regs *ctx, struct arg_regs *regs
 }
 
 /* Reads the stack argument words a probe's entry needs in one read (one user read costs
- * about the same for 8 bytes as for 64); on a fault each is read alone later. */
+ * less than several narrow ones); on a fault each is read alone later. */
 static __always_inline void load_stack(struct arg_regs *regs, const struct eacgm_probe *p)
 {
 	__u32 first = p->count.stack_words & 0xf, n = p->count.stack_words >> 4;
