@@ -104,7 +104,8 @@ TEST_F(HostWaitsTest, AlwaysOnWithEveryCallTimedIsExact) {
   std::vector<CallTimings> timings = {CallTimings{9, sync, eacgm_hist_key(1'000'000), 1, 1'000'000, 0},
                                       CallTimings{9, sync, eacgm_hist_key(3'000'000), 1, 3'000'000, 0}};
   waits.add(counts, timings);
-  const HostWaitRow* r = row(waits.summary(start + seconds(1)), 9, HostWaitKind::kEventSync);
+  const auto summary = waits.summary(start + seconds(1));  // the row points into it
+  const HostWaitRow* r = row(summary, 9, HostWaitKind::kEventSync);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->calls, 2u);
   EXPECT_EQ(r->timed, 2u);
@@ -120,7 +121,8 @@ TEST_F(HostWaitsTest, CallsCountedBeforeAnySampleArePricedOnceOneArrives) {
   std::vector<CallCount> one = {CallCount{9, sync, 0, 0, "", 1, 0}};
   std::vector<CallTimings> timed = {CallTimings{9, sync, eacgm_hist_key(2'000'000), 1, 2'000'000, 0}};
   waits.add(one, timed);
-  const HostWaitRow* r = row(waits.summary(start + seconds(1)), 9, HostWaitKind::kStreamSync);
+  const auto summary = waits.summary(start + seconds(1));  // the row points into it
+  const HostWaitRow* r = row(summary, 9, HostWaitKind::kStreamSync);
   EXPECT_EQ(r->calls, 4u);
   EXPECT_EQ(r->total_ns, 8'000'000u) << "every call priced, none twice";
 }
