@@ -23,12 +23,7 @@ void Pace::add_calls(std::uint64_t calls, std::uint64_t windowed, std::uint64_t 
   switching_ += switching;
 }
 
-void Pace::add_gaps(const PaceGaps& gaps) {
-  gaps_.in_ns += gaps.in_ns;
-  gaps_.in += gaps.in;
-  gaps_.out_ns += gaps.out_ns;
-  gaps_.out += gaps.out;
-}
+void Pace::add_gaps(const PaceGaps& gaps) { gaps_ += gaps; }
 
 void Pace::end_interval(double in_s, double out_s) {
   if (gaps_.in >= kMinGaps && gaps_.out >= kMinGaps) {

@@ -18,6 +18,13 @@ namespace eacgm {
 // window's edge cuts, unlike calls counted per second.
 struct PaceGaps {
   std::uint64_t in_ns = 0, in = 0, out_ns = 0, out = 0;
+  PaceGaps& operator+=(const PaceGaps& o) {
+    in_ns += o.in_ns;
+    in += o.in;
+    out_ns += o.out_ns;
+    out += o.out;
+    return *this;
+  }
 };
 
 struct CallCount {

@@ -610,10 +610,7 @@ std::vector<CountEntry> BpfTracer::read_counts() const {
           e.bytes += c.bytes;
           e.windowed += c.windowed;
           e.switching += c.switching;
-          e.gaps.in_ns += c.in_gap_ns;
-          e.gaps.in += c.in_gaps;
-          e.gaps.out_ns += c.out_gap_ns;
-          e.gaps.out += c.out_gaps;
+          e.gaps += PaceGaps{c.in_gap_ns, c.in_gaps, c.out_gap_ns, c.out_gaps};
         }
         out.push_back(e);
       });
