@@ -456,17 +456,36 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 		count(EACGM_CNT_RINGBUF_DROPS);
 }
 
-static __always_inline int on_entry(struct pt_regs *ctx)
+/* Whether a nested call's return is of no use: not where an `outer` probe keeps the
+ * nesting depth, out-parameters are read, or a split return is recorded; and for a
+ * waiting call, only inside an outer waiting call, whose mark names the wait (enter_wait). */
+static __always_inline int return_of_no_use(struct pt_regs *ctx, struct task_struct *task,
+					    const struct eacgm_probe *p)
+{
+	if (p->flags & (EACGM_PROBE_OUTER | EACGM_PROBE_EXIT_ARGS | EACGM_PROBE_SPLIT))
+		return 0;
+	if (!(p->flags & EACGM_PROBE_WAIT))
+		return 1;
+	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
+	return w && w->sp > PT_REGS_SP(ctx);
+}
+
+/* The entry of a per-call probe. Returns 1 where the call's return is of no use (on a
+ * session link the kernel then skips the return trap): an untraced process, a muted
+ * probe, an entry-only probe, a call not stored, and a nested call whose probe needs
+ * nothing at its return (the outer call has the duration: its record goes out now,
+ * without one). Classic and uprobe_multi links ignore the value. */
+static __always_inline int on_entry(struct pt_regs *ctx, int session)
 {
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	if (!p) {
 		count(EACGM_CNT_NO_PROBE);
-		return 0;
+		return 1;
 	}
 	/* A muted probe neither counts nor records. */
 	if (!(p->flags & EACGM_PROBE_ENABLED))
-		return 0;
+		return 1;
 	/* Hits count every entry of an enabled probe, before the pid filter. */
 	__u64 *hits = bpf_map_lookup_elem(&probe_hits, &probe_id);
 	if (hits)
@@ -477,7 +496,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	/* A thread with call state was traced when it got it: no pid-filter lookup. */
 	struct thread_calls *t = bpf_task_storage_get(&thread_state, task, 0, 0);
 	if (!t && !traced(id >> 32))
-		return 0;
+		return 1;
 
 	int has_exit = p->flags & EACGM_PROBE_EXIT;
 	int outer = has_exit && (p->flags & EACGM_PROBE_OUTER); /* only an exit can close it */
@@ -485,20 +504,22 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		t = bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	int nested = t && t->depth > 0;
 
-	if (!has_exit) {
+	if (!has_exit || (session && nested && return_of_no_use(ctx, task, p))) {
 		__u32 zero = 0;
 		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
-			return 0;
+			return 1;
 		open_record(ctx, r, p, id, probe_id, nested);
 		emit(r, record_size(p));
-		return 0;
+		return (p->flags & EACGM_PROBE_SPLIT) ? 0 : 1; /* a split return is a record of its own */
 	}
 	if (!t)
-		return 0;
+		return 1;
 	__u32 n = t->open;
 	if (n >= EACGM_MAX_INFLIGHT) {
 		count(EACGM_CNT_TOO_DEEP);
+		if (session)
+			return 1; /* no return comes */
 		if (t->dropped < EACGM_MAX_INFLIGHT * 64)
 			t->dropped += 1; /* its exit is an orphan, not a pre-attach exit */
 		return 0;
@@ -635,7 +656,8 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int eacgm_entry(struct pt_regs *ctx)
 {
-	return on_entry(ctx);
+	on_entry(ctx, 0);
+	return 0; /* a perf event's program that returns non-zero has its sample stored */
 }
 
 SEC("uretprobe")
@@ -650,13 +672,25 @@ int eacgm_exit(struct pt_regs *ctx)
 SEC("uprobe")
 int eacgm_entry_multi(struct pt_regs *ctx)
 {
-	return on_entry(ctx);
+	on_entry(ctx, 0);
+	return 0;
 }
 
 SEC("uprobe")
 int eacgm_exit_multi(struct pt_regs *ctx)
 {
 	return on_exit(ctx);
+}
+
+/* Per-call probes on a uprobe session link (Linux 6.13+; the agent sets the attach type
+ * before load): the entry declines the returns it has no use for (on_entry), so an
+ * untraced process and a nested driver call pay one trap, not two. */
+SEC("uprobe")
+int eacgm_call_session(struct pt_regs *ctx)
+{
+	if (bpf_session_is_return())
+		return on_exit(ctx);
+	return on_entry(ctx, 1);
 }
 
 /* The gap from this thread's previous call of an uncycled probe, added to the pace's

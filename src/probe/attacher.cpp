@@ -410,7 +410,17 @@ void Attacher::attach_file(FileRecord& file) {
   std::size_t attached_here = 0;
   std::size_t uprobes_here = 0;
   std::vector<std::uint32_t> unattached;  // registered, then refused by the kernel
-  if (bpf_.has_multi() && !entries.empty()) {
+  if (bpf_.has_session() && !entries.empty()) {
+    // One session link: entries and the returns they ask for (bpf/trace.bpf.c on_entry).
+    auto r = bpf_.attach_calls(open_path, entries);
+    if (r) {
+      file.links.push_back(std::move(*r));
+      attached_here = entries.size();
+      uprobes_here += entries.size();
+      for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
+      entries.clear();
+    }
+  } else if (bpf_.has_multi() && !entries.empty()) {
     // Exits first: an entry without its exit would only fill the pending map.
     std::optional<UprobeLink> exit_link;
     if (!exits.empty()) {

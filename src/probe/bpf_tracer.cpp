@@ -301,11 +301,12 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   }
   t->multi_ = multi;
   t->session_ = multi && session;
-  if (t->session_) {
-    bpf_program__set_expected_attach_type(t->skel_->progs.eacgm_count_session,
-                                          static_cast<bpf_attach_type>(kAttachUprobeSession));
-  } else {
-    bpf_program__set_autoload(t->skel_->progs.eacgm_count_session, false);
+  for (bpf_program* p : {t->skel_->progs.eacgm_count_session, t->skel_->progs.eacgm_call_session}) {
+    if (t->session_) {
+      bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kAttachUprobeSession));
+    } else {
+      bpf_program__set_autoload(p, false);
+    }
   }
   for (bpf_program* p : {t->skel_->progs.eacgm_entry_multi, t->skel_->progs.eacgm_exit_multi}) {
     if (multi) {
@@ -559,9 +560,12 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   return UprobeLink(link);
 }
 
-Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::vector<ProbePoint>& points,
-                                           bool exit) {
-  if (!multi_) return make_error("uprobe_multi links are not supported by this kernel");
+namespace {
+// One uprobe_multi link of prog at every point of path; the points' USDT semaphores are
+// raised while it is attached, so the program's `if (probe enabled)` guard lets the
+// probe site run.
+Result<UprobeLink> link_points(bpf_program* prog, const std::string& path,
+                               const std::vector<ProbePoint>& points, MultiLinkKind kind) {
   std::vector<std::uint64_t> offsets, cookies, ref_ctr_offsets;
   offsets.reserve(points.size());
   cookies.reserve(points.size());
@@ -572,30 +576,31 @@ Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::v
     ref_ctr_offsets.push_back(p.ref_ctr_offset);
     any_ref_ctr = any_ref_ctr || p.ref_ctr_offset != 0;
   }
-  bpf_program* prog = exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi;
-  // USDT semaphores: the kernel raises each counter while the probe is attached, so
-  // the program's `if (probe enabled)` guard lets the probe site run.
   auto fd = create_uprobe_multi_link(
       bpf_program__fd(prog), path, offsets, cookies,
-      any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(),
-      exit ? MultiLinkKind::kReturn : MultiLinkKind::kEntry);
+      any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(), kind);
   if (!fd) return std::move(fd).take_error();
   return UprobeLink(*fd);
 }
 
+constexpr const char* kNoSessions = "uprobe sessions are not supported by this kernel (Linux 6.13+ has them)";
+}  // namespace
+
+Result<UprobeLink> BpfTracer::attach_multi(const std::string& path, const std::vector<ProbePoint>& points,
+                                           bool exit) {
+  if (!multi_) return make_error("uprobe_multi links are not supported by this kernel");
+  return link_points(exit ? skel_->progs.eacgm_exit_multi : skel_->progs.eacgm_entry_multi, path, points,
+                     exit ? MultiLinkKind::kReturn : MultiLinkKind::kEntry);
+}
+
 Result<UprobeLink> BpfTracer::attach_session(const std::string& path, const std::vector<ProbePoint>& points) {
-  if (!session_) return make_error("uprobe sessions are not supported by this kernel (Linux 6.13+ has them)");
-  std::vector<std::uint64_t> offsets, cookies;
-  offsets.reserve(points.size());
-  cookies.reserve(points.size());
-  for (const auto& p : points) {
-    offsets.push_back(p.file_offset);
-    cookies.push_back(p.probe_id);
-  }
-  auto fd = create_uprobe_multi_link(bpf_program__fd(skel_->progs.eacgm_count_session), path, offsets,
-                                     cookies, {}, MultiLinkKind::kSession);
-  if (!fd) return std::move(fd).take_error();
-  return UprobeLink(*fd);
+  if (!session_) return make_error(kNoSessions);
+  return link_points(skel_->progs.eacgm_count_session, path, points, MultiLinkKind::kSession);
+}
+
+Result<UprobeLink> BpfTracer::attach_calls(const std::string& path, const std::vector<ProbePoint>& points) {
+  if (!session_) return make_error(kNoSessions);
+  return link_points(skel_->progs.eacgm_call_session, path, points, MultiLinkKind::kSession);
 }
 
 std::vector<CountEntry> BpfTracer::read_counts() const {

@@ -152,6 +152,10 @@ class BpfTracer {
   bool has_session() const { return session_; }
   // Attaches the counting session program at every point of one file (one link).
   Result<UprobeLink> attach_session(const std::string& path, const std::vector<ProbePoint>& points);
+  // Attaches per-call probes, entries and returns, at every point of one file with one
+  // session link: the entry declines the returns it has no use for (an untraced process,
+  // a nested call), which then cost no trap. Needs has_session().
+  Result<UprobeLink> attach_calls(const std::string& path, const std::vector<ProbePoint>& points);
   // The always-on maps, summed over CPUs.
   std::vector<CountEntry> read_counts() const;
   std::vector<DurationEntry> read_durations() const;

@@ -228,11 +228,20 @@ Result<TrapCosts> calibrate_traps(const CalibrationOptions& options) {
     c.entry_return_ns = std::max(0.0, *both - *bare_e);
   }  // the session links detach here
 
+  // Per call as the attacher links it: one session link where the kernel has them.
   if (auto st = bpf.set_probe(kPerCall, emulated, false); !st) return std::move(st).take_error();
-  auto in = bpf.attach(path, emulated_at->second, kPerCall, false);
-  if (!in) return std::move(in).take_error();
-  auto out = bpf.attach(path, emulated_at->second, kPerCall, true);
-  if (!out) return std::move(out).take_error();
+  std::vector<UprobeLink> links;
+  if (c.session) {
+    auto both = bpf.attach_calls(path, {{emulated_at->second, kPerCall, 0}});
+    if (!both) return std::move(both).take_error();
+    links.push_back(std::move(*both));
+  } else {
+    for (bool exit : {false, true}) {
+      auto link = bpf.attach(path, emulated_at->second, kPerCall, exit);
+      if (!link) return std::move(link).take_error();
+      links.push_back(std::move(*link));
+    }
+  }
   auto paired = child.measure('e');
   if (!paired) return std::move(paired).take_error();
   c.per_call_ns = std::max(0.0, *paired - *bare_e);

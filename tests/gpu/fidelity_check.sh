@@ -10,7 +10,7 @@
 # About 4-6 minutes (torch.compile dominates).
 #
 # Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm; EACGM_MODE=per-call
-# checks the per-call mode instead of always-on)
+# checks the per-call mode instead of always-on; FIDELITY_WORKLOADS="cnn graph": only these)
 # Exit status: 0 all equal, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
 BIN=$(readlink -f "${1:?usage: fidelity_check.sh BIN_DIR [OUT_DIR]}")
@@ -24,7 +24,7 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
 
 status=0
-for w in cnn graph compile; do
+for w in ${FIDELITY_WORKLOADS:-cnn graph compile}; do
   start=$(date +%s)
   "$BIN/eacgm" run --json --no-gpu --mode "${EACGM_MODE:-always-on}" --probes cuda,cuda_driver -- \
     "$PY" "$HERE/fidelity_models.py" "$w" "$OUT/$w.trace.json" >"$OUT/$w.eacgm.json" 2>"$OUT/$w.err"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Per-call mode (`eacgm run --mode per-call`) of two eacgm builds, A and B, against
+# untraced runs, interleaved in rounds on the GPU machine:
+# - the hot loop `cuda_loop --call sync`: cudaStreamSynchronize(0), which reaches libcuda's
+#   cuStreamSynchronize, a nested call (ns per call);
+# - train_step.py's CPU-bound GPT-style loop (median step time), whose launches reach
+#   libcuda's cuLaunchKernel inside cudaLaunchKernel.
+# Prints medians, ratios to untraced, and each build's counts over the last round (kernels
+# launched by the runtime, calls flagged nested), which must agree between A and B.
+# The hot loop and the agent run pinned to CPUs of their own (LOOP_CPU, AGENT_CPU: 2, 3).
+# Usage: bench/gpu/per_call_ab.sh A B [ROUNDS] [STEPS] [ITERS]   (STEPS 0: the loop only)
+#   (A, B: eacgm binaries; LOOP: cuda_loop, by default the one in B's folder; PY: the torch
+#   interpreter)
+set -uo pipefail
+A=$1 B=$2 ROUNDS=${3:-3} STEPS=${4:-300} ITERS=${5:-200000}
+PY=${PY:-/opt/torch/.venv/bin/python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/rounds_common.sh"
+LOOP=${LOOP:-$(dirname "$(readlink -f "$B")")/cuda_loop}
+CU13=$("$PY" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')
+ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p' | tail -1; }
+counts() {  # runtime launches and nested calls, from a run --json document
+  "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["functions"]
+launch = sum(x["calls"] for x in f if x["function"] in ("cudaLaunchKernel", "cudaLaunchKernelExC"))
+syncs = sum(x["calls"] for x in f if x["function"] == "cudaStreamSynchronize")
+nested = sum(x.get("nested", 0) for x in f)
+print("runtime launches", launch, "cudaStreamSynchronize", syncs, "nested", nested)' "$1"
+}
+loop=(env LD_LIBRARY_PATH="$CU13" taskset -c "${LOOP_CPU:-2}" "$LOOP" --iters "$ITERS" --call sync)
+agent=(taskset -c "${AGENT_CPU:-3}")
+whats="loop"
+[ "$STEPS" -gt 0 ] && whats="loop train"
+train=("$PY" "$HERE/train_step.py" --size cpu --steps "$STEPS")
+for r in $(seq "$ROUNDS"); do
+  "${loop[@]}" | ns_of >>"$TMP/loop.untraced"
+  [ "$STEPS" -gt 0 ] && "${train[@]}" 2>/dev/null | step_of >>"$TMP/train.untraced"
+  for b in A B; do
+    bin=${!b}
+    "${agent[@]}" "$bin" run --no-gpu --json --mode per-call -- "${loop[@]}" >"$TMP/loop.$b.json" 2>"$TMP/loop.$b.err"
+    ns_of <"$TMP/loop.$b.err" >>"$TMP/loop.$b"
+    [ "$STEPS" -gt 0 ] || continue
+    "$bin" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/train.$b.json" 2>"$TMP/train.$b.err"
+    step_of <"$TMP/train.$b.err" >>"$TMP/train.$b"
+  done
+done
+printf '%-6s %-9s %10s %8s %s\n' what run median ratio spread
+for what in $whats; do
+  base=$(median <"$TMP/$what.untraced")
+  for run in untraced A B; do
+    m=$(median <"$TMP/$what.$run")
+    printf '%-6s %-9s %10s %8s %s\n' "$what" "$run" "$m" \
+      "$(awk -v m="$m" -v b="$base" 'BEGIN{printf "%.4f", m/b}')" "$(spread <"$TMP/$what.$run")"
+  done
+  for b in A B; do echo "$what $b: $(counts "$TMP/$what.$b.json")"; done
+done
