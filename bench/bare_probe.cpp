@@ -8,7 +8,13 @@
 // that counts the call per process in a per-CPU hash map and declines the return: the
 // least a count per process costs.
 //
-// Usage: eacgm-bench-bare LIBRARY SYMBOL entry|entry+exit|record|session|count
+// SYMBOL may be several, comma-separated (one link; those not in LIBRARY are skipped).
+// With BARE_CYCLE=F (0 < F < 1; entry, session and count only) the programs are attached
+// for F of every second and detached for the rest, each switch written to BARE_SWITCHES
+// in the agent's duty-cycle log format (src/agent/duty_cycle.h), so that
+// bench/gpu/window_cost.py compares a traced process's steps with and without them.
+//
+// Usage: eacgm-bench-bare LIBRARY SYMBOL[,SYMBOL...] entry|entry+exit|record|session|count
 #include <bpf/libbpf.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,13 +22,72 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "bare.skel.h"
 #include "probe/elf_symbols.h"
 #include "probe/uprobe_multi.h"
+
+namespace {
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Waits up to `seconds` for a stop signal; true when one came.
+bool stopped_within(const sigset_t& stop_signals, double seconds) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(seconds);
+  ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+  return sigtimedwait(&stop_signals, nullptr, &ts) > 0;
+}
+
+// BARE_CYCLE: the links in `fds` (attached) stay for `cycle` of each second, then are
+// closed for the rest and made again by `attach`, until a stop signal.
+template <typename Attach>
+int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* path, std::vector<int>& fds,
+                        Attach attach) {
+  std::FILE* log = std::fopen(path, "w");
+  if (!log) {
+    std::fprintf(stderr, "eacgm-bench-bare: cannot write %s\n", path);
+    return 1;
+  }
+  const std::uint64_t first = monotonic_ns();
+  std::fprintf(log, "switch attached=1 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=1\n",
+               static_cast<unsigned long long>(first), static_cast<unsigned long long>(first),
+               static_cast<unsigned long long>(first));
+  for (;;) {
+    if (stopped_within(stop_signals, cycle)) break;
+    const std::uint64_t began = monotonic_ns();
+    for (int f : fds) close(f);
+    fds.clear();
+    const std::uint64_t ended = monotonic_ns();
+    std::fprintf(log, "switch attached=0 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=1\n",
+                 static_cast<unsigned long long>(began), static_cast<unsigned long long>(began),
+                 static_cast<unsigned long long>(ended));
+    if (stopped_within(stop_signals, 1.0 - cycle)) break;
+    const std::uint64_t again = monotonic_ns();
+    const bool ok = attach();
+    const std::uint64_t counting = monotonic_ns();
+    std::fprintf(log, "switch attached=1 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=%d\n",
+                 static_cast<unsigned long long>(again), static_cast<unsigned long long>(counting),
+                 static_cast<unsigned long long>(counting), ok ? 1 : 0);
+    if (!ok) break;
+  }
+  for (int f : fds) close(f);
+  std::fclose(log);
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -38,10 +103,31 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "eacgm-bench-bare: %s\n", elf.error().c_str());
     return 1;
   }
-  const auto* sym = elf->find(argv[2]);
-  if (!sym) {
-    std::fprintf(stderr, "eacgm-bench-bare: %s not in %s\n", argv[2], argv[1]);
+  std::vector<std::uint64_t> offsets, cookies;
+  for (std::string_view rest = argv[2]; !rest.empty();) {
+    const auto comma = rest.find(',');
+    const std::string name(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const auto* sym = elf->find(name);
+    if (!sym) {
+      std::fprintf(stderr, "eacgm-bench-bare: %s not in %s (skipped)\n", name.c_str(), argv[1]);
+      continue;
+    }
+    offsets.push_back(sym->file_offset);
+    cookies.push_back(0);
+  }
+  if (offsets.empty()) {
+    std::fprintf(stderr, "eacgm-bench-bare: none of %s is in %s\n", argv[2], argv[1]);
     return 1;
+  }
+  const char* cycle_env = std::getenv("BARE_CYCLE");
+  const double cycle = cycle_env ? std::atof(cycle_env) : 0.0;
+  const char* switches_path = std::getenv("BARE_SWITCHES");
+  if (cycle_env && (cycle <= 0.0 || cycle >= 1.0 || record || with_exit || !switches_path)) {
+    std::fprintf(stderr,
+                 "eacgm-bench-bare: BARE_CYCLE takes 0 < F < 1, with BARE_SWITCHES, for entry, "
+                 "session or count\n");
+    return 2;
   }
   bare_bpf* skel = bare_bpf__open();
   if (!skel) return 1;
@@ -65,7 +151,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "eacgm-bench-bare: cannot load BPF (root needed)\n");
     return 1;
   }
-  std::vector<std::uint64_t> offsets{sym->file_offset}, cookies{0};
   std::vector<int> fds;
   auto attach = [&](bpf_program* prog, bool is_return) {
     const auto kind = is_return ? eacgm::probe::MultiLinkKind::kReturn
@@ -105,11 +190,17 @@ int main(int argc, char** argv) {
   }
   std::printf("attached\n");
   std::fflush(stdout);
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+  int rc = 0;
+  if (cycle > 0.0) {
+    rc = cycle_until_stopped(stop_signals, cycle, switches_path, fds,
+                             [&] { return attach(entry_prog, false); });
+  } else {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+  }
   stop_reader = true;
   if (reader.joinable()) reader.join();
   for (int f : fds) close(f);
   bare_bpf__destroy(skel);
-  return 0;
+  return rc;
 }
