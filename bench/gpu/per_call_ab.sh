@@ -7,6 +7,8 @@
 #   libcuda's cuLaunchKernel inside cudaLaunchKernel.
 # Prints medians, ratios to untraced, and each build's counts over the last round (kernels
 # launched by the runtime, calls flagged nested), which must agree between A and B.
+# CALL=free_null: the loop calls cudaFree(NULL) instead; PROBES: what the loop's runs probe
+# (default: run's catalogs, cuda,cuda_driver,nccl).
 # The hot loop and the agent run pinned to CPUs of their own (LOOP_CPU, AGENT_CPU: 2, 3).
 # Usage: bench/gpu/per_call_ab.sh A B [ROUNDS] [STEPS] [ITERS]   (STEPS 0: the loop only)
 #   (A, B: eacgm binaries; LOOP: cuda_loop, by default the one in B's folder; PY: the torch
@@ -29,7 +31,7 @@ syncs = sum(x["calls"] for x in f if x["function"] == "cudaStreamSynchronize")
 nested = sum(x.get("nested", 0) for x in f)
 print("runtime launches", launch, "cudaStreamSynchronize", syncs, "nested", nested)' "$1"
 }
-loop=(env LD_LIBRARY_PATH="$CU13" taskset -c "${LOOP_CPU:-2}" "$LOOP" --iters "$ITERS" --call sync)
+loop=(env LD_LIBRARY_PATH="$CU13" taskset -c "${LOOP_CPU:-2}" "$LOOP" --iters "$ITERS" --call "${CALL:-sync}")
 agent=(taskset -c "${AGENT_CPU:-3}")
 whats="loop"
 [ "$STEPS" -gt 0 ] && whats="loop train"
@@ -39,7 +41,7 @@ for r in $(seq "$ROUNDS"); do
   [ "$STEPS" -gt 0 ] && "${train[@]}" 2>/dev/null | step_of >>"$TMP/train.untraced"
   for b in A B; do
     bin=${!b}
-    "${agent[@]}" "$bin" run --no-gpu --json --mode per-call -- "${loop[@]}" >"$TMP/loop.$b.json" 2>"$TMP/loop.$b.err"
+    "${agent[@]}" "$bin" run --no-gpu --json --mode per-call --probes "${PROBES:-cuda,cuda_driver,nccl}" -- "${loop[@]}" >"$TMP/loop.$b.json" 2>"$TMP/loop.$b.err"
     ns_of <"$TMP/loop.$b.err" >>"$TMP/loop.$b"
     [ "$STEPS" -gt 0 ] || continue
     "$bin" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/train.$b.json" 2>"$TMP/train.$b.err"
