@@ -14,6 +14,9 @@
 // in the agent's duty-cycle log format (src/agent/duty_cycle.h), so that
 // bench/gpu/window_cost.py compares a traced process's steps with and without them.
 //
+// BARE_PID=P limits the link to process P (uprobe_multi's pid): other processes get no
+// breakpoint at all.
+//
 // Usage: eacgm-bench-bare LIBRARY SYMBOL[,SYMBOL...] entry|entry+exit|record|session|count
 #include <bpf/libbpf.h>
 #include <pthread.h>
@@ -120,6 +123,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "eacgm-bench-bare: none of %s is in %s\n", argv[2], argv[1]);
     return 1;
   }
+  const char* pid_env = std::getenv("BARE_PID");
+  const auto pid = static_cast<std::uint32_t>(pid_env ? std::strtoul(pid_env, nullptr, 10) : 0);
   const char* cycle_env = std::getenv("BARE_CYCLE");
   const double cycle = cycle_env ? std::atof(cycle_env) : 0.0;
   const char* switches_path = std::getenv("BARE_SWITCHES");
@@ -156,8 +161,8 @@ int main(int argc, char** argv) {
     const auto kind = is_return ? eacgm::probe::MultiLinkKind::kReturn
                       : session ? eacgm::probe::MultiLinkKind::kSession
                                 : eacgm::probe::MultiLinkKind::kEntry;
-    auto fd =
-        eacgm::probe::create_uprobe_multi_link(bpf_program__fd(prog), argv[1], offsets, cookies, {}, kind);
+    auto fd = eacgm::probe::create_uprobe_multi_link(bpf_program__fd(prog), argv[1], offsets, cookies, {},
+                                                     kind, pid);
     if (!fd) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
       return false;

@@ -36,7 +36,8 @@ static_assert(sizeof(UprobeMultiLinkAttr) == 64);
 Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
                                      std::span<const std::uint64_t> offsets,
                                      std::span<const std::uint64_t> cookies,
-                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind) {
+                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind,
+                                     std::uint32_t pid) {
   if (offsets.size() != cookies.size() ||
       (!ref_ctr_offsets.empty() && ref_ctr_offsets.size() != offsets.size())) {
     return make_error("uprobe_multi: offsets, cookies and semaphores differ in count");
@@ -51,6 +52,7 @@ Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
       ref_ctr_offsets.empty() ? 0 : reinterpret_cast<std::uintptr_t>(ref_ctr_offsets.data());
   attr.cnt = static_cast<std::uint32_t>(offsets.size());
   attr.multi_flags = kind == MultiLinkKind::kReturn ? kUprobeMultiReturn : 0;
+  attr.pid = pid;
   long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
   if (fd < 0) {
     const char* what = kind == MultiLinkKind::kReturn    ? "uretprobe_multi"
