@@ -27,7 +27,8 @@ constexpr std::array kTable = {
                      "thread)."},
     AgentCounterSpec{"exits_before_attach", "eacgm_exits_before_attach_total", kC, kNonZero, "",
                      "Returns of traced processes' calls that began before the probes were attached (--pid, "
-                     "libraries attached while in use)."},
+                     "libraries attached while in use); always 0 on kernels with uprobe sessions, where only "
+                     "entries seen ask for their return."},
     AgentCounterSpec{"counted_calls", "eacgm_counted_calls_total", kC, kNonZero, "",
                      "Calls of always-on probes, counted at entry in the kernel (no record each)."},
     AgentCounterSpec{"sampled_calls", "eacgm_sampled_calls_total", kC, kNonZero, "",
