@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Step-time overhead on the GPU machine: the GPT-style loops of train_step.py untraced,
-# under `eacgm run` always-on and per call, and under PyTorch's profiler, as separate
-# processes interleaved in rounds; medians per mode, ratios to untraced, and the launch
-# counts of the two eacgm modes (always-on must equal per call: its duty cycle is off,
-# `duty_cycle = false`, so that every call is counted).
+# under `eacgm run` as it ships (`default`: always-on, the duty cycle keeping the budget),
+# always-on with every call counted (`always-on`: `duty_cycle = false`) and per call, and
+# under PyTorch's profiler, as separate processes interleaved in rounds; medians per mode,
+# ratios to untraced, and the launch counts of the eacgm modes (always-on must equal per
+# call; the default's are estimates where the duty cycle scaled them).
 # Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
 #   (SIZES: "gpu cpu" by default; PY: the torch interpreter)
 set -uo pipefail
@@ -25,6 +26,8 @@ for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
   for r in $(seq "$ROUNDS"); do
     "${train[@]}" 2>/dev/null | step_of >>"$TMP/$size.untraced"
+    "$EACGM" run --no-gpu --json -- "${train[@]}" >"$TMP/$size.def.$r.json" 2>"$TMP/$size.def.err"
+    step_of <"$TMP/$size.def.err" >>"$TMP/$size.default"
     "$EACGM" run --no-gpu --json --config "$TMP/exact.toml" --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
     step_of <"$TMP/$size.on.err" >>"$TMP/$size.always-on"
     "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
@@ -33,11 +36,16 @@ for size in $SIZES; do
   done
   base=$(median <"$TMP/$size.untraced")
   printf '%-4s %-10s %9s %8s %s\n' size mode step_ms ratio spread
-  for mode in untraced always-on per-call profiler; do
+  for mode in untraced default always-on per-call profiler; do
     m=$(median <"$TMP/$size.$mode")
     printf '%-4s %-10s %9s %8s %s\n' "$size" "$mode" "$m" "$(awk -v m="$m" -v b="$base" 'BEGIN{printf "%.4f", m/b}')" \
       "$(spread <"$TMP/$size.$mode")"
   done
-  echo "$size launches (whole run, warm-up included): always-on $(launches "$TMP/$size.on.1.json") per-call $(launches "$TMP/$size.pc.1.json")"
+  echo "$size launches (whole run, warm-up included): default $(launches "$TMP/$size.def.1.json") always-on $(launches "$TMP/$size.on.1.json") per-call $(launches "$TMP/$size.pc.1.json")"
   grep -o 'done.*' "$TMP/$size.on.err" | head -1 | sed "s/^/$size always-on accounting: /"
+  "$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d.get("overhead", {})
+print(sys.argv[2], "default, last round: duty_fraction", o.get("duty_fraction"), "attached_share", o.get("attached_share"))' "$TMP/$size.def.$ROUNDS.json" "$size"
 done
