@@ -420,7 +420,9 @@ void Attacher::attach_file(FileRecord& file) {
       for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
       entries.clear();
     }
-  } else if (bpf_.has_multi() && !entries.empty()) {
+  }
+  // Kernels without sessions, or a session link refused: an entry link and a return link.
+  if (bpf_.has_multi() && !entries.empty()) {
     // Exits first: an entry without its exit would only fill the pending map.
     std::optional<UprobeLink> exit_link;
     if (!exits.empty()) {
