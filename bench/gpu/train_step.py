@@ -8,10 +8,12 @@
 # CLOCK_MONOTONIC) to F, with the thread's time on a CPU and waiting for one during the
 # step (CLOCK_THREAD_CPUTIME_ID; /proc/thread-self/schedstat), a line
 # "start_ns end_ns cpu_ns runqueue_ns" per step: the rest of a step the thread slept.
-# Usage: train_step.py --size gpu|cpu [--steps N] [--warmup N] [--profile]
+# Usage: train_step.py --size gpu|cpu|big [--steps N] [--warmup N] [--profile]
 #                      [--phases K --phase-dir D] [--step-log F]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
 #   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
+#   big: d 2048, 8 layers, sequence 1024, batch 8 (the gpu loop's launches with about 4x the
+#        work each: a process that counting every call should not slow past the budget)
 import argparse
 import statistics
 import time
@@ -19,7 +21,7 @@ import time
 import torch
 
 p = argparse.ArgumentParser()
-p.add_argument("--size", choices=["gpu", "cpu"], default="cpu")
+p.add_argument("--size", choices=["gpu", "cpu", "big"], default="cpu")
 p.add_argument("--steps", type=int, default=200)
 p.add_argument("--warmup", type=int, default=20)
 p.add_argument("--profile", action="store_true")
@@ -27,7 +29,7 @@ p.add_argument("--phases", type=int, default=0)
 p.add_argument("--phase-dir", default="")
 p.add_argument("--step-log", default="")
 a = p.parse_args()
-d, layers, seq, batch = (1024, 8, 1024, 8) if a.size == "gpu" else (512, 4, 256, 8)
+d, layers, seq, batch = {"gpu": (1024, 8, 1024, 8), "cpu": (512, 4, 256, 8), "big": (2048, 8, 1024, 8)}[a.size]
 dev = torch.device("cuda")
 torch.manual_seed(0)
 
