@@ -34,15 +34,16 @@
 #include <vector>
 
 #include "bare.skel.h"
+#include "core/duty_switch_log.h"
 #include "probe/elf_symbols.h"
 #include "probe/uprobe_multi.h"
 
 namespace {
 
-std::uint64_t monotonic_ns() {
+long long monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
 // Waits up to `seconds` for a stop signal; true when one came.
@@ -63,26 +64,19 @@ int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* 
     std::fprintf(stderr, "eacgm-bench-bare: cannot write %s\n", path);
     return 1;
   }
-  const std::uint64_t first = monotonic_ns();
-  std::fprintf(log, "switch attached=1 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=1\n",
-               static_cast<unsigned long long>(first), static_cast<unsigned long long>(first),
-               static_cast<unsigned long long>(first));
+  const long long first = monotonic_ns();
+  eacgm::write_duty_switch(log, true, first, first, first, true);
   for (;;) {
     if (stopped_within(stop_signals, cycle)) break;
-    const std::uint64_t began = monotonic_ns();
+    const long long began = monotonic_ns();
     for (int f : fds) close(f);
     fds.clear();
-    const std::uint64_t ended = monotonic_ns();
-    std::fprintf(log, "switch attached=0 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=1\n",
-                 static_cast<unsigned long long>(began), static_cast<unsigned long long>(began),
-                 static_cast<unsigned long long>(ended));
+    eacgm::write_duty_switch(log, false, began, began, monotonic_ns(), true);
     if (stopped_within(stop_signals, 1.0 - cycle)) break;
-    const std::uint64_t again = monotonic_ns();
+    const long long again = monotonic_ns();
     const bool ok = attach();
-    const std::uint64_t counting = monotonic_ns();
-    std::fprintf(log, "switch attached=1 began_ns=%llu counting_ns=%llu ended_ns=%llu ok=%d\n",
-                 static_cast<unsigned long long>(again), static_cast<unsigned long long>(counting),
-                 static_cast<unsigned long long>(counting), ok ? 1 : 0);
+    const long long counting = monotonic_ns();
+    eacgm::write_duty_switch(log, true, again, counting, counting, ok);
     if (!ok) break;
   }
   for (int f : fds) close(f);

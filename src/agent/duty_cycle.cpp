@@ -12,6 +12,8 @@
 #include <memory>
 #include <random>
 
+#include "core/duty_switch_log.h"
+
 namespace eacgm::agent {
 namespace {
 
@@ -49,10 +51,8 @@ Result<DutyCycle::Options> DutyCycle::options_from_env(Options base) {
                                                        path, std::strerror(errno)));
     }
     base.on_switch = [file](const SwitchDone& s) {
-      fmt::print(file.get(), "switch attached={} began_ns={} counting_ns={} ended_ns={} ok={}\n",
-                 s.attached ? 1 : 0, monotonic_ns(s.began), monotonic_ns(s.counting), monotonic_ns(s.ended),
-                 s.ok ? 1 : 0);
-      std::fflush(file.get());
+      write_duty_switch(file.get(), s.attached, monotonic_ns(s.began), monotonic_ns(s.counting),
+                        monotonic_ns(s.ended), s.ok);
     };
   }
   return base;
