@@ -410,14 +410,18 @@ void Attacher::attach_file(FileRecord& file) {
   std::size_t attached_here = 0;
   std::size_t uprobes_here = 0;
   std::vector<std::uint32_t> unattached;  // registered, then refused by the kernel
+  // Points now on a link of the file's (or waiting for the duty cycle to attach them).
+  auto attached = [&](const std::vector<ProbePoint>& points, std::size_t uprobes) {
+    attached_here += points.size();
+    uprobes_here += uprobes;
+    for (const auto& point : points) file.probe_ids.push_back(point.probe_id);
+  };
   if (bpf_.has_session() && !entries.empty()) {
     // One session link: entries and the returns they ask for (bpf/trace.bpf.c on_entry).
     auto r = bpf_.attach_calls(open_path, entries);
     if (r) {
       file.links.push_back(std::move(*r));
-      attached_here = entries.size();
-      uprobes_here += entries.size();
-      for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
+      attached(entries, entries.size());
       entries.clear();
     }
   }
@@ -434,9 +438,7 @@ void Attacher::attach_file(FileRecord& file) {
       if (r) {
         file.links.push_back(std::move(*r));
         if (exit_link) file.links.push_back(std::move(*exit_link));
-        attached_here = entries.size();
-        uprobes_here += entries.size() + exits.size();
-        for (const auto& point : entries) file.probe_ids.push_back(point.probe_id);
+        attached(entries, entries.size() + exits.size());
         entries.clear();
       }
     }
@@ -446,9 +448,7 @@ void Attacher::attach_file(FileRecord& file) {
     auto r = bpf_.attach_session(open_path, counted);
     if (r) {
       file.links.push_back(std::move(*r));
-      attached_here += counted.size();
-      uprobes_here += counted.size();
-      for (const auto& point : counted) file.probe_ids.push_back(point.probe_id);
+      attached(counted, counted.size());
     } else {
       fail(r.error());
       for (const auto& point : counted) unattached.push_back(point.probe_id);
@@ -468,9 +468,7 @@ void Attacher::attach_file(FileRecord& file) {
     }
     if (link || !cycled_attached_) {
       file.cycled_link = std::move(link);
-      attached_here += cycled.size();
-      uprobes_here += cycled.size();
-      for (const auto& point : cycled) file.probe_ids.push_back(point.probe_id);
+      attached(cycled, cycled.size());
       file.cycled = std::move(cycled);
     } else {
       for (const auto& point : cycled) unattached.push_back(point.probe_id);
