@@ -137,6 +137,10 @@ std::optional<PythonCodeInfo> read_python_code(std::uint32_t pid, int minor, std
   return info;
 }
 
+bool PythonStackDecoder::Code::ran(int minor, std::uint64_t instr, std::uint32_t sampled_id) const {
+  return code_id == sampled_id && inside_code(minor, first_unit, code_bytes, instr);
+}
+
 const PythonStackDecoder::Code& PythonStackDecoder::unnamed(std::uint64_t addr) {
   scratch_ = Code{};
   scratch_.code = address_name(addr);
@@ -149,7 +153,7 @@ const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int 
   auto it = codes.find(addr);
   if (it != codes.end()) {
     const Code& kept = it->second;
-    if (kept.code_id == code_id && inside_code(minor, kept.first_unit, kept.code_bytes, instr)) return kept;
+    if (kept.ran(minor, instr, code_id)) return kept;
     // Sampled with another identity, or outside the code read there: another code object
     // lives there now.
     ++counters_.reread;
@@ -178,8 +182,7 @@ const PythonStackDecoder::Code& PythonStackDecoder::code(std::uint32_t pid, int 
     c.code_id = info->code_id;
   }
   // Nothing read (the process is gone): nothing shows another code object was sampled.
-  const bool sampled_here =
-      !info || (c.code_id == code_id && inside_code(minor, c.first_unit, c.code_bytes, instr));
+  const bool sampled_here = !info || c.ran(minor, instr, code_id);
   const Code* out = &scratch_;
   if (it != codes.end()) {
     it->second = std::move(c);

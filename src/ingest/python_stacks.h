@@ -81,6 +81,9 @@ class PythonStackDecoder {
     std::uint64_t first_unit = 0;
     std::uint64_t code_bytes = 0;
     std::uint32_t code_id = 0;
+    // Whether a frame sampled at `instr` with identity `sampled_id` ran this code: its
+    // identity is this one's and the instruction lies in its bytecode.
+    bool ran(int minor, std::uint64_t instr, std::uint32_t sampled_id) const;
   };
   // The code object of a frame sampled at `instr` in the code at `addr` whose identity was
   // `code_id`: the one kept for that address while the instruction lies in it and the
