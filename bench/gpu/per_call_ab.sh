@@ -20,7 +20,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
 LOOP=${LOOP:-$(dirname "$(readlink -f "$B")")/cuda_loop}
 CU13=$("$PY" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))')
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p' | tail -1; }
 counts() {  # runtime launches and nested calls, from a run --json document
   "$PY" -c '
 import json, sys
