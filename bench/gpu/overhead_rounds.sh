@@ -6,9 +6,12 @@
 # ratios to untraced, and the launch counts of the eacgm modes (always-on must equal per
 # call; the default's are estimates where the duty cycle scaled them).
 # Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
-#   (SIZES: "gpu cpu" by default; PY: the torch interpreter)
+#   (SIZES: "gpu cpu" by default; PY: the torch interpreter; MODES: the modes to run
+#   besides untraced, "default always-on per-call profiler" by default)
 set -uo pipefail
 EACGM=$1 ROUNDS=${2:-3} STEPS=${3:-200} SIZES=${4:-"gpu cpu"}
+MODES=${MODES:-"default always-on per-call profiler"}
+wanted() { [[ " $MODES " == *" $1 "* ]]; }
 PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
@@ -26,24 +29,34 @@ for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
   for r in $(seq "$ROUNDS"); do
     "${train[@]}" 2>/dev/null | step_of >>"$TMP/$size.untraced"
-    "$EACGM" run --no-gpu --json -- "${train[@]}" >"$TMP/$size.def.$r.json" 2>"$TMP/$size.def.err"
-    step_of <"$TMP/$size.def.err" >>"$TMP/$size.default"
-    "$EACGM" run --no-gpu --json --config "$TMP/exact.toml" --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
-    step_of <"$TMP/$size.on.err" >>"$TMP/$size.always-on"
-    "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
-    step_of <"$TMP/$size.pc.err" >>"$TMP/$size.per-call"
-    "${train[@]}" --profile 2>/dev/null | step_of >>"$TMP/$size.profiler"
+    if wanted default; then
+      "$EACGM" run --no-gpu --json -- "${train[@]}" >"$TMP/$size.def.$r.json" 2>"$TMP/$size.def.err"
+      step_of <"$TMP/$size.def.err" >>"$TMP/$size.default"
+    fi
+    if wanted always-on; then
+      "$EACGM" run --no-gpu --json --config "$TMP/exact.toml" --mode always-on -- "${train[@]}" >"$TMP/$size.on.$r.json" 2>"$TMP/$size.on.err"
+      step_of <"$TMP/$size.on.err" >>"$TMP/$size.always-on"
+    fi
+    if wanted per-call; then
+      "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
+      step_of <"$TMP/$size.pc.err" >>"$TMP/$size.per-call"
+    fi
+    wanted profiler && "${train[@]}" --profile 2>/dev/null | step_of >>"$TMP/$size.profiler"
   done
   base=$(median <"$TMP/$size.untraced")
   printf '%-4s %-10s %9s %8s %s\n' size mode step_ms ratio spread
-  for mode in untraced default always-on per-call profiler; do
+  for mode in untraced $MODES; do
     m=$(median <"$TMP/$size.$mode")
     printf '%-4s %-10s %9s %8s %s\n' "$size" "$mode" "$m" "$(awk -v m="$m" -v b="$base" 'BEGIN{printf "%.4f", m/b}')" \
       "$(spread <"$TMP/$size.$mode")"
   done
-  echo "$size launches (whole run, warm-up included): default $(launches "$TMP/$size.def.1.json") always-on $(launches "$TMP/$size.on.1.json") per-call $(launches "$TMP/$size.pc.1.json")"
-  grep -o 'done.*' "$TMP/$size.on.err" | head -1 | sed "s/^/$size always-on accounting: /"
-  "$PY" -c '
+  line="$size launches (whole run, warm-up included):"
+  wanted default && line="$line default $(launches "$TMP/$size.def.1.json")"
+  wanted always-on && line="$line always-on $(launches "$TMP/$size.on.1.json")"
+  wanted per-call && line="$line per-call $(launches "$TMP/$size.pc.1.json")"
+  echo "$line"
+  wanted always-on && grep -o 'done.*' "$TMP/$size.on.err" | head -1 | sed "s/^/$size always-on accounting: /"
+  wanted default && "$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 o = d.get("overhead", {})

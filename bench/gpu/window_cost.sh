@@ -5,15 +5,17 @@
 # its switches (EACGM_DUTY_SWITCHES), and steps inside windows are compared with steps
 # between them, pair by pair. Both logs are copied to $OUT when it is set.
 # Usage: bench/gpu/window_cost.sh EACGM [SIZES] [STEPS] [FRACTION]
-#   (SIZES: "gpu cpu" by default; PY: the torch interpreter)
+#   (SIZES: "gpu cpu" by default; PY: the torch interpreter; CONFIG: the agent's
+#   configuration, bench/gpu/duty.toml by default)
 set -uo pipefail
 EACGM=$1 SIZES=${2:-"gpu cpu"} STEPS=${3:-2000} FRACTION=${4:-0.4}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
+CONFIG=${CONFIG:-$HERE/duty.toml}
 . "$HERE/rounds_common.sh"
 for size in $SIZES; do
   EACGM_DUTY_FRACTION=$FRACTION EACGM_DUTY_SWITCHES="$TMP/$size.switches" \
-    "$EACGM" run --no-gpu --json --config "$HERE/duty.toml" -- \
+    "$EACGM" run --no-gpu --json --config "$CONFIG" -- \
     "$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS" --step-log "$TMP/$size.steps" \
     >"$TMP/$size.json" 2>"$TMP/$size.err" || { echo "$size: eacgm run failed:"; tail -5 "$TMP/$size.err"; continue; }
   echo "== $size: $(step_of <"$TMP/$size.err") ms per step overall, duty cycle held at $FRACTION"
