@@ -94,6 +94,8 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
       held_.hold(c);
     } else if (holding_) {
       exact.push_back(c);
+    } else if (duty_ && c.probe && c.probe->cycled) {
+      held_.note_exact(c);  // attached throughout: the interval's ratio, should a process end soon
     }
     Process* p = process(c.pid);
     if (p == nullptr) continue;

@@ -46,6 +46,19 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
   std::erase_if(ratios_,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
+  std::erase_if(exact_,
+                [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
+  {
+    // Counts handed on exact: the interval was attached throughout for their processes.
+    std::vector<CallCount> noted;
+    noted.swap(noted_);
+    if (wall_ns <= 0) noted.insert(noted.end(), out.begin(), out.end());
+    std::map<std::uint32_t, ProbeRows> rows_of;
+    for (CallCount& c : noted) {
+      if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
+    }
+    for (const auto& [pid, rows] : rows_of) remember_exact(pid, pinned.at(pid).calls, rows);
+  }
   if (wall_ns <= 0) return out;
   std::vector<CallCount> made;
   const std::set<std::uint32_t> by_ratio = scale_by_pinned(out, pinned, wall_ns, attached_ns, ended, made);
@@ -54,6 +67,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::vector<CallCount> extrapolated;
   for (const auto& [pid, span] : ended) {
     ratios_.erase(pid);
+    exact_.erase(pid);
     auto last = last_.find(pid);
     if (last == last_.end()) continue;
     if (by_ratio.contains(pid)) {
@@ -230,8 +244,10 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
   }
   std::set<std::uint32_t> by_ratio;
   for (const auto& [pid, p] : pinned) {
+    if (auto e = exact_.find(pid); e != exact_.end()) e->second.last_interval = interval_;
     const Span span = span_of(pid, wall_ns, attached_ns, ended).first;
     if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {  // exact as they are
+      remember_exact(pid, p.calls, rows_of[pid]);
       if (auto pool = ratios_.find(pid); pool != ratios_.end())
         release_backlog(pid, pool->second, wall_ns, made);
       continue;
@@ -250,10 +266,14 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
     // A window's own interval is scaled by the pool as soon as it has enough pinned
     // calls; an interval without one only by a pool of two windows or more that agree
     // (a single one may be the warm-up's, whose steps make more calls).
+    const RatioPool* ratio = &pool;
     if (pool.x < kMinRatioCalls || (!window && pool.windows < kMinWindowsWithout)) {
       // No ratio yet: a windowless interval's pinned calls wait for one (its process's
       // last rates may be those of another mix), up to kMaxBacklog intervals and while
-      // the process lives; then the windows pooled so far, if any, scale them.
+      // the process lives. Then, or when its window comes, the windows pooled so far
+      // scale them; and when it ends, this interval's unseen calls too, or, where no
+      // window saw a pinned call of it, the ratio of its last interval attached
+      // throughout (a process that ends soon after the probes were first detached).
       const bool ending = finishing_ || ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
       if (!window && unseen_x > 0 && !ending) {
         pool.backlog += unseen_x;
@@ -261,13 +281,14 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
         by_ratio.insert(pid);
         continue;
       }
-      if (pool.backlog <= 0) continue;
-      if (pool.x <= 0) {
+      if (pool.backlog <= 0 && !(ending && unseen_x > 0)) continue;
+      ratio = ratio_of(pid, pool);
+      if (ratio == nullptr) {
         release_backlog(pid, pool, wall_ns, made);
         continue;
       }
     }
-    ratio_estimates(unseen_x + pool.backlog, unseen_x * unseen_x + backlog_square(pool), pool, seen, made);
+    ratio_estimates(unseen_x + pool.backlog, unseen_x * unseen_x + backlog_square(pool), *ratio, seen, made);
     pool.backlog = 0;
     pool.backlog_intervals = 0;
     by_ratio.insert(pid);
@@ -275,12 +296,28 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
   return by_ratio;
 }
 
+void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows) {
+  if (calls == 0 || rows.empty()) return;
+  RatioPool exact;
+  exact.add_window(static_cast<double>(calls), rows);
+  exact.last_interval = interval_;
+  exact_[pid] = std::move(exact);
+}
+
+const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const RatioPool& pool) const {
+  if (pool.x >= kMinRatioCalls) return &pool;
+  // Windows with too few pinned calls to go by alone: the exact interval, where it saw more.
+  auto e = exact_.find(pid);
+  if (e != exact_.end() && e->second.x > pool.x && !e->second.probes.empty()) return &e->second;
+  return pool.x > 0 ? &pool : nullptr;
+}
+
 void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns,
                                    std::vector<CallCount>& made) {
   if (pool.backlog <= 0) return;
-  if (pool.x > 0) {
+  if (const RatioPool* ratio = ratio_of(pid, pool)) {
     ProbeRows none;
-    ratio_estimates(pool.backlog, backlog_square(pool), pool, none, made);
+    ratio_estimates(pool.backlog, backlog_square(pool), *ratio, none, made);
   } else if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {
     // No window saw a pinned call of it: the waiting intervals get its last rates.
     extrapolate(last->second.rows,

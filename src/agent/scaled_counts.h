@@ -39,7 +39,10 @@
 // its pinned calls wait, and the first ratio scales
 // them with the unseen calls of the interval it is found in (after kMaxBacklog such
 // intervals, or when the process ends, the ratio of the windows pooled so far does, with
-// their Poisson error; with none, their last rates, as before).
+// their Poisson error, and so it does for the unseen calls of the interval a process
+// ends in; where those windows saw fewer pinned calls than the process's last interval
+// attached throughout, that interval's ratio does: a process that ends soon after the
+// probes were first detached; with neither, their last rates, as before).
 //
 // A process that exited in the interval is scaled over the part it lived. Where its
 // exit time is not known, it made its unseen calls until a moment not known: half of
@@ -77,6 +80,9 @@ class ScaledCounts {
   void hold_pinned(std::uint32_t pid, std::uint64_t calls, std::uint64_t windowed) {
     pinned_[pid] = Pinned{calls, std::min(windowed, calls)};
   }
+  // A cycled probe's count handed on exact, not held (its probes were attached
+  // throughout the interval): kept only for the interval's ratio (remember_exact).
+  void note_exact(const CallCount& count) { noted_.push_back(count); }
   bool empty() const { return held_.empty(); }
   // The next release is the trace's last: pinned calls waiting for a ratio are handed on
   // in it, scaled as well as they can be.
@@ -163,6 +169,16 @@ class ScaledCounts {
   // windows pooled so far, or, if none saw a pinned call, at the process's last rates
   // (for as many intervals of `wall_ns` as waited).
   void release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns, std::vector<CallCount>& made);
+  // Keeps the ratio of an interval whose probes were attached throughout (`rows`: its
+  // cycled calls, none: nothing kept; `calls`: its pinned calls): a process with no window pooled yet is
+  // scaled by it when a ratio is needed at once (it ended, the trace ends, its waiting
+  // calls can wait no longer). It is not pooled with the windows: the first one, from
+  // the process's start to the first decision, holds its warm-up.
+  void remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows);
+  // The ratio that scales process `pid` now: its pooled windows', or, where they saw
+  // fewer than kMinRatioCalls pinned calls and its last interval attached throughout saw
+  // more, that interval's; nullptr if neither saw one.
+  const RatioPool* ratio_of(std::uint32_t pid, const RatioPool& pool) const;
   // `unseen_x`: the pinned calls not seen (the interval's, and those that waited);
   // `unseen_square`: the sum of their squares by interval (what sets the variance).
   static void ratio_estimates(double unseen_x, double unseen_square, const RatioPool& pool, ProbeRows& seen,
@@ -170,8 +186,10 @@ class ScaledCounts {
   // The square that waited pinned calls add: as if spread evenly over their intervals.
   static double backlog_square(const RatioPool& pool);
   std::vector<CallCount> held_;
+  std::vector<CallCount> noted_;               // this interval's, by note_exact
   std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid
   std::map<std::uint32_t, RatioPool> ratios_;  // by pid
+  std::map<std::uint32_t, RatioPool> exact_;   // by pid: the last interval attached throughout
   std::map<std::uint32_t, LastRates> last_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rate> rates_;  // (pid, probe id)
   std::uint64_t interval_ = 0;

@@ -192,6 +192,36 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   EXPECT_LT(in_gaps + out_gaps, rounds) << "no gap across a switch";
 }
 
+TEST(AlwaysOn, AShortRunThatEndsSoonAfterTheFirstDetachIsEstimatedWhole) {
+  // About a second of launches and memsets in bursts of 100 between synchronisations, as
+  // `run` ships (the default configuration): the probes are attached from the start to
+  // the first decision, then cycled at a small fraction, and the loop ends before a
+  // window has seen enough of its synchronisations to go by. The calls after the detach
+  // are its synchronisations then, times the ratio of the part counted whole.
+  constexpr int kRounds = 20'000, kBurst = 100;
+  const std::string config = temp_dir() + "/short.toml";
+  std::ofstream(config) << "[trace]\n";
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--probes", "cuda_driver",
+                    "--", bin("driver_loop"), "--threads", "1", "--iters", std::to_string(kRounds), "--burst",
+                    std::to_string(kBurst)});
+  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  auto f = by_function(doc);
+  ASSERT_TRUE(f.contains("cuStreamSynchronize")) << doc["functions"].dump(2);
+  EXPECT_EQ(f["cuStreamSynchronize"]["calls"], kRounds);
+  // Every call of the loop is a probed one: far over the budget, so the probes were
+  // detached for most of the run.
+  EXPECT_LT(doc["overhead"]["attached_share"].get<double>(), 0.9) << doc["overhead"].dump(2);
+  constexpr double kCalls = double{kRounds} * kBurst;
+  for (const char* name : {"cuLaunchKernel", "cuMemsetD32Async"}) {
+    ASSERT_TRUE(f.contains(name)) << doc["functions"].dump(2);
+    EXPECT_TRUE(f[name]["estimated"].get<bool>()) << f[name].dump(2);
+    const double error = f[name]["calls_error"].get<double>();
+    EXPECT_NEAR(f[name]["calls"].get<double>(), kCalls, 0.02 * kCalls + 2 * error) << f[name].dump(2);
+    EXPECT_LT(error, 0.05 * kCalls) << f[name].dump(2);
+  }
+}
+
 TEST(AlwaysOn, CalibrationReportsEachKindOfHit) {
   Subprocess eacgm({bin("eacgm"), "probes", "--calibrate"});
   ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();

@@ -76,6 +76,7 @@ struct Loop {
   std::unique_ptr<BudgetController> c;
   std::shared_ptr<const ProbeInfo> hot = probe(1, true), pinned = probe(2, false);
   double cpu_ns = 0;
+  bool exited = false;  // the process is gone: its CPU time can no longer be read
   std::chrono::steady_clock::time_point now{};
   std::uint64_t true_hot = 0, true_pinned = 0;
 
@@ -88,6 +89,7 @@ struct Loop {
     c = std::make_unique<BudgetController>(
         inner, costs, BudgetOptions{},
         [this](std::uint32_t) -> std::optional<ProcessCpu> {
+          if (exited) return std::nullopt;
           return ProcessCpu{cpu_ns, 10};
         },
         5);
@@ -174,6 +176,31 @@ TEST(BudgetDuty, ScaledCountsCarryTheirErrorAndPinnedOnesStayExact) {
   EXPECT_EQ(l.inner->calls[2], l.true_pinned);
   EXPECT_EQ(l.inner->estimated[2], 0u);
   EXPECT_EQ(l.inner->variance[2], 0.0);
+}
+
+TEST(BudgetDuty, AProcessThatEndsAfterTheFirstDetachIsScaledByItsExactSeconds) {
+  // 100 hot calls a pinned one, 1,000 pinned calls a second: the first second is counted
+  // whole, the probes are then cycled at a small fraction, and the process ends half a
+  // second later, its window having seen 3 of its 500 pinned calls (too few to go by, as
+  // in a short run). Its unseen calls are its unseen pinned calls at the first second's
+  // ratio, not its seen ones scaled by time with a speedup it never had measured.
+  Loop l;
+  l.paced_second(100000, 0.05);
+  ASSERT_LT(l.duty->now, 0.5);
+  l.cpu_ns += 0.5e9;
+  l.true_hot += 500 * 100;
+  l.true_pinned += 500;
+  CallCount h{7, l.hot, 0, 0, "", 300, 0};
+  CallCount p{7, l.pinned, 0, 0, "", 500, 0};
+  p.windowed = 3;
+  std::vector<CallCount> counts{h, p};
+  l.c->on_counts(counts, {});
+  l.exited = true;
+  l.tick();
+  EXPECT_GT(l.inner->estimated[1], 0u);
+  EXPECT_NEAR(static_cast<double>(l.inner->calls[1]), static_cast<double>(l.true_hot),
+              0.001 * static_cast<double>(l.true_hot));
+  EXPECT_EQ(l.inner->calls[2], l.true_pinned);
 }
 
 TEST(BudgetDuty, WhenTheLoadGoesTheProbesAreAttachedAgainAndCountsAreExact) {

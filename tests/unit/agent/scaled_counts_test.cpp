@@ -372,6 +372,56 @@ TEST(ScaledCounts, PinnedCallsThatWaitedCarryTheErrorOfTheIntervalsTheyCameFrom)
   EXPECT_NEAR(spread / one, 0.25, 1e-9);
 }
 
+TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInterval) {
+  // 200 launches and memsets a synchronisation. The probes are attached from the start
+  // (an exact interval: 10,143 synchronisations, every call counted), then detached; the
+  // process ends 0.6 s later, its 1.1 ms window (too short to pool) having seen 9 of its
+  // 9,857 synchronisations and 1,721 cycled calls. Its unseen calls are those
+  // synchronisations times the exact interval's ratio, not its window's time share times
+  // a speedup it never had measured. The exact interval is the first one, before any
+  // decision (no length; its counts handed on, not held), a later one with the duty cycle
+  // at 100% (handed on), or one held and attached throughout.
+  enum class Exact { kFirst, kHandedOn, kHeld };
+  for (const Exact kind : {Exact::kFirst, Exact::kHandedOn, Exact::kHeld}) {
+    ScaledCounts s;
+    auto launch = probe(1), memset = probe(2);
+    for (const auto& p : {launch, memset}) {
+      if (kind == Exact::kHeld) {
+        s.hold(count(7, p, 100 * 10143));
+      } else {
+        s.note_exact(count(7, p, 100 * 10143));
+      }
+    }
+    s.hold_pinned(7, 10143, 10143);
+    auto exact = kind == Exact::kFirst ? s.release(0, 0) : s.release(1e9, 1e9);
+    EXPECT_EQ(exact.size(), kind == Exact::kHeld ? 2u : 0u);
+    for (const CallCount& c : exact) EXPECT_FALSE(c.estimated);
+    s.hold(count(7, launch, 861));
+    s.hold(count(7, memset, 860));
+    s.hold_pinned(7, 9857, 9);
+    auto out = s.release(0.6e9, 1.1e6, {{7, 2.0}}, {{7, ScaledCounts::Span{0.6e9, 1.1e6}}});
+    ASSERT_EQ(out.size(), 2u);
+    for (const CallCount& c : out) {
+      EXPECT_TRUE(c.estimated);
+      EXPECT_NEAR(static_cast<double>(c.calls), 100.0 * 9857, 0.001 * 100 * 9857) << static_cast<int>(kind);
+      EXPECT_GT(c.variance, 0.0);
+    }
+  }
+}
+
+TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
+  // One window pooled (300 launches a step), then the process ends in an interval
+  // whose window was too short to pool: its unseen steps take the pool's ratio.
+  ScaledCounts s;
+  auto p = probe(1);
+  (void)interval(s, p, 4800, 32, 16, 0.5e9);
+  s.hold(count(7, p, 300));
+  s.hold_pinned(7, 40, 1);
+  auto out = s.release(1e9, 2e6, {}, {{7, ScaledCounts::Span{1e9, 2e6}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 300u * 40);
+}
+
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
   ScaledCounts s;
   auto p = probe(1);
