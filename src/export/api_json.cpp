@@ -112,24 +112,27 @@ json functions_json(const analysis::AnalysisSnapshot& snap) {
   for (const auto& r : snap.calls.rows()) {
     const analysis::LatencySketch* sketch = r.sketch;
     const bool timed = r.timed > 0;
-    list.push_back(json{{"domain", r.domain},
-                        {"function", r.function},
-                        {"calls", r.calls},
-                        {"errors", r.errors},
-                        {"nested", r.nested},
-                        {"entry_only", r.entry_only},
-                        {"timed", r.timed},
-                        {"counted", r.counted},
-                        {"sampled", r.counted > 0 && r.timed < r.calls},
-                        {"estimated", r.estimated > 0},
-                        {"calls_error", r.estimated > 0 ? json(std::llround(r.calls_error)) : json(nullptr)},
-                        {"bytes", r.has_bytes ? json(r.bytes) : json(nullptr)},
-                        {"total_ns", r.total_ns},
-                        {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},
-                        {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
-                        {"p90_ns", timed && sketch != nullptr ? json(sketch->quantile(0.9)) : json(nullptr)},
-                        {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
-                        {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
+    list.push_back(
+        json{{"domain", r.domain},
+             {"function", r.function},
+             {"calls", r.calls},
+             {"errors", r.errors},
+             {"nested", r.nested},
+             {"entry_only", r.entry_only},
+             {"timed", r.timed},
+             {"counted", r.counted},
+             {"sampled", r.counted > 0 && r.timed < r.calls},
+             {"error_share",
+              timed ? json(static_cast<double>(r.errors) / static_cast<double>(r.timed)) : json(nullptr)},
+             {"estimated", r.estimated > 0},
+             {"calls_error", r.estimated > 0 ? json(std::llround(r.calls_error)) : json(nullptr)},
+             {"bytes", r.has_bytes ? json(r.bytes) : json(nullptr)},
+             {"total_ns", r.total_ns},
+             {"mean_ns", timed ? json(r.mean_ns) : json(nullptr)},
+             {"p50_ns", timed ? json(r.p50_ns) : json(nullptr)},
+             {"p90_ns", timed && sketch != nullptr ? json(sketch->quantile(0.9)) : json(nullptr)},
+             {"p99_ns", timed ? json(r.p99_ns) : json(nullptr)},
+             {"max_ns", timed ? json(r.max_ns) : json(nullptr)}});
   }
   return list;
 }

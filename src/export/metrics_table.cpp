@@ -111,8 +111,10 @@ constexpr std::array kTable = {
               "launch under cudaLaunchKernel, are counted in eacgm_nested_calls_total instead).",
               kFunction, kCalls, "probes (call summary)"},
     MetricDef{"eacgm_call_errors_total", kCounter, "", "count",
-              "Traced calls that failed (non-zero result code, or a null pointer returned).", kFunction,
-              kCalls, "probes (call summary)"},
+              "Traced calls that failed (non-zero result code, or a null pointer returned). Only timed "
+              "calls' returns are seen (always-on mode times a sample): the error ratio is this over "
+              "eacgm_call_duration_seconds_count, not over eacgm_calls_total.",
+              kFunction, kCalls, "probes (call summary)"},
     MetricDef{"eacgm_nested_calls_total", kCounter, "", "count",
               "Traced calls made inside an outer traced call on the same thread.", kFunction, kCalls,
               "probes (call summary)"},
@@ -136,7 +138,9 @@ constexpr std::array kTable = {
               kKernel, kCalls, "probes (launch kernel names)"},
     MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
-    MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count", "Failed traced calls per process.",
+    MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count",
+              "Failed traced calls per process, of the timed ones (always-on mode times a sample; "
+              "eacgm_call_errors_total).",
               kTraced, kCalls, "probes"},
     MetricDef{"eacgm_process_gpu_allocated_bytes", kGauge, "bytes", "bytes",
               "CUDA memory a running traced process holds through the allocation calls traced (device, "

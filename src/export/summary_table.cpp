@@ -47,6 +47,15 @@ std::string calls_cell(const analysis::CallSummaryRow& r) {
   if (r.estimated == 0) return fmt::format("{}", r.calls);
   return fmt::format("~{}±{}", r.calls, std::llround(r.calls_error));
 }
+// Always-on: only the sampled calls' returns are seen, so a counted function's errors
+// are those of its timed calls.
+bool errors_sampled(const analysis::CallSummaryRow& r) { return r.counted > 0 && r.timed < r.calls; }
+// Sampled errors read as their share of every call: "~1234" (errors x calls / timed).
+std::string errors_cell(const analysis::CallSummaryRow& r) {
+  if (!errors_sampled(r) || r.errors == 0) return fmt::format("{}", r.errors);
+  return fmt::format("~{}", std::llround(static_cast<double>(r.errors) * static_cast<double>(r.calls) /
+                                         static_cast<double>(std::max<std::uint64_t>(r.timed, 1))));
+}
 }  // namespace
 
 std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
@@ -64,9 +73,8 @@ std::string render_table(const std::vector<analysis::CallSummaryRow>& rows,
     auto dur = [timed](double ns) { return timed ? format_duration(ns) : std::string("-"); };
     cells.push_back({r.domain.empty() ? "-" : r.domain,
                      r.function.empty() ? "-" : clip(r.function, options.max_function_width), calls_cell(r),
-                     fmt::format("{}", r.nested), fmt::format("{}", r.errors),
-                     dur(static_cast<double>(r.total_ns)), dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns),
-                     dur(static_cast<double>(r.max_ns))});
+                     fmt::format("{}", r.nested), errors_cell(r), dur(static_cast<double>(r.total_ns)),
+                     dur(r.mean_ns), dur(r.p50_ns), dur(r.p99_ns), dur(static_cast<double>(r.max_ns))});
   }
 
   std::array<std::size_t, kColumns> width{};
@@ -112,6 +120,7 @@ std::string render_error_codes(const std::vector<analysis::CallSummaryRow>& rows
       sep = ", ";
     }
     if (named < r.errors) out += fmt::format("{}{} x other codes", sep, r.errors - named);
+    if (errors_sampled(r)) out += fmt::format(" (of {} sampled calls)", r.timed);
     out += '\n';
   }
   return out;
@@ -128,6 +137,12 @@ std::string render_table(const analysis::CallSummary& summary, const SummaryTabl
                        summary.overflow_events(), summary.max_keys());
   }
   out += render_error_codes(rows, options.max_rows);
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const auto& r) { return errors_sampled(r) && r.errors > 0; })) {
+    out +=
+        "(~errors: estimated from the sampled calls, errors x calls / sampled; the always-on mode sees only "
+        "their returns)\n";
+  }
   const bool any_timed = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.timed > 0; });
   if (any_timed) {
     out +=

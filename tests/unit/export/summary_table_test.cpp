@@ -164,6 +164,31 @@ TEST(SummaryTable, ErrorsByCodeNamedPerFunction) {
   EXPECT_EQ(render_table(clean).find("errors by code"), std::string::npos);
 }
 
+TEST(SummaryTable, SampledErrorsReadAsAShareOfEveryCall) {
+  // Always-on: 1,000 calls counted in the kernel, 16 of them timed, 4 of those failed.
+  // The errors cell estimates the whole (4 x 1000 / 16), the codes say what they were
+  // taken from; a function whose every call was timed shows its errors as they are.
+  CallSummaryRow counted;
+  counted.domain = "cuda_driver";
+  counted.function = "cuLaunchKernel";
+  counted.calls = counted.counted = 1000;
+  counted.timed = 16;
+  counted.errors = 4;
+  CallSummaryRow traced;
+  traced.domain = "cuda";
+  traced.function = "cudaMalloc";
+  traced.calls = traced.timed = 10;
+  traced.errors = 3;
+  const auto table = lines(render_table(std::vector<CallSummaryRow>{counted, traced}, SummaryTableOptions{}));
+  ASSERT_EQ(table.size(), 3u);
+  EXPECT_NE(table[1].find(" ~250 "), std::string::npos) << table[1];
+  EXPECT_EQ(table[2].find('~'), std::string::npos) << table[2];
+  EXPECT_NE(table[2].find(" 3 "), std::string::npos) << table[2];
+  const std::string codes = render_error_codes({counted, traced}, 0);
+  EXPECT_NE(codes.find("cuLaunchKernel: 4 x other codes (of 16 sampled calls)\n"), std::string::npos) << codes;
+  EXPECT_NE(codes.find("cudaMalloc: 3 x other codes\n"), std::string::npos) << codes;
+}
+
 TEST(SummaryTable, SummaryFooterReportsCutRowsAndOverflow) {
   CallSummary::Options o;
   o.max_keys = 2;
