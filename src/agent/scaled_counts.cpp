@@ -297,18 +297,26 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
 }
 
 void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows) {
-  if (calls == 0 || rows.empty()) return;
+  if (rows.empty()) return;
+  if (calls == 0) {  // cycled calls and no pinned one: another mix (a warm-up's steps)
+    exact_.erase(pid);
+    return;
+  }
   RatioPool exact;
   exact.add_window(static_cast<double>(calls), rows);
-  exact.last_interval = interval_;
+  exact.last_interval = exact.window_interval = interval_;
   exact_[pid] = std::move(exact);
 }
 
 const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const RatioPool& pool) const {
   if (pool.x >= kMinRatioCalls) return &pool;
-  // Windows with too few pinned calls to go by alone: the exact interval, where it saw more.
+  // Windows with too few pinned calls to go by alone: the exact interval, where it saw
+  // more and is recent (an older one may hold another phase: start-up, warm-up).
   auto e = exact_.find(pid);
-  if (e != exact_.end() && e->second.x > pool.x && !e->second.probes.empty()) return &e->second;
+  if (e != exact_.end() && e->second.x > pool.x && !e->second.probes.empty() &&
+      e->second.window_interval + kExactFresh >= interval_) {
+    return &e->second;
+  }
   return pool.x > 0 ? &pool : nullptr;
 }
 

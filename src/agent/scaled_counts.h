@@ -144,6 +144,8 @@ class ScaledCounts {
     void add_window(double x, const ProbeRows& seen);
   };
   static constexpr double kRatioDecay = 0.8;
+  // Intervals after which an exact interval's ratio no longer stands in for the windows'.
+  static constexpr std::uint64_t kExactFresh = 3;
   // Windows of one mix differ by the steps cut at their edges: a few percent per window
   // of a few dozen steps (the H100's CPU-bound and GPU-bound loops: 3-7%).
   static constexpr double kRegimeChange = 0.2;
@@ -170,14 +172,16 @@ class ScaledCounts {
   // (for as many intervals of `wall_ns` as waited).
   void release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns, std::vector<CallCount>& made);
   // Keeps the ratio of an interval whose probes were attached throughout (`rows`: its
-  // cycled calls, none: nothing kept; `calls`: its pinned calls): a process with no window pooled yet is
-  // scaled by it when a ratio is needed at once (it ended, the trace ends, its waiting
-  // calls can wait no longer). It is not pooled with the windows: the first one, from
-  // the process's start to the first decision, holds its warm-up.
+  // cycled calls, none: nothing learnt; `calls`: its pinned calls, none: another mix,
+  // and the kept ratio is dropped): a process whose windows saw too few pinned calls is
+  // scaled by it, for kExactFresh intervals, when a ratio is needed at once (it ended,
+  // the trace ends, its waiting calls can wait no longer). It is not pooled with the
+  // windows: the first one, from the process's start to the first decision, holds its
+  // start-up.
   void remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows);
   // The ratio that scales process `pid` now: its pooled windows', or, where they saw
-  // fewer than kMinRatioCalls pinned calls and its last interval attached throughout saw
-  // more, that interval's; nullptr if neither saw one.
+  // fewer than kMinRatioCalls pinned calls and its last interval attached throughout
+  // (within kExactFresh intervals) saw more, that interval's; nullptr if neither.
   const RatioPool* ratio_of(std::uint32_t pid, const RatioPool& pool) const;
   // `unseen_x`: the pinned calls not seen (the interval's, and those that waited);
   // `unseen_square`: the sum of their squares by interval (what sets the variance).

@@ -409,6 +409,31 @@ TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInte
   }
 }
 
+TEST(ScaledCounts, AnExactIntervalOfAnotherPhaseDoesNotStandInForTheWindows) {
+  // Start-up: 98 synchronisations and 200 launches, all counted. Then warm-up steps
+  // that launch without synchronising (another mix: the start-up's ratio is dropped),
+  // then steps of 735 launches and one synchronisation; the process ends in the first
+  // interval with a window, which saw 7 of its 21 steps: that window's ratio scales the
+  // rest, not the start-up's 2 launches a synchronisation.
+  for (const bool warm_up : {true, false}) {
+    ScaledCounts s;
+    auto p = probe(1);
+    s.note_exact(count(7, p, 200));
+    s.hold_pinned(7, 98, 98);
+    (void)s.release(1e9, 1e9);
+    for (int i = 0; i < (warm_up ? 2 : 5); ++i) {
+      if (warm_up) s.note_exact(count(7, p, 20000));
+      s.hold_pinned(7, 0, 0);
+      (void)s.release(1e9, 1e9);
+    }
+    s.hold(count(7, p, 735 * 7));
+    s.hold_pinned(7, 21, 7);
+    auto out = s.release(1e9, 0.3e9, {}, {{7, ScaledCounts::Span{1e9, 0.3e9}}});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].calls, 735u * 21) << (warm_up ? "after a warm-up" : "long after the start-up");
+  }
+}
+
 TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
   // One window pooled (300 launches a step), then the process ends in an interval
   // whose window was too short to pool: its unseen steps take the pool's ratio.
