@@ -281,7 +281,10 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
         by_ratio.insert(pid);
         continue;
       }
-      if (pool.backlog <= 0 && !(ending && unseen_x > 0)) continue;
+      // The interval a process ends in goes by a ratio only where it made enough pinned
+      // calls unseen (a script's last synchronisation has few launches near it): else by
+      // time, as one with calls and no pinned call.
+      if (pool.backlog <= 0 && !(ending && unseen_x >= kMinRatioCalls)) continue;
       ratio = ratio_of(pid, pool);
       if (ratio == nullptr) {
         release_backlog(pid, pool, wall_ns, made);

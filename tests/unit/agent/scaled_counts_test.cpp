@@ -447,6 +447,23 @@ TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
   EXPECT_EQ(out[0].calls, 300u * 40);
 }
 
+TEST(ScaledCounts, AProcessThatEndsAfterAFewPinnedCallsIsScaledByTime) {
+  // Steps of 1,289 launches a synchronisation counted whole; the process then ends after
+  // one more synchronisation, unseen, with 36 launches seen in half the interval (a
+  // script's last synchronisation and the few launches near it). One pinned call says
+  // little about the calls around it: time scales them (72), not the steps' ratio (1,325).
+  ScaledCounts s;
+  auto p = probe(1);
+  s.note_exact(count(7, p, 1289 * 20));
+  s.hold_pinned(7, 20, 20);
+  (void)s.release(1e9, 1e9);
+  s.hold(count(7, p, 36));
+  s.hold_pinned(7, 1, 0);
+  auto out = s.release(1e9, 0.5e9, {}, {{7, ScaledCounts::Span{1e9, 0.5e9}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 72u);
+}
+
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
   ScaledCounts s;
   auto p = probe(1);
