@@ -271,9 +271,10 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
       // No ratio yet: a windowless interval's pinned calls wait for one (its process's
       // last rates may be those of another mix), up to kMaxBacklog intervals and while
       // the process lives. Then, or when its window comes, the windows pooled so far
-      // scale them; and when it ends, this interval's unseen calls too, or, where no
-      // window saw a pinned call of it, the ratio of its last interval attached
-      // throughout (a process that ends soon after the probes were first detached).
+      // scale them, and when it ends, this interval's unseen calls too; where those
+      // windows saw fewer pinned calls than its recent last interval attached
+      // throughout, that interval's ratio does (ratio_of: a process that ends soon
+      // after the probes were first detached).
       const bool ending = finishing_ || ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
       if (!window && unseen_x > 0 && !ending) {
         pool.backlog += unseen_x;
