@@ -10,13 +10,10 @@ BEFORE=$1 AFTER=$2 LOOP=$3 ITERS=${4:-200000} CALL=${5:-malloc}
 ROUNDS=${ROUNDS:-7}
 SYM=cudaMalloc
 [ "$CALL" = free_null ] && SYM=cudaFree
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/common.sh"
 LOOP_CPU=${LOOP_CPU:-$(( $(nproc) > 4 ? 2 : 0 ))}
 AGENT_CPU=${AGENT_CPU:-$(( $(nproc) > 4 ? 4 : 1 ))}
 loop=(taskset -c "$LOOP_CPU" "$LOOP" --iters "$ITERS" --call "$CALL")
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 range() { sort -n | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.0f-%.0f", lo, hi}'; }
 for _ in $(seq "$ROUNDS"); do
   "${loop[@]}" | ns_of >>"$TMP/base"

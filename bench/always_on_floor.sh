@@ -20,14 +20,11 @@ set -uo pipefail
 B=$1 ROUNDS=${2:-5} ITERS=${3:-2000} BURST=${4:-100}
 LOOP=$B/driver_loop
 LIB=$(readlink -f "$(ldd "$LOOP" | awk '/libcuda/ {print $3}')")
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/common.sh"
 printf '[trace]\nbudget = 0\n' >"$TMP/exact.toml"
 LOOP_CPU=${LOOP_CPU:-0}
 AGENT_CPU=${AGENT_CPU:-$(( $(nproc) > 1 ? 1 : 0 ))}
 loop=(taskset -c "$LOOP_CPU" "$LOOP" --threads 1 --iters "$ITERS" --burst "$BURST" --touch-kib "${TOUCH_KIB:-0}")
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 bare() {  # entry | entry+exit | session | count
   local pids=()
   for sym in cuLaunchKernel cuMemsetD32Async; do

@@ -7,11 +7,8 @@
 # Usage: bench/hot_loop.sh EACGM DRIVER_LOOP [ROUNDS] [ITERS] [THREADS]
 set -uo pipefail
 EACGM=$1 LOOP=$2 ROUNDS=${3:-5} ITERS=${4:-200000} THREADS=${5:-1}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/common.sh"
 printf '[trace]\nduty_cycle = false\n' >"$TMP/exact.toml"
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 loop=("$LOOP" --threads "$THREADS" --iters "$ITERS")
 for _ in $(seq "$ROUNDS"); do
   "${loop[@]}" | ns_of >>"$TMP/untraced"

@@ -14,11 +14,7 @@ SYM=cudaMalloc
 LOOP="$B/cuda_loop"
 LIB=$(ldd "$LOOP" | awk '/libcudart/ {print $3}')
 LIB=$(readlink -f "$LIB")
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
+. "$(dirname "$0")/common.sh"
 
 # The loop runs on one CPU and the agent (or the floor program) on another, so that the
 # scheduler's placement does not move the figures between configurations; each round

@@ -18,10 +18,8 @@ LOOP=$B/driver_loop
 LIB=$(readlink -f "$(ldd "$LOOP" | awk '/libcuda/ {print $3}')")
 SYMS=cuLaunchKernel,cuMemsetD32Async
 AGENT_CPU=${AGENT_CPU:-$(($(nproc) > 1 ? 1 : 0))}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/common.sh"
 CONFIGS="none one_pid two_pid one_global two_global"
-ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
 # Attaches one empty session link per argument (a pid, or - for every process), then
 # lets the stopped loop run and detaches them when it ends.
 with_links() {
