@@ -185,7 +185,8 @@ TEST(SummaryTable, SampledErrorsReadAsAShareOfEveryCall) {
   EXPECT_EQ(table[2].find('~'), std::string::npos) << table[2];
   EXPECT_NE(table[2].find(" 3 "), std::string::npos) << table[2];
   const std::string codes = render_error_codes({counted, traced}, 0);
-  EXPECT_NE(codes.find("cuLaunchKernel: 4 x other codes (of 16 sampled calls)\n"), std::string::npos) << codes;
+  EXPECT_NE(codes.find("cuLaunchKernel: 4 x other codes (of 16 sampled calls)\n"), std::string::npos)
+      << codes;
   EXPECT_NE(codes.find("cudaMalloc: 3 x other codes\n"), std::string::npos) << codes;
 }
 
