@@ -286,9 +286,12 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
       // calls unseen (a script's last synchronisation has few launches near it): else by
       // time, as one with calls and no pinned call.
       if (pool.backlog <= 0 && !(ending && unseen_x >= kMinRatioCalls)) continue;
-      ratio = ratio_of(pid, pool);
+      // Calls that waited take what ratio there is; the ending interval alone only one
+      // of enough pinned calls (a window that also saw steps of another mix, warm-up
+      // launches without a synchronisation, would multiply them), else time scales it.
+      ratio = ratio_of(pid, pool, pool.backlog > 0);
       if (ratio == nullptr) {
-        release_backlog(pid, pool, wall_ns, made);
+        if (pool.backlog > 0) release_backlog(pid, pool, wall_ns, made);
         continue;
       }
     }
@@ -312,22 +315,23 @@ void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const 
   exact_[pid] = std::move(exact);
 }
 
-const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const RatioPool& pool) const {
+const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const RatioPool& pool,
+                                                      bool few_pinned_calls) const {
   if (pool.x >= kMinRatioCalls) return &pool;
   // Windows with too few pinned calls to go by alone: the exact interval, where it saw
-  // more and is recent (an older one may hold another phase: start-up, warm-up).
+  // enough and is recent (an older one may hold another phase: start-up, warm-up).
   auto e = exact_.find(pid);
-  if (e != exact_.end() && e->second.x > pool.x && !e->second.probes.empty() &&
+  if (e != exact_.end() && e->second.x >= kMinRatioCalls && !e->second.probes.empty() &&
       e->second.window_interval + kExactFresh >= interval_) {
     return &e->second;
   }
-  return pool.x > 0 ? &pool : nullptr;
+  return few_pinned_calls && pool.x > 0 ? &pool : nullptr;
 }
 
 void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns,
                                    std::vector<CallCount>& made) {
   if (pool.backlog <= 0) return;
-  if (const RatioPool* ratio = ratio_of(pid, pool)) {
+  if (const RatioPool* ratio = ratio_of(pid, pool, true)) {
     ProbeRows none;
     ratio_estimates(pool.backlog, backlog_square(pool), *ratio, none, made);
   } else if (auto last = last_.find(pid); last != last_.end() && last->second.seconds > 0) {

@@ -180,9 +180,10 @@ class ScaledCounts {
   // start-up.
   void remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows);
   // The ratio that scales process `pid` now: its pooled windows', or, where they saw
-  // fewer than kMinRatioCalls pinned calls and its last interval attached throughout
-  // (within kExactFresh intervals) saw more, that interval's; nullptr if neither.
-  const RatioPool* ratio_of(std::uint32_t pid, const RatioPool& pool) const;
+  // fewer than kMinRatioCalls pinned calls, its last interval attached throughout, where
+  // that saw enough and is recent (kExactFresh); else the windows' few pinned calls where
+  // `few_pinned_calls` allows them; nullptr if none.
+  const RatioPool* ratio_of(std::uint32_t pid, const RatioPool& pool, bool few_pinned_calls) const;
   // `unseen_x`: the pinned calls not seen (the interval's, and those that waited);
   // `unseen_square`: the sum of their squares by interval (what sets the variance).
   static void ratio_estimates(double unseen_x, double unseen_square, const RatioPool& pool, ProbeRows& seen,

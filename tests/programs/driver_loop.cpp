@@ -12,9 +12,12 @@
 // the end (bench/gpu/window_cost.py reads them). `--touch-kib K`: before each launch and
 // memset, 64 reads at random places in a K KiB buffer of the thread's own, so that the
 // caches hold little of what the probes' path touches (bench/always_on_floor.sh).
+// `--warm-up W`: W rounds before those, without the synchronisation (a training
+// loop's warm-up steps, which launch without being timed), each spinning I
+// microseconds too.
 //
 // Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--burst B] [--idle-us I]
-//                    [--touch-kib K] [--wait-file PATH] [--step-log PATH]
+//                    [--touch-kib K] [--warm-up W] [--wait-file PATH] [--step-log PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   long burst = 1;
   long idle_us = 0;
   long touch_kib = 0;
+  long warm_up = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
@@ -52,6 +56,8 @@ int main(int argc, char** argv) {
       idle_us = std::atol(argv[++i]);
     } else if (!std::strcmp(argv[i], "--touch-kib") && i + 1 < argc) {
       touch_kib = std::max(0L, std::atol(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--warm-up") && i + 1 < argc) {
+      warm_up = std::max(0L, std::atol(argv[++i]));
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
     } else if (!std::strcmp(argv[i], "--step-log") && i + 1 < argc) {
@@ -81,7 +87,7 @@ int main(int argc, char** argv) {
       auto f = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0xf00d + t));
       auto s = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5000));
       void* params[] = {nullptr};
-      const auto t0 = std::chrono::steady_clock::now();
+      auto t0 = std::chrono::steady_clock::now();
       const auto spin = [](long us) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
         while (std::chrono::steady_clock::now() < until) {
@@ -107,6 +113,14 @@ int main(int argc, char** argv) {
         next = (next + kReads) % at.size();
         sink = sink + sum;
       };
+      for (long i = 0; i < warm_up; ++i) {
+        for (long b = 0; b < burst; ++b) {
+          cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+          cuMemsetD32Async(0x1000, 0, 1000, s);
+        }
+        if (idle_us > 0) spin(idle_us);
+      }
+      t0 = std::chrono::steady_clock::now();  // the rounds' cost per call, without the warm-up
       for (long i = 0; i < iters; ++i) {
         const long long began = log_steps ? mono_ns() : 0;
         if (work_us > 0) spin(work_us);

@@ -412,9 +412,9 @@ TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInte
 TEST(ScaledCounts, AnExactIntervalOfAnotherPhaseDoesNotStandInForTheWindows) {
   // Start-up: 98 synchronisations and 200 launches, all counted. Then warm-up steps
   // that launch without synchronising (another mix: the start-up's ratio is dropped),
-  // then steps of 735 launches and one synchronisation; the process ends in the first
-  // interval with a window, which saw 7 of its 21 steps: that window's ratio scales the
-  // rest, not the start-up's 2 launches a synchronisation.
+  // or a long wait; then steps of 735 launches and one synchronisation. The process ends
+  // in the first interval with a window, which saw 12 of its 21 steps: that window's
+  // ratio scales the rest, not the start-up's 2 launches a synchronisation.
   for (const bool warm_up : {true, false}) {
     ScaledCounts s;
     auto p = probe(1);
@@ -426,12 +426,31 @@ TEST(ScaledCounts, AnExactIntervalOfAnotherPhaseDoesNotStandInForTheWindows) {
       s.hold_pinned(7, 0, 0);
       (void)s.release(1e9, 1e9);
     }
-    s.hold(count(7, p, 735 * 7));
-    s.hold_pinned(7, 21, 7);
-    auto out = s.release(1e9, 0.3e9, {}, {{7, ScaledCounts::Span{1e9, 0.3e9}}});
+    s.hold(count(7, p, 735 * 12));
+    s.hold_pinned(7, 21, 12);
+    auto out = s.release(1e9, 0.5e9, {}, {{7, ScaledCounts::Span{1e9, 0.5e9}}});
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].calls, 735u * 21) << (warm_up ? "after a warm-up" : "long after the start-up");
   }
+}
+
+TEST(ScaledCounts, AWindowOfFewPinnedCallsDoesNotScaleTheIntervalAProcessEndsIn) {
+  // The window saw the end of the warm-up (launches without a synchronisation) and 3
+  // steps: 46,000 launches for 3 synchronisations, 15,333 each where a step makes 1,000.
+  // Too few pinned calls to go by: that interval is scaled by time, and so is the
+  // windowless one the process ends in, with 23 steps unseen (its last rates, not
+  // 23 x 15,333).
+  ScaledCounts s;
+  auto p = probe(1);
+  s.hold(count(7, p, 46000));
+  s.hold_pinned(7, 17, 3);
+  auto first = s.release(1e9, 0.5e9);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].calls, 92000u);
+  s.hold_pinned(7, 23, 0);
+  auto out = s.release(0.9e9, 0, {}, {{7, ScaledCounts::Span{0.9e9, 0}}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].calls, 82800u);
 }
 
 TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
