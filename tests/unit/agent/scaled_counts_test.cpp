@@ -185,6 +185,19 @@ std::vector<CallCount> interval(ScaledCounts& s, const std::shared_ptr<const Pro
   return s.release(1e9, attached_ns);
 }
 
+// The interval process 7 ends in, as interval() (`wall_ns` long), having lived all of
+// it: the calls of its one estimated row (0 and a failure if it has not one).
+std::uint64_t last_interval(ScaledCounts& s, const std::shared_ptr<const ProbeInfo>& p, std::uint64_t seen,
+                            std::uint64_t pinned, std::uint64_t windowed, double wall_ns,
+                            double attached_ns) {
+  if (seen > 0) s.hold(count(7, p, seen));
+  s.hold_pinned(7, pinned, windowed);
+  const auto out = s.release(wall_ns, attached_ns, {}, {{7, ScaledCounts::Span{wall_ns, attached_ns}}});
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out.size() == 1 && out[0].estimated);
+  return out.size() == 1 ? out[0].calls : 0;
+}
+
 TEST(ScaledCounts, PinnedCallsAreTheYardstickWhereTheProcessHasThem) {
   ScaledCounts s;
   auto p = probe(1);
@@ -426,11 +439,8 @@ TEST(ScaledCounts, AnExactIntervalOfAnotherPhaseDoesNotStandInForTheWindows) {
       s.hold_pinned(7, 0, 0);
       (void)s.release(1e9, 1e9);
     }
-    s.hold(count(7, p, 735 * 12));
-    s.hold_pinned(7, 21, 12);
-    auto out = s.release(1e9, 0.5e9, {}, {{7, ScaledCounts::Span{1e9, 0.5e9}}});
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].calls, 735u * 21) << (warm_up ? "after a warm-up" : "long after the start-up");
+    EXPECT_EQ(last_interval(s, p, 735 * 12, 21, 12, 1e9, 0.5e9), 735u * 21)
+        << (warm_up ? "after a warm-up" : "long after the start-up");
   }
 }
 
@@ -442,15 +452,10 @@ TEST(ScaledCounts, AWindowOfFewPinnedCallsDoesNotScaleTheIntervalAProcessEndsIn)
   // 23 x 15,333).
   ScaledCounts s;
   auto p = probe(1);
-  s.hold(count(7, p, 46000));
-  s.hold_pinned(7, 17, 3);
-  auto first = s.release(1e9, 0.5e9);
+  auto first = interval(s, p, 46000, 17, 3, 0.5e9);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].calls, 92000u);
-  s.hold_pinned(7, 23, 0);
-  auto out = s.release(0.9e9, 0, {}, {{7, ScaledCounts::Span{0.9e9, 0}}});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].calls, 82800u);
+  EXPECT_EQ(last_interval(s, p, 0, 23, 0, 0.9e9, 0), 82800u);
 }
 
 TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
@@ -459,11 +464,7 @@ TEST(ScaledCounts, AProcessThatEndsIsScaledByTheWindowsPooledSoFar) {
   ScaledCounts s;
   auto p = probe(1);
   (void)interval(s, p, 4800, 32, 16, 0.5e9);
-  s.hold(count(7, p, 300));
-  s.hold_pinned(7, 40, 1);
-  auto out = s.release(1e9, 2e6, {}, {{7, ScaledCounts::Span{1e9, 2e6}}});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].calls, 300u * 40);
+  EXPECT_EQ(last_interval(s, p, 300, 40, 1, 1e9, 2e6), 300u * 40);
 }
 
 TEST(ScaledCounts, AProcessThatEndsAfterAFewPinnedCallsIsScaledByTime) {
@@ -476,11 +477,7 @@ TEST(ScaledCounts, AProcessThatEndsAfterAFewPinnedCallsIsScaledByTime) {
   s.note_exact(count(7, p, 1289 * 20));
   s.hold_pinned(7, 20, 20);
   (void)s.release(1e9, 1e9);
-  s.hold(count(7, p, 36));
-  s.hold_pinned(7, 1, 0);
-  auto out = s.release(1e9, 0.5e9, {}, {{7, ScaledCounts::Span{1e9, 0.5e9}}});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].calls, 72u);
+  EXPECT_EQ(last_interval(s, p, 36, 1, 0, 1e9, 0.5e9), 72u);
 }
 
 TEST(ScaledCounts, CallsWithoutAnyPinnedCallAreScaledByTime) {
