@@ -188,7 +188,7 @@ TEST(BudgetDuty, AProcessThatEndsAfterTheFirstDetachIsScaledByItsExactSeconds) {
   l.paced_second(100000, 0.05);
   ASSERT_LT(l.duty->now, 0.5);
   l.cpu_ns += 0.5e9;
-  l.true_hot += 500 * 100;
+  l.true_hot += std::uint64_t{500} * 100;
   l.true_pinned += 500;
   CallCount h{7, l.hot, 0, 0, "", 300, 0};
   CallCount p{7, l.pinned, 0, 0, "", 500, 0};

@@ -400,9 +400,9 @@ TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInte
     auto launch = probe(1), memset = probe(2);
     for (const auto& p : {launch, memset}) {
       if (kind == Exact::kHeld) {
-        s.hold(count(7, p, 100u * 10143));
+        s.hold(count(7, p, std::uint64_t{100} * 10143));
       } else {
-        s.note_exact(count(7, p, 100u * 10143));
+        s.note_exact(count(7, p, std::uint64_t{100} * 10143));
       }
     }
     s.hold_pinned(7, 10143, 10143);
@@ -439,7 +439,7 @@ TEST(ScaledCounts, AnExactIntervalOfAnotherPhaseDoesNotStandInForTheWindows) {
       s.hold_pinned(7, 0, 0);
       (void)s.release(1e9, 1e9);
     }
-    EXPECT_EQ(last_interval(s, p, 735u * 12, 21, 12, 1e9, 0.5e9), 735u * 21)
+    EXPECT_EQ(last_interval(s, p, std::uint64_t{735} * 12, 21, 12, 1e9, 0.5e9), 735u * 21)
         << (warm_up ? "after a warm-up" : "long after the start-up");
   }
 }
@@ -474,7 +474,7 @@ TEST(ScaledCounts, AProcessThatEndsAfterAFewPinnedCallsIsScaledByTime) {
   // little about the calls around it: time scales them (72), not the steps' ratio (1,325).
   ScaledCounts s;
   auto p = probe(1);
-  s.note_exact(count(7, p, 1289u * 20));
+  s.note_exact(count(7, p, std::uint64_t{1289} * 20));
   s.hold_pinned(7, 20, 20);
   (void)s.release(1e9, 1e9);
   EXPECT_EQ(last_interval(s, p, 36, 1, 0, 1e9, 0.5e9), 72u);
