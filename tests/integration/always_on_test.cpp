@@ -193,12 +193,13 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
 }
 
 TEST(AlwaysOn, AShortRunThatEndsSoonAfterTheFirstDetachIsEstimatedWhole) {
-  // About a second of launches and memsets in bursts of 100 between synchronisations, as
-  // `run` ships (the default configuration): the probes are attached from the start to
-  // the first decision, then cycled at a small fraction, and the loop ends before a
+  // Launches and memsets in bursts of 100 between synchronisations, as `run` ships (the
+  // default configuration): the probes are attached from the start to the first
+  // decision (a second or so of the loop; more rounds than a fast machine makes in it),
+  // then cycled at a small fraction, and the loop, fast without them, ends before a
   // window has seen enough of its synchronisations to go by. The calls after the detach
   // are its synchronisations then, times the ratio of the part counted whole.
-  constexpr int kRounds = 20'000, kBurst = 100;
+  constexpr int kRounds = 60'000, kBurst = 100;
   const std::string config = temp_dir() + "/short.toml";
   std::ofstream(config) << "[trace]\n";
   Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--probes", "cuda_driver",
