@@ -62,6 +62,9 @@ struct CallSummaryRow {
   double calls_error = 0;
   // The full distribution, valid while the summary it came from lives.
   const LatencySketch* sketch = nullptr;
+  // Always-on: only some of the calls were timed, so `errors` and the durations are
+  // those of the sampled calls.
+  bool sampled() const { return counted > 0 && timed < calls; }
 };
 
 class CallSummary {

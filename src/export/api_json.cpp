@@ -121,7 +121,7 @@ json functions_json(const analysis::AnalysisSnapshot& snap) {
              {"entry_only", r.entry_only},
              {"timed", r.timed},
              {"counted", r.counted},
-             {"sampled", r.counted > 0 && r.timed < r.calls},
+             {"sampled", r.sampled()},
              {"error_share",
               timed ? json(static_cast<double>(r.errors) / static_cast<double>(r.timed)) : json(nullptr)},
              {"estimated", r.estimated > 0},

@@ -47,12 +47,9 @@ std::string calls_cell(const analysis::CallSummaryRow& r) {
   if (r.estimated == 0) return fmt::format("{}", r.calls);
   return fmt::format("~{}±{}", r.calls, std::llround(r.calls_error));
 }
-// Always-on: only the sampled calls' returns are seen, so a counted function's errors
-// are those of its timed calls.
-bool errors_sampled(const analysis::CallSummaryRow& r) { return r.counted > 0 && r.timed < r.calls; }
 // Sampled errors read as their share of every call: "~1234" (errors x calls / timed).
 std::string errors_cell(const analysis::CallSummaryRow& r) {
-  if (!errors_sampled(r) || r.errors == 0) return fmt::format("{}", r.errors);
+  if (!r.sampled() || r.errors == 0) return fmt::format("{}", r.errors);
   return fmt::format("~{}", std::llround(static_cast<double>(r.errors) * static_cast<double>(r.calls) /
                                          static_cast<double>(std::max<std::uint64_t>(r.timed, 1))));
 }
@@ -120,7 +117,7 @@ std::string render_error_codes(const std::vector<analysis::CallSummaryRow>& rows
       sep = ", ";
     }
     if (named < r.errors) out += fmt::format("{}{} x other codes", sep, r.errors - named);
-    if (errors_sampled(r)) out += fmt::format(" (of {} sampled calls)", r.timed);
+    if (r.sampled()) out += fmt::format(" (of {} sampled calls)", r.timed);
     out += '\n';
   }
   return out;
@@ -137,8 +134,7 @@ std::string render_table(const analysis::CallSummary& summary, const SummaryTabl
                        summary.overflow_events(), summary.max_keys());
   }
   out += render_error_codes(rows, options.max_rows);
-  if (std::any_of(rows.begin(), rows.end(),
-                  [](const auto& r) { return errors_sampled(r) && r.errors > 0; })) {
+  if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.sampled() && r.errors > 0; })) {
     out +=
         "(~errors: estimated from the sampled calls, errors x calls / sampled; the always-on mode sees only "
         "their returns)\n";
