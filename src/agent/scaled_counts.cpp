@@ -46,17 +46,16 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
   std::erase_if(ratios_,
                 [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
-  std::erase_if(exact_,
-                [this](const auto& r) { return r.second.last_interval + kForgetIntervals < interval_; });
+  // An exact interval's ratio stands in for kExactFresh intervals only.
+  std::erase_if(exact_, [this](const auto& r) { return r.second.window_interval + kExactFresh < interval_; });
   {
-    // Counts handed on exact: the interval was attached throughout for their processes.
+    // Counts handed on exact, and those held before the first decision (no length): the
+    // interval was attached throughout for their processes.
     std::vector<CallCount> noted;
     noted.swap(noted_);
-    if (wall_ns <= 0) noted.insert(noted.end(), out.begin(), out.end());
     std::map<std::uint32_t, ProbeRows> rows_of;
-    for (CallCount& c : noted) {
-      if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
-    }
+    rows_by_process(noted, pinned, rows_of);
+    if (wall_ns <= 0) rows_by_process(out, pinned, rows_of);
     for (const auto& [pid, rows] : rows_of) remember_exact(pid, pinned.at(pid).calls, rows);
   }
   if (wall_ns <= 0) return out;
@@ -239,12 +238,9 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
     double attached_ns, const std::map<std::uint32_t, std::optional<Span>>& ended,
     std::vector<CallCount>& made) {
   std::map<std::uint32_t, ProbeRows> rows_of;
-  for (CallCount& c : out) {
-    if (pinned.contains(c.pid)) rows_of[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
-  }
+  rows_by_process(out, pinned, rows_of);
   std::set<std::uint32_t> by_ratio;
   for (const auto& [pid, p] : pinned) {
-    if (auto e = exact_.find(pid); e != exact_.end()) e->second.last_interval = interval_;
     const Span span = span_of(pid, wall_ns, attached_ns, ended).first;
     if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {  // exact as they are
       remember_exact(pid, p.calls, rows_of[pid]);
@@ -303,6 +299,14 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
   return by_ratio;
 }
 
+void ScaledCounts::rows_by_process(std::vector<CallCount>& counts,
+                                   const std::map<std::uint32_t, Pinned>& pinned,
+                                   std::map<std::uint32_t, ProbeRows>& into) {
+  for (CallCount& c : counts) {
+    if (pinned.contains(c.pid)) into[c.pid][c.probe ? c.probe->id : 0].push_back(&c);
+  }
+}
+
 void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows) {
   if (rows.empty()) return;
   if (calls == 0) {  // cycled calls and no pinned one: another mix (a warm-up's steps)
@@ -311,7 +315,7 @@ void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const 
   }
   RatioPool exact;
   exact.add_window(static_cast<double>(calls), rows);
-  exact.last_interval = exact.window_interval = interval_;
+  exact.window_interval = interval_;
   exact_[pid] = std::move(exact);
 }
 
@@ -319,12 +323,9 @@ const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const R
                                                       bool few_pinned_calls) const {
   if (pool.x >= kMinRatioCalls) return &pool;
   // Windows with too few pinned calls to go by alone: the exact interval, where it saw
-  // enough and is recent (an older one may hold another phase: start-up, warm-up).
+  // enough (release() keeps it only while recent: an older one may hold another phase).
   auto e = exact_.find(pid);
-  if (e != exact_.end() && e->second.x >= kMinRatioCalls && !e->second.probes.empty() &&
-      e->second.window_interval + kExactFresh >= interval_) {
-    return &e->second;
-  }
+  if (e != exact_.end() && e->second.x >= kMinRatioCalls && !e->second.probes.empty()) return &e->second;
   return few_pinned_calls && pool.x > 0 ? &pool : nullptr;
 }
 

@@ -179,6 +179,9 @@ class ScaledCounts {
   // windows: the first one, from the process's start to the first decision, holds its
   // start-up.
   void remember_exact(std::uint32_t pid, std::uint64_t calls, const ProbeRows& rows);
+  // Adds to `into` the rows of `counts` of processes with pinned calls, by process and probe.
+  static void rows_by_process(std::vector<CallCount>& counts, const std::map<std::uint32_t, Pinned>& pinned,
+                              std::map<std::uint32_t, ProbeRows>& into);
   // The ratio that scales process `pid` now: its pooled windows', or, where they saw
   // fewer than kMinRatioCalls pinned calls, its last interval attached throughout, where
   // that saw enough and is recent (kExactFresh); else the windows' few pinned calls where
@@ -194,7 +197,7 @@ class ScaledCounts {
   std::vector<CallCount> noted_;               // this interval's, by note_exact
   std::map<std::uint32_t, Pinned> pinned_;     // this interval's, by pid
   std::map<std::uint32_t, RatioPool> ratios_;  // by pid
-  std::map<std::uint32_t, RatioPool> exact_;   // by pid: the last interval attached throughout
+  std::map<std::uint32_t, RatioPool> exact_;   // by pid: the last interval attached throughout, if recent
   std::map<std::uint32_t, LastRates> last_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Rate> rates_;  // (pid, probe id)
   std::uint64_t interval_ = 0;
