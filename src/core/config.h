@@ -33,6 +33,11 @@ struct TraceConfig {
   // process that maps it (docs/overhead.md, "Duty cycle"); false: counts stay exact
   // whatever they cost.
   bool duty_cycle = true;
+  // Per call: trace one layer per operation, as always-on does: launches, copies, memsets
+  // and synchronisations at the driver's probes (`cuLaunchKernel`), where the driver
+  // catalog is probed, and not the runtime's calls that reach them (`cudaLaunchKernel`):
+  // one trap less per operation (docs/overhead.md, "One layer per operation").
+  bool one_layer = false;
   // Time the traced processes' futex and poll-family waits (syscall tracepoints) beside
   // their synchronizing calls (docs/report.md, "Host waits"). Unset: the command's
   // default, on for `run`, off for `serve` (the tracepoints cost every system call of the

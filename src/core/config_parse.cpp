@@ -34,9 +34,9 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "max_histogram_series",
                                            "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {
-    "ringbuf_mib",       "wakeup_kib", "poll_timeout_ms", "rescan_interval_s",
-    "status_interval_s", "mode",       "sample_shift",    "budget",
-    "calibrate",         "pinned",     "host_waits",      "duty_cycle"};
+    "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
+    "mode",        "sample_shift", "budget",          "calibrate",         "pinned",
+    "host_waits",  "duty_cycle",   "one_layer"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
                                             "window_s",    "max_rows",  "max_stacks"};
@@ -356,6 +356,7 @@ class ConfigReader {
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
     if (auto s = read_bool(*table, "duty_cycle", ctx, trace.duty_cycle); !s) return s;
+    if (auto s = read_bool(*table, "one_layer", ctx, trace.one_layer); !s) return s;
     if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
     if (table->get("host_waits") != nullptr) {
       bool on = true;

@@ -89,8 +89,8 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->register_counters(registry);
   s->reader_->start();
 
-  s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_,
-                                                   probe::specs_for_mode(options.specs, mode), s->notice_);
+  s->attacher_ = std::make_unique<probe::Attacher>(
+      *s->bpf_, s->table_, probe::specs_for_mode(options.specs, mode, options.config.one_layer), s->notice_);
   s->attacher_->set_sample_shift(
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
   s->attacher_->set_pinned({options.config.pinned.begin(), options.config.pinned.end()});

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <set>
 #include <string_view>
+#include <utility>
 
 #include "core/host_wait_kinds.h"
 
@@ -65,12 +68,39 @@ bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
 
 bool waits_in_calls(const ProbeSpec& spec) { return spec.domain == "nccl" || times_every_call(spec); }
 
-std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode) {
-  if (mode == TraceMode::kPerCall) {
-    for (auto& s : specs) s.always_on = AlwaysOn::kPerCall;
-    return specs;
+namespace {
+
+// The operation a call reaches the driver with, as the driver's probes are told apart:
+// its GPU work where it issues some (a synchronous copy is a copy), else its host wait.
+using Operation = std::pair<GpuWork, std::optional<HostWaitKind>>;
+
+std::optional<Operation> operation_of(const ProbeSpec& spec) {
+  if (spec.work != GpuWork::kNone) return Operation{spec.work, std::nullopt};
+  if (auto wait = wait_kind_of_function(spec.name)) return Operation{GpuWork::kNone, wait};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode, bool one_layer) {
+  // A runtime spec is left to the driver's probes only where the driver catalog's probes
+  // of its operation are attached too (`--probes cuda` alone keeps the runtime's).
+  std::set<Operation> at_driver;
+  for (const auto& s : specs) {
+    if (auto op = operation_of(s); op && s.domain == "cuda_driver") at_driver.insert(*op);
   }
-  std::erase_if(specs, [](const ProbeSpec& s) { return s.always_on == AlwaysOn::kSkip; });
+  const auto left_to_driver = [&](const ProbeSpec& s) {
+    const auto op = operation_of(s);
+    return s.always_on == AlwaysOn::kSkip && op && at_driver.contains(*op);
+  };
+  if (mode == TraceMode::kAlwaysOn || one_layer) std::erase_if(specs, left_to_driver);
+  for (auto& s : specs) {
+    if (mode == TraceMode::kPerCall) {
+      s.always_on = AlwaysOn::kPerCall;
+    } else if (s.always_on == AlwaysOn::kSkip) {
+      s.always_on = AlwaysOn::kCount;  // no driver probe of its operation: counted here
+    }
+  }
   return specs;
 }
 

@@ -49,7 +49,10 @@ bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 bool waits_in_calls(const ProbeSpec& spec);
 
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
-// without the skipped ones. The user's specs are per call in both (never changed).
-std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode);
+// without the skipped ones whose operation the selected driver probes see (a skipped one
+// with no driver probe of its operation among `specs` is counted instead). `one_layer`:
+// per call too, the skipped ones are left to the driver's probes (`[trace] one_layer`).
+// The user's specs are per call in both (never changed).
+std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode, bool one_layer);
 
 }  // namespace eacgm::probe

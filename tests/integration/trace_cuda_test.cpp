@@ -219,6 +219,40 @@ TEST(TraceCuda, RunPrintsPerFunctionSummary) {
   EXPECT_NE(out.find("accounting: events=111 drops=0 lost_exits=0"), std::string::npos) << out;
 }
 
+// `[trace] one_layer = true`: per call, the runtime's launches, copies and
+// synchronisations are left to the driver's probes (here the machine has no GPU, so they
+// never reach it), while its allocations stay traced; without the driver catalog the
+// runtime's own probes are what sees them, one layer or not.
+TEST(TraceCuda, OneLayerLeavesTheRuntimesOperationsToTheDriversProbes) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/one_layer.toml") << "[trace]\none_layer = true\n";
+  const auto traced = [&](const std::vector<std::string>& probes) {
+    std::vector<std::string> argv{bin("eacgm"), "trace", "--no-gpu", "--config", dir + "/one_layer.toml"};
+    argv.insert(argv.end(), probes.begin(), probes.end());
+    argv.insert(argv.end(), {"-o", dir + "/events.jsonl", "--", bin("cuda_calls"), "--repeat", "3"});
+    Subprocess eacgm(argv);
+    EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+    return count_by_name(parse_events(read_file(dir + "/events.jsonl")));
+  };
+  EXPECT_EQ(traced({}),
+            (std::map<std::string, int>{{"__cudaRegisterFunction", 1}, {"cudaMalloc", 6}, {"cudaFree", 6}}));
+  EXPECT_EQ(traced({"--probes", "cuda"}), times(3));
+}
+
+TEST(TraceCuda, AlwaysOnCountsTheRuntimesLaunchesWhereTheDriverIsNotProbed) {
+  // `--probes cuda`: no driver probe sees the launches, so the runtime's count them.
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--mode", "always-on", "--probes", "cuda",
+                    "--", bin("cuda_calls"), "--repeat", "10"});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  std::map<std::string, std::uint64_t> calls;
+  for (const auto& f : doc["functions"])
+    calls[f["function"].get<std::string>()] = f["calls"].get<std::uint64_t>();
+  for (const auto& [name, n] : times(10, false)) {
+    EXPECT_EQ(calls[name], static_cast<std::uint64_t>(n)) << name << "\n" << eacgm.out();
+  }
+}
+
 TEST(TraceCuda, TextFormatShowsCallsAndStatus) {
   Subprocess eacgm({bin("eacgm"), "trace", "--format", "text", "--", bin("cuda_calls")});
   EXPECT_EQ(eacgm.wait(), 7);

@@ -291,6 +291,14 @@ TEST(ConfigParse, DutyCycleIsOnUnlessTurnedOff) {
   EXPECT_THAT(error_of(lines({"[trace]", "duty_cycle = 1"})), HasSubstr("duty_cycle"));
 }
 
+TEST(ConfigParse, PerCallTracesBothLayersUnlessAskedForOne) {
+  EXPECT_FALSE(Config{}.trace.one_layer);
+  Result<Config> r = parse_config(lines({"[trace]", "one_layer = true"}), "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_TRUE(r->trace.one_layer);
+  EXPECT_THAT(error_of(lines({"[trace]", "one_layer = \"yes\""})), HasSubstr("one_layer"));
+}
+
 TEST(ConfigParse, TraceRanges) {
   EXPECT_THAT(error_of(lines({"[trace]", "ringbuf_mib = 24"})),
               HasSubstr("eacgm.toml:2:15: [trace]: ringbuf_mib = 24 is not a power of two"));
