@@ -10,7 +10,8 @@
 # About 4-6 minutes (torch.compile dominates).
 #
 # Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm; EACGM_MODE=per-call
-# checks the per-call mode instead of always-on; FIDELITY_WORKLOADS="cnn graph": only these)
+# checks the per-call mode instead of always-on; FIDELITY_WORKLOADS="cnn graph": only these;
+# EACGM_CONFIG=FILE: run eacgm with this configuration, e.g. `[trace] one_layer = true`)
 # Exit status: 0 all equal, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
 BIN=$(readlink -f "${1:?usage: fidelity_check.sh BIN_DIR [OUT_DIR]}")
@@ -26,7 +27,8 @@ nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
 status=0
 for w in ${FIDELITY_WORKLOADS:-cnn graph compile}; do
   start=$(date +%s)
-  "$BIN/eacgm" run --json --no-gpu --mode "${EACGM_MODE:-always-on}" --probes cuda,cuda_driver -- \
+  "$BIN/eacgm" run --json --no-gpu --mode "${EACGM_MODE:-always-on}" --probes cuda,cuda_driver \
+    ${EACGM_CONFIG:+--config "$EACGM_CONFIG"} -- \
     "$PY" "$HERE/fidelity_models.py" "$w" "$OUT/$w.trace.json" >"$OUT/$w.eacgm.json" 2>"$OUT/$w.err"
   rc=$?
   echo "== $w ($(( $(date +%s) - start )) s, eacgm exit $rc)"
