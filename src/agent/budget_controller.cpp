@@ -24,6 +24,9 @@ constexpr double kMinPlanShare = 0.01;
 // The standard errors a measured pace is raised by before the fraction is set from it.
 constexpr double kPaceZ = 1.0;
 constexpr double kMaxModelSlowdown = 0.5;
+// Ticks the probes stay attached throughout, past the first decision to cycle them, while
+// a process making cycled calls has not made them in the same mix twice (its warm-up).
+constexpr std::uint32_t kMaxSettleTicks = 3;
 
 }  // namespace
 
@@ -269,6 +272,10 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
       // at fraction f, f times that.
       const double slowdown = 1 - 1 / *speedup;
       if (slowdown > 0) allowed_fraction = std::min(allowed_fraction, room / slowdown);
+      // Until the intervals' spread gives the pace's error, its counts' Poisson error is
+      // too narrow for a loop's steps: a few noisy windows must not count the process
+      // whole, which would end the measuring (no window, no pace) for good.
+      if (!pace->second.spread_known()) allowed_fraction = std::min(allowed_fraction, kDutyExplore);
       continue;
     }
     // Not measured yet: from the calibrated cost (attached all the time, the cycled
@@ -292,9 +299,22 @@ void BudgetController::plan_duty(OverheadReport& report, double attached_share) 
     next = std::min(allowed_fraction, 2 * now);
   }
   if (next > kDutyFull) next = 1.0;
+  if (now >= 1.0 && next < 1.0 && !mixes_settled(report)) next = 1.0;
   next = std::max(next, duty_->min_fraction());
   if (next != now) duty_->set_fraction(next);
   report.duty_fraction = duty_->fraction();
+}
+
+bool BudgetController::mixes_settled(const OverheadReport& report) {
+  bool settled = true;
+  for (const ProcessOverhead& row : report.processes) {
+    if (row.exited || cycled_ns(row.pid) <= 0 || held_.settled(row.pid)) continue;
+    Process* p = process(row.pid);
+    if (p == nullptr || p->settle_ticks >= kMaxSettleTicks) continue;
+    ++p->settle_ticks;
+    settled = false;
+  }
+  return settled;
 }
 
 void BudgetController::decide_pinned(const ProbeInfo& probe) {

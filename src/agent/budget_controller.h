@@ -92,6 +92,8 @@ class BudgetController final : public Consumer {
     ProcessOverhead row;
     std::deque<Interval> window;
     bool seen = false;  // had traps in this interval
+    // Ticks the first detach waited for this process's mix to settle (plan_duty).
+    std::uint32_t settle_ticks = 0;
   };
   struct ProbeTally {
     std::uint64_t calls = 0;
@@ -110,6 +112,13 @@ class BudgetController final : public Consumer {
   // The duty cycle's fraction from the interval's rows: the largest that keeps every
   // process within budget, moved in steps (down at once, up at most twice as high).
   void plan_duty(OverheadReport& report, double attached_share);
+  // Whether the probes may be cycled for the first time: every live process making cycled
+  // calls has made them in the same mix (cycled calls per pinned call) in its last two
+  // intervals attached throughout (ScaledCounts::settled), or has waited kMaxSettleTicks
+  // for it. A process's warm-up (launches with no synchronisation) would otherwise set
+  // the windows' ratio, or fall unseen where no pinned call counts it. Counts a wait
+  // for each process not settled.
+  bool mixes_settled(const OverheadReport& report);
   // Adds the interval (prev, now] to each process's pace (`ended`: the part of it a
   // process that exited lived).
   void update_paces(const ScaledCounts::Span& interval,

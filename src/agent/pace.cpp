@@ -53,6 +53,12 @@ std::optional<double> Pace::speedup() const {
   return (out / out_s) / (in / in_s);
 }
 
+bool Pace::spread_known() const {
+  return static_cast<std::size_t>(std::count_if(intervals_.begin(), intervals_.end(), [](const Interval& i) {
+           return i.in_calls > 0 && i.out_calls > 0;
+         })) >= kSpreadIntervals;
+}
+
 double Pace::relative_variance() const {
   double in = 0, out = 0;
   for (const Interval& i : intervals_) {

@@ -43,6 +43,9 @@ class Pace {
   std::optional<double> speedup() const;
   // The relative variance of speedup().
   double relative_variance() const;
+  // Whether relative_variance() comes from the intervals' own spread (enough of them
+  // pooled), not from the counts' Poisson error, which is too narrow for a loop's steps.
+  bool spread_known() const;
   // speedup() raised by `z` standard errors: the slowest the probes may make the process.
   std::optional<double> cautious_speedup(double z) const;
 

@@ -316,7 +316,23 @@ void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const 
   RatioPool exact;
   exact.add_window(static_cast<double>(calls), rows);
   exact.window_interval = interval_;
+  const auto cycled_per_pinned = [](const RatioPool& pool) {
+    double y = 0;
+    for (const auto& [probe, ratio] : pool.probes) y += ratio.y;
+    return y / pool.x;
+  };
+  if (auto before = exact_.find(pid); before != exact_.end() &&
+                                      before->second.window_interval + 1 == interval_ &&
+                                      before->second.x >= kMinRatioCalls && exact.x >= kMinRatioCalls) {
+    const double was = cycled_per_pinned(before->second);
+    exact.agrees = was > 0 && std::abs(cycled_per_pinned(exact) / was - 1) <= kRegimeChange;
+  }
   exact_[pid] = std::move(exact);
+}
+
+bool ScaledCounts::settled(std::uint32_t pid) const {
+  const auto e = exact_.find(pid);
+  return e != exact_.end() && e->second.agrees && e->second.window_interval == interval_;
 }
 
 const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const RatioPool& pool,

@@ -84,6 +84,12 @@ class ScaledCounts {
   // throughout the interval): kept only for the interval's ratio (remember_exact).
   void note_exact(const CallCount& count) { noted_.push_back(count); }
   bool empty() const { return held_.empty(); }
+  // Whether process `pid`'s last two intervals, both attached throughout and the second
+  // the one released last, made the same cycled calls per pinned call (within
+  // kRegimeChange, each with kMinRatioCalls pinned calls or more): its steps' mix is
+  // known, and a ratio found in the windows will be that of its steps, not of its
+  // warm-up (the budget's first detach waits for it, agent/budget_controller.h).
+  bool settled(std::uint32_t pid) const;
   // The next release is the trace's last: pinned calls waiting for a ratio are handed on
   // in it, scaled as well as they can be.
   void finishing() { finishing_ = true; }
@@ -136,6 +142,9 @@ class ScaledCounts {
     double gap = 1;                     // intervals between the last two windows
     double backlog = 0;                 // pinned calls of windowless intervals that wait for a ratio
     std::uint64_t backlog_intervals = 0;
+    // (exact_) its interval's ratio agrees with the interval's before, attached
+    // throughout too (settled()).
+    bool agrees = false;
     // Adds a window that saw `x` pinned calls and the cycled rows `seen`; older ones
     // weigh kRatioDecay less. A window of at least kMinRatioCalls pinned calls whose
     // cycled calls per pinned call differ from the pool's by more than kRegimeChange

@@ -136,14 +136,15 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
   // call, so pinned) stays attached and exact, and counts the rounds.
   // The trace ends (--duration) while the loop still runs, so no interval ends in its
   // exit; the synchronisation counts the rounds traced, the true count of each probe.
-  // The default configuration (budget 1%, duty cycle on).
+  // The default configuration (budget 1%, duty cycle on). The first two seconds or so are
+  // counted whole (the first detach waits for two of them to agree on the mix).
   const std::string config = temp_dir() + "/duty.toml";
   const std::string duty_log = temp_dir() + "/duty.log";
   std::ofstream(config) << "[trace]\n";
   setenv("EACGM_DUTY_LOG", duty_log.c_str(), 1);  // inherited by the agent (execv)
   Subprocess eacgm({bin("eacgm"), "run",       "--json",    "--no-gpu",         "--config",
                     config,       "--mode",    "always-on", "--probes",         "cuda_driver",
-                    "--duration", "4",         "--",        bin("driver_loop"), "--threads",
+                    "--duration", "6",         "--",        bin("driver_loop"), "--threads",
                     "1",          "--work-us", "20",        "--iters",          "300000"});
   const int status = eacgm.wait();
   unsetenv("EACGM_DUTY_LOG");
@@ -194,12 +195,13 @@ TEST(AlwaysOn, OverBudgetOnEntriesTheCountedProbesAreCycledAndCountsEstimated) {
 
 TEST(AlwaysOn, AShortRunThatEndsSoonAfterTheFirstDetachIsEstimatedWhole) {
   // Launches and memsets in bursts of 100 between synchronisations, as `run` ships (the
-  // default configuration): the probes are attached from the start to the first
-  // decision (a second or so of the loop; more rounds than a fast machine makes in it),
-  // then cycled at a small fraction, and the loop, fast without them, ends before a
-  // window has seen enough of its synchronisations to go by. The calls after the detach
-  // are its synchronisations then, times the ratio of the part counted whole.
-  constexpr int kRounds = 60'000, kBurst = 100;
+  // default configuration): the probes are attached from the start until two intervals
+  // agree on the mix (two seconds or so of the loop; more rounds than a fast machine
+  // makes in them), then cycled at a small fraction, and the loop, fast without them,
+  // ends before a window has seen enough of its synchronisations to go by. The calls
+  // after the detach are its synchronisations then, times the ratio of the part counted
+  // whole.
+  constexpr int kRounds = 100'000, kBurst = 100;
   const std::string config = temp_dir() + "/short.toml";
   std::ofstream(config) << "[trace]\n";
   Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--probes", "cuda_driver",

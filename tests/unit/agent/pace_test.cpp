@@ -44,8 +44,10 @@ TEST(Pace, ItsErrorIsPoissonFirstThenTheIntervalsSpread) {
   for (int i = 0; i < 3; ++i) interval(p, 100, 100, 0.5);
   // 150 calls inside and 150 outside: 1/150 + 1/150.
   EXPECT_NEAR(p.relative_variance(), 2.0 / 150, 1e-12);
+  EXPECT_FALSE(p.spread_known());
   // Identical intervals from the fifth on: no spread, no error.
   for (int i = 0; i < 2; ++i) interval(p, 100, 100, 0.5);
+  EXPECT_TRUE(p.spread_known());
   EXPECT_NEAR(p.relative_variance(), 0.0, 1e-12);
   EXPECT_NEAR(*p.cautious_speedup(1.0), 1.0, 1e-9);
 }
