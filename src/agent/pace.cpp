@@ -66,6 +66,8 @@ double Pace::relative_variance() const {
     out += i.out_calls;
   }
   const double poisson = in > 0 && out > 0 ? 1 / in + 1 / out : 0.0;
+  // Steps are not Poisson arrivals: past a few intervals their spread is the measure.
+  if (!spread_known()) return poisson;
   // The spread of the intervals' own (log) speedups, over how many there are.
   double n = 0, sum = 0, sum2 = 0;
   for (const Interval& i : intervals_) {
@@ -75,8 +77,6 @@ double Pace::relative_variance() const {
     sum += l;
     sum2 += l * l;
   }
-  // Steps are not Poisson arrivals: past a few intervals their spread is the measure.
-  if (n < static_cast<double>(kSpreadIntervals)) return poisson;
   return std::max(0.0, (sum2 - sum * sum / n) / (n - 1)) / n;
 }
 

@@ -202,11 +202,7 @@ void ScaledCounts::RatioPool::add_window(double seen_x, const ProbeRows& seen) {
   for (const auto& [id, rows] : seen) {
     for (const CallCount* c : rows) seen_y += static_cast<double>(c->calls);
   }
-  double pool_y = 0;
-  for (const auto& [id, r] : probes) pool_y += r.y;
-  // seen_y / seen_x against pool_y / x, without dividing by a pool that saw no call.
-  if (x > 0 && seen_x >= kMinRatioCalls &&
-      std::abs(seen_y * x - pool_y * seen_x) > kRegimeChange * pool_y * seen_x) {
+  if (x > 0 && seen_x >= kMinRatioCalls && other_mix(seen_x, seen_y)) {
     x = xx = windows = 0;
     probes.clear();
   }
@@ -231,6 +227,18 @@ void ScaledCounts::RatioPool::add_window(double seen_x, const ProbeRows& seen) {
     r.xy += seen_x * y;
   }
   std::erase_if(probes, [](const auto& r) { return r.second.y < 1e-3; });
+}
+
+double ScaledCounts::RatioPool::cycled() const {
+  double y = 0;
+  for (const auto& [id, r] : probes) y += r.y;
+  return y;
+}
+
+bool ScaledCounts::RatioPool::other_mix(double seen_x, double seen_y) const {
+  // seen_y / seen_x against cycled() / x, without dividing by a pool that saw no call.
+  const double pool_y = cycled();
+  return std::abs(seen_y * x - pool_y * seen_x) > kRegimeChange * pool_y * seen_x;
 }
 
 std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
@@ -316,16 +324,10 @@ void ScaledCounts::remember_exact(std::uint32_t pid, std::uint64_t calls, const 
   RatioPool exact;
   exact.add_window(static_cast<double>(calls), rows);
   exact.window_interval = interval_;
-  const auto cycled_per_pinned = [](const RatioPool& pool) {
-    double y = 0;
-    for (const auto& [probe, ratio] : pool.probes) y += ratio.y;
-    return y / pool.x;
-  };
   if (auto before = exact_.find(pid); before != exact_.end() &&
                                       before->second.window_interval + 1 == interval_ &&
                                       before->second.x >= kMinRatioCalls && exact.x >= kMinRatioCalls) {
-    const double was = cycled_per_pinned(before->second);
-    exact.agrees = was > 0 && std::abs(cycled_per_pinned(exact) / was - 1) <= kRegimeChange;
+    exact.agrees = before->second.cycled() > 0 && !before->second.other_mix(exact.x, exact.cycled());
   }
   exact_[pid] = std::move(exact);
 }

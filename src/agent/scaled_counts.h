@@ -151,6 +151,12 @@ class ScaledCounts {
     // starts the pool anew: the process changed its mix (its warm-up ended, an
     // evaluation began), and the old windows would bias the ratio for dozens more.
     void add_window(double x, const ProbeRows& seen);
+    // The cycled calls pooled, all probes together.
+    double cycled() const;
+    // Whether a window of `seen_x` pinned calls and `seen_y` cycled calls has another mix
+    // than the pool's: its cycled calls per pinned call differ from the pool's by more
+    // than kRegimeChange.
+    bool other_mix(double seen_x, double seen_y) const;
   };
   static constexpr double kRatioDecay = 0.8;
   // Intervals after which an exact interval's ratio no longer stands in for the windows'.
