@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Step-time overhead on the GPU machine: the GPT-style loops of train_step.py untraced,
 # under `eacgm run` as it ships (`default`: always-on, the duty cycle keeping the budget),
-# always-on with every call counted (`always-on`: `duty_cycle = false`) and per call, and
-# under PyTorch's profiler, as separate processes interleaved in rounds; medians per mode,
+# always-on with every call counted (`always-on`: `duty_cycle = false`), per call (both
+# API layers, as `trace` ships) and per call with `[trace] one_layer = true` (`one-layer`),
+# and under PyTorch's profiler, as separate processes interleaved in rounds; medians per mode,
 # ratios to untraced, and the launch counts of the eacgm modes (always-on must equal per
 # call; the default's are estimates where the duty cycle scaled them).
 # Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
 #   (SIZES: "gpu cpu" by default; PY: the torch interpreter; MODES: the modes to run
-#   besides untraced, "default always-on per-call profiler" by default)
+#   besides untraced, "default always-on per-call profiler" by default; "one-layer" too
+#   where asked)
 set -uo pipefail
 EACGM=$1 ROUNDS=${2:-3} STEPS=${3:-200} SIZES=${4:-"gpu cpu"}
 MODES=${MODES:-"default always-on per-call profiler"}
@@ -25,6 +27,7 @@ n = sum(f["calls"] for f in d["functions"]
 print(n)' "$1"
 }
 printf '[trace]\nduty_cycle = false\n' >"$TMP/exact.toml"
+printf '[trace]\none_layer = true\n' >"$TMP/one_layer.toml"
 for size in $SIZES; do
   train=("$PY" "$HERE/train_step.py" --size "$size" --steps "$STEPS")
   for r in $(seq "$ROUNDS"); do
@@ -41,6 +44,10 @@ for size in $SIZES; do
       "$EACGM" run --no-gpu --json --mode per-call -- "${train[@]}" >"$TMP/$size.pc.$r.json" 2>"$TMP/$size.pc.err"
       step_of <"$TMP/$size.pc.err" >>"$TMP/$size.per-call"
     fi
+    if wanted one-layer; then
+      "$EACGM" run --no-gpu --json --config "$TMP/one_layer.toml" --mode per-call -- "${train[@]}" >"$TMP/$size.ol.$r.json" 2>"$TMP/$size.ol.err"
+      step_of <"$TMP/$size.ol.err" >>"$TMP/$size.one-layer"
+    fi
     wanted profiler && "${train[@]}" --profile 2>/dev/null | step_of >>"$TMP/$size.profiler"
   done
   base=$(median <"$TMP/$size.untraced")
@@ -54,6 +61,7 @@ for size in $SIZES; do
   wanted default && line="$line default $(launches "$TMP/$size.def.1.json")"
   wanted always-on && line="$line always-on $(launches "$TMP/$size.on.1.json")"
   wanted per-call && line="$line per-call $(launches "$TMP/$size.pc.1.json")"
+  wanted one-layer && line="$line one-layer $(launches "$TMP/$size.ol.1.json")"
   echo "$line"
   wanted always-on && grep -o 'done.*' "$TMP/$size.on.err" | head -1 | sed "s/^/$size always-on accounting: /"
   wanted default && "$PY" -c '
