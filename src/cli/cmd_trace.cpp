@@ -1,4 +1,5 @@
-// `eacgm trace`: stream every traced call as JSON Lines or text; and the default job.
+// `eacgm trace`: stream every traced call as JSON Lines, text or a Perfetto timeline; and
+// the default job.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "core/byte_size.h"
 #include "core/config_parse.h"
 #include "export/event_stream.h"
+#include "export/perfetto_trace.h"
 
 namespace eacgm::cli {
 namespace {
@@ -66,19 +68,31 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
     // The traced command's own output never interleaves with the event stream.
     f.trace.command_stdout_to_stderr = true;
   }
-  // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
-  const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
-  auto stream = std::make_shared<exporting::EventStream>(
-      out,
-      f.format == "jsonl" ? exporting::EventStream::Format::kJsonLines
-                          : exporting::EventStream::Format::kText,
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)),
-      *max_size, [](std::uint64_t limit) {
-        print_error(
-            fmt::format("output limit of {} reached: further events are counted, not written "
-                        "(--max-size 0 for no limit)",
-                        format_byte_size(limit)));
-      });
+  auto on_limit = [](std::uint64_t limit) {
+    print_error(
+        fmt::format("output limit of {} reached: further events are counted, not written "
+                    "(--max-size 0 for no limit)",
+                    format_byte_size(limit)));
+  };
+  std::shared_ptr<Consumer> stream;
+  const exporting::LineOutput* output = nullptr;
+  std::shared_ptr<exporting::PerfettoTrace> timeline;
+  if (f.format == "perfetto") {
+    timeline = std::make_shared<exporting::PerfettoTrace>(out, *max_size, on_limit);
+    output = &timeline->output();
+    stream = timeline;
+  } else {
+    // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
+    const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
+    auto lines = std::make_shared<exporting::EventStream>(
+        out,
+        f.format == "jsonl" ? exporting::EventStream::Format::kJsonLines
+                            : exporting::EventStream::Format::kText,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(text_gpu_s)),
+        *max_size, on_limit);
+    output = &lines->output();
+    stream = lines;
+  }
   // Python stacks are sampled only for --folded: nothing else would show them.
   if (f.python.hz_option != nullptr && f.python.hz_option->count() > 0 && f.python.folded.empty()) {
     print_error("--python-hz: only with --folded FILE (trace writes the sampled stacks there)");
@@ -101,13 +115,19 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
   }
   int code = run_trace(*config, f.trace, consumer);
   if (f.trace.python_sampling && !write_folded(f.python.folded, profile.hot_spots()) && code == 0) code = 1;
-  if (stream->lines_not_written() > 0) {
-    print_error(fmt::format("{} lines not written: the output reached --max-size {}",
-                            stream->lines_not_written(), format_byte_size(*max_size)));
+  if (output->lines_not_written() > 0) {
+    print_error(fmt::format("{} {} not written: the output reached --max-size {}",
+                            output->lines_not_written(), timeline ? "events" : "lines",
+                            format_byte_size(*max_size)));
   }
-  if (stream->write_errors() > 0) {
+  if (timeline && timeline->calls_unnamed() > 0) {
+    print_error(
+        fmt::format("{} calls of threads past the timeline's naming limits (their tracks show ids only)",
+                    timeline->calls_unnamed()));
+  }
+  if (output->write_errors() > 0) {
     print_error(fmt::format("{} writes to the output failed (disk full?); exit status {}",
-                            stream->write_errors(), kOutputFailed));
+                            output->write_errors(), kOutputFailed));
     code = kOutputFailed;
   }
   return code;
@@ -118,15 +138,17 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
 void add_trace_command(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<TraceFlags>();
   auto* sub = app.add_subcommand("trace",
-                                 "stream traced calls (JSON Lines or text) until CMD exits, "
-                                 "--duration passes, or Ctrl-C");
+                                 "stream traced calls (JSON Lines, text or a Perfetto timeline) until "
+                                 "CMD exits, --duration passes, or Ctrl-C");
   add_trace_options(*sub, ctx, flags->trace);
   add_mode_option(*sub, flags->trace.mode, "per-call");
-  sub->add_option("--format", flags->format, "jsonl (default) or text")
-      ->check(CLI::IsMember({"jsonl", "text"}));
+  sub->add_option("--format", flags->format,
+                  "jsonl (default), text, or perfetto (a timeline in the Chrome/Perfetto JSON trace format: "
+                  "open it in ui.perfetto.dev or chrome://tracing)")
+      ->check(CLI::IsMember({"jsonl", "text", "perfetto"}));
   sub->add_option("-o,--output", flags->output, "write events to FILE instead of stdout");
   sub->add_option("--max-size", flags->max_size,
-                  "stop writing events past this size (whole lines; e.g. 500M, 2GiB; 0: no limit)")
+                  "stop writing events past this size (whole lines or events; e.g. 500M, 2GiB; 0: no limit)")
       ->capture_default_str();
   add_python_sampling_options(
       *sub, flags->python,
@@ -138,6 +160,8 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
       "  eacgm trace -- python3 train.py          trace a command and its children\n"
       "  eacgm trace --pid 1234 --duration 10     trace a running process for 10 s\n"
       "  eacgm trace --format text                trace every CUDA process on the machine\n"
+      "  eacgm trace --format perfetto -o trace.json -- python3 train.py\n"
+      "                                           a timeline for ui.perfetto.dev\n"
       "Event schema: docs/events.md");
   sub->final_callback([&ctx, flags] {
     flags->trace.periodic_status = flags->format == "text";

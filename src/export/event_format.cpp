@@ -79,8 +79,6 @@ void append_value(Buf& out, const CallEvent& e, std::size_t i, bool json) {
   }
 }
 
-// Index of the named argument, or -1.
-
 // A derived value: a number, a string (names), or a hex-spelled id.
 struct DerivedValue {
   enum class Kind : std::uint8_t { kNumber, kString, kHex };
@@ -193,49 +191,33 @@ std::size_t arg_count(const CallEvent& e) {
 
 void append_json_string(Buf& out, std::string_view s) { put_json_string(out, s); }
 
-void append_jsonl(Buf& out, const CallEvent& e) {
-  put(out, "{\"ts_ns\":");
-  put_uint(out, e.ts_ns);
-  put(out, ",\"pid\":");
-  put_uint(out, e.pid);
-  put(out, ",\"tid\":");
-  put_uint(out, e.tid);
-  put(out, ",\"comm\":");
-  append_json_string(out, e.comm_view());
-  put(out, ",\"domain\":");
-  append_json_string(out, e.domain());
-  put(out, ",\"name\":");
-  append_json_string(out, e.function());
-  if (e.has_exit) {
-    put(out, ",\"dur_ns\":");
-    put_uint(out, e.dur_ns);
-    switch (e.probe->spec.ret) {
-      case ReturnKind::kInt32:
-        put(out, ",\"ret\":");
-        put_int(out, static_cast<std::int32_t>(e.ret));
-        if (auto name = error_name(e); !name.empty()) {
-          put(out, ",\"ret_name\":");
-          append_json_string(out, name);
-        }
-        break;
-      case ReturnKind::kInt64:
-        put(out, ",\"ret\":");
-        put_int(out, e.ret);
-        break;
-      case ReturnKind::kPointer:
-        put(out, ",\"ret\":\"");
-        put_hex(out, static_cast<std::uint64_t>(e.ret));
-        out.push_back('"');
-        break;
-      case ReturnKind::kNone:
-        put(out, ",\"ret\":null");
-        break;
-    }
-  } else {
-    put(out, ",\"dur_ns\":null,\"ret\":null");
+void append_json_result(Buf& out, const CallEvent& e) {
+  switch (e.probe->spec.ret) {
+    case ReturnKind::kInt32:
+      put(out, "\"ret\":");
+      put_int(out, static_cast<std::int32_t>(e.ret));
+      if (auto name = error_name(e); !name.empty()) {
+        put(out, ",\"ret_name\":");
+        append_json_string(out, name);
+      }
+      break;
+    case ReturnKind::kInt64:
+      put(out, "\"ret\":");
+      put_int(out, e.ret);
+      break;
+    case ReturnKind::kPointer:
+      put(out, "\"ret\":\"");
+      put_hex(out, static_cast<std::uint64_t>(e.ret));
+      out.push_back('"');
+      break;
+    case ReturnKind::kNone:
+      put(out, "\"ret\":null");
+      break;
   }
-  if (e.nested) put(out, ",\"nested\":true");  // only when set: see docs/events.md
-  put(out, ",\"args\":{");
+}
+
+void append_json_args(Buf& out, const CallEvent& e) {
+  out.push_back('{');
   bool first = true;
   for (std::size_t i = 0; i < arg_count(e); ++i) {
     if (e.probe->spec.args[i].continues) continue;  // joined into the string it continues
@@ -254,7 +236,34 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   };
   for_each_derived(e, emit);
   for_each_nccl_comm_field(e, emit);
-  put(out, "}}\n");
+  out.push_back('}');
+}
+
+void append_jsonl(Buf& out, const CallEvent& e) {
+  put(out, "{\"ts_ns\":");
+  put_uint(out, e.ts_ns);
+  put(out, ",\"pid\":");
+  put_uint(out, e.pid);
+  put(out, ",\"tid\":");
+  put_uint(out, e.tid);
+  put(out, ",\"comm\":");
+  append_json_string(out, e.comm_view());
+  put(out, ",\"domain\":");
+  append_json_string(out, e.domain());
+  put(out, ",\"name\":");
+  append_json_string(out, e.function());
+  if (e.has_exit) {
+    put(out, ",\"dur_ns\":");
+    put_uint(out, e.dur_ns);
+    out.push_back(',');
+    append_json_result(out, e);
+  } else {
+    put(out, ",\"dur_ns\":null,\"ret\":null");
+  }
+  if (e.nested) put(out, ",\"nested\":true");  // only when set: see docs/events.md
+  put(out, ",\"args\":");
+  append_json_args(out, e);
+  put(out, "}\n");
 }
 
 void append_clock(Buf& out, std::uint64_t ts_ns) {

@@ -12,6 +12,13 @@ namespace eacgm::exporting {
 //  "ret":..,"args":{...}} followed by '\n'.
 void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
 
+// The pieces of a JSON Lines call record that other formats carry as they are:
+// `"ret":<value>` and, for a failed call whose result code has a name,
+// `,"ret_name":".."` (calls with an exit only); and the args object `{..}`: captured
+// arguments by name, then derived values (bytes, kernel, NCCL communicator fields).
+void append_json_result(fmt::memory_buffer& out, const CallEvent& e);
+void append_json_args(fmt::memory_buffer& out, const CallEvent& e);
+
 // "12:34:56.789012 " (local time, microseconds): the start of every text line.
 void append_clock(fmt::memory_buffer& out, std::uint64_t ts_ns);
 

@@ -1,7 +1,6 @@
 // Formatting and buffered writing of the event stream.
 #include "export/event_stream.h"
 
-#include <algorithm>
 #include <string_view>
 
 #include "export/event_format.h"
@@ -30,28 +29,9 @@ void EventStream::on_gpu(const GpuSnapshot& s) {
 }
 
 void EventStream::flush() {
-  if (buf_.size() > 0) {
-    std::string_view pending(buf_.data(), buf_.size());
-    std::string_view keep = pending;
-    if (max_bytes_ > 0 && (lines_not_written_ > 0 || written_ + pending.size() > max_bytes_)) {
-      // Whole lines up to the limit; the rest is counted, never half-written. Once a
-      // line was left out nothing more is written, so the output is a prefix of the
-      // stream (a shorter later line would otherwise fill the room behind a gap).
-      const std::uint64_t room = max_bytes_ > written_ && lines_not_written_ == 0 ? max_bytes_ - written_ : 0;
-      const auto cut = room == 0 ? std::string_view::npos : pending.rfind('\n', room - 1);
-      keep = cut == std::string_view::npos ? std::string_view{} : pending.substr(0, cut + 1);
-      const auto rest = pending.substr(keep.size());
-      const bool first = lines_not_written_ == 0;
-      lines_not_written_ += static_cast<std::uint64_t>(std::count(rest.begin(), rest.end(), '\n'));
-      if (first && lines_not_written_ > 0 && on_limit_) on_limit_(max_bytes_);
-    }
-    if (!keep.empty()) {
-      if (std::fwrite(keep.data(), 1, keep.size(), out_) != keep.size()) ++write_errors_;
-      written_ += keep.size();
-    }
-    buf_.clear();
-  }
-  if (std::fflush(out_) != 0) ++write_errors_;
+  output_.write_lines(std::string_view(buf_.data(), buf_.size()));
+  buf_.clear();
+  output_.flush();
 }
 
 void EventStream::on_end(const CounterValues&) { flush(); }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "core/consumer.h"
+#include "export/line_output.h"
 
 namespace eacgm::exporting {
 
@@ -22,11 +23,7 @@ class EventStream final : public Consumer {
   // much, counts what it leaves out, and tells `on_limit` once; 0: no limit.
   EventStream(FILE* out, Format format, std::chrono::nanoseconds text_gpu_period, std::uint64_t max_bytes = 0,
               std::function<void(std::uint64_t max_bytes)> on_limit = {})
-      : out_(out),
-        format_(format),
-        text_gpu_period_(text_gpu_period),
-        max_bytes_(max_bytes),
-        on_limit_(std::move(on_limit)) {}
+      : output_(out, max_bytes, std::move(on_limit)), format_(format), text_gpu_period_(text_gpu_period) {}
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
@@ -34,22 +31,18 @@ class EventStream final : public Consumer {
   void on_end(const CounterValues& counters) override;
 
   // Writes that failed (disk full, closed pipe); read after the trace.
-  std::uint64_t write_errors() const { return write_errors_; }
-  std::uint64_t bytes_written() const { return written_; }
+  std::uint64_t write_errors() const { return output_.write_errors(); }
+  std::uint64_t bytes_written() const { return output_.bytes_written(); }
   // Lines left out because the size limit was reached.
-  std::uint64_t lines_not_written() const { return lines_not_written_; }
+  std::uint64_t lines_not_written() const { return output_.lines_not_written(); }
+  const LineOutput& output() const { return output_; }
 
  private:
-  FILE* out_;
+  LineOutput output_;
   Format format_;
   std::chrono::nanoseconds text_gpu_period_;
   std::optional<std::chrono::system_clock::time_point> last_text_gpu_;
-  std::uint64_t max_bytes_;
-  std::function<void(std::uint64_t)> on_limit_;
   fmt::memory_buffer buf_;
-  std::uint64_t write_errors_ = 0;
-  std::uint64_t written_ = 0;
-  std::uint64_t lines_not_written_ = 0;
 };
 
 }  // namespace eacgm::exporting

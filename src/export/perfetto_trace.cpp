@@ -1,0 +1,205 @@
+// Writes calls as complete ('X') or instant ('i') events, names as metadata ('M') and
+// GPU samples as counters ('C'); the call's own fields come from the JSON Lines writer.
+#include "export/perfetto_trace.h"
+
+#include <array>
+#include <chrono>
+#include <string_view>
+#include <utility>
+
+#include "export/event_format.h"
+#include "export/json_writer.h"
+
+namespace eacgm::exporting {
+namespace {
+
+constexpr std::string_view kOpening = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+constexpr std::string_view kClosing = "]}\n";
+
+// Microseconds with three decimals, from nanoseconds: the format's unit without the
+// rounding a floating-point print would add.
+void put_us(fmt::memory_buffer& out, std::uint64_t ns) {
+  put_uint(out, ns / 1000);
+  const auto frac = static_cast<unsigned>(ns % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out.append(digits, digits + 4);
+}
+
+// One counter value: a name and an integer.
+using CounterField = std::pair<std::string_view, std::uint64_t>;
+
+}  // namespace
+
+PerfettoTrace::PerfettoTrace(FILE* out, std::uint64_t max_bytes, std::function<void(std::uint64_t)> on_limit,
+                             NameLimits limits)
+    : output_(out, max_bytes, std::move(on_limit), kClosing.size()), limits_(limits) {
+  output_.write_always(kOpening);
+}
+
+void PerfettoTrace::begin_event() {
+  // The comma opens the next line rather than closing this one, so that a cut between
+  // lines (the size limit, a killed eacgm) leaves events that `]}` closes validly.
+  if (any_event_) buf_.push_back(',');
+  any_event_ = true;
+}
+
+void PerfettoTrace::put_name(std::string_view what, std::uint32_t pid, const std::uint32_t* tid,
+                             std::string_view name) {
+  begin_event();
+  put(buf_, "{\"ph\":\"M\",\"name\":\"");
+  put(buf_, what);
+  put(buf_, "\",\"pid\":");
+  put_uint(buf_, pid);
+  if (tid != nullptr) {
+    put(buf_, ",\"tid\":");
+    put_uint(buf_, *tid);
+  }
+  put(buf_, ",\"args\":{\"name\":");
+  put_json_string(buf_, name);
+  put(buf_, "}}\n");
+}
+
+bool PerfettoTrace::name_call_thread(const CallEvent& e) {
+  bool named = true;
+  const bool main_thread = e.tid == e.pid;
+  if (auto it = processes_.find(e.pid); it == processes_.end()) {
+    if (processes_.size() < limits_.processes) {
+      processes_.emplace(e.pid, main_thread);
+      put_name("process_name", e.pid, nullptr, e.comm_view());
+    } else {
+      named = false;
+    }
+  } else if (main_thread && !it->second) {
+    it->second = true;
+    put_name("process_name", e.pid, nullptr, e.comm_view());
+  }
+  const std::uint64_t key = std::uint64_t{e.pid} << 32 | e.tid;
+  if (!threads_.contains(key)) {
+    if (threads_.size() < limits_.threads) {
+      threads_.insert(key);
+      put_name("thread_name", e.pid, &e.tid, e.comm_view());
+    } else {
+      named = false;
+    }
+  }
+  return named;
+}
+
+void PerfettoTrace::put_call(const CallEvent& e) {
+  begin_event();
+  // Calls whose return was not seen (entry-only probes, nested calls recorded at their
+  // entry) have no duration: an instant on the thread's track.
+  put(buf_, e.has_exit ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+  put_json_string(buf_, e.function());
+  put(buf_, ",\"cat\":");
+  put_json_string(buf_, e.domain());
+  put(buf_, ",\"ts\":");
+  put_us(buf_, e.ts_ns);
+  if (e.has_exit) {
+    put(buf_, ",\"dur\":");
+    put_us(buf_, e.dur_ns);
+  }
+  put(buf_, ",\"pid\":");
+  put_uint(buf_, e.pid);
+  put(buf_, ",\"tid\":");
+  put_uint(buf_, e.tid);
+  put(buf_, ",\"args\":{");
+  if (e.has_exit) {
+    append_json_result(buf_, e);
+    buf_.push_back(',');
+  }
+  if (e.nested) put(buf_, "\"nested\":true,");
+  if (e.captured) put(buf_, "\"captured\":true,");
+  put(buf_, "\"args\":");
+  append_json_args(buf_, e);
+  put(buf_, "}}\n");
+}
+
+void PerfettoTrace::on_calls(std::span<const CallEvent> calls) {
+  if (ended_) return;
+  for (const auto& e : calls) {
+    const std::uint64_t key = std::uint64_t{e.pid} << 32 | e.tid;
+    if (key != last_thread_) {
+      last_thread_named_ = name_call_thread(e);
+      last_thread_ = key;
+    }
+    if (!last_thread_named_) ++calls_unnamed_;
+    put_call(e);
+  }
+  if (buf_.size() >= (64u << 10)) flush();
+}
+
+void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
+  if (ended_) return;
+  if (!gpus_named_) {
+    put_name("process_name", kGpuPid, nullptr, "GPUs");
+    gpus_named_ = true;
+  }
+  const auto ts = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(s.time.time_since_epoch()).count());
+  // One counter event per GPU (and per process on a GPU); Perfetto makes a track of
+  // each field ("GPU 0 util_pct").
+  auto put_counter = [&](std::uint32_t pid, unsigned gpu, std::span<const CounterField> fields) {
+    if (fields.empty()) return;
+    begin_event();
+    put(buf_, "{\"ph\":\"C\",\"name\":\"GPU ");
+    put_uint(buf_, gpu);
+    put(buf_, "\",\"cat\":\"gpu\",\"ts\":");
+    put_us(buf_, ts);
+    put(buf_, ",\"pid\":");
+    put_uint(buf_, pid);
+    put(buf_, ",\"args\":{");
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) buf_.push_back(',');
+      buf_.push_back('"');
+      put(buf_, fields[i].first);
+      put(buf_, "\":");
+      put_uint(buf_, fields[i].second);
+    }
+    put(buf_, "}}\n");
+  };
+  std::array<CounterField, 6> fields;
+  std::size_t n = 0;
+  auto add = [&](std::string_view name, const auto& value) {
+    if (value) fields[n++] = {name, static_cast<std::uint64_t>(*value)};
+  };
+  for (const DeviceSample& d : s.devices) {
+    n = 0;
+    add("util_pct", d.utilization_gpu_percent);
+    add("mem_util_pct", d.utilization_memory_percent);
+    add("mem_used_bytes", d.memory_used_bytes);
+    add("power_mw", d.power_usage_milliwatts);
+    add("temp_c", d.temperature_gpu_celsius);
+    add("sm_clock_mhz", d.clock_sm_mhz);
+    put_counter(kGpuPid, d.index, std::span<const CounterField>(fields.data(), n));
+  }
+  for (const ProcessSample& p : s.processes) {
+    // A process on a GPU that made no traced call yet is named by NVML's name for it.
+    if (!p.name.empty() && !processes_.contains(p.pid) && processes_.size() < limits_.processes) {
+      processes_.emplace(p.pid, true);
+      put_name("process_name", p.pid, nullptr, p.name);
+    }
+    n = 0;
+    add("mem_used_bytes", p.used_memory_bytes);
+    add("sm_util_pct", p.sm_utilization_percent);
+    add("mem_util_pct", p.memory_utilization_percent);
+    put_counter(p.pid, p.gpu_index, std::span<const CounterField>(fields.data(), n));
+  }
+}
+
+void PerfettoTrace::flush() {
+  output_.write_lines(std::string_view(buf_.data(), buf_.size()));
+  buf_.clear();
+  output_.flush();
+}
+
+void PerfettoTrace::on_end(const CounterValues&) {
+  if (ended_) return;
+  flush();
+  output_.write_always(kClosing);
+  output_.flush();
+  ended_ = true;
+}
+
+}  // namespace eacgm::exporting
