@@ -12,6 +12,7 @@
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
 #include "export/host_waits_json.h"
+#include "export/json_text.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
 
@@ -43,7 +44,7 @@ std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   if (snap.last_gpu && !snap.last_gpu->errors.empty()) doc["errors"] = snap.last_gpu->errors;
   doc["gpus"] = gpus_json(snap);
-  return doc.dump();
+  return json_text(doc);
 }
 
 json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
@@ -104,7 +105,7 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
   json body = processes_json(snap, options);
   doc["processes"] = std::move(body["processes"]);
   doc["folded"] = std::move(body["folded"]);
-  return doc.dump();
+  return json_text(doc);
 }
 
 json functions_json(const analysis::AnalysisSnapshot& snap) {
@@ -141,7 +142,7 @@ std::string api_functions(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   doc["functions"] = functions_json(snap);
   doc["overflow_events"] = snap.calls.overflow_events();
-  return doc.dump();
+  return json_text(doc);
 }
 
 json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
@@ -192,7 +193,7 @@ std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_
   json doc = header(snap);
   auto body = kernels_json(snap, max_kernels);  // held: items() refers into it
   for (auto& [key, value] : body.items()) doc[key] = std::move(value);
-  return doc.dump();
+  return json_text(doc);
 }
 
 json nccl_json(const analysis::AnalysisSnapshot& snap) {
@@ -263,7 +264,7 @@ std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   auto body = nccl_json(snap);  // held: items() refers into it
   for (auto& [key, value] : body.items()) doc[key] = std::move(value);
-  return doc.dump();
+  return json_text(doc);
 }
 
 json counters_json(const analysis::AnalysisSnapshot& snap) {
@@ -275,7 +276,7 @@ json counters_json(const analysis::AnalysisSnapshot& snap) {
 std::string api_counters(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   doc["counters"] = counters_json(snap);
-  return doc.dump();
+  return json_text(doc);
 }
 
 json python_function_json(const analysis::PythonFunctionRow& f, std::uint64_t base) {
@@ -382,7 +383,7 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   json memory = memory_json(snap.memory);
   for (auto& [key, value] : memory.items()) doc[key] = std::move(value);
-  return doc.dump();
+  return json_text(doc);
 }
 
 std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s) {
@@ -412,7 +413,7 @@ std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t windo
   doc["interval_s"] = 1;
   doc["window_s"] = window_s;
   doc["points"] = std::move(points);
-  return doc.dump();
+  return json_text(doc);
 }
 
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
@@ -421,13 +422,13 @@ std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
   doc["anomalies"] = std::move(found["calls"]);
   found.erase("calls");
   doc.update(found);
-  return doc.dump();
+  return json_text(doc);
 }
 
 std::string api_python(const analysis::AnalysisSnapshot& snap, std::optional<std::uint32_t> pid) {
   json doc = header(snap);
   doc.update(python_json(snap.python.get(), pid));
-  return doc.dump();
+  return json_text(doc);
 }
 
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
@@ -444,7 +445,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
   doc["waits"] = host_waits_json(snap.waits);
   doc["accounting"] = counters_json(snap);
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 }  // namespace eacgm::exporting

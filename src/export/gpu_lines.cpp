@@ -10,6 +10,7 @@
 
 #include "export/event_format.h"
 #include "export/gpu_json.h"
+#include "export/json_text.h"
 #include "export/text_columns.h"
 
 namespace eacgm::exporting {
@@ -21,7 +22,7 @@ std::uint64_t epoch_ns(const GpuSnapshot& snap) {
 }
 
 void put_line(fmt::memory_buffer& out, const json& line) {
-  const std::string text = line.dump();
+  const std::string text = json_text(line);
   out.append(text.data(), text.data() + text.size());
   out.push_back('\n');
 }

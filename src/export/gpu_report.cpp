@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "export/gpu_json.h"
+#include "export/json_text.h"
 #include "export/text_columns.h"
 
 namespace eacgm::exporting {
@@ -207,13 +208,13 @@ std::string render_gpu_json(const GpuSnapshot& snap, bool processes, int indent)
     doc["processes"] = std::move(procs);
   }
   doc["errors"] = snap.errors;
-  return doc.dump(indent) + "\n";
+  return json_text(doc, indent) + "\n";
 }
 
 std::string render_gpu_error_json(std::string_view error, bool processes, int indent) {
   json doc = {{"error", std::string(error)}, {"gpus", json::array()}};
   if (processes) doc["processes"] = json::array();
-  return doc.dump(indent) + "\n";
+  return json_text(doc, indent) + "\n";
 }
 
 }  // namespace eacgm::exporting

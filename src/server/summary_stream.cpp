@@ -5,6 +5,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "export/json_text.h"
+
 namespace eacgm::server {
 
 std::string SummaryStream::call_event(const CallEvent& e) {
@@ -16,7 +18,7 @@ std::string SummaryStream::call_event(const CallEvent& e) {
                                 {"name", std::string(e.function())},
                                 {"dur_ns", e.has_exit ? nlohmann::ordered_json(e.dur_ns) : nullptr},
                                 {"ret", e.has_exit ? nlohmann::ordered_json(e.ret) : nullptr}};
-  return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return exporting::json_text(doc);
 }
 
 void SummaryStream::sample_calls(std::span<const CallEvent> calls) {
@@ -91,7 +93,7 @@ std::string SummaryStream::take_event(const CounterValues& counters) {
                                                 .count()},
                                 {"functions", std::move(functions)},
                                 {"counters", std::move(moved)}};
-  return doc.dump();
+  return exporting::json_text(doc);
 }
 
 void SummaryStream::on_tick(std::chrono::steady_clock::time_point, const CounterValues& counters) {

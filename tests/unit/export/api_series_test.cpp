@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -103,6 +104,27 @@ TEST(ApiProcesses, SeenTimesExitAndContainer) {
   auto plain = json::parse(api_processes(*live.snapshot(), ApiOptions{}));
   EXPECT_FALSE(plain["processes"][0].contains("exited"));
   EXPECT_FALSE(plain["processes"][0].contains("container"));
+}
+
+// Names come from traced processes and /proc (any bytes): a document that holds bytes
+// that are not UTF-8 is still written, with U+FFFD in their place, never an exception.
+TEST(ApiProcesses, NamesThatAreNotUtf8BecomeReplacementCharacters) {
+  analysis::LiveAnalysis live;
+  CallEvent e = call(8, 1'000, 10);
+  const char comm[] = {'p', 'y', '\xe2', '\x82', 0};  // a name cut inside a character
+  std::memcpy(e.comm.data(), comm, sizeof comm);
+  std::vector<CallEvent> calls{e};
+  live.on_calls(calls);
+  live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
+  ApiOptions o;
+  o.container_of_pid = [](std::uint32_t) -> std::optional<std::string> { return std::string("c\xff"); };
+  std::string text;
+  ASSERT_NO_THROW(text = api_processes(*live.snapshot(), o));
+  auto doc = json::parse(text);
+  EXPECT_EQ(doc["processes"][0]["comm"], "py\xef\xbf\xbd");
+  EXPECT_EQ(doc["processes"][0]["container"], "c\xef\xbf\xbd");
+  ASSERT_NO_THROW(text = run_report_json(*live.snapshot(), o));
+  EXPECT_TRUE(json::accept(text));
 }
 
 }  // namespace

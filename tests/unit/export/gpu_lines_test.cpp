@@ -88,6 +88,24 @@ TEST(GpuLines, JsonLinesOnePerGpuProcessAndFailure) {
   EXPECT_EQ(errors["errors"][0], "GPU 1: process list: GPU is lost");
 }
 
+// NVML's process names are the processes' own bytes: one that is not UTF-8 still makes
+// a line (U+FFFD in its place) instead of an exception on the output thread.
+TEST(GpuLines, AProcessNameThatIsNotUtf8StillMakesALine) {
+  GpuSnapshot s = sample();
+  s.processes[0].name = "py\xc3";
+  fmt::memory_buffer buf;
+  ASSERT_NO_THROW(append_gpu_jsonl(buf, s));
+  bool found = false;
+  for (const auto& line : lines_of(buf)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("pid") && j["pid"] == 4242) {
+      EXPECT_EQ(j["process"]["name"], "py\xef\xbf\xbd");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(GpuLines, TextLines) {
   fmt::memory_buffer buf;
   append_gpu_text(buf, sample());
