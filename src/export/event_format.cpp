@@ -187,6 +187,22 @@ std::size_t arg_count(const CallEvent& e) {
   return std::min<std::size_t>(e.nargs, e.probe->spec.args.size());
 }
 
+struct GraphWorkCounts {
+  std::uint64_t kernels = 0;
+  std::uint64_t memsets = 0;
+  std::uint64_t copies = 0;
+};
+
+GraphWorkCounts graph_work_counts(const GraphWork& g) {
+  GraphWorkCounts c;
+  for (const auto& item : g.items) {
+    if (item.kind == GpuWork::kKernel) c.kernels += item.count;
+    if (item.kind == GpuWork::kMemset) c.memsets += item.count;
+    if (item.kind == GpuWork::kCopy) c.copies += item.count;
+  }
+  return c;
+}
+
 }  // namespace
 
 void append_json_string(Buf& out, std::string_view s) { put_json_string(out, s); }
@@ -239,6 +255,23 @@ void append_json_args(Buf& out, const CallEvent& e) {
   out.push_back('}');
 }
 
+void append_json_markers(Buf& out, const CallEvent& e) {
+  if (e.nested) put(out, ",\"nested\":true");  // only when set: see docs/events.md
+  if (e.captured) put(out, ",\"captured\":true");
+  if (e.graph) {
+    const GraphWorkCounts c = graph_work_counts(*e.graph);
+    put(out, ",\"graph\":{\"nodes\":");
+    put_uint(out, e.graph->nodes);
+    put(out, ",\"kernels\":");
+    put_uint(out, c.kernels);
+    put(out, ",\"memsets\":");
+    put_uint(out, c.memsets);
+    put(out, ",\"copies\":");
+    put_uint(out, c.copies);
+    out.push_back('}');
+  }
+}
+
 void append_jsonl(Buf& out, const CallEvent& e) {
   put(out, "{\"ts_ns\":");
   put_uint(out, e.ts_ns);
@@ -260,7 +293,7 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   } else {
     put(out, ",\"dur_ns\":null,\"ret\":null");
   }
-  if (e.nested) put(out, ",\"nested\":true");  // only when set: see docs/events.md
+  append_json_markers(out, e);
   put(out, ",\"args\":");
   append_json_args(out, e);
   put(out, "}\n");
@@ -298,6 +331,12 @@ void append_text(Buf& out, const CallEvent& e) {
   for_each_nccl_comm_field(e, emit);
   out.push_back(')');
   if (e.nested) put(out, " [nested]");
+  if (e.captured) put(out, " [captured]");
+  if (e.graph) {
+    const GraphWorkCounts c = graph_work_counts(*e.graph);
+    fmt::format_to(std::back_inserter(out), " [graph: {} kernels, {} memsets, {} copies]", c.kernels,
+                   c.memsets, c.copies);
+  }
   if (e.has_exit) {
     if (e.probe->spec.ret == ReturnKind::kPointer) {
       fmt::format_to(std::back_inserter(out), " = {:#x}", static_cast<std::uint64_t>(e.ret));

@@ -18,6 +18,10 @@ void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
 // arguments by name, then derived values (bytes, kernel, NCCL communicator fields).
 void append_json_result(fmt::memory_buffer& out, const CallEvent& e);
 void append_json_args(fmt::memory_buffer& out, const CallEvent& e);
+// The fields written only when they apply, each after a comma: `,"nested":true`,
+// `,"captured":true` (recorded into a CUDA graph, not executed) and, for a graph launch
+// whose graph was seen being made, `,"graph":{"nodes":..,"kernels":..,"memsets":..,"copies":..}`.
+void append_json_markers(fmt::memory_buffer& out, const CallEvent& e);
 
 // "12:34:56.789012 " (local time, microseconds): the start of every text line.
 void append_clock(fmt::memory_buffer& out, std::uint64_t ts_ns);

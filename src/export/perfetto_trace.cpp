@@ -104,15 +104,13 @@ void PerfettoTrace::put_call(const CallEvent& e) {
   put_uint(buf_, e.pid);
   put(buf_, ",\"tid\":");
   put_uint(buf_, e.tid);
-  put(buf_, ",\"args\":{");
-  if (e.has_exit) {
-    append_json_result(buf_, e);
-    buf_.push_back(',');
-  }
-  if (e.nested) put(buf_, "\"nested\":true,");
-  if (e.captured) put(buf_, "\"captured\":true,");
-  put(buf_, "\"args\":");
+  put(buf_, ",\"args\":{\"args\":");
   append_json_args(buf_, e);
+  append_json_markers(buf_, e);
+  if (e.has_exit) {
+    buf_.push_back(',');
+    append_json_result(buf_, e);
+  }
   put(buf_, "}}\n");
 }
 

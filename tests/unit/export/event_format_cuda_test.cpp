@@ -64,6 +64,36 @@ TEST(EventFormatCuda, NestedOnlyWhenSet) {
   EXPECT_EQ(to_json(e)["nested"], true);
 }
 
+// Work recorded into a CUDA graph is marked as such (it did not run); a graph launch
+// says what its graph holds, when its making was seen.
+TEST(EventFormatCuda, CapturedWorkAndGraphLaunchesAreMarked) {
+  auto launch = call("cudaLaunchKernel", {});
+  EXPECT_FALSE(to_json(launch).contains("captured"));
+  EXPECT_FALSE(to_json(launch).contains("graph"));
+  launch.captured = true;
+  EXPECT_EQ(to_json(launch)["captured"], true);
+  fmt::memory_buffer text;
+  append_text(text, launch);
+  EXPECT_NE(fmt::to_string(text).find(" [captured]"), std::string::npos) << fmt::to_string(text);
+
+  auto graph_launch = call("cudaGraphLaunch", {});
+  EXPECT_FALSE(to_json(graph_launch).contains("graph"));  // its making was not seen
+  auto work = std::make_shared<GraphWork>();
+  work->items = {{GpuWork::kKernel, "a", "", 3, 0, 0},
+                 {GpuWork::kKernel, "b", "", 2, 0, 0},
+                 {GpuWork::kMemset, "", "", 1, 64, 0},
+                 {GpuWork::kCopy, "", "HtoD", 4, 4096, 0}};
+  work->nodes = 10;
+  graph_launch.graph = work;
+  const json j = to_json(graph_launch);
+  EXPECT_EQ(j["graph"], json({{"nodes", 10}, {"kernels", 5}, {"memsets", 1}, {"copies", 4}}));
+  EXPECT_FALSE(j.contains("captured"));
+  text.clear();
+  append_text(text, graph_launch);
+  EXPECT_NE(fmt::to_string(text).find(" [graph: 5 kernels, 1 memsets, 4 copies]"), std::string::npos)
+      << fmt::to_string(text);
+}
+
 TEST(CallSummaryNested, NestedCallsAreCountedApartFromCalls) {
   analysis::CallSummary s;
   auto launch = call("cudaLaunchKernel", {});
