@@ -119,6 +119,31 @@ TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNot
   EXPECT_EQ(doc["accounting"]["captured_calls"], 5);
 }
 
+// The trace says which work was only recorded into a graph and what each replay runs:
+// graph_calls captures 3 launches, a memset and a copy on stream 0x2000, then replays the
+// graph 10 times on stream 0x3000.
+TEST(Fidelity, TraceMarksCapturedWorkAndSaysWhatEachGraphLaunchRuns) {
+  std::string out = temp_dir() + "/events.jsonl";
+  Subprocess eacgm({bin("eacgm"), "trace", "--probes", "cuda_driver", "-o", out, "--", bin("graph_calls"),
+                    fake_libcuda()});
+  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  int captured = 0, captured_off_stream = 0, launches = 0;
+  for (const auto& e : read_jsonl(out)) {
+    if (e.contains("captured")) {
+      EXPECT_EQ(e["captured"], true) << e.dump();
+      ++captured;
+      if (e["args"].contains("stream") && e["args"]["stream"] != "0x2000") ++captured_off_stream;
+    }
+    if (e["name"] == "cuGraphLaunch") {
+      ++launches;
+      EXPECT_EQ(e["graph"], json({{"nodes", 5}, {"kernels", 3}, {"memsets", 1}, {"copies", 1}})) << e.dump();
+    }
+  }
+  EXPECT_EQ(captured, 5);
+  EXPECT_EQ(captured_off_stream, 0);
+  EXPECT_EQ(launches, 10);
+}
+
 TEST(Fidelity, NvccDefaultStaticRuntimeProgramExitingRightAfterItsLaunchesIsFullyNamed) {
   Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--mode", "per-call", "--probes", "cuda", "--",
                     bin("static_runtime")});
