@@ -24,7 +24,7 @@ struct RankInfo {
 };
 
 // At most this much of /proc/<pid>/environ is read; a variable past it is not seen.
-inline constexpr std::size_t kEnvironReadLimit = 256 * 1024;
+inline constexpr std::size_t kEnvironReadLimit = std::size_t{256} << 10;
 
 // Parses a NUL-separated environment block (the content of /proc/<pid>/environ). A
 // value that is not a non-negative decimal integer is ignored.

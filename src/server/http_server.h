@@ -70,8 +70,8 @@ struct ServerOptions {
   std::string token_file;
   std::vector<std::string> public_paths;  // e.g. "/healthz" for a kubelet probe
 
-  std::size_t max_body_bytes = 64 * 1024;  // larger: 413 (only GET and HEAD are served)
-  std::size_t max_headers = 64;            // more header lines: 431
+  std::size_t max_body_bytes = std::size_t{64} << 10;  // larger: 413 (only GET and HEAD are served)
+  std::size_t max_headers = 64;                        // more header lines: 431
   // Fixed by cpp-httplib: request line over 8 KiB: 414; one header line over 8 KiB: 400.
   std::chrono::milliseconds read_timeout{5000};
   std::chrono::milliseconds write_timeout{5000};  // a write blocked this long drops the client
