@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 namespace eacgm::ingest {
 
@@ -31,7 +32,10 @@ std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
     }
     std::string path = line.substr(static_cast<std::size_t>(path_at));
     if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)")) continue;
-    out.push_back(FileMapping{start, end, offset, perms[2] == 'x', path, proc + "/root" + path});
+    std::string open_path = proc;  // through /proc/<pid>/root: the process's mount namespace
+    open_path += "/root";
+    open_path += path;
+    out.push_back(FileMapping{start, end, offset, perms[2] == 'x', std::move(path), std::move(open_path)});
   }
   return out;
 }
