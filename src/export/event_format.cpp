@@ -2,6 +2,7 @@
 // of `trace -o` at millions of events per second.
 #include "export/event_format.h"
 
+#include <array>
 #include <ctime>
 
 #include "core/nccl_types.h"
@@ -260,15 +261,10 @@ void append_json_markers(Buf& out, const CallEvent& e) {
   if (e.captured) put(out, ",\"captured\":true");
   if (e.graph) {
     const GraphWorkCounts c = graph_work_counts(*e.graph);
-    put(out, ",\"graph\":{\"nodes\":");
-    put_uint(out, e.graph->nodes);
-    put(out, ",\"kernels\":");
-    put_uint(out, c.kernels);
-    put(out, ",\"memsets\":");
-    put_uint(out, c.memsets);
-    put(out, ",\"copies\":");
-    put_uint(out, c.copies);
-    out.push_back('}');
+    const std::array<UintField, 4> fields{
+        {{"nodes", e.graph->nodes}, {"kernels", c.kernels}, {"memsets", c.memsets}, {"copies", c.copies}}};
+    put(out, ",\"graph\":");
+    put_uint_object(out, fields);
   }
 }
 

@@ -30,11 +30,7 @@ class EventStream final : public Consumer {
   void flush() override;
   void on_end(const CounterValues& counters) override;
 
-  // Writes that failed (disk full, closed pipe); read after the trace.
-  std::uint64_t write_errors() const { return output_.write_errors(); }
-  std::uint64_t bytes_written() const { return output_.bytes_written(); }
-  // Lines left out because the size limit was reached.
-  std::uint64_t lines_not_written() const { return output_.lines_not_written(); }
+  // What was written, left out at the size limit and failed to write; read after the trace.
   const LineOutput& output() const { return output_; }
 
  private:

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <utility>
 
 namespace eacgm::exporting {
 
@@ -33,6 +35,23 @@ inline void put_hex(fmt::memory_buffer& out, std::uint64_t v) {
   *--p = 'x';
   *--p = '0';
   out.append(p, end);
+}
+
+// One field of an object of unsigned numbers: its key (plain ASCII, written as it is) and
+// value.
+using UintField = std::pair<std::string_view, std::uint64_t>;
+
+// {"key":value,...}
+inline void put_uint_object(fmt::memory_buffer& out, std::span<const UintField> fields) {
+  out.push_back('{');
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('"');
+    put(out, fields[i].first);
+    put(out, "\":");
+    put_uint(out, fields[i].second);
+  }
+  out.push_back('}');
 }
 
 // The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no

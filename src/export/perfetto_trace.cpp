@@ -26,9 +26,6 @@ void put_us(fmt::memory_buffer& out, std::uint64_t ns) {
   out.append(digits, digits + 4);
 }
 
-// One counter value: a name and an integer.
-using CounterField = std::pair<std::string_view, std::uint64_t>;
-
 }  // namespace
 
 PerfettoTrace::PerfettoTrace(FILE* out, std::uint64_t max_bytes, std::function<void(std::uint64_t)> on_limit,
@@ -138,7 +135,7 @@ void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(s.time.time_since_epoch()).count());
   // One counter event per GPU (and per process on a GPU); Perfetto makes a track of
   // each field ("GPU 0 util_pct").
-  auto put_counter = [&](std::uint32_t pid, unsigned gpu, std::span<const CounterField> fields) {
+  auto put_counter = [&](std::uint32_t pid, unsigned gpu, std::span<const UintField> fields) {
     if (fields.empty()) return;
     begin_event();
     put(buf_, "{\"ph\":\"C\",\"name\":\"GPU ");
@@ -147,17 +144,11 @@ void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
     put_us(buf_, ts);
     put(buf_, ",\"pid\":");
     put_uint(buf_, pid);
-    put(buf_, ",\"args\":{");
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i > 0) buf_.push_back(',');
-      buf_.push_back('"');
-      put(buf_, fields[i].first);
-      put(buf_, "\":");
-      put_uint(buf_, fields[i].second);
-    }
-    put(buf_, "}}\n");
+    put(buf_, ",\"args\":");
+    put_uint_object(buf_, fields);
+    put(buf_, "}\n");
   };
-  std::array<CounterField, 6> fields;
+  std::array<UintField, 6> fields;
   std::size_t n = 0;
   auto add = [&](std::string_view name, const auto& value) {
     if (value) fields[n++] = {name, static_cast<std::uint64_t>(*value)};
@@ -170,7 +161,7 @@ void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
     add("power_mw", d.power_usage_milliwatts);
     add("temp_c", d.temperature_gpu_celsius);
     add("sm_clock_mhz", d.clock_sm_mhz);
-    put_counter(kGpuPid, d.index, std::span<const CounterField>(fields.data(), n));
+    put_counter(kGpuPid, d.index, std::span<const UintField>(fields.data(), n));
   }
   for (const ProcessSample& p : s.processes) {
     // A process on a GPU that made no traced call yet is named by NVML's name for it.
@@ -182,7 +173,7 @@ void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
     add("mem_used_bytes", p.used_memory_bytes);
     add("sm_util_pct", p.sm_utilization_percent);
     add("mem_util_pct", p.memory_utilization_percent);
-    put_counter(p.pid, p.gpu_index, std::span<const CounterField>(fields.data(), n));
+    put_counter(p.pid, p.gpu_index, std::span<const UintField>(fields.data(), n));
   }
 }
 

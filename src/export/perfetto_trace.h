@@ -42,9 +42,8 @@ class PerfettoTrace final : public Consumer {
   // Writes the closing `]}` (once), so that a finished trace is one valid JSON object.
   void on_end(const CounterValues& counters) override;
 
+  // What was written, left out at the size limit (whole events) and failed to write.
   const LineOutput& output() const { return output_; }
-  // Events left out because the size limit was reached.
-  std::uint64_t events_not_written() const { return output_.lines_not_written(); }
   // Calls written on threads that got no name because the name limits were reached.
   std::uint64_t calls_unnamed() const { return calls_unnamed_; }
 

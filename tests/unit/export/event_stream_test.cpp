@@ -14,6 +14,7 @@
 
 #include "builtin_probe.h"
 #include "export/event_format.h"
+#include "output_file_test.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -36,27 +37,11 @@ std::size_t line_size(const CallEvent& e) {
   return b.size();
 }
 
-class EventStreamLimit : public ::testing::Test {
+class EventStreamLimit : public test::OutputFileTest {
  protected:
-  void SetUp() override { file_ = std::tmpfile(); }
-  void TearDown() override {
-    if (file_) std::fclose(file_);
-  }
-
   std::unique_ptr<EventStream> stream(std::uint64_t max_bytes) {
     return std::make_unique<EventStream>(file_, EventStream::Format::kJsonLines, std::chrono::seconds(1),
-                                         max_bytes,
-                                         [this](std::uint64_t limit) { limits_.push_back(limit); });
-  }
-
-  std::string written() {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string s;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), file_)) > 0) s.append(buf, n);
-    return s;
+                                         max_bytes, record_limit());
   }
 
   std::vector<nlohmann::json> lines() {
@@ -66,9 +51,6 @@ class EventStreamLimit : public ::testing::Test {
     while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
     return out;
   }
-
-  FILE* file_ = nullptr;
-  std::vector<std::uint64_t> limits_;
 };
 
 TEST_F(EventStreamLimit, WritesWholeLinesUpToTheLimitAndCountsTheRest) {
@@ -84,10 +66,10 @@ TEST_F(EventStreamLimit, WritesWholeLinesUpToTheLimitAndCountsTheRest) {
   ASSERT_FALSE(out.empty());
   EXPECT_EQ(out.back(), '\n');
   EXPECT_EQ(lines().size(), 2u);
-  EXPECT_EQ(s->bytes_written(), 2 * n);
-  EXPECT_EQ(s->lines_not_written(), 2u);
+  EXPECT_EQ(s->output().bytes_written(), 2 * n);
+  EXPECT_EQ(s->output().lines_not_written(), 2u);
   EXPECT_EQ(limits_, std::vector<std::uint64_t>{limit});
-  EXPECT_EQ(s->write_errors(), 0u);
+  EXPECT_EQ(s->output().write_errors(), 0u);
 }
 
 TEST_F(EventStreamLimit, NothingIsWrittenAfterTheFirstLineLeftOut) {
@@ -101,14 +83,14 @@ TEST_F(EventStreamLimit, NothingIsWrittenAfterTheFirstLineLeftOut) {
   std::vector<CallEvent> first{long_line, long_line};
   s->on_calls(first);
   s->flush();
-  EXPECT_EQ(s->lines_not_written(), 1u);
+  EXPECT_EQ(s->output().lines_not_written(), 1u);
   std::vector<CallEvent> later{short_line};
   s->on_calls(later);
   s->flush();
   EXPECT_EQ(written().size(), nl) << written();
   ASSERT_EQ(lines().size(), 1u);
   EXPECT_EQ(lines()[0]["comm"], "a_long_comm_nam");
-  EXPECT_EQ(s->lines_not_written(), 2u);
+  EXPECT_EQ(s->output().lines_not_written(), 2u);
   EXPECT_EQ(limits_.size(), 1u) << "the limit is said once";
 }
 
@@ -119,7 +101,7 @@ TEST_F(EventStreamLimit, ALimitBelowTheFirstLineWritesNothing) {
   s->on_calls(three);
   s->on_end(CounterValues{});
   EXPECT_EQ(written(), "");
-  EXPECT_EQ(s->lines_not_written(), 3u);
+  EXPECT_EQ(s->output().lines_not_written(), 3u);
   EXPECT_EQ(limits_.size(), 1u);
 }
 
@@ -130,7 +112,7 @@ TEST_F(EventStreamLimit, ZeroMeansNoLimit) {
   s->on_calls(many);
   s->on_end(CounterValues{});
   EXPECT_EQ(written().size(), 1000 * line_size(e));
-  EXPECT_EQ(s->lines_not_written(), 0u);
+  EXPECT_EQ(s->output().lines_not_written(), 0u);
   EXPECT_TRUE(limits_.empty());
 }
 
@@ -141,7 +123,7 @@ TEST_F(EventStreamLimit, AnExactFitIsNotCut) {
   s->on_calls(three);
   s->flush();
   EXPECT_EQ(lines().size(), 3u);
-  EXPECT_EQ(s->lines_not_written(), 0u);
+  EXPECT_EQ(s->output().lines_not_written(), 0u);
   EXPECT_TRUE(limits_.empty());
 }
 

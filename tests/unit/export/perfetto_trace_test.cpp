@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formatted_call.h"
+#include "output_file_test.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -28,26 +29,10 @@ CallEvent call(const std::string& fn, std::uint32_t pid, std::uint32_t tid, cons
   return e;
 }
 
-class PerfettoTraceTest : public ::testing::Test {
+class PerfettoTraceTest : public test::OutputFileTest {
  protected:
-  void SetUp() override { file_ = std::tmpfile(); }
-  void TearDown() override {
-    if (file_) std::fclose(file_);
-  }
-
   std::unique_ptr<PerfettoTrace> trace(std::uint64_t max_bytes = 0, PerfettoTrace::NameLimits limits = {}) {
-    return std::make_unique<PerfettoTrace>(
-        file_, max_bytes, [this](std::uint64_t limit) { limits_.push_back(limit); }, limits);
-  }
-
-  std::string written() {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string s;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), file_)) > 0) s.append(buf, n);
-    return s;
+    return std::make_unique<PerfettoTrace>(file_, max_bytes, record_limit(), limits);
   }
 
   // The whole file as a strict parser reads it (throws, failing the test, if invalid).
@@ -66,9 +51,6 @@ class PerfettoTraceTest : public ::testing::Test {
     }
     return out;
   }
-
-  FILE* file_ = nullptr;
-  std::vector<std::uint64_t> limits_;
 };
 
 TEST_F(PerfettoTraceTest, EmptyTraceIsAValidDocument) {
@@ -291,7 +273,8 @@ TEST_F(PerfettoTraceTest, SizeLimitCutsBetweenEventsAndTheEndStillCloses) {
   const json doc = document();
   const std::size_t kept = doc["traceEvents"].size();
   EXPECT_GT(kept, 5u);
-  EXPECT_EQ(kept + t->events_not_written(), 2u + 400u) << "names, calls: each either written or counted";
+  EXPECT_EQ(kept + t->output().lines_not_written(), 2u + 400u)
+      << "names, calls: each either written or counted";
   EXPECT_EQ(limits_, std::vector<std::uint64_t>{limit}) << "the limit is said once";
   EXPECT_EQ(t->output().write_errors(), 0u);
 }
