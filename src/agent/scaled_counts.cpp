@@ -299,6 +299,7 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
         continue;
       }
     }
+    if (ratio == &pool) ratio = &steadier(pid, pool);
     ratio_estimates(unseen_x + pool.backlog, unseen_x * unseen_x + backlog_square(pool), *ratio, seen, made);
     pool.backlog = 0;
     pool.backlog_intervals = 0;
@@ -345,6 +346,16 @@ const ScaledCounts::RatioPool* ScaledCounts::ratio_of(std::uint32_t pid, const R
   auto e = exact_.find(pid);
   if (e != exact_.end() && e->second.x >= kMinRatioCalls && !e->second.probes.empty()) return &e->second;
   return few_pinned_calls && pool.x > 0 ? &pool : nullptr;
+}
+
+const ScaledCounts::RatioPool& ScaledCounts::steadier(std::uint32_t pid, const RatioPool& pool) const {
+  if (pool.windows >= kMinRatioWindows) return pool;
+  const auto e = exact_.find(pid);
+  if (e == exact_.end()) return pool;
+  const RatioPool& exact = e->second;
+  const bool better = exact.agrees && exact.x > pool.x && !exact.probes.empty() && exact.cycled() > 0 &&
+                      !exact.other_mix(pool.x, pool.cycled());
+  return better ? exact : pool;
 }
 
 void ScaledCounts::release_backlog(std::uint32_t pid, RatioPool& pool, double wall_ns,

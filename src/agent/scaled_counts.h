@@ -30,7 +30,9 @@
 // estimator's, sum (y_i - R x_i)^2 / (sum x_i)^2 over the windows i (corrected for
 // their small number), times the unseen pinned calls squared; until a few windows are
 // pooled, (R (X - x))^2 / sum x_i instead (the windows' pinned calls taken as a Poisson
-// count, which a step's regular calls are not: too wide once the windows' spread is known). An interval with
+// count, which a step's regular calls are not: too wide once the windows' spread is known), and
+// until then a recent interval attached throughout, settled and of the same mix, that saw more
+// pinned calls than the windows stands in for them (steadier()). An interval with
 // cycled calls seen but no pinned call at all has a different mix: it is scaled by time, as are processes
 // without pinned probes or with too few pinned calls seen yet. An interval without a window
 // in which a process made pinned calls before any ratio is known, or before two windows
@@ -202,6 +204,14 @@ class ScaledCounts {
   // that saw enough and is recent (kExactFresh); else the windows' few pinned calls where
   // `few_pinned_calls` allows them; nullptr if none.
   const RatioPool* ratio_of(std::uint32_t pid, const RatioPool& pool, bool few_pinned_calls) const;
+  // The pooled windows, or, while their spread is not known yet (fewer than
+  // kMinRatioWindows pooled), process `pid`'s recent last interval attached throughout
+  // where it saw more pinned calls than they did, agreed with the interval before it
+  // (settled()) and has the windows' mix (within kRegimeChange): the same ratio, known
+  // from more steps, so with a narrower error (a short window of a process that ends
+  // soon after the first detach may see a few hundred steps, the interval before it
+  // thousands).
+  const RatioPool& steadier(std::uint32_t pid, const RatioPool& pool) const;
   // `unseen_x`: the pinned calls not seen (the interval's, and those that waited);
   // `unseen_square`: the sum of their squares by interval (what sets the variance).
   static void ratio_estimates(double unseen_x, double unseen_square, const RatioPool& pool, ProbeRows& seen,

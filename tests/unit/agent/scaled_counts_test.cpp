@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -418,6 +419,38 @@ TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInte
       EXPECT_TRUE(c.estimated);
       EXPECT_NEAR(static_cast<double>(c.calls), 100.0 * 9857, 0.001 * 100 * 9857) << static_cast<int>(kind);
       EXPECT_GT(c.variance, 0.0);
+    }
+  }
+}
+
+TEST(ScaledCounts, AShortWindowAfterSettledExactIntervalsTakesTheirRatioAndItsNarrowerError) {
+  // Two intervals attached throughout agree on 100 launches a synchronisation (6,000
+  // steps each); the probes are detached, and the process ends in the next interval,
+  // whose short window saw 250 of its 94,250 steps. The window's ratio is the same, but
+  // known from 250 steps; the exact interval's from 6,000: it scales the unseen steps,
+  // with an error about sqrt(6000 / 250) times narrower (under 2% of the count, not 6%).
+  // Where the window has another mix, its own ratio does.
+  for (const bool same_mix : {true, false}) {
+    ScaledCounts s;
+    auto p = probe(1);
+    for (int i = 0; i < 2; ++i) {
+      s.note_exact(count(7, p, std::uint64_t{100} * 6000));
+      s.hold_pinned(7, 6000, 6000);
+      (void)s.release(1e9, 1e9);
+    }
+    const std::uint64_t per_step = same_mix ? 100 : 300;
+    s.hold(count(7, p, per_step * 250));
+    s.hold_pinned(7, 94250, 250);
+    const auto out = s.release(1e9, 10e6, {}, {{7, ScaledCounts::Span{1e9, 10e6}}});
+    ASSERT_EQ(out.size(), 1u);
+    const double calls = static_cast<double>(per_step) * 94250;
+    EXPECT_NEAR(static_cast<double>(out[0].calls), calls, 1e-3 * calls) << same_mix;
+    const double error = std::sqrt(out[0].variance);
+    if (same_mix) {
+      EXPECT_LT(error, 0.02 * calls);
+      EXPECT_NEAR(error, 100.0 * 94000 / std::sqrt(6000.0), 0.01 * error);
+    } else {
+      EXPECT_NEAR(error, 300.0 * 94000 / std::sqrt(250.0), 0.01 * error);
     }
   }
 }
