@@ -5,7 +5,8 @@
 # API layers, as `trace` ships) and per call with `[trace] one_layer = true` (`one-layer`),
 # and under PyTorch's profiler, as separate processes interleaved in rounds; medians per mode,
 # ratios to untraced, and the launch counts of the eacgm modes (always-on must equal per
-# call; the default's are estimates where the duty cycle scaled them).
+# call; the default's are estimates where the duty cycle scaled them, given for every round
+# with their stated error).
 # Usage: bench/gpu/overhead_rounds.sh EACGM [ROUNDS] [STEPS] [SIZES]
 #   (SIZES: "gpu cpu" by default; PY: the torch interpreter; MODES: the modes to run
 #   besides untraced, "default always-on per-call profiler" by default; "one-layer" too
@@ -17,14 +18,20 @@ wanted() { [[ " $MODES " == *" $1 "* ]]; }
 PY=${PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/rounds_common.sh"
-launches() {  # kernels launched, from a run --json document: driver launches not nested, runtime launches
+launches() {  # kernels launched, from run --json documents: driver launches not nested, runtime launches
+  # (with each estimate's stated error, the functions' in quadrature, where there is one)
   "$PY" -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-n = sum(f["calls"] for f in d["functions"]
-        if f["function"] in ("cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchKernelExC",
-                             "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cudaLaunchKernel_ptsz"))
-print(n)' "$1"
+import json, math, sys
+out = []
+for path in sys.argv[1:]:
+    d = json.load(open(path))
+    rows = [f for f in d["functions"]
+            if f["function"] in ("cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernel", "cudaLaunchKernelExC",
+                                 "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cudaLaunchKernel_ptsz")]
+    n = sum(f["calls"] for f in rows)
+    err = math.sqrt(sum((f.get("calls_error") or 0) ** 2 for f in rows))
+    out.append(f"{n}" + (f"±{err:.0f}" if err > 0 else ""))
+print(" ".join(out))' "$@"
 }
 printf '[trace]\nduty_cycle = false\n' >"$TMP/exact.toml"
 printf '[trace]\none_layer = true\n' >"$TMP/one_layer.toml"
@@ -58,7 +65,7 @@ for size in $SIZES; do
       "$(spread <"$TMP/$size.$mode")"
   done
   line="$size launches (whole run, warm-up included):"
-  wanted default && line="$line default $(launches "$TMP/$size.def.1.json")"
+  wanted default && line="$line default $(launches "$TMP/$size".def.*.json)"
   wanted always-on && line="$line always-on $(launches "$TMP/$size.on.1.json")"
   wanted per-call && line="$line per-call $(launches "$TMP/$size.pc.1.json")"
   wanted one-layer && line="$line one-layer $(launches "$TMP/$size.ol.1.json")"
