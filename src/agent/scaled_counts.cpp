@@ -353,8 +353,8 @@ const ScaledCounts::RatioPool& ScaledCounts::steadier(std::uint32_t pid, const R
   const auto e = exact_.find(pid);
   if (e == exact_.end()) return pool;
   const RatioPool& exact = e->second;
-  const bool better = exact.agrees && exact.x > pool.x && !exact.probes.empty() && exact.cycled() > 0 &&
-                      !exact.other_mix(pool.x, pool.cycled());
+  const bool better =
+      exact.agrees && exact.x > pool.x && exact.cycled() > 0 && !exact.other_mix(pool.x, pool.cycled());
   return better ? exact : pool;
 }
 
