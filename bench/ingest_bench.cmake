@@ -1,5 +1,5 @@
 # Replay of recorded records through decode (and formatting): records per second.
 find_package(benchmark REQUIRED)
 add_executable(eacgm_bench_ingest ${CMAKE_SOURCE_DIR}/bench/decode_bench.cpp)
-target_link_libraries(eacgm_bench_ingest PRIVATE eacgm_export benchmark::benchmark)
+target_link_libraries(eacgm_bench_ingest PRIVATE eacgm_ingest eacgm_export benchmark::benchmark)
 set_target_properties(eacgm_bench_ingest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -26,6 +26,7 @@
 #include "export/prometheus_text.h"
 #include "probe/catalog.h"
 #include "server/http_server.h"
+#include "server/metrics_route.h"
 #include "server/sse_channel.h"
 
 namespace {
@@ -195,43 +196,44 @@ Node& node(std::size_t functions) {
   return node;
 }
 
-// What cmd_serve.cpp's /metrics route writes, with the same options (rank labels from
-// a cache: here a constant, as the daemon's cache answers after the first scrape).
+// Rank labels as the daemon's cache answers them after the first scrape (here a
+// constant), and a command line for every process.
+class BenchFacts final : public ProcessFacts {
+ public:
+  RankInfo rank(std::uint32_t pid) const override {
+    RankInfo r;
+    r.rank = pid % 64;
+    r.local_rank = pid % 8;
+    r.world_size = 64;
+    return r;
+  }
+  std::string cmdline(std::uint32_t) const override { return "python3 train.py --config big.yaml"; }
+  std::optional<std::string> container(std::uint32_t) const override { return std::nullopt; }
+  bool alive(std::uint32_t) const override { return true; }
+};
+
+// The daemon's /metrics (server/metrics_route.h) and API options.
 struct Renderer {
-  double started = 1.7e9;
-  exporting::GpuMetricsOptions gpu_opts;
-  exporting::CallMetricsOptions call_opts;
+  server::MetricsOptions metrics_opts = server::MetricsOptions::from(ServeConfig{});
   exporting::ApiOptions api_opts;
   server::HttpServer http;  // never started: its counters, as the daemon registers them
   server::SseChannel channel;
   CounterRegistry server_counters;
 
   Renderer() {
-    gpu_opts.hostname = "gpu-node-17";
-    gpu_opts.rank_of_pid = [](std::uint32_t pid) {
-      RankInfo r;
-      r.rank = pid % 64;
-      r.local_rank = pid % 8;
-      r.world_size = 64;
-      return r;
-    };
-    call_opts.rank_of_pid = gpu_opts.rank_of_pid;
-    api_opts.rank_of_pid = gpu_opts.rank_of_pid;
-    api_opts.cmdline_of_pid = [](std::uint32_t) { return std::string("python3 train.py --config big.yaml"); };
+    auto facts = std::make_shared<const BenchFacts>();
+    metrics_opts.hostname = "gpu-node-17";
+    metrics_opts.start_time_seconds = 1.7e9;
+    metrics_opts.facts = facts;
+    api_opts.rank_of_pid = [facts](std::uint32_t pid) { return facts->rank(pid); };
+    api_opts.cmdline_of_pid = [facts](std::uint32_t pid) { return facts->cmdline(pid); };
     http.register_counters(server_counters);
     server::register_sse_counters(server_counters, channel);
   }
 
   std::string metrics(const analysis::AnalysisSnapshot& snap, exporting::ExpositionFormat format) {
     exporting::ExpositionWriter out(format);
-    if (snap.last_gpu) {
-      exporting::append_gpu_metrics(out, *snap.last_gpu, gpu_opts);
-      exporting::append_process_metrics(out, *snap.last_gpu, gpu_opts);
-    }
-    exporting::append_call_metrics(out, snap, call_opts);
-    exporting::append_counters(out, snap.counters);
-    exporting::append_agent_metrics(out, started);
-    exporting::append_counters(out, server_counters.read());
+    server::write_metrics(out, &snap, metrics_opts, server_counters.read());
     return out.finish();
   }
 };

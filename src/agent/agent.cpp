@@ -11,6 +11,7 @@
 #include <string>
 
 #include "agent/budget_controller.h"
+#include "agent/trace_setup.h"
 #include "core/agent_counters.h"
 #include "core/proc_stat.h"
 #include "probe/always_on.h"
@@ -93,13 +94,8 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentOptions options, std::shared_pt
 
 Status Agent::start_up() {
   const Config& config = options_.config;
-  std::vector<std::string> names = options_.probes;
-  if (names.empty()) names = config.catalogs.empty() ? probe::default_catalog_names() : config.catalogs;
-  if (options_.probes.empty()) {
-    for (const auto& s : config.probes) names.push_back(s.name);
-  }
-  auto specs = probe::select_specs(names, config.probes);
-  if (!specs) return make_error(ErrorKind::kUsage, specs.error());
+  auto specs = select_probe_specs(config, options_.probes);
+  if (!specs) return std::move(specs).take_error();
   for (int pid : options_.pids) {
     if (!process_exists(pid)) {
       return make_error(

@@ -1,8 +1,6 @@
 // Aggregation on the output thread and snapshot publication.
 #include "analysis/live_analysis.h"
 
-#include "core/clock.h"
-
 namespace eacgm::analysis {
 
 void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
@@ -22,9 +20,9 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
 }
 
 void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
+  const auto wall = clocks_.wall();
   const std::int64_t now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+      std::chrono::duration_cast<std::chrono::seconds>(wall.time_since_epoch()).count();
   for (const auto& c : counts) {
     calls_.add(c);
     gpu_.add(c);
@@ -32,7 +30,8 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
     work_.add(c);
     series_.add(c, now_s);
   }
-  const std::uint64_t now_ns = realtime_ns();
+  const auto now_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
   for (const auto& t : timings) {
     calls_.add(t);
     anomalies_.add(t, now_ns);
@@ -54,7 +53,7 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
 
 void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
-  anomalies_.close_interval(realtime_ns());
+  anomalies_.close_interval(wall_ns());
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   python_.expire(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
@@ -64,10 +63,10 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
 // Every record is in by now (the ring buffer was drained): a process that is gone is
 // finalized without waiting.
 void LiveAnalysis::on_end(const CounterValues& counters) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = clocks_.steady();
   memory_.sweep(now, is_alive_, memory_.process_count(), {});
   waits_.sweep(now, is_alive_, waits_.process_count(), {});
-  anomalies_.close_interval(realtime_ns());
+  anomalies_.close_interval(wall_ns());
   publish(true, counters, now);
 }
 
@@ -104,13 +103,20 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters,
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
     python_made_ = now;
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
-      std::chrono::system_clock::now(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-      counters, kernels_, work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(),
-      anomalies_published_, overhead_, python_published_, waits_.summary(std::chrono::steady_clock::now())});
+  auto snap = std::make_shared<AnalysisSnapshot>(
+      AnalysisSnapshot{clocks_.wall(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
+                       counters, kernels_, work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(),
+                       anomalies_published_, overhead_, python_published_, waits_.summary(clocks_.steady())});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));
+}
+
+SeriesWindow series_window(const AnalysisSnapshot& snap, std::size_t window_s) {
+  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(snap.time.time_since_epoch()).count();
+  const std::int64_t end = std::max<std::int64_t>(now_s, snap.series.latest());
+  return SeriesWindow{snap.time, snap.sequence, window_s, snap.series.domains(),
+                      snap.series.points(end, window_s)};
 }
 
 }  // namespace eacgm::analysis

@@ -53,6 +53,10 @@ struct AnalysisSnapshot {
   HostWaitSummary waits;                         // time blocked on the host per process and kind
 };
 
+// The seconds of the last `window_s` of a snapshot's ring, ending at the snapshot's time
+// (or the ring's latest second, when that is later).
+SeriesWindow series_window(const AnalysisSnapshot& snap, std::size_t window_s);
+
 class LiveAnalysis final : public Consumer {
  public:
   explicit LiveAnalysis(CallSummary calls = CallSummary{}, std::size_t max_gpu_processes = 4096,
@@ -72,6 +76,17 @@ class LiveAnalysis final : public Consumer {
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
   // How a process's start is read for its host-wait share (default: /proc); for tests.
   void set_process_start(HostWaits::StartOf start_of) { waits_.set_start_of(std::move(start_of)); }
+  // The clocks that stamp snapshots, series seconds and anomaly intervals (default: the
+  // system's); tests fix them so that a snapshot is the same in every run.
+  struct Clocks {
+    std::function<std::chrono::system_clock::time_point()> wall = [] {
+      return std::chrono::system_clock::now();
+    };
+    std::function<std::chrono::steady_clock::time_point()> steady = [] {
+      return std::chrono::steady_clock::now();
+    };
+  };
+  void set_clocks(Clocks clocks) { clocks_ = std::move(clocks); }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
   // What the Python profile keeps (before the trace starts): a window for the daemon.
@@ -93,6 +108,10 @@ class LiveAnalysis final : public Consumer {
 
  private:
   void publish(bool final, const CounterValues& counters, std::chrono::steady_clock::time_point now);
+  std::uint64_t wall_ns() const {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clocks_.wall().time_since_epoch()).count());
+  }
 
   CallSummary calls_;
   GpuActivity gpu_;
@@ -103,6 +122,7 @@ class LiveAnalysis final : public Consumer {
   NcclSkew nccl_skew_;
   OpKernels ops_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
+  Clocks clocks_;
   std::optional<GpuSnapshot> last_gpu_;
   RollupSeries series_;
   AnomalyDetector anomalies_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -56,6 +57,16 @@ class RollupView {
   std::array<std::shared_ptr<const Chunk>, kChunks> chunks_{};
   std::vector<std::string> domains_;
   std::int64_t latest_ = -1;
+};
+
+// The seconds of one window as a reader gets them: from a snapshot's ring (see
+// series_window in analysis/live_analysis.h), or from a store.
+struct SeriesWindow {
+  std::chrono::system_clock::time_point time;  // when the snapshot it came from was made
+  std::uint64_t sequence = 0;                  // that snapshot's
+  std::size_t window_s = 0;
+  std::vector<std::string> domains;  // the names of RollupPoint::domains' slots
+  std::vector<RollupPoint> points;   // the seconds that have data, oldest first
 };
 
 class RollupSeries {

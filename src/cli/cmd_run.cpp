@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "analysis/live_analysis.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
@@ -24,17 +23,14 @@
 namespace eacgm::cli {
 
 void add_run_command(CLI::App& app, CommandContext& ctx) {
-  auto opts = std::make_shared<TraceCommandOptions>();
+  auto flags = std::make_shared<TraceFlags>();
+  flags->request.job = agent::TraceJob::kRun;
   auto* sub =
       app.add_subcommand("run", "trace (a command, pids, or everything), then print a per-function summary");
-  add_trace_options(*sub, ctx, *opts);
-  opts->default_mode = TraceMode::kAlwaysOn;
-  add_mode_option(*sub, opts->mode, "always-on");
-  opts->python_sampling = true;
-  opts->host_waits = true;
-  auto python = std::make_shared<PythonSamplingFlags>();
+  add_trace_options(*sub, ctx, *flags);
+  add_mode_option(*sub, flags->mode, "always-on");
   add_python_sampling_options(
-      *sub, *python,
+      *sub, *flags,
       "sample the stacks of traced Python processes this many times a second on each CPU while they run "
       "(default 99, [python] sample_hz; 0: no Python hot spots)",
       "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" line each: "
@@ -47,22 +43,20 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
-  sub->final_callback([&ctx, opts, json, python] {
-    python->apply(*opts);
-    if (*json) opts->command_stdout_to_stderr = true;
+  sub->final_callback([&ctx, flags, json] {
+    flags->apply();
+    if (*json) flags->request.command_stdout_to_stderr = true;
     auto config = load_config(ctx.config_path);
     if (!config) {
       print_error(config.error());
       ctx.exit_code = 2;
       return;
     }
-    auto analysis = std::make_shared<analysis::LiveAnalysis>();
-    analysis->set_python_hz(chosen_python_hz(*opts, *config));
-    analysis->set_python_limits(analysis::python_profile_limits(config->python, false));
-    ctx.exit_code = run_trace(*config, *opts, analysis);
+    auto consumers = agent::make_consumers(flags->request, *config, nullptr);
+    ctx.exit_code = run_trace(*config, flags->request, consumers);
     // The final snapshot: published after the last calls and samples were in.
-    if (auto snap = analysis->snapshot(); snap && snap->final) {
-      if (!python->folded.empty() && snap->python && !write_folded(python->folded, *snap->python) &&
+    if (auto snap = consumers.analysis->snapshot(); snap && snap->final) {
+      if (!flags->folded.empty() && snap->python && !write_folded(flags->folded, *snap->python) &&
           ctx.exit_code == 0) {
         ctx.exit_code = 1;
       }

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 
-#include "analysis/python_profile.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/byte_size.h"
@@ -22,29 +21,17 @@
 namespace eacgm::cli {
 namespace {
 
-struct TraceFlags {
-  TraceCommandOptions trace;
+struct StreamFlags {
+  TraceFlags trace;
   std::string format = "jsonl";
   std::string output;
   std::string max_size = "1GiB";
-  PythonSamplingFlags python;
-};
-
-// The sampled Python stacks beside the event stream, for --folded at the end: the stream
-// is one line per call, and samples are not calls.
-class PythonStacksBeside final : public Consumer {
- public:
-  explicit PythonStacksBeside(analysis::PythonProfile& profile) : profile_(profile) {}
-  void on_python_stacks(std::span<const PythonStack> stacks) override { profile_.add(stacks); }
-
- private:
-  analysis::PythonProfile& profile_;
 };
 
 // Exit status when events were lost on the way out (a write failed): EX_IOERR.
 constexpr int kOutputFailed = 74;
 
-int trace_to(const CommandContext& ctx, TraceFlags f) {
+int trace_to(const CommandContext& ctx, StreamFlags f) {
   auto config = load_config(ctx.config_path);
   if (!config) {
     print_error(config.error());
@@ -66,7 +53,7 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
     out = file.get();
   } else {
     // The traced command's own output never interleaves with the event stream.
-    f.trace.command_stdout_to_stderr = true;
+    f.trace.request.command_stdout_to_stderr = true;
   }
   auto on_limit = [](std::uint64_t limit) {
     print_error(
@@ -94,27 +81,21 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
     stream = lines;
   }
   // Python stacks are sampled only for --folded: nothing else would show them.
-  if (f.python.hz_option != nullptr && f.python.hz_option->count() > 0 && f.python.folded.empty()) {
+  if (f.trace.python_hz_option != nullptr && f.trace.python_hz_option->count() > 0 &&
+      f.trace.folded.empty()) {
     print_error("--python-hz: only with --folded FILE (trace writes the sampled stacks there)");
     return 2;
   }
-  f.python.apply(f.trace);
-  f.trace.python_sampling = !f.python.folded.empty();
-  const std::uint32_t hz = chosen_python_hz(f.trace, *config);
-  if (f.trace.python_sampling && hz == 0) {
+  f.trace.apply();
+  agent::TraceRequest& request = f.trace.request;
+  request.python_stacks = !f.trace.folded.empty();
+  if (request.python_stacks && agent::python_hz(request, *config) == 0) {
     print_error("--folded: Python sampling is off (--python-hz 0 or [python] sample_hz = 0)");
     return 2;
   }
-  analysis::PythonProfile profile(hz, analysis::python_profile_limits(config->python, false));
-  std::shared_ptr<Consumer> consumer = stream;
-  if (f.trace.python_sampling) {
-    auto list = std::make_shared<ConsumerList>();
-    list->add(stream);
-    list->add(std::make_shared<PythonStacksBeside>(profile));
-    consumer = list;
-  }
-  int code = run_trace(*config, f.trace, consumer);
-  if (f.trace.python_sampling && !write_folded(f.python.folded, profile.hot_spots()) && code == 0) code = 1;
+  auto consumers = agent::make_consumers(request, *config, stream);
+  int code = run_trace(*config, request, consumers);
+  if (consumers.python && !write_folded(f.trace.folded, consumers.python->hot_spots()) && code == 0) code = 1;
   if (output->lines_not_written() > 0) {
     print_error(fmt::format("{} {} not written: the output reached --max-size {}",
                             output->lines_not_written(), timeline ? "events" : "lines",
@@ -136,7 +117,7 @@ int trace_to(const CommandContext& ctx, TraceFlags f) {
 }  // namespace
 
 void add_trace_command(CLI::App& app, CommandContext& ctx) {
-  auto flags = std::make_shared<TraceFlags>();
+  auto flags = std::make_shared<StreamFlags>();
   auto* sub = app.add_subcommand("trace",
                                  "stream traced calls (JSON Lines, text or a Perfetto timeline) until "
                                  "CMD exits, --duration passes, or Ctrl-C");
@@ -151,7 +132,7 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
                   "stop writing events past this size (whole lines or events; e.g. 500M, 2GiB; 0: no limit)")
       ->capture_default_str();
   add_python_sampling_options(
-      *sub, flags->python,
+      *sub, flags->trace,
       "with --folded: Python stack samples per second on each CPU (default 99, [python] sample_hz)",
       "also sample the stacks of traced Python processes and write them to FILE at the end as folded "
       "stacks (one \"frames count\" line each: flamegraph.pl, speedscope, inferno)");
@@ -164,24 +145,24 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
       "                                           a timeline for ui.perfetto.dev\n"
       "Event schema: docs/events.md");
   sub->final_callback([&ctx, flags] {
-    flags->trace.periodic_status = flags->format == "text";
+    flags->trace.request.periodic_status = flags->format == "text";
     ctx.exit_code = trace_to(ctx, *flags);
   });
 }
 
 int run_default(const CommandContext& ctx, bool demo) {
-  TraceFlags f;
+  StreamFlags f;
   f.format = "text";
-  f.trace.periodic_status = true;
+  f.trace.request.periodic_status = true;
   if (demo) {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("./eacgm");
     dir = dir.substr(0, dir.rfind('/'));
-    f.trace.side_command = {dir + "/eacgm-demo", "--loop"};
+    f.trace.request.side_command = {dir + "/eacgm-demo", "--loop"};
     // The demo's calls; what other processes on the machine call is counted in one
     // line at the end instead of drowning them.
-    f.trace.comms = {"eacgm-demo"};
+    f.trace.request.comms = {"eacgm-demo"};
   }
   return trace_to(ctx, f);
 }

@@ -8,8 +8,6 @@
 #include <cstdio>
 #include <fstream>
 
-#include "agent/agent.h"
-#include "analysis/comm_filter.h"
 #include "cli/usage_errors.h"
 #include "core/config_parse.h"
 
@@ -33,23 +31,16 @@ void install_signal_handlers() {
 
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
-TraceMode chosen_mode(const std::string& flag, std::optional<TraceMode> configured, TraceMode fallback) {
-  if (auto m = parse_trace_mode(flag)) return *m;
-  return configured.value_or(fallback);
+void TraceFlags::apply() {
+  request.mode = parse_trace_mode(mode);
+  request.sample_gpus = !no_gpu;
+  if (python_hz_option != nullptr && python_hz_option->count() > 0) request.python_hz = python_hz;
 }
 
-std::uint32_t chosen_python_hz(const TraceCommandOptions& opts, const Config& config) {
-  if (!opts.python_sampling) return 0;
-  return opts.python_hz.value_or(config.python.sample_hz);
-}
-
-void PythonSamplingFlags::apply(TraceCommandOptions& opts) const {
-  if (hz_option != nullptr && hz_option->count() > 0) opts.python_hz = hz;
-}
-
-void add_python_sampling_options(CLI::App& sub, PythonSamplingFlags& flags, const std::string& hz_help,
+void add_python_sampling_options(CLI::App& sub, TraceFlags& flags, const std::string& hz_help,
                                  const std::string& folded_help) {
-  flags.hz_option = sub.add_option("--python-hz", flags.hz, hz_help)->check(CLI::Range(0, 10000));
+  flags.python_hz_option =
+      sub.add_option("--python-hz", flags.python_hz, hz_help)->check(CLI::Range(0, 10000));
   sub.add_option("--folded", flags.folded, folded_help);
 }
 
@@ -70,46 +61,29 @@ void add_mode_option(CLI::App& sub, std::string& mode, const char* what) {
       ->check(CLI::IsMember({"per-call", "always-on"}));
 }
 
-void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceCommandOptions& opts) {
+void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceFlags& flags) {
+  agent::TraceRequest& r = flags.request;
   sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
-  sub.add_option("-p,--pid", opts.pids, "trace only this process and its children (repeatable)");
-  sub.add_option("--probes", opts.probes,
+  sub.add_option("-p,--pid", r.pids, "trace only this process and its children (repeatable)");
+  sub.add_option("--probes", r.probes,
                  "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
       ->delimiter(',');
-  sub.add_option("--duration", opts.duration_s, "stop after this many seconds")
+  sub.add_option("--duration", r.duration_s, "stop after this many seconds")
       ->check(seconds_validator(true,
                                 " (0: no limit, until the command or the --pid processes exit, or Ctrl-C)"));
-  sub.add_option("--btf", opts.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
-  sub.add_flag("--no-gpu", opts.no_gpu,
+  sub.add_option("--btf", r.btf_path, "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
+  sub.add_flag("--no-gpu", flags.no_gpu,
                "do not sample the GPUs through NVML while tracing (gpu.sample = false)");
-  sub.add_option("--comm", opts.comms,
+  sub.add_option("--comm", r.comms,
                  "show only the calls of processes with this name (exact, as `ps -o comm` shows it; "
                  "repeatable); the others are counted in one line at the end");
-  sub.add_option("command", opts.command, "command to run and trace with its children (after --)");
+  sub.add_option("command", r.command, "command to run and trace with its children (after --)");
   sub.positionals_at_end();
 }
 
-int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared_ptr<Consumer> consumer) {
-  agent::AgentOptions ao;
-  ao.config = config;
-  ao.config.trace.mode = chosen_mode(opts.mode, config.trace.mode, opts.default_mode);
-  ao.probes = opts.probes;
-  ao.pids = opts.pids;
-  ao.command = opts.command;
-  ao.duration_s = opts.duration_s;
-  ao.btf_path = opts.btf_path;
-  ao.periodic_status = opts.periodic_status;
-  ao.side_command = opts.side_command;
-  ao.sample_gpus = !opts.no_gpu;
-  ao.command_stdout_to_stderr = opts.command_stdout_to_stderr;
-  ao.python_hz = chosen_python_hz(opts, config);
-  ao.host_waits = opts.host_waits && config.trace.host_waits.value_or(true);
-  std::shared_ptr<analysis::CommFilter> filter;
-  if (!opts.comms.empty()) {
-    filter = std::make_shared<analysis::CommFilter>(opts.comms, std::move(consumer));
-    consumer = filter;
-  }
-  auto agent = agent::Agent::start(std::move(ao), std::move(consumer), print_error);
+int run_trace(const Config& config, const agent::TraceRequest& request,
+              const agent::TraceConsumers& consumers) {
+  auto agent = agent::Agent::start(agent::agent_options(request, config), consumers.head, print_error);
   if (!agent) {
     print_error(agent.error());
     return agent::exit_code_for(agent.error_kind());
@@ -117,7 +91,8 @@ int run_trace(const Config& config, const TraceCommandOptions& opts, std::shared
   // After start-up: the sampling thread has blocked every signal for itself.
   install_signal_handlers();
   int code = (*agent)->run(g_signal);
-  if (filter && filter->left_out() > 0) print_error(filter->summary() + " (--comm)");
+  if (consumers.filter && consumers.filter->left_out() > 0)
+    print_error(consumers.filter->summary() + " (--comm)");
   return code;
 }
 

@@ -19,11 +19,13 @@
 namespace eacgm::exporting {
 namespace {
 
-json header(const analysis::AnalysisSnapshot& snap) {
+json header(std::chrono::system_clock::time_point time, std::uint64_t sequence) {
   return json{
-      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
-      {"sequence", snap.sequence}};
+      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count()},
+      {"sequence", sequence}};
 }
+
+json header(const analysis::AnalysisSnapshot& snap) { return header(snap.time, snap.sequence); }
 
 template <typename T>
 json opt(const std::optional<T>& v) {
@@ -386,12 +388,10 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap) {
   return json_text(doc);
 }
 
-std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s) {
-  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(snap.time.time_since_epoch()).count();
-  const std::int64_t end = std::max<std::int64_t>(now_s, snap.series.latest());
-  const auto& names = snap.series.domains();
+std::string api_series(const analysis::SeriesWindow& window) {
+  const auto& names = window.domains;
   json points = json::array();
-  for (const auto& p : snap.series.points(end, window_s)) {
+  for (const auto& p : window.points) {
     json domains = json::object();
     for (std::size_t i = 0; i < names.size() && i < p.domains.size(); ++i) {
       if (p.domains[i] > 0) domains[names[i]] = p.domains[i];
@@ -409,9 +409,9 @@ std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t windo
                           {"domains", std::move(domains)},
                           {"gpus", std::move(gpus)}});
   }
-  json doc = header(snap);
+  json doc = header(window.time, window.sequence);
   doc["interval_s"] = 1;
-  doc["window_s"] = window_s;
+  doc["window_s"] = window.window_s;
   doc["points"] = std::move(points);
   return json_text(doc);
 }

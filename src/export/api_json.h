@@ -61,8 +61,8 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap);
 
 // {"interval_s":1,"window_s":W,"points":[{"t","calls","errors","domains":{..},
 //  "gpus":[{"gpu","util","memory_used_bytes"}]}]}: the seconds of the last `window_s`
-// (ending at the snapshot's time) that have data, oldest first.
-std::string api_series(const analysis::AnalysisSnapshot& snap, std::size_t window_s);
+// (analysis::series_window: ending at the snapshot's time) that have data, oldest first.
+std::string api_series(const analysis::SeriesWindow& window);
 // {"anomalies":[{"ts_ns","pid","tid","domain","name","dur_ns","bytes","median_ns","score",
 //  "args","op","sampled","calls"}],"intervals":[...],"total","interval_total","level_shifts",
 //  "functions","untracked_calls"}, oldest first (export/anomaly_report.h).

@@ -50,7 +50,7 @@ TEST(ApiSeries, PointsOfTheWindowWithDomainsAndGpus) {
   live.on_gpu(g);
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto snap = live.snapshot();
-  auto doc = json::parse(api_series(*snap, 60));
+  auto doc = json::parse(api_series(analysis::series_window(*snap, 60)));
   EXPECT_EQ(doc["interval_s"], 1);
   ASSERT_EQ(doc["points"].size(), 2u) << doc.dump();  // the call 100 s ago is outside
   EXPECT_EQ(doc["points"][0]["calls"], 2);
@@ -59,7 +59,7 @@ TEST(ApiSeries, PointsOfTheWindowWithDomainsAndGpus) {
   EXPECT_EQ(doc["points"][1]["gpus"][0]["gpu"], 0);
   EXPECT_EQ(doc["points"][1]["gpus"][0]["util"], 40.0);
   EXPECT_EQ(doc["points"][1]["gpus"][0]["memory_used_bytes"], 1234);
-  EXPECT_EQ(json::parse(api_series(*snap, 900))["points"].size(), 3u);
+  EXPECT_EQ(json::parse(api_series(analysis::series_window(*snap, 900)))["points"].size(), 3u);
 }
 
 TEST(ApiAnomalies, ListsFlaggedCalls) {

@@ -1,7 +1,7 @@
 // Query parameter parsing for the daemon's routes.
-#include "cli/query_params.h"
+#include "server/query_params.h"
 
-namespace eacgm::cli {
+namespace eacgm::server {
 
 std::optional<std::uint64_t> parse_number(const std::string& text, std::uint64_t min, std::uint64_t max) {
   if (text.empty() || text.size() > 10) return std::nullopt;
@@ -22,4 +22,4 @@ Result<std::optional<std::uint32_t>> pid_param(const server::Request& req) {
   return std::optional<std::uint32_t>{static_cast<std::uint32_t>(*v)};
 }
 
-}  // namespace eacgm::cli
+}  // namespace eacgm::server

@@ -8,7 +8,7 @@
 #include "core/result.h"
 #include "server/http_server.h"
 
-namespace eacgm::cli {
+namespace eacgm::server {
 
 // A whole decimal number in [min, max], else nullopt.
 std::optional<std::uint64_t> parse_number(const std::string& text, std::uint64_t min, std::uint64_t max);
@@ -17,4 +17,4 @@ std::optional<std::uint64_t> parse_number(const std::string& text, std::uint64_t
 // it is not a whole number from 1 to 2^32 - 1.
 Result<std::optional<std::uint32_t>> pid_param(const server::Request& req);
 
-}  // namespace eacgm::cli
+}  // namespace eacgm::server

@@ -1,0 +1,32 @@
+// A daemon's trace: the agent run again with a new configuration each time one is asked
+// for and checks out, the consumers kept across (their history survives a reload).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/agent.h"
+#include "agent/trace_setup.h"
+
+namespace eacgm::agent {
+
+struct ReloadingTrace {
+  std::string config_path;  // read again at each reload ("" the embedded defaults)
+  TraceRequest request;
+  TraceConsumers consumers;  // from make_consumers, once
+  Agent::Notice notice;
+  // After a reload, with the configuration it replaced: to say what applies only at the
+  // daemon's next start.
+  std::function<void(const Config& before, const Config& after)> on_reload;
+};
+
+// Traces with `config` until `stop` is non-zero. When `reload` is set, the file is read
+// again: a configuration that checks out ends the running trace and starts the next; a
+// bad one is reported through `notice` and the running trace goes on. Returns 0, or the
+// start-up failure's exit code (exit_code_for).
+int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<int>& stop,
+                  std::atomic<bool>& reload);
+
+}  // namespace eacgm::agent

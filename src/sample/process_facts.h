@@ -1,0 +1,45 @@
+// ProcessFacts: what the daemon says of a process beside its calls (its training rank,
+// command line and container, and whether it still runs), as one interface its routes
+// and metrics read. ProcFacts reads them from /proc; tests supply their own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "sample/process_env.h"
+
+namespace eacgm {
+
+class ProcessFacts {
+ public:
+  virtual ~ProcessFacts() = default;
+  // Rank labels; empty when the process set none (or is gone). Any thread.
+  virtual RankInfo rank(std::uint32_t pid) const = 0;
+  // The command line, arguments joined by spaces; "" once the process is gone.
+  virtual std::string cmdline(std::uint32_t pid) const = 0;
+  // The container id from the process's cgroup; nullopt outside a container.
+  virtual std::optional<std::string> container(std::uint32_t pid) const = 0;
+  // Running (not gone, not a zombie).
+  virtual bool alive(std::uint32_t pid) const = 0;
+};
+
+// From /proc. A process's environment is read once for its rank (it does not change
+// after exec, and HTTP threads would read it on every request); the cache holds at most
+// kMaxCachedRanks pids and starts over when full.
+class ProcFacts final : public ProcessFacts {
+ public:
+  static constexpr std::size_t kMaxCachedRanks = 4096;
+  RankInfo rank(std::uint32_t pid) const override;
+  std::string cmdline(std::uint32_t pid) const override;
+  std::optional<std::string> container(std::uint32_t pid) const override;
+  bool alive(std::uint32_t pid) const override;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<std::uint32_t, RankInfo> ranks_;
+};
+
+}  // namespace eacgm

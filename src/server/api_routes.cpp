@@ -1,0 +1,73 @@
+// The /api/v1 routes: each reads the source's newest snapshot once, so an answer is
+// consistent within itself; query parameters are checked before the snapshot is read.
+#include "server/api_routes.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "server/python_routes.h"
+#include "server/query_params.h"
+#include "server/summary_stream.h"
+
+namespace eacgm::server {
+namespace {
+
+// /api/v1/series?window=S: the last S seconds (default 900).
+constexpr std::uint64_t kDefaultWindowS = 900;
+
+}  // namespace
+
+void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> source,
+                    const exporting::ApiOptions& options) {
+  using Body = std::function<std::string(const analysis::AnalysisSnapshot&)>;
+  auto json_route = [&](const char* path, Body body) {
+    http.route(path, [source, body = std::move(body)](const Request&) {
+      auto snap = source->latest();
+      if (!snap) return Response::json_error(503, kNoSnapshotYet);
+      return Response::json(body(*snap));
+    });
+  };
+  json_route("/api/v1/gpus", exporting::api_gpus);
+  json_route("/api/v1/functions", exporting::api_functions);
+  json_route("/api/v1/counters", exporting::api_counters);
+  json_route("/api/v1/memory", exporting::api_memory);
+  json_route("/api/v1/kernels",
+             [](const analysis::AnalysisSnapshot& s) { return exporting::api_kernels(s); });
+  json_route("/api/v1/nccl", exporting::api_nccl);
+  json_route("/api/v1/processes",
+             [options](const analysis::AnalysisSnapshot& s) { return exporting::api_processes(s, options); });
+  json_route("/api/v1/anomalies", exporting::api_anomalies);
+  add_python_routes(http, source);
+  http.route("/api/v1/series", [source](const Request& req) {
+    std::uint64_t window = kDefaultWindowS;
+    if (auto w = req.param("window")) {
+      auto v = parse_number(*w, 1, 3600);
+      if (!v) return Response::json_error(400, "window: a whole number of seconds from 1 to 3600");
+      window = *v;
+    }
+    auto points = source->series(window);
+    if (!points) return Response::json_error(503, kNoSnapshotYet);
+    return Response::json(exporting::api_series(*points));
+  });
+}
+
+void add_stream_route(HttpServer& http, std::shared_ptr<SseChannel> channel) {
+  http.route("/api/v1/stream", [channel = std::move(channel)](const Request& req) {
+    SseChannel::Filter filter;
+    if (auto calls = req.param("calls")) {
+      if (*calls != "0" && *calls != "1") return Response::json_error(400, "calls: 0 or 1");
+      filter.tagged = *calls == "1";
+    }
+    auto pid = pid_param(req);
+    if (!pid) return Response::json_error(400, pid.error());
+    if (*pid) {
+      if (!filter.tagged) return Response::json_error(400, "pid: only with calls=1");
+      filter.tag = **pid;
+    }
+    filter.max_tagged_per_second = SummaryStream::kCallsPerSecond;
+    return event_stream(*channel, filter);
+  });
+}
+
+}  // namespace eacgm::server

@@ -1,0 +1,90 @@
+// The daemon's parts in the order they depend on each other: the server and its
+// counters, the stream's channel and producer, then the routes over the source.
+#include "server/daemon.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "server/api_routes.h"
+#include "server/metrics_route.h"
+#include "server/standard_routes.h"
+#include "server/summary_stream.h"
+
+namespace eacgm::server {
+
+struct Daemon::Parts {
+  DaemonOptions options;
+  HttpServer http;
+  CounterRegistry server_counters;  // the server's own, alive as long as it is
+  std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
+  std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
+};
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string();
+}
+
+Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
+  Parts& p = *parts_;
+  p.options = std::move(options);
+  DaemonOptions& o = p.options;
+  if (!o.facts) o.facts = std::make_shared<ProcFacts>();
+  if (o.hostname.empty()) o.hostname = host_name();
+  if (o.start_time_seconds == 0) {
+    o.start_time_seconds =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  }
+  p.http.register_counters(p.server_counters);
+  register_sse_counters(p.server_counters, *p.channel);
+
+  MetricsOptions metrics = MetricsOptions::from(o.serve);
+  metrics.hostname = o.hostname;
+  metrics.start_time_seconds = o.start_time_seconds;
+  metrics.facts = o.facts;
+  StandardRoutes standard;
+  standard.write_metrics = [source = o.source, metrics,
+                            counters = &p.server_counters](exporting::ExpositionWriter& out) {
+    auto snap = source->latest();
+    write_metrics(out, snap.get(), metrics, counters->read());
+  };
+  standard.not_ready_reason = [source = o.source]() -> std::string {
+    return source->latest() ? "" : std::string(kNoSnapshotYet);
+  };
+  add_standard_routes(p.http, std::move(standard));
+
+  exporting::ApiOptions api;
+  api.max_processes = o.serve.max_process_series;
+  api.rank_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->rank(pid); };
+  api.cmdline_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->cmdline(pid); };
+  api.process_alive = [facts = o.facts](std::uint32_t pid) { return facts->alive(pid); };
+  api.container_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->container(pid); };
+  add_api_routes(p.http, o.source, api);
+  add_stream_route(p.http, p.channel);
+}
+
+Daemon::~Daemon() { stop(); }
+
+Status Daemon::start() {
+  const DaemonOptions& o = parts_->options;
+  ServerOptions so;
+  so.address = o.listen.host;
+  so.port = o.listen.port;
+  so.token_file = o.token_file;
+  so.max_clients = o.serve.max_clients;
+  so.public_paths = {"/healthz", "/readyz"};
+  so.log = o.log;
+  return parts_->http.start(so);
+}
+
+void Daemon::stop() {
+  parts_->channel->close();
+  parts_->http.stop();
+}
+
+std::uint16_t Daemon::port() const { return parts_->http.port(); }
+
+std::shared_ptr<Consumer> Daemon::stream() const { return parts_->stream; }
+
+}  // namespace eacgm::server

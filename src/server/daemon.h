@@ -1,0 +1,58 @@
+// Daemon: everything `eacgm serve` answers over HTTP, as one object: /metrics, /healthz,
+// /readyz, the /api/v1 routes over a snapshot source and the live stream. Whoever runs
+// the trace feeds stream() beside the source's analysis; the daemon itself never
+// touches the trace.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
+#include "core/consumer.h"
+#include "core/result.h"
+#include "sample/process_facts.h"
+#include "server/http_server.h"
+#include "server/snapshot_source.h"
+
+namespace eacgm::server {
+
+struct DaemonOptions {
+  ListenAddress listen;
+  std::string token_file;  // "" none (then only loopback is allowed)
+  ServeConfig serve;       // caps, dcgm_metrics, max_clients
+  std::shared_ptr<const SnapshotSource> source;
+  std::shared_ptr<const ProcessFacts> facts;  // null: /proc (ProcFacts)
+  std::string hostname;                       // the GPU families' label; "" the host's name
+  double start_time_seconds = 0;              // Unix time the agent started; 0: now
+  std::function<void(std::string_view)> log;  // the server's notices (bad requests, once per kind)
+};
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();  // stop()
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Binds and serves on threads of its own. Fails with one line for the user (a token
+  // file that is not private, a non-loopback address without one, a port in use).
+  Status start();
+  // Ends the streams and stops serving; idempotent.
+  void stop();
+  std::uint16_t port() const;
+
+  // The live stream's producer (server/summary_stream.h): a consumer for the trace.
+  std::shared_ptr<Consumer> stream() const;
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+// This machine's host name, or "" when it cannot be read.
+std::string host_name();
+
+}  // namespace eacgm::server

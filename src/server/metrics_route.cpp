@@ -1,0 +1,46 @@
+// The /metrics composition, in the order scrapes have always had it (dashboards and
+// golden files depend on it only loosely, Prometheus not at all).
+#include "server/metrics_route.h"
+
+#include "export/call_metrics.h"
+#include "export/dcgm_metrics.h"
+#include "export/metrics_table.h"
+#include "export/python_metrics.h"
+
+namespace eacgm::server {
+
+MetricsOptions MetricsOptions::from(const ServeConfig& serve) {
+  MetricsOptions m;
+  m.dcgm_metrics = serve.dcgm_metrics;
+  m.max_function_series = serve.max_function_series;
+  m.max_process_series = serve.max_process_series;
+  m.max_histogram_series = serve.max_histogram_series;
+  return m;
+}
+
+void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
+                   const MetricsOptions& options, const CounterValues& server_counters) {
+  std::function<RankInfo(std::uint32_t)> rank_of;
+  if (options.facts) rank_of = [facts = options.facts](std::uint32_t pid) { return facts->rank(pid); };
+  if (snap && snap->last_gpu) {
+    exporting::GpuMetricsOptions gpu;
+    gpu.hostname = options.hostname;
+    gpu.rank_of_pid = rank_of;
+    if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *snap->last_gpu, gpu);
+    exporting::append_process_metrics(out, *snap->last_gpu, gpu);
+  }
+  if (snap) {
+    exporting::CallMetricsOptions calls;
+    calls.max_function_series = options.max_function_series;
+    calls.max_process_series = options.max_process_series;
+    calls.max_histogram_series = options.max_histogram_series;
+    calls.rank_of_pid = rank_of;
+    exporting::append_call_metrics(out, *snap, calls);
+    if (snap->python) exporting::append_python_metrics(out, *snap->python);
+    exporting::append_counters(out, snap->counters);
+  }
+  exporting::append_agent_metrics(out, options.start_time_seconds);
+  exporting::append_counters(out, server_counters);
+}
+
+}  // namespace eacgm::server

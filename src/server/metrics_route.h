@@ -1,0 +1,37 @@
+// What one /metrics scrape of the daemon holds (docs/metrics.md), family group by group:
+// the GPUs (DCGM_FI_* and eacgm_gpu_*) and the processes on them, the traced calls, the
+// Python hot spots, the agent's counters, the agent process itself and the server's own
+// counters.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "analysis/live_analysis.h"
+#include "core/config.h"
+#include "core/counter_registry.h"
+#include "export/prometheus_text.h"
+#include "sample/process_facts.h"
+
+namespace eacgm::server {
+
+struct MetricsOptions {
+  bool dcgm_metrics = true;  // the DCGM_FI_* families
+  std::size_t max_function_series = 2000;
+  std::size_t max_process_series = 500;
+  std::size_t max_histogram_series = 200;
+  std::string hostname;                       // the `Hostname` label of the GPU families
+  double start_time_seconds = 0;              // eacgm_agent_start_time_seconds
+  std::shared_ptr<const ProcessFacts> facts;  // rank labels; null: none
+
+  // [serve]'s caps and switches.
+  static MetricsOptions from(const ServeConfig& serve);
+};
+
+// Writes the scrape: the families of `snap` (none while it is null), the agent process's
+// own and then `server_counters`.
+void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
+                   const MetricsOptions& options, const CounterValues& server_counters);
+
+}  // namespace eacgm::server

@@ -1,0 +1,117 @@
+// The daemon's answers on a recorded snapshot (recorded_snapshot.h) are the golden
+// files' (golden/), byte for byte: /metrics in both formats, every /api/v1 document, the
+// errors of bad parameters, the health routes. The agent's own CPU time and memory are
+// the only values masked (golden_requests.h). EACGM_GOLDEN_UPDATE=1 rewrites the files
+// after an intended change; review their diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "golden_requests.h"
+#include "http_client.h"
+#include "recorded_snapshot.h"
+#include "server/daemon.h"
+
+namespace eacgm::test {
+namespace {
+
+class RecordedSource final : public server::SnapshotSource {
+ public:
+  explicit RecordedSource(std::shared_ptr<const analysis::AnalysisSnapshot> snap) : snap_(std::move(snap)) {}
+  std::shared_ptr<const analysis::AnalysisSnapshot> latest() const override { return snap_; }
+  std::optional<analysis::SeriesWindow> series(std::size_t window_s) const override {
+    if (!snap_) return std::nullopt;
+    return analysis::series_window(*snap_, window_s);
+  }
+
+ private:
+  std::shared_ptr<const analysis::AnalysisSnapshot> snap_;
+};
+
+class RecordedProcessFacts final : public ProcessFacts {
+ public:
+  RankInfo rank(std::uint32_t pid) const override { return RecordedFacts::rank_of(pid); }
+  std::string cmdline(std::uint32_t pid) const override { return RecordedFacts::cmdline_of(pid); }
+  std::optional<std::string> container(std::uint32_t pid) const override {
+    return RecordedFacts::container_of(pid);
+  }
+  bool alive(std::uint32_t pid) const override { return RecordedFacts::alive(pid); }
+};
+
+server::DaemonOptions recorded_daemon(std::shared_ptr<const analysis::AnalysisSnapshot> snap) {
+  server::DaemonOptions o;
+  o.listen = {"127.0.0.1", 0};
+  o.source = std::make_shared<RecordedSource>(std::move(snap));
+  o.facts = std::make_shared<RecordedProcessFacts>();
+  o.hostname = "node-7";
+  o.start_time_seconds = 1790000000.0;
+  return o;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(DaemonGolden, EveryAnswerOnARecordedSnapshotIsTheGoldenOne) {
+  auto snap = recorded_snapshot();
+  ASSERT_NE(snap, nullptr);
+  server::Daemon daemon(recorded_daemon(snap));
+  ASSERT_TRUE(daemon.start());
+  const bool update = std::getenv("EACGM_GOLDEN_UPDATE") != nullptr;
+  const std::string dir = std::string(EACGM_SOURCE_DIR) + "/tests/unit/server/golden/";
+  for (const auto& r : golden_requests()) {
+    auto reply =
+        server::testing::get(daemon.port(), r.path, r.accept.empty() ? "" : "Accept: " + r.accept + "\r\n");
+    const std::string got = golden_text(reply.status, reply.header("Content-Type"), reply.body);
+    if (update) {
+      std::ofstream(dir + r.file, std::ios::binary) << got;
+      continue;
+    }
+    const std::string want = read_file(dir + r.file);
+    ASSERT_FALSE(want.empty()) << dir + r.file << " is missing";
+    EXPECT_EQ(want, got) << r.path << " (" << r.file << ")";
+  }
+  daemon.stop();
+}
+
+// The snapshot holds what the golden files need to mean something.
+TEST(DaemonGolden, TheRecordedSnapshotHoldsEveryKindOfFigure) {
+  auto snap = recorded_snapshot();
+  ASSERT_NE(snap, nullptr);
+  EXPECT_TRUE(snap->final);
+  EXPECT_FALSE(snap->calls.rows().empty());
+  ASSERT_TRUE(snap->last_gpu.has_value());
+  EXPECT_EQ(snap->last_gpu->devices.size(), 2u);
+  EXPECT_FALSE(snap->memory.rows.empty());
+  EXPECT_FALSE(snap->nccl.rows().empty());
+  ASSERT_NE(snap->anomalies, nullptr);
+  EXPECT_GT(snap->anomalies->total, 0u) << "the outlier launch";
+  ASSERT_NE(snap->python, nullptr);
+  EXPECT_GT(snap->python->samples, 0u);
+  EXPECT_FALSE(snap->overhead.processes.empty());
+  EXPECT_FALSE(snap->waits.rows.empty());
+}
+
+TEST(Daemon, BeforeTheFirstSnapshotRoutesSayWhyAndMetricsHaveTheAgentsOwn) {
+  server::Daemon daemon(recorded_daemon(nullptr));
+  ASSERT_TRUE(daemon.start());
+  for (const char* path : {"/api/v1/gpus", "/api/v1/series", "/api/v1/python", "/readyz"}) {
+    auto reply = server::testing::get(daemon.port(), path);
+    EXPECT_EQ(reply.status, 503) << path;
+    EXPECT_NE(reply.body.find("no snapshot yet"), std::string::npos) << path << ": " << reply.body;
+  }
+  auto metrics = server::testing::get(daemon.port(), "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("eacgm_agent_start_time_seconds 1790000000"), std::string::npos)
+      << metrics.body;
+  EXPECT_EQ(metrics.body.find("eacgm_calls_total"), std::string::npos);
+  EXPECT_EQ(server::testing::get(daemon.port(), "/healthz").status, 200);
+}
+
+}  // namespace
+}  // namespace eacgm::test
