@@ -32,7 +32,7 @@ constexpr std::uint32_t kMaxSettleTicks = 3;
 
 BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts costs, BudgetOptions options,
                                    CpuOf pid_cpu, double since_ns)
-    : inner_(std::move(inner)),
+    : ForwardingConsumer(std::move(inner)),
       costs_(costs),
       options_(std::move(options)),
       pid_cpu_(std::move(pid_cpu)),

@@ -42,7 +42,7 @@ struct BudgetOptions {
   std::function<bool(const ProbeInfo&)> is_pinned;
 };
 
-class BudgetController final : public Consumer {
+class BudgetController final : public ForwardingConsumer {
  public:
   // Sets the sample shift of one counted probe; `pid_cpu` reads a process's CPU time so
   // far and its start (nullopt once it has exited). A process that started after
@@ -64,14 +64,7 @@ class BudgetController final : public Consumer {
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
-  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
-  void on_host_waits(std::span<const HostWaitProcess> processes,
-                     std::span<const HostWaitTimings> waits) override {
-    inner_->on_host_waits(processes, waits);
-  }
-  void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
-  void flush() override { inner_->flush(); }
   void on_end(const CounterValues& counters) override;
 
   // For tests and the counters: sample shifts changed so far.
@@ -155,7 +148,6 @@ class BudgetController final : public Consumer {
   double return_ns() const;
   Process* process(std::uint32_t pid);
 
-  std::shared_ptr<Consumer> inner_;
   TrapCosts costs_;
   BudgetOptions options_;
   CpuOf pid_cpu_;
