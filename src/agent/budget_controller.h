@@ -141,7 +141,8 @@ class BudgetController final : public ForwardingConsumer {
     PaceGaps gaps;                                     // the pinned calls' gaps (agent/pace.h)
   };
   void log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
-                   const std::map<std::uint32_t, double>& speedup, const std::vector<CallCount>& scaled);
+                   const std::map<std::uint32_t, ScaledCounts::ProcessInterval>& processes,
+                   const std::vector<CallCount>& scaled);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> duty_log_{nullptr, &std::fclose};
   ExitOf exit_of_;
   // What timing a counted call adds to counting it.
