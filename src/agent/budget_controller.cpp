@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <cstdio>
 #include <utility>
 
 namespace eacgm::agent {
@@ -46,12 +46,11 @@ void BudgetController::set_actuator(SetShift set_shift) {
   set_shift_ = std::move(set_shift);
 }
 
-void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of) {
+void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of,
+                                      std::shared_ptr<std::FILE> log) {
   duty_ = std::move(duty);
   exit_of_ = std::move(exit_of);
-  if (const char* path = std::getenv("EACGM_DUTY_LOG"); path != nullptr && duty_ && !duty_log_) {
-    duty_log_.reset(std::fopen(path, "we"));
-  }
+  if (duty_) duty_log_ = std::move(log);
 }
 
 std::uint8_t BudgetController::shift_of(std::uint32_t probe_id) const {
