@@ -11,6 +11,7 @@
 #include <string>
 
 #include "agent/budget_controller.h"
+#include "agent/trace_environment.h"
 #include "agent/trace_setup.h"
 #include "core/agent_counters.h"
 #include "core/proc_stat.h"
@@ -140,6 +141,7 @@ Status Agent::start_up() {
   // kept within the budget (agent/budget_controller.h).
   bool cycle_duty = false;  // the budget may detach the cycled probes part of the time
   DutyCycle::Options duty_options;
+  std::shared_ptr<std::FILE> duty_log;  // the budget's ([trace] duty_log)
   if (config.trace.mode == TraceMode::kAlwaysOn) {
     TrapCosts costs;
     if (config.trace.calibrate) {
@@ -156,9 +158,15 @@ Status Agent::start_up() {
     bo.adapt = config.trace.budget > 0 && costs.measured;
     cycle_duty = bo.adapt && config.trace.duty_cycle;
     if (cycle_duty) {
-      auto from_env = DutyCycle::options_from_env(duty_options);
-      if (!from_env) return std::move(from_env).take_error();
-      duty_options = std::move(*from_env);
+      TraceConfig measuring = config.trace;
+      if (auto st = apply_environment_overrides(measuring); !st) return st;
+      duty_options.fixed_fraction = measuring.duty_fraction;
+      auto switches = open_log(measuring.duty_switch_log, "[trace] duty_switch_log or EACGM_DUTY_SWITCHES");
+      if (!switches) return std::move(switches).take_error();
+      if (*switches) duty_options.on_switch = DutyCycle::switch_logger(std::move(*switches));
+      auto log = open_log(measuring.duty_log, "[trace] duty_log or EACGM_DUTY_LOG");
+      if (!log) return std::move(log).take_error();
+      duty_log = std::move(*log);
     }
     bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
     bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
@@ -191,7 +199,8 @@ Status Agent::start_up() {
             return ts->set_cycled_attached(attached, moved);
           },
           std::move(duty_options));
-      budget_->set_duty_cycle(duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); });
+      budget_->set_duty_cycle(
+          duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); }, std::move(duty_log));
       DutyCycle* d = duty_.get();
       counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });
       counters_.add(agent_counter("duty_failures"), [d] { return d->failures(); });

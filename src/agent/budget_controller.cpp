@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <cstdio>
 #include <utility>
 
 namespace eacgm::agent {
@@ -32,7 +32,7 @@ constexpr std::uint32_t kMaxSettleTicks = 3;
 
 BudgetController::BudgetController(std::shared_ptr<Consumer> inner, TrapCosts costs, BudgetOptions options,
                                    CpuOf pid_cpu, double since_ns)
-    : inner_(std::move(inner)),
+    : ForwardingConsumer(std::move(inner)),
       costs_(costs),
       options_(std::move(options)),
       pid_cpu_(std::move(pid_cpu)),
@@ -46,12 +46,11 @@ void BudgetController::set_actuator(SetShift set_shift) {
   set_shift_ = std::move(set_shift);
 }
 
-void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of) {
+void BudgetController::set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of,
+                                      std::shared_ptr<std::FILE> log) {
   duty_ = std::move(duty);
   exit_of_ = std::move(exit_of);
-  if (const char* path = std::getenv("EACGM_DUTY_LOG"); path != nullptr && duty_ && !duty_log_) {
-    duty_log_.reset(std::fopen(path, "we"));
-  }
+  if (duty_) duty_log_ = std::move(log);
 }
 
 std::uint8_t BudgetController::shift_of(std::uint32_t probe_id) const {
@@ -201,26 +200,40 @@ void BudgetController::release_held(std::optional<std::chrono::steady_clock::tim
     for (const CallCount& c : held_.held()) seen[c.pid].held += c.calls;
   }
   update_paces(span, ended);
+  // What is known of each process beside its counts, by pid.
+  std::map<std::uint32_t, ScaledCounts::ProcessInterval> processes;
+  for (const auto& [pid, lived] : ended) {
+    auto& p = processes[pid];
+    p.exited = true;
+    p.lived = lived;
+  }
   // How much faster each process made its calls while the cycled probes were detached:
   // measured from its pace where it has one, else from the calibrated cost of the traps
   // it took (a lower bound: a real program pays more than a loop's best case).
-  std::map<std::uint32_t, double> speedup, speedup_variance;
+  std::set<std::uint32_t> paced;
   for (const auto& [key, tally] : tallies_) {
-    if (!tally.cycled || speedup.contains(key.first)) continue;
+    if (!tally.cycled || !paced.insert(key.first).second) continue;
     const auto pace = paces_.find(key.first);
     const auto measured = pace == paces_.end() ? std::nullopt : pace->second.speedup();
     const double model = attached > 0 ? std::min(cycled_ns(key.first) / attached, kMaxModelSlowdown) : 0.0;
-    speedup[key.first] = measured ? *measured : 1 / (1 - model);
-    if (measured) speedup_variance[key.first] = pace->second.relative_variance();
+    auto& p = processes[key.first];
+    p.speedup = measured ? *measured : 1 / (1 - model);
+    if (measured) p.speedup_variance = pace->second.relative_variance();
   }
-  auto scaled = held_.release(wall, attached, speedup, ended, speedup_variance);
-  if (duty_log_) log_release(span, seen, speedup, scaled);
+  std::vector<ScaledCounts::ProcessInterval> released;
+  released.reserve(processes.size());
+  for (auto& [pid, p] : processes) {
+    p.pid = pid;
+    released.push_back(p);
+  }
+  auto scaled = held_.release(wall, attached, released);
+  if (duty_log_) log_release(span, seen, processes, scaled);
   for (std::uint32_t pid : exited) paces_.erase(pid);
   if (!scaled.empty()) inner_->on_counts(scaled, {});
 }
 
 void BudgetController::log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
-                                   const std::map<std::uint32_t, double>& speedup,
+                                   const std::map<std::uint32_t, ScaledCounts::ProcessInterval>& processes,
                                    const std::vector<CallCount>& scaled) {
   std::map<std::uint32_t, std::pair<std::uint64_t, bool>> out;  // scaled calls, estimated
   for (const CallCount& c : scaled) {
@@ -230,7 +243,7 @@ void BudgetController::log_release(const ScaledCounts::Span& span, const std::ma
   }
   const DutyControl::SwitchTimes times = duty_->switch_times();
   for (const auto& [pid, s] : seen) {
-    const auto fast = speedup.find(pid);
+    const auto process = processes.find(pid);
     const auto pace = paces_.find(pid);
     const bool measured = pace != paces_.end() && pace->second.speedup().has_value();
     const auto o = out.find(pid);
@@ -241,7 +254,7 @@ void BudgetController::log_release(const ScaledCounts::Span& span, const std::ma
                  pid, span.wall_ns / 1e6, span.attached_ns / 1e6, static_cast<unsigned long long>(s.held),
                  static_cast<unsigned long long>(s.pinned), static_cast<unsigned long long>(s.windowed),
                  static_cast<unsigned long long>(s.gaps.in), static_cast<unsigned long long>(s.gaps.out),
-                 fast == speedup.end() ? 1.0 : fast->second, measured ? 1 : 0,
+                 process == processes.end() ? 1.0 : process->second.speedup, measured ? 1 : 0,
                  measured ? std::sqrt(pace->second.relative_variance()) : 0.0,
                  static_cast<unsigned long long>(o == out.end() ? 0 : o->second.first),
                  o != out.end() && o->second.second ? 1 : 0, times.attach_ms, times.detach_ms);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <map>
@@ -42,7 +43,7 @@ struct BudgetOptions {
   std::function<bool(const ProbeInfo&)> is_pinned;
 };
 
-class BudgetController final : public Consumer {
+class BudgetController final : public ForwardingConsumer {
  public:
   // Sets the sample shift of one counted probe; `pid_cpu` reads a process's CPU time so
   // far and its start (nullopt once it has exited). A process that started after
@@ -58,20 +59,15 @@ class BudgetController final : public Consumer {
   // The duty cycle of the cycled probes (null: none; counts stay exact and a process
   // over budget on its entries stays over). Set once, before the first tick.
   // `exit_of`: when a process ended, if known (the counts of the interval it ended in
-  // are scaled over the part it lived).
+  // are scaled over the part it lived). `log` ([trace] duty_log; null: none) gets a line
+  // per process and interval released (log_release).
   using ExitOf = std::function<std::optional<std::chrono::steady_clock::time_point>(std::uint32_t pid)>;
-  void set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of = {});
+  void set_duty_cycle(std::shared_ptr<DutyControl> duty, ExitOf exit_of = {},
+                      std::shared_ptr<std::FILE> log = nullptr);
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
-  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
-  void on_host_waits(std::span<const HostWaitProcess> processes,
-                     std::span<const HostWaitTimings> waits) override {
-    inner_->on_host_waits(processes, waits);
-  }
-  void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
-  void flush() override { inner_->flush(); }
   void on_end(const CounterValues& counters) override;
 
   // For tests and the counters: sample shifts changed so far.
@@ -141,21 +137,21 @@ class BudgetController final : public Consumer {
   // Adds an interval to the trace's totals and sets the report's attached share.
   void add_to_run(OverheadReport& report, const ScaledCounts::Span& span);
   static std::set<std::uint32_t> exited_in(const OverheadReport& report);
-  // With EACGM_DUTY_LOG=PATH: one line per process and interval released (what was seen,
-  // the speedup used, what it became), for checking the scaling against a known loop.
+  // With a duty log: one line per process and interval released (what was seen, the
+  // speedup used, what it became), for checking the scaling against a known loop.
   struct Seen {
     std::uint64_t held = 0, pinned = 0, windowed = 0;  // cycled calls counted; pinned ones, inside windows
     PaceGaps gaps;                                     // the pinned calls' gaps (agent/pace.h)
   };
   void log_release(const ScaledCounts::Span& span, const std::map<std::uint32_t, Seen>& seen,
-                   const std::map<std::uint32_t, double>& speedup, const std::vector<CallCount>& scaled);
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> duty_log_{nullptr, &std::fclose};
+                   const std::map<std::uint32_t, ScaledCounts::ProcessInterval>& processes,
+                   const std::vector<CallCount>& scaled);
+  std::shared_ptr<std::FILE> duty_log_;
   ExitOf exit_of_;
   // What timing a counted call adds to counting it.
   double return_ns() const;
   Process* process(std::uint32_t pid);
 
-  std::shared_ptr<Consumer> inner_;
   TrapCosts costs_;
   BudgetOptions options_;
   CpuOf pid_cpu_;

@@ -1,14 +1,9 @@
 // The duty cycle's thread: attach, wait fraction × period, detach, wait the rest.
 #include "agent/duty_cycle.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <random>
 
@@ -30,32 +25,11 @@ long long monotonic_ns(DutyCycle::Clock::time_point t) {
 
 }  // namespace
 
-Result<DutyCycle::Options> DutyCycle::options_from_env(Options base) {
-  if (const char* text = std::getenv("EACGM_DUTY_FRACTION"); text != nullptr) {
-    char* end = nullptr;
-    errno = 0;
-    const double f = std::strtod(text, &end);
-    if (end == text || *end != '\0' || errno != 0 || !(f > 0.0 && f <= 1.0)) {
-      return make_error(
-          ErrorKind::kUsage,
-          fmt::format("EACGM_DUTY_FRACTION=\"{}\": expected a fraction in (0, 1], such as 0.5", text));
-    }
-    base.fixed_fraction = f;
-  }
-  if (const char* path = std::getenv("EACGM_DUTY_SWITCHES"); path != nullptr) {
-    std::shared_ptr<std::FILE> file(std::fopen(path, "we"), [](std::FILE* f) {
-      if (f) std::fclose(f);
-    });
-    if (!file) {
-      return make_error(ErrorKind::kUsage, fmt::format("EACGM_DUTY_SWITCHES=\"{}\": cannot write it: {}",
-                                                       path, std::strerror(errno)));
-    }
-    base.on_switch = [file](const SwitchDone& s) {
-      write_duty_switch(file.get(), s.attached, monotonic_ns(s.began), monotonic_ns(s.counting),
-                        monotonic_ns(s.ended), s.ok);
-    };
-  }
-  return base;
+std::function<void(const DutyCycle::SwitchDone&)> DutyCycle::switch_logger(std::shared_ptr<std::FILE> file) {
+  return [file = std::move(file)](const SwitchDone& s) {
+    write_duty_switch(file.get(), s.attached, monotonic_ns(s.began), monotonic_ns(s.counting),
+                      monotonic_ns(s.ended), s.ok);
+  };
 }
 
 DutyCycle::DutyCycle(Switch attach, Options options)

@@ -9,8 +9,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -75,17 +77,17 @@ class DutyCycle final : public DutyControl {
     // milliseconds each), or the steps it cuts at its edges make the counts and the
     // pace noisy (on the H100, 250 ms windows of a 31 ms step: ±7% per window).
     std::chrono::milliseconds min_window{500};
-    // Holds the fraction at this value whatever set_fraction asks: for measuring what
-    // the cycled probes cost, attached against detached, in one process.
+    // Holds the fraction at this value whatever set_fraction asks ([trace]
+    // duty_fraction): for measuring what the cycled probes cost, attached against
+    // detached, in one process.
     std::optional<double> fixed_fraction;
     // Called on the cycle's thread after each switch (without the lock).
     std::function<void(const SwitchDone&)> on_switch;
   };
-  // The options the environment asks for on top of `base`: EACGM_DUTY_FRACTION (a fixed
-  // fraction in (0, 1]) and EACGM_DUTY_SWITCHES (a file that gets a line per switch:
+  // An on_switch that writes a line per switch to `file` ([trace] duty_switch_log:
   // "switch attached=0|1 began_ns= counting_ns= ended_ns= ok=", CLOCK_MONOTONIC
-  // nanoseconds). A bad value is an error, not ignored.
-  static Result<Options> options_from_env(Options base);
+  // nanoseconds, core/duty_switch_log.h).
+  static std::function<void(const SwitchDone&)> switch_logger(std::shared_ptr<std::FILE> file);
 
   // Starts with the probes attached (as the attacher leaves them) at fraction 1.
   DutyCycle(Switch attach, Options options);

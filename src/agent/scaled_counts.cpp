@@ -34,10 +34,10 @@ void extrapolate(const std::vector<CallCount>& rows, double share, std::vector<C
 }  // namespace
 
 std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
-                                             const std::map<std::uint32_t, double>& speedup,
-                                             const std::map<std::uint32_t, std::optional<Span>>& ended,
-                                             const std::map<std::uint32_t, double>& speedup_variance) {
+                                             const std::vector<ProcessInterval>& processes) {
   ++interval_;
+  Processes by_pid;
+  for (const ProcessInterval& p : processes) by_pid.try_emplace(p.pid, p);
   std::vector<CallCount> out;
   out.swap(held_);
   std::map<std::uint32_t, Pinned> pinned;
@@ -60,11 +60,13 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   }
   if (wall_ns <= 0) return out;
   std::vector<CallCount> made;
-  const std::set<std::uint32_t> by_ratio = scale_by_pinned(out, pinned, wall_ns, attached_ns, ended, made);
+  const std::set<std::uint32_t> by_ratio = scale_by_pinned(out, pinned, wall_ns, attached_ns, by_pid, made);
   // Processes that ended before anything of the interval was seen: their last rates
   // (handed on as they are, after the scaling below).
   std::vector<CallCount> extrapolated;
-  for (const auto& [pid, span] : ended) {
+  for (const auto& [pid, process] : by_pid) {
+    if (!process.exited) continue;
+    const std::optional<Span>& span = process.lived;
     ratios_.erase(pid);
     exact_.erase(pid);
     auto last = last_.find(pid);
@@ -85,13 +87,13 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   for (const CallCount& c : out) in_out.insert(c.pid);
   if (attached_ns < kMinSeenNs) {
     for (const auto& [pid, last] : last_) {
-      if (ended.contains(pid) || by_ratio.contains(pid) || in_out.contains(pid) || last.seconds <= 0)
+      if (exited(by_pid, pid) || by_ratio.contains(pid) || in_out.contains(pid) || last.seconds <= 0)
         continue;
       extrapolate(last.rows, wall_ns / 1e9 / last.seconds, extrapolated);
     }
   } else {
     std::erase_if(last_,
-                  [&](const auto& l) { return !in_out.contains(l.first) && !ended.contains(l.first); });
+                  [&](const auto& l) { return !in_out.contains(l.first) && !exited(by_pid, l.first); });
   }
   // What was seen of a process that ended before its window (at its very end) is
   // already in its extrapolation.
@@ -115,7 +117,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     auto [it, added] = scales.try_emplace(pid);
     if (!added) return it->second;
     Scale& sc = it->second;
-    const auto [span, end_unknown] = span_of(pid, wall_ns, attached_ns, ended);
+    const auto [span, end_unknown] = span_of(pid, wall_ns, attached_ns, by_pid);
     if (end_unknown) sc.unseen_weight = 0.5;
     if (by_ratio.contains(pid) || span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {
       sc.exact = true;
@@ -125,8 +127,9 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     sc.f = std::min(1.0, seen_ns / span.wall_ns);
     sc.seen_s = seen_ns / 1e9;
     sc.unseen_s = std::max(0.0, span.wall_ns - seen_ns) / 1e9;
-    const auto fast = speedup.find(pid);
-    sc.speedup = fast == speedup.end() ? 1.0 : std::clamp(fast->second, kMinSpeedup, kMaxSpeedup);
+    const auto process = by_pid.find(pid);
+    sc.speedup =
+        process == by_pid.end() ? 1.0 : std::clamp(process->second.speedup, kMinSpeedup, kMaxSpeedup);
     return sc;
   };
 
@@ -162,8 +165,9 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
     const double unseen = (1 - sc.f) / sc.f * sc.speedup;
     if (sc.unseen_weight < 1) c.variance += std::pow(unseen * static_cast<double>(c.calls), 2) / 12;
     // The unseen calls scale with the speedup, and so does their error.
-    if (auto v = speedup_variance.find(c.pid); v != speedup_variance.end()) {
-      c.variance += std::pow(unseen * sc.unseen_weight * static_cast<double>(c.calls), 2) * v->second;
+    if (auto p = by_pid.find(c.pid); p != by_pid.end() && p->second.speedup_variance != 0) {
+      c.variance +=
+          std::pow(unseen * sc.unseen_weight * static_cast<double>(c.calls), 2) * p->second.speedup_variance;
     }
     const double factor = 1 + unseen * sc.unseen_weight;
     c.calls = scaled(c.calls, factor);
@@ -174,7 +178,7 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   std::map<std::uint32_t, LastRates> latest;
   for (const CallCount& c : out) {
     const Scale& sc = scale_of(c.pid);
-    if (sc.exact || sc.seen_s * 1e9 < kMinSeenNs || ended.contains(c.pid)) continue;
+    if (sc.exact || sc.seen_s * 1e9 < kMinSeenNs || exited(by_pid, c.pid)) continue;
     LastRates& l = latest[c.pid];
     l.seconds = sc.seen_s + sc.unseen_s;
     l.interval = interval_;
@@ -188,11 +192,16 @@ std::vector<CallCount> ScaledCounts::release(double wall_ns, double attached_ns,
   return out;
 }
 
-std::pair<ScaledCounts::Span, bool> ScaledCounts::span_of(
-    std::uint32_t pid, double wall_ns, double attached_ns,
-    const std::map<std::uint32_t, std::optional<Span>>& ended) {
-  if (auto e = ended.find(pid); e != ended.end()) {
-    return e->second ? std::make_pair(*e->second, false) : std::make_pair(Span{wall_ns, attached_ns}, true);
+bool ScaledCounts::exited(const Processes& processes, std::uint32_t pid) {
+  const auto p = processes.find(pid);
+  return p != processes.end() && p->second.exited;
+}
+
+std::pair<ScaledCounts::Span, bool> ScaledCounts::span_of(std::uint32_t pid, double wall_ns,
+                                                          double attached_ns, const Processes& processes) {
+  if (auto p = processes.find(pid); p != processes.end() && p->second.exited) {
+    return p->second.lived ? std::make_pair(*p->second.lived, false)
+                           : std::make_pair(Span{wall_ns, attached_ns}, true);
   }
   return {Span{wall_ns, attached_ns}, false};
 }
@@ -241,15 +250,16 @@ bool ScaledCounts::RatioPool::other_mix(double seen_x, double seen_y) const {
   return std::abs(seen_y * x - pool_y * seen_x) > kRegimeChange * pool_y * seen_x;
 }
 
-std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
-    std::vector<CallCount>& out, const std::map<std::uint32_t, Pinned>& pinned, double wall_ns,
-    double attached_ns, const std::map<std::uint32_t, std::optional<Span>>& ended,
-    std::vector<CallCount>& made) {
+std::set<std::uint32_t> ScaledCounts::scale_by_pinned(std::vector<CallCount>& out,
+                                                      const std::map<std::uint32_t, Pinned>& pinned,
+                                                      double wall_ns, double attached_ns,
+                                                      const Processes& processes,
+                                                      std::vector<CallCount>& made) {
   std::map<std::uint32_t, ProbeRows> rows_of;
   rows_by_process(out, pinned, rows_of);
   std::set<std::uint32_t> by_ratio;
   for (const auto& [pid, p] : pinned) {
-    const Span span = span_of(pid, wall_ns, attached_ns, ended).first;
+    const Span span = span_of(pid, wall_ns, attached_ns, processes).first;
     if (span.wall_ns <= 0 || span.attached_ns >= kExact * span.wall_ns) {  // exact as they are
       remember_exact(pid, p.calls, rows_of[pid]);
       if (auto pool = ratios_.find(pid); pool != ratios_.end())
@@ -279,7 +289,7 @@ std::set<std::uint32_t> ScaledCounts::scale_by_pinned(
       // windows saw fewer pinned calls than its recent last interval attached
       // throughout, that interval's ratio does (ratio_of: a process that ends soon
       // after the probes were first detached).
-      const bool ending = finishing_ || ended.contains(pid) || pool.backlog_intervals >= kMaxBacklog;
+      const bool ending = finishing_ || exited(processes, pid) || pool.backlog_intervals >= kMaxBacklog;
       if (!window && unseen_x > 0 && !ending) {
         pool.backlog += unseen_x;
         ++pool.backlog_intervals;

@@ -96,16 +96,23 @@ class ScaledCounts {
   // in it, scaled as well as they can be.
   void finishing() { finishing_ = true; }
   const std::vector<CallCount>& held() const { return held_; }
+  // What is known of one process over the interval beside its counts: how much faster
+  // it made its calls while the cycled probes were detached (`speedup`, with the relative
+  // variance of a measured one), and whether it exited in the interval (with the part of
+  // the interval it lived, where the moment is known).
+  struct ProcessInterval {
+    std::uint32_t pid = 0;
+    double speedup = 1;
+    double speedup_variance = 0;
+    bool exited = false;
+    std::optional<Span> lived;
+  };
   // Ends the interval (`wall_ns` long, the cycled probes attached `attached_ns` of it):
   // the held counts, scaled and marked estimated. Counts of an interval that was
-  // attached throughout come back as they are, exact. `speedup`: per pid, 1 if absent;
-  // `speedup_variance`: its relative variance, per pid, 0 if absent.
-  // `ended`: processes that exited in the interval, with the part of it they lived when
-  // known.
+  // attached throughout come back as they are, exact. `processes`: at most one per pid;
+  // a process not in it made its calls no faster unseen and lived throughout.
   std::vector<CallCount> release(double wall_ns, double attached_ns,
-                                 const std::map<std::uint32_t, double>& speedup = {},
-                                 const std::map<std::uint32_t, std::optional<Span>>& ended = {},
-                                 const std::map<std::uint32_t, double>& speedup_variance = {});
+                                 const std::vector<ProcessInterval>& processes = {});
 
  private:
   struct Rate {
@@ -170,16 +177,18 @@ class ScaledCounts {
       1.5;                                      // pooled windows (by weight) that scale a windowless interval
   static constexpr double kMinRatioCalls = 10;  // pooled pinned calls seen before the ratio is used
   static constexpr double kMinRatioWindows = 2.5;  // pooled windows (by weight) before their spread is used
+  // release()'s processes, by pid.
+  using Processes = std::map<std::uint32_t, ProcessInterval>;
+  static bool exited(const Processes& processes, std::uint32_t pid);
   // The part of the interval (`wall_ns`, `attached_ns`) process `pid` lived (all of it,
   // unless it ended in it), and whether the moment it ended is unknown.
   static std::pair<Span, bool> span_of(std::uint32_t pid, double wall_ns, double attached_ns,
-                                       const std::map<std::uint32_t, std::optional<Span>>& ended);
+                                       const Processes& processes);
   // Scales the rows in `out` of the processes whose pinned calls can be the yardstick
   // (in place; rows for probes none of whose calls was seen go to `made`); returns them.
   std::set<std::uint32_t> scale_by_pinned(std::vector<CallCount>& out,
                                           const std::map<std::uint32_t, Pinned>& pinned, double wall_ns,
-                                          double attached_ns,
-                                          const std::map<std::uint32_t, std::optional<Span>>& ended,
+                                          double attached_ns, const Processes& processes,
                                           std::vector<CallCount>& made);
   // A process's calls estimated from its pinned calls: its rows `seen` are scaled in
   // place; a probe none of whose calls was seen gets rows in `made`, split as its last

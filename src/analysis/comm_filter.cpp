@@ -10,7 +10,7 @@
 namespace eacgm::analysis {
 
 CommFilter::CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner)
-    : inner_(inner ? std::move(inner) : std::make_shared<ConsumerList>()) {
+    : ForwardingConsumer(inner ? std::move(inner) : std::make_shared<ConsumerList>()) {
   for (const auto& n : names) names_.insert(n.substr(0, std::min(n.size(), kCommMax)));
   comm_of_ = [](std::uint32_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/comm");

@@ -17,7 +17,7 @@
 
 namespace eacgm::analysis {
 
-class CommFilter final : public Consumer {
+class CommFilter final : public ForwardingConsumer {
  public:
   // Names longer than the kernel keeps (15 bytes) are cut as the kernel cuts them.
   CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner);
@@ -34,15 +34,9 @@ class CommFilter final : public Consumer {
   void on_calls(std::span<const CallEvent> calls) override;
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
   void on_overhead(const OverheadReport& report) override;
-  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override;
-  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
-    inner_->on_tick(now, counters);
-  }
-  void flush() override { inner_->flush(); }
-  void on_end(const CounterValues& counters) override { inner_->on_end(counters); }
 
   std::uint64_t passed() const { return passed_; }
   std::uint64_t left_out() const { return left_out_; }
@@ -65,7 +59,6 @@ class CommFilter final : public Consumer {
   std::vector<CallTimings> kept_timings_;
   std::vector<HostWaitProcess> kept_wait_processes_;
   std::vector<HostWaitTimings> kept_waits_;
-  std::shared_ptr<Consumer> inner_;
   std::vector<CallEvent> kept_;
   std::vector<PythonStack> kept_stacks_;
   std::map<std::string, std::uint64_t> others_;

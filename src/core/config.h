@@ -33,6 +33,14 @@ struct TraceConfig {
   // process that maps it (docs/overhead.md, "Duty cycle"); false: counts stay exact
   // whatever they cost.
   bool duty_cycle = true;
+  // Always-on, for measuring the duty cycle (docs/overhead.md, "Measuring it"; the
+  // environment's EACGM_DUTY_FRACTION, EACGM_DUTY_SWITCHES and EACGM_DUTY_LOG override
+  // them): a fraction in (0, 1] the cycle is held at whatever the budget asks (unset:
+  // the budget's); a file that gets a line per switch of the cycled probes; a file that
+  // gets a line per process and interval whose counts were scaled ("": none).
+  std::optional<double> duty_fraction;
+  std::string duty_switch_log;
+  std::string duty_log;
   // Per call: trace one layer per operation, as always-on does: launches, copies, memsets
   // and synchronisations at the driver's probes (`cuLaunchKernel`), where the driver
   // catalog is probed, and not the runtime's calls that reach them (`cudaLaunchKernel`):

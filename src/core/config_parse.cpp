@@ -34,9 +34,10 @@ constexpr std::string_view kServeKeys[] = {"listen",
                                            "max_histogram_series",
                                            "rescan_interval_s"};
 constexpr std::string_view kTraceKeys[] = {
-    "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
-    "mode",        "sample_shift", "budget",          "calibrate",         "pinned",
-    "host_waits",  "duty_cycle",   "one_layer"};
+    "ringbuf_mib",       "wakeup_kib",    "poll_timeout_ms", "rescan_interval_s",
+    "status_interval_s", "mode",          "sample_shift",    "budget",
+    "calibrate",         "pinned",        "host_waits",      "duty_cycle",
+    "one_layer",         "duty_fraction", "duty_switch_log", "duty_log"};
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
                                             "window_s",    "max_rows",  "max_stacks"};
@@ -356,6 +357,19 @@ class ConfigReader {
     }
     if (auto s = read_bool(*table, "calibrate", ctx, trace.calibrate); !s) return s;
     if (auto s = read_bool(*table, "duty_cycle", ctx, trace.duty_cycle); !s) return s;
+    if (table->contains("duty_fraction")) {
+      double fraction = 0;
+      if (auto s = read_number(*table, "duty_fraction", ctx, fraction); !s) return s;
+      // Written as !(in range) so NaN fails too; at 0 the probes would never count.
+      if (!(fraction > 0.0 && fraction <= 1.0)) {
+        return fail(table->get("duty_fraction")->source(), ctx,
+                    fmt::format("duty_fraction = {} is out of range: use a fraction in (0, 1], such as 0.5",
+                                fraction));
+      }
+      trace.duty_fraction = fraction;
+    }
+    if (auto s = read_string(*table, "duty_switch_log", ctx, trace.duty_switch_log); !s) return s;
+    if (auto s = read_string(*table, "duty_log", ctx, trace.duty_log); !s) return s;
     if (auto s = read_bool(*table, "one_layer", ctx, trace.one_layer); !s) return s;
     if (auto s = read_pinned(*table, ctx, trace.pinned); !s) return s;
     if (table->get("host_waits") != nullptr) {

@@ -58,6 +58,34 @@ class Consumer {
   virtual void on_end(const CounterValues& counters) { (void)counters; }
 };
 
+// A consumer in front of another (a filter, the budget): every call goes on to `inner`
+// unless the derived class overrides it, so that a call added to Consumer reaches the
+// consumers behind it without each wrapper having to name it.
+class ForwardingConsumer : public Consumer {
+ public:
+  explicit ForwardingConsumer(std::shared_ptr<Consumer> inner) : inner_(std::move(inner)) {}
+
+  void on_calls(std::span<const CallEvent> calls) override { inner_->on_calls(calls); }
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override {
+    inner_->on_counts(counts, timings);
+  }
+  void on_gpu(const GpuSnapshot& snapshot) override { inner_->on_gpu(snapshot); }
+  void on_host_waits(std::span<const HostWaitProcess> processes,
+                     std::span<const HostWaitTimings> waits) override {
+    inner_->on_host_waits(processes, waits);
+  }
+  void on_overhead(const OverheadReport& report) override { inner_->on_overhead(report); }
+  void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
+  void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
+    inner_->on_tick(now, counters);
+  }
+  void flush() override { inner_->flush(); }
+  void on_end(const CounterValues& counters) override { inner_->on_end(counters); }
+
+ protected:
+  std::shared_ptr<Consumer> inner_;
+};
+
 class ConsumerList final : public Consumer {
  public:
   void add(std::shared_ptr<Consumer> consumer) { members_.push_back(std::move(consumer)); }

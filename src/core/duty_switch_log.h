@@ -1,4 +1,4 @@
-// One line of the duty cycle's switch log (EACGM_DUTY_SWITCHES, src/agent/duty_cycle.h),
+// One line of the duty cycle's switch log ([trace] duty_switch_log, src/agent/duty_cycle.h),
 // the format bench/gpu/window_cost.py reads; eacgm-bench-bare's cycled empty programs
 // (BARE_CYCLE) write the same lines.
 #pragma once

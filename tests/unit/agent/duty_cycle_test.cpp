@@ -5,8 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -260,58 +261,21 @@ TEST(DutyCycle, AFixedFractionKeepsTheProbesAttachedUntilTheFirstTick) {
       &d));
 }
 
-// Sets an environment variable for one test, restoring it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty()) {
-      ::unsetenv(name_);
-    } else {
-      ::setenv(name_, old_.c_str(), 1);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-};
-
-TEST(DutyCycle, TheEnvironmentFixesTheFractionAndLogsTheSwitches) {
+TEST(DutyCycle, TheSwitchLoggerWritesALinePerSwitch) {
   const std::string path = ::testing::TempDir() + "duty_switches.log";
   {
-    ScopedEnv fraction("EACGM_DUTY_FRACTION", "0.25");
-    ScopedEnv log("EACGM_DUTY_SWITCHES", path.c_str());
-    auto o = DutyCycle::options_from_env(options(40, 0.05));
-    ASSERT_TRUE(o) << o.error();
-    ASSERT_TRUE(o->fixed_fraction.has_value());
-    EXPECT_DOUBLE_EQ(*o->fixed_fraction, 0.25);
-    ASSERT_TRUE(o->on_switch);
+    std::shared_ptr<std::FILE> file(std::fopen(path.c_str(), "w"), [](std::FILE* f) {
+      if (f) std::fclose(f);
+    });
+    ASSERT_TRUE(file);
+    const auto on_switch = DutyCycle::switch_logger(file);
     const auto t = Clock::time_point(std::chrono::nanoseconds(1000));
-    o->on_switch({true, t, t + std::chrono::nanoseconds(5), t + std::chrono::nanoseconds(9), true});
+    on_switch({true, t, t + std::chrono::nanoseconds(5), t + std::chrono::nanoseconds(9), true});
   }
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "switch attached=1 began_ns=1000 counting_ns=1005 ended_ns=1009 ok=1\n");
-}
-
-TEST(DutyCycle, ABadFractionInTheEnvironmentIsAnError) {
-  for (const char* bad : {"0", "1.5", "-0.2", "half", "0.5x", ""}) {
-    ScopedEnv fraction("EACGM_DUTY_FRACTION", bad);
-    auto o = DutyCycle::options_from_env(DutyCycle::Options{});
-    ASSERT_FALSE(o) << bad;
-    EXPECT_NE(o.error().find("EACGM_DUTY_FRACTION"), std::string::npos);
-  }
-  ScopedEnv log("EACGM_DUTY_SWITCHES", "/nonexistent-dir/switches.log");
-  auto o = DutyCycle::options_from_env(DutyCycle::Options{});
-  ASSERT_FALSE(o);
-  EXPECT_NE(o.error().find("cannot write"), std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace eacgm::agent {
@@ -27,6 +28,25 @@ CallCount count(std::uint32_t pid, std::shared_ptr<const ProbeInfo> p, std::uint
   c.calls = calls;
   c.bytes = bytes;
   return c;
+}
+
+// Process `pid`, which exited in the interval (`lived`: the part of it it lived, where known).
+ScaledCounts::ProcessInterval ended(std::uint32_t pid,
+                                    std::optional<ScaledCounts::Span> lived = std::nullopt) {
+  ScaledCounts::ProcessInterval p;
+  p.pid = pid;
+  p.exited = true;
+  p.lived = lived;
+  return p;
+}
+
+// Process `pid`, which made its calls `speedup` times faster unseen (with that relative variance).
+ScaledCounts::ProcessInterval faster(std::uint32_t pid, double speedup, double variance = 0) {
+  ScaledCounts::ProcessInterval p;
+  p.pid = pid;
+  p.speedup = speedup;
+  p.speedup_variance = variance;
+  return p;
 }
 
 TEST(ScaledCounts, AnIntervalAttachedThroughoutIsExact) {
@@ -103,7 +123,7 @@ TEST(ScaledCounts, AProcessThatEndedIsScaledOverThePartItLived) {
   // Pid 7 lived 0.4 s of the second and was counted 0.1 s of it: x4. Pid 8 ended at a
   // moment not known: of the x10 of the whole second, half is added (x5.5), with a wider
   // error than the thinning alone.
-  auto out = s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.4e9, 0.1e9}}, {8, std::nullopt}});
+  auto out = s.release(1e9, 0.1e9, {ended(7, ScaledCounts::Span{0.4e9, 0.1e9}), ended(8)});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].calls, 400u);
   EXPECT_DOUBLE_EQ(out[0].variance, 100 * 0.75 / (0.25 * 0.25));
@@ -116,7 +136,7 @@ TEST(ScaledCounts, AMeasuredSpeedupPassesItsErrorOnToTheUnseenCalls) {
   s.hold(count(7, probe(1), 1000));
   // Seen a tenth of the second, speedup 1.25 known to ±10% (relative variance 0.01): the
   // 11,250 unseen calls are known to ±1,125 at best.
-  auto out = s.release(1e9, 0.1e9, {{7, 1.25}}, {}, {{7, 0.01}});
+  auto out = s.release(1e9, 0.1e9, {faster(7, 1.25, 0.01)});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 12250u);
   EXPECT_GE(out[0].variance, 1125.0 * 1125.0);
@@ -129,13 +149,13 @@ TEST(ScaledCounts, AProcessThatEndedBeforeItsWindowGetsItsLastRates) {
   // interval whose window would have come later: 3,000, give or take half.
   s.hold(count(7, p, 1000));
   ASSERT_EQ(s.release(1e9, 0.1e9)[0].calls, 10000u);
-  auto out = s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.3e9, 0}}});
+  auto out = s.release(1e9, 0.1e9, {ended(7, ScaledCounts::Span{0.3e9, 0})});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 3000u);
   EXPECT_TRUE(out[0].estimated);
   EXPECT_DOUBLE_EQ(out[0].variance, 1500.0 * 1500.0);
   // Forgotten once it has ended.
-  EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.3e9, 0}}}).empty());
+  EXPECT_TRUE(s.release(1e9, 0.1e9, {ended(7, ScaledCounts::Span{0.3e9, 0})}).empty());
 }
 
 TEST(ScaledCounts, AnIntervalWithoutAWindowGetsTheLastRatesUntilAWindowSeesNone) {
@@ -163,7 +183,7 @@ TEST(ScaledCounts, TheThreadsSlowdownWhileAttachedIsAddedToTheUnseenTime) {
   s.hold(count(7, probe(1), 1000));
   // Attached 0.1 s, in which the thread spent 20% of its time in the traps: the unseen
   // 0.9 s went at 1000 / 0.1 / 0.8 = 12,500 calls a second.
-  auto out = s.release(1e9, 0.1e9, {{7, 1 / 0.8}});
+  auto out = s.release(1e9, 0.1e9, {faster(7, 1 / 0.8)});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 1000u + 11250u);
 }
@@ -193,7 +213,7 @@ std::uint64_t last_interval(ScaledCounts& s, const std::shared_ptr<const ProbeIn
                             double attached_ns) {
   if (seen > 0) s.hold(count(7, p, seen));
   s.hold_pinned(7, pinned, windowed);
-  const auto out = s.release(wall_ns, attached_ns, {}, {{7, ScaledCounts::Span{wall_ns, attached_ns}}});
+  const auto out = s.release(wall_ns, attached_ns, {ended(7, ScaledCounts::Span{wall_ns, attached_ns})});
   EXPECT_EQ(out.size(), 1u);
   EXPECT_TRUE(out.size() == 1 && out[0].estimated);
   return out.size() == 1 ? out[0].calls : 0;
@@ -204,7 +224,7 @@ TEST(ScaledCounts, PinnedCallsAreTheYardstickWhereTheProcessHasThem) {
   auto p = probe(1);
   // The window saw 16 of 160 steps: 4,800 launches stand for 48,000, whatever the time.
   step_window(s, p, 16, 160);
-  auto out = s.release(1e9, 0.1e9, {{7, 1.5}});  // a speedup the ratio does not need
+  auto out = s.release(1e9, 0.1e9, {faster(7, 1.5)});  // a speedup the ratio does not need
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].calls, 48000u);
   EXPECT_TRUE(out[0].estimated);
@@ -223,7 +243,7 @@ TEST(ScaledCounts, AProcessThatStopsBeforeItsWindowIsEstimatedFromItsPinnedCalls
   EXPECT_TRUE(out[0].estimated);
   // Then it idles until it exits, its last interval without a call: nothing is made up.
   s.hold_pinned(7, 0, 0);
-  EXPECT_TRUE(s.release(1e9, 0.1e9, {}, {{7, ScaledCounts::Span{0.6e9, 0.1e9}}}).empty());
+  EXPECT_TRUE(s.release(1e9, 0.1e9, {ended(7, ScaledCounts::Span{0.6e9, 0.1e9})}).empty());
 }
 
 TEST(ScaledCounts, ARatioUsedForManyIntervalsCarriesTheErrorItGivesThemAll) {
@@ -413,7 +433,9 @@ TEST(ScaledCounts, AProcessThatEndsSoonAfterTheFirstDetachIsScaledByItsExactInte
     s.hold(count(7, launch, 861));
     s.hold(count(7, memset, 860));
     s.hold_pinned(7, 9857, 9);
-    auto out = s.release(0.6e9, 1.1e6, {{7, 2.0}}, {{7, ScaledCounts::Span{0.6e9, 1.1e6}}});
+    auto ending = ended(7, ScaledCounts::Span{0.6e9, 1.1e6});
+    ending.speedup = 2.0;
+    auto out = s.release(0.6e9, 1.1e6, {ending});
     ASSERT_EQ(out.size(), 2u);
     for (const CallCount& c : out) {
       EXPECT_TRUE(c.estimated);
@@ -441,7 +463,7 @@ TEST(ScaledCounts, AShortWindowAfterSettledExactIntervalsTakesTheirRatioAndItsNa
     const std::uint64_t per_step = same_mix ? 100 : 300;
     s.hold(count(7, p, per_step * 250));
     s.hold_pinned(7, 94250, 250);
-    const auto out = s.release(1e9, 10e6, {}, {{7, ScaledCounts::Span{1e9, 10e6}}});
+    const auto out = s.release(1e9, 10e6, {ended(7, ScaledCounts::Span{1e9, 10e6})});
     ASSERT_EQ(out.size(), 1u);
     const double calls = static_cast<double>(per_step) * 94250;
     EXPECT_NEAR(static_cast<double>(out[0].calls), calls, 1e-3 * calls) << same_mix;

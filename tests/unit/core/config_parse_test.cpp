@@ -291,6 +291,46 @@ TEST(ConfigParse, DutyCycleIsOnUnlessTurnedOff) {
   EXPECT_THAT(error_of(lines({"[trace]", "duty_cycle = 1"})), HasSubstr("duty_cycle"));
 }
 
+TEST(ConfigParse, DutyMeasuringSettings) {
+  const TraceConfig defaults;
+  EXPECT_FALSE(defaults.duty_fraction.has_value()) << "unset: the budget sets the fraction";
+  EXPECT_TRUE(defaults.duty_switch_log.empty());
+  EXPECT_TRUE(defaults.duty_log.empty());
+  Result<Config> r = parse_config(lines({"[trace]", "duty_fraction = 0.4", "duty_switch_log = \"/tmp/s.log\"",
+                                         "duty_log = \"/tmp/d.log\""}),
+                                  "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  ASSERT_TRUE(r->trace.duty_fraction.has_value());
+  EXPECT_DOUBLE_EQ(*r->trace.duty_fraction, 0.4);
+  EXPECT_EQ(r->trace.duty_switch_log, "/tmp/s.log");
+  EXPECT_EQ(r->trace.duty_log, "/tmp/d.log");
+  // The whole time is a fraction too, and may be written as an integer.
+  r = parse_config(lines({"[trace]", "duty_fraction = 1"}), "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_DOUBLE_EQ(*r->trace.duty_fraction, 1.0);
+
+  for (const char* bad :
+       {"duty_fraction = 0", "duty_fraction = 1.5", "duty_fraction = -0.2", "duty_fraction = nan"}) {
+    EXPECT_THAT(error_of(lines({"[trace]", bad})), HasSubstr("eacgm.toml:2:17: [trace]: duty_fraction = "))
+        << bad;
+    EXPECT_THAT(error_of(lines({"[trace]", bad})),
+                HasSubstr("is out of range: use a fraction in (0, 1], such as 0.5"))
+        << bad;
+  }
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_fraction = \"half\""})),
+              HasSubstr("eacgm.toml:2:17: [trace]: duty_fraction must be a number, not a string"));
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_switch_log = true"})),
+              HasSubstr("eacgm.toml:2:19: [trace]: duty_switch_log must be a string, not a boolean"));
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_log = 3"})),
+              HasSubstr("eacgm.toml:2:12: [trace]: duty_log must be a string, not an integer"));
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_fractoin = 0.5"})),
+              HasSubstr("eacgm.toml:2:1: [trace]: unknown key \"duty_fractoin\" (did you mean "
+                        "\"duty_fraction\"?)"));
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_swich_log = \"x\""})),
+              HasSubstr("did you mean \"duty_switch_log\"?"));
+  EXPECT_THAT(error_of(lines({"[trace]", "duty_logs = \"x\""})), HasSubstr("did you mean \"duty_log\"?"));
+}
+
 TEST(ConfigParse, PerCallTracesBothLayersUnlessAskedForOne) {
   EXPECT_FALSE(Config{}.trace.one_layer);
   Result<Config> r = parse_config(lines({"[trace]", "one_layer = true"}), "eacgm.toml");

@@ -1,4 +1,5 @@
-// ConsumerList: every member gets every call, in the order they were added.
+// ConsumerList: every member gets every call, in the order they were added;
+// ForwardingConsumer: its inner consumer gets every call not overridden.
 #include "core/consumer.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,58 @@ TEST(ConsumerList, AListCanHoldAList) {
   outer.add(std::make_shared<Recorder>("out", log));
   outer.flush();
   EXPECT_EQ(log, (std::vector<std::string>{"in:flush", "out:flush"}));
+}
+
+// Every method, by name, as it arrives.
+class EveryCall final : public Consumer {
+ public:
+  void on_calls(std::span<const CallEvent>) override { seen.push_back("calls"); }
+  void on_counts(std::span<const CallCount>, std::span<const CallTimings>) override {
+    seen.push_back("counts");
+  }
+  void on_gpu(const GpuSnapshot&) override { seen.push_back("gpu"); }
+  void on_host_waits(std::span<const HostWaitProcess>, std::span<const HostWaitTimings>) override {
+    seen.push_back("host_waits");
+  }
+  void on_overhead(const OverheadReport&) override { seen.push_back("overhead"); }
+  void on_python_stacks(std::span<const PythonStack>) override { seen.push_back("python_stacks"); }
+  void on_tick(std::chrono::steady_clock::time_point, const CounterValues&) override {
+    seen.push_back("tick");
+  }
+  void flush() override { seen.push_back("flush"); }
+  void on_end(const CounterValues&) override { seen.push_back("end"); }
+  std::vector<std::string> seen;
+};
+
+TEST(ForwardingConsumer, PassesEveryCallOn) {
+  auto inner = std::make_shared<EveryCall>();
+  ForwardingConsumer front(inner);
+  Consumer& c = front;
+  c.on_calls({});
+  c.on_counts({}, {});
+  c.on_gpu(GpuSnapshot{});
+  c.on_host_waits({}, {});
+  c.on_overhead(OverheadReport{});
+  c.on_python_stacks({});
+  c.on_tick(std::chrono::steady_clock::now(), CounterValues{});
+  c.flush();
+  c.on_end(CounterValues{});
+  EXPECT_EQ(inner->seen, (std::vector<std::string>{"calls", "counts", "gpu", "host_waits", "overhead",
+                                                   "python_stacks", "tick", "flush", "end"}));
+}
+
+// A wrapper that overrides one call still passes the others on.
+TEST(ForwardingConsumer, OverridesOnlyWhatItChanges) {
+  class DropsFlush final : public ForwardingConsumer {
+   public:
+    using ForwardingConsumer::ForwardingConsumer;
+    void flush() override {}
+  };
+  auto inner = std::make_shared<EveryCall>();
+  DropsFlush front(inner);
+  front.flush();
+  front.on_gpu(GpuSnapshot{});
+  EXPECT_EQ(inner->seen, (std::vector<std::string>{"gpu"}));
 }
 
 }  // namespace
