@@ -409,6 +409,18 @@ struct HttpServer::Impl {
     apply(r, req, res, this);
   }
 
+  // A request of another method than GET or HEAD, its body unread: 413 when it says the
+  // body is too large, else what dispatch answers (401, 404, 405), and the connection
+  // closes.
+  void dispatch_bodyless(const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value<std::uint64_t>("Content-Length") > options.max_body_bytes) {
+      apply(Response::json_error(413, status_text(413)), req, res, this);
+    } else {
+      dispatch(req, res);
+    }
+    res.set_header("Connection", "close");
+  }
+
   // Every response: count it, and tell the first of each kind of bad request.
   void logged_response(const httplib::Request& req, const httplib::Response& res) {
     counters.requests.fetch_add(1, std::memory_order_relaxed);
@@ -491,11 +503,15 @@ Status HttpServer::start(const ServerOptions& options) {
     impl_->dispatch(req, res);
   };
   svr.Get(".*", handler);
-  svr.Post(".*", handler);
-  svr.Put(".*", handler);
-  svr.Patch(".*", handler);
-  svr.Delete(".*", handler);
-  svr.Options(".*", handler);
+  // Other methods are answered before cpp-httplib reads a body: a POST without
+  // Content-Length would otherwise hold a worker until the read timeout (its body is
+  // read to the end of the connection), and none is ever served. The body stays unread,
+  // so the connection closes.
+  svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    impl_->dispatch_bodyless(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // Errors cpp-httplib answers itself (400, 413, 414, 416...) get a JSON body too.
   svr.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request&, httplib::Response& res) -> httplib::Server::HandlerResponse {

@@ -132,6 +132,32 @@ TEST(HttpServer, RoutesJsonErrorsAndBadMethods) {
   EXPECT_EQ(log.count_containing("eacgm_http_not_found_total"), 1u);
 }
 
+// A POST, PUT or PATCH whose body never comes (no Content-Length, the connection left
+// open) is answered at once: no body is read for a method that is never served.
+TEST(HttpServer, OtherMethodsAreAnsweredWithoutWaitingForABody) {
+  HttpServer server;
+  server.route("/metrics", ok_text);
+  auto options = test_options();
+  options.read_timeout = 60s;  // what waiting for the body would cost
+  ASSERT_TRUE(server.start(options).ok());
+  for (const char* method : {"POST", "PUT", "PATCH"}) {
+    const int fd = testing::connect_to(server.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(testing::send_all(fd, std::string(method) + " /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+    // The whole reply: its JSON body ends in "}\n".
+    const auto raw = testing::read_until(
+        fd, [](const std::string& got) { return got.find("\"}\n") != std::string::npos; }, 30s);
+    ::close(fd);
+    const testing::Reply r = testing::parse_reply(raw);
+    EXPECT_EQ(r.status, 405) << method << ": " << raw;
+    EXPECT_EQ(r.header("Allow"), "GET, HEAD") << method;
+    EXPECT_EQ(r.header("Connection"), "close") << method;
+    EXPECT_EQ(r.body, std::string("{\"error\":\"method not allowed: ") + method + "\"}\n");
+  }
+  server.stop();
+  EXPECT_EQ(server.counters().method_not_allowed.load(), 3u);
+}
+
 TEST(HttpServer, OversizeRequestsAre413) {
   HttpServer server;
   server.route("/healthz", ok_text);
