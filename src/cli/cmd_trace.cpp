@@ -1,6 +1,7 @@
 // `eacgm trace`: stream every traced call as JSON Lines, text or a Perfetto timeline; and
 // the default job.
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +31,9 @@ struct StreamFlags {
 
 // Exit status when events were lost on the way out (a write failed): EX_IOERR.
 constexpr int kOutputFailed = 74;
+// Exit status when the reader of the output went away: 128 + SIGPIPE, as a shell
+// reports a program that SIGPIPE ended.
+constexpr int kReaderGone = 128 + SIGPIPE;
 
 int trace_to(const CommandContext& ctx, StreamFlags f) {
   auto config = load_config(ctx.config_path);
@@ -62,7 +66,7 @@ int trace_to(const CommandContext& ctx, StreamFlags f) {
                     format_byte_size(limit)));
   };
   std::shared_ptr<Consumer> stream;
-  const exporting::LineOutput* output = nullptr;
+  exporting::LineOutput* output = nullptr;
   std::shared_ptr<exporting::PerfettoTrace> timeline;
   if (f.format == "perfetto") {
     timeline = std::make_shared<exporting::PerfettoTrace>(out, *max_size, on_limit);
@@ -80,6 +84,9 @@ int trace_to(const CommandContext& ctx, StreamFlags f) {
     output = &lines->output();
     stream = lines;
   }
+  // The reader of the stream went away (`eacgm trace | head`): the trace ends as on
+  // Ctrl-C, and eacgm exits as a program killed by SIGPIPE would.
+  output->set_on_reader_gone([] { request_stop(SIGPIPE); });
   // Python stacks are sampled only for --folded: nothing else would show them.
   if (f.trace.python_hz_option != nullptr && f.trace.python_hz_option->count() > 0 &&
       f.trace.folded.empty()) {
@@ -106,6 +113,7 @@ int trace_to(const CommandContext& ctx, StreamFlags f) {
         fmt::format("{} calls of threads past the timeline's naming limits (their tracks show ids only)",
                     timeline->calls_unnamed()));
   }
+  if (output->reader_gone()) code = kReaderGone;
   if (output->write_errors() > 0) {
     print_error(fmt::format("{} writes to the output failed (disk full?); exit status {}",
                             output->write_errors(), kOutputFailed));

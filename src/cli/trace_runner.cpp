@@ -29,6 +29,8 @@ void install_signal_handlers() {
 
 }  // namespace
 
+void request_stop(int sig) { g_signal.store(sig); }
+
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
 void TraceFlags::apply() {

@@ -44,6 +44,9 @@ bool write_folded(const std::string& path, const analysis::PythonHotSpots& hot);
 int run_trace(const Config& config, const agent::TraceRequest& request,
               const agent::TraceConsumers& consumers);
 
+// Ends the running trace as the signal `sig` would (any thread; async-signal-safe).
+void request_stop(int sig);
+
 // Prints "eacgm: <message>" on stderr.
 void print_error(const std::string& message);
 

@@ -32,6 +32,7 @@ class EventStream final : public Consumer {
 
   // What was written, left out at the size limit and failed to write; read after the trace.
   const LineOutput& output() const { return output_; }
+  LineOutput& output() { return output_; }
 
  private:
   LineOutput output_;

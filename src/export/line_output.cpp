@@ -2,6 +2,7 @@
 #include "export/line_output.h"
 
 #include <algorithm>
+#include <cerrno>
 
 namespace eacgm::exporting {
 
@@ -22,13 +23,25 @@ void LineOutput::write_lines(std::string_view pending) {
 }
 
 void LineOutput::write_always(std::string_view text) {
-  if (text.empty()) return;
-  if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) ++write_errors_;
+  if (text.empty() || reader_gone()) return;
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), out_) != text.size()) failed(errno);
   written_ += text.size();
 }
 
 void LineOutput::flush() {
-  if (std::fflush(out_) != 0) ++write_errors_;
+  if (reader_gone()) return;
+  errno = 0;
+  if (std::fflush(out_) != 0) failed(errno);
+}
+
+void LineOutput::failed(int err) {
+  if (err != EPIPE) {
+    ++write_errors_;
+    return;
+  }
+  reader_gone_.store(true, std::memory_order_relaxed);
+  if (on_reader_gone_) on_reader_gone_();
 }
 
 }  // namespace eacgm::exporting

@@ -2,6 +2,7 @@
 // bytes written, the lines left out and the failed writes counted; streams share it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -28,6 +29,15 @@ class LineOutput {
   // fflush, counting a failure as a failed write.
   void flush();
 
+  // Told once, on the writing thread, when a write finds the reader gone (EPIPE: the
+  // other end of a pipe closed, as `| head` does); nothing more is written after it, and
+  // it is not a failed write.
+  void set_on_reader_gone(std::function<void()> on_reader_gone) {
+    on_reader_gone_ = std::move(on_reader_gone);
+  }
+  // Any thread.
+  bool reader_gone() const { return reader_gone_.load(std::memory_order_relaxed); }
+
   std::uint64_t write_errors() const { return write_errors_; }
   std::uint64_t bytes_written() const { return written_; }
   std::uint64_t lines_not_written() const { return lines_not_written_; }
@@ -37,6 +47,10 @@ class LineOutput {
   std::uint64_t max_bytes_;
   std::uint64_t reserved_;
   std::function<void(std::uint64_t)> on_limit_;
+  std::function<void()> on_reader_gone_;
+  std::atomic<bool> reader_gone_{false};
+  // A failed write or flush: the reader gone (EPIPE), or a failure to count.
+  void failed(int err);
   std::uint64_t write_errors_ = 0;
   std::uint64_t written_ = 0;
   std::uint64_t lines_not_written_ = 0;

@@ -44,6 +44,7 @@ class PerfettoTrace final : public Consumer {
 
   // What was written, left out at the size limit (whole events) and failed to write.
   const LineOutput& output() const { return output_; }
+  LineOutput& output() { return output_; }
   // Calls written on threads that got no name because the name limits were reached.
   std::uint64_t calls_unnamed() const { return calls_unnamed_; }
 
