@@ -82,8 +82,8 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
     print_error(st.error());
     return 2;
   }
-  print_error(fmt::format("serving on http://{}:{} (/metrics, /api/v1/..., /api/v1/stream)", listen->host,
-                          daemon.port()));
+  print_error(fmt::format("serving on http://{} (/metrics, /api/v1/..., /api/v1/stream)",
+                          server::host_port(listen->host, daemon.port())));
 
   install_serve_signals();
   const int code = agent::run_reloading(std::move(*config), trace, g_stop, g_reload);

@@ -457,9 +457,7 @@ Status HttpServer::start(const ServerOptions& options) {
   Impl& s = *impl_;
   if (s.started) return make_error("the HTTP server was already started");
   if (options.max_clients == 0) return make_error("max_clients must be at least 1");
-  const std::string where = options.address.find(':') != std::string::npos
-                                ? fmt::format("[{}]:{}", options.address, options.port)
-                                : fmt::format("{}:{}", options.address, options.port);
+  const std::string where = host_port(options.address, options.port);
   std::string token;
   if (!options.token_file.empty()) {
     auto t = load_token_file(options.token_file);
@@ -648,6 +646,11 @@ Result<std::string> load_token_file(const std::string& path) {
     }
   }
   return std::string(t);
+}
+
+std::string host_port(std::string_view host, std::uint16_t port) {
+  return host.find(':') != std::string_view::npos ? fmt::format("[{}]:{}", host, port)
+                                                  : fmt::format("{}:{}", host, port);
 }
 
 bool is_loopback_address(std::string_view address) {

@@ -157,6 +157,9 @@ struct ListenAddress {
   std::string host;
   std::uint16_t port = kDefaultPort;
 };
+// "HOST:PORT", or "[V6]:PORT" for an IPv6 address: as a URL writes them.
+std::string host_port(std::string_view host, std::uint16_t port);
+
 // "HOST:PORT", "[V6]:PORT", "HOST" (default port) or ":PORT" / "PORT" (default address).
 Result<ListenAddress> parse_listen_address(std::string_view text);
 

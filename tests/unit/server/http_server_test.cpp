@@ -285,6 +285,10 @@ TEST(HttpServer, AddressHelpers) {
   EXPECT_FALSE(constant_time_equal("", "a"));
   EXPECT_TRUE(constant_time_equal("", ""));
 
+  EXPECT_EQ(host_port("::1", 9977), "[::1]:9977");
+  EXPECT_EQ(host_port("127.0.0.1", 9977), "127.0.0.1:9977");
+  EXPECT_EQ(host_port("node1.example", 80), "node1.example:80");
+
   auto a = parse_listen_address("0.0.0.0:9100");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "0.0.0.0");
