@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -458,6 +459,19 @@ Status HttpServer::start(const ServerOptions& options) {
   if (s.started) return make_error("the HTTP server was already started");
   if (options.max_clients == 0) return make_error("max_clients must be at least 1");
   const std::string where = host_port(options.address, options.port);
+  // A name that is no address at all is said as such, before any rule about addresses.
+  {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(options.address.c_str(), nullptr, &hints, &found); rc != 0) {
+      return make_error(fmt::format("cannot listen on {}: '{}' is not an address or a known host name ({})",
+                                    where, options.address, ::gai_strerror(rc)));
+    }
+    ::freeaddrinfo(found);
+  }
   std::string token;
   if (!options.token_file.empty()) {
     auto t = load_token_file(options.token_file);

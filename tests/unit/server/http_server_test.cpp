@@ -267,6 +267,17 @@ TEST(HttpServer, NetworkAddressNeedsAToken) {
   server.stop();
 }
 
+TEST(HttpServer, AnAddressThatIsNoneIsSaidToBeNone) {
+  HttpServer server;
+  auto options = test_options();
+  options.address = "nonsense";
+  auto s = server.start(options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("'nonsense' is not an address or a known host name"), std::string::npos)
+      << s.error();
+  EXPECT_EQ(s.error().find("token"), std::string::npos) << s.error();
+}
+
 TEST(HttpServer, AddressHelpers) {
   EXPECT_TRUE(is_loopback_address("127.0.0.1"));
   EXPECT_TRUE(is_loopback_address("127.1.2.3"));
