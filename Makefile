@@ -15,7 +15,9 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: setup build
+# Only what it runs: the agent (with its BPF objects) and the demo program.
+run: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-demo_prog
 	$(BUILD)/eacgm --demo
 
 test: setup build
