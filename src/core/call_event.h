@@ -78,18 +78,9 @@ struct CallEvent {
   std::string_view domain() const { return probe ? std::string_view(probe->spec.domain) : ""; }
   std::string_view function() const { return probe ? std::string_view(probe->function) : ""; }
 
-  // A failed call: non-zero error code, or a null pointer where a pointer is returned.
-  bool is_error() const {
-    if (!has_exit || !probe) return false;
-    switch (probe->spec.ret) {
-      case ReturnKind::kInt32:
-        return static_cast<std::int32_t>(ret) != 0;
-      case ReturnKind::kPointer:
-        return ret == 0;
-      default:
-        return false;
-    }
-  }
+  // A failed call, by its spec's error rule (core/probe_spec.h): a non-zero error code
+  // or a null pointer for the catalogs' functions.
+  bool is_error() const { return has_exit && probe && is_failure(probe->spec, ret); }
 };
 
 }  // namespace eacgm

@@ -42,7 +42,7 @@ constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
                                             "window_s",    "max_rows",  "max_stacks"};
 constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
-                                           "exit", "ret",    "args",    "outer"};
+                                           "exit", "ret",    "errors",  "args",   "outer"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
                                          "kind", "format", "at_exit", "offset"};
 
@@ -52,6 +52,8 @@ constexpr ArgKind kAllKinds[] = {ArgKind::kRaw,      ArgKind::kU32,      ArgKind
 constexpr ArgFormat kAllFormats[] = {ArgFormat::kUnsigned, ArgFormat::kSigned, ArgFormat::kHex};
 constexpr ReturnKind kAllReturns[] = {ReturnKind::kNone, ReturnKind::kInt32, ReturnKind::kInt64,
                                       ReturnKind::kPointer};
+constexpr ErrorRule kAllErrorRules[] = {ErrorRule::kNone, ErrorRule::kNonZero, ErrorRule::kNegative,
+                                        ErrorRule::kMinusOne, ErrorRule::kNull};
 
 // Files larger than this are not configs; refusing them keeps a wrong --config
 // (a log, a core dump) from eating memory.
@@ -563,6 +565,10 @@ class ConfigReader {
     if (auto s = read_enum(table, "ret", ctx, kAllReturns, return_kind_name, spec.ret); !s) {
       return s;
     }
+    // A user's function returns data unless its spec says which results are failures.
+    ErrorRule errors = ErrorRule::kNone;
+    if (auto s = read_enum(table, "errors", ctx, kAllErrorRules, error_rule_name, errors); !s) return s;
+    spec.errors = errors;
 
     const toml::array* args = nullptr;
     if (const toml::node* n = table.get("args")) {

@@ -104,6 +104,17 @@ enum class ReturnKind : std::uint8_t {
   kPointer,
 };
 
+// Which results of a call are failures. The catalogs' functions return error codes
+// (non-zero) or pointers (null); what a user's function returns is data unless its spec
+// says otherwise.
+enum class ErrorRule : std::uint8_t {
+  kNone,      // never a failure
+  kNonZero,   // any value but 0 (cudaError_t, CUresult, ncclResult_t)
+  kNegative,  // a negative value (a kernel-style -errno)
+  kMinusOne,  // -1 (libc's style; the reason is in errno, which a probe does not read)
+  kNull,      // a null pointer (an allocator's)
+};
+
 // How a pattern spec names each matched symbol (ProbeInfo::function).
 enum class NameRule : std::uint8_t {
   kDemangled,  // the demangled symbol
@@ -145,6 +156,9 @@ struct ProbeSpec {
   NameRule name_rule = NameRule::kDemangled;
   bool with_exit = true;  // entry+exit (duration, return value) or entry-only
   ReturnKind ret = ReturnKind::kInt32;
+  // Unset: by `ret` (int32 error codes non-zero, pointers null, others never), as the
+  // catalogs' functions return them; the config file sets it (default: none).
+  std::optional<ErrorRule> errors;
   std::vector<ArgSpec> args;  // at most 8
   std::vector<DerivedArg> derived;
   // Calls of other probes made on the same thread while this one runs are flagged
@@ -183,6 +197,40 @@ inline constexpr std::uint8_t kMaxRegisterIndex = 5;
 inline constexpr std::uint8_t kMaxStackSlot = 31;
 inline constexpr std::uint8_t kRegisterSlots = 16;  // enum eacgm_reg
 inline constexpr std::size_t kMaxStringArgs = 2;    // str and str2
+
+// The rule a spec's results are read by: its own, else by its return kind.
+inline ErrorRule error_rule(const ProbeSpec& spec) {
+  if (spec.errors) return *spec.errors;
+  switch (spec.ret) {
+    case ReturnKind::kInt32:
+      return ErrorRule::kNonZero;
+    case ReturnKind::kPointer:
+      return ErrorRule::kNull;
+    case ReturnKind::kNone:
+    case ReturnKind::kInt64:
+      break;
+  }
+  return ErrorRule::kNone;
+}
+
+// Whether `ret`, the raw return register of a call of `spec`, is a failure.
+inline bool is_failure(const ProbeSpec& spec, std::int64_t ret) {
+  // An int32's upper half is whatever the register held: only the low half is the value.
+  const std::int64_t value = spec.ret == ReturnKind::kInt32 ? static_cast<std::int32_t>(ret) : ret;
+  switch (error_rule(spec)) {
+    case ErrorRule::kNone:
+      return false;
+    case ErrorRule::kNonZero:
+      return value != 0;
+    case ErrorRule::kNegative:
+      return value < 0;
+    case ErrorRule::kMinusOne:
+      return value == -1;
+    case ErrorRule::kNull:
+      return value == 0;
+  }
+  return false;
+}
 
 // Position of the argument named `name` among the captured ones, or -1 (arguments past
 // kMaxArgs are never captured, so they have none).

@@ -112,6 +112,24 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
   if (return_kind_name(spec.ret) == "?") {
     return probe_violation("ret", fmt::format("unknown return kind {}", static_cast<int>(spec.ret)));
   }
+  if (spec.errors && *spec.errors != ErrorRule::kNone) {
+    const ErrorRule rule = *spec.errors;
+    if (spec.ret == ReturnKind::kNone) {
+      return probe_violation("errors",
+                             fmt::format("errors = \"{}\" reads the return value: it needs ret = \"int32\", "
+                                         "\"int64\" or \"pointer\" (and exit = true)",
+                                         error_rule_name(rule)));
+    }
+    if ((rule == ErrorRule::kNull) != (spec.ret == ReturnKind::kPointer)) {
+      return probe_violation(
+          "errors",
+          rule == ErrorRule::kNull
+              ? "errors = \"null\" is for functions that return a pointer: set ret = \"pointer\""
+              : fmt::format("errors = \"{}\" reads a number, not a pointer: use errors = \"null\" with ret "
+                            "= \"pointer\"",
+                            error_rule_name(rule)));
+    }
+  }
   if (!spec.with_exit && spec.ret != ReturnKind::kNone) {
     return probe_violation("ret",
                            fmt::format("ret = \"{}\" needs exit = true (an entry-only probe never sees the "
@@ -383,6 +401,22 @@ std::string_view return_kind_name(ReturnKind ret) {
       return "int64";
     case ReturnKind::kPointer:
       return "pointer";
+  }
+  return "?";
+}
+
+std::string_view error_rule_name(ErrorRule rule) {
+  switch (rule) {
+    case ErrorRule::kNone:
+      return "none";
+    case ErrorRule::kNonZero:
+      return "nonzero";
+    case ErrorRule::kNegative:
+      return "negative";
+    case ErrorRule::kMinusOne:
+      return "minus_one";
+    case ErrorRule::kNull:
+      return "null";
   }
   return "?";
 }

@@ -30,6 +30,7 @@ Status validate_spec(const ProbeSpec& spec);
 std::string_view arg_kind_name(ArgKind kind);
 std::string_view arg_format_name(ArgFormat format);
 std::string_view return_kind_name(ReturnKind ret);
+std::string_view error_rule_name(ErrorRule rule);
 
 // True for kinds that read memory through the captured word (the ones at_exit may use).
 bool is_deref_kind(ArgKind kind);

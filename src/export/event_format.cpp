@@ -178,7 +178,7 @@ void append_derived_value(Buf& out, const DerivedValue& v, bool json) {
 // The name of a failed call's result code ("cudaErrorInsufficientDriver"), or "" for
 // success, a code the domain's table lacks, or a return that is not a result code.
 std::string_view error_name(const CallEvent& e) {
-  if (e.probe->spec.ret != ReturnKind::kInt32) return {};
+  if (e.probe->spec.ret != ReturnKind::kInt32 || !e.is_error()) return {};
   const auto code = static_cast<std::int32_t>(e.ret);
   if (code == 0) return {};
   return result_code_name(e.probe->spec.domain, code);

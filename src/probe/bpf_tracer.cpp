@@ -227,7 +227,9 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
     // One trap per call: counted at entry, no record, so no strings or exit captures;
     // only the arguments up to the last one the count reads are captured.
     p.flags = EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT |
-              (spec.ret == ReturnKind::kInt32 ? EACGM_PROBE_RET_ERR : 0) | (cycled ? EACGM_PROBE_CYCLED : 0);
+              (spec.ret == ReturnKind::kInt32 && error_rule(spec) == ErrorRule::kNonZero ? EACGM_PROBE_RET_ERR
+                                                                                         : 0) |
+              (cycled ? EACGM_PROBE_CYCLED : 0);
     std::uint32_t needed = 0;
     for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2, p.count.stream_arg}) {
       if (a == EACGM_COUNT_NONE || a >= p.nargs) continue;

@@ -62,5 +62,32 @@ TEST(TraceChain, ArgsReadThroughEarlierArgs) {
   EXPECT_NE(p.err().find("read_faults=3"), std::string::npos) << p.err();
 }
 
+// A user's function returns data: its results are failures only by the rule its spec
+// gives (`errors`), never because they are not zero.
+TEST(TraceChain, AUserProbesResultsAreFailuresOnlyByItsErrorsRule) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
+  const std::pair<const char*, int> cases[] = {
+      {"", 0}, {"errors = \"minus_one\"\n", 1}, {"errors = \"nonzero\"\n", 3}};
+  for (const auto& [rule, failures] : cases) {
+    std::string dir = temp_dir();
+    std::string config = kConfig;
+    config.insert(config.find("args = ["), rule);
+    std::ofstream(dir + "/eacgm.toml") << config;
+    Subprocess p({bin("eacgm"), "run", "--json", "--mode", "per-call", "--config", dir + "/eacgm.toml",
+                  "--probes", "chain", "--", bin("chain_calls")},
+                 dir);
+    ASSERT_EQ(p.wait(), 0) << p.err();
+    const json report = json::parse(p.out().substr(p.out().find('{')));
+    bool found = false;
+    for (const auto& f : report["functions"]) {
+      if (f["function"] != "chain_visit") continue;
+      found = true;
+      EXPECT_EQ(f["calls"], 3) << rule;
+      EXPECT_EQ(f["errors"], failures) << rule << f.dump();
+    }
+    EXPECT_TRUE(found) << rule << report["functions"].dump();
+  }
+}
+
 }  // namespace
 }  // namespace eacgm::test

@@ -421,6 +421,35 @@ TEST(ConfigParse, RetRules) {
   EXPECT_TRUE(parse_config(probe_with_args("exit = false", "ret = \"none\""), "x").ok());
 }
 
+// A user's function returns data unless `errors` says which results are failures.
+TEST(ConfigParse, ErrorsSayWhichResultsAreFailures) {
+  Result<Config> r = parse_config(probe_with_args(""), "x");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(error_rule(r->probes[0]), ErrorRule::kNone) << "an int32 result is not an error code by default";
+  const std::pair<const char*, ErrorRule> rules[] = {{"nonzero", ErrorRule::kNonZero},
+                                                     {"negative", ErrorRule::kNegative},
+                                                     {"minus_one", ErrorRule::kMinusOne}};
+  for (const auto& [name, rule] : rules) {
+    const std::string line = std::string("errors = \"") + name + "\"";
+    r = parse_config(probe_with_args(line.c_str()), "x");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(error_rule(r->probes[0]), rule) << name;
+  }
+  r = parse_config(probe_with_args("ret = \"pointer\"", "errors = \"null\""), "x");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(error_rule(r->probes[0]), ErrorRule::kNull);
+
+  EXPECT_THAT(
+      error_of(probe_with_args("errors = \"nonzer\"")),
+      HasSubstr("eacgm.toml:5:10: probe \"p\": unknown errors \"nonzer\" (did you mean \"nonzero\"?"));
+  EXPECT_THAT(error_of(probe_with_args("errors = \"null\"")),
+              HasSubstr("probe \"p\": errors = \"null\" is for functions that return a pointer"));
+  EXPECT_THAT(error_of(probe_with_args("ret = \"pointer\"", "errors = \"negative\"")),
+              HasSubstr("errors = \"negative\" reads a number, not a pointer"));
+  EXPECT_THAT(error_of(probe_with_args("exit = false", "errors = \"nonzero\"")),
+              HasSubstr("errors = \"nonzero\" reads the return value: it needs ret"));
+}
+
 TEST(ConfigParse, ArgKindAndFormat) {
   std::string e = error_of(probe_with_args("args = [{ name = \"size\", reg = 1, kind = \"u16\" }]"));
   EXPECT_EQ(e,

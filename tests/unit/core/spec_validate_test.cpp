@@ -279,3 +279,35 @@ TEST(SpecValidate, ViolationLocatesKey) {
 
 }  // namespace
 }  // namespace eacgm
+
+namespace eacgm {
+namespace {
+
+// Which results are failures: the catalogs' rule by return kind, or the spec's own.
+TEST(ErrorRule, ResultsAreReadByTheRule) {
+  ProbeSpec s;
+  s.ret = ReturnKind::kInt32;
+  EXPECT_EQ(error_rule(s), ErrorRule::kNonZero);
+  EXPECT_TRUE(is_failure(s, 35));
+  EXPECT_FALSE(is_failure(s, 0x100000000ll)) << "an int32's upper half is not its value";
+  s.ret = ReturnKind::kPointer;
+  EXPECT_EQ(error_rule(s), ErrorRule::kNull);
+  EXPECT_TRUE(is_failure(s, 0));
+  EXPECT_FALSE(is_failure(s, 0x7f0000001000));
+  s.ret = ReturnKind::kInt64;
+  EXPECT_EQ(error_rule(s), ErrorRule::kNone);
+  EXPECT_FALSE(is_failure(s, -1));
+
+  s.ret = ReturnKind::kInt32;
+  s.errors = ErrorRule::kNone;  // a function that returns its parity
+  EXPECT_FALSE(is_failure(s, 1));
+  s.errors = ErrorRule::kNegative;
+  EXPECT_TRUE(is_failure(s, 0xfffffffe)) << "-2 in the low half";
+  EXPECT_FALSE(is_failure(s, 7));
+  s.errors = ErrorRule::kMinusOne;
+  EXPECT_TRUE(is_failure(s, 0xffffffff));
+  EXPECT_FALSE(is_failure(s, 0xfffffffe));
+}
+
+}  // namespace
+}  // namespace eacgm
