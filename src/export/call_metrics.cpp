@@ -1,7 +1,6 @@
 // Call and agent families for /metrics.
 #include "export/call_metrics.h"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,10 +10,13 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "export/host_wait_metrics.h"
 #include "export/metrics_table.h"
 #include "export/nccl_metrics.h"
+#include "export/top_n_fold.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -23,16 +25,32 @@ constexpr std::array kBounds = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4
                                 5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
                                 0.25, 0.5,    1.0,    2.5,  5.0,    10.0,   25.0, 50.0};
 
-Labels function_labels(const std::string& domain, const std::string& function) {
-  return {{"domain", domain}, {"function", function}};
-}
+using analysis::CallSummaryRow;
 
-struct FunctionSeries {
-  std::string domain, function;
-  std::uint64_t calls = 0, errors = 0, nested = 0;
-  const analysis::LatencySketch* durations = nullptr;  // in the snapshot, or `other`'s
-  std::uint64_t estimated = 0;                         // of calls, scaled (duty cycle)
-};
+Labels function_labels(const CallSummaryRow& r) { return {{"domain", r.domain}, {"function", r.function}}; }
+
+// The functions with the most time keep their series (rows() order); the rest fold into
+// domain="other", function="other", whose durations merge into `other_durations`.
+// Returns how many folded.
+std::uint64_t fold_functions(std::vector<CallSummaryRow>& rows, std::size_t cap,
+                             analysis::LatencySketch& other_durations) {
+  CallSummaryRow other;
+  other.domain = other.function = "other";
+  other.sketch = &other_durations;
+  const std::uint64_t folded = fold_past_cap(rows, cap, [&](const CallSummaryRow& r) {
+    other.calls += r.calls;
+    other.errors += r.errors;
+    other.nested += r.nested;
+    other.estimated += r.estimated;
+    if (r.has_bytes) {
+      other.has_bytes = true;
+      other.bytes += r.bytes;
+    }
+    if (r.sketch != nullptr) (void)other_durations.merge(*r.sketch);
+  });
+  if (folded > 0) rows.push_back(std::move(other));
+  return folded;
+}
 
 }  // namespace
 
@@ -53,76 +71,45 @@ std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch) 
 
 void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                          const CallMetricsOptions& options) {
-  // Functions: the ones with the most time first (rows() order); the rest fold.
-  std::vector<FunctionSeries> series;
+  auto series = snap.calls.rows(false);
   analysis::LatencySketch other_durations;
-  FunctionSeries other{"other", "other", 0, 0, 0, &other_durations, 0};
-  std::uint64_t folded_functions = 0;
-  for (const auto& row : snap.calls.rows(false)) {
-    const analysis::LatencySketch* sketch = row.sketch;
-    if (series.size() < options.max_function_series) {
-      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested, sketch, row.estimated});
-    } else {
-      ++folded_functions;
-      other.calls += row.calls;
-      other.errors += row.errors;
-      other.nested += row.nested;
-      other.estimated += row.estimated;
-      if (sketch != nullptr) (void)other_durations.merge(*sketch);
-    }
-  }
-  if (folded_functions > 0) series.push_back(std::move(other));
+  const std::uint64_t folded_functions = fold_functions(series, options.max_function_series, other_durations);
 
   begin_family(out, "eacgm_calls_total");
-  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.calls);
+  for (const auto& s : series) out.add(function_labels(s), s.calls);
   begin_family(out, "eacgm_call_errors_total");
-  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.errors);
+  for (const auto& s : series) out.add(function_labels(s), s.errors);
   begin_family(out, "eacgm_nested_calls_total");
   for (const auto& s : series) {
-    if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
+    if (s.nested > 0) out.add(function_labels(s), s.nested);
   }
   begin_family(out, "eacgm_calls_estimated_total");
   for (const auto& s : series) {
-    if (s.estimated > 0) out.add(function_labels(s.domain, s.function), s.estimated);
+    if (s.estimated > 0) out.add(function_labels(s), s.estimated);
   }
   begin_family(out, "eacgm_bytes_total");
-  {
-    std::uint64_t other_bytes = 0;
-    bool other_has = false;
-    std::size_t n = 0;
-    for (const auto& row : snap.calls.rows(false)) {
-      if (n++ < options.max_function_series) {
-        if (row.has_bytes) out.add(function_labels(row.domain, row.function), row.bytes);
-      } else if (row.has_bytes) {
-        other_has = true;
-        other_bytes += row.bytes;
-      }
-    }
-    if (other_has) out.add(function_labels("other", "other"), other_bytes);
+  for (const auto& s : series) {
+    if (s.has_bytes) out.add(function_labels(s), s.bytes);
   }
   begin_family(out, "eacgm_kernel_launches_total");
   {
+    // Kernels past the cap, and those the kernel table had no room for, in kernel="other".
+    auto kernels = snap.kernels.rows();
     std::uint64_t other_launches = snap.kernels.folded_launches();
-    bool folded = other_launches > 0;
-    std::size_t n = 0;
-    for (const auto& k : snap.kernels.rows()) {
-      if (n++ < options.max_function_series) {
-        out.add({{"kernel", k.name}}, k.launches);
-      } else {
-        folded = true;
-        other_launches += k.launches;
-      }
-    }
-    if (folded) out.add({{"kernel", "other"}}, other_launches);
+    const std::uint64_t folded =
+        fold_past_cap(kernels, options.max_function_series,
+                      [&](const analysis::KernelRow& k) { other_launches += k.launches; });
+    for (const auto& k : kernels) out.add({{"kernel", k.name}}, k.launches);
+    if (folded > 0 || snap.kernels.folded_launches() > 0) out.add({{"kernel", "other"}}, other_launches);
   }
   begin_family(out, "eacgm_call_duration_seconds");
   std::size_t histograms = 0;
   for (const auto& s : series) {
-    if (s.durations == nullptr || s.durations->count() == 0) continue;
+    if (s.sketch == nullptr || s.sketch->count() == 0) continue;
     if (histograms++ >= options.max_histogram_series) break;
-    auto buckets = fold_sketch(*s.durations);
-    out.add_histogram(function_labels(s.domain, s.function), buckets,
-                      static_cast<double>(s.durations->sum()) / 1e9, s.durations->count());
+    auto buckets = fold_sketch(*s.sketch);
+    out.add_histogram(function_labels(s), buckets, static_cast<double>(s.sketch->sum()) / 1e9,
+                      s.sketch->count());
   }
 
   // Processes: one series per pid (GpuActivity has a row per GPU), most calls first.
@@ -132,17 +119,13 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   for (auto& [pid, p] : by_pid) {
     if (p.calls > 0 || p.errors > 0) procs.push_back(p);
   }
-  std::stable_sort(procs.begin(), procs.end(),
-                   [](const auto& a, const auto& b) { return a.calls > b.calls; });
-  std::uint64_t folded_processes = 0, other_calls = 0, other_errors = 0;
-  if (procs.size() > options.max_process_series) {
-    for (std::size_t i = options.max_process_series; i < procs.size(); ++i) {
-      ++folded_processes;
-      other_calls += procs[i].calls;
-      other_errors += procs[i].errors;
-    }
-    procs.resize(options.max_process_series);
-  }
+  std::uint64_t other_calls = 0, other_errors = 0;
+  const std::uint64_t folded_processes = fold_top_n(
+      procs, options.max_process_series, [](const analysis::ProcessActivityRow& p) { return p.calls; },
+      [&](const analysis::ProcessActivityRow& p) {
+        other_calls += p.calls;
+        other_errors += p.errors;
+      });
   auto process_labels = [&](const analysis::ProcessActivityRow& p) {
     Labels l{{"pid", std::to_string(p.pid)}, {"comm", p.name}};
     if (options.rank_of_pid) {
@@ -167,13 +150,9 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   for (const auto& r : snap.memory.rows) {
     if (!r.exited) ledger.push_back(&r);
   }
-  std::stable_sort(ledger.begin(), ledger.end(),
-                   [](const auto* a, const auto* b) { return a->live_bytes > b->live_bytes; });
-  std::uint64_t folded_memory = 0;
-  if (ledger.size() > options.max_process_series) {
-    folded_memory = ledger.size() - options.max_process_series;
-    ledger.resize(options.max_process_series);
-  }
+  const std::uint64_t folded_memory = fold_top_n(
+      ledger, options.max_process_series, [](const analysis::MemoryLedgerRow* r) { return r->live_bytes; },
+      leave_out);
   auto ledger_labels = [&](const analysis::MemoryLedgerRow& r) {
     analysis::ProcessActivityRow p;
     p.pid = r.pid;
