@@ -15,6 +15,7 @@
 #include "export/json_text.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
+#include "export/top_n_fold.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -74,11 +75,8 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
   std::vector<json> list;
   list.reserve(by_pid.size());
   for (auto& [pid, entry] : by_pid) list.push_back(std::move(entry));
-  std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) {
-    return a["calls"].get<std::uint64_t>() > b["calls"].get<std::uint64_t>();
-  });
-  const std::size_t folded = list.size() > options.max_processes ? list.size() - options.max_processes : 0;
-  if (folded > 0) list.resize(options.max_processes);
+  const std::uint64_t folded = fold_top_n(
+      list, options.max_processes, [](const json& p) { return p["calls"].get<std::uint64_t>(); }, leave_out);
   std::vector<std::uint32_t> ledger_exited;
   for (const auto& r : snap.memory.rows) {
     if (r.exited) ledger_exited.push_back(r.pid);
@@ -148,13 +146,11 @@ std::string api_functions(const analysis::AnalysisSnapshot& snap) {
 }
 
 json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
-  json list = json::array();
+  auto rows = snap.kernels.rows();
   std::uint64_t folded = snap.kernels.folded_launches();
-  for (const auto& k : snap.kernels.rows()) {
-    if (list.size() >= max_kernels) {
-      folded += k.launches;
-      continue;
-    }
+  fold_past_cap(rows, max_kernels, [&](const analysis::KernelRow& k) { folded += k.launches; });
+  json list = json::array();
+  for (const auto& k : rows) {
     json shapes = json::array();
     for (const auto& s : k.shapes) {
       shapes.push_back(json{{"grid", s.grid}, {"block", s.block}, {"launches", s.launches}});

@@ -1,7 +1,6 @@
 // Call and agent families for /metrics.
 #include "export/call_metrics.h"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,12 +8,17 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "export/host_wait_metrics.h"
 #include "export/metrics_table.h"
 #include "export/nccl_metrics.h"
+#include "export/top_n_fold.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -23,16 +27,59 @@ constexpr std::array kBounds = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4
                                 5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
                                 0.25, 0.5,    1.0,    2.5,  5.0,    10.0,   25.0, 50.0};
 
-Labels function_labels(const std::string& domain, const std::string& function) {
-  return {{"domain", domain}, {"function", function}};
+using analysis::CallSummaryRow;
+using analysis::MemoryLedgerRow;
+using analysis::ProcessActivityRow;
+
+// pid and comm, then `extra` (the ledger's cuda_device), then the rank labels when known.
+Labels traced_labels(const CallMetricsOptions& options, std::uint32_t pid, const std::string& comm,
+                     const Label* extra = nullptr) {
+  Labels l{{"pid", std::to_string(pid)}, {"comm", comm}};
+  if (extra != nullptr) l.push_back(*extra);
+  if (options.rank_of_pid) {
+    RankInfo r = options.rank_of_pid(pid);
+    if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
+    if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
+    if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
+  }
+  return l;
 }
 
-struct FunctionSeries {
-  std::string domain, function;
-  std::uint64_t calls = 0, errors = 0, nested = 0;
-  const analysis::LatencySketch* durations = nullptr;  // in the snapshot, or `other`'s
-  std::uint64_t estimated = 0;                         // of calls, scaled (duty cycle)
-};
+// A family with a sample for each row that has a value (`value` gives nullopt for none).
+// `labels[i]` are rows[i]'s, made once for all the families of the rows.
+template <typename Row, typename Value>
+void write_family(ExpositionWriter& out, std::string_view name, const std::vector<Row>& rows,
+                  const std::vector<Labels>& labels, Value value) {
+  begin_family(out, name);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (const std::optional<std::uint64_t> v = value(rows[i])) out.add(labels[i], *v);
+  }
+}
+
+std::optional<std::uint64_t> nonzero(std::uint64_t v) { return v > 0 ? std::optional(v) : std::nullopt; }
+
+// The functions with the most time keep their series (rows() order); the rest fold into
+// domain="other", function="other", whose durations merge into `other_durations`.
+// Returns how many folded.
+std::uint64_t fold_functions(std::vector<CallSummaryRow>& rows, std::size_t cap,
+                             analysis::LatencySketch& other_durations) {
+  CallSummaryRow other;
+  other.domain = other.function = "other";
+  other.sketch = &other_durations;
+  const std::uint64_t folded = fold_past_cap(rows, cap, [&](const CallSummaryRow& r) {
+    other.calls += r.calls;
+    other.errors += r.errors;
+    other.nested += r.nested;
+    other.estimated += r.estimated;
+    if (r.has_bytes) {
+      other.has_bytes = true;
+      other.bytes += r.bytes;
+    }
+    if (r.sketch != nullptr) (void)other_durations.merge(*r.sketch);
+  });
+  if (folded > 0) rows.push_back(std::move(other));
+  return folded;
+}
 
 }  // namespace
 
@@ -53,139 +100,88 @@ std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch) 
 
 void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                          const CallMetricsOptions& options) {
-  // Functions: the ones with the most time first (rows() order); the rest fold.
-  std::vector<FunctionSeries> series;
+  auto functions = snap.calls.rows(false);
   analysis::LatencySketch other_durations;
-  FunctionSeries other{"other", "other", 0, 0, 0, &other_durations, 0};
-  std::uint64_t folded_functions = 0;
-  for (const auto& row : snap.calls.rows(false)) {
-    const analysis::LatencySketch* sketch = row.sketch;
-    if (series.size() < options.max_function_series) {
-      series.push_back({row.domain, row.function, row.calls, row.errors, row.nested, sketch, row.estimated});
-    } else {
-      ++folded_functions;
-      other.calls += row.calls;
-      other.errors += row.errors;
-      other.nested += row.nested;
-      other.estimated += row.estimated;
-      if (sketch != nullptr) (void)other_durations.merge(*sketch);
-    }
-  }
-  if (folded_functions > 0) series.push_back(std::move(other));
+  const std::uint64_t folded_functions =
+      fold_functions(functions, options.max_function_series, other_durations);
+  std::vector<Labels> function_labels;
+  for (const auto& f : functions) function_labels.push_back({{"domain", f.domain}, {"function", f.function}});
+  auto function_family = [&](std::string_view name, auto value) {
+    write_family(out, name, functions, function_labels, value);
+  };
+  function_family("eacgm_calls_total", [](const CallSummaryRow& f) { return std::optional(f.calls); });
+  function_family("eacgm_call_errors_total", [](const CallSummaryRow& f) { return std::optional(f.errors); });
+  // Nested and estimated calls only where there are some; bytes for functions that move them.
+  function_family("eacgm_nested_calls_total", [](const CallSummaryRow& f) { return nonzero(f.nested); });
+  function_family("eacgm_calls_estimated_total",
+                  [](const CallSummaryRow& f) { return nonzero(f.estimated); });
+  function_family("eacgm_bytes_total", [](const CallSummaryRow& f) {
+    return f.has_bytes ? std::optional(f.bytes) : std::nullopt;
+  });
 
-  begin_family(out, "eacgm_calls_total");
-  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.calls);
-  begin_family(out, "eacgm_call_errors_total");
-  for (const auto& s : series) out.add(function_labels(s.domain, s.function), s.errors);
-  begin_family(out, "eacgm_nested_calls_total");
-  for (const auto& s : series) {
-    if (s.nested > 0) out.add(function_labels(s.domain, s.function), s.nested);
-  }
-  begin_family(out, "eacgm_calls_estimated_total");
-  for (const auto& s : series) {
-    if (s.estimated > 0) out.add(function_labels(s.domain, s.function), s.estimated);
-  }
-  begin_family(out, "eacgm_bytes_total");
-  {
-    std::uint64_t other_bytes = 0;
-    bool other_has = false;
-    std::size_t n = 0;
-    for (const auto& row : snap.calls.rows(false)) {
-      if (n++ < options.max_function_series) {
-        if (row.has_bytes) out.add(function_labels(row.domain, row.function), row.bytes);
-      } else if (row.has_bytes) {
-        other_has = true;
-        other_bytes += row.bytes;
-      }
-    }
-    if (other_has) out.add(function_labels("other", "other"), other_bytes);
-  }
   begin_family(out, "eacgm_kernel_launches_total");
   {
+    // Kernels past the cap, and those the kernel table had no room for, in kernel="other".
+    auto kernels = snap.kernels.rows();
     std::uint64_t other_launches = snap.kernels.folded_launches();
-    bool folded = other_launches > 0;
-    std::size_t n = 0;
-    for (const auto& k : snap.kernels.rows()) {
-      if (n++ < options.max_function_series) {
-        out.add({{"kernel", k.name}}, k.launches);
-      } else {
-        folded = true;
-        other_launches += k.launches;
-      }
-    }
-    if (folded) out.add({{"kernel", "other"}}, other_launches);
+    const std::uint64_t folded =
+        fold_past_cap(kernels, options.max_function_series,
+                      [&](const analysis::KernelRow& k) { other_launches += k.launches; });
+    for (const auto& k : kernels) out.add({{"kernel", k.name}}, k.launches);
+    if (folded > 0 || snap.kernels.folded_launches() > 0) out.add({{"kernel", "other"}}, other_launches);
   }
+
   begin_family(out, "eacgm_call_duration_seconds");
   std::size_t histograms = 0;
-  for (const auto& s : series) {
-    if (s.durations == nullptr || s.durations->count() == 0) continue;
+  for (std::size_t i = 0; i < functions.size(); ++i) {
+    const analysis::LatencySketch* d = functions[i].sketch;
+    if (d == nullptr || d->count() == 0) continue;
     if (histograms++ >= options.max_histogram_series) break;
-    auto buckets = fold_sketch(*s.durations);
-    out.add_histogram(function_labels(s.domain, s.function), buckets,
-                      static_cast<double>(s.durations->sum()) / 1e9, s.durations->count());
+    out.add_histogram(function_labels[i], fold_sketch(*d), static_cast<double>(d->sum()) / 1e9, d->count());
   }
 
   // Processes: one series per pid (GpuActivity has a row per GPU), most calls first.
-  std::map<std::uint32_t, analysis::ProcessActivityRow> by_pid;
+  std::map<std::uint32_t, ProcessActivityRow> by_pid;
   for (const auto& p : snap.gpu.processes()) by_pid.emplace(p.pid, p);
-  std::vector<analysis::ProcessActivityRow> procs;
-  for (auto& [pid, p] : by_pid) {
+  std::vector<ProcessActivityRow> procs;
+  for (const auto& [pid, p] : by_pid) {
     if (p.calls > 0 || p.errors > 0) procs.push_back(p);
   }
-  std::stable_sort(procs.begin(), procs.end(),
-                   [](const auto& a, const auto& b) { return a.calls > b.calls; });
-  std::uint64_t folded_processes = 0, other_calls = 0, other_errors = 0;
-  if (procs.size() > options.max_process_series) {
-    for (std::size_t i = options.max_process_series; i < procs.size(); ++i) {
-      ++folded_processes;
-      other_calls += procs[i].calls;
-      other_errors += procs[i].errors;
-    }
-    procs.resize(options.max_process_series);
+  ProcessActivityRow other_process;
+  const std::uint64_t folded_processes = fold_top_n(
+      procs, options.max_process_series, [](const ProcessActivityRow& p) { return p.calls; },
+      [&](const ProcessActivityRow& p) {
+        other_process.calls += p.calls;
+        other_process.errors += p.errors;
+      });
+  std::vector<Labels> process_labels;
+  for (const auto& p : procs) process_labels.push_back(traced_labels(options, p.pid, p.name));
+  if (folded_processes > 0) {
+    procs.push_back(std::move(other_process));
+    process_labels.push_back({{"pid", "other"}, {"comm", "other"}});
   }
-  auto process_labels = [&](const analysis::ProcessActivityRow& p) {
-    Labels l{{"pid", std::to_string(p.pid)}, {"comm", p.name}};
-    if (options.rank_of_pid) {
-      RankInfo r = options.rank_of_pid(p.pid);
-      if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
-      if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
-      if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
-    }
-    return l;
-  };
-  const Labels other_labels{{"pid", "other"}, {"comm", "other"}};
-  begin_family(out, "eacgm_process_calls_total");
-  for (const auto& p : procs) out.add(process_labels(p), p.calls);
-  if (folded_processes > 0) out.add(other_labels, other_calls);
-  begin_family(out, "eacgm_process_call_errors_total");
-  for (const auto& p : procs) out.add(process_labels(p), p.errors);
-  if (folded_processes > 0) out.add(other_labels, other_errors);
+  write_family(out, "eacgm_process_calls_total", procs, process_labels,
+               [](const ProcessActivityRow& p) { return std::optional(p.calls); });
+  write_family(out, "eacgm_process_call_errors_total", procs, process_labels,
+               [](const ProcessActivityRow& p) { return std::optional(p.errors); });
 
   // The memory ledger: running processes only (an exited one holds nothing), the most
   // memory first; `cuda_device` is -1 where the device is unknown.
-  std::vector<const analysis::MemoryLedgerRow*> ledger;
+  std::vector<const MemoryLedgerRow*> ledger;
   for (const auto& r : snap.memory.rows) {
     if (!r.exited) ledger.push_back(&r);
   }
-  std::stable_sort(ledger.begin(), ledger.end(),
-                   [](const auto* a, const auto* b) { return a->live_bytes > b->live_bytes; });
-  std::uint64_t folded_memory = 0;
-  if (ledger.size() > options.max_process_series) {
-    folded_memory = ledger.size() - options.max_process_series;
-    ledger.resize(options.max_process_series);
+  const std::uint64_t folded_memory = fold_top_n(
+      ledger, options.max_process_series, [](const MemoryLedgerRow* r) { return r->live_bytes; }, leave_out);
+  std::vector<Labels> ledger_labels;
+  for (const auto* r : ledger) {
+    const Label device{"cuda_device", std::to_string(r->device)};
+    ledger_labels.push_back(traced_labels(options, r->pid, r->comm, &device));
   }
-  auto ledger_labels = [&](const analysis::MemoryLedgerRow& r) {
-    analysis::ProcessActivityRow p;
-    p.pid = r.pid;
-    p.name = r.comm;
-    Labels l = process_labels(p);
-    l.insert(l.begin() + 2, {"cuda_device", std::to_string(r.device)});
-    return l;
-  };
-  begin_family(out, "eacgm_process_gpu_allocated_bytes");
-  for (const auto* r : ledger) out.add(ledger_labels(*r), r->live_bytes);
-  begin_family(out, "eacgm_process_gpu_allocated_peak_bytes");
-  for (const auto* r : ledger) out.add(ledger_labels(*r), r->peak_bytes);
+  write_family(out, "eacgm_process_gpu_allocated_bytes", ledger, ledger_labels,
+               [](const MemoryLedgerRow* r) { return std::optional(r->live_bytes); });
+  write_family(out, "eacgm_process_gpu_allocated_peak_bytes", ledger, ledger_labels,
+               [](const MemoryLedgerRow* r) { return std::optional(r->peak_bytes); });
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running
   // traced process the estimated slowdown over the last few seconds.
@@ -202,10 +198,9 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     std::size_t shown = 0;
     for (const ProcessOverhead& row : snap.overhead.processes) {
       if (row.exited || shown++ >= options.max_process_series) continue;
-      analysis::ProcessActivityRow p;
-      p.pid = row.pid;
-      if (auto it = by_pid.find(row.pid); it != by_pid.end()) p.name = it->second.name;
-      out.add(process_labels(p), row.ratio);
+      const auto it = by_pid.find(row.pid);
+      out.add(traced_labels(options, row.pid, it != by_pid.end() ? it->second.name : std::string()),
+              row.ratio);
     }
   }
 

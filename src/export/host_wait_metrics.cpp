@@ -1,12 +1,13 @@
 // Host-wait families for /metrics, named and described by metrics_table.
 #include "export/host_wait_metrics.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/metrics_table.h"
+#include "export/top_n_fold.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -17,10 +18,11 @@ std::map<std::uint32_t, bool> kept_processes(const analysis::HostWaitSummary& wa
   std::map<std::uint32_t, std::uint64_t> by_pid;
   for (const auto& r : waits.rows) by_pid[r.pid] += r.total_ns;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> order(by_pid.begin(), by_pid.end());
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
   std::map<std::uint32_t, bool> kept;
-  for (std::size_t i = 0; i < order.size(); ++i) kept[order[i].first] = i < max_processes;
+  fold_top_n(
+      order, max_processes, [](const auto& p) { return p.second; },
+      [&](const auto& p) { kept[p.first] = false; });
+  for (const auto& [pid, total_ns] : order) kept[pid] = true;
   return kept;
 }
 
