@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "probe/always_on.h"
 #include "probe/percpu_maps.h"
@@ -96,19 +97,16 @@ Status check_abi_version(std::uint32_t object_version) {
 UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
   if (this != &o) {
     reset();
-    link_ = o.link_;
-    fd_ = o.fd_;
-    o.link_ = nullptr;
-    o.fd_ = -1;
+    link_ = std::exchange(o.link_, nullptr);
+    fd_ = std::move(o.fd_);
   }
   return *this;
 }
 
 void UprobeLink::reset() {
   if (link_) bpf_link__destroy(link_);
-  if (fd_ >= 0) close(fd_);
   link_ = nullptr;
-  fd_ = -1;
+  fd_.reset();
 }
 
 Status check_bpf_privileges() {
@@ -580,7 +578,7 @@ Result<UprobeLink> link_points(bpf_program* prog, const std::string& path,
       bpf_program__fd(prog), path, offsets, cookies,
       any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(), kind);
   if (!fd) return std::move(fd).take_error();
-  return UprobeLink(*fd);
+  return UprobeLink(std::move(*fd));
 }
 
 constexpr const char* kNoSessions = "uprobe sessions are not supported by this kernel (Linux 6.13+ has them)";

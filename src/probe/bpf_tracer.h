@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bpf/events.h"
@@ -17,6 +18,7 @@
 #include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 struct trace_bpf;
 struct bpf_link;
@@ -73,11 +75,8 @@ struct DurationEntry {
 class UprobeLink {
  public:
   explicit UprobeLink(bpf_link* link) : link_(link) {}
-  explicit UprobeLink(int fd) : fd_(fd) {}
-  UprobeLink(UprobeLink&& o) noexcept : link_(o.link_), fd_(o.fd_) {
-    o.link_ = nullptr;
-    o.fd_ = -1;
-  }
+  explicit UprobeLink(UniqueFd fd) : fd_(std::move(fd)) {}
+  UprobeLink(UprobeLink&& o) noexcept : link_(std::exchange(o.link_, nullptr)), fd_(std::move(o.fd_)) {}
   UprobeLink& operator=(UprobeLink&& o) noexcept;
   UprobeLink(const UprobeLink&) = delete;
   UprobeLink& operator=(const UprobeLink&) = delete;
@@ -86,7 +85,7 @@ class UprobeLink {
  private:
   void reset();
   bpf_link* link_ = nullptr;
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 // One probe point of a library file: where, and which probe (the cookie).

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
 #include "py_sample.skel.h"
 
@@ -76,8 +77,8 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return make_error("cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
   for (int cpu = 0; cpu < ncpu; ++cpu) {
-    const int fd = open_cpu_clock(cpu, options.hz);
-    if (fd < 0) {
+    UniqueFd event(open_cpu_clock(cpu, options.hz));
+    if (!event) {
       if (errno == ENODEV) continue;  // a possible CPU that is not online
       return make_error(
           fmt::format("cannot open a CPU-clock perf event on CPU {}: {} (check "
@@ -85,15 +86,13 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
                       "--python-hz 0)",
                       cpu, errno_text(errno)));
     }
-    // The link owns the event from here: destroying it disables and closes the event.
-    bpf_link* link = bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, fd);
+    bpf_link* link = bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, event.get());
     if (!link) {
-      const int err = errno;
-      close(fd);
-      errno = err;
       return make_error(fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
                                     errno_text(errno), log.last_lines(1)));
     }
+    // The link owns the event from here: destroying it disables and closes the event.
+    (void)event.release();
     s->links_.push_back(link);
   }
   s->hz_ = options.hz;
