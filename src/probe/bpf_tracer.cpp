@@ -94,21 +94,6 @@ Status check_abi_version(std::uint32_t object_version) {
                   object_version, EACGM_ABI_VERSION));
 }
 
-UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
-  if (this != &o) {
-    reset();
-    link_ = std::exchange(o.link_, nullptr);
-    fd_ = std::move(o.fd_);
-  }
-  return *this;
-}
-
-void UprobeLink::reset() {
-  if (link_) bpf_link__destroy(link_);
-  link_ = nullptr;
-  fd_.reset();
-}
-
 Status check_bpf_privileges() {
   constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
   std::uint64_t caps = capability_mask();
@@ -343,22 +328,21 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
   auto t = std::move(*loaded);
   LibbpfLogCapture log;
   if (options.filter_pids) {
-    bpf_link* fork = bpf_program__attach(t->skel_->progs.eacgm_fork);
-    bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
-    if (!fork || !exit) {
-      if (fork) bpf_link__destroy(fork);
-      return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}{}",
-                                    errno_text(errno), log.last_lines()));
+    for (bpf_program* prog : {t->skel_->progs.eacgm_fork, t->skel_->progs.eacgm_exit_process}) {
+      BpfLink link(bpf_program__attach(prog));
+      if (!link) {
+        return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}{}",
+                                      errno_text(errno), log.last_lines()));
+      }
+      t->tp_links_.push_back(std::move(link));
     }
-    t->tp_links_.emplace_back(fork);
-    t->tp_links_.emplace_back(exit);
   }
-  bpf_link* exec = bpf_program__attach(t->skel_->progs.eacgm_exec);
+  BpfLink exec(bpf_program__attach(t->skel_->progs.eacgm_exec));
   if (!exec) {
     return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
                                   errno_text(errno), log.last_lines()));
   }
-  t->tp_links_.emplace_back(exec);
+  t->tp_links_.push_back(std::move(exec));
   return t;
 }
 
@@ -549,13 +533,13 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   opts.retprobe = exit;
   opts.ref_ctr_offset = ref_ctr_offset;
   bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
-  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
+  BpfLink link(bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
     return make_error(fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
                                   file_offset, path, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 namespace {
@@ -648,27 +632,27 @@ Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std
   LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   opts.ref_ctr_offset = ref_ctr_offset;
-  bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.eacgm_semaphore_hold, -1, path.c_str(),
-                                                   file_offset, &opts);
+  BpfLink link(bpf_program__attach_uprobe_opts(skel_->progs.eacgm_semaphore_hold, -1, path.c_str(),
+                                               file_offset, &opts));
   if (!link) {
     const int err = errno;
     return make_error(fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
                                   file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
   LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
-  bpf_link* link =
-      bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts);
+  BpfLink link(
+      bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
     return make_error(
         fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }

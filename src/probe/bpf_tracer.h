@@ -19,9 +19,9 @@
 #include "core/probe_spec.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "probe/bpf_link.h"
 
 struct trace_bpf;
-struct bpf_link;
 struct ring_buffer;
 
 namespace eacgm::probe {
@@ -74,17 +74,11 @@ struct DurationEntry {
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
 class UprobeLink {
  public:
-  explicit UprobeLink(bpf_link* link) : link_(link) {}
+  explicit UprobeLink(BpfLink link) : link_(std::move(link)) {}
   explicit UprobeLink(UniqueFd fd) : fd_(std::move(fd)) {}
-  UprobeLink(UprobeLink&& o) noexcept : link_(std::exchange(o.link_, nullptr)), fd_(std::move(o.fd_)) {}
-  UprobeLink& operator=(UprobeLink&& o) noexcept;
-  UprobeLink(const UprobeLink&) = delete;
-  UprobeLink& operator=(const UprobeLink&) = delete;
-  ~UprobeLink() { reset(); }
 
  private:
-  void reset();
-  bpf_link* link_ = nullptr;
+  BpfLink link_;
   UniqueFd fd_;
 };
 
@@ -190,7 +184,7 @@ class BpfTracer {
   std::uint32_t duty_moves_ = 0;
   bool multi_ = false;
   bool session_ = false;
-  std::vector<UprobeLink> tp_links_;
+  std::vector<BpfLink> tp_links_;
   mutable std::mutex ids_mutex_;
   std::set<std::uint32_t> stored_;  // ids with a probe entry
 };

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "host_waits.skel.h"
 #include "probe/bpf_tracer.h"
@@ -57,18 +58,18 @@ Result<std::unique_ptr<HostWaitTracer>> HostWaitTracer::open(const HostWaitOptio
   }
   for (bpf_program* prog : {t->skel_->progs.eacgm_wait_enter, t->skel_->progs.eacgm_wait_exit,
                             t->skel_->progs.eacgm_wait_proc_exit, t->skel_->progs.eacgm_wait_proc_exec}) {
-    bpf_link* link = bpf_program__attach(prog);
+    BpfLink link(bpf_program__attach(prog));
     if (!link) {
       return make_error(fmt::format("cannot attach the host-wait program {}: {}{}", bpf_program__name(prog),
                                     errno_text(errno), log.last_lines(1)));
     }
-    t->links_.push_back(link);
+    t->links_.push_back(std::move(link));
   }
   return t;
 }
 
 HostWaitTracer::~HostWaitTracer() {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();  // before the programs they attach
   if (skel_) host_waits_bpf__destroy(skel_);
 }
 

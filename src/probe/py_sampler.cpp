@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
@@ -86,21 +87,21 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
                       "--python-hz 0)",
                       cpu, errno_text(errno)));
     }
-    bpf_link* link = bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, event.get());
+    BpfLink link(bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, event.get()));
     if (!link) {
       return make_error(fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
                                     errno_text(errno), log.last_lines(1)));
     }
     // The link owns the event from here: destroying it disables and closes the event.
     (void)event.release();
-    s->links_.push_back(link);
+    s->links_.push_back(std::move(link));
   }
   s->hz_ = options.hz;
   return s;
 }
 
 PySampler::~PySampler() {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();  // before the program they attach
   if (skel_) py_sample_bpf__destroy(skel_);
 }
 
