@@ -43,16 +43,25 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
   auto exe = find_executable(argv[0]);
   if (!exe) return std::move(exe).take_error();
   int gate[2], err[2];
-  if (pipe2(gate, O_CLOEXEC) != 0) return make_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(gate, O_CLOEXEC) != 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("pipe: {}", std::strerror(e)));
+  }
   UniqueFd gate_read(gate[0]), gate_write(gate[1]);
-  if (pipe2(err, O_CLOEXEC) != 0) return make_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("pipe: {}", std::strerror(e)));
+  }
   UniqueFd error_read(err[0]), error_write(err[1]);
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = fork();
-  if (pid < 0) return make_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid < 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("fork: {}", std::strerror(e)));
+  }
   if (pid == 0) {
     // Between fork and exec only async-signal-safe calls; _exit runs no destructors.
     close(gate[1]);
@@ -99,7 +108,7 @@ Status LaunchedCommand::release() {
   } while (n < 0 && errno == EINTR);
   error_fd_.reset();
   if (n == sizeof(e)) {
-    return make_error(fmt::format("cannot run the command: {}", std::strerror(e)));
+    return make_errno_error(e, fmt::format("cannot run the command: {}", std::strerror(e)));
   }
   return {};
 }

@@ -38,12 +38,12 @@ Result<std::string> http_get_metrics(const std::string& host_port) {
     setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   }
   if (!fd || connect(fd.get(), res->ai_addr, res->ai_addrlen) != 0) {
-    std::string e = std::strerror(errno);
+    const int err = errno;
     freeaddrinfo(res);
-    return make_error(
-        fmt::format("cannot reach eacgm-sched's metrics at {}: {} (is eacgm-sched running, with "
-                    "metrics = \"{}\" in its config?)",
-                    host_port, e, host_port));
+    return make_errno_error(
+        err, fmt::format("cannot reach eacgm-sched's metrics at {}: {} (is eacgm-sched running, with "
+                         "metrics = \"{}\" in its config?)",
+                         host_port, std::strerror(err), host_port));
   }
   freeaddrinfo(res);
   std::string req = "GET /metrics HTTP/1.0\r\nHost: " + host_port + "\r\n\r\n";

@@ -106,13 +106,15 @@ Status check_kernel_btf(const std::string& custom_path) {
   const std::string path = custom_path.empty() ? "/sys/kernel/btf/vmlinux" : custom_path;
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) return {};
+  const int err = errno;
   if (custom_path.empty()) {
-    return make_error(
+    return make_errno_error(
+        err,
         "this kernel exposes no BTF type information (/sys/kernel/btf/vmlinux is missing): "
         "use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this kernel's BTF");
   }
-  return make_error(
-      fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(errno)));
+  return make_errno_error(
+      err, fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(err)));
 }
 
 // Sources reach the kernel as their numbers.
@@ -260,7 +262,9 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   t->skel_ = trace_bpf__open_opts(&open_opts);
   if (!t->skel_) {
-    return make_error(fmt::format("cannot open the BPF object: {}{}", errno_text(errno), log.last_lines()));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot open the BPF object: {}{}", errno_text(err), log.last_lines()));
   }
   if (auto st = check_abi_version(t->skel_->rodata->abi_version); !st) return std::move(st).take_error();
   t->skel_->rodata->filter_pids = options.filter_pids ? 1 : 0;
@@ -268,13 +272,14 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
   t->skel_->rodata->stop_on_load = options.stop_on_load ? 1 : 0;
   if (int err = bpf_map__set_max_entries(t->skel_->maps.events, options.ringbuf_bytes)) {
-    return make_error(fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
-                                  options.ringbuf_bytes, errno_text(err)));
+    return make_errno_error(err, fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
+                                             options.ringbuf_bytes, errno_text(err)));
   }
   for (auto [map, keys] : {std::pair{t->skel_->maps.call_counts, options.count_keys},
                            std::pair{t->skel_->maps.call_durations, options.duration_keys}}) {
     if (int err = bpf_map__set_max_entries(map, keys)) {
-      return make_error(fmt::format("always-on map of {} keys rejected: {}", keys, errno_text(err)));
+      return make_errno_error(err,
+                              fmt::format("always-on map of {} keys rejected: {}", keys, errno_text(err)));
     }
   }
   if (!options.filter_pids) {
@@ -300,13 +305,13 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   }
   if (int err = trace_bpf__load(t->skel_)) {
     if (err == -EPERM || err == -EACCES) {
-      return make_error(
-          fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
-                      "kernel.unprivileged_bpf_disabled and lockdown settings{}",
-                      errno_text(err), log.last_lines()));
+      return make_errno_error(
+          err, fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
+                           "kernel.unprivileged_bpf_disabled and lockdown settings{}",
+                           errno_text(err), log.last_lines()));
     }
-    return make_error(
-        fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
+    return make_errno_error(
+        err, fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
   // Cycled probes count from the start: the window is closed only by a duty cycle (and
   // this is no move of it: the pace's gaps are taken only once a duty cycle runs).
@@ -331,16 +336,18 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
     for (bpf_program* prog : {t->skel_->progs.eacgm_fork, t->skel_->progs.eacgm_exit_process}) {
       BpfLink link(bpf_program__attach(prog));
       if (!link) {
-        return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}{}",
-                                      errno_text(errno), log.last_lines()));
+        const int err = errno;
+        return make_errno_error(err, fmt::format("cannot follow child processes (sched tracepoints): {}{}",
+                                                 errno_text(err), log.last_lines()));
       }
       t->tp_links_.push_back(std::move(link));
     }
   }
   BpfLink exec(bpf_program__attach(t->skel_->progs.eacgm_exec));
   if (!exec) {
-    return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
-                                  errno_text(errno), log.last_lines()));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
+                                             errno_text(err), log.last_lines()));
   }
   t->tp_links_.push_back(std::move(exec));
   return t;
@@ -362,7 +369,9 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   if (auto st = reset_hits(id); !st) return st;
   eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
-    return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(err)));
   }
   stored_.insert(id);
   return {};
@@ -375,7 +384,8 @@ Result<bool> BpfTracer::probe_enabled(std::uint32_t id) const {
   }
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   return (p.flags & EACGM_PROBE_ENABLED) != 0;
 }
@@ -386,7 +396,8 @@ Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   const std::uint32_t flags = enabled ? p.flags | EACGM_PROBE_ENABLED : p.flags & ~EACGM_PROBE_ENABLED;
   if (flags == p.flags) return {};
@@ -394,8 +405,9 @@ Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   // would do, but the map update copies the whole entry; the other fields are unchanged.
   p.flags = flags;
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
-    return make_error(
-        fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(err)));
   }
   return {};
 }
@@ -405,12 +417,15 @@ Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
   if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   if (p.count.sample_shift == shift) return {};
   p.count.sample_shift = shift;
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
-    return make_error(fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(err)));
   }
   return {};
 }
@@ -422,7 +437,8 @@ Status BpfTracer::set_duty_window(DutyWindow state) {
   // The moves first: a call that sees the new state sees the new count too.
   const std::uint32_t one = 1, moves = ++duty_moves_;
   if (bpf_map__update_elem(skel_->maps.duty_window, &one, sizeof(one), &moves, sizeof(moves), BPF_ANY)) {
-    return make_error(fmt::format("cannot count the duty window's moves: {}", errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot count the duty window's moves: {}", errno_text(err)));
   }
   return write_duty_state(state);
 }
@@ -430,7 +446,8 @@ Status BpfTracer::set_duty_window(DutyWindow state) {
 Status BpfTracer::write_duty_state(DutyWindow state) {
   const std::uint32_t zero = 0, value = static_cast<std::uint32_t>(state);
   if (bpf_map__update_elem(skel_->maps.duty_window, &zero, sizeof(zero), &value, sizeof(value), BPF_ANY)) {
-    return make_error(fmt::format("cannot set the duty window to {}: {}", value, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot set the duty window to {}: {}", value, errno_text(err)));
   }
   return {};
 }
@@ -447,7 +464,8 @@ Status BpfTracer::clear_probe(std::uint32_t id) {
   if (stored_.erase(id) == 0) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe none{};
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &none, sizeof(none), BPF_EXIST)) {
-    return make_error(fmt::format("cannot clear probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot clear probe {}: {}", id, errno_text(err)));
   }
   return reset_hits(id);
 }
@@ -458,7 +476,9 @@ Status BpfTracer::reset_hits(std::uint32_t id) {
   std::vector<std::uint64_t> zeros(static_cast<std::size_t>(ncpu), 0);
   if (bpf_map__update_elem(skel_->maps.probe_hits, &id, sizeof(id), zeros.data(),
                            zeros.size() * sizeof(std::uint64_t), BPF_ANY)) {
-    return make_error(fmt::format("cannot reset the hit count of probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot reset the hit count of probe {}: {}", id, errno_text(err)));
   }
   return {};
 }
@@ -507,7 +527,8 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
 Status BpfTracer::add_target_pid(std::uint32_t pid, bool may_stop) {
   std::uint8_t flags = EACGM_TARGET_TRACED | (may_stop ? 0 : EACGM_TARGET_NO_STOP);
   if (bpf_map__update_elem(skel_->maps.target_pids, &pid, sizeof(pid), &flags, sizeof(flags), BPF_ANY)) {
-    return make_error(fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(err)));
   }
   return {};
 }
@@ -536,8 +557,8 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   BpfLink link(bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
-                                  file_offset, path, errno_text(err), log.last_lines(1)));
+    return make_errno_error(err, fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
+                                             file_offset, path, errno_text(err), log.last_lines(1)));
   }
   return UprobeLink(std::move(link));
 }
@@ -636,8 +657,9 @@ Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std
                                                file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
-                                  file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
+    return make_errno_error(
+        err, fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
+                         file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
   }
   return UprobeLink(std::move(link));
 }
@@ -649,8 +671,8 @@ Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::u
       bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(
-        fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
+    return make_errno_error(
+        err, fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
   }
   return UprobeLink(std::move(link));
 }

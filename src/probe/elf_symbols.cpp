@@ -319,13 +319,15 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
   }
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
-    return make_error("cannot open " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, "cannot open " + path + ": " + std::strerror(err));
   }
   // Owns fd (and the Elf handle once made) from here on, so every error path closes it.
   ElfFile file(std::move(fd), nullptr, path);
   struct stat st {};
   if (::fstat(file.fd_.get(), &st) != 0) {
-    return make_error("cannot stat " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, "cannot stat " + path + ": " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     return make_error(path + ": not a regular file (expected a shared library or executable)");

@@ -152,7 +152,8 @@ Result<std::vector<CachedLibrary>> run_ldconfig() {
   const std::unique_ptr<FILE, int (*)(FILE*)> pipe(
       ::popen("PATH=\"$PATH:/sbin:/usr/sbin\" ldconfig -p 2>/dev/null", "re"), &::pclose);
   if (!pipe) {
-    return make_error(std::string("cannot run ldconfig -p: ") + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, std::string("cannot run ldconfig -p: ") + std::strerror(err));
   }
   std::vector<CachedLibrary> out;
   std::array<char, 4096> line{};
@@ -360,7 +361,8 @@ Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_p
 Result<std::pair<std::uint64_t, std::uint64_t>> file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return make_error("cannot stat " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, "cannot stat " + path + ": " + std::strerror(err));
   }
   // Re-encode through major/minor so the value matches what parse_exec_mapping builds from maps.
   return std::make_pair(static_cast<std::uint64_t>(makedev(major(st.st_dev), minor(st.st_dev))),

@@ -53,8 +53,9 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   s->skel_ = py_sample_bpf__open_opts(&open_opts);
   if (!s->skel_) {
-    return make_error(fmt::format("cannot open the Python sampler's BPF object: {}{}", errno_text(errno),
-                                  log.last_lines()));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot open the Python sampler's BPF object: {}{}",
+                                             errno_text(err), log.last_lines()));
   }
   if (s->skel_->rodata->py_abi_version != EACGM_PY_ABI_VERSION) {
     return make_error(
@@ -62,18 +63,20 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
                     s->skel_->rodata->py_abi_version, EACGM_PY_ABI_VERSION));
   }
   if (int err = bpf_map__set_max_entries(s->skel_->maps.py_samples, options.ringbuf_bytes)) {
-    return make_error(fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
-                                  options.ringbuf_bytes, errno_text(err)));
+    return make_errno_error(
+        err, fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
+                         options.ringbuf_bytes, errno_text(err)));
   }
   if (options.waiting_calls_fd >= 0) {
     if (int err = bpf_map__reuse_fd(s->skel_->maps.waiting_calls, options.waiting_calls_fd)) {
-      return make_error(fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
-                                    errno_text(err)));
+      return make_errno_error(
+          err, fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
+                           errno_text(err)));
     }
   }
   if (int err = py_sample_bpf__load(s->skel_)) {
-    return make_error(
-        fmt::format("cannot load the Python sampler's BPF program: {}{}", errno_text(err), log.last_lines()));
+    return make_errno_error(err, fmt::format("cannot load the Python sampler's BPF program: {}{}",
+                                             errno_text(err), log.last_lines()));
   }
   const int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) return make_error("cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
@@ -81,16 +84,17 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
     UniqueFd event(open_cpu_clock(cpu, options.hz));
     if (!event) {
       if (errno == ENODEV) continue;  // a possible CPU that is not online
-      return make_error(
-          fmt::format("cannot open a CPU-clock perf event on CPU {}: {} (check "
-                      "kernel.perf_event_paranoid, or run without Python sampling: "
-                      "--python-hz 0)",
-                      cpu, errno_text(errno)));
+      const int err = errno;
+      return make_errno_error(err, fmt::format("cannot open a CPU-clock perf event on CPU {}: {} (check "
+                                               "kernel.perf_event_paranoid, or run without Python sampling: "
+                                               "--python-hz 0)",
+                                               cpu, errno_text(err)));
     }
     BpfLink link(bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, event.get()));
     if (!link) {
-      return make_error(fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
-                                    errno_text(errno), log.last_lines(1)));
+      const int err = errno;
+      return make_errno_error(err, fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
+                                               errno_text(err), log.last_lines(1)));
     }
     // The link owns the event from here: destroying it disables and closes the event.
     (void)event.release();
@@ -107,8 +111,10 @@ PySampler::~PySampler() {
 
 Status PySampler::add_process(std::uint32_t pid, const eacgm_py_proc& proc) {
   if (bpf_map__update_elem(skel_->maps.py_procs, &pid, sizeof(pid), &proc, sizeof(proc), BPF_ANY)) {
-    return make_error(fmt::format("cannot sample Python process {}: {}{}", pid, errno_text(errno),
-                                  errno == E2BIG ? " (too many Python processes: 4096 at most)" : ""));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot sample Python process {}: {}{}", pid, errno_text(err),
+                                        err == E2BIG ? " (too many Python processes: 4096 at most)" : ""));
   }
   return {};
 }

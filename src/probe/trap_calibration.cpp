@@ -112,12 +112,21 @@ class Child {
 
   Status start(std::uint32_t calls, std::uint32_t rounds) {
     int down[2], up[2];
-    if (pipe2(down, O_CLOEXEC) != 0) return make_error("calibration: pipe: " + errno_text(errno));
+    if (pipe2(down, O_CLOEXEC) != 0) {
+      const int err = errno;
+      return make_errno_error(err, "calibration: pipe: " + errno_text(err));
+    }
     UniqueFd down_read(down[0]), down_write(down[1]);
-    if (pipe2(up, O_CLOEXEC) != 0) return make_error("calibration: pipe: " + errno_text(errno));
+    if (pipe2(up, O_CLOEXEC) != 0) {
+      const int err = errno;
+      return make_errno_error(err, "calibration: pipe: " + errno_text(err));
+    }
     UniqueFd up_read(up[0]), up_write(up[1]);
     pid_ = fork();
-    if (pid_ < 0) return make_error("calibration: fork: " + errno_text(errno));
+    if (pid_ < 0) {
+      const int err = errno;
+      return make_errno_error(err, "calibration: fork: " + errno_text(err));
+    }
     if (pid_ == 0) {
       // Async-signal-safe calls only (child_loop); it ends in _exit, which runs no destructors.
       close(down[1]);

@@ -58,8 +58,9 @@ Result<UniqueFd> create_uprobe_multi_link(int prog_fd, const std::string& path,
     const char* what = kind == MultiLinkKind::kReturn    ? "uretprobe_multi"
                        : kind == MultiLinkKind::kSession ? "uprobe session"
                                                          : "uprobe_multi";
-    return make_error(
-        fmt::format("{} of {} probes in {}: {}", what, offsets.size(), path, std::strerror(errno)));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("{} of {} probes in {}: {}", what, offsets.size(), path, std::strerror(err)));
   }
   return UniqueFd(static_cast<int>(fd));
 }

@@ -62,14 +62,18 @@ RankInfo parse_rank_env(std::string_view block) {
 Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
   const std::string path = "/proc/" + std::to_string(pid) + "/environ";
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(path + ": " + std::strerror(errno));
+  if (!fd) {
+    const int err = errno;
+    return make_errno_error(err, path + ": " + std::strerror(err));
+  }
   std::string buf(limit, '\0');
   std::size_t used = 0;
   while (used < limit) {
     const ssize_t n = ::read(fd.get(), buf.data() + used, limit - used);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(path + ": " + std::strerror(errno));
+      const int err = errno;
+      return make_errno_error(err, path + ": " + std::strerror(err));
     }
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
