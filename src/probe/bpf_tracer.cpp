@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <span>
 #include <sstream>
 #include <string_view>
@@ -471,9 +472,9 @@ Status BpfTracer::clear_probe(std::uint32_t id) {
 }
 
 Status BpfTracer::reset_hits(std::uint32_t id) {
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return make_error("cannot count the possible CPUs");
-  std::vector<std::uint64_t> zeros(static_cast<std::size_t>(ncpu), 0);
+  auto cpus = possible_cpus();
+  if (!cpus) return std::move(cpus).take_error();
+  std::vector<std::uint64_t> zeros(*cpus, 0);
   if (bpf_map__update_elem(skel_->maps.probe_hits, &id, sizeof(id), zeros.data(),
                            zeros.size() * sizeof(std::uint64_t), BPF_ANY)) {
     const int err = errno;
@@ -490,9 +491,9 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
     std::lock_guard<std::mutex> lock(ids_mutex_);
     ids.assign(stored_.begin(), stored_.end());
   }
-  int ncpu = libbpf_num_possible_cpus();
-  if (ids.empty() || ncpu <= 0) return out;
-  const std::size_t cpus = static_cast<std::size_t>(ncpu);
+  auto possible = possible_cpus();
+  if (ids.empty() || !possible) return out;
+  const std::size_t cpus = *possible;
   // One batch over [0, highest id] (ids are dense); per-id lookups where the kernel
   // lacks batch operations on arrays.
   const std::uint32_t count = ids.back() + 1;
@@ -505,21 +506,13 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
   int err = bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), values.data(), &n, &opts);
   if ((err == 0 || errno == ENOENT) && n == count) {
     for (std::uint32_t id : ids) {
-      std::uint64_t total = 0;
-      for (std::size_t c = 0; c < cpus; ++c) total += values[static_cast<std::size_t>(id) * cpus + c];
-      out[id] = total;
+      const auto first = values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(id) * cpus);
+      out[id] = std::accumulate(first, first + static_cast<std::ptrdiff_t>(cpus), std::uint64_t{0});
     }
     return out;
   }
-  std::vector<std::uint64_t> one(cpus);
   for (std::uint32_t id : ids) {
-    if (bpf_map__lookup_elem(skel_->maps.probe_hits, &id, sizeof(id), one.data(),
-                             one.size() * sizeof(std::uint64_t), 0) != 0) {
-      continue;
-    }
-    std::uint64_t total = 0;
-    for (auto v : one) total += v;
-    out[id] = total;
+    if (auto hits = sum_percpu(skel_->maps.probe_hits, id)) out[id] = *hits;
   }
   return out;
 }
@@ -685,16 +678,10 @@ int BpfTracer::waiting_calls_fd() const { return bpf_map__fd(skel_->maps.waiting
 
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.counters, key);
+    return total ? *total : 0;
   };
   c.ringbuf_drops = sum(EACGM_CNT_RINGBUF_DROPS);
   c.lost_exits = sum(EACGM_CNT_LOST_EXITS);

@@ -134,16 +134,10 @@ void HostWaitTracer::forget(const std::vector<std::uint32_t>& pids) {
 
 HostWaitCounters HostWaitTracer::counters() const {
   HostWaitCounters c;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.wait_counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.wait_counters, key);
+    return total ? *total : 0;
   };
   c.map_full = sum(EACGM_WAIT_CNT_MAP_FULL);
   c.open_full = sum(EACGM_WAIT_CNT_OPEN_FULL);

@@ -15,6 +15,7 @@
 
 #include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
+#include "probe/percpu_maps.h"
 #include "py_sample.skel.h"
 
 namespace eacgm::probe {
@@ -78,8 +79,11 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
     return make_errno_error(err, fmt::format("cannot load the Python sampler's BPF program: {}{}",
                                              errno_text(err), log.last_lines()));
   }
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return make_error("cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
+  auto cpus = possible_cpus();
+  if (!cpus) {
+    return make_errno_error(cpus.error_errno(), cpus.error() + " (/sys/devices/system/cpu/possible)");
+  }
+  const int ncpu = static_cast<int>(*cpus);
   for (int cpu = 0; cpu < ncpu; ++cpu) {
     UniqueFd event(open_cpu_clock(cpu, options.hz));
     if (!event) {
@@ -133,16 +137,10 @@ int PySampler::ringbuf_fd() const { return bpf_map__fd(skel_->maps.py_samples); 
 
 PySamplerCounters PySampler::counters() const {
   PySamplerCounters c;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.py_counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.py_counters, key);
+    return total ? *total : 0;
   };
   c.samples = sum(EACGM_PY_CNT_SAMPLES);
   c.drops = sum(EACGM_PY_CNT_DROPS);
