@@ -31,10 +31,12 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bare.skel.h"
 #include "core/duty_switch_log.h"
+#include "core/unique_fd.h"
 #include "probe/elf_symbols.h"
 #include "probe/uprobe_multi.h"
 
@@ -57,8 +59,8 @@ bool stopped_within(const sigset_t& stop_signals, double seconds) {
 // BARE_CYCLE: the links in `fds` (attached) stay for `cycle` of each second, then are
 // closed for the rest and made again by `attach`, until a stop signal.
 template <typename Attach>
-int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* path, std::vector<int>& fds,
-                        Attach attach) {
+int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* path,
+                        std::vector<eacgm::UniqueFd>& fds, Attach attach) {
   std::FILE* log = std::fopen(path, "w");
   if (!log) {
     std::fprintf(stderr, "eacgm-bench-bare: cannot write %s\n", path);
@@ -69,7 +71,6 @@ int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* 
   for (;;) {
     if (stopped_within(stop_signals, cycle)) break;
     const long long began = monotonic_ns();
-    for (int f : fds) close(f);
     fds.clear();
     eacgm::write_duty_switch(log, false, began, began, monotonic_ns(), true);
     if (stopped_within(stop_signals, 1.0 - cycle)) break;
@@ -79,7 +80,7 @@ int cycle_until_stopped(const sigset_t& stop_signals, double cycle, const char* 
     eacgm::write_duty_switch(log, true, again, counting, counting, ok);
     if (!ok) break;
   }
-  for (int f : fds) close(f);
+  fds.clear();
   std::fclose(log);
   return 0;
 }
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "eacgm-bench-bare: cannot load BPF (root needed)\n");
     return 1;
   }
-  std::vector<int> fds;
+  std::vector<eacgm::UniqueFd> fds;
   auto attach = [&](bpf_program* prog, bool is_return) {
     const auto kind = is_return ? eacgm::probe::MultiLinkKind::kReturn
                       : session ? eacgm::probe::MultiLinkKind::kSession
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "eacgm-bench-bare: %s\n", fd.error().c_str());
       return false;
     }
-    fds.push_back(*fd);
+    fds.push_back(std::move(*fd));
     return true;
   };
   if (with_exit && !attach(exit_prog, true)) return 1;
@@ -199,7 +200,7 @@ int main(int argc, char** argv) {
   }
   stop_reader = true;
   if (reader.joinable()) reader.join();
-  for (int f : fds) close(f);
+  fds.clear();  // detaches before the programs go
   bare_bpf__destroy(skel);
   return rc;
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace eacgm::agent {
 
@@ -42,19 +43,27 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
   auto exe = find_executable(argv[0]);
   if (!exe) return std::move(exe).take_error();
   int gate[2], err[2];
-  if (pipe2(gate, O_CLOEXEC) != 0) return make_error(fmt::format("pipe: {}", std::strerror(errno)));
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(gate[0]);
-    close(gate[1]);
-    return make_error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(gate, O_CLOEXEC) != 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("pipe: {}", std::strerror(e)));
   }
+  UniqueFd gate_read(gate[0]), gate_write(gate[1]);
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("pipe: {}", std::strerror(e)));
+  }
+  UniqueFd error_read(err[0]), error_write(err[1]);
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = fork();
-  if (pid < 0) return make_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid < 0) {
+    const int e = errno;
+    return make_errno_error(e, fmt::format("fork: {}", std::strerror(e)));
+  }
   if (pid == 0) {
+    // Between fork and exec only async-signal-safe calls; _exit runs no destructors.
     close(gate[1]);
     close(err[0]);
     char c;
@@ -66,44 +75,40 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
     (void)!write(err[1], &e, sizeof(e));
     _exit(127);
   }
-  close(gate[0]);
-  close(err[1]);
+  // The child's ends: with the parent's copy of the error pipe's write end closed, a
+  // successful exec reads as EOF.
+  gate_read.reset();
+  error_write.reset();
   LaunchedCommand c;
   c.pid_ = pid;
-  c.gate_fd_ = gate[1];
-  c.error_fd_ = err[0];
+  c.gate_fd_ = std::move(gate_write);
+  c.error_fd_ = std::move(error_read);
   return c;
 }
 
 LaunchedCommand::LaunchedCommand(LaunchedCommand&& o) noexcept
-    : pid_(o.pid_),
-      gate_fd_(o.gate_fd_),
-      error_fd_(o.error_fd_),
+    : pid_(std::exchange(o.pid_, -1)),
+      gate_fd_(std::move(o.gate_fd_)),
+      error_fd_(std::move(o.error_fd_)),
       exited_(o.exited_),
-      exit_code_(o.exit_code_) {
-  o.pid_ = -1;
-  o.gate_fd_ = -1;
-  o.error_fd_ = -1;
-}
+      exit_code_(o.exit_code_) {}
 
 LaunchedCommand::~LaunchedCommand() {
-  if (gate_fd_ >= 0) close(gate_fd_);
-  if (error_fd_ >= 0) close(error_fd_);
+  gate_fd_.reset();
+  error_fd_.reset();
   if (pid_ > 0 && !exited_) kill_and_reap();
 }
 
 Status LaunchedCommand::release() {
-  close(gate_fd_);
-  gate_fd_ = -1;
+  gate_fd_.reset();
   int e = 0;
   ssize_t n;
   do {
-    n = read(error_fd_, &e, sizeof(e));
+    n = read(error_fd_.get(), &e, sizeof(e));
   } while (n < 0 && errno == EINTR);
-  close(error_fd_);
-  error_fd_ = -1;
+  error_fd_.reset();
   if (n == sizeof(e)) {
-    return make_error(fmt::format("cannot run the command: {}", std::strerror(e)));
+    return make_errno_error(e, fmt::format("cannot run the command: {}", std::strerror(e)));
   }
   return {};
 }

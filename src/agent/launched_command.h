@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 namespace eacgm::agent {
 
@@ -32,8 +33,8 @@ class LaunchedCommand {
  private:
   LaunchedCommand() = default;
   pid_t pid_ = -1;
-  int gate_fd_ = -1;   // write end: closing it releases the child
-  int error_fd_ = -1;  // read end: errno of a failed exec, or EOF on success
+  UniqueFd gate_fd_;   // write end: closing it releases the child
+  UniqueFd error_fd_;  // read end: errno of a failed exec, or EOF on success
   bool exited_ = false;
   int exit_code_ = 0;
 };

@@ -32,8 +32,9 @@ Result<std::shared_ptr<std::FILE>> open_log(const std::string& path, std::string
     if (f) std::fclose(f);
   });
   if (!file) {
-    return make_error(ErrorKind::kUsage,
-                      fmt::format("{} = \"{}\": cannot write it: {}", what, path, std::strerror(errno)));
+    const int err = errno;
+    return make_errno_error(ErrorKind::kUsage, err,
+                            fmt::format("{} = \"{}\": cannot write it: {}", what, path, std::strerror(err)));
   }
   return file;
 }

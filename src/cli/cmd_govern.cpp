@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "core/byte_size.h"
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 namespace eacgm::cli {
 namespace {
@@ -30,30 +31,29 @@ Result<std::string> http_get_metrics(const std::string& host_port) {
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host_port.substr(0, colon).c_str(), host_port.substr(colon + 1).c_str(), &hints, &res);
   if (rc != 0) return make_error(fmt::format("cannot resolve {}: {}", host_port, gai_strerror(rc)));
-  int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  UniqueFd fd(socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   timeval tv{5, 0};
-  if (fd >= 0) {
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (fd) {
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   }
-  if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-    std::string e = std::strerror(errno);
-    if (fd >= 0) close(fd);
+  if (!fd || connect(fd.get(), res->ai_addr, res->ai_addrlen) != 0) {
+    const int err = errno;
     freeaddrinfo(res);
-    return make_error(
-        fmt::format("cannot reach eacgm-sched's metrics at {}: {} (is eacgm-sched running, with "
-                    "metrics = \"{}\" in its config?)",
-                    host_port, e, host_port));
+    return make_errno_error(
+        err, fmt::format("cannot reach eacgm-sched's metrics at {}: {} (is eacgm-sched running, with "
+                         "metrics = \"{}\" in its config?)",
+                         host_port, std::strerror(err), host_port));
   }
   freeaddrinfo(res);
   std::string req = "GET /metrics HTTP/1.0\r\nHost: " + host_port + "\r\n\r\n";
   std::string resp;
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+  if (send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
     char buf[8192];
     ssize_t n;
-    while ((n = recv(fd, buf, sizeof buf, 0)) > 0) resp.append(buf, static_cast<std::size_t>(n));
+    while ((n = recv(fd.get(), buf, sizeof buf, 0)) > 0) resp.append(buf, static_cast<std::size_t>(n));
   }
-  close(fd);
+  fd.reset();
   auto body = resp.find("\r\n\r\n");
   if (resp.rfind("HTTP/1.1 200", 0) != 0 || body == std::string::npos)
     return make_error(fmt::format("{} did not answer GET /metrics like eacgm-sched does", host_port));

@@ -718,7 +718,8 @@ Result<Config> load_config_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) {
     const int err = errno;
-    return make_error(fmt::format("cannot read config {}: {}", path, std::generic_category().message(err)));
+    return make_errno_error(
+        err, fmt::format("cannot read config {}: {}", path, std::generic_category().message(err)));
   }
   std::string text;
   char buf[65536];
@@ -744,8 +745,8 @@ Result<Config> load_config_file(const std::string& path) {
                     path, kMaxConfigBytes >> 20));
   }
   if (read_errno != 0) {
-    return make_error(
-        fmt::format("cannot read config {}: {}", path, std::generic_category().message(read_errno)));
+    return make_errno_error(read_errno, fmt::format("cannot read config {}: {}", path,
+                                                    std::generic_category().message(read_errno)));
   }
   return parse_config(text, path);
 }

@@ -19,10 +19,20 @@ enum class ErrorKind {
 struct Error {
   std::string message;
   ErrorKind kind = ErrorKind::kFailure;
+  // The system call's errno when one failed (ENOENT, EPERM, ...), so a caller can tell a
+  // missing file from a refusal without parsing the words; 0 otherwise.
+  int sys_errno = 0;
 };
 
 inline Error make_error(std::string message) { return Error{std::move(message)}; }
 inline Error make_error(ErrorKind kind, std::string message) { return Error{std::move(message), kind}; }
+// `err`: an errno, or a libbpf error (the negated errno), kept as the errno.
+inline Error make_errno_error(ErrorKind kind, int err, std::string message) {
+  return Error{std::move(message), kind, err < 0 ? -err : err};
+}
+inline Error make_errno_error(int err, std::string message) {
+  return make_errno_error(ErrorKind::kFailure, err, std::move(message));
+}
 
 template <typename T>
 class [[nodiscard]] Result {
@@ -43,6 +53,7 @@ class [[nodiscard]] Result {
 
   const std::string& error() const { return std::get<Error>(v_).message; }
   ErrorKind error_kind() const { return std::get<Error>(v_).kind; }
+  int error_errno() const { return std::get<Error>(v_).sys_errno; }
   Error take_error() && { return std::get<Error>(std::move(v_)); }
 
  private:
@@ -54,17 +65,20 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error.message)), kind_(error.kind), failed_(true) {}  // NOLINT
+  Result(Error error)  // NOLINT(google-explicit-constructor)
+      : error_(std::move(error.message)), kind_(error.kind), errno_(error.sys_errno), failed_(true) {}
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   const std::string& error() const { return error_; }
   ErrorKind error_kind() const { return kind_; }
-  Error take_error() && { return Error{std::move(error_), kind_}; }
+  int error_errno() const { return errno_; }
+  Error take_error() && { return Error{std::move(error_), kind_, errno_}; }
 
  private:
   std::string error_;
   ErrorKind kind_ = ErrorKind::kFailure;
+  int errno_ = 0;
   bool failed_ = false;
 };
 

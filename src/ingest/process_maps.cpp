@@ -13,6 +13,8 @@
 #include <fstream>
 #include <utility>
 
+#include "core/unique_fd.h"
+
 namespace eacgm::ingest {
 
 std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
@@ -46,9 +48,9 @@ std::optional<std::string> read_mapped_file_string(const ProcessMappings& maps, 
                         [&](const FileMapping& f) { return addr >= f.start && addr < f.end; });
   if (m == maps.end()) return std::nullopt;
   // The process may be gone, and its /proc/<pid>/root with it: then the path as mapped.
-  int fd = ::open(m->open_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fd = ::open(m->path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  UniqueFd fd(::open(m->open_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) fd.reset(::open(m->path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
   std::string out;
   std::array<char, 512> buf{};
   std::uint64_t at = addr - m->start + m->offset;
@@ -56,7 +58,7 @@ std::optional<std::string> read_mapped_file_string(const ProcessMappings& maps, 
   bool terminated = false;
   while (out.size() < max_len && at < mapping_end) {
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), mapping_end - at));
-    const ssize_t n = ::pread(fd, buf.data(), len, static_cast<off_t>(at));
+    const ssize_t n = ::pread(fd.get(), buf.data(), len, static_cast<off_t>(at));
     if (n <= 0) break;
     const auto got = static_cast<std::size_t>(n);
     if (const void* nul = std::memchr(buf.data(), '\0', got)) {
@@ -67,7 +69,6 @@ std::optional<std::string> read_mapped_file_string(const ProcessMappings& maps, 
     out.append(buf.data(), got);
     at += got;
   }
-  ::close(fd);
   if (!terminated && out.size() < max_len) return std::nullopt;  // ran off the file's mapped bytes
   if (out.size() > max_len) out.resize(max_len);
   return out;

@@ -13,6 +13,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/unique_fd.h"
+
 namespace eacgm::ingest {
 namespace {
 
@@ -23,20 +25,15 @@ class MemFile {
  public:
   explicit MemFile(std::uint32_t pid) {
     std::string path = "/proc/" + std::to_string(pid) + "/mem";
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   }
-  ~MemFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  MemFile(const MemFile&) = delete;
-  MemFile& operator=(const MemFile&) = delete;
   ssize_t read(char* buf, std::size_t len, std::uint64_t at) const {
-    if (fd_ < 0 || at > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -1;
-    return ::pread(fd_, buf, len, static_cast<off_t>(at));
+    if (!fd_ || at > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -1;
+    return ::pread(fd_.get(), buf, len, static_cast<off_t>(at));
   }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 // One read of [at, at + len) into buf: process_vm_readv, or /proc/<pid>/mem where that

@@ -27,7 +27,8 @@ Result<std::unique_ptr<RingReader>> RingReader::create(int ringbuf_fd, const pro
   if (counts) r->counts_ = std::make_unique<CountDrain>(*counts, table, r->batcher_.chain());
   r->rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, r.get(), nullptr);
   if (!r->rb_) {
-    return make_error(fmt::format("cannot map the BPF ring buffer: {}", std::strerror(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot map the BPF ring buffer: {}", std::strerror(err)));
   }
   return r;
 }
@@ -73,7 +74,9 @@ void RingReader::register_counters(CounterRegistry& registry) {
 
 Status RingReader::add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder) {
   if (ring_buffer__add(rb_, ringbuf_fd, &RingReader::on_python_sample, this) != 0) {
-    return make_error(fmt::format("cannot map the Python sampler's ring buffer: {}", std::strerror(errno)));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot map the Python sampler's ring buffer: {}", std::strerror(err)));
   }
   // Kept only when samples will come: the decoder may use the sampler, which the caller
   // drops on failure.

@@ -14,10 +14,12 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <span>
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "probe/always_on.h"
 #include "probe/percpu_maps.h"
@@ -93,24 +95,6 @@ Status check_abi_version(std::uint32_t object_version) {
                   object_version, EACGM_ABI_VERSION));
 }
 
-UprobeLink& UprobeLink::operator=(UprobeLink&& o) noexcept {
-  if (this != &o) {
-    reset();
-    link_ = o.link_;
-    fd_ = o.fd_;
-    o.link_ = nullptr;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-void UprobeLink::reset() {
-  if (link_) bpf_link__destroy(link_);
-  if (fd_ >= 0) close(fd_);
-  link_ = nullptr;
-  fd_ = -1;
-}
-
 Status check_bpf_privileges() {
   constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
   std::uint64_t caps = capability_mask();
@@ -123,13 +107,15 @@ Status check_kernel_btf(const std::string& custom_path) {
   const std::string path = custom_path.empty() ? "/sys/kernel/btf/vmlinux" : custom_path;
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) return {};
+  const int err = errno;
   if (custom_path.empty()) {
-    return make_error(
+    return make_errno_error(
+        err,
         "this kernel exposes no BTF type information (/sys/kernel/btf/vmlinux is missing): "
         "use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this kernel's BTF");
   }
-  return make_error(
-      fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(errno)));
+  return make_errno_error(
+      err, fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(err)));
 }
 
 // Sources reach the kernel as their numbers.
@@ -279,7 +265,9 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   t->skel_ = trace_bpf__open_opts(&open_opts);
   if (!t->skel_) {
-    return make_error(fmt::format("cannot open the BPF object: {}{}", errno_text(errno), log.last_lines()));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot open the BPF object: {}{}", errno_text(err), log.last_lines()));
   }
   if (auto st = check_abi_version(t->skel_->rodata->abi_version); !st) return std::move(st).take_error();
   t->skel_->rodata->filter_pids = options.filter_pids ? 1 : 0;
@@ -287,13 +275,14 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
   t->skel_->rodata->stop_on_load = options.stop_on_load ? 1 : 0;
   if (int err = bpf_map__set_max_entries(t->skel_->maps.events, options.ringbuf_bytes)) {
-    return make_error(fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
-                                  options.ringbuf_bytes, errno_text(err)));
+    return make_errno_error(err, fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
+                                             options.ringbuf_bytes, errno_text(err)));
   }
   for (auto [map, keys] : {std::pair{t->skel_->maps.call_counts, options.count_keys},
                            std::pair{t->skel_->maps.call_durations, options.duration_keys}}) {
     if (int err = bpf_map__set_max_entries(map, keys)) {
-      return make_error(fmt::format("always-on map of {} keys rejected: {}", keys, errno_text(err)));
+      return make_errno_error(err,
+                              fmt::format("always-on map of {} keys rejected: {}", keys, errno_text(err)));
     }
   }
   if (!options.filter_pids) {
@@ -319,13 +308,13 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   }
   if (int err = trace_bpf__load(t->skel_)) {
     if (err == -EPERM || err == -EACCES) {
-      return make_error(
-          fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
-                      "kernel.unprivileged_bpf_disabled and lockdown settings{}",
-                      errno_text(err), log.last_lines()));
+      return make_errno_error(
+          err, fmt::format("the kernel refused to load eacgm's BPF programs ({}): run as root, and check "
+                           "kernel.unprivileged_bpf_disabled and lockdown settings{}",
+                           errno_text(err), log.last_lines()));
     }
-    return make_error(
-        fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
+    return make_errno_error(
+        err, fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
   }
   // Cycled probes count from the start: the window is closed only by a duty cycle (and
   // this is no move of it: the pace's gaps are taken only once a duty cycle runs).
@@ -347,22 +336,23 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
   auto t = std::move(*loaded);
   LibbpfLogCapture log;
   if (options.filter_pids) {
-    bpf_link* fork = bpf_program__attach(t->skel_->progs.eacgm_fork);
-    bpf_link* exit = bpf_program__attach(t->skel_->progs.eacgm_exit_process);
-    if (!fork || !exit) {
-      if (fork) bpf_link__destroy(fork);
-      return make_error(fmt::format("cannot follow child processes (sched tracepoints): {}{}",
-                                    errno_text(errno), log.last_lines()));
+    for (bpf_program* prog : {t->skel_->progs.eacgm_fork, t->skel_->progs.eacgm_exit_process}) {
+      BpfLink link(bpf_program__attach(prog));
+      if (!link) {
+        const int err = errno;
+        return make_errno_error(err, fmt::format("cannot follow child processes (sched tracepoints): {}{}",
+                                                 errno_text(err), log.last_lines()));
+      }
+      t->tp_links_.push_back(std::move(link));
     }
-    t->tp_links_.emplace_back(fork);
-    t->tp_links_.emplace_back(exit);
   }
-  bpf_link* exec = bpf_program__attach(t->skel_->progs.eacgm_exec);
+  BpfLink exec(bpf_program__attach(t->skel_->progs.eacgm_exec));
   if (!exec) {
-    return make_error(fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
-                                  errno_text(errno), log.last_lines()));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot watch exec (sched_process_exec tracepoint): {}{}",
+                                             errno_text(err), log.last_lines()));
   }
-  t->tp_links_.emplace_back(exec);
+  t->tp_links_.push_back(std::move(exec));
   return t;
 }
 
@@ -382,7 +372,9 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   if (auto st = reset_hits(id); !st) return st;
   eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
-    return make_error(fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot store probe {} ({}): {}", id, spec.name, errno_text(err)));
   }
   stored_.insert(id);
   return {};
@@ -395,7 +387,8 @@ Result<bool> BpfTracer::probe_enabled(std::uint32_t id) const {
   }
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   return (p.flags & EACGM_PROBE_ENABLED) != 0;
 }
@@ -406,7 +399,8 @@ Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   const std::uint32_t flags = enabled ? p.flags | EACGM_PROBE_ENABLED : p.flags & ~EACGM_PROBE_ENABLED;
   if (flags == p.flags) return {};
@@ -414,8 +408,9 @@ Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   // would do, but the map update copies the whole entry; the other fields are unchanged.
   p.flags = flags;
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
-    return make_error(
-        fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot {} probe {}: {}", enabled ? "unmute" : "mute", id, errno_text(err)));
   }
   return {};
 }
@@ -425,12 +420,15 @@ Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
   if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe p{};
   if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    return make_error(fmt::format("cannot read probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
   }
   if (p.count.sample_shift == shift) return {};
   p.count.sample_shift = shift;
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_EXIST)) {
-    return make_error(fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot set the sample rate of probe {}: {}", id, errno_text(err)));
   }
   return {};
 }
@@ -442,7 +440,8 @@ Status BpfTracer::set_duty_window(DutyWindow state) {
   // The moves first: a call that sees the new state sees the new count too.
   const std::uint32_t one = 1, moves = ++duty_moves_;
   if (bpf_map__update_elem(skel_->maps.duty_window, &one, sizeof(one), &moves, sizeof(moves), BPF_ANY)) {
-    return make_error(fmt::format("cannot count the duty window's moves: {}", errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot count the duty window's moves: {}", errno_text(err)));
   }
   return write_duty_state(state);
 }
@@ -450,7 +449,8 @@ Status BpfTracer::set_duty_window(DutyWindow state) {
 Status BpfTracer::write_duty_state(DutyWindow state) {
   const std::uint32_t zero = 0, value = static_cast<std::uint32_t>(state);
   if (bpf_map__update_elem(skel_->maps.duty_window, &zero, sizeof(zero), &value, sizeof(value), BPF_ANY)) {
-    return make_error(fmt::format("cannot set the duty window to {}: {}", value, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot set the duty window to {}: {}", value, errno_text(err)));
   }
   return {};
 }
@@ -467,18 +467,21 @@ Status BpfTracer::clear_probe(std::uint32_t id) {
   if (stored_.erase(id) == 0) return make_error(fmt::format("no probe with id {}", id));
   eacgm_probe none{};
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &none, sizeof(none), BPF_EXIST)) {
-    return make_error(fmt::format("cannot clear probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot clear probe {}: {}", id, errno_text(err)));
   }
   return reset_hits(id);
 }
 
 Status BpfTracer::reset_hits(std::uint32_t id) {
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return make_error("cannot count the possible CPUs");
-  std::vector<std::uint64_t> zeros(static_cast<std::size_t>(ncpu), 0);
+  auto cpus = possible_cpus();
+  if (!cpus) return std::move(cpus).take_error();
+  std::vector<std::uint64_t> zeros(*cpus, 0);
   if (bpf_map__update_elem(skel_->maps.probe_hits, &id, sizeof(id), zeros.data(),
                            zeros.size() * sizeof(std::uint64_t), BPF_ANY)) {
-    return make_error(fmt::format("cannot reset the hit count of probe {}: {}", id, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot reset the hit count of probe {}: {}", id, errno_text(err)));
   }
   return {};
 }
@@ -490,9 +493,9 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
     std::lock_guard<std::mutex> lock(ids_mutex_);
     ids.assign(stored_.begin(), stored_.end());
   }
-  int ncpu = libbpf_num_possible_cpus();
-  if (ids.empty() || ncpu <= 0) return out;
-  const std::size_t cpus = static_cast<std::size_t>(ncpu);
+  auto possible = possible_cpus();
+  if (ids.empty() || !possible) return out;
+  const std::size_t cpus = *possible;
   // One batch over [0, highest id] (ids are dense); per-id lookups where the kernel
   // lacks batch operations on arrays.
   const std::uint32_t count = ids.back() + 1;
@@ -505,21 +508,13 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
   int err = bpf_map_lookup_batch(fd, nullptr, &out_batch, keys.data(), values.data(), &n, &opts);
   if ((err == 0 || errno == ENOENT) && n == count) {
     for (std::uint32_t id : ids) {
-      std::uint64_t total = 0;
-      for (std::size_t c = 0; c < cpus; ++c) total += values[static_cast<std::size_t>(id) * cpus + c];
-      out[id] = total;
+      const auto first = values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(id) * cpus);
+      out[id] = std::accumulate(first, first + static_cast<std::ptrdiff_t>(cpus), std::uint64_t{0});
     }
     return out;
   }
-  std::vector<std::uint64_t> one(cpus);
   for (std::uint32_t id : ids) {
-    if (bpf_map__lookup_elem(skel_->maps.probe_hits, &id, sizeof(id), one.data(),
-                             one.size() * sizeof(std::uint64_t), 0) != 0) {
-      continue;
-    }
-    std::uint64_t total = 0;
-    for (auto v : one) total += v;
-    out[id] = total;
+    if (auto hits = sum_percpu(skel_->maps.probe_hits, id)) out[id] = *hits;
   }
   return out;
 }
@@ -527,7 +522,8 @@ std::map<std::uint32_t, std::uint64_t> BpfTracer::probe_hits() const {
 Status BpfTracer::add_target_pid(std::uint32_t pid, bool may_stop) {
   std::uint8_t flags = EACGM_TARGET_TRACED | (may_stop ? 0 : EACGM_TARGET_NO_STOP);
   if (bpf_map__update_elem(skel_->maps.target_pids, &pid, sizeof(pid), &flags, sizeof(flags), BPF_ANY)) {
-    return make_error(fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot add pid {} to the filter: {}", pid, errno_text(err)));
   }
   return {};
 }
@@ -553,13 +549,13 @@ Result<UprobeLink> BpfTracer::attach(const std::string& path, std::uint64_t file
   opts.retprobe = exit;
   opts.ref_ctr_offset = ref_ctr_offset;
   bpf_program* prog = exit ? skel_->progs.eacgm_exit : skel_->progs.eacgm_entry;
-  bpf_link* link = bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts);
+  BpfLink link(bpf_program__attach_uprobe_opts(prog, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
-                                  file_offset, path, errno_text(err), log.last_lines(1)));
+    return make_errno_error(err, fmt::format("{} at offset {:#x} of {}: {}{}", exit ? "uretprobe" : "uprobe",
+                                             file_offset, path, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 namespace {
@@ -582,7 +578,7 @@ Result<UprobeLink> link_points(bpf_program* prog, const std::string& path,
       bpf_program__fd(prog), path, offsets, cookies,
       any_ref_ctr ? std::span<const std::uint64_t>(ref_ctr_offsets) : std::span<const std::uint64_t>(), kind);
   if (!fd) return std::move(fd).take_error();
-  return UprobeLink(*fd);
+  return UprobeLink(std::move(*fd));
 }
 
 constexpr const char* kNoSessions = "uprobe sessions are not supported by this kernel (Linux 6.13+ has them)";
@@ -652,27 +648,28 @@ Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std
   LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
   opts.ref_ctr_offset = ref_ctr_offset;
-  bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.eacgm_semaphore_hold, -1, path.c_str(),
-                                                   file_offset, &opts);
+  BpfLink link(bpf_program__attach_uprobe_opts(skel_->progs.eacgm_semaphore_hold, -1, path.c_str(),
+                                               file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
-                                  file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
+    return make_errno_error(
+        err, fmt::format("uprobe at offset {:#x} of {} (holding the USDT semaphore at {:#x}): {}{}",
+                         file_offset, path, ref_ctr_offset, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 Result<UprobeLink> BpfTracer::attach_loader_hint(const std::string& path, std::uint64_t file_offset) {
   LibbpfLogCapture log;
   LIBBPF_OPTS(bpf_uprobe_opts, opts);
-  bpf_link* link =
-      bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts);
+  BpfLink link(
+      bpf_program__attach_uprobe_opts(skel_->progs.eacgm_lib_loaded, -1, path.c_str(), file_offset, &opts));
   if (!link) {
     const int err = errno;
-    return make_error(
-        fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
+    return make_errno_error(
+        err, fmt::format("uprobe on the dynamic loader {}: {}{}", path, errno_text(err), log.last_lines(1)));
   }
-  return UprobeLink(link);
+  return UprobeLink(std::move(link));
 }
 
 int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
@@ -683,16 +680,10 @@ int BpfTracer::waiting_calls_fd() const { return bpf_map__fd(skel_->maps.waiting
 
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.counters, key);
+    return total ? *total : 0;
   };
   c.ringbuf_drops = sum(EACGM_CNT_RINGBUF_DROPS);
   c.lost_exits = sum(EACGM_CNT_LOST_EXITS);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bpf/events.h"
@@ -17,9 +18,10 @@
 #include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
+#include "core/unique_fd.h"
+#include "probe/bpf_link.h"
 
 struct trace_bpf;
-struct bpf_link;
 struct ring_buffer;
 
 namespace eacgm::probe {
@@ -72,21 +74,12 @@ struct DurationEntry {
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.
 class UprobeLink {
  public:
-  explicit UprobeLink(bpf_link* link) : link_(link) {}
-  explicit UprobeLink(int fd) : fd_(fd) {}
-  UprobeLink(UprobeLink&& o) noexcept : link_(o.link_), fd_(o.fd_) {
-    o.link_ = nullptr;
-    o.fd_ = -1;
-  }
-  UprobeLink& operator=(UprobeLink&& o) noexcept;
-  UprobeLink(const UprobeLink&) = delete;
-  UprobeLink& operator=(const UprobeLink&) = delete;
-  ~UprobeLink() { reset(); }
+  explicit UprobeLink(BpfLink link) : link_(std::move(link)) {}
+  explicit UprobeLink(UniqueFd fd) : fd_(std::move(fd)) {}
 
  private:
-  void reset();
-  bpf_link* link_ = nullptr;
-  int fd_ = -1;
+  BpfLink link_;
+  UniqueFd fd_;
 };
 
 // One probe point of a library file: where, and which probe (the cookie).
@@ -191,7 +184,7 @@ class BpfTracer {
   std::uint32_t duty_moves_ = 0;
   bool multi_ = false;
   bool session_ = false;
-  std::vector<UprobeLink> tp_links_;
+  std::vector<BpfLink> tp_links_;
   mutable std::mutex ids_mutex_;
   std::set<std::uint32_t> stored_;  // ids with a probe entry
 };

@@ -271,10 +271,11 @@ bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[\\") != std
 // ---------------------------------------------------------------------------------------------
 // ElfFile
 
-ElfFile::ElfFile(int fd, Elf* elf, std::string path) : fd_(fd), elf_(elf), path_(std::move(path)) {}
+ElfFile::ElfFile(UniqueFd fd, Elf* elf, std::string path)
+    : fd_(std::move(fd)), elf_(elf), path_(std::move(path)) {}
 
 ElfFile::ElfFile(ElfFile&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
+    : fd_(std::move(other.fd_)),
       elf_(std::exchange(other.elf_, nullptr)),
       is_64bit_(other.is_64bit_),
       path_(std::move(other.path_)),
@@ -283,7 +284,7 @@ ElfFile::ElfFile(ElfFile&& other) noexcept
 ElfFile& ElfFile::operator=(ElfFile&& other) noexcept {
   if (this != &other) {
     close();
-    fd_ = std::exchange(other.fd_, -1);
+    fd_ = std::move(other.fd_);
     elf_ = std::exchange(other.elf_, nullptr);
     is_64bit_ = other.is_64bit_;
     path_ = std::move(other.path_);
@@ -299,20 +300,16 @@ void ElfFile::close() {
     elf_end(elf_);
     elf_ = nullptr;
   }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
+  fd_.reset();  // after elf_end: libelf reads through it until then
 }
 
 bool is_elf_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     return false;
   }
   std::array<char, SELFMAG> magic{};
-  const ssize_t n = ::read(fd, magic.data(), magic.size());
-  ::close(fd);
+  const ssize_t n = ::read(fd.get(), magic.data(), magic.size());
   return n == SELFMAG && std::memcmp(magic.data(), ELFMAG, SELFMAG) == 0;
 }
 
@@ -320,20 +317,22 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
   if (!init_libelf()) {
     return make_error("cannot initialise libelf: " + libelf_error());
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return make_error("cannot open " + path + ": " + std::strerror(errno));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    const int err = errno;
+    return make_errno_error(err, "cannot open " + path + ": " + std::strerror(err));
   }
   // Owns fd (and the Elf handle once made) from here on, so every error path closes it.
-  ElfFile file(fd, nullptr, path);
+  ElfFile file(std::move(fd), nullptr, path);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    return make_error("cannot stat " + path + ": " + std::strerror(errno));
+  if (::fstat(file.fd_.get(), &st) != 0) {
+    const int err = errno;
+    return make_errno_error(err, "cannot stat " + path + ": " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     return make_error(path + ": not a regular file (expected a shared library or executable)");
   }
-  file.elf_ = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  file.elf_ = elf_begin(file.fd_.get(), ELF_C_READ_MMAP, nullptr);
   if (file.elf_ == nullptr) {
     return make_error(path + ": cannot read ELF: " + libelf_error());
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 struct Elf;  // libelf's handle; kept out of this header so users need not include <libelf.h>
 
@@ -49,10 +50,10 @@ class ElfFile {
   std::optional<std::uint64_t> file_offset_of(std::uint64_t vaddr) const;
 
  private:
-  ElfFile(int fd, Elf* elf, std::string path);
+  ElfFile(UniqueFd fd, Elf* elf, std::string path);
   void close();
 
-  int fd_ = -1;
+  UniqueFd fd_;
   Elf* elf_ = nullptr;
   bool is_64bit_ = true;
   std::string path_;

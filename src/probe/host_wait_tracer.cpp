@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "host_waits.skel.h"
 #include "probe/bpf_tracer.h"
@@ -32,8 +33,9 @@ Result<std::unique_ptr<HostWaitTracer>> HostWaitTracer::open(const HostWaitOptio
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   t->skel_ = host_waits_bpf__open_opts(&open_opts);
   if (!t->skel_) {
-    return make_error(
-        fmt::format("cannot open the host-wait BPF object: {}{}", errno_text(errno), log.last_lines()));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot open the host-wait BPF object: {}{}", errno_text(err), log.last_lines()));
   }
   if (t->skel_->rodata->wait_abi_version != EACGM_WAIT_ABI_VERSION) {
     return make_error(
@@ -41,34 +43,35 @@ Result<std::unique_ptr<HostWaitTracer>> HostWaitTracer::open(const HostWaitOptio
                     t->skel_->rodata->wait_abi_version, EACGM_WAIT_ABI_VERSION));
   }
   if (int err = bpf_map__set_max_entries(t->skel_->maps.wait_hist, options.hist_keys)) {
-    return make_error(
-        fmt::format("host-wait histogram of {} keys rejected: {}", options.hist_keys, errno_text(err)));
+    return make_errno_error(
+        err, fmt::format("host-wait histogram of {} keys rejected: {}", options.hist_keys, errno_text(err)));
   }
   if (options.shared_pids_fd >= 0) {
     if (int err = bpf_map__reuse_fd(t->skel_->maps.wait_pids, options.shared_pids_fd)) {
-      return make_error(fmt::format("cannot share the pid filter with the host-wait tracer: {}{}",
-                                    errno_text(err), log.last_lines()));
+      return make_errno_error(err, fmt::format("cannot share the pid filter with the host-wait tracer: {}{}",
+                                               errno_text(err), log.last_lines()));
     }
     t->shared_ = true;
   }
   if (int err = host_waits_bpf__load(t->skel_)) {
-    return make_error(
-        fmt::format("cannot load the host-wait BPF program: {}{}", errno_text(err), log.last_lines()));
+    return make_errno_error(
+        err, fmt::format("cannot load the host-wait BPF program: {}{}", errno_text(err), log.last_lines()));
   }
   for (bpf_program* prog : {t->skel_->progs.eacgm_wait_enter, t->skel_->progs.eacgm_wait_exit,
                             t->skel_->progs.eacgm_wait_proc_exit, t->skel_->progs.eacgm_wait_proc_exec}) {
-    bpf_link* link = bpf_program__attach(prog);
+    BpfLink link(bpf_program__attach(prog));
     if (!link) {
-      return make_error(fmt::format("cannot attach the host-wait program {}: {}{}", bpf_program__name(prog),
-                                    errno_text(errno), log.last_lines(1)));
+      const int err = errno;
+      return make_errno_error(err, fmt::format("cannot attach the host-wait program {}: {}{}",
+                                               bpf_program__name(prog), errno_text(err), log.last_lines(1)));
     }
-    t->links_.push_back(link);
+    t->links_.push_back(std::move(link));
   }
   return t;
 }
 
 HostWaitTracer::~HostWaitTracer() {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();  // before the programs they attach
   if (skel_) host_waits_bpf__destroy(skel_);
 }
 
@@ -80,7 +83,9 @@ Status HostWaitTracer::watch(std::uint32_t pid) {
   }
   const std::uint8_t one = 1;
   if (bpf_map__update_elem(skel_->maps.wait_pids, &pid, sizeof(pid), &one, sizeof(one), BPF_ANY)) {
-    return make_error(fmt::format("cannot watch the waits of process {}: {}", pid, errno_text(errno)));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot watch the waits of process {}: {}", pid, errno_text(err)));
   }
   watched_.insert(pid);
   return {};
@@ -129,16 +134,10 @@ void HostWaitTracer::forget(const std::vector<std::uint32_t>& pids) {
 
 HostWaitCounters HostWaitTracer::counters() const {
   HostWaitCounters c;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.wait_counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.wait_counters, key);
+    return total ? *total : 0;
   };
   c.map_full = sum(EACGM_WAIT_CNT_MAP_FULL);
   c.open_full = sum(EACGM_WAIT_CNT_OPEN_FULL);

@@ -13,9 +13,9 @@
 
 #include "bpf/host_waits.h"
 #include "core/result.h"
+#include "probe/bpf_link.h"
 
 struct host_waits_bpf;
-struct bpf_link;
 
 namespace eacgm::probe {
 
@@ -71,7 +71,7 @@ class HostWaitTracer {
  private:
   HostWaitTracer() = default;
   host_waits_bpf* skel_ = nullptr;
-  std::vector<bpf_link*> links_;
+  std::vector<BpfLink> links_;
   bool shared_ = false;
   std::unordered_set<std::uint32_t> watched_;
 };

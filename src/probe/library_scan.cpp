@@ -18,31 +18,15 @@
 #include <optional>
 #include <string_view>
 
+#include "core/unique_fd.h"
+
 namespace eacgm::probe {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&&) = delete;
-  Fd& operator=(Fd&&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Whole-file read that works for /proc files (st_size 0). On failure returns errno.
 int read_whole_file(const std::string& path, std::string& out) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     return errno;
   }
   out.clear();
@@ -168,7 +152,8 @@ Result<std::vector<CachedLibrary>> run_ldconfig() {
   const std::unique_ptr<FILE, int (*)(FILE*)> pipe(
       ::popen("PATH=\"$PATH:/sbin:/usr/sbin\" ldconfig -p 2>/dev/null", "re"), &::pclose);
   if (!pipe) {
-    return make_error(std::string("cannot run ldconfig -p: ") + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, std::string("cannot run ldconfig -p: ") + std::strerror(err));
   }
   std::vector<CachedLibrary> out;
   std::array<char, 4096> line{};
@@ -376,7 +361,8 @@ Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_p
 Result<std::pair<std::uint64_t, std::uint64_t>> file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return make_error("cannot stat " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    return make_errno_error(err, "cannot stat " + path + ": " + std::strerror(err));
   }
   // Re-encode through major/minor so the value matches what parse_exec_mapping builds from maps.
   return std::make_pair(static_cast<std::uint64_t>(makedev(major(st.st_dev), minor(st.st_dev))),

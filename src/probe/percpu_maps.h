@@ -1,6 +1,7 @@
-// Reading and pruning the per-CPU hash maps that keep per-process statistics in the
-// kernel (the always-on counts and durations, the host-wait histograms): every key with
-// its per-CPU values, and deleting the keys of processes that are gone.
+// Reading per-CPU maps and pruning the per-CPU hash maps that keep per-process
+// statistics in the kernel (the always-on counts and durations, the host-wait
+// histograms): one key folded over the CPUs, every key with its per-CPU values, and
+// deleting the keys of processes that are gone.
 #pragma once
 
 #include <bpf/bpf.h>
@@ -9,19 +10,55 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "core/result.h"
+
 namespace eacgm::probe {
+
+// How many values a per-CPU map keeps for each key: one per possible CPU.
+inline Result<std::size_t> possible_cpus() {
+  const int n = libbpf_num_possible_cpus();
+  if (n <= 0) return make_errno_error(n, "cannot count the possible CPUs");
+  return static_cast<std::size_t>(n);
+}
+
+// One key's values of a per-CPU array or hash map, folded over the CPUs: `fold(acc, v)`
+// for each CPU's value v.
+template <typename Value, typename Key, typename Acc, typename Fold>
+Result<Acc> fold_percpu(const bpf_map* map, const Key& key, Acc acc, Fold&& fold) {
+  static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
+  auto cpus = possible_cpus();
+  if (!cpus) return std::move(cpus).take_error();
+  std::vector<Value> values(*cpus);
+  if (bpf_map__lookup_elem(map, &key, sizeof key, values.data(), values.size() * sizeof(Value), 0) != 0) {
+    const int err = errno;
+    return make_errno_error(err,
+                            std::string("cannot read map ") + bpf_map__name(map) + ": " + std::strerror(err));
+  }
+  for (const Value& v : values) fold(acc, v);
+  return acc;
+}
+
+// One key's per-CPU counter, summed over the CPUs.
+template <typename Key>
+Result<std::uint64_t> sum_percpu(const bpf_map* map, const Key& key) {
+  return fold_percpu<std::uint64_t>(map, key, std::uint64_t{0},
+                                    [](std::uint64_t& sum, std::uint64_t v) { sum += v; });
+}
 
 // Every key and per-CPU value of a per-CPU hash map, a batch at a time (keys one by one
 // where the kernel lacks batch lookups). `Value` is the per-CPU value type.
 template <typename Key, typename Value, typename Fn>
 void read_percpu_hash(int fd, Fn&& each) {
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return;
-  const auto cpus = static_cast<std::size_t>(ncpu);
+  const auto possible = possible_cpus();
+  if (!possible) return;
+  const std::size_t cpus = *possible;
   static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
   constexpr std::uint32_t kBatch = 1024;
   std::vector<Key> keys(kBatch);

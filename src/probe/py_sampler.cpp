@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
+#include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
+#include "probe/percpu_maps.h"
 #include "py_sample.skel.h"
 
 namespace eacgm::probe {
@@ -51,8 +54,9 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
   if (!options.btf_path.empty()) open_opts.btf_custom_path = options.btf_path.c_str();
   s->skel_ = py_sample_bpf__open_opts(&open_opts);
   if (!s->skel_) {
-    return make_error(fmt::format("cannot open the Python sampler's BPF object: {}{}", errno_text(errno),
-                                  log.last_lines()));
+    const int err = errno;
+    return make_errno_error(err, fmt::format("cannot open the Python sampler's BPF object: {}{}",
+                                             errno_text(err), log.last_lines()));
   }
   if (s->skel_->rodata->py_abi_version != EACGM_PY_ABI_VERSION) {
     return make_error(
@@ -60,55 +64,61 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
                     s->skel_->rodata->py_abi_version, EACGM_PY_ABI_VERSION));
   }
   if (int err = bpf_map__set_max_entries(s->skel_->maps.py_samples, options.ringbuf_bytes)) {
-    return make_error(fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
-                                  options.ringbuf_bytes, errno_text(err)));
+    return make_errno_error(
+        err, fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
+                         options.ringbuf_bytes, errno_text(err)));
   }
   if (options.waiting_calls_fd >= 0) {
     if (int err = bpf_map__reuse_fd(s->skel_->maps.waiting_calls, options.waiting_calls_fd)) {
-      return make_error(fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
-                                    errno_text(err)));
+      return make_errno_error(
+          err, fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
+                           errno_text(err)));
     }
   }
   if (int err = py_sample_bpf__load(s->skel_)) {
-    return make_error(
-        fmt::format("cannot load the Python sampler's BPF program: {}{}", errno_text(err), log.last_lines()));
+    return make_errno_error(err, fmt::format("cannot load the Python sampler's BPF program: {}{}",
+                                             errno_text(err), log.last_lines()));
   }
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return make_error("cannot count the possible CPUs (/sys/devices/system/cpu/possible)");
+  auto cpus = possible_cpus();
+  if (!cpus) {
+    return make_errno_error(cpus.error_errno(), cpus.error() + " (/sys/devices/system/cpu/possible)");
+  }
+  const int ncpu = static_cast<int>(*cpus);
   for (int cpu = 0; cpu < ncpu; ++cpu) {
-    const int fd = open_cpu_clock(cpu, options.hz);
-    if (fd < 0) {
+    UniqueFd event(open_cpu_clock(cpu, options.hz));
+    if (!event) {
       if (errno == ENODEV) continue;  // a possible CPU that is not online
-      return make_error(
-          fmt::format("cannot open a CPU-clock perf event on CPU {}: {} (check "
-                      "kernel.perf_event_paranoid, or run without Python sampling: "
-                      "--python-hz 0)",
-                      cpu, errno_text(errno)));
+      const int err = errno;
+      return make_errno_error(err, fmt::format("cannot open a CPU-clock perf event on CPU {}: {} (check "
+                                               "kernel.perf_event_paranoid, or run without Python sampling: "
+                                               "--python-hz 0)",
+                                               cpu, errno_text(err)));
     }
-    // The link owns the event from here: destroying it disables and closes the event.
-    bpf_link* link = bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, fd);
+    BpfLink link(bpf_program__attach_perf_event(s->skel_->progs.eacgm_py_sample, event.get()));
     if (!link) {
       const int err = errno;
-      close(fd);
-      errno = err;
-      return make_error(fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
-                                    errno_text(errno), log.last_lines(1)));
+      return make_errno_error(err, fmt::format("cannot attach the Python sampler to CPU {}: {}{}", cpu,
+                                               errno_text(err), log.last_lines(1)));
     }
-    s->links_.push_back(link);
+    // The link owns the event from here: destroying it disables and closes the event.
+    (void)event.release();
+    s->links_.push_back(std::move(link));
   }
   s->hz_ = options.hz;
   return s;
 }
 
 PySampler::~PySampler() {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();  // before the program they attach
   if (skel_) py_sample_bpf__destroy(skel_);
 }
 
 Status PySampler::add_process(std::uint32_t pid, const eacgm_py_proc& proc) {
   if (bpf_map__update_elem(skel_->maps.py_procs, &pid, sizeof(pid), &proc, sizeof(proc), BPF_ANY)) {
-    return make_error(fmt::format("cannot sample Python process {}: {}{}", pid, errno_text(errno),
-                                  errno == E2BIG ? " (too many Python processes: 4096 at most)" : ""));
+    const int err = errno;
+    return make_errno_error(err,
+                            fmt::format("cannot sample Python process {}: {}{}", pid, errno_text(err),
+                                        err == E2BIG ? " (too many Python processes: 4096 at most)" : ""));
   }
   return {};
 }
@@ -127,16 +137,10 @@ int PySampler::ringbuf_fd() const { return bpf_map__fd(skel_->maps.py_samples); 
 
 PySamplerCounters PySampler::counters() const {
   PySamplerCounters c;
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return c;
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(ncpu));
+  // A counter that cannot be read counts as 0.
   auto sum = [&](std::uint32_t key) {
-    std::uint64_t total = 0;
-    if (bpf_map__lookup_elem(skel_->maps.py_counters, &key, sizeof(key), values.data(),
-                             values.size() * sizeof(std::uint64_t), 0) == 0) {
-      for (auto v : values) total += v;
-    }
-    return total;
+    auto total = sum_percpu(skel_->maps.py_counters, key);
+    return total ? *total : 0;
   };
   c.samples = sum(EACGM_PY_CNT_SAMPLES);
   c.drops = sum(EACGM_PY_CNT_DROPS);

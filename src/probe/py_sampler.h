@@ -10,9 +10,9 @@
 
 #include "bpf/py_sample.h"
 #include "core/result.h"
+#include "probe/bpf_link.h"
 
 struct py_sample_bpf;
-struct bpf_link;
 
 namespace eacgm::probe {
 
@@ -57,7 +57,7 @@ class PySampler {
  private:
   PySampler() = default;
   py_sample_bpf* skel_ = nullptr;
-  std::vector<bpf_link*> links_;  // one per online CPU, each owning its perf event
+  std::vector<BpfLink> links_;  // one per online CPU, each owning its perf event
   std::uint32_t hz_ = 0;
 };
 

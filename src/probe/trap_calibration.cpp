@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
 
 #if defined(__x86_64__)
@@ -101,36 +102,39 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
   ~Child() {
-    if (to_ >= 0) {
-      (void)!write(to_, "q", 1);
-      close(to_);
+    if (to_) {
+      (void)!write(to_.get(), "q", 1);
+      to_.reset();
     }
-    if (from_ >= 0) close(from_);
+    from_.reset();
     if (pid_ > 0) waitpid(pid_, nullptr, 0);
   }
 
   Status start(std::uint32_t calls, std::uint32_t rounds) {
     int down[2], up[2];
-    if (pipe2(down, O_CLOEXEC) != 0) return make_error("calibration: pipe: " + errno_text(errno));
-    if (pipe2(up, O_CLOEXEC) != 0) {
-      close(down[0]);
-      close(down[1]);
-      return make_error("calibration: pipe: " + errno_text(errno));
+    if (pipe2(down, O_CLOEXEC) != 0) {
+      const int err = errno;
+      return make_errno_error(err, "calibration: pipe: " + errno_text(err));
     }
+    UniqueFd down_read(down[0]), down_write(down[1]);
+    if (pipe2(up, O_CLOEXEC) != 0) {
+      const int err = errno;
+      return make_errno_error(err, "calibration: pipe: " + errno_text(err));
+    }
+    UniqueFd up_read(up[0]), up_write(up[1]);
     pid_ = fork();
     if (pid_ < 0) {
-      for (int fd : {down[0], down[1], up[0], up[1]}) close(fd);
-      return make_error("calibration: fork: " + errno_text(errno));
+      const int err = errno;
+      return make_errno_error(err, "calibration: fork: " + errno_text(err));
     }
     if (pid_ == 0) {
+      // Async-signal-safe calls only (child_loop); it ends in _exit, which runs no destructors.
       close(down[1]);
       close(up[0]);
       child_loop(down[0], up[1], calls, rounds);
     }
-    close(down[0]);
-    close(up[1]);
-    to_ = down[1];
-    from_ = up[0];
+    to_ = std::move(down_write);
+    from_ = std::move(up_read);
     rounds_ = rounds;
     calls_ = calls;
     return {};
@@ -139,11 +143,11 @@ class Child {
 
   // The fastest round's nanoseconds per call.
   Result<double> measure(char target) {
-    if (write(to_, &target, 1) != 1) return make_error("calibration: the child is gone");
+    if (write(to_.get(), &target, 1) != 1) return make_error("calibration: the child is gone");
     std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
     for (std::uint32_t r = 0; r < rounds_; ++r) {
       std::uint64_t ns = 0;
-      if (read(from_, &ns, sizeof ns) != sizeof ns)
+      if (read(from_.get(), &ns, sizeof ns) != sizeof ns)
         return make_error("calibration: the child stopped answering");
       best = std::min(best, ns);
     }
@@ -152,8 +156,8 @@ class Child {
 
  private:
   int pid_ = -1;
-  int to_ = -1;
-  int from_ = -1;
+  UniqueFd to_;
+  UniqueFd from_;
   std::uint32_t rounds_ = 0;
   std::uint32_t calls_ = 0;
 };

@@ -33,11 +33,11 @@ static_assert(sizeof(UprobeMultiLinkAttr) == 64);
 
 }  // namespace
 
-Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
-                                     std::span<const std::uint64_t> offsets,
-                                     std::span<const std::uint64_t> cookies,
-                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind,
-                                     std::uint32_t pid) {
+Result<UniqueFd> create_uprobe_multi_link(int prog_fd, const std::string& path,
+                                          std::span<const std::uint64_t> offsets,
+                                          std::span<const std::uint64_t> cookies,
+                                          std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind,
+                                          std::uint32_t pid) {
   if (offsets.size() != cookies.size() ||
       (!ref_ctr_offsets.empty() && ref_ctr_offsets.size() != offsets.size())) {
     return make_error("uprobe_multi: offsets, cookies and semaphores differ in count");
@@ -58,10 +58,11 @@ Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
     const char* what = kind == MultiLinkKind::kReturn    ? "uretprobe_multi"
                        : kind == MultiLinkKind::kSession ? "uprobe session"
                                                          : "uprobe_multi";
-    return make_error(
-        fmt::format("{} of {} probes in {}: {}", what, offsets.size(), path, std::strerror(errno)));
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("{} of {} probes in {}: {}", what, offsets.size(), path, std::strerror(err)));
   }
-  return static_cast<int>(fd);
+  return UniqueFd(static_cast<int>(fd));
 }
 
 }  // namespace eacgm::probe

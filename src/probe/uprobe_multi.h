@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 namespace eacgm::probe {
 
@@ -17,13 +18,13 @@ inline constexpr int kAttachUprobeSession = 57;
 
 enum class MultiLinkKind : std::uint8_t { kEntry, kReturn, kSession };
 
-// Creates the link and returns its fd. `ref_ctr_offsets` may be empty (no USDT
-// semaphores); otherwise it has one entry per offset. A non-zero `pid` limits the link
-// to that process: the kernel writes its breakpoints into that process only.
-Result<int> create_uprobe_multi_link(int prog_fd, const std::string& path,
-                                     std::span<const std::uint64_t> offsets,
-                                     std::span<const std::uint64_t> cookies,
-                                     std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind,
-                                     std::uint32_t pid = 0);
+// Creates the link and returns its fd, whose closing detaches it. `ref_ctr_offsets` may
+// be empty (no USDT semaphores); otherwise it has one entry per offset. A non-zero `pid`
+// limits the link to that process: the kernel writes its breakpoints into that process only.
+Result<UniqueFd> create_uprobe_multi_link(int prog_fd, const std::string& path,
+                                          std::span<const std::uint64_t> offsets,
+                                          std::span<const std::uint64_t> cookies,
+                                          std::span<const std::uint64_t> ref_ctr_offsets, MultiLinkKind kind,
+                                          std::uint32_t pid = 0);
 
 }  // namespace eacgm::probe

@@ -1,3 +1,5 @@
+// Reads a process's environment block (/proc/<pid>/environ) and picks its launcher's
+// rank variables out of it.
 #include "sample/process_env.h"
 
 #include <fcntl.h>
@@ -8,6 +10,8 @@
 #include <charconv>
 #include <cstring>
 #include <string>
+
+#include "core/unique_fd.h"
 
 namespace eacgm {
 namespace {
@@ -57,22 +61,24 @@ RankInfo parse_rank_env(std::string_view block) {
 
 Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
   const std::string path = "/proc/" + std::to_string(pid) + "/environ";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": " + std::strerror(errno));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    const int err = errno;
+    return make_errno_error(err, path + ": " + std::strerror(err));
+  }
   std::string buf(limit, '\0');
   std::size_t used = 0;
   while (used < limit) {
-    const ssize_t n = ::read(fd, buf.data() + used, limit - used);
+    const ssize_t n = ::read(fd.get(), buf.data() + used, limit - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
-      ::close(fd);
-      return make_error(path + ": " + std::strerror(err));
+      return make_errno_error(err, path + ": " + std::strerror(err));
     }
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
   }
-  ::close(fd);
+  fd.reset();
   buf.resize(used);
   // A cut-off last entry would be a wrong value ("RANK=1" of "RANK=12"): drop it.
   if (used == limit) {

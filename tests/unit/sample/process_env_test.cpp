@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,11 @@ TEST(ProcessEnv, BadValuesAreIgnored) {
   EXPECT_EQ(r.world_size, std::nullopt);
 }
 
+std::size_t environ_size(const std::string& proc) {
+  std::ifstream in(proc + "/environ", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {}).size();
+}
+
 class Child {
  public:
   explicit Child(std::vector<std::string> env) {
@@ -54,12 +61,17 @@ class Child {
       ::execve("/bin/sleep", argv, envp.data());
       ::_exit(127);
     }
-    // Wait until the child has exec'd (its environ is then the new one).
+    // Wait until the child has exec'd and its new environ is in place: the kernel points
+    // /proc/<pid>/exe at the new program before it lays out the new stack, and environ
+    // reads empty in between.
+    const std::string proc = "/proc/" + std::to_string(pid_);
     for (int i = 0; i < 500; ++i) {
       char buf[64] = {};
-      const std::string exe = "/proc/" + std::to_string(pid_) + "/exe";
-      const ssize_t n = ::readlink(exe.c_str(), buf, sizeof buf - 1);
-      if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).find("sleep") != std::string::npos) break;
+      const ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
+      if (n > 0 && std::string(buf, static_cast<std::size_t>(n)).find("sleep") != std::string::npos &&
+          environ_size(proc) > 0) {
+        break;
+      }
       ::usleep(2000);
     }
   }
