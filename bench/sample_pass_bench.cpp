@@ -18,7 +18,7 @@ namespace {
 void choose_library() {
   const char* real = std::getenv("EACGM_BENCH_REAL_NVML");
   if (real && std::string(real) == "1") return;
-  setenv(eacgm::nvml::kLibraryEnv, EACGM_FAKE_NVML_PATH, /*overwrite=*/0);
+  setenv(eacgm::sample::nvml::kLibraryEnv, EACGM_FAKE_NVML_PATH, /*overwrite=*/0);
 }
 
 double thread_cpu_seconds() {
@@ -29,9 +29,9 @@ double thread_cpu_seconds() {
 
 void run_pass(benchmark::State& state, bool processes) {
   choose_library();
-  eacgm::GpuSamplerOptions options;
+  eacgm::sample::GpuSamplerOptions options;
   options.processes = processes;
-  auto sampler = eacgm::GpuSampler::open(options);
+  auto sampler = eacgm::sample::GpuSampler::open(options);
   if (!sampler) {
     state.SkipWithError(sampler.error().c_str());
     return;

@@ -198,10 +198,10 @@ Node& node(std::size_t functions) {
 
 // Rank labels as the daemon's cache answers them after the first scrape (here a
 // constant), and a command line for every process.
-class BenchFacts final : public ProcessFacts {
+class BenchFacts final : public sample::ProcessFacts {
  public:
-  RankInfo rank(std::uint32_t pid) const override {
-    RankInfo r;
+  sample::RankInfo rank(std::uint32_t pid) const override {
+    sample::RankInfo r;
     r.rank = pid % 64;
     r.local_rank = pid % 8;
     r.world_size = 64;

@@ -56,7 +56,7 @@ Agent::Agent(AgentOptions options, std::shared_ptr<Consumer> consumer, Notice no
     : options_(std::move(options)),
       consumer_(consumer ? std::move(consumer) : std::make_shared<ConsumerList>()),
       notice_(std::move(notice)),
-      mailbox_(std::make_shared<SnapshotMailbox>()),
+      mailbox_(std::make_shared<sample::SnapshotMailbox>()),
       started_(std::chrono::steady_clock::now()) {}
 
 Agent::~Agent() { stop_everything(); }
@@ -123,7 +123,7 @@ Status Agent::start_up() {
   to.stop_on_load = to.filter_pids;
   to.pids = options_.pids;
   for (int pid : options_.pids) {
-    if (auto why = stop_hazard(static_cast<std::uint32_t>(pid))) {
+    if (auto why = sample::stop_hazard(static_cast<std::uint32_t>(pid))) {
       to.never_stop.insert(pid);
       say(
           fmt::format("pid {} is not held at library loads ({}): calls it makes right after loading a "
@@ -234,15 +234,15 @@ Status Agent::start_up() {
   counters_.add(agent_counter("unmatched_probes"),
                 [this] { return unmatched_count_.load(std::memory_order_relaxed); });
   if (sample_gpus) {
-    GpuFeedOptions fo;
+    sample::GpuFeedOptions fo;
     fo.interval = seconds(config.gpu.interval_s);
     fo.filter_processes = to.filter_pids;
     fo.roots = to.pids;
-    auto feed = GpuFeed::start(fo, mailbox_);
+    auto feed = sample::GpuFeed::start(fo, mailbox_);
     if (feed) {
       gpu_feed_ = std::move(*feed);
-      GpuFeed* f = gpu_feed_.get();
-      SnapshotMailbox* mb = mailbox_.get();
+      sample::GpuFeed* f = gpu_feed_.get();
+      sample::SnapshotMailbox* mb = mailbox_.get();
       counters_.add(agent_counter("gpu_passes"), [f] { return f->passes(); });
       counters_.add(agent_counter("gpu_skipped"), [f] { return f->skipped_deadlines(); });
       counters_.add(agent_counter("gpu_dropped"), [mb] { return mb->dropped(); });

@@ -22,10 +22,10 @@
 #include "core/result.h"
 #include "ingest/trace_session.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 class GpuFeed;
 class SnapshotMailbox;
-}  // namespace eacgm
+}  // namespace eacgm::sample
 
 namespace eacgm::agent {
 
@@ -94,8 +94,8 @@ class Agent {
   CounterRegistry counters_;
   std::optional<LaunchedCommand> child_;
   std::optional<LaunchedCommand> side_;
-  std::shared_ptr<SnapshotMailbox> mailbox_;
-  std::unique_ptr<GpuFeed> gpu_feed_;
+  std::shared_ptr<sample::SnapshotMailbox> mailbox_;
+  std::unique_ptr<sample::GpuFeed> gpu_feed_;
   std::unique_ptr<ingest::TraceSession> session_;
   // Always-on with a budget: attaches and detaches the cycled probes through session_,
   // so it is stopped before it (stop_everything) and declared after it.

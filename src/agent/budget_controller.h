@@ -25,7 +25,7 @@
 #include "agent/pace.h"
 #include "agent/scaled_counts.h"
 #include "core/consumer.h"
-#include "core/overhead_report.h"
+#include "core/probe_cost.h"
 #include "core/proc_stat.h"
 #include "core/result.h"
 

@@ -18,7 +18,7 @@
 
 #include "core/call_counts.h"
 #include "core/call_event.h"
-#include "core/gpu_work.h"
+#include "core/work_rule.h"
 
 namespace eacgm::analysis {
 

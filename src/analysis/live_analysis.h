@@ -25,7 +25,7 @@
 #include "analysis/python_profile.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
-#include "core/overhead_report.h"
+#include "core/probe_cost.h"
 #include "core/published.h"
 
 namespace eacgm::analysis {

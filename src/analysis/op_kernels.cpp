@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "core/gpu_work.h"
+#include "core/work_rule.h"
 
 namespace eacgm::analysis {
 

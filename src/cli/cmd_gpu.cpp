@@ -66,7 +66,7 @@ int fail(const GpuOptions& o, const std::string& why, const std::string& stderr_
   return code;
 }
 
-int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds interval) {
+int watch(sample::GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds interval) {
   const bool clear_screen = !o.json && isatty(STDOUT_FILENO);
   std::atomic<int> status{kExitOk};
   // Ctrl-C ends the watch after the pass in progress; the sampling thread inherits the
@@ -76,7 +76,7 @@ int watch(GpuSampler& sampler, const GpuOptions& o, std::chrono::nanoseconds int
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
-  auto loop = SamplingLoop::start(
+  auto loop = sample::SamplingLoop::start(
       {interval, o.count}, [&sampler] { return sampler.sample(); },
       [&](const GpuSnapshot& s) {
         emit(s, o, clear_screen);
@@ -107,10 +107,10 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   const auto interval =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_s));
 
-  GpuSamplerOptions so;
+  sample::GpuSamplerOptions so;
   so.processes = o.processes;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(interval);
-  auto sampler = GpuSampler::open(so);
+  auto sampler = sample::GpuSampler::open(so);
   if (!sampler) return fail(o, sampler.error(), "; no GPU metrics", kExitNoNvml);
   if (!o.watch) {
     GpuSnapshot s = (*sampler)->sample();

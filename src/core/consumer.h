@@ -15,7 +15,7 @@
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
 #include "core/host_wait.h"
-#include "core/overhead_report.h"
+#include "core/probe_cost.h"
 #include "core/python_stack.h"
 
 namespace eacgm {

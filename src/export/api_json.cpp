@@ -91,7 +91,7 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
     }
     if (options.container_of_pid) entry["container"] = opt(options.container_of_pid(pid));
     if (options.rank_of_pid) {
-      RankInfo r = options.rank_of_pid(pid);
+      sample::RankInfo r = options.rank_of_pid(pid);
       entry["rank"] = opt(r.rank);
       entry["local_rank"] = opt(r.local_rank);
       entry["world_size"] = opt(r.world_size);

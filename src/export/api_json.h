@@ -15,7 +15,7 @@ namespace eacgm::exporting {
 
 struct ApiOptions {
   std::size_t max_processes = 500;
-  std::function<RankInfo(std::uint32_t pid)> rank_of_pid;  // unset: no rank fields
+  std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;  // unset: no rank fields
   // The command line of a live process ("" once it is gone); unset: no cmdline field.
   std::function<std::string(std::uint32_t pid)> cmdline_of_pid;
   // Whether a process is still running (unset: no `exited` field; the memory ledger's

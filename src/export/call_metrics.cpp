@@ -37,7 +37,7 @@ Labels traced_labels(const CallMetricsOptions& options, std::uint32_t pid, const
   Labels l{{"pid", std::to_string(pid)}, {"comm", comm}};
   if (extra != nullptr) l.push_back(*extra);
   if (options.rank_of_pid) {
-    RankInfo r = options.rank_of_pid(pid);
+    sample::RankInfo r = options.rank_of_pid(pid);
     if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
     if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
     if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});

@@ -21,7 +21,7 @@ struct CallMetricsOptions {
   // rows() order); the others keep their counts. A histogram is 27 series.
   std::size_t max_histogram_series = 200;
   // Rank labels of a traced process (cached by the caller); unset: none.
-  std::function<RankInfo(std::uint32_t pid)> rank_of_pid;
+  std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;
 };
 
 // The `le` bounds of eacgm_call_duration_seconds, in seconds: 1-2.5-5 steps from 1 us

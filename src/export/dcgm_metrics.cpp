@@ -115,7 +115,7 @@ void append_process_metrics(ExpositionWriter& out, const GpuSnapshot& snap,
              {"UUID", p.gpu_uuid}};
     if (!p.container_id.empty()) l.push_back({"container_id", p.container_id});
     if (options.rank_of_pid) {
-      const RankInfo r = options.rank_of_pid(p.pid);
+      const sample::RankInfo r = options.rank_of_pid(p.pid);
       if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
       if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
       if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});

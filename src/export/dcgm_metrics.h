@@ -30,7 +30,7 @@ struct GpuMetricsOptions {
   std::function<std::optional<PodLabels>(const DeviceSample&)> pod_of_gpu;
   // Rank labels of a process; unset or an empty RankInfo: none. read_rank_info (from
   // sample/process_env.h) is the usual source, ideally cached per pid by the caller.
-  std::function<RankInfo(std::uint32_t pid)> rank_of_pid;
+  std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;
 };
 
 // The labels of one GPU's series, in dcgm-exporter's order.

@@ -43,7 +43,7 @@ void append_host_wait_metrics(ExpositionWriter& out, const analysis::AnalysisSna
     Labels l{
         {"pid", std::to_string(r.pid)}, {"comm", r.comm}, {"kind", std::string(host_wait_kind_name(r.kind))}};
     if (options.rank_of_pid) {
-      RankInfo rank = options.rank_of_pid(r.pid);
+      sample::RankInfo rank = options.rank_of_pid(r.pid);
       if (rank.rank) l.push_back({"rank", std::to_string(*rank.rank)});
       if (rank.local_rank) l.push_back({"local_rank", std::to_string(*rank.local_rank)});
       if (rank.world_size) l.push_back({"world_size", std::to_string(*rank.world_size)});

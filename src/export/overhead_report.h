@@ -1,11 +1,11 @@
-// The probes' estimated cost (core/overhead_report.h) as `eacgm run` shows it: a few
+// The probes' estimated cost (core/probe_cost.h) as `eacgm run` shows it: a few
 // lines of text, and the `overhead` object of the JSON report and the API.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "core/overhead_report.h"
+#include "core/probe_cost.h"
 
 namespace eacgm::exporting {
 

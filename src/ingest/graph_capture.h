@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/call_event.h"
-#include "core/gpu_work.h"
+#include "core/work_rule.h"
 
 namespace eacgm::ingest {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/overhead_report.h"
+#include "core/probe_cost.h"
 #include "core/result.h"
 
 namespace eacgm::probe {

@@ -6,7 +6,7 @@
 
 #include "sample/process_sampler.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 std::optional<std::string> read_container_id(std::uint32_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
@@ -18,4 +18,4 @@ std::optional<std::string> read_container_id(std::uint32_t pid) {
   return id;
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

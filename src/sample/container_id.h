@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
-namespace eacgm {
+namespace eacgm::sample {
 
 // The 64-hex container id of a process; nullopt when the process is in no container or
 // its cgroup file cannot be read (it has exited).
 std::optional<std::string> read_container_id(std::uint32_t pid);
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

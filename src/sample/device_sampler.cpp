@@ -12,7 +12,7 @@
 #include "core/clock.h"
 #include "core/signal_mask.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 using nvml::Return;
@@ -462,4 +462,4 @@ DevicePass DeviceSampler::sample() {
   return pass;
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -26,7 +26,7 @@
 #include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 struct DeviceSamplerOptions {
   // Time between rounds of the expensive reads (total energy, PCIe replay counter) on
@@ -121,4 +121,4 @@ class DeviceSampler {
   std::thread slow_thread_;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

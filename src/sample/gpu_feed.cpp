@@ -8,7 +8,7 @@
 #include "core/signal_mask.h"
 #include "sample/process_tree.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 Result<std::unique_ptr<GpuFeed>> GpuFeed::start(const GpuFeedOptions& options,
                                                 std::shared_ptr<SnapshotMailbox> mailbox) {
@@ -66,4 +66,4 @@ std::uint64_t GpuFeed::passes() const { return (loop_ ? loop_->passes() : 0) + (
 
 std::uint64_t GpuFeed::skipped_deadlines() const { return loop_ ? loop_->skipped_deadlines() : 0; }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

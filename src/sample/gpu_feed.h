@@ -14,7 +14,7 @@
 #include "sample/sampling_loop.h"
 #include "sample/snapshot_mailbox.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 struct GpuFeedOptions {
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
@@ -58,4 +58,4 @@ class GpuFeed {
   std::string failure_;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -4,7 +4,7 @@
 
 #include "core/clock.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const GpuSamplerOptions& options) {
   auto session = nvml::Session::open();
@@ -34,4 +34,4 @@ GpuSnapshot GpuSampler::sample() {
   return snap;
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -13,7 +13,7 @@
 #include "sample/nvml_api.h"
 #include "sample/process_sampler.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 struct GpuSamplerOptions {
   bool processes = false;  // also run the process sampler each pass
@@ -42,4 +42,4 @@ class GpuSampler {
   std::unique_ptr<ProcessSampler> processes_;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-namespace eacgm::nvml {
+namespace eacgm::sample::nvml {
 namespace {
 
 constexpr const char* kSoname = "libnvidia-ml.so.1";
@@ -171,4 +171,4 @@ std::string Session::error_string(Return r) const {
   return fmt::format("NVML error {}", r);
 }
 
-}  // namespace eacgm::nvml
+}  // namespace eacgm::sample::nvml

@@ -9,7 +9,7 @@
 
 #include "core/result.h"
 
-namespace eacgm::nvml {
+namespace eacgm::sample::nvml {
 
 // nvml.h: nvmlReturn_t is a C enum; its values are stable across driver releases.
 using Return = int;
@@ -238,4 +238,4 @@ bool is_absent(Return r);
 // Whether an NVML error means the whole GPU is gone until reset.
 bool is_gpu_lost(Return r);
 
-}  // namespace eacgm::nvml
+}  // namespace eacgm::sample::nvml

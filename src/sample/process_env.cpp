@@ -13,7 +13,7 @@
 
 #include "core/unique_fd.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 std::optional<long> parse_count(std::string_view v) {
@@ -88,4 +88,4 @@ Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
   return parse_rank_env(buf);
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

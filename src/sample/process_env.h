@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 struct RankInfo {
   std::optional<long> rank;
@@ -34,4 +34,4 @@ RankInfo parse_rank_env(std::string_view environ_block);
 // its environment cannot be read (another user's process without privileges).
 Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit = kEnvironReadLimit);
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -9,7 +9,7 @@
 #include "core/proc_stat.h"
 #include "sample/container_id.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 RankInfo ProcFacts::rank(std::uint32_t pid) const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -35,4 +35,4 @@ std::optional<std::string> ProcFacts::container(std::uint32_t pid) const { retur
 
 bool ProcFacts::alive(std::uint32_t pid) const { return process_running(pid); }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -11,7 +11,7 @@
 
 #include "sample/process_env.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 class ProcessFacts {
  public:
@@ -42,4 +42,4 @@ class ProcFacts final : public ProcessFacts {
   mutable std::map<std::uint32_t, RankInfo> ranks_;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

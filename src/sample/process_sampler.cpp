@@ -10,7 +10,7 @@
 #include <iterator>
 #include <map>
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 using nvml::Return;
@@ -200,4 +200,4 @@ ProcessPass ProcessSampler::sample() {
   return pass;
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -11,7 +11,7 @@
 #include "core/gpu_sample.h"
 #include "sample/nvml_api.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 struct ProcessPass {
   std::vector<ProcessSample> processes;  // ordered by GPU index, then pid
@@ -45,4 +45,4 @@ class ProcessSampler {
 // Podman, Kubernetes layouts), or "" when the process is not in a container.
 std::string container_id_from_cgroup(std::string_view cgroup_text);
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace eacgm {
+namespace eacgm::sample {
 
 std::optional<std::string> stop_hazard(std::uint32_t pid, const std::string& proc_root) {
   auto stat = read_proc_stat(pid, proc_root);
@@ -48,4 +48,4 @@ bool in_process_tree(std::uint32_t pid, const std::vector<int>& roots, const std
   return pid == 1 && is_root(1);
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -8,7 +8,7 @@
 
 #include "core/proc_stat.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 // Why stopping `pid` with SIGSTOP would be noticed by another process, or nullopt when
 // it would not: a terminal's foreground job (its shell would report it stopped and take
@@ -23,4 +23,4 @@ std::optional<std::uint32_t> parent_pid(std::uint32_t pid, const std::string& pr
 bool in_process_tree(std::uint32_t pid, const std::vector<int>& roots,
                      const std::string& proc_root = "/proc");
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

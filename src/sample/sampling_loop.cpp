@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <exception>
 
-namespace eacgm {
+namespace eacgm::sample {
 
 Result<std::unique_ptr<SamplingLoop>> SamplingLoop::start(const Options& options, Pass pass, Sink sink) {
   if (options.interval <= std::chrono::nanoseconds::zero()) {
@@ -81,4 +81,4 @@ void SamplingLoop::run() {
   cv_.notify_all();
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -15,7 +15,7 @@
 #include "core/gpu_sample.h"
 #include "core/result.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 class SamplingLoop {
  public:
@@ -65,4 +65,4 @@ class SamplingLoop {
   std::thread thread_;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-namespace eacgm {
+namespace eacgm::sample {
 
 void SnapshotMailbox::post(GpuSnapshot snapshot) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -34,4 +34,4 @@ std::uint64_t SnapshotMailbox::dropped() const {
   return dropped_;
 }
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -10,7 +10,7 @@
 
 #include "core/gpu_sample.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 
 class SnapshotMailbox {
  public:
@@ -32,4 +32,4 @@ class SnapshotMailbox {
   std::uint64_t dropped_ = 0;
 };
 
-}  // namespace eacgm
+}  // namespace eacgm::sample

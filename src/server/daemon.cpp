@@ -30,7 +30,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   Parts& p = *parts_;
   p.options = std::move(options);
   DaemonOptions& o = p.options;
-  if (!o.facts) o.facts = std::make_shared<ProcFacts>();
+  if (!o.facts) o.facts = std::make_shared<sample::ProcFacts>();
   if (o.hostname.empty()) o.hostname = host_name();
   if (o.start_time_seconds == 0) {
     o.start_time_seconds =

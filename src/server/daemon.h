@@ -24,10 +24,10 @@ struct DaemonOptions {
   std::string token_file;  // "" none (then only loopback is allowed)
   ServeConfig serve;       // caps, dcgm_metrics, max_clients
   std::shared_ptr<const SnapshotSource> source;
-  std::shared_ptr<const ProcessFacts> facts;  // null: /proc (ProcFacts)
-  std::string hostname;                       // the GPU families' label; "" the host's name
-  double start_time_seconds = 0;              // Unix time the agent started; 0: now
-  std::function<void(std::string_view)> log;  // the server's notices (bad requests, once per kind)
+  std::shared_ptr<const sample::ProcessFacts> facts;  // null: /proc (sample::ProcFacts)
+  std::string hostname;                               // the GPU families' label; "" the host's name
+  double start_time_seconds = 0;                      // Unix time the agent started; 0: now
+  std::function<void(std::string_view)> log;          // the server's notices (bad requests, once per kind)
 };
 
 class Daemon {

@@ -20,7 +20,7 @@ MetricsOptions MetricsOptions::from(const ServeConfig& serve) {
 
 void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
                    const MetricsOptions& options, const CounterValues& server_counters) {
-  std::function<RankInfo(std::uint32_t)> rank_of;
+  std::function<sample::RankInfo(std::uint32_t)> rank_of;
   if (options.facts) rank_of = [facts = options.facts](std::uint32_t pid) { return facts->rank(pid); };
   if (snap && snap->last_gpu) {
     exporting::GpuMetricsOptions gpu;

@@ -21,9 +21,9 @@ struct MetricsOptions {
   std::size_t max_function_series = 2000;
   std::size_t max_process_series = 500;
   std::size_t max_histogram_series = 200;
-  std::string hostname;                       // the `Hostname` label of the GPU families
-  double start_time_seconds = 0;              // eacgm_agent_start_time_seconds
-  std::shared_ptr<const ProcessFacts> facts;  // rank labels; null: none
+  std::string hostname;                               // the `Hostname` label of the GPU families
+  double start_time_seconds = 0;                      // eacgm_agent_start_time_seconds
+  std::shared_ptr<const sample::ProcessFacts> facts;  // rank labels; null: none
 
   // [serve]'s caps and switches.
   static MetricsOptions from(const ServeConfig& serve);

@@ -30,11 +30,11 @@ const char* fake_nvml_path() { return EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-m
 // One pass of the real device sampler over the fake NVML ("full" scenario unless named).
 GpuSnapshot fake_snapshot(const char* scenario = "full") {
   setenv("EACGM_FAKE_NVML_SCENARIO", scenario, 1);
-  auto session = nvml::Session::open(fake_nvml_path());
+  auto session = sample::nvml::Session::open(fake_nvml_path());
   EXPECT_TRUE(session.ok()) << session.error();
   if (!session.ok()) return {};
-  DeviceSampler sampler(*session);
-  DevicePass pass = sampler.sample();
+  sample::DeviceSampler sampler(*session);
+  sample::DevicePass pass = sampler.sample();
   GpuSnapshot snap;
   snap.system = sampler.system();
   snap.devices = std::move(pass.devices);
@@ -199,7 +199,9 @@ TEST(DcgmMetrics, ProcessSeriesWithRankLabels) {
   q.memory_utilization_percent.reset();
   snap.processes = {p, q};
   GpuMetricsOptions options;
-  options.rank_of_pid = [](std::uint32_t pid) { return pid == 4242 ? RankInfo{3, 1, 8} : RankInfo{}; };
+  options.rank_of_pid = [](std::uint32_t pid) {
+    return pid == 4242 ? sample::RankInfo{3, 1, 8} : sample::RankInfo{};
+  };
   const std::string text = render(snap, options);
   const std::string labels =
       "{pid=\"4242\",comm=\"python3\",gpu=\"1\",UUID=\"GPU-1\",rank=\"3\",local_rank=\"1\",world_size=\"8\"}";
@@ -239,7 +241,7 @@ TEST(DcgmMetrics, PromtoolAcceptsTheExposition) {
   snap.processes = {p};
   GpuMetricsOptions options;
   options.hostname = "node-1";
-  options.rank_of_pid = [](std::uint32_t) { return RankInfo{0, 0, 2}; };
+  options.rank_of_pid = [](std::uint32_t) { return sample::RankInfo{0, 0, 2}; };
   const std::string text = render(snap, options);
 
   const auto [status, out] = promtool_check(text);

@@ -165,8 +165,8 @@ analysis::AnalysisSnapshot snapshot() {
   return snap;
 }
 
-RankInfo ranks(std::uint32_t pid) {
-  RankInfo r;
+sample::RankInfo ranks(std::uint32_t pid) {
+  sample::RankInfo r;
   if (pid == 101) {
     r.rank = 0;
     r.local_rank = 0;

@@ -9,7 +9,7 @@
 
 #include "sample/process_sampler.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 const std::string kId = "3f1b2c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809";
@@ -57,4 +57,4 @@ TEST(ContainerId, ReadsProcForThisProcess) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -14,7 +14,7 @@
 
 #include "fake_nvml_env.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 using testing::fake_nvml_path;
@@ -357,4 +357,4 @@ TEST(DeviceSampler, NoGpusGivesAnEmptyPass) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -5,7 +5,7 @@
 #include "fake_nvml_env.h"
 #include "sample/nvml_api.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 using testing::fake_nvml_path;
@@ -75,4 +75,4 @@ TEST(NvmlSession, ErrorClassification) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

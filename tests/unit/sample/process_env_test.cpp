@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 std::string block(const std::vector<std::string>& vars) {
@@ -117,4 +117,4 @@ TEST(ProcessEnv, GoneProcessIsAnError) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

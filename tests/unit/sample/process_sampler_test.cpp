@@ -10,7 +10,7 @@
 #include "fake_nvml_env.h"
 #include "sample/device_sampler.h"
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 namespace fs = std::filesystem;
@@ -159,4 +159,4 @@ TEST(ContainerId, IgnoresHostsAndNearMisses) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 class ProcessTree : public ::testing::Test {
@@ -84,4 +84,4 @@ TEST(ProcessTreeLive, ThisProcessDescendsFromItsParent) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 using namespace std::chrono_literals;
@@ -123,4 +123,4 @@ TEST(SamplingLoop, SinkFailureStopsTheLoopWithAMessage) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-namespace eacgm {
+namespace eacgm::sample {
 namespace {
 
 GpuSnapshot numbered(std::uint64_t n) {
@@ -56,4 +56,4 @@ TEST(SnapshotMailbox, ProducerAndConsumerThreads) {
 }
 
 }  // namespace
-}  // namespace eacgm
+}  // namespace eacgm::sample

@@ -30,9 +30,9 @@ class RecordedSource final : public server::SnapshotSource {
   std::shared_ptr<const analysis::AnalysisSnapshot> snap_;
 };
 
-class RecordedProcessFacts final : public ProcessFacts {
+class RecordedProcessFacts final : public sample::ProcessFacts {
  public:
-  RankInfo rank(std::uint32_t pid) const override { return RecordedFacts::rank_of(pid); }
+  sample::RankInfo rank(std::uint32_t pid) const override { return RecordedFacts::rank_of(pid); }
   std::string cmdline(std::uint32_t pid) const override { return RecordedFacts::cmdline_of(pid); }
   std::optional<std::string> container(std::uint32_t pid) const override {
     return RecordedFacts::container_of(pid);

@@ -31,8 +31,8 @@ inline constexpr std::uint32_t kUntraced = 4190004;  // on a GPU, never traced
 
 // What /proc would say of the recorded processes.
 struct RecordedFacts {
-  static RankInfo rank_of(std::uint32_t pid) {
-    RankInfo r;
+  static sample::RankInfo rank_of(std::uint32_t pid) {
+    sample::RankInfo r;
     if (pid == kRank0 || pid == kRank1) {
       r.rank = pid == kRank0 ? 0 : 1;
       r.local_rank = r.rank;

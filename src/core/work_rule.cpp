@@ -1,5 +1,5 @@
 // WorkRule: argument slots and direction rules per spec.
-#include "core/gpu_work.h"
+#include "core/work_rule.h"
 
 #include <array>
 
