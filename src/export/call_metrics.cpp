@@ -105,6 +105,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   const std::uint64_t folded_functions =
       fold_functions(functions, options.max_function_series, other_durations);
   std::vector<Labels> function_labels;
+  function_labels.reserve(functions.size());
   for (const auto& f : functions) function_labels.push_back({{"domain", f.domain}, {"function", f.function}});
   auto function_family = [&](std::string_view name, auto value) {
     write_family(out, name, functions, function_labels, value);
@@ -155,6 +156,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
         other_process.errors += p.errors;
       });
   std::vector<Labels> process_labels;
+  process_labels.reserve(procs.size() + 1);
   for (const auto& p : procs) process_labels.push_back(traced_labels(options, p.pid, p.name));
   if (folded_processes > 0) {
     procs.push_back(std::move(other_process));
