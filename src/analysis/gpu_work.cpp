@@ -95,8 +95,30 @@ void GpuWorkStats::add(const CallCount& c) {
   const GpuWork kind = r.kind();
   if (kind != GpuWork::kKernel && kind != GpuWork::kMemset && kind != GpuWork::kCopy) return;
   static const std::string kNoName;
+  if (kind == GpuWork::kKernel) {
+    if (c.kernel.empty()) {
+      unnamed_.add(c.pid, c.handle, c.stream, c.calls);
+    } else {
+      for (const auto& [stream, n] : unnamed_.take(c.pid, c.handle)) {
+        name_late(c.pid, stream, c.probe->spec.direction, c.kernel, n);
+      }
+    }
+  }
   count(c.pid, "", c.stream, kind, kind == GpuWork::kKernel ? c.kernel : kNoName, c.probe->spec.direction,
         c.calls, 0, false, kind == GpuWork::kKernel ? 0 : c.bytes);
+}
+
+void GpuWorkStats::name_late(std::uint32_t pid, std::uint64_t stream, const std::string& direction,
+                             const std::string& name, std::uint64_t n) {
+  static const std::string kNoName;
+  auto it = rows_.find(Key{pid, stream, GpuWork::kKernel, kNoName, direction});
+  if (it == rows_.end()) return;  // folded past max_rows: they stay there
+  n = std::min(n, it->second.count);
+  const std::string comm = it->second.comm;
+  it->second.count -= n;
+  if (it->second.count == 0) rows_.erase(it);
+  totals_[GpuWork::kKernel] -= n;  // count() adds them again: a move, not new launches
+  count(pid, comm, stream, GpuWork::kKernel, name, direction, n, 0, false, 0);
 }
 
 std::vector<GpuWorkRow> GpuWorkStats::rows() const {

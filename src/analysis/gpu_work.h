@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/unnamed_launches.h"
 #include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/work_rule.h"
@@ -48,7 +49,8 @@ class GpuWorkStats {
 
   void add(const CallEvent& event);
   // Operations counted in the kernel (always-on): per process, stream and kernel; errors
-  // are not known per call there.
+  // are not known per call there. Launches counted before their handle was named move to
+  // the name's row once a count brings it.
   void add(const CallCount& count);
   // Most operations first, then by pid, stream, kind, name.
   std::vector<GpuWorkRow> rows() const;
@@ -63,6 +65,9 @@ class GpuWorkStats {
              const std::string& name, const std::string& direction, std::uint64_t n, std::uint64_t graph_n,
              bool error, std::uint64_t bytes);
   const WorkRule& rule(const CallEvent& event);
+  // Moves `n` launches of (pid, stream) from the unnamed kernel row to `name`'s.
+  void name_late(std::uint32_t pid, std::uint64_t stream, const std::string& direction,
+                 const std::string& name, std::uint64_t n);
 
   Options options_;
   std::map<Key, GpuWorkRow> rows_;
@@ -71,6 +76,7 @@ class GpuWorkStats {
   WorkRule scratch_;
   std::uint64_t folded_ = 0;
   std::map<GpuWork, std::uint64_t> totals_;
+  UnnamedLaunches unnamed_;
 };
 
 }  // namespace eacgm::analysis

@@ -44,12 +44,18 @@ KernelStats::LaunchArgs KernelStats::launch_args(const CallEvent& event) {
 
 void KernelStats::add(const CallCount& count) {
   // Counted launches (always-on): the kernel by its handle's name; no shapes captured.
-  if (count.kernel.empty() || count.probe == nullptr || count.calls == 0) return;
+  if (count.probe == nullptr || count.calls == 0) return;
   if (dim3_arg(count.probe->spec, "grid") < 0) return;
-  KernelRow* k = entry(count.kernel, count.calls);
+  if (count.kernel.empty()) {
+    unnamed_.add(count.pid, count.handle, count.stream, count.calls);
+    return;
+  }
+  std::uint64_t launches = count.calls;
+  for (const auto& [stream, n] : unnamed_.take(count.pid, count.handle)) launches += n;
+  KernelRow* k = entry(count.kernel, launches);
   if (k == nullptr) return;
-  k->launches += count.calls;
-  k->unknown_shape += count.calls;
+  k->launches += launches;
+  k->unknown_shape += launches;
 }
 
 void KernelStats::add(const CallEvent& event) {

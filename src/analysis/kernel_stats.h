@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/unnamed_launches.h"
 #include "core/call_counts.h"
 #include "core/call_event.h"
 
@@ -48,7 +49,8 @@ class KernelStats {
   // ignored after a few compares.
   void add(const CallEvent& event);
   // Launches counted in the kernel (always-on), named by their handle; their shapes are
-  // not captured and count as unknown.
+  // not captured and count as unknown. Launches counted before their handle was named
+  // are held and join the name's row once a count brings it.
   void add(const CallCount& count);
 
   // Most launches first, then by name.
@@ -74,6 +76,7 @@ class KernelStats {
   std::unordered_map<const ProbeInfo*, LaunchArgs> by_probe_;
   std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
   std::uint64_t folded_launches_ = 0;
+  UnnamedLaunches unnamed_;
 };
 
 }  // namespace eacgm::analysis
