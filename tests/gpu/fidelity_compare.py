@@ -71,6 +71,7 @@ def main():
 
     row("kernels", sum(pk.values()), sum(ek.values()))
     row("distinct kernel names", len(pk), len(ek))
+    row("kernel launches without a name", 0, ek.get("", 0))
     row("memsets", pm, em)
     row("copies", sum(pc.values()), sum(ec.values()))
     for d in sorted(set(pc) | set(ec)):

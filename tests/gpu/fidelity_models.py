@@ -6,6 +6,7 @@ Usage: fidelity_models.py {cnn,graph,compile} OUT.json
   cnn:     a bf16 CNN (cuDNN convolutions, cuBLAS linear layer), 5 training steps
   graph:   an MLP training step captured in a CUDA graph and replayed 10 times
   compile: a torch.compile'd model (Triton kernels, some names over 64 bytes), 5 steps
+  adamw:   the same model trained by AdamW (its multi-tensor kernels), 10 steps
 """
 import sys
 
@@ -52,7 +53,7 @@ def graph():
     torch.cuda.synchronize()
 
 
-def compiled():
+def compiled(optimizer=torch.optim.SGD, steps=5):
     class Block(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -64,9 +65,9 @@ def compiled():
             return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm(x))))
 
     model = torch.compile(torch.nn.Sequential(Block(), Block()).cuda())
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    opt = optimizer(model.parameters(), lr=0.01)
     x = torch.randn(64, 128, 256, device="cuda", requires_grad=True)
-    for _ in range(5):
+    for _ in range(steps):
         opt.zero_grad(set_to_none=True)
         model(x).square().mean().backward()
         opt.step()
@@ -75,7 +76,8 @@ def compiled():
 
 def main():
     which, out = sys.argv[1], sys.argv[2]
-    work = {"cnn": cnn, "graph": graph, "compile": compiled}[which]
+    work = {"cnn": cnn, "graph": graph, "compile": compiled,
+            "adamw": lambda: compiled(torch.optim.AdamW, 10)}[which]
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         work()
     prof.export_chrome_trace(out)
