@@ -42,9 +42,12 @@ std::string CountDrain::name_of(const std::shared_ptr<const ProbeInfo>& probe, s
   return sink.kernel;
 }
 
-void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings) {
+void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings,
+                       const std::function<void()>& after_read) {
   ++counters_.drains;
-  for (const probe::CountEntry& e : source_.read_counts()) {
+  const std::vector<probe::CountEntry> entries = source_.read_counts();
+  if (after_read) after_read();
+  for (const probe::CountEntry& e : entries) {
     auto probe = table_.get(e.key.probe_id);
     if (!probe) {
       ++counters_.unknown_probe;

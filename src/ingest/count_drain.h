@@ -52,7 +52,11 @@ class CountDrain {
       : source_(source), table_(table), chain_(chain) {}
 
   // Reads the maps; `counts` and `timings` get what changed since the last drain.
-  void drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings);
+  // `after_read` runs between reading the maps and naming their launch handles: the
+  // reader takes in the ring buffer's records there, so that every naming call made
+  // before a counted launch has reached the chain when the launch is named.
+  void drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings,
+             const std::function<void()>& after_read = {});
   // Deletes the keys of processes for which `alive(pid)` is false (call right after a
   // drain, so their last counts were delivered); returns how many processes.
   std::size_t forget_unless(const std::function<bool(std::uint32_t)>& alive);

@@ -166,7 +166,14 @@ void RingReader::drain_counts() {
   if (!counts_) return;
   count_batch_.clear();
   timing_batch_.clear();
-  counts_->drain(count_batch_, timing_batch_);
+  // A launch's handle is named by a call made before it (cuLibraryGetKernel,
+  // cuModuleGetFunction) whose record may still wait in the ring while the launch is
+  // already counted in the maps: the records written before the maps were read go
+  // through the chain (and on to the consumers) before the counts are named.
+  counts_->drain(count_batch_, timing_batch_, [this] {
+    ring_buffer__consume(rb_);
+    batcher_.flush();
+  });
   if (!count_batch_.empty() || !timing_batch_.empty())
     batcher_.consumer().on_counts(count_batch_, timing_batch_);
   const auto& c = counts_->counters();

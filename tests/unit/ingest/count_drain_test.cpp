@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "ingest/enricher_stages.h"
+
 namespace eacgm::ingest {
 namespace {
 
@@ -120,6 +122,55 @@ TEST_F(DrainFixture, ForgetsOnlyDeadProcessesAndUnknownProbesAreDropped) {
   EXPECT_EQ(drain.forget_unless([](std::uint32_t pid) { return pid != 11; }), 1u);
   EXPECT_EQ(maps.forgotten, std::vector<std::uint32_t>{11});
   EXPECT_EQ(drain.counters().forgotten_pids, 1u);
+}
+
+class DropSink final : public CallSink {
+ public:
+  void take(CallEvent&) override {}
+};
+
+// A launch counted in the maps is named by a call made before it whose record the
+// reader takes in between reading the maps and naming (after_read), as the ring buffer
+// may still hold it then.
+TEST(CountDrainNames, ALaunchIsNamedByTheRecordsTakenInAfterTheMapsWereRead) {
+  probe::ProbeTable table;
+  ProbeInfo launch_info;
+  launch_info.function = launch_info.spec.name = "cuLaunchKernel";
+  launch_info.spec.domain = "cuda_driver";
+  launch_info.spec.args = {ArgSpec{"f"}};
+  launch_info.spec.derived = {{"kernel", DerivedArg::Op::kKernelName, "f", ""}};
+  launch_info.counted = true;
+  auto launch = table.add(std::move(launch_info));
+  ProbeInfo naming_info;
+  naming_info.function = naming_info.spec.name = "cuModuleGetFunction";
+  naming_info.spec.domain = "cuda_driver";
+  naming_info.spec.args = {ArgSpec{"func"}, ArgSpec{"module"}, ArgSpec{"name"}};
+  naming_info.spec.args[2].kind = ArgKind::kString;
+  auto naming = table.add(std::move(naming_info));
+
+  EnricherChain chain;
+  chain.add(make_kernel_name_stage(nullptr));
+  RecordedMaps maps;
+  probe::CountEntry e;
+  e.key = {42, launch->id, 0xf00d, 0};
+  e.calls = 3;
+  maps.counts = {e};
+  CountDrain drain(maps, table, chain);
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  drain.drain(counts, timings, [&] {
+    CallEvent named;
+    named.pid = named.tid = 42;
+    named.probe = naming;
+    named.has_exit = true;
+    named.nargs = 3;
+    named.args[0] = 0xf00d;
+    named.str = "_Z6squarePf";
+    DropSink sink;
+    chain.process(named, sink);
+  });
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].kernel, "square(float*)");
 }
 
 }  // namespace
