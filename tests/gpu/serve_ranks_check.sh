@@ -50,7 +50,7 @@ cat "$WORK/proc.txt"
 import json, re, sys
 work = sys.argv[1]
 procs = json.load(open(f"{work}/processes.json"))["processes"]
-workers = [p for p in procs if "ranks_job.py" in (p.get("cmdline") or "")]
+workers = [p for p in procs if "ranks_job.py" in (p.get("cmdline") or "") and "torchrun" not in (p.get("cmdline") or "")]
 print(f"{'pid':>8} {'comm':<16} {'rank':>5} {'local':>5} {'world':>5}  calls")
 for p in workers:
     print(f"{p['pid']:>8} {p['comm'] or '-':<16} {str(p.get('rank')):>5} {str(p.get('local_rank')):>5} {str(p.get('world_size')):>5}  {p['calls']}")
