@@ -74,14 +74,19 @@ void put(ExpositionWriter& out, const Labels& labels, const Value& v) {
 
 }  // namespace
 
-Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options) {
+Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options,
+                  LabelStyle style) {
+  // dcgm-exporter's contract for DCGM_FI_*; Prometheus's snake_case for eacgm's own.
+  const bool dcgm = style == LabelStyle::kDcgm;
   Labels l{{"gpu", std::to_string(gpu.index)},
-           {"UUID", gpu.uuid},
+           {dcgm ? "UUID" : "uuid", gpu.uuid},
            {"pci_bus_id", gpu.pci_bus_id},
            {"device", "nvidia" + std::to_string(gpu.index)},
-           {"modelName", gpu.name}};
-  if (!options.hostname.empty()) l.push_back({"Hostname", options.hostname});
-  if (!system.driver_version.empty()) l.push_back({"DCGM_FI_DRIVER_VERSION", system.driver_version});
+           {dcgm ? "modelName" : "model_name", gpu.name}};
+  if (!options.hostname.empty()) l.push_back({dcgm ? "Hostname" : "hostname", options.hostname});
+  if (!system.driver_version.empty()) {
+    l.push_back({dcgm ? "DCGM_FI_DRIVER_VERSION" : "driver_version", system.driver_version});
+  }
   if (options.pod_of_gpu) {
     if (auto pod = options.pod_of_gpu(gpu)) {
       l.push_back({"container", pod->container});
@@ -93,11 +98,16 @@ Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const Gp
 }
 
 void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const GpuMetricsOptions& options) {
-  std::vector<Labels> labels;
-  labels.reserve(snap.devices.size());
-  for (const auto& d : snap.devices) labels.push_back(gpu_labels(d, snap.system, options));
+  std::vector<Labels> dcgm_labels, own_labels;
+  dcgm_labels.reserve(snap.devices.size());
+  own_labels.reserve(snap.devices.size());
+  for (const auto& d : snap.devices) {
+    dcgm_labels.push_back(gpu_labels(d, snap.system, options, LabelStyle::kDcgm));
+    own_labels.push_back(gpu_labels(d, snap.system, options, LabelStyle::kEacgm));
+  }
   for (const auto& def : metric_table()) {
     if (def.labels != LabelSet::kGpu) continue;
+    const auto& labels = def.name.starts_with("DCGM_") ? dcgm_labels : own_labels;
     out.begin_family(family_of(def));
     for (std::size_t i = 0; i < snap.devices.size(); ++i)
       put(out, labels[i], device_value(def.name, snap.devices[i]));
@@ -112,7 +122,7 @@ void append_process_metrics(ExpositionWriter& out, const GpuSnapshot& snap,
     Labels l{{"pid", std::to_string(p.pid)},
              {"comm", p.name},
              {"gpu", std::to_string(p.gpu_index)},
-             {"UUID", p.gpu_uuid}};
+             {"uuid", p.gpu_uuid}};
     if (!p.container_id.empty()) l.push_back({"container_id", p.container_id});
     if (options.rank_of_pid) {
       const sample::RankInfo r = options.rank_of_pid(p.pid);

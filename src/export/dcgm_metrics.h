@@ -33,8 +33,14 @@ struct GpuMetricsOptions {
   std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;
 };
 
+// dcgm-exporter's label names (`UUID`, `modelName`, `Hostname`, `DCGM_FI_DRIVER_VERSION`)
+// for the DCGM_FI_* families, whose dashboards expect them; Prometheus's snake_case
+// (`uuid`, `model_name`, `hostname`, `driver_version`) for eacgm's own.
+enum class LabelStyle { kDcgm, kEacgm };
+
 // The labels of one GPU's series, in dcgm-exporter's order.
-Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options);
+Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options,
+                  LabelStyle style = LabelStyle::kDcgm);
 
 // Device families (DCGM_FI_* and eacgm_gpu_*), family by family over all GPUs.
 void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const GpuMetricsOptions& options);

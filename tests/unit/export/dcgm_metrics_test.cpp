@@ -58,6 +58,11 @@ const std::string kGpu0 =
     "gpu=\"0\",UUID=\"GPU-fa4e0000-0000-0000-0000-000000000000\",pci_bus_id=\"00000000:19:00.0\","
     "device=\"nvidia0\",modelName=\"Fake NVML GPU (test stand-in)\",Hostname=\"node-1\","
     "DCGM_FI_DRIVER_VERSION=\"999.99.99-fake\"";
+// eacgm's own GPU families: the same labels in snake_case.
+const std::string kGpu0Own =
+    "gpu=\"0\",uuid=\"GPU-fa4e0000-0000-0000-0000-000000000000\",pci_bus_id=\"00000000:19:00.0\","
+    "device=\"nvidia0\",model_name=\"Fake NVML GPU (test stand-in)\",hostname=\"node-1\","
+    "driver_version=\"999.99.99-fake\"";
 
 std::string render(const GpuSnapshot& snap, const GpuMetricsOptions& options,
                    ExpositionFormat format = ExpositionFormat::kPrometheusText) {
@@ -75,7 +80,7 @@ TEST(DcgmMetrics, FakeGpuAsDcgmExporterWritesIt) {
   const std::string text = render(snap, options);
   const auto s = samples_of(text);
   auto at = [&](const std::string& name) {
-    const auto it = s.find(name + "{" + kGpu0 + "}");
+    const auto it = s.find(name + "{" + (name.starts_with("DCGM_") ? kGpu0 : kGpu0Own) + "}");
     return it == s.end() ? std::string("<absent>") : it->second;
   };
   EXPECT_EQ(at("DCGM_FI_DEV_GPU_UTIL"), "45");
@@ -204,7 +209,7 @@ TEST(DcgmMetrics, ProcessSeriesWithRankLabels) {
   };
   const std::string text = render(snap, options);
   const std::string labels =
-      "{pid=\"4242\",comm=\"python3\",gpu=\"1\",UUID=\"GPU-1\",rank=\"3\",local_rank=\"1\",world_size=\"8\"}";
+      "{pid=\"4242\",comm=\"python3\",gpu=\"1\",uuid=\"GPU-1\",rank=\"3\",local_rank=\"1\",world_size=\"8\"}";
   EXPECT_NE(text.find("eacgm_process_gpu_memory_bytes" + labels + " 3221225472\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("eacgm_process_sm_utilization_ratio" + labels + " 0.88\n"), std::string::npos) << text;
@@ -247,8 +252,7 @@ TEST(DcgmMetrics, PromtoolAcceptsTheExposition) {
   const auto [status, out] = promtool_check(text);
   // 0: clean; 1: a parse error; 3: lint findings. dcgm-exporter's own names break three
   // lint rules (counters without _total, the camelCase labels modelName and Hostname, and
-  // "COUNTER" in a name): those, and only those, are allowed, and only for DCGM_* series
-  // (and the camelCase labels for eacgm_gpu_*, which carry the same labels).
+  // "COUNTER" in a name): those, and only those, are allowed, and only for DCGM_* series.
   ASSERT_TRUE(status == 0 || status == 3) << "promtool rejected the text (status " << status << "):\n"
                                           << out << text;
   const std::string camel_labels = "label names should be written in 'snake_case' not 'camelCase'";
@@ -263,9 +267,8 @@ TEST(DcgmMetrics, PromtoolAcceptsTheExposition) {
     const auto sp = line.find(' ');
     const std::string name = line.substr(0, sp);
     const std::string problem = sp == std::string::npos ? "" : line.substr(sp + 1);
-    // eacgm_gpu_* carry the same GPU labels, so that they join with the DCGM series.
-    const bool ok = (name.starts_with("DCGM_FI_") && allowed.count(problem)) ||
-                    (name.starts_with("eacgm_gpu_") && problem == camel_labels);
+    // Only dcgm-exporter's own names and labels; eacgm's families follow Prometheus's.
+    const bool ok = name.starts_with("DCGM_FI_") && allowed.count(problem);
     EXPECT_TRUE(ok) << "promtool: " << line;
   }
 
