@@ -1,9 +1,12 @@
 // The `eacgm` command: parses the command line and dispatches to a subcommand.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <exception>
 
 #include "cli/commands.h"
 #include "cli/usage_errors.h"
+#include "core/build_info.h"
 
 namespace {
 
@@ -12,7 +15,8 @@ int run(int argc, char** argv) {
   CLI::App app{
       "eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF "
       "and NVML"};
-  app.set_version_flag("--version", "eacgm 0.1.0");
+  app.set_version_flag("--version",
+                       fmt::format("eacgm {} ({})", eacgm::build_version(), eacgm::build_commit()));
   app.require_subcommand(0, 1);
   CommandContext ctx;
   bool demo = false;

@@ -63,7 +63,10 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   trace.config_path = ctx.config_path;
   trace.request = request;
   trace.notice = print_error;
-  trace.on_reload = [](const Config& before, const Config& after) {
+  // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
+  auto mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(request, *config));
+  trace.on_reload = [mode, request](const Config& before, const Config& after) {
+    mode->store(agent::trace_mode(request, after));
     if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
       print_error("reload: [serve] listen and token_file apply at the next start");
     }
@@ -73,6 +76,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   daemon_options.token_file = flags.token_file.empty() ? sc.token_file : flags.token_file;
   daemon_options.serve = sc;
   daemon_options.log = [](std::string_view line) { print_error(std::string(line)); };
+  daemon_options.mode = [mode] { return std::string(trace_mode_name(mode->load())); };
   // The daemon's routes read the analysis's snapshots; the trace feeds it and the stream.
   auto analysis = std::make_shared<analysis::LiveAnalysis>();
   daemon_options.source = std::make_shared<server::LiveSnapshots>(analysis);

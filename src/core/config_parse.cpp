@@ -696,6 +696,10 @@ class ConfigReader {
 
 }  // namespace
 
+std::string_view trace_mode_name(TraceMode mode) {
+  return mode == TraceMode::kPerCall ? "per-call" : "always-on";
+}
+
 std::optional<TraceMode> parse_trace_mode(std::string_view text) {
   if (text == "per-call") return TraceMode::kPerCall;
   if (text == "always-on") return TraceMode::kAlwaysOn;

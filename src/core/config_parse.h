@@ -17,6 +17,8 @@ Result<Config> parse_config(std::string_view text, std::string_view source_name)
 
 // "per-call" / "always-on", as `[trace] mode` and `--mode` spell them; nullopt otherwise.
 std::optional<TraceMode> parse_trace_mode(std::string_view text);
+// "per-call" or "always-on".
+std::string_view trace_mode_name(TraceMode mode);
 
 // Reads `path` and parses it; "cannot read config PATH: <reason>" when it cannot be read.
 Result<Config> load_config_file(const std::string& path);

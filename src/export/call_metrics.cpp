@@ -217,32 +217,4 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   append_host_wait_metrics(out, snap, options);
 }
 
-void append_agent_metrics(ExpositionWriter& out, double start_time_seconds) {
-  // /proc/self/stat fields 14 and 15 (utime, stime) in clock ticks; statm field 2 in pages.
-  std::ifstream stat("/proc/self/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close != std::string::npos) {
-    std::istringstream rest(text.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-    begin_family(out, "eacgm_agent_cpu_seconds_total");
-    out.add({}, static_cast<double>(utime + stime) / ticks);
-  }
-  std::ifstream statm("/proc/self/statm");
-  unsigned long long size = 0, resident = 0;
-  if (statm >> size >> resident) {
-    begin_family(out, "eacgm_agent_resident_memory_bytes");
-    out.add({},
-            static_cast<std::uint64_t>(resident * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE))));
-  }
-  begin_family(out, "eacgm_agent_start_time_seconds");
-  out.add({}, start_time_seconds);
-}
-
 }  // namespace eacgm::exporting

@@ -36,7 +36,4 @@ std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch);
 void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                          const CallMetricsOptions& options);
 
-// eacgm_agent_*: this process's CPU time and resident memory (read now), and its start.
-void append_agent_metrics(ExpositionWriter& out, double start_time_seconds);
-
 }  // namespace eacgm::exporting

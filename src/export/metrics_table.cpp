@@ -249,6 +249,15 @@ constexpr std::array kTable = {
               kNone, kAgent, "`/proc/self/statm`"},
     MetricDef{"eacgm_agent_start_time_seconds", kGauge, "seconds", "s",
               "When the agent started, seconds since the Unix epoch.", kNone, kAgent, "clock"},
+    MetricDef{"eacgm_build_info", kGauge, "", "",
+              "Always 1: the agent's version, the commit it was built from, the kernel it runs on and "
+              "its trace mode (always-on or per-call), as labels.",
+              kBuild, kAgent, "build, `uname`, configuration"},
+    MetricDef{"eacgm_gpu_sampling_active", kGauge, "", "",
+              "1 while the GPUs are sampled through NVML; 0 when sampling is off (`--no-gpu`, [gpu] "
+              "sample = false) or NVML could not be loaded (the log says why): the DCGM_FI_* and "
+              "eacgm_gpu_* families are then absent.",
+              kNone, kAgent, "NVML sampling"},
 
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,
@@ -283,6 +292,8 @@ std::string_view labels_doc(LabelSet set) {
   switch (set) {
     case kNone:
       return "";
+    case kBuild:
+      return "`version`, `commit`, `kernel`, `mode`";
     case kGpu:
       return "GPU labels";
     case kProcess:

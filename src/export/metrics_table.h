@@ -28,6 +28,7 @@ enum class LabelSet {
   kWaits,      // pid, comm, kind (a host-wait kind), and rank labels when known
   kWaitKind,   // kind (a host-wait kind)
   kPythonCap,  // cap (processes, rows, stacks)
+  kBuild,      // version, commit, kernel, mode
 };
 
 enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kPython, kAgent, kHttp };

@@ -42,6 +42,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   MetricsOptions metrics = MetricsOptions::from(o.serve);
   metrics.hostname = o.hostname;
   metrics.start_time_seconds = o.start_time_seconds;
+  metrics.mode = o.mode;
   metrics.facts = o.facts;
   StandardRoutes standard;
   standard.write_metrics = [source = o.source, metrics,

@@ -27,6 +27,7 @@ struct DaemonOptions {
   std::shared_ptr<const sample::ProcessFacts> facts;  // null: /proc (sample::ProcFacts)
   std::string hostname;                               // the GPU families' label; "" the host's name
   double start_time_seconds = 0;                      // Unix time the agent started; 0: now
+  std::function<std::string()> mode;                  // the trace mode now, for eacgm_build_info
   std::function<void(std::string_view)> log;          // the server's notices (bad requests, once per kind)
 };
 

@@ -2,6 +2,7 @@
 // golden files depend on it only loosely, Prometheus not at all).
 #include "server/metrics_route.h"
 
+#include "export/agent_metrics.h"
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
@@ -39,7 +40,11 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
     if (snap->python) exporting::append_python_metrics(out, *snap->python);
     exporting::append_counters(out, snap->counters);
   }
-  exporting::append_agent_metrics(out, options.start_time_seconds);
+  exporting::AgentInfo agent;
+  agent.start_time_seconds = options.start_time_seconds;
+  agent.mode = options.mode ? options.mode() : std::string();
+  agent.gpu_sampling = snap != nullptr && snap->last_gpu.has_value();
+  exporting::append_agent_metrics(out, agent);
   exporting::append_counters(out, server_counters);
 }
 

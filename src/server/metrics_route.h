@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,8 +22,10 @@ struct MetricsOptions {
   std::size_t max_function_series = 2000;
   std::size_t max_process_series = 500;
   std::size_t max_histogram_series = 200;
-  std::string hostname;                               // the `Hostname` label of the GPU families
-  double start_time_seconds = 0;                      // eacgm_agent_start_time_seconds
+  std::string hostname;           // the `Hostname` label of the GPU families
+  double start_time_seconds = 0;  // eacgm_agent_start_time_seconds
+  // The trace mode now ("always-on", "per-call"; a reload may change it): eacgm_build_info.
+  std::function<std::string()> mode;
   std::shared_ptr<const sample::ProcessFacts> facts;  // rank labels; null: none
 
   // [serve]'s caps and switches.

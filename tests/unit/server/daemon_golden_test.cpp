@@ -47,6 +47,7 @@ server::DaemonOptions recorded_daemon(std::shared_ptr<const analysis::AnalysisSn
   o.facts = std::make_shared<RecordedProcessFacts>();
   o.hostname = "node-7";
   o.start_time_seconds = 1790000000.0;
+  o.mode = [] { return std::string("always-on"); };
   return o;
 }
 

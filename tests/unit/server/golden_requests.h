@@ -44,12 +44,15 @@ inline const std::vector<GoldenRequest>& golden_requests() {
   return requests;
 }
 
-// "STATUS CONTENT-TYPE\n" then the body; the agent's own CPU time and memory (which no
-// snapshot fixes) read "X".
+// "STATUS CONTENT-TYPE\n" then the body; what no snapshot fixes reads "X": the agent's
+// own CPU time and memory, the commit it was built from and the kernel it runs on.
 inline std::string golden_text(int status, const std::string& content_type, const std::string& body) {
   static const std::regex own(R"(^(eacgm_agent_(?:cpu_seconds_total|resident_memory_bytes)) \S+$)",
                               std::regex::multiline);
-  return std::to_string(status) + " " + content_type + "\n" + std::regex_replace(body, own, "$1 X");
+  static const std::regex build(R"re(^(eacgm_build_info\{version="[^"]*",commit=)"[^"]*"(,kernel=)"[^"]*")re",
+                                std::regex::multiline);
+  return std::to_string(status) + " " + content_type + "\n" +
+         std::regex_replace(std::regex_replace(body, own, "$1 X"), build, "$1\"X\"$2\"X\"");
 }
 
 }  // namespace eacgm::test
