@@ -15,6 +15,7 @@ constexpr auto kDcgm = MetricGroup::kDcgm;
 constexpr auto kGpuGroup = MetricGroup::kGpu;
 constexpr auto kProcessGroup = MetricGroup::kProcess;
 constexpr auto kHttp = MetricGroup::kHttp;
+constexpr auto kStore = MetricGroup::kStore;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kWaitGroup = MetricGroup::kWaits;
@@ -259,6 +260,34 @@ constexpr std::array kTable = {
               "eacgm_gpu_* families are then absent.",
               kNone, kAgent, "NVML sampling"},
 
+    // The history store (present while `serve` keeps one)
+    MetricDef{"eacgm_store_up", kGauge, "", "",
+              "1 while the last write to the history store succeeded; 0 while it fails (the batches wait in "
+              "the spool).",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_batches_written_total", kCounter, "", "count",
+              "Intervals written to the history store (one transaction each).", kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_rows_written_total", kCounter, "", "count", "Rows written to the history store.", kNone,
+              kStore, "history writer"},
+    MetricDef{"eacgm_store_write_failures_total", kCounter, "", "count",
+              "Writes the history store refused or could not take (a full disk, a read-only file, a "
+              "PostgreSQL server away); each batch is retried with back-off.",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_spooled_batches", kGauge, "", "count",
+              "Intervals waiting to be written while the store is away ([store] spool_batches at most).", kNone,
+              kStore, "history writer"},
+    MetricDef{"eacgm_store_dropped_batches_total", kCounter, "", "count",
+              "Intervals let go because the spool was full: their rows are not in the history.", kNone, kStore,
+              "history writer"},
+    MetricDef{"eacgm_store_dropped_rows_total", kCounter, "", "count", "The rows of the dropped intervals.",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_size_bytes", kGauge, "bytes", "bytes",
+              "The store's size at the last maintenance (SQLite: the pages in use).", kNone, kStore,
+              "history writer"},
+    MetricDef{"eacgm_store_last_write_timestamp_seconds", kGauge, "seconds", "s",
+              "When the last interval was written, seconds since the Unix epoch.", kNone, kStore,
+              "history writer"},
+
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,
               kHttp, "server"},
@@ -342,6 +371,8 @@ std::string_view group_title(MetricGroup g) {
       return "Python hot spots";
     case MetricGroup::kAgent:
       return "The agent itself";
+    case MetricGroup::kStore:
+      return "The history store";
     case MetricGroup::kHttp:
       return "The HTTP server";
   }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,10 @@ class Serve : public ::testing::Test {
     std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
                                      "--mode",     mode};
     argv.insert(argv.end(), extra.begin(), extra.end());
+    // The history in the test's folder, not the machine's /var/lib/eacgm.
+    if (std::find(argv.begin(), argv.end(), "--store") == argv.end()) {
+      argv.insert(argv.end(), {"--store", "sqlite:" + dir_ + "/eacgm.db"});
+    }
     auto p = std::make_unique<Subprocess>(argv, dir_);
     EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
     EXPECT_TRUE(eventually([&] { return get(port_, "/readyz").status == 200; })) << p->err();
@@ -289,7 +294,8 @@ TEST_F(Serve, SighupAppliesAGoodConfigAndKeepsTheOldOneOnABadOne) {
 }
 
 TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
-  Subprocess open_to_all({bin("eacgm"), "serve", "--listen", "0.0.0.0:" + std::to_string(port_)});
+  Subprocess open_to_all(
+      {bin("eacgm"), "serve", "--listen", "0.0.0.0:" + std::to_string(port_), "--store", "off"});
   EXPECT_EQ(open_to_all.wait(), 2);
   const std::string refused = open_to_all.err();
   EXPECT_NE(refused.find("token"), std::string::npos) << refused;
@@ -298,7 +304,7 @@ TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
   std::ofstream(token) << "secret\n";
   chmod(token.c_str(), 0644);
   Subprocess loose(
-      {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file", token});
+      {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file", token, "--store", "off"});
   EXPECT_EQ(loose.wait(), 2);
   EXPECT_NE(loose.err().find("chmod 600"), std::string::npos) << loose.err();
   chmod(token.c_str(), 0600);
