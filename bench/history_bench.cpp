@@ -62,10 +62,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> functions, kernels;
   for (int f = 0; f < 40; ++f) functions.push_back("cudaFunction" + std::to_string(f));
   for (int k = 0; k < 400; ++k) {
-    kernels.push_back("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
-                      "BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> > > >(int, "
-                      "T3)::{lambda(int)#" +
-                      std::to_string(k) + "}>");
+    kernels.push_back(
+        "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
+        "BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> > > >(int, "
+        "T3)::{lambda(int)#" +
+        std::to_string(k) + "}>");
   }
   double write_cpu = 0;
   std::uint64_t rows = 0;
@@ -144,7 +145,8 @@ int main(int argc, char** argv) {
       r.temperature_max = 71;
       b.gpus.push_back(r);
     }
-    rows += b.functions.size() + b.kernels.size() + b.gpus.size() + b.gpu_processes.size() + b.processes.size();
+    rows +=
+        b.functions.size() + b.kernels.size() + b.gpus.size() + b.gpu_processes.size() + b.processes.size();
     const double c0 = cpu_seconds();
     if (auto st = (*store)->write("gpu-node-017", b); !st) {
       std::fprintf(stderr, "write: %s\n", st.error().c_str());
@@ -184,14 +186,16 @@ int main(int argc, char** argv) {
               static_cast<double>(rows) / static_cast<double>(intervals));
   std::printf("| tier | bytes per node-day | kept (default) | full tier |\n|---|---|---|---|\n");
   std::printf("| raw (10 s) | %.1f MiB | 1 day | %.1f MiB |\n", raw_day / 1048576, raw_day / 1048576);
-  std::printf("| 1 minute | %.1f MiB | 7 days | %.1f MiB |\n", minute_day / 1048576, minute_day * 7 / 1048576);
+  std::printf("| 1 minute | %.1f MiB | 7 days | %.1f MiB |\n", minute_day / 1048576,
+              minute_day * 7 / 1048576);
   std::printf("| 1 hour | %.2f MiB | 90 days | %.1f MiB |\n", hour_day / 1048576, hour_day * 90 / 1048576);
   std::printf("| all tiers full | | | %.1f MiB |\n", full / 1048576);
-  std::printf("writer: %.2f ms CPU per interval (%.3f%% of a core at one interval per 10 s); "
-              "maintenance of %.1f h: %.2f s CPU (%.3f%% of a core spread over the hours)\n",
-              write_cpu * 1000 / static_cast<double>(intervals),
-              write_cpu / static_cast<double>(intervals) / 10 * 100, hours, maintain_cpu,
-              maintain_cpu / (hours * 3600) * 100);
+  std::printf(
+      "writer: %.2f ms CPU per interval (%.3f%% of a core at one interval per 10 s); "
+      "maintenance of %.1f h: %.2f s CPU (%.3f%% of a core spread over the hours)\n",
+      write_cpu * 1000 / static_cast<double>(intervals),
+      write_cpu / static_cast<double>(intervals) / 10 * 100, hours, maintain_cpu,
+      maintain_cpu / (hours * 3600) * 100);
   std::filesystem::remove(db);
   return 0;
 }

@@ -5,7 +5,7 @@
 
 namespace eacgm::analysis {
 
-ProcessCalls::ProcessCalls(Options options) : options_(std::move(options)) {}
+ProcessCalls::ProcessCalls(Options options) : options_(options) {}
 
 ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   if (last_slot_ != nullptr && pid == last_pid_) {
@@ -16,7 +16,8 @@ ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   if (it == processes_.end()) {
     if (processes_.size() >= options_.max_processes) return nullptr;
     auto made = CallSummary::create(options_.summary);
-    it = processes_.emplace(pid, Slot{made ? std::move(made).value() : CallSummary{}, nullptr, true, {}}).first;
+    it = processes_.emplace(pid, Slot{made ? std::move(made).value() : CallSummary{}, nullptr, true, {}})
+             .first;
   }
   it->second.dirty = true;
   it->second.gone_since.reset();  // a call: the pid lives (again)

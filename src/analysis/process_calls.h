@@ -44,7 +44,8 @@ class ProcessCalls {
 
   // Checks up to `max_checks` live processes for their exit (round robin) and lets go of
   // those gone for longer than kKeepExited.
-  void sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive, std::size_t max_checks);
+  void sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
+             std::size_t max_checks);
 
   // The summaries as they are now; only those that changed since the last view are copied.
   std::shared_ptr<const ProcessCallsView> view();

@@ -85,8 +85,8 @@ int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
     print_error(got.error());
     return 1;
   }
-  const std::string out = flags.json ? exporting::history_report_json(report) + "\n"
-                                     : exporting::render_history_text(report);
+  const std::string out =
+      flags.json ? exporting::history_report_json(report) + "\n" : exporting::render_history_text(report);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
@@ -99,11 +99,13 @@ void add_history_command(CLI::App& app, CommandContext& ctx) {
                                  "what the agent kept (serve's store): calls, processes, kernels, GPUs, "
                                  "anomalies and leaks over a past window, exited processes included");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url and node)");
-  sub->add_option("--store", flags->store, "the store: sqlite:PATH or postgresql://... (default [store] url, "
-                                           "else sqlite:/var/lib/eacgm/eacgm.db)");
+  sub->add_option("--store", flags->store,
+                  "the store: sqlite:PATH or postgresql://... (default [store] url, "
+                  "else sqlite:/var/lib/eacgm/eacgm.db)");
   sub->add_option("--node", flags->node, "only this node's rows (default: every node)");
   sub->add_option("--since", flags->since, "the window: the last 15m, 1h, 7d... (default 1h)");
-  sub->add_option("--from", flags->from, "the window's start: Unix seconds, an age (2h) or 2026-11-28T10:00:00Z");
+  sub->add_option("--from", flags->from,
+                  "the window's start: Unix seconds, an age (2h) or 2026-11-28T10:00:00Z");
   sub->add_option("--until", flags->until, "the window's end (default now)");
   sub->add_option("--pid", flags->pid, "only this process")->check(CLI::Range(1u, 0xffffffffu));
   sub->add_option("--comm", flags->comm, "only processes of this name");

@@ -106,7 +106,8 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
         print_error(made.error());
         return 2;
       }
-      print_error(made.error() + "; serving without history (set --store or [store] url; \"off\" to silence)");
+      print_error(made.error() +
+                  "; serving without history (set --store or [store] url; \"off\" to silence)");
     } else {
       writer = std::move(made).value();
       writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });

@@ -497,8 +497,9 @@ class ConfigReader {
       const auto* text = node->as_string();
       auto bytes = text ? parse_byte_size(text->get()) : Result<std::uint64_t>(make_error("not a string"));
       if (!bytes) {
-        return fail(node->source(), ctx,
-                    "max_size must be a size such as \"1GiB\" or \"500MB\" (\"0\" for no cap): " + bytes.error());
+        return fail(
+            node->source(), ctx,
+            "max_size must be a size such as \"1GiB\" or \"500MB\" (\"0\" for no cap): " + bytes.error());
       }
       store.max_bytes = *bytes;
     }

@@ -26,30 +26,39 @@ json window(const history::HistoryQuery& q, history::Tier tier) {
 
 json process_json(const history::StoredProcess& p) {
   const auto& r = p.record;
-  return json{{"node", p.node},     {"pid", r.key.pid},         {"start_ns", r.key.start_ns},
-              {"comm", r.comm},     {"cmdline", r.cmdline},     {"rank", opt(r.rank)},
-              {"local_rank", opt(r.local_rank)}, {"world_size", opt(r.world_size)},
+  return json{{"node", p.node},
+              {"pid", r.key.pid},
+              {"start_ns", r.key.start_ns},
+              {"comm", r.comm},
+              {"cmdline", r.cmdline},
+              {"rank", opt(r.rank)},
+              {"local_rank", opt(r.local_rank)},
+              {"world_size", opt(r.world_size)},
               {"container", r.container.empty() ? json(nullptr) : json(r.container)},
-              {"first_ns", r.first_ns}, {"last_ns", r.last_ns}, {"exited", r.exited},
-              {"calls", p.calls},   {"errors", p.errors}};
+              {"first_ns", r.first_ns},
+              {"last_ns", r.last_ns},
+              {"exited", r.exited},
+              {"calls", p.calls},
+              {"errors", p.errors}};
 }
 
 json function_json(const history::StoredFunction& f) {
   const bool timed = f.latency.count > 0;
-  return json{{"domain", f.domain},
-              {"function", f.function},
-              {"calls", f.calls},
-              {"errors", f.errors},
-              {"timed", f.timed},
-              {"estimated", f.estimated > 0},
-              {"calls_error", f.estimated > 0 ? json(std::llround(std::sqrt(f.calls_variance))) : json(nullptr)},
-              {"bytes", f.bytes},
-              {"total_ns", f.latency.sum_ns},
-              {"mean_ns", timed ? json(f.latency.mean()) : json(nullptr)},
-              {"p50_ns", timed ? json(f.latency.quantile(0.5)) : json(nullptr)},
-              {"p90_ns", timed ? json(f.latency.quantile(0.9)) : json(nullptr)},
-              {"p99_ns", timed ? json(f.latency.quantile(0.99)) : json(nullptr)},
-              {"max_ns", timed ? json(f.latency.max_ns) : json(nullptr)}};
+  return json{
+      {"domain", f.domain},
+      {"function", f.function},
+      {"calls", f.calls},
+      {"errors", f.errors},
+      {"timed", f.timed},
+      {"estimated", f.estimated > 0},
+      {"calls_error", f.estimated > 0 ? json(std::llround(std::sqrt(f.calls_variance))) : json(nullptr)},
+      {"bytes", f.bytes},
+      {"total_ns", f.latency.sum_ns},
+      {"mean_ns", timed ? json(f.latency.mean()) : json(nullptr)},
+      {"p50_ns", timed ? json(f.latency.quantile(0.5)) : json(nullptr)},
+      {"p90_ns", timed ? json(f.latency.quantile(0.9)) : json(nullptr)},
+      {"p99_ns", timed ? json(f.latency.quantile(0.99)) : json(nullptr)},
+      {"max_ns", timed ? json(f.latency.max_ns) : json(nullptr)}};
 }
 
 json gpu_json(const history::StoredGpuPoint& g) {
@@ -70,9 +79,8 @@ json gpu_json(const history::StoredGpuPoint& g) {
 
 json anomaly_json(const history::StoredAnomaly& a) {
   const auto& r = a.record;
-  json j{{"node", a.node},         {"kind", r.kind},         {"t_ns", r.t_ns},
-         {"end_ns", r.end_ns},     {"domain", r.domain},     {"function", r.function},
-         {"score", r.score},       {"median_ns", r.median_ns}};
+  json j{{"node", a.node},     {"kind", r.kind},         {"t_ns", r.t_ns},   {"end_ns", r.end_ns},
+         {"domain", r.domain}, {"function", r.function}, {"score", r.score}, {"median_ns", r.median_ns}};
   if (r.kind == "call") {
     j["pid"] = r.process.pid;
     j["dur_ns"] = r.value;
@@ -113,9 +121,10 @@ std::string history_functions_json(const history::HistoryQuery& q, history::Tier
 
 std::string history_kernels_json(const history::HistoryQuery& q, history::Tier tier,
                                  const std::vector<history::StoredKernel>& rows) {
-  return json_text(json{{"window", window(q, tier)}, {"kernels", list(rows, [](const history::StoredKernel& k) {
-                          return json{{"name", k.kernel}, {"launches", k.launches}};
-                        })}});
+  return json_text(
+      json{{"window", window(q, tier)}, {"kernels", list(rows, [](const history::StoredKernel& k) {
+                                           return json{{"name", k.kernel}, {"launches", k.launches}};
+                                         })}});
 }
 
 std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier,
@@ -125,7 +134,8 @@ std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier
   return json_text(json{{"window", std::move(w)}, {"points", list(rows, gpu_json)}});
 }
 
-std::string history_anomalies_json(const history::HistoryQuery& q, const std::vector<history::StoredAnomaly>& rows,
+std::string history_anomalies_json(const history::HistoryQuery& q,
+                                   const std::vector<history::StoredAnomaly>& rows,
                                    const std::vector<history::StoredLeak>& leaks) {
   return json_text(json{{"window", window(q, history::Tier::kRaw)},
                         {"anomalies", list(rows, anomaly_json)},

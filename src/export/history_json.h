@@ -19,7 +19,8 @@ std::string history_kernels_json(const history::HistoryQuery& q, history::Tier t
                                  const std::vector<history::StoredKernel>& rows);
 std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier,
                               const std::vector<history::StoredGpuPoint>& rows);
-std::string history_anomalies_json(const history::HistoryQuery& q, const std::vector<history::StoredAnomaly>& rows,
+std::string history_anomalies_json(const history::HistoryQuery& q,
+                                   const std::vector<history::StoredAnomaly>& rows,
                                    const std::vector<history::StoredLeak>& leaks);
 
 // Everything of a window in one document (`eacgm history --json`).

@@ -30,11 +30,11 @@ std::string rank_of(const history::ProcessRecord& r) {
 }  // namespace
 
 std::string render_history_text(const HistoryReport& r) {
-  std::string out = fmt::format("history {} .. {} UTC ({} rows){}{}{}\n\n", utc(r.query.from_ns),
-                                utc(r.query.to_ns), history::tier_name(r.tier),
-                                r.query.node ? ", node " + *r.query.node : "",
-                                r.query.pid ? ", pid " + std::to_string(*r.query.pid) : "",
-                                r.query.comm ? ", comm " + *r.query.comm : "");
+  std::string out =
+      fmt::format("history {} .. {} UTC ({} rows){}{}{}\n\n", utc(r.query.from_ns), utc(r.query.to_ns),
+                  history::tier_name(r.tier), r.query.node ? ", node " + *r.query.node : "",
+                  r.query.pid ? ", pid " + std::to_string(*r.query.pid) : "",
+                  r.query.comm ? ", comm " + *r.query.comm : "");
   if (r.functions.empty() && r.processes.empty() && r.gpus.empty()) {
     out += "nothing was kept in this window\n";
     return out;
@@ -60,7 +60,8 @@ std::string render_history_text(const HistoryReport& r) {
     out += fmt::format("{:>12}  {}\n", "launches", "kernel");
     for (std::size_t i = 0; i < r.kernels.size() && i < 20; ++i) {
       const std::string& name = r.kernels[i].kernel;
-      out += fmt::format("{:>12}  {}\n", r.kernels[i].launches, name.size() > 100 ? name.substr(0, 97) + "..." : name);
+      out += fmt::format("{:>12}  {}\n", r.kernels[i].launches,
+                         name.size() > 100 ? name.substr(0, 97) + "..." : name);
     }
     if (r.kernels.size() > 20) out += fmt::format("({} more kernels)\n", r.kernels.size() - 20);
     out += "\n";
@@ -101,11 +102,11 @@ std::string render_history_text(const HistoryReport& r) {
     for (std::size_t i = 0; i < r.anomalies.size() && i < 20; ++i) {
       const auto& a = r.anomalies[i].record;
       if (a.kind == "call") {
-        out += fmt::format("  {} pid {} {} {}: {} (median {})\n", utc(a.t_ns), a.process.pid, a.domain, a.function,
-                           format_duration(a.value), format_duration(a.median_ns));
+        out += fmt::format("  {} pid {} {} {}: {} (median {})\n", utc(a.t_ns), a.process.pid, a.domain,
+                           a.function, format_duration(a.value), format_duration(a.median_ns));
       } else {
-        out += fmt::format("  {} {} {}: slow interval, {:.1f}x the median\n", utc(a.t_ns), a.domain, a.function,
-                           a.value);
+        out += fmt::format("  {} {} {}: slow interval, {:.1f}x the median\n", utc(a.t_ns), a.domain,
+                           a.function, a.value);
       }
     }
     out += "\n";
@@ -113,8 +114,9 @@ std::string render_history_text(const HistoryReport& r) {
   if (!r.leaks.empty()) {
     out += "leaks at exit:\n";
     for (const auto& l : r.leaks) {
-      out += fmt::format("  {} pid {} {}: {} allocations, {} on device {}\n", utc(l.t_ns), l.record.process.pid,
-                         l.comm, l.record.allocations, format_byte_size(l.record.bytes), l.record.device);
+      out +=
+          fmt::format("  {} pid {} {}: {} allocations, {} on device {}\n", utc(l.t_ns), l.record.process.pid,
+                      l.comm, l.record.allocations, format_byte_size(l.record.bytes), l.record.device);
     }
   }
   return out;

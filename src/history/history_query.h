@@ -14,10 +14,10 @@ namespace eacgm::history {
 
 struct HistoryQuery {
   std::int64_t from_ns = 0;
-  std::int64_t to_ns = 0;             // exclusive
-  std::optional<std::string> node;    // nullopt: every node
-  std::optional<std::uint32_t> pid;   // a process (every start of that pid)
-  std::optional<std::string> comm;    // processes of that name
+  std::int64_t to_ns = 0;                 // exclusive
+  std::optional<std::string> node;        // nullopt: every node
+  std::optional<std::uint32_t> pid;       // a process (every start of that pid)
+  std::optional<std::string> comm;        // processes of that name
   std::int64_t step_ns = 60'000'000'000;  // GPU points
 };
 

@@ -17,7 +17,8 @@ Status HistoryReader::ensure_open() {
 }
 
 std::int64_t HistoryReader::now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 

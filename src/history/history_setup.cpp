@@ -34,13 +34,15 @@ Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, c
   if (s.url.empty()) s.url = std::string(kDefaultStoreUrl);
   if (auto parsed = parse_store_url(s.url); !parsed) return std::move(parsed).take_error();
   s.options.node = !flag_node.empty() ? flag_node : (!config.node.empty() ? config.node : host_name());
-  s.options.interval = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(config.interval_s * 1000)));
+  s.options.interval =
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(config.interval_s * 1000)));
   s.options.retention = retention_of(config);
   s.options.spool_batches = config.spool_batches;
   return std::optional<HistorySetup>(std::move(s));
 }
 
-Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup, HistoryWriter::Source source,
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
+                                                           HistoryWriter::Source source,
                                                            HistoryWriter::Log log) {
   auto store = open_store(setup.url);
   if (!store) return std::move(store).take_error();

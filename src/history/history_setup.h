@@ -25,7 +25,8 @@ Retention retention_of(const StoreConfig& config);
 std::string host_name();
 
 // Opens the store and makes the writer over `source` (not started).
-Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup, HistoryWriter::Source source,
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
+                                                           HistoryWriter::Source source,
                                                            HistoryWriter::Log log);
 
 }  // namespace eacgm::history

@@ -48,7 +48,8 @@ Result<std::int64_t> parse_age(const std::string& text) {
       default:
         break;
     }
-    if (auto v = number(std::string_view(text).substr(0, text.size() - 1)); v && mult > 0 && *v * mult <= 3.2e9) {
+    if (auto v = number(std::string_view(text).substr(0, text.size() - 1));
+        v && mult > 0 && *v * mult <= 3.2e9) {
       return static_cast<std::int64_t>(*v * mult * static_cast<double>(kS));
     }
   }

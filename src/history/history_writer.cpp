@@ -28,7 +28,12 @@ HistoryWriter::HistoryWriter(std::unique_ptr<Store> store, Source source, Interv
   last_maintain_ns_ = interval_start_ns_;
 }
 
-HistoryWriter::~HistoryWriter() { stop(); }
+HistoryWriter::~HistoryWriter() {
+  try {
+    stop();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; stop() logs its failures
+  }
+}
 
 void HistoryWriter::start() {
   if (thread_.joinable()) return;
@@ -61,7 +66,8 @@ StoreStats HistoryWriter::stats() const {
 
 void HistoryWriter::run() {
   const auto interval_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count();
-  const auto maintain_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.maintain_every).count();
+  const auto maintain_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.maintain_every).count();
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_) {
     wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_ || flush_requested_; });
@@ -70,7 +76,8 @@ void HistoryWriter::run() {
     lock.unlock();
     poll_once();
     const std::int64_t now = options_.now_ns();
-    if (requested || now - interval_start_ns_ >= interval_ns) flush_once(now - last_maintain_ns_ >= maintain_ns);
+    if (requested || now - interval_start_ns_ >= interval_ns)
+      flush_once(now - last_maintain_ns_ >= maintain_ns);
     lock.lock();
   }
 }
@@ -98,6 +105,10 @@ void HistoryWriter::flush_once(bool maintain) {
     }
   }
   write_spool();
+  if (!size_read_ && !failing_) {
+    size_read_ = true;
+    maintain = true;  // the first flush maintains: the size is known from the start
+  }
   if (maintain && !failing_) {
     last_maintain_ns_ = now;
     if (auto st = store_->maintain(options_.node, now, options_.retention); !st) {
@@ -124,7 +135,8 @@ void HistoryWriter::write_spool() {
     if (!st) {
       ++stats_.write_failures;
       stats_.healthy = false;
-      if (!failing_ && log_) log_("store " + description_ + ": write failed (kept for a retry): " + st.error());
+      if (!failing_ && log_)
+        log_("store " + description_ + ": write failed (kept for a retry): " + st.error());
       failing_ = true;
       backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, kMaxBackoffNs);
       retry_at_ns_ = now + backoff_ns_;

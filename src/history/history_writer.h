@@ -24,14 +24,15 @@
 namespace eacgm::history {
 
 struct HistoryOptions {
-  std::string node;                               // every row's node
-  std::chrono::milliseconds interval{10'000};     // one batch each
+  std::string node;                            // every row's node
+  std::chrono::milliseconds interval{10'000};  // one batch each
   std::chrono::milliseconds maintain_every{60'000};
   Retention retention;
   std::size_t spool_batches = 360;  // an hour of 10 s intervals while the store is away
   // The writer's clock (Unix ns); tests simulate it.
   std::function<std::int64_t()> now_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
 };
@@ -94,6 +95,7 @@ class HistoryWriter {
   std::int64_t retry_at_ns_ = 0;
   std::int64_t backoff_ns_ = 0;
   bool failing_ = false;
+  bool size_read_ = false;
 
   mutable std::mutex mutex_;  // stats_ and the wake-ups
   StoreStats stats_;

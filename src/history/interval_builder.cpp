@@ -22,7 +22,8 @@ std::optional<std::int64_t> proc_start_ns(std::uint32_t pid) {
   const auto st = read_proc_stat(pid);
   if (!st) return std::nullopt;
   const auto hz = static_cast<std::int64_t>(sysconf(_SC_CLK_TCK));
-  return boot_s * 1'000'000'000 + static_cast<std::int64_t>(st->start_ticks) * (1'000'000'000 / (hz > 0 ? hz : 100));
+  return boot_s * 1'000'000'000 +
+         static_cast<std::int64_t>(st->start_ticks) * (1'000'000'000 / (hz > 0 ? hz : 100));
 }
 
 IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of)
@@ -33,7 +34,13 @@ IntervalBuilder::Known& IntervalBuilder::known(std::uint32_t pid, std::int64_t t
   if (it != processes_.end()) return it->second;
   Known k;
   k.record.key.pid = pid;
-  k.record.key.start_ns = start_of_ ? start_of_(pid).value_or(0) : 0;
+  // A process gone before it was first written has no /proc: the first traced call
+  // stands for its start (it still tells a reused pid apart).
+  std::optional<std::int64_t> start = start_of_ ? start_of_(pid) : std::nullopt;
+  if (!start) {
+    if (auto seen = first_seen_.find(pid); seen != first_seen_.end()) start = seen->second;
+  }
+  k.record.key.start_ns = start.value_or(0);
   k.record.first_ns = t_ns;
   if (facts_) {
     k.record.cmdline = facts_->cmdline(pid);
@@ -85,14 +92,19 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
   }
 }
 
-IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns, std::int64_t end_ns) {
+IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns,
+                                     std::int64_t end_ns) {
   IntervalBatch batch;
   batch.t_ns = t_ns;
   batch.span_ns = end_ns - t_ns;
   if (snap.last_gpu) observe_gpu(*snap.last_gpu);
 
   std::map<std::uint32_t, std::string> comm_of;
-  for (const auto& p : snap.gpu.processes()) comm_of.emplace(p.pid, p.name);
+  first_seen_.clear();
+  for (const auto& p : snap.gpu.processes()) {
+    comm_of.emplace(p.pid, p.name);
+    if (p.first_seen_ns > 0) first_seen_.emplace(p.pid, static_cast<std::int64_t>(p.first_seen_ns));
+  }
 
   std::set<std::uint32_t> touched;
   if (snap.by_process) {
@@ -112,7 +124,8 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
           const auto key = std::make_pair(r.domain, r.function);
           const auto b = before_rows.find(key);
           const analysis::CallSummaryRow* old = b == before_rows.end() ? nullptr : &b->second;
-          if (old != nullptr && old->calls == r.calls && old->timed == r.timed && old->errors == r.errors) continue;
+          if (old != nullptr && old->calls == r.calls && old->timed == r.timed && old->errors == r.errors)
+            continue;
           FunctionRecord f;
           f.process = k.record.key;
           f.domain = r.domain;

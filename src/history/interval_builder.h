@@ -59,6 +59,7 @@ class IntervalBuilder {
   std::shared_ptr<const sample::ProcessFacts> facts_;
   StartOf start_of_;
   std::map<std::uint32_t, Known> processes_;
+  std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
   std::map<std::string, std::uint64_t> kernels_written_;
   std::uint64_t anomalies_through_ = 0;  // newest call anomaly written (ts_ns)
   std::uint64_t intervals_through_ = 0;  // newest slow interval written (start_ns)

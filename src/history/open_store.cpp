@@ -13,8 +13,9 @@ Result<std::unique_ptr<Store>> open_store(const std::string& url) {
     if (!s) return std::move(s).take_error();
     return std::unique_ptr<Store>(std::move(s).value());
   }
-  return make_error(ErrorKind::kUsage, "store " + redact_store_url(url) +
-                                           ": PostgreSQL stores are not supported by this build; use sqlite:PATH");
+  return make_error(ErrorKind::kUsage,
+                    "store " + redact_store_url(url) +
+                        ": PostgreSQL stores are not supported by this build; use sqlite:PATH");
 }
 
 }  // namespace eacgm::history

@@ -36,7 +36,9 @@ bool get_varint(std::span<const std::uint8_t>& in, std::uint64_t& v) {
 std::uint64_t zigzag(std::int64_t v) {
   return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
 }
-std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1); }
+std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
 
 // Re-indexes buckets of `from_bits` to the coarser `to_bits`: a finer bucket lies inside
 // the coarser one that holds its lower bound.
@@ -60,7 +62,8 @@ void fill_extremes(StoredSketch& s) {
     s.min_ns = s.max_ns = 0;
     return;
   }
-  s.min_ns = s.zero_count > 0 || s.buckets.empty() ? 0 : LatencySketch::lower_of(s.buckets.front().index, s.bits);
+  s.min_ns =
+      s.zero_count > 0 || s.buckets.empty() ? 0 : LatencySketch::lower_of(s.buckets.front().index, s.bits);
   s.max_ns = s.buckets.empty() ? 0 : LatencySketch::upper_of(s.buckets.back().index, s.bits) - 1;
 }
 
@@ -125,7 +128,8 @@ void StoredSketch::merge(const StoredSketch& other) {
   bits = to;
   count += other.count;
   zero_count += other.zero_count;
-  if (__builtin_add_overflow(sum_ns, other.sum_ns, &sum_ns)) sum_ns = std::numeric_limits<std::uint64_t>::max();
+  if (__builtin_add_overflow(sum_ns, other.sum_ns, &sum_ns))
+    sum_ns = std::numeric_limits<std::uint64_t>::max();
   min_ns = std::min(min_ns, other.min_ns);
   max_ns = std::max(max_ns, other.max_ns);
 }
@@ -133,7 +137,8 @@ void StoredSketch::merge(const StoredSketch& other) {
 double StoredSketch::quantile(double q) const {
   if (count == 0) return 0.0;
   q = std::clamp(q, 0.0, 1.0);
-  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count))));
+  const auto rank =
+      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count))));
   if (rank <= zero_count) return 0.0;
   if (rank == count) return static_cast<double>(max_ns);
   std::uint64_t seen = zero_count;

@@ -56,7 +56,8 @@ std::int64_t SqliteStmt::i64(int col) const { return sqlite3_column_int64(stmt_,
 double SqliteStmt::f64(int col) const { return sqlite3_column_double(stmt_, col); }
 std::string SqliteStmt::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+  return p ? std::string(reinterpret_cast<const char*>(p),
+                         static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
            : std::string();
 }
 std::span<const std::uint8_t> SqliteStmt::blob(int col) const {
@@ -69,8 +70,8 @@ bool SqliteStmt::is_null(int col) const { return sqlite3_column_type(stmt_, col)
 
 Result<SqliteDb> SqliteDb::open(const std::string& path, int busy_ms) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);

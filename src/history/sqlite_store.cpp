@@ -1,12 +1,11 @@
 // The SQLite history: schema, writes, rollups, retention, the size cap and the queries.
 #include "history/sqlite_store.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <filesystem>
 #include <variant>
-
-#include <fmt/format.h>
 
 namespace eacgm::history {
 namespace {
@@ -69,6 +68,10 @@ struct MergeState {
   StoredSketch sketch;
   bool bad = false;
 };
+// What SQLite keeps per group (zeroed at the group's first row): the state, made then.
+struct MergeSlot {
+  MergeState* state;
+};
 
 StoredSketch* merge_into(StoredSketch& into, sqlite3_value* v, bool& bad) {
   if (sqlite3_value_type(v) != SQLITE_BLOB) return &into;
@@ -93,23 +96,21 @@ void result_sketch(sqlite3_context* ctx, const StoredSketch& s) {
 }
 
 void merge_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
-  void* mem = sqlite3_aggregate_context(ctx, sizeof(MergeState*));
-  if (mem == nullptr) return;
-  auto** state = static_cast<MergeState**>(mem);
-  if (*state == nullptr) *state = new MergeState();  // NOLINT(cppcoreguidelines-owning-memory)
-  merge_into((*state)->sketch, argv[0], (*state)->bad);
+  auto* slot = static_cast<MergeSlot*>(sqlite3_aggregate_context(ctx, static_cast<int>(sizeof(MergeSlot))));
+  if (slot == nullptr) return;
+  if (slot->state == nullptr) slot->state = new MergeState();  // NOLINT(cppcoreguidelines-owning-memory)
+  merge_into(slot->state->sketch, argv[0], slot->state->bad);
 }
 
 void merge_final(sqlite3_context* ctx) {
-  void* mem = sqlite3_aggregate_context(ctx, 0);
-  auto** state = static_cast<MergeState**>(mem);
-  if (state == nullptr || *state == nullptr) {
+  auto* slot = static_cast<MergeSlot*>(sqlite3_aggregate_context(ctx, 0));
+  if (slot == nullptr || slot->state == nullptr) {
     sqlite3_result_null(ctx);
     return;
   }
-  result_sketch(ctx, (*state)->sketch);
-  delete *state;  // NOLINT(cppcoreguidelines-owning-memory)
-  *state = nullptr;
+  result_sketch(ctx, slot->state->sketch);
+  delete slot->state;  // NOLINT(cppcoreguidelines-owning-memory)
+  slot->state = nullptr;
 }
 
 void merge_two(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
@@ -185,28 +186,32 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   // auto_vacuum must be set before the first table exists; WAL survives a kill.
   for (const char* pragma : {"PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL",
                              "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = OFF"}) {
-    if (auto st = db->exec(pragma); !st) return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
+    if (auto st = db->exec(pragma); !st)
+      return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
   }
   sqlite3* h = db->handle();
-  sqlite3_create_function_v2(h, "eacgm_merge", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, nullptr, merge_step,
-                             merge_final, nullptr);
-  sqlite3_create_function_v2(h, "eacgm_merge2", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, merge_two, nullptr,
-                             nullptr, nullptr);
+  sqlite3_create_function_v2(h, "eacgm_merge", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, nullptr,
+                             merge_step, merge_final, nullptr);
+  sqlite3_create_function_v2(h, "eacgm_merge2", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, merge_two,
+                             nullptr, nullptr, nullptr);
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db).value(), path));
-  if (auto st = store->migrate(); !st) return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
+  if (auto st = store->migrate(); !st)
+    return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
   return store;
 }
 
 Status SqliteStore::migrate() {
-  if (auto st = db_.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)"); !st) {
+  if (auto st = db_.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
+      !st) {
     return st;
   }
   auto version = meta_int("schema_version", 0);
   if (!version) return make_error(version.error());
   if (*version > kSchemaVersion) {
-    return make_error(fmt::format(
-        "written by a newer eacgm (schema {}; this agent reads up to {}): upgrade the agent or use another store",
-        *version, kSchemaVersion));
+    return make_error(
+        fmt::format("written by a newer eacgm (schema {}; this agent reads up to {}): upgrade the agent or "
+                    "use another store",
+                    *version, kSchemaVersion));
   }
   if (*version == kSchemaVersion) return {};
   // Version 0 (new file) to 1. Later versions add steps here, each in its transaction.
@@ -256,7 +261,8 @@ Result<std::int64_t> SqliteStore::meta_int(const std::string& key, std::int64_t 
 }
 
 Status SqliteStore::set_meta(const std::string& key, std::int64_t value) {
-  auto stmt = db_.prepare("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  auto stmt = db_.prepare(
+      "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (!stmt) return make_error(stmt.error());
   stmt->bind(1, std::string_view(key));
   stmt->bind(2, value);
@@ -286,7 +292,8 @@ Status SqliteStore::write(const std::string& node, const IntervalBatch& b) {
   }
   if (!b.processes.empty()) {
     auto s = db_.prepare(
-        "INSERT INTO processes(node,pid,start_ns,comm,cmdline,rank,local_rank,world_size,container,first_ns,last_ns,"
+        "INSERT INTO "
+        "processes(node,pid,start_ns,comm,cmdline,rank,local_rank,world_size,container,first_ns,last_ns,"
         "exited) VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(node,pid,start_ns) DO UPDATE SET "
         "comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE comm END, "
         "cmdline = CASE WHEN excluded.cmdline <> '' THEN excluded.cmdline ELSE cmdline END, "
@@ -316,9 +323,11 @@ Status SqliteStore::write(const std::string& node, const IntervalBatch& b) {
     auto s = db_.prepare(
         "INSERT INTO functions(tier,node,t_ns,span_ns,pid,start_ns,domain,function,calls,errors,bytes,timed,"
         "estimated,calls_variance,latency) VALUES(0,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-        "ON CONFLICT(tier,t_ns,node,pid,start_ns,domain,function) DO UPDATE SET calls = calls + excluded.calls, "
+        "ON CONFLICT(tier,t_ns,node,pid,start_ns,domain,function) DO UPDATE SET calls = calls + "
+        "excluded.calls, "
         "errors = errors + excluded.errors, bytes = bytes + excluded.bytes, timed = timed + excluded.timed, "
-        "estimated = estimated + excluded.estimated, calls_variance = calls_variance + excluded.calls_variance, "
+        "estimated = estimated + excluded.estimated, calls_variance = calls_variance + "
+        "excluded.calls_variance, "
         "latency = eacgm_merge2(latency, excluded.latency)");
     if (!s) return fail(s.error());
     for (const auto& f : b.functions) {
@@ -392,7 +401,8 @@ Status SqliteStore::write(const std::string& node, const IntervalBatch& b) {
   }
   if (!b.gpu_processes.empty()) {
     auto s = db_.prepare(
-        "INSERT OR REPLACE INTO gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
+        "INSERT OR REPLACE INTO "
+        "gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
         "VALUES(0,?,?,?,?,?,?,?,?,?)");
     if (!s) return fail(s.error());
     for (const auto& g : b.gpu_processes) {
@@ -458,26 +468,32 @@ Status SqliteStore::roll_up(std::int64_t node_id, int to_tier, std::int64_t from
   const std::string range = "WHERE t.tier = ?1 AND t.node = ?2 AND t.t_ns >= ?3 AND t.t_ns < ?4";
   const std::string bucket = "(t.t_ns / ?5) * ?5";
   const std::string statements[] = {
-      fmt::format("INSERT INTO functions(tier,node,t_ns,span_ns,pid,start_ns,domain,function,calls,errors,bytes,"
-                  "timed,estimated,calls_variance,latency) SELECT ?6, t.node, {0}, ?5, t.pid, t.start_ns, t.domain, "
-                  "t.function, SUM(t.calls), SUM(t.errors), SUM(t.bytes), SUM(t.timed), SUM(t.estimated), "
-                  "SUM(t.calls_variance), eacgm_merge(t.latency) FROM functions t {1} GROUP BY 3, t.pid, t.start_ns, "
-                  "t.domain, t.function ON CONFLICT(tier,t_ns,node,pid,start_ns,domain,function) DO UPDATE SET "
-                  "calls = calls + excluded.calls, errors = errors + excluded.errors, bytes = bytes + excluded.bytes, "
-                  "timed = timed + excluded.timed, estimated = estimated + excluded.estimated, "
-                  "calls_variance = calls_variance + excluded.calls_variance, "
-                  "latency = eacgm_merge2(latency, excluded.latency)",
-                  bucket, range),
-      fmt::format("INSERT INTO kernels(tier,node,t_ns,span_ns,kernel,launches) SELECT ?6, t.node, {0}, ?5, t.kernel, "
-                  "SUM(t.launches) FROM kernels t {1} GROUP BY 3, t.kernel ON CONFLICT(tier,t_ns,node,kernel) DO "
-                  "UPDATE SET launches = launches + excluded.launches",
-                  bucket, range),
+      fmt::format(
+          "INSERT INTO functions(tier,node,t_ns,span_ns,pid,start_ns,domain,function,calls,errors,bytes,"
+          "timed,estimated,calls_variance,latency) SELECT ?6, t.node, {0}, ?5, t.pid, t.start_ns, t.domain, "
+          "t.function, SUM(t.calls), SUM(t.errors), SUM(t.bytes), SUM(t.timed), SUM(t.estimated), "
+          "SUM(t.calls_variance), eacgm_merge(t.latency) FROM functions t {1} GROUP BY 3, t.pid, t.start_ns, "
+          "t.domain, t.function ON CONFLICT(tier,t_ns,node,pid,start_ns,domain,function) DO UPDATE SET "
+          "calls = calls + excluded.calls, errors = errors + excluded.errors, bytes = bytes + "
+          "excluded.bytes, "
+          "timed = timed + excluded.timed, estimated = estimated + excluded.estimated, "
+          "calls_variance = calls_variance + excluded.calls_variance, "
+          "latency = eacgm_merge2(latency, excluded.latency)",
+          bucket, range),
+      fmt::format(
+          "INSERT INTO kernels(tier,node,t_ns,span_ns,kernel,launches) SELECT ?6, t.node, {0}, ?5, t.kernel, "
+          "SUM(t.launches) FROM kernels t {1} GROUP BY 3, t.kernel ON CONFLICT(tier,t_ns,node,kernel) DO "
+          "UPDATE SET launches = launches + excluded.launches",
+          bucket, range),
       fmt::format(
           "INSERT INTO gpus(tier,node,t_ns,span_ns,gpu,uuid,name,samples,util_mean,util_max,memory_used_mean,"
-          "memory_used_max,memory_total,power_mean_w,power_max_w,temperature_max) SELECT ?6, t.node, {0}, ?5, t.gpu, "
+          "memory_used_max,memory_total,power_mean_w,power_max_w,temperature_max) SELECT ?6, t.node, {0}, "
+          "?5, t.gpu, "
           "max(t.uuid), max(t.name), SUM(t.samples), "
-          "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END), MAX(t.util_max), "
-          "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples END), "
+          "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END), "
+          "MAX(t.util_max), "
+          "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples "
+          "END), "
           "MAX(t.memory_used_max), MAX(t.memory_total), "
           "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples END), "
           "MAX(t.power_max_w), MAX(t.temperature_max) FROM gpus t {1} GROUP BY 3, t.gpu "
@@ -487,13 +503,14 @@ Status SqliteStore::roll_up(std::int64_t node_id, int to_tier, std::int64_t from
           "power_max_w = max(coalesce(power_max_w, 0), coalesce(excluded.power_max_w, 0)), "
           "temperature_max = max(coalesce(temperature_max, 0), coalesce(excluded.temperature_max, 0))",
           bucket, range),
-      fmt::format("INSERT INTO gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
-                  "SELECT ?6, t.node, {0}, ?5, t.gpu, t.pid, t.start_ns, SUM(t.samples), MAX(t.memory_max), "
-                  "SUM(t.sm_mean * t.samples) / SUM(CASE WHEN t.sm_mean IS NOT NULL THEN t.samples END) "
-                  "FROM gpu_processes t {1} GROUP BY 3, t.gpu, t.pid, t.start_ns "
-                  "ON CONFLICT(tier,t_ns,node,gpu,pid,start_ns) DO UPDATE SET samples = samples + excluded.samples, "
-                  "memory_max = max(coalesce(memory_max, 0), coalesce(excluded.memory_max, 0))",
-                  bucket, range),
+      fmt::format(
+          "INSERT INTO gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
+          "SELECT ?6, t.node, {0}, ?5, t.gpu, t.pid, t.start_ns, SUM(t.samples), MAX(t.memory_max), "
+          "SUM(t.sm_mean * t.samples) / SUM(CASE WHEN t.sm_mean IS NOT NULL THEN t.samples END) "
+          "FROM gpu_processes t {1} GROUP BY 3, t.gpu, t.pid, t.start_ns "
+          "ON CONFLICT(tier,t_ns,node,gpu,pid,start_ns) DO UPDATE SET samples = samples + excluded.samples, "
+          "memory_max = max(coalesce(memory_max, 0), coalesce(excluded.memory_max, 0))",
+          bucket, range),
   };
   for (const auto& sql : statements) {
     auto s = db_.prepare(sql);
@@ -551,8 +568,9 @@ Status SqliteStore::maintain(const std::string& node, std::int64_t now_ns, const
       if (auto st = s->run(); !st) return fail(st.error());
     }
   }
-  for (const char* sql : {"DELETE FROM anomalies WHERE t_ns < ?", "DELETE FROM leaks WHERE t_ns < ?",
-                          "DELETE FROM processes WHERE last_ns < ?", "DELETE FROM intervals WHERE t_ns < ?"}) {
+  for (const char* sql :
+       {"DELETE FROM anomalies WHERE t_ns < ?", "DELETE FROM leaks WHERE t_ns < ?",
+        "DELETE FROM processes WHERE last_ns < ?", "DELETE FROM intervals WHERE t_ns < ?"}) {
     auto s = db_.prepare(sql);
     if (!s) return fail(s.error());
     s->bind(1, now_ns - retention.hour_ns);
@@ -579,7 +597,7 @@ Status SqliteStore::enforce_cap(const std::string& node, std::uint64_t max_bytes
     if (!size) return make_error(size.error());
     if (*size <= max_bytes) break;
     bool deleted = false;
-    const std::pair<int, std::int64_t> tiers[] = {{0, kHourNs}, {1, 24 * kHourNs}, {2, 7 * 24 * kHourNs}};
+    const std::pair<int, std::int64_t> tiers[] = {{0, kHourNs}, {1, kHourNs * 24}, {2, kHourNs * 24 * 7}};
     for (const auto& [tier, chunk] : tiers) {
       auto oldest = db_.prepare("SELECT min(t_ns) FROM functions WHERE tier = ?");
       if (!oldest) return make_error(oldest.error());
@@ -607,9 +625,12 @@ Status SqliteStore::enforce_cap(const std::string& node, std::uint64_t max_bytes
 Result<std::vector<StoredProcess>> SqliteStore::processes(const HistoryQuery& q, Tier tier) {
   std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns, q.to_ns, q.from_ns};
   std::string sql =
-      "SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.comm, t.cmdline, t.rank, t.local_rank, t.world_size, t.container, "
-      "t.first_ns, t.last_ns, t.exited, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0) FROM processes t "
-      "LEFT JOIN functions f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns AND f.tier = ? AND "
+      "SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.comm, t.cmdline, t.rank, "
+      "t.local_rank, t.world_size, t.container, "
+      "t.first_ns, t.last_ns, t.exited, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0) FROM processes "
+      "t "
+      "LEFT JOIN functions f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns AND f.tier = ? "
+      "AND "
       "f.t_ns >= ? AND f.t_ns < ? WHERE t.first_ns < ? AND t.last_ns >= ?";
   sql += filters(q, args);
   sql += " GROUP BY t.node, t.pid, t.start_ns ORDER BY 13 DESC, t.node, t.pid LIMIT 10000";
@@ -645,7 +666,8 @@ Result<std::vector<StoredFunction>> SqliteStore::functions(const HistoryQuery& q
   std::string sql =
       "SELECT (SELECT name FROM names WHERE id = t.domain), (SELECT name FROM names WHERE id = t.function), "
       "SUM(t.calls), SUM(t.errors), SUM(t.bytes), SUM(t.timed), SUM(t.estimated), "
-      "SUM(t.calls_variance), eacgm_merge(t.latency) FROM functions t WHERE t.tier = ? AND t.t_ns >= ? AND t.t_ns < ?";
+      "SUM(t.calls_variance), eacgm_merge(t.latency) FROM functions t WHERE t.tier = ? AND t.t_ns >= ? AND "
+      "t.t_ns < ?";
   sql += filters(q, args);
   sql += " GROUP BY t.domain, t.function ORDER BY 3 DESC, 1, 2";
   auto s = db_.prepare(sql);
@@ -676,7 +698,8 @@ Result<std::vector<StoredFunction>> SqliteStore::functions(const HistoryQuery& q
 Result<std::vector<StoredKernel>> SqliteStore::kernels(const HistoryQuery& q, Tier tier) {
   std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns};
   std::string sql =
-      "SELECT (SELECT name FROM names WHERE id = t.kernel), SUM(t.launches) FROM kernels t WHERE t.tier = ? AND "
+      "SELECT (SELECT name FROM names WHERE id = t.kernel), SUM(t.launches) FROM kernels t WHERE t.tier = ? "
+      "AND "
       "t.t_ns >= ? AND t.t_ns < ?";
   if (q.node) {
     sql += " AND t.node = (SELECT id FROM names WHERE name = ?)";
@@ -703,10 +726,13 @@ Result<std::vector<StoredGpuPoint>> SqliteStore::gpus(const HistoryQuery& q, Tie
       "SELECT t.node AS c0, t.gpu AS c1, max(t.uuid) AS c2, max(t.name) AS c3, (t.t_ns / ?) * ? AS c4, "
       "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END) AS c5, "
       "MAX(t.util_max) AS c6, "
-      "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples END) AS c7, "
+      "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples "
+      "END) AS c7, "
       "MAX(t.memory_used_max) AS c8, MAX(t.memory_total) AS c9, "
-      "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples END) AS c10, "
-      "MAX(t.power_max_w) AS c11, MAX(t.temperature_max) AS c12 FROM gpus t WHERE t.tier = ? AND t.t_ns >= ? AND "
+      "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples END) AS "
+      "c10, "
+      "MAX(t.power_max_w) AS c11, MAX(t.temperature_max) AS c12 FROM gpus t WHERE t.tier = ? AND t.t_ns >= ? "
+      "AND "
       "t.t_ns < ?";
   if (q.node) {
     sql += " AND t.node = (SELECT id FROM names WHERE name = ?)";
@@ -714,9 +740,11 @@ Result<std::vector<StoredGpuPoint>> SqliteStore::gpus(const HistoryQuery& q, Tie
   }
   sql += " GROUP BY t.node, t.gpu, 5 LIMIT 100000";
   // Names by id outside the aggregate (SQLite allows no aggregate inside a subquery).
-  sql = "SELECT (SELECT name FROM names WHERE id = a.c0), a.c1, (SELECT name FROM names WHERE id = a.c2), "
-        "(SELECT name FROM names WHERE id = a.c3), a.c4, a.c5, a.c6, a.c7, a.c8, a.c9, a.c10, a.c11, a.c12 FROM (" +
-        sql + ") a ORDER BY a.c0, a.c1, a.c4";
+  sql =
+      "SELECT (SELECT name FROM names WHERE id = a.c0), a.c1, (SELECT name FROM names WHERE id = a.c2), "
+      "(SELECT name FROM names WHERE id = a.c3), a.c4, a.c5, a.c6, a.c7, a.c8, a.c9, a.c10, a.c11, a.c12 "
+      "FROM (" +
+      sql + ") a ORDER BY a.c0, a.c1, a.c4";
   auto s = db_.prepare(sql);
   if (!s) return make_error(s.error());
   bind_args(*s, 1, args);
@@ -748,7 +776,8 @@ Result<std::vector<StoredAnomaly>> SqliteStore::anomalies(const HistoryQuery& q)
   std::vector<Arg> args{q.from_ns, q.to_ns};
   std::string sql =
       "SELECT (SELECT name FROM names WHERE id = t.node), t.t_ns, t.end_ns, t.pid, t.start_ns, t.kind, "
-      "(SELECT name FROM names WHERE id = t.domain), (SELECT name FROM names WHERE id = t.function), t.score, t.value, "
+      "(SELECT name FROM names WHERE id = t.domain), (SELECT name FROM names WHERE id = t.function), "
+      "t.score, t.value, "
       "t.median_ns FROM anomalies t WHERE t.t_ns >= ? AND t.t_ns < ?";
   sql += filters(q, args);
   sql += " ORDER BY t.t_ns LIMIT 10000";
@@ -779,7 +808,8 @@ Result<std::vector<StoredAnomaly>> SqliteStore::anomalies(const HistoryQuery& q)
 Result<std::vector<StoredLeak>> SqliteStore::leaks(const HistoryQuery& q) {
   std::vector<Arg> args{q.from_ns, q.to_ns};
   std::string sql =
-      "SELECT (SELECT name FROM names WHERE id = t.node), t.t_ns, t.pid, t.start_ns, t.device, t.allocations, t.bytes, coalesce((SELECT p.comm FROM "
+      "SELECT (SELECT name FROM names WHERE id = t.node), t.t_ns, t.pid, t.start_ns, t.device, "
+      "t.allocations, t.bytes, coalesce((SELECT p.comm FROM "
       "processes p WHERE p.node = t.node AND p.pid = t.pid AND p.start_ns = t.start_ns), '') FROM leaks t "
       "WHERE t.t_ns >= ? AND t.t_ns < ?";
   sql += filters(q, args);

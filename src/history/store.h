@@ -17,10 +17,10 @@ namespace eacgm::history {
 
 // How long each tier keeps its rows, and the cap on the store's size.
 struct Retention {
-  std::int64_t raw_ns = 24LL * 3600 * 1'000'000'000;          // the writer's intervals
-  std::int64_t minute_ns = 7LL * 24 * 3600 * 1'000'000'000;   // 1-minute rollups
-  std::int64_t hour_ns = 90LL * 24 * 3600 * 1'000'000'000;    // 1-hour rollups (and events)
-  std::uint64_t max_bytes = std::uint64_t{1} << 30;           // 0: no cap
+  std::int64_t raw_ns = 24LL * 3600 * 1'000'000'000;         // the writer's intervals
+  std::int64_t minute_ns = 7LL * 24 * 3600 * 1'000'000'000;  // 1-minute rollups
+  std::int64_t hour_ns = 90LL * 24 * 3600 * 1'000'000'000;   // 1-hour rollups (and events)
+  std::uint64_t max_bytes = std::uint64_t{1} << 30;          // 0: no cap
 };
 
 // The schema this build writes and reads; a store written by a newer one is refused.

@@ -9,7 +9,8 @@ Result<StoreUrl> parse_store_url(const std::string& url) {
   if (url.rfind("sqlite:", 0) == 0) {
     std::string path = url.substr(7);
     if (path.rfind("//", 0) == 0) path = path.substr(2);  // sqlite:///var/... as well
-    if (path.empty()) return make_error(ErrorKind::kUsage, "store URL \"sqlite:\" names no file; use sqlite:PATH");
+    if (path.empty())
+      return make_error(ErrorKind::kUsage, "store URL \"sqlite:\" names no file; use sqlite:PATH");
     return StoreUrl{StoreKind::kSqlite, path};
   }
   if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {

@@ -13,10 +13,10 @@
 #include "core/config.h"
 #include "core/consumer.h"
 #include "core/result.h"
-#include "sample/process_facts.h"
-#include "server/http_server.h"
 #include "history/history_reader.h"
 #include "history/history_writer.h"
+#include "sample/process_facts.h"
+#include "server/http_server.h"
 #include "server/snapshot_source.h"
 
 namespace eacgm::server {

@@ -13,7 +13,8 @@ namespace eacgm::server {
 namespace {
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -36,10 +37,12 @@ Result<history::HistoryQuery> query_of(const Request& req) {
 }  // namespace
 
 void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader) {
-  using Body = std::function<Result<std::string>(history::Store&, history::Tier, const history::HistoryQuery&)>;
+  using Body =
+      std::function<Result<std::string>(history::Store&, history::Tier, const history::HistoryQuery&)>;
   auto route = [&](const char* path, Body body) {
     http.route(path, [reader, body = std::move(body)](const Request& req) {
-      if (!reader) return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
+      if (!reader)
+        return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
       auto q = query_of(req);
       if (!q) return Response::json_error(400, q.error());
       auto doc = reader->query<std::string>(
@@ -48,16 +51,18 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return Response::json(*doc);
     });
   };
-  route("/api/v1/history/processes", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.processes(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_processes_json(q, tier, *rows));
-  });
-  route("/api/v1/history/functions", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.functions(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_functions_json(q, tier, *rows));
-  });
+  route("/api/v1/history/processes",
+        [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
+          auto rows = s.processes(q, tier);
+          if (!rows) return Result<std::string>(std::move(rows).take_error());
+          return Result<std::string>(exporting::history_processes_json(q, tier, *rows));
+        });
+  route("/api/v1/history/functions",
+        [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
+          auto rows = s.functions(q, tier);
+          if (!rows) return Result<std::string>(std::move(rows).take_error());
+          return Result<std::string>(exporting::history_functions_json(q, tier, *rows));
+        });
   route("/api/v1/history/kernels", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
     auto rows = s.kernels(q, tier);
     if (!rows) return Result<std::string>(std::move(rows).take_error());

@@ -6,8 +6,8 @@
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
-#include "export/store_metrics.h"
 #include "export/python_metrics.h"
+#include "export/store_metrics.h"
 
 namespace eacgm::server {
 

@@ -11,8 +11,8 @@
 
 #include <atomic>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -67,10 +67,19 @@ class History : public ::testing::Test {
     std::ofstream(dir_ + "/eacgm.toml") << "[store]\ninterval_s = 1\n";
   }
   std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {bin("eacgm"), "serve",   "--listen",           "127.0.0.1:" + std::to_string(port_),
-                                     "--mode",     "per-call", "--no-gpu",          "--config",
-                                     dir_ + "/eacgm.toml",     "--store",            store_,
-                                     "--node",     "test-node"};
+    std::vector<std::string> argv = {bin("eacgm"),
+                                     "serve",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(port_),
+                                     "--mode",
+                                     "per-call",
+                                     "--no-gpu",
+                                     "--config",
+                                     dir_ + "/eacgm.toml",
+                                     "--store",
+                                     store_,
+                                     "--node",
+                                     "test-node"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto p = std::make_unique<Subprocess>(argv, dir_);
     EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
@@ -89,7 +98,8 @@ class History : public ::testing::Test {
 
 TEST_F(History, KeptAfterTheProgramExitsAndTheAgentRestarts) {
   auto serve = start_serve();
-  EXPECT_NE(serve->err().find("keeping history in " + store_ + " (node test-node, every 1 s)"), std::string::npos)
+  EXPECT_NE(serve->err().find("keeping history in " + store_ + " (node test-node, every 1 s)"),
+            std::string::npos)
       << serve->err();
   for (int i = 0; i < 2; ++i) {
     Subprocess program({bin("cuda_calls")});
@@ -108,7 +118,8 @@ TEST_F(History, KeptAfterTheProgramExitsAndTheAgentRestarts) {
   // Both exits are written once the analysis finds the processes gone.
   EXPECT_TRUE(eventually([&] {
     const json d = api("/api/v1/history/processes?since=1h&comm=cuda_calls");
-    return d["processes"].size() == 2 && d["processes"][0]["exited"] == true && d["processes"][1]["exited"] == true;
+    return d["processes"].size() == 2 && d["processes"][0]["exited"] == true &&
+           d["processes"][1]["exited"] == true;
   })) << get(port_, "/api/v1/history/processes?since=1h").body;
   const std::string body = get(port_, "/metrics").body;
   EXPECT_NE(body.find("\neacgm_store_up 1\n"), std::string::npos);
@@ -158,21 +169,25 @@ TEST_F(History, SigkillMidWriteLeavesACleanFileWithEveryWrittenInterval) {
     }
   });
   std::uint64_t before_kill = 0;
-  EXPECT_TRUE(eventually([&] {
-    before_kill = calls_of(api("/api/v1/history/functions?since=1h"), "cudaMalloc");
-    return before_kill >= 200;
-  }, 60s)) << before_kill;
+  EXPECT_TRUE(eventually(
+      [&] {
+        before_kill = calls_of(api("/api/v1/history/functions?since=1h"), "cudaMalloc");
+        return before_kill >= 200;
+      },
+      60s))
+      << before_kill;
   serve->signal(SIGKILL);
   serve->wait();
   stop = true;
   load.join();
   const std::string path = dir_ + "/state/eacgm.db";
-  Subprocess check({"/usr/bin/python3", "-c",
-                    "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
-                    "print(c.execute('PRAGMA integrity_check').fetchone()[0]); "
-                    "print(c.execute(\"SELECT coalesce(sum(calls),0) FROM functions WHERE tier=0 AND "
-                    "function='cudaMalloc'\").fetchone()[0])",
-                    path});
+  Subprocess check(
+      {"/usr/bin/python3", "-c",
+       "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+       "print(c.execute('PRAGMA integrity_check').fetchone()[0]); "
+       "print(c.execute(\"SELECT coalesce(sum(f.calls),0) FROM functions f JOIN names n ON n.id = "
+       "f.function WHERE f.tier=0 AND n.name='cudaMalloc'\").fetchone()[0])",
+       path});
   ASSERT_EQ(check.wait(), 0) << check.err();
   std::istringstream lines(check.out());
   std::string integrity;
@@ -191,14 +206,16 @@ TEST_F(History, RefusesANewerSchemaAndAStoreThatCannotOpen) {
                    path});
   ASSERT_EQ(make.wait(), 0) << make.err();
   store_ = "sqlite:" + path;
-  Subprocess newer({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--no-gpu", "--store",
-                    store_});
+  Subprocess newer({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--no-gpu",
+                    "--store", store_});
   EXPECT_EQ(newer.wait(), 2);
-  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 1)"), std::string::npos)
+  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 1)"),
+            std::string::npos)
       << newer.err();
   Subprocess bad({bin("eacgm"), "serve", "--no-gpu", "--store", "mysql://root:hunter2@db/x"});
   EXPECT_EQ(bad.wait(), 2);
-  EXPECT_NE(bad.err().find("--store: store URL \"mysql://root:***@db/x\" is not one eacgm knows"), std::string::npos)
+  EXPECT_NE(bad.err().find("--store: store URL \"mysql://root:***@db/x\" is not one eacgm knows"),
+            std::string::npos)
       << bad.err();
   EXPECT_EQ(bad.err().find("hunter2"), std::string::npos);
   Subprocess closed({bin("eacgm"), "serve", "--no-gpu", "--store", "sqlite:/proc/eacgm/none.db"});

@@ -35,8 +35,12 @@ class RefusingStore final : public Store {
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier t) override {
     return real_->functions(q, t);
   }
-  Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier t) override { return real_->kernels(q, t); }
-  Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier t) override { return real_->gpus(q, t); }
+  Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier t) override {
+    return real_->kernels(q, t);
+  }
+  Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier t) override {
+    return real_->gpus(q, t);
+  }
   Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override { return real_->anomalies(q); }
   Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override { return real_->leaks(q); }
   Result<std::uint64_t> size_bytes() override { return real_->size_bytes(); }

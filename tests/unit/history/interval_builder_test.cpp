@@ -20,15 +20,17 @@ class FixedFacts final : public sample::ProcessFacts {
     if (pid == 10) r.rank = 1;
     return r;
   }
-  std::string cmdline(std::uint32_t pid) const override { return "python train.py --pid " + std::to_string(pid); }
+  std::string cmdline(std::uint32_t pid) const override {
+    return "python train.py --pid " + std::to_string(pid);
+  }
   std::optional<std::string> container(std::uint32_t) const override { return std::nullopt; }
   bool alive(std::uint32_t) const override { return true; }
 };
 
 IntervalBuilder builder() {
-  return IntervalBuilder(std::make_shared<FixedFacts>(), [](std::uint32_t pid) -> std::optional<std::int64_t> {
-    return std::int64_t{1000} * pid;
-  });
+  return IntervalBuilder(
+      std::make_shared<FixedFacts>(),
+      [](std::uint32_t pid) -> std::optional<std::int64_t> { return std::int64_t{1000} * pid; });
 }
 
 const FunctionRecord* find(const IntervalBatch& b, std::uint32_t pid, const std::string& fn) {
@@ -82,14 +84,16 @@ TEST(IntervalBuilder, AnExitIsWrittenOnce) {
   IntervalBuilder b = builder();
   (void)b.build(test::snapshot_of(calls), 0, 10);
   const auto now = std::chrono::steady_clock::now();
-  calls.sweep(now, [](std::uint32_t) { return false; }, 16);
+  calls.sweep(
+      now, [](std::uint32_t) { return false; }, 16);
   IntervalBatch gone = b.build(test::snapshot_of(calls), 10, 20);
   ASSERT_EQ(gone.processes.size(), 1u);
   EXPECT_TRUE(gone.processes[0].exited);
   IntervalBatch after = b.build(test::snapshot_of(calls), 20, 30);
   EXPECT_TRUE(after.processes.empty());
   // The analysis lets go of it after kKeepExited: the builder forgets it too.
-  calls.sweep(now + analysis::ProcessCalls::kKeepExited, [](std::uint32_t) { return false; }, 16);
+  calls.sweep(
+      now + analysis::ProcessCalls::kKeepExited, [](std::uint32_t) { return false; }, 16);
   EXPECT_EQ(calls.process_count(), 0u);
   (void)b.build(test::snapshot_of(calls), 30, 40);
   EXPECT_EQ(b.known_processes(), 0u);

@@ -22,8 +22,8 @@ constexpr std::int64_t kT0 = 1793491200LL * kS;
 class TempDb {
  public:
   TempDb() {
-    dir_ = std::filesystem::temp_directory_path() / ("eacgm-store-" + std::to_string(getpid()) + "-" +
-                                                     std::to_string(counter_++));
+    dir_ = std::filesystem::temp_directory_path() /
+           ("eacgm-store-" + std::to_string(getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::remove_all(dir_);
   }
   ~TempDb() { std::filesystem::remove_all(dir_); }
@@ -198,8 +198,9 @@ TEST(SqliteStore, RefusesAStoreWrittenByANewerSchema) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   auto again = SqliteStore::open(tmp.path());
   ASSERT_FALSE(again);
