@@ -150,6 +150,17 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_process_gpu_allocated_peak_bytes", kGauge, "bytes", "bytes",
               "The most CUDA memory a running traced process held at once through the traced calls.", kLedger,
               kCalls, "probes (memory ledger)"},
+    MetricDef{"eacgm_memory_leaks_total", kCounter, "", "count",
+              "Allocations that traced processes had not freed when they exited (their leaks), every "
+              "exited process since the agent started; which process leaked what: /api/v1/memory.",
+              kNone, kCalls, "probes (memory ledger, at each process's exit)"},
+    MetricDef{"eacgm_memory_leaked_bytes_total", kCounter, "bytes", "bytes",
+              "Bytes of those leaks (eacgm_memory_leaks_total).", kNone, kCalls,
+              "probes (memory ledger, at each process's exit)"},
+    MetricDef{"eacgm_anomalies_total", kCounter, "", "count",
+              "Unusually slow traced calls (kind=\"call\") and slow intervals of a function's calls "
+              "(kind=\"interval\") flagged since the agent started; the last ones: /api/v1/anomalies.",
+              kFolded, kCalls, "anomaly detector"},
     MetricDef{"eacgm_probe_hit_cost_seconds", kGauge, "seconds", "s",
               "What one probe hit costs the traced thread on this machine, measured at start "
               "(`eacgm probes --calibrate`): kind=\"entry\" (a counted call), \"entry_return\" (a timed "
@@ -158,7 +169,7 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_probe_duty_cycle_ratio", kGauge, "ratio", "0..1",
               "Share of each second the counted probes that are not pinned are attached (1: always, their "
               "counts exact; below 1 while a process is over trace.budget on its entry traps alone).",
-              kFolded, kCalls, "budget controller (always-on duty cycle)"},
+              kNone, kCalls, "budget controller (always-on duty cycle)"},
     MetricDef{"eacgm_process_probe_overhead_ratio", kGauge, "ratio", "0..1",
               "Estimated slowdown the probes cause a running traced process over the last few seconds: "
               "its traps times their calibrated cost, over its own CPU time (trace.budget is the "

@@ -138,7 +138,9 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
           const double var_now = r.calls_error * r.calls_error;
           const double var_old = old ? old->calls_error * old->calls_error : 0.0;
           f.calls_variance = var_now > var_old ? var_now - var_old : 0.0;
-          if (r.sketch != nullptr) f.latency = difference(*r.sketch, old ? old->sketch : nullptr);
+          if (r.sketch != nullptr) {
+            f.latency = coarsened(difference(*r.sketch, old ? old->sketch : nullptr), kStoredBits);
+          }
           batch.functions.push_back(std::move(f));
         }
         k.written = proc.calls;

@@ -81,6 +81,13 @@ StoredSketch stored(const LatencySketch& sketch) {
   return s;
 }
 
+StoredSketch coarsened(StoredSketch s, std::uint32_t bits) {
+  if (s.count == 0 || bits >= s.bits) return s;
+  s.buckets = coarsen(s.buckets, s.bits, bits);
+  s.bits = bits;
+  return s;
+}
+
 StoredSketch difference(const LatencySketch& now, const LatencySketch* before) {
   if (before == nullptr || before->count() == 0) return stored(now);
   StoredSketch s;

@@ -33,8 +33,16 @@ struct StoredSketch {
   double mean() const { return count ? static_cast<double>(sum_ns) / static_cast<double>(count) : 0.0; }
 };
 
+// Sub-bucket bits the history keeps: each power of two split into 16 buckets, so any
+// quantile is within 1/33 (3%) of the value. The analysis's 1% sketches have four times
+// the buckets; the history would be four times the size for a precision a week-old p99
+// does not need.
+inline constexpr std::uint32_t kStoredBits = 4;
+
 // The whole sketch.
 StoredSketch stored(const analysis::LatencySketch& sketch);
+// The same values in buckets of `bits` sub-bucket bits (a no-op when already as coarse).
+StoredSketch coarsened(StoredSketch sketch, std::uint32_t bits);
 // The calls in `now` that `before` (an earlier state of the same sketch) did not have.
 // Min and max are those of the difference's lowest and highest buckets (the exact
 // extremes of an interval are not known from two cumulative sketches).

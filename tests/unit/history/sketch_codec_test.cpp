@@ -116,5 +116,22 @@ TEST(SketchCodec, CoarserBitsWinWhenMerging) {
   EXPECT_NEAR(m.quantile(0.5), coarse.quantile(0.5), coarse.quantile(0.5) * 0.02);
 }
 
+TEST(SketchCodec, CoarsenedKeepsEveryValueWithinThreePercent) {
+  LatencySketch s;
+  std::mt19937_64 rng(3);
+  std::lognormal_distribution<double> dist(9.0, 2.0);
+  for (int i = 0; i < 20000; ++i) s.add(static_cast<std::uint64_t>(dist(rng)));
+  const StoredSketch fine = stored(s);
+  const StoredSketch coarse = coarsened(fine, kStoredBits);
+  EXPECT_EQ(coarse.bits, kStoredBits);
+  EXPECT_EQ(coarse.count, fine.count);
+  EXPECT_EQ(coarse.sum_ns, fine.sum_ns);
+  EXPECT_LT(coarse.buckets.size() * 3, fine.buckets.size());
+  for (double q : {0.1, 0.5, 0.9, 0.99}) {
+    EXPECT_NEAR(coarse.quantile(q), s.quantile(q), s.quantile(q) / 33.0 + s.quantile(q) / 129.0) << q;
+  }
+  EXPECT_LT(encode(coarse).size() * 2, encode(fine).size());
+}
+
 }  // namespace
 }  // namespace eacgm::history
