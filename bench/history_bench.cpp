@@ -32,7 +32,7 @@ StoredSketch sketch_of(std::mt19937_64& rng, std::uint64_t calls, double median_
   eacgm::analysis::LatencySketch s;
   std::lognormal_distribution<double> d(std::log(median_ns), 0.4);
   for (std::uint64_t i = 0; i < calls; ++i) s.add(static_cast<std::uint64_t>(d(rng)));
-  return stored(s);
+  return coarsened(stored(s), kStoredBits);  // as the interval builder keeps them
 }
 
 }  // namespace
