@@ -170,8 +170,8 @@ TEST_F(History, SigkillMidWriteLeavesACleanFileWithEveryWrittenInterval) {
   Subprocess check({"/usr/bin/python3", "-c",
                     "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
                     "print(c.execute('PRAGMA integrity_check').fetchone()[0]); "
-                    "print(c.execute(\"SELECT coalesce(sum(calls),0) FROM functions WHERE tier=0 AND "
-                    "function='cudaMalloc'\").fetchone()[0])",
+                    "print(c.execute(\"SELECT coalesce(sum(f.calls),0) FROM functions f JOIN names n ON n.id = "
+                    "f.function WHERE f.tier=0 AND n.name='cudaMalloc'\").fetchone()[0])",
                     path});
   ASSERT_EQ(check.wait(), 0) << check.err();
   std::istringstream lines(check.out());
