@@ -14,7 +14,7 @@ namespace {
 
 // Type OIDs (catalog/pg_type.dat).
 constexpr unsigned kBool = 16, kBytea = 17, kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kFloat4 = 700,
-                   kFloat8 = 701, kInt4Array = 1007, kTextArray = 1009;
+                   kFloat8 = 701, kInt4Array = 1007, kTextArray = 1009, kInt8Array = 1016;
 
 // One line: runs of white space (libpq's messages end in newlines and indent their
 // details) become one space.
@@ -130,6 +130,13 @@ PgParams& PgParams::text_array(const std::vector<std::string>& v) {
 PgParams& PgParams::i32_array(const std::vector<std::int32_t>& v) {
   return add(kInt4Array, array_of(kInt4, v.size(), [&v](std::string& b, std::size_t i) {
                pg_wire::put<std::int32_t>(b, 4);
+               pg_wire::put(b, v[i]);
+             }));
+}
+
+PgParams& PgParams::i64_array(const std::vector<std::int64_t>& v) {
+  return add(kInt8Array, array_of(kInt8, v.size(), [&v](std::string& b, std::size_t i) {
+               pg_wire::put<std::int32_t>(b, 8);
                pg_wire::put(b, v[i]);
              }));
 }

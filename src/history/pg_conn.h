@@ -30,6 +30,7 @@ class PgParams {
   PgParams& null();
   PgParams& text_array(const std::vector<std::string>& v);
   PgParams& i32_array(const std::vector<std::int32_t>& v);
+  PgParams& i64_array(const std::vector<std::int64_t>& v);
   template <class T>
   PgParams& opt(const std::optional<T>& v) {
     if (!v) return null();

@@ -31,7 +31,42 @@ struct Sql {
     params.text(v);
     return fmt::format("${}", ++count);
   }
+  std::string i32s(const std::vector<std::int32_t>& v) {
+    params.i32_array(v);
+    return fmt::format("${}", ++count);
+  }
+  std::string i64s(const std::vector<std::int64_t>& v) {
+    params.i64_array(v);
+    return fmt::format("${}", ++count);
+  }
 };
+
+// The ids of every node that wrote.
+constexpr const char* kNodeIds =
+    "ARRAY(SELECT n.id FROM meta m JOIN names n ON n.name = substr(m.key, 12) WHERE starts_with(m.key, "
+    "'written_to:'))";
+
+// `table` (alias `t`) read over the ranges (alias `r`): each an index range of
+// (tier, node, t_ns).
+std::string over_ranges(Sql& s, const char* table, const std::vector<TierRange>& ranges) {
+  std::vector<std::int32_t> nodes, tiers;
+  std::vector<std::int64_t> lo, hi;
+  for (const auto& r : ranges) {
+    nodes.push_back(r.node);
+    tiers.push_back(r.tier);
+    lo.push_back(r.lo);
+    hi.push_back(r.hi);
+  }
+  const std::string a = s.i32s(nodes);
+  const std::string b = s.i32s(tiers);
+  const std::string c = s.i64s(lo);
+  const std::string d = s.i64s(hi);
+  return fmt::format(
+      "unnest({}::int[], {}::int[], {}::int8[], {}::int8[]) AS r(node, tier, lo, hi) JOIN {} t ON t.tier = "
+      "r.tier "
+      "AND t.node = r.node AND t.t_ns >= r.lo AND t.t_ns < r.hi",
+      a, b, c, d, table);
+}
 
 // The query's filters on a table with node, pid and start_ns columns (alias `t`). A
 // table keyed by (tier, node, t_ns) without a node asked for is read node by node.
@@ -39,9 +74,7 @@ void add_filters(Sql& s, const HistoryQuery& q, bool tiered) {
   if (q.node) {
     s.text += fmt::format(" AND t.node = (SELECT id FROM names WHERE name = {})", s.str(*q.node));
   } else if (tiered) {
-    s.text +=
-        " AND t.node = ANY(ARRAY(SELECT n.id FROM meta m JOIN names n ON n.name = substr(m.key, 12) WHERE "
-        "starts_with(m.key, 'written_to:')))";
+    s.text += fmt::format(" AND t.node = ANY({})", kNodeIds);
   }
   if (q.pid) s.text += fmt::format(" AND t.pid = {}", s.i32(static_cast<std::int32_t>(*q.pid)));
   if (q.comm) {
@@ -71,20 +104,39 @@ void node_only(Sql& s, const HistoryQuery& q) {
 
 }  // namespace
 
+Result<std::vector<TierRange>> PostgresStore::ranges(const HistoryQuery& q, Tier tier) {
+  Sql s;
+  const std::string t = s.i32(static_cast<std::int32_t>(tier));
+  const std::string which = q.node ? "n.name = " + s.str(*q.node) : fmt::format("n.id = ANY({})", kNodeIds);
+  s.text = fmt::format(
+      "SELECT n.id, coalesce((SELECT value FROM meta WHERE key = 'rolled_1m:' || n.name), 0), "
+      "coalesce((SELECT value FROM meta WHERE key = 'rolled_1h:' || n.name), 0), "
+      "(SELECT min(t_ns) FROM functions WHERE tier = {} AND node = n.id) FROM names n WHERE {}",
+      t, which);
+  auto r = conn_.query(s.text, s.params);
+  if (!r) return std::move(r).take_error();
+  std::vector<TierRange> out;
+  for (int i = 0; i < r->rows(); ++i) {
+    const NodeRollups node{static_cast<std::int32_t>(r->i64(i, 0)), r->i64(i, 1), r->i64(i, 2),
+                           r->opt<std::int64_t>(i, 3)};
+    auto part = tier_ranges(node, tier, q.from_ns, q.to_ns);
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  return out;
+}
+
 Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& q, Tier tier) {
   if (auto st = ready(); !st) return std::move(st).take_error();
+  auto ranges = this->ranges(q, tier);
+  if (!ranges) return std::move(ranges).take_error();
   Sql f;
-  const Window w(f, q, tier);
   // The window's calls per process, summed once, then joined to the processes.
-  f.text = fmt::format(
+  f.text =
       "WITH f AS (SELECT t.node, t.pid, t.start_ns, SUM(t.calls)::bigint AS calls, SUM(t.errors)::bigint AS "
-      "errors "
-      "FROM functions t WHERE t.tier = {} AND t.t_ns >= {} AND t.t_ns < {}",
-      w.tier, w.from, w.to);
-  HistoryQuery node_pid;
-  node_pid.node = q.node;
-  node_pid.pid = q.pid;
-  add_filters(f, node_pid, true);
+      "errors FROM " +
+      over_ranges(f, "functions", *ranges) + " WHERE true";
+  if (q.pid) f.text += fmt::format(" AND t.pid = {}", f.i32(static_cast<std::int32_t>(*q.pid)));
+  const Window w(f, q, std::nullopt);
   f.text += fmt::format(
       " GROUP BY 1, 2, 3) SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.comm, "
       "t.cmdline, "
@@ -121,13 +173,15 @@ Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& 
 
 Result<std::vector<StoredFunction>> PostgresStore::functions(const HistoryQuery& q, Tier tier) {
   if (auto st = ready(); !st) return std::move(st).take_error();
+  auto ranges = this->ranges(q, tier);
+  if (!ranges) return std::move(ranges).take_error();
   Sql s;
-  const Window w(s, q, tier);
-  s.text = fmt::format(
-      "SELECT t.domain, t.function, {} FROM functions t WHERE t.tier = {} AND t.t_ns >= {} AND "
-      "t.t_ns < {}",
-      kSumColumns, w.tier, w.from, w.to);
-  add_filters(s, q, true);
+  s.text = fmt::format("SELECT t.domain, t.function, {} FROM ", kSumColumns) +
+           over_ranges(s, "functions", *ranges) + " WHERE true";
+  HistoryQuery pid_comm;
+  pid_comm.pid = q.pid;
+  pid_comm.comm = q.comm;
+  add_filters(s, pid_comm, false);
   std::map<std::pair<std::int32_t, std::int32_t>, FunctionSums> sums;
   auto st = conn_.each_row(s.text, s.params, [&sums](const PgResult& r) {
     sums[{static_cast<std::int32_t>(r.i64(0, 0)), static_cast<std::int32_t>(r.i64(0, 1))}].add(
@@ -167,14 +221,13 @@ Result<std::vector<StoredFunction>> PostgresStore::functions(const HistoryQuery&
 
 Result<std::vector<StoredKernel>> PostgresStore::kernels(const HistoryQuery& q, Tier tier) {
   if (auto st = ready(); !st) return std::move(st).take_error();
+  auto ranges = this->ranges(q, tier);
+  if (!ranges) return std::move(ranges).take_error();
   Sql s;
-  const Window w(s, q, tier);
-  s.text = fmt::format(
+  s.text =
       "SELECT (SELECT name FROM names WHERE id = t.kernel) AS kernel, SUM(t.launches)::bigint AS launches "
-      "FROM "
-      "kernels t WHERE t.tier = {} AND t.t_ns >= {} AND t.t_ns < {}",
-      w.tier, w.from, w.to);
-  node_only(s, q);
+      "FROM " +
+      over_ranges(s, "kernels", *ranges);
   s.text = "SELECT a.kernel, a.launches FROM (" + s.text +
            " GROUP BY t.kernel) a ORDER BY a.launches DESC, a.kernel COLLATE \"C\" LIMIT 1000";
   auto r = conn_.query(s.text, s.params);

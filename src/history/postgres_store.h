@@ -16,6 +16,7 @@
 
 #include "history/pg_conn.h"
 #include "history/store.h"
+#include "history/tier_ranges.h"
 
 namespace eacgm::history {
 
@@ -59,6 +60,9 @@ class PostgresStore final : public Store {
   // True when this call may do a fleet-wide task due every `period_ns` (one node does it).
   Result<bool> claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns);
   Status in_transaction(const std::function<Status()>& body);
+  // The ranges of tiers a query's window of `tier` is read from, for the nodes it asks
+  // (tier_ranges.h).
+  Result<std::vector<TierRange>> ranges(const HistoryQuery& q, Tier tier);
 
   static constexpr std::size_t kMaxCachedNames = 65536;
   PgConn conn_;

@@ -94,10 +94,13 @@ TEST_F(PostgresStoreTest, MinutesAndHoursRollUpExactly) {
   auto store = open();
   ASSERT_TRUE(store);
   std::uint64_t total = 0;
+  StoredSketch merged;  // what the rows of every tier must hold
   for (std::int64_t t = kT0; t < kT0 + kS * 3600 * 2; t += 10 * kS) {
     const auto calls = static_cast<std::uint64_t>(1 + (t / kS) % 5);
     total += calls;
-    ASSERT_TRUE(store->write("n", batch(t, 1, calls, 100)));
+    const IntervalBatch b = batch(t, 1, calls, 100 + (t / kS) % 7000);
+    merged.merge(b.functions.front().latency);
+    ASSERT_TRUE(store->write("n", b));
   }
   const std::int64_t now = kT0 + kS * 3600 * 2;
   auto st = store->maintain("n", now, Retention{});
@@ -113,7 +116,18 @@ TEST_F(PostgresStoreTest, MinutesAndHoursRollUpExactly) {
   EXPECT_EQ(minute->front().calls, total);
   EXPECT_EQ(hour->front().calls, total);
   EXPECT_EQ(minute->front().latency.count, total);
-  EXPECT_EQ(encode(hour->front().latency), encode(raw->front().latency));
+  EXPECT_EQ(encode(raw->front().latency), encode(merged));
+  EXPECT_EQ(encode(minute->front().latency), encode(merged));
+  EXPECT_EQ(encode(hour->front().latency), encode(merged));
+  // A window of raw intervals that are not whole minutes: the edges come from the raw
+  // rows, the minutes and the hour between from the rollups, the sums the same.
+  HistoryQuery edges = window(kT0 + 20 * kS, kT0 + kS * 3600 * 2 - 30 * kS);
+  std::uint64_t in_edges = 0;
+  for (std::int64_t t = edges.from_ns; t < edges.to_ns; t += 10 * kS) in_edges += 1 + (t / kS) % 5;
+  auto part = store->functions(edges, Tier::kRaw);
+  ASSERT_TRUE(part) << part.error();
+  EXPECT_EQ(part->front().calls, in_edges);
+  EXPECT_EQ(part->front().latency.count, in_edges);
   // Maintenance again rolls nothing twice.
   ASSERT_TRUE(store->maintain("n", now, Retention{}));
   auto again = store->functions(q, Tier::kHour);
