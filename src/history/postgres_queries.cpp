@@ -46,8 +46,9 @@ constexpr const char* kNodeIds =
     "ARRAY(SELECT n.id FROM meta m JOIN names n ON n.name = substr(m.key, 12) WHERE starts_with(m.key, "
     "'written_to:'))";
 
-// `table` (alias `t`) read over the ranges (alias `r`): each an index range of
-// (tier, node, t_ns).
+// `table` (alias `t`) read over the ranges (alias `r`): one index range of
+// (tier, node, t_ns) each. The subquery is kept whole (OFFSET 0): joined as a table,
+// the ranges' bounds are unknown to the planner, which would scan the whole table.
 std::string over_ranges(Sql& s, const char* table, const std::vector<TierRange>& ranges) {
   std::vector<std::int32_t> nodes, tiers;
   std::vector<std::int64_t> lo, hi;
@@ -62,9 +63,9 @@ std::string over_ranges(Sql& s, const char* table, const std::vector<TierRange>&
   const std::string c = s.i64s(lo);
   const std::string d = s.i64s(hi);
   return fmt::format(
-      "unnest({}::int[], {}::int[], {}::int8[], {}::int8[]) AS r(node, tier, lo, hi) JOIN {} t ON t.tier = "
-      "r.tier "
-      "AND t.node = r.node AND t.t_ns >= r.lo AND t.t_ns < r.hi",
+      "unnest({}::int[], {}::int[], {}::int8[], {}::int8[]) AS r(node, tier, lo, hi) CROSS JOIN LATERAL "
+      "(SELECT * FROM {} x WHERE x.tier = r.tier AND x.node = r.node AND x.t_ns >= r.lo AND x.t_ns < r.hi "
+      "OFFSET 0) t",
       a, b, c, d, table);
 }
 
