@@ -1,4 +1,5 @@
 // open_store: the URL's kind picks the store.
+#include "history/postgres_store.h"
 #include "history/sqlite_store.h"
 #include "history/store.h"
 #include "history/store_url.h"
@@ -13,9 +14,9 @@ Result<std::unique_ptr<Store>> open_store(const std::string& url) {
     if (!s) return std::move(s).take_error();
     return std::unique_ptr<Store>(std::move(s).value());
   }
-  return make_error(ErrorKind::kUsage,
-                    "store " + redact_store_url(url) +
-                        ": PostgreSQL stores are not supported by this build; use sqlite:PATH");
+  auto s = PostgresStore::open(parsed->target);
+  if (!s) return std::move(s).take_error();
+  return std::unique_ptr<Store>(std::move(s).value());
 }
 
 }  // namespace eacgm::history

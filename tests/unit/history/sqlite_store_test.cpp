@@ -11,13 +11,12 @@
 #include <filesystem>
 #include <string>
 
+#include "store_batches.h"
+
 namespace eacgm::history {
 namespace {
 
-constexpr std::int64_t kS = 1'000'000'000;
-constexpr std::int64_t kDay = 24 * 3600 * kS;
-// 2026-11-01 00:00:00 UTC: an hour boundary, so minutes and hours line up in the tests.
-constexpr std::int64_t kT0 = 1793491200LL * kS;
+using namespace test;  // NOLINT(google-build-using-namespace)
 
 class TempDb {
  public:
@@ -34,54 +33,12 @@ class TempDb {
   std::filesystem::path dir_;
 };
 
-IntervalBatch batch(std::int64_t t, std::uint32_t pid, std::uint64_t calls, std::uint64_t dur_ns) {
-  IntervalBatch b;
-  b.t_ns = t;
-  b.span_ns = 10 * kS;
-  ProcessRecord p;
-  p.key = {pid, kT0 - 100 * kS};
-  p.comm = "train";
-  p.rank = 3;
-  p.first_ns = t;
-  p.last_ns = t + b.span_ns;
-  b.processes.push_back(p);
-  FunctionRecord f;
-  f.process = p.key;
-  f.domain = "cuda";
-  f.function = "cudaMemcpy";
-  f.calls = calls;
-  f.timed = calls;
-  f.errors = 1;
-  f.bytes = calls * 4096;
-  analysis::LatencySketch s;
-  for (std::uint64_t i = 0; i < calls; ++i) s.add(dur_ns + i);
-  f.latency = stored(s);
-  b.functions.push_back(f);
-  b.kernels.push_back({"gemm", calls * 2});
-  GpuRecord g;
-  g.index = 0;
-  g.uuid = "GPU-1";
-  g.name = "H100";
-  g.samples = 10;
-  g.util_mean = 50.0;
-  g.util_max = 90;
-  b.gpus.push_back(g);
-  return b;
-}
-
-HistoryQuery window(std::int64_t from, std::int64_t to) {
-  HistoryQuery q;
-  q.from_ns = from;
-  q.to_ns = to;
-  return q;
-}
-
 TEST(SqliteStore, IntervalsSumOverAWindowWithTheirMergedLatency) {
   TempDb tmp;
   auto store = SqliteStore::open(tmp.path());
   ASSERT_TRUE(store) << store.error();
   for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE((*store)->write("node-a", batch(kT0 + i * 10 * kS, 42, 100, 1000 * (i + 1))));
+    ASSERT_TRUE((*store)->write("node-a", batch(kT0 + kS * 10 * i, 42, 100, 1000ULL * (i + 1))));
   }
   ASSERT_TRUE((*store)->write("node-b", batch(kT0, 7, 5, 50)));
   auto all = (*store)->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
@@ -123,12 +80,12 @@ TEST(SqliteStore, MinutesAndHoursRollUpExactly) {
   ASSERT_TRUE(store);
   // Two hours of 10 s intervals.
   std::uint64_t total = 0;
-  for (std::int64_t t = kT0; t < kT0 + 2 * 3600 * kS; t += 10 * kS) {
+  for (std::int64_t t = kT0; t < kT0 + kS * 3600 * 2; t += 10 * kS) {
     const auto calls = static_cast<std::uint64_t>(1 + (t / kS) % 5);
     total += calls;
     ASSERT_TRUE((*store)->write("n", batch(t, 1, calls, 100)));
   }
-  const std::int64_t now = kT0 + 2 * 3600 * kS;
+  const std::int64_t now = kT0 + kS * 3600 * 2;
   ASSERT_TRUE((*store)->maintain("n", now, Retention{}));
   const HistoryQuery q = window(kT0, now);
   auto raw = (*store)->functions(q, Tier::kRaw);
@@ -215,7 +172,7 @@ TEST(SqliteStore, SizeCapDeletesTheOldestRawRowsFirst) {
   ASSERT_TRUE(store);
   // Many processes per interval make the rows weigh.
   for (int i = 0; i < 720; ++i) {
-    IntervalBatch b = batch(kT0 + i * 10 * kS, 1, 50, 100);
+    IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 50, 100);
     for (std::uint32_t pid = 2; pid < 20; ++pid) {
       FunctionRecord f = b.functions.front();
       f.process.pid = pid;
