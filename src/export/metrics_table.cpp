@@ -293,10 +293,11 @@ constexpr std::array kTable = {
               kStore, "history writer"},
     MetricDef{"eacgm_store_dropped_rows_total", kCounter, "", "count", "The rows of the dropped intervals.",
               kNone, kStore, "history writer"},
-    MetricDef{"eacgm_store_size_bytes", kGauge, "bytes", "bytes",
-              "The store's size at the last maintenance (SQLite: the pages in use; PostgreSQL: the tables and "
-              "their indexes on the server).",
-              kNone, kStore, "history writer"},
+    MetricDef{
+        "eacgm_store_size_bytes", kGauge, "bytes", "bytes",
+        "The store's size at the last maintenance (SQLite: the pages in use; PostgreSQL: the tables and "
+        "their indexes on the server).",
+        kNone, kStore, "history writer"},
     MetricDef{"eacgm_store_last_write_timestamp_seconds", kGauge, "seconds", "s",
               "When the last interval was written, seconds since the Unix epoch.", kNone, kStore,
               "history writer"},

@@ -230,8 +230,8 @@ TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
   const std::string token = dir_ + "/token";
   std::ofstream(token) << "secret\n";
   chmod(token.c_str(), 0644);
-  Subprocess loose(
-      {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file", token, "--store", "off"});
+  Subprocess loose({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file",
+                    token, "--store", "off"});
   EXPECT_EQ(loose.wait(), 2);
   EXPECT_NE(loose.err().find("chmod 600"), std::string::npos) << loose.err();
   chmod(token.c_str(), 0600);
