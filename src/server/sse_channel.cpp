@@ -26,7 +26,7 @@ struct SseChannel::State {
   bool closed = false;
   std::uint64_t rejected = 0;
   std::size_t high_water = 0;
-  std::uint64_t last_id = 0;  // of the last untagged event
+  std::uint64_t last_id = 0;                              // of the last untagged event
   std::deque<std::shared_ptr<const std::string>> recent;  // the last untagged events, ids
                                                           // last_id - size + 1 .. last_id
   std::atomic<std::uint64_t> published{0};
@@ -205,7 +205,8 @@ std::shared_ptr<ResponseStream> SseChannel::subscribe(Filter filter) {
     const std::uint64_t first_kept = state_->last_id - state_->recent.size() + 1;
     const std::uint64_t from = std::max(*filter.last_event_id + 1, first_kept);
     c.dropped_unreported = from - (*filter.last_event_id + 1);
-    for (std::uint64_t id = from; id <= state_->last_id; ++id) c.queue.push_back(state_->recent[id - first_kept]);
+    for (std::uint64_t id = from; id <= state_->last_id; ++id)
+      c.queue.push_back(state_->recent[id - first_kept]);
   }
   state_->client_count.fetch_add(1, std::memory_order_relaxed);
   state_->generation.fetch_add(1, std::memory_order_release);

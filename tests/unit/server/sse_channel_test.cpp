@@ -76,9 +76,10 @@ TEST(SseChannel, ResumesAfterLastEventId) {
   auto b = channel.subscribe(old);
   out.clear();
   b->next(out, 0ms);
-  EXPECT_EQ(out,
-            "event: dropped\ndata: {\"dropped\":1}\n\nid: 3\ndata: e3\n\nid: 4\ndata: e4\n\nid: 5\ndata: e5\n\n"
-            "id: 6\ndata: e6\n\n");
+  EXPECT_EQ(
+      out,
+      "event: dropped\ndata: {\"dropped\":1}\n\nid: 3\ndata: e3\n\nid: 4\ndata: e4\n\nid: 5\ndata: e5\n\n"
+      "id: 6\ndata: e6\n\n");
 
   SseChannel::Filter future;  // an id of an earlier agent: nothing to replay
   future.last_event_id = 99;
