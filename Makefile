@@ -2,7 +2,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build run test unit integration fuzz bench sanitize tsan tidy format format-check clean
+# make install [PREFIX=/usr/local] [DESTDIR=...]: docs/install.md
+.PHONY: all setup build install run test unit integration fuzz bench sanitize tsan tidy format format-check clean
 
 all: build
 
@@ -14,6 +15,11 @@ $(BUILD)/build.ninja:
 
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
+
+PREFIX ?= /usr/local
+install: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-sched eacgm_hook
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Only what it runs: the agent (with its BPF objects) and the demo program.
 run: setup $(BUILD)/build.ninja
