@@ -103,6 +103,16 @@ Status Agent::start_up() {
           ErrorKind::kUsage,
           fmt::format("no such process: {} (check the --pid value; `ps` lists processes)", pid));
     }
+    if (auto stat = read_proc_stat(static_cast<std::uint32_t>(pid)); stat && stat->kernel_thread()) {
+      return make_error(ErrorKind::kUsage,
+                        fmt::format("pid {} is a kernel thread: it has no user code to trace (check the "
+                                    "--pid value; `ps` lists processes)",
+                                    pid));
+    }
+    if (pid == 1) {
+      say("--pid 1 follows init and every process it forks: the whole machine (as without --pid), "
+          "children started from now on included");
+    }
   }
   if (!options_.command.empty()) {
     auto c = LaunchedCommand::spawn(options_.command, options_.command_stdout_to_stderr);

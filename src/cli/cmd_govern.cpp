@@ -156,6 +156,11 @@ void add_govern_command(CLI::App& app, CommandContext& ctx) {
   auto* govern =
       app.add_subcommand("govern", "GPU sharing: the governance scheduler (eacgm-sched) and its tenants");
   govern->require_subcommand(1);
+  // A word that is not a subcommand is named as such (not "a subcommand is required").
+  govern->add_option("subcommand", "status")
+      ->check(CLI::Validator(
+          [](std::string& word) { return fmt::format("unknown subcommand \"{}\" (there is: status)", word); },
+          "", "subcommand"));
   auto* st =
       govern->add_subcommand("status", "each tenant's GPU-time share, tokens, waits and memory, per GPU");
   auto addr = std::make_shared<std::string>("127.0.0.1:9477");

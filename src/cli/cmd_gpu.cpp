@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 #include "cli/commands.h"
@@ -23,7 +24,8 @@ namespace {
 // Exit codes, documented in docs/gpu.md.
 constexpr int kExitOk = 0;
 constexpr int kExitGpuFault = 1;  // a GPU is lost or could not be opened
-constexpr int kExitNoNvml = 2;    // no NVML, NVML init failed, or bad settings
+constexpr int kExitNoNvml = 1;    // no NVML, or NVML init failed (a runtime failure)
+constexpr int kExitUsage = 2;     // a bad configuration
 
 struct GpuOptions {
   bool json = false;
@@ -101,7 +103,7 @@ int watch(sample::GpuSampler& sampler, const GpuOptions& o, std::chrono::nanosec
 
 int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   auto loaded = load_config(ctx.config_path);
-  if (!loaded) return fail(o, loaded.error(), "", kExitNoNvml);
+  if (!loaded) return fail(o, loaded.error(), "", kExitUsage);
   const Config& config = *loaded;
   const double interval_s = o.interval_s > 0 ? o.interval_s : config.gpu.interval_s;
   const auto interval =
@@ -132,7 +134,8 @@ void add_gpu_command(CLI::App& app, CommandContext& ctx) {
   sub->add_flag("--watch", o->watch, "refresh every interval until Ctrl-C (or --count)");
   sub->add_option("--interval", o->interval_s, "seconds between refreshes (default: gpu.interval_s, 1)")
       ->check(seconds_validator(false));
-  sub->add_option("--count", o->count, "with --watch: stop after this many samples (implies --watch)");
+  sub->add_option("--count", o->count, "with --watch: stop after this many samples (implies --watch)")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
   sub->final_callback([&ctx, o] {
     if (o->count > 0) o->watch = true;
     ctx.exit_code = run_gpu(*o, ctx);

@@ -12,6 +12,7 @@
 #include "agent/reloading_trace.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
+#include "cli/usage_errors.h"
 #include "core/config_parse.h"
 #include "history/history_setup.h"
 #include "server/daemon.h"
@@ -152,8 +153,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       "HOST:PORT to serve on (default [serve] listen, 127.0.0.1:9977); not loopback needs a token");
   sub->add_option("--token-file", flags->token_file,
                   "file holding the bearer token every request must carry (mode 0600)");
-  sub->add_option("--probes", flags->request.probes, "catalogs or probe names, comma-separated")
-      ->delimiter(',');
+  add_list_option(*sub, "--probes", flags->request.probes, "catalogs or probe names, comma-separated");
   sub->add_option("--btf", flags->request.btf_path,
                   "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub->add_flag("--no-gpu", flags->no_gpu, "do not sample the GPUs through NVML");

@@ -67,9 +67,8 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceFlags& flags) {
   agent::TraceRequest& r = flags.request;
   sub.add_option("--config", ctx.config_path, "configuration file (TOML, see docs/config.md)");
   sub.add_option("-p,--pid", r.pids, "trace only this process and its children (repeatable)");
-  sub.add_option("--probes", r.probes,
-                 "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)")
-      ->delimiter(',');
+  add_list_option(sub, "--probes", r.probes,
+                  "catalogs or probe names, comma-separated (default: cuda,cuda_driver,nccl)");
   sub.add_option("--duration", r.duration_s, "stop after this many seconds")
       ->check(seconds_validator(true,
                                 " (0: no limit, until the command or the --pid processes exit, or Ctrl-C)"));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,35 @@ CLI::Validator seconds_validator(bool allow_zero, const std::string& zero_means)
         return {};
       },
       desc, "SECONDS");
+}
+
+CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector<std::string>& out,
+                             const std::string& description) {
+  const CLI::Validator names(
+      [](std::string& value) -> std::string {
+        std::size_t start = 0;
+        for (;;) {
+          const std::size_t end = std::min(value.find(',', start), value.size());
+          if (value.find_first_not_of(" \t", start) >= end)
+            return fmt::format("\"{}\" has an empty name (names are separated by single commas)", value);
+          if (end == value.size()) return {};
+          start = end + 1;
+        }
+      },
+      "NAME[,NAME...]", "names");
+  return app.add_option(name, description)
+      ->type_name("NAME[,NAME...]")
+      ->take_all()
+      ->check(names)
+      ->each([&out](const std::string& value) {
+        std::size_t start = 0;
+        for (;;) {
+          const std::size_t end = std::min(value.find(',', start), value.size());
+          out.push_back(value.substr(start, end - start));
+          if (end == value.size()) return;
+          start = end + 1;
+        }
+      });
 }
 
 std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace eacgm::cli {
 
@@ -11,6 +12,11 @@ namespace eacgm::cli {
 // a finite number, negative numbers, and 0 unless `allow_zero`; the message names the
 // value and the accepted range in words (`zero_means` says what 0 does, when allowed).
 CLI::Validator seconds_validator(bool allow_zero, const std::string& zero_means = "");
+
+// A comma-separated list option (--probes), repeatable, its names appended to `out`: an
+// empty name ("cuda,,", ",cuda", "") is an error naming the option, never skipped.
+CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector<std::string>& out,
+                             const std::string& description);
 
 // The one line for a usage error: "eacgm trace: --format: xml not in {jsonl,text} (see
 // eacgm trace --help)", with CLI11's message folded onto one line.

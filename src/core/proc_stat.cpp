@@ -25,7 +25,8 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
     s.tty_nr = tty_nr;
     s.tpgid = tpgid;
     unsigned long long flags = 0, minflt = 0, cminflt = 0, majflt = 0, cmajflt = 0, utime = 0, stime = 0;
-    if (rest >> flags >> minflt >> cminflt >> majflt >> cmajflt >> utime >> stime) {
+    if (rest >> flags) s.flags = flags;
+    if (rest >> minflt >> cminflt >> majflt >> cmajflt >> utime >> stime) {
       s.cpu_ticks = utime + stime;
       long long cutime = 0, cstime = 0, priority = 0, nice = 0, threads = 0, itreal = 0;
       unsigned long long start = 0;

@@ -18,6 +18,10 @@ struct ProcStat {
   std::int64_t tpgid = -1;        // the terminal's foreground process group; -1: none
   std::uint64_t cpu_ticks = 0;    // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
   std::uint64_t start_ticks = 0;  // when it started, in clock ticks since boot
+  std::uint64_t flags = 0;        // the kernel's PF_* flags
+
+  // A kernel thread (PF_KTHREAD): no user memory, no libraries, never a CUDA call.
+  bool kernel_thread() const { return (flags & 0x00200000u) != 0; }
 };
 
 // /proc/<pid>/stat read after the last ')' (the command name may itself hold spaces and

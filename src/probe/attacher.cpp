@@ -44,11 +44,25 @@ void Attacher::scan_ld_cache() {
   }
 }
 
+namespace {
+
+// Once in the agent's life, not at every rescan nor at every reload (SIGHUP makes a new
+// Attacher) while the same processes stay unreadable.
+bool first_in_process(const std::string& warning) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (said.size() >= 64) return false;  // bounded: past this many kinds, the counters tell
+  return said.insert(warning).second;
+}
+
+}  // namespace
+
 void Attacher::scan_processes(const std::vector<int>& pids) {
   std::lock_guard<std::mutex> lock(mutex_);
   MapsScan scan = scan_maps(pids);
   for (const auto& w : scan.warnings) {
-    if (warned_.insert(w).second) notice_("warning: " + w);  // once, not every rescan
+    if (warned_.insert(w).second && first_in_process(w)) notice_("warning: " + w);
   }
   for (const auto& f : scan.files) consider(f.path, f.open_path, f.dev, f.inode);
   table_.end_period();

@@ -266,15 +266,12 @@ std::string maps_denied_warning(int denied, int first_pid, int err, bool as_root
   if (as_root) {
     // Root is refused by the kernel's ptrace access check, not by file permissions.
     out +=
-        ", although running as root: the kernel's ptrace access check refused it, which happens when "
-        "CAP_SYS_PTRACE is missing (containers drop it: add it, e.g. docker run --cap-add SYS_PTRACE), "
-        "the process is not dumpable, or a security module (Yama, AppArmor, SELinux) denies it";
+        ": the ptrace access check refused root (no CAP_SYS_PTRACE: docker run --cap-add SYS_PTRACE; "
+        "not dumpable; Yama/AppArmor/SELinux)";
   } else {
-    out += ": the process belongs to another user; run as root or with CAP_SYS_PTRACE";
+    out += ": another user's process; run as root or with CAP_SYS_PTRACE";
   }
-  out +=
-      ". The pid may also belong to another PID namespace (a pid printed by a container is not the "
-      "host's), be a kernel thread, or have exited; their libraries are not probed";
+  out += ", or another PID namespace, a kernel thread, exited: libraries not probed";
   return out;
 }
 

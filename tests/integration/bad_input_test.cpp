@@ -28,6 +28,15 @@ void expect_one_line_error(const Outcome& o, int code, const std::string& phrase
   EXPECT_NE(o.err.find(phrase), std::string::npos) << o.err;
 }
 
+// A usage error: "eacgm SUBCOMMAND: ... (see eacgm SUBCOMMAND --help)", exit code 2.
+void expect_usage_error(const Outcome& o, const std::string& phrase) {
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line expected:\n" << o.err;
+  EXPECT_EQ(o.err.rfind("eacgm ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("--help)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find(phrase), std::string::npos) << o.err;
+}
+
 std::string write_config(const std::string& text) {
   std::string path = temp_dir() + "/eacgm.toml";
   std::ofstream(path) << text;
@@ -72,6 +81,32 @@ TEST(BadInput, KernelWithoutBtf) {
 
 TEST(BadInput, NonexistentPid) {
   expect_one_line_error(run_eacgm({"trace", "--pid", "999999999"}), 2, "no such process: 999999999");
+}
+
+// A kernel thread has no user code: said, not traced in silence (kthreadd is pid 2 in
+// the machine's PID namespace; any kernel thread would do).
+TEST(BadInput, KernelThreadPid) {
+  std::ifstream stat("/proc/2/stat");
+  std::string line;
+  std::getline(stat, line);
+  if (line.find("(kthreadd)") == std::string::npos) GTEST_SKIP() << "pid 2 is not kthreadd here: " << line;
+  expect_one_line_error(run_eacgm({"run", "--pid", "2", "--duration", "1"}), 2, "pid 2 is a kernel thread");
+}
+
+// An empty name in a comma-separated list is an error, where it is and whatever it is.
+TEST(BadInput, EmptyNameInTheProbeList) {
+  for (const char* list : {"cuda,,", ",cuda", "", "cuda,,nccl"}) {
+    expect_usage_error(run_eacgm({"run", "--probes", list, "--", "/bin/true"}),
+                       "--probes: \"" + std::string(list) + "\" has an empty name");
+  }
+}
+
+TEST(BadInput, UnknownGovernSubcommandIsNamed) {
+  expect_usage_error(run_eacgm({"govern", "foo"}), "unknown subcommand \"foo\" (there is: status)");
+}
+
+TEST(BadInput, GpuCountZeroIsOutOfRange) {
+  expect_usage_error(run_eacgm({"gpu", "--count", "0"}), "--count: Value 0 not in range 1");
 }
 
 TEST(BadInput, NonexistentCommand) {

@@ -287,9 +287,10 @@ TEST(GpuCommand, GpuLostMidWatchIsReportedAndTheOtherGpuStays) {
       << t.out;
 }
 
-TEST(GpuCommand, NoLibraryAtAllIsANoticeAndExitCode2) {
+// No NVML is a runtime failure (1), not a usage error (2).
+TEST(GpuCommand, NoLibraryAtAllIsANoticeAndExitCode1) {
   CommandRun r = run_eacgm({"gpu"}, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "eacgm: NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: "
@@ -312,7 +313,7 @@ TEST(GpuCommand, NoDriverOnTheSearchPath) {
   for (const auto& args : {std::vector<std::string>{"gpu"}, std::vector<std::string>{"gpu", "--json"},
                            std::vector<std::string>{"gpu", "--processes", "--watch"}}) {
     CommandRun r = run_eacgm(args, {"EACGM_NVML_LIBRARY"});
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     if (args.size() == 2 && args[1] == "--json") {
       // A program reading stdout learns why there is nothing to report.
       EXPECT_EQ(json::parse(r.out), json({{"error", why}, {"gpus", json::array()}})) << r.out;
@@ -328,7 +329,7 @@ TEST(GpuCommand, InitFailureCarriesTheNvmlError) {
     std::vector<std::string> args{"gpu"};
     if (*flag) args.push_back(flag);
     CommandRun r = run_fake("init_fail", args);
-    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.exit_code, 1);
     if (*flag) {
       EXPECT_EQ(
           r.out,
@@ -353,7 +354,7 @@ TEST(GpuCommand, JsonSaysWhyThereAreNoGpus) {
     std::vector<std::string> args{"gpu", "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     CommandRun init = run_fake("init_fail", args);
-    EXPECT_EQ(init.exit_code, 2);
+    EXPECT_EQ(init.exit_code, 1);
     ASSERT_FALSE(init.out.empty()) << init.err;
     if (!extra.empty() && extra[0] == "--watch") {
       EXPECT_EQ(std::count(init.out.begin(), init.out.end(), '\n'), 1) << init.out;
@@ -367,7 +368,7 @@ TEST(GpuCommand, JsonSaysWhyThereAreNoGpus) {
     EXPECT_EQ(doc.contains("processes"), !extra.empty() && extra[0] == "--processes");
 
     CommandRun missing = run_eacgm(args, {"EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
-    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_EQ(missing.exit_code, 1);
     const json m = json::parse(missing.out);
     EXPECT_EQ(m["error"].get<std::string>().rfind(
                   "NVML not available (cannot load EACGM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", 0),
