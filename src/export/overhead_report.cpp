@@ -42,8 +42,8 @@ std::string render_overhead(const OverheadReport& report, std::size_t max_rows) 
                             : std::string();
     // A process whose CPU time was never read (it ended before the first tick) has no share.
     if (p.total_cpu_ns <= 0) {
-      out += fmt::format("  pid {:<8} {:.1f} ms in probes (its CPU time was not read){}\n", p.pid,
-                         p.total_estimated_ns / 1e6, measured);
+      out += fmt::format("  pid {:<8} {:.1f} ms in probes (no CPU time read: traced for under a second){}\n",
+                         p.pid, p.total_estimated_ns / 1e6, measured);
     } else {
       out += fmt::format("  pid {:<8} {:6.2f}% of its CPU time in probes ({:.1f} ms of {:.1f} ms){}\n", p.pid,
                          cpu_share(p) * 100, p.total_estimated_ns / 1e6, p.total_cpu_ns / 1e6, measured);

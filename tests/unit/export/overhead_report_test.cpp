@@ -52,7 +52,7 @@ TEST(OverheadReportText, NoShareWithoutCpuTime) {
   OverheadReport r = report();
   r.processes[0].total_cpu_ns = 0;
   const std::string text = render_overhead(r);
-  EXPECT_THAT(text, HasSubstr("20.0 ms in probes (its CPU time was not read)"));
+  EXPECT_THAT(text, HasSubstr("20.0 ms in probes (no CPU time read: traced for under a second)"));
   EXPECT_THAT(text, Not(HasSubstr("0.00%")));
 }
 
