@@ -19,7 +19,9 @@ RankInfo ProcFacts::rank(std::uint32_t pid) const {
   return ranks_[pid] = r ? *r : RankInfo{};
 }
 
-std::string ProcFacts::cmdline(std::uint32_t pid) const {
+namespace {
+
+std::string read_cmdline(std::uint32_t pid) {
   std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
   std::string s(4096, '\0');
   in.read(s.data(), static_cast<std::streamsize>(s.size()));
@@ -29,6 +31,20 @@ std::string ProcFacts::cmdline(std::uint32_t pid) const {
     if (c == '\0') c = ' ';
   }
   return s;
+}
+
+}  // namespace
+
+std::string ProcFacts::cmdline(std::uint32_t pid) const {
+  std::string now = read_cmdline(pid);  // "" when gone (and for a kernel thread)
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!now.empty()) {
+    if (cmdlines_.size() >= kMaxCachedRanks && !cmdlines_.contains(pid)) cmdlines_.clear();
+    cmdlines_[pid] = now;
+    return now;
+  }
+  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second;
+  return now;
 }
 
 std::optional<std::string> ProcFacts::container(std::uint32_t pid) const { return read_container_id(pid); }

@@ -18,7 +18,8 @@ class ProcessFacts {
   virtual ~ProcessFacts() = default;
   // Rank labels; empty when the process set none (or is gone). Any thread.
   virtual RankInfo rank(std::uint32_t pid) const = 0;
-  // The command line, arguments joined by spaces; "" once the process is gone.
+  // The command line, arguments joined by spaces; once the process is gone, the last one
+  // read while it ran ("" if none was).
   virtual std::string cmdline(std::uint32_t pid) const = 0;
   // The container id from the process's cgroup; nullopt outside a container.
   virtual std::optional<std::string> container(std::uint32_t pid) const = 0;
@@ -27,8 +28,9 @@ class ProcessFacts {
 };
 
 // From /proc. A process's environment is read once for its rank (it does not change
-// after exec, and HTTP threads would read it on every request); the cache holds at most
-// kMaxCachedRanks pids and starts over when full.
+// after exec, and HTTP threads would read it on every request); its command line is read
+// at each ask while it runs (an exec changes it) and the last one kept for after its
+// exit. Each cache holds at most kMaxCachedRanks pids and starts over when full.
 class ProcFacts final : public ProcessFacts {
  public:
   static constexpr std::size_t kMaxCachedRanks = 4096;
@@ -40,6 +42,7 @@ class ProcFacts final : public ProcessFacts {
  private:
   mutable std::mutex mutex_;
   mutable std::map<std::uint32_t, RankInfo> ranks_;
+  mutable std::map<std::uint32_t, std::string> cmdlines_;
 };
 
 }  // namespace eacgm::sample
