@@ -184,7 +184,9 @@ bool AnomalyDetector::add(const CallEvent& event) {
   a.bytes = bytes;
   a.score = z;
   a.median_ns = s->median_ns;
+  a.comm = std::string(event.comm_view());
   a.args.assign(event.args.begin(), event.args.begin() + std::min<std::size_t>(event.nargs, kMaxArgs));
+  a.call = std::make_shared<const CallEvent>(event);
   keep(std::move(a));
   if (options_.keep > 0) {
     if (pending_.size() >= kMaxPending) pending_.pop_front();

@@ -73,10 +73,14 @@ struct Anomaly {
   std::uint64_t bytes = 0;          // what the call moved, when its function moves bytes
   double score = 0;                 // the log-duration z-score
   double median_ns = 0;             // the model's median for the call's key when it was flagged
+  std::string comm;                 // the process's name at the call
   std::vector<std::uint64_t> args;  // the call's raw argument values
-  std::string op;                   // the enclosing traced op or Python function, "" when none seen
-  bool sampled = false;             // from always-on sampled durations (see above)
-  std::uint64_t calls = 1;          // sampled: the calls of the bucket; else 1
+  // The flagged call itself (its arguments with their names and formats); null for a
+  // sampled bucket.
+  std::shared_ptr<const CallEvent> call;
+  std::string op;           // the enclosing traced op or Python function, "" when none seen
+  bool sampled = false;     // from always-on sampled durations (see above)
+  std::uint64_t calls = 1;  // sampled: the calls of the bucket; else 1
 };
 
 struct IntervalAnomaly {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "export/event_format.h"
 #include "export/memory_table.h"
 #include "export/summary_table.h"
 #include "export/text_columns.h"
@@ -22,6 +23,15 @@ std::string args_cell(const analysis::Anomaly& a) {
   std::string out;
   for (std::size_t i = 0; i < a.args.size(); ++i) out += fmt::format("{}{:#x}", i ? " " : "", a.args[i]);
   return out;
+}
+
+// The call's arguments as the event stream writes them (named, formatted); {} for a
+// sampled bucket.
+nlohmann::json named_args(const analysis::Anomaly& a) {
+  if (!a.call || !a.call->probe) return nlohmann::json::object();
+  fmt::memory_buffer buf;
+  append_json_args(buf, *a.call);
+  return nlohmann::json::parse(std::string_view(buf.data(), buf.size()), nullptr, false);
 }
 
 }  // namespace
@@ -71,13 +81,14 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
     calls.push_back(json{{"ts_ns", a.ts_ns},
                          {"pid", a.pid},
                          {"tid", a.tid},
+                         {"comm", a.comm},
                          {"domain", a.domain},
                          {"name", a.name},
                          {"dur_ns", a.dur_ns},
                          {"bytes", a.bytes},
                          {"median_ns", a.median_ns},
                          {"score", a.score},
-                         {"args", a.args},
+                         {"args", named_args(a)},
                          {"op", a.op.empty() ? json(nullptr) : json(a.op)},
                          {"sampled", a.sampled},
                          {"calls", a.calls}});

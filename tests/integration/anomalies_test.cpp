@@ -62,11 +62,12 @@ TEST(Anomalies, RunFlagsExactlyThePlantedSlowCalls) {
   for (const json& call : a.at("calls")) {
     EXPECT_EQ(call.at("name"), "slow_step") << call.dump();
     EXPECT_EQ(call.at("domain"), "user") << call.dump();
-    EXPECT_EQ(call.at("args").at(1), 1) << "a call that was not planted: " << call.dump();
+    EXPECT_EQ(call.at("args").at("planted"), 1) << "a call that was not planted: " << call.dump();
+    EXPECT_EQ(call.at("comm"), "slow_calls") << call.dump();
     EXPECT_GE(call.at("dur_ns").get<std::uint64_t>(), 200'000'000u) << call.dump();
     EXPECT_GT(call.at("score").get<double>(), 6) << call.dump();
     EXPECT_FALSE(call.at("sampled").get<bool>());
-    flagged.insert(call.at("args").at(0).get<std::uint64_t>());
+    flagged.insert(call.at("args").at("index").get<std::uint64_t>());
   }
   EXPECT_EQ(flagged, planted) << a.dump(1);
   EXPECT_EQ(a.at("total"), planted.size());

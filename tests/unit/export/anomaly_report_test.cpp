@@ -26,6 +26,19 @@ analysis::AnomalySummary found() {
   a.score = 12.5;
   a.median_ns = 20'000;
   a.args = {1, 255};
+  a.comm = "python3";
+  auto probe = std::make_shared<ProbeInfo>();
+  probe->function = "cudaMemcpyAsync";
+  probe->spec.name = "cudaMemcpyAsync";
+  probe->spec.domain = "cuda";
+  probe->spec.args = {ArgSpec{"dst", ArgSource::kRegister, 0, ArgKind::kRaw, ArgFormat::kHex},
+                      ArgSpec{"count", ArgSource::kRegister, 1, ArgKind::kRaw, ArgFormat::kUnsigned}};
+  auto call = std::make_shared<CallEvent>();
+  call->probe = probe;
+  call->nargs = 2;
+  call->args[0] = 1;
+  call->args[1] = 255;
+  a.call = call;
   a.op = "aten::_local_scalar_dense";
   s.recent.push_back(a);
   analysis::Anomaly b;
@@ -72,7 +85,10 @@ TEST(AnomalyReport, JsonHasTheDocumentedFields) {
   const auto& c = j.at("calls")[0];
   EXPECT_EQ(c.at("op"), "aten::_local_scalar_dense");
   EXPECT_EQ(c.at("bytes"), 4096);
-  EXPECT_EQ(c.at("args"), (std::vector<std::uint64_t>{1, 255}));
+  EXPECT_EQ(c.at("comm"), "python3");
+  EXPECT_EQ(c.at("args"), (nlohmann::json{{"dst", "0x1"}, {"count", 255}}))
+      << "named, as the events write them";
+  EXPECT_EQ(j.at("calls")[1].at("args"), nlohmann::json::object()) << "a sampled bucket has no call";
   EXPECT_FALSE(c.at("sampled").get<bool>());
   EXPECT_TRUE(j.at("calls")[1].at("op").is_null());
   EXPECT_TRUE(j.at("calls")[1].at("sampled").get<bool>());
