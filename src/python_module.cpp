@@ -1,0 +1,236 @@
+// The `eacgm._eacgm` extension module: the agent run from Python (python/eacgm wraps it).
+// Calls reach Python in batches, packed on the reader thread (src/python/call_queue.h);
+// every wait releases the GIL and wakes every 50 ms to let Ctrl-C through.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/build_info.h"
+#include "python/call_queue.h"
+#include "python/trace_handle.h"
+
+namespace py = pybind11;
+using eacgm::ErrorKind;
+using eacgm::python::CallRecord;
+using eacgm::python::TraceArgs;
+using eacgm::python::TraceHandle;
+
+namespace {
+
+// The module's exception classes (made once at import).
+PyObject* g_error = nullptr;
+PyObject* g_usage = nullptr;
+PyObject* g_launch = nullptr;
+PyObject* g_privilege = nullptr;
+
+struct StartError {
+  eacgm::Error error;
+};
+
+constexpr auto kSlice = std::chrono::milliseconds(50);
+
+// Waits for `ready` (called without the GIL) up to `timeout_s` (< 0: no limit), waking
+// every slice to run Python's signal handlers: a KeyboardInterrupt ends the wait.
+template <typename Ready>
+bool wait_interruptibly(double timeout_s, Ready ready) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s < 0 ? 1e9 : timeout_s);
+  for (;;) {
+    bool done = false;
+    {
+      py::gil_scoped_release release;
+      done = ready();
+    }
+    if (done) return true;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+  }
+}
+
+std::vector<CallRecord> take(TraceHandle& h, std::size_t max, double timeout_s) {
+  std::vector<CallRecord> out;
+  wait_interruptibly(timeout_s, [&] {
+    out = h.queue().take(max, kSlice);
+    return !out.empty() || h.queue().drained();
+  });
+  return out;
+}
+
+py::bytes take_records(TraceHandle& h, std::size_t max, double timeout_s) {
+  auto records = take(h, max, timeout_s);
+  return {reinterpret_cast<const char*>(records.data()), records.size() * sizeof(CallRecord)};
+}
+
+struct Keys {
+  py::str function{"function"}, domain{"domain"}, pid{"pid"}, tid{"tid"}, comm{"comm"}, ts_ns{"ts_ns"},
+      dur_ns{"dur_ns"}, ret{"ret"}, nested{"nested"}, args{"args"};
+};
+
+py::list take_dicts(TraceHandle& h, std::size_t max, double timeout_s) {
+  static const Keys* keys = new Keys();  // lives as long as the interpreter
+  auto records = take(h, max, timeout_s);
+  auto probes = h.queue().probes();
+  std::vector<py::str> functions, domains;
+  std::vector<std::vector<py::str>> arg_names;
+  for (const auto& p : probes) {
+    functions.emplace_back(p.function);
+    domains.emplace_back(p.domain);
+    std::vector<py::str> names;
+    for (const auto& n : p.arg_names) names.emplace_back(n);
+    arg_names.push_back(std::move(names));
+  }
+  py::list out(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    const auto& probe = probes[r.probe];
+    py::dict d;
+    d[keys->function] = functions[r.probe];
+    d[keys->domain] = domains[r.probe];
+    d[keys->pid] = py::int_(r.pid);
+    d[keys->tid] = py::int_(r.tid);
+    d[keys->comm] = py::str(r.comm.data(), ::strnlen(r.comm.data(), r.comm.size()));
+    d[keys->ts_ns] = py::int_(r.ts_ns);
+    d[keys->dur_ns] = r.has_exit ? py::object(py::int_(r.dur_ns)) : py::object(py::none());
+    d[keys->ret] = r.has_exit ? py::object(py::int_(r.ret)) : py::object(py::none());
+    d[keys->nested] = py::bool_(r.nested != 0);
+    py::dict args;
+    std::size_t n = std::min<std::size_t>(r.nargs, arg_names[r.probe].size());
+    for (std::size_t a = 0; a < n; ++a) {
+      if ((r.fault_mask >> a) & 1U) {
+        args[arg_names[r.probe][a]] = py::none();
+      } else if (probe.arg_signed[a]) {
+        args[arg_names[r.probe][a]] = py::int_(static_cast<std::int64_t>(r.args[a]));
+      } else {
+        args[arg_names[r.probe][a]] = py::int_(r.args[a]);
+      }
+    }
+    d[keys->args] = std::move(args);
+    out[i] = std::move(d);
+  }
+  return out;
+}
+
+py::list probes(TraceHandle& h) {
+  py::list out;
+  for (const auto& p : h.queue().probes()) {
+    py::dict d;
+    d["function"] = p.function;
+    d["domain"] = p.domain;
+    d["symbol"] = p.symbol;
+    d["library"] = p.library;
+    d["args"] = p.arg_names;
+    out.append(std::move(d));
+  }
+  return out;
+}
+
+std::unique_ptr<TraceHandle> start(const std::string& config_text,
+                                   const std::vector<std::string>& probe_names, const std::vector<int>& pids,
+                                   const std::vector<std::string>& command, const std::string& mode,
+                                   double duration_s, bool sample_gpus,
+                                   std::optional<std::uint32_t> python_hz, std::optional<bool> host_waits,
+                                   std::size_t capacity) {
+  TraceArgs args;
+  args.config_text = config_text;
+  args.probes = probe_names;
+  args.pids = pids;
+  args.command = command;
+  args.mode = mode;
+  args.duration_s = duration_s;
+  args.sample_gpus = sample_gpus;
+  args.python_hz = python_hz;
+  args.host_waits = host_waits;
+  args.capacity = capacity == 0 ? 1 : capacity;
+  eacgm::Result<std::unique_ptr<TraceHandle>> handle = eacgm::make_error("not started");
+  {
+    py::gil_scoped_release release;
+    handle = TraceHandle::start(args);
+  }
+  if (!handle) throw StartError{std::move(handle).take_error()};
+  return std::move(*handle);
+}
+
+PyObject* new_exception(py::module_& m, const char* name, PyObject* bases, const char* doc) {
+  std::string full = std::string("eacgm._eacgm.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(full.c_str(), doc, bases, nullptr);
+  if (type == nullptr) throw py::error_already_set();
+  m.add_object(name, py::handle(type));
+  return type;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_eacgm, m) {
+  m.doc() = "eACGM's agent, run from Python (use the `eacgm` package, not this module)";
+  m.attr("version") = std::string(eacgm::build_version());
+
+  g_error = new_exception(m, "Error", PyExc_RuntimeError, "A trace failed (BPF, attach, the system).");
+  g_usage = new_exception(m, "UsageError",
+                          py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError)).release().ptr(),
+                          "The request is wrong: a probe name, a pid, a symbol, BPF text.");
+  g_launch = new_exception(m, "LaunchError", g_error, "The command to trace could not be started.");
+  g_privilege =
+      new_exception(m, "PrivilegeError",
+                    py::make_tuple(py::handle(g_error), py::handle(PyExc_PermissionError)).release().ptr(),
+                    "Tracing needs root (or CAP_BPF and CAP_PERFMON).");
+
+  py::register_exception_translator(
+      [](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param): pybind11 fixes the signature
+        try {
+          if (p) std::rethrow_exception(p);
+        } catch (const StartError& e) {
+          PyObject* type = g_error;
+          if (e.error.sys_errno == EPERM || e.error.sys_errno == EACCES) {
+            type = g_privilege;
+          } else if (e.error.kind == ErrorKind::kUsage) {
+            type = g_usage;
+          } else if (e.error.kind == ErrorKind::kLaunch) {
+            type = g_launch;
+          }
+          PyErr_SetString(type, e.error.message.c_str());
+        }
+      });
+
+  py::class_<TraceHandle>(m, "Trace")
+      .def(py::init(&start), py::arg("config_text"), py::arg("probes"), py::arg("pids"), py::arg("command"),
+           py::arg("mode"), py::arg("duration_s"), py::arg("sample_gpus"), py::arg("python_hz"),
+           py::arg("host_waits"), py::arg("capacity"))
+      .def("take_records", &take_records, py::arg("max"), py::arg("timeout_s"),
+           "Up to `max` calls as packed records (python/eacgm/_records.py's dtype); b'' at the end.")
+      .def("take_dicts", &take_dicts, py::arg("max"), py::arg("timeout_s"), "Up to `max` calls as dicts.")
+      .def("probes", &probes, "The probes the records' `probe` field indexes.")
+      .def(
+          "stop",
+          [](TraceHandle& h) {
+            py::gil_scoped_release release;
+            h.stop();
+          },
+          "Ends the trace (a traced command gets SIGTERM) and waits for it.")
+      .def(
+          "wait",
+          [](TraceHandle& h, double timeout_s) {
+            return wait_interruptibly(timeout_s, [&] {
+              if (!h.running()) {
+                h.wait();
+                return true;
+              }
+              std::this_thread::sleep_for(kSlice);
+              return !h.running();
+            });
+          },
+          py::arg("timeout_s") = -1.0, "Waits for the trace to end by itself; False on timeout.")
+      .def_property_readonly("running", &TraceHandle::running)
+      .def_property_readonly("exit_code", &TraceHandle::exit_code)
+      .def_property_readonly("command_pid", &TraceHandle::command_pid)
+      .def_property_readonly("dropped", [](TraceHandle& h) { return h.queue().dropped(); })
+      .def("report_json", &TraceHandle::report_json, py::call_guard<py::gil_scoped_release>())
+      .def("take_notices", &TraceHandle::take_notices);
+  m.attr("record_size") = sizeof(CallRecord);
+}
