@@ -14,6 +14,7 @@
 
 #include "core/build_info.h"
 #include "python/call_queue.h"
+#include "python/gpu_reader.h"
 #include "python/trace_handle.h"
 
 namespace py = pybind11;
@@ -29,10 +30,76 @@ PyObject* g_error = nullptr;
 PyObject* g_usage = nullptr;
 PyObject* g_launch = nullptr;
 PyObject* g_privilege = nullptr;
+PyObject* g_nvml = nullptr;
 
 struct StartError {
   eacgm::Error error;
 };
+struct NvmlError {
+  std::string message;
+};
+
+template <typename T>
+py::object opt(const std::optional<T>& v) {
+  return v ? py::cast(*v) : py::none();
+}
+
+std::unique_ptr<eacgm::python::GpuReader> open_gpus(double first_window_s) {
+  auto reader = eacgm::python::GpuReader::open(
+      std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)));
+  if (!reader) throw NvmlError{reader.error()};
+  return std::move(*reader);
+}
+
+py::list device_dicts(eacgm::python::GpuReader& r) {
+  eacgm::sample::DevicePass pass;
+  {
+    py::gil_scoped_release release;
+    pass = r.devices();
+  }
+  py::list out;
+  for (const auto& d : pass.devices) {
+    py::dict x;
+    x["index"] = d.index;
+    x["name"] = d.name;
+    x["uuid"] = d.uuid;
+    x["lost"] = d.lost;
+    x["utilization_gpu_percent"] = opt(d.utilization_gpu_percent);
+    x["utilization_memory_percent"] = opt(d.utilization_memory_percent);
+    x["memory_total_bytes"] = opt(d.memory_total_bytes);
+    x["memory_used_bytes"] = opt(d.memory_used_bytes);
+    x["encoder_utilization_percent"] = opt(d.encoder_utilization_percent);
+    x["decoder_utilization_percent"] = opt(d.decoder_utilization_percent);
+    x["temperature_gpu_celsius"] = opt(d.temperature_gpu_celsius);
+    x["fan_speed_percent"] = opt(d.fan_speed_percent);
+    x["power_usage_milliwatts"] = opt(d.power_usage_milliwatts);
+    x["power_limit_milliwatts"] = opt(d.power_limit_milliwatts);
+    out.append(std::move(x));
+  }
+  return out;
+}
+
+py::list process_dicts(eacgm::python::GpuReader& r) {
+  eacgm::sample::ProcessPass pass;
+  {
+    py::gil_scoped_release release;
+    pass = r.processes();
+  }
+  py::list out;
+  for (const auto& p : pass.processes) {
+    py::dict x;
+    x["pid"] = p.pid;
+    x["gpu_index"] = p.gpu_index;
+    x["name"] = p.name;
+    x["used_memory_bytes"] = opt(p.used_memory_bytes);
+    x["sm_utilization_percent"] = opt(p.sm_utilization_percent);
+    x["memory_utilization_percent"] = opt(p.memory_utilization_percent);
+    x["encoder_utilization_percent"] = opt(p.encoder_utilization_percent);
+    x["decoder_utilization_percent"] = opt(p.decoder_utilization_percent);
+    out.append(std::move(x));
+  }
+  return out;
+}
 
 constexpr auto kSlice = std::chrono::milliseconds(50);
 
@@ -180,11 +247,14 @@ PYBIND11_MODULE(_eacgm, m) {
       new_exception(m, "PrivilegeError",
                     py::make_tuple(py::handle(g_error), py::handle(PyExc_PermissionError)).release().ptr(),
                     "Tracing needs root (or CAP_BPF and CAP_PERFMON).");
+  g_nvml = new_exception(m, "NVMLError", g_error, "NVML could not be loaded (no NVIDIA driver here).");
 
   py::register_exception_translator(
       [](std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param): pybind11 fixes the signature
         try {
           if (p) std::rethrow_exception(p);
+        } catch (const NvmlError& e) {
+          PyErr_SetString(g_nvml, e.message.c_str());
         } catch (const StartError& e) {
           PyObject* type = g_error;
           if (e.error.sys_errno == EPERM || e.error.sys_errno == EACCES) {
@@ -233,4 +303,9 @@ PYBIND11_MODULE(_eacgm, m) {
       .def("report_json", &TraceHandle::report_json, py::call_guard<py::gil_scoped_release>())
       .def("take_notices", &TraceHandle::take_notices);
   m.attr("record_size") = sizeof(CallRecord);
+
+  py::class_<eacgm::python::GpuReader>(m, "Gpus")
+      .def(py::init(&open_gpus), py::arg("first_window_s") = 1.0)
+      .def("devices", &device_dicts, "One pass over the GPUs (NVML's units; absent fields None).")
+      .def("processes", &process_dicts, "The processes on the GPUs since the last call.");
 }

@@ -1,0 +1,156 @@
+"""The original API (eacgm.bpf, eacgm.sampler, eacgm.collector) with real eBPF on the
+nesting test program: exactly the calls made, in order, paired, nested calls kept."""
+import json
+
+import pytest
+
+import eacgm
+from eacgm.bpf import BccBPF
+from eacgm.collector import to_perfetto
+from eacgm.sampler import eBPFSampler, eBPFSamplerState
+from conftest import NEST_CALLS
+
+TEXT = """
+#include <uapi/linux/ptrace.h>
+
+int nest_outerEntry(struct pt_regs *ctx){
+    u64 x = PT_REGS_PARM1(ctx);
+    u64 ts = bpf_ktime_get_ns();
+    bpf_trace_printk("%ld@start@nest_outer@%ld\\n", ts, x);
+    return 0;
+};
+
+int nest_outerExit(struct pt_regs *ctx){
+    u64 ts = bpf_ktime_get_ns();
+    bpf_trace_printk("%ld@end@nest_outer@%d\\n", ts, PT_REGS_RC(ctx));
+    return 0;
+};
+
+int nest_innerEntry(struct pt_regs *ctx){
+    u64 ts = bpf_ktime_get_ns();
+    u32 x = PT_REGS_PARM1(ctx) & 0xFFFF;
+    bpf_trace_printk("%ld@start@nest_inner@%u\\n", ts, x);
+    return 0;
+};
+
+int nest_innerExit(struct pt_regs *ctx){
+    u64 ts = bpf_ktime_get_ns();
+    bpf_trace_printk("%ld@end@nest_inner@%d\\n", ts, PT_REGS_RC(ctx));
+    return 0;
+};
+"""
+
+
+def expected_states():
+    """(ph, name, value) in time order: outer(x) holds inner(x); inner returns 2x."""
+    out = []
+    for name, x, ret in NEST_CALLS:
+        if name == "nest_outer":
+            out += [("start", "nest_outer", x), ("start", "nest_inner", x), ("end", "nest_inner", 2 * x),
+                    ("end", "nest_outer", ret)]
+        elif not any(n == "nest_outer" and ox == x for n, ox, _ in NEST_CALLS):
+            out += [("start", "nest_inner", x), ("end", "nest_inner", ret)]
+    return out
+
+
+def sample_until_done(sampler, prog):
+    states = []
+    prog.go()
+    while prog.proc.poll() is None:
+        states += sampler.sample(time_stamp=0.2)
+    states += sampler.sample(time_stamp=0.5)
+    return [s for s in states if s.pid == prog.pid]
+
+
+def attach_config(lib_path):
+    return [{"name": "NestSampler", "exe_path": [lib_path], "exe_sym": ["nest_outer", "nest_inner"]}]
+
+
+def test_sampler_sees_exactly_the_calls(bin_dir, gated):
+    prog = gated(str(bin_dir / "nest_calls"))
+    sampler = eBPFSampler(BccBPF("NesteBPF", TEXT, ["-w"]))
+    sampler.run(attach_config(str(bin_dir / "libeacgm_nest.so")))
+    try:
+        states = sample_until_done(sampler, prog)
+    finally:
+        sampler.close()
+    assert prog.finish()[0] == 0
+    assert all(isinstance(s, eBPFSamplerState) for s in states)
+    got = [(s.message[0], s.message[1], int(s.message[2])) for s in states]
+    assert got == expected_states()
+    assert {(s.task, s.pid, s.tid, s.cpu) for s in states} == {("nest_calls", prog.pid, prog.pid, -1)}
+    stamps = [s.timestamp for s in states]
+    assert stamps == sorted(stamps)
+    # bpf_ktime_get_ns(): CLOCK_MONOTONIC, as the original's timestamps were.
+    import time
+    assert abs(stamps[-1] - time.monotonic_ns()) < 60e9
+
+    events = [s.collect() for s in states]
+    assert events[0] == {"name": "nest_outer", "cat": "other", "pid": prog.pid, "tid": prog.pid, "cpu": -1,
+                         "ts": stamps[0] / 1000, "ph": "B", "message": ["1"]}
+    trace = to_perfetto(states)
+    assert len(trace) == 2 * len(NEST_CALLS)  # nested calls keep their pairs
+    assert [e["ph"] for e in trace].count("B") == len(NEST_CALLS)
+    json.dumps(trace)
+    # B/E nest properly per thread, as Perfetto requires.
+    stack = []
+    for e in trace:
+        if e["ph"] == "B":
+            stack.append(e["name"])
+        else:
+            assert stack.pop() == e["name"]
+    assert not stack
+
+
+def test_missing_exe_path_is_resolved_by_library_name(bin_dir, gated, caplog):
+    prog = gated(str(bin_dir / "nest_calls"))
+    sampler = eBPFSampler(BccBPF("NesteBPF", TEXT))
+    sampler.run(attach_config("/home/someone/miniconda3/envs/x/lib/libeacgm_nest.so.1"))
+    try:
+        states = sample_until_done(sampler, prog)
+    finally:
+        sampler.close()
+    assert "probing the files named libeacgm_nest.so*" in caplog.text
+    assert [(s.message[0], s.message[1], int(s.message[2])) for s in states] == expected_states()
+
+
+def test_trace_ebpf_one_state_at_a_time(bin_dir, gated):
+    prog = gated(str(bin_dir / "nest_calls"))
+    bpf = BccBPF("NesteBPF", TEXT)
+    bpf.attach_uprobe(str(bin_dir / "libeacgm_nest.so"), "nest_inner", "nest_innerEntry")
+    assert bpf.trace_ebpf(True).is_none()  # the first read starts tracing
+    prog.go()
+    got = []
+    import time
+    deadline = time.monotonic() + 30
+    while len(got) < 5 and time.monotonic() < deadline:
+        state = bpf.trace_ebpf(True)
+        if not state.is_none() and state.pid == prog.pid:
+            got.append(int(state.message[2]))
+    assert bpf.trace_ebpf(True).is_none()
+    bpf.cleanup()
+    assert got == [1, 10, 2, 3, 20]  # entries only: no uretprobe was attached
+
+
+def test_missing_symbol_raises_and_leaves_nothing_attached(bin_dir, gated):
+    prog = gated(str(bin_dir / "nest_calls"))
+    bpf = BccBPF("NesteBPF", TEXT + "int nest_nowhereEntry(struct pt_regs *ctx){ return 0; }\n")
+    sampler = eBPFSampler(bpf)
+    with pytest.raises(eacgm.UsageError) as err:
+        sampler.run([{"name": "x", "exe_path": [str(bin_dir / "libeacgm_nest.so")], "exe_sym": ["nest_nowhere"]}])
+    assert "nest_nowhere" in str(err.value) and "\n" not in str(err.value)
+    assert bpf._trace is None and not bpf._attachments
+    prog.go()
+    assert prog.finish()[0] == 0
+
+
+def test_text_outside_the_subset_raises_at_construction():
+    with pytest.raises(eacgm.BPFTextError) as err:
+        BccBPF("x", TEXT.replace("& 0xFFFF", "% 7"))
+    assert str(err.value).startswith("BPF text line 19 in nest_innerEntry: operator '%'")
+
+
+def test_attach_unknown_function():
+    bpf = BccBPF("x", TEXT)
+    with pytest.raises(eacgm.UsageError, match="no function nest_middleEntry"):
+        bpf.attach_uprobe("/lib/libc.so.6", "malloc", "nest_middleEntry")
