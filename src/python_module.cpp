@@ -9,7 +9,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/build_info.h"
@@ -135,13 +137,34 @@ py::bytes take_records(TraceHandle& h, std::size_t max, double timeout_s) {
   return {reinterpret_cast<const char*>(records.data()), records.size() * sizeof(CallRecord)};
 }
 
+// Interned key strings, made once (they live as long as the interpreter).
 struct Keys {
-  py::str function{"function"}, domain{"domain"}, pid{"pid"}, tid{"tid"}, comm{"comm"}, ts_ns{"ts_ns"},
-      dur_ns{"dur_ns"}, ret{"ret"}, nested{"nested"}, args{"args"};
+  PyObject* function = PyUnicode_InternFromString("function");
+  PyObject* domain = PyUnicode_InternFromString("domain");
+  PyObject* pid = PyUnicode_InternFromString("pid");
+  PyObject* tid = PyUnicode_InternFromString("tid");
+  PyObject* comm = PyUnicode_InternFromString("comm");
+  PyObject* ts_ns = PyUnicode_InternFromString("ts_ns");
+  PyObject* dur_ns = PyUnicode_InternFromString("dur_ns");
+  PyObject* ret = PyUnicode_InternFromString("ret");
+  PyObject* nested = PyUnicode_InternFromString("nested");
+  PyObject* args = PyUnicode_InternFromString("args");
 };
 
+// Sets d[key] = value, taking the reference to `value`.
+void set_new(PyObject* d, PyObject* key, PyObject* value) {
+  if (value == nullptr) throw py::error_already_set();
+  int rc = PyDict_SetItem(d, key, value);
+  Py_DECREF(value);
+  if (rc != 0) throw py::error_already_set();
+}
+
+void set_borrowed(PyObject* d, PyObject* key, PyObject* value) {
+  if (PyDict_SetItem(d, key, value) != 0) throw py::error_already_set();
+}
+
 py::list take_dicts(TraceHandle& h, std::size_t max, double timeout_s) {
-  static const Keys* keys = new Keys();  // lives as long as the interpreter
+  static const Keys* keys = new Keys();
   auto records = take(h, max, timeout_s);
   auto probes = h.queue().probes();
   std::vector<py::str> functions, domains;
@@ -153,33 +176,50 @@ py::list take_dicts(TraceHandle& h, std::size_t max, double timeout_s) {
     for (const auto& n : p.arg_names) names.emplace_back(n);
     arg_names.push_back(std::move(names));
   }
+  // Threads keep their names: one string per distinct name in the batch.
+  std::unordered_map<std::string_view, py::str> comms;
   py::list out(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const auto& probe = probes[r.probe];
     py::dict d;
-    d[keys->function] = functions[r.probe];
-    d[keys->domain] = domains[r.probe];
-    d[keys->pid] = py::int_(r.pid);
-    d[keys->tid] = py::int_(r.tid);
-    d[keys->comm] = py::str(r.comm.data(), ::strnlen(r.comm.data(), r.comm.size()));
-    d[keys->ts_ns] = py::int_(r.ts_ns);
-    d[keys->dur_ns] = r.has_exit ? py::object(py::int_(r.dur_ns)) : py::object(py::none());
-    d[keys->ret] = r.has_exit ? py::object(py::int_(r.ret)) : py::object(py::none());
-    d[keys->nested] = py::bool_(r.nested != 0);
+    PyObject* dp = d.ptr();
+    set_borrowed(dp, keys->function, functions[r.probe].ptr());
+    set_borrowed(dp, keys->domain, domains[r.probe].ptr());
+    set_new(dp, keys->pid, PyLong_FromUnsignedLong(r.pid));
+    set_new(dp, keys->tid, PyLong_FromUnsignedLong(r.tid));
+    std::string_view comm(r.comm.data(), ::strnlen(r.comm.data(), r.comm.size()));
+    auto c = comms.find(comm);
+    if (c == comms.end()) {
+      c = comms
+              .emplace(comm, py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(
+                                 comm.data(), static_cast<Py_ssize_t>(comm.size()), "replace")))
+              .first;
+    }
+    set_borrowed(dp, keys->comm, c->second.ptr());
+    set_new(dp, keys->ts_ns, PyLong_FromUnsignedLongLong(r.ts_ns));
+    if (r.has_exit) {
+      set_new(dp, keys->dur_ns, PyLong_FromUnsignedLongLong(r.dur_ns));
+      set_new(dp, keys->ret, PyLong_FromLongLong(r.ret));
+    } else {
+      set_borrowed(dp, keys->dur_ns, Py_None);
+      set_borrowed(dp, keys->ret, Py_None);
+    }
+    set_borrowed(dp, keys->nested, r.nested ? Py_True : Py_False);
     py::dict args;
     std::size_t n = std::min<std::size_t>(r.nargs, arg_names[r.probe].size());
     for (std::size_t a = 0; a < n; ++a) {
+      PyObject* name = arg_names[r.probe][a].ptr();
       if ((r.fault_mask >> a) & 1U) {
-        args[arg_names[r.probe][a]] = py::none();
+        set_borrowed(args.ptr(), name, Py_None);
       } else if (probe.arg_signed[a]) {
-        args[arg_names[r.probe][a]] = py::int_(static_cast<std::int64_t>(r.args[a]));
+        set_new(args.ptr(), name, PyLong_FromLongLong(static_cast<std::int64_t>(r.args[a])));
       } else {
-        args[arg_names[r.probe][a]] = py::int_(r.args[a]);
+        set_new(args.ptr(), name, PyLong_FromUnsignedLongLong(r.args[a]));
       }
     }
-    d[keys->args] = std::move(args);
-    out[i] = std::move(d);
+    set_borrowed(dp, keys->args, args.ptr());
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), d.release().ptr());
   }
   return out;
 }

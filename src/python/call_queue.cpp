@@ -29,12 +29,16 @@ void CallQueue::on_calls(std::span<const CallEvent> calls) {
   if (calls.empty()) return;
   {
     std::lock_guard lock(mu_);
+    if (head_ > 0 && head_ * 2 >= queue_.size()) {
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
     for (const auto& e : calls) {
-      if (queue_.size() >= capacity_) {
+      if (queue_.size() - head_ >= capacity_) {
         ++dropped_;
         continue;
       }
-      CallRecord r;
+      CallRecord& r = queue_.emplace_back();
       r.ts_ns = e.ts_ns;
       r.dur_ns = e.dur_ns;
       r.pid = e.pid;
@@ -47,7 +51,6 @@ void CallQueue::on_calls(std::span<const CallEvent> calls) {
       r.ret = e.ret;
       r.args = e.args;
       r.comm = e.comm;
-      queue_.push_back(r);
     }
   }
   ready_.notify_all();
@@ -68,10 +71,15 @@ void CallQueue::finish() {
 
 std::vector<CallRecord> CallQueue::take(std::size_t max, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  ready_.wait_for(lock, timeout, [this] { return !queue_.empty() || ended_; });
-  std::size_t n = std::min(max, queue_.size());
-  std::vector<CallRecord> out(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
-  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+  ready_.wait_for(lock, timeout, [this] { return queue_.size() > head_ || ended_; });
+  std::size_t n = std::min(max, queue_.size() - head_);
+  auto first = queue_.begin() + static_cast<std::ptrdiff_t>(head_);
+  std::vector<CallRecord> out(first, first + static_cast<std::ptrdiff_t>(n));
+  head_ += n;
+  if (head_ == queue_.size()) {
+    queue_.clear();
+    head_ = 0;
+  }
   return out;
 }
 
@@ -87,7 +95,7 @@ std::uint64_t CallQueue::dropped() const {
 
 bool CallQueue::drained() const {
   std::lock_guard lock(mu_);
-  return ended_ && queue_.empty();
+  return ended_ && queue_.size() == head_;
 }
 
 }  // namespace eacgm::python

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,7 +71,10 @@ class CallQueue final : public Consumer {
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable ready_;
-  std::deque<CallRecord> queue_;
+  // Queued calls are queue_[head_..]: a batch is taken by copying a range and moving
+  // head_, and the front is compacted away once it is half the vector.
+  std::vector<CallRecord> queue_;
+  std::size_t head_ = 0;
   std::unordered_map<const ProbeInfo*, std::uint32_t> index_;
   std::vector<std::shared_ptr<const ProbeInfo>> held_;  // keeps index_'s keys alive
   std::vector<ProbeEntry> probes_;
