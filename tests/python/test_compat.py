@@ -1,6 +1,7 @@
 """The original API (eacgm.bpf, eacgm.sampler, eacgm.collector) with real eBPF on the
 nesting test program: exactly the calls made, in order, paired, nested calls kept."""
 import json
+import os
 
 import pytest
 
@@ -154,3 +155,63 @@ def test_attach_unknown_function():
     bpf = BccBPF("x", TEXT)
     with pytest.raises(eacgm.UsageError, match="no function nest_middleEntry"):
         bpf.attach_uprobe("/lib/libc.so.6", "malloc", "nest_middleEntry")
+
+
+SLIPPED_CUDA = """
+int cudaMemcpyEntry(struct pt_regs *ctx){
+    u64 byte_length = PT_REGS_PARM3(ctx);
+    u64 memcpy_kind = PT_REGS_PARM4(ctx);
+    u64 ts = bpf_ktime_get_ns();
+    bpf_trace_printk("%ld@start@cudaMemcpy@%ld@%ld\\n", ts, memcpy_kind);
+    return 0;
+};
+int cudaMemcpyExit(struct pt_regs *ctx){
+    bpf_trace_printk("%ld@end@cudaMemcpy\\n", bpf_ktime_get_ns());
+    return 0;
+};
+int cudaFreeEntry(struct pt_regs *ctx){
+    u64 malloc_ptr = PT_REGS_PARM1(ctx);
+    u64 ts = bpf_ktime_get_ns();
+    bpf_trace_printk("%ld@start@cudaFree@%ld\\n", malloc_ptr, ts);
+    return 0;
+};
+int cudaFreeExit(struct pt_regs *ctx){
+    bpf_trace_printk("%ld@end@cudaFree\\n", bpf_ktime_get_ns());
+    return 0;
+};
+"""
+
+
+def test_slips_print_as_the_kernel_would(bin_dir, gated, caplog):
+    """The original's CUDA demo passed cudaMemcpy's printk one argument too few and
+    cudaFree's its pointer where the timestamp goes: they print that way here too."""
+    from test_examples import linked_library
+
+    prog = gated(str(bin_dir / "cuda_calls"))
+    bpf = BccBPF("CUDAeBPF", SLIPPED_CUDA, ["-w"])
+    assert "3 conversions, 2 arguments" in caplog.text
+    sampler = eBPFSampler(bpf)
+    sampler.run([{"name": "CUDASampler", "exe_path": [linked_library(bin_dir / "cuda_calls", "libcudart")],
+                  "exe_sym": ["cudaMemcpy", "cudaFree"]}])
+    try:
+        states = sample_until_done(sampler, prog)
+    finally:
+        sampler.close()
+    starts = [s for s in states if s.message[0] == "start"]
+    copies = [s for s in starts if s.message[1] == "cudaMemcpy"]
+    frees = [s for s in starts if s.message[1] == "cudaFree"]
+    assert [s.message for s in copies] == [["start", "cudaMemcpy", "1", "0"]]  # kind, then the missing one
+    # cudaMalloc failed without a GPU, so both pointers are NULL: the "timestamp" is 0 and
+    # the real time is the message's last field.
+    assert [s.timestamp for s in frees] == [0, 0]
+    assert all(abs(int(s.message[2]) - copies[0].timestamp) < 10e9 for s in frees)
+    assert len([s for s in states if s.message[0] == "end"]) == 3
+
+
+def test_library_glob():
+    from eacgm.bpf import library_glob
+
+    assert library_glob("/nowhere/envs/x/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2") == "libnccl.so*"
+    assert library_glob("/nowhere/envs/x/bin/python") == "python*"
+    assert library_glob("/nowhere/libfoo.so") == "libfoo.so*"
+    assert library_glob("/usr/bin/python3") == os.path.basename(os.path.realpath("/usr/bin/python3"))
