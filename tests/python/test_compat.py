@@ -215,3 +215,34 @@ def test_library_glob():
     assert library_glob("/nowhere/envs/x/bin/python") == "python*"
     assert library_glob("/nowhere/libfoo.so") == "libfoo.so*"
     assert library_glob("/usr/bin/python3") == os.path.basename(os.path.realpath("/usr/bin/python3"))
+
+
+RECURSE = """
+int recurse_downEntry(struct pt_regs *ctx){
+    bpf_trace_printk("%ld@start@recurse_down@%d\\n", bpf_ktime_get_ns(), PT_REGS_PARM1(ctx));
+    return 0;
+};
+int recurse_downExit(struct pt_regs *ctx){
+    bpf_trace_printk("%ld@end@recurse_down@%d\\n", bpf_ktime_get_ns(), PT_REGS_RC(ctx));
+    return 0;
+};
+"""
+
+
+def test_recursive_calls_keep_every_level(bin_dir, gated):
+    prog = gated(str(bin_dir / "recurse_calls"))
+    sampler = eBPFSampler(BccBPF("RecurseBPF", RECURSE))
+    sampler.run([{"name": "R", "exe_path": [str(bin_dir / "libeacgm_recurse.so")], "exe_sym": ["recurse_down"]}])
+    try:
+        states = sample_until_done(sampler, prog)
+    finally:
+        sampler.close()
+    one = [("start", n) for n in (3, 2, 1, 0)] + [("end", n) for n in (0, 1, 2, 3)]
+    assert [(s.message[0], int(s.message[2])) for s in states] == one + one
+    trace = to_perfetto(states)
+    assert len(trace) == 16
+    depth = max_depth = 0
+    for e in trace:
+        depth += 1 if e["ph"] == "B" else -1
+        max_depth = max(max_depth, depth)
+    assert max_depth == 4 and depth == 0
