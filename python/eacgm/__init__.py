@@ -6,7 +6,9 @@ Perfetto files). The original eACGM's API lives on in `eacgm.bpf`, `eacgm.sample
 and `eacgm.collector`, with this agent underneath (docs/python.md).
 """
 
-from ._eacgm import version as __version__
+from ._backend import native as _native
+
+__version__ = _native.version
 from .errors import BPFTextError, Error, LaunchError, NVMLError, PrivilegeError, UsageError
 from .tracing import Trace, trace
 

@@ -1,6 +1,12 @@
 """The exceptions eacgm raises. Each carries the agent's one-line message."""
 
-from ._eacgm import Error, LaunchError, NVMLError, PrivilegeError, UsageError
+from ._backend import native
+
+Error = native.Error
+LaunchError = native.LaunchError
+NVMLError = native.NVMLError
+PrivilegeError = native.PrivilegeError
+UsageError = native.UsageError
 
 
 class BPFTextError(UsageError):

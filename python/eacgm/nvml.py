@@ -8,7 +8,7 @@ from typing import List, Optional
 
 
 def _gpus(first_window_s: float = 1.0):
-    from . import _eacgm
+    from ._backend import native as _eacgm
 
     return _eacgm.Gpus(first_window_s)
 

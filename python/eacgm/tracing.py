@@ -13,7 +13,7 @@ import logging
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from . import _eacgm
+from ._backend import native as _eacgm
 from ._records import record_dtype
 
 log = logging.getLogger("eacgm")
