@@ -143,6 +143,11 @@ class Trace:
             else:
                 log.info("%s", line)
 
+    def __del__(self) -> None:  # a trace never stopped ends with its object
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.running:
+            handle.stop()
+
     def __enter__(self) -> "Trace":
         return self
 
