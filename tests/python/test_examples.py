@@ -1,6 +1,7 @@
 """The examples (examples/sampler_*.py, written as the original eACGM's demos) run
 unchanged except for their paths, on the test programs: each is started, the program
 runs, Ctrl-C ends the example, and what it wrote is checked against what the program did."""
+import ast
 import collections
 import json
 import os
@@ -167,3 +168,15 @@ def test_no_nvml_is_one_line(bin_dir):
     assert r.returncode == 1
     last = r.stderr.strip().splitlines()[-1]
     assert re.match(r"eacgm\._(eacgm|cli)\.NVMLError: NVML not available", last), r.stderr
+
+
+def test_trace_cuda(bin_dir):
+    r = subprocess.run([sys.executable, str(EXAMPLES / "trace_cuda.py"), str(bin_dir / "cuda_calls")],
+                       capture_output=True, text=True, timeout=120,
+                       env={**{k: v for k, v in os.environ.items() if k != "EACGM_BACKEND"},  # report() is native
+                            "PYTHONPATH": str(bin_dir / "python")})
+    assert r.returncode == 0, r.stderr
+    seen = next(line for line in r.stdout.splitlines() if line.startswith("calls seen:"))
+    calls = ast.literal_eval(seen[len("calls seen:"):].strip())  # the example prints a dict
+    assert calls["cudaLaunchKernel"] == 3 and calls["cudaMalloc"] == 2 and calls["cudaFree"] == 2
+    assert re.search(r"cudaLaunchKernel\s+3 calls", r.stdout)
