@@ -81,14 +81,16 @@ def test_client_reads_the_daemon(bin_dir, serve, gated):
     wait_attached(serve, prog)
     prog.go()
     assert prog.finish()[0] == 0
+    # The daemon traces the whole machine: this process's calls are its row in processes.
     deadline = time.monotonic() + 20
     while True:
-        calls = {f["function"]: f["calls"] for f in serve.functions()}
-        if calls.get("nest_outer") == 3 and calls.get("nest_inner") == 5 or time.monotonic() > deadline:
+        mine = [p for p in serve.processes() if p["pid"] == prog.pid]
+        if mine and mine[0]["calls"] == 8 or time.monotonic() > deadline:
             break
         time.sleep(0.3)
-    assert calls == {"nest_outer": 3, "nest_inner": 5}
-    assert isinstance(serve.processes(), list)
+    assert mine and mine[0]["calls"] == 8 and mine[0]["comm"] == "nest_calls"
+    calls = {f["function"]: f["calls"] for f in serve.functions()}
+    assert calls["nest_outer"] >= 3 and calls["nest_inner"] >= 5
     assert isinstance(serve.counters()["events"], int)
 
 
@@ -99,8 +101,8 @@ def test_client_capture_sees_live_calls(bin_dir, serve, gated):
     wait_attached(serve, prog)
     threading.Timer(1.0, prog.go).start()
     calls = serve.capture(seconds=4)
-    assert {c["name"] for c in calls} == {"nest_outer", "nest_inner"}
-    assert len({c["pid"] for c in calls}) == 1
+    mine = [c for c in calls if c["pid"] == prog.pid]
+    assert sorted(c["name"] for c in mine) == ["nest_inner"] * 5 + ["nest_outer"] * 3
 
 
 def test_client_errors_are_one_line(serve):
