@@ -9,7 +9,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev
   libpq-dev postgresql
-  python3 procps util-linux
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest procps util-linux
 )
 
 missing=()

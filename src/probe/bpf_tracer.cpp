@@ -100,7 +100,8 @@ Status check_bpf_privileges() {
   std::uint64_t caps = capability_mask();
   auto has = [caps](int cap) { return (caps >> cap) & 1; };
   if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return {};
-  return make_error("tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
+  return make_errno_error(
+      EPERM, "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
 }
 
 Status check_kernel_btf(const std::string& custom_path) {

@@ -1,0 +1,16 @@
+#include "python/gpu_reader.h"
+
+namespace eacgm::python {
+
+Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds first_window) {
+  auto session = sample::nvml::Session::open();
+  if (!session) return std::move(session).take_error();
+  std::unique_ptr<GpuReader> reader(new GpuReader());
+  reader->session_ = *session;
+  reader->devices_ = std::make_unique<sample::DeviceSampler>(
+      reader->session_, sample::DeviceSamplerOptions{.slow_field_period = std::chrono::nanoseconds::zero()});
+  reader->processes_ = std::make_unique<sample::ProcessSampler>(reader->session_, first_window);
+  return reader;
+}
+
+}  // namespace eacgm::python
