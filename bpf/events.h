@@ -39,8 +39,9 @@ typedef __s16 eacgm_s16;
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
  * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask.
  * 10: the pace's gaps (eacgm_count_value.in_gap_ns ... out_gaps, `pace_marks`).
- * 11: eacgm_count.stack_words: a probe's stack arguments read in one read. */
-#define EACGM_ABI_VERSION 11
+ * 11: eacgm_count.stack_words: a probe's stack arguments read in one read.
+ * 12: the `calls_in_flight` map (struct eacgm_call_in_flight), EACGM_CNT_IN_FLIGHT_FULL. */
+#define EACGM_ABI_VERSION 12
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their
@@ -220,6 +221,28 @@ struct eacgm_waiting_call {
 	eacgm_u64 sp;
 };
 
+/* The waiting calls in flight, for the agent's scan (about once a second): a hash map keyed
+ * by thread id, with an entry while the thread is inside a call of an EACGM_PROBE_WAIT
+ * probe, written at the entry that sets the thread's `waiting_calls` mark and deleted at
+ * the return that clears it (so a nested waiting call keeps the outermost one), and by
+ * the thread's exit when it never returns. `args` are the call's captured words at entry:
+ * `read_mask` bit i says argument i was read (per call: all of them, out-parameters as
+ * the pointer; counted: those the count reads), `fault_mask` which of those faulted. */
+#define EACGM_CALLS_IN_FLIGHT_MAX 4096 /* threads inside a waiting call at once, machine-wide */
+struct eacgm_call_in_flight {
+	eacgm_u64 ts_ns; /* entry, CLOCK_MONOTONIC */
+	eacgm_u64 sp;	 /* stack pointer at the entry (the mark's) */
+	eacgm_u32 pid;
+	eacgm_u32 tid;
+	eacgm_u32 probe_id;
+	eacgm_u8 nargs;
+	eacgm_u8 read_mask;
+	eacgm_u8 fault_mask;
+	eacgm_u8 pad;
+	char comm[EACGM_COMM_LEN];
+	eacgm_u64 args[EACGM_MAX_ARGS];
+};
+
 /* The log-linear bucket scheme shared by the kernel's duration histograms and the
  * latency sketch: values below 2^bits are their own bucket; above, each power of two
  * is split into 2^bits equal buckets. A bucket [l, u) reported as 2lu / (l + u) is within
@@ -305,7 +328,8 @@ enum eacgm_counter {
 	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
 	EACGM_CNT_SWITCH_TRAPS = 11,	  /* hits of cycled probes while they were being attached
 					   * or detached (any process: before the pid filter) */
-	EACGM_CNT_MAX = 12,
+	EACGM_CNT_IN_FLIGHT_FULL = 12,	  /* waiting calls not listed in `calls_in_flight`: full */
+	EACGM_CNT_MAX = 13,
 };
 
 #endif

@@ -98,6 +98,15 @@ struct {
 	__type(value, struct eacgm_waiting_call);
 } waiting_calls SEC(".maps");
 
+/* The waiting calls in flight, by thread (struct eacgm_call_in_flight, bpf/events.h): the
+ * agent lists the threads stuck in one. Preallocated, so an entry costs no allocation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EACGM_CALLS_IN_FLIGHT_MAX);
+	__type(key, __u32);
+	__type(value, struct eacgm_call_in_flight);
+} calls_in_flight SEC(".maps");
+
 /* Scratch for building entry-only records off the 512-byte stack (calls with an exit
  * are built in their thread's task storage). */
 struct {
@@ -169,10 +178,39 @@ static __always_inline int traced(__u32 tgid)
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
 }
 
+/* Lists the thread's waiting call in `calls_in_flight`, with what its entry captured: `r`
+ * (null: nothing), of which the arguments in `read_mask` were read. */
+static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struct eacgm_record *r,
+					   __u32 read_mask, __u64 ts)
+{
+	struct eacgm_call_in_flight c;
+	__builtin_memset(&c, 0, sizeof(c));
+	__u64 id = bpf_get_current_pid_tgid();
+	c.ts_ns = ts;
+	c.sp = sp;
+	c.pid = id >> 32;
+	c.tid = (__u32)id;
+	c.probe_id = probe_id;
+	if (r) {
+		c.nargs = r->nargs;
+		c.read_mask = (__u8)read_mask;
+		c.fault_mask = r->fault_mask & (__u8)read_mask;
+		__builtin_memcpy(c.args, r->args, sizeof(c.args));
+		__builtin_memcpy(c.comm, r->comm, sizeof(c.comm));
+	}
+	if (c.comm[0] == 0)
+		bpf_get_current_comm(c.comm, sizeof(c.comm));
+	__u32 tid = c.tid;
+	if (bpf_map_update_elem(&calls_in_flight, &tid, &c, BPF_ANY) != 0)
+		count(EACGM_CNT_IN_FLIGHT_FULL);
+}
+
 /* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
  * is inside an outer waiting call already (a mark whose entry stack pointer is above
- * this one's), which keeps naming the wait. */
-static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *task, __u32 probe_id)
+ * this one's), which keeps naming the wait. The call is listed in flight (see
+ * list_in_flight), entered at `ts`. */
+static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *task, __u32 probe_id,
+				       const struct eacgm_record *r, __u32 read_mask, __u64 ts)
 {
 	struct eacgm_waiting_call *w =
 		bpf_task_storage_get(&waiting_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -183,16 +221,20 @@ static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *
 		return;
 	w->probe_id = probe_id;
 	w->sp = sp;
+	list_in_flight(sp, probe_id, r, read_mask, ts);
 }
 
 /* The return of an EACGM_PROBE_WAIT call (its stack pointer is the entry's + 8, past the
- * return address): clears the mark it made, not an outer call's. */
+ * return address): clears the mark it made, not an outer call's, and its listing. */
 static __always_inline void leave_wait(struct pt_regs *ctx)
 {
 	struct eacgm_waiting_call *w =
 		bpf_task_storage_get(&waiting_calls, bpf_get_current_task_btf(), 0, 0);
-	if (w && w->sp + 8 == PT_REGS_SP(ctx))
+	if (w && w->sp + 8 == PT_REGS_SP(ctx)) {
 		w->sp = 0;
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_delete_elem(&calls_in_flight, &tid);
+	}
 }
 
 /* The general registers, copied once: indexing pt_regs with a variable offset is
@@ -525,13 +567,14 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 		return 0;
 	}
 	/* Built in place: the slot is the record until the exit sends it. */
-	open_record(ctx, &t->slot[n & (EACGM_MAX_INFLIGHT - 1)], p, id, probe_id, nested);
+	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
+	open_record(ctx, slot, p, id, probe_id, nested);
 	t->open = n + 1;
 	if (outer)
 		t->depth += 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	if (p->flags & EACGM_PROBE_WAIT)
-		enter_wait(ctx, task, probe_id);
+		enter_wait(ctx, task, probe_id, slot, 0xff, slot->ts_ns);
 	return 0;
 }
 
@@ -761,10 +804,11 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	key.probe_id = probe_id;
 	__u64 bytes = 0;
 	const struct eacgm_count *c = &p->count;
+	struct eacgm_record *r = 0; /* the captured arguments, when the count reads some */
 	if (c->handle_arg != EACGM_COUNT_NONE || c->bytes_arg != EACGM_COUNT_NONE ||
 	    c->stream_arg != EACGM_COUNT_NONE) {
 		__u32 zero = 0;
-		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+		r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
 			return 1;
 		r->fault_mask = 0;
@@ -809,9 +853,15 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	__u64 *cookie = bpf_session_cookie();
 	if (!cookie)
 		return 1;
-	*cookie = (seen & mask) ? 0 : bpf_ktime_get_ns();
-	if (waits)
-		enter_wait(ctx, bpf_get_current_task_btf(), probe_id);
+	__u64 now = bpf_ktime_get_ns();
+	*cookie = (seen & mask) ? 0 : now;
+	if (waits) {
+		if (r) {
+			r->comm[0] = 0; /* the scratch record's comm is not this call's: read it */
+			r->nargs = p->nargs;
+		}
+		enter_wait(ctx, bpf_get_current_task_btf(), probe_id, r, c->capture_mask, now);
+	}
 	return 0;
 }
 
@@ -901,6 +951,19 @@ int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 	bpf_map_update_elem(&process_exits, &tgid, &now, BPF_ANY);
 	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &tgid);
+	return 0;
+}
+
+/* A thread that ends inside a waiting call (killed, or exiting from a signal handler)
+ * never returns from it: its listing goes with it. Every thread's exit, any process. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(eacgm_thread_exit, struct task_struct *task)
+{
+	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
+	if (!w || w->sp == 0)
+		return 0;
+	__u32 tid = BPF_CORE_READ(task, pid);
+	bpf_map_delete_elem(&calls_in_flight, &tid);
 	return 0;
 }
 

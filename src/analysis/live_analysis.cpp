@@ -103,10 +103,10 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters,
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
     python_made_ = now;
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(
-      AnalysisSnapshot{clocks_.wall(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(),
-                       counters, kernels_, work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(),
-                       anomalies_published_, overhead_, python_published_, waits_.summary(clocks_.steady())});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
+      clocks_.wall(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(), counters, kernels_,
+      work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(), anomalies_published_, overhead_,
+      python_published_, waits_.summary(clocks_.steady()), inflight_.summary()});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

@@ -1,10 +1,11 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
 // activity per device and process, the memory ledger, kernel launches, NCCL calls and
-// their arrival skew, kernels per PyTorch op, host waits) as one Consumer on the output thread,
-// publishing an immutable AnalysisSnapshot each tick and at the end for readers on any
-// thread (`eacgm run`'s tables, the server's routes).
+// their arrival skew, kernels per PyTorch op, host waits, the calls in flight) as one Consumer on the output
+// thread, publishing an immutable AnalysisSnapshot each tick and at the end for readers on any thread (`eacgm
+// run`'s tables, the server's routes).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_work.h"
 #include "analysis/host_waits.h"
+#include "analysis/inflight_calls.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_skew.h"
@@ -51,6 +53,7 @@ struct AnalysisSnapshot {
   OverheadReport overhead;
   std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
   HostWaitSummary waits;                         // time blocked on the host per process and kind
+  InflightSummary inflight;                      // waiting calls in flight past [hangs] min_age_s
 };
 
 // The seconds of the last `window_s` of a snapshot's ring, ending at the snapshot's time
@@ -87,6 +90,12 @@ class LiveAnalysis final : public Consumer {
     };
   };
   void set_clocks(Clocks clocks) { clocks_ = std::move(clocks); }
+  // The age from which a waiting call in flight is listed ([hangs] min_age_s), from the
+  // next scan on; and how a thread's life is checked (default: /proc), for tests.
+  void set_inflight_min_age(std::chrono::nanoseconds age) {
+    inflight_.set_min_age_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0)));
+  }
+  void set_thread_alive(InflightCalls::ThreadAlive alive) { inflight_.set_thread_alive(std::move(alive)); }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
   // What the Python profile keeps (before the trace starts): a window for the daemon.
@@ -98,6 +107,9 @@ class LiveAnalysis final : public Consumer {
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override;
   void on_overhead(const OverheadReport& report) override;
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override {
+    inflight_.update(calls, scan_mono_ns);
+  }
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
@@ -133,6 +145,7 @@ class LiveAnalysis final : public Consumer {
   std::shared_ptr<const PythonHotSpots> python_published_;
   std::chrono::steady_clock::time_point python_made_;  // when python_published_ was made
   HostWaits waits_;                                    // remade when samples came
+  InflightCalls inflight_;                             // the last scan's
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -101,11 +101,19 @@ struct ServeConfig {
                                     // processes on /metrics and the API; the rest folded
 };
 
+// The waiting calls in flight (`[hangs]`): from what age a call is listed.
+struct HangsConfig {
+  // A waiting call in flight is listed (/api/v1/inflight, `run --json`, the in-flight
+  // metrics) once it is at least this old, in seconds.
+  double min_age_s = 5.0;
+};
+
 struct Config {
   TraceConfig trace;
   GpuConfig gpu;
   PythonConfig python;
   ServeConfig serve;
+  HangsConfig hangs;
   std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
   std::vector<ProbeSpec> probes;      // user-defined probe specs
 };

@@ -24,7 +24,8 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve", "hangs"};
+constexpr std::string_view kHangsKeys[] = {"min_age_s"};
 constexpr std::string_view kServeKeys[] = {"listen",
                                            "token_file",
                                            "max_clients",
@@ -41,8 +42,8 @@ constexpr std::string_view kTraceKeys[] = {
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
                                             "window_s",    "max_rows",  "max_stacks"};
-constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
-                                           "exit", "ret",    "errors",  "args",   "outer"};
+constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern", "exit",
+                                           "ret",  "errors", "args",    "outer",  "waits"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
                                          "kind", "format", "at_exit", "offset"};
 
@@ -154,6 +155,7 @@ class ConfigReader {
     if (auto s = read_gpu(root, config.gpu); !s) return std::move(s).take_error();
     if (auto s = read_python(root, config.python); !s) return std::move(s).take_error();
     if (auto s = read_serve(root, config.serve); !s) return std::move(s).take_error();
+    if (auto s = read_hangs(root, config.hangs); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
   }
@@ -466,6 +468,18 @@ class ConfigReader {
     return read_integer(*table, "max_process_series", ctx, 1, 100000, serve.max_process_series);
   }
 
+  Status read_hangs(const toml::table& root, HangsConfig& hangs) const {
+    auto t = sub_table(root, "hangs");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[hangs]";
+    if (auto s = check_keys(*table, kHangsKeys, ctx); !s) return s;
+    if (auto s = read_number(*table, "min_age_s", ctx, hangs.min_age_s); !s) return s;
+    if (table->contains("min_age_s")) return check_range(*table, "min_age_s", ctx, hangs.min_age_s, 0, 86400);
+    return {};
+  }
+
   Status read_python(const toml::table& root, PythonConfig& python) const {
     auto t = sub_table(root, "python");
     if (!t) return std::move(t).take_error();
@@ -561,6 +575,7 @@ class ConfigReader {
     spec.with_exit = true;
     if (auto s = read_bool(table, "exit", ctx, spec.with_exit); !s) return s;
     if (auto s = read_bool(table, "outer", ctx, spec.outer); !s) return s;
+    if (auto s = read_bool(table, "waits", ctx, spec.waits); !s) return s;
     spec.ret = spec.with_exit ? ReturnKind::kInt32 : ReturnKind::kNone;
     if (auto s = read_enum(table, "ret", ctx, kAllReturns, return_kind_name, spec.ret); !s) {
       return s;

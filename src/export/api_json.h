@@ -83,8 +83,8 @@ json counters_json(const analysis::AnalysisSnapshot& snap);
 json memory_json(const analysis::MemorySummary& memory);
 
 // `eacgm run --json` (docs/report.md): {"functions","gpus","processes","memory",
-// "gpu_work","nccl","ops","overhead","python_hot_spots","waits","accounting"} in one
-// document.
+// "gpu_work","nccl","ops","overhead","python_hot_spots","waits","in_flight","accounting"}
+// in one document.
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting

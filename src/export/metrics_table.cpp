@@ -18,6 +18,7 @@ constexpr auto kHttp = MetricGroup::kHttp;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kWaitGroup = MetricGroup::kWaits;
+constexpr auto kInflightGroup = MetricGroup::kInflight;
 constexpr auto kPythonGroup = MetricGroup::kPython;
 constexpr auto kAgent = MetricGroup::kAgent;
 
@@ -223,6 +224,18 @@ constexpr std::array kTable = {
               "1% relative-error sketch (always-on: the sampled synchronizing calls).",
               kWaitKind, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
 
+    // Calls in flight: threads inside a waiting call for at least [hangs] min_age_s
+    MetricDef{"eacgm_call_in_flight_max_seconds", kGauge, "seconds", "s",
+              "Age of the oldest call of the function in flight now, of the waiting calls "
+              "(synchronisations, blocking copies, NCCL calls, user probes with waits = true) in flight "
+              "for at least [hangs] min_age_s; no series while none is.",
+              kFunction, kInflightGroup, "the kernel's table of calls in flight, read each second"},
+    MetricDef{"eacgm_process_stuck_seconds", kGauge, "seconds", "s",
+              "Age of the process's oldest waiting call in flight now, of those in flight for at least "
+              "[hangs] min_age_s: how long one of its threads has been waiting in one call; no series "
+              "while none is.",
+              kTraced, kInflightGroup, "the kernel's table of calls in flight, read each second"},
+
     // The Python stack sampler's profile (per-function shares are in /api/v1/python, not
     // here: function labels would make a new series whenever the ranking changes)
     MetricDef{"eacgm_python_profile_window_seconds", kGauge, "seconds", "s",
@@ -338,6 +351,8 @@ std::string_view group_title(MetricGroup g) {
       return "NCCL";
     case MetricGroup::kWaits:
       return "Host waits";
+    case MetricGroup::kInflight:
+      return "Calls in flight";
     case MetricGroup::kPython:
       return "Python hot spots";
     case MetricGroup::kAgent:
