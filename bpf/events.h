@@ -222,13 +222,14 @@ struct eacgm_waiting_call {
 };
 
 /* The waiting calls in flight, for the agent's scan (about once a second): a hash map keyed
- * by thread id, with an entry while the thread is inside a call of an EACGM_PROBE_WAIT
- * probe, written at the entry that sets the thread's `waiting_calls` mark and deleted at
- * the return that clears it (so a nested waiting call keeps the outermost one), and by
- * the thread's exit when it never returns. `args` are the call's captured words at entry:
- * `read_mask` bit i says argument i was read (per call: all of them, out-parameters as
- * the pointer; counted: those the count reads), `fault_mask` which of those faulted. */
-#define EACGM_CALLS_IN_FLIGHT_MAX 4096 /* threads inside a waiting call at once, machine-wide */
+ * by thread id, with an entry per thread that has made a call of an EACGM_PROBE_WAIT
+ * probe (deleted at the thread's exit). The entry that sets the thread's `waiting_calls`
+ * mark writes the call into it, ts_ns last; the return that clears the mark sets ts_ns
+ * to 0 (so a nested waiting call keeps the outermost one): ts_ns 0, no call. `args` are
+ * the call's captured words at entry: `read_mask` bit i says argument i was read (per
+ * call: all of them, out-parameters as the pointer; counted: those the count reads),
+ * `fault_mask` which of those faulted. */
+#define EACGM_CALLS_IN_FLIGHT_MAX 4096 /* threads that have made a waiting call, machine-wide */
 struct eacgm_call_in_flight {
 	eacgm_u64 ts_ns; /* entry, CLOCK_MONOTONIC */
 	eacgm_u64 sp;	 /* stack pointer at the entry (the mark's) */
@@ -328,7 +329,7 @@ enum eacgm_counter {
 	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
 	EACGM_CNT_SWITCH_TRAPS = 11,	  /* hits of cycled probes while they were being attached
 					   * or detached (any process: before the pid filter) */
-	EACGM_CNT_IN_FLIGHT_FULL = 12,	  /* waiting calls not listed in `calls_in_flight`: full */
+	EACGM_CNT_IN_FLIGHT_FULL = 12,	  /* waiting calls not listed: `calls_in_flight` was full */
 	EACGM_CNT_MAX = 13,
 };
 

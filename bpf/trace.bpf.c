@@ -99,7 +99,8 @@ struct {
 } waiting_calls SEC(".maps");
 
 /* The waiting calls in flight, by thread (struct eacgm_call_in_flight, bpf/events.h): the
- * agent lists the threads stuck in one. Preallocated, so an entry costs no allocation. */
+ * agent lists the threads stuck in one. Preallocated; an entry per thread that has made a
+ * waiting call, ts_ns 0 while it is in none. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, EACGM_CALLS_IN_FLIGHT_MAX);
@@ -179,30 +180,49 @@ static __always_inline int traced(__u32 tgid)
 }
 
 /* Lists the thread's waiting call in `calls_in_flight`, with what its entry captured: `r`
- * (null: nothing), of which the arguments in `read_mask` were read. */
+ * (null: nothing), of which the arguments in `read_mask` were read. A thread's entry is
+ * made at its first waiting call and written in place at the next ones (a lookup, not an
+ * update: no allocation, no bucket lock); ts_ns is written last, after a compiler
+ * barrier, so a reader that sees the new time sees the rest of the call (x86 keeps stores
+ * in order), and one that sees 0 skips the entry. */
 static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struct eacgm_record *r,
 					   __u32 read_mask, __u64 ts)
 {
-	struct eacgm_call_in_flight c;
-	__builtin_memset(&c, 0, sizeof(c));
 	__u64 id = bpf_get_current_pid_tgid();
-	c.ts_ns = ts;
-	c.sp = sp;
-	c.pid = id >> 32;
-	c.tid = (__u32)id;
-	c.probe_id = probe_id;
-	if (r) {
-		c.nargs = r->nargs;
-		c.read_mask = (__u8)read_mask;
-		c.fault_mask = r->fault_mask & (__u8)read_mask;
-		__builtin_memcpy(c.args, r->args, sizeof(c.args));
-		__builtin_memcpy(c.comm, r->comm, sizeof(c.comm));
+	__u32 tid = (__u32)id;
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	if (!c) {
+		struct eacgm_call_in_flight first;
+		__builtin_memset(&first, 0, sizeof(first));
+		bpf_map_update_elem(&calls_in_flight, &tid, &first, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+		if (!c) {
+			count(EACGM_CNT_IN_FLIGHT_FULL);
+			return;
+		}
 	}
-	if (c.comm[0] == 0)
-		bpf_get_current_comm(c.comm, sizeof(c.comm));
-	__u32 tid = c.tid;
-	if (bpf_map_update_elem(&calls_in_flight, &tid, &c, BPF_ANY) != 0)
-		count(EACGM_CNT_IN_FLIGHT_FULL);
+	c->ts_ns = 0;
+	asm volatile("" ::: "memory");
+	c->sp = sp;
+	c->pid = id >> 32;
+	c->tid = tid;
+	c->probe_id = probe_id;
+	if (r) {
+		c->nargs = r->nargs;
+		c->read_mask = (__u8)read_mask;
+		c->fault_mask = r->fault_mask & (__u8)read_mask;
+		__builtin_memcpy(c->args, r->args, sizeof(c->args));
+		__builtin_memcpy(c->comm, r->comm, sizeof(c->comm));
+	} else {
+		c->nargs = 0;
+		c->read_mask = 0;
+		c->fault_mask = 0;
+		c->comm[0] = 0;
+	}
+	if (c->comm[0] == 0)
+		bpf_get_current_comm(c->comm, sizeof(c->comm));
+	asm volatile("" ::: "memory");
+	c->ts_ns = ts;
 }
 
 /* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
@@ -233,7 +253,9 @@ static __always_inline void leave_wait(struct pt_regs *ctx)
 	if (w && w->sp + 8 == PT_REGS_SP(ctx)) {
 		w->sp = 0;
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		bpf_map_delete_elem(&calls_in_flight, &tid);
+		struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+		if (c)
+			c->ts_ns = 0;
 	}
 }
 
@@ -954,13 +976,13 @@ int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 	return 0;
 }
 
-/* A thread that ends inside a waiting call (killed, or exiting from a signal handler)
- * never returns from it: its listing goes with it. Every thread's exit, any process. */
+/* A thread's entry in `calls_in_flight` goes with the thread, in a waiting call (killed,
+ * or exiting from a signal handler: it never returns from it) or not. Every thread's
+ * exit, any process; only threads that made a waiting call have an entry. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(eacgm_thread_exit, struct task_struct *task)
 {
-	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
-	if (!w || w->sp == 0)
+	if (!bpf_task_storage_get(&waiting_calls, task, 0, 0))
 		return 0;
 	__u32 tid = BPF_CORE_READ(task, pid);
 	bpf_map_delete_elem(&calls_in_flight, &tid);

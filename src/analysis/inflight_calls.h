@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -21,11 +22,11 @@ struct InflightRow {
 };
 
 struct InflightSummary {
-  std::uint64_t min_age_ns = 0;       // the threshold the rows passed
-  std::uint64_t scan_mono_ns = 0;     // when the table was read (CLOCK_MONOTONIC); 0: never
-  std::uint64_t in_flight = 0;        // calls in flight at the scan, of any age
-  std::vector<InflightRow> rows;      // at least min_age_ns old, oldest first
-  std::uint64_t over_cap = 0;         // rows past InflightCalls::kMaxRows, left out (the youngest)
+  std::uint64_t min_age_ns = 0;    // the threshold the rows passed
+  std::uint64_t scan_mono_ns = 0;  // when the table was read (CLOCK_MONOTONIC); 0: never
+  std::uint64_t in_flight = 0;     // calls in flight at the scan, of any age
+  std::vector<InflightRow> rows;   // at least min_age_ns old, oldest first
+  std::uint64_t over_cap = 0;      // old enough, past kMaxRows rows: left out (the youngest)
 };
 
 class InflightCalls {
@@ -44,17 +45,28 @@ class InflightCalls {
   void set_thread_alive(ThreadAlive alive) { alive_ = std::move(alive); }
 
   // A scan: `calls` are every call in flight when the table was read at `scan_mono_ns`.
-  // Replaces the last scan's rows; only the calls old enough have their thread checked.
+  // Replaces the last scan's rows. A call's thread is checked when the call is first
+  // listed (old enough, within the cap); once listed, it stays listed while the table
+  // holds it (a thread that exits takes its entry out of the kernel's table).
   void update(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns);
   const InflightSummary& summary() const { return summary_; }
 
  private:
+  // A listed call: its thread and entry time (a thread's next call has another).
+  struct Listed {
+    std::uint32_t tid = 0;
+    std::uint64_t entry_mono_ns = 0;
+    bool operator<(const Listed& o) const {
+      return tid != o.tid ? tid < o.tid : entry_mono_ns < o.entry_mono_ns;
+    }
+  };
   std::uint64_t min_age_ns_;
   ThreadAlive alive_;
   InflightSummary summary_;
+  std::set<Listed> listed_;  // the last scan's rows
 };
 
-// Whether thread `tid` of process `pid` runs (/proc/<pid>/task/<tid>, not a zombie).
+// Whether thread `tid` of process `pid` exists (tgkill with signal 0).
 bool thread_alive(std::uint32_t pid, std::uint32_t tid);
 
 }  // namespace eacgm::analysis

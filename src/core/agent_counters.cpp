@@ -109,8 +109,8 @@ constexpr std::array kTable = {
                      "Threads inside a waiting call (a synchronisation, a blocking copy, an NCCL call, a "
                      "user probe with waits = true) at the last scan of the kernel's table, of any age."},
     AgentCounterSpec{"in_flight_full", "eacgm_calls_in_flight_unlisted_total", kC, kNonZero, "",
-                     "Waiting calls not listed in flight because the kernel's table was full (4096 threads "
-                     "inside one at once)."},
+                     "Waiting calls not listed in flight because the kernel's table was full (4096 live "
+                     "threads that have made one)."},
     AgentCounterSpec{"malformed", "eacgm_records_malformed_total", kC, kNonZero, "",
                      "Ring-buffer records of a wrong size or type (not decoded)."},
     AgentCounterSpec{"poll_errors", "eacgm_ring_buffer_poll_errors_total", kC, kNonZero, "",

@@ -50,8 +50,9 @@ json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& 
 }
 
 std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
-  json doc{{"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
-           {"sequence", snap.sequence}};
+  json doc{
+      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
+      {"sequence", snap.sequence}};
   doc.update(inflight_json(snap.inflight, options));
   return json_text(doc);
 }

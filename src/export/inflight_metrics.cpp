@@ -27,7 +27,8 @@ void append_inflight_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
   }
   begin_family(out, "eacgm_call_in_flight_max_seconds");
   for (const analysis::InflightRow* row : functions) {
-    out.add({{"domain", std::string(row->call.call.domain())}, {"function", std::string(row->call.call.function())}},
+    out.add({{"domain", std::string(row->call.call.domain())},
+             {"function", std::string(row->call.call.function())}},
             static_cast<double>(row->age_ns) / 1e9);
   }
   begin_family(out, "eacgm_process_stuck_seconds");

@@ -59,13 +59,14 @@ std::uint64_t InflightDrain::drain(std::vector<InflightCall>& calls) {
   ++counters_.scans;
   std::size_t listed = 0;
   for (const eacgm_call_in_flight& entry : entries) {
-    auto probe = table_.get(entry.probe_id);
+    if (entry.ts_ns == 0) continue;  // the thread is in no waiting call now
+    const std::shared_ptr<const ProbeInfo>& probe = probes_.get(entry.probe_id);
     if (!probe) {
       ++counters_.unknown_probe;
       continue;
     }
     const bool nccl = probe->spec.domain == "nccl";
-    calls.push_back(inflight_call(entry, std::move(probe), wall_));
+    calls.push_back(inflight_call(entry, probe, wall_));
     ++listed;
     if (nccl) {
       // The communicator's rank, size and id, as the stage stamps the call's record.

@@ -1,8 +1,9 @@
 // The reader of the kernel's table of waiting calls in flight (bpf/events.h struct
-// eacgm_call_in_flight): once a tick, turns each thread's entry into an InflightCall
-// (its probe, its entry time on the wall clock, the arguments the entry read, the NCCL
-// communicator's fields through the enricher chain). Runs on the reader thread; the
-// table holds only the threads inside a waiting call, so a read is one small batch.
+// eacgm_call_in_flight): once a tick, turns the entry of each thread inside a waiting
+// call into an InflightCall (its probe, its entry time on the wall clock, the arguments
+// the entry read, the NCCL communicator's fields through the enricher chain). Runs on the
+// reader thread; the table holds the threads that have made a waiting call (alive), so a
+// read is one small batch.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ struct InflightDrainCounters {
 class InflightDrain {
  public:
   InflightDrain(InflightSource& source, const probe::ProbeTable& table, EnricherChain& chain)
-      : source_(source), table_(table), chain_(chain) {}
+      : source_(source), probes_(table), chain_(chain) {}
 
   // Reads the table: `calls` gets every call in flight (in no order); returns when the
   // table was read (CLOCK_MONOTONIC ns), the time their ages are taken at.
@@ -50,7 +51,7 @@ class InflightDrain {
 
  private:
   InflightSource& source_;
-  const probe::ProbeTable& table_;
+  probe::ProbeCache probes_;  // the reader thread's view: no lock per entry
   EnricherChain& chain_;
   WallClock wall_;
   InflightDrainCounters counters_;

@@ -38,6 +38,13 @@ args = [
   { name = "index", reg = 0, kind = "raw", format = "signed" },
   { name = "ms", reg = 1, kind = "raw", format = "signed" },
 ]
+
+[[probe]]
+name = "block_outer"
+library = "libeacgm_block.so*"
+symbol = "block_outer"
+waits = true
+args = [{ name = "index", reg = 0, kind = "raw", format = "signed" }]
 )";
 
 std::uint16_t free_port() {
@@ -69,8 +76,9 @@ class Inflight : public ::testing::Test {
     std::ofstream(dir_ + "/eacgm.toml") << "[hangs]\nmin_age_s = 1\n\n" << kProbe;
   }
   std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {bin("eacgm"), "serve",    "--listen", "127.0.0.1:" + std::to_string(port_),
-                                     "--config",   dir_ + "/eacgm.toml", "--no-gpu"};
+    std::vector<std::string> argv = {
+        bin("eacgm"),         "serve",   "--listen", "127.0.0.1:" + std::to_string(port_), "--config",
+        dir_ + "/eacgm.toml", "--no-gpu"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto p = std::make_unique<Subprocess>(argv, dir_);
     EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
@@ -164,7 +172,8 @@ TEST_F(Inflight, ServeListsACountedSynchronisationInAlwaysOnMode) {
   auto serve = start_serve({"--mode", "always-on", "--probes", "cuda_driver"});
   const std::string go = dir_ + "/go";
   Subprocess program(
-      {bin("block_calls"), "--wait-file", go, "--cuda", bin("fake_libcuda/libcuda.so.1"), "0", "0", "5000"}, dir_);
+      {bin("block_calls"), "--wait-file", go, "--cuda", bin("fake_libcuda/libcuda.so.1"), "0", "0", "5000"},
+      dir_);
   ASSERT_TRUE(program.wait_for("ready")) << program.err();
   ASSERT_TRUE(serve->wait_for("fake_libcuda/libcuda.so.1", true)) << serve->err();
   std::ofstream(go) << "go";
@@ -224,19 +233,21 @@ TEST_F(Inflight, AThreadKilledInsideItsCallLeavesTheKernelsTable) {
   EXPECT_EQ(serve->wait(), 0) << serve->err();
 }
 
-TEST_F(Inflight, RunJsonListsTheCallsStillInFlightWhenTheRunEnded) {
-  // The command blocks for 60 s; the run ends after 3.
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--duration", "3", "--config", dir_ + "/eacgm.toml",
-                    "--", bin("block_calls"), "5", "1", "60000"},
+TEST_F(Inflight, RunJsonListsTheCallsStillInFlightWhenTheRunEndedTheOutermostOfNestedOnes) {
+  // The command blocks for 60 s in block_wait inside block_outer, both waiting probes;
+  // the run ends after 3.
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--duration", "3", "--config",
+                    dir_ + "/eacgm.toml", "--", bin("block_calls"), "--nested", "1", "5", "1", "60000"},
                    dir_);
   ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
   const json doc = json::parse(eacgm.out());
   const json& inflight = doc.at("in_flight");
   EXPECT_EQ(inflight.at("min_age_ns"), 1'000'000'000u);
+  EXPECT_EQ(inflight.at("in_flight"), 1) << "one entry per thread: the outer call's";
   ASSERT_EQ(inflight.at("calls").size(), 1u) << inflight.dump(1);
   const json& call = inflight.at("calls")[0];
-  EXPECT_EQ(call.at("name"), "block_wait");
-  EXPECT_EQ(call.at("args").at("index"), 1000000);
+  EXPECT_EQ(call.at("name"), "block_outer");
+  EXPECT_EQ(call.at("args"), (json{{"index", 1000000}}));
   EXPECT_GE(call.at("age_ns").get<std::uint64_t>(), 1'000'000'000u);
   EXPECT_LE(call.at("age_ns").get<std::uint64_t>(), 4'000'000'000u);
   EXPECT_NE(call.at("tid"), call.at("pid"));

@@ -1,11 +1,13 @@
 /* Calls in flight, for the tests: on a thread of its own, SHORT calls of block_wait()
  * (libeacgm_block) of SHORT_MS each (indices 0..SHORT-1), then one of LONG_MS (index
- * 1000000). Prints "ready PID" (then waits for --wait-file), "long_start TID" and
- * "long_end", and with --done-file waits for that file before exiting.
+ * 1000000), through block_outer() with --nested. Prints "ready PID" (then waits for
+ * --wait-file), "long_start TID" and "long_end", and with --done-file waits for that file
+ * before exiting.
  * With --cuda LIBCUDA_PATH (the tests' FAKE libcuda) the long call is instead a
  * cuStreamSynchronize on stream 0x5eed after a launch that queues LONG_MS of pretend
  * GPU work.
- * Usage: block_calls [--wait-file PATH] [--done-file PATH] [--cuda LIBCUDA_PATH] SHORT SHORT_MS LONG_MS */
+ * Usage: block_calls [--wait-file PATH] [--done-file PATH] [--cuda LIBCUDA_PATH] [--nested 1]
+ *                    SHORT SHORT_MS LONG_MS */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -16,9 +18,11 @@
 #include <unistd.h>
 
 int block_wait(long index, long ms);
+int block_outer(long index, long ms);
 
 static long short_calls, short_ms, long_ms;
 static const char* libcuda;
+static int nested;
 
 typedef int (*launch_fn)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
                          void**, void**);
@@ -57,7 +61,11 @@ static void* work(void* arg) {
   } else {
     printf("long_start %d\n", (int)gettid());
     fflush(stdout);
-    block_wait(1000000, long_ms);
+    if (nested) {
+      block_outer(1000000, long_ms);
+    } else {
+      block_wait(1000000, long_ms);
+    }
   }
   printf("long_end\n");
   fflush(stdout);
@@ -75,14 +83,17 @@ int main(int argc, char** argv) {
       done_file = argv[i + 1];
     } else if (!strcmp(argv[i], "--cuda")) {
       libcuda = argv[i + 1];
+    } else if (!strcmp(argv[i], "--nested")) {
+      nested = atoi(argv[i + 1]);
     } else {
       break;
     }
   }
   if (argc - i != 3) {
-    fprintf(stderr,
-            "usage: block_calls [--wait-file PATH] [--done-file PATH] [--cuda LIBCUDA_PATH] SHORT SHORT_MS "
-            "LONG_MS\n");
+    fprintf(
+        stderr,
+        "usage: block_calls [--wait-file PATH] [--done-file PATH] [--cuda LIBCUDA_PATH] [--nested 1] SHORT "
+        "SHORT_MS LONG_MS\n");
     return 2;
   }
   short_calls = atol(argv[i]);

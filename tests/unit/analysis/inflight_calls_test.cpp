@@ -38,11 +38,10 @@ std::vector<std::pair<std::uint32_t, std::uint64_t>> tids_and_ages(const Infligh
 TEST(InflightCalls, ListsTheCallsPastTheMinimumAgeOldestFirstWithTheirAge) {
   InflightCalls inflight(5 * kSecond);
   inflight.set_thread_alive([](std::uint32_t, std::uint32_t) { return true; });
-  const std::vector<InflightCall> calls{in_flight(10, 11, kScan - 6 * kSecond),
-                                        in_flight(10, 12, kScan - 2 * kSecond),  // too young
-                                        in_flight(20, 21, kScan - 90 * kSecond),
-                                        in_flight(30, 31, kScan - 5 * kSecond),  // exactly the age
-                                        in_flight(40, 41, kScan + kSecond)};     // entered after the scan
+  const std::vector<InflightCall> calls{
+      in_flight(10, 11, kScan - 6 * kSecond), in_flight(10, 12, kScan - 2 * kSecond),   // too young
+      in_flight(20, 21, kScan - 90 * kSecond), in_flight(30, 31, kScan - 5 * kSecond),  // exactly the age
+      in_flight(40, 41, kScan + kSecond)};  // entered after the scan
   inflight.update(calls, kScan);
   const InflightSummary& s = inflight.summary();
   EXPECT_EQ(s.min_age_ns, 5 * kSecond);
@@ -86,6 +85,15 @@ TEST(InflightCalls, CallsOfThreadsThatNoLongerRunAreLeftOut) {
   EXPECT_EQ(std::set(checked.begin(), checked.end()),
             (std::set<std::pair<std::uint32_t, std::uint32_t>>{{10, 11}, {10, 12}}));
   EXPECT_EQ(inflight.summary().in_flight, 3u);
+  // ... once: a call listed stays listed while the table holds it (an exiting thread
+  // takes its entry out), and a thread's next call is checked again.
+  checked.clear();
+  inflight.update(std::vector{in_flight(10, 11, kScan - 9 * kSecond)}, kScan + kSecond);
+  EXPECT_TRUE(checked.empty());
+  EXPECT_EQ(inflight.summary().rows.size(), 1u);
+  inflight.update(std::vector{in_flight(10, 11, kScan - kSecond)}, kScan + 2 * kSecond);
+  EXPECT_EQ(checked, (std::vector<std::pair<std::uint32_t, std::uint32_t>>{{10, 11}}));
+  EXPECT_EQ(inflight.summary().rows.size(), 1u);
 }
 
 TEST(InflightCalls, ThisThreadRunsAndAThreadOfNoProcessDoesNot) {

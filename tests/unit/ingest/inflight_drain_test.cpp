@@ -20,7 +20,8 @@ class RecordedTable final : public InflightSource {
   std::vector<eacgm_call_in_flight> read() override { return entries; }
 };
 
-eacgm_call_in_flight entry(std::uint32_t probe_id, std::uint32_t pid, std::uint32_t tid, std::uint64_t ts_ns) {
+eacgm_call_in_flight entry(std::uint32_t probe_id, std::uint32_t pid, std::uint32_t tid,
+                           std::uint64_t ts_ns) {
   eacgm_call_in_flight e{};
   e.probe_id = probe_id;
   e.pid = pid;
@@ -50,7 +51,8 @@ TEST_F(InflightFixture, EachEntryIsACallOfItsProbeSinceItsEntry) {
   e.nargs = 1;
   e.read_mask = 0x1;
   e.args[0] = 0x5eed;
-  source.entries = {e, entry(999, 10, 12, entered)};  // 999: no such probe
+  // 999: no such probe; an entry whose time is 0: a thread in no waiting call now.
+  source.entries = {e, entry(999, 10, 12, entered), entry(sync->id, 10, 14, 0)};
   std::vector<InflightCall> calls;
   const std::uint64_t before = monotonic_ns();
   const std::uint64_t scanned = drain.drain(calls);
