@@ -89,18 +89,10 @@ struct {
 	__type(value, struct thread_calls);
 } thread_state SEC(".maps");
 
-/* The waiting call each thread is in (struct eacgm_waiting_call, bpf/events.h), for the
- * Python stack sampler, which reuses this map. */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eacgm_waiting_call);
-} waiting_calls SEC(".maps");
-
-/* The waiting calls in flight, by thread (struct eacgm_call_in_flight, bpf/events.h): the
- * agent lists the threads stuck in one. Preallocated; an entry per thread that has made a
- * waiting call, ts_ns 0 while it is in none. */
+/* The waiting call each thread is in, by thread id (struct eacgm_call_in_flight,
+ * bpf/events.h): the agent lists the threads stuck in one, and the Python stack sampler,
+ * which reuses this map, ends their stacks in it. Preallocated; an entry per thread that
+ * has made a waiting call, sp and ts_ns 0 while it is in none. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, EACGM_CALLS_IN_FLIGHT_MAX);
@@ -179,14 +171,18 @@ static __always_inline int traced(__u32 tgid)
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
 }
 
-/* Lists the thread's waiting call in `calls_in_flight`, with what its entry captured: `r`
- * (null: nothing), of which the arguments in `read_mask` were read. A thread's entry is
- * made at its first waiting call and written in place at the next ones (a lookup, not an
- * update: no allocation, no bucket lock); ts_ns is written last, after a compiler
- * barrier, so a reader that sees the new time sees the rest of the call (x86 keeps stores
- * in order), and one that sees 0 skips the entry. */
-static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struct eacgm_record *r,
-					   __u32 read_mask, __u64 ts)
+/* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
+ * is inside an outer waiting call already (an entry whose stack pointer is above this
+ * one's), which keeps naming the wait. The call goes into the thread's entry of
+ * `calls_in_flight` with what its entry captured: `r` (null: nothing), of which the
+ * arguments in `read_mask` were read, `ts` its entry time, and the thread's name when
+ * `named` (else the one read when the entry was made). The entry is made at the thread's
+ * first waiting call and written in place at the next ones (a lookup: no allocation, no
+ * bucket lock); ts_ns is written last, after a compiler barrier, so a reader that sees
+ * the new time sees the rest of the call (x86 keeps stores in order), and one that sees 0
+ * skips the entry. */
+static __always_inline void enter_wait(struct pt_regs *ctx, __u32 probe_id, const struct eacgm_record *r,
+				       __u32 read_mask, __u64 ts, int named)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -194,6 +190,7 @@ static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struc
 	if (!c) {
 		struct eacgm_call_in_flight first;
 		__builtin_memset(&first, 0, sizeof(first));
+		bpf_get_current_comm(first.comm, sizeof(first.comm));
 		bpf_map_update_elem(&calls_in_flight, &tid, &first, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&calls_in_flight, &tid);
 		if (!c) {
@@ -201,6 +198,9 @@ static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struc
 			return;
 		}
 	}
+	__u64 sp = PT_REGS_SP(ctx);
+	if (c->sp > sp)
+		return;
 	c->ts_ns = 0;
 	asm volatile("" ::: "memory");
 	c->sp = sp;
@@ -212,50 +212,26 @@ static __always_inline void list_in_flight(__u64 sp, __u32 probe_id, const struc
 		c->read_mask = (__u8)read_mask;
 		c->fault_mask = r->fault_mask & (__u8)read_mask;
 		__builtin_memcpy(c->args, r->args, sizeof(c->args));
-		__builtin_memcpy(c->comm, r->comm, sizeof(c->comm));
+		if (named)
+			__builtin_memcpy(c->comm, r->comm, sizeof(c->comm));
 	} else {
 		c->nargs = 0;
 		c->read_mask = 0;
 		c->fault_mask = 0;
-		c->comm[0] = 0;
 	}
-	if (c->comm[0] == 0)
-		bpf_get_current_comm(c->comm, sizeof(c->comm));
 	asm volatile("" ::: "memory");
 	c->ts_ns = ts;
 }
 
-/* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
- * is inside an outer waiting call already (a mark whose entry stack pointer is above
- * this one's), which keeps naming the wait. The call is listed in flight (see
- * list_in_flight), entered at `ts`. */
-static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *task, __u32 probe_id,
-				       const struct eacgm_record *r, __u32 read_mask, __u64 ts)
-{
-	struct eacgm_waiting_call *w =
-		bpf_task_storage_get(&waiting_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w)
-		return;
-	__u64 sp = PT_REGS_SP(ctx);
-	if (w->sp > sp)
-		return;
-	w->probe_id = probe_id;
-	w->sp = sp;
-	list_in_flight(sp, probe_id, r, read_mask, ts);
-}
-
 /* The return of an EACGM_PROBE_WAIT call (its stack pointer is the entry's + 8, past the
- * return address): clears the mark it made, not an outer call's, and its listing. */
+ * return address): ends the wait it began, not an outer call's. */
 static __always_inline void leave_wait(struct pt_regs *ctx)
 {
-	struct eacgm_waiting_call *w =
-		bpf_task_storage_get(&waiting_calls, bpf_get_current_task_btf(), 0, 0);
-	if (w && w->sp + 8 == PT_REGS_SP(ctx)) {
-		w->sp = 0;
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
-		if (c)
-			c->ts_ns = 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	if (c && c->sp + 8 == PT_REGS_SP(ctx)) {
+		c->ts_ns = 0;
+		c->sp = 0;
 	}
 }
 
@@ -522,16 +498,16 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 
 /* Whether a nested call's return is of no use: not where an `outer` probe keeps the
  * nesting depth, out-parameters are read, or a split return is recorded; and for a
- * waiting call, only inside an outer waiting call, whose mark names the wait (enter_wait). */
-static __always_inline int return_of_no_use(struct pt_regs *ctx, struct task_struct *task,
-					    const struct eacgm_probe *p)
+ * waiting call, only inside an outer waiting call, which names the wait (enter_wait). */
+static __always_inline int return_of_no_use(struct pt_regs *ctx, const struct eacgm_probe *p)
 {
 	if (p->flags & (EACGM_PROBE_OUTER | EACGM_PROBE_EXIT_ARGS | EACGM_PROBE_SPLIT))
 		return 0;
 	if (!(p->flags & EACGM_PROBE_WAIT))
 		return 1;
-	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
-	return w && w->sp > PT_REGS_SP(ctx);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	return c && c->sp > PT_REGS_SP(ctx);
 }
 
 /* The entry of a per-call probe. Returns 1 where the call's return is of no use (on a
@@ -568,7 +544,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 		t = bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	int nested = t && t->depth > 0;
 
-	if (!has_exit || (session && nested && return_of_no_use(ctx, task, p))) {
+	if (!has_exit || (session && nested && return_of_no_use(ctx, p))) {
 		__u32 zero = 0;
 		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
@@ -596,7 +572,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 		t->depth += 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	if (p->flags & EACGM_PROBE_WAIT)
-		enter_wait(ctx, task, probe_id, slot, 0xff, slot->ts_ns);
+		enter_wait(ctx, probe_id, slot, 0xff, slot->ts_ns, 1);
 	return 0;
 }
 
@@ -878,11 +854,10 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	*cookie = (seen & mask) ? 0 : now;
 	if (waits) {
-		if (r) {
-			r->comm[0] = 0; /* the scratch record's comm is not this call's: read it */
+		if (r)
 			r->nargs = p->nargs;
-		}
-		enter_wait(ctx, bpf_get_current_task_btf(), probe_id, r, c->capture_mask, now);
+		/* The name read when the thread's entry was made: no helper call per call. */
+		enter_wait(ctx, probe_id, r, c->capture_mask, now, 0);
 	}
 	return 0;
 }
@@ -978,14 +953,14 @@ int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 
 /* A thread's entry in `calls_in_flight` goes with the thread, in a waiting call (killed,
  * or exiting from a signal handler: it never returns from it) or not. Every thread's
- * exit, any process; only threads that made a waiting call have an entry. */
+ * exit, any process; only threads that made a waiting call have an entry (a lookup takes
+ * no lock: the delete only when there is one). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(eacgm_thread_exit, struct task_struct *task)
 {
-	if (!bpf_task_storage_get(&waiting_calls, task, 0, 0))
-		return 0;
 	__u32 tid = BPF_CORE_READ(task, pid);
-	bpf_map_delete_elem(&calls_in_flight, &tid);
+	if (bpf_map_lookup_elem(&calls_in_flight, &tid))
+		bpf_map_delete_elem(&calls_in_flight, &tid);
 	return 0;
 }
 

@@ -111,7 +111,7 @@ void TraceSession::start_python_sampling(RingReader& reader) {
   probe::PySamplerOptions po;
   po.hz = options_.python_hz;
   po.btf_path = options_.btf_path;
-  po.waiting_calls_fd = bpf_->waiting_calls_fd();
+  po.calls_in_flight_fd = bpf_->calls_in_flight_fd();
   auto sampler = probe::PySampler::open(po);
   if (sampler) {
     // The decoder runs on the reader thread: a lock-free view of the probe table there, and

@@ -694,8 +694,6 @@ int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
 
 int BpfTracer::target_pids_fd() const { return bpf_map__fd(skel_->maps.target_pids); }
 
-int BpfTracer::waiting_calls_fd() const { return bpf_map__fd(skel_->maps.waiting_calls); }
-
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;
   // A counter that cannot be read counts as 0.
