@@ -25,3 +25,5 @@ echo "== eacgm serve under the tight loop, with and without an HTTP client"
 bench/serve_load.sh "$B" "${SERVE_ITERS:-10000000}"
 echo "== governance hook: per launch and per allocation (fake libcuda)"
 "$B/bench/eacgm_bench_hook" --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only
+echo "== history: a fleet of nodes into one PostgreSQL server (a throwaway one)"
+bench/history_fleet.sh "$B" --sweep 1,2,4,8 --nodes 8 --hours 1.25 --repeat 10

@@ -6,6 +6,7 @@ namespace eacgm::analysis {
 void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
   for (const auto& e : calls) {
     calls_.add(e);
+    by_process_.add(e);
     gpu_.add(e);
     memory_.add(e);
     kernels_.add(e);
@@ -25,6 +26,7 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
       std::chrono::duration_cast<std::chrono::seconds>(wall.time_since_epoch()).count();
   for (const auto& c : counts) {
     calls_.add(c);
+    by_process_.add(c);
     gpu_.add(c);
     kernels_.add(c);
     work_.add(c);
@@ -34,6 +36,7 @@ void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const 
       std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
   for (const auto& t : timings) {
     calls_.add(t);
+    by_process_.add(t);
     anomalies_.add(t, now_ns);
   }
   waits_.add(counts, timings);
@@ -55,6 +58,7 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   anomalies_.close_interval(wall_ns());
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
+  by_process_.sweep(now, is_alive_, kExitChecksPerTick);
   python_.expire(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
   publish(false, counters, now);
@@ -66,6 +70,7 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
   const auto now = clocks_.steady();
   memory_.sweep(now, is_alive_, memory_.process_count(), {});
   waits_.sweep(now, is_alive_, waits_.process_count(), {});
+  by_process_.sweep(now, is_alive_, by_process_.process_count());
   anomalies_.close_interval(wall_ns());
   publish(true, counters, now);
 }
@@ -103,10 +108,14 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters,
     python_published_ = std::make_shared<const PythonHotSpots>(python_.hot_spots());
     python_made_ = now;
   }
+  if (!by_process_published_ || final || now - by_process_made_ >= kProcessRefresh) {
+    by_process_published_ = by_process_.view();
+    by_process_made_ = now;
+  }
   auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
       clocks_.wall(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(), counters, kernels_,
       work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(), anomalies_published_, overhead_,
-      python_published_, waits_.summary(clocks_.steady()), inflight_.summary()});
+      python_published_, waits_.summary(clocks_.steady()), inflight_.summary(), by_process_published_});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

@@ -24,6 +24,7 @@
 #include "analysis/nccl_skew.h"
 #include "analysis/nccl_stats.h"
 #include "analysis/op_kernels.h"
+#include "analysis/process_calls.h"
 #include "analysis/python_profile.h"
 #include "analysis/rollup_series.h"
 #include "core/consumer.h"
@@ -54,6 +55,9 @@ struct AnalysisSnapshot {
   std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
   HostWaitSummary waits;                         // time blocked on the host per process and kind
   InflightSummary inflight;                      // waiting calls in flight past [hangs] min_age_s
+  // Each process's calls by function (for the history store); remade at most every
+  // kProcessRefresh. Never null once published.
+  std::shared_ptr<const ProcessCallsView> by_process;
 };
 
 // The seconds of the last `window_s` of a snapshot's ring, ending at the snapshot's time
@@ -73,6 +77,8 @@ class LiveAnalysis final : public Consumer {
   static constexpr std::chrono::seconds kExitGrace{2};
   // The Python hot spots are made again at most this often (and at the end).
   static constexpr std::chrono::seconds kPythonRefresh{5};
+  // The per-process call summaries are copied at most this often (and at the end).
+  static constexpr std::chrono::seconds kProcessRefresh{5};
   // Processes whose probe cost is kept (exited ones go first when over).
   static constexpr std::size_t kMaxOverheadRows = 4096;
   // How a process's exit is checked (default: process_alive, /proc); for tests.
@@ -146,6 +152,9 @@ class LiveAnalysis final : public Consumer {
   std::chrono::steady_clock::time_point python_made_;  // when python_published_ was made
   HostWaits waits_;                                    // remade when samples came
   InflightCalls inflight_;                             // the last scan's
+  ProcessCalls by_process_;
+  std::shared_ptr<const ProcessCallsView> by_process_published_;
+  std::chrono::steady_clock::time_point by_process_made_;
   std::uint64_t sequence_ = 0;
   Published<AnalysisSnapshot> published_;
 };

@@ -53,6 +53,8 @@ MemoryLedger::MemoryLedger(const MemoryLedger& o)
       exited_(o.exited_),
       exited_dropped_(o.exited_dropped_),
       overflow_calls_(o.overflow_calls_),
+      leaks_total_(o.leaks_total_),
+      leaked_bytes_total_(o.leaked_bytes_total_),
       sweep_cursor_(o.sweep_cursor_) {}
 
 MemoryLedger& MemoryLedger::operator=(const MemoryLedger& o) {
@@ -283,6 +285,8 @@ void MemoryLedger::finalize(std::uint32_t pid) {
       auto& list = l->second;
       r.leak_count = list.size();
       for (const auto& a : list) r.leak_bytes += a.size;
+      leaks_total_ += r.leak_count;
+      leaked_bytes_total_ += r.leak_bytes;
       const std::size_t n = std::min(list.size(), options_.largest_leaks);
       std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(n), list.end(),
                         [](const LeakedAllocation& a, const LeakedAllocation& b) {
@@ -337,6 +341,8 @@ MemorySummary MemoryLedger::summary() const {
   for (const auto& rows : exited_) out.rows.insert(out.rows.end(), rows.begin(), rows.end());
   out.exited_dropped = exited_dropped_;
   out.overflow_calls = overflow_calls_;
+  out.leaks_total = leaks_total_;
+  out.leaked_bytes_total = leaked_bytes_total_;
   return out;
 }
 

@@ -83,6 +83,9 @@ struct MemorySummary {
   std::vector<MemoryLedgerRow> rows;
   std::uint64_t exited_dropped = 0;  // exited processes whose summary was let go (cap)
   std::uint64_t overflow_calls = 0;  // memory calls of processes beyond the process cap
+  // Every exited process's leaks since the ledger began, those let go by the cap too.
+  std::uint64_t leaks_total = 0;
+  std::uint64_t leaked_bytes_total = 0;
   bool empty() const { return rows.empty(); }
 };
 
@@ -179,6 +182,8 @@ class MemoryLedger {
   std::deque<std::vector<MemoryLedgerRow>> exited_;  // one entry per exited process
   std::uint64_t exited_dropped_ = 0;
   std::uint64_t overflow_calls_ = 0;
+  std::uint64_t leaks_total_ = 0;
+  std::uint64_t leaked_bytes_total_ = 0;
   std::uint32_t sweep_cursor_ = 0;  // the pid the next sweep starts at
   // Probes are immutable and shared by their events: their address keys the role;
   // holding the shared_ptr keeps the address from being reused.

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
+#include "history/history_setup.h"
 #include "server/daemon.h"
 
 namespace eacgm::cli {
@@ -36,6 +38,8 @@ void install_serve_signals() {
 
 struct ServeFlags {
   std::string listen;
+  std::string store;
+  std::string node;
   std::string token_file;
   std::string mode;
   bool no_gpu = false;
@@ -59,14 +63,25 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
     return 2;
   }
 
+  auto history_setup = history::resolve_history(config->store, flags.store, flags.node);
+  if (!history_setup) {
+    print_error((flags.store.empty() ? "[store] url: " : "--store: ") + history_setup.error());
+    return 2;
+  }
+
   agent::ReloadingTrace trace;
   trace.config_path = ctx.config_path;
   trace.request = request;
   trace.notice = print_error;
   // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
   auto mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(request, *config));
-  trace.on_reload = [mode, request](const Config& before, const Config& after) {
+  std::shared_ptr<history::HistoryWriter> writer;
+  trace.on_reload = [mode, request, &writer](const Config& before, const Config& after) {
     mode->store(agent::trace_mode(request, after));
+    if (writer) writer->flush_soon();  // what was kept so far is on disk before the new config
+    if (after.store.url != before.store.url || after.store.node != before.store.node) {
+      print_error("reload: [store] url and node apply at the next start");
+    }
     if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
       print_error("reload: [serve] listen and token_file apply at the next start");
     }
@@ -80,6 +95,26 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   // The daemon's routes read the analysis's snapshots; the trace feeds it and the stream.
   auto analysis = std::make_shared<analysis::LiveAnalysis>();
   daemon_options.source = std::make_shared<server::LiveSnapshots>(analysis);
+  // The history: a writer thread over the same snapshots; a store named by the user
+  // must open, the default one may not (the agent then serves without history).
+  if (*history_setup) {
+    const history::HistorySetup& hs = **history_setup;
+    auto made = history::make_history_writer(
+        hs, [analysis] { return analysis->snapshot(); }, [](const std::string& line) { print_error(line); });
+    if (!made) {
+      if (hs.url_given) {
+        print_error(made.error());
+        return 2;
+      }
+      print_error(made.error() +
+                  "; serving without history (set --store or [store] url; \"off\" to silence)");
+    } else {
+      writer = std::move(made).value();
+      writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
+      daemon_options.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention);
+      daemon_options.store_stats = [w = writer] { return w->stats(); };
+    }
+  }
   server::Daemon daemon(std::move(daemon_options));
   trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis);
   if (auto st = daemon.start(); !st) {
@@ -88,9 +123,16 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   }
   print_error(fmt::format("serving on http://{} (/metrics, /api/v1/..., /api/v1/stream)",
                           server::host_port(listen->host, daemon.port())));
+  if (writer) {
+    print_error(fmt::format("keeping history in {} (node {}, every {} s)", writer->description(),
+                            (*history_setup)->options.node,
+                            std::chrono::duration<double>((*history_setup)->options.interval).count()));
+    writer->start();
+  }
 
   install_serve_signals();
   const int code = agent::run_reloading(std::move(*config), trace, g_stop, g_reload);
+  if (writer) writer->stop();  // the final snapshot's interval and the spool
   daemon.stop();
   if (code == 0) print_error("stopped");
   return code;
@@ -115,6 +157,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--btf", flags->request.btf_path,
                   "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub->add_flag("--no-gpu", flags->no_gpu, "do not sample the GPUs through NVML");
+  sub->add_option("--store", flags->store,
+                  "where to keep the history: sqlite:PATH (default sqlite:/var/lib/eacgm/eacgm.db), "
+                  "postgresql://..., or off");
+  sub->add_option("--node", flags->node, "this node's name in the store (default the host name)");
   add_mode_option(*sub, flags->mode, "always-on");
   sub->footer(
       "Examples:\n"

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/byte_size.h"
 #include "core/spec_validate.h"
 
 namespace eacgm {
@@ -24,8 +25,10 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve", "hangs"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve", "hangs", "store"};
 constexpr std::string_view kHangsKeys[] = {"min_age_s"};
+constexpr std::string_view kStoreKeys[] = {"url",         "node",      "interval_s", "raw_hours",
+                                           "minute_days", "hour_days", "max_size",   "spool_batches"};
 constexpr std::string_view kServeKeys[] = {"listen",
                                            "token_file",
                                            "max_clients",
@@ -156,6 +159,7 @@ class ConfigReader {
     if (auto s = read_python(root, config.python); !s) return std::move(s).take_error();
     if (auto s = read_serve(root, config.serve); !s) return std::move(s).take_error();
     if (auto s = read_hangs(root, config.hangs); !s) return std::move(s).take_error();
+    if (auto s = read_store(root, config.store); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
   }
@@ -478,6 +482,42 @@ class ConfigReader {
     if (auto s = read_number(*table, "min_age_s", ctx, hangs.min_age_s); !s) return s;
     if (table->contains("min_age_s")) return check_range(*table, "min_age_s", ctx, hangs.min_age_s, 0, 86400);
     return {};
+  }
+
+  Status read_store(const toml::table& root, StoreConfig& store) const {
+    auto t = sub_table(root, "store");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[store]";
+    if (auto s = check_keys(*table, kStoreKeys, ctx); !s) return s;
+    if (auto s = read_string(*table, "url", ctx, store.url); !s) return s;
+    if (auto s = read_string(*table, "node", ctx, store.node); !s) return s;
+    struct Bounded {
+      std::string_view key;
+      double& value;
+      double lo, hi;
+    };
+    for (const Bounded& b : {Bounded{"interval_s", store.interval_s, 1, 600},
+                             Bounded{"raw_hours", store.raw_hours, 0.1, 24.0 * 366},
+                             Bounded{"minute_days", store.minute_days, 0.01, 3660},
+                             Bounded{"hour_days", store.hour_days, 0.01, 36600}}) {
+      if (auto s = read_number(*table, b.key, ctx, b.value); !s) return s;
+      if (table->contains(b.key)) {
+        if (auto s = check_range(*table, b.key, ctx, b.value, b.lo, b.hi); !s) return s;
+      }
+    }
+    if (const auto* node = table->get("max_size")) {
+      const auto* text = node->as_string();
+      auto bytes = text ? parse_byte_size(text->get()) : Result<std::uint64_t>(make_error("not a string"));
+      if (!bytes) {
+        return fail(
+            node->source(), ctx,
+            "max_size must be a size such as \"1GiB\" or \"500MB\" (\"0\" for no cap): " + bytes.error());
+      }
+      store.max_bytes = *bytes;
+    }
+    return read_integer(*table, "spool_batches", ctx, 1, 100000, store.spool_batches);
   }
 
   Status read_python(const toml::table& root, PythonConfig& python) const {

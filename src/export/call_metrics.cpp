@@ -185,6 +185,18 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
                [](const MemoryLedgerRow* r) { return std::optional(r->live_bytes); });
   write_family(out, "eacgm_process_gpu_allocated_peak_bytes", ledger, ledger_labels,
                [](const MemoryLedgerRow* r) { return std::optional(r->peak_bytes); });
+  // Leaks are counted at each exit, of every process the ledger saw (no per-process
+  // series: the process is gone); /api/v1/memory names them.
+  begin_family(out, "eacgm_memory_leaks_total");
+  out.add({}, snap.memory.leaks_total);
+  begin_family(out, "eacgm_memory_leaked_bytes_total");
+  out.add({}, snap.memory.leaked_bytes_total);
+
+  if (snap.anomalies) {
+    begin_family(out, "eacgm_anomalies_total");
+    out.add({{"kind", "call"}}, snap.anomalies->total);
+    out.add({{"kind", "interval"}}, snap.anomalies->interval_total);
+  }
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running
   // traced process the estimated slowdown over the last few seconds.

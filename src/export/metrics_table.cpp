@@ -15,6 +15,7 @@ constexpr auto kDcgm = MetricGroup::kDcgm;
 constexpr auto kGpuGroup = MetricGroup::kGpu;
 constexpr auto kProcessGroup = MetricGroup::kProcess;
 constexpr auto kHttp = MetricGroup::kHttp;
+constexpr auto kStore = MetricGroup::kStore;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kWaitGroup = MetricGroup::kWaits;
@@ -150,6 +151,17 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_process_gpu_allocated_peak_bytes", kGauge, "bytes", "bytes",
               "The most CUDA memory a running traced process held at once through the traced calls.", kLedger,
               kCalls, "probes (memory ledger)"},
+    MetricDef{"eacgm_memory_leaks_total", kCounter, "", "count",
+              "Allocations that traced processes had not freed when they exited (their leaks), every "
+              "exited process since the agent started; which process leaked what: /api/v1/memory.",
+              kNone, kCalls, "probes (memory ledger, at each process's exit)"},
+    MetricDef{"eacgm_memory_leaked_bytes_total", kCounter, "bytes", "bytes",
+              "Bytes of those leaks (eacgm_memory_leaks_total).", kNone, kCalls,
+              "probes (memory ledger, at each process's exit)"},
+    MetricDef{"eacgm_anomalies_total", kCounter, "", "count",
+              "Unusually slow traced calls (kind=\"call\") and slow intervals of a function's calls "
+              "(kind=\"interval\") flagged since the agent started; the last ones: /api/v1/anomalies.",
+              kFolded, kCalls, "anomaly detector"},
     MetricDef{"eacgm_probe_hit_cost_seconds", kGauge, "seconds", "s",
               "What one probe hit costs the traced thread on this machine, measured at start "
               "(`eacgm probes --calibrate`): kind=\"entry\" (a counted call), \"entry_return\" (a timed "
@@ -158,7 +170,7 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_probe_duty_cycle_ratio", kGauge, "ratio", "0..1",
               "Share of each second the counted probes that are not pinned are attached (1: always, their "
               "counts exact; below 1 while a process is over trace.budget on its entry traps alone).",
-              kFolded, kCalls, "budget controller (always-on duty cycle)"},
+              kNone, kCalls, "budget controller (always-on duty cycle)"},
     MetricDef{"eacgm_process_probe_overhead_ratio", kGauge, "ratio", "0..1",
               "Estimated slowdown the probes cause a running traced process over the last few seconds: "
               "its traps times their calibrated cost, over its own CPU time (trace.budget is the "
@@ -272,6 +284,37 @@ constexpr std::array kTable = {
               "eacgm_gpu_* families are then absent.",
               kNone, kAgent, "NVML sampling"},
 
+    // The history store (present while `serve` keeps one)
+    MetricDef{"eacgm_store_up", kGauge, "", "",
+              "1 while the last write to the history store succeeded; 0 while it fails (the batches wait in "
+              "the spool).",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_batches_written_total", kCounter, "", "count",
+              "Intervals written to the history store (one transaction each).", kNone, kStore,
+              "history writer"},
+    MetricDef{"eacgm_store_rows_written_total", kCounter, "", "count", "Rows written to the history store.",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_write_failures_total", kCounter, "", "count",
+              "Writes the history store refused or could not take (a full disk, a read-only file, a "
+              "PostgreSQL server away); each batch is retried with back-off.",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_spooled_batches", kGauge, "", "count",
+              "Intervals waiting to be written while the store is away ([store] spool_batches at most).",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_dropped_batches_total", kCounter, "", "count",
+              "Intervals let go because the spool was full: their rows are not in the history.", kNone,
+              kStore, "history writer"},
+    MetricDef{"eacgm_store_dropped_rows_total", kCounter, "", "count", "The rows of the dropped intervals.",
+              kNone, kStore, "history writer"},
+    MetricDef{
+        "eacgm_store_size_bytes", kGauge, "bytes", "bytes",
+        "The store's size at the last maintenance (SQLite: the pages in use; PostgreSQL: the tables and "
+        "their indexes on the server).",
+        kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_last_write_timestamp_seconds", kGauge, "seconds", "s",
+              "When the last interval was written, seconds since the Unix epoch.", kNone, kStore,
+              "history writer"},
+
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,
               kHttp, "server"},
@@ -357,6 +400,8 @@ std::string_view group_title(MetricGroup g) {
       return "Python hot spots";
     case MetricGroup::kAgent:
       return "The agent itself";
+    case MetricGroup::kStore:
+      return "The history store";
     case MetricGroup::kHttp:
       return "The HTTP server";
   }

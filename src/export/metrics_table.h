@@ -31,7 +31,7 @@ enum class LabelSet {
   kBuild,      // version, commit, kernel, mode
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kInflight, kPython, kAgent, kHttp };
+enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kInflight, kPython, kAgent, kStore, kHttp };
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)

@@ -69,6 +69,11 @@ void add_stream_route(HttpServer& http, std::shared_ptr<SseChannel> channel) {
       filter.tag = **pid;
     }
     filter.max_tagged_per_second = SummaryStream::kCallsPerSecond;
+    if (auto last = req.header("Last-Event-ID"); !last.empty()) {
+      auto id = parse_number(last, 0, UINT64_MAX);
+      if (!id) return Response::json_error(400, "Last-Event-ID: the id of an event of this stream");
+      filter.last_event_id = *id;
+    }
     return event_stream(*channel, filter);
   });
 }

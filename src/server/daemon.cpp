@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "server/api_routes.h"
+#include "server/history_routes.h"
 #include "server/metrics_route.h"
 #include "server/standard_routes.h"
 #include "server/summary_stream.h"
@@ -44,6 +45,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   metrics.start_time_seconds = o.start_time_seconds;
   metrics.mode = o.mode;
   metrics.facts = o.facts;
+  metrics.store = o.store_stats;
   StandardRoutes standard;
   standard.write_metrics = [source = o.source, metrics,
                             counters = &p.server_counters](exporting::ExpositionWriter& out) {
@@ -63,6 +65,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   api.container_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->container(pid); };
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
+  add_history_routes(p.http, o.history);
 }
 
 Daemon::~Daemon() { stop(); }

@@ -13,6 +13,8 @@
 #include "core/config.h"
 #include "core/consumer.h"
 #include "core/result.h"
+#include "history/history_reader.h"
+#include "history/history_writer.h"
 #include "sample/process_facts.h"
 #include "server/http_server.h"
 #include "server/snapshot_source.h"
@@ -29,6 +31,10 @@ struct DaemonOptions {
   double start_time_seconds = 0;                      // Unix time the agent started; 0: now
   std::function<std::string()> mode;                  // the trace mode now, for eacgm_build_info
   std::function<void(std::string_view)> log;          // the server's notices (bad requests, once per kind)
+  // The history store: /api/v1/history/* read it (404 while null); eacgm_store_* on
+  // /metrics come from the writer's counters (absent while null).
+  std::shared_ptr<history::HistoryReader> history;
+  std::function<history::StoreStats()> store_stats;
 };
 
 class Daemon {

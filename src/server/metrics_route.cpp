@@ -7,6 +7,7 @@
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
 #include "export/python_metrics.h"
+#include "export/store_metrics.h"
 
 namespace eacgm::server {
 
@@ -45,6 +46,7 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
   agent.mode = options.mode ? options.mode() : std::string();
   agent.gpu_sampling = snap != nullptr && snap->last_gpu.has_value();
   exporting::append_agent_metrics(out, agent);
+  if (options.store) exporting::append_store_metrics(out, options.store());
   exporting::append_counters(out, server_counters);
 }
 

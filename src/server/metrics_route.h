@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/counter_registry.h"
 #include "export/prometheus_text.h"
+#include "history/history_writer.h"
 #include "sample/process_facts.h"
 
 namespace eacgm::server {
@@ -27,6 +28,8 @@ struct MetricsOptions {
   // The trace mode now ("always-on", "per-call"; a reload may change it): eacgm_build_info.
   std::function<std::string()> mode;
   std::shared_ptr<const sample::ProcessFacts> facts;  // rank labels; null: none
+  // The history writer's counters (eacgm_store_*); null while no store is kept.
+  std::function<history::StoreStats()> store;
 
   // [serve]'s caps and switches.
   static MetricsOptions from(const ServeConfig& serve);

@@ -26,6 +26,9 @@ struct SseChannel::State {
   bool closed = false;
   std::uint64_t rejected = 0;
   std::size_t high_water = 0;
+  std::uint64_t last_id = 0;                              // of the last untagged event
+  std::deque<std::shared_ptr<const std::string>> recent;  // the last untagged events, ids
+                                                          // last_id - size + 1 .. last_id
   std::atomic<std::uint64_t> published{0};
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> client_count{0};
@@ -87,9 +90,14 @@ SseChannel::SseChannel(Options options) {
 
 SseChannel::~SseChannel() { close(); }
 
-std::string SseChannel::format_event(std::string_view data, std::string_view event_type) {
+std::string SseChannel::format_event(std::string_view data, std::string_view event_type, std::uint64_t id) {
   std::string out;
-  out.reserve(data.size() + event_type.size() + 16);
+  out.reserve(data.size() + event_type.size() + 40);
+  if (id != 0) {
+    out += "id: ";
+    out += std::to_string(id);
+    out += '\n';
+  }
   if (!event_type.empty()) {
     out += "event: ";
     for (char c : event_type) out += (c == '\n' || c == '\r') ? ' ' : c;
@@ -117,10 +125,12 @@ void enqueue(SseChannel::State& state, SseClient& c, const std::shared_ptr<const
 }  // namespace
 
 void SseChannel::publish(std::string_view data, std::string_view event_type) {
-  auto event = std::make_shared<const std::string>(format_event(data, event_type));
   {
     std::lock_guard lock(state_->mutex);
     if (state_->closed) return;
+    auto event = std::make_shared<const std::string>(format_event(data, event_type, ++state_->last_id));
+    state_->recent.push_back(event);
+    if (state_->recent.size() > state_->options.queue_capacity) state_->recent.pop_front();
     state_->published.fetch_add(1, std::memory_order_relaxed);
     for (auto& c : state_->clients) enqueue(*state_, c, event);
   }
@@ -188,7 +198,16 @@ std::shared_ptr<ResponseStream> SseChannel::subscribe(Filter filter) {
     return nullptr;
   }
   state_->clients.emplace_back();
-  state_->clients.back().filter = filter;
+  SseClient& c = state_->clients.back();
+  c.filter = filter;
+  if (filter.last_event_id && *filter.last_event_id < state_->last_id) {
+    // Ids kept: last_id - recent.size() + 1 .. last_id; older ones after the client's are lost.
+    const std::uint64_t first_kept = state_->last_id - state_->recent.size() + 1;
+    const std::uint64_t from = std::max(*filter.last_event_id + 1, first_kept);
+    c.dropped_unreported = from - (*filter.last_event_id + 1);
+    for (std::uint64_t id = from; id <= state_->last_id; ++id)
+      c.queue.push_back(state_->recent[id - first_kept]);
+  }
   state_->client_count.fetch_add(1, std::memory_order_relaxed);
   state_->generation.fetch_add(1, std::memory_order_release);
   return std::make_shared<Subscription>(state_, std::prev(state_->clients.end()));

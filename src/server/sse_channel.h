@@ -33,6 +33,10 @@ struct SseFilter {
   bool tagged = false;               // false: no tagged events
   std::optional<std::uint64_t> tag;  // only this tag; absent: every tag
   std::size_t max_tagged_per_second = 100;
+  // The `id:` of the last event the client saw (its Last-Event-ID header on reconnect):
+  // the untagged events after it that the channel still holds are sent first, and
+  // those it no longer holds are counted in an `event: dropped`.
+  std::optional<std::uint64_t> last_event_id;
 };
 // What the connected clients ask for, so that a producer can skip what nobody wants.
 struct SseInterest {
@@ -68,14 +72,18 @@ class SseChannel {
   SseChannel(const SseChannel&) = delete;
   SseChannel& operator=(const SseChannel&) = delete;
 
-  // Queues one event for every client: an `event:` line when `event_type` is not empty,
-  // then one `data:` line per line of `data`. A full queue drops its oldest event; the
+  // Queues one event for every client: an `id:` line (1, 2, ... in publishing order,
+  // from 1 again when the channel is new), an `event:` line when `event_type` is not
+  // empty, then one `data:` line per line of `data`. The last `queue_capacity` of these
+  // are kept for clients that come back with a Last-Event-ID. A full queue drops its oldest event; the
   // client is told how many it missed by an `event: dropped` with {"dropped":N} before
   // its next events.
   void publish(std::string_view data, std::string_view event_type = {});
 
   // Queues one event for the clients whose filter takes `tag`; a client over its rate
-  // for the current second skips it (not counted as dropped).
+  // for the current second skips it (not counted as dropped). Tagged events carry no
+  // `id:` (a client's last id stays that of the untagged event before) and are not
+  // kept for a reconnect.
   void publish_tagged(std::string_view data, std::string_view event_type, std::uint64_t tag);
 
   // A stream for one more client, or nullptr at max_clients or after close().
@@ -95,8 +103,9 @@ class SseChannel {
   const std::atomic<std::uint64_t>& dropped_total() const;
   const std::atomic<std::uint64_t>& clients_now() const;
 
-  // The wire form of one event.
-  static std::string format_event(std::string_view data, std::string_view event_type = {});
+  // The wire form of one event; id 0: no `id:` line.
+  static std::string format_event(std::string_view data, std::string_view event_type = {},
+                                  std::uint64_t id = 0);
 
   struct State;
 

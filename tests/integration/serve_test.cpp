@@ -3,9 +3,7 @@
 // program, the event stream delivers summaries, SIGHUP with a good and a bad config,
 // SIGTERM, and refusals of unsafe listening. GPUs come from the fake libnvidia-ml.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include <thread>
 
 #include "../unit/server/http_client.h"
+#include "serve_support.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -27,75 +26,8 @@ using json = nlohmann::json;
 using namespace std::chrono_literals;
 using server::testing::get;
 
-const std::string kFakeNvml = EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1";
-
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-// Polls `fn` until it returns true or the timeout passes.
-template <typename Fn>
-bool eventually(Fn fn, std::chrono::milliseconds timeout = 30s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return fn();
-}
-
-class Serve : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
-    setenv("EACGM_NVML_LIBRARY", kFakeNvml.c_str(), 1);
-    setenv("EACGM_FAKE_NVML_SCENARIO", "full", 1);
-    setenv("EACGM_FAKE_NVML_GPU_COMM", "cuda_calls", 1);
-    dir_ = temp_dir();
-    port_ = free_port();
-  }
-  void TearDown() override {
-    unsetenv("EACGM_NVML_LIBRARY");
-    unsetenv("EACGM_FAKE_NVML_SCENARIO");
-    unsetenv("EACGM_FAKE_NVML_GPU_COMM");
-  }
-  std::string config(const std::string& text) {
-    std::string path = dir_ + "/eacgm.toml";
-    std::ofstream(path) << text;
-    return path;
-  }
-  // Started and ready (its first snapshot published). Per call unless `mode` says
-  // otherwise: the test program's runtime calls fail before reaching the driver here
-  // (no GPU), so only per-call tracing sees them.
-  std::unique_ptr<Subprocess> start_serve(const std::vector<std::string>& extra = {},
-                                          const std::string& mode = "per-call") {
-    std::vector<std::string> argv = {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
-                                     "--mode",     mode};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto p = std::make_unique<Subprocess>(argv, dir_);
-    EXPECT_TRUE(p->wait_for("tracing all processes", true)) << p->err();
-    EXPECT_TRUE(eventually([&] { return get(port_, "/readyz").status == 200; })) << p->err();
-    return p;
-  }
-  // The value of one series in /metrics ("" when absent).
-  std::string metric(const std::string& series) {
-    const std::string body = get(port_, "/metrics").body;
-    auto at = body.find("\n" + series + " ");
-    if (at == std::string::npos) return "";
-    auto start = at + series.size() + 2;
-    return body.substr(start, body.find('\n', start) - start);
-  }
-  std::string dir_;
-  std::uint16_t port_ = 0;
-};
+// The daemon against the fake NVML (serve_support.h).
+class Serve : public ServeFixture {};
 
 TEST_F(Serve, AlwaysOnByDefaultCountsEveryDriverCallExactly) {
   auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
@@ -289,7 +221,8 @@ TEST_F(Serve, SighupAppliesAGoodConfigAndKeepsTheOldOneOnABadOne) {
 }
 
 TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
-  Subprocess open_to_all({bin("eacgm"), "serve", "--listen", "0.0.0.0:" + std::to_string(port_)});
+  Subprocess open_to_all(
+      {bin("eacgm"), "serve", "--listen", "0.0.0.0:" + std::to_string(port_), "--store", "off"});
   EXPECT_EQ(open_to_all.wait(), 2);
   const std::string refused = open_to_all.err();
   EXPECT_NE(refused.find("token"), std::string::npos) << refused;
@@ -297,8 +230,8 @@ TEST_F(Serve, RefusesNonLoopbackWithoutTokenAndLooseTokenFiles) {
   const std::string token = dir_ + "/token";
   std::ofstream(token) << "secret\n";
   chmod(token.c_str(), 0644);
-  Subprocess loose(
-      {bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file", token});
+  Subprocess loose({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--token-file",
+                    token, "--store", "off"});
   EXPECT_EQ(loose.wait(), 2);
   EXPECT_NE(loose.err().find("chmod 600"), std::string::npos) << loose.err();
   chmod(token.c_str(), 0600);
@@ -342,6 +275,9 @@ TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
   EXPECT_EQ(row["leaks"]["bytes"], 6291456);
   EXPECT_EQ(row["double_frees"], 1);
   EXPECT_EQ(metric(series), "") << "an exited process has no gauge";
+  // Its leaks in the agent's totals (no other traced process leaked meanwhile).
+  EXPECT_EQ(metric("eacgm_memory_leaks_total"), "3");
+  EXPECT_EQ(metric("eacgm_memory_leaked_bytes_total"), "6291456");
   serve->signal(SIGTERM);
   EXPECT_EQ(serve->wait(), 0) << serve->err();
 }

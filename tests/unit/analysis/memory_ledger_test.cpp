@@ -315,6 +315,11 @@ TEST(MemoryLedger, ProcessesLiveAllocationsFreedAddressesAndExitedAreBounded) {
   std::set<std::uint32_t> pids;
   for (const auto& row : s.rows) pids.insert(row.pid);
   EXPECT_EQ(pids, (std::set<std::uint32_t>{300, 301})) << "the last exited are kept";
+  // The leak totals count every exit, the summaries let go included: 0x3000 (10 bytes)
+  // of pid 100, then one byte each of 201, 300 and 301.
+  EXPECT_EQ(s.leaks_total, 4u);
+  EXPECT_EQ(s.leaked_bytes_total, 13u);
+  EXPECT_EQ(MemoryLedger(l).summary().leaked_bytes_total, 13u) << "a snapshot copy keeps them";
 }
 
 TEST(MemoryLedger, SweepFinalizesProcessesGoneForTheGraceOnly) {

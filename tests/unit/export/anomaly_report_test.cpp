@@ -1,11 +1,14 @@
 // The anomalies' text table and JSON: nothing when nothing was flagged; the latest rows
 // with their op, ratio and args; sampled buckets say how many calls; intervals; the JSON
-// fields docs/report.md lists.
+// fields docs/report.md lists; their totals on /metrics.
 #include "export/anomaly_report.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
+
+#include "export/call_metrics.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -79,6 +82,22 @@ TEST(AnomalyReport, JsonHasTheDocumentedFields) {
   EXPECT_EQ(v.at("calls"), 333);
   EXPECT_DOUBLE_EQ(v.at("ratio").get<double>(), 2.9);
   EXPECT_EQ(v.at("end_ns"), 2'000'000'000u);
+}
+
+TEST(AnomalyReport, MetricsCountCallsAndIntervals) {
+  analysis::AnalysisSnapshot snap;
+  ExpositionWriter none(ExpositionFormat::kPrometheusText);
+  append_call_metrics(none, snap, CallMetricsOptions{});
+  EXPECT_EQ(none.finish().find("eacgm_anomalies_total"), std::string::npos) << "no detector, no family";
+  snap.anomalies = std::make_shared<const analysis::AnomalySummary>(found());
+  ExpositionWriter w(ExpositionFormat::kPrometheusText);
+  append_call_metrics(w, snap, CallMetricsOptions{});
+  const std::string text = w.finish();
+  EXPECT_NE(text.find("# TYPE eacgm_anomalies_total counter\n"
+                      "eacgm_anomalies_total{kind=\"call\"} 7\n"
+                      "eacgm_anomalies_total{kind=\"interval\"} 1\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ analysis::AnalysisSnapshot snapshot() {
                         {0x8000, 1024, analysis::AllocKind::kVmm, 124}};
   snap.memory.rows = {running, gone};
   snap.memory.exited_dropped = 5;
+  snap.memory.leaks_total = 9;
+  snap.memory.leaked_bytes_total = 1 << 20;
   return snap;
 }
 
@@ -92,6 +94,11 @@ TEST(MemoryExport, MetricsCarryRunningProcessesOnly) {
       << text;
   EXPECT_EQ(text.find("pid=\"7\""), std::string::npos) << "an exited process holds nothing";
   EXPECT_NE(text.find("eacgm_series_folded_total{kind=\"memory\"} 0"), std::string::npos) << text;
+  // Leaks: every exit's, without per-process series (the process is gone).
+  EXPECT_NE(text.find("# TYPE eacgm_memory_leaks_total counter\neacgm_memory_leaks_total 9\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("eacgm_memory_leaked_bytes_total 1048576\n"), std::string::npos) << text;
 
   CallMetricsOptions capped;
   capped.max_process_series = 0;

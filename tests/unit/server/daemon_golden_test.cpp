@@ -114,5 +114,14 @@ TEST(Daemon, BeforeTheFirstSnapshotRoutesSayWhyAndMetricsHaveTheAgentsOwn) {
   EXPECT_EQ(server::testing::get(daemon.port(), "/healthz").status, 200);
 }
 
+TEST(Daemon, AStreamResumedFromAnIdThatIsNotANumberIsRefused) {
+  server::Daemon daemon(recorded_daemon(recorded_snapshot()));
+  ASSERT_TRUE(daemon.start());
+  auto reply = server::testing::get(daemon.port(), "/api/v1/stream", "Last-Event-ID: seven\r\n");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_NE(reply.body.find("Last-Event-ID"), std::string::npos) << reply.body;
+  daemon.stop();
+}
+
 }  // namespace
 }  // namespace eacgm::test

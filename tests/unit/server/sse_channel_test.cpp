@@ -45,12 +45,51 @@ TEST(SseChannel, QueueIsBoundedAndDropsAreReported) {
   EXPECT_EQ(st.rejected, 1u);
   std::string out;
   EXPECT_TRUE(stream->next(out, 0ms));
-  EXPECT_EQ(out, "event: dropped\ndata: {\"dropped\":6}\n\ndata: 6\n\ndata: 7\n\ndata: 8\n\ndata: 9\n\n");
+  EXPECT_EQ(out,
+            "event: dropped\ndata: {\"dropped\":6}\n\nid: 7\ndata: 6\n\nid: 8\ndata: 7\n\nid: 9\ndata: 8\n\n"
+            "id: 10\ndata: 9\n\n");
   channel.close();
   out.clear();
   EXPECT_FALSE(stream->next(out, 0ms));
   stream.reset();
   EXPECT_EQ(channel.stats().clients, 0u);
+}
+
+// A client that comes back with the id of the last event it saw gets the events after it
+// that the channel still holds, and a count of those it no longer holds; tagged events
+// have no id and are not replayed.
+TEST(SseChannel, ResumesAfterLastEventId) {
+  SseChannel channel(SseChannel::Options{.queue_capacity = 4, .max_clients = 3, .keepalive = 1h});
+  for (int i = 1; i <= 6; ++i) channel.publish("e" + std::to_string(i));
+  channel.publish_tagged("call", "call", 7);  // nobody takes it: no id used
+  std::string out;
+
+  SseChannel::Filter recent;
+  recent.last_event_id = 4;
+  auto a = channel.subscribe(recent);
+  ASSERT_TRUE(a);
+  a->next(out, 0ms);
+  EXPECT_EQ(out, "id: 5\ndata: e5\n\nid: 6\ndata: e6\n\n");
+
+  SseChannel::Filter old;
+  old.last_event_id = 1;  // 2 is gone (ids 3..6 kept)
+  auto b = channel.subscribe(old);
+  out.clear();
+  b->next(out, 0ms);
+  EXPECT_EQ(
+      out,
+      "event: dropped\ndata: {\"dropped\":1}\n\nid: 3\ndata: e3\n\nid: 4\ndata: e4\n\nid: 5\ndata: e5\n\n"
+      "id: 6\ndata: e6\n\n");
+
+  SseChannel::Filter future;  // an id of an earlier agent: nothing to replay
+  future.last_event_id = 99;
+  future.tagged = true;
+  auto c = channel.subscribe(future);
+  channel.publish_tagged("call", "call", 7);
+  channel.publish("e7");
+  out.clear();
+  c->next(out, 0ms);
+  EXPECT_EQ(out, "event: call\ndata: call\n\nid: 7\ndata: e7\n\n");
 }
 
 struct SseServer {
@@ -93,7 +132,7 @@ TEST(SseChannel, ClientReceivesPublishedEvents) {
   s.channel.publish("second");
   std::string body =
       read_until(fd, [](const std::string& b) { return b.find("data: second\n\n") != std::string::npos; });
-  EXPECT_NE(body.find("event: gpu\ndata: {\"gpu\":0,\"util\":45}\n\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("id: 1\nevent: gpu\ndata: {\"gpu\":0,\"util\":45}\n\n"), std::string::npos) << body;
   EXPECT_NE(body.find("data: second\n\n"), std::string::npos) << body;
 
   // A third client over the channel's cap of 2 is refused; the second is fine.

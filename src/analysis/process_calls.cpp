@@ -1,0 +1,87 @@
+// Per-process call summaries: one CallSummary per pid, published copy-on-write.
+#include "analysis/process_calls.h"
+
+#include <utility>
+
+namespace eacgm::analysis {
+
+ProcessCalls::ProcessCalls(Options options) : options_(options) {}
+
+ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
+  if (last_slot_ != nullptr && pid == last_pid_) {
+    last_slot_->dirty = true;
+    return last_slot_;
+  }
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) {
+    if (processes_.size() >= options_.max_processes) return nullptr;
+    auto made = CallSummary::create(options_.summary);
+    it = processes_.emplace(pid, Slot{made ? std::move(made).value() : CallSummary{}, nullptr, true, {}})
+             .first;
+  }
+  it->second.dirty = true;
+  it->second.gone_since.reset();  // a call: the pid lives (again)
+  last_pid_ = pid;
+  last_slot_ = &it->second;
+  return last_slot_;
+}
+
+void ProcessCalls::add(const CallEvent& event) {
+  if (Slot* s = slot_for(event.pid)) {
+    s->calls.add(event);
+  } else {
+    ++overflow_events_;
+  }
+}
+
+void ProcessCalls::add(const CallCount& count) {
+  if (Slot* s = slot_for(count.pid)) {
+    s->calls.add(count);
+  } else {
+    overflow_events_ += count.calls;
+  }
+}
+
+void ProcessCalls::add(const CallTimings& timings) {
+  if (Slot* s = slot_for(timings.pid)) s->calls.add(timings);
+}
+
+void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
+                         std::size_t max_checks) {
+  if (processes_.empty()) return;
+  auto it = processes_.lower_bound(sweep_cursor_);
+  for (std::size_t checked = 0; checked < max_checks && checked < processes_.size(); ++checked) {
+    if (it == processes_.end()) it = processes_.begin();
+    Slot& s = it->second;
+    if (!s.gone_since) {
+      if (!is_alive(it->first)) {
+        s.gone_since = now;
+        s.dirty = true;  // the view marks it exited
+      }
+      ++it;
+      continue;
+    }
+    if (now - *s.gone_since >= kKeepExited) {
+      if (last_slot_ == &s) last_slot_ = nullptr;
+      it = processes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  sweep_cursor_ = it == processes_.end() ? 0 : it->first;
+}
+
+std::shared_ptr<const ProcessCallsView> ProcessCalls::view() {
+  auto v = std::make_shared<ProcessCallsView>();
+  v->overflow_events = overflow_events_;
+  for (auto& [pid, s] : processes_) {
+    if (s.dirty || !s.published) {
+      s.published = std::make_shared<const CallSummary>(s.calls);
+      s.dirty = false;
+    }
+    v->processes.emplace(pid, ProcessCallsView::Process{s.published, s.gone_since.has_value()});
+  }
+  return v;
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,71 @@
+// ProcessCalls: the call summary of each traced process (calls, errors, bytes and the
+// latency sketch per (domain, function)), for what keeps history per process. Bounded in
+// processes; a process found gone is kept for kKeepExited (so that a reader polling
+// snapshots sees its last calls) and then let go. Published copy-on-write: a view shares
+// the summaries of processes that made no call since the last one.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "analysis/call_summary.h"
+
+namespace eacgm::analysis {
+
+struct ProcessCallsView {
+  struct Process {
+    std::shared_ptr<const CallSummary> calls;
+    bool exited = false;
+  };
+  std::map<std::uint32_t, Process> processes;
+  std::uint64_t overflow_events = 0;  // calls of processes past the cap: counted nowhere here
+};
+
+class ProcessCalls {
+ public:
+  struct Options {
+    CallSummary::Options summary{};
+    std::size_t max_processes = 1024;
+  };
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kKeepExited{120};
+
+  ProcessCalls() : ProcessCalls(Options{}) {}
+  explicit ProcessCalls(Options options);
+
+  void add(const CallEvent& event);
+  void add(const CallCount& count);
+  void add(const CallTimings& timings);
+
+  // Checks up to `max_checks` live processes for their exit (round robin) and lets go of
+  // those gone for longer than kKeepExited.
+  void sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
+             std::size_t max_checks);
+
+  // The summaries as they are now; only those that changed since the last view are copied.
+  std::shared_ptr<const ProcessCallsView> view();
+  std::size_t process_count() const { return processes_.size(); }
+
+ private:
+  struct Slot {
+    CallSummary calls;
+    std::shared_ptr<const CallSummary> published;
+    bool dirty = true;
+    std::optional<Clock::time_point> gone_since;
+  };
+  Slot* slot_for(std::uint32_t pid);
+
+  Options options_;
+  std::map<std::uint32_t, Slot> processes_;
+  std::uint32_t last_pid_ = 0;
+  Slot* last_slot_ = nullptr;
+  std::uint32_t sweep_cursor_ = 0;
+  std::uint64_t overflow_events_ = 0;
+};
+
+}  // namespace eacgm::analysis

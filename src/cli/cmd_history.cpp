@@ -1,0 +1,120 @@
+// `eacgm history`: what a node's agent kept, over any past window, exited processes
+// included: the tables `eacgm run` prints, or (--json) one document.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/trace_runner.h"
+#include "core/config_parse.h"
+#include "export/history_json.h"
+#include "export/history_tables.h"
+#include "history/history_reader.h"
+#include "history/history_setup.h"
+#include "history/history_window.h"
+
+namespace eacgm::cli {
+namespace {
+
+struct HistoryFlags {
+  std::string store, node, since, from, until, comm;
+  std::uint32_t pid = 0;
+  bool json = false;
+};
+
+int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
+  auto config = load_config(ctx.config_path);
+  if (!config) {
+    print_error(config.error());
+    return 2;
+  }
+  auto setup = history::resolve_history(config->store, flags.store, "");
+  if (!setup) {
+    print_error("--store: " + setup.error());
+    return 2;
+  }
+  if (!*setup) {
+    print_error("the history is off ([store] url = \"off\"); name a store with --store");
+    return 2;
+  }
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  history::WindowText text;
+  if (!flags.since.empty()) text.since = flags.since;
+  if (!flags.from.empty()) text.from = flags.from;
+  if (!flags.until.empty()) text.until = flags.until;
+  auto q = history::make_window(text, now);
+  if (!q) {
+    print_error(q.error());
+    return 2;
+  }
+  if (!flags.node.empty()) q->node = flags.node;
+  if (flags.pid != 0) q->pid = flags.pid;
+  if (!flags.comm.empty()) q->comm = flags.comm;
+
+  history::HistoryReader reader((*setup)->url, (*setup)->options.retention);
+  exporting::HistoryReport report;
+  report.query = *q;
+  auto got = reader.query<bool>(*q, [&](history::Store& s, history::Tier tier) -> Result<bool> {
+    report.tier = tier;
+    auto processes = s.processes(*q, tier);
+    if (!processes) return std::move(processes).take_error();
+    auto functions = s.functions(*q, tier);
+    if (!functions) return std::move(functions).take_error();
+    auto kernels = s.kernels(*q, tier);
+    if (!kernels) return std::move(kernels).take_error();
+    auto gpus = s.gpus(*q, tier);
+    if (!gpus) return std::move(gpus).take_error();
+    auto anomalies = s.anomalies(*q);
+    if (!anomalies) return std::move(anomalies).take_error();
+    auto leaks = s.leaks(*q);
+    if (!leaks) return std::move(leaks).take_error();
+    report.processes = std::move(processes).value();
+    report.functions = std::move(functions).value();
+    report.kernels = std::move(kernels).value();
+    report.gpus = std::move(gpus).value();
+    report.anomalies = std::move(anomalies).value();
+    report.leaks = std::move(leaks).value();
+    return true;
+  });
+  if (!got) {
+    print_error(got.error());
+    return 1;
+  }
+  const std::string out =
+      flags.json ? exporting::history_report_json(report) + "\n" : exporting::render_history_text(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_history_command(CLI::App& app, CommandContext& ctx) {
+  auto flags = std::make_shared<HistoryFlags>();
+  auto* sub = app.add_subcommand("history",
+                                 "what the agent kept (serve's store): calls, processes, kernels, GPUs, "
+                                 "anomalies and leaks over a past window, exited processes included");
+  sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url and node)");
+  sub->add_option("--store", flags->store,
+                  "the store: sqlite:PATH or postgresql://... (default [store] url, "
+                  "else sqlite:/var/lib/eacgm/eacgm.db)");
+  sub->add_option("--node", flags->node, "only this node's rows (default: every node)");
+  sub->add_option("--since", flags->since, "the window: the last 15m, 1h, 7d... (default 1h)");
+  sub->add_option("--from", flags->from,
+                  "the window's start: Unix seconds, an age (2h) or 2026-11-28T10:00:00Z");
+  sub->add_option("--until", flags->until, "the window's end (default now)");
+  sub->add_option("--pid", flags->pid, "only this process")->check(CLI::Range(1u, 0xffffffffu));
+  sub->add_option("--comm", flags->comm, "only processes of this name");
+  sub->add_flag("--json", flags->json, "one JSON document instead of tables");
+  sub->footer(
+      "Examples:\n"
+      "  eacgm history --since 6h\n"
+      "  eacgm history --from 2026-11-28T08:00:00Z --until 2026-11-28T09:00:00Z --comm python3 --json");
+  sub->final_callback([&ctx, flags] { ctx.exit_code = history_command(ctx, *flags); });
+}
+
+}  // namespace eacgm::cli

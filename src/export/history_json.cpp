@@ -1,0 +1,184 @@
+// History documents.
+#include "export/history_json.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "export/json_text.h"
+
+namespace eacgm::exporting {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json window(const history::HistoryQuery& q, history::Tier tier) {
+  json w{{"from_ns", q.from_ns}, {"to_ns", q.to_ns}, {"tier", history::tier_name(tier)}};
+  if (q.node) w["node"] = *q.node;
+  if (q.pid) w["pid"] = *q.pid;
+  if (q.comm) w["comm"] = *q.comm;
+  return w;
+}
+
+json process_json(const history::StoredProcess& p) {
+  const auto& r = p.record;
+  return json{{"node", p.node},
+              {"pid", r.key.pid},
+              {"start_ns", r.key.start_ns},
+              {"comm", r.comm},
+              {"cmdline", r.cmdline},
+              {"rank", opt(r.rank)},
+              {"local_rank", opt(r.local_rank)},
+              {"world_size", opt(r.world_size)},
+              {"container", r.container.empty() ? json(nullptr) : json(r.container)},
+              {"first_ns", r.first_ns},
+              {"last_ns", r.last_ns},
+              {"exited", r.exited},
+              {"calls", p.calls},
+              {"errors", p.errors}};
+}
+
+json function_json(const history::StoredFunction& f) {
+  const bool timed = f.latency.count > 0;
+  return json{
+      {"domain", f.domain},
+      {"function", f.function},
+      {"calls", f.calls},
+      {"errors", f.errors},
+      {"timed", f.timed},
+      {"estimated", f.estimated > 0},
+      {"calls_error", f.estimated > 0 ? json(std::llround(std::sqrt(f.calls_variance))) : json(nullptr)},
+      {"bytes", f.bytes},
+      {"total_ns", f.latency.sum_ns},
+      {"mean_ns", timed ? json(f.latency.mean()) : json(nullptr)},
+      {"p50_ns", timed ? json(f.latency.quantile(0.5)) : json(nullptr)},
+      {"p90_ns", timed ? json(f.latency.quantile(0.9)) : json(nullptr)},
+      {"p99_ns", timed ? json(f.latency.quantile(0.99)) : json(nullptr)},
+      {"max_ns", timed ? json(f.latency.max_ns) : json(nullptr)}};
+}
+
+json gpu_json(const history::StoredGpuPoint& g) {
+  return json{{"node", g.node},
+              {"gpu", g.gpu},
+              {"uuid", g.uuid},
+              {"name", g.name},
+              {"t_ns", g.t_ns},
+              {"utilization_mean_percent", opt(g.util_mean)},
+              {"utilization_max_percent", opt(g.util_max)},
+              {"memory_used_mean_bytes", opt(g.memory_used_mean)},
+              {"memory_used_max_bytes", opt(g.memory_used_max)},
+              {"memory_total_bytes", opt(g.memory_total)},
+              {"power_mean_watts", opt(g.power_mean_w)},
+              {"power_max_watts", opt(g.power_max_w)},
+              {"temperature_max_celsius", opt(g.temperature_max)}};
+}
+
+json anomaly_json(const history::StoredAnomaly& a) {
+  const auto& r = a.record;
+  json j{{"node", a.node},     {"kind", r.kind},         {"t_ns", r.t_ns},   {"end_ns", r.end_ns},
+         {"domain", r.domain}, {"function", r.function}, {"score", r.score}, {"median_ns", r.median_ns}};
+  if (r.kind == "call") {
+    j["pid"] = r.process.pid;
+    j["dur_ns"] = r.value;
+  } else {
+    j["ratio"] = r.value;
+  }
+  return j;
+}
+
+json leak_json(const history::StoredLeak& l) {
+  return json{{"node", l.node},
+              {"t_ns", l.t_ns},
+              {"pid", l.record.process.pid},
+              {"comm", l.comm},
+              {"cuda_device", l.record.device},
+              {"allocations", l.record.allocations},
+              {"bytes", l.record.bytes}};
+}
+
+template <typename Row, typename Fn>
+json list(const std::vector<Row>& rows, Fn fn) {
+  json out = json::array();
+  for (const auto& r : rows) out.push_back(fn(r));
+  return out;
+}
+
+}  // namespace
+
+std::string history_processes_json(const history::HistoryQuery& q, history::Tier tier,
+                                   const std::vector<history::StoredProcess>& rows) {
+  return json_text(json{{"window", window(q, tier)}, {"processes", list(rows, process_json)}});
+}
+
+std::string history_functions_json(const history::HistoryQuery& q, history::Tier tier,
+                                   const std::vector<history::StoredFunction>& rows) {
+  return json_text(json{{"window", window(q, tier)}, {"functions", list(rows, function_json)}});
+}
+
+std::string history_kernels_json(const history::HistoryQuery& q, history::Tier tier,
+                                 const std::vector<history::StoredKernel>& rows) {
+  return json_text(
+      json{{"window", window(q, tier)}, {"kernels", list(rows, [](const history::StoredKernel& k) {
+                                           return json{{"name", k.kernel}, {"launches", k.launches}};
+                                         })}});
+}
+
+std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier,
+                              const std::vector<history::StoredGpuPoint>& rows) {
+  json w = window(q, tier);
+  w["step_ns"] = q.step_ns;
+  return json_text(json{{"window", std::move(w)}, {"points", list(rows, gpu_json)}});
+}
+
+std::string history_anomalies_json(const history::HistoryQuery& q,
+                                   const std::vector<history::StoredAnomaly>& rows,
+                                   const std::vector<history::StoredLeak>& leaks) {
+  return json_text(json{{"window", window(q, history::Tier::kRaw)},
+                        {"anomalies", list(rows, anomaly_json)},
+                        {"leaks", list(leaks, leak_json)}});
+}
+
+std::string history_report_json(const HistoryReport& r) {
+  json w = window(r.query, r.tier);
+  return json_text(json{{"window", std::move(w)},
+                        {"functions", list(r.functions, function_json)},
+                        {"processes", list(r.processes, process_json)},
+                        {"kernels", list(r.kernels,
+                                         [](const history::StoredKernel& k) {
+                                           return json{{"name", k.kernel}, {"launches", k.launches}};
+                                         })},
+                        {"gpus", list(r.gpus, gpu_json)},
+                        {"anomalies", list(r.anomalies, anomaly_json)},
+                        {"leaks", list(r.leaks, leak_json)}},
+                   2);
+}
+
+std::vector<analysis::CallSummaryRow> history_summary_rows(const std::vector<history::StoredFunction>& rows) {
+  std::vector<analysis::CallSummaryRow> out;
+  out.reserve(rows.size());
+  for (const auto& f : rows) {
+    analysis::CallSummaryRow r;
+    r.domain = f.domain;
+    r.function = f.function;
+    r.calls = f.calls;
+    r.errors = f.errors;
+    r.timed = f.latency.count;
+    r.total_ns = f.latency.sum_ns;
+    r.mean_ns = f.latency.mean();
+    r.p50_ns = f.latency.quantile(0.5);
+    r.p99_ns = f.latency.quantile(0.99);
+    r.max_ns = f.latency.max_ns;
+    r.bytes = f.bytes;
+    r.has_bytes = f.bytes > 0;
+    r.estimated = f.estimated;
+    r.calls_error = std::sqrt(f.calls_variance);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,125 @@
+// History tables.
+#include "export/history_tables.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "core/byte_size.h"
+#include "export/summary_table.h"
+
+namespace eacgm::exporting {
+namespace {
+
+std::string utc(std::int64_t ns) {
+  const std::time_t s = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string rank_of(const history::ProcessRecord& r) {
+  if (!r.rank) return "-";
+  return r.world_size ? fmt::format("{}/{}", *r.rank, *r.world_size) : std::to_string(*r.rank);
+}
+
+}  // namespace
+
+std::string render_history_text(const HistoryReport& r) {
+  std::string out =
+      fmt::format("history {} .. {} UTC ({} rows){}{}{}\n\n", utc(r.query.from_ns), utc(r.query.to_ns),
+                  history::tier_name(r.tier), r.query.node ? ", node " + *r.query.node : "",
+                  r.query.pid ? ", pid " + std::to_string(*r.query.pid) : "",
+                  r.query.comm ? ", comm " + *r.query.comm : "");
+  if (r.functions.empty() && r.processes.empty() && r.gpus.empty()) {
+    out += "nothing was kept in this window\n";
+    return out;
+  }
+  if (!r.functions.empty()) {
+    out += render_table(history_summary_rows(r.functions));
+    const bool estimated = std::any_of(r.functions.begin(), r.functions.end(),
+                                       [](const history::StoredFunction& f) { return f.estimated > 0; });
+    if (estimated) out += "(some calls were counted for part of the time and scaled: estimates)\n";
+    out += "\n";
+  }
+  if (!r.processes.empty()) {
+    out += fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}\n", "node", "pid", "comm", "rank",
+                       "calls", "errors", "last seen (UTC)", "state");
+    for (const auto& p : r.processes) {
+      out += fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}\n", p.node.substr(0, 12),
+                         p.record.key.pid, p.record.comm.substr(0, 16), rank_of(p.record), p.calls, p.errors,
+                         utc(p.record.last_ns), p.record.exited ? "exited" : "running");
+    }
+    out += "\n";
+  }
+  if (!r.kernels.empty()) {
+    out += fmt::format("{:>12}  {}\n", "launches", "kernel");
+    for (std::size_t i = 0; i < r.kernels.size() && i < 20; ++i) {
+      const std::string& name = r.kernels[i].kernel;
+      out += fmt::format("{:>12}  {}\n", r.kernels[i].launches,
+                         name.size() > 100 ? name.substr(0, 97) + "..." : name);
+    }
+    if (r.kernels.size() > 20) out += fmt::format("({} more kernels)\n", r.kernels.size() - 20);
+    out += "\n";
+  }
+  if (!r.gpus.empty()) {
+    // Per GPU over the window: utilization mean of the points, maxima.
+    struct Acc {
+      std::string name;
+      double util_sum = 0;
+      int util_n = 0;
+      std::uint32_t util_max = 0;
+      std::uint64_t mem_max = 0;
+      double power_max = 0;
+    };
+    std::map<std::pair<std::string, std::uint32_t>, Acc> gpus;
+    for (const auto& g : r.gpus) {
+      Acc& a = gpus[{g.node, g.gpu}];
+      a.name = g.name;
+      if (g.util_mean) {
+        a.util_sum += *g.util_mean;
+        ++a.util_n;
+      }
+      a.util_max = std::max(a.util_max, g.util_max.value_or(0));
+      a.mem_max = std::max(a.mem_max, g.memory_used_max.value_or(0));
+      a.power_max = std::max(a.power_max, g.power_max_w.value_or(0));
+    }
+    out += fmt::format("{:<12} {:>3} {:<24} {:>9} {:>8} {:>12} {:>9}\n", "node", "gpu", "name", "util mean",
+                       "util max", "memory max", "power max");
+    for (const auto& [key, a] : gpus) {
+      out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>12} {:>8.0f}W\n", key.first.substr(0, 12),
+                         key.second, a.name.substr(0, 24), a.util_n ? a.util_sum / a.util_n : 0.0, a.util_max,
+                         format_byte_size(a.mem_max), a.power_max);
+    }
+    out += "\n";
+  }
+  if (!r.anomalies.empty()) {
+    out += fmt::format("anomalies ({}):\n", r.anomalies.size());
+    for (std::size_t i = 0; i < r.anomalies.size() && i < 20; ++i) {
+      const auto& a = r.anomalies[i].record;
+      if (a.kind == "call") {
+        out += fmt::format("  {} pid {} {} {}: {} (median {})\n", utc(a.t_ns), a.process.pid, a.domain,
+                           a.function, format_duration(a.value), format_duration(a.median_ns));
+      } else {
+        out += fmt::format("  {} {} {}: slow interval, {:.1f}x the median\n", utc(a.t_ns), a.domain,
+                           a.function, a.value);
+      }
+    }
+    out += "\n";
+  }
+  if (!r.leaks.empty()) {
+    out += "leaks at exit:\n";
+    for (const auto& l : r.leaks) {
+      out +=
+          fmt::format("  {} pid {} {}: {} allocations, {} on device {}\n", utc(l.t_ns), l.record.process.pid,
+                      l.comm, l.record.allocations, format_byte_size(l.record.bytes), l.record.device);
+    }
+  }
+  return out;
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,31 @@
+// The history store's families, from the writer's counters.
+#include "export/store_metrics.h"
+
+#include "export/metrics_table.h"
+
+namespace eacgm::exporting {
+
+void append_store_metrics(ExpositionWriter& out, const history::StoreStats& s) {
+  begin_family(out, "eacgm_store_up");
+  out.add({}, std::uint64_t{s.healthy ? 1u : 0u});
+  begin_family(out, "eacgm_store_batches_written_total");
+  out.add({}, s.batches_written);
+  begin_family(out, "eacgm_store_rows_written_total");
+  out.add({}, s.rows_written);
+  begin_family(out, "eacgm_store_write_failures_total");
+  out.add({}, s.write_failures);
+  begin_family(out, "eacgm_store_spooled_batches");
+  out.add({}, s.spooled_batches);
+  begin_family(out, "eacgm_store_dropped_batches_total");
+  out.add({}, s.batches_dropped);
+  begin_family(out, "eacgm_store_dropped_rows_total");
+  out.add({}, s.rows_dropped);
+  begin_family(out, "eacgm_store_size_bytes");
+  out.add({}, s.size_bytes);
+  if (s.last_write_unix > 0) {
+    begin_family(out, "eacgm_store_last_write_timestamp_seconds");
+    out.add({}, s.last_write_unix);
+  }
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,76 @@
+// What is asked of a history and what it answers: a window of time (and filters), then
+// rows summed over it (functions with their merged latency sketch, processes, kernels)
+// or points on a step (GPUs), and the anomalies and leaks in it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/history_batch.h"
+
+namespace eacgm::history {
+
+struct HistoryQuery {
+  std::int64_t from_ns = 0;
+  std::int64_t to_ns = 0;                 // exclusive
+  std::optional<std::string> node;        // nullopt: every node
+  std::optional<std::uint32_t> pid;       // a process (every start of that pid)
+  std::optional<std::string> comm;        // processes of that name
+  std::int64_t step_ns = 60'000'000'000;  // GPU points
+};
+
+struct StoredProcess {
+  std::string node;
+  ProcessRecord record;
+  std::uint64_t calls = 0;  // in the window
+  std::uint64_t errors = 0;
+};
+
+struct StoredFunction {
+  std::string domain;
+  std::string function;
+  std::uint64_t calls = 0, errors = 0, bytes = 0, timed = 0, estimated = 0;
+  double calls_variance = 0;
+  StoredSketch latency;
+};
+
+struct StoredKernel {
+  std::string kernel;
+  std::uint64_t launches = 0;
+};
+
+struct StoredGpuPoint {
+  std::string node;
+  std::uint32_t gpu = 0;
+  std::string uuid;
+  std::string name;
+  std::int64_t t_ns = 0;  // the step's start
+  std::optional<double> util_mean;
+  std::optional<std::uint32_t> util_max;
+  std::optional<double> memory_used_mean;
+  std::optional<std::uint64_t> memory_used_max;
+  std::optional<std::uint64_t> memory_total;
+  std::optional<double> power_mean_w;
+  std::optional<double> power_max_w;
+  std::optional<std::uint32_t> temperature_max;
+};
+
+struct StoredAnomaly {
+  std::string node;
+  AnomalyRecord record;
+};
+
+struct StoredLeak {
+  std::string node;
+  std::int64_t t_ns = 0;
+  std::string comm;
+  LeakRecord record;
+};
+
+// The resolution a window was answered at: raw intervals, minute or hour rollups.
+enum class Tier { kRaw = 0, kMinute = 1, kHour = 2 };
+const char* tier_name(Tier tier);
+
+}  // namespace eacgm::history

@@ -1,0 +1,54 @@
+// serve's history, from configuration to a writer.
+#include "history/history_setup.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "history/store_url.h"
+#include "sample/process_facts.h"
+
+namespace eacgm::history {
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string("localhost");
+}
+
+Retention retention_of(const StoreConfig& c) {
+  constexpr double kH = 3600e9;
+  Retention r;
+  r.raw_ns = static_cast<std::int64_t>(c.raw_hours * kH);
+  r.minute_ns = static_cast<std::int64_t>(c.minute_days * 24 * kH);
+  r.hour_ns = static_cast<std::int64_t>(c.hour_days * 24 * kH);
+  r.max_bytes = c.max_bytes;
+  return r;
+}
+
+Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, const std::string& flag_url,
+                                                    const std::string& flag_node) {
+  HistorySetup s;
+  s.url = !flag_url.empty() ? flag_url : config.url;
+  s.url_given = !s.url.empty();
+  if (s.url == "off") return std::optional<HistorySetup>();
+  if (s.url.empty()) s.url = std::string(kDefaultStoreUrl);
+  if (auto parsed = parse_store_url(s.url); !parsed) return std::move(parsed).take_error();
+  s.options.node = !flag_node.empty() ? flag_node : (!config.node.empty() ? config.node : host_name());
+  s.options.interval =
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(config.interval_s * 1000)));
+  s.options.retention = retention_of(config);
+  s.options.spool_batches = config.spool_batches;
+  return std::optional<HistorySetup>(std::move(s));
+}
+
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
+                                                           HistoryWriter::Source source,
+                                                           HistoryWriter::Log log) {
+  auto store = open_store(setup.url);
+  if (!store) return std::move(store).take_error();
+  IntervalBuilder builder(std::make_shared<sample::ProcFacts>(), proc_start_ns);
+  return std::make_shared<HistoryWriter>(std::move(store).value(), std::move(source), std::move(builder),
+                                         setup.options, std::move(log));
+}
+
+}  // namespace eacgm::history

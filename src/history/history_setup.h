@@ -1,0 +1,32 @@
+// What `serve` keeps, from [store] and its flags: the URL (default the node's SQLite
+// file; "off" none), the node's name (default the host name), the interval, retention
+// and the spool; and the writer made from them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/config.h"
+#include "history/history_writer.h"
+
+namespace eacgm::history {
+
+struct HistorySetup {
+  std::string url;
+  bool url_given = false;  // named by --store or [store] url (else the default)
+  HistoryOptions options;
+};
+
+// nullopt: no history ("off"). `flag_url` and `flag_node` override the config ("" not given).
+Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, const std::string& flag_url,
+                                                    const std::string& flag_node);
+Retention retention_of(const StoreConfig& config);
+std::string host_name();
+
+// Opens the store and makes the writer over `source` (not started).
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
+                                                           HistoryWriter::Source source,
+                                                           HistoryWriter::Log log);
+
+}  // namespace eacgm::history

@@ -1,0 +1,253 @@
+// One interval's rows: differences of the cumulative snapshots, and GPU passes folded.
+#include "history/interval_builder.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/proc_stat.h"
+
+namespace eacgm::history {
+
+std::optional<std::int64_t> proc_start_ns(std::uint32_t pid) {
+  static const std::int64_t boot_s = [] {
+    std::ifstream stat("/proc/stat");
+    std::string line;
+    while (std::getline(stat, line)) {
+      if (line.rfind("btime ", 0) == 0) return static_cast<std::int64_t>(std::stoll(line.substr(6)));
+    }
+    return std::int64_t{0};
+  }();
+  const auto st = read_proc_stat(pid);
+  if (!st) return std::nullopt;
+  const auto hz = static_cast<std::int64_t>(sysconf(_SC_CLK_TCK));
+  return boot_s * 1'000'000'000 +
+         static_cast<std::int64_t>(st->start_ticks) * (1'000'000'000 / (hz > 0 ? hz : 100));
+}
+
+IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of)
+    : facts_(std::move(facts)), start_of_(std::move(start_of)) {}
+
+IntervalBuilder::Known& IntervalBuilder::known(std::uint32_t pid, std::int64_t t_ns) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return it->second;
+  Known k;
+  k.record.key.pid = pid;
+  // A process gone before it was first written has no /proc: the first traced call
+  // stands for its start (it still tells a reused pid apart).
+  std::optional<std::int64_t> start = start_of_ ? start_of_(pid) : std::nullopt;
+  if (!start) {
+    if (auto seen = first_seen_.find(pid); seen != first_seen_.end()) start = seen->second;
+  }
+  k.record.key.start_ns = start.value_or(0);
+  k.record.first_ns = t_ns;
+  if (facts_) {
+    k.record.cmdline = facts_->cmdline(pid);
+    const auto r = facts_->rank(pid);
+    k.record.rank = r.rank;
+    k.record.local_rank = r.local_rank;
+    k.record.world_size = r.world_size;
+    k.record.container = facts_->container(pid).value_or("");
+  }
+  return processes_.emplace(pid, std::move(k)).first->second;
+}
+
+void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
+  if (last_gpu_sequence_ && *last_gpu_sequence_ == pass.sequence) return;
+  last_gpu_sequence_ = pass.sequence;
+  for (const DeviceSample& d : pass.devices) {
+    if (d.lost) continue;
+    GpuAcc& g = gpus_[d.index];
+    g.uuid = d.uuid;
+    g.name = d.name;
+    ++g.samples;
+    if (d.utilization_gpu_percent) {
+      g.util_sum += *d.utilization_gpu_percent;
+      ++g.util_n;
+      g.util_max = std::max(g.util_max.value_or(0), *d.utilization_gpu_percent);
+    }
+    if (d.memory_used_bytes) {
+      g.mem_sum += static_cast<double>(*d.memory_used_bytes);
+      ++g.mem_n;
+      g.mem_max = std::max(g.mem_max.value_or(0), *d.memory_used_bytes);
+    }
+    if (d.memory_total_bytes) g.mem_total = d.memory_total_bytes;
+    if (d.power_usage_milliwatts) {
+      const double w = *d.power_usage_milliwatts / 1000.0;
+      g.power_sum += w;
+      ++g.power_n;
+      g.power_max = std::max(g.power_max.value_or(0.0), w);
+    }
+    if (d.temperature_gpu_celsius) g.temp_max = std::max(g.temp_max.value_or(0), *d.temperature_gpu_celsius);
+  }
+  for (const ProcessSample& p : pass.processes) {
+    GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
+    ++a.samples;
+    if (p.used_memory_bytes) a.mem_max = std::max(a.mem_max.value_or(0), *p.used_memory_bytes);
+    if (p.sm_utilization_percent) {
+      a.sm_sum += *p.sm_utilization_percent;
+      ++a.sm_n;
+    }
+  }
+}
+
+IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns,
+                                     std::int64_t end_ns) {
+  IntervalBatch batch;
+  batch.t_ns = t_ns;
+  batch.span_ns = end_ns - t_ns;
+  if (snap.last_gpu) observe_gpu(*snap.last_gpu);
+
+  std::map<std::uint32_t, std::string> comm_of;
+  first_seen_.clear();
+  for (const auto& p : snap.gpu.processes()) {
+    comm_of.emplace(p.pid, p.name);
+    if (p.first_seen_ns > 0) first_seen_.emplace(p.pid, static_cast<std::int64_t>(p.first_seen_ns));
+  }
+
+  std::set<std::uint32_t> touched;
+  if (snap.by_process) {
+    for (const auto& [pid, proc] : snap.by_process->processes) {
+      Known& k = known(pid, t_ns);
+      if (auto c = comm_of.find(pid); c != comm_of.end() && !c->second.empty()) k.record.comm = c->second;
+      if (proc.calls != k.written) {
+        std::map<std::pair<std::string, std::string>, const analysis::LatencySketch*> before;
+        std::map<std::pair<std::string, std::string>, analysis::CallSummaryRow> before_rows;
+        if (k.written) {
+          for (auto& r : k.written->rows(false)) {
+            before.emplace(std::make_pair(r.domain, r.function), r.sketch);
+            before_rows.emplace(std::make_pair(r.domain, r.function), std::move(r));
+          }
+        }
+        for (const auto& r : proc.calls->rows(false)) {
+          const auto key = std::make_pair(r.domain, r.function);
+          const auto b = before_rows.find(key);
+          const analysis::CallSummaryRow* old = b == before_rows.end() ? nullptr : &b->second;
+          if (old != nullptr && old->calls == r.calls && old->timed == r.timed && old->errors == r.errors)
+            continue;
+          FunctionRecord f;
+          f.process = k.record.key;
+          f.domain = r.domain;
+          f.function = r.function;
+          f.calls = r.calls - (old ? old->calls : 0);
+          f.errors = r.errors - (old ? old->errors : 0);
+          f.bytes = r.bytes - (old ? old->bytes : 0);
+          f.timed = r.timed - (old ? old->timed : 0);
+          f.estimated = r.estimated - (old ? old->estimated : 0);
+          const double var_now = r.calls_error * r.calls_error;
+          const double var_old = old ? old->calls_error * old->calls_error : 0.0;
+          f.calls_variance = var_now > var_old ? var_now - var_old : 0.0;
+          if (r.sketch != nullptr) {
+            f.latency = coarsened(difference(*r.sketch, old ? old->sketch : nullptr), kStoredBits);
+          }
+          batch.functions.push_back(std::move(f));
+        }
+        k.written = proc.calls;
+        touched.insert(pid);
+      }
+      if (proc.exited && !k.exit_written) {
+        k.record.exited = true;
+        k.exit_written = true;
+        touched.insert(pid);
+      }
+    }
+  }
+  for (const auto& [key, acc] : gpu_processes_) touched.insert(key.second);
+
+  // GPUs and the processes NVML listed on them.
+  for (const auto& [index, g] : gpus_) {
+    GpuRecord r;
+    r.index = index;
+    r.uuid = g.uuid;
+    r.name = g.name;
+    r.samples = g.samples;
+    if (g.util_n) r.util_mean = g.util_sum / static_cast<double>(g.util_n);
+    r.util_max = g.util_max;
+    if (g.mem_n) r.memory_used_mean = g.mem_sum / static_cast<double>(g.mem_n);
+    r.memory_used_max = g.mem_max;
+    r.memory_total = g.mem_total;
+    if (g.power_n) r.power_mean_w = g.power_sum / static_cast<double>(g.power_n);
+    r.power_max_w = g.power_max;
+    r.temperature_max = g.temp_max;
+    batch.gpus.push_back(std::move(r));
+  }
+  for (const auto& [key, a] : gpu_processes_) {
+    GpuProcessRecord r;
+    r.gpu = key.first;
+    r.process = known(key.second, t_ns).record.key;
+    r.samples = a.samples;
+    r.memory_max = a.mem_max;
+    if (a.sm_n) r.sm_mean = a.sm_sum / static_cast<double>(a.sm_n);
+    batch.gpu_processes.push_back(r);
+  }
+  gpus_.clear();
+  gpu_processes_.clear();
+
+  // Kernels: launches since the last interval, per name.
+  for (const auto& row : snap.kernels.rows()) {
+    std::uint64_t& written = kernels_written_[row.name];
+    if (row.launches > written) batch.kernels.push_back({row.name, row.launches - written});
+    written = row.launches;
+  }
+
+  // Anomalies not written yet: the summary keeps the recent ones, oldest first.
+  if (snap.anomalies) {
+    for (const auto& a : snap.anomalies->recent) {
+      if (a.ts_ns <= anomalies_through_) continue;
+      AnomalyRecord r;
+      r.t_ns = static_cast<std::int64_t>(a.ts_ns);
+      r.end_ns = static_cast<std::int64_t>(a.ts_ns + a.dur_ns);
+      r.process = known(a.pid, t_ns).record.key;
+      r.kind = "call";
+      r.domain = a.domain;
+      r.function = a.name;
+      r.score = a.score;
+      r.value = static_cast<double>(a.dur_ns);
+      r.median_ns = a.median_ns;
+      batch.anomalies.push_back(std::move(r));
+      anomalies_through_ = a.ts_ns;
+    }
+    for (const auto& a : snap.anomalies->intervals) {
+      if (a.start_ns <= intervals_through_) continue;
+      AnomalyRecord r;
+      r.t_ns = static_cast<std::int64_t>(a.start_ns);
+      r.end_ns = static_cast<std::int64_t>(a.end_ns);
+      r.kind = "interval";
+      r.domain = a.domain;
+      r.function = a.name;
+      r.score = a.score;
+      r.value = a.ratio;
+      r.median_ns = a.median_ns;
+      batch.anomalies.push_back(std::move(r));
+      intervals_through_ = a.start_ns;
+    }
+  }
+
+  // Leaks: written once, when the ledger finalized the process.
+  for (const auto& row : snap.memory.rows) {
+    if (!row.exited || row.leak_count == 0 || leaks_written_.count(row.pid)) continue;
+    leaks_written_.insert(row.pid);
+    Known& k = known(row.pid, t_ns);
+    if (k.record.comm.empty()) k.record.comm = row.comm;
+    batch.leaks.push_back({k.record.key, row.device, row.leak_count, row.leak_bytes});
+    touched.insert(row.pid);
+  }
+  if (leaks_written_.size() > 65536) leaks_written_.clear();
+
+  // The processes this interval touched, with their facts as now known.
+  for (std::uint32_t pid : touched) {
+    Known& k = known(pid, t_ns);
+    k.record.last_ns = end_ns;
+    batch.processes.push_back(k.record);
+  }
+  // Processes the analysis let go of are forgotten here too.
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    const bool listed = snap.by_process && snap.by_process->processes.count(it->first) != 0;
+    const bool stale = it->second.exit_written || end_ns - it->second.record.last_ns > kForgetAfterNs;
+    it = !listed && stale ? processes_.erase(it) : std::next(it);
+  }
+  return batch;
+}
+
+}  // namespace eacgm::history

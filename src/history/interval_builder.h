@@ -1,0 +1,75 @@
+// IntervalBuilder: makes one interval's rows from the agent's published snapshots. The
+// analysis keeps cumulative totals; the builder remembers what it wrote last and writes
+// differences (latency sketches included, so that intervals merge exactly). GPU figures
+// are accumulated from each sampling pass seen (observe_gpu) into means and maxima.
+// Runs on the history writer's thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "analysis/live_analysis.h"
+#include "core/gpu_sample.h"
+#include "history/history_batch.h"
+#include "sample/process_facts.h"
+
+namespace eacgm::history {
+
+class IntervalBuilder {
+ public:
+  // When a process started (Unix ns), nullopt when it is gone; default: /proc.
+  using StartOf = std::function<std::optional<std::int64_t>(std::uint32_t pid)>;
+  IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of);
+
+  // A GPU sampling pass (each is counted once, by its sequence).
+  void observe_gpu(const GpuSnapshot& pass);
+  // The rows of [t_ns, end_ns) from the newest snapshot.
+  IntervalBatch build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns, std::int64_t end_ns);
+
+  std::size_t known_processes() const { return processes_.size(); }
+  // A process neither in the analysis's summaries nor touched for this long is forgotten.
+  static constexpr std::int64_t kForgetAfterNs = 600'000'000'000;
+
+ private:
+  struct Known {
+    ProcessRecord record;
+    std::shared_ptr<const analysis::CallSummary> written;  // the summary the last rows came from
+    bool exit_written = false;
+  };
+  struct GpuAcc {
+    std::string uuid, name;
+    std::uint64_t samples = 0, util_n = 0, mem_n = 0, power_n = 0;
+    double util_sum = 0, mem_sum = 0, power_sum = 0;
+    std::optional<std::uint32_t> util_max, temp_max;
+    std::optional<std::uint64_t> mem_max, mem_total;
+    std::optional<double> power_max;
+  };
+  struct GpuProcAcc {
+    std::uint64_t samples = 0, sm_n = 0;
+    double sm_sum = 0;
+    std::optional<std::uint64_t> mem_max;
+  };
+  Known& known(std::uint32_t pid, std::int64_t t_ns);
+
+  std::shared_ptr<const sample::ProcessFacts> facts_;
+  StartOf start_of_;
+  std::map<std::uint32_t, Known> processes_;
+  std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
+  std::map<std::string, std::uint64_t> kernels_written_;
+  std::uint64_t anomalies_through_ = 0;  // newest call anomaly written (ts_ns)
+  std::uint64_t intervals_through_ = 0;  // newest slow interval written (start_ns)
+  std::set<std::uint32_t> leaks_written_;
+  std::optional<std::uint64_t> last_gpu_sequence_;
+  std::map<std::uint32_t, GpuAcc> gpus_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, GpuProcAcc> gpu_processes_;  // (gpu, pid)
+};
+
+// Unix ns of a process's start, from /proc/<pid>/stat and the boot time; nullopt when gone.
+std::optional<std::int64_t> proc_start_ns(std::uint32_t pid);
+
+}  // namespace eacgm::history

@@ -1,0 +1,245 @@
+// The PostgreSQL history's maintenance: rollups (sketches merged here), retention and
+// the size cap. Each node rolls up and ages out its own rows; tasks of the whole
+// database (retention of nodes that stopped writing, the size cap) are claimed by one
+// node per period through a row of `meta`.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "history/pg_copy.h"
+#include "history/pg_function_rows.h"
+#include "history/postgres_store.h"
+
+namespace eacgm::history {
+namespace {
+
+constexpr std::int64_t kMinuteNs = 60'000'000'000;
+constexpr std::int64_t kHourNs = 60 * kMinuteNs;
+constexpr std::int64_t kDayNs = 24 * kHourNs;
+
+std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step) + step) % step; }
+
+// The ids of every node that wrote (the node list is the `written_to:` keys of meta).
+constexpr const char* kNodeIds =
+    "ARRAY(SELECT n.id FROM meta m JOIN names n ON n.name = substr(m.key, 12) WHERE starts_with(m.key, "
+    "'written_to:'))";
+
+constexpr const char* kTiered[] = {"functions", "kernels", "gpus", "gpu_processes"};
+
+// Kernels, GPUs and GPU processes roll up in SQL (sums, sample-weighted means, maxima),
+// as the SQLite store does. $1 from tier, $2 node, $3 and $4 the range, $5 the span,
+// $6 the tier made.
+constexpr const char* kRollUpSql[] = {
+    "INSERT INTO kernels(tier,node,t_ns,span_ns,kernel,launches) SELECT $6, t.node, (t.t_ns / $5) * $5, $5, "
+    "t.kernel, SUM(t.launches)::bigint FROM kernels t WHERE t.tier = $1 AND t.node = $2 AND t.t_ns >= $3 AND "
+    "t.t_ns < $4 GROUP BY t.node, 3, t.kernel ON CONFLICT(tier,node,t_ns,kernel) DO UPDATE SET "
+    "launches = kernels.launches + excluded.launches",
+    "INSERT INTO gpus(tier,node,t_ns,span_ns,gpu,uuid,name,samples,util_mean,util_max,memory_used_mean,"
+    "memory_used_max,memory_total,power_mean_w,power_max_w,temperature_max) SELECT $6, t.node, "
+    "(t.t_ns / $5) * $5, $5, t.gpu, max(t.uuid), max(t.name), SUM(t.samples)::bigint, "
+    "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END)::float8, "
+    "MAX(t.util_max), "
+    "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples "
+    "END)::float8, "
+    "MAX(t.memory_used_max), MAX(t.memory_total), "
+    "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples END)::float8, "
+    "MAX(t.power_max_w), MAX(t.temperature_max) FROM gpus t WHERE t.tier = $1 AND t.node = $2 AND "
+    "t.t_ns >= $3 AND t.t_ns < $4 GROUP BY t.node, 3, t.gpu "
+    "ON CONFLICT(tier,node,t_ns,gpu) DO UPDATE SET samples = gpus.samples + excluded.samples, "
+    "util_max = GREATEST(coalesce(gpus.util_max, 0), coalesce(excluded.util_max, 0)), "
+    "memory_used_max = GREATEST(coalesce(gpus.memory_used_max, 0), coalesce(excluded.memory_used_max, 0)), "
+    "power_max_w = GREATEST(coalesce(gpus.power_max_w, 0), coalesce(excluded.power_max_w, 0)), "
+    "temperature_max = GREATEST(coalesce(gpus.temperature_max, 0), coalesce(excluded.temperature_max, 0))",
+    "INSERT INTO gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
+    "SELECT $6, t.node, (t.t_ns / $5) * $5, $5, t.gpu, t.pid, t.start_ns, SUM(t.samples)::bigint, "
+    "MAX(t.memory_max), SUM(t.sm_mean * t.samples) / SUM(CASE WHEN t.sm_mean IS NOT NULL THEN t.samples "
+    "END)::float8 "
+    "FROM gpu_processes t WHERE t.tier = $1 AND t.node = $2 AND t.t_ns >= $3 AND t.t_ns < $4 "
+    "GROUP BY t.node, 3, t.gpu, t.pid, t.start_ns ON CONFLICT(tier,node,t_ns,gpu,pid,start_ns) DO UPDATE SET "
+    "samples = gpu_processes.samples + excluded.samples, "
+    "memory_max = GREATEST(coalesce(gpu_processes.memory_max, 0), coalesce(excluded.memory_max, 0))",
+};
+
+}  // namespace
+
+Status PostgresStore::roll_up_functions(std::int32_t node, int to_tier, std::int64_t from_ns,
+                                        std::int64_t to_ns, std::int64_t span_ns) {
+  std::map<std::pair<std::int64_t, FunctionKey>, FunctionSums> rolled;
+  auto add_rows = [&rolled, span_ns](const PgResult& r) {
+    for (int i = 0; i < r.rows(); ++i) {
+      const FunctionKey key{static_cast<std::int32_t>(r.i64(i, 1)), r.i64(i, 2),
+                            static_cast<std::int32_t>(r.i64(i, 3)), static_cast<std::int32_t>(r.i64(i, 4))};
+      rolled[{floor_to(r.i64(i, 0), span_ns), key}].add(read_sums(r, i, 5));
+    }
+  };
+  const std::string columns = fmt::format("t_ns, pid, start_ns, domain, function, {}", kSumColumns);
+  auto rows = conn_.query(
+      fmt::format("SELECT {} FROM functions WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND t_ns < $4",
+                  columns),
+      PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns));
+  if (!rows) return std::move(rows).take_error();
+  if (rows->rows() == 0) return {};
+  add_rows(*rows);
+  // Rows of the tier made that are already there (a range rolled again) add in.
+  auto made =
+      conn_.query(fmt::format("DELETE FROM functions WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND "
+                              "t_ns < $4 RETURNING {}",
+                              columns),
+                  PgParams().i32(to_tier).i32(node).i64(floor_to(from_ns, span_ns)).i64(to_ns));
+  if (!made) return std::move(made).take_error();
+  add_rows(*made);
+  PgCopy copy;
+  for (const auto& [at, sums] : rolled)
+    copy_function(copy, to_tier, node, at.first, span_ns, at.second, sums);
+  return conn_.copy_in(kCopyFunctions, copy.finish());
+}
+
+Status PostgresStore::roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
+                              std::int64_t span_ns) {
+  if (auto st = roll_up_functions(node, to_tier, from_ns, to_ns, span_ns); !st) return st;
+  for (const char* sql : kRollUpSql) {
+    if (auto st = conn_.exec(
+            sql, PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns).i64(span_ns).i32(to_tier));
+        !st) {
+      return st;
+    }
+  }
+  return {};
+}
+
+Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) {
+  if (auto st = ready(); !st) return st;
+  if (auto st = resolve({node}); !st) return st;
+  const std::int32_t node_id = id_of(node);
+  auto written = meta_int("written_to:" + node, 0);
+  if (!written) return std::move(written).take_error();
+  // Minutes (then hours) that end at or before the last interval written are complete;
+  // each chunk of them rolls up in a transaction with the mark of how far it got.
+  const std::int64_t minutes_to = floor_to(*written, kMinuteNs);
+  const std::int64_t hours_to = floor_to(minutes_to, kHourNs);
+  const struct {
+    int tier;
+    std::int64_t to, span, chunk;
+    const char* mark;
+  } steps[] = {{1, minutes_to, kMinuteNs, 10 * kMinuteNs, "rolled_1m:"},
+               {2, hours_to, kHourNs, kHourNs, "rolled_1h:"}};
+  for (const auto& step : steps) {
+    if (*written <= 0) break;
+    const std::string mark = step.mark + node;
+    auto rolled = meta_int(mark, -1);
+    if (!rolled) return std::move(rolled).take_error();
+    // Chunk by chunk from the first row not rolled yet, over gaps without rows.
+    std::string next_sql = "SELECT LEAST(";
+    for (const char* table : kTiered) {
+      next_sql += fmt::format("{}(SELECT min(t_ns) FROM {} WHERE tier = $1 AND node = $2 AND t_ns >= $3)",
+                              table == kTiered[0] ? "" : ", ", table);
+    }
+    next_sql += ")";
+    for (std::int64_t at = std::max<std::int64_t>(*rolled, 0); at < step.to;) {
+      auto next = conn_.query(next_sql, PgParams().i32(step.tier - 1).i32(node_id).i64(at));
+      if (!next) return std::move(next).take_error();
+      if (next->is_null(0, 0) || next->i64(0, 0) >= step.to) break;
+      at = floor_to(next->i64(0, 0), step.span);
+      const std::int64_t until = std::min(step.to, floor_to(at, step.chunk) + step.chunk);
+      auto st = in_transaction([&]() -> Status {
+        if (auto s = roll_up(node_id, step.tier, at, until, step.span); !s) return s;
+        return set_meta(mark, until);
+      });
+      if (!st) return st;
+      at = until;
+    }
+    if (*rolled < step.to) {
+      if (auto st = set_meta(mark, step.to); !st) return st;
+    }
+  }
+  if (auto st = apply_retention(node_id, now_ns, retention); !st) return st;
+  if (retention.max_bytes > 0) return enforce_cap(now_ns, retention.max_bytes);
+  return {};
+}
+
+Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention) {
+  const std::pair<int, std::int64_t> tiers[] = {
+      {0, retention.raw_ns}, {1, retention.minute_ns}, {2, retention.hour_ns}};
+  // Once an hour one node also ages out the rows of every node (those that stopped
+  // writing included).
+  auto sweep = claim("retention_swept", now_ns, kHourNs);
+  if (!sweep) return std::move(sweep).take_error();
+  // The node filter: this node's id as parameter `at`, or every node's.
+  auto nodes = [&sweep](int at) {
+    return *sweep ? fmt::format("= ANY({})", kNodeIds) : fmt::format("= ${}", at);
+  };
+  auto with_node = [&sweep, node](PgParams p) { return *sweep ? p : p.i32(node); };
+  return in_transaction([&]() -> Status {
+    for (const char* table : kTiered) {
+      for (const auto& [tier, keep] : tiers) {
+        if (auto st = conn_.exec(
+                fmt::format("DELETE FROM {} WHERE tier = $1 AND t_ns < $2 AND node {}", table, nodes(3)),
+                with_node(PgParams().i32(tier).i64(now_ns - keep)));
+            !st) {
+          return st;
+        }
+      }
+    }
+    if (auto st = conn_.exec(fmt::format("DELETE FROM intervals WHERE t_ns < $1 AND node {}", nodes(2)),
+                             with_node(PgParams().i64(now_ns - retention.hour_ns)));
+        !st) {
+      return st;
+    }
+    // Events and processes are kept by time (indexed) for every node: the longest window.
+    for (const char* sql : {"DELETE FROM anomalies WHERE t_ns < $1", "DELETE FROM leaks WHERE t_ns < $1",
+                            "DELETE FROM processes WHERE last_ns < $1"}) {
+      if (auto st = conn_.exec(sql, PgParams().i64(now_ns - retention.hour_ns)); !st) return st;
+    }
+    return {};
+  });
+}
+
+Status PostgresStore::enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes) {
+  // PostgreSQL keeps the space of deleted rows for new ones rather than giving it back,
+  // so the cap holds growth: once over it, each time the tables have grown since the last
+  // check the oldest rows go (raw intervals an hour at a time, then minutes a day at a
+  // time, then hours a week at a time) and the space is made reusable.
+  auto mine = claim("cap_checked", now_ns, kMinuteNs);
+  if (!mine) return std::move(mine).take_error();
+  if (!*mine) return {};
+  auto size = size_bytes();
+  if (!size) return std::move(size).take_error();
+  auto before = meta_int("cap_size", 0);
+  if (!before) return std::move(before).take_error();
+  if (auto st = set_meta("cap_size", static_cast<std::int64_t>(*size)); !st) return st;
+  if (*size <= max_bytes || static_cast<std::int64_t>(*size) <= *before) return {};
+  const std::pair<int, std::int64_t> tiers[] = {{0, kHourNs}, {1, kDayNs}, {2, 7 * kDayNs}};
+  for (const auto& [tier, chunk] : tiers) {
+    auto oldest =
+        conn_.query(fmt::format("SELECT min(x.t) FROM unnest({}) AS n(id), LATERAL (SELECT t_ns AS t FROM "
+                                "functions WHERE tier = $1 AND node = n.id ORDER BY t_ns LIMIT 1) x",
+                                kNodeIds),
+                    PgParams().i32(tier));
+    if (!oldest) return std::move(oldest).take_error();
+    if (oldest->rows() == 0 || oldest->is_null(0, 0)) continue;
+    const std::int64_t cut = oldest->i64(0, 0) + chunk;
+    const int cut_tier = tier;
+    auto st = in_transaction([&]() -> Status {
+      for (const char* table : kTiered) {
+        if (auto s = conn_.exec(fmt::format("DELETE FROM {} WHERE tier = $1 AND node = ANY({}) AND t_ns < $2",
+                                            table, kNodeIds),
+                                PgParams().i32(cut_tier).i64(cut));
+            !s) {
+          return s;
+        }
+      }
+      return {};
+    });
+    if (!st) return st;
+    break;
+  }
+  // The freed space is reused from now on (autovacuum would get there later). Only the
+  // tables' owner may; another writer leaves it to autovacuum.
+  for (const char* table : kTiered) (void)conn_.exec(fmt::format("VACUUM {}", table));
+  // The size from which growth counts (vacuum adds the tables' free-space maps).
+  auto after = size_bytes();
+  if (!after) return std::move(after).take_error();
+  return set_meta("cap_size", static_cast<std::int64_t>(*after));
+}
+
+}  // namespace eacgm::history

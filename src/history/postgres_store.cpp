@@ -1,0 +1,128 @@
+// The PostgreSQL history: connection, schema, names and writes.
+#include "history/postgres_store.h"
+
+#include <fmt/format.h>
+
+#include "history/postgres_schema.h"
+#include "history/store_url.h"
+
+namespace eacgm::history {
+namespace {
+
+// Held while an agent creates or migrates the schema, so that two agents starting
+// together do not both make it.
+constexpr std::int64_t kSchemaLock = 0x6561636d73636831;  // "eacmsch1"
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& conninfo) {
+  const std::string description = redact_store_url(conninfo);
+  auto conn = PgConn::connect(conninfo);
+  if (!conn) return make_error(conn.error_kind(), fmt::format("store {}: {}", description, conn.error()));
+  std::unique_ptr<PostgresStore> store(new PostgresStore(std::move(conn).value(), description));
+  if (auto st = store->migrate(); !st)
+    return make_error(fmt::format("store {}: {}", description, st.error()));
+  return store;
+}
+
+Status PostgresStore::ready() {
+  if (conn_.ok()) return {};
+  if (auto st = conn_.reset(); !st) return st;
+  return migrate();
+}
+
+Status PostgresStore::in_transaction(const std::function<Status()>& body) {
+  if (auto st = conn_.exec("BEGIN"); !st) return st;
+  Status st = body();
+  if (!st) {
+    if (conn_.ok()) (void)conn_.exec("ROLLBACK");
+    return st;
+  }
+  return conn_.exec("COMMIT");
+}
+
+Status PostgresStore::migrate() {
+  return in_transaction([this]() -> Status {
+    if (auto st = conn_.exec("SELECT pg_advisory_xact_lock($1)", PgParams().i64(kSchemaLock)); !st) return st;
+    // A reader without the right to create tables reads a made schema.
+    auto has_meta = conn_.query("SELECT to_regclass('meta') IS NOT NULL");
+    if (!has_meta) return std::move(has_meta).take_error();
+    if (has_meta->i64(0, 0) == 0) {
+      if (auto st = conn_.exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value BIGINT NOT NULL)"); !st)
+        return st;
+    }
+    auto version = meta_int("schema_version", 0);
+    if (!version) return std::move(version).take_error();
+    if (*version > kSchemaVersion) {
+      return make_error(
+          fmt::format("written by a newer eacgm (schema {}; this agent reads up to {}): upgrade the agent or "
+                      "use another store",
+                      *version, kSchemaVersion));
+    }
+    if (*version == kSchemaVersion) return {};
+    // Version 0 (an empty database) to 1. Later versions add steps here.
+    if (auto st = conn_.script(kPostgresSchemaV1); !st) return st;
+    return set_meta("schema_version", kSchemaVersion);
+  });
+}
+
+Result<std::int64_t> PostgresStore::meta_int(const std::string& key, std::int64_t fallback) {
+  auto r = conn_.query("SELECT value FROM meta WHERE key = $1", PgParams().text(key));
+  if (!r) return std::move(r).take_error();
+  return r->rows() > 0 ? r->i64(0, 0) : fallback;
+}
+
+Status PostgresStore::set_meta(const std::string& key, std::int64_t value) {
+  return conn_.exec(
+      "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      PgParams().text(key).i64(value));
+}
+
+Result<bool> PostgresStore::claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns) {
+  auto r = conn_.query(
+      "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value "
+      "WHERE meta.value <= $2 - $3 RETURNING 1",
+      PgParams().text(key).i64(now_ns).i64(period_ns));
+  if (!r) return std::move(r).take_error();
+  return r->rows() > 0;
+}
+
+Status PostgresStore::resolve(const std::set<std::string>& wanted) {
+  std::vector<std::string> missing;
+  for (const auto& n : wanted) {
+    if (!names_.contains(n)) missing.push_back(n);
+  }
+  if (missing.empty()) return {};
+  if (names_.size() + missing.size() > kMaxCachedNames) {
+    names_.clear();
+    missing.assign(wanted.begin(), wanted.end());
+  }
+  // Sorted, so that two writers making the same new names never wait on each other in
+  // opposite orders.
+  if (auto st = conn_.exec("INSERT INTO names(name) SELECT n FROM unnest($1::text[]) AS n WHERE NOT EXISTS "
+                           "(SELECT 1 FROM names WHERE name = n) ORDER BY n ON CONFLICT(name) DO NOTHING",
+                           PgParams().text_array(missing));
+      !st) {
+    return st;
+  }
+  auto r = conn_.query("SELECT id, name FROM names WHERE name = ANY($1)", PgParams().text_array(missing));
+  if (!r) return std::move(r).take_error();
+  for (int i = 0; i < r->rows(); ++i) names_[r->text(i, 1)] = static_cast<std::int32_t>(r->i64(i, 0));
+  for (const auto& n : missing) {
+    if (!names_.contains(n)) return make_error("names: no id for a name just written");
+  }
+  return {};
+}
+
+Result<std::uint64_t> PostgresStore::size_bytes() {
+  if (auto st = ready(); !st) return std::move(st).take_error();
+  std::string sql = "SELECT (0";
+  for (const char* table : kPostgresTables)
+    sql += fmt::format(" + coalesce(pg_total_relation_size(to_regclass('{}')), 0)", table);
+  sql += ")::bigint";
+  auto r = conn_.query(sql);
+  if (!r) return std::move(r).take_error();
+  return static_cast<std::uint64_t>(r->i64(0, 0));
+}
+
+}  // namespace eacgm::history

@@ -1,0 +1,73 @@
+// PostgresStore: the history of a fleet in one PostgreSQL database. Every node writes its
+// rows (each carrying the node) through its own connection; the schema and its meaning
+// are the SQLite store's. Batches go in with COPY, one transaction each; a batch whose
+// interval is already there (a retry after a commit whose answer was lost) is not written
+// twice. PostgreSQL cannot merge latency sketches without a C extension, so rollups and
+// function queries merge them here. A lost connection fails the call (the writer spools
+// and retries) and the next call connects again.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "history/pg_conn.h"
+#include "history/store.h"
+#include "history/tier_ranges.h"
+
+namespace eacgm::history {
+
+class PostgresStore final : public Store {
+ public:
+  // `conninfo`: a postgresql:// URL or a key=value string. Creates the schema when the
+  // database has none, migrates an older one, refuses a newer one.
+  static Result<std::unique_ptr<PostgresStore>> open(const std::string& conninfo);
+
+  Status write(const std::string& node, const IntervalBatch& batch) override;
+  Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) override;
+  Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier tier) override;
+  Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) override;
+  Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) override;
+  Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) override;
+  Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
+  Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override;
+  // The tables' bytes on the server, indexes and TOAST included.
+  Result<std::uint64_t> size_bytes() override;
+  std::string description() const override { return description_; }
+
+ private:
+  PostgresStore(PgConn conn, std::string description)
+      : conn_(std::move(conn)), description_(std::move(description)) {}
+  // Connects again when the last call lost the connection.
+  Status ready();
+  Status migrate();
+  // Ids of names (made when new, each in a short transaction of its own: names are
+  // never deleted, and concurrent writers make them in one order).
+  Status resolve(const std::set<std::string>& names);
+  std::int32_t id_of(const std::string& name) const { return names_.at(name); }
+  Result<std::int64_t> meta_int(const std::string& key, std::int64_t fallback);
+  Status set_meta(const std::string& key, std::int64_t value);
+  Status write_rows(std::int32_t node, const IntervalBatch& b, bool merge_existing);
+  Status roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
+                 std::int64_t span_ns);
+  Status roll_up_functions(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
+                           std::int64_t span_ns);
+  Status apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention);
+  Status enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes);
+  // True when this call may do a fleet-wide task due every `period_ns` (one node does it).
+  Result<bool> claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns);
+  Status in_transaction(const std::function<Status()>& body);
+  // The ranges of tiers a query's window of `tier` is read from, for the nodes it asks
+  // (tier_ranges.h).
+  Result<std::vector<TierRange>> ranges(const HistoryQuery& q, Tier tier);
+
+  static constexpr std::size_t kMaxCachedNames = 65536;
+  PgConn conn_;
+  std::string description_;
+  std::unordered_map<std::string, std::int32_t> names_;
+};
+
+}  // namespace eacgm::history

@@ -1,0 +1,56 @@
+// Store: where the history is kept (SQLite on the node, PostgreSQL for a fleet). The
+// writer thread writes one batch per interval and maintains the store (rollups,
+// retention, the size cap); readers query windows. One connection each: a store is used
+// from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "history/history_batch.h"
+#include "history/history_query.h"
+
+namespace eacgm::history {
+
+// How long each tier keeps its rows, and the cap on the store's size.
+struct Retention {
+  std::int64_t raw_ns = 24LL * 3600 * 1'000'000'000;         // the writer's intervals
+  std::int64_t minute_ns = 7LL * 24 * 3600 * 1'000'000'000;  // 1-minute rollups
+  std::int64_t hour_ns = 90LL * 24 * 3600 * 1'000'000'000;   // 1-hour rollups (and events)
+  std::uint64_t max_bytes = std::uint64_t{1} << 30;          // 0: no cap
+};
+
+// The schema this build writes and reads; a store written by a newer one is refused.
+inline constexpr int kSchemaVersion = 1;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // One interval's rows, in one transaction.
+  virtual Status write(const std::string& node, const IntervalBatch& batch) = 0;
+  // Rolls complete minutes and hours up, deletes what is past retention, enforces the
+  // size cap. `now_ns` is the writer's clock (tests simulate it).
+  virtual Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) = 0;
+
+  // The tier a window is answered from: the finest whose retention covers `from_ns`.
+  virtual Tier tier_for(const HistoryQuery& q, std::int64_t now_ns, const Retention& retention) const;
+  virtual Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
+  virtual Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) = 0;
+  // Bytes on disk (SQLite: the file's pages).
+  virtual Result<std::uint64_t> size_bytes() = 0;
+  // For messages: the URL with any password hidden.
+  virtual std::string description() const = 0;
+};
+
+// Opens the store a URL names: `sqlite:PATH` (created with its directory when missing)
+// or `postgresql://...`. Errors name the URL without its password.
+Result<std::unique_ptr<Store>> open_store(const std::string& url);
+
+}  // namespace eacgm::history

@@ -1,0 +1,15 @@
+// GET /api/v1/history/{processes,functions,kernels,gpus,anomalies}: the store's rows over
+// a window (`since`, or `from`/`to`; `step` for GPU points) and filters (`node`, `pid`,
+// `comm`), for the UI and scripts. 404 while the daemon keeps no store.
+#pragma once
+
+#include <memory>
+
+#include "history/history_reader.h"
+#include "server/http_server.h"
+
+namespace eacgm::server {
+
+void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader);
+
+}  // namespace eacgm::server

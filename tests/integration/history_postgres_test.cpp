@@ -1,0 +1,221 @@
+// The fleet's history in a real PostgreSQL server (a throwaway cluster, run as an
+// unprivileged user): two `eacgm serve` agents with different --node write to one
+// database while the CUDA test program runs; the server is stopped for a while mid-run
+// and started again. Each agent counts the refused writes, spools the intervals and
+// writes them once the server is back; at the end every run's calls are in the history
+// of each node, none dropped, and the password shows in no line.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "../unit/history/pg_cluster.h"
+#include "../unit/server/http_client.h"
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using history::test::PgCluster;
+using server::testing::get;
+
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+template <typename Fn>
+bool eventually(Fn fn, std::chrono::milliseconds timeout = 30s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fn()) return true;
+    std::this_thread::sleep_for(200ms);
+  }
+  return fn();
+}
+
+// The calls of one function in a history document's "functions" (0 when absent).
+std::uint64_t calls_of(const json& doc, const std::string& function) {
+  if (!doc.is_object() || !doc.contains("functions")) return 0;
+  for (const auto& f : doc["functions"]) {
+    if (f["function"] == function) return f["calls"].get<std::uint64_t>();
+  }
+  return 0;
+}
+
+// One agent: its port, its node and the process.
+struct Agent {
+  std::string node;
+  std::uint16_t port = 0;
+  std::unique_ptr<Subprocess> serve;
+
+  // The value of one series in /metrics ("" when absent).
+  std::string metric(const std::string& series) const {
+    const std::string body = get(port, "/metrics").body;
+    auto at = body.find("\n" + series + " ");
+    if (at == std::string::npos) return "";
+    auto start = at + series.size() + 2;
+    return body.substr(start, body.find('\n', start) - start);
+  }
+  double number(const std::string& series) const {
+    const std::string v = metric(series);
+    return v.empty() ? -1 : std::stod(v);
+  }
+};
+
+class HistoryPostgres : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes)";
+    ASSERT_EQ(cluster_.start(), "");
+    ASSERT_EQ(cluster_.create_database("fleet"), "");
+    dir_ = temp_dir();
+    std::ofstream(dir_ + "/eacgm.toml") << "[store]\ninterval_s = 1\n";
+  }
+  Agent start_agent(const std::string& node) {
+    Agent a;
+    a.node = node;
+    a.port = free_port();
+    a.serve = std::make_unique<Subprocess>(
+        std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(a.port),
+                                 "--mode", "per-call", "--no-gpu", "--config", dir_ + "/eacgm.toml",
+                                 "--store", cluster_.url("fleet"), "--node", node},
+        dir_);
+    EXPECT_TRUE(a.serve->wait_for("tracing all processes", true)) << a.serve->err();
+    const std::uint16_t port = a.port;
+    EXPECT_TRUE(eventually([port] { return get(port, "/readyz").status == 200; })) << a.serve->err();
+    return a;
+  }
+  // `eacgm history` of one node, as JSON.
+  json history_of(const std::string& node) {
+    Subprocess cli({bin("eacgm"), "history", "--store", cluster_.url("fleet"), "--node", node, "--since",
+                    "1h", "--json"},
+                   dir_);
+    EXPECT_EQ(cli.wait(), 0) << cli.err();
+    EXPECT_EQ(cli.err().find(PgCluster::kPassword), std::string::npos) << cli.err();
+    return json::parse(cli.out(), nullptr, false);
+  }
+  PgCluster cluster_;
+  std::string dir_;
+};
+
+TEST_F(HistoryPostgres, TwoNodesKeepEveryCallThroughAServerOutage) {
+  Agent agents[] = {start_agent("node-a"), start_agent("node-b")};
+  for (const auto& a : agents) {
+    EXPECT_NE(
+        a.serve->err().find("keeping history in postgresql://eacgm:***@127.0.0.1:" +
+                            std::to_string(cluster_.port()) + "/fleet (node " + a.node + ", every 1 s)"),
+        std::string::npos)
+        << a.serve->err();
+  }
+  int runs = 0;
+  auto run_program = [&] {
+    Subprocess program({bin("cuda_calls")}, dir_);
+    EXPECT_EQ(program.wait(), 7);
+    ++runs;
+  };
+  for (int i = 0; i < 3; ++i) run_program();
+  // Both nodes' first runs are in the database before the outage.
+  for (const auto& a : agents) {
+    EXPECT_TRUE(eventually([&] {
+      const auto r = get(a.port, "/api/v1/history/functions?since=1h&node=" + a.node);
+      return calls_of(json::parse(r.body, nullptr, false), "cudaMalloc") == 6;
+    })) << a.node;
+  }
+
+  // The server goes away for about five seconds while the program keeps running.
+  ASSERT_EQ(cluster_.stop(), "");
+  const auto down_at = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) run_program();
+  for (const auto& a : agents) {
+    EXPECT_TRUE(eventually([&] { return a.number("eacgm_store_write_failures_total") > 0; }, 15s)) << a.node;
+    EXPECT_EQ(a.metric("eacgm_store_up"), "0") << a.node;
+  }
+  std::this_thread::sleep_until(down_at + 5s);
+  ASSERT_EQ(cluster_.start_server(), "");
+  for (int i = 0; i < 3; ++i) run_program();
+
+  // Back: the spool is written, in order, and nothing was let go.
+  for (const auto& a : agents) {
+    EXPECT_TRUE(eventually(
+        [&] { return a.metric("eacgm_store_up") == "1" && a.metric("eacgm_store_spooled_batches") == "0"; },
+        60s))
+        << a.node << ": " << get(a.port, "/metrics").body;
+    EXPECT_TRUE(eventually([&] {
+      const auto r = get(a.port, "/api/v1/history/functions?since=1h&node=" + a.node);
+      return calls_of(json::parse(r.body, nullptr, false), "cudaMalloc") == 2ULL * runs;
+    })) << a.node
+        << ": " << get(a.port, "/api/v1/history/functions?since=1h&node=" + a.node).body;
+    EXPECT_EQ(a.metric("eacgm_store_dropped_rows_total"), "0") << a.node;
+    EXPECT_EQ(a.metric("eacgm_store_dropped_batches_total"), "0") << a.node;
+    EXPECT_GT(a.number("eacgm_store_rows_written_total"), 0) << a.node;
+  }
+  for (auto& a : agents) {
+    a.serve->signal(SIGTERM);
+    EXPECT_EQ(a.serve->wait(), 0) << a.serve->err();
+    const std::string err = a.serve->err();
+    EXPECT_NE(err.find("write failed (kept for a retry)"), std::string::npos) << err;
+    EXPECT_NE(err.find("writing again"), std::string::npos) << err;
+    EXPECT_EQ(err.find(PgCluster::kPassword), std::string::npos) << err;
+  }
+
+  // With the agents gone, each node's history holds every run's calls exactly.
+  for (const auto& a : agents) {
+    const json doc = history_of(a.node);
+    ASSERT_FALSE(doc.is_discarded());
+    EXPECT_EQ(calls_of(doc, "cudaMalloc"), 2ULL * runs) << a.node;
+    EXPECT_EQ(calls_of(doc, "cudaLaunchKernel"), 3ULL * runs) << a.node;
+    std::size_t programs = 0;
+    for (const auto& p : doc["processes"]) {
+      if (p["comm"] != "cuda_calls") continue;
+      ++programs;
+      EXPECT_EQ(p["node"], a.node);
+      EXPECT_EQ(p["calls"], 12) << p.dump();
+    }
+    EXPECT_EQ(programs, static_cast<std::size_t>(runs)) << a.node;
+  }
+  // Both nodes in one database: the fleet's sum is theirs.
+  const json fleet = [&] {
+    Subprocess cli({bin("eacgm"), "history", "--store", cluster_.url("fleet"), "--since", "1h", "--json"},
+                   dir_);
+    EXPECT_EQ(cli.wait(), 0) << cli.err();
+    return json::parse(cli.out(), nullptr, false);
+  }();
+  EXPECT_EQ(calls_of(fleet, "cudaMalloc"), 4ULL * runs);
+  auto [rc, nodes] = cluster_.psql("fleet", "SELECT count(DISTINCT node) FROM intervals");
+  EXPECT_EQ(rc, 0) << nodes;
+  EXPECT_EQ(nodes, "2");
+}
+
+TEST_F(HistoryPostgres, AStoreThatCannotOpenIsOneLineWithoutThePassword) {
+  const std::string wrong =
+      "postgresql://eacgm:Not-the-pw-808@127.0.0.1:" + std::to_string(cluster_.port()) + "/fleet";
+  Subprocess serve({bin("eacgm"), "serve", "--no-gpu", "--listen", "127.0.0.1:" + std::to_string(free_port()),
+                    "--store", wrong},
+                   dir_);
+  EXPECT_EQ(serve.wait(), 2);
+  EXPECT_NE(serve.err().find("store postgresql://eacgm:***@127.0.0.1:"), std::string::npos) << serve.err();
+  EXPECT_NE(serve.err().find("password authentication failed"), std::string::npos) << serve.err();
+  EXPECT_EQ(serve.err().find("Not-the-pw-808"), std::string::npos) << serve.err();
+  Subprocess history({bin("eacgm"), "history", "--store", wrong}, dir_);
+  EXPECT_EQ(history.wait(), 1);
+  EXPECT_EQ(history.err().find("Not-the-pw-808"), std::string::npos) << history.err();
+  EXPECT_NE(history.err().find("password authentication failed"), std::string::npos) << history.err();
+}
+
+}  // namespace
+}  // namespace eacgm::test

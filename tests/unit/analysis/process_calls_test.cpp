@@ -1,0 +1,89 @@
+// ProcessCalls: a summary per process, the process cap, exits let go after kKeepExited,
+// and views that share the summaries of processes that made no call since.
+#include "analysis/process_calls.h"
+
+#include <gtest/gtest.h>
+
+namespace eacgm::analysis {
+namespace {
+
+std::shared_ptr<const ProbeInfo> probe(const std::string& function) {
+  auto p = std::make_shared<ProbeInfo>();
+  p->function = function;
+  p->spec.name = function;
+  p->spec.domain = "cuda";
+  p->spec.with_exit = true;
+  return p;
+}
+
+CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::uint32_t pid, std::uint64_t dur) {
+  CallEvent e;
+  e.probe = p;
+  e.pid = pid;
+  e.has_exit = true;
+  e.dur_ns = dur;
+  return e;
+}
+
+TEST(ProcessCalls, KeepsASummaryPerProcess) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls calls;
+  for (int i = 0; i < 3; ++i) calls.add(call(p, 1, 100));
+  calls.add(call(p, 2, 100));
+  CallCount counted;
+  counted.pid = 2;
+  counted.probe = p;
+  counted.calls = 10;
+  calls.add(counted);
+  auto v = calls.view();
+  ASSERT_EQ(v->processes.size(), 2u);
+  EXPECT_EQ(v->processes.at(1).calls->rows().front().calls, 3u);
+  EXPECT_EQ(v->processes.at(2).calls->rows().front().calls, 11u);
+}
+
+TEST(ProcessCalls, ViewsShareTheSummariesOfQuietProcesses) {
+  auto p = probe("cudaFree");
+  ProcessCalls calls;
+  calls.add(call(p, 1, 5));
+  calls.add(call(p, 2, 5));
+  auto first = calls.view();
+  calls.add(call(p, 2, 5));
+  auto second = calls.view();
+  EXPECT_EQ(first->processes.at(1).calls, second->processes.at(1).calls) << "pid 1 made no call: shared";
+  EXPECT_NE(first->processes.at(2).calls, second->processes.at(2).calls);
+  EXPECT_EQ(first->processes.at(2).calls->rows().front().calls, 1u) << "a published view never changes";
+}
+
+TEST(ProcessCalls, CapsProcessesAndCountsTheRest) {
+  auto p = probe("cudaMemcpy");
+  ProcessCalls::Options o;
+  o.max_processes = 2;
+  ProcessCalls calls(o);
+  for (std::uint32_t pid = 1; pid <= 4; ++pid) calls.add(call(p, pid, 5));
+  auto v = calls.view();
+  EXPECT_EQ(v->processes.size(), 2u);
+  EXPECT_EQ(v->overflow_events, 2u);
+}
+
+TEST(ProcessCalls, ExitsAreMarkedThenLetGo) {
+  auto p = probe("cudaMemcpy");
+  ProcessCalls calls;
+  calls.add(call(p, 7, 5));
+  calls.add(call(p, 8, 5));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto alive = [](std::uint32_t pid) { return pid == 8; };
+  calls.sweep(t0, alive, 10);
+  auto v = calls.view();
+  EXPECT_TRUE(v->processes.at(7).exited);
+  EXPECT_FALSE(v->processes.at(8).exited);
+  calls.sweep(t0 + ProcessCalls::kKeepExited - std::chrono::seconds(1), alive, 10);
+  EXPECT_EQ(calls.process_count(), 2u);
+  calls.sweep(t0 + ProcessCalls::kKeepExited, alive, 10);
+  EXPECT_EQ(calls.process_count(), 1u);
+  // A call after the mark (the pid came back): alive again.
+  calls.add(call(p, 8, 5));
+  EXPECT_FALSE(calls.view()->processes.at(8).exited);
+}
+
+}  // namespace
+}  // namespace eacgm::analysis

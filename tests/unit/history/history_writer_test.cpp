@@ -1,0 +1,150 @@
+// HistoryWriter: one batch per flush into a real SQLite store; while the store refuses
+// writes the batches wait in the spool (bounded: the oldest go first, counted) and are
+// written in order when it answers again; stop() writes the last interval.
+#include "history/history_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "history/sqlite_store.h"
+#include "history_fixtures.h"
+
+namespace eacgm::history {
+namespace {
+
+constexpr std::int64_t kS = 1'000'000'000;
+
+// The real SQLite store, refusing writes while `down` (as a PostgreSQL server that went
+// away would): the spool's stand-in for an unreachable store.
+class RefusingStore final : public Store {
+ public:
+  explicit RefusingStore(std::unique_ptr<Store> real) : real_(std::move(real)) {}
+  bool down = false;
+  Status write(const std::string& node, const IntervalBatch& b) override {
+    if (down) return make_error("connection refused");
+    return real_->write(node, b);
+  }
+  Status maintain(const std::string& node, std::int64_t now, const Retention& r) override {
+    return real_->maintain(node, now, r);
+  }
+  Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier t) override {
+    return real_->processes(q, t);
+  }
+  Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier t) override {
+    return real_->functions(q, t);
+  }
+  Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier t) override {
+    return real_->kernels(q, t);
+  }
+  Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier t) override {
+    return real_->gpus(q, t);
+  }
+  Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override { return real_->anomalies(q); }
+  Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override { return real_->leaks(q); }
+  Result<std::uint64_t> size_bytes() override { return real_->size_bytes(); }
+  std::string description() const override { return real_->description(); }
+
+ private:
+  std::unique_ptr<Store> real_;
+};
+
+struct Harness {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("eacgm-writer-" + std::to_string(getpid()));
+  std::int64_t now = 1'790'000'000 * kS;
+  analysis::ProcessCalls calls;
+  std::shared_ptr<const analysis::AnalysisSnapshot> snap;
+  RefusingStore* store = nullptr;
+  std::vector<std::string> log;
+  std::unique_ptr<HistoryWriter> writer;
+
+  explicit Harness(std::size_t spool) {
+    std::filesystem::remove_all(dir);
+    auto real = SqliteStore::open((dir / "h.db").string());
+    EXPECT_TRUE(real);
+    auto refusing = std::make_unique<RefusingStore>(std::move(real).value());
+    store = refusing.get();
+    HistoryOptions o;
+    o.node = "n1";
+    o.spool_batches = spool;
+    o.now_ns = [this] { return now; };
+    writer = std::make_unique<HistoryWriter>(
+        std::move(refusing), [this] { return snap; },
+        IntervalBuilder(nullptr, [](std::uint32_t) { return std::optional<std::int64_t>(1); }), o,
+        [this](const std::string& line) { log.push_back(line); });
+  }
+  ~Harness() {
+    writer.reset();
+    std::filesystem::remove_all(dir);
+  }
+  // One interval: `n` calls, then a flush 10 s later.
+  void interval(int n) {
+    static const auto p = test::probe("cuda", "cudaMemcpy");
+    for (int i = 0; i < n; ++i) calls.add(test::call(p, 77, 100));
+    snap = std::make_shared<analysis::AnalysisSnapshot>(test::snapshot_of(calls));
+    now += 10 * kS;
+    writer->flush_once(false);
+  }
+  std::uint64_t stored_calls() {
+    HistoryQuery q;
+    q.from_ns = 0;
+    q.to_ns = now + kS;
+    auto f = store->functions(q, Tier::kRaw);
+    EXPECT_TRUE(f) << f.error();
+    return f && !f->empty() ? f->front().calls : 0;
+  }
+};
+
+TEST(HistoryWriter, SpoolsWhileTheStoreIsDownAndWritesInOrderAfter) {
+  Harness h(100);
+  h.interval(3);
+  EXPECT_EQ(h.stored_calls(), 3u);
+  h.store->down = true;
+  for (int i = 0; i < 4; ++i) h.interval(10);
+  StoreStats s = h.writer->stats();
+  EXPECT_FALSE(s.healthy);
+  EXPECT_GE(s.write_failures, 1u);
+  EXPECT_EQ(s.spooled_batches, 4u);
+  ASSERT_EQ(h.log.size(), 1u);  // one line for the outage, not one per try
+  EXPECT_NE(h.log[0].find("connection refused"), std::string::npos);
+  h.store->down = false;
+  h.now += 400 * kS;  // past the back-off
+  h.interval(1);
+  s = h.writer->stats();
+  EXPECT_TRUE(s.healthy);
+  EXPECT_EQ(s.spooled_batches, 0u);
+  EXPECT_EQ(s.batches_dropped, 0u);
+  EXPECT_EQ(h.stored_calls(), 3u + 40u + 1u);
+  EXPECT_EQ(h.log.back(), "store sqlite:" + (h.dir / "h.db").string() + ": writing again");
+}
+
+TEST(HistoryWriter, AFullSpoolDropsTheOldestAndCountsThem) {
+  Harness h(2);
+  h.store->down = true;
+  for (int i = 0; i < 5; ++i) h.interval(10);
+  StoreStats s = h.writer->stats();
+  EXPECT_EQ(s.spooled_batches, 2u);
+  EXPECT_EQ(s.batches_dropped, 3u);
+  EXPECT_EQ(s.rows_dropped, 6u);  // a process row and a function row each
+  h.store->down = false;
+  h.now += 400 * kS;
+  h.writer->flush_once(false);  // nothing new; the spool goes out
+  // Written plus dropped is what was made: 2 batches of 10 calls kept.
+  EXPECT_EQ(h.stored_calls(), 20u);
+}
+
+TEST(HistoryWriter, StopWritesTheLastInterval) {
+  Harness h(10);
+  static const auto p = test::probe("cuda", "cudaFree");
+  for (int i = 0; i < 7; ++i) h.calls.add(test::call(p, 5, 100));
+  h.snap = std::make_shared<analysis::AnalysisSnapshot>(test::snapshot_of(h.calls));
+  h.writer->start();
+  h.writer->stop();
+  EXPECT_EQ(h.stored_calls(), 7u);
+  EXPECT_EQ(h.writer->stats().batches_written, 1u);
+}
+
+}  // namespace
+}  // namespace eacgm::history

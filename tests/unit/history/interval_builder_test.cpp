@@ -1,0 +1,160 @@
+// IntervalBuilder: each interval's rows are the calls made in it (per process and
+// function, latency included); a process's exit is written once; GPU passes fold into
+// means and maxima; kernels and anomalies are written once each.
+#include "history/interval_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "history_fixtures.h"
+
+namespace eacgm::history {
+namespace {
+
+using test::call;
+using test::probe;
+
+class FixedFacts final : public sample::ProcessFacts {
+ public:
+  sample::RankInfo rank(std::uint32_t pid) const override {
+    sample::RankInfo r;
+    if (pid == 10) r.rank = 1;
+    return r;
+  }
+  std::string cmdline(std::uint32_t pid) const override {
+    return "python train.py --pid " + std::to_string(pid);
+  }
+  std::optional<std::string> container(std::uint32_t) const override { return std::nullopt; }
+  bool alive(std::uint32_t) const override { return true; }
+};
+
+IntervalBuilder builder() {
+  return IntervalBuilder(
+      std::make_shared<FixedFacts>(),
+      [](std::uint32_t pid) -> std::optional<std::int64_t> { return std::int64_t{1000} * pid; });
+}
+
+const FunctionRecord* find(const IntervalBatch& b, std::uint32_t pid, const std::string& fn) {
+  for (const auto& f : b.functions) {
+    if (f.process.pid == pid && f.function == fn) return &f;
+  }
+  return nullptr;
+}
+
+TEST(IntervalBuilder, EachIntervalHoldsTheCallsMadeInIt) {
+  auto memcpy_probe = probe("cuda", "cudaMemcpy");
+  auto sync_probe = probe("cuda", "cudaDeviceSynchronize");
+  analysis::ProcessCalls calls;
+  for (int i = 0; i < 5; ++i) calls.add(call(memcpy_probe, 10, 1000));
+  calls.add(call(sync_probe, 11, 50, 2));  // an error
+  IntervalBuilder b = builder();
+  IntervalBatch first = b.build(test::snapshot_of(calls), 0, 10);
+  ASSERT_NE(find(first, 10, "cudaMemcpy"), nullptr);
+  EXPECT_EQ(find(first, 10, "cudaMemcpy")->calls, 5u);
+  EXPECT_EQ(find(first, 10, "cudaMemcpy")->latency.count, 5u);
+  EXPECT_EQ(find(first, 11, "cudaDeviceSynchronize")->errors, 1u);
+  ASSERT_EQ(first.processes.size(), 2u);
+  EXPECT_EQ(first.processes[0].key.start_ns, 10000);
+  EXPECT_EQ(first.processes[0].rank, 1);
+  EXPECT_EQ(first.processes[0].cmdline, "python train.py --pid 10");
+
+  // Next interval: three more calls of pid 10, at another duration; pid 11 made none.
+  for (int i = 0; i < 3; ++i) calls.add(call(memcpy_probe, 10, 9000));
+  IntervalBatch second = b.build(test::snapshot_of(calls), 10, 20);
+  ASSERT_EQ(second.functions.size(), 1u);
+  const FunctionRecord& f = second.functions.front();
+  EXPECT_EQ(f.calls, 3u);
+  EXPECT_EQ(f.latency.count, 3u);
+  EXPECT_EQ(f.latency.bits, kStoredBits);
+  EXPECT_NEAR(f.latency.quantile(0.5), 9000, 9000 * 0.031);
+  EXPECT_EQ(f.latency.sum_ns, 27000u);
+  ASSERT_EQ(second.processes.size(), 1u);
+  EXPECT_EQ(second.processes[0].key.pid, 10u);
+  EXPECT_EQ(second.processes[0].first_ns, 0);
+  EXPECT_EQ(second.processes[0].last_ns, 20);
+
+  // Nothing new: nothing written.
+  IntervalBatch third = b.build(test::snapshot_of(calls), 20, 30);
+  EXPECT_TRUE(third.functions.empty());
+  EXPECT_TRUE(third.processes.empty());
+}
+
+TEST(IntervalBuilder, AnExitIsWrittenOnce) {
+  auto p = probe("cuda", "cudaMalloc");
+  analysis::ProcessCalls calls;
+  calls.add(call(p, 20, 10));
+  IntervalBuilder b = builder();
+  (void)b.build(test::snapshot_of(calls), 0, 10);
+  const auto now = std::chrono::steady_clock::now();
+  calls.sweep(
+      now, [](std::uint32_t) { return false; }, 16);
+  IntervalBatch gone = b.build(test::snapshot_of(calls), 10, 20);
+  ASSERT_EQ(gone.processes.size(), 1u);
+  EXPECT_TRUE(gone.processes[0].exited);
+  IntervalBatch after = b.build(test::snapshot_of(calls), 20, 30);
+  EXPECT_TRUE(after.processes.empty());
+  // The analysis lets go of it after kKeepExited: the builder forgets it too.
+  calls.sweep(
+      now + analysis::ProcessCalls::kKeepExited, [](std::uint32_t) { return false; }, 16);
+  EXPECT_EQ(calls.process_count(), 0u);
+  (void)b.build(test::snapshot_of(calls), 30, 40);
+  EXPECT_EQ(b.known_processes(), 0u);
+}
+
+TEST(IntervalBuilder, GpuPassesFoldIntoMeansAndMaxima) {
+  IntervalBuilder b = builder();
+  for (std::uint32_t util : {10u, 30u, 80u}) {
+    GpuSnapshot pass;
+    pass.sequence = util;
+    DeviceSample d;
+    d.index = 0;
+    d.uuid = "GPU-x";
+    d.utilization_gpu_percent = util;
+    d.memory_used_bytes = util * 1000;
+    d.power_usage_milliwatts = util * 1000;
+    pass.devices.push_back(d);
+    ProcessSample p;
+    p.pid = 30;
+    p.gpu_index = 0;
+    p.used_memory_bytes = util;
+    p.sm_utilization_percent = util;
+    pass.processes.push_back(p);
+    b.observe_gpu(pass);
+    b.observe_gpu(pass);  // the same pass again counts once
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  ASSERT_EQ(batch.gpus.size(), 1u);
+  EXPECT_EQ(batch.gpus[0].samples, 3u);
+  EXPECT_DOUBLE_EQ(*batch.gpus[0].util_mean, 40.0);
+  EXPECT_EQ(*batch.gpus[0].util_max, 80u);
+  EXPECT_EQ(*batch.gpus[0].memory_used_max, 80000u);
+  EXPECT_DOUBLE_EQ(*batch.gpus[0].power_max_w, 80.0);
+  ASSERT_EQ(batch.gpu_processes.size(), 1u);
+  EXPECT_EQ(batch.gpu_processes[0].process.pid, 30u);
+  EXPECT_EQ(*batch.gpu_processes[0].memory_max, 80u);
+  EXPECT_DOUBLE_EQ(*batch.gpu_processes[0].sm_mean, 40.0);
+  // The next interval starts from nothing.
+  EXPECT_TRUE(b.build(snap, 10, 20).gpus.empty());
+}
+
+TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
+  IntervalBuilder b = builder();
+  auto summary = std::make_shared<analysis::AnomalySummary>();
+  analysis::Anomaly a;
+  a.ts_ns = 100;
+  a.pid = 5;
+  a.domain = "cuda";
+  a.name = "cudaMemcpy";
+  a.dur_ns = 7;
+  summary->recent.push_back(a);
+  analysis::AnalysisSnapshot snap;
+  snap.anomalies = summary;
+  IntervalBatch first = b.build(snap, 0, 10);
+  ASSERT_EQ(first.anomalies.size(), 1u);
+  EXPECT_EQ(first.anomalies[0].kind, "call");
+  EXPECT_EQ(first.anomalies[0].end_ns, 107);
+  EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
+}
+
+}  // namespace
+}  // namespace eacgm::history

@@ -1,0 +1,490 @@
+// The PostgreSQL history against a real server (a throwaway cluster): rows written in
+// intervals come back summed over any window with their merged latency, as the SQLite
+// store answers them; minutes and hours roll up exactly; retention deletes only what is
+// outside each tier's window (simulated clock); a newer schema is refused; the size cap
+// lets the oldest rows go; a retried batch is written once; a lost server fails the
+// call and the next call connects again; the password never shows.
+#include "history/postgres_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "history/sqlite_store.h"
+#include "pg_cluster.h"
+#include "store_batches.h"
+
+namespace eacgm::history {
+namespace {
+
+using namespace test;  // NOLINT(google-build-using-namespace)
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = new PgCluster();
+    error_ = cluster_->start();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_EQ(error_, "") << "the test server did not start";
+    db_ = "h" + std::to_string(++databases_);
+    ASSERT_EQ(cluster_->create_database(db_), "");
+  }
+  std::unique_ptr<PostgresStore> open() {
+    auto s = PostgresStore::open(cluster_->url(db_));
+    EXPECT_TRUE(s) << s.error();
+    return s ? std::move(s).value() : nullptr;
+  }
+  static inline PgCluster* cluster_ = nullptr;
+  static inline std::string error_;
+  static inline int databases_ = 0;
+  std::string db_;
+};
+
+TEST_F(PostgresStoreTest, IntervalsSumOverAWindowWithTheirMergedLatency) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 6; ++i) {
+    auto st = store->write("node-a", batch(kT0 + kS * 10 * i, 42, 100, 1000ULL * (i + 1)));
+    ASSERT_TRUE(st) << st.error();
+  }
+  ASSERT_TRUE(store->write("node-b", batch(kT0, 7, 5, 50)));
+  auto all = store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(all) << all.error();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().calls, 605u);
+  EXPECT_EQ(all->front().errors, 7u);
+  EXPECT_EQ(all->front().latency.count, 605u);
+
+  HistoryQuery a = window(kT0 + 10 * kS, kT0 + 30 * kS);
+  a.node = "node-a";
+  auto part = store->functions(a, Tier::kRaw);
+  ASSERT_TRUE(part) << part.error();
+  ASSERT_EQ(part->size(), 1u);
+  EXPECT_EQ(part->front().calls, 200u);  // intervals 2 and 3
+  EXPECT_EQ(part->front().bytes, 200u * 4096);
+  EXPECT_NEAR(part->front().latency.quantile(0.5), 2099, 2099 * 0.02);
+
+  HistoryQuery by_comm = window(kT0, kT0 + 60 * kS);
+  by_comm.comm = "train";
+  by_comm.pid = 7;
+  auto procs = store->processes(by_comm, Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ(procs->front().node, "node-b");
+  EXPECT_EQ(procs->front().calls, 5u);
+  EXPECT_EQ(procs->front().record.rank, 3);
+
+  auto kernels = store->kernels(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(kernels) << kernels.error();
+  ASSERT_EQ(kernels->size(), 1u);
+  EXPECT_EQ(kernels->front().launches, 1210u);
+}
+
+TEST_F(PostgresStoreTest, MinutesAndHoursRollUpExactly) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  std::uint64_t total = 0;
+  StoredSketch merged;  // what the rows of every tier must hold
+  for (std::int64_t t = kT0; t < kT0 + kS * 3600 * 2; t += 10 * kS) {
+    const auto calls = static_cast<std::uint64_t>(1 + (t / kS) % 5);
+    total += calls;
+    const IntervalBatch b = batch(t, 1, calls, 100 + (t / kS) % 7000);
+    merged.merge(b.functions.front().latency);
+    ASSERT_TRUE(store->write("n", b));
+  }
+  const std::int64_t now = kT0 + kS * 3600 * 2;
+  auto st = store->maintain("n", now, Retention{});
+  ASSERT_TRUE(st) << st.error();
+  const HistoryQuery q = window(kT0, now);
+  auto raw = store->functions(q, Tier::kRaw);
+  auto minute = store->functions(q, Tier::kMinute);
+  auto hour = store->functions(q, Tier::kHour);
+  ASSERT_TRUE(raw && minute && hour);
+  ASSERT_EQ(minute->size(), 1u);
+  ASSERT_EQ(hour->size(), 1u);
+  EXPECT_EQ(raw->front().calls, total);
+  EXPECT_EQ(minute->front().calls, total);
+  EXPECT_EQ(hour->front().calls, total);
+  EXPECT_EQ(minute->front().latency.count, total);
+  EXPECT_EQ(encode(raw->front().latency), encode(merged));
+  EXPECT_EQ(encode(minute->front().latency), encode(merged));
+  EXPECT_EQ(encode(hour->front().latency), encode(merged));
+  // A window of raw intervals that are not whole minutes: the edges come from the raw
+  // rows, the minutes and the hour between from the rollups, the sums the same.
+  HistoryQuery edges = window(kT0 + 20 * kS, kT0 + kS * 3600 * 2 - 30 * kS);
+  std::uint64_t in_edges = 0;
+  for (std::int64_t t = edges.from_ns; t < edges.to_ns; t += 10 * kS) in_edges += 1 + (t / kS) % 5;
+  auto part = store->functions(edges, Tier::kRaw);
+  ASSERT_TRUE(part) << part.error();
+  EXPECT_EQ(part->front().calls, in_edges);
+  EXPECT_EQ(part->front().latency.count, in_edges);
+  // Maintenance again rolls nothing twice.
+  ASSERT_TRUE(store->maintain("n", now, Retention{}));
+  auto again = store->functions(q, Tier::kHour);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->front().calls, total);
+  HistoryQuery g = q;
+  g.step_ns = 60 * kS;
+  auto points = store->gpus(g, Tier::kMinute);
+  ASSERT_TRUE(points) << points.error();
+  EXPECT_EQ(points->size(), 120u);
+  EXPECT_DOUBLE_EQ(*points->front().util_mean, 50.0);
+  EXPECT_EQ(*points->front().util_max, 90u);
+  auto kernels = store->kernels(q, Tier::kHour);
+  ASSERT_TRUE(kernels);
+  EXPECT_EQ(kernels->front().launches, 2 * total);
+}
+
+TEST_F(PostgresStoreTest, RetentionDeletesOnlyWhatIsOutsideEachTiersWindow) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  Retention r;
+  r.raw_ns = 1 * kDay;
+  r.minute_ns = 3 * kDay;
+  r.hour_ns = 5 * kDay;
+  for (int d = 0; d < 6; ++d) {
+    ASSERT_TRUE(store->write("n", batch(kT0 + d * kDay, 1, 10, 100)));
+    auto st = store->maintain("n", kT0 + d * kDay + 10 * kS, r);
+    ASSERT_TRUE(st) << st.error();
+  }
+  const std::int64_t now = kT0 + 6 * kDay;
+  ASSERT_TRUE(store->write("n", batch(now, 1, 10, 100)));
+  ASSERT_TRUE(store->maintain("n", now + 10 * kS, r));
+  const HistoryQuery all = window(kT0 - kDay, now + kDay);
+  auto raw = store->functions(all, Tier::kRaw);
+  auto minute = store->functions(all, Tier::kMinute);
+  auto hour = store->functions(all, Tier::kHour);
+  ASSERT_TRUE(raw && minute && hour);
+  EXPECT_EQ(raw->front().calls, 10u);
+  EXPECT_EQ(minute->front().calls, 20u);
+  EXPECT_EQ(hour->front().calls, 40u);
+  auto procs = store->processes(all, Tier::kHour);
+  ASSERT_TRUE(procs);
+  EXPECT_EQ(procs->size(), 1u);
+}
+
+TEST_F(PostgresStoreTest, RefusesAStoreWrittenByANewerSchema) {
+  ASSERT_TRUE(open());
+  ASSERT_EQ(cluster_->admin(db_, "UPDATE meta SET value = 99 WHERE key = 'schema_version'"), "");
+  auto again = PostgresStore::open(cluster_->url(db_));
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to 1)"), std::string::npos)
+      << again.error();
+  EXPECT_NE(again.error().find("store postgresql://eacgm:***@127.0.0.1:"), std::string::npos)
+      << again.error();
+  EXPECT_EQ(again.error().find(PgCluster::kPassword), std::string::npos) << again.error();
+  EXPECT_EQ(again.error().find('\n'), std::string::npos) << "one line";
+}
+
+TEST_F(PostgresStoreTest, SizeCapLetsTheOldestRawRowsGoOnceTheTablesGrowPastIt) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 720; ++i) {
+    IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 50, 100);
+    for (std::uint32_t pid = 2; pid < 20; ++pid) {
+      FunctionRecord f = b.functions.front();
+      f.process.pid = pid;
+      b.functions.push_back(f);
+    }
+    ASSERT_TRUE(store->write("n", b));
+  }
+  auto before = store->size_bytes();
+  ASSERT_TRUE(before) << before.error();
+  EXPECT_GT(*before, 1u << 20);
+  Retention r;
+  r.max_bytes = *before * 3 / 4;
+  const std::int64_t now = kT0 + 7200 * kS;
+  auto st = store->maintain("n", now, r);
+  ASSERT_TRUE(st) << st.error();
+  auto last = store->functions(window(now - 10 * kS, now), Tier::kRaw);
+  auto first = store->functions(window(kT0, kT0 + 10 * kS), Tier::kRaw);
+  auto second_hour = store->functions(window(kT0 + 3600 * kS, kT0 + 3610 * kS), Tier::kRaw);
+  ASSERT_TRUE(last && first && second_hour);
+  EXPECT_EQ(last->size(), 1u);
+  EXPECT_TRUE(first->empty()) << "the oldest raw hour goes first";
+  EXPECT_EQ(second_hour->size(), 1u);
+  // The rollups of what went are still there.
+  auto minutes = store->functions(window(kT0, kT0 + 60 * kS), Tier::kMinute);
+  ASSERT_TRUE(minutes);
+  EXPECT_EQ(minutes->size(), 1u);
+  // Its space is reused: without growth since, the next check deletes nothing more.
+  ASSERT_TRUE(store->maintain("n", now + 60 * kS, r));
+  second_hour = store->functions(window(kT0 + 3600 * kS, kT0 + 3610 * kS), Tier::kRaw);
+  ASSERT_TRUE(second_hour);
+  EXPECT_EQ(second_hour->size(), 1u);
+}
+
+TEST_F(PostgresStoreTest, ABatchWrittenAgainCountsOnceAndAnotherAtTheSameInstantAdds) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  const IntervalBatch b = batch(kT0, 1, 100, 1000);
+  ASSERT_TRUE(store->write("n", b));
+  ASSERT_TRUE(store->write("n", b)) << "a retry after a lost commit answer";
+  auto once = store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(once);
+  ASSERT_EQ(once->size(), 1u);
+  EXPECT_EQ(once->front().calls, 100u);
+  IntervalBatch other = batch(kT0, 1, 50, 5000);
+  other.span_ns = 5 * kS;
+  auto st = store->write("n", other);
+  ASSERT_TRUE(st) << st.error();
+  auto both = store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  auto kernels = store->kernels(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(both && kernels);
+  EXPECT_EQ(both->front().calls, 150u);
+  EXPECT_EQ(both->front().latency.count, 150u);
+  EXPECT_NEAR(both->front().latency.quantile(0.9), 5040, 5040 * 0.02);
+  EXPECT_EQ(kernels->front().launches, 300u);
+}
+
+// A batch of every kind of row for `node`, varied by `i`.
+IntervalBatch full_batch(const std::string& node, int i) {
+  IntervalBatch b = batch(kT0 + kS * 10 * i, 100 + static_cast<std::uint32_t>(i % 3), 10 + i, 1000 + 97 * i);
+  b.mode = "per-call";
+  ProcessRecord p2;
+  p2.key = {200, kT0 - 5 * kS};
+  p2.comm = node == "node-a" ? "eval" : "train";
+  p2.cmdline = "python3 eval.py";
+  p2.world_size = 8;
+  p2.first_ns = b.t_ns;
+  p2.last_ns = b.t_ns + b.span_ns;
+  p2.exited = i == 11;
+  b.processes.push_back(p2);
+  FunctionRecord f = b.functions.front();
+  f.process = p2.key;
+  f.domain = "nccl";
+  f.function = "ncclAllReduce";
+  f.calls = 3 + i % 4;
+  f.estimated = f.calls;
+  f.calls_variance = 0.5 * i;
+  b.functions.push_back(f);
+  b.kernels.push_back({"void at::native::vectorized_elementwise_kernel<4, float>(int, T1)", 7});
+  GpuRecord g = b.gpus.front();
+  g.index = 1;
+  g.uuid = "GPU-2";
+  g.samples = 4 + i % 3;
+  g.util_mean = 10.0 * (i % 7);
+  g.memory_used_mean = 1e9 * (1 + i % 2);
+  g.memory_used_max = 3ULL << 30;
+  g.memory_total = 80ULL << 30;
+  g.power_mean_w = 300.5;
+  g.power_max_w = 400 + i;
+  g.temperature_max = 60 + i % 5;
+  b.gpus.push_back(g);
+  b.gpu_processes.push_back({1, p2.key, 5, 1ULL << 30, 42.5});
+  if (i % 5 == 0)
+    b.anomalies.push_back(
+        {b.t_ns + kS, b.t_ns + 2 * kS, p2.key, "call", "nccl", "ncclAllReduce", 9.5, 1.5e6, 2e5});
+  if (i == 11) b.leaks.push_back({p2.key, 0, 3, 3ULL << 20});
+  return b;
+}
+
+TEST_F(PostgresStoreTest, AnswersAsTheSqliteStoreDoes) {
+  auto pg = open();
+  ASSERT_TRUE(pg);
+  const std::string path = "/tmp/eacgm-pg-compare-" + std::to_string(getpid()) + ".db";
+  std::filesystem::remove(path);
+  auto lite = SqliteStore::open(path);
+  ASSERT_TRUE(lite) << lite.error();
+  for (int i = 0; i < 24; ++i) {
+    for (const std::string node : {"node-a", "node-b"}) {
+      const IntervalBatch b = full_batch(node, i);
+      ASSERT_TRUE(pg->write(node, b));
+      ASSERT_TRUE((*lite)->write(node, b));
+    }
+  }
+  const std::int64_t now = kT0 + kS * 10 * 24;
+  for (const std::string node : {"node-a", "node-b"}) {
+    ASSERT_TRUE(pg->maintain(node, now, Retention{}));
+    ASSERT_TRUE((*lite)->maintain(node, now, Retention{}));
+  }
+  std::vector<HistoryQuery> queries;
+  for (int v = 0; v < 5; ++v) {
+    HistoryQuery q = window(kT0 + 10 * kS, now);
+    if (v == 1) q.node = "node-b";
+    if (v == 2) q.pid = 200;
+    if (v == 3) q.comm = "eval";
+    if (v == 4) q = window(kT0 + 60 * kS, kT0 + 120 * kS);
+    queries.push_back(q);
+  }
+  for (const auto& q : queries) {
+    for (Tier tier : {Tier::kRaw, Tier::kMinute}) {
+      SCOPED_TRACE(std::string(tier_name(tier)) + " node " + q.node.value_or("*") + " pid " +
+                   std::to_string(q.pid.value_or(0)) + " comm " + q.comm.value_or("*"));
+      auto a = pg->functions(q, tier);
+      auto b = (*lite)->functions(q, tier);
+      ASSERT_TRUE(a && b) << (a ? b.error() : a.error());
+      ASSERT_EQ(a->size(), b->size());
+      EXPECT_FALSE(a->empty());
+      for (std::size_t i = 0; i < a->size(); ++i) {
+        const auto& x = (*a)[i];
+        const auto& y = (*b)[i];
+        EXPECT_EQ(x.domain + x.function, y.domain + y.function);
+        EXPECT_EQ(x.calls, y.calls);
+        EXPECT_EQ(x.errors, y.errors);
+        EXPECT_EQ(x.bytes, y.bytes);
+        EXPECT_EQ(x.timed, y.timed);
+        EXPECT_EQ(x.estimated, y.estimated);
+        EXPECT_DOUBLE_EQ(x.calls_variance, y.calls_variance);
+        EXPECT_EQ(encode(x.latency), encode(y.latency));
+      }
+      auto pa = pg->processes(q, tier);
+      auto pb = (*lite)->processes(q, tier);
+      ASSERT_TRUE(pa && pb) << (pa ? pb.error() : pa.error());
+      auto key = [](const StoredProcess& p) {
+        return p.node + "/" + std::to_string(p.record.key.pid) + "/" + std::to_string(p.calls) + "/" +
+               std::to_string(p.errors) + "/" + p.record.comm + "/" + p.record.cmdline + "/" +
+               std::to_string(p.record.rank.value_or(-1)) + "/" +
+               std::to_string(p.record.world_size.value_or(-1)) + "/" + std::to_string(p.record.first_ns) +
+               "/" + std::to_string(p.record.last_ns) + "/" + (p.record.exited ? "x" : "-");
+      };
+      std::multiset<std::string> ka, kb;
+      for (const auto& p : *pa) ka.insert(key(p));
+      for (const auto& p : *pb) kb.insert(key(p));
+      EXPECT_EQ(ka, kb);
+      auto ga = pg->gpus(q, tier);
+      auto gb = (*lite)->gpus(q, tier);
+      ASSERT_TRUE(ga && gb) << (ga ? gb.error() : ga.error());
+      auto gkey = [](const StoredGpuPoint& p) {
+        return p.node + "/" + std::to_string(p.gpu) + "/" + p.uuid + "/" + p.name + "/" +
+               std::to_string(p.t_ns) + "/" + std::to_string(p.util_mean.value_or(-1)) + "/" +
+               std::to_string(p.util_max.value_or(0)) + "/" +
+               std::to_string(p.memory_used_mean.value_or(-1)) + "/" +
+               std::to_string(p.memory_used_max.value_or(0)) + "/" +
+               std::to_string(p.power_mean_w.value_or(-1)) + "/" +
+               std::to_string(p.power_max_w.value_or(-1)) + "/" +
+               std::to_string(p.temperature_max.value_or(0));
+      };
+      std::multiset<std::string> gka, gkb;
+      for (const auto& p : *ga) gka.insert(gkey(p));
+      for (const auto& p : *gb) gkb.insert(gkey(p));
+      EXPECT_EQ(gka, gkb);
+      auto ka2 = pg->kernels(q, tier);
+      auto kb2 = (*lite)->kernels(q, tier);
+      ASSERT_TRUE(ka2 && kb2);
+      ASSERT_EQ(ka2->size(), kb2->size());
+      for (std::size_t i = 0; i < ka2->size(); ++i) {
+        EXPECT_EQ((*ka2)[i].kernel, (*kb2)[i].kernel);
+        EXPECT_EQ((*ka2)[i].launches, (*kb2)[i].launches);
+      }
+    }
+    auto aa = pg->anomalies(q);
+    auto ab = (*lite)->anomalies(q);
+    ASSERT_TRUE(aa && ab) << (aa ? ab.error() : aa.error());
+    ASSERT_EQ(aa->size(), ab->size());
+    for (std::size_t i = 0; i < aa->size(); ++i) {
+      EXPECT_EQ((*aa)[i].record.t_ns, (*ab)[i].record.t_ns);
+      EXPECT_EQ((*aa)[i].record.function, (*ab)[i].record.function);
+      EXPECT_DOUBLE_EQ((*aa)[i].record.value, (*ab)[i].record.value);
+    }
+    auto la = pg->leaks(q);
+    auto lb = (*lite)->leaks(q);
+    ASSERT_TRUE(la && lb) << (la ? lb.error() : la.error());
+    ASSERT_EQ(la->size(), lb->size());
+    for (std::size_t i = 0; i < la->size(); ++i) {
+      EXPECT_EQ((*la)[i].node, (*lb)[i].node);
+      EXPECT_EQ((*la)[i].comm, (*lb)[i].comm);
+      EXPECT_EQ((*la)[i].record.bytes, (*lb)[i].record.bytes);
+    }
+  }
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+TEST_F(PostgresStoreTest, NodesWritingAtOnceMakeTheirNamesWithoutWaitingOnEachOther) {
+  std::vector<std::thread> nodes;
+  nodes.reserve(4);
+  std::atomic<int> failures{0};
+  for (int n = 0; n < 4; ++n) {
+    nodes.emplace_back([&, n] {
+      auto s = PostgresStore::open(cluster_->url(db_));
+      if (!s) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < 20; ++i) {
+        IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 10, 100);
+        // Names new to every node at once, in different orders.
+        for (int k = 0; k < 30; ++k) b.kernels.push_back({"k" + std::to_string((k * (n + 1) + i) % 40), 1});
+        if (!(*s)->write("node-" + std::to_string(n), b)) ++failures;
+      }
+    });
+  }
+  for (auto& t : nodes) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto all = store->functions(window(kT0, kT0 + 3600 * kS), Tier::kRaw);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().calls, 4u * 20 * 10);
+  auto procs = store->processes(window(kT0, kT0 + 3600 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs);
+  EXPECT_EQ(procs->size(), 4u);
+}
+
+TEST_F(PostgresStoreTest, ALostServerFailsTheCallAndTheNextCallConnectsAgain) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->write("n", batch(kT0, 1, 10, 100)));
+  ASSERT_EQ(cluster_->stop(), "");
+  auto down = store->write("n", batch(kT0 + 10 * kS, 1, 20, 100));
+  EXPECT_FALSE(down);
+  auto still = store->write("n", batch(kT0 + 10 * kS, 1, 20, 100));
+  EXPECT_FALSE(still);
+  EXPECT_FALSE(store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  for (const auto& e : {down.error(), still.error()}) {
+    EXPECT_EQ(e.find(PgCluster::kPassword), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  ASSERT_EQ(cluster_->start_server(), "");
+  auto back = store->write("n", batch(kT0 + 10 * kS, 1, 20, 100));
+  ASSERT_TRUE(back) << back.error();
+  auto all = store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(all) << all.error();
+  EXPECT_EQ(all->front().calls, 30u);
+}
+
+TEST_F(PostgresStoreTest, ThePasswordNeverShows) {
+  const std::string port = std::to_string(cluster_->port());
+  struct Case {
+    std::string url, secret, shows;
+  };
+  const Case cases[] = {
+      // The password is wrong.
+      {"postgresql://eacgm:Wrong-pw-4711@127.0.0.1:" + port + "/" + db_, "Wrong-pw-4711",
+       "password authentication failed"},
+      {"host=127.0.0.1 port=" + port + " user=eacgm password='Kv pass 77' dbname=" + db_, "Kv pass 77",
+       "password authentication failed"},
+      // Nothing listens there.
+      {"postgresql://eacgm:Unreach-31337@127.0.0.1:1/x", "Unreach-31337",
+       "postgresql://eacgm:***@127.0.0.1:1/x"},
+      // libpq echoes what it cannot parse.
+      {"postgresql://eacgm:Pct-pw%zz@127.0.0.1:" + port + "/x", "Pct-pw", "store postgresql://eacgm:***@"},
+      {"host=127.0.0.1 password=Kv-unparsed-9 dbname", "Kv-unparsed-9", "store host=127.0.0.1 password=***"},
+  };
+  for (const auto& c : cases) {
+    auto s = PostgresStore::open(c.url);
+    ASSERT_FALSE(s) << c.url;
+    EXPECT_EQ(s.error().find(c.secret), std::string::npos) << s.error();
+    EXPECT_NE(s.error().find(c.shows), std::string::npos) << s.error();
+    EXPECT_EQ(s.error().find('\n'), std::string::npos) << s.error();
+  }
+  auto ok = PostgresStore::open(cluster_->url(db_));
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ((*ok)->description().find(PgCluster::kPassword), std::string::npos);
+}
+
+}  // namespace
+}  // namespace eacgm::history

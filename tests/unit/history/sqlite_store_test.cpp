@@ -1,0 +1,209 @@
+// The SQLite history: rows written in intervals come back summed over any window with
+// their merged latency; minutes and hours roll up exactly; retention deletes only what
+// is outside each tier's window (simulated clock); a newer schema is refused; the size
+// cap deletes the oldest rows first.
+#include "history/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "store_batches.h"
+
+namespace eacgm::history {
+namespace {
+
+using namespace test;  // NOLINT(google-build-using-namespace)
+
+class TempDb {
+ public:
+  TempDb() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("eacgm-store-" + std::to_string(getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::remove_all(dir_);
+  }
+  ~TempDb() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "sub" / "eacgm.db").string(); }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path dir_;
+};
+
+TEST(SqliteStore, IntervalsSumOverAWindowWithTheirMergedLatency) {
+  TempDb tmp;
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store) << store.error();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE((*store)->write("node-a", batch(kT0 + kS * 10 * i, 42, 100, 1000ULL * (i + 1))));
+  }
+  ASSERT_TRUE((*store)->write("node-b", batch(kT0, 7, 5, 50)));
+  auto all = (*store)->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(all) << all.error();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().calls, 605u);
+  EXPECT_EQ(all->front().errors, 7u);
+  EXPECT_EQ(all->front().latency.count, 605u);
+
+  HistoryQuery a = window(kT0 + 10 * kS, kT0 + 30 * kS);
+  a.node = "node-a";
+  auto part = (*store)->functions(a, Tier::kRaw);
+  ASSERT_TRUE(part);
+  ASSERT_EQ(part->size(), 1u);
+  EXPECT_EQ(part->front().calls, 200u);  // intervals 2 and 3
+  EXPECT_EQ(part->front().bytes, 200u * 4096);
+  // Their calls took 2000..2099 and 3000..3099 ns: the median is near 2100.
+  EXPECT_NEAR(part->front().latency.quantile(0.5), 2099, 2099 * 0.02);
+
+  HistoryQuery by_comm = window(kT0, kT0 + 60 * kS);
+  by_comm.comm = "train";
+  by_comm.pid = 7;
+  auto procs = (*store)->processes(by_comm, Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ(procs->front().node, "node-b");
+  EXPECT_EQ(procs->front().calls, 5u);
+  EXPECT_EQ(procs->front().record.rank, 3);
+
+  auto kernels = (*store)->kernels(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(kernels);
+  ASSERT_EQ(kernels->size(), 1u);
+  EXPECT_EQ(kernels->front().launches, 1210u);
+}
+
+TEST(SqliteStore, MinutesAndHoursRollUpExactly) {
+  TempDb tmp;
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store);
+  // Two hours of 10 s intervals.
+  std::uint64_t total = 0;
+  for (std::int64_t t = kT0; t < kT0 + kS * 3600 * 2; t += 10 * kS) {
+    const auto calls = static_cast<std::uint64_t>(1 + (t / kS) % 5);
+    total += calls;
+    ASSERT_TRUE((*store)->write("n", batch(t, 1, calls, 100)));
+  }
+  const std::int64_t now = kT0 + kS * 3600 * 2;
+  ASSERT_TRUE((*store)->maintain("n", now, Retention{}));
+  const HistoryQuery q = window(kT0, now);
+  auto raw = (*store)->functions(q, Tier::kRaw);
+  auto minute = (*store)->functions(q, Tier::kMinute);
+  auto hour = (*store)->functions(q, Tier::kHour);
+  ASSERT_TRUE(raw && minute && hour);
+  ASSERT_EQ(minute->size(), 1u);
+  ASSERT_EQ(hour->size(), 1u);
+  EXPECT_EQ(raw->front().calls, total);
+  EXPECT_EQ(minute->front().calls, total);
+  EXPECT_EQ(hour->front().calls, total);
+  EXPECT_EQ(minute->front().latency.count, total);
+  EXPECT_EQ(hour->front().latency.buckets.size(), raw->front().latency.buckets.size());
+  EXPECT_DOUBLE_EQ(hour->front().latency.quantile(0.99), raw->front().latency.quantile(0.99));
+  // Maintenance again rolls nothing twice.
+  ASSERT_TRUE((*store)->maintain("n", now, Retention{}));
+  auto again = (*store)->functions(q, Tier::kHour);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->front().calls, total);
+  // GPU points of the minute tier: one per minute, the utilization's mean kept.
+  HistoryQuery g = q;
+  g.step_ns = 60 * kS;
+  auto points = (*store)->gpus(g, Tier::kMinute);
+  ASSERT_TRUE(points) << points.error();
+  EXPECT_EQ(points->size(), 120u);
+  EXPECT_DOUBLE_EQ(*points->front().util_mean, 50.0);
+  EXPECT_EQ(*points->front().util_max, 90u);
+}
+
+TEST(SqliteStore, RetentionDeletesOnlyWhatIsOutsideEachTiersWindow) {
+  TempDb tmp;
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store);
+  Retention r;
+  r.raw_ns = 1 * kDay;
+  r.minute_ns = 3 * kDay;
+  r.hour_ns = 5 * kDay;
+  // One interval at the start of each of 6 days, maintained as the days pass.
+  for (int d = 0; d < 6; ++d) {
+    ASSERT_TRUE((*store)->write("n", batch(kT0 + d * kDay, 1, 10, 100)));
+    ASSERT_TRUE((*store)->maintain("n", kT0 + d * kDay + 10 * kS, r));
+  }
+  const std::int64_t now = kT0 + 6 * kDay;
+  ASSERT_TRUE((*store)->write("n", batch(now, 1, 10, 100)));
+  ASSERT_TRUE((*store)->maintain("n", now + 10 * kS, r));
+  const HistoryQuery all = window(kT0 - kDay, now + kDay);
+  // Raw: only the interval within the last day. Minutes: days 4 and 5 (3 days back from
+  // now + 10 s: day 3's minute at kT0 + 3 days is just outside). Hours: days 2 to 5.
+  auto raw = (*store)->functions(all, Tier::kRaw);
+  auto minute = (*store)->functions(all, Tier::kMinute);
+  auto hour = (*store)->functions(all, Tier::kHour);
+  ASSERT_TRUE(raw && minute && hour);
+  EXPECT_EQ(raw->front().calls, 10u);
+  EXPECT_EQ(minute->front().calls, 20u);
+  EXPECT_EQ(hour->front().calls, 40u);
+  // Processes seen within the longest window stay.
+  auto procs = (*store)->processes(all, Tier::kHour);
+  ASSERT_TRUE(procs);
+  EXPECT_EQ(procs->size(), 1u);
+}
+
+TEST(SqliteStore, RefusesAStoreWrittenByANewerSchema) {
+  TempDb tmp;
+  {
+    auto store = SqliteStore::open(tmp.path());
+    ASSERT_TRUE(store);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+  auto again = SqliteStore::open(tmp.path());
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to 1)"), std::string::npos)
+      << again.error();
+  EXPECT_NE(again.error().find(tmp.path()), std::string::npos) << again.error();
+}
+
+TEST(SqliteStore, SizeCapDeletesTheOldestRawRowsFirst) {
+  TempDb tmp;
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store);
+  // Many processes per interval make the rows weigh.
+  for (int i = 0; i < 720; ++i) {
+    IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 50, 100);
+    for (std::uint32_t pid = 2; pid < 20; ++pid) {
+      FunctionRecord f = b.functions.front();
+      f.process.pid = pid;
+      b.functions.push_back(f);
+    }
+    ASSERT_TRUE((*store)->write("n", b));
+  }
+  auto before = (*store)->size_bytes();
+  ASSERT_TRUE(before);
+  Retention r;
+  // The rollups maintenance adds weigh about a sixth of the raw rows: under this cap,
+  // the oldest raw hour must go and the newest can stay.
+  r.max_bytes = *before * 3 / 4;
+  const std::int64_t now = kT0 + 7200 * kS;
+  ASSERT_TRUE((*store)->maintain("n", now, r));
+  auto after = (*store)->size_bytes();
+  ASSERT_TRUE(after);
+  EXPECT_LE(*after, r.max_bytes);
+  // What is left is the newest: the last interval is still there, the first is gone.
+  auto last = (*store)->functions(window(now - 10 * kS, now), Tier::kRaw);
+  auto first = (*store)->functions(window(kT0, kT0 + 10 * kS), Tier::kRaw);
+  ASSERT_TRUE(last && first);
+  EXPECT_EQ(last->size(), 1u);
+  EXPECT_TRUE(first->empty());
+}
+
+TEST(SqliteStore, ANamedFileThatCannotBeCreatedIsAnError) {
+  auto store = SqliteStore::open("/proc/eacgm-no/such.db");
+  ASSERT_FALSE(store);
+  EXPECT_NE(store.error().find("store sqlite:/proc/eacgm-no/such.db"), std::string::npos) << store.error();
+}
+
+}  // namespace
+}  // namespace eacgm::history
