@@ -2,7 +2,8 @@
 // "Calls in flight"): the kernel's `calls_in_flight` map read in one batch
 // (BpfTracer::read_calls_in_flight), that read turned into InflightCalls (InflightDrain),
 // and the analysis's update over them (InflightCalls), with N threads in a waiting call
-// and M more threads that made one before (their entries idle, time 0). The map is
+// and M more threads that made one before (their entries idle, time 0); and the hang
+// diagnosis over a scan (BM_Diagnose). The map is
 // filled from user space with entries of a probe the table knows, half of the N older
 // than the minimum age, their threads checked as live (the real check, on this thread).
 // Needs root (it loads eacgm's BPF object). At 1 Hz, a scan of t µs is t / 10^4 % of a
@@ -16,6 +17,7 @@
 #include <memory>
 #include <utility>
 
+#include "analysis/hang_diagnosis.h"
 #include "analysis/inflight_calls.h"
 #include "core/clock.h"
 #include "ingest/inflight_drain.h"
@@ -107,6 +109,57 @@ void BM_Scan(benchmark::State& state) {
   state.counters["listed"] = static_cast<double>(inflight.summary().rows.size());
 }
 
+// The hang diagnosis each scan adds: `comms` communicators of 8 ranks here, each with 200
+// matched all-reduces and one open instance that rank 7 never entered (the others wait
+// in a synchronisation, listed in flight), all hung. No BPF.
+void BM_Diagnose(benchmark::State& state) {
+  auto probe = std::make_shared<ProbeInfo>();
+  probe->function = "ncclAllReduce";
+  probe->spec.name = "ncclAllReduce";
+  probe->spec.domain = "nccl";
+  auto sync = std::make_shared<ProbeInfo>();
+  sync->function = "cudaStreamSynchronize";
+  sync->spec.domain = "cuda";
+  analysis::NcclSkew skew;
+  const std::uint64_t t0 = 1'700'000'000'000'000'000;
+  analysis::InflightSummary inflight;
+  inflight.min_age_ns = 5'000'000'000;
+  const auto comms = static_cast<std::uint32_t>(state.range(0));
+  for (std::uint32_t c = 0; c < comms; ++c) {
+    for (int k = 0; k <= 200; ++k) {
+      for (int r = 0; r < 8; ++r) {
+        if (k == 200 && r == 7) continue;
+        CallEvent e;
+        e.probe = probe;
+        e.has_exit = true;
+        e.pid = 1000 + c * 8 + static_cast<std::uint32_t>(r);
+        e.tid = e.pid;
+        e.ts_ns = t0 + static_cast<std::uint64_t>(k) * 10'000'000;
+        e.nccl_comm_id = 0xc0 + c;
+        e.nccl_rank = r;
+        e.nccl_nranks = 8;
+        skew.add(e);
+        if (k == 200) {
+          analysis::InflightRow row;
+          row.call.call.probe = sync;
+          row.call.call.pid = e.pid;
+          row.call.call.tid = e.pid;
+          row.call.call.ts_ns = e.ts_ns;
+          row.age_ns = 60'000'000'000;
+          inflight.rows.push_back(row);
+        }
+      }
+    }
+  }
+  analysis::HangDiagnosis hangs;
+  const auto alive = [](std::uint32_t) { return true; };
+  for (auto _ : state) {
+    hangs.update(skew.progress(), inflight, t0 + 2'100'000'000 + 60'000'000'000, alive);
+    benchmark::DoNotOptimize(hangs.summary().current.size());
+  }
+  state.counters["hangs"] = static_cast<double>(hangs.summary().current.size());
+}
+
 // {in flight, idle}: none; a node's few waits among the threads that made one before;
 // more and more threads waiting at once, up to a full table.
 void scan_args(benchmark::internal::Benchmark* b) {
@@ -119,4 +172,5 @@ void scan_args(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_ReadTable)->Apply(scan_args);
 BENCHMARK(BM_Scan)->Apply(scan_args);
+BENCHMARK(BM_Diagnose)->ArgName("comms")->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

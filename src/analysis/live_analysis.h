@@ -17,6 +17,7 @@
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_work.h"
+#include "analysis/hang_diagnosis.h"
 #include "analysis/host_waits.h"
 #include "analysis/inflight_calls.h"
 #include "analysis/kernel_stats.h"
@@ -55,6 +56,7 @@ struct AnalysisSnapshot {
   std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
   HostWaitSummary waits;                         // time blocked on the host per process and kind
   InflightSummary inflight;                      // waiting calls in flight past [hangs] min_age_s
+  HangSummary hangs;                             // per communicator, and the hangs found at the last scan
   // Each process's calls by function (for the history store); remade at most every
   // kProcessRefresh. Never null once published.
   std::shared_ptr<const ProcessCallsView> by_process;
@@ -102,6 +104,10 @@ class LiveAnalysis final : public Consumer {
     inflight_.set_min_age_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0)));
   }
   void set_thread_alive(InflightCalls::ThreadAlive alive) { inflight_.set_thread_alive(std::move(alive)); }
+  // From what age a call in flight is a hang whatever it waits for ([hangs] hang_after_s; 0: never).
+  void set_hang_after(std::chrono::nanoseconds age) {
+    hangs_.set_hang_after_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0)));
+  }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
   // What the Python profile keeps (before the trace starts): a window for the daemon.
@@ -113,9 +119,8 @@ class LiveAnalysis final : public Consumer {
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override;
   void on_overhead(const OverheadReport& report) override;
-  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override {
-    inflight_.update(calls, scan_mono_ns);
-  }
+  // Each scan of the calls in flight, and the hang diagnosis over it.
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
@@ -152,6 +157,7 @@ class LiveAnalysis final : public Consumer {
   std::chrono::steady_clock::time_point python_made_;  // when python_published_ was made
   HostWaits waits_;                                    // remade when samples came
   InflightCalls inflight_;                             // the last scan's
+  HangDiagnosis hangs_;                                // at the last scan
   ProcessCalls by_process_;
   std::shared_ptr<const ProcessCallsView> by_process_published_;
   std::chrono::steady_clock::time_point by_process_made_;

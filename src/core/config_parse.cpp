@@ -25,8 +25,9 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve", "hangs", "store"};
-constexpr std::string_view kHangsKeys[] = {"min_age_s"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu",   "python",
+                                         "probe",    "serve", "hangs", "store"};
+constexpr std::string_view kHangsKeys[] = {"min_age_s", "hang_after_s"};
 constexpr std::string_view kStoreKeys[] = {"url",         "node",      "interval_s", "raw_hours",
                                            "minute_days", "hour_days", "max_size",   "spool_batches"};
 constexpr std::string_view kServeKeys[] = {"listen",
@@ -480,7 +481,13 @@ class ConfigReader {
     constexpr std::string_view ctx = "[hangs]";
     if (auto s = check_keys(*table, kHangsKeys, ctx); !s) return s;
     if (auto s = read_number(*table, "min_age_s", ctx, hangs.min_age_s); !s) return s;
-    if (table->contains("min_age_s")) return check_range(*table, "min_age_s", ctx, hangs.min_age_s, 0, 86400);
+    if (table->contains("min_age_s")) {
+      if (auto s = check_range(*table, "min_age_s", ctx, hangs.min_age_s, 0, 86400); !s) return s;
+    }
+    if (auto s = read_number(*table, "hang_after_s", ctx, hangs.hang_after_s); !s) return s;
+    if (table->contains("hang_after_s")) {
+      if (auto s = check_range(*table, "hang_after_s", ctx, hangs.hang_after_s, 0, 864000); !s) return s;
+    }
     return {};
   }
 

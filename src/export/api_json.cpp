@@ -11,6 +11,7 @@
 
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
+#include "export/hang_json.h"
 #include "export/host_waits_json.h"
 #include "export/inflight_json.h"
 #include "export/json_text.h"
@@ -419,6 +420,8 @@ std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
   doc["anomalies"] = std::move(found["calls"]);
   found.erase("calls");
   doc.update(found);
+  doc["hangs"] = hang_anomalies_json(snap.hangs);
+  doc["hang_total"] = snap.hangs.total;
   return json_text(doc);
 }
 
@@ -442,6 +445,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
   doc["waits"] = host_waits_json(snap.waits);
   doc["in_flight"] = inflight_json(snap.inflight, options);
+  doc["in_flight"].update(hangs_json(snap.hangs));
   doc["accounting"] = counters_json(snap);
   return json_text(doc, 2) + "\n";
 }

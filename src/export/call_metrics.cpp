@@ -196,6 +196,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     begin_family(out, "eacgm_anomalies_total");
     out.add({{"kind", "call"}}, snap.anomalies->total);
     out.add({{"kind", "interval"}}, snap.anomalies->interval_total);
+    out.add({{"kind", "hang"}}, snap.hangs.total);
   }
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running

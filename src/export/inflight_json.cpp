@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "export/event_format.h"
+#include "export/hang_json.h"
 #include "export/json_text.h"
 
 namespace eacgm::exporting {
@@ -54,6 +55,7 @@ std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOption
       {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
       {"sequence", snap.sequence}};
   doc.update(inflight_json(snap.inflight, options));
+  doc.update(hangs_json(snap.hangs));
   return json_text(doc);
 }
 

@@ -17,7 +17,8 @@ namespace eacgm::exporting {
 // with what the entry did not read null.
 json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& options);
 
-// The route's document: the snapshot's time and sequence, then inflight_json's fields.
+// The route's document: the snapshot's time and sequence, then inflight_json's fields and
+// the hang diagnosis's (export/hang_json.h hangs_json).
 std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting

@@ -43,6 +43,11 @@ void append_inflight_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
     }
     out.add(l, static_cast<double>(row->age_ns) / 1e9);
   }
+  std::uint64_t by_comm = 0, by_age = 0;
+  for (const analysis::Hang& h : snap.hangs.current) ++(h.rule == "age" ? by_age : by_comm);
+  begin_family(out, "eacgm_hangs");
+  out.add({{"rule", "communicator"}}, static_cast<double>(by_comm));
+  out.add({{"rule", "age"}}, static_cast<double>(by_age));
 }
 
 }  // namespace eacgm::exporting

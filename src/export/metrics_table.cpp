@@ -159,8 +159,9 @@ constexpr std::array kTable = {
               "Bytes of those leaks (eacgm_memory_leaks_total).", kNone, kCalls,
               "probes (memory ledger, at each process's exit)"},
     MetricDef{"eacgm_anomalies_total", kCounter, "", "count",
-              "Unusually slow traced calls (kind=\"call\") and slow intervals of a function's calls "
-              "(kind=\"interval\") flagged since the agent started; the last ones: /api/v1/anomalies.",
+              "Unusually slow traced calls (kind=\"call\"), slow intervals of a function's calls "
+              "(kind=\"interval\") and hangs (kind=\"hang\") flagged since the agent started; the last "
+              "ones: /api/v1/anomalies.",
               kFolded, kCalls, "anomaly detector"},
     MetricDef{"eacgm_probe_hit_cost_seconds", kGauge, "seconds", "s",
               "What one probe hit costs the traced thread on this machine, measured at start "
@@ -247,6 +248,12 @@ constexpr std::array kTable = {
               "[hangs] min_age_s: how long one of its threads has been waiting in one call; no series "
               "while none is.",
               kTraced, kInflightGroup, "the kernel's table of calls in flight, read each second"},
+    MetricDef{"eacgm_hangs", kGauge, "", "count",
+              "Hangs found at the last scan of the calls in flight, by the rule that says so: "
+              "rule=\"communicator\" (ranks of an NCCL communicator never entered the collective the "
+              "others wait in), rule=\"age\" (a call in flight longer than [hangs] hang_after_s); "
+              "which ones: /api/v1/inflight. Both series always exist.",
+              kHangRule, kInflightGroup, "the calls in flight and the NCCL collectives' counts per rank"},
 
     // The Python stack sampler's profile (per-function shares are in /api/v1/python, not
     // here: function labels would make a new series whenever the ranking changes)
@@ -376,6 +383,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`kind`";
     case kPythonCap:
       return "`cap`";
+    case kHangRule:
+      return "`rule`";
   }
   return "";
 }

@@ -233,6 +233,19 @@ TEST(ConfigParse, HangsMinimumAge) {
   EXPECT_THAT(error_of(lines({"hangs = 5"})), HasSubstr("eacgm.toml:1:"));
 }
 
+TEST(ConfigParse, HangsAfterAnAge) {
+  EXPECT_EQ(Config{}.hangs.hang_after_s, 600.0);
+  Result<Config> r = parse_config(lines({"[hangs]", "hang_after_s = 120", "min_age_s = 2"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->hangs.hang_after_s, 120.0);
+  EXPECT_EQ(r->hangs.min_age_s, 2.0);
+  EXPECT_EQ(parse_config(lines({"[hangs]", "hang_after_s = 0"}), "eacgm.toml")->hangs.hang_after_s, 0.0);
+  EXPECT_THAT(error_of(lines({"[hangs]", "hang_after_s = -5"})),
+              HasSubstr("eacgm.toml:2:16: [hangs]: hang_after_s = -5 is out of range 0..864000"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = -1", "hang_after_s = 5"})),
+              HasSubstr("[hangs]: min_age_s = -1 is out of range 0..86400"));
+}
+
 TEST(ConfigParse, ProbeWaits) {
   Result<Config> r = parse_config(probe_with_args("waits = true"), "eacgm.toml");
   ASSERT_TRUE(r.ok()) << r.error();
