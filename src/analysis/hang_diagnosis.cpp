@@ -57,6 +57,7 @@ std::string ranks_with_pids(const std::vector<HangRank>& ranks) {
 
 std::string ranks_only(const std::vector<HangRank>& ranks) {
   std::vector<std::int32_t> numbers;
+  numbers.reserve(ranks.size());
   for (const HangRank& r : ranks) numbers.push_back(r.rank);
   return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", rank_list(numbers));
 }
