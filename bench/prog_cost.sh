@@ -26,13 +26,17 @@ else
   "$B/eacgm" run --no-gpu --config "$cfg" --mode "${MODE:-always-on}" --probes "$CALL" -- "$B/driver_loop" --iters "$ITERS" \
     > /dev/null 2>&1 &
 fi
-sleep 1
-agent=$(pgrep -n -x eacgm)
+agent=$!  # the agent itself (its launched command is a child named eacgm until it execs)
 snapshot() {  # prog name is not in fdinfo: tell entry from exit by the program's id order
   for f in /proc/"$agent"/fdinfo/*; do
     awk '/^prog_id:/ {id=$2} /^run_time_ns:/ {t=$2} /^run_cnt:/ {c=$2} END {if (id && c > 0) print id, t, c}' "$f"
   done 2>/dev/null | sort -n
 }
+# From the traced loop's start on (start-up, and the calibration, take seconds on a loaded
+# machine; the launched command is released, and execs, once the probes are attached).
+loop=$(basename "$([ "$CALL" = malloc ] || [ "$CALL" = free_null ] && echo cuda_loop || echo driver_loop)")
+for _ in $(seq 300); do pgrep -P "$agent" -x "$loop" >/dev/null && break; sleep 0.2; done
+sleep 1
 a=$(snapshot); sleep 2; b=$(snapshot)
 wait || true
 awk 'NR == FNR {t[$1] = $2; c[$1] = $3; next}

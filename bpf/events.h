@@ -39,8 +39,10 @@ typedef __s16 eacgm_s16;
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
  * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask.
  * 10: the pace's gaps (eacgm_count_value.in_gap_ns ... out_gaps, `pace_marks`).
- * 11: eacgm_count.stack_words: a probe's stack arguments read in one read. */
-#define EACGM_ABI_VERSION 11
+ * 11: eacgm_count.stack_words: a probe's stack arguments read in one read.
+ * 12: the `calls_in_flight` map (struct eacgm_call_in_flight) in place of `waiting_calls`,
+ * EACGM_CNT_IN_FLIGHT_FULL. */
+#define EACGM_ABI_VERSION 12
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their
@@ -133,9 +135,10 @@ struct eacgm_arg_spec {
 				  * link), whose durations go into `call_durations` */
 #define EACGM_PROBE_RET_ERR 0x100 /* counted probes: a non-zero 32-bit return is an error */
 #define EACGM_PROBE_WAIT 0x200   /* a call its thread may stay in (a synchronization, a blocking
-				  * copy, NCCL): while it runs, `waiting_calls` names it for the
-				  * thread, and sampled Python stacks end in it. With EXIT, or with
-				  * COUNT (the return is then asked for at every call) */
+				  * copy, NCCL, a user probe with waits = true): while it runs,
+				  * `calls_in_flight` names it for the thread, the agent lists it
+				  * and sampled Python stacks end in it. With EXIT, or with COUNT
+				  * (the return is then asked for at every call) */
 #define EACGM_PROBE_CYCLED 0x400 /* counted probes the budget's duty cycle detaches part of the
 				  * time: they count only while `duty_window` is open */
 
@@ -207,17 +210,34 @@ struct eacgm_duration_value {
 	eacgm_u64 errors; /* of these calls, how many failed (EACGM_PROBE_RET_ERR) */
 };
 
-/* The traced call a thread is in, for the Python stack sampler (bpf/py_sample.bpf.c),
- * which shares the map: task-local storage (freed with the thread), written at the
- * entry of an EACGM_PROBE_WAIT probe and cleared at its return. `sp` is the stack pointer
- * at the entry (the return address's slot): the thread is inside the call while its own
- * stack pointer is below it, which a sample checks, so a return never seen (longjmp)
- * does not name the call forever. Nested waiting calls (a runtime synchronization
- * reaching the driver's) keep the outer one; 0 in sp: none. */
-struct eacgm_waiting_call {
+/* The waiting call each thread is in (`calls_in_flight`, bpf/trace.bpf.c): a hash map
+ * keyed by thread id, with an entry per thread that has made a call of an
+ * EACGM_PROBE_WAIT probe (deleted at the thread's exit). Read by the agent about once a
+ * second (the calls in flight) and by the Python stack sampler (bpf/py_sample.bpf.c),
+ * which shares the map (the call a sampled thread waits in). The entry of a waiting call
+ * writes it into the thread's entry, ts_ns last; its return sets sp and ts_ns to 0:
+ * ts_ns 0, no call. A waiting call made inside another (a runtime synchronization
+ * reaching the driver's: its stack pointer is below the entry's sp) leaves the outer one.
+ * `sp` is the stack pointer at the entry (the return address's slot): the thread is
+ * inside the call while its own stack pointer is below it, which a sample checks, so a
+ * return never seen (longjmp) does not name the call in its stacks. `args` are the
+ * call's captured words at entry: `read_mask` bit i says argument i was read (per call:
+ * all of them, out-parameters as the pointer; counted: those the count reads),
+ * `fault_mask` which of those faulted. `comm` is the thread's name at the call's entry
+ * (per call), or when the entry was made (counted probes). */
+#define EACGM_CALLS_IN_FLIGHT_MAX 4096 /* threads that have made a waiting call, machine-wide */
+struct eacgm_call_in_flight {
+	eacgm_u64 ts_ns; /* entry, CLOCK_MONOTONIC; 0: in no waiting call */
+	eacgm_u64 sp;	 /* stack pointer at the entry; 0: in no waiting call */
+	eacgm_u32 pid;
+	eacgm_u32 tid;
 	eacgm_u32 probe_id;
-	eacgm_u32 pad;
-	eacgm_u64 sp;
+	eacgm_u8 nargs;
+	eacgm_u8 read_mask;
+	eacgm_u8 fault_mask;
+	eacgm_u8 pad;
+	char comm[EACGM_COMM_LEN];
+	eacgm_u64 args[EACGM_MAX_ARGS];
 };
 
 /* The log-linear bucket scheme shared by the kernel's duration histograms and the
@@ -305,7 +325,8 @@ enum eacgm_counter {
 	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
 	EACGM_CNT_SWITCH_TRAPS = 11,	  /* hits of cycled probes while they were being attached
 					   * or detached (any process: before the pid filter) */
-	EACGM_CNT_MAX = 12,
+	EACGM_CNT_IN_FLIGHT_FULL = 12,	  /* waiting calls not listed: `calls_in_flight` was full */
+	EACGM_CNT_MAX = 13,
 };
 
 #endif

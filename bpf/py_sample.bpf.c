@@ -48,11 +48,11 @@ struct {
 /* The traced call each thread waits in: the tracer's map (bpf/trace.bpf.c), shared by
  * the agent before load; without a tracer, an empty one of its own. */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eacgm_waiting_call);
-} waiting_calls SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EACGM_CALLS_IN_FLIGHT_MAX);
+	__type(key, __u32);
+	__type(value, struct eacgm_call_in_flight);
+} calls_in_flight SEC(".maps");
 
 /* Where a sample is built: it is larger than the 512-byte stack. */
 struct {
@@ -103,7 +103,8 @@ static __always_inline __u64 read_ptr(__u64 addr)
 static __always_inline int waiting_call(__u32 *probe_id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eacgm_call_in_flight *w = bpf_map_lookup_elem(&calls_in_flight, &tid);
 	if (!w || !w->sp)
 		return 0;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);

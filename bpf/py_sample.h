@@ -13,8 +13,9 @@
 #define EACGM_PY_OWNED_BY_CSTACK 3 /* _PyInterpreterFrame.owner of C entry frames (3.12+) */
 /* Version of this boundary; the object carries it as `py_abi_version`.
  * 2: EACGM_PY_IN_CALL and the sample's call_probe.
- * 3: each frame's code_id, from the layout's code_id_words. */
-#define EACGM_PY_ABI_VERSION 3
+ * 3: each frame's code_id, from the layout's code_id_words.
+ * 4: the waiting call from `calls_in_flight` (struct eacgm_call_in_flight). */
+#define EACGM_PY_ABI_VERSION 4
 
 /* Where the sampler finds a thread's Python stack, in bytes (src/probe/python_stack_layouts.cpp
  * says where each number comes from). */
@@ -66,7 +67,7 @@ struct eacgm_py_proc {
 #define EACGM_PY_NO_THREAD 0x2 /* the thread has no Python thread state (not a Python thread) */
 #define EACGM_PY_READ_FAULT 0x4 /* a read failed mid-walk: the stack ends early */
 #define EACGM_PY_IN_CALL 0x8 /* the thread was inside the traced call call_probe (a waiting
-			      * call: bpf/events.h struct eacgm_waiting_call) */
+			      * call: bpf/events.h struct eacgm_call_in_flight) */
 
 struct eacgm_py_frame {
 	eacgm_u64 code;    /* the code object's address */

@@ -89,14 +89,16 @@ struct {
 	__type(value, struct thread_calls);
 } thread_state SEC(".maps");
 
-/* The waiting call each thread is in (struct eacgm_waiting_call, bpf/events.h), for the
- * Python stack sampler, which reuses this map. */
+/* The waiting call each thread is in, by thread id (struct eacgm_call_in_flight,
+ * bpf/events.h): the agent lists the threads stuck in one, and the Python stack sampler,
+ * which reuses this map, ends their stacks in it. Preallocated; an entry per thread that
+ * has made a waiting call, sp and ts_ns 0 while it is in none. */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eacgm_waiting_call);
-} waiting_calls SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EACGM_CALLS_IN_FLIGHT_MAX);
+	__type(key, __u32);
+	__type(value, struct eacgm_call_in_flight);
+} calls_in_flight SEC(".maps");
 
 /* Scratch for building entry-only records off the 512-byte stack (calls with an exit
  * are built in their thread's task storage). */
@@ -170,29 +172,67 @@ static __always_inline int traced(__u32 tgid)
 }
 
 /* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
- * is inside an outer waiting call already (a mark whose entry stack pointer is above
- * this one's), which keeps naming the wait. */
-static __always_inline void enter_wait(struct pt_regs *ctx, struct task_struct *task, __u32 probe_id)
+ * is inside an outer waiting call already (an entry whose stack pointer is above this
+ * one's), which keeps naming the wait. The call goes into the thread's entry of
+ * `calls_in_flight` with what its entry captured: `r` (null: nothing), of which the
+ * arguments in `read_mask` were read, `ts` its entry time, and the thread's name when
+ * `named` (else the one read when the entry was made). The entry is made at the thread's
+ * first waiting call and written in place at the next ones (a lookup: no allocation, no
+ * bucket lock); ts_ns is written last, after a compiler barrier, so a reader that sees
+ * the new time sees the rest of the call (x86 keeps stores in order), and one that sees 0
+ * skips the entry. */
+static __always_inline void enter_wait(struct pt_regs *ctx, __u32 probe_id, const struct eacgm_record *r,
+				       __u32 read_mask, __u64 ts, int named)
 {
-	struct eacgm_waiting_call *w =
-		bpf_task_storage_get(&waiting_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!w)
-		return;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	if (!c) {
+		struct eacgm_call_in_flight first;
+		__builtin_memset(&first, 0, sizeof(first));
+		bpf_get_current_comm(first.comm, sizeof(first.comm));
+		bpf_map_update_elem(&calls_in_flight, &tid, &first, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+		if (!c) {
+			count(EACGM_CNT_IN_FLIGHT_FULL);
+			return;
+		}
+	}
 	__u64 sp = PT_REGS_SP(ctx);
-	if (w->sp > sp)
+	if (c->sp > sp)
 		return;
-	w->probe_id = probe_id;
-	w->sp = sp;
+	c->ts_ns = 0;
+	asm volatile("" ::: "memory");
+	c->sp = sp;
+	c->pid = id >> 32;
+	c->tid = tid;
+	c->probe_id = probe_id;
+	if (r) {
+		c->nargs = r->nargs;
+		c->read_mask = (__u8)read_mask;
+		c->fault_mask = r->fault_mask & (__u8)read_mask;
+		__builtin_memcpy(c->args, r->args, sizeof(c->args));
+		if (named)
+			__builtin_memcpy(c->comm, r->comm, sizeof(c->comm));
+	} else {
+		c->nargs = 0;
+		c->read_mask = 0;
+		c->fault_mask = 0;
+	}
+	asm volatile("" ::: "memory");
+	c->ts_ns = ts;
 }
 
 /* The return of an EACGM_PROBE_WAIT call (its stack pointer is the entry's + 8, past the
- * return address): clears the mark it made, not an outer call's. */
+ * return address): ends the wait it began, not an outer call's. */
 static __always_inline void leave_wait(struct pt_regs *ctx)
 {
-	struct eacgm_waiting_call *w =
-		bpf_task_storage_get(&waiting_calls, bpf_get_current_task_btf(), 0, 0);
-	if (w && w->sp + 8 == PT_REGS_SP(ctx))
-		w->sp = 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	if (c && c->sp + 8 == PT_REGS_SP(ctx)) {
+		c->ts_ns = 0;
+		c->sp = 0;
+	}
 }
 
 /* The general registers, copied once: indexing pt_regs with a variable offset is
@@ -458,16 +498,16 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 
 /* Whether a nested call's return is of no use: not where an `outer` probe keeps the
  * nesting depth, out-parameters are read, or a split return is recorded; and for a
- * waiting call, only inside an outer waiting call, whose mark names the wait (enter_wait). */
-static __always_inline int return_of_no_use(struct pt_regs *ctx, struct task_struct *task,
-					    const struct eacgm_probe *p)
+ * waiting call, only inside an outer waiting call, which names the wait (enter_wait). */
+static __always_inline int return_of_no_use(struct pt_regs *ctx, const struct eacgm_probe *p)
 {
 	if (p->flags & (EACGM_PROBE_OUTER | EACGM_PROBE_EXIT_ARGS | EACGM_PROBE_SPLIT))
 		return 0;
 	if (!(p->flags & EACGM_PROBE_WAIT))
 		return 1;
-	struct eacgm_waiting_call *w = bpf_task_storage_get(&waiting_calls, task, 0, 0);
-	return w && w->sp > PT_REGS_SP(ctx);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
+	return c && c->sp > PT_REGS_SP(ctx);
 }
 
 /* The entry of a per-call probe. Returns 1 where the call's return is of no use (on a
@@ -504,7 +544,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 		t = bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	int nested = t && t->depth > 0;
 
-	if (!has_exit || (session && nested && return_of_no_use(ctx, task, p))) {
+	if (!has_exit || (session && nested && return_of_no_use(ctx, p))) {
 		__u32 zero = 0;
 		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
@@ -525,13 +565,14 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 		return 0;
 	}
 	/* Built in place: the slot is the record until the exit sends it. */
-	open_record(ctx, &t->slot[n & (EACGM_MAX_INFLIGHT - 1)], p, id, probe_id, nested);
+	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
+	open_record(ctx, slot, p, id, probe_id, nested);
 	t->open = n + 1;
 	if (outer)
 		t->depth += 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	if (p->flags & EACGM_PROBE_WAIT)
-		enter_wait(ctx, task, probe_id);
+		enter_wait(ctx, probe_id, slot, 0xff, slot->ts_ns, 1);
 	return 0;
 }
 
@@ -761,10 +802,11 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	key.probe_id = probe_id;
 	__u64 bytes = 0;
 	const struct eacgm_count *c = &p->count;
+	struct eacgm_record *r = 0; /* the captured arguments, when the count reads some */
 	if (c->handle_arg != EACGM_COUNT_NONE || c->bytes_arg != EACGM_COUNT_NONE ||
 	    c->stream_arg != EACGM_COUNT_NONE) {
 		__u32 zero = 0;
-		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
+		r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
 			return 1;
 		r->fault_mask = 0;
@@ -809,9 +851,14 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	__u64 *cookie = bpf_session_cookie();
 	if (!cookie)
 		return 1;
-	*cookie = (seen & mask) ? 0 : bpf_ktime_get_ns();
-	if (waits)
-		enter_wait(ctx, bpf_get_current_task_btf(), probe_id);
+	__u64 now = bpf_ktime_get_ns();
+	*cookie = (seen & mask) ? 0 : now;
+	if (waits) {
+		if (r)
+			r->nargs = p->nargs;
+		/* The name read when the thread's entry was made: no helper call per call. */
+		enter_wait(ctx, probe_id, r, c->capture_mask, now, 0);
+	}
 	return 0;
 }
 
@@ -901,6 +948,19 @@ int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 	bpf_map_update_elem(&process_exits, &tgid, &now, BPF_ANY);
 	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &tgid);
+	return 0;
+}
+
+/* A thread's entry in `calls_in_flight` goes with the thread, in a waiting call (killed,
+ * or exiting from a signal handler: it never returns from it) or not. Every thread's
+ * exit, any process; only threads that made a waiting call have an entry (a lookup takes
+ * no lock: the delete only when there is one). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(eacgm_thread_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+	if (bpf_map_lookup_elem(&calls_in_flight, &tid))
+		bpf_map_delete_elem(&calls_in_flight, &tid);
 	return 0;
 }
 

@@ -95,6 +95,10 @@ void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& re
   analysis.set_python_hz(python_hz(request, config));
   // The daemon keeps the stacks of the last minutes; a run keeps all of them.
   analysis.set_python_limits(analysis::python_profile_limits(config.python, request.job == TraceJob::kServe));
+  analysis.set_inflight_min_age(
+      std::chrono::nanoseconds(static_cast<std::int64_t>(config.hangs.min_age_s * 1e9)));
+  analysis.set_hang_after(
+      std::chrono::nanoseconds(static_cast<std::int64_t>(config.hangs.hang_after_s * 1e9)));
 }
 
 TraceConsumers make_consumers(const TraceRequest& request, const Config& config,

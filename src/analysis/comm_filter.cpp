@@ -75,6 +75,16 @@ void CommFilter::on_host_waits(std::span<const HostWaitProcess> processes,
     inner_->on_host_waits(kept_wait_processes_, kept_waits_);
 }
 
+// Calls in flight of other processes are left out without a count: they are counted as
+// calls when they return. Every scan goes on, empty or not, so the list empties too.
+void CommFilter::on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) {
+  kept_inflight_.clear();
+  for (const auto& c : calls) {
+    if (pid_matches(c.call.pid)) kept_inflight_.push_back(c);
+  }
+  inner_->on_inflight(kept_inflight_, scan_mono_ns);
+}
+
 void CommFilter::on_overhead(const OverheadReport& report) {
   OverheadReport kept = report;
   std::erase_if(kept.processes, [this](const ProcessOverhead& p) { return !pid_matches(p.pid); });

@@ -37,6 +37,7 @@ class CommFilter final : public ForwardingConsumer {
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override;
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override;
 
   std::uint64_t passed() const { return passed_; }
   std::uint64_t left_out() const { return left_out_; }
@@ -58,6 +59,7 @@ class CommFilter final : public ForwardingConsumer {
   std::vector<CallCount> kept_counts_;
   std::vector<CallTimings> kept_timings_;
   std::vector<HostWaitProcess> kept_wait_processes_;
+  std::vector<InflightCall> kept_inflight_;
   std::vector<HostWaitTimings> kept_waits_;
   std::vector<CallEvent> kept_;
   std::vector<PythonStack> kept_stacks_;

@@ -54,6 +54,12 @@ void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   series_.add(snapshot);
 }
 
+void LiveAnalysis::on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) {
+  inflight_.update(calls, scan_mono_ns);
+  const auto progress = nccl_skew_.progress();
+  hangs_.update(progress, inflight_.summary(), wall_ns(), is_alive_);
+}
+
 void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   memory_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   anomalies_.close_interval(wall_ns());
@@ -112,10 +118,27 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters,
     by_process_published_ = by_process_.view();
     by_process_made_ = now;
   }
-  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{
-      clocks_.wall(), ++sequence_, final, calls_, gpu_, last_gpu_, memory_.summary(), counters, kernels_,
-      work_, nccl_, nccl_skew_.summary(), ops_.summary(), series_.view(), anomalies_published_, overhead_,
-      python_published_, waits_.summary(clocks_.steady()), by_process_published_});
+  auto snap = std::make_shared<AnalysisSnapshot>(AnalysisSnapshot{clocks_.wall(),
+                                                                  ++sequence_,
+                                                                  final,
+                                                                  calls_,
+                                                                  gpu_,
+                                                                  last_gpu_,
+                                                                  memory_.summary(),
+                                                                  counters,
+                                                                  kernels_,
+                                                                  work_,
+                                                                  nccl_,
+                                                                  nccl_skew_.summary(),
+                                                                  ops_.summary(),
+                                                                  series_.view(),
+                                                                  anomalies_published_,
+                                                                  overhead_,
+                                                                  python_published_,
+                                                                  waits_.summary(clocks_.steady()),
+                                                                  inflight_.summary(),
+                                                                  hangs_.summary(),
+                                                                  by_process_published_});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

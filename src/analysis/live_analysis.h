@@ -1,10 +1,11 @@
 // LiveAnalysis: the aggregators of a running trace (per-function call summary, GPU
 // activity per device and process, the memory ledger, kernel launches, NCCL calls and
-// their arrival skew, kernels per PyTorch op, host waits) as one Consumer on the output thread,
-// publishing an immutable AnalysisSnapshot each tick and at the end for readers on any
-// thread (`eacgm run`'s tables, the server's routes).
+// their arrival skew, kernels per PyTorch op, host waits, the calls in flight) as one Consumer on the output
+// thread, publishing an immutable AnalysisSnapshot each tick and at the end for readers on any thread (`eacgm
+// run`'s tables, the server's routes).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,7 +17,9 @@
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
 #include "analysis/gpu_work.h"
+#include "analysis/hang_diagnosis.h"
 #include "analysis/host_waits.h"
+#include "analysis/inflight_calls.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
 #include "analysis/nccl_skew.h"
@@ -52,6 +55,8 @@ struct AnalysisSnapshot {
   OverheadReport overhead;
   std::shared_ptr<const PythonHotSpots> python;  // sampled Python stacks; never null once published
   HostWaitSummary waits;                         // time blocked on the host per process and kind
+  InflightSummary inflight;                      // waiting calls in flight past [hangs] min_age_s
+  HangSummary hangs;                             // per communicator, and the hangs found at the last scan
   // Each process's calls by function (for the history store); remade at most every
   // kProcessRefresh. Never null once published.
   std::shared_ptr<const ProcessCallsView> by_process;
@@ -93,6 +98,16 @@ class LiveAnalysis final : public Consumer {
     };
   };
   void set_clocks(Clocks clocks) { clocks_ = std::move(clocks); }
+  // The age from which a waiting call in flight is listed ([hangs] min_age_s), from the
+  // next scan on; and how a thread's life is checked (default: /proc), for tests.
+  void set_inflight_min_age(std::chrono::nanoseconds age) {
+    inflight_.set_min_age_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0)));
+  }
+  void set_thread_alive(InflightCalls::ThreadAlive alive) { inflight_.set_thread_alive(std::move(alive)); }
+  // From what age a call in flight is a hang whatever it waits for ([hangs] hang_after_s; 0: never).
+  void set_hang_after(std::chrono::nanoseconds age) {
+    hangs_.set_hang_after_ns(static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0)));
+  }
   // The Python sampler's rate, which the hot spots state (before the trace starts).
   void set_python_hz(std::uint32_t hz) { python_.set_hz(hz); }
   // What the Python profile keeps (before the trace starts): a window for the daemon.
@@ -104,6 +119,8 @@ class LiveAnalysis final : public Consumer {
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override;
   void on_overhead(const OverheadReport& report) override;
+  // Each scan of the calls in flight, and the hang diagnosis over it.
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
@@ -139,6 +156,8 @@ class LiveAnalysis final : public Consumer {
   std::shared_ptr<const PythonHotSpots> python_published_;
   std::chrono::steady_clock::time_point python_made_;  // when python_published_ was made
   HostWaits waits_;                                    // remade when samples came
+  InflightCalls inflight_;                             // the last scan's
+  HangDiagnosis hangs_;                                // at the last scan
   ProcessCalls by_process_;
   std::shared_ptr<const ProcessCallsView> by_process_published_;
   std::chrono::steady_clock::time_point by_process_made_;

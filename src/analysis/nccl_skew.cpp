@@ -67,7 +67,12 @@ void NcclSkew::add(const CallEvent& event) {
 
 void NcclSkew::arrive(Comm& c, int slot, const NcclProbeRule& rule, const CallEvent& event) {
   const auto kind = static_cast<std::size_t>(rule.kind);
-  const std::uint64_t seq = c.ranks[static_cast<std::size_t>(slot)].next_seq[kind]++;
+  RankState& rs = c.ranks[static_cast<std::size_t>(slot)];
+  const std::uint64_t seq = rs.next_seq[kind]++;
+  if (event.ts_ns >= rs.last_ts) {
+    rs.last_kind = rule.kind;
+    rs.last_ts = event.ts_ns;
+  }
   // One rank here: nothing to compare it with.
   if (ready(c) && c.ranks.size() < 2) return;
   if (c.window.empty()) c.window.resize(std::max<std::size_t>(options_.window, 1));
@@ -204,6 +209,41 @@ std::vector<NcclCommSkew> NcclSkew::rows() const {
     }
     std::sort(r.ranks.begin(), r.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
     out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.comm_id < b.comm_id; });
+  return out;
+}
+
+std::vector<NcclCommProgress> NcclSkew::progress() const {
+  std::vector<NcclCommProgress> out;
+  for (const Comm& c : comms_) {
+    bool any = false;
+    for (const RankState& s : c.ranks) {
+      for (std::uint64_t n : s.next_seq) any = any || n > 0;
+    }
+    if (!any) continue;
+    NcclCommProgress p;
+    p.comm_id = c.comm_id;
+    p.nranks = c.nranks;
+    for (const RankState& s : c.ranks) p.ranks.push_back({s.rank, s.pid, s.next_seq, s.last_kind, s.last_ts});
+    for (const Instance& w : c.window) {
+      if (!w.used) continue;
+      NcclOpenInstance o;
+      o.kind = w.kind;
+      o.seq = w.seq;
+      o.first_ts_ns = UINT64_MAX;
+      for (std::size_t i = 0; i < c.ranks.size(); ++i) {
+        if ((w.arrived & (std::uint64_t{1} << i)) == 0) continue;
+        o.arrived.push_back(c.ranks[i].rank);
+        o.first_ts_ns = std::min(o.first_ts_ns, w.start[i]);
+      }
+      std::sort(o.arrived.begin(), o.arrived.end());
+      p.open.push_back(std::move(o));
+    }
+    std::sort(p.open.begin(), p.open.end(),
+              [](const auto& a, const auto& b) { return a.first_ts_ns < b.first_ts_ns; });
+    std::sort(p.ranks.begin(), p.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    out.push_back(std::move(p));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.comm_id < b.comm_id; });
   return out;

@@ -41,6 +41,30 @@ struct NcclCommSkew {
   std::int32_t straggler = -1;          // the flagged rank, -1 when none
 };
 
+// Where each rank of a communicator stands (for the hang diagnosis, analysis/nccl_hangs.h):
+// per collective kind how many it entered (the next instance's number, counted from 0 as
+// the instances are matched), and the instances still open: entered by some ranks, not
+// by all.
+struct NcclRankProgress {
+  std::int32_t rank = -1;
+  std::uint32_t pid = 0;
+  std::array<std::uint64_t, kNcclCollectiveKinds> entered{};  // by NcclCollective
+  NcclCollective last_kind = NcclCollective::kNone;           // the last one it entered
+  std::uint64_t last_ts_ns = 0;                               // its start
+};
+struct NcclOpenInstance {
+  NcclCollective kind = NcclCollective::kNone;
+  std::uint64_t seq = 0;              // from 0
+  std::vector<std::int32_t> arrived;  // the ranks that entered it
+  std::uint64_t first_ts_ns = 0;      // the earliest of their starts
+};
+struct NcclCommProgress {
+  std::uint64_t comm_id = 0;
+  std::int32_t nranks = -1;
+  std::vector<NcclRankProgress> ranks;  // the ranks seen here, by rank
+  std::vector<NcclOpenInstance> open;   // oldest first (by first_ts_ns)
+};
+
 struct NcclSkewSummary {
   std::vector<NcclCommSkew> comms;    // by comm id
   std::uint64_t untracked_calls = 0;  // NcclSkew::untracked_calls()
@@ -77,6 +101,8 @@ class NcclSkew {
   // One row per communicator with a collective and at least two ranks here, by comm id.
   std::vector<NcclCommSkew> rows() const;
   NcclSkewSummary summary() const { return {rows(), untracked_calls_}; }
+  // Every communicator with a collective: where its ranks stand, by comm id.
+  std::vector<NcclCommProgress> progress() const;
   // Calls on communicators past max_comms, and of ranks past kMaxLocalRanks.
   std::uint64_t untracked_calls() const { return untracked_calls_; }
 
@@ -86,6 +112,8 @@ class NcclSkew {
     std::int32_t rank = -1;
     std::uint32_t pid = 0;
     std::array<std::uint64_t, kKinds> next_seq{};  // per collective kind
+    NcclCollective last_kind = NcclCollective::kNone;
+    std::uint64_t last_ts = 0;
     std::uint64_t instances = 0;
     std::uint64_t last = 0;
     std::uint64_t lateness_sum_ns = 0;

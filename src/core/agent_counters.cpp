@@ -105,6 +105,12 @@ constexpr std::array kTable = {
                      "Host waits not kept because the host-wait histogram map was full."},
     AgentCounterSpec{"wait_open_full", "eacgm_host_wait_untimed_total", kC, kNonZero, "",
                      "Host waits not timed because too many threads were waiting at once (32768)."},
+    AgentCounterSpec{"calls_in_flight", "eacgm_calls_in_flight", kG, kHidden, "",
+                     "Threads inside a waiting call (a synchronisation, a blocking copy, an NCCL call, a "
+                     "user probe with waits = true) at the last scan of the kernel's table, of any age."},
+    AgentCounterSpec{"in_flight_full", "eacgm_calls_in_flight_unlisted_total", kC, kNonZero, "",
+                     "Waiting calls not listed in flight because the kernel's table was full (4096 live "
+                     "threads that have made one)."},
     AgentCounterSpec{"malformed", "eacgm_records_malformed_total", kC, kNonZero, "",
                      "Ring-buffer records of a wrong size or type (not decoded)."},
     AgentCounterSpec{"poll_errors", "eacgm_ring_buffer_poll_errors_total", kC, kNonZero, "",

@@ -101,6 +101,17 @@ struct ServeConfig {
                                     // processes on /metrics and the API; the rest folded
 };
 
+// The waiting calls in flight and the hangs (`[hangs]`): from what age a call is listed,
+// and from what age it is a hang whatever it waits for.
+struct HangsConfig {
+  // A waiting call in flight is listed (/api/v1/inflight, `run --json`, the in-flight
+  // metrics) once it is at least this old, in seconds; a communicator's open collective
+  // too, for the hang diagnosis.
+  double min_age_s = 5.0;
+  // A call in flight this long is a hang (0: only the communicator rule says hangs).
+  double hang_after_s = 600.0;
+};
+
 // [store]: the history `serve` keeps (docs/history.md).
 struct StoreConfig {
   std::string url;           // "" : the default (sqlite:/var/lib/eacgm/eacgm.db); "off": none
@@ -118,6 +129,7 @@ struct Config {
   GpuConfig gpu;
   PythonConfig python;
   ServeConfig serve;
+  HangsConfig hangs;
   StoreConfig store;
   std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
   std::vector<ProbeSpec> probes;      // user-defined probe specs

@@ -25,7 +25,9 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu", "python", "probe", "serve", "store"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu",   "python",
+                                         "probe",    "serve", "hangs", "store"};
+constexpr std::string_view kHangsKeys[] = {"min_age_s", "hang_after_s"};
 constexpr std::string_view kStoreKeys[] = {"url",         "node",      "interval_s", "raw_hours",
                                            "minute_days", "hour_days", "max_size",   "spool_batches"};
 constexpr std::string_view kServeKeys[] = {"listen",
@@ -44,8 +46,8 @@ constexpr std::string_view kTraceKeys[] = {
 constexpr std::string_view kGpuKeys[] = {"interval_s", "sample"};
 constexpr std::string_view kPythonKeys[] = {"file_filter", "sample_hz", "usdt_durations",
                                             "window_s",    "max_rows",  "max_stacks"};
-constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern",
-                                           "exit", "ret",    "errors",  "args",   "outer"};
+constexpr std::string_view kProbeKeys[] = {"name", "domain", "library", "symbol", "pattern", "exit",
+                                           "ret",  "errors", "args",    "outer",  "waits"};
 constexpr std::string_view kArgKeys[] = {"name", "reg",    "stack",   "from",
                                          "kind", "format", "at_exit", "offset"};
 
@@ -157,6 +159,7 @@ class ConfigReader {
     if (auto s = read_gpu(root, config.gpu); !s) return std::move(s).take_error();
     if (auto s = read_python(root, config.python); !s) return std::move(s).take_error();
     if (auto s = read_serve(root, config.serve); !s) return std::move(s).take_error();
+    if (auto s = read_hangs(root, config.hangs); !s) return std::move(s).take_error();
     if (auto s = read_store(root, config.store); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
@@ -470,6 +473,24 @@ class ConfigReader {
     return read_integer(*table, "max_process_series", ctx, 1, 100000, serve.max_process_series);
   }
 
+  Status read_hangs(const toml::table& root, HangsConfig& hangs) const {
+    auto t = sub_table(root, "hangs");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[hangs]";
+    if (auto s = check_keys(*table, kHangsKeys, ctx); !s) return s;
+    if (auto s = read_number(*table, "min_age_s", ctx, hangs.min_age_s); !s) return s;
+    if (table->contains("min_age_s")) {
+      if (auto s = check_range(*table, "min_age_s", ctx, hangs.min_age_s, 0, 86400); !s) return s;
+    }
+    if (auto s = read_number(*table, "hang_after_s", ctx, hangs.hang_after_s); !s) return s;
+    if (table->contains("hang_after_s")) {
+      if (auto s = check_range(*table, "hang_after_s", ctx, hangs.hang_after_s, 0, 864000); !s) return s;
+    }
+    return {};
+  }
+
   Status read_store(const toml::table& root, StoreConfig& store) const {
     auto t = sub_table(root, "store");
     if (!t) return std::move(t).take_error();
@@ -601,6 +622,7 @@ class ConfigReader {
     spec.with_exit = true;
     if (auto s = read_bool(table, "exit", ctx, spec.with_exit); !s) return s;
     if (auto s = read_bool(table, "outer", ctx, spec.outer); !s) return s;
+    if (auto s = read_bool(table, "waits", ctx, spec.waits); !s) return s;
     spec.ret = spec.with_exit ? ReturnKind::kInt32 : ReturnKind::kNone;
     if (auto s = read_enum(table, "ret", ctx, kAllReturns, return_kind_name, spec.ret); !s) {
       return s;

@@ -1,7 +1,7 @@
 // Consumer: the one interface of everything that takes what a trace sees (batches of
-// traced calls, GPU snapshots, host waits, ticks, flushes). Every call comes from the one output
-// thread (the ring-buffer reader while tracing, the caller's after it), so consumers
-// need no locks; a ConsumerList hands each call to its members in order.
+// traced calls, GPU snapshots, host waits, the calls in flight, ticks, flushes). Every call comes from the
+// one output thread (the ring-buffer reader while tracing, the caller's after it), so consumers need no
+// locks; a ConsumerList hands each call to its members in order.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,7 @@
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
 #include "core/host_wait.h"
+#include "core/inflight_call.h"
 #include "core/probe_cost.h"
 #include "core/python_stack.h"
 
@@ -40,6 +41,13 @@ class Consumer {
                              std::span<const HostWaitTimings> waits) {
     (void)processes;
     (void)waits;
+  }
+  // The waiting calls in flight when the kernel's table was read at `scan_mono_ns`
+  // (CLOCK_MONOTONIC): every one of them, in no order, about once a second before the
+  // tick, and once more at the end.
+  virtual void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) {
+    (void)calls;
+    (void)scan_mono_ns;
   }
   // The probes' estimated cost per traced process (agent/budget_controller.h), once a
   // tick just before on_tick, and once more before on_end.
@@ -74,6 +82,9 @@ class ForwardingConsumer : public Consumer {
                      std::span<const HostWaitTimings> waits) override {
     inner_->on_host_waits(processes, waits);
   }
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override {
+    inner_->on_inflight(calls, scan_mono_ns);
+  }
   void on_overhead(const OverheadReport& report) override { inner_->on_overhead(report); }
   void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
@@ -103,6 +114,9 @@ class ConsumerList final : public Consumer {
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override {
     for (auto& m : members_) m->on_host_waits(processes, waits);
+  }
+  void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override {
+    for (auto& m : members_) m->on_inflight(calls, scan_mono_ns);
   }
   void on_overhead(const OverheadReport& report) override {
     for (auto& m : members_) m->on_overhead(report);

@@ -164,6 +164,12 @@ struct ProbeSpec {
   // Calls of other probes made on the same thread while this one runs are flagged
   // nested (a runtime call reaching the driver), so they are not counted twice.
   bool outer = false;
+  // A call its thread may stay in for long (a lock, a barrier, a blocking read): while
+  // one runs it is listed in flight with its age (the agent's scan of the kernel's
+  // table), and sampled Python stacks of the thread end in it. Needs with_exit. The
+  // catalogs' waiting calls (synchronisations, blocking copies, NCCL) are known by name
+  // (probe/always_on.h waits_in_calls); the config file's `waits` sets it.
+  bool waits = false;
   // With with_exit: the entry and the return come as two records (the return carries the
   // return value and the stack pointer) that ingest pairs, instead of one record paired
   // in the kernel, so calls of the probe can nest deeper than the kernel's per-thread

@@ -140,6 +140,11 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
     // The in-kernel depth is closed by the exit probe; without one it would never drop.
     return probe_violation("outer", "outer = true needs exit = true (the exit closes the call)");
   }
+  if (spec.waits && (!spec.with_exit || spec.split_return)) {
+    // The call is listed in flight from its entry until its return clears it: without a
+    // return paired in the kernel it would stay listed.
+    return probe_violation("waits", "waits = true needs exit = true (the return ends the wait)");
+  }
   if (spec.split_return && (!spec.with_exit || spec.outer)) {
     // The kernel pairs nothing for such a probe: no exit means no return record, and
     // there is no open call to keep an outer depth.

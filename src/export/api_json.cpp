@@ -11,7 +11,9 @@
 
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
+#include "export/hang_json.h"
 #include "export/host_waits_json.h"
+#include "export/inflight_json.h"
 #include "export/json_text.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
@@ -418,6 +420,8 @@ std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
   doc["anomalies"] = std::move(found["calls"]);
   found.erase("calls");
   doc.update(found);
+  doc["hangs"] = hang_anomalies_json(snap.hangs);
+  doc["hang_total"] = snap.hangs.total;
   return json_text(doc);
 }
 
@@ -440,6 +444,8 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["python_hot_spots"] = python_json(snap.python.get(), std::nullopt);
   doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
   doc["waits"] = host_waits_json(snap.waits);
+  doc["in_flight"] = inflight_json(snap.inflight, options);
+  doc["in_flight"].update(hangs_json(snap.hangs));
   doc["accounting"] = counters_json(snap);
   return json_text(doc, 2) + "\n";
 }

@@ -65,7 +65,8 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap);
 std::string api_series(const analysis::SeriesWindow& window);
 // {"anomalies":[{"ts_ns","pid","tid","domain","name","dur_ns","bytes","median_ns","score",
 //  "args","op","sampled","calls"}],"intervals":[...],"total","interval_total","level_shifts",
-//  "functions","untracked_calls"}, oldest first (export/anomaly_report.h).
+//  "functions","untracked_calls","hangs":[...],"hang_total"}, oldest first
+//  (export/anomaly_report.h; the hangs: export/hang_json.h hang_anomalies_json).
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap);
 
 // {"sample_hz","note","window_s","samples","over_cap":{"processes","rows","stacks"},
@@ -83,8 +84,8 @@ json counters_json(const analysis::AnalysisSnapshot& snap);
 json memory_json(const analysis::MemorySummary& memory);
 
 // `eacgm run --json` (docs/report.md): {"functions","gpus","processes","memory",
-// "gpu_work","nccl","ops","overhead","python_hot_spots","waits","accounting"} in one
-// document.
+// "gpu_work","nccl","ops","overhead","python_hot_spots","waits","in_flight","accounting"}
+// in one document.
 std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 
 }  // namespace eacgm::exporting

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "export/host_wait_metrics.h"
+#include "export/inflight_metrics.h"
 #include "export/metrics_table.h"
 #include "export/nccl_metrics.h"
 #include "export/top_n_fold.h"
@@ -195,6 +196,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     begin_family(out, "eacgm_anomalies_total");
     out.add({{"kind", "call"}}, snap.anomalies->total);
     out.add({{"kind", "interval"}}, snap.anomalies->interval_total);
+    out.add({{"kind", "hang"}}, snap.hangs.total);
   }
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running
@@ -227,6 +229,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
 
   append_nccl_metrics(out, snap, options.max_function_series);
   append_host_wait_metrics(out, snap, options);
+  append_inflight_metrics(out, snap, options);
 }
 
 }  // namespace eacgm::exporting

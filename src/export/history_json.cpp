@@ -81,7 +81,7 @@ json anomaly_json(const history::StoredAnomaly& a) {
   const auto& r = a.record;
   json j{{"node", a.node},     {"kind", r.kind},         {"t_ns", r.t_ns},   {"end_ns", r.end_ns},
          {"domain", r.domain}, {"function", r.function}, {"score", r.score}, {"median_ns", r.median_ns}};
-  if (r.kind == "call") {
+  if (r.kind == "call" || r.kind == "hang") {  // a hang: its length, its first missing rank's pid
     j["pid"] = r.process.pid;
     j["dur_ns"] = r.value;
   } else {

@@ -19,6 +19,7 @@ constexpr auto kStore = MetricGroup::kStore;
 constexpr auto kCalls = MetricGroup::kCalls;
 constexpr auto kNccl = MetricGroup::kNccl;
 constexpr auto kWaitGroup = MetricGroup::kWaits;
+constexpr auto kInflightGroup = MetricGroup::kInflight;
 constexpr auto kPythonGroup = MetricGroup::kPython;
 constexpr auto kAgent = MetricGroup::kAgent;
 
@@ -158,8 +159,9 @@ constexpr std::array kTable = {
               "Bytes of those leaks (eacgm_memory_leaks_total).", kNone, kCalls,
               "probes (memory ledger, at each process's exit)"},
     MetricDef{"eacgm_anomalies_total", kCounter, "", "count",
-              "Unusually slow traced calls (kind=\"call\") and slow intervals of a function's calls "
-              "(kind=\"interval\") flagged since the agent started; the last ones: /api/v1/anomalies.",
+              "Unusually slow traced calls (kind=\"call\"), slow intervals of a function's calls "
+              "(kind=\"interval\") and hangs (kind=\"hang\") flagged since the agent started; the last "
+              "ones: /api/v1/anomalies.",
               kFolded, kCalls, "anomaly detector"},
     MetricDef{"eacgm_probe_hit_cost_seconds", kGauge, "seconds", "s",
               "What one probe hit costs the traced thread on this machine, measured at start "
@@ -234,6 +236,24 @@ constexpr std::array kTable = {
               "Durations of the timed waits of every traced process, per kind; buckets folded from the "
               "1% relative-error sketch (always-on: the sampled synchronizing calls).",
               kWaitKind, kWaitGroup, "probes (calls), host-wait tracer (syscalls)"},
+
+    // Calls in flight: threads inside a waiting call for at least [hangs] min_age_s
+    MetricDef{"eacgm_call_in_flight_max_seconds", kGauge, "seconds", "s",
+              "Age of the oldest call of the function in flight now, of the waiting calls "
+              "(synchronisations, blocking copies, NCCL calls, user probes with waits = true) in flight "
+              "for at least [hangs] min_age_s; no series while none is.",
+              kFunction, kInflightGroup, "the kernel's table of calls in flight, read each second"},
+    MetricDef{"eacgm_process_stuck_seconds", kGauge, "seconds", "s",
+              "Age of the process's oldest waiting call in flight now, of those in flight for at least "
+              "[hangs] min_age_s: how long one of its threads has been waiting in one call; no series "
+              "while none is.",
+              kTraced, kInflightGroup, "the kernel's table of calls in flight, read each second"},
+    MetricDef{"eacgm_hangs", kGauge, "", "count",
+              "Hangs found at the last scan of the calls in flight, by the rule that says so: "
+              "rule=\"communicator\" (ranks of an NCCL communicator never entered the collective the "
+              "others wait in), rule=\"age\" (a call in flight longer than [hangs] hang_after_s); "
+              "which ones: /api/v1/inflight. Both series always exist.",
+              kHangRule, kInflightGroup, "the calls in flight and the NCCL collectives' counts per rank"},
 
     // The Python stack sampler's profile (per-function shares are in /api/v1/python, not
     // here: function labels would make a new series whenever the ranking changes)
@@ -363,6 +383,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`kind`";
     case kPythonCap:
       return "`cap`";
+    case kHangRule:
+      return "`rule`";
   }
   return "";
 }
@@ -381,6 +403,8 @@ std::string_view group_title(MetricGroup g) {
       return "NCCL";
     case MetricGroup::kWaits:
       return "Host waits";
+    case MetricGroup::kInflight:
+      return "Calls in flight";
     case MetricGroup::kPython:
       return "Python hot spots";
     case MetricGroup::kAgent:

@@ -29,9 +29,22 @@ enum class LabelSet {
   kWaitKind,   // kind (a host-wait kind)
   kPythonCap,  // cap (processes, rows, stacks)
   kBuild,      // version, commit, kernel, mode
+  kHangRule,   // rule (communicator, age)
 };
 
-enum class MetricGroup { kDcgm, kGpu, kProcess, kCalls, kNccl, kWaits, kPython, kAgent, kStore, kHttp };
+enum class MetricGroup {
+  kDcgm,
+  kGpu,
+  kProcess,
+  kCalls,
+  kNccl,
+  kWaits,
+  kInflight,
+  kPython,
+  kAgent,
+  kStore,
+  kHttp
+};
 
 struct MetricDef {
   std::string_view name;  // as exposed (Prometheus text)

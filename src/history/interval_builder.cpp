@@ -224,6 +224,22 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     }
   }
 
+  // Hangs: written once, when over (their whole span).
+  for (const auto& h : snap.hangs.ended) {
+    if (h.end_ns <= hangs_through_) continue;
+    AnomalyRecord r;
+    r.t_ns = static_cast<std::int64_t>(h.start_ns);
+    r.end_ns = static_cast<std::int64_t>(h.end_ns);
+    if (h.pid != 0) r.process = known(h.pid, t_ns).record.key;
+    r.kind = "hang";
+    r.domain = h.domain;
+    r.function = h.function;
+    r.score = static_cast<double>(h.number);  // the collective instance, 0 for the age rule
+    r.value = static_cast<double>(h.age_ns);
+    batch.anomalies.push_back(std::move(r));
+    hangs_through_ = h.end_ns;
+  }
+
   // Leaks: written once, when the ledger finalized the process.
   for (const auto& row : snap.memory.rows) {
     if (!row.exited || row.leak_count == 0 || leaks_written_.count(row.pid)) continue;

@@ -63,6 +63,7 @@ class IntervalBuilder {
   std::map<std::string, std::uint64_t> kernels_written_;
   std::uint64_t anomalies_through_ = 0;  // newest call anomaly written (ts_ns)
   std::uint64_t intervals_through_ = 0;  // newest slow interval written (start_ns)
+  std::uint64_t hangs_through_ = 0;      // newest ended hang written (end_ns)
   std::set<std::uint32_t> leaks_written_;
   std::optional<std::uint64_t> last_gpu_sequence_;
   std::map<std::uint32_t, GpuAcc> gpus_;

@@ -58,6 +58,10 @@ void RingReader::register_counters(CounterRegistry& registry) {
     registry.add(agent_counter("wait_processes"),
                  [this] { return wait_processes_.load(std::memory_order_relaxed); });
   }
+  if (inflight_) {
+    registry.add(agent_counter("calls_in_flight"),
+                 [this] { return in_flight_.load(std::memory_order_relaxed); });
+  }
   if (python_) {
     registry.add(agent_counter("py_samples"),
                  [this] { return python_samples_.load(std::memory_order_relaxed); });
@@ -70,6 +74,10 @@ void RingReader::register_counters(CounterRegistry& registry) {
   }
   registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
+}
+
+void RingReader::add_inflight(InflightSource* source, const probe::ProbeTable& table) {
+  inflight_ = std::make_unique<InflightDrain>(*source, table, batcher_.chain());
 }
 
 Status RingReader::add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder) {
@@ -159,6 +167,7 @@ void RingReader::loop() {
   end_round();
   drain_counts();  // the last counts, after the probes were detached
   drain_waits();
+  drain_inflight();  // the calls still in flight when tracing ended
   batcher_.consumer().flush();
 }
 
@@ -195,6 +204,14 @@ void RingReader::drain_waits() {
   wait_processes_.store(c.processes, std::memory_order_relaxed);
 }
 
+void RingReader::drain_inflight() {
+  if (!inflight_) return;
+  inflight_batch_.clear();
+  const std::uint64_t scanned = inflight_->drain(inflight_batch_);
+  batcher_.consumer().on_inflight(inflight_batch_, scanned);
+  in_flight_.store(inflight_->counters().in_flight, std::memory_order_relaxed);
+}
+
 void RingReader::end_round() {
   batcher_.flush();
   deliver_python_stacks();
@@ -210,6 +227,7 @@ void RingReader::end_round() {
     drain_waits();
   }
   if (tick) {
+    drain_inflight();
     batcher_.consumer().on_tick(now, registry_ ? registry_->read() : CounterValues{});
     next_tick_ = now + options_.tick;
   }

@@ -22,6 +22,7 @@
 #include "ingest/count_drain.h"
 #include "ingest/enricher.h"
 #include "ingest/host_wait_drain.h"
+#include "ingest/inflight_drain.h"
 #include "ingest/python_stacks.h"
 #include "ingest/record_decoder.h"
 
@@ -67,6 +68,9 @@ class RingReader {
   // Also drains the host-wait tracer's histograms at each tick (before start()); the
   // drain must outlive the reader.
   void add_host_waits(HostWaitDrain* drain) { waits_ = drain; }
+  // Also reads the waiting calls in flight at each tick and at the end (before start()),
+  // naming their probes from `table`; the source must outlive the reader.
+  void add_inflight(InflightSource* source, const probe::ProbeTable& table);
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
@@ -83,6 +87,7 @@ class RingReader {
   void publish_counters();
   void drain_counts();
   void drain_waits();
+  void drain_inflight();
 
   ring_buffer* rb_ = nullptr;
   CallBatcher batcher_;
@@ -92,6 +97,8 @@ class RingReader {
   HostWaitDrain* waits_ = nullptr;
   std::vector<HostWaitProcess> wait_process_batch_;
   std::vector<HostWaitTimings> wait_batch_;
+  std::unique_ptr<InflightDrain> inflight_;
+  std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;
   std::vector<PythonStack> python_batch_;  // reused: its first python_count_ stacks are this round's
   std::size_t python_count_ = 0;
@@ -104,7 +111,8 @@ class RingReader {
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
       forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
-      python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0};
+      python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0},
+      in_flight_{0};
 };
 
 }  // namespace eacgm::ingest

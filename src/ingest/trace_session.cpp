@@ -86,6 +86,8 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->reader_ = std::move(*reader);
   if (options.python_hz > 0) s->start_python_sampling(*s->reader_);
   if (s->wait_drain_) s->reader_->add_host_waits(s->wait_drain_.get());
+  s->inflight_source_ = std::make_unique<BpfInflightSource>(*s->bpf_);
+  s->reader_->add_inflight(s->inflight_source_.get(), s->table_);
   s->register_counters(registry);
   s->reader_->start();
 
@@ -109,7 +111,7 @@ void TraceSession::start_python_sampling(RingReader& reader) {
   probe::PySamplerOptions po;
   po.hz = options_.python_hz;
   po.btf_path = options_.btf_path;
-  po.waiting_calls_fd = bpf_->waiting_calls_fd();
+  po.calls_in_flight_fd = bpf_->calls_in_flight_fd();
   auto sampler = probe::PySampler::open(po);
   if (sampler) {
     // The decoder runs on the reader thread: a lock-free view of the probe table there, and
@@ -240,6 +242,7 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
   registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
   registry.add(agent_counter("duty_switch_traps"), bpf(&probe::BpfCounters::switch_traps));
+  registry.add(agent_counter("in_flight_full"), bpf(&probe::BpfCounters::in_flight_full));
   if (wait_tracer_) {
     registry.add(agent_counter("wait_map_full"), [this] { return wait_tracer_->counters().map_full; });
     registry.add(agent_counter("wait_open_full"), [this] { return wait_tracer_->counters().open_full; });

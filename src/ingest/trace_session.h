@@ -152,6 +152,7 @@ class TraceSession {
   std::unique_ptr<probe::HostWaitTracer> wait_tracer_;
   std::unique_ptr<BpfHostWaitSource> wait_source_;
   std::unique_ptr<HostWaitDrain> wait_drain_;
+  std::unique_ptr<InflightSource> inflight_source_;  // the calls in flight; before reader_, which reads it
   std::unique_ptr<RingReader> reader_;
   PythonProcessFinder py_finder_;
   enum class PyState { kNotYet, kSampled, kUnsupported };

@@ -66,7 +66,9 @@ bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
          (w == GpuWork::kKernel || w == GpuWork::kCopy || w == GpuWork::kMemset);
 }
 
-bool waits_in_calls(const ProbeSpec& spec) { return spec.domain == "nccl" || times_every_call(spec); }
+bool waits_in_calls(const ProbeSpec& spec) {
+  return spec.waits || spec.domain == "nccl" || times_every_call(spec);
+}
 
 namespace {
 

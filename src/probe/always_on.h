@@ -43,9 +43,10 @@ bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 
 // Probes of calls a thread may stay in, on a CPU or not: the CUDA host waits
-// (times_every_call) and every NCCL call (per call in both modes; a collective can block
-// until the other ranks arrive). While one runs its thread is marked, and the Python
-// stack sampler ends the thread's stacks in it.
+// (times_every_call), every NCCL call (per call in both modes; a collective can block
+// until the other ranks arrive) and the user's probes marked `waits = true`. While one
+// runs its thread is marked, the call is listed in flight (the agent's scan), and the
+// Python stack sampler ends the thread's stacks in it.
 bool waits_in_calls(const ProbeSpec& spec);
 
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,

@@ -354,6 +354,14 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
                                              errno_text(err), log.last_lines()));
   }
   t->tp_links_.push_back(std::move(exec));
+  BpfLink thread_exit(bpf_program__attach(t->skel_->progs.eacgm_thread_exit));
+  if (!thread_exit) {
+    const int err = errno;
+    return make_errno_error(
+        err, fmt::format("cannot watch thread exits (sched_process_exit tracepoint): {}{}", errno_text(err),
+                         log.last_lines()));
+  }
+  t->tp_links_.push_back(std::move(thread_exit));
   return t;
 }
 
@@ -637,6 +645,16 @@ std::vector<DurationEntry> BpfTracer::read_durations() const {
   return out;
 }
 
+std::vector<eacgm_call_in_flight> BpfTracer::read_calls_in_flight() const {
+  std::vector<eacgm_call_in_flight> out;
+  read_hash<std::uint32_t, eacgm_call_in_flight>(
+      bpf_map__fd(skel_->maps.calls_in_flight),
+      [&](std::uint32_t, const eacgm_call_in_flight& call) { out.push_back(call); });
+  return out;
+}
+
+int BpfTracer::calls_in_flight_fd() const { return bpf_map__fd(skel_->maps.calls_in_flight); }
+
 void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
   if (pids.empty()) return;
   const std::set<std::uint32_t> gone(pids.begin(), pids.end());
@@ -677,8 +695,6 @@ int BpfTracer::ringbuf_fd() const { return bpf_map__fd(skel_->maps.events); }
 
 int BpfTracer::target_pids_fd() const { return bpf_map__fd(skel_->maps.target_pids); }
 
-int BpfTracer::waiting_calls_fd() const { return bpf_map__fd(skel_->maps.waiting_calls); }
-
 BpfCounters BpfTracer::counters() const {
   BpfCounters c;
   // A counter that cannot be read counts as 0.
@@ -698,6 +714,7 @@ BpfCounters BpfTracer::counters() const {
   c.count_map_full = sum(EACGM_CNT_COUNT_MAP_FULL);
   c.duration_map_full = sum(EACGM_CNT_DURATION_MAP_FULL);
   c.switch_traps = sum(EACGM_CNT_SWITCH_TRAPS);
+  c.in_flight_full = sum(EACGM_CNT_IN_FLIGHT_FULL);
   return c;
 }
 

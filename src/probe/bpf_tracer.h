@@ -52,6 +52,7 @@ struct BpfCounters {
   std::uint64_t count_map_full = 0;       // counted calls not kept: the count map was full
   std::uint64_t duration_map_full = 0;    // sampled durations not kept: the duration map was full
   std::uint64_t switch_traps = 0;         // cycled probes' hits while being attached or detached
+  std::uint64_t in_flight_full = 0;       // waiting calls not listed in flight: the table was full
 };
 
 // One key of the always-on count map, summed over CPUs (cumulative while the process lives).
@@ -154,6 +155,12 @@ class BpfTracer {
   std::vector<DurationEntry> read_durations() const;
   // Deletes the always-on keys of these processes (after their last read).
   void forget_counts(const std::vector<std::uint32_t>& pids);
+  // The waiting call of each thread that has made one (bpf/events.h struct
+  // eacgm_call_in_flight; ts_ns 0: in none now), in one batch read.
+  std::vector<eacgm_call_in_flight> read_calls_in_flight() const;
+  // That map: the Python sampler shares it to end its stacks in the call a thread waits
+  // in (and benchmarks fill it to time the read).
+  int calls_in_flight_fd() const;
   // Attaches a program that does nothing at file_offset of path, to keep the USDT
   // semaphore at ref_ctr_offset raised while the link lives (src/probe/python_usdt.h).
   Result<UprobeLink> attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,
@@ -165,9 +172,6 @@ class BpfTracer {
   // The pid filter's map (filter_pids): other programs may share it to follow the same
   // processes, children included.
   int target_pids_fd() const;
-  // The waiting call of each thread (bpf/events.h, struct eacgm_waiting_call): the Python
-  // sampler shares it to end its stacks in the call a thread waits in.
-  int waiting_calls_fd() const;
   BpfCounters counters() const;
   // Calls entered but not yet returned (left at shutdown: lost exits); counted,
   // since per-thread state lives in task storage, which cannot be listed.

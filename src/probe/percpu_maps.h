@@ -88,6 +88,38 @@ void read_percpu_hash(int fd, Fn&& each) {
   }
 }
 
+// Every key and value of a (not per-CPU) hash map, a batch at a time (keys one by one
+// where the kernel lacks batch lookups).
+template <typename Key, typename Value, typename Fn>
+void read_hash(int fd, Fn&& each) {
+  constexpr std::uint32_t kBatch = 256;
+  std::vector<Key> keys(kBatch);
+  std::vector<Value> values(kBatch);
+  std::uint64_t in_batch = 0, out_batch = 0;
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  for (bool first = true;; first = false) {
+    std::uint32_t n = kBatch;
+    const int err = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
+                                         values.data(), &n, &opts);
+    const int saved = errno;
+    if (err != 0 && saved != ENOENT) {
+      if (first) break;  // no batch lookups here: walk the keys instead
+      return;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) each(keys[i], values[i]);
+    if (err != 0) return;  // ENOENT: that was the last batch
+    in_batch = out_batch;
+  }
+  Key key{}, next{};
+  Key* prev = nullptr;
+  Value one{};
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (bpf_map_lookup_elem(fd, &next, &one) == 0) each(next, one);
+    key = next;
+    prev = &key;
+  }
+}
+
 // Deletes every key of a map whose `pid` field names one of `gone`.
 template <typename Key>
 void delete_keys_of(int fd, const std::set<std::uint32_t>& gone) {

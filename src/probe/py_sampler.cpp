@@ -68,8 +68,8 @@ Result<std::unique_ptr<PySampler>> PySampler::open(const PySamplerOptions& optio
         err, fmt::format("Python sample ring buffer of {} bytes rejected: {} (use a power of two)",
                          options.ringbuf_bytes, errno_text(err)));
   }
-  if (options.waiting_calls_fd >= 0) {
-    if (int err = bpf_map__reuse_fd(s->skel_->maps.waiting_calls, options.waiting_calls_fd)) {
+  if (options.calls_in_flight_fd >= 0) {
+    if (int err = bpf_map__reuse_fd(s->skel_->maps.calls_in_flight, options.calls_in_flight_fd)) {
       return make_errno_error(
           err, fmt::format("cannot share the tracer's waiting-call map with the Python sampler: {}",
                            errno_text(err)));

@@ -20,9 +20,10 @@ struct PySamplerOptions {
   std::uint32_t hz = 99;  // samples per second on each CPU (a prime, away from timer ticks)
   std::uint32_t ringbuf_bytes = 1u << 20;
   std::string btf_path;  // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
-  // The tracer's waiting-call map (BpfTracer::waiting_calls_fd), so that stacks end in
-  // the traced call a thread waits in; -1: none (an empty map of its own).
-  int waiting_calls_fd = -1;
+  // The tracer's map of the waiting call each thread is in (BpfTracer::calls_in_flight_fd),
+  // so that stacks end in the traced call a thread waits in; -1: none (an empty map of
+  // its own).
+  int calls_in_flight_fd = -1;
 };
 
 // Kernel-side counters of the sampler, summed over CPUs (bpf/py_sample.h).

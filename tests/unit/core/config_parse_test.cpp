@@ -215,6 +215,49 @@ TEST(ConfigParse, PythonProfileWindowAndCaps) {
               HasSubstr("[python]: max_stacks = 1 is out of range 10..1000000"));
 }
 
+TEST(ConfigParse, HangsMinimumAge) {
+  EXPECT_EQ(Config{}.hangs.min_age_s, 5.0);
+  Result<Config> r = parse_config(lines({"[hangs]", "min_age_s = 1"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->hangs.min_age_s, 1.0);
+  EXPECT_EQ(parse_config(lines({"[hangs]", "min_age_s = 0.5"}), "eacgm.toml")->hangs.min_age_s, 0.5);
+  EXPECT_EQ(parse_config(lines({"[hangs]", "min_age_s = 0"}), "eacgm.toml")->hangs.min_age_s, 0.0);
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = -1"})),
+              HasSubstr("eacgm.toml:2:13: [hangs]: min_age_s = -1 is out of range 0..86400"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = 86401"})), HasSubstr("is out of range 0..86400"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = nan"})), HasSubstr("[hangs]: min_age_s = nan"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = \"5\""})),
+              HasSubstr("[hangs]: min_age_s must be a number, not a string"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age = 5"})),
+              HasSubstr("eacgm.toml:2:1: [hangs]: unknown key \"min_age\" (did you mean \"min_age_s\"?)"));
+  EXPECT_THAT(error_of(lines({"hangs = 5"})), HasSubstr("eacgm.toml:1:"));
+}
+
+TEST(ConfigParse, HangsAfterAnAge) {
+  EXPECT_EQ(Config{}.hangs.hang_after_s, 600.0);
+  Result<Config> r = parse_config(lines({"[hangs]", "hang_after_s = 120", "min_age_s = 2"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->hangs.hang_after_s, 120.0);
+  EXPECT_EQ(r->hangs.min_age_s, 2.0);
+  EXPECT_EQ(parse_config(lines({"[hangs]", "hang_after_s = 0"}), "eacgm.toml")->hangs.hang_after_s, 0.0);
+  EXPECT_THAT(error_of(lines({"[hangs]", "hang_after_s = -5"})),
+              HasSubstr("eacgm.toml:2:16: [hangs]: hang_after_s = -5 is out of range 0..864000"));
+  EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = -1", "hang_after_s = 5"})),
+              HasSubstr("[hangs]: min_age_s = -1 is out of range 0..86400"));
+}
+
+TEST(ConfigParse, ProbeWaits) {
+  Result<Config> r = parse_config(probe_with_args("waits = true"), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_TRUE(r->probes.at(0).waits);
+  EXPECT_FALSE(parse_config(probe_with_args(""), "eacgm.toml")->probes.at(0).waits);
+  EXPECT_THAT(error_of(probe_with_args("waits = 1")),
+              HasSubstr("eacgm.toml:5:9: probe \"p\": waits must be true or false, not an integer"));
+  EXPECT_THAT(error_of(probe_with_args("waits = true", "exit = false")),
+              HasSubstr("eacgm.toml:5:9: probe \"p\": waits = true needs exit = true (the return ends the "
+                        "wait)"));
+}
+
 TEST(ConfigParse, UnknownKeysAreErrorsWithSuggestion) {
   std::string e = error_of(lines({"[trace]", "ringbuf_mb = 16"}));
   EXPECT_THAT(e, StartsWith("eacgm.toml:2:1: [trace]: unknown key \"ringbuf_mb\""));
@@ -574,9 +617,11 @@ TEST(ConfigParse, DocumentedExampleParses) {
   ASSERT_NE(end, std::string::npos);
   Result<Config> r = parse_config(doc.substr(begin, end - begin), "docs/config.md");
   ASSERT_TRUE(r.ok()) << r.error();
-  ASSERT_EQ(r->probes.size(), 2u);
+  ASSERT_EQ(r->probes.size(), 3u);
   EXPECT_EQ(r->probes[0].args.size(), 3u);
-  EXPECT_TRUE(r->probes[1].symbol_is_pattern);
+  EXPECT_TRUE(r->probes[1].waits);
+  EXPECT_TRUE(r->probes[2].symbol_is_pattern);
+  EXPECT_EQ(r->hangs.min_age_s, 5.0);
 }
 
 TEST(ConfigParse, DocumentedPointerChainParses) {

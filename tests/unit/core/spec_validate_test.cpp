@@ -241,6 +241,19 @@ TEST(SpecValidate, SplitReturns) {
   EXPECT_THAT(error_of(spec), HasSubstr("a split return needs exit = true"));
 }
 
+TEST(SpecValidate, AWaitingProbeNeedsItsReturn) {
+  ProbeSpec spec = valid_spec();
+  spec.waits = true;
+  EXPECT_TRUE(validate_spec(spec).ok()) << error_of(spec);
+  spec.with_exit = false;
+  spec.ret = ReturnKind::kNone;
+  for (auto& a : spec.args) a.at_exit = false;
+  EXPECT_THAT(error_of(spec), HasSubstr("waits = true needs exit = true"));
+  spec.with_exit = true;
+  spec.split_return = true;
+  EXPECT_THAT(error_of(spec), HasSubstr("waits = true needs exit = true"));
+}
+
 TEST(SpecValidate, DerivedValuesNameCapturedArgs) {
   ProbeSpec spec = valid_spec();
   spec.derived = {DerivedArg{"bytes", DerivedArg::Op::kCopy, "size", ""}};

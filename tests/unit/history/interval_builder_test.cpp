@@ -156,5 +156,36 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
 }
 
+TEST(IntervalBuilder, AHangIsWrittenOnceWhenOver) {
+  IntervalBuilder b = builder();
+  analysis::AnalysisSnapshot snap;
+  analysis::Hang on;
+  on.rule = "communicator";
+  on.start_ns = 50;
+  on.function = "ncclAllReduce";
+  on.pid = 9;
+  snap.hangs.current.push_back(on);
+  EXPECT_TRUE(b.build(snap, 0, 10).anomalies.empty());  // not while it lasts
+  analysis::Hang over = on;
+  over.end_ns = 150;
+  over.age_ns = 100;
+  over.domain = "nccl";
+  over.number = 18204;
+  snap.hangs.current.clear();
+  snap.hangs.ended.push_back(over);
+  IntervalBatch batch = b.build(snap, 10, 20);
+  ASSERT_EQ(batch.anomalies.size(), 1u);
+  const AnomalyRecord& r = batch.anomalies[0];
+  EXPECT_EQ(r.kind, "hang");
+  EXPECT_EQ(r.t_ns, 50);
+  EXPECT_EQ(r.end_ns, 150);
+  EXPECT_EQ(r.process.pid, 9u);
+  EXPECT_EQ(r.domain, "nccl");
+  EXPECT_EQ(r.function, "ncclAllReduce");
+  EXPECT_EQ(r.score, 18204.0);
+  EXPECT_EQ(r.value, 100.0);
+  EXPECT_TRUE(b.build(snap, 20, 30).anomalies.empty());
+}
+
 }  // namespace
 }  // namespace eacgm::history

@@ -221,8 +221,14 @@ TEST(EncodeWait, WaitingCallsAreMarkedAndOthersAreNot) {
   entry_only.with_exit = false;
   EXPECT_EQ(encode_probe(entry_only).flags & EACGM_PROBE_WAIT, 0u);
   ProbeSpec user = builtin_spec("cuStreamSynchronize");
-  user.domain = "app";  // the user's probes are not classified
+  user.domain = "app";  // the user's probes are not classified by name
   EXPECT_FALSE(waits_in_calls(user));
+  // ... but say so themselves (`waits = true`).
+  user.waits = true;
+  EXPECT_TRUE(waits_in_calls(user));
+  EXPECT_NE(encode_probe(user).flags & EACGM_PROBE_WAIT, 0u);
+  user.with_exit = false;
+  EXPECT_EQ(encode_probe(user).flags & EACGM_PROBE_WAIT, 0u);
 }
 
 }  // namespace

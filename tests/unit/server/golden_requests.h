@@ -27,6 +27,7 @@ inline const std::vector<GoldenRequest>& golden_requests() {
       {"/api/v1/nccl", "", "nccl.json"},
       {"/api/v1/processes", "", "processes.json"},
       {"/api/v1/anomalies", "", "anomalies.json"},
+      {"/api/v1/inflight", "", "inflight.json"},
       {"/api/v1/python", "", "python.json"},
       {"/api/v1/python?pid=4190002", "", "python_pid.json"},
       {"/api/v1/python?pid=x", "", "python_bad_pid.json"},

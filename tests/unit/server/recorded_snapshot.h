@@ -2,7 +2,7 @@
 // inputs) from what a daemon sees of a small node: per-call and always-on calls of three
 // processes (allocations and a leak, kernels, copies, synchronisations, an NCCL
 // communicator of two ranks, an error, a slow outlier), two GPUs and the processes on
-// them, host waits, the probes' cost and Python stacks; and the facts about those
+// them, host waits, the probes' cost, Python stacks and calls in flight; and the facts about those
 // processes that /proc would give (rank, command line, container, liveness).
 #pragma once
 
@@ -162,6 +162,7 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
   analysis::LiveAnalysis live;
   live.set_clocks({[wall] { return *wall; }, [steady] { return *steady; }});
   live.set_process_alive(RecordedFacts::alive);
+  live.set_thread_alive([](std::uint32_t pid, std::uint32_t) { return RecordedFacts::alive(pid); });
   live.set_process_start([steady0](std::uint32_t) { return steady0 - seconds(30); });
   live.set_python_hz(99);
   live.set_python_limits(analysis::python_profile_limits(PythonConfig{}, true));
@@ -300,6 +301,38 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
       stacks.push_back(s);
     }
     live.on_python_stacks(stacks);
+
+    // Calls in flight: rank 1 stuck in a collective, rank 0 in a synchronisation on it,
+    // and a young synchronisation (below [hangs] min_age_s, not listed).
+    const auto mono = [&](seconds ago) {
+      return static_cast<std::uint64_t>(
+          duration_cast<nanoseconds>((*steady - ago).time_since_epoch()).count());
+    };
+    const auto in_flight = [&](const std::shared_ptr<const ProbeInfo>& p, std::uint32_t pid,
+                               std::uint32_t tid, seconds age) {
+      InflightCall c;
+      c.call = call(p, pid, ns(0) - static_cast<std::uint64_t>(duration_cast<nanoseconds>(age).count()), 0);
+      c.call.tid = tid;
+      c.call.has_exit = false;
+      c.entry_mono_ns = mono(age);
+      return c;
+    };
+    std::vector<InflightCall> in_flight_calls;
+    auto stuck = in_flight(allreduce_p, kRank1, kRank1 + 7, seconds(92 + tick));
+    set_arg(stuck.call, "count", 1ull << 20);
+    set_arg(stuck.call, "datatype", 7);
+    set_arg(stuck.call, "op", 0);
+    set_arg(stuck.call, "comm", 0xc0ffee);
+    set_arg(stuck.call, "stream", 0x5001);
+    stuck.call.nccl_comm_id = 0xabcdef12345678ull;
+    stuck.call.nccl_rank = 1;
+    stuck.call.nccl_nranks = 2;
+    in_flight_calls.push_back(stuck);
+    auto synchronising = in_flight(sync_p, kRank0, kRank0, seconds(10 + tick));
+    set_arg(synchronising.call, "stream", 0x5000);
+    in_flight_calls.push_back(synchronising);
+    in_flight_calls.push_back(in_flight(sync_p, kRank0, kRank0 + 1, seconds(2)));
+    live.on_inflight(in_flight_calls, mono(seconds(0)));
 
     *wall += seconds(1);
     *steady += seconds(1);

@@ -1,0 +1,62 @@
+// JSON of the calls in flight (export/inflight_json.h).
+#include "export/inflight_json.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "export/event_format.h"
+#include "export/hang_json.h"
+#include "export/json_text.h"
+
+namespace eacgm::exporting {
+namespace {
+
+json rank_of(const CallEvent& call, const ApiOptions& options) {
+  if (options.rank_of_pid) {
+    if (auto rank = options.rank_of_pid(call.pid).rank) return *rank;
+  }
+  if (call.nccl_rank >= 0) return call.nccl_rank;
+  return nullptr;
+}
+
+// The call's arguments as the events write them.
+json args_of(const CallEvent& call) {
+  if (!call.probe) return json::object();
+  fmt::memory_buffer buf;
+  append_json_args(buf, call);
+  return json::parse(std::string_view(buf.data(), buf.size()), nullptr, false);
+}
+
+}  // namespace
+
+json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& options) {
+  json calls = json::array();
+  for (const analysis::InflightRow& row : inflight.rows) {
+    const CallEvent& c = row.call.call;
+    calls.push_back(json{{"pid", c.pid},
+                         {"tid", c.tid},
+                         {"comm", std::string(c.comm_view())},
+                         {"rank", rank_of(c, options)},
+                         {"domain", std::string(c.domain())},
+                         {"name", std::string(c.function())},
+                         {"age_ns", row.age_ns},
+                         {"ts_ns", c.ts_ns},
+                         {"args", args_of(c)}});
+  }
+  return json{{"min_age_ns", inflight.min_age_ns},
+              {"in_flight", inflight.in_flight},
+              {"calls", std::move(calls)},
+              {"over_cap", inflight.over_cap}};
+}
+
+std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+  json doc{
+      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
+      {"sequence", snap.sequence}};
+  doc.update(inflight_json(snap.inflight, options));
+  doc.update(hangs_json(snap.hangs));
+  return json_text(doc);
+}
+
+}  // namespace eacgm::exporting
