@@ -100,6 +100,7 @@ if [ "$GPUS" -ge 2 ]; then
   wait $JOB; echo "job exit: $?"
   sleep 3  # a scan after the end, and a history interval
   get /api/v1/anomalies >"$WORK/anomalies.json"
+  get /api/v1/inflight >"$WORK/inflight_a_after.json"  # after the job: the last poll may precede the scan that ends the hang
   get '/api/v1/history/anomalies?since=1h' >"$WORK/history_anomalies.json" 2>/dev/null || echo '{}' >"$WORK/history_anomalies.json"
   "$PY" - "$WORK" <<'PY' || status=1
 import json, sys
@@ -138,8 +139,8 @@ over = [h for h in anoms if h["rule"] == "communicator" and h["over"] and h["mis
 print(("PASS" if over else "FAIL") + f": /api/v1/anomalies has the hang, over ({len(anoms)} hangs: "
       + "; ".join(f"{h['verdict']} over={h['over']} age={h['age_ns'] / 1e9:.0f}s" for h in anoms) + ")")
 ok = ok and bool(over)
-last = polls[-1] if polls else {}
-cleared = not any(c["hang"] for c in last.get("communicators", []))
+last = json.load(open(f"{work}/inflight_a_after.json"))
+cleared = not any(c["hang"] for c in last.get("communicators", [])) and not any(not h["over"] for h in last.get("hangs", []))
 print(("PASS" if cleared else "FAIL") + ": no communicator hangs once the job went on")
 ok = ok and cleared
 hist = [a for a in json.load(open(f"{work}/history_anomalies.json")).get("anomalies", []) if a.get("kind") == "hang"]
