@@ -318,7 +318,8 @@ struct HttpServer::Impl {
   // asked) is refused; requests without an Origin (curl, eacgm) pass.
   bool same_origin(const httplib::Request& req) const {
     if (token.empty() || !req.has_header("Origin")) return true;
-    std::string_view origin = req.get_header_value("Origin");
+    const std::string origin_header = req.get_header_value("Origin");
+    std::string_view origin = origin_header;
     const auto scheme = origin.find("://");
     if (scheme == std::string_view::npos) return false;
     origin.remove_prefix(scheme + 3);
