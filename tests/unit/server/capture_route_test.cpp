@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "export/capture_trace.h"
@@ -63,7 +64,14 @@ TEST(CaptureAsk, RefusesWhatItCannotDo) {
 }
 
 CallEvent call(std::uint64_t ts, std::uint64_t dur, std::uint32_t tid) {
+  static const auto probe = [] {
+    auto p = std::make_shared<ProbeInfo>();
+    p->function = "cuLaunchKernel";
+    p->spec.domain = "cuda_driver";
+    return p;
+  }();
   CallEvent e;
+  e.probe = probe;
   e.ts_ns = ts;
   e.dur_ns = dur;
   e.has_exit = true;
