@@ -189,7 +189,7 @@ std::string_view kind_text(BadKind k) {
     case BadKind::kNotFound:
       return "request for an unknown path";
     case BadKind::kMethod:
-      return "request with a method the path does not take";
+      return "request with a method other than the path takes (GET/HEAD, or POST)";
     case BadKind::kTooLarge:
       return "request over the size limits";
     case BadKind::kOverloaded:
