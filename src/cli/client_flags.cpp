@@ -21,7 +21,7 @@ Result<std::unique_ptr<server::ApiClient>> open_client(const ClientFlags& flags,
     if (!t) return make_error(ErrorKind::kUsage, "--token-file: " + t.error());
     token = std::move(*t);
   }
-  return server::ApiClient::open(flags.server, std::move(token), timeout);
+  return server::ApiClient::open(flags.server, token, timeout);
 }
 
 }  // namespace eacgm::cli

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,7 @@ std::string spark(const std::deque<double>& values) {
   static constexpr char kLevels[] = " .:-=+*#%@";
   std::string out;
   for (double v : values)
-    out += kLevels[static_cast<std::size_t>(std::clamp(v, 0.0, 100.0) / 100.0 * 9.0 + 0.5)];
+    out += kLevels[static_cast<std::size_t>(std::lround(std::clamp(v, 0.0, 100.0) / 100.0 * 9.0))];
   return out;
 }
 

@@ -18,7 +18,7 @@ ApiClient::ApiClient(std::string url, std::unique_ptr<Impl> impl)
     : url_(std::move(url)), impl_(std::move(impl)) {}
 ApiClient::~ApiClient() = default;
 
-Result<std::unique_ptr<ApiClient>> ApiClient::open(const std::string& url, std::string token,
+Result<std::unique_ptr<ApiClient>> ApiClient::open(const std::string& url, const std::string& token,
                                                    std::chrono::seconds timeout) {
   if (!url.starts_with("http://") && !url.starts_with("https://")) {
     return make_error(ErrorKind::kUsage, fmt::format("--server {}: not an http:// or https:// URL", url));

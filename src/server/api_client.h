@@ -22,7 +22,7 @@ struct ApiReply {
 class ApiClient {
  public:
   // `url`: http://HOST:PORT or https://HOST:PORT (no path); `token`: "" for none.
-  static Result<std::unique_ptr<ApiClient>> open(const std::string& url, std::string token,
+  static Result<std::unique_ptr<ApiClient>> open(const std::string& url, const std::string& token,
                                                  std::chrono::seconds timeout);
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
