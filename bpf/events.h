@@ -41,8 +41,16 @@ typedef __s16 eacgm_s16;
  * 10: the pace's gaps (eacgm_count_value.in_gap_ns ... out_gaps, `pace_marks`).
  * 11: eacgm_count.stack_words: a probe's stack arguments read in one read.
  * 12: the `calls_in_flight` map (struct eacgm_call_in_flight) in place of `waiting_calls`,
- * EACGM_CNT_IN_FLIGHT_FULL. */
-#define EACGM_ABI_VERSION 12
+ * EACGM_CNT_IN_FLIGHT_FULL.
+ * 13: the `capture_pids` map: counted probes record each call of those processes
+ *     (EACGM_CAPTURE_COOKIE). */
+#define EACGM_ABI_VERSION 13
+
+/* The session cookie of a counted probe's call recorded per call for a capture: its
+ * return closes the record (no sampled duration is ever this large). */
+#define EACGM_CAPTURE_COOKIE (~0ULL)
+/* Processes captured at once (src/agent/capture_recorder.h). */
+#define EACGM_MAX_CAPTURES 64
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "server/api_routes.h"
+#include "server/capture_route.h"
 #include "server/history_routes.h"
 #include "server/metrics_route.h"
 #include "server/standard_routes.h"
@@ -20,6 +21,7 @@ struct Daemon::Parts {
   CounterRegistry server_counters;  // the server's own, alive as long as it is
   std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
   std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);  // ends captures
 };
 
 std::string host_name() {
@@ -66,6 +68,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
   add_history_routes(p.http, o.history);
+  if (o.capture) add_capture_route(p.http, CaptureRouteParts{o.capture, o.source, o.facts, p.stopping});
 }
 
 Daemon::~Daemon() { stop(); }
@@ -83,6 +86,7 @@ Status Daemon::start() {
 }
 
 void Daemon::stop() {
+  parts_->stopping->store(true);
   parts_->channel->close();
   parts_->http.stop();
 }

@@ -189,7 +189,7 @@ std::string_view kind_text(BadKind k) {
     case BadKind::kNotFound:
       return "request for an unknown path";
     case BadKind::kMethod:
-      return "request with a method other than GET/HEAD";
+      return "request with a method other than the path takes (GET/HEAD, or POST)";
     case BadKind::kTooLarge:
       return "request over the size limits";
     case BadKind::kOverloaded:
@@ -288,7 +288,11 @@ Response event_stream(SseChannel& channel, SseChannel::Filter filter) {
 struct HttpServer::Impl {
   httplib::Server svr;
   std::thread thread;
-  std::unordered_map<std::string, Handler> routes;
+  struct Route {
+    Handler handler;
+    bool post = false;  // POST only; else GET and HEAD
+  };
+  std::unordered_map<std::string, Route> routes;
   ServerOptions options;
   std::string token;
   HttpCounters counters;
@@ -308,6 +312,23 @@ struct HttpServer::Impl {
   bool is_public(const std::string& path) const {
     return std::find(options.public_paths.begin(), options.public_paths.end(), path) !=
            options.public_paths.end();
+  }
+
+  // With a token, a browser's cross-site POST (its Origin another host than the one it
+  // asked) is refused; requests without an Origin (curl, eacgm) pass.
+  bool same_origin(const httplib::Request& req) const {
+    if (token.empty() || !req.has_header("Origin")) return true;
+    const std::string origin_header = req.get_header_value("Origin");
+    std::string_view origin = origin_header;
+    const auto scheme = origin.find("://");
+    if (scheme == std::string_view::npos) return false;
+    origin.remove_prefix(scheme + 3);
+    return iequals(origin, req.get_header_value("Host"));
+  }
+
+  bool is_post_route(const std::string& path) const {
+    auto it = routes.find(path);
+    return it != routes.end() && it->second.post;
   }
 
   bool authorized(const httplib::Request& req) const {
@@ -383,10 +404,16 @@ struct HttpServer::Impl {
       apply(Response::json_error(404, "no such path: " + req.path), req, res, this);
       return;
     }
-    if (req.method != "GET" && req.method != "HEAD") {
+    const bool post = route->second.post;
+    if (post ? req.method != "POST" : (req.method != "GET" && req.method != "HEAD")) {
       Response r = Response::json_error(405, "method not allowed: " + req.method);
-      r.headers.emplace_back("Allow", "GET, HEAD");
+      r.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
       apply(r, req, res, this);
+      return;
+    }
+    if (post && !same_origin(req)) {
+      apply(Response::json_error(403, "cross-origin request refused (Origin does not match Host)"), req, res,
+            this);
       return;
     }
     Request mine;
@@ -395,9 +422,10 @@ struct HttpServer::Impl {
     mine.remote_addr = req.remote_addr;
     for (const auto& [k, v] : req.headers) mine.headers.emplace_back(k, v);
     for (const auto& [k, v] : req.params) mine.params.emplace_back(k, v);
+    if (post) mine.body = req.body;
     Response r;
     try {
-      r = route->second(mine);
+      r = route->second.handler(mine);
     } catch (const std::exception& e) {
       counters.handler_errors.fetch_add(1, std::memory_order_relaxed);
       note(BadKind::kHandlerError, req, 500);
@@ -451,7 +479,11 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::route(std::string path, Handler handler) {
-  impl_->routes[std::move(path)] = std::move(handler);
+  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), false};
+}
+
+void HttpServer::post_route(std::string path, Handler handler) {
+  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), true};
 }
 
 Status HttpServer::start(const ServerOptions& options) {
@@ -515,12 +547,18 @@ Status HttpServer::start(const ServerOptions& options) {
     impl_->dispatch(req, res);
   };
   svr.Get(".*", handler);
+  svr.Post(".*", handler);
   // Other methods are answered before cpp-httplib reads a body: a POST without
   // Content-Length would otherwise hold a worker until the read timeout (its body is
   // read to the end of the connection), and none is ever served. The body stays unread,
   // so the connection closes.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    // A POST route's body is read (up to max_body_bytes) when its length is given.
+    if (req.method == "POST" && impl_->is_post_route(req.path) && req.has_header("Content-Length") &&
+        req.get_header_value<std::uint64_t>("Content-Length") <= impl_->options.max_body_bytes) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     impl_->dispatch_bodyless(req, res);
     return httplib::Server::HandlerResponse::Handled;
   });

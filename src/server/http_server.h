@@ -1,5 +1,5 @@
-// HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD routes by exact
-// path, JSON errors, an optional bearer token, request and concurrency limits, and
+// HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD (and a few POST)
+// routes by exact path, JSON errors, an optional bearer token, request and concurrency limits, and
 // streamed (Server-Sent Events) responses. cpp-httplib does the protocol; this file's
 // types keep it out of every other file.
 #pragma once
@@ -29,11 +29,12 @@ inline constexpr std::uint16_t kDefaultPort = 9977;
 inline constexpr std::string_view kDefaultAddress = "127.0.0.1";
 
 struct Request {
-  std::string method;  // "GET" or "HEAD" by the time a handler sees it
+  std::string method;  // "GET" or "HEAD" (a POST route's: "POST") by the time a handler sees it
   std::string path;    // without the query string
   std::string remote_addr;
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::vector<std::pair<std::string, std::string>> params;   // query parameters, decoded
+  std::string body;                                          // a POST's body (at most max_body_bytes)
 
   // The first header with this name (case-insensitive); "" when absent.
   std::string header(std::string_view name) const;
@@ -114,6 +115,10 @@ class HttpServer {
   // Serves GET and HEAD of exactly `path` (no patterns) with `handler`, which runs on a
   // worker thread and may run on several at once. Before start() only.
   void route(std::string path, Handler handler);
+  // Serves POST of exactly `path` (its body in Request::body; other methods: 405). With a
+  // token configured, a request whose Origin header names another host than its Host
+  // header is refused (403): a browser page elsewhere cannot make the agent act.
+  void post_route(std::string path, Handler handler);
 
   // Checks the options (token file, loopback rule), binds, and serves on threads of its
   // own. Errors are one line for the user: "cannot listen on 0.0.0.0:9977 without a

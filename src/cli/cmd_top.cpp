@@ -1,0 +1,170 @@
+// `eacgm top`: a live terminal view of a running agent (GPUs, processes, their rates and
+// slow calls) over its JSON API, drawn with ncurses; `c` captures 5 s of the selected
+// process through POST /api/v1/capture. The lines come from cli/top_view.h.
+#include <curses.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/client_flags.h"
+#include "cli/commands.h"
+#include "cli/top_view.h"
+#include "cli/trace_runner.h"
+
+namespace eacgm::cli {
+namespace {
+
+struct TopFlags {
+  ClientFlags client;
+  double interval_s = 1;
+};
+
+// One refresh: false (and the reason) when the agent did not answer.
+bool poll_agent(server::ApiClient& client, TopModel& model, double dt_s, std::string& why) {
+  std::string docs[4];
+  const char* paths[4] = {"/api/v1/processes", "/api/v1/gpus", "/api/v1/functions", "/api/v1/anomalies"};
+  for (int i = 0; i < 4; ++i) {
+    auto r = client.get(paths[i]);
+    if (!r) {
+      why = r.error();
+      return false;
+    }
+    if (r->status != 200) {
+      why = fmt::format("{} answered {}: {}", paths[i], r->status, server::api_error_text(*r));
+      return false;
+    }
+    docs[i] = std::move(r->body);
+  }
+  update_top_model(model, docs[0], docs[1], docs[2], docs[3], dt_s);
+  return true;
+}
+
+std::string capture_selected(server::ApiClient& client, std::uint32_t pid) {
+  const std::string file = fmt::format("eacgm-capture-{}.json", pid);
+  auto r = client.post_json("/api/v1/capture", fmt::format("{{\"pid\":{},\"seconds\":5}}", pid));
+  if (!r) return r.error();
+  if (r->status != 200)
+    return fmt::format("capture of pid {}: {} {}", pid, r->status, server::api_error_text(*r));
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  if (out == nullptr) return fmt::format("cannot write {}", file);
+  const bool ok = std::fwrite(r->body.data(), 1, r->body.size(), out) == r->body.size();
+  if (std::fclose(out) != 0 || !ok) return fmt::format("cannot write {}", file);
+  return fmt::format("captured 5 s of pid {} into {}", pid, file);
+}
+
+int top_command(const TopFlags& flags) {
+  if (!(flags.interval_s >= 0.2 && flags.interval_s <= 60)) {
+    print_error(fmt::format("--interval {}: from 0.2 to 60 seconds", flags.interval_s));
+    return 2;
+  }
+  auto client = open_client(flags.client, std::chrono::seconds(40));
+  if (!client) {
+    print_error(client.error());
+    return 2;
+  }
+  TopModel model;
+  std::string why;
+  if (!poll_agent(**client, model, 0, why)) {
+    print_error("eacgm top: no agent answers: " + why);
+    return 2;
+  }
+  initscr();
+  cbreak();
+  noecho();
+  keypad(stdscr, TRUE);
+  curs_set(0);
+  timeout(100);
+  TopViewState view;
+  auto last = std::chrono::steady_clock::now();
+  bool editing_filter = false;
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - last).count();
+    if (dt >= flags.interval_s) {
+      if (!poll_agent(**client, model, dt, why)) model.status = "agent: " + why;
+      last = now;
+    }
+    const auto rows = visible_processes(model, view);
+    if (!rows.empty() && view.selected >= rows.size()) view.selected = rows.size() - 1;
+    int h = 0, w = 0;
+    getmaxyx(stdscr, h, w);
+    erase();
+    auto lines = render_top(model, view, static_cast<std::size_t>(w), static_cast<std::size_t>(h));
+    if (editing_filter) lines.back() = "filter: " + view.filter + "_";
+    for (std::size_t i = 0; i < lines.size(); ++i) mvaddnstr(static_cast<int>(i), 0, lines[i].c_str(), w);
+    refresh();
+    const int key = getch();
+    if (key == ERR) continue;
+    if (editing_filter) {
+      if (key == '\n' || key == KEY_ENTER || key == 27) {
+        editing_filter = false;
+      } else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+        if (!view.filter.empty()) view.filter.pop_back();
+      } else if (key >= 32 && key < 127 && view.filter.size() < 32) {
+        view.filter += static_cast<char>(key);
+      }
+      continue;
+    }
+    switch (key) {
+      case 'q':
+        endwin();
+        return 0;
+      case 'm':
+        view.sort = TopSort::kGpuMemory;
+        break;
+      case 's':
+        view.sort = TopSort::kCallsPerSecond;
+        break;
+      case 'k':
+        view.sort = TopSort::kKernelsPerSecond;
+        break;
+      case 'g':
+        view.group_by_rank = !view.group_by_rank;
+        break;
+      case '/':
+        editing_filter = true;
+        view.filter.clear();
+        break;
+      case KEY_DOWN:
+        ++view.selected;
+        break;
+      case KEY_UP:
+        if (view.selected > 0) --view.selected;
+        break;
+      case 'c':
+        if (view.selected < rows.size()) {
+          model.status = fmt::format("capturing 5 s of pid {}...", rows[view.selected].pid);
+          erase();
+          auto shown = render_top(model, view, static_cast<std::size_t>(w), static_cast<std::size_t>(h));
+          for (std::size_t i = 0; i < shown.size(); ++i)
+            mvaddnstr(static_cast<int>(i), 0, shown[i].c_str(), w);
+          refresh();
+          model.status = capture_selected(**client, rows[view.selected].pid);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void add_top_command(CLI::App& app, CommandContext& ctx) {
+  auto flags = std::make_shared<TopFlags>();
+  auto* sub = app.add_subcommand(
+      "top", "a live terminal view of a running agent: GPUs, processes, rates, slow calls");
+  add_client_options(*sub, flags->client);
+  sub->add_option("--interval", flags->interval_s, "seconds between refreshes (default 1)");
+  sub->footer(
+      "Keys: m/s/k sort by GPU memory, calls/s, kernels/s; / filter (Enter ends); g group by rank;\n"
+      "      up/down select; c capture 5 s of the selected process into eacgm-capture-PID.json; q quit");
+  (void)ctx;
+  sub->final_callback([&ctx, flags] { ctx.exit_code = top_command(*flags); });
+}
+
+}  // namespace eacgm::cli

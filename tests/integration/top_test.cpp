@@ -1,0 +1,106 @@
+// `eacgm top` under tmux against a serve tracing a test program: the pane shows the
+// traced process with its numbers, reacts to a sort key and to a filter, and `q` ends it
+// with exit 0. Without an agent it says so in one line and exits 2.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "serve_support.h"
+#include "subprocess.h"
+
+namespace eacgm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+class Top : public ServeFixture {};
+
+TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
+  if (shell("command -v tmux").empty()) GTEST_FAIL() << "tmux is missing (scripts/setup.sh installs it)";
+  auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
+  const std::string go = dir_ + "/go";
+  Subprocess loop({bin("capture_calls"), "--seconds", "30", "--log", dir_ + "/calls.log", "--wait-file", go});
+  ASSERT_TRUE(loop.wait_for("ready", false)) << loop.err();
+  ASSERT_TRUE(serve->wait_for("libcuda.so", true)) << serve->err();
+  std::ofstream(go) << "go";
+  const std::string session = "eacgm-top-" + std::to_string(port_);
+  const std::string code_file = dir_ + "/top.code";
+  shell("tmux new-session -d -s " + session + " -x 160 -y 40 '" + bin("eacgm") +
+        " top --server http://127.0.0.1:" + std::to_string(port_) + " --interval 0.5; echo $? > " +
+        code_file + "; sleep 30'");
+  const auto pane = [&] { return shell("tmux capture-pane -p -t " + session); };
+  const std::string pid = std::to_string(loop.pid());
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto p = pane();
+        return p.find(pid) != std::string::npos && p.find("capture_calls") != std::string::npos;
+      },
+      20s))
+      << pane();
+  // Numbers: a non-zero call rate on the process's line.
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto p = pane();
+        const auto at = p.find(pid + " capture_calls");
+        if (at == std::string::npos) return false;
+        // PID COMM RANK GPU-MEM CALLS/S KERNELS/S ANOMALIES
+        std::istringstream row(p.substr(at, p.find('\n', at) - at));
+        std::string f[7];
+        for (auto& x : f) row >> x;
+        return std::strtod(f[4].c_str(), nullptr) > 0;
+      },
+      10s))
+      << pane();
+  shell("tmux send-keys -t " + session + " s");
+  EXPECT_TRUE(eventually([&] { return pane().find("sort: calls/s") != std::string::npos; }, 5s)) << pane();
+  shell("tmux send-keys -t " + session + " / zzzz Enter");
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto p = pane();
+        return p.find("filter: zzzz") != std::string::npos &&
+               p.find("no process matches the filter") != std::string::npos;
+      },
+      5s))
+      << pane();
+  shell("tmux send-keys -t " + session + " / capture_c Enter");
+  EXPECT_TRUE(eventually([&] { return pane().find(pid + " capture_calls") != std::string::npos; }, 5s))
+      << pane();
+  shell("tmux send-keys -t " + session + " q");
+  EXPECT_TRUE(eventually(
+      [&] {
+        std::ifstream in(code_file);
+        std::string code;
+        return static_cast<bool>(in >> code) && code == "0";
+      },
+      10s))
+      << pane();
+  shell("tmux kill-session -t " + session);
+}
+
+TEST(TopWithoutAgent, SaysSoAndExits2) {
+  Subprocess top({bin("eacgm"), "top", "--server", "http://127.0.0.1:" + std::to_string(free_port())});
+  EXPECT_EQ(top.wait(), 2);
+  const std::string err = top.err();
+  EXPECT_NE(err.find("no agent answers"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+}  // namespace
+}  // namespace eacgm::test
