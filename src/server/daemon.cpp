@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "server/api_routes.h"
 #include "server/history_routes.h"
 #include "server/metrics_route.h"
+#include "server/process_routes.h"
 #include "server/standard_routes.h"
 #include "server/summary_stream.h"
+#include "server/web_routes.h"
 
 namespace eacgm::server {
 
@@ -20,6 +24,7 @@ struct Daemon::Parts {
   CounterRegistry server_counters;  // the server's own, alive as long as it is
   std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
   std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
+  std::vector<std::string> web_paths;  // the web UI's files: served without a token
 };
 
 std::string host_name() {
@@ -66,6 +71,8 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
   add_history_routes(p.http, o.history);
+  add_process_routes(p.http, o.source);
+  p.web_paths = add_web_routes(p.http, web_assets());
 }
 
 Daemon::~Daemon() { stop(); }
@@ -78,6 +85,7 @@ Status Daemon::start() {
   so.token_file = o.token_file;
   so.max_clients = o.serve.max_clients;
   so.public_paths = {"/healthz", "/readyz"};
+  so.public_paths.insert(so.public_paths.end(), parts_->web_paths.begin(), parts_->web_paths.end());
   so.log = o.log;
   return parts_->http.start(so);
 }

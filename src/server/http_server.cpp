@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "export/metrics_table.h"
+#include "server/web_session.h"
 
 namespace eacgm::server {
 namespace {
@@ -285,10 +286,14 @@ Response event_stream(SseChannel& channel, SseChannel::Filter filter) {
   return r;
 }
 
+constexpr std::string_view kLoginPath = "/api/v1/login";
+constexpr std::string_view kLogoutPath = "/api/v1/logout";
+
 struct HttpServer::Impl {
   httplib::Server svr;
   std::thread thread;
   std::unordered_map<std::string, Handler> routes;
+  std::unordered_map<std::string, Handler> post_routes;
   ServerOptions options;
   std::string token;
   HttpCounters counters;
@@ -306,11 +311,23 @@ struct HttpServer::Impl {
   }
 
   bool is_public(const std::string& path) const {
+    if (path == kLoginPath || path == kLogoutPath) return true;
     return std::find(options.public_paths.begin(), options.public_paths.end(), path) !=
            options.public_paths.end();
   }
 
-  bool authorized(const httplib::Request& req) const {
+  enum class Auth { kNone, kBearer, kCookie };
+
+  Auth authorized(const httplib::Request& req) const {
+    if (bearer_authorized(req)) return Auth::kBearer;
+    if (auto c = cookie_value(req.get_header_value("Cookie"), kSessionCookie);
+        c && constant_time_equal(*c, token)) {
+      return Auth::kCookie;
+    }
+    return Auth::kNone;
+  }
+
+  bool bearer_authorized(const httplib::Request& req) const {
     if (token.empty()) return true;
     const std::string auth = req.get_header_value("Authorization");
     constexpr std::string_view kScheme = "bearer ";
@@ -372,32 +389,54 @@ struct HttpServer::Impl {
       apply(r, req, res, this);
       return;
     }
-    if (!is_public(req.path) && !authorized(req)) {
+    const Auth auth = authorized(req);
+    if (!is_public(req.path) && auth == Auth::kNone) {
       Response r = Response::json_error(401, "missing or wrong bearer token");
       r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"eacgm\"");
       apply(r, req, res, this);
       return;
     }
-    const auto route = routes.find(req.path);
-    if (route == routes.end()) {
+    const bool post = req.method == "POST";
+    const auto get_route = routes.find(req.path);
+    const auto post_route = post_routes.find(req.path);
+    if (get_route == routes.end() && post_route == post_routes.end()) {
       apply(Response::json_error(404, "no such path: " + req.path), req, res, this);
       return;
     }
-    if (req.method != "GET" && req.method != "HEAD") {
+    const bool allowed = post ? post_route != post_routes.end()
+                              : (req.method == "GET" || req.method == "HEAD") && get_route != routes.end();
+    if (!allowed) {
       Response r = Response::json_error(405, "method not allowed: " + req.method);
-      r.headers.emplace_back("Allow", "GET, HEAD");
+      r.headers.emplace_back("Allow", get_route != routes.end() ? "GET, HEAD" : "POST");
       apply(r, req, res, this);
       return;
     }
+    // A cookie rides along with a request another site makes the browser send; the
+    // browser's Origin header says whose page sent it.
+    if (post) {
+      const std::string origin = req.get_header_value("Origin");
+      const bool cookie_only = auth == Auth::kCookie || (is_public(req.path) && auth != Auth::kBearer);
+      if (origin.empty() ? cookie_only && !token.empty()
+                         : !origin_matches_host(origin, req.get_header_value("Host"))) {
+        apply(Response::json_error(
+                  403, origin.empty()
+                           ? "a POST from a browser session needs an Origin header"
+                           : "cross-origin request refused: Origin " + origin + " is not this server"),
+              req, res, this);
+        return;
+      }
+    }
+    const Handler& handler = post ? post_route->second : get_route->second;
     Request mine;
     mine.method = req.method;
     mine.path = req.path;
     mine.remote_addr = req.remote_addr;
     for (const auto& [k, v] : req.headers) mine.headers.emplace_back(k, v);
     for (const auto& [k, v] : req.params) mine.params.emplace_back(k, v);
+    if (post) mine.body = req.body;
     Response r;
     try {
-      r = route->second(mine);
+      r = handler(mine);
     } catch (const std::exception& e) {
       counters.handler_errors.fetch_add(1, std::memory_order_relaxed);
       note(BadKind::kHandlerError, req, 500);
@@ -454,6 +493,10 @@ void HttpServer::route(std::string path, Handler handler) {
   impl_->routes[std::move(path)] = std::move(handler);
 }
 
+void HttpServer::route_post(std::string path, Handler handler) {
+  impl_->post_routes[std::move(path)] = std::move(handler);
+}
+
 Status HttpServer::start(const ServerOptions& options) {
   Impl& s = *impl_;
   if (s.started) return make_error("the HTTP server was already started");
@@ -484,6 +527,7 @@ Status HttpServer::start(const ServerOptions& options) {
   }
   s.options = options;
   s.token = std::move(token);
+  add_session_routes();
 
   auto& svr = s.svr;
   const auto split = [](std::chrono::milliseconds d) {
@@ -515,12 +559,16 @@ Status HttpServer::start(const ServerOptions& options) {
     impl_->dispatch(req, res);
   };
   svr.Get(".*", handler);
+  svr.Post(".*", handler);
   // Other methods are answered before cpp-httplib reads a body: a POST without
   // Content-Length would otherwise hold a worker until the read timeout (its body is
   // read to the end of the connection), and none is ever served. The body stays unread,
   // so the connection closes.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method == "POST" && impl_->post_routes.contains(req.path)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     impl_->dispatch_bodyless(req, res);
     return httplib::Server::HandlerResponse::Handled;
   });
@@ -566,6 +614,30 @@ void HttpServer::stop() {
   while (!s.svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   s.svr.stop();
   s.thread.join();
+}
+
+// POST /api/v1/login {"token":"..."} sets the session cookie; POST /api/v1/logout ends it.
+void HttpServer::add_session_routes() {
+  route_post(std::string(kLoginPath), [this](const Request& req) {
+    if (impl_->token.empty())
+      return Response::json_error(400, "this agent has no token: there is nothing to log in to");
+    const LoginBody login = parse_login_body(req.body);
+    if (!login.error.empty()) return Response::json_error(400, login.error);
+    if (!constant_time_equal(login.token, impl_->token)) return Response::json_error(401, "wrong token");
+    Response r;
+    r.status = 204;
+    r.headers.emplace_back("Set-Cookie", session_cookie(impl_->token));
+    r.headers.emplace_back("Set-Cookie", marker_cookie());
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
+  route_post(std::string(kLogoutPath), [](const Request&) {
+    Response r;
+    r.status = 204;
+    r.headers.emplace_back("Set-Cookie", expired_cookie(kSessionCookie, true));
+    r.headers.emplace_back("Set-Cookie", expired_cookie(kLoginMarkerCookie, false));
+    return r;
+  });
 }
 
 bool HttpServer::running() const { return impl_->thread.joinable() && !impl_->stopping.load(); }
