@@ -30,9 +30,10 @@ function cpuSeconds(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / ticks; // utime, stime
 }
+// Chromium rewrites its command line (one string with spaces), so it is read as words.
 function cmdline(pid) {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
   } catch {
     return [];
   }
@@ -73,11 +74,13 @@ const origin = `http://127.0.0.1:${port}`;
 const serve = await startServe(BIN, dir, { port });
 let browser;
 try {
+  let seen = 0;
   const listed = await eventually(async () => {
     const doc = await (await fetch(`${origin}/api/v1/processes`)).json();
-    return doc.processes.filter((p) => p.comm === 'driver_loop').length >= PROCS ? doc.processes.length : null;
+    seen = doc.processes.filter((p) => (p.cmdline ?? '').includes('driver_loop')).length;
+    return seen >= PROCS ? doc.processes.length : null;
   }, 120_000, 1000);
-  if (!listed) throw new Error(`the agent did not list ${PROCS} driver_loop processes`);
+  if (!listed) throw new Error(`the agent listed ${seen} of the ${PROCS} driver_loop processes (${programs.filter((p) => p.proc.exitCode !== null).length} exited)`);
   const gpus = (await (await fetch(`${origin}/api/v1/gpus`)).json()).gpus.length;
   console.log(`agent ready: ${listed} processes listed, ${gpus} GPUs, ${os.cpus().length} CPUs (${os.cpus()[0].model})`);
 
@@ -117,12 +120,30 @@ try {
     // launchPersistentContext: find Chromium by its profile flag among our children.
     for (const pid of descendants(process.pid)) if (cmdline(pid)[0]?.includes('chromium') && !cmdline(pid).some((a) => a.startsWith('--type='))) roots.push(pid);
   }
-  const all = roots.flatMap((r) => [r, ...descendants(r)]);
+  const all = [...new Set(roots.flatMap((r) => [r, ...descendants(r)]))];
   const renderers = all.filter((p) => cmdline(p).includes('--type=renderer'));
   const before = new Map(all.map((p) => [p, cpuSeconds(p)]));
   const eventsBefore = Number(await page.getAttribute('#live', 'data-events'));
+  const profile = args.includes('--profile');
+  const cdp = profile ? await browser.context.newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.start');
+  }
   const t1 = Date.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  if (cdp) {
+    const { profile: prof } = await cdp.send('Profiler.stop');
+    const self = new Map();
+    const dt = new Map();
+    prof.samples.forEach((id, i) => dt.set(id, (dt.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+    for (const n of prof.nodes) {
+      const key = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`;
+      self.set(key, (self.get(key) ?? 0) + (dt.get(n.id) ?? 0));
+    }
+    const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20);
+    for (const [k, us] of top) console.log(`  profile: ${(us / 1000).toFixed(0)} ms ${k}`);
+  }
   const wall = (Date.now() - t1) / 1000;
   const eventsAfter = Number(await page.getAttribute('#live', 'data-events'));
   const share = (pids) => pids.reduce((s, p) => s + (fs.existsSync(`/proc/${p}`) ? cpuSeconds(p) - before.get(p) : 0), 0) / wall;

@@ -58,3 +58,10 @@ export function clock(ns) {
 export function esc(text) {
   return String(text ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 }
+
+// A process's name: its comm, or (always-on counts carry none) its command line's program.
+export function processName(comm, cmdline) {
+  if (comm) return comm;
+  const program = String(cmdline ?? '').split(' ')[0];
+  return program ? program.slice(program.lastIndexOf('/') + 1) : '';
+}

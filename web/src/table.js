@@ -81,10 +81,23 @@ export class Table {
       th.setAttribute('aria-sort', th.dataset.key === this.sort.key ? (this.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
     }
     const shown = rows.slice(0, this.limit);
-    const body = shown
-      .map((r) => `<tr>${this.columns.map((c) => `<td class="${c.num ? 'num' : ''}">${c.html ? c.html(r) : esc(r[c.key])}</td>`).join('')}</tr>`)
-      .join('');
-    this.table.tBodies[0].innerHTML = body || `<tr><td colspan="${this.columns.length}" class="muted">${esc(this.empty)}</td></tr>`;
+    const cells = shown.map((r) => this.columns.map((c) => (c.html ? c.html(r) : esc(r[c.key]))));
+    const body = this.table.tBodies[0];
+    // Same rows as last time: only the cells that changed are rewritten, so an update
+    // costs the browser little layout (most cells of a live table keep their text).
+    if (this.cells && this.cells.length === cells.length && cells.length > 0 && this.cells[0] !== null) {
+      cells.forEach((row, i) => {
+        const tr = body.rows[i];
+        row.forEach((html, j) => {
+          if (this.cells[i][j] !== html) tr.cells[j].innerHTML = html;
+        });
+      });
+    } else if (cells.length > 0) {
+      body.innerHTML = cells.map((row) => `<tr>${row.map((html, j) => `<td class="${this.columns[j].num ? 'num' : ''}">${html}</td>`).join('')}</tr>`).join('');
+    } else {
+      body.innerHTML = `<tr><td colspan="${this.columns.length}" class="muted">${esc(this.empty)}</td></tr>`;
+    }
+    this.cells = cells.length > 0 ? cells : [null];
     this.note.textContent = rows.length > shown.length ? `${shown.length} of ${rows.length} shown` : '';
   }
 }

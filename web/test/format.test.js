@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytes, count, duration, esc, percent, rate } from '../src/format.js';
+import { bytes, count, duration, esc, percent, processName, rate } from '../src/format.js';
 import { foldedToTree } from '../src/folded.js';
 import { metricSum, metricValue, parseMetrics } from '../src/prom.js';
 import { sortRows, filterRows } from '../src/table.js';
@@ -22,6 +22,11 @@ describe('format', () => {
     expect(count(123456)).toBe('123k');
     expect(rate(2.25)).toBe('2.3/s');
     expect(percent(0.0123)).toBe('1.2%');
+  });
+  it('names a process by its comm, else its program', () => {
+    expect(processName('python3', '/usr/bin/python3 x.py')).toBe('python3');
+    expect(processName('', '/opt/bin/driver_loop --threads 1')).toBe('driver_loop');
+    expect(processName('', '')).toBe('');
   });
   it('escapes markup', () => {
     expect(esc('<img src=x onerror="a">')).toBe('&lt;img src=x onerror=&quot;a&quot;&gt;');

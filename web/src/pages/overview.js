@@ -2,7 +2,7 @@
 // anomalies.
 import { getJSON, getOptional } from '../api.js';
 import { TimeChart } from '../charts.js';
-import { bytes, clock, count, duration, esc, percent, rate } from '../format.js';
+import { bytes, clock, count, duration, esc, percent, processName, rate } from '../format.js';
 import { FIGURES, fromHistory, fromPass, fromSeries, mergePoints, toColumns } from '../gpu_history.js';
 import { Table } from '../table.js';
 
@@ -116,7 +116,7 @@ export function overviewPage(root, ctx) {
       const gpus = p.gpus ?? [];
       return {
         pid: p.pid,
-        comm: p.comm,
+        comm: processName(p.comm, p.cmdline),
         cmdline: p.cmdline ?? '',
         rank: p.rank ?? null,
         world_size: p.world_size ?? null,

@@ -4,7 +4,7 @@
 import { ApiError, getJSON, getOptional, getText, postJSON } from '../api.js';
 import { saveFile } from '../download.js';
 import { drawFlame } from '../flame.js';
-import { bytes, count, duration, esc, percent } from '../format.js';
+import { bytes, count, duration, esc, percent, processName } from '../format.js';
 import { Table } from '../table.js';
 
 export const CAPTURE_SECONDS = 5;
@@ -151,7 +151,7 @@ export function processPage(root, ctx, pid) {
       getOptional('/api/v1/processes', { processes: [] }),
     ]);
     const facts = procs.processes.find((p) => p.pid === Number(pid));
-    const comm = facts?.comm || doc.comm || '?';
+    const comm = processName(facts?.comm || doc.comm, facts?.cmdline) || '?';
     root.querySelector('#proc-title').textContent = `${comm} (${pid})`;
     const bits = [];
     if (facts?.cmdline) bits.push(`<code>${esc(facts.cmdline)}</code>`);
