@@ -125,14 +125,20 @@ try {
   const before = new Map(all.map((p) => [p, cpuSeconds(p)]));
   const eventsBefore = Number(await page.getAttribute('#live', 'data-events'));
   const profile = args.includes('--profile');
-  const cdp = profile ? await browser.context.newCDPSession(page) : null;
-  if (cdp) {
+  const cdp = await browser.context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+  const m0 = await metrics();
+  if (profile) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
   }
   const t1 = Date.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  if (cdp) {
+  const m1 = await metrics();
+  const busy = ['TaskDuration', 'ScriptDuration', 'LayoutDuration', 'RecalcStyleDuration'].map((k) => `${k} ${(((m1[k] - m0[k]) / SECONDS) * 100).toFixed(2)}%`);
+  console.log(`renderer main thread (CDP Performance): ${busy.join(', ')}; layouts ${m1.LayoutCount - m0.LayoutCount}, style recalcs ${m1.RecalcStyleCount - m0.RecalcStyleCount}, JS heap ${(m1.JSHeapUsedSize / 1048576).toFixed(1)} MiB`);
+  if (profile) {
     const { profile: prof } = await cdp.send('Profiler.stop');
     const self = new Map();
     const dt = new Map();

@@ -1,9 +1,10 @@
 // Live updates: one EventSource on /api/v1/stream (same origin, the cookie rides along).
 // Each `summary` event (one a second) wakes the page, at most every `minGapMs`; with the
-// stream down the page still refreshes every `fallbackMs`.
+// stream down the page still refreshes every `fallbackMs`. The indicator counts every
+// event as it arrives.
 
 export class Live {
-  constructor(indicator, { minGapMs = 2000, fallbackMs = 5000 } = {}) {
+  constructor(indicator, { minGapMs = 3000, fallbackMs = 6000 } = {}) {
     this.indicator = indicator;
     this.minGapMs = minGapMs;
     this.fallbackMs = fallbackMs;

@@ -60,7 +60,7 @@ describe('web UI without a token', () => {
     const first = await liveEvents(page);
     assert.ok(await eventually(async () => (await liveEvents(page)) >= first + 3, 15_000), 'summary events arrive over /api/v1/stream');
     // calls/s needs two refreshes
-    await eventually(async () => /\d/.test(await row.first().locator('td').nth(6).innerText()), 10_000);
+    await eventually(async () => /\d/.test(await row.first().locator("td").nth(6).innerText()), 20_000);
     await screenshot(page, SHOTS, 'overview-light.png');
   });
 
