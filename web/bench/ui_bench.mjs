@@ -84,6 +84,20 @@ try {
   const gpus = (await (await fetch(`${origin}/api/v1/gpus`)).json()).gpus.length;
   console.log(`agent ready: ${listed} processes listed, ${gpus} GPUs, ${os.cpus().length} CPUs (${os.cpus()[0].model})`);
 
+  // What the overview asks for on load, one at a time: each route's time (median of 3).
+  const routes = ['/', '/api/v1/history/gpus?since=15m&step=10s', '/api/v1/series?window=900', '/api/v1/gpus', '/api/v1/processes', '/api/v1/work', '/api/v1/overhead', '/api/v1/anomalies'];
+  for (const r of routes) {
+    const times = [];
+    let size = 0;
+    for (let i = 0; i < 3; ++i) {
+      const t = performance.now();
+      size = (await (await fetch(origin + r)).arrayBuffer()).byteLength;
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`route ${r}: ${times[1].toFixed(1)} ms, ${(size / 1024).toFixed(1)} KiB`);
+  }
+
   browser = await launch();
   const results = [];
   for (let run = 0; run < 5; ++run) {

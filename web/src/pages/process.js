@@ -125,6 +125,7 @@ export function processPage(root, ctx, pid) {
   });
 
   let flameDrawn = -1;
+  let flameComm = ''; // a Python process without traced calls is named by its stacks
   let flameBusy = false;
 
   async function refreshFlame() {
@@ -132,6 +133,8 @@ export function processPage(root, ctx, pid) {
     flameBusy = true;
     try {
       const text = await getText(`/api/v1/python/folded?pid=${pid}`);
+      const first = text.slice(0, text.indexOf(';'));
+      if (first.endsWith(`(${pid})`)) flameComm = first.slice(0, first.lastIndexOf(' ('));
       const box = root.querySelector('#flame');
       const samples = await drawFlame(box, text, `pid ${pid}`);
       flameDrawn = samples;
@@ -151,7 +154,7 @@ export function processPage(root, ctx, pid) {
       getOptional('/api/v1/processes', { processes: [] }),
     ]);
     const facts = procs.processes.find((p) => p.pid === Number(pid));
-    const comm = processName(facts?.comm || doc.comm, facts?.cmdline) || '?';
+    const comm = processName(facts?.comm || doc.comm, facts?.cmdline) || flameComm || '?';
     root.querySelector('#proc-title').textContent = `${comm} (${pid})`;
     const bits = [];
     if (facts?.cmdline) bits.push(`<code>${esc(facts.cmdline)}</code>`);

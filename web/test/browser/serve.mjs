@@ -89,8 +89,24 @@ export async function startServe(binDir, dir, { port, token, extra = [] } = {}) 
   return serve;
 }
 
-// The test programs: a driver-API loop on the stub libcuda, two threads, long enough
-// to outlast the test (stopped at its end).
+// The test programs: a driver-API loop on the stub libcuda, two threads, and a Python
+// program whose stacks the agent samples (the flame graph), long enough to outlast the
+// test (stopped at its end).
+const PYTHON_WORK = `
+import time
+def leaf():
+    return sum(i * i for i in range(3000))
+def middle():
+    return leaf() + leaf()
+while True:
+    middle()
+    time.sleep(0.002)
+`;
+
 export function startPrograms(binDir, dir) {
-  return [new Child([path.join(binDir, 'driver_loop'), '--threads', '2', '--iters', '100000000', '--work-us', '500'], { cwd: dir })];
+  fs.writeFileSync(path.join(dir, 'hot.py'), PYTHON_WORK);
+  return [
+    new Child([path.join(binDir, 'driver_loop'), '--threads', '2', '--iters', '100000000', '--work-us', '500'], { cwd: dir }),
+    new Child(['python3', path.join(dir, 'hot.py')], { cwd: dir }),
+  ];
 }

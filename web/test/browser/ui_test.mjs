@@ -91,6 +91,18 @@ describe('web UI without a token', () => {
     await screenshot(page, SHOTS, 'process-light.png');
   });
 
+  it('draws a Python program\'s hot spots as a flame graph', async () => {
+    const py = programs[1].pid;
+    await page.goto(`${origin}/#/process/${py}`);
+    await page.locator('#flame svg').waitFor({ timeout: 45_000 });
+    await page.locator('#proc-title', { hasText: `python3 (${py})` }).waitFor({ timeout: 15_000 });
+    const frames = await page.$$eval('#flame svg g', (gs) => gs.map((g) => g.textContent));
+    assert.ok(frames.length > 3, `frames drawn: ${frames.length}`);
+    assert.ok(frames.some((t) => t.includes('leaf (')), `the sampled function is a frame: ${frames.slice(0, 8)}`);
+    assert.match(await page.locator('#flame-note').innerText(), /\d+ samples/);
+    await screenshot(page, SHOTS, 'python-flame.png');
+  });
+
   it('shows the agent page and switches to dark', async () => {
     await page.goto(`${origin}/#/agent`);
     await page.locator('#counters tbody tr', { hasText: 'events' }).first().waitFor({ timeout: 15_000 });
