@@ -39,8 +39,16 @@ typedef __s16 eacgm_s16;
  * 9: the duty window's switching state (EACGM_DUTY_*, eacgm_count_value.switching,
  * EACGM_CNT_SWITCH_TRAPS); eacgm_count.capture_mask.
  * 10: the pace's gaps (eacgm_count_value.in_gap_ns ... out_gaps, `pace_marks`).
- * 11: eacgm_count.stack_words: a probe's stack arguments read in one read. */
-#define EACGM_ABI_VERSION 11
+ * 11: eacgm_count.stack_words: a probe's stack arguments read in one read.
+ * 12: the `capture_pids` map: counted probes record each call of those processes
+ *     (EACGM_CAPTURE_COOKIE). */
+#define EACGM_ABI_VERSION 12
+
+/* The session cookie of a counted probe's call recorded per call for a capture: its
+ * return closes the record (no sampled duration is ever this large). */
+#define EACGM_CAPTURE_COOKIE (~0ULL)
+/* Processes captured at once (src/agent/capture_recorder.h). */
+#define EACGM_MAX_CAPTURES 64
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their

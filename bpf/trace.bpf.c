@@ -114,6 +114,16 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
+/* Processes under an on-demand capture: their calls of counted probes are recorded per
+ * call (entry and return paired as for per-call probes) instead of counted, so each call
+ * is seen exactly once, in one of the two ways. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EACGM_MAX_CAPTURES);
+	__type(key, __u32);
+	__type(value, __u8);
+} capture_pids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EACGM_CNT_MAX);
@@ -721,6 +731,33 @@ static __always_inline void add_pace_gap(struct eacgm_count_value *v, __u32 stat
 	m->state = state;
 }
 
+/* A counted probe's call in a captured process: built in the thread's call slots as a
+ * per-call probe's (with the arguments the count reads), its return asked for through
+ * the session cookie. Returns 0 where it could not be (no task storage, too deep, no
+ * session): the call is counted instead, so it is never lost nor seen twice. */
+static __always_inline int capture_entry(struct pt_regs *ctx, const struct eacgm_probe *p, __u64 id,
+					 __u32 probe_id)
+{
+	__u64 *cookie = bpf_session_cookie();
+	if (!cookie)
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct thread_calls *t =
+		bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	__u32 n = t->open;
+	if (n >= EACGM_MAX_INFLIGHT)
+		return 0;
+	open_record(ctx, &t->slot[n & (EACGM_MAX_INFLIGHT - 1)], p, id, probe_id, t->depth > 0);
+	t->open = n + 1;
+	count(EACGM_CNT_CALLS_OPENED);
+	*cookie = EACGM_CAPTURE_COOKIE;
+	if (p->flags & EACGM_PROBE_WAIT)
+		enter_wait(ctx, task, probe_id);
+	return 1;
+}
+
 /* Always-on: one trap per call. The entry counts the call in `call_counts` under
  * (process, probe, handle) with its bytes, and asks for the return only for one call in
  * 2^sample_shift per CPU, whose duration goes into `call_durations` (and for every call
@@ -753,8 +790,11 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 		*hits = seen + 1;
 	}
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!traced(id >> 32))
+	__u32 tgid = id >> 32;
+	if (!traced(tgid))
 		return 1;
+	if (bpf_map_lookup_elem(&capture_pids, &tgid) && capture_entry(ctx, p, id, probe_id))
+		return 0;
 
 	struct eacgm_count_key key = {};
 	key.pid = id >> 32;
@@ -817,12 +857,14 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 
 static __always_inline int on_count_return(struct pt_regs *ctx)
 {
+	__u64 *cookie = bpf_session_cookie();
+	if (cookie && *cookie == EACGM_CAPTURE_COOKIE)
+		return on_exit(ctx); /* a captured call: its record goes out (capture_entry) */
 	__u64 now = bpf_ktime_get_ns();
 	__u32 probe_id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	if (p && (p->flags & EACGM_PROBE_WAIT))
 		leave_wait(ctx);
-	__u64 *cookie = bpf_session_cookie();
 	if (!cookie || *cookie == 0 || *cookie > now)
 		return 0;
 	__u64 dur = now - *cookie;

@@ -30,6 +30,7 @@ int run(int argc, char** argv) {
   add_serve_command(app, ctx);
   add_govern_command(app, ctx);
   add_history_command(app, ctx);
+  add_capture_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "agent/budget_controller.h"
+#include "agent/capture_recorder.h"
 #include "agent/trace_environment.h"
 #include "agent/trace_setup.h"
 #include "core/agent_counters.h"
@@ -250,6 +251,10 @@ Status Agent::start_up() {
       say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
     }
   }
+  if (options_.capture) {
+    ingest::TraceSession* ts = session_.get();
+    options_.capture->set_switch([ts](std::uint32_t pid, bool armed) { return ts->set_capture(pid, armed); });
+  }
   return {};
 }
 
@@ -352,6 +357,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
 // reader's final drain), then detach and drain the ring buffer, then what the
 // reader's last round did not take from the mailbox.
 void Agent::stop_everything() {
+  if (options_.capture) options_.capture->set_switch(nullptr);  // before the session goes
   if (side_) {
     side_->kill_and_reap();
     side_.reset();

@@ -30,6 +30,7 @@ class SnapshotMailbox;
 namespace eacgm::agent {
 
 class BudgetController;
+class CaptureRecorder;
 
 struct AgentOptions {
   Config config;
@@ -47,6 +48,8 @@ struct AgentOptions {
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;
+  // On-demand captures (a daemon's): given the session's switch while the trace runs.
+  std::shared_ptr<CaptureRecorder> capture;
 };
 
 class Agent {

@@ -10,6 +10,7 @@ int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<
                   std::atomic<bool>& reload) {
   while (true) {
     AgentOptions ao = agent_options(trace.request, config);
+    ao.capture = trace.consumers.capture;
     // Between traces (a reload) no sample is being added.
     if (trace.consumers.analysis) configure_analysis(*trace.consumers.analysis, trace.request, config);
     auto next = std::make_shared<std::optional<Config>>();

@@ -99,7 +99,8 @@ void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& re
 
 TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
                               std::shared_ptr<Consumer> output,
-                              std::shared_ptr<analysis::LiveAnalysis> analysis) {
+                              std::shared_ptr<analysis::LiveAnalysis> analysis,
+                              std::shared_ptr<CaptureRecorder> capture) {
   TraceConsumers made;
   std::vector<std::shared_ptr<Consumer>> members;
   if (request.job != TraceJob::kTrace) {
@@ -108,6 +109,10 @@ TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
     members.push_back(made.analysis);
   }
   if (output) members.push_back(std::move(output));
+  if (request.job == TraceJob::kServe) {
+    made.capture = capture ? std::move(capture) : std::make_shared<CaptureRecorder>();
+    members.push_back(made.capture);
+  }
   if (request.job == TraceJob::kTrace && request.python_stacks) {
     made.python = std::make_shared<analysis::PythonProfile>(
         python_hz(request, config), analysis::python_profile_limits(config.python, false));

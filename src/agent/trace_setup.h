@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "agent/capture_recorder.h"
 #include "analysis/comm_filter.h"
 #include "analysis/live_analysis.h"
 #include "analysis/python_profile.h"
@@ -66,13 +67,16 @@ struct TraceConsumers {
   std::shared_ptr<analysis::PythonProfile> python;   // kTrace with python_stacks: the stacks
   std::shared_ptr<analysis::CommFilter> filter;      // with comms: what it left out
   std::shared_ptr<Consumer> head;                    // what the agent is given
+  std::shared_ptr<CaptureRecorder> capture;          // kServe: on-demand captures
 };
 // `output` (may be null) is the job's own consumer: the event stream, the daemon's live
 // stream. `analysis`: for kRun and kServe, the one to feed (a daemon makes it first, for
-// its routes); null: a new one.
+// its routes); null: a new one. `capture`: for kServe, the recorder the daemon's capture
+// route asks (null: a new one).
 TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
                               std::shared_ptr<Consumer> output,
-                              std::shared_ptr<analysis::LiveAnalysis> analysis = nullptr);
+                              std::shared_ptr<analysis::LiveAnalysis> analysis = nullptr,
+                              std::shared_ptr<CaptureRecorder> capture = nullptr);
 // The analysis follows `config`'s [python] settings (a daemon's reload; before a trace).
 void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request, const Config& config);
 

@@ -117,8 +117,10 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
       daemon_options.store_stats = [w = writer] { return w->stats(); };
     }
   }
+  auto capture = std::make_shared<agent::CaptureRecorder>();
+  daemon_options.capture = capture;
   server::Daemon daemon(std::move(daemon_options));
-  trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis);
+  trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis, capture);
   if (auto st = daemon.start(); !st) {
     print_error(st.error());
     return 2;

@@ -15,6 +15,7 @@ class WallClock {
  public:
   WallClock();
   std::uint64_t from_monotonic(std::uint64_t mono_ns) const { return mono_ns + offset_ns_; }
+  std::uint64_t offset_ns() const { return offset_ns_; }
 
  private:
   std::uint64_t offset_ns_;

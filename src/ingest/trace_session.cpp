@@ -270,6 +270,10 @@ Status TraceSession::add_target(int pid) { return bpf_->add_target_pid(static_ca
 
 void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
 
+Status TraceSession::set_capture(std::uint32_t pid, bool captured) {
+  return bpf_->set_capture_pid(pid, captured);
+}
+
 void TraceSession::scan_executable(const std::string& path) { attacher_->scan_file(path); }
 
 void TraceSession::on_hint(std::uint32_t pid, bool stopped, bool exec) {

@@ -79,6 +79,9 @@ class TraceSession {
   Status add_target(int pid);
   // Attaches what a newly added target maps right now.
   void scan_target(int pid);
+  // Records each call of `pid` to the counted probes (an on-demand capture) instead of
+  // counting it, or counts again (BpfTracer::set_capture_pid).
+  Status set_capture(std::uint32_t pid, bool captured);
   // Attaches a command's executable before it runs (USDT probes in the interpreter
   // itself, such as python3.11's, would otherwise miss its start).
   void scan_executable(const std::string& path);

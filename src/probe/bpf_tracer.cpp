@@ -528,6 +528,19 @@ Status BpfTracer::add_target_pid(std::uint32_t pid, bool may_stop) {
   return {};
 }
 
+Status BpfTracer::set_capture_pid(std::uint32_t pid, bool captured) {
+  const std::uint8_t on = 1;
+  const int rc =
+      captured ? bpf_map__update_elem(skel_->maps.capture_pids, &pid, sizeof(pid), &on, sizeof(on), BPF_ANY)
+               : bpf_map__delete_elem(skel_->maps.capture_pids, &pid, sizeof(pid), 0);
+  if (rc != 0 && !(rc == -ENOENT && !captured)) {
+    const int err = -rc;
+    return make_errno_error(err, fmt::format("cannot {} the capture of pid {}: {}",
+                                             captured ? "start" : "end", pid, errno_text(err)));
+  }
+  return {};
+}
+
 std::vector<std::uint32_t> BpfTracer::target_pids() const {
   std::vector<std::uint32_t> out;
   int fd = bpf_map__fd(skel_->maps.target_pids);

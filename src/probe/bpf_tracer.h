@@ -132,6 +132,10 @@ class BpfTracer {
   Status add_target_pid(std::uint32_t pid, bool may_stop = true);
   // The filter's current pids (followed children included).
   std::vector<std::uint32_t> target_pids() const;
+  // Records (true) or counts again (false) the counted probes' calls of `pid`, one call
+  // at a time (`capture_pids`, bpf/trace.bpf.c: capture_entry). At most
+  // EACGM_MAX_CAPTURES processes at once.
+  Status set_capture_pid(std::uint32_t pid, bool captured);
 
   // Attaches the generic entry (and exit) program at file_offset of path, with the
   // probe id as cookie; a non-zero ref_ctr_offset is a USDT semaphore to raise.

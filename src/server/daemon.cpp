@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/api_routes.h"
+#include "server/capture_route.h"
 #include "server/history_routes.h"
 #include "server/metrics_route.h"
 #include "server/process_routes.h"
@@ -25,6 +26,7 @@ struct Daemon::Parts {
   std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
   std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
   std::vector<std::string> web_paths;  // the web UI's files: served without a token
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);  // ends captures
 };
 
 std::string host_name() {
@@ -73,6 +75,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_history_routes(p.http, o.history);
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());
+  if (o.capture) add_capture_route(p.http, CaptureRouteParts{o.capture, o.source, o.facts, p.stopping});
 }
 
 Daemon::~Daemon() { stop(); }
@@ -91,6 +94,7 @@ Status Daemon::start() {
 }
 
 void Daemon::stop() {
+  parts_->stopping->store(true);
   parts_->channel->close();
   parts_->http.stop();
 }

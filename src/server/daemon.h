@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/capture.h"
 #include "core/config.h"
 #include "core/consumer.h"
 #include "core/result.h"
@@ -35,6 +36,8 @@ struct DaemonOptions {
   // /metrics come from the writer's counters (absent while null).
   std::shared_ptr<history::HistoryReader> history;
   std::function<history::StoreStats()> store_stats;
+  // On-demand captures (POST /api/v1/capture; 404 while null).
+  std::shared_ptr<CaptureControl> capture;
 };
 
 class Daemon {

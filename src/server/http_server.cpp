@@ -190,7 +190,7 @@ std::string_view kind_text(BadKind k) {
     case BadKind::kNotFound:
       return "request for an unknown path";
     case BadKind::kMethod:
-      return "request with a method other than GET/HEAD";
+      return "request with a method the path does not take";
     case BadKind::kTooLarge:
       return "request over the size limits";
     case BadKind::kOverloaded:
@@ -316,6 +316,8 @@ struct HttpServer::Impl {
            options.public_paths.end();
   }
 
+  bool is_post_route(const std::string& path) const { return post_routes.contains(path); }
+
   enum class Auth { kNone, kBearer, kCookie };
 
   Auth authorized(const httplib::Request& req) const {
@@ -398,12 +400,12 @@ struct HttpServer::Impl {
     }
     const bool post = req.method == "POST";
     const auto get_route = routes.find(req.path);
-    const auto post_route = post_routes.find(req.path);
-    if (get_route == routes.end() && post_route == post_routes.end()) {
+    const auto post_it = post_routes.find(req.path);
+    if (get_route == routes.end() && post_it == post_routes.end()) {
       apply(Response::json_error(404, "no such path: " + req.path), req, res, this);
       return;
     }
-    const bool allowed = post ? post_route != post_routes.end()
+    const bool allowed = post ? post_it != post_routes.end()
                               : (req.method == "GET" || req.method == "HEAD") && get_route != routes.end();
     if (!allowed) {
       Response r = Response::json_error(405, "method not allowed: " + req.method);
@@ -426,7 +428,7 @@ struct HttpServer::Impl {
         return;
       }
     }
-    const Handler& handler = post ? post_route->second : get_route->second;
+    const Handler& handler = post ? post_it->second : get_route->second;
     Request mine;
     mine.method = req.method;
     mine.path = req.path;
@@ -493,7 +495,7 @@ void HttpServer::route(std::string path, Handler handler) {
   impl_->routes[std::move(path)] = std::move(handler);
 }
 
-void HttpServer::route_post(std::string path, Handler handler) {
+void HttpServer::post_route(std::string path, Handler handler) {
   impl_->post_routes[std::move(path)] = std::move(handler);
 }
 
@@ -566,7 +568,9 @@ Status HttpServer::start(const ServerOptions& options) {
   // so the connection closes.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
-    if (req.method == "POST" && impl_->post_routes.contains(req.path)) {
+    // A POST route's body is read (up to max_body_bytes) when its length is given.
+    if (req.method == "POST" && impl_->is_post_route(req.path) && req.has_header("Content-Length") &&
+        req.get_header_value<std::uint64_t>("Content-Length") <= impl_->options.max_body_bytes) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     impl_->dispatch_bodyless(req, res);
@@ -618,7 +622,7 @@ void HttpServer::stop() {
 
 // POST /api/v1/login {"token":"..."} sets the session cookie; POST /api/v1/logout ends it.
 void HttpServer::add_session_routes() {
-  route_post(std::string(kLoginPath), [this](const Request& req) {
+  post_route(std::string(kLoginPath), [this](const Request& req) {
     if (impl_->token.empty())
       return Response::json_error(400, "this agent has no token: there is nothing to log in to");
     const LoginBody login = parse_login_body(req.body);
@@ -631,7 +635,7 @@ void HttpServer::add_session_routes() {
     r.headers.emplace_back("Cache-Control", "no-store");
     return r;
   });
-  route_post(std::string(kLogoutPath), [](const Request&) {
+  post_route(std::string(kLogoutPath), [](const Request&) {
     Response r;
     r.status = 204;
     r.headers.emplace_back("Set-Cookie", expired_cookie(kSessionCookie, true));

@@ -117,10 +117,11 @@ class HttpServer {
   // Serves GET and HEAD of exactly `path` (no patterns) with `handler`, which runs on a
   // worker thread and may run on several at once. Before start() only.
   void route(std::string path, Handler handler);
-  // Serves POST of exactly `path`: the body is read (up to max_body_bytes), and the
-  // request's Origin, when it has one, must name this server (403 otherwise); a POST
-  // authorized by the session cookie alone must have one. Before start() only.
-  void route_post(std::string path, Handler handler);
+  // Serves POST of exactly `path` (its body in Request::body, up to max_body_bytes; other
+  // methods: 405). The request's Origin, when it has one, must name this server (403
+  // otherwise); a POST authorized by the session cookie alone must have one, so a browser
+  // page elsewhere cannot make the agent act. Before start() only.
+  void post_route(std::string path, Handler handler);
 
   // Checks the options (token file, loopback rule), binds, and serves on threads of its
   // own. Errors are one line for the user: "cannot listen on 0.0.0.0:9977 without a

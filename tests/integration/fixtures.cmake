@@ -50,6 +50,14 @@ set_target_properties(driver_loop PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
   BUILD_RPATH ${EACGM_STUB_DIR})
 
+# On-demand captures: a driver-API loop that logs each of its calls.
+add_executable(capture_calls ${CMAKE_SOURCE_DIR}/tests/programs/capture_calls.cpp)
+target_include_directories(capture_calls PRIVATE ${EACGM_CUDA_INCLUDE_DIRS})
+target_link_libraries(capture_calls PRIVATE ${EACGM_CUDA_STUB})
+set_target_properties(capture_calls PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+  BUILD_RPATH ${EACGM_STUB_DIR})
+
 # Nesting through a user probe config: nest_outer calls nest_inner in libeacgm_nest.
 add_library(eacgm_nest SHARED ${CMAKE_SOURCE_DIR}/tests/programs/nest_lib.c)
 target_compile_options(eacgm_nest PRIVATE -O2 -fPIC)
@@ -76,7 +84,7 @@ set_target_properties(churn_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 
 function(eacgm_integration_fixtures_wire)
   if(TARGET eacgm_integration_tests)
-    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls driver_loop nest_calls chain_calls
+    add_dependencies(eacgm_integration_tests cuda_more_prog cuda_driver_calls driver_loop capture_calls nest_calls chain_calls
                      churn_calls eacgm_churn)
   endif()
 endfunction()

@@ -93,7 +93,7 @@ TEST(WebSession, LoginSetsACookieTheServerAccepts) {
   HttpServer server;
   server.route("/api/v1/x", [](const Request&) { return Response::json("{}"); });
   std::string seen_body;
-  server.route_post("/api/v1/act", [&](const Request& req) {
+  server.post_route("/api/v1/act", [&](const Request& req) {
     seen_body = req.body;
     return Response::json("{\"done\":true}");
   });
