@@ -21,10 +21,12 @@ install: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-sched eacgm_hook
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Only what it runs: the agent (with its BPF objects) and the demo program.
+# Only what it runs: the agent (with its BPF objects and the web UI) and the demo program.
+# The agent serves the web UI (it prints the address) with the demo traced beside it;
+# Ctrl-C stops both.
 run: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-demo_prog
-	$(BUILD)/eacgm --demo
+	$(BUILD)/eacgm serve --demo
 
 test: setup build
 	cd $(BUILD) && ctest --output-on-failure -j 1

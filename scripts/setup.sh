@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev libncurses-dev tmux
   libpq-dev postgresql
   python3 python3-dev pybind11-dev python3-numpy python3-pytest procps util-linux
+  chromium
 )
 
 missing=()
@@ -59,5 +60,23 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "setup: could not install nvidia-cuda-toolkit; enable Debian's non-free component or install NVIDIA's CUDA toolkit in /usr/local/cuda" >&2
     exit 1
   }
+fi
+# The web UI (web/) is built with Vite from npm packages pinned by web/package-lock.json;
+# Vite 7 needs Node.js 20.19 or later. Machines with a newer Node.js keep it; others get
+# Debian's nodejs and npm, which must then be new enough.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs and npm"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nodejs npm >/dev/null
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node.js $(node --version) is too old for the web UI's build (Vite needs 20.19 or later): install Node.js 20 or 22" >&2
+  exit 1
+fi
+web_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
+if [ ! -f "$web_dir/node_modules/.package-lock.json" ] || [ "$web_dir/package-lock.json" -nt "$web_dir/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in web/"
+  (cd "$web_dir" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 exit 0

@@ -44,6 +44,7 @@ struct ServeFlags {
   std::string token_file;
   std::string mode;
   bool no_gpu = false;
+  bool demo = false;
   agent::TraceRequest request;
 };
 
@@ -52,6 +53,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   request.job = agent::TraceJob::kServe;
   request.mode = parse_trace_mode(flags.mode);
   request.sample_gpus = !flags.no_gpu;
+  if (flags.demo) request.side_command = demo_command();
   auto config = agent::load_checked_config(ctx.config_path, request.probes);
   if (!config) {
     print_error(config.error());
@@ -126,6 +128,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   }
   print_error(fmt::format("serving on http://{} (/metrics, /api/v1/..., /api/v1/stream)",
                           server::host_port(listen->host, daemon.port())));
+  print_error(fmt::format("web UI: http://{}/", server::host_port(listen->host, daemon.port())));
   if (writer) {
     print_error(fmt::format("keeping history in {} (node {}, every {} s)", writer->description(),
                             (*history_setup)->options.node,
@@ -159,6 +162,8 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--btf", flags->request.btf_path,
                   "kernel BTF file, for kernels without /sys/kernel/btf/vmlinux");
   sub->add_flag("--no-gpu", flags->no_gpu, "do not sample the GPUs through NVML");
+  sub->add_flag("--demo", flags->demo,
+                "also start the bundled CUDA demo program (eacgm-demo) beside the agent");
   sub->add_option("--store", flags->store,
                   "where to keep the history: sqlite:PATH (default sqlite:/var/lib/eacgm/eacgm.db), "
                   "postgresql://..., or off");
@@ -168,6 +173,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       "Examples:\n"
       "  eacgm serve                                   metrics on http://127.0.0.1:9977/metrics\n"
       "  eacgm serve --listen 0.0.0.0:9977 --token-file /etc/eacgm/token\n"
+      "  eacgm serve --demo                            the web UI on http://127.0.0.1:9977/ with the demo\n"
       "Routes: docs/api.md; metrics: docs/metrics.md");
   sub->final_callback([&ctx, flags] { ctx.exit_code = serve(ctx, *flags); });
 }

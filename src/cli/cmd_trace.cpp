@@ -158,16 +158,20 @@ void add_trace_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
+std::vector<std::string> demo_command() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("./eacgm");
+  dir = dir.substr(0, dir.rfind('/'));
+  return {dir + "/eacgm-demo", "--loop"};
+}
+
 int run_default(const CommandContext& ctx, bool demo) {
   StreamFlags f;
   f.format = "text";
   f.trace.request.periodic_status = true;
   if (demo) {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    std::string dir = n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string("./eacgm");
-    dir = dir.substr(0, dir.rfind('/'));
-    f.trace.request.side_command = {dir + "/eacgm-demo", "--loop"};
+    f.trace.request.side_command = demo_command();
     // The demo's calls; what other processes on the machine call is counted in one
     // line at the end instead of drowning them.
     f.trace.request.comms = {"eacgm-demo"};

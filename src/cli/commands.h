@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace eacgm::cli {
 
@@ -25,5 +26,7 @@ void add_top_command(CLI::App& app, CommandContext& ctx);
 // `eacgm` without a subcommand: trace everything, text format; --demo starts the
 // bundled CUDA demo beside it.
 int run_default(const CommandContext& ctx, bool demo);
+// The bundled demo program beside this binary, looping: `eacgm --demo`, `serve --demo`.
+std::vector<std::string> demo_command();
 
 }  // namespace eacgm::cli

@@ -110,9 +110,11 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
   return json_text(doc);
 }
 
-json functions_json(const analysis::AnalysisSnapshot& snap) {
+json functions_json(const analysis::AnalysisSnapshot& snap) { return call_rows_json(snap.calls); }
+
+json call_rows_json(const analysis::CallSummary& calls) {
   json list = json::array();
-  for (const auto& r : snap.calls.rows()) {
+  for (const auto& r : calls.rows()) {
     const analysis::LatencySketch* sketch = r.sketch;
     const bool timed = r.timed > 0;
     list.push_back(

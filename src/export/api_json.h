@@ -77,6 +77,8 @@ std::string api_python(const analysis::AnalysisSnapshot& snap, std::optional<std
 // The pieces, as objects without the time header: what the routes above hold under
 // "functions", "gpus", "processes" and "counters", and the memory object.
 json functions_json(const analysis::AnalysisSnapshot& snap);
+// The function objects of one call summary (what "functions" holds), most time first.
+json call_rows_json(const analysis::CallSummary& calls);
 json gpus_json(const analysis::AnalysisSnapshot& snap);
 json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 json counters_json(const analysis::AnalysisSnapshot& snap);

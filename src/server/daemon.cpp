@@ -5,13 +5,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "server/api_routes.h"
 #include "server/capture_route.h"
 #include "server/history_routes.h"
 #include "server/metrics_route.h"
+#include "server/process_routes.h"
 #include "server/standard_routes.h"
 #include "server/summary_stream.h"
+#include "server/web_routes.h"
 
 namespace eacgm::server {
 
@@ -21,6 +25,7 @@ struct Daemon::Parts {
   CounterRegistry server_counters;  // the server's own, alive as long as it is
   std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
   std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
+  std::vector<std::string> web_paths;  // the web UI's files: served without a token
   std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);  // ends captures
 };
 
@@ -68,6 +73,8 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
   add_history_routes(p.http, o.history);
+  add_process_routes(p.http, o.source);
+  p.web_paths = add_web_routes(p.http, web_assets());
   if (o.capture) add_capture_route(p.http, CaptureRouteParts{o.capture, o.source, o.facts, p.stopping});
 }
 
@@ -81,6 +88,7 @@ Status Daemon::start() {
   so.token_file = o.token_file;
   so.max_clients = o.serve.max_clients;
   so.public_paths = {"/healthz", "/readyz"};
+  so.public_paths.insert(so.public_paths.end(), parts_->web_paths.begin(), parts_->web_paths.end());
   so.log = o.log;
   return parts_->http.start(so);
 }

@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "export/metrics_table.h"
+#include "server/web_session.h"
 
 namespace eacgm::server {
 namespace {
@@ -285,14 +286,14 @@ Response event_stream(SseChannel& channel, SseChannel::Filter filter) {
   return r;
 }
 
+constexpr std::string_view kLoginPath = "/api/v1/login";
+constexpr std::string_view kLogoutPath = "/api/v1/logout";
+
 struct HttpServer::Impl {
   httplib::Server svr;
   std::thread thread;
-  struct Route {
-    Handler handler;
-    bool post = false;  // POST only; else GET and HEAD
-  };
-  std::unordered_map<std::string, Route> routes;
+  std::unordered_map<std::string, Handler> routes;
+  std::unordered_map<std::string, Handler> post_routes;
   ServerOptions options;
   std::string token;
   HttpCounters counters;
@@ -310,28 +311,25 @@ struct HttpServer::Impl {
   }
 
   bool is_public(const std::string& path) const {
+    if (path == kLoginPath || path == kLogoutPath) return true;
     return std::find(options.public_paths.begin(), options.public_paths.end(), path) !=
            options.public_paths.end();
   }
 
-  // With a token, a browser's cross-site POST (its Origin another host than the one it
-  // asked) is refused; requests without an Origin (curl, eacgm) pass.
-  bool same_origin(const httplib::Request& req) const {
-    if (token.empty() || !req.has_header("Origin")) return true;
-    const std::string origin_header = req.get_header_value("Origin");
-    std::string_view origin = origin_header;
-    const auto scheme = origin.find("://");
-    if (scheme == std::string_view::npos) return false;
-    origin.remove_prefix(scheme + 3);
-    return iequals(origin, req.get_header_value("Host"));
+  bool is_post_route(const std::string& path) const { return post_routes.contains(path); }
+
+  enum class Auth { kNone, kBearer, kCookie };
+
+  Auth authorized(const httplib::Request& req) const {
+    if (bearer_authorized(req)) return Auth::kBearer;
+    if (auto c = cookie_value(req.get_header_value("Cookie"), kSessionCookie);
+        c && constant_time_equal(*c, token)) {
+      return Auth::kCookie;
+    }
+    return Auth::kNone;
   }
 
-  bool is_post_route(const std::string& path) const {
-    auto it = routes.find(path);
-    return it != routes.end() && it->second.post;
-  }
-
-  bool authorized(const httplib::Request& req) const {
+  bool bearer_authorized(const httplib::Request& req) const {
     if (token.empty()) return true;
     const std::string auth = req.get_header_value("Authorization");
     constexpr std::string_view kScheme = "bearer ";
@@ -393,29 +391,44 @@ struct HttpServer::Impl {
       apply(r, req, res, this);
       return;
     }
-    if (!is_public(req.path) && !authorized(req)) {
+    const Auth auth = authorized(req);
+    if (!is_public(req.path) && auth == Auth::kNone) {
       Response r = Response::json_error(401, "missing or wrong bearer token");
       r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"eacgm\"");
       apply(r, req, res, this);
       return;
     }
-    const auto route = routes.find(req.path);
-    if (route == routes.end()) {
+    const bool post = req.method == "POST";
+    const auto get_route = routes.find(req.path);
+    const auto post_it = post_routes.find(req.path);
+    if (get_route == routes.end() && post_it == post_routes.end()) {
       apply(Response::json_error(404, "no such path: " + req.path), req, res, this);
       return;
     }
-    const bool post = route->second.post;
-    if (post ? req.method != "POST" : (req.method != "GET" && req.method != "HEAD")) {
+    const bool allowed = post ? post_it != post_routes.end()
+                              : (req.method == "GET" || req.method == "HEAD") && get_route != routes.end();
+    if (!allowed) {
       Response r = Response::json_error(405, "method not allowed: " + req.method);
-      r.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
+      r.headers.emplace_back("Allow", get_route != routes.end() ? "GET, HEAD" : "POST");
       apply(r, req, res, this);
       return;
     }
-    if (post && !same_origin(req)) {
-      apply(Response::json_error(403, "cross-origin request refused (Origin does not match Host)"), req, res,
-            this);
-      return;
+    // A cookie rides along with a request another site makes the browser send; the
+    // browser's Origin header says whose page sent it.
+    if (post) {
+      const std::string origin = req.get_header_value("Origin");
+      const bool cookie_only = auth == Auth::kCookie || (is_public(req.path) && auth != Auth::kBearer);
+      if (origin.empty() ? cookie_only && !token.empty()
+                         : !origin_matches_host(origin, req.get_header_value("Host"))) {
+        apply(Response::json_error(
+                  403, origin.empty()
+                           ? "a POST from a browser session needs an Origin header"
+                           : "cross-origin request refused: Origin " + origin + " is not this server"),
+              req, res, this);
+        return;
+      }
     }
+    const Handler& handler = post ? post_it->second : get_route->second;
     Request mine;
     mine.method = req.method;
     mine.path = req.path;
@@ -425,7 +438,7 @@ struct HttpServer::Impl {
     if (post) mine.body = req.body;
     Response r;
     try {
-      r = route->second.handler(mine);
+      r = handler(mine);
     } catch (const std::exception& e) {
       counters.handler_errors.fetch_add(1, std::memory_order_relaxed);
       note(BadKind::kHandlerError, req, 500);
@@ -479,11 +492,11 @@ HttpServer::HttpServer() : impl_(std::make_unique<Impl>()) {}
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::route(std::string path, Handler handler) {
-  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), false};
+  impl_->routes[std::move(path)] = std::move(handler);
 }
 
 void HttpServer::post_route(std::string path, Handler handler) {
-  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), true};
+  impl_->post_routes[std::move(path)] = std::move(handler);
 }
 
 Status HttpServer::start(const ServerOptions& options) {
@@ -516,6 +529,7 @@ Status HttpServer::start(const ServerOptions& options) {
   }
   s.options = options;
   s.token = std::move(token);
+  add_session_routes();
 
   auto& svr = s.svr;
   const auto split = [](std::chrono::milliseconds d) {
@@ -604,6 +618,30 @@ void HttpServer::stop() {
   while (!s.svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   s.svr.stop();
   s.thread.join();
+}
+
+// POST /api/v1/login {"token":"..."} sets the session cookie; POST /api/v1/logout ends it.
+void HttpServer::add_session_routes() {
+  post_route(std::string(kLoginPath), [this](const Request& req) {
+    if (impl_->token.empty())
+      return Response::json_error(400, "this agent has no token: there is nothing to log in to");
+    const LoginBody login = parse_login_body(req.body);
+    if (!login.error.empty()) return Response::json_error(400, login.error);
+    if (!constant_time_equal(login.token, impl_->token)) return Response::json_error(401, "wrong token");
+    Response r;
+    r.status = 204;
+    r.headers.emplace_back("Set-Cookie", session_cookie(impl_->token));
+    r.headers.emplace_back("Set-Cookie", marker_cookie());
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
+  post_route(std::string(kLogoutPath), [](const Request&) {
+    Response r;
+    r.status = 204;
+    r.headers.emplace_back("Set-Cookie", expired_cookie(kSessionCookie, true));
+    r.headers.emplace_back("Set-Cookie", expired_cookie(kLoginMarkerCookie, false));
+    return r;
+  });
 }
 
 bool HttpServer::running() const { return impl_->thread.joinable() && !impl_->stopping.load(); }

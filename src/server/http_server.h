@@ -1,6 +1,7 @@
-// HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD (and a few POST)
-// routes by exact path, JSON errors, an optional bearer token, request and concurrency limits, and
-// streamed (Server-Sent Events) responses. cpp-httplib does the protocol; this file's
+// HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD and POST routes by
+// exact path, JSON errors, an optional bearer token (or the login form's session cookie,
+// server/web_session.h), request and concurrency limits, and streamed (Server-Sent Events)
+// responses. cpp-httplib does the protocol; this file's
 // types keep it out of every other file.
 #pragma once
 
@@ -29,12 +30,12 @@ inline constexpr std::uint16_t kDefaultPort = 9977;
 inline constexpr std::string_view kDefaultAddress = "127.0.0.1";
 
 struct Request {
-  std::string method;  // "GET" or "HEAD" (a POST route's: "POST") by the time a handler sees it
+  std::string method;  // "GET" or "HEAD" (GET routes), "POST" (POST routes)
   std::string path;    // without the query string
   std::string remote_addr;
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::vector<std::pair<std::string, std::string>> params;   // query parameters, decoded
-  std::string body;                                          // a POST's body (at most max_body_bytes)
+  std::string body;                                          // POST only (at most max_body_bytes)
 
   // The first header with this name (case-insensitive); "" when absent.
   std::string header(std::string_view name) const;
@@ -66,12 +67,13 @@ struct ServerOptions {
   std::string address{kDefaultAddress};
   std::uint16_t port = kDefaultPort;  // 0: any free port (see HttpServer::port())
   // A file holding the bearer token (mode 0600 or stricter, owned by this user). With a
-  // token every route but `public_paths` needs `Authorization: Bearer <token>`. Without
-  // one the server only listens on loopback addresses.
+  // token every route but `public_paths` needs `Authorization: Bearer <token>` or the
+  // session cookie that POST /api/v1/login sets. Without one the server only listens on
+  // loopback addresses.
   std::string token_file;
   std::vector<std::string> public_paths;  // e.g. "/healthz" for a kubelet probe
 
-  std::size_t max_body_bytes = std::size_t{64} << 10;  // larger: 413 (only GET and HEAD are served)
+  std::size_t max_body_bytes = std::size_t{64} << 10;  // larger: 413 (bodies are read for POST routes only)
   std::size_t max_headers = 64;                        // more header lines: 431
   // Fixed by cpp-httplib: request line over 8 KiB: 414; one header line over 8 KiB: 400.
   std::chrono::milliseconds read_timeout{5000};
@@ -115,9 +117,10 @@ class HttpServer {
   // Serves GET and HEAD of exactly `path` (no patterns) with `handler`, which runs on a
   // worker thread and may run on several at once. Before start() only.
   void route(std::string path, Handler handler);
-  // Serves POST of exactly `path` (its body in Request::body; other methods: 405). With a
-  // token configured, a request whose Origin header names another host than its Host
-  // header is refused (403): a browser page elsewhere cannot make the agent act.
+  // Serves POST of exactly `path` (its body in Request::body, up to max_body_bytes; other
+  // methods: 405). The request's Origin, when it has one, must name this server (403
+  // otherwise); a POST authorized by the session cookie alone must have one, so a browser
+  // page elsewhere cannot make the agent act. Before start() only.
   void post_route(std::string path, Handler handler);
 
   // Checks the options (token file, loopback rule), binds, and serves on threads of its
@@ -138,6 +141,8 @@ class HttpServer {
   void register_counters(CounterRegistry& registry) const;
 
  private:
+  void add_session_routes();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -26,10 +26,15 @@ static int iteration() {
 
 int main(int argc, char** argv) {
   bool loop = argc > 1 && std::strcmp(argv[1], "--loop") == 0;
+  int said = -1;  // the agent's lines (the web UI's address) stay readable: say each outcome once
   do {
     int err = iteration();
-    std::fprintf(stderr, "eacgm-demo: one iteration (cudaMalloc returned %d: %s)\n", err,
-                 cudaGetErrorString(static_cast<cudaError_t>(err)));
+    if (err != said) {
+      std::fprintf(stderr, "eacgm-demo: %s (cudaMalloc returned %d: %s)\n",
+                   loop ? "looping, once a second" : "one iteration", err,
+                   cudaGetErrorString(static_cast<cudaError_t>(err)));
+      said = err;
+    }
     if (loop) sleep(1);
   } while (loop);
   return 0;

@@ -14,10 +14,12 @@
 // caches hold little of what the probes' path touches (bench/always_on_floor.sh).
 // `--warm-up W`: W rounds before those, without the synchronisation (a training
 // loop's warm-up steps, which launch without being timed), each spinning I
-// microseconds too.
+// microseconds too. `--sleep-us S`: each round ends with S microseconds asleep (many
+// quiet processes at little CPU: the web UI's bench runs 200).
 //
 // Usage: driver_loop [--threads T] [--iters N] [--work-us W] [--burst B] [--idle-us I]
-//                    [--touch-kib K] [--warm-up W] [--wait-file PATH] [--step-log PATH]
+//                    [--touch-kib K] [--warm-up W] [--sleep-us S] [--wait-file PATH]
+//                    [--step-log PATH]
 #include <cuda.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   long idle_us = 0;
   long touch_kib = 0;
   long warm_up = 0;
+  long sleep_us = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
       touch_kib = std::max(0L, std::atol(argv[++i]));
     } else if (!std::strcmp(argv[i], "--warm-up") && i + 1 < argc) {
       warm_up = std::max(0L, std::atol(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--sleep-us") && i + 1 < argc) {
+      sleep_us = std::max(0L, std::atol(argv[++i]));
     } else if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) {
       wait_file = argv[++i];
     } else if (!std::strcmp(argv[i], "--step-log") && i + 1 < argc) {
@@ -132,6 +137,7 @@ int main(int argc, char** argv) {
         }
         cuStreamSynchronize(s);
         if (idle_us > 0) spin(idle_us);
+        if (sleep_us > 0) usleep(static_cast<useconds_t>(sleep_us));
         if (log_steps) steps.emplace_back(began, mono_ns());
       }
       const auto t1 = std::chrono::steady_clock::now();

@@ -117,14 +117,18 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 enum scenario { FULL, UNSUPPORTED, GPU_LOST, ENERGY_ERROR, INIT_FAIL, NO_GPUS };
 static enum scenario g_scenario = FULL;
 static int g_initialised = 0;
-static struct nvmlDevice_st g_devices[2] = {{0, 0, 0, 0}, {1, 0, 0, 0}};
+/* $EACGM_FAKE_NVML_GPUS (1 to 16, default 2) GPUs; those past the second behave as the
+ * second does, with their own index-derived values (the web UI's bench shows eight). */
+#define MAX_FAKE_GPUS 16
+static struct nvmlDevice_st g_devices[MAX_FAKE_GPUS];
+static unsigned g_gpu_count = 2;
 
-static unsigned device_count(void) { return g_scenario == NO_GPUS ? 0 : 2; }
+static unsigned device_count(void) { return g_scenario == NO_GPUS ? 0 : g_gpu_count; }
 
 /* Common entry check for per-device calls: uninitialised, foreign handle, lost GPU. */
 static nvmlReturn_t check(nvmlDevice_t d) {
   if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
-  if (d != &g_devices[0] && d != &g_devices[1]) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d < &g_devices[0] || d >= &g_devices[g_gpu_count]) return NVML_ERROR_INVALID_ARGUMENT;
   if (__atomic_load_n(&d->lost, __ATOMIC_RELAXED)) return NVML_ERROR_GPU_IS_LOST;
   return NVML_SUCCESS;
 }
@@ -152,8 +156,12 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
   if (s && strcmp(s, "init_fail") == 0) g_scenario = INIT_FAIL;
   if (s && strcmp(s, "no_gpus") == 0) g_scenario = NO_GPUS;
   if (g_scenario == INIT_FAIL) return NVML_ERROR_DRIVER_NOT_LOADED;
+  const char* n = getenv("EACGM_FAKE_NVML_GPUS");
+  g_gpu_count = 2;
+  if (n && atoi(n) >= 1 && atoi(n) <= MAX_FAKE_GPUS) g_gpu_count = (unsigned)atoi(n);
   /* Each init starts a fresh run: tests open several sessions in one process. */
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < MAX_FAKE_GPUS; ++i) {
+    g_devices[i].index = i;
     g_devices[i].utilization_calls = 0;
     __atomic_store_n(&g_devices[i].lost, 0, __ATOMIC_RELAXED);
     g_devices[i].events_registered = 0;
@@ -243,7 +251,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned int l
 EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned int length) {
   CHECK(d);
   char buf[64];
-  snprintf(buf, sizeof buf, "GPU-fa4e0000-0000-0000-0000-00000000000%u", d->index);
+  snprintf(buf, sizeof buf, "GPU-fa4e0000-0000-0000-0000-%012u", d->index);
   copy_string(uuid, length, buf);
   return NVML_SUCCESS;
 }
@@ -257,7 +265,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int* index) {
 EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
   CHECK(d);
   memset(pci, 0, sizeof *pci);
-  pci->bus = d->index == 0 ? 0x19 : 0x3B;
+  pci->bus = d->index == 0 ? 0x19 : 0x3A + d->index;
   snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "0000:%02X:00.0", pci->bus);
   snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
   pci->pciDeviceId = 0x233010DE;
@@ -272,7 +280,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilizatio
     __atomic_store_n(&d->lost, 1, __ATOMIC_RELAXED);
     return NVML_ERROR_GPU_IS_LOST;
   }
-  u->gpu = 45 + 10 * d->index;
+  u->gpu = (45 + 10 * d->index) % 100;
   u->memory = 12 + d->index;
   return NVML_SUCCESS;
 }

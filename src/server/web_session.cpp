@@ -1,0 +1,79 @@
+// Cookie parsing and writing for the login form, and the Origin check of POSTs.
+#include "server/web_session.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace eacgm::server {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::optional<std::string> cookie_value(std::string_view header, std::string_view name) {
+  std::size_t pos = 0;
+  while (pos <= header.size()) {
+    std::size_t end = header.find(';', pos);
+    if (end == std::string_view::npos) end = header.size();
+    const std::string_view item = trim(header.substr(pos, end - pos));
+    const std::size_t eq = item.find('=');
+    if (eq != std::string_view::npos && trim(item.substr(0, eq)) == name) {
+      std::string_view value = trim(item.substr(eq + 1));
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+        value = value.substr(1, value.size() - 2);
+      return std::string(value);
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string session_cookie(std::string_view token) {
+  return std::string(kSessionCookie) + "=" + std::string(token) + "; Path=/; HttpOnly; SameSite=Strict";
+}
+
+std::string marker_cookie() { return std::string(kLoginMarkerCookie) + "=1; Path=/; SameSite=Strict"; }
+
+std::string expired_cookie(std::string_view name, bool http_only) {
+  return std::string(name) + "=; Path=/; Max-Age=0; SameSite=Strict" + (http_only ? "; HttpOnly" : "");
+}
+
+bool origin_matches_host(std::string_view origin, std::string_view host) {
+  if (host.empty()) return false;
+  for (const std::string_view scheme : {"http://", "https://"}) {
+    if (origin.size() > scheme.size() && iequals(origin.substr(0, scheme.size()), scheme)) {
+      return iequals(origin.substr(scheme.size()), host);
+    }
+  }
+  return false;
+}
+
+LoginBody parse_login_body(std::string_view body) {
+  LoginBody out;
+  const auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    out.error = "the body must be JSON: {\"token\":\"...\"}";
+    return out;
+  }
+  const auto it = doc.find("token");
+  if (it == doc.end() || !it->is_string() || it->get<std::string>().empty()) {
+    out.error = "token: a non-empty string";
+    return out;
+  }
+  out.token = it->get<std::string>();
+  return out;
+}
+
+}  // namespace eacgm::server

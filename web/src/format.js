@@ -1,0 +1,67 @@
+// Numbers as people read them: bytes, durations, rates, percentages. `null` and
+// `undefined` are shown as an en dash (the API's "not measured").
+
+const DASH = '–';
+
+export function bytes(n) {
+  if (n == null || Number.isNaN(n)) return DASH;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Math.abs(n);
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  const sign = n < 0 ? '-' : '';
+  return `${sign}${i === 0 ? v : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)} ${units[i]}`;
+}
+
+export function duration(ns) {
+  if (ns == null || Number.isNaN(ns)) return DASH;
+  if (ns < 1e3) return `${Math.round(ns)} ns`;
+  if (ns < 1e6) return `${(ns / 1e3).toFixed(ns < 1e4 ? 2 : 1)} µs`;
+  if (ns < 1e9) return `${(ns / 1e6).toFixed(ns < 1e7 ? 2 : 1)} ms`;
+  return `${(ns / 1e9).toFixed(2)} s`;
+}
+
+export function count(n) {
+  if (n == null || Number.isNaN(n)) return DASH;
+  if (Math.abs(n) < 1e4) return Number.isInteger(n) ? String(n) : n.toFixed(1);
+  const units = ['k', 'M', 'G', 'T'];
+  let v = n;
+  let i = -1;
+  while (Math.abs(v) >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i += 1;
+  }
+  return `${v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)}${units[i]}`;
+}
+
+export function rate(perSecond) {
+  if (perSecond == null || Number.isNaN(perSecond)) return DASH;
+  return `${count(perSecond < 10 ? Math.round(perSecond * 10) / 10 : Math.round(perSecond))}/s`;
+}
+
+export function percent(ratio, digits = 1) {
+  if (ratio == null || Number.isNaN(ratio)) return DASH;
+  return `${(ratio * 100).toFixed(digits)}%`;
+}
+
+// Unix nanoseconds as local wall-clock time.
+export function clock(ns) {
+  if (ns == null) return DASH;
+  return new Date(ns / 1e6).toLocaleTimeString();
+}
+
+// HTML-escapes text for innerHTML templates: every value from the API (command lines,
+// kernel names) comes from traced processes.
+export function esc(text) {
+  return String(text ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+// A process's name: its comm, or (always-on counts carry none) its command line's program.
+export function processName(comm, cmdline) {
+  if (comm) return comm;
+  const program = String(cmdline ?? '').split(' ')[0];
+  return program ? program.slice(program.lastIndexOf('/') + 1) : '';
+}

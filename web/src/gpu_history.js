@@ -1,0 +1,74 @@
+// The GPU figures over time, from the history store (/api/v1/history/gpus) or, live and
+// without a store, from the in-memory per-second series (/api/v1/series) plus each new
+// sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, mem, power, temp}.
+
+export const FIGURES = [
+  { key: 'util', title: 'GPU utilization', unit: '%' },
+  { key: 'mem', title: 'GPU memory used', unit: 'bytes' },
+  { key: 'power', title: 'Power', unit: 'W' },
+  { key: 'temp', title: 'Temperature', unit: '°C' },
+];
+
+// GPUs are named by index; by node and index only when the store holds several nodes.
+export function fromHistory(doc) {
+  const points = doc?.points ?? [];
+  const nodes = new Set(points.map((p) => p.node));
+  return points.map((p) => ({
+    t: p.t_ns / 1e9,
+    gpu: nodes.size > 1 ? `${p.node}/${p.gpu}` : String(p.gpu),
+    util: p.utilization_mean_percent,
+    mem: p.memory_used_mean_bytes,
+    power: p.power_mean_watts,
+    temp: p.temperature_max_celsius,
+  }));
+}
+
+export function fromSeries(doc) {
+  const out = [];
+  for (const p of doc?.points ?? []) {
+    for (const g of p.gpus ?? []) out.push({ t: p.t, gpu: String(g.gpu), util: g.util, mem: g.memory_used_bytes, power: null, temp: null });
+  }
+  return out;
+}
+
+export function fromPass(doc) {
+  const t = (doc?.time_ns ?? 0) / 1e9;
+  return (doc?.gpus ?? []).map((g) => ({
+    t,
+    gpu: String(g.index),
+    util: g.utilization_gpu_percent ?? null,
+    mem: g.memory_used_bytes ?? null,
+    power: g.power_usage_milliwatts != null ? g.power_usage_milliwatts / 1000 : null,
+    temp: g.temperature_gpu_celsius ?? null,
+  }));
+}
+
+// Columns for uPlot: the sorted times, the GPU names and, per figure, one array per GPU
+// (null where a GPU has no value at that time).
+export function toColumns(points) {
+  const times = [...new Set(points.map((p) => p.t))].sort((a, b) => a - b);
+  const index = new Map(times.map((t, i) => [t, i]));
+  const gpus = [...new Set(points.map((p) => p.gpu))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const gi = new Map(gpus.map((g, i) => [g, i]));
+  const figures = {};
+  for (const f of FIGURES) figures[f.key] = gpus.map(() => new Array(times.length).fill(null));
+  for (const p of points) {
+    const i = index.get(p.t);
+    const g = gi.get(p.gpu);
+    for (const f of FIGURES) if (p[f.key] != null) figures[f.key][g][i] = p[f.key];
+  }
+  return { times, gpus, figures };
+}
+
+// Keeps the points of the last `windowS` seconds before `now`, merging new ones (a
+// pass's point replaces a series point of the same GPU and second).
+export function mergePoints(old, fresh, now, windowS) {
+  const key = (p) => `${p.gpu}@${Math.floor(p.t)}`;
+  const map = new Map(old.map((p) => [key(p), p]));
+  for (const p of fresh) {
+    const k = key(p);
+    const prev = map.get(k);
+    map.set(k, prev ? { ...prev, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v != null)), t: Math.floor(p.t) } : { ...p, t: Math.floor(p.t) });
+  }
+  return [...map.values()].filter((p) => p.t >= now - windowS);
+}
