@@ -790,12 +790,13 @@ static __always_inline int capture_entry(struct pt_regs *ctx, const struct eacgm
 	__u32 n = t->open;
 	if (n >= EACGM_MAX_INFLIGHT)
 		return 0;
-	open_record(ctx, &t->slot[n & (EACGM_MAX_INFLIGHT - 1)], p, id, probe_id, t->depth > 0);
+	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
+	open_record(ctx, slot, p, id, probe_id, t->depth > 0);
 	t->open = n + 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	*cookie = EACGM_CAPTURE_COOKIE;
 	if (p->flags & EACGM_PROBE_WAIT)
-		enter_wait(ctx, task, probe_id);
+		enter_wait(ctx, probe_id, slot, 0xff, slot->ts_ns, 1);
 	return 1;
 }
 
