@@ -37,7 +37,7 @@ export function overviewPage(root, ctx) {
       { key: 'calls_rate', label: 'Calls/s', num: true, html: (r) => `${r.estimated && r.calls_rate > 0 ? '<span class="est" title="scaled from part of the time (duty cycle): an estimate">~</span>' : ''}${rate(r.calls_rate)}` },
       { key: 'kernels_rate', label: 'Kernels/s', num: true, html: (r) => rate(r.kernels_rate) },
       { key: 'errors', label: 'Errors', num: true, html: (r) => (r.errors ? `<span class="bad">${count(r.errors)}</span>` : '0') },
-      { key: 'overhead', label: 'Overhead', num: true, title: 'estimated probe cost over the process\'s own CPU time', html: (r) => percent(r.overhead, 2) },
+      { key: 'overhead', label: 'Overhead', num: true, title: 'share of the process\'s CPU time spent in probes since it was first traced (estimated, at most 100%)', html: (r) => percent(r.overhead, 2) },
     ],
   });
   const anoms = new Table(root.querySelector('#anoms'), {
@@ -128,7 +128,7 @@ export function overviewPage(root, ctx) {
         calls_rate: r(p.calls, prev?.calls.get(p.pid)),
         kernels_rate: r(kernels.get(p.pid) ?? 0, prev?.kernels.get(p.pid)),
         errors: p.errors,
-        overhead: cost.get(p.pid)?.recent_ratio ?? null,
+        overhead: cost.get(p.pid)?.cpu_share ?? null,
         estimated,
       };
     });

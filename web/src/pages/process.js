@@ -161,7 +161,7 @@ export function processPage(root, ctx, pid) {
     if (facts?.rank != null) bits.push(`rank ${facts.rank}${facts.world_size != null ? ` of ${facts.world_size}` : ''}`);
     if (facts?.container) bits.push(`container <code>${esc(facts.container.slice(0, 12))}</code>`);
     if (facts?.exited) bits.push('<span class="tag">exited</span>');
-    if (doc.overhead) bits.push(`probe overhead ${percent(doc.overhead.recent_ratio, 2)}`);
+    if (doc.overhead) bits.push(`probe overhead ${percent(doc.overhead.cpu_share, 2)} of its CPU time`);
     root.querySelector('#proc-facts').innerHTML = bits.join(' · ');
 
     functions.setRows(doc.functions);
