@@ -49,9 +49,9 @@ scrape() { "$PY" -c 'import sys, urllib.request; sys.stdout.write(urllib.request
 "$BIN/eacgm" serve --listen "127.0.0.1:$PORT" --store off 2>"$WORK/serve.err" &
 SERVE=$!
 for _ in $(seq 150); do scrape /readyz >/dev/null 2>&1 && break; sleep 0.2; done
-"$PY" "$WORK/train.py" 25 "$WORK/steps.log" >"$WORK/train.out" 2>&1 &
+"$PY" "$WORK/train.py" 40 "$WORK/steps.log" >"$WORK/train.out" 2>&1 &
 TRAIN=$!
-sleep 10  # start-up, warm-up, libraries attached; then steps before the capture
+sleep 22  # start-up (PyTorch and CUDA take ~10 s), warm-up, libraries attached; then steps before the capture
 "$BIN/eacgm" capture --server "http://127.0.0.1:$PORT" --pid $TRAIN --seconds 5 -o "$WORK/capture.json" \
   2>"$WORK/capture.err"
 echo "capture exit: $?" >>"$WORK/capture.err"
