@@ -51,6 +51,7 @@ x = torch.randn(512, 512, device="cuda")
 for _ in range(rounds):
     y = torch.add(x, x)
     y = torch.relu(y)
+    y = torch.sigmoid(y)
     y = torch.matmul(y, x)
 torch.cuda.synchronize()
 print("done", rounds)
@@ -96,9 +97,11 @@ int cudaLaunchKernelExit(struct pt_regs *ctx){
     return 0;
 };
 """
-ops = {"TorchAdd": "_ZN5torch8autogradL15THPVariable_addEP7_objectS2_S2_",
-       "TorchReLU": "_ZN5torch8autogradL16THPVariable_reluEP7_objectS2_S2_",
-       "TorchMatmul": "_ZN5torch8autogradL18THPVariable_matmulEP7_objectS2_S2_"}
+# Bindings whose local symbol is unique in libtorch_python.so: THPVariable_add, _matmul and
+# _mul are each defined twice (torch.add's and Tensor.add's translation units), and a
+# symbol name, as BCC's attach_uprobe(sym=...), names the first.
+ops = {"TorchReLU": "_ZN5torch8autogradL16THPVariable_reluEP7_objectS2_S2_",
+       "TorchSigmoid": "_ZN5torch8autogradL19THPVariable_sigmoidEP7_objectS2_S2_"}
 for name, sym in ops.items():
     text += (f"int {sym}Entry(struct pt_regs *ctx){{ bpf_trace_printk(\"%ld@start@{name}\\n\", bpf_ktime_get_ns()); return 0; }}\n"
              f"int {sym}Exit(struct pt_regs *ctx){{ bpf_trace_printk(\"%ld@end@{name}\\n\", bpf_ktime_get_ns()); return 0; }}\n")

@@ -127,7 +127,7 @@ TEST(HttpServer, RoutesJsonErrorsAndBadMethods) {
   EXPECT_EQ(c.bad_requests.load(), 5u);
   // One line per kind, however many of that kind.
   EXPECT_EQ(log.count_containing("unknown path"), 1u);
-  EXPECT_EQ(log.count_containing("a method the path does not take"), 1u);
+  EXPECT_EQ(log.count_containing("a method other than the path takes"), 1u);
   EXPECT_EQ(log.count_containing("malformed"), 1u);
   EXPECT_EQ(log.count_containing("eacgm_http_not_found_total"), 1u);
 }
