@@ -85,6 +85,32 @@ def test_sampler_cuda(bin_dir, tmp_path, gated):
     assert copy["message"] == ["65536", "1"]  # bytes, cudaMemcpyHostToDevice
 
 
+def test_sampler_eacg(bin_dir, tmp_path, gated):
+    """The combined demo: the calls of the program, the GPUs and the processes on them
+    (the fake NVML's), in one timeline."""
+    prog = gated(str(bin_dir / "cuda_calls"))
+    env = {"EACGM_NVML_LIBRARY": str(bin_dir / "fake_nvml" / "libnvidia-ml.so.1")}
+    ex = Example("sampler_eacg.py", tmp_path, bin_dir,
+                 {"CUDART": linked_library(bin_dir / "cuda_calls", "libcudart")}, env)
+    prog.go()
+    assert prog.finish()[0] == 7
+    for _ in range(2):
+        assert ex.proc.stdout.readline().strip() == "---"
+    ex.stop()
+    events = ex.json("eacg.json")
+    slices = [e for e in events if e["ph"] in ("B", "E")]
+    assert spans(slices, prog.pid) == {"cudaLaunchKernel": 3, "cudaMalloc": 2, "cudaFree": 2}
+    launches = [e for e in slices if e["name"] == "cudaLaunchKernel" and e["ph"] == "B"]
+    assert all(e["message"] == ["2", "32"] for e in launches)  # grid.x, block.x of cuda_calls
+    counters = [e for e in events if e["ph"] == "C"]
+    names = {e["name"] for e in counters}
+    assert {"GPU 0 utilization (%)", "GPU 1 utilization (%)", "GPU 0 memory used (MiB)"} <= names, names
+    assert any(e["pid"] == 5000001 and e["name"] == "GPU 0 SM (%)" for e in counters), counters[:4]
+    first_call = min(e["ts"] for e in slices)
+    last_counter = max(e["ts"] for e in counters)
+    assert abs(last_counter - first_call) < 600e6, "one clock for slices and counters (us)"
+
+
 def test_sampler_torch(bin_dir, tmp_path):
     ex = Example("sampler_torch.py", tmp_path, bin_dir,
                  {"TORCH_PYTHON": str(bin_dir / "fake_torch" / "libtorch_python.so")})
