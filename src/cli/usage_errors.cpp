@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 namespace eacgm::cli {
 
@@ -30,18 +31,31 @@ CLI::Validator seconds_validator(bool allow_zero, const std::string& zero_means)
       desc, "SECONDS");
 }
 
+namespace {
+
+// "a,b,c" split at every comma, empty pieces kept.
+std::vector<std::string> split_names(const std::string& value) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = std::min(value.find(',', start), value.size());
+    names.push_back(value.substr(start, end - start));
+    if (end == value.size()) return names;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector<std::string>& out,
                              const std::string& description) {
   const CLI::Validator names(
       [](std::string& value) -> std::string {
-        std::size_t start = 0;
-        for (;;) {
-          const std::size_t end = std::min(value.find(',', start), value.size());
-          if (value.find_first_not_of(" \t", start) >= end)
+        for (const std::string& n : split_names(value)) {
+          if (n.find_first_not_of(" \t") == std::string::npos)
             return fmt::format("\"{}\" has an empty name (names are separated by single commas)", value);
-          if (end == value.size()) return {};
-          start = end + 1;
         }
+        return {};
       },
       "NAME[,NAME...]", "names");
   return app.add_option(name, description)
@@ -49,13 +63,7 @@ CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector
       ->take_all()
       ->check(names)
       ->each([&out](const std::string& value) {
-        std::size_t start = 0;
-        for (;;) {
-          const std::size_t end = std::min(value.find(',', start), value.size());
-          out.push_back(value.substr(start, end - start));
-          if (end == value.size()) return;
-          start = end + 1;
-        }
+        for (std::string& n : split_names(value)) out.push_back(std::move(n));
       });
 }
 
