@@ -25,15 +25,6 @@ std::string args_cell(const analysis::Anomaly& a) {
   return out;
 }
 
-// The call's arguments as the event stream writes them (named, formatted); {} for a
-// sampled bucket.
-nlohmann::json named_args(const analysis::Anomaly& a) {
-  if (!a.call || !a.call->probe) return nlohmann::json::object();
-  fmt::memory_buffer buf;
-  append_json_args(buf, *a.call);
-  return nlohmann::json::parse(std::string_view(buf.data(), buf.size()), nullptr, false);
-}
-
 }  // namespace
 
 std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_rows) {
@@ -78,6 +69,7 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
   using nlohmann::json;
   json calls = json::array();
   for (const auto& a : s.recent) {
+    // args: the call's, named as the events write them; {} for a sampled bucket.
     calls.push_back(json{{"ts_ns", a.ts_ns},
                          {"pid", a.pid},
                          {"tid", a.tid},
@@ -88,7 +80,7 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
                          {"bytes", a.bytes},
                          {"median_ns", a.median_ns},
                          {"score", a.score},
-                         {"args", named_args(a)},
+                         {"args", a.call ? json_args<json>(*a.call) : json::object()},
                          {"op", a.op.empty() ? json(nullptr) : json(a.op)},
                          {"sampled", a.sampled},
                          {"calls", a.calls}});

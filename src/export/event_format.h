@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+#include <string_view>
+
 #include "core/call_event.h"
 
 namespace eacgm::exporting {
@@ -18,6 +21,15 @@ void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
 // arguments by name, then derived values (bytes, kernel, NCCL communicator fields).
 void append_json_result(fmt::memory_buffer& out, const CallEvent& e);
 void append_json_args(fmt::memory_buffer& out, const CallEvent& e);
+// The same arguments as a JSON value of a document built with nlohmann (the calls in
+// flight: ordered_json, the anomalies: json); {} for a call without its probe.
+template <typename Json = nlohmann::json>
+Json json_args(const CallEvent& e) {
+  if (!e.probe) return Json::object();
+  fmt::memory_buffer buf;
+  append_json_args(buf, e);
+  return Json::parse(std::string_view(buf.data(), buf.size()), nullptr, false);
+}
 // The fields written only when they apply, each after a comma: `,"nested":true`,
 // `,"captured":true` (recorded into a CUDA graph, not executed) and, for a graph launch
 // whose graph was seen being made, `,"graph":{"nodes":..,"kernels":..,"memsets":..,"copies":..}`.

@@ -20,14 +20,6 @@ json rank_of(const CallEvent& call, const ApiOptions& options) {
   return nullptr;
 }
 
-// The call's arguments as the events write them.
-json args_of(const CallEvent& call) {
-  if (!call.probe) return json::object();
-  fmt::memory_buffer buf;
-  append_json_args(buf, call);
-  return json::parse(std::string_view(buf.data(), buf.size()), nullptr, false);
-}
-
 }  // namespace
 
 json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& options) {
@@ -42,7 +34,7 @@ json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& 
                          {"name", std::string(c.function())},
                          {"age_ns", row.age_ns},
                          {"ts_ns", c.ts_ns},
-                         {"args", args_of(c)}});
+                         {"args", json_args<json>(c)}});
   }
   return json{{"min_age_ns", inflight.min_age_ns},
               {"in_flight", inflight.in_flight},
