@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "../unit/server/http_client.h"
+#include "serve_support.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -25,37 +26,6 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 using server::testing::get;
-
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-template <typename Fn>
-bool eventually(Fn fn, std::chrono::milliseconds timeout = 30s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(200ms);
-  }
-  return fn();
-}
-
-// The calls of one function in a history document's "functions" (0 when absent).
-std::uint64_t calls_of(const json& doc, const std::string& function) {
-  if (!doc.contains("functions")) return 0;
-  for (const auto& f : doc["functions"]) {
-    if (f["function"] == function) return f["calls"].get<std::uint64_t>();
-  }
-  return 0;
-}
 
 class History : public ::testing::Test {
  protected:

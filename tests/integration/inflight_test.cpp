@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "../unit/server/http_client.h"
+#include "serve_support.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -46,18 +47,6 @@ symbol = "block_outer"
 waits = true
 args = [{ name = "index", reg = 0, kind = "raw", format = "signed" }]
 )";
-
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // The number after `word ` in a program's output, once it is there.
 std::optional<long> printed(const Subprocess& p, const std::string& word) {

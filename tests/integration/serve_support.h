@@ -52,6 +52,15 @@ bool eventually(Fn fn, std::chrono::milliseconds timeout = std::chrono::seconds(
   return fn();
 }
 
+// The calls of one function in a history document's "functions" (0 when absent).
+inline std::uint64_t calls_of(const nlohmann::json& doc, const std::string& function) {
+  if (!doc.is_object() || !doc.contains("functions")) return 0;
+  for (const auto& f : doc["functions"]) {
+    if (f["function"] == function) return f["calls"].get<std::uint64_t>();
+  }
+  return 0;
+}
+
 // Every byte but letters and digits as %XX (a query-string value).
 inline std::string url_encode(const std::string& s) {
   std::string q;
