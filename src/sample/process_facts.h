@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sample/process_env.h"
+#include "sample/workload.h"
 
 namespace eacgm::sample {
 
@@ -23,6 +24,8 @@ class ProcessFacts {
   virtual std::string cmdline(std::uint32_t pid) const = 0;
   // The container id from the process's cgroup; nullopt outside a container.
   virtual std::optional<std::string> container(std::uint32_t pid) const = 0;
+  // Its container, pod and job (sample/workload.h). By default the container id alone.
+  virtual Workload workload(std::uint32_t pid) const { return Workload{.container_id = container(pid).value_or("")}; }
   // Running (not gone, not a zombie).
   virtual bool alive(std::uint32_t pid) const = 0;
 };
