@@ -25,7 +25,11 @@ class ProcessFacts {
   // The container id from the process's cgroup; nullopt outside a container.
   virtual std::optional<std::string> container(std::uint32_t pid) const = 0;
   // Its container, pod and job (sample/workload.h). By default the container id alone.
-  virtual Workload workload(std::uint32_t pid) const { return Workload{.container_id = container(pid).value_or("")}; }
+  virtual Workload workload(std::uint32_t pid) const {
+    Workload w;
+    w.container_id = container(pid).value_or("");
+    return w;
+  }
   // Running (not gone, not a zombie).
   virtual bool alive(std::uint32_t pid) const = 0;
 };
