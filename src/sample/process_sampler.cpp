@@ -10,13 +10,12 @@
 #include <iterator>
 #include <map>
 
+#include "sample/cgroup_ids.h"
+
 namespace eacgm::sample {
 namespace {
 
 using nvml::Return;
-
-bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-bool is_id_char(char c) { return is_lower_hex(c) || (c >= 'g' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path);
@@ -37,30 +36,7 @@ struct Utilization {
 
 }  // namespace
 
-std::string container_id_from_cgroup(std::string_view text) {
-  // cgroup v1 has a line per hierarchy; any line naming the container is as good as the
-  // next, and the innermost (last) id on a line is the container's own.
-  std::size_t line_start = 0;
-  while (line_start < text.size()) {
-    std::size_t line_end = text.find('\n', line_start);
-    if (line_end == std::string_view::npos) line_end = text.size();
-    std::string_view line = text.substr(line_start, line_end - line_start);
-    std::string_view found;
-    for (std::size_t i = 0; i + 64 <= line.size();) {
-      if (!is_lower_hex(line[i]) || (i > 0 && is_id_char(line[i - 1]))) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < line.size() && is_lower_hex(line[j])) ++j;
-      if (j - i == 64 && (j == line.size() || !is_id_char(line[j]))) found = line.substr(i, 64);
-      i = j;
-    }
-    if (!found.empty()) return std::string(found);
-    line_start = line_end + 1;
-  }
-  return {};
-}
+std::string container_id_from_cgroup(std::string_view text) { return parse_cgroup_ids(text).container_id; }
 
 ProcessSampler::ProcessSampler(std::shared_ptr<const nvml::Session> session,
                                std::chrono::microseconds first_window, std::string proc_root)
