@@ -59,7 +59,36 @@ RankInfo parse_rank_env(std::string_view block) {
   return RankInfo{first(rank), first(local), first(size)};
 }
 
-Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
+JobIds parse_job_env(std::string_view block) {
+  JobIds ids;
+  std::string torchrun;
+  while (!block.empty()) {
+    const auto nul = block.find('\0');
+    const std::string_view entry = block.substr(0, nul);
+    block = nul == std::string_view::npos ? std::string_view{} : block.substr(nul + 1);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = entry.substr(0, eq);
+    const std::string_view value = entry.substr(eq + 1);
+    if (key == "SLURM_JOB_ID") {
+      ids.job = value;
+    } else if (key == "SLURM_STEP_ID") {
+      ids.step = value;
+    } else if (key == "TORCHELASTIC_RUN_ID") {
+      torchrun = value;
+    } else if (key == "HOSTNAME") {
+      ids.hostname = value;
+    }
+  }
+  if (ids.job.empty()) {
+    ids.step.clear();  // a step of no Slurm job means nothing
+    // torchrun's default run id ("none") names no job.
+    if (torchrun != "none") ids.job = torchrun;
+  }
+  return ids;
+}
+
+Result<std::string> read_environ(pid_t pid, std::size_t limit) {
   const std::string path = "/proc/" + std::to_string(pid) + "/environ";
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
@@ -85,7 +114,19 @@ Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
     const auto nul = buf.rfind('\0');
     buf.resize(nul == std::string::npos ? 0 : nul);
   }
-  return parse_rank_env(buf);
+  return buf;
+}
+
+Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit) {
+  auto block = read_environ(pid, limit);
+  if (!block) return std::move(block).take_error();
+  return parse_rank_env(*block);
+}
+
+Result<ProcessEnv> read_process_env(pid_t pid, std::size_t limit) {
+  auto block = read_environ(pid, limit);
+  if (!block) return std::move(block).take_error();
+  return ProcessEnv{parse_rank_env(*block), parse_job_env(*block)};
 }
 
 }  // namespace eacgm::sample

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/result.h"
@@ -30,8 +31,28 @@ inline constexpr std::size_t kEnvironReadLimit = std::size_t{256} << 10;
 // value that is not a non-negative decimal integer is ignored.
 RankInfo parse_rank_env(std::string_view environ_block);
 
-// Reads /proc/<pid>/environ (at most `limit` bytes). Fails when the process is gone or
-// its environment cannot be read (another user's process without privileges).
+// The batch job a process belongs to: Slurm's (SLURM_JOB_ID, SLURM_STEP_ID), else
+// torchrun's (TORCHELASTIC_RUN_ID); and HOSTNAME, which in a Kubernetes pod is the pod's
+// name (a way to name a pod when the kubelet's logs do not).
+struct JobIds {
+  std::string job;
+  std::string step;
+  std::string hostname;
+  bool operator==(const JobIds&) const = default;
+};
+JobIds parse_job_env(std::string_view environ_block);
+
+// What the agent reads of a process's environment, in one read.
+struct ProcessEnv {
+  RankInfo rank;
+  JobIds job;
+};
+
+// Reads /proc/<pid>/environ (at most `limit` bytes; a cut-off last entry is dropped).
+// Fails when the process is gone or its environment cannot be read (another user's
+// process without privileges).
+Result<std::string> read_environ(pid_t pid, std::size_t limit = kEnvironReadLimit);
 Result<RankInfo> read_rank_info(pid_t pid, std::size_t limit = kEnvironReadLimit);
+Result<ProcessEnv> read_process_env(pid_t pid, std::size_t limit = kEnvironReadLimit);
 
 }  // namespace eacgm::sample

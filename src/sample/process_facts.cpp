@@ -1,5 +1,6 @@
 // ProcFacts: rank labels from /proc/PID/environ (cached), the command line from
-// /proc/PID/cmdline, the container from /proc/PID/cgroup, liveness from /proc/PID/stat.
+// /proc/PID/cmdline, the container and pod from /proc/PID/cgroup, names from the
+// kubelet (PodDirectory), liveness from /proc/PID/stat.
 #include "sample/process_facts.h"
 
 #include <fmt/format.h>
@@ -7,17 +8,29 @@
 #include <fstream>
 
 #include "core/proc_stat.h"
-#include "sample/container_id.h"
 
 namespace eacgm::sample {
 
-RankInfo ProcFacts::rank(std::uint32_t pid) const {
+ProcFacts::ProcFacts(std::shared_ptr<PodDirectory> pods, std::string proc_root)
+    : pods_(std::move(pods)), proc_root_(std::move(proc_root)) {}
+
+ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cached_.find(pid); it != cached_.end()) return it->second;
+  }
+  Cached c;
+  auto env = read_process_env(static_cast<pid_t>(pid));
+  if (env) c.env = std::move(*env);
+  c.cgroup = read_cgroup_ids(pid, proc_root_);
+  // A gone process is not cached: nothing was read, and a new one may take its pid.
+  if (!env && c.cgroup == CgroupIds{}) return c;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = ranks_.find(pid); it != ranks_.end()) return it->second;
-  if (ranks_.size() >= kMaxCachedRanks) ranks_.clear();
-  auto r = read_rank_info(static_cast<pid_t>(pid));
-  return ranks_[pid] = r ? *r : RankInfo{};
+  if (cached_.size() >= kMaxCachedRanks) cached_.clear();
+  return cached_.emplace(pid, std::move(c)).first->second;
 }
+
+RankInfo ProcFacts::rank(std::uint32_t pid) const { return cached(pid).env.rank; }
 
 namespace {
 
@@ -47,7 +60,22 @@ std::string ProcFacts::cmdline(std::uint32_t pid) const {
   return now;
 }
 
-std::optional<std::string> ProcFacts::container(std::uint32_t pid) const { return read_container_id(pid); }
+std::optional<std::string> ProcFacts::container(std::uint32_t pid) const {
+  std::string id = cached(pid).cgroup.container_id;
+  if (id.empty()) return std::nullopt;
+  return id;
+}
+
+Workload ProcFacts::workload(std::uint32_t pid) const {
+  const Cached c = cached(pid);
+  Workload w;
+  w.container_id = c.cgroup.container_id;
+  w.pod_uid = c.cgroup.pod_uid;
+  w.job = c.env.job.job;
+  w.job_step = c.env.job.step;
+  if (pods_) pods_->name(w, c.env.job.hostname);
+  return w;
+}
 
 bool ProcFacts::alive(std::uint32_t pid) const { return process_running(pid); }
 

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "sample/cgroup_ids.h"
+#include "sample/pod_directory.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"
 
@@ -34,21 +37,33 @@ class ProcessFacts {
   virtual bool alive(std::uint32_t pid) const = 0;
 };
 
-// From /proc. A process's environment is read once for its rank (it does not change
-// after exec, and HTTP threads would read it on every request); its command line is read
-// at each ask while it runs (an exec changes it) and the last one kept for after its
-// exit. Each cache holds at most kMaxCachedRanks pids and starts over when full.
+// From /proc. A process's environment (rank, job) and cgroup ids are read once (they do
+// not change after exec and the container's start, and HTTP threads would read them on
+// every request); its command line is read at each ask while it runs (an exec changes
+// it) and the last one kept for after its exit. Each cache holds at most
+// kMaxCachedRanks pids and starts over when full. Pod and container names come from
+// `pods` (the kubelet) at each ask, so a pod that is gone leaves no name behind.
 class ProcFacts final : public ProcessFacts {
  public:
   static constexpr std::size_t kMaxCachedRanks = 4096;
+  explicit ProcFacts(std::shared_ptr<PodDirectory> pods = nullptr, std::string proc_root = "/proc");
   RankInfo rank(std::uint32_t pid) const override;
   std::string cmdline(std::uint32_t pid) const override;
   std::optional<std::string> container(std::uint32_t pid) const override;
+  Workload workload(std::uint32_t pid) const override;
   bool alive(std::uint32_t pid) const override;
 
  private:
+  struct Cached {
+    ProcessEnv env;
+    CgroupIds cgroup;
+  };
+  Cached cached(std::uint32_t pid) const;
+
+  std::shared_ptr<PodDirectory> pods_;
+  std::string proc_root_;
   mutable std::mutex mutex_;
-  mutable std::map<std::uint32_t, RankInfo> ranks_;
+  mutable std::map<std::uint32_t, Cached> cached_;
   mutable std::map<std::uint32_t, std::string> cmdlines_;
 };
 

@@ -46,7 +46,8 @@ std::vector<Shape> shapes() {
            ".slice/docker-" + kId + ".scope\n",
        {kId, kUid, "burstable", "docker"}},
       {"v2 cgroupfs containerd",
-       "0::/kubepods/burstable/pod" + kUid + "/" + kId + "\n", {kId, kUid, "burstable", ""}},
+       "0::/kubepods/burstable/pod" + kUid + "/" + kId + "\n",
+       {kId, kUid, "burstable", ""}},
       {"v2 cgroupfs guaranteed", "0::/kubepods/pod" + kUid + "/" + kId + "\n", {kId, kUid, "guaranteed", ""}},
       {"v1 cgroupfs, every hierarchy",
        "12:pids:/kubepods/besteffort/pod" + kUid + "/" + kId + "\n11:memory:/kubepods/besteffort/pod" + kUid +
@@ -57,7 +58,8 @@ std::vector<Shape> shapes() {
            kUidUnderscores + ".slice/cri-containerd-" + kId + ".scope\n10:cpu,cpuacct:/\n",
        {kId, kUid, "burstable", "containerd"}},
       {"v1 cgroupfs docker under kubernetes (dockershim)",
-       "4:devices:/kubepods/burstable/pod" + kUid + "/" + kId + "\n", {kId, kUid, "burstable", ""}},
+       "4:devices:/kubepods/burstable/pod" + kUid + "/" + kId + "\n",
+       {kId, kUid, "burstable", ""}},
       {"kind: a kubelet nested in a container",
        "0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
        "kubelet-kubepods-besteffort-pod" +
@@ -70,7 +72,9 @@ std::vector<Shape> shapes() {
       {"the pod's sandbox-less cgroup (a process in the pod slice itself)",
        "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidUnderscores + ".slice\n",
        {"", kUid, "burstable", ""}},
-      {"docker v1", "12:memory:/docker/" + kId + "\n11:cpu,cpuacct:/docker/" + kId + "\n", {kId, "", "", "docker"}},
+      {"docker v1",
+       "12:memory:/docker/" + kId + "\n11:cpu,cpuacct:/docker/" + kId + "\n",
+       {kId, "", "", "docker"}},
       {"docker v2 systemd", "0::/system.slice/docker-" + kId + ".scope\n", {kId, "", "", "docker"}},
       {"podman", "0::/machine.slice/libpod-" + kId + ".scope/container\n", {kId, "", "", "podman"}},
       {"host session", "0::/user.slice/user-1000.slice/session-2.scope\n", {}},
@@ -95,7 +99,8 @@ TEST(CgroupIds, EveryPathShape) {
 
 TEST(CgroupIds, ALineWithThePodWinsOverOneWithout) {
   // A v1 hierarchy left at a runtime-only path must not hide the pod of another.
-  const std::string text = "5:devices:/docker/" + kId + "\n4:memory:/kubepods/burstable/pod" + kUid + "/" + kId + "\n";
+  const std::string text =
+      "5:devices:/docker/" + kId + "\n4:memory:/kubepods/burstable/pod" + kUid + "/" + kId + "\n";
   EXPECT_EQ(parse_cgroup_ids(text).pod_uid, kUid);
   EXPECT_EQ(parse_cgroup_ids(text).container_id, kId);
 }

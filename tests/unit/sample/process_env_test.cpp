@@ -36,6 +36,17 @@ TEST(ProcessEnv, TorchrunVariablesWinOverSlurmAndMpi) {
   EXPECT_TRUE(parse_rank_env("").empty());
 }
 
+TEST(ProcessEnv, JobFromSlurmElseTorchrun) {
+  EXPECT_EQ(parse_job_env(
+                block({"SLURM_JOB_ID=4711", "SLURM_STEP_ID=2", "TORCHELASTIC_RUN_ID=abc", "HOSTNAME=n1"})),
+            (JobIds{"4711", "2", "n1"}));
+  EXPECT_EQ(parse_job_env(block({"TORCHELASTIC_RUN_ID=run-42", "SLURM_STEP_ID=2"})),
+            (JobIds{"run-42", "", ""}));
+  // torchrun's default run id names no job.
+  EXPECT_EQ(parse_job_env(block({"TORCHELASTIC_RUN_ID=none"})), JobIds{});
+  EXPECT_EQ(parse_job_env(""), JobIds{});
+}
+
 TEST(ProcessEnv, BadValuesAreIgnored) {
   const RankInfo r =
       parse_rank_env(block({"RANK=-1", "SLURM_PROCID=4", "LOCAL_RANK=x", "WORLD_SIZE=", "=odd", "NOEQ"}));
