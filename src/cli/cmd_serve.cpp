@@ -15,6 +15,9 @@
 #include "cli/usage_errors.h"
 #include "core/config_parse.h"
 #include "history/history_setup.h"
+#include "kubelet/pod_resources_client.h"
+#include "sample/pod_directory.h"
+#include "sample/process_facts.h"
 #include "server/daemon.h"
 
 namespace eacgm::cli {
@@ -85,11 +88,33 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
     if (after.store.url != before.store.url || after.store.node != before.store.node) {
       print_error("reload: [store] url and node apply at the next start");
     }
+    if (after.kubernetes.enabled != before.kubernetes.enabled ||
+        after.kubernetes.pod_resources_socket != before.kubernetes.pod_resources_socket ||
+        after.kubernetes.log_root != before.kubernetes.log_root ||
+        after.kubernetes.refresh_s != before.kubernetes.refresh_s ||
+        after.kubernetes.process_series != before.kubernetes.process_series) {
+      print_error("reload: [kubernetes] applies at the next start");
+    }
     if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
       print_error("reload: [serve] listen and token_file apply at the next start");
     }
   };
+  // Pods and jobs of the traced processes (docs/kubernetes.md): ids from /proc always,
+  // names and GPU assignment from the kubelet when [kubernetes] enabled.
+  std::shared_ptr<sample::PodDirectory> pods;
+  if (config->kubernetes.enabled) {
+    sample::PodDirectoryOptions po;
+    po.log_root = config->kubernetes.log_root;
+    po.refresh = std::chrono::milliseconds(static_cast<std::int64_t>(config->kubernetes.refresh_s * 1000));
+    pods = std::make_shared<sample::PodDirectory>(
+        kubelet::pod_resources_source(config->kubernetes.pod_resources_socket), po,
+        [](std::string line) { print_error(line); });
+  }
+  auto facts = std::make_shared<sample::ProcFacts>(pods);
   server::DaemonOptions daemon_options;
+  daemon_options.facts = facts;
+  daemon_options.pods = pods;
+  daemon_options.pod_series = config->kubernetes.process_series == "auto";
   daemon_options.listen = *listen;
   daemon_options.token_file = flags.token_file.empty() ? sc.token_file : flags.token_file;
   daemon_options.serve = sc;
@@ -103,7 +128,8 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   if (*history_setup) {
     const history::HistorySetup& hs = **history_setup;
     auto made = history::make_history_writer(
-        hs, [analysis] { return analysis->snapshot(); }, [](const std::string& line) { print_error(line); });
+        hs, [analysis] { return analysis->snapshot(); }, [](const std::string& line) { print_error(line); },
+        facts);
     if (!made) {
       if (hs.url_given) {
         print_error(made.error());

@@ -124,6 +124,20 @@ struct StoreConfig {
   std::uint32_t spool_batches = 360;                 // batches kept while the store is away
 };
 
+// [kubernetes]: naming the pods of traced processes (docs/kubernetes.md). A process's pod
+// UID and container id come from its cgroup path whatever this says; names and GPU
+// assignment from the kubelet's pod-resources socket and log directories.
+struct KubernetesConfig {
+  bool enabled = true;  // false: no kubelet is asked, pods keep their UIDs only
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string log_root = "/var/log";  // its pods/ and containers/ name pods and containers
+  double refresh_s = 30.0;            // both read again this often (and on an unknown pod)
+  // /metrics: per-process series of processes in a named pod carry pod labels instead of
+  // pid and comm, summed per container ("auto": so whenever pods are named; "pid": pid
+  // labels always, with pod labels added).
+  std::string process_series = "auto";
+};
+
 struct Config {
   TraceConfig trace;
   GpuConfig gpu;
@@ -131,6 +145,7 @@ struct Config {
   ServeConfig serve;
   HangsConfig hangs;
   StoreConfig store;
+  KubernetesConfig kubernetes;
   std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
   std::vector<ProbeSpec> probes;      // user-defined probe specs
 };

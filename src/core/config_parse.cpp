@@ -25,9 +25,11 @@ namespace {
 
 using Keys = std::span<const std::string_view>;
 
-constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu",   "python",
-                                         "probe",    "serve", "hangs", "store"};
+constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu",   "python",    "probe",
+                                         "serve",    "hangs", "store", "kubernetes"};
 constexpr std::string_view kHangsKeys[] = {"min_age_s", "hang_after_s"};
+constexpr std::string_view kKubernetesKeys[] = {"enabled", "pod_resources_socket", "log_root", "refresh_s",
+                                                "process_series"};
 constexpr std::string_view kStoreKeys[] = {"url",         "node",      "interval_s", "raw_hours",
                                            "minute_days", "hour_days", "max_size",   "spool_batches"};
 constexpr std::string_view kServeKeys[] = {"listen",
@@ -161,6 +163,7 @@ class ConfigReader {
     if (auto s = read_serve(root, config.serve); !s) return std::move(s).take_error();
     if (auto s = read_hangs(root, config.hangs); !s) return std::move(s).take_error();
     if (auto s = read_store(root, config.store); !s) return std::move(s).take_error();
+    if (auto s = read_kubernetes(root, config.kubernetes); !s) return std::move(s).take_error();
     if (auto s = read_probes(root, config.probes); !s) return std::move(s).take_error();
     return config;
   }
@@ -487,6 +490,34 @@ class ConfigReader {
     if (auto s = read_number(*table, "hang_after_s", ctx, hangs.hang_after_s); !s) return s;
     if (table->contains("hang_after_s")) {
       if (auto s = check_range(*table, "hang_after_s", ctx, hangs.hang_after_s, 0, 864000); !s) return s;
+    }
+    return {};
+  }
+
+  Status read_kubernetes(const toml::table& root, KubernetesConfig& k) const {
+    auto t = sub_table(root, "kubernetes");
+    if (!t) return std::move(t).take_error();
+    const toml::table* table = *t;
+    if (table == nullptr) return {};
+    constexpr std::string_view ctx = "[kubernetes]";
+    if (auto s = check_keys(*table, kKubernetesKeys, ctx); !s) return s;
+    if (auto s = read_bool(*table, "enabled", ctx, k.enabled); !s) return s;
+    if (auto s = read_string(*table, "pod_resources_socket", ctx, k.pod_resources_socket); !s) return s;
+    if (auto s = read_string(*table, "log_root", ctx, k.log_root); !s) return s;
+    if (auto s = read_number(*table, "refresh_s", ctx, k.refresh_s); !s) return s;
+    if (table->contains("refresh_s")) {
+      if (auto s = check_range(*table, "refresh_s", ctx, k.refresh_s, 1, 86400); !s) return s;
+    }
+    if (auto s = read_string(*table, "process_series", ctx, k.process_series); !s) return s;
+    if (k.process_series != "auto" && k.process_series != "pid") {
+      return fail(table->get("process_series")->source(), ctx,
+                  fmt::format("process_series must be \"auto\" or \"pid\", not \"{}\"", k.process_series));
+    }
+    for (const auto* key : {"pod_resources_socket", "log_root"}) {
+      const std::string& v = std::string_view(key) == "log_root" ? k.log_root : k.pod_resources_socket;
+      if (v.empty() || v[0] != '/') {
+        return fail(table->get(key)->source(), ctx, fmt::format("{} must be an absolute path", key));
+      }
     }
     return {};
   }

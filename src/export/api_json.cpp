@@ -18,6 +18,7 @@
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
 #include "export/top_n_fold.h"
+#include "export/workload_labels.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -91,7 +92,7 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
       entry["exited"] =
           std::binary_search(ledger_exited.begin(), ledger_exited.end(), pid) || !options.process_alive(pid);
     }
-    if (options.container_of_pid) entry["container"] = opt(options.container_of_pid(pid));
+    if (options.workload_of_pid) add_workload_fields(entry, options.workload_of_pid(pid));
     if (options.rank_of_pid) {
       sample::RankInfo r = options.rank_of_pid(pid);
       entry["rank"] = opt(r.rank);

@@ -10,6 +10,7 @@
 #include "analysis/live_analysis.h"
 #include "export/gpu_json.h"
 #include "sample/process_env.h"
+#include "sample/workload.h"
 
 namespace eacgm::exporting {
 
@@ -21,8 +22,9 @@ struct ApiOptions {
   // Whether a process is still running (unset: no `exited` field; the memory ledger's
   // exited rows count as exited too).
   std::function<bool(std::uint32_t pid)> process_alive;
-  // The container id of a process; unset: no `container` field.
-  std::function<std::optional<std::string>(std::uint32_t pid)> container_of_pid;
+  // The container, pod and job of a process (export/workload_labels.h's fields); unset:
+  // none of those fields.
+  std::function<sample::Workload(std::uint32_t pid)> workload_of_pid;
 };
 
 // {"time_ns":..,"sequence":..,"gpus":[...]} from the latest sampling pass (empty list

@@ -17,9 +17,11 @@
 
 #include "export/host_wait_metrics.h"
 #include "export/inflight_metrics.h"
+#include "export/merged_series.h"
 #include "export/metrics_table.h"
 #include "export/nccl_metrics.h"
 #include "export/top_n_fold.h"
+#include "export/workload_labels.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -32,10 +34,16 @@ using analysis::CallSummaryRow;
 using analysis::MemoryLedgerRow;
 using analysis::ProcessActivityRow;
 
-// pid and comm, then `extra` (the ledger's cuda_device), then the rank labels when known.
+// pid and comm (or, for a process in a named pod under pod_series, the pod's labels
+// instead), then `extra` (the ledger's cuda_device), then the rank labels when known,
+// then the workload's.
 Labels traced_labels(const CallMetricsOptions& options, std::uint32_t pid, const std::string& comm,
                      const Label* extra = nullptr) {
-  Labels l{{"pid", std::to_string(pid)}, {"comm", comm}};
+  sample::Workload w;
+  if (options.workload_of_pid) w = options.workload_of_pid(pid);
+  const bool by_pod = options.pod_series && !w.pod.empty();
+  Labels l;
+  if (!by_pod) l = {{"pid", std::to_string(pid)}, {"comm", comm}};
   if (extra != nullptr) l.push_back(*extra);
   if (options.rank_of_pid) {
     sample::RankInfo r = options.rank_of_pid(pid);
@@ -43,18 +51,22 @@ Labels traced_labels(const CallMetricsOptions& options, std::uint32_t pid, const
     if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
     if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
   }
+  add_workload_labels(l, w);
   return l;
 }
 
 // A family with a sample for each row that has a value (`value` gives nullopt for none).
-// `labels[i]` are rows[i]'s, made once for all the families of the rows.
+// `labels[i]` are rows[i]'s, made once for all the families of the rows; rows whose
+// labels are equal (one container's processes) are summed.
 template <typename Row, typename Value>
 void write_family(ExpositionWriter& out, std::string_view name, const std::vector<Row>& rows,
                   const std::vector<Labels>& labels, Value value) {
   begin_family(out, name);
+  MergedSeries merged;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (const std::optional<std::uint64_t> v = value(rows[i])) out.add(labels[i], *v);
+    if (const std::optional<std::uint64_t> v = value(rows[i])) merged.add(labels[i], *v);
   }
+  merged.write(out);
 }
 
 std::optional<std::uint64_t> nonzero(std::uint64_t v) { return v > 0 ? std::optional(v) : std::nullopt; }
@@ -212,12 +224,14 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     out.add({}, snap.overhead.duty_fraction);
     begin_family(out, "eacgm_process_probe_overhead_ratio");
     std::size_t shown = 0;
+    MergedSeries worst(MergedSeries::Merge::kMax);  // a container's: its worst process's
     for (const ProcessOverhead& row : snap.overhead.processes) {
       if (row.exited || shown++ >= options.max_process_series) continue;
       const auto it = by_pid.find(row.pid);
-      out.add(traced_labels(options, row.pid, it != by_pid.end() ? it->second.name : std::string()),
-              row.ratio);
+      worst.add(traced_labels(options, row.pid, it != by_pid.end() ? it->second.name : std::string()),
+                row.ratio);
     }
+    worst.write(out);
   }
 
   begin_family(out, "eacgm_series_folded_total");

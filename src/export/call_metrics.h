@@ -11,6 +11,7 @@
 #include "analysis/live_analysis.h"
 #include "export/prometheus_text.h"
 #include "sample/process_env.h"
+#include "sample/workload.h"
 
 namespace eacgm::exporting {
 
@@ -22,6 +23,12 @@ struct CallMetricsOptions {
   std::size_t max_histogram_series = 200;
   // Rank labels of a traced process (cached by the caller); unset: none.
   std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;
+  // Its container, pod and job (export/workload_labels.h); unset: none.
+  std::function<sample::Workload(std::uint32_t pid)> workload_of_pid;
+  // A process in a named pod: its series carry the pod's labels instead of pid and comm,
+  // and the processes of one container (and rank) merge into one series (`[kubernetes]
+  // process_series = "auto"`); false: pid and comm always, the pod's labels added.
+  bool pod_series = true;
 };
 
 // The `le` bounds of eacgm_call_duration_seconds, in seconds: 1-2.5-5 steps from 1 us

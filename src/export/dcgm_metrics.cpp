@@ -4,7 +4,9 @@
 #include <string>
 #include <variant>
 
+#include "export/merged_series.h"
 #include "export/metrics_table.h"
+#include "export/workload_labels.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -119,24 +121,32 @@ void append_process_metrics(ExpositionWriter& out, const GpuSnapshot& snap,
   std::vector<Labels> labels;
   labels.reserve(snap.processes.size());
   for (const auto& p : snap.processes) {
-    Labels l{{"pid", std::to_string(p.pid)},
-             {"comm", p.name},
-             {"gpu", std::to_string(p.gpu_index)},
-             {"uuid", p.gpu_uuid}};
-    if (!p.container_id.empty()) l.push_back({"container_id", p.container_id});
+    sample::Workload w;
+    if (options.workload_of_pid) w = options.workload_of_pid(p.pid);
+    Labels l;
+    if (!options.pod_series || w.pod.empty()) l = {{"pid", std::to_string(p.pid)}, {"comm", p.name}};
+    l.push_back({"gpu", std::to_string(p.gpu_index)});
+    l.push_back({"uuid", p.gpu_uuid});
+    if (!p.container_id.empty() && w.pod.empty()) l.push_back({"container_id", p.container_id});
     if (options.rank_of_pid) {
       const sample::RankInfo r = options.rank_of_pid(p.pid);
       if (r.rank) l.push_back({"rank", std::to_string(*r.rank)});
       if (r.local_rank) l.push_back({"local_rank", std::to_string(*r.local_rank)});
       if (r.world_size) l.push_back({"world_size", std::to_string(*r.world_size)});
     }
+    add_workload_labels(l, w);
     labels.push_back(std::move(l));
   }
   for (const auto& def : metric_table()) {
     if (def.labels != LabelSet::kProcess) continue;
     out.begin_family(family_of(def));
-    for (std::size_t i = 0; i < snap.processes.size(); ++i)
-      put(out, labels[i], process_value(def.name, snap.processes[i]));
+    MergedSeries merged;  // one container's processes on one GPU: summed
+    for (std::size_t i = 0; i < snap.processes.size(); ++i) {
+      const Value v = process_value(def.name, snap.processes[i]);
+      if (const auto* n = std::get_if<std::uint64_t>(&v)) merged.add(labels[i], *n);
+      if (const auto* d = std::get_if<double>(&v)) merged.add(labels[i], *d);
+    }
+    merged.write(out);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "core/gpu_sample.h"
 #include "export/prometheus_text.h"
 #include "sample/process_env.h"
+#include "sample/workload.h"
 
 namespace eacgm::exporting {
 
@@ -31,6 +32,10 @@ struct GpuMetricsOptions {
   // Rank labels of a process; unset or an empty RankInfo: none. read_rank_info (from
   // sample/process_env.h) is the usual source, ideally cached per pid by the caller.
   std::function<sample::RankInfo(std::uint32_t pid)> rank_of_pid;
+  // The per-process GPU families: a process's workload labels, and pod labels instead of
+  // pid/comm for processes in named pods (summed per container), as CallMetricsOptions.
+  std::function<sample::Workload(std::uint32_t pid)> workload_of_pid;
+  bool pod_series = true;
 };
 
 // dcgm-exporter's label names (`UUID`, `modelName`, `Hostname`, `DCGM_FI_DRIVER_VERSION`)

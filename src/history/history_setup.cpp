@@ -41,12 +41,13 @@ Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, c
   return std::optional<HistorySetup>(std::move(s));
 }
 
-Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
-                                                           HistoryWriter::Source source,
-                                                           HistoryWriter::Log log) {
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(
+    const HistorySetup& setup, HistoryWriter::Source source, HistoryWriter::Log log,
+    std::shared_ptr<const sample::ProcessFacts> facts) {
   auto store = open_store(setup.url);
   if (!store) return std::move(store).take_error();
-  IntervalBuilder builder(std::make_shared<sample::ProcFacts>(), proc_start_ns);
+  if (!facts) facts = std::make_shared<sample::ProcFacts>();
+  IntervalBuilder builder(std::move(facts), proc_start_ns);
   return std::make_shared<HistoryWriter>(std::move(store).value(), std::move(source), std::move(builder),
                                          setup.options, std::move(log));
 }

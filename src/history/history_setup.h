@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "history/history_writer.h"
+#include "sample/process_facts.h"
 
 namespace eacgm::history {
 
@@ -25,8 +26,9 @@ Retention retention_of(const StoreConfig& config);
 std::string host_name();
 
 // Opens the store and makes the writer over `source` (not started).
-Result<std::shared_ptr<HistoryWriter>> make_history_writer(const HistorySetup& setup,
-                                                           HistoryWriter::Source source,
-                                                           HistoryWriter::Log log);
+// `facts`: the processes' ranks, command lines and workloads (null: a ProcFacts of its own).
+Result<std::shared_ptr<HistoryWriter>> make_history_writer(
+    const HistorySetup& setup, HistoryWriter::Source source, HistoryWriter::Log log,
+    std::shared_ptr<const sample::ProcessFacts> facts = nullptr);
 
 }  // namespace eacgm::history

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
 #include <utility>
 
@@ -27,11 +28,14 @@ void PodDirectory::refresh() {
   auto fresh = std::make_shared<Tables>();
   fresh->logs = read_kubelet_log_names(options_.log_root);
   bool failed = false;
+  bool absent = !list_;
   std::string failure;
   if (list_) {
     auto listed = list_();
     if (listed) {
       fresh->listed = std::move(*listed);
+    } else if (listed.error_errno() == ENOENT) {
+      absent = true;  // no kubelet here (yet): not a failure
     } else {
       failed = true;
       failure = listed.error();
@@ -55,11 +59,13 @@ void PodDirectory::refresh() {
     if (list_ && !failed) stats_.socket_answered = true;
     tell = failed && !list_failing_;
     list_failing_ = failed;
+    socket_absent_ = absent;
   }
   if (tell && notice_) {
-    notice_(fmt::format("kubernetes: the kubelet's pod-resources API failed ({}); pods keep the names last "
-                        "listed and new ones are named from /var/log/pods alone, without their GPUs",
-                        failure));
+    notice_(
+        fmt::format("kubernetes: the kubelet's pod-resources API failed ({}); pods keep the names last "
+                    "listed and new ones are named from /var/log/pods alone, without their GPUs",
+                    failure));
   }
 }
 
@@ -72,23 +78,31 @@ std::shared_ptr<const PodDirectory::Tables> PodDirectory::tables_for(std::string
   bool due = false;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    const auto now = now_();
-    const auto age = now - last_refresh_;
+    const auto age = now_() - last_refresh_;
     due = !refreshed_ || age >= options_.refresh ||
           (!uid.empty() && !tables_->logs.pods_by_uid.contains(uid) && age >= options_.min_refresh);
-    if (!uid.empty() && !list_ && !told_no_socket_) {
-      told_no_socket_ = true;
-      if (notice_) {
-        notice_("kubernetes: no kubelet pod-resources socket; pods are named from /var/log/pods and "
-                "/var/log/containers, and which GPUs a pod was given is not known");
-      }
-    }
   }
   if (due) refresh();
+  bool tell = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    tell = !uid.empty() && socket_absent_ && !told_no_socket_;
+    if (tell) told_no_socket_ = true;
+  }
+  if (tell && notice_) {
+    notice_(
+        "kubernetes: no kubelet pod-resources socket; pods are named from /var/log/pods and "
+        "/var/log/containers, and which GPUs a pod was given is not known");
+  }
   return current();
 }
 
 void PodDirectory::name(Workload& w, std::string_view hostname) {
+  name_only(w, hostname);
+  w.gpus = gpus_of(w);
+}
+
+void PodDirectory::name_only(Workload& w, std::string_view hostname) {
   if (w.pod_uid.empty() && w.container_id.empty()) return;
   const auto t = tables_for(w.pod_uid);
   if (!w.container_id.empty()) {
@@ -141,7 +155,8 @@ std::vector<std::string> PodDirectory::gpus_of(const Workload& w) {
   if (w.pod.empty()) return out;
   const auto t = current();
   for (const auto& c : t->listed) {
-    if (c.pod != w.pod || c.namespace_ != w.namespace_ || (!w.container.empty() && c.container != w.container)) {
+    if (c.pod != w.pod || c.namespace_ != w.namespace_ ||
+        (!w.container.empty() && c.container != w.container)) {
       continue;
     }
     for (const auto& d : c.devices) {

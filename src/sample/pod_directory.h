@@ -57,12 +57,13 @@ std::string gpu_of_device_id(std::string_view id);
 class PodDirectory {
  public:
   using Clock = std::chrono::steady_clock;
-  // `list` may be empty (no kubelet socket): names come from the logs alone. `notice` gets
-  // one-line messages (a failing socket, once until it answers again).
+  // `list` may be empty, or fail with ENOENT (no kubelet socket): names then come from the
+  // logs alone. `notice` gets one-line messages (a failing socket, once until it answers
+  // again; no socket, once, when the first process in a pod is seen).
   PodDirectory(PodResourcesList list, PodDirectoryOptions options, std::function<void(std::string)> notice,
                std::function<Clock::time_point()> now = Clock::now);
 
-  // Fills pod, namespace_ and container of `w` from its container_id and pod_uid;
+  // Fills pod, namespace_, container and gpus of `w` from its container_id and pod_uid;
   // `hostname` is the process's HOSTNAME. Any thread.
   void name(Workload& w, std::string_view hostname);
   // The GPUs (device ids with the replica suffix cut) the container was allocated.
@@ -75,8 +76,8 @@ class PodDirectory {
   struct Stats {
     std::uint64_t refreshes = 0;
     std::uint64_t list_failures = 0;
-    std::size_t pods = 0;        // listed by the kubelet
-    std::size_t logged_pods = 0; // known from the logs
+    std::size_t pods = 0;         // listed by the kubelet
+    std::size_t logged_pods = 0;  // known from the logs
     bool socket_answered = false;
   };
   Stats stats() const;
@@ -88,6 +89,7 @@ class PodDirectory {
   };
   std::shared_ptr<const Tables> tables_for(std::string_view uid);
   std::shared_ptr<const Tables> current() const;
+  void name_only(Workload& w, std::string_view hostname);
   bool is_gpu(std::string_view resource) const;
 
   PodResourcesList list_;
@@ -101,6 +103,7 @@ class PodDirectory {
   bool refreshed_ = false;
   bool list_failing_ = false;
   bool told_no_socket_ = false;
+  bool socket_absent_ = false;
   Stats stats_;
 };
 

@@ -52,6 +52,8 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   metrics.start_time_seconds = o.start_time_seconds;
   metrics.mode = o.mode;
   metrics.facts = o.facts;
+  metrics.pods = o.pods;
+  metrics.pod_series = o.pod_series;
   metrics.store = o.store_stats;
   StandardRoutes standard;
   standard.write_metrics = [source = o.source, metrics,
@@ -69,7 +71,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   api.rank_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->rank(pid); };
   api.cmdline_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->cmdline(pid); };
   api.process_alive = [facts = o.facts](std::uint32_t pid) { return facts->alive(pid); };
-  api.container_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->container(pid); };
+  api.workload_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->workload(pid); };
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
   add_history_routes(p.http, o.history);

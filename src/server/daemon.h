@@ -28,10 +28,14 @@ struct DaemonOptions {
   ServeConfig serve;       // caps, dcgm_metrics, max_clients
   std::shared_ptr<const SnapshotSource> source;
   std::shared_ptr<const sample::ProcessFacts> facts;  // null: /proc (sample::ProcFacts)
-  std::string hostname;                               // the GPU families' label; "" the host's name
-  double start_time_seconds = 0;                      // Unix time the agent started; 0: now
-  std::function<std::string()> mode;                  // the trace mode now, for eacgm_build_info
-  std::function<void(std::string_view)> log;          // the server's notices (bad requests, once per kind)
+  // The kubelet's view (pods holding GPUs); null: none. `pod_series`: [kubernetes]
+  // process_series is "auto" (server/metrics_route.h).
+  std::shared_ptr<sample::PodDirectory> pods;
+  bool pod_series = true;
+  std::string hostname;                       // the GPU families' label; "" the host's name
+  double start_time_seconds = 0;              // Unix time the agent started; 0: now
+  std::function<std::string()> mode;          // the trace mode now, for eacgm_build_info
+  std::function<void(std::string_view)> log;  // the server's notices (bad requests, once per kind)
   // The history store: /api/v1/history/* read it (404 while null); eacgm_store_* on
   // /metrics come from the writer's counters (absent while null).
   std::shared_ptr<history::HistoryReader> history;

@@ -23,11 +23,26 @@ MetricsOptions MetricsOptions::from(const ServeConfig& serve) {
 void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
                    const MetricsOptions& options, const CounterValues& server_counters) {
   std::function<sample::RankInfo(std::uint32_t)> rank_of;
-  if (options.facts) rank_of = [facts = options.facts](std::uint32_t pid) { return facts->rank(pid); };
+  std::function<sample::Workload(std::uint32_t)> workload_of;
+  if (options.facts) {
+    rank_of = [facts = options.facts](std::uint32_t pid) { return facts->rank(pid); };
+    workload_of = [facts = options.facts](std::uint32_t pid) { return facts->workload(pid); };
+  }
   if (snap && snap->last_gpu) {
     exporting::GpuMetricsOptions gpu;
     gpu.hostname = options.hostname;
     gpu.rank_of_pid = rank_of;
+    gpu.workload_of_pid = workload_of;
+    gpu.pod_series = options.pod_series;
+    if (options.pods) {
+      gpu.pod_of_gpu = [pods = options.pods](const DeviceSample& d) -> std::optional<exporting::PodLabels> {
+        const auto holders = pods->holders_of_gpu(d.uuid, d.index);
+        // A GPU shared by several pods (time-slicing, MPS) is labelled with none of them:
+        // eacgm_pod_gpu_share_ratio gives each pod's part.
+        if (holders.size() != 1) return std::nullopt;
+        return exporting::PodLabels{holders[0].pod, holders[0].namespace_, holders[0].container};
+      };
+    }
     if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *snap->last_gpu, gpu);
     exporting::append_process_metrics(out, *snap->last_gpu, gpu);
   }
@@ -37,6 +52,8 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
     calls.max_process_series = options.max_process_series;
     calls.max_histogram_series = options.max_histogram_series;
     calls.rank_of_pid = rank_of;
+    calls.workload_of_pid = workload_of;
+    calls.pod_series = options.pod_series;
     exporting::append_call_metrics(out, *snap, calls);
     if (snap->python) exporting::append_python_metrics(out, *snap->python);
     exporting::append_counters(out, snap->counters);

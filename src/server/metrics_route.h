@@ -14,6 +14,7 @@
 #include "core/counter_registry.h"
 #include "export/prometheus_text.h"
 #include "history/history_writer.h"
+#include "sample/pod_directory.h"
 #include "sample/process_facts.h"
 
 namespace eacgm::server {
@@ -27,7 +28,11 @@ struct MetricsOptions {
   double start_time_seconds = 0;  // eacgm_agent_start_time_seconds
   // The trace mode now ("always-on", "per-call"; a reload may change it): eacgm_build_info.
   std::function<std::string()> mode;
-  std::shared_ptr<const sample::ProcessFacts> facts;  // rank labels; null: none
+  std::shared_ptr<const sample::ProcessFacts> facts;  // rank and workload labels; null: none
+  // The pods holding each GPU (DCGM_FI_* get the pod's labels when one container holds
+  // it, as dcgm-exporter's); null: no pod labels on the GPU families.
+  std::shared_ptr<sample::PodDirectory> pods;
+  bool pod_series = true;  // [kubernetes] process_series = "auto"
   // The history writer's counters (eacgm_store_*); null while no store is kept.
   std::function<history::StoreStats()> store;
 

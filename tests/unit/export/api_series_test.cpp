@@ -86,9 +86,18 @@ TEST(ApiProcesses, SeenTimesExitAndContainer) {
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   ApiOptions o;
   o.process_alive = [](std::uint32_t pid) { return pid == 9; };
-  o.container_of_pid = [](std::uint32_t pid) -> std::optional<std::string> {
-    if (pid == 9) return std::string(64, 'a');
-    return std::nullopt;
+  o.workload_of_pid = [](std::uint32_t pid) {
+    sample::Workload w;
+    if (pid == 9) {
+      w.container_id = std::string(64, 'a');
+      w.pod_uid = "0b3c1e2a-5d4f-4c1b-9a8e-1f2e3d4c5b6a";
+      w.pod = "trainer-0";
+      w.namespace_ = "ml";
+      w.container = "pytorch";
+      w.job = "4711";
+      w.gpus = {"GPU-aaa"};
+    }
+    return w;
   };
   auto doc = json::parse(api_processes(*live.snapshot(), o));
   ASSERT_EQ(doc["processes"].size(), 2u);
@@ -98,12 +107,23 @@ TEST(ApiProcesses, SeenTimesExitAndContainer) {
   EXPECT_EQ(p8["last_seen_ns"], 2'010);
   EXPECT_EQ(p8["exited"], true);
   EXPECT_TRUE(p8["container"].is_null());
-  EXPECT_EQ(doc["processes"][1]["exited"], false);
-  EXPECT_EQ(doc["processes"][1]["container"], std::string(64, 'a'));
+  EXPECT_TRUE(p8["pod"].is_null());
+  EXPECT_EQ(p8["pod_gpus"], json::array());
+  const json& p9 = doc["processes"][1];
+  EXPECT_EQ(p9["exited"], false);
+  EXPECT_EQ(p9["container_id"], std::string(64, 'a'));
+  EXPECT_EQ(p9["pod_uid"], "0b3c1e2a-5d4f-4c1b-9a8e-1f2e3d4c5b6a");
+  EXPECT_EQ(p9["pod"], "trainer-0");
+  EXPECT_EQ(p9["namespace"], "ml");
+  EXPECT_EQ(p9["container"], "pytorch");
+  EXPECT_EQ(p9["job"], "4711");
+  EXPECT_TRUE(p9["job_step"].is_null());
+  EXPECT_EQ(p9["pod_gpus"], json::array({"GPU-aaa"}));
   // Without the callbacks the fields are left out.
   auto plain = json::parse(api_processes(*live.snapshot(), ApiOptions{}));
   EXPECT_FALSE(plain["processes"][0].contains("exited"));
   EXPECT_FALSE(plain["processes"][0].contains("container"));
+  EXPECT_FALSE(plain["processes"][0].contains("pod"));
 }
 
 // Names come from traced processes and /proc (any bytes): a document that holds bytes
@@ -117,7 +137,11 @@ TEST(ApiProcesses, NamesThatAreNotUtf8BecomeReplacementCharacters) {
   live.on_calls(calls);
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   ApiOptions o;
-  o.container_of_pid = [](std::uint32_t) -> std::optional<std::string> { return std::string("c\xff"); };
+  o.workload_of_pid = [](std::uint32_t) {
+    sample::Workload w;
+    w.container = "c\xff";
+    return w;
+  };
   std::string text;
   ASSERT_NO_THROW(text = api_processes(*live.snapshot(), o));
   auto doc = json::parse(text);

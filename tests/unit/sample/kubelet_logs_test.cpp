@@ -23,8 +23,9 @@ TEST(KubeletLogs, PodDirectoryNames) {
   auto s = parse_pod_log_dir("kube-system_etcd-node.example_6d3e2c1b0a9f8e7d6c5b4a3f2e1d0c9b");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->second.pod, "etcd-node.example");
-  for (const std::string& bad : std::vector<std::string>{"", "a_b", "a_b_c_" + kUid, "ns_pod_" + kUid.substr(1), "NS_pod_" + kUid,
-                          "ns__" + kUid, "ns_pod_" + kUid + "x"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "a_b", "a_b_c_" + kUid, "ns_pod_" + kUid.substr(1), "NS_pod_" + kUid,
+                                "ns__" + kUid, "ns_pod_" + kUid + "x"}) {
     EXPECT_FALSE(parse_pod_log_dir(bad).has_value()) << bad;
   }
 }
@@ -34,9 +35,10 @@ TEST(KubeletLogs, ContainerLinkNames) {
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->first, kId);
   EXPECT_EQ(c->second, (ContainerRef{"ml-team", "trainer-0", "pytorch"}));
-  for (const std::string& bad : std::vector<std::string>{"trainer-0_ml-team_pytorch-" + kId, "trainer-0_ml-team_pytorch_" + kId + ".log",
-                          "trainer-0_pytorch-" + kId + ".log", "trainer-0_ml-team_pytorch-" + kId.substr(1) + ".log",
-                          std::string("x.log")}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "trainer-0_ml-team_pytorch-" + kId, "trainer-0_ml-team_pytorch_" + kId + ".log",
+           "trainer-0_pytorch-" + kId + ".log", "trainer-0_ml-team_pytorch-" + kId.substr(1) + ".log",
+           std::string("x.log")}) {
     EXPECT_FALSE(parse_container_log_name(bad).has_value()) << bad;
   }
 }

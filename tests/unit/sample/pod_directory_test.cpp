@@ -27,7 +27,8 @@ class PodDirectoryTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   void add_pod(const std::string& ns, const std::string& pod, const std::string& uid,
                const std::vector<std::string>& containers) {
-    for (const auto& c : containers) fs::create_directories(root_ / "pods" / (ns + "_" + pod + "_" + uid) / c);
+    for (const auto& c : containers)
+      fs::create_directories(root_ / "pods" / (ns + "_" + pod + "_" + uid) / c);
   }
   void remove_pod(const std::string& ns, const std::string& pod, const std::string& uid) {
     fs::remove_all(root_ / "pods" / (ns + "_" + pod + "_" + uid));
@@ -35,8 +36,9 @@ class PodDirectoryTest : public ::testing::Test {
   PodDirectory make(PodResourcesList list) {
     PodDirectoryOptions o;
     o.log_root = root_.string();
-    return PodDirectory(std::move(list), o, [this](std::string m) { notices_.push_back(std::move(m)); },
-                        [this] { return now_; });
+    return PodDirectory(
+        std::move(list), o, [this](std::string m) { notices_.push_back(std::move(m)); },
+        [this] { return now_; });
   }
   fs::path root_;
   std::vector<std::string> notices_;
@@ -65,6 +67,7 @@ TEST_F(PodDirectoryTest, NamesFromTheLogsAndGpusFromTheList) {
   EXPECT_EQ(w.pod, "trainer-0");
   EXPECT_EQ(w.container, "pytorch");  // the only container in the pod's log directory
   EXPECT_EQ(dir.gpus_of(w), (std::vector<std::string>{"GPU-aaa", "GPU-bbb"}));
+  EXPECT_EQ(w.gpus, dir.gpus_of(w));
   ASSERT_EQ(dir.holders_of_gpu("GPU-bbb", 1).size(), 1U);
   EXPECT_EQ(dir.holders_of_gpu("GPU-bbb", 1)[0].pod, "trainer-0");
   EXPECT_TRUE(dir.holders_of_gpu("GPU-ccc", 0).empty());  // "0" is a NIC, not a GPU
@@ -90,7 +93,8 @@ TEST_F(PodDirectoryTest, TheContainerLinkNamesOneOfSeveralContainers) {
 
 TEST_F(PodDirectoryTest, HostnameNamesAPodTheLogsDoNotHave) {
   auto dir = make([]() -> Result<std::vector<PodContainerResources>> {
-    return std::vector<PodContainerResources>{{"ml", "trainer-0", "pytorch", {}}, {"web", "frontend", "nginx", {}}};
+    return std::vector<PodContainerResources>{{"ml", "trainer-0", "pytorch", {}},
+                                              {"web", "frontend", "nginx", {}}};
   });
   Workload w = in_pod(kUid);
   dir.name(w, "trainer-0");
