@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev libncurses-dev tmux
   libpq-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev libc-ares-dev libre2-dev
-  python3 python3-dev pybind11-dev python3-numpy python3-pytest procps util-linux
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-yaml procps util-linux
   chromium
 )
 
@@ -50,6 +50,16 @@ if ! command -v promtool >/dev/null; then
 fi
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
   "${sudo_cmd[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi
+
+# kubectl renders the Kubernetes manifests offline in the tests (kubectl kustomize,
+# tests/kubernetes). Machines with a kubectl keep it; others get Debian's
+# kubernetes-client (kubectl 1.20, whose kustomize the manifests are written for).
+if ! command -v kubectl >/dev/null; then
+  echo "setup: installing kubernetes-client (kubectl, for the manifests' tests)"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    kubernetes-client >/dev/null
 fi
 
 # The CUDA toolkit (nvcc, libcudart) builds the demo and test programs. Machines with
