@@ -8,7 +8,8 @@
 // with its two ranks.
 //
 // The substitution (grafana_sql below), as Grafana writes it for PostgreSQL:
-//   $__timeFrom(), $__timeTo()  the range's ends, 'YYYY-MM-DDTHH:MM:SSZ' (UTC, quoted)
+//   $__timeFrom(), $__timeTo()  the range's ends in RFC 3339 with nanoseconds, UTC, quoted:
+//                               '2026-11-28T07:00:00.123456789Z'
 //   $__timeFilter(expr)         expr BETWEEN '<from>' AND '<to>'
 //   $__interval_ms              the range over 1000 points, in ms (at least 1)
 //   $var, ${var}                a multi-value variable: each chosen value in single quotes
@@ -115,8 +116,15 @@ std::string utc(std::int64_t ns) {
   std::tm tm{};
   gmtime_r(&s, &tm);
   char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string("'") + buf + "'";
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  // Go's RFC3339Nano: the fraction without its trailing zeros, none when whole.
+  std::string fraction;
+  if (ns % kS != 0) {
+    fraction = std::to_string(kS + ns % kS).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    fraction = "." + fraction;
+  }
+  return std::string("'") + buf + fraction + "Z'";
 }
 
 std::string quoted(const std::string& v) {
