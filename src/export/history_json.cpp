@@ -16,6 +16,9 @@ json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// Unknown text facts are null.
+json or_null(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+
 json window(const history::HistoryQuery& q, history::Tier tier) {
   json w{{"from_ns", q.from_ns}, {"to_ns", q.to_ns}, {"tier", history::tier_name(tier)}};
   if (q.node) w["node"] = *q.node;
@@ -34,7 +37,13 @@ json process_json(const history::StoredProcess& p) {
               {"rank", opt(r.rank)},
               {"local_rank", opt(r.local_rank)},
               {"world_size", opt(r.world_size)},
-              {"container", r.container.empty() ? json(nullptr) : json(r.container)},
+              {"container", or_null(r.container)},
+              {"pod_uid", or_null(r.pod_uid)},
+              {"pod", or_null(r.pod)},
+              {"namespace", or_null(r.namespace_)},
+              {"container_name", or_null(r.container_name)},
+              {"job", or_null(r.job)},
+              {"job_step", or_null(r.job_step)},
               {"first_ns", r.first_ns},
               {"last_ns", r.last_ns},
               {"exited", r.exited},

@@ -27,6 +27,23 @@ std::string rank_of(const history::ProcessRecord& r) {
   return r.world_size ? fmt::format("{}/{}", *r.rank, *r.world_size) : std::to_string(*r.rank);
 }
 
+// namespace/pod, or the pod's UID when its name is unknown.
+std::string pod_of(const history::ProcessRecord& r) {
+  if (!r.pod.empty()) return r.namespace_.empty() ? r.pod : r.namespace_ + "/" + r.pod;
+  return r.pod_uid;
+}
+
+// The job and its step, as Slurm writes them (job.step).
+std::string job_of(const history::ProcessRecord& r) {
+  if (r.job.empty() || r.job_step.empty()) return r.job;
+  return r.job + "." + r.job_step;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
 }  // namespace
 
 std::string render_history_text(const HistoryReport& r) {
@@ -47,12 +64,28 @@ std::string render_history_text(const HistoryReport& r) {
     out += "\n";
   }
   if (!r.processes.empty()) {
-    out += fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}\n", "node", "pid", "comm", "rank",
-                       "calls", "errors", "last seen (UTC)", "state");
+    // The pod and job columns only where some process ran in a pod or a job.
+    const bool pods = std::any_of(r.processes.begin(), r.processes.end(),
+                                  [](const history::StoredProcess& p) { return !pod_of(p.record).empty(); });
+    const bool jobs = std::any_of(r.processes.begin(), r.processes.end(),
+                                  [](const history::StoredProcess& p) { return !p.record.job.empty(); });
+    auto workload = [&](const std::string& pod, const std::string& job) {
+      std::string s;
+      if (pods) s += fmt::format(" {:<32}", pod.substr(0, 32));
+      if (jobs) s += fmt::format(" {:<16}", job.substr(0, 16));
+      return s;
+    };
+    std::string head = fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", "node", "pid",
+                                   "comm", "rank", "calls", "errors", "last seen (UTC)", "state") +
+                       workload("pod", "job");
+    out += trimmed(head) + "\n";
     for (const auto& p : r.processes) {
-      out += fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}\n", p.node.substr(0, 12),
-                         p.record.key.pid, p.record.comm.substr(0, 16), rank_of(p.record), p.calls, p.errors,
-                         utc(p.record.last_ns), p.record.exited ? "exited" : "running");
+      std::string line =
+          fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", p.node.substr(0, 12),
+                      p.record.key.pid, p.record.comm.substr(0, 16), rank_of(p.record), p.calls, p.errors,
+                      utc(p.record.last_ns), p.record.exited ? "exited" : "running") +
+          workload(pod_of(p.record), job_of(p.record));
+      out += trimmed(line) + "\n";
     }
     out += "\n";
   }

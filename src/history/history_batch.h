@@ -24,9 +24,16 @@ struct ProcessRecord {
   std::string comm;
   std::string cmdline;
   std::optional<long> rank, local_rank, world_size;
-  std::string container;
-  std::int64_t first_ns = 0;  // the first interval that saw it
-  std::int64_t last_ns = 0;   // the end of the last one
+  // Its workload (sample/workload.h); "" where unknown.
+  std::string container;       // the runtime's container id
+  std::string pod_uid;         // the Kubernetes pod's UID
+  std::string pod;             // the pod's name
+  std::string namespace_;      // the pod's namespace
+  std::string container_name;  // the container's name within the pod
+  std::string job;             // the batch job (Slurm job id, torchelastic run id)
+  std::string job_step;        // the Slurm job step
+  std::int64_t first_ns = 0;   // the first interval that saw it
+  std::int64_t last_ns = 0;    // the end of the last one
   bool exited = false;
 };
 

@@ -26,6 +26,25 @@ std::optional<std::int64_t> proc_start_ns(std::uint32_t pid) {
          static_cast<std::int64_t>(st->start_ticks) * (1'000'000'000 / (hz > 0 ? hz : 100));
 }
 
+namespace {
+
+// What is known of a process's workload now; a fact learnt before stays when it is no
+// longer found (the process gone, the kubelet unreachable).
+void learn_workload(ProcessRecord& r, sample::Workload w) {
+  auto learn = [](std::string& into, std::string& v) {
+    if (!v.empty()) into = std::move(v);
+  };
+  learn(r.container, w.container_id);
+  learn(r.pod_uid, w.pod_uid);
+  learn(r.pod, w.pod);
+  learn(r.namespace_, w.namespace_);
+  learn(r.container_name, w.container);
+  learn(r.job, w.job);
+  learn(r.job_step, w.job_step);
+}
+
+}  // namespace
+
 IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of)
     : facts_(std::move(facts)), start_of_(std::move(start_of)) {}
 
@@ -48,7 +67,7 @@ IntervalBuilder::Known& IntervalBuilder::known(std::uint32_t pid, std::int64_t t
     k.record.rank = r.rank;
     k.record.local_rank = r.local_rank;
     k.record.world_size = r.world_size;
-    k.record.container = facts_->container(pid).value_or("");
+    learn_workload(k.record, facts_->workload(pid));
   }
   return processes_.emplace(pid, std::move(k)).first->second;
 }
@@ -255,6 +274,10 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   for (std::uint32_t pid : touched) {
     Known& k = known(pid, t_ns);
     k.record.last_ns = end_ns;
+    // A pod's names can come from the kubelet after the process was first seen: asked
+    // again while they are missing.
+    if (facts_ && !k.record.exited && !k.record.pod_uid.empty() && k.record.pod.empty())
+      learn_workload(k.record, facts_->workload(pid));
     batch.processes.push_back(k.record);
   }
   // Processes the analysis let go of are forgotten here too.

@@ -8,6 +8,7 @@
 #include "history/function_sums.h"
 #include "history/pg_function_rows.h"
 #include "history/postgres_store.h"
+#include "history/process_columns.h"
 
 namespace eacgm::history {
 namespace {
@@ -138,16 +139,16 @@ Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& 
       over_ranges(f, "functions", *ranges) + " WHERE true";
   if (q.pid) f.text += fmt::format(" AND t.pid = {}", f.i32(static_cast<std::int32_t>(*q.pid)));
   const Window w(f, q, std::nullopt);
+  std::string text_columns;
+  for (const auto& c : kProcessTextColumns) text_columns += fmt::format(", t.{}", c.column);
   f.text += fmt::format(
-      " GROUP BY 1, 2, 3) SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.comm, "
-      "t.cmdline, "
-      "t.rank, t.local_rank, t.world_size, t.container, t.first_ns, t.last_ns, t.exited, coalesce(f.calls, "
-      "0), "
-      "coalesce(f.errors, 0) FROM processes t LEFT JOIN f ON f.node = t.node AND f.pid = t.pid AND "
-      "f.start_ns = t.start_ns WHERE t.first_ns < {} AND t.last_ns >= {}",
-      w.to, w.from);
+      " GROUP BY 1, 2, 3) SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.rank, "
+      "t.local_rank, t.world_size, t.first_ns, t.last_ns, t.exited, coalesce(f.calls, 0), coalesce(f.errors, "
+      "0){} FROM processes t LEFT JOIN f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns "
+      "WHERE t.first_ns < {} AND t.last_ns >= {}",
+      text_columns, w.to, w.from);
   add_filters(f, q, false);
-  f.text += " ORDER BY 13 DESC, t.node, t.pid LIMIT 10000";
+  f.text += " ORDER BY 10 DESC, t.node, t.pid LIMIT 10000";
   auto r = conn_.query(f.text, f.params);
   if (!r) return std::move(r).take_error();
   std::vector<StoredProcess> out;
@@ -156,17 +157,16 @@ Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& 
     StoredProcess p;
     p.node = r->text(i, 0);
     p.record.key = {static_cast<std::uint32_t>(r->i64(i, 1)), r->i64(i, 2)};
-    p.record.comm = r->text(i, 3);
-    p.record.cmdline = r->text(i, 4);
-    p.record.rank = r->opt<long>(i, 5);
-    p.record.local_rank = r->opt<long>(i, 6);
-    p.record.world_size = r->opt<long>(i, 7);
-    p.record.container = r->text(i, 8);
-    p.record.first_ns = r->i64(i, 9);
-    p.record.last_ns = r->i64(i, 10);
-    p.record.exited = r->i64(i, 11) != 0;
-    p.calls = static_cast<std::uint64_t>(r->i64(i, 12));
-    p.errors = static_cast<std::uint64_t>(r->i64(i, 13));
+    p.record.rank = r->opt<long>(i, 3);
+    p.record.local_rank = r->opt<long>(i, 4);
+    p.record.world_size = r->opt<long>(i, 5);
+    p.record.first_ns = r->i64(i, 6);
+    p.record.last_ns = r->i64(i, 7);
+    p.record.exited = r->i64(i, 8) != 0;
+    p.calls = static_cast<std::uint64_t>(r->i64(i, 9));
+    p.errors = static_cast<std::uint64_t>(r->i64(i, 10));
+    int at = 11;
+    for (const auto& c : kProcessTextColumns) p.record.*c.field = r->text(i, at++);
     out.push_back(std::move(p));
   }
   return out;

@@ -6,7 +6,7 @@
 
 namespace eacgm::history {
 
-// Version 1 (kSchemaVersion). Names (nodes, domains, functions, kernels, GPU names and
+// Version 1. Names (nodes, domains, functions, kernels, GPU names and
 // UUIDs) are ids into `names`.
 inline constexpr const char* kPostgresSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS names(
@@ -53,6 +53,21 @@ CREATE TABLE IF NOT EXISTS leaks(
   device INTEGER NOT NULL, allocations BIGINT NOT NULL, bytes BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS leaks_t ON leaks(t_ns);
 )sql";
+
+// Version 2: the workload of each process (history/process_columns.h): its Kubernetes
+// pod and container names and its batch job (`pod` was in version 1, never written).
+inline constexpr const char* kPostgresSchemaV2 = R"sql(
+ALTER TABLE processes ADD COLUMN IF NOT EXISTS pod_uid TEXT NOT NULL DEFAULT '';
+ALTER TABLE processes ADD COLUMN IF NOT EXISTS namespace TEXT NOT NULL DEFAULT '';
+ALTER TABLE processes ADD COLUMN IF NOT EXISTS container_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE processes ADD COLUMN IF NOT EXISTS job TEXT NOT NULL DEFAULT '';
+ALTER TABLE processes ADD COLUMN IF NOT EXISTS job_step TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS processes_job ON processes(job);
+)sql";
+
+// The steps: kPostgresSteps[v - 1] takes a database from version v - 1 to v. An empty
+// database takes them all, so that a new one and a migrated one are the same.
+inline constexpr const char* kPostgresSteps[] = {kPostgresSchemaV1, kPostgresSchemaV2};
 
 // The tables of the history (for its size).
 inline constexpr const char* kPostgresTables[] = {"meta",      "names",   "processes", "intervals",

@@ -60,8 +60,14 @@ Status PostgresStore::migrate() {
                       *version, kSchemaVersion));
     }
     if (*version == kSchemaVersion) return {};
-    // Version 0 (an empty database) to 1. Later versions add steps here.
-    if (auto st = conn_.script(kPostgresSchemaV1); !st) return st;
+    static_assert(std::size(kPostgresSteps) == kSchemaVersion, "one step per schema version");
+    // All steps in this one transaction: a database is at its version or the newest.
+    for (auto v = *version; v < kSchemaVersion; ++v) {
+      if (auto st = conn_.script(kPostgresSteps[v]); !st) {
+        return make_error(
+            fmt::format("migrating the schema from version {} to {}: {}", v, v + 1, st.error()));
+      }
+    }
     return set_meta("schema_version", kSchemaVersion);
   });
 }

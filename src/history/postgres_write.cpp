@@ -7,6 +7,7 @@
 #include "history/pg_copy.h"
 #include "history/pg_function_rows.h"
 #include "history/postgres_store.h"
+#include "history/process_columns.h"
 
 namespace eacgm::history {
 
@@ -61,6 +62,27 @@ struct BatchRows {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>, const GpuProcessRecord*> gpu_processes;
 };
 
+// A process's row, written again each interval it is seen: its span grows, its facts
+// stay once known.
+std::string process_upsert() {
+  std::string columns = "node, pid, start_ns, rank, local_rank, world_size, first_ns, last_ns, exited";
+  std::string values = "$1, $2, $3, $4, $5, $6, $7, $8, $9";
+  std::string update =
+      "rank = coalesce(excluded.rank, processes.rank), local_rank = coalesce(excluded.local_rank, "
+      "processes.local_rank), world_size = coalesce(excluded.world_size, processes.world_size), "
+      "first_ns = LEAST(processes.first_ns, excluded.first_ns), last_ns = GREATEST(processes.last_ns, "
+      "excluded.last_ns), exited = GREATEST(processes.exited, excluded.exited)";
+  int n = 9;
+  for (const auto& c : kProcessTextColumns) {
+    columns += fmt::format(", {}", c.column);
+    values += fmt::format(", ${}", ++n);
+    update += fmt::format(", {0} = CASE WHEN excluded.{0} <> '' THEN excluded.{0} ELSE processes.{0} END",
+                          c.column);
+  }
+  return fmt::format("INSERT INTO processes({}) VALUES({}) ON CONFLICT(node, pid, start_ns) DO UPDATE SET {}",
+                     columns, values, update);
+}
+
 }  // namespace
 
 Status PostgresStore::write_rows(std::int32_t node, const IntervalBatch& b, bool merge_existing) {
@@ -102,36 +124,22 @@ Status PostgresStore::write_rows(std::int32_t node, const IntervalBatch& b, bool
       }
     }
   }
-  for (const auto& p : b.processes) {
-    auto st = conn_.exec(
-        "INSERT INTO processes(node, pid, start_ns, comm, cmdline, rank, local_rank, world_size, container, "
-        "first_ns, "
-        "last_ns, exited) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-        "ON CONFLICT(node, pid, start_ns) DO UPDATE SET "
-        "comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE processes.comm END, "
-        "cmdline = CASE WHEN excluded.cmdline <> '' THEN excluded.cmdline ELSE processes.cmdline END, "
-        "rank = coalesce(excluded.rank, processes.rank), "
-        "local_rank = coalesce(excluded.local_rank, processes.local_rank), "
-        "world_size = coalesce(excluded.world_size, processes.world_size), "
-        "container = CASE WHEN excluded.container <> '' THEN excluded.container ELSE processes.container "
-        "END, "
-        "first_ns = LEAST(processes.first_ns, excluded.first_ns), "
-        "last_ns = GREATEST(processes.last_ns, excluded.last_ns), "
-        "exited = GREATEST(processes.exited, excluded.exited)",
-        PgParams()
-            .i32(node)
-            .i32(static_cast<std::int32_t>(p.key.pid))
-            .i64(p.key.start_ns)
-            .text(p.comm)
-            .text(p.cmdline)
-            .opt(p.rank)
-            .opt(p.local_rank)
-            .opt(p.world_size)
-            .text(p.container)
-            .i64(p.first_ns)
-            .i64(p.last_ns)
-            .i32(p.exited ? 1 : 0));
-    if (!st) return st;
+  if (!b.processes.empty()) {
+    const std::string upsert = process_upsert();
+    for (const auto& p : b.processes) {
+      PgParams params;
+      params.i32(node)
+          .i32(static_cast<std::int32_t>(p.key.pid))
+          .i64(p.key.start_ns)
+          .opt(p.rank)
+          .opt(p.local_rank)
+          .opt(p.world_size)
+          .i64(p.first_ns)
+          .i64(p.last_ns)
+          .i32(p.exited ? 1 : 0);
+      for (const auto& c : kProcessTextColumns) params.text(p.*c.field);
+      if (auto st = conn_.exec(upsert, params); !st) return st;
+    }
   }
   const auto t = b.t_ns;
   const auto span = b.span_ns;

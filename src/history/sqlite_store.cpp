@@ -7,61 +7,14 @@
 #include <filesystem>
 #include <variant>
 
+#include "history/process_columns.h"
+#include "history/sqlite_schema.h"
+
 namespace eacgm::history {
 namespace {
 
 constexpr std::int64_t kMinuteNs = 60'000'000'000;
 constexpr std::int64_t kHourNs = 3600 * 1'000'000'000LL;
-
-// Version 1. Every table names its node; interval tables carry their tier (0 raw, 1
-// minute, 2 hour), start and span. Names (nodes, domains, functions, kernels, GPU
-// names and UUIDs) are ids into `names`: a C++ kernel's name is written once, not once
-// per interval.
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS processes(
-  node INTEGER NOT NULL, pid INTEGER NOT NULL, start_ns INTEGER NOT NULL,
-  comm TEXT NOT NULL DEFAULT '', cmdline TEXT NOT NULL DEFAULT '',
-  rank INTEGER, local_rank INTEGER, world_size INTEGER,
-  container TEXT NOT NULL DEFAULT '', pod TEXT NOT NULL DEFAULT '',
-  first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, exited INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY(node, pid, start_ns)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS processes_last ON processes(last_ns);
-CREATE TABLE IF NOT EXISTS intervals(
-  node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL, mode TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY(node, t_ns)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS functions(
-  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
-  pid INTEGER NOT NULL, start_ns INTEGER NOT NULL, domain INTEGER NOT NULL, function INTEGER NOT NULL,
-  calls INTEGER NOT NULL, errors INTEGER NOT NULL, bytes INTEGER NOT NULL, timed INTEGER NOT NULL,
-  estimated INTEGER NOT NULL, calls_variance REAL NOT NULL, latency BLOB,
-  PRIMARY KEY(tier, t_ns, node, pid, start_ns, domain, function)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS kernels(
-  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
-  kernel INTEGER NOT NULL, launches INTEGER NOT NULL,
-  PRIMARY KEY(tier, t_ns, node, kernel)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS gpus(
-  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
-  gpu INTEGER NOT NULL, uuid INTEGER NOT NULL, name INTEGER NOT NULL, samples INTEGER NOT NULL,
-  util_mean REAL, util_max INTEGER, memory_used_mean REAL, memory_used_max INTEGER, memory_total INTEGER,
-  power_mean_w REAL, power_max_w REAL, temperature_max INTEGER,
-  PRIMARY KEY(tier, t_ns, node, gpu)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS gpu_processes(
-  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
-  gpu INTEGER NOT NULL, pid INTEGER NOT NULL, start_ns INTEGER NOT NULL, samples INTEGER NOT NULL,
-  memory_max INTEGER, sm_mean REAL,
-  PRIMARY KEY(tier, t_ns, node, gpu, pid, start_ns)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS anomalies(
-  node INTEGER NOT NULL, t_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, pid INTEGER NOT NULL,
-  start_ns INTEGER NOT NULL, kind TEXT NOT NULL, domain INTEGER NOT NULL, function INTEGER NOT NULL,
-  score REAL NOT NULL, value REAL NOT NULL, median_ns REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS anomalies_t ON anomalies(t_ns);
-CREATE TABLE IF NOT EXISTS leaks(
-  node INTEGER NOT NULL, t_ns INTEGER NOT NULL, pid INTEGER NOT NULL, start_ns INTEGER NOT NULL,
-  device INTEGER NOT NULL, allocations INTEGER NOT NULL, bytes INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS leaks_t ON leaks(t_ns);
-)sql";
 
 // eacgm_merge(blob): the merged latency sketch of a group; eacgm_merge2(a, b) of two.
 struct MergeState {
@@ -157,6 +110,31 @@ std::string filters(const HistoryQuery& q, std::vector<Arg>& args, const char* t
 
 std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step) + step) % step; }
 
+// A process's row, written again each interval it is seen: its span grows, its facts
+// stay once known.
+std::string process_upsert() {
+  std::string columns = "node,pid,start_ns,rank,local_rank,world_size,first_ns,last_ns,exited";
+  std::string values = "?,?,?,?,?,?,?,?,?";
+  std::string update =
+      "rank = coalesce(excluded.rank, rank), local_rank = coalesce(excluded.local_rank, local_rank), "
+      "world_size = coalesce(excluded.world_size, world_size), first_ns = min(first_ns, excluded.first_ns), "
+      "last_ns = max(last_ns, excluded.last_ns), exited = max(exited, excluded.exited)";
+  for (const auto& c : kProcessTextColumns) {
+    columns += fmt::format(",{}", c.column);
+    values += ",?";
+    update += fmt::format(", {0} = CASE WHEN excluded.{0} <> '' THEN excluded.{0} ELSE {0} END", c.column);
+  }
+  return fmt::format("INSERT INTO processes({}) VALUES({}) ON CONFLICT(node,pid,start_ns) DO UPDATE SET {}",
+                     columns, values, update);
+}
+
+// The text columns of processes `t`, in kProcessTextColumns' order.
+std::string process_text_columns() {
+  std::string out;
+  for (const auto& c : kProcessTextColumns) out += fmt::format(", t.{}", c.column);
+  return out;
+}
+
 }  // namespace
 
 const char* tier_name(Tier tier) {
@@ -214,17 +192,19 @@ Status SqliteStore::migrate() {
                     *version, kSchemaVersion));
   }
   if (*version == kSchemaVersion) return {};
-  // Version 0 (new file) to 1. Later versions add steps here, each in its transaction.
-  if (auto st = db_.exec("BEGIN IMMEDIATE"); !st) return st;
-  if (auto st = db_.exec(kSchemaV1); !st) {
-    (void)db_.exec("ROLLBACK");
-    return st;
+  static_assert(std::size(kSqliteSteps) == kSchemaVersion, "one step per schema version");
+  // Each step in its transaction: a file is at one version or the next, never between.
+  for (auto v = *version; v < kSchemaVersion; ++v) {
+    if (auto st = db_.exec("BEGIN IMMEDIATE"); !st) return st;
+    auto st = db_.exec(kSqliteSteps[v]);
+    if (st) st = set_meta("schema_version", v + 1);
+    if (!st) {
+      (void)db_.exec("ROLLBACK");
+      return make_error(fmt::format("migrating the schema from version {} to {}: {}", v, v + 1, st.error()));
+    }
+    if (auto c = db_.exec("COMMIT"); !c) return c;
   }
-  if (auto st = set_meta("schema_version", kSchemaVersion); !st) {
-    (void)db_.exec("ROLLBACK");
-    return st;
-  }
-  return db_.exec("COMMIT");
+  return {};
 }
 
 Result<std::int64_t> SqliteStore::name_id(std::string_view name) {
@@ -291,31 +271,20 @@ Status SqliteStore::write(const std::string& node, const IntervalBatch& b) {
     if (auto st = s->run(); !st) return fail(st.error());
   }
   if (!b.processes.empty()) {
-    auto s = db_.prepare(
-        "INSERT INTO "
-        "processes(node,pid,start_ns,comm,cmdline,rank,local_rank,world_size,container,first_ns,last_ns,"
-        "exited) VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(node,pid,start_ns) DO UPDATE SET "
-        "comm = CASE WHEN excluded.comm <> '' THEN excluded.comm ELSE comm END, "
-        "cmdline = CASE WHEN excluded.cmdline <> '' THEN excluded.cmdline ELSE cmdline END, "
-        "rank = coalesce(excluded.rank, rank), local_rank = coalesce(excluded.local_rank, local_rank), "
-        "world_size = coalesce(excluded.world_size, world_size), "
-        "container = CASE WHEN excluded.container <> '' THEN excluded.container ELSE container END, "
-        "first_ns = min(first_ns, excluded.first_ns), last_ns = max(last_ns, excluded.last_ns), "
-        "exited = max(exited, excluded.exited)");
+    auto s = db_.prepare(process_upsert());
     if (!s) return fail(s.error());
     for (const auto& p : b.processes) {
-      s->bind(1, node_id);
-      s->bind(2, static_cast<std::int64_t>(p.key.pid));
-      s->bind(3, p.key.start_ns);
-      s->bind(4, std::string_view(p.comm));
-      s->bind(5, std::string_view(p.cmdline));
-      s->bind(6, p.rank);
-      s->bind(7, p.local_rank);
-      s->bind(8, p.world_size);
-      s->bind(9, std::string_view(p.container));
-      s->bind(10, p.first_ns);
-      s->bind(11, p.last_ns);
-      s->bind(12, std::int64_t{p.exited ? 1 : 0});
+      int at = 0;
+      s->bind(++at, node_id);
+      s->bind(++at, static_cast<std::int64_t>(p.key.pid));
+      s->bind(++at, p.key.start_ns);
+      s->bind(++at, p.rank);
+      s->bind(++at, p.local_rank);
+      s->bind(++at, p.world_size);
+      s->bind(++at, p.first_ns);
+      s->bind(++at, p.last_ns);
+      s->bind(++at, std::int64_t{p.exited ? 1 : 0});
+      for (const auto& c : kProcessTextColumns) s->bind(++at, std::string_view(p.*c.field));
       if (auto st = s->run(); !st) return fail(st.error());
     }
   }
@@ -625,15 +594,13 @@ Status SqliteStore::enforce_cap(const std::string& node, std::uint64_t max_bytes
 Result<std::vector<StoredProcess>> SqliteStore::processes(const HistoryQuery& q, Tier tier) {
   std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns, q.to_ns, q.from_ns};
   std::string sql =
-      "SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.comm, t.cmdline, t.rank, "
-      "t.local_rank, t.world_size, t.container, "
-      "t.first_ns, t.last_ns, t.exited, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0) FROM processes "
-      "t "
-      "LEFT JOIN functions f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns AND f.tier = ? "
-      "AND "
-      "f.t_ns >= ? AND f.t_ns < ? WHERE t.first_ns < ? AND t.last_ns >= ?";
+      "SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.rank, t.local_rank, "
+      "t.world_size, t.first_ns, t.last_ns, t.exited, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0)" +
+      process_text_columns() +
+      " FROM processes t LEFT JOIN functions f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = "
+      "t.start_ns AND f.tier = ? AND f.t_ns >= ? AND f.t_ns < ? WHERE t.first_ns < ? AND t.last_ns >= ?";
   sql += filters(q, args);
-  sql += " GROUP BY t.node, t.pid, t.start_ns ORDER BY 13 DESC, t.node, t.pid LIMIT 10000";
+  sql += " GROUP BY t.node, t.pid, t.start_ns ORDER BY 10 DESC, t.node, t.pid LIMIT 10000";
   auto s = db_.prepare(sql);
   if (!s) return make_error(s.error());
   bind_args(*s, 1, args);
@@ -645,17 +612,16 @@ Result<std::vector<StoredProcess>> SqliteStore::processes(const HistoryQuery& q,
     StoredProcess p;
     p.node = s->text(0);
     p.record.key = {static_cast<std::uint32_t>(s->i64(1)), s->i64(2)};
-    p.record.comm = s->text(3);
-    p.record.cmdline = s->text(4);
-    p.record.rank = s->opt<long>(5);
-    p.record.local_rank = s->opt<long>(6);
-    p.record.world_size = s->opt<long>(7);
-    p.record.container = s->text(8);
-    p.record.first_ns = s->i64(9);
-    p.record.last_ns = s->i64(10);
-    p.record.exited = s->i64(11) != 0;
-    p.calls = static_cast<std::uint64_t>(s->i64(12));
-    p.errors = static_cast<std::uint64_t>(s->i64(13));
+    p.record.rank = s->opt<long>(3);
+    p.record.local_rank = s->opt<long>(4);
+    p.record.world_size = s->opt<long>(5);
+    p.record.first_ns = s->i64(6);
+    p.record.last_ns = s->i64(7);
+    p.record.exited = s->i64(8) != 0;
+    p.calls = static_cast<std::uint64_t>(s->i64(9));
+    p.errors = static_cast<std::uint64_t>(s->i64(10));
+    int at = 11;
+    for (const auto& c : kProcessTextColumns) p.record.*c.field = s->text(at++);
     out.push_back(std::move(p));
   }
   return out;

@@ -11,6 +11,15 @@ and increase() read counters or histogram series only; the provisioning files po
 the dashboards and keep credentials out. Their run on real servers is the integration
 test Dashboards.* (tests/integration/dashboards_test.cpp).
 
+A dashboard of the history store (its panels name the PostgreSQL data source
+eacgm-history, which the provisioning must define) is checked for SQL instead: every
+panel, target and variable names that data source by its uid; every target is raw SQL
+in the table or time_series format (time series select `time`, `metric` and `value`);
+only the macros grafana_history_sql substitutes are used; every variable is a multi-value
+query variable whose "All" is the literal '__all', used only as `IN ($var)` beside an
+`'__all' IN ($var)` that lets "All" through. Its run is grafana_history_sql
+(tests/grafana/history_sql_test.cpp).
+
 Usage: dashboards_lint.py SOURCE_DIR
 """
 import json
@@ -23,6 +32,9 @@ DEPRECATED = {"graph", "singlestat", "table-old", "grafana-singlestat-panel", "g
               "grafana-worldmap-panel"}
 BUILT_IN = {"__rate_interval", "__interval", "__range"}
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+HISTORY = {"type": "postgres", "uid": "eacgm-history"}
+# The macros tests/grafana/history_sql_test.cpp substitutes as Grafana does.
+SQL_MACROS = {"__timeFrom", "__timeTo", "__timeFilter", "__interval_ms"}
 
 
 class Lint:
@@ -118,8 +130,100 @@ def lint_expr(lint, where, expr, variables, families, recorded):
             lint.error(where, f"{m.group(1)}() of the gauge {m.group(2)}")
 
 
+def is_history(doc):
+    return any(p.get("datasource", {}).get("uid") == HISTORY["uid"] for p in walk(doc.get("panels", [])))
+
+
+def lint_sql(lint, where, sql, variables):
+    if not sql.strip():
+        lint.error(where, "empty rawSql")
+        return
+    for m in re.finditer(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::[^}]*)?\}|([A-Za-z_][A-Za-z0-9_]*))", sql):
+        name = m.group(1) or m.group(2)
+        if name.startswith("__"):
+            if name not in SQL_MACROS:
+                lint.error(where, f"macro ${name} (grafana_history_sql substitutes only {sorted(SQL_MACROS)})")
+            continue
+        if name not in variables:
+            lint.error(where, f"undefined variable ${name}")
+            continue
+        if not re.match(r"\s*\)", sql[m.end():]) or not re.search(r"\bIN\s*\($", sql[: m.start()]):
+            lint.error(where, f"${name} outside IN (${name})")
+        if f"'__all' IN (${name})" not in sql:
+            lint.error(where, f"${name} without '__all' IN (${name}): \"All\" would match nothing")
+
+
+def lint_history_dashboard(lint, name, doc):
+    """Panels and variables of a dashboard over the history store (SQL)."""
+    templating = doc.get("templating", {}).get("list", [])
+    variables = {v.get("name") for v in templating}
+    for v in templating:
+        where = f"{name} ${v.get('name')}"
+        if v.get("type") != "query":
+            lint.error(where, f"variable type {v.get('type')} (want query)")
+            continue
+        if v.get("datasource") != HISTORY:
+            lint.error(where, f"datasource {v.get('datasource')} (want {HISTORY})")
+        if not (v.get("multi") and v.get("includeAll") and v.get("allValue") == "'__all'"):
+            lint.error(where, "not multi-value with includeAll and allValue '__all'")
+        query = v["query"].get("rawSql", "") if isinstance(v.get("query"), dict) else v.get("query", "")
+        lint_sql(lint, where, query or "", variables)
+    ids = set()
+    panels = list(walk(doc.get("panels", [])))
+    for p in panels:
+        where = f"{name} panel {p.get('id')} {p.get('title')!r}"
+        ptype = p.get("type")
+        if ptype in DEPRECATED:
+            lint.error(where, f"deprecated panel type {ptype}")
+        elif ptype not in ALLOWED:
+            lint.error(where, f"panel type {ptype} not in {sorted(ALLOWED)}")
+        if p.get("id") in ids:
+            lint.error(where, "duplicate panel id")
+        ids.add(p.get("id"))
+        g = p.get("gridPos", {})
+        if not all(isinstance(g.get(k), int) for k in ("h", "w", "x", "y")) or g["x"] + g["w"] > 24:
+            lint.error(where, f"gridPos {g}")
+        if ptype == "row":
+            continue
+        if not p.get("title"):
+            lint.error(where, "no title")
+        if p.get("datasource") != HISTORY:
+            lint.error(where, f"datasource {p.get('datasource')} (want {HISTORY})")
+        targets = p.get("targets", [])
+        if not targets:
+            lint.error(where, "no targets")
+        refs = [t.get("refId") for t in targets]
+        if len(set(refs)) != len(refs):
+            lint.error(where, f"duplicate refIds {refs}")
+        for t in targets:
+            twhere = f"{where} target {t.get('refId')}"
+            if t.get("datasource") != HISTORY:
+                lint.error(twhere, f"datasource {t.get('datasource')} (want {HISTORY})")
+            if t.get("rawQuery") is not True or t.get("editorMode") != "code":
+                lint.error(twhere, "not raw SQL (rawQuery true, editorMode code)")
+            fmt = t.get("format")
+            if fmt not in ("table", "time_series"):
+                lint.error(twhere, f"format {fmt} (table or time_series)")
+            sql = t.get("rawSql", "")
+            if fmt == "time_series" and not all(re.search(rf"\b{c}\b", sql) for c in ("time", "metric", "value")):
+                lint.error(twhere, "a time series without time, metric and value columns")
+            if ptype == "state-timeline" and fmt != "time_series":
+                lint.error(twhere, "a state timeline needs the time_series format")
+            lint_sql(lint, twhere, sql, variables)
+    if not panels:
+        lint.error(name, "no panels")
+    return len(panels), sum(len(p.get("targets", [])) for p in panels)
+
+
 def lint_dashboard(lint, path, doc, families, recorded):
     name = os.path.basename(path)
+    if is_history(doc):
+        if not isinstance(doc.get("schemaVersion"), int) or doc["schemaVersion"] < 39:
+            lint.error(name, f"schemaVersion {doc.get('schemaVersion')} (at least 39)")
+        for key in ("uid", "title"):
+            if not doc.get(key):
+                lint.error(name, f"no {key}")
+        return lint_history_dashboard(lint, name, doc)
     if not isinstance(doc.get("schemaVersion"), int) or doc["schemaVersion"] < 39:
         lint.error(name, f"schemaVersion {doc.get('schemaVersion')} (at least 39)")
     for key in ("uid", "title"):
@@ -193,7 +297,8 @@ def lint_provisioning(lint, source):
     if not re.search(r"^apiVersion: 1$", ds, re.M):
         lint.error(ds_path, "no apiVersion: 1")
     for want in (r"type: prometheus", r"type: postgres", r"url: \$\{EACGM_PROMETHEUS_URL\}",
-                 r"password: \$\{EACGM_PG_PASSWORD\}", r"user: \$\{EACGM_PG_USER\}"):
+                 r"password: \$\{EACGM_PG_PASSWORD\}", r"user: \$\{EACGM_PG_USER\}",
+                 r"uid: eacgm-history\n\s*type: postgres\n", r"password: \$\{EACGM_HISTORY_PG_PASSWORD\}"):
         if not re.search(want, ds):
             lint.error(ds_path, f"no {want}")
     # Credentials only through the environment.

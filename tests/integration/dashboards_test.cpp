@@ -151,15 +151,26 @@ void collect_panels(const json& panels, const std::string& board, const std::set
   }
 }
 
-// Every target of every dashboard, and every query variable's label_values().
+bool reads_postgres(const json& doc) {
+  for (const auto& p : doc.value("panels", json::array())) {
+    if (p.contains("datasource") && p["datasource"].is_object() &&
+        p["datasource"].value("type", "") == "postgres")
+      return true;
+  }
+  return false;
+}
+
+// Every target of every Prometheus dashboard, and every query variable's label_values().
 void collect_dashboards(std::vector<Expression>& exprs, std::vector<LabelQuery>& labels) {
   static const std::regex label_values(R"(^label_values\((?:(.*),\s*)?([A-Za-z_][A-Za-z0-9_]*)\)$)");
   std::size_t boards = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kDashboards)) {
     if (entry.path().extension() != ".json") continue;
-    ++boards;
     const std::string board = entry.path().filename().string();
     const json doc = json::parse(read_file(entry.path().string()));
+    // The history dashboard reads PostgreSQL: grafana_history_sql runs its SQL.
+    if (reads_postgres(doc)) continue;
+    ++boards;
     std::set<std::string> variables;
     for (const auto& v : doc["templating"]["list"]) variables.insert(v["name"].get<std::string>());
     for (const auto& v : doc["templating"]["list"]) {
@@ -175,7 +186,7 @@ void collect_dashboards(std::vector<Expression>& exprs, std::vector<LabelQuery>&
     }
     collect_panels(doc["panels"], board, variables, exprs);
   }
-  EXPECT_EQ(boards, 3u) << "gpus.json, processes.json, agent.json";
+  EXPECT_EQ(boards, 3u) << "gpus.json, processes.json, agent.json (history.json reads PostgreSQL)";
 }
 
 // A rule file's rules counted the plain way (the YAML is the project's own, one rule per

@@ -24,13 +24,55 @@ class FixedFacts final : public sample::ProcessFacts {
     return "python train.py --pid " + std::to_string(pid);
   }
   std::optional<std::string> container(std::uint32_t) const override { return std::nullopt; }
+  // pid 12 runs in a pod of a Slurm job; its pod's names are known from the second ask on.
+  sample::Workload workload(std::uint32_t pid) const override {
+    sample::Workload w;
+    if (pid != 12) return w;
+    w.container_id = "c0ffee";
+    w.pod_uid = "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0";
+    w.job = "4242";
+    w.job_step = "1";
+    if (++asked_12_ > 1) {
+      w.pod = "trainer-0";
+      w.namespace_ = "ml";
+      w.container = "pytorch";
+    }
+    return w;
+  }
   bool alive(std::uint32_t) const override { return true; }
+
+ private:
+  mutable int asked_12_ = 0;
 };
 
 IntervalBuilder builder() {
   return IntervalBuilder(
       std::make_shared<FixedFacts>(),
       [](std::uint32_t pid) -> std::optional<std::int64_t> { return std::int64_t{1000} * pid; });
+}
+
+TEST(IntervalBuilder, AProcessCarriesItsWorkloadWithThePodNamesOnceKnown) {
+  auto memcpy_probe = probe("cuda", "cudaMemcpy");
+  analysis::ProcessCalls calls;
+  calls.add(call(memcpy_probe, 12, 1000));
+  calls.add(call(memcpy_probe, 10, 1000));
+  IntervalBuilder b = builder();
+  IntervalBatch first = b.build(test::snapshot_of(calls), 0, 10);
+  ASSERT_EQ(first.processes.size(), 2u);
+  const ProcessRecord& p = first.processes[1];
+  ASSERT_EQ(p.key.pid, 12u);
+  EXPECT_EQ(p.container, "c0ffee");
+  EXPECT_EQ(p.pod_uid, "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0");
+  EXPECT_EQ(p.job, "4242");
+  EXPECT_EQ(p.job_step, "1");
+  // A pod whose names were not known yet is asked again when it is written.
+  EXPECT_EQ(p.pod, "trainer-0");
+  EXPECT_EQ(p.namespace_, "ml");
+  EXPECT_EQ(p.container_name, "pytorch");
+  // Outside a pod and a job: nothing.
+  EXPECT_EQ(first.processes[0].container, "");
+  EXPECT_EQ(first.processes[0].pod, "");
+  EXPECT_EQ(first.processes[0].job, "");
 }
 
 const FunctionRecord* find(const IntervalBatch& b, std::uint32_t pid, const std::string& fn) {

@@ -1,7 +1,8 @@
 // The PostgreSQL history against a real server (a throwaway cluster): rows written in
 // intervals come back summed over any window with their merged latency, as the SQLite
 // store answers them; minutes and hours roll up exactly; retention deletes only what is
-// outside each tier's window (simulated clock); a newer schema is refused; the size cap
+// outside each tier's window (simulated clock); a newer schema is refused, an older one
+// migrated; a process's workload comes back whole; the size cap
 // lets the oldest rows go; a retried batch is written once; a lost server fails the
 // call and the next call connects again; the password never shows.
 #include "history/postgres_store.h"
@@ -15,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "history/postgres_schema.h"
 #include "history/sqlite_store.h"
 #include "pg_cluster.h"
 #include "store_batches.h"
@@ -178,12 +180,75 @@ TEST_F(PostgresStoreTest, RefusesAStoreWrittenByANewerSchema) {
   ASSERT_EQ(cluster_->admin(db_, "UPDATE meta SET value = 99 WHERE key = 'schema_version'"), "");
   auto again = PostgresStore::open(cluster_->url(db_));
   ASSERT_FALSE(again);
-  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to 1)"), std::string::npos)
+  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to " +
+                               std::to_string(kSchemaVersion) + ")"),
+            std::string::npos)
       << again.error();
   EXPECT_NE(again.error().find("store postgresql://eacgm:***@127.0.0.1:"), std::string::npos)
       << again.error();
   EXPECT_EQ(again.error().find(PgCluster::kPassword), std::string::npos) << again.error();
   EXPECT_EQ(again.error().find('\n'), std::string::npos) << "one line";
+}
+
+// Every field of a process's workload is written and read back; a later row without it
+// keeps it.
+TEST_F(PostgresStoreTest, AProcessWorkloadIsReadBackWithEveryField) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  IntervalBatch b = batch(kT0, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  ASSERT_TRUE(store->write("node-a", b));
+  ASSERT_TRUE(store->write("node-a", batch(kT0 + 10 * kS, 42, 10, 1000)));
+  auto procs = store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  const ProcessRecord& want = b.processes[0];
+  const ProcessRecord& got = procs->front().record;
+  EXPECT_EQ(got.container, want.container);
+  EXPECT_EQ(got.pod_uid, want.pod_uid);
+  EXPECT_EQ(got.pod, want.pod);
+  EXPECT_EQ(got.namespace_, want.namespace_);
+  EXPECT_EQ(got.container_name, want.container_name);
+  EXPECT_EQ(got.job, want.job);
+  EXPECT_EQ(got.job_step, want.job_step);
+  EXPECT_EQ(got.comm, "train");
+  EXPECT_EQ(got.rank, 3);
+  EXPECT_EQ(got.last_ns, kT0 + 20 * kS);
+  EXPECT_EQ(procs->front().calls, 20u);
+}
+
+// A database written by the first schema (version 1, as the version before this one
+// left it) opens, is migrated to this version, keeps its rows and takes workloads.
+TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigrated) {
+  const std::string old =
+      std::string("SET ROLE ") + PgCluster::kUser +
+      ";CREATE TABLE meta(key TEXT PRIMARY KEY, value BIGINT NOT NULL);" + kPostgresSchemaV1 +
+      "INSERT INTO meta(key, value) VALUES('schema_version', 1);"
+      "INSERT INTO names(name) VALUES('node-a');"
+      "INSERT INTO processes(node, pid, start_ns, comm, container, first_ns, last_ns) VALUES((SELECT id FROM "
+      "names WHERE name = 'node-a'), 7, 100, 'old', 'abc', " +
+      std::to_string(kT0) + ", " + std::to_string(kT0 + 10 * kS) + ");";
+  ASSERT_EQ(cluster_->admin(db_, old), "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto procs = store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ(procs->front().record.comm, "old");
+  EXPECT_EQ(procs->front().record.container, "abc");
+  EXPECT_EQ(procs->front().record.job, "");
+
+  IntervalBatch b = batch(kT0 + 20 * kS, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  auto st = store->write("node-a", b);
+  ASSERT_TRUE(st) << st.error();
+  auto [rc, rows] =
+      cluster_->psql(db_,
+                     "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), job, job_step, "
+                     "pod_uid, pod, namespace, container_name FROM processes WHERE pid = 42");
+  ASSERT_EQ(rc, 0) << rows;
+  EXPECT_EQ(rows,
+            std::to_string(kSchemaVersion) + "|4242|0|" + b.processes[0].pod_uid + "|trainer-0|ml|pytorch");
 }
 
 TEST_F(PostgresStoreTest, SizeCapLetsTheOldestRawRowsGoOnceTheTablesGrowPastIt) {

@@ -1,7 +1,8 @@
 // The SQLite history: rows written in intervals come back summed over any window with
 // their merged latency; minutes and hours roll up exactly; retention deletes only what
-// is outside each tier's window (simulated clock); a newer schema is refused; the size
-// cap deletes the oldest rows first.
+// is outside each tier's window (simulated clock); a newer schema is refused, an older
+// one migrated; a process's workload comes back whole; the size cap deletes the oldest
+// rows first.
 #include "history/sqlite_store.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "history/sqlite_schema.h"
 #include "store_batches.h"
 
 namespace eacgm::history {
@@ -161,9 +163,91 @@ TEST(SqliteStore, RefusesAStoreWrittenByANewerSchema) {
   sqlite3_close(db);
   auto again = SqliteStore::open(tmp.path());
   ASSERT_FALSE(again);
-  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to 1)"), std::string::npos)
+  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to " +
+                               std::to_string(kSchemaVersion) + ")"),
+            std::string::npos)
       << again.error();
   EXPECT_NE(again.error().find(tmp.path()), std::string::npos) << again.error();
+}
+
+// Every field of a process's workload is written and read back; a later row without it
+// (the process gone, the kubelet unreachable) keeps it.
+TEST(SqliteStore, AProcessWorkloadIsReadBackWithEveryField) {
+  TempDb tmp;
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store) << store.error();
+  IntervalBatch b = batch(kT0, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  ASSERT_TRUE((*store)->write("node-a", b));
+  ASSERT_TRUE((*store)->write("node-a", batch(kT0 + 10 * kS, 42, 10, 1000)));
+  auto procs = (*store)->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  ProcessRecord want = b.processes[0];
+  const ProcessRecord& got = procs->front().record;
+  EXPECT_EQ(got.container, want.container);
+  EXPECT_EQ(got.pod_uid, want.pod_uid);
+  EXPECT_EQ(got.pod, want.pod);
+  EXPECT_EQ(got.namespace_, want.namespace_);
+  EXPECT_EQ(got.container_name, want.container_name);
+  EXPECT_EQ(got.job, want.job);
+  EXPECT_EQ(got.job_step, want.job_step);
+  EXPECT_EQ(got.comm, "train");
+  EXPECT_EQ(got.rank, 3);
+  EXPECT_EQ(got.last_ns, kT0 + 20 * kS);
+  EXPECT_EQ(procs->front().calls, 20u);
+}
+
+// A file written by the first schema (version 1, as the version before this one left
+// it) opens, is migrated to this version, keeps its rows and takes workloads.
+TEST(SqliteStore, AVersion1FileIsMigrated) {
+  TempDb tmp;
+  std::filesystem::create_directories(std::filesystem::path(tmp.path()).parent_path());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
+  const std::string old =
+      std::string(kSqliteSchemaV1) +
+      "INSERT INTO meta(key, value) VALUES('schema_version', 1);"
+      "INSERT INTO names(id, name) VALUES(1, 'node-a');"
+      "INSERT INTO processes(node, pid, start_ns, comm, container, first_ns, last_ns) VALUES(1, "
+      "7, 100, 'old', 'abc', " +
+      std::to_string(kT0) + ", " + std::to_string(kT0 + 10 * kS) + ");";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, old.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store) << store.error();
+  auto procs = (*store)->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ(procs->front().record.comm, "old");
+  EXPECT_EQ(procs->front().record.container, "abc");
+  EXPECT_EQ(procs->front().record.job, "");
+
+  IntervalBatch b = batch(kT0 + 20 * kS, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  ASSERT_TRUE((*store)->write("node-a", b));
+  store->reset();
+
+  ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), job, job_step, "
+                               "pod_uid, pod, namespace, container_name FROM processes WHERE pid = 42",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 0), kSchemaVersion);
+  auto col = [&](int i) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, i))); };
+  EXPECT_EQ(col(1), "4242");
+  EXPECT_EQ(col(2), "0");
+  EXPECT_EQ(col(3), b.processes[0].pod_uid);
+  EXPECT_EQ(col(4), "trainer-0");
+  EXPECT_EQ(col(5), "ml");
+  EXPECT_EQ(col(6), "pytorch");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
 }
 
 TEST(SqliteStore, SizeCapDeletesTheOldestRawRowsFirst) {

@@ -49,6 +49,17 @@ inline IntervalBatch batch(std::int64_t t, std::uint32_t pid, std::uint64_t call
   return b;
 }
 
+// A rank of a Slurm job in a Kubernetes pod: every workload field set.
+inline void set_workload(ProcessRecord& p) {
+  p.container = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  p.pod_uid = "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0";
+  p.pod = "trainer-0";
+  p.namespace_ = "ml";
+  p.container_name = "pytorch";
+  p.job = "4242";
+  p.job_step = "0";
+}
+
 inline HistoryQuery window(std::int64_t from, std::int64_t to) {
   HistoryQuery q;
   q.from_ns = from;

@@ -1,0 +1,352 @@
+// Every SQL query of the history dashboard (deploy/grafana/dashboards/history.json), its
+// variables' and its panels', runs against a real PostgreSQL (a throwaway cluster)
+// filled by the real PostgresStore, with Grafana's macros and variables substituted as
+// Grafana's PostgreSQL data source does, and returns rows: every panel has data, for
+// ranges that pick each tier (raw, 1-minute, hourly rows) and for "All" and chosen
+// nodes and jobs. Time series also have the time, metric and value columns Grafana's
+// time_series format reads; the jobs table has one row per job, a job over two nodes
+// with its two ranks.
+//
+// The substitution (grafana_sql below), as Grafana writes it for PostgreSQL:
+//   $__timeFrom(), $__timeTo()  the range's ends in RFC 3339 with nanoseconds, UTC, quoted:
+//                               '2026-11-28T07:00:00.123456789Z'
+//   $__timeFilter(expr)         expr BETWEEN '<from>' AND '<to>'
+//   $__interval_ms              the range over 1000 points, in ms (at least 1)
+//   $var, ${var}                a multi-value variable: each chosen value in single quotes
+//                               (a quote doubled), joined by commas; "All" is the variable's
+//                               allValue as written (Grafana leaves a custom all value
+//                               unquoted), or every option quoted when it has none
+// Anything else that starts with $ is left and fails the test.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../unit/history/pg_cluster.h"
+#include "history/pg_conn.h"
+#include "history/postgres_store.h"
+
+namespace eacgm::history {
+namespace {
+
+using json = nlohmann::json;
+using test::PgCluster;
+
+constexpr std::int64_t kS = 1'000'000'000;
+constexpr std::int64_t kMin = 60 * kS;
+constexpr std::int64_t kHour = 60 * kMin;
+constexpr std::int64_t kDay = 24 * kHour;
+
+std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - t % step; }
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A process of the test's fleet: job 4242 has rank 0 on node-a and rank 1 on node-b,
+// in pods; pid 300 on node-a is in no job.
+ProcessRecord process(std::uint32_t pid, std::int64_t t, std::int64_t span) {
+  ProcessRecord p;
+  p.key = {pid, 1000 * static_cast<std::int64_t>(pid)};
+  p.comm = pid == 300 ? "bench" : "train";
+  p.first_ns = t;
+  p.last_ns = t + span;
+  if (pid != 300) {
+    p.rank = pid == 100 ? 0 : 1;
+    p.world_size = 2;
+    p.container = "c0ffee";
+    p.pod_uid = "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f" + std::to_string(pid / 100);
+    p.pod = "trainer-" + std::to_string(pid / 100 - 1);
+    p.namespace_ = "ml";
+    p.container_name = "pytorch";
+    p.job = "4242";
+    p.job_step = "0";
+  }
+  return p;
+}
+
+IntervalBatch interval(const std::string& node, std::int64_t t) {
+  IntervalBatch b;
+  b.t_ns = t;
+  b.span_ns = 10 * kS;
+  std::vector<std::uint32_t> pids =
+      node == "node-a" ? std::vector<std::uint32_t>{100, 300} : std::vector<std::uint32_t>{200};
+  for (std::uint32_t pid : pids) {
+    b.processes.push_back(process(pid, t, b.span_ns));
+    for (const char* fn : {"cudaMemcpy", "cudaLaunchKernel"}) {
+      FunctionRecord f;
+      f.process = b.processes.back().key;
+      f.domain = "cuda";
+      f.function = fn;
+      f.calls = pid;
+      f.timed = pid;
+      f.errors = 1;
+      b.functions.push_back(f);
+    }
+  }
+  b.kernels.push_back({"gemm", 40});
+  b.kernels.push_back({"softmax", 4});
+  b.mode = "always-on";
+  return b;
+}
+
+struct Range {
+  std::int64_t from_ns, to_ns;
+};
+
+// A variable's choice: "All", or values.
+struct Choice {
+  bool all = true;
+  std::vector<std::string> values;
+};
+
+std::string utc(std::int64_t ns) {
+  const std::time_t s = static_cast<std::time_t>(ns / kS);
+  std::tm tm{};
+  gmtime_r(&s, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  // Go's RFC3339Nano: the fraction without its trailing zeros, none when whole.
+  std::string fraction;
+  if (ns % kS != 0) {
+    fraction = std::to_string(kS + ns % kS).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    fraction = "." + fraction;
+  }
+  return std::string("'") + buf + fraction + "Z'";
+}
+
+std::string quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string joined(const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + quoted(v);
+  return out;
+}
+
+struct Variable {
+  std::string name;
+  std::string sql;
+  std::string all_value;  // "" when none is set
+  std::vector<std::string> options;
+};
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string grafana_sql(std::string sql, const Range& r, const std::vector<Variable>& vars,
+                        const std::map<std::string, Choice>& choices) {
+  sql = replace_all(sql, "$__timeFrom()", utc(r.from_ns));
+  sql = replace_all(sql, "$__timeTo()", utc(r.to_ns));
+  sql = std::regex_replace(sql, std::regex(R"(\$__timeFilter\(([^)]*)\))"),
+                           "$1 BETWEEN " + utc(r.from_ns) + " AND " + utc(r.to_ns));
+  const std::int64_t interval_ms = std::max<std::int64_t>(1, (r.to_ns - r.from_ns) / 1'000'000 / 1000);
+  sql = replace_all(sql, "$__interval_ms", std::to_string(interval_ms));
+  for (const auto& v : vars) {
+    const auto c = choices.find(v.name);
+    std::string value;
+    if (c == choices.end() || c->second.all) {
+      value = v.all_value.empty() ? joined(v.options) : v.all_value;
+    } else {
+      value = joined(c->second.values);
+    }
+    sql = replace_all(sql, "${" + v.name + "}", value);
+    sql = std::regex_replace(sql, std::regex("\\$" + v.name + "\\b"), value);
+  }
+  return sql;
+}
+
+class GrafanaHistorySql : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(cluster_.start(), "") << "the test server did not start";
+    ASSERT_EQ(cluster_.create_database("history"), "");
+    auto store = PostgresStore::open(cluster_.url("history"));
+    ASSERT_TRUE(store) << store.error();
+    now_ = now_ns();
+    // Ten and three days ago (rolled up to hours and minutes, the raw rows then past
+    // retention) and the last ten minutes (raw rows, the anomalies, a leak).
+    std::vector<std::int64_t> starts;
+    for (std::int64_t base : {floor_to(now_ - 10 * kDay, kHour), floor_to(now_ - 3 * kDay, kHour)}) {
+      for (std::int64_t i = 0; i < 12; ++i) starts.push_back(base + i * 10 * kS);
+    }
+    const std::int64_t recent = floor_to(now_ - 10 * kMin, 10 * kS);
+    for (std::int64_t i = 0; i < 30; ++i) starts.push_back(recent + i * 10 * kS);
+    for (const std::string node : {"node-a", "node-b"}) {
+      for (std::size_t i = 0; i < starts.size(); ++i) {
+        IntervalBatch b = interval(node, starts[i]);
+        if (node == "node-a" && i + 1 == starts.size()) add_events(b);
+        auto st = (*store)->write(node, b);
+        ASSERT_TRUE(st) << st.error();
+      }
+    }
+    for (const std::string node : {"node-a", "node-b"}) {
+      auto st = (*store)->maintain(node, now_, Retention{});
+      ASSERT_TRUE(st) << st.error();
+    }
+    // The data as the test means it: raw rows only of the last day, minutes and hours.
+    auto [rc, tiers] = cluster_.psql("history", "SELECT string_agg(DISTINCT tier::text, ',') FROM functions");
+    ASSERT_EQ(rc, 0) << tiers;
+    ASSERT_EQ(tiers, "0,1,2");
+    auto conn = PgConn::connect(cluster_.url("history"));
+    ASSERT_TRUE(conn) << conn.error();
+    conn_ = std::move(conn).value();
+  }
+
+  // Pid 100 (job 4242 on node-a): a slow call, a hang and, as it exits, a leak; a slow
+  // interval of every process's calls.
+  void add_events(IntervalBatch& b) const {
+    const std::int64_t t = b.t_ns;
+    for (const char* kind : {"call", "interval", "hang"}) {
+      AnomalyRecord a;
+      a.t_ns = t + kS;
+      a.end_ns = t + 3 * kS;
+      if (std::string(kind) != "interval") a.process = b.processes[0].key;
+      a.kind = kind;
+      a.domain = "cuda";
+      a.function = std::string(kind) == "hang" ? "ncclAllReduce" : "cudaMemcpy";
+      a.score = 9;
+      a.value = 5e6;
+      a.median_ns = 1e5;
+      b.anomalies.push_back(a);
+    }
+    b.processes[0].exited = true;
+    b.leaks.push_back({b.processes[0].key, 0, 3, 3 << 20});
+  }
+
+  // Rows of a query; fails the test with the server's message.
+  std::int64_t rows(const std::string& where, const std::string& sql) {
+    auto r = conn_.query(sql);
+    EXPECT_TRUE(r) << where << ": " << r.error() << "\n" << sql;
+    return r ? r->rows() : -1;
+  }
+  std::int64_t count(const std::string& where, const std::string& sql) {
+    auto r = conn_.query(sql);
+    EXPECT_TRUE(r) << where << ": " << r.error() << "\n" << sql;
+    return r && r->rows() == 1 ? r->i64(0, 0) : -1;
+  }
+
+  // A job spread over nodes is one row with its ranks; processes outside a job one more.
+  void check_jobs(const std::string& where, const std::string& sql) {
+    auto r = conn_.query("SELECT q.job, q.nodes, q.processes, q.ranks FROM (" + sql + ") q ORDER BY 1");
+    ASSERT_TRUE(r) << where << ": " << r.error();
+    std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t>> jobs;
+    for (int i = 0; i < r->rows(); ++i) jobs[r->text(i, 0)] = {r->text(i, 1), r->i64(i, 2), r->i64(i, 3)};
+    ASSERT_TRUE(jobs.count("4242")) << where;
+    EXPECT_EQ(jobs["4242"], std::make_tuple(std::string("node-a, node-b"), std::int64_t{2}, std::int64_t{2}))
+        << where;
+    if (jobs.size() > 1) {
+      ASSERT_TRUE(jobs.count("(no job)")) << where;
+      EXPECT_EQ(jobs["(no job)"], std::make_tuple(std::string("node-a"), std::int64_t{1}, std::int64_t{0}))
+          << where;
+    }
+  }
+
+  PgCluster cluster_;
+  PgConn conn_;
+  std::int64_t now_ = 0;
+};
+
+TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
+  std::ifstream in(std::string(EACGM_SOURCE_DIR) + "/deploy/grafana/dashboards/history.json");
+  ASSERT_TRUE(in) << "no deploy/grafana/dashboards/history.json";
+  const json doc = json::parse(in);
+
+  std::vector<Variable> vars;
+  for (const auto& v : doc["templating"]["list"]) {
+    if (v.value("type", "") != "query") continue;
+    Variable var;
+    var.name = v["name"];
+    var.sql = v["query"].is_string() ? v["query"].get<std::string>() : v["query"].value("rawSql", "");
+    var.all_value = v.value("allValue", "");
+    vars.push_back(var);
+  }
+  ASSERT_FALSE(vars.empty());
+
+  struct Query {
+    std::string where, sql, format;
+  };
+  std::vector<Query> queries;
+  std::function<void(const json&)> collect = [&](const json& panels) {
+    for (const auto& p : panels) {
+      for (const auto& t : p.value("targets", json::array())) {
+        queries.push_back({"panel '" + p.value("title", "") + "' " + t.value("refId", ""),
+                           t.value("rawSql", ""), t.value("format", "time_series")});
+      }
+      if (p.contains("panels")) collect(p["panels"]);
+    }
+  };
+  collect(doc["panels"]);
+  ASSERT_GE(queries.size(), 6u);
+
+  const std::vector<std::pair<std::string, Range>> ranges = {
+      {"last 15 minutes (raw rows)", {now_ - 15 * kMin, now_}},
+      {"last 4 days (1-minute rows)", {now_ - 4 * kDay, now_}},
+      {"last 12 days (hourly rows)", {now_ - 12 * kDay, now_}}};
+  const std::vector<std::pair<std::string, std::map<std::string, Choice>>> selections = {
+      {"All", {}},
+      {"node-a, job 4242", {{"node", {false, {"node-a"}}}, {"job", {false, {"4242"}}}}},
+      {"both nodes, job 4242", {{"node", {false, {"node-a", "node-b"}}}, {"job", {false, {"4242"}}}}}};
+  int ran = 0;
+  for (const auto& [range_name, range] : ranges) {
+    for (const auto& [choice_name, choice] : selections) {
+      // The variables in order, each with the options its query answers.
+      for (auto& v : vars) {
+        const std::string sql = grafana_sql(v.sql, range, vars, choice);
+        ASSERT_EQ(sql.find('$'), std::string::npos) << "$" << v.name << ": left unsubstituted:\n" << sql;
+        auto r = conn_.query(sql);
+        ASSERT_TRUE(r) << "$" << v.name << ": " << r.error() << "\n" << sql;
+        v.options.clear();
+        for (int i = 0; i < r->rows(); ++i) v.options.push_back(r->text(i, 0));
+        EXPECT_FALSE(v.options.empty()) << "$" << v.name << " has no options, " << range_name;
+        if (auto c = choice.find(v.name); c != choice.end()) {
+          for (const auto& want : c->second.values) {
+            EXPECT_NE(std::find(v.options.begin(), v.options.end(), want), v.options.end())
+                << "$" << v.name << " lacks " << want << ", " << range_name;
+          }
+        }
+      }
+      for (const auto& q : queries) {
+        std::string where = q.where;
+        where.append(", ").append(range_name).append(", ").append(choice_name);
+        const std::string sql = grafana_sql(q.sql, range, vars, choice);
+        ASSERT_EQ(sql.find('$'), std::string::npos) << where << ": left unsubstituted:\n" << sql;
+        EXPECT_GT(rows(where, sql), 0) << where << ": no rows\n" << sql;
+        if (q.format == "time_series") {
+          EXPECT_GT(
+              count(where, "SELECT count(*) FROM (" + sql +
+                               ") q WHERE q.time IS NOT NULL AND q.metric IS NOT NULL AND q.value IS NOT "
+                               "NULL"),
+              0)
+              << where << ": no time, metric and value";
+        }
+        const auto node = choice.find("node");
+        const bool both_nodes = node == choice.end() || node->second.all || node->second.values.size() == 2;
+        if (q.where.rfind("panel 'Jobs'", 0) == 0 && both_nodes) check_jobs(where, sql);
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran, static_cast<int>(queries.size() * ranges.size() * selections.size()));
+}
+
+}  // namespace
+}  // namespace eacgm::history

@@ -1,0 +1,78 @@
+// The history's documents and table show a process's workload: every field in the JSON
+// (null when unknown), and the pod and job columns of the text table only when some
+// process has one.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "export/history_json.h"
+#include "export/history_tables.h"
+
+namespace eacgm::exporting {
+namespace {
+
+history::StoredProcess process(std::uint32_t pid) {
+  history::StoredProcess p;
+  p.node = "node-a";
+  p.record.key = {pid, 1000};
+  p.record.comm = "train";
+  p.record.first_ns = 1'793'491'200'000'000'000;
+  p.record.last_ns = p.record.first_ns + 10'000'000'000;
+  p.calls = 5;
+  return p;
+}
+
+history::StoredProcess in_pod(std::uint32_t pid) {
+  history::StoredProcess p = process(pid);
+  p.record.container = "c0ffee";
+  p.record.pod_uid = "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0";
+  p.record.pod = "trainer-0";
+  p.record.namespace_ = "ml";
+  p.record.container_name = "pytorch";
+  p.record.job = "4242";
+  p.record.job_step = "1";
+  return p;
+}
+
+history::HistoryQuery window() {
+  history::HistoryQuery q;
+  q.from_ns = 1'793'491'200'000'000'000;
+  q.to_ns = q.from_ns + 60'000'000'000;
+  return q;
+}
+
+TEST(HistoryExport, ProcessesJsonCarriesEveryWorkloadField) {
+  const auto doc =
+      nlohmann::json::parse(history_processes_json(window(), history::Tier::kRaw, {in_pod(7), process(8)}));
+  const auto& p = doc["processes"][0];
+  EXPECT_EQ(p["container"], "c0ffee");
+  EXPECT_EQ(p["pod_uid"], "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0");
+  EXPECT_EQ(p["pod"], "trainer-0");
+  EXPECT_EQ(p["namespace"], "ml");
+  EXPECT_EQ(p["container_name"], "pytorch");
+  EXPECT_EQ(p["job"], "4242");
+  EXPECT_EQ(p["job_step"], "1");
+  const auto& none = doc["processes"][1];
+  for (const char* key : {"container", "pod_uid", "pod", "namespace", "container_name", "job", "job_step"})
+    EXPECT_TRUE(none[key].is_null()) << key;
+}
+
+TEST(HistoryExport, TextTableHasPodAndJobColumnsOnlyWhenSomeProcessHasThem) {
+  HistoryReport plain;
+  plain.query = window();
+  plain.processes = {process(8)};
+  const std::string without = render_history_text(plain);
+  EXPECT_EQ(without.find(" pod"), std::string::npos) << without;
+  EXPECT_EQ(without.find(" job"), std::string::npos) << without;
+
+  HistoryReport pods = plain;
+  pods.processes = {in_pod(7), process(8)};
+  const std::string with = render_history_text(pods);
+  EXPECT_NE(with.find(" pod "), std::string::npos) << with;
+  EXPECT_NE(with.find(" job"), std::string::npos) << with;
+  EXPECT_NE(with.find("ml/trainer-0"), std::string::npos) << with;
+  EXPECT_NE(with.find("4242.1"), std::string::npos) << with;
+}
+
+}  // namespace
+}  // namespace eacgm::exporting
