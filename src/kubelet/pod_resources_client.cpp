@@ -13,7 +13,7 @@
 namespace eacgm::kubelet {
 
 Result<std::vector<sample::PodContainerResources>> list_pod_resources(const std::string& socket_path,
-                                                                       std::chrono::milliseconds deadline) {
+                                                                      std::chrono::milliseconds deadline) {
   // One channel per call: a refresh is every 30 s at most, and a kubelet restart then
   // needs no reconnect logic here.
   auto channel = grpc::CreateChannel("unix://" + socket_path, grpc::InsecureChannelCredentials());
@@ -49,7 +49,8 @@ Result<std::vector<sample::PodContainerResources>> list_pod_resources(const std:
   return out;
 }
 
-sample::PodResourcesList pod_resources_source(const std::string& socket_path, std::chrono::milliseconds deadline) {
+sample::PodResourcesList pod_resources_source(const std::string& socket_path,
+                                              std::chrono::milliseconds deadline) {
   return [socket_path, deadline]() -> Result<std::vector<sample::PodContainerResources>> {
     // Asked at each refresh: a kubelet that starts after the agent is found.
     struct stat st {};

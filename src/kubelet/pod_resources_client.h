@@ -18,11 +18,11 @@ inline constexpr const char* kDefaultPodResourcesSocket = "/var/lib/kubelet/pod-
 // message naming the socket, when it is absent, refuses, or does not answer within
 // `deadline`.
 Result<std::vector<sample::PodContainerResources>> list_pod_resources(const std::string& socket_path,
-                                                                       std::chrono::milliseconds deadline);
+                                                                      std::chrono::milliseconds deadline);
 
 // list_pod_resources as a PodResourcesList; while no socket is at `socket_path` it fails
 // with ENOENT, which PodDirectory takes as "no kubelet" (pods named from the logs alone).
-sample::PodResourcesList pod_resources_source(const std::string& socket_path,
-                                              std::chrono::milliseconds deadline = std::chrono::milliseconds(1000));
+sample::PodResourcesList pod_resources_source(
+    const std::string& socket_path, std::chrono::milliseconds deadline = std::chrono::milliseconds(1000));
 
 }  // namespace eacgm::kubelet

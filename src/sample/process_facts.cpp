@@ -23,8 +23,9 @@ ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
   auto env = read_process_env(static_cast<pid_t>(pid));
   if (env) c.env = std::move(*env);
   c.cgroup = read_cgroup_ids(pid, proc_root_);
-  // A gone process is not cached: nothing was read, and a new one may take its pid.
-  if (!env && c.cgroup == CgroupIds{}) return c;
+  // Cached only once its environment was read: a process gone (its pid may be reused) or
+  // not readable yet is asked again next time rather than kept without its rank.
+  if (!env) return c;
   std::lock_guard<std::mutex> lock(mutex_);
   if (cached_.size() >= kMaxCachedRanks) cached_.clear();
   return cached_.emplace(pid, std::move(c)).first->second;

@@ -21,8 +21,8 @@ namespace eacgm::test {
 struct FakePod {
   std::string namespace_, name, uid;
   struct Container {
-    std::string name, id;               // id: the runtime's 64-hex id ("" not logged)
-    std::vector<std::string> gpus;      // device ids of nvidia.com/gpu
+    std::string name, id;           // id: the runtime's 64-hex id ("" not logged)
+    std::vector<std::string> gpus;  // device ids of nvidia.com/gpu
   };
   std::vector<Container> containers;
   bool logged = true;  // has its /var/log/pods directory
@@ -30,7 +30,8 @@ struct FakePod {
 
 class FakeKubelet final : public v1::PodResourcesLister::Service {
  public:
-  FakeKubelet(std::string socket, std::string log_root) : socket_(std::move(socket)), log_root_(std::move(log_root)) {
+  FakeKubelet(std::string socket, std::string log_root)
+      : socket_(std::move(socket)), log_root_(std::move(log_root)) {
     std::filesystem::create_directories(log_root_ + "/pods");
     std::filesystem::create_directories(log_root_ + "/containers");
     grpc::ServerBuilder b;
@@ -58,9 +59,11 @@ class FakeKubelet final : public v1::PodResourcesLister::Service {
     for (const auto& p : pods) {
       if (!p.logged) continue;
       for (const auto& c : p.containers) {
-        fs::create_directories(log_root_ + "/pods/" + p.namespace_ + "_" + p.name + "_" + p.uid + "/" + c.name);
+        fs::create_directories(log_root_ + "/pods/" + p.namespace_ + "_" + p.name + "_" + p.uid + "/" +
+                               c.name);
         if (!c.id.empty()) {
-          std::ofstream(log_root_ + "/containers/" + p.name + "_" + p.namespace_ + "_" + c.name + "-" + c.id + ".log")
+          std::ofstream(log_root_ + "/containers/" + p.name + "_" + p.namespace_ + "_" + c.name + "-" + c.id +
+                        ".log")
               << "";
         }
       }

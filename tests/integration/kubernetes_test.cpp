@@ -5,6 +5,7 @@
 // series by pod, DCGM_FI_* labelled with the pod holding the GPU) and the store carry
 // each process's pod, namespace, container, UID, job and GPUs.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,11 +101,12 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
       {"ml", "trainer-1", kUid1, {{"pytorch", kId1, {kGpu1 + "::1"}}}, false},
       {"web", "frontend", "11111111-2222-3333-4444-555555555555", {{"nginx", "", {}}}, true},
   });
-  const std::string cfg = config("[kubernetes]\npod_resources_socket = \"" + socket + "\"\nlog_root = \"" + dir_ +
-                                 "/log\"\nrefresh_s = 1\n");
+  const std::string cfg = config("[kubernetes]\npod_resources_socket = \"" + socket + "\"\nlog_root = \"" +
+                                 dir_ + "/log\"\nrefresh_s = 1\n");
   auto serve = start_serve({"--config", cfg});
   const std::string go = dir_ + "/go", done = dir_ + "/done";
-  auto p0 = start_in(cgroup("burstable", kUid0, kId0), {"SLURM_JOB_ID=4711", "SLURM_STEP_ID=0", "RANK=0"}, go, done);
+  auto p0 = start_in(cgroup("burstable", kUid0, kId0), {"SLURM_JOB_ID=4711", "SLURM_STEP_ID=0", "RANK=0"}, go,
+                     done);
   auto p1 = start_in(cgroup("besteffort", kUid1, kId1),
                      {"TORCHELASTIC_RUN_ID=run-7", "HOSTNAME=trainer-1", "RANK=1"}, go, done);
   ASSERT_TRUE(p0->wait_for("ready")) << p0->err();
@@ -119,7 +121,10 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
     a = process_of(port_, pid0);
     b = process_of(port_, pid1);
     return a.is_object() && b.is_object() && a["pod"].is_string() && b["pod"].is_string();
-  })) << a.dump() << "\n" << b.dump() << "\n" << serve->err();
+  })) << a.dump()
+      << "\n"
+      << b.dump() << "\n"
+      << serve->err();
   EXPECT_EQ(a["pod"], "trainer-0");
   EXPECT_EQ(a["namespace"], "ml");
   EXPECT_EQ(a["container"], "pytorch");
@@ -149,19 +154,42 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
     }
     return "";
   };
-  const std::string calls0 = line_with("eacgm_process_calls_total", {"pod=\"trainer-0\"", "namespace=\"ml\"",
-                                                                      "container=\"pytorch\"", "pod_uid=\"" + kUid0 + "\"",
-                                                                      "job=\"4711\"", "rank=\"0\""});
+  const std::string calls0 = line_with("eacgm_process_calls_total",
+                                       {"pod=\"trainer-0\"", "namespace=\"ml\"", "container=\"pytorch\"",
+                                        "pod_uid=\"" + kUid0 + "\"", "job=\"4711\"", "rank=\"0\""});
   EXPECT_FALSE(calls0.empty()) << body.substr(0, 4000);
   EXPECT_EQ(calls0.find("pid="), std::string::npos) << calls0;
   EXPECT_FALSE(line_with("eacgm_process_calls_total", {"pod=\"trainer-1\"", "job=\"run-7\""}).empty());
   EXPECT_EQ(line_with("eacgm_process_calls_total", {"pid=\"" + pid0 + "\""}), "");
-  EXPECT_FALSE(line_with("DCGM_FI_DEV_GPU_UTIL", {"gpu=\"0\"", "pod=\"trainer-0\"", "namespace=\"ml\"",
-                                                 "container=\"pytorch\""})
+  EXPECT_FALSE(line_with("DCGM_FI_DEV_GPU_UTIL",
+                         {"gpu=\"0\"", "pod=\"trainer-0\"", "namespace=\"ml\"", "container=\"pytorch\""})
                    .empty())
       << body.substr(0, 4000);
   EXPECT_FALSE(line_with("DCGM_FI_DEV_GPU_UTIL", {"gpu=\"1\"", "pod=\"trainer-1\""}).empty());
   EXPECT_GE(kubelet.lists(), 1);
+
+  // The store: SIGHUP writes an interval now; the history has the same workload.
+  serve->signal(SIGHUP);
+  json stored;
+  ASSERT_TRUE(eventually([&] {
+    stored =
+        json::parse(server::testing::get(port_, "/api/v1/history/processes?since=1h&comm=cuda_calls").body,
+                    nullptr, false);
+    if (!stored.is_object() || stored["processes"].size() < 2) return false;
+    for (const auto& p : stored["processes"]) {
+      if (!p["pod"].is_string()) return false;
+    }
+    return true;
+  })) << stored.dump();
+  for (const auto& p : stored["processes"]) {
+    const bool first = std::to_string(p["pid"].get<long>()) == pid0;
+    EXPECT_EQ(p["pod"], first ? "trainer-0" : "trainer-1");
+    EXPECT_EQ(p["namespace"], "ml");
+    EXPECT_EQ(p["container"], "pytorch");
+    EXPECT_EQ(p["pod_uid"], first ? kUid0 : kUid1);
+    EXPECT_EQ(p["container_id"], first ? kId0 : kId1);
+    EXPECT_EQ(p["job"], first ? "4711" : "run-7");
+  }
 
   std::ofstream(done) << "";
   p0->wait();
@@ -196,8 +224,9 @@ TEST_F(Kubernetes, WithoutTheSocketPodsKeepTheirUidsAndTheLogsNames) {
   EXPECT_EQ(s["pod_uid"], kUid1);
   EXPECT_EQ(s["container_id"], kId1);
   // One notice, naming what is missing.
-  EXPECT_TRUE(eventually([&] { return serve->err().find("no kubelet pod-resources socket") != std::string::npos; },
-                         std::chrono::seconds(5)))
+  EXPECT_TRUE(
+      eventually([&] { return serve->err().find("no kubelet pod-resources socket") != std::string::npos; },
+                 std::chrono::seconds(5)))
       << serve->err();
   // The unnamed pod's process keeps its pid label on /metrics, with its UID.
   const std::string body = server::testing::get(port_, "/metrics").body;

@@ -45,15 +45,15 @@ TEST(HistoryExport, ProcessesJsonCarriesEveryWorkloadField) {
   const auto doc =
       nlohmann::json::parse(history_processes_json(window(), history::Tier::kRaw, {in_pod(7), process(8)}));
   const auto& p = doc["processes"][0];
-  EXPECT_EQ(p["container"], "c0ffee");
+  EXPECT_EQ(p["container_id"], "c0ffee");
   EXPECT_EQ(p["pod_uid"], "5f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0");
   EXPECT_EQ(p["pod"], "trainer-0");
   EXPECT_EQ(p["namespace"], "ml");
-  EXPECT_EQ(p["container_name"], "pytorch");
+  EXPECT_EQ(p["container"], "pytorch");  // the name, as /api/v1/processes has it
   EXPECT_EQ(p["job"], "4242");
   EXPECT_EQ(p["job_step"], "1");
   const auto& none = doc["processes"][1];
-  for (const char* key : {"container", "pod_uid", "pod", "namespace", "container_name", "job", "job_step"})
+  for (const char* key : {"container_id", "pod_uid", "pod", "namespace", "container", "job", "job_step"})
     EXPECT_TRUE(none[key].is_null()) << key;
 }
 
