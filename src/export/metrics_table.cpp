@@ -96,6 +96,13 @@ constexpr std::array kTable = {
               "XID critical errors seen since eacgm started.", kGpu, kGpuGroup,
               "NVML events (`nvmlEventTypeXidCriticalError`)"},
 
+    MetricDef{"eacgm_pod_gpu_share_ratio", kGauge, "ratio", "0..1",
+              "A pod's share of the GPU's time (the GPU's utilisation divided among the pods with processes "
+              "on it; a GPU's shares sum to its utilisation). `basis` says from what: NVML's per-process "
+              "samples (nvml), traced kernel launches (launches) or evenly (even); processes in no pod "
+              "together without pod labels.",
+              kPodShare, kGpuGroup, "NVML utilisation, divided (docs/kubernetes.md, \"Shared GPUs\")"},
+
     // Per process and GPU
     MetricDef{"eacgm_process_gpu_memory_bytes", kGauge, "bytes", "bytes",
               "GPU memory used by the process on this GPU.", kProcess, kProcessGroup,
@@ -364,11 +371,13 @@ std::string_view labels_doc(LabelSet set) {
     case kFunction:
       return "`domain`, `function`";
     case kTraced:
-      return "`pid`, `comm`, rank labels";
+      return "`pid`, `comm` (or pod labels), rank and workload labels";
+    case kPodShare:
+      return "`gpu`, `uuid`, `pod`, `namespace`, `basis`";
     case kFolded:
       return "`kind`";
     case kLedger:
-      return "`pid`, `comm`, `cuda_device`, rank labels";
+      return "`pid`, `comm` (or pod labels), `cuda_device`, rank and workload labels";
     case kKernel:
       return "`kernel`";
     case kNcclCall:
@@ -468,6 +477,14 @@ std::string render_metrics_doc() {
       "container), and `rank`, `local_rank`, `world_size` when the process's environment\n"
       "names them (`RANK`/`LOCAL_RANK`/`WORLD_SIZE`, else Slurm's `SLURM_PROCID`/`SLURM_LOCALID`/\n"
       "`SLURM_NTASKS`, else Open MPI's `OMPI_COMM_WORLD_*`).\n"
+      "\n"
+      "Workload labels, on every per-process family when known: `pod`, `namespace`, `container`\n"
+      "(the container's name), `pod_uid` (dcgm-exporter's names; from the process's cgroup path and\n"
+      "the node's kubelet) and `job` (`SLURM_JOB_ID`, else `TORCHELASTIC_RUN_ID`). A process in a\n"
+      "named pod carries them *instead of* `pid` and `comm` (and `container_id`), and the processes\n"
+      "of one container (and rank) are one series, summed (the overhead ratio: the largest), so a\n"
+      "pod's series do not multiply with its processes; `[kubernetes] process_series = \"pid\"`\n"
+      "keeps `pid` and `comm` too (docs/kubernetes.md, \"Attribution\").\n"
       "\n"
       "dcgm-exporter's six counters without a `_total` suffix keep their names\n"
       "(`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION`, `DCGM_FI_DEV_PCIE_REPLAY_COUNTER`,\n"

@@ -30,6 +30,7 @@ enum class LabelSet {
   kPythonCap,  // cap (processes, rows, stacks)
   kBuild,      // version, commit, kernel, mode
   kHangRule,   // rule (communicator, age)
+  kPodShare,   // gpu, uuid, pod, namespace, basis
 };
 
 enum class MetricGroup {

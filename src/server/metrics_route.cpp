@@ -6,6 +6,7 @@
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
+#include "export/pod_share_metrics.h"
 #include "export/python_metrics.h"
 #include "export/store_metrics.h"
 
@@ -45,6 +46,7 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
     }
     if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *snap->last_gpu, gpu);
     exporting::append_process_metrics(out, *snap->last_gpu, gpu);
+    if (snap) exporting::append_pod_share_metrics(out, *snap, workload_of);
   }
   if (snap) {
     exporting::CallMetricsOptions calls;

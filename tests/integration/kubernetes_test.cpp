@@ -167,6 +167,23 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
       << body.substr(0, 4000);
   EXPECT_FALSE(line_with("DCGM_FI_DEV_GPU_UTIL", {"gpu=\"1\"", "pod=\"trainer-1\""}).empty());
   EXPECT_GE(kubelet.lists(), 1);
+  // GPU 0 runs both pods' processes (the fake NVML lists every cuda_calls there): its
+  // utilisation divided between them, the shares summing to it.
+  auto value_of = [](const std::string& line) {
+    return line.empty() ? -1.0 : std::stod(line.substr(line.rfind(' ') + 1));
+  };
+  const double util = value_of(line_with("DCGM_FI_DEV_GPU_UTIL", {"gpu=\"0\""}));
+  const double share0 = value_of(line_with("eacgm_pod_gpu_share_ratio", {"gpu=\"0\"", "pod=\"trainer-0\""}));
+  const double share1 = value_of(line_with("eacgm_pod_gpu_share_ratio", {"gpu=\"0\"", "pod=\"trainer-1\""}));
+  ASSERT_GT(util, 0) << body.substr(0, 3000);
+  ASSERT_GE(share0, 0) << body;
+  ASSERT_GE(share1, 0) << body;
+  double all = 0;  // with the fake NVML's processes in no pod, which share it too
+  for (std::size_t at = 0; (at = body.find("\neacgm_pod_gpu_share_ratio{gpu=\"0\"", at)) != std::string::npos;
+       ++at) {
+    all += value_of(body.substr(at + 1, body.find('\n', at + 1) - at - 1));
+  }
+  EXPECT_NEAR(all, util / 100.0, 1e-9);
 
   // The store: SIGHUP writes an interval now; the history has the same workload.
   serve->signal(SIGHUP);

@@ -3,6 +3,7 @@
 // an unknown pod, failures keeping the last list, and gone pods leaving no name.
 #include "sample/pod_directory.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -171,6 +172,42 @@ TEST(PodDirectory, ReplicaSuffixIsCut) {
   EXPECT_EQ(gpu_of_device_id("GPU-aaa::3"), "GPU-aaa");
   EXPECT_EQ(gpu_of_device_id("MIG-bbb"), "MIG-bbb");
   EXPECT_EQ(gpu_of_device_id("0"), "0");
+}
+
+}  // namespace
+}  // namespace eacgm::sample
+
+namespace eacgm::sample {
+namespace {
+
+// 100 pods come and go, a few at a time: each is named while it is there, none is named
+// after it went, and the directory's tables hold only the pods there now.
+TEST_F(PodDirectoryTest, PodChurnLeavesNoStaleNamesAndBoundedTables) {
+  std::vector<PodContainerResources> listed;
+  auto dir = make([&]() -> Result<std::vector<PodContainerResources>> { return listed; });
+  auto uid_of = [](int i) { return fmt::format("{:08x}-0000-4000-8000-{:012x}", i, i); };
+  for (int i = 0; i < 100; ++i) {
+    const std::string pod = fmt::format("job-{}", i);
+    add_pod("ml", pod, uid_of(i), {"main"});
+    listed = {{"ml", pod, "main", {{"nvidia.com/gpu", fmt::format("GPU-{}", i % 8)}}}};
+    now_ += std::chrono::seconds(31);
+    Workload w = in_pod(uid_of(i));
+    dir.name(w, "");
+    EXPECT_EQ(w.pod, pod);
+    EXPECT_EQ(w.gpus, (std::vector<std::string>{fmt::format("GPU-{}", i % 8)}));
+    remove_pod("ml", pod, uid_of(i));
+    listed.clear();
+  }
+  now_ += std::chrono::seconds(31);
+  dir.refresh();
+  for (int i = 0; i < 100; ++i) {
+    Workload gone = in_pod(uid_of(i));
+    dir.name(gone, fmt::format("job-{}", i));
+    EXPECT_EQ(gone.pod, "") << i;
+  }
+  EXPECT_EQ(dir.stats().pods, 0U);
+  EXPECT_EQ(dir.stats().logged_pods, 0U);
+  EXPECT_TRUE(dir.holders_of_gpu("GPU-3", 3).empty());
 }
 
 }  // namespace

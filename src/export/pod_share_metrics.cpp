@@ -1,0 +1,65 @@
+// Pods' shares of the GPUs as a family (see pod_share_metrics.h).
+#include "export/pod_share_metrics.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/gpu_share.h"
+#include "export/metrics_table.h"
+
+namespace eacgm::exporting {
+
+void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
+                              const std::function<sample::Workload(std::uint32_t pid)>& workload_of) {
+  if (!snap.last_gpu || !workload_of) return;
+  const GpuSnapshot& pass = *snap.last_gpu;
+  // Traced kernel launches per process, spread evenly over the GPUs it is on.
+  std::map<std::uint32_t, double> launches;
+  for (const auto& row : snap.work.rows()) {
+    if (row.kind == GpuWork::kKernel) launches[row.pid] += static_cast<double>(row.count);
+  }
+  std::map<std::uint32_t, unsigned> gpus_of_pid;
+  for (const auto& p : pass.processes) ++gpus_of_pid[p.pid];
+  std::map<unsigned, analysis::GpuShareInput> by_gpu;
+  std::map<std::string, std::pair<std::string, std::string>> names;  // key -> (namespace, pod)
+  bool any_pod = false;
+  for (const auto& d : pass.devices) {
+    if (d.lost) continue;
+    auto& in = by_gpu[d.index];
+    in.gpu = d.index;
+    if (d.utilization_gpu_percent) in.utilization_percent = *d.utilization_gpu_percent;
+  }
+  for (const auto& p : pass.processes) {
+    auto it = by_gpu.find(p.gpu_index);
+    if (it == by_gpu.end()) continue;
+    const sample::Workload w = workload_of(p.pid);
+    std::string key;
+    if (!w.pod.empty()) {
+      key = w.namespace_ + "/" + w.pod;
+      names[key] = {w.namespace_, w.pod};
+      any_pod = true;
+    }
+    const auto l = launches.find(p.pid);
+    const double mine = l == launches.end() ? 0.0 : l->second / gpus_of_pid[p.pid];
+    it->second.processes.push_back({p.pid, key, p.sm_utilization_percent, mine});
+  }
+  if (!any_pod) return;
+  std::vector<analysis::GpuShareInput> inputs;
+  for (auto& [index, in] : by_gpu) inputs.push_back(std::move(in));
+  std::map<unsigned, std::string> uuid_of;
+  for (const auto& d : pass.devices) uuid_of[d.index] = d.uuid;
+  begin_family(out, "eacgm_pod_gpu_share_ratio");
+  for (const auto& share : analysis::gpu_shares(inputs)) {
+    Labels l{{"gpu", std::to_string(share.gpu)}, {"uuid", uuid_of[share.gpu]}};
+    if (!share.workload.empty()) {
+      l.push_back({"pod", names[share.workload].second});
+      l.push_back({"namespace", names[share.workload].first});
+    }
+    l.push_back({"basis", share.basis});
+    out.add(l, share.percent / 100.0);
+  }
+}
+
+}  // namespace eacgm::exporting
