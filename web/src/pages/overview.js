@@ -23,15 +23,16 @@ export function overviewPage(root, ctx) {
   const charts = FIGURES.map((f) => new TimeChart(root.querySelector('#gpu-charts'), { title: f.title, fmt: figureFormat(f.unit), min: 0 }));
   const procs = new Table(root.querySelector('#procs'), {
     id: 'processes',
-    filterFields: ['comm', 'cmdline', 'pid', 'container', 'rank'],
-    filterLabel: 'Filter processes (command, pid, container, rank)',
+    filterFields: ['comm', 'cmdline', 'pid', 'workload', 'job', 'rank'],
+    filterLabel: 'Filter processes (command, pid, pod, container, job, rank)',
     sort: { key: 'calls_rate', dir: -1 },
     empty: 'No traced process yet.',
     columns: [
       { key: 'comm', label: 'Command', html: (r) => `<a href="#/process/${r.pid}" title="${esc(r.cmdline)}">${esc(r.comm || '?')}</a>${r.exited ? ' <span class="tag">exited</span>' : ''}` },
       { key: 'pid', label: 'PID', num: true },
       { key: 'rank', label: 'Rank', num: true, html: (r) => (r.rank == null ? '–' : `${r.rank}${r.world_size != null ? `/${r.world_size}` : ''}`) },
-      { key: 'container', label: 'Pod / container', html: (r) => (r.container ? `<code title="${esc(r.container)}">${esc(r.container.slice(0, 12))}</code>` : '–') },
+      { key: 'workload', label: 'Pod / container', html: (r) => workloadCell(r) },
+      { key: 'job', label: 'Job', html: (r) => (r.job ? esc(r.job) : '–') },
       { key: 'gpu_mem', label: 'GPU mem', num: true, html: (r) => bytes(r.gpu_mem) },
       { key: 'sm', label: 'SM%', num: true, html: (r) => (r.sm == null ? '–' : `${Math.round(r.sm)}%`) },
       { key: 'calls_rate', label: 'Calls/s', num: true, html: (r) => `${r.estimated && r.calls_rate > 0 ? '<span class="est" title="scaled from part of the time (duty cycle): an estimate">~</span>' : ''}${rate(r.calls_rate)}` },
@@ -120,7 +121,11 @@ export function overviewPage(root, ctx) {
         cmdline: p.cmdline ?? '',
         rank: p.rank ?? null,
         world_size: p.world_size ?? null,
-        container: p.container ?? null,
+        container_id: p.container_id ?? null,
+        pod_uid: p.pod_uid ?? null,
+        // "namespace/pod · container" when the kubelet named it, else the ids.
+        workload: p.pod ? `${p.namespace}/${p.pod}${p.container ? ` · ${p.container}` : ''}` : (p.container_id ?? ''),
+        job: p.job ? `${p.job}${p.job_step != null ? `.${p.job_step}` : ''}` : null,
         exited: p.exited === true,
         gpu_mem: gpus.length ? gpus.reduce((s, g) => s + (g.memory_max_bytes ?? 0), 0) : null,
         sm: gpus.length ? Math.max(...gpus.map((g) => g.sm_mean_percent ?? 0)) : null,
@@ -163,4 +168,13 @@ export function overviewPage(root, ctx) {
       charts.forEach((c) => c.destroy());
     },
   };
+}
+
+// A process's pod and container as named by the kubelet; an unnamed pod's UID or a
+// container's short id otherwise.
+function workloadCell(r) {
+  if (r.workload && r.workload !== r.container_id) return `<span title="${esc(r.pod_uid ?? '')}">${esc(r.workload)}</span>`;
+  if (r.container_id) return `<code title="${esc(r.container_id)}">${esc(r.container_id.slice(0, 12))}</code>`;
+  if (r.pod_uid) return `<code title="pod UID">${esc(r.pod_uid.slice(0, 8))}</code>`;
+  return '–';
 }

@@ -159,7 +159,11 @@ export function processPage(root, ctx, pid) {
     const bits = [];
     if (facts?.cmdline) bits.push(`<code>${esc(facts.cmdline)}</code>`);
     if (facts?.rank != null) bits.push(`rank ${facts.rank}${facts.world_size != null ? ` of ${facts.world_size}` : ''}`);
-    if (facts?.container) bits.push(`container <code>${esc(facts.container.slice(0, 12))}</code>`);
+    if (facts?.pod) bits.push(`pod <b>${esc(facts.namespace)}/${esc(facts.pod)}</b>${facts.container ? ` container ${esc(facts.container)}` : ''}`);
+    else if (facts?.pod_uid) bits.push(`pod <code title="pod UID">${esc(facts.pod_uid)}</code>`);
+    if (facts?.container_id) bits.push(`container id <code title="${esc(facts.container_id)}">${esc(facts.container_id.slice(0, 12))}</code>`);
+    if (facts?.job) bits.push(`job ${esc(facts.job)}${facts.job_step != null ? `.${esc(facts.job_step)}` : ''}`);
+    if (facts?.pod_gpus?.length) bits.push(`given ${facts.pod_gpus.map(esc).join(', ')}`);
     if (facts?.exited) bits.push('<span class="tag">exited</span>');
     if (doc.overhead) bits.push(`probe overhead ${percent(doc.overhead.cpu_share, 2)} of its CPU time`);
     root.querySelector('#proc-facts').innerHTML = bits.join(' · ');
