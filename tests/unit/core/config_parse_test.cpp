@@ -215,6 +215,28 @@ TEST(ConfigParse, PythonProfileWindowAndCaps) {
               HasSubstr("[python]: max_stacks = 1 is out of range 10..1000000"));
 }
 
+TEST(ConfigParse, Kubernetes) {
+  const KubernetesConfig d = Config{}.kubernetes;
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
+  EXPECT_EQ(d.process_series, "auto");
+  Result<Config> r = parse_config(lines({"[kubernetes]", "enabled = false", "pod_resources_socket = \"/run/k.sock\"",
+                                         "log_root = \"/host/var/log\"", "refresh_s = 5", "process_series = \"pid\""}),
+                                  "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_FALSE(r->kubernetes.enabled);
+  EXPECT_EQ(r->kubernetes.pod_resources_socket, "/run/k.sock");
+  EXPECT_EQ(r->kubernetes.log_root, "/host/var/log");
+  EXPECT_EQ(r->kubernetes.refresh_s, 5.0);
+  EXPECT_EQ(r->kubernetes.process_series, "pid");
+  EXPECT_THAT(error_of(lines({"[kubernetes]", "process_series = \"pod\""})),
+              HasSubstr("eacgm.toml:2:18: [kubernetes]: process_series must be \"auto\" or \"pid\", not \"pod\""));
+  EXPECT_THAT(error_of(lines({"[kubernetes]", "log_root = \"var/log\""})),
+              HasSubstr("[kubernetes]: log_root must be an absolute path"));
+  EXPECT_THAT(error_of(lines({"[kubernetes]", "refresh_s = 0"})), HasSubstr("is out of range 1..86400"));
+  EXPECT_THAT(error_of(lines({"[kubernetes]", "socket = \"/x\""})), HasSubstr("[kubernetes]: unknown key \"socket\""));
+}
+
 TEST(ConfigParse, HangsMinimumAge) {
   EXPECT_EQ(Config{}.hangs.min_age_s, 5.0);
   Result<Config> r = parse_config(lines({"[hangs]", "min_age_s = 1"}), "eacgm.toml");
