@@ -32,8 +32,8 @@ struct GpuShareInput {
 
 struct GpuShare {
   unsigned gpu = 0;
-  std::string workload;  // "" for the processes in no workload, together
-  double percent = 0;    // of the GPU's time; the GPU's rows sum to its utilisation
+  std::string workload;    // "" for the processes in no workload, together
+  double percent = 0;      // of the GPU's time; the GPU's rows sum to its utilisation
   const char* basis = "";  // "nvml", "launches" or "even"
 };
 

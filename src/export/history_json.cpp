@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "export/history_jobs.h"
 #include "export/json_text.h"
 
 namespace eacgm::exporting {
@@ -151,6 +152,11 @@ std::string history_anomalies_json(const history::HistoryQuery& q,
                         {"leaks", list(leaks, leak_json)}});
 }
 
+std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
+                              const std::vector<history::StoredProcess>& processes) {
+  return json_text(json{{"window", window(q, tier)}, {"jobs", history_jobs_array(history_jobs(processes))}});
+}
+
 std::string history_report_json(const HistoryReport& r) {
   json w = window(r.query, r.tier);
   return json_text(json{{"window", std::move(w)},
@@ -162,7 +168,8 @@ std::string history_report_json(const HistoryReport& r) {
                                          })},
                         {"gpus", list(r.gpus, gpu_json)},
                         {"anomalies", list(r.anomalies, anomaly_json)},
-                        {"leaks", list(r.leaks, leak_json)}},
+                        {"leaks", list(r.leaks, leak_json)},
+                        {"jobs", history_jobs_array(history_jobs(r.processes))}},
                    2);
 }
 

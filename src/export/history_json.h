@@ -23,6 +23,10 @@ std::string history_anomalies_json(const history::HistoryQuery& q,
                                    const std::vector<history::StoredAnomaly>& rows,
                                    const std::vector<history::StoredLeak>& leaks);
 
+// {"window":{...},"jobs":[...]}: the jobs of the processes (export/history_jobs.h).
+std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
+                              const std::vector<history::StoredProcess>& processes);
+
 // Everything of a window in one document (`eacgm history --json`).
 struct HistoryReport {
   history::HistoryQuery query;

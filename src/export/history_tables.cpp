@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/byte_size.h"
+#include "export/history_jobs.h"
 #include "export/summary_table.h"
 
 namespace eacgm::exporting {
@@ -88,6 +89,9 @@ std::string render_history_text(const HistoryReport& r) {
       out += trimmed(line) + "\n";
     }
     out += "\n";
+  }
+  if (const std::string jobs = history_jobs_table(history_jobs(r.processes)); !jobs.empty()) {
+    out += jobs + "\n";
   }
   if (!r.kernels.empty()) {
     out += fmt::format("{:>12}  {}\n", "launches", "kernel");

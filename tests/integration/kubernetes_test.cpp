@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -207,6 +208,18 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
     EXPECT_EQ(p["container_id"], first ? kId0 : kId1);
     EXPECT_EQ(p["job"], first ? "4711" : "run-7");
   }
+  // The jobs of the window, each a row with its node, rank and pod.
+  const json jobs =
+      json::parse(server::testing::get(port_, "/api/v1/history/jobs?since=1h").body, nullptr, false);
+  ASSERT_TRUE(jobs.is_object()) << jobs.dump();
+  std::map<std::string, json> by_job;
+  for (const auto& j : jobs["jobs"]) by_job[j["job"].get<std::string>()] = j;
+  ASSERT_TRUE(by_job.contains("4711")) << jobs.dump();
+  ASSERT_TRUE(by_job.contains("run-7")) << jobs.dump();
+  EXPECT_EQ(by_job["4711"]["ranks"], json::array({0}));
+  EXPECT_EQ(by_job["4711"]["pods"], json::array({"ml/trainer-0"}));
+  EXPECT_EQ(by_job["run-7"]["ranks"], json::array({1}));
+  EXPECT_EQ(by_job["run-7"]["nodes"].size(), 1U);
 
   std::ofstream(done) << "";
   p0->wait();

@@ -39,7 +39,8 @@ TEST(GpuShare, LaunchesWhenNvmlHasNoPerProcessFigures) {
 
 TEST(GpuShare, EvenlyWithoutEitherAndNothingWithoutUtilisation) {
   GpuShareInput g{2, 30.0, {{1, "a", std::nullopt, 0}, {2, "b", std::nullopt, 0}, {3, "b", std::nullopt, 0}}};
-  const auto rows = gpu_shares({g, GpuShareInput{3, std::nullopt, {{4, "c", 50, 9}}}, GpuShareInput{4, 50.0, {}}});
+  const auto rows =
+      gpu_shares({g, GpuShareInput{3, std::nullopt, {{4, "c", 50, 9}}}, GpuShareInput{4, 50.0, {}}});
   ASSERT_EQ(rows.size(), 2U);
   EXPECT_DOUBLE_EQ(rows[0].percent, 10.0);
   EXPECT_DOUBLE_EQ(rows[1].percent, 20.0);

@@ -220,21 +220,24 @@ TEST(ConfigParse, Kubernetes) {
   EXPECT_TRUE(d.enabled);
   EXPECT_EQ(d.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   EXPECT_EQ(d.process_series, "auto");
-  Result<Config> r = parse_config(lines({"[kubernetes]", "enabled = false", "pod_resources_socket = \"/run/k.sock\"",
-                                         "log_root = \"/host/var/log\"", "refresh_s = 5", "process_series = \"pid\""}),
-                                  "eacgm.toml");
+  Result<Config> r =
+      parse_config(lines({"[kubernetes]", "enabled = false", "pod_resources_socket = \"/run/k.sock\"",
+                          "log_root = \"/host/var/log\"", "refresh_s = 5", "process_series = \"pid\""}),
+                   "eacgm.toml");
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_FALSE(r->kubernetes.enabled);
   EXPECT_EQ(r->kubernetes.pod_resources_socket, "/run/k.sock");
   EXPECT_EQ(r->kubernetes.log_root, "/host/var/log");
   EXPECT_EQ(r->kubernetes.refresh_s, 5.0);
   EXPECT_EQ(r->kubernetes.process_series, "pid");
-  EXPECT_THAT(error_of(lines({"[kubernetes]", "process_series = \"pod\""})),
-              HasSubstr("eacgm.toml:2:18: [kubernetes]: process_series must be \"auto\" or \"pid\", not \"pod\""));
+  EXPECT_THAT(
+      error_of(lines({"[kubernetes]", "process_series = \"pod\""})),
+      HasSubstr("eacgm.toml:2:18: [kubernetes]: process_series must be \"auto\" or \"pid\", not \"pod\""));
   EXPECT_THAT(error_of(lines({"[kubernetes]", "log_root = \"var/log\""})),
               HasSubstr("[kubernetes]: log_root must be an absolute path"));
   EXPECT_THAT(error_of(lines({"[kubernetes]", "refresh_s = 0"})), HasSubstr("is out of range 1..86400"));
-  EXPECT_THAT(error_of(lines({"[kubernetes]", "socket = \"/x\""})), HasSubstr("[kubernetes]: unknown key \"socket\""));
+  EXPECT_THAT(error_of(lines({"[kubernetes]", "socket = \"/x\""})),
+              HasSubstr("[kubernetes]: unknown key \"socket\""));
 }
 
 TEST(ConfigParse, HangsMinimumAge) {
