@@ -74,7 +74,8 @@ std::vector<HistoryJob> history_jobs(const std::vector<history::StoredProcess>& 
     }
     out.push_back(std::move(j));
   }
-  std::stable_sort(out.begin(), out.end(), [](const HistoryJob& a, const HistoryJob& b) { return a.calls > b.calls; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const HistoryJob& a, const HistoryJob& b) { return a.calls > b.calls; });
   return out;
 }
 
@@ -99,13 +100,15 @@ nlohmann::ordered_json history_jobs_array(const std::vector<HistoryJob>& jobs) {
 
 std::string history_jobs_table(const std::vector<HistoryJob>& jobs) {
   if (jobs.empty()) return "";
-  std::string out = fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes",
-                                "ranks", "processes", "calls", "errors", "first seen (UTC)", "last seen (UTC)");
+  std::string out =
+      fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes", "ranks",
+                  "processes", "calls", "errors", "first seen (UTC)", "last seen (UTC)");
   for (const auto& j : jobs) {
     std::string ranks = ranges(j.ranks);
     if (j.world_size) ranks += fmt::format(" of {}", *j.world_size);
-    out += fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", j.job.substr(0, 20), j.nodes.size(),
-                       ranks.substr(0, 16), j.processes, j.calls, j.errors, utc(j.first_ns), utc(j.last_ns));
+    out += fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", j.job.substr(0, 20),
+                       j.nodes.size(), ranks.substr(0, 16), j.processes, j.calls, j.errors, utc(j.first_ns),
+                       utc(j.last_ns));
     if (!j.missing_ranks.empty()) {
       out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(j.missing_ranks), j.job);
     }

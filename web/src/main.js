@@ -1,9 +1,10 @@
-// The app: a hash router over three pages (overview, process, agent), the range picker,
+// The app: a hash router over four pages (overview, process, fleet, agent), the range picker,
 // the theme, live updates, and the login form when the agent asks for a token.
 import './style.css';
 import { AuthError, postJSON } from './api.js';
 import { Live } from './live.js';
 import { agentPage } from './pages/agent.js';
+import { fleetPage } from './pages/fleet.js';
 import { loginPage } from './pages/login.js';
 import { overviewPage } from './pages/overview.js';
 import { processPage } from './pages/process.js';
@@ -94,10 +95,12 @@ function route() {
   page?.unmount();
   const hash = location.hash || '#/';
   const proc = hash.match(/^#\/process\/(\d+)$/);
-  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', (a.dataset.nav === 'agent') === hash.startsWith('#/agent') && !proc);
+  const current = proc ? '' : hash.startsWith('#/agent') ? 'agent' : hash.startsWith('#/fleet') ? 'fleet' : 'overview';
+  for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === current);
   ctx.ticks = 0;
   if (proc) page = processPage(app, ctx, proc[1]);
   else if (hash.startsWith('#/agent')) page = agentPage(app, ctx);
+  else if (hash.startsWith('#/fleet')) page = fleetPage(app, ctx);
   else page = overviewPage(app, ctx);
   refresh();
 }

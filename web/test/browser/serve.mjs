@@ -89,7 +89,8 @@ export async function startServe(binDir, dir, { port, token, extra = [] } = {}) 
   return serve;
 }
 
-// The test programs: a driver-API loop on the stub libcuda, two threads, and a Python
+// The test programs: a driver-API loop on the stub libcuda, two threads (rank 0 of Slurm
+// job ui-job-1), and a Python
 // program whose stacks the agent samples (the flame graph), long enough to outlast the
 // test (stopped at its end).
 const PYTHON_WORK = `
@@ -106,7 +107,11 @@ while True:
 export function startPrograms(binDir, dir) {
   fs.writeFileSync(path.join(dir, 'hot.py'), PYTHON_WORK);
   return [
-    new Child([path.join(binDir, 'driver_loop'), '--threads', '2', '--iters', '100000000', '--work-us', '500'], { cwd: dir }),
+    // A rank of a two-rank batch job whose other rank never comes (the fleet page's job row).
+    new Child([path.join(binDir, 'driver_loop'), '--threads', '2', '--iters', '100000000', '--work-us', '500'], {
+      cwd: dir,
+      env: { SLURM_JOB_ID: 'ui-job-1', RANK: '0', WORLD_SIZE: '2' },
+    }),
     new Child(['python3', path.join(dir, 'hot.py')], { cwd: dir }),
   ];
 }

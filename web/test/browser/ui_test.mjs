@@ -118,6 +118,20 @@ describe('web UI without a token', () => {
     await screenshot(page, SHOTS, 'overview-dark.png');
   });
 
+  it('shows the fleet: the job with its rank, the one never seen, and the node', async () => {
+    await page.goto(`${origin}/#/fleet`);
+    const row = page.locator('#jobs tbody tr', { hasText: 'ui-job-1' });
+    // The history writes an interval every 10 s; the page asks again at each update.
+    await row.first().waitFor({ timeout: 40_000 });
+    const text = await row.first().innerText();
+    assert.match(text, /0 of 2/);
+    assert.match(text, /missing 1/);
+    assert.ok((await page.locator('#nodes tbody tr').count()) >= 1, 'a node row');
+    await screenshot(page, SHOTS, 'fleet.png');
+    await page.goto(`${origin}/`);
+    await page.locator('#processes tbody tr', { hasText: 'ui-job-1' }).first().waitFor({ timeout: 15_000 });
+  });
+
   it('picks a history range from the store', async () => {
     await page.selectOption('#range', '1h');
     await page.locator('#gpu-source', { hasText: 'history store' }).waitFor({ timeout: 10_000 });
