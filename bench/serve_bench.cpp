@@ -274,6 +274,72 @@ BENCHMARK(BM_MetricsRender)
     ->ArgNames({"functions", "openmetrics"})
     ->Unit(benchmark::kMillisecond);
 
+// The same node in Kubernetes: its 200 processes in 50 pods (4 each: a rank and three
+// data-loader workers; one container, one GPU per pod from the kubelet's list through a
+// real PodDirectory), the per-process
+// series by pod (pod_series 1, the default) or by pid with the pod labels added (0).
+class PodFacts final : public sample::ProcessFacts {
+ public:
+  // A pod's four processes: its rank and three data-loader workers, which inherit the
+  // rank's environment (so its rank labels).
+  sample::RankInfo rank(std::uint32_t pid) const override {
+    sample::RankInfo r;
+    r.rank = (pid - kFirstPid) / 4;
+    r.local_rank = *r.rank % 8;
+    r.world_size = kPids / 4;
+    return r;
+  }
+  std::string cmdline(std::uint32_t) const override { return "python3 train.py"; }
+  std::optional<std::string> container(std::uint32_t) const override { return std::nullopt; }
+  bool alive(std::uint32_t) const override { return true; }
+  sample::Workload workload(std::uint32_t pid) const override {
+    const std::uint32_t pod = (pid - kFirstPid) / 4;
+    sample::Workload w;
+    w.pod = "trainer-" + std::to_string(pod);
+    w.namespace_ = "ml";
+    w.container = "pytorch";
+    w.pod_uid = "00000000-0000-4000-8000-" + std::to_string(100000000000 + pod);
+    w.job = "job-" + std::to_string(pod / 8);
+    return w;
+  }
+};
+
+void BM_MetricsRenderByPod(benchmark::State& state) {
+  const Node& n = node(kCatalogSpecs);
+  auto snap = n.analysis->snapshot();
+  server::MetricsOptions o = renderer().metrics_opts;
+  o.facts = std::make_shared<const PodFacts>();
+  o.pod_series = state.range(0) == 1;
+  o.pods = std::make_shared<sample::PodDirectory>(
+      []() -> Result<std::vector<sample::PodContainerResources>> {
+        std::vector<sample::PodContainerResources> listed;
+        for (unsigned i = 0; i < kPids / 4; ++i) {
+          listed.push_back({"ml",
+                            "trainer-" + std::to_string(i),
+                            "pytorch",
+                            {{"nvidia.com/gpu", "GPU-" + std::to_string(i % kGpus)}}});
+        }
+        return listed;
+      },
+      sample::PodDirectoryOptions{}, nullptr);
+  std::size_t bytes = 0, series = 0;
+  for (auto _ : state) {
+    exporting::ExpositionWriter out(exporting::ExpositionFormat::kPrometheusText);
+    server::write_metrics(out, snap.get(), o, renderer().server_counters.read());
+    std::string body = out.finish();
+    bytes = body.size();
+    benchmark::DoNotOptimize(body.data());
+    series = 0;
+    for (std::size_t at = 0; (at = body.find('\n', at)) != std::string::npos; ++at) {
+      if (at + 1 < body.size() && body[at + 1] != '#') ++series;
+    }
+  }
+  report_size(state, n, bytes);
+  state.counters["series"] = static_cast<double>(series);
+  state.SetLabel(state.range(0) == 1 ? "by pod" : "by pid, pod labels added");
+}
+BENCHMARK(BM_MetricsRenderByPod)->Arg(1)->Arg(0)->ArgName("pod_series")->Unit(benchmark::kMillisecond);
+
 template <std::string (*Render)(const analysis::AnalysisSnapshot&)>
 void BM_Api(benchmark::State& state) {
   const Node& n = node(static_cast<std::size_t>(state.range(0)));
