@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "agent/facts_reader.h"
 #include "agent/reloading_trace.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
@@ -148,6 +149,14 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   daemon_options.capture = capture;
   server::Daemon daemon(std::move(daemon_options));
   trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis, capture);
+  {
+    // Each process's facts read at its first call, before the analysis sees it: a process
+    // gone before the next interval or scrape keeps its command line, rank, job and pod.
+    auto first = std::make_shared<ConsumerList>();
+    first->add(std::make_shared<agent::FactsReader>(facts));
+    first->add(std::move(trace.consumers.head));
+    trace.consumers.head = std::move(first);
+  }
   if (auto st = daemon.start(); !st) {
     print_error(st.error());
     return 2;

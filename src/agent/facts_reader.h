@@ -1,0 +1,36 @@
+// FactsReader: reads each process's facts (command line, environment: rank and job,
+// cgroup: container and pod) the first time one of its calls arrives, on the output
+// thread, so that a process that exits before the history's next interval or the next
+// scrape is still written with them (ProcessFacts keeps what it read after the exit).
+// Remembers at most kMaxPids pids and starts over when full (a pid read again costs one
+// more read, nothing else).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_set>
+
+#include "core/consumer.h"
+#include "sample/process_facts.h"
+
+namespace eacgm::agent {
+
+class FactsReader final : public Consumer {
+ public:
+  static constexpr std::size_t kMaxPids = 8192;
+  explicit FactsReader(std::shared_ptr<const sample::ProcessFacts> facts) : facts_(std::move(facts)) {}
+
+  void on_calls(std::span<const CallEvent> calls) override;
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) override;
+
+  std::uint64_t reads() const { return reads_; }
+
+ private:
+  void seen(std::uint32_t pid);
+
+  std::shared_ptr<const sample::ProcessFacts> facts_;
+  std::unordered_set<std::uint32_t> pids_;
+  std::uint64_t reads_ = 0;
+};
+
+}  // namespace eacgm::agent
