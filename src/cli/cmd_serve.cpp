@@ -109,7 +109,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
     po.refresh = std::chrono::milliseconds(static_cast<std::int64_t>(config->kubernetes.refresh_s * 1000));
     pods = std::make_shared<sample::PodDirectory>(
         kubelet::pod_resources_source(config->kubernetes.pod_resources_socket), po,
-        [](std::string line) { print_error(line); });
+        [](const std::string& line) { print_error(line); });
   }
   auto facts = std::make_shared<sample::ProcFacts>(pods);
   server::DaemonOptions daemon_options;

@@ -47,6 +47,7 @@ void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSna
   }
   if (!any_pod) return;
   std::vector<analysis::GpuShareInput> inputs;
+  inputs.reserve(by_gpu.size());
   for (auto& [index, in] : by_gpu) inputs.push_back(std::move(in));
   std::map<unsigned, std::string> uuid_of;
   for (const auto& d : pass.devices) uuid_of[d.index] = d.uuid;
