@@ -37,8 +37,9 @@ TEST_F(ServeFixture, AProcessShorterThanAnIntervalKeepsItsCommandLineAndJob) {
   serve->signal(SIGHUP);
   json row;
   ASSERT_TRUE(eventually([&] {
-    const json doc = json::parse(server::testing::get(port_, "/api/v1/history/processes?since=1h&comm=cuda_calls").body,
-                                 nullptr, false);
+    const json doc =
+        json::parse(server::testing::get(port_, "/api/v1/history/processes?since=1h&comm=cuda_calls").body,
+                    nullptr, false);
     if (!doc.is_object()) return false;
     for (const auto& p : doc["processes"]) {
       if (std::to_string(p["pid"].get<long>()) == pid) row = p;
