@@ -328,6 +328,17 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_store_last_write_timestamp_seconds", kGauge, "seconds", "s",
               "When the last interval was written, seconds since the Unix epoch.", kNone, kStore,
               "history writer"},
+    MetricDef{"eacgm_store_clock_offset_seconds", kGauge, "seconds", "s",
+              "The PostgreSQL server's clock minus this node's (CLOCK_REALTIME), measured at each write "
+              "NTP-style (the best of the last 8 round trips). Add it to a node's timestamps to put them "
+              "on the server's clock before comparing them with another node's. Absent until measured "
+              "and for a SQLite store.",
+              kNone, kStore, "history writer"},
+    MetricDef{"eacgm_store_clock_uncertainty_seconds", kGauge, "seconds", "s",
+              "The bound on eacgm_store_clock_offset_seconds's error: half the round trip it was measured "
+              "over, plus half the server clock's microsecond. A cross-node difference smaller than the two "
+              "nodes' uncertainties added is not meaningful.",
+              kNone, kStore, "history writer"},
 
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,

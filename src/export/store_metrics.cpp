@@ -26,6 +26,12 @@ void append_store_metrics(ExpositionWriter& out, const history::StoreStats& s) {
     begin_family(out, "eacgm_store_last_write_timestamp_seconds");
     out.add({}, s.last_write_unix);
   }
+  if (s.clock_offset_seconds && s.clock_uncertainty_seconds) {
+    begin_family(out, "eacgm_store_clock_offset_seconds");
+    out.add({}, *s.clock_offset_seconds);
+    begin_family(out, "eacgm_store_clock_uncertainty_seconds");
+    out.add({}, *s.clock_uncertainty_seconds);
+  }
 }
 
 }  // namespace eacgm::exporting

@@ -149,6 +149,10 @@ void HistoryWriter::write_spool() {
     stats_.rows_written += rows_of(batch);
     stats_.healthy = true;
     stats_.last_write_unix = static_cast<double>(now) / 1e9;
+    if (auto clock = store_->clock()) {
+      stats_.clock_offset_seconds = static_cast<double>(clock->offset_ns) / 1e9;
+      stats_.clock_uncertainty_seconds = static_cast<double>(clock->uncertainty_ns) / 1e9;
+    }
     spool_.pop_front();
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -48,6 +49,10 @@ struct StoreStats {
   std::uint64_t size_bytes = 0;       // at the last maintenance
   double last_write_unix = 0;         // 0: none yet
   bool healthy = true;                // the last write succeeded
+  // The node's clock against the store's (PostgreSQL: the server's minus the node's),
+  // and the bound on its error; absent until measured (SQLite: never).
+  std::optional<double> clock_offset_seconds;
+  std::optional<double> clock_uncertainty_seconds;
 };
 
 class HistoryWriter {

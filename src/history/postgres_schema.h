@@ -65,13 +65,22 @@ ALTER TABLE processes ADD COLUMN IF NOT EXISTS job_step TEXT NOT NULL DEFAULT ''
 CREATE INDEX IF NOT EXISTS processes_job ON processes(job);
 )sql";
 
+// Version 3: each node's clock against the server's (history/clock_offset.h), one row
+// per node, written with its batches: the server's clock minus the node's, the bound on
+// that offset's error, and when (the server's clock) it was measured.
+inline constexpr const char* kPostgresSchemaV3 = R"sql(
+CREATE TABLE IF NOT EXISTS node_clocks(
+  node INTEGER NOT NULL PRIMARY KEY, measured_ns BIGINT NOT NULL, offset_ns BIGINT NOT NULL,
+  uncertainty_ns BIGINT NOT NULL);
+)sql";
+
 // The steps: kPostgresSteps[v - 1] takes a database from version v - 1 to v. An empty
 // database takes them all, so that a new one and a migrated one are the same.
-inline constexpr const char* kPostgresSteps[] = {kPostgresSchemaV1, kPostgresSchemaV2};
+inline constexpr const char* kPostgresSteps[] = {kPostgresSchemaV1, kPostgresSchemaV2, kPostgresSchemaV3};
 
 // The tables of the history (for its size).
-inline constexpr const char* kPostgresTables[] = {"meta",      "names",   "processes", "intervals",
-                                                  "functions", "kernels", "gpus",      "gpu_processes",
-                                                  "anomalies", "leaks"};
+inline constexpr const char* kPostgresTables[] = {"meta",      "names",   "processes",  "intervals",
+                                                  "functions", "kernels", "gpus",       "gpu_processes",
+                                                  "anomalies", "leaks",   "node_clocks"};
 
 }  // namespace eacgm::history

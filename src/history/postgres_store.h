@@ -36,6 +36,8 @@ class PostgresStore final : public Store {
   Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override;
   // The tables' bytes on the server, indexes and TOAST included.
   Result<std::uint64_t> size_bytes() override;
+  // The node's clock against the server's: the best of the last few writes' samples.
+  std::optional<ClockEstimate> clock() const override { return clock_.best(); }
   std::string description() const override { return description_; }
 
  private:
@@ -50,6 +52,10 @@ class PostgresStore final : public Store {
   std::int32_t id_of(const std::string& name) const { return names_.at(name); }
   Result<std::int64_t> meta_int(const std::string& key, std::int64_t fallback);
   Status set_meta(const std::string& key, std::int64_t value);
+  // One round trip reading the server's clock, between two readings of the node's.
+  Status sample_clock();
+  // The node's row of node_clocks, in the write's transaction (nothing before a sample).
+  Status record_clock(std::int32_t node);
   Status write_rows(std::int32_t node, const IntervalBatch& b, bool merge_existing);
   Status roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                  std::int64_t span_ns);
@@ -68,6 +74,7 @@ class PostgresStore final : public Store {
   PgConn conn_;
   std::string description_;
   std::unordered_map<std::string, std::int32_t> names_;
+  ClockEstimator clock_;
 };
 
 }  // namespace eacgm::history

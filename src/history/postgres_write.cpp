@@ -13,6 +13,7 @@ namespace eacgm::history {
 
 Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
   if (auto st = ready(); !st) return st;
+  if (auto st = sample_clock(); !st) return st;
   std::set<std::string> wanted{node};
   for (const auto& f : b.functions) wanted.insert({f.domain, f.function});
   for (const auto& k : b.kernels) wanted.insert(k.kernel);
@@ -21,6 +22,7 @@ Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
   if (auto st = resolve(wanted); !st) return st;
   const std::int32_t node_id = id_of(node);
   return in_transaction([&]() -> Status {
+    if (auto st = record_clock(node_id); !st) return st;
     auto fresh = conn_.query(
         "INSERT INTO intervals(node, t_ns, span_ns, mode) VALUES($1, $2, $3, $4) ON CONFLICT(node, t_ns) DO "
         "NOTHING "

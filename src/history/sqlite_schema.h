@@ -66,7 +66,16 @@ ALTER TABLE processes ADD COLUMN job_step TEXT NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS processes_job ON processes(job);
 )sql";
 
+// Version 3: the PostgreSQL store's node_clocks (each node's clock against the server's).
+// A SQLite file is written by one node on its own clock: the table stays empty, there
+// so that both stores have the same tables at one version.
+inline constexpr const char* kSqliteSchemaV3 = R"sql(
+CREATE TABLE IF NOT EXISTS node_clocks(
+  node INTEGER NOT NULL PRIMARY KEY, measured_ns INTEGER NOT NULL, offset_ns INTEGER NOT NULL,
+  uncertainty_ns INTEGER NOT NULL);
+)sql";
+
 // The steps: kSqliteSteps[v - 1] takes a file from version v - 1 to v.
-inline constexpr const char* kSqliteSteps[] = {kSqliteSchemaV1, kSqliteSchemaV2};
+inline constexpr const char* kSqliteSteps[] = {kSqliteSchemaV1, kSqliteSchemaV2, kSqliteSchemaV3};
 
 }  // namespace eacgm::history

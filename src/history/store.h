@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "history/clock_offset.h"
 #include "history/history_batch.h"
 #include "history/history_query.h"
 
@@ -24,7 +25,7 @@ struct Retention {
 };
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 class Store {
  public:
@@ -43,6 +44,9 @@ class Store {
   virtual Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
   virtual Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) = 0;
+  // The node's clock against the store's (PostgreSQL: the server's), as of the last
+  // write; none for a store on the node's own clock (SQLite) or before a write.
+  virtual std::optional<ClockEstimate> clock() const { return std::nullopt; }
   // Bytes on disk (SQLite: the file's pages).
   virtual Result<std::uint64_t> size_bytes() = 0;
   // For messages: the URL with any password hidden.

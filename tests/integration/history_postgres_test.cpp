@@ -3,12 +3,14 @@
 // database while the CUDA test program runs; the server is stopped for a while mid-run
 // and started again. Each agent counts the refused writes, spools the intervals and
 // writes them once the server is back; at the end every run's calls are in the history
-// of each node, none dropped, and the password shows in no line.
+// of each node, none dropped, and the password shows in no line. Each agent measures
+// its clock against the server's (/metrics, node_clocks).
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -169,6 +171,37 @@ TEST_F(HistoryPostgres, TwoNodesKeepEveryCallThroughAServerOutage) {
   auto [rc, nodes] = cluster_.psql("fleet", "SELECT count(DISTINCT node) FROM intervals");
   EXPECT_EQ(rc, 0) << nodes;
   EXPECT_EQ(nodes, "2");
+}
+
+// The server runs on the agents' machine: one clock. Each agent's measured offset is
+// then zero within its bound, on /metrics and in its row of node_clocks (one per node).
+TEST_F(HistoryPostgres, EachNodeMeasuresItsClockAgainstTheServer) {
+  Agent agents[] = {start_agent("node-a"), start_agent("node-b")};
+  constexpr double kEpsilonS = 1e-6;  // /metrics prints the seconds in floating point
+  for (const auto& a : agents) {
+    EXPECT_TRUE(eventually([&] {
+      return !a.metric("eacgm_store_clock_offset_seconds").empty() &&
+             !a.metric("eacgm_store_clock_uncertainty_seconds").empty();
+    })) << a.node
+        << ": " << get(a.port, "/metrics").body;
+    const double offset = a.number("eacgm_store_clock_offset_seconds");
+    const double uncertainty = a.number("eacgm_store_clock_uncertainty_seconds");
+    EXPECT_GT(uncertainty, 0) << a.node;
+    EXPECT_LE(std::abs(offset), uncertainty + kEpsilonS) << a.node << ": offset " << offset;
+    // A round trip to a server on the same machine: well under a second.
+    EXPECT_LT(uncertainty, 1.0) << a.node;
+  }
+  auto [rc, rows] =
+      cluster_.psql("fleet",
+                    "SELECT n.name, abs(c.offset_ns) <= c.uncertainty_ns, c.uncertainty_ns > 0, "
+                    "abs((extract(epoch FROM clock_timestamp()) * 1e9)::bigint - c.measured_ns) "
+                    "< 60e9 FROM node_clocks c JOIN names n ON n.id = c.node ORDER BY 1");
+  ASSERT_EQ(rc, 0) << rows;
+  EXPECT_EQ(rows, "node-a|t|t|t\nnode-b|t|t|t");
+  for (auto& a : agents) {
+    a.serve->signal(SIGTERM);
+    EXPECT_EQ(a.serve->wait(), 0) << a.serve->err();
+  }
 }
 
 TEST_F(HistoryPostgres, AStoreThatCannotOpenIsOneLineWithoutThePassword) {

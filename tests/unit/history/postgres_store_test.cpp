@@ -2,7 +2,8 @@
 // intervals come back summed over any window with their merged latency, as the SQLite
 // store answers them; minutes and hours roll up exactly; retention deletes only what is
 // outside each tier's window (simulated clock); a newer schema is refused, an older one
-// migrated; a process's workload comes back whole; the size cap
+// migrated (version 1 and 2); each write measures the node's clock against the
+// server's; a process's workload comes back whole; the size cap
 // lets the oldest rows go; a retried batch is written once; a lost server fails the
 // call and the next call connects again; the password never shows.
 #include "history/postgres_store.h"
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -249,6 +252,82 @@ TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigrated) {
   ASSERT_EQ(rc, 0) << rows;
   EXPECT_EQ(rows,
             std::to_string(kSchemaVersion) + "|4242|0|" + b.processes[0].pod_uid + "|trainer-0|ml|pytorch");
+}
+
+// A database of version 2 (the workload columns, no node_clocks) opens, is migrated to
+// this version, keeps its rows, and its first write records the node's clock.
+TEST_F(PostgresStoreTest, AVersion2DatabaseIsMigratedAndTakesTheNodeClock) {
+  const std::string old =
+      std::string("SET ROLE ") + PgCluster::kUser +
+      ";CREATE TABLE meta(key TEXT PRIMARY KEY, value BIGINT NOT NULL);" + kPostgresSchemaV1 +
+      kPostgresSchemaV2 +
+      "INSERT INTO meta(key, value) VALUES('schema_version', 2);"
+      "INSERT INTO names(name) VALUES('node-a');"
+      "INSERT INTO processes(node, pid, start_ns, comm, job, first_ns, last_ns) VALUES((SELECT id FROM "
+      "names WHERE name = 'node-a'), 7, 100, 'old', 'j1', " +
+      std::to_string(kT0) + ", " + std::to_string(kT0 + 10 * kS) + ");";
+  ASSERT_EQ(cluster_->admin(db_, old), "");
+  auto [no_rc, no_table] = cluster_->psql(db_, "SELECT to_regclass('node_clocks') IS NULL");
+  ASSERT_EQ(no_rc, 0) << no_table;
+  ASSERT_EQ(no_table, "t");
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_FALSE(store->clock());  // nothing measured before a write
+  auto procs = store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(procs) << procs.error();
+  ASSERT_EQ(procs->size(), 1u);
+  EXPECT_EQ(procs->front().record.job, "j1");
+  auto [rc, version] = cluster_->psql(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+  ASSERT_EQ(rc, 0) << version;
+  EXPECT_EQ(version, std::to_string(kSchemaVersion));
+  EXPECT_EQ(kSchemaVersion, 3);
+
+  auto st = store->write("node-a", batch(kT0 + 20 * kS, 42, 10, 1000));
+  ASSERT_TRUE(st) << st.error();
+  auto [rows_rc, rows] = cluster_->psql(db_, "SELECT count(*) FROM node_clocks");
+  ASSERT_EQ(rows_rc, 0) << rows;
+  EXPECT_EQ(rows, "1");
+}
+
+// The server and the test share one clock: the offset each write measures is within its
+// bound of zero, the node's one row of node_clocks says so on the server's clock, and
+// the bound is the best of the samples (no larger than the first write's).
+TEST_F(PostgresStoreTest, EachWriteMeasuresTheNodeClockAgainstTheServers) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  std::int64_t first_bound = 0;
+  for (int i = 0; i < 5; ++i) {
+    const auto before = std::chrono::system_clock::now();
+    auto st = store->write("node-a", batch(kT0 + kS * 10 * i, 42, 10, 1000));
+    ASSERT_TRUE(st) << st.error();
+    const auto after = std::chrono::system_clock::now();
+    auto c = store->clock();
+    ASSERT_TRUE(c);
+    EXPECT_LE(std::llabs(c->offset_ns), c->uncertainty_ns) << c->offset_ns;
+    EXPECT_GT(c->uncertainty_ns, 0);
+    // Half the server's microsecond at least; no more than the whole write took.
+    EXPECT_GE(c->uncertainty_ns, 500);
+    EXPECT_LE(c->uncertainty_ns,
+              std::chrono::duration_cast<std::chrono::nanoseconds>(after - before).count() + 1000);
+    if (i == 0) first_bound = c->uncertainty_ns;
+    EXPECT_LE(c->uncertainty_ns, first_bound);
+  }
+  auto c = store->clock();
+  ASSERT_TRUE(c);
+  auto [rc, row] =
+      cluster_->psql(db_,
+                     "SELECT n.name, c.measured_ns, c.offset_ns, c.uncertainty_ns FROM node_clocks c "
+                     "JOIN names n ON n.id = c.node");
+  ASSERT_EQ(rc, 0) << row;
+  EXPECT_EQ(row, "node-a|" + std::to_string(c->measured_ns) + "|" + std::to_string(c->offset_ns) + "|" +
+                     std::to_string(c->uncertainty_ns));
+  // Another node has its own row.
+  auto other = open();
+  ASSERT_TRUE(other);
+  ASSERT_TRUE(other->write("node-b", batch(kT0, 43, 10, 1000)));
+  auto [count_rc, count] = cluster_->psql(db_, "SELECT count(*) FROM node_clocks");
+  ASSERT_EQ(count_rc, 0) << count;
+  EXPECT_EQ(count, "2");
 }
 
 TEST_F(PostgresStoreTest, SizeCapLetsTheOldestRawRowsGoOnceTheTablesGrowPastIt) {

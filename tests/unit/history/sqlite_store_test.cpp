@@ -250,6 +250,40 @@ TEST(SqliteStore, AVersion1FileIsMigrated) {
   sqlite3_close(db);
 }
 
+// A file of version 2 is migrated to this version: node_clocks is there (the
+// PostgreSQL store's table) and stays empty, and the store measures no clock (it is
+// the node's own).
+TEST(SqliteStore, AVersion2FileIsMigratedWithAnEmptyNodeClocks) {
+  TempDb tmp;
+  std::filesystem::create_directories(std::filesystem::path(tmp.path()).parent_path());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
+  const std::string old = std::string(kSqliteSchemaV1) + kSqliteSchemaV2 +
+                          "INSERT INTO meta(key, value) VALUES('schema_version', 2);";
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, old.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_close(db);
+
+  auto store = SqliteStore::open(tmp.path());
+  ASSERT_TRUE(store) << store.error();
+  ASSERT_TRUE((*store)->write("node-a", batch(kT0, 42, 10, 1000)));
+  EXPECT_FALSE((*store)->clock());
+  store->reset();
+
+  ASSERT_EQ(sqlite3_open(tmp.path().c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT value FROM meta WHERE key = 'schema_version'), "
+                               "(SELECT count(*) FROM node_clocks)",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 0), 3);
+  EXPECT_EQ(sqlite3_column_int64(stmt, 1), 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
 TEST(SqliteStore, SizeCapDeletesTheOldestRawRowsFirst) {
   TempDb tmp;
   auto store = SqliteStore::open(tmp.path());
