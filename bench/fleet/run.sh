@@ -13,18 +13,18 @@
 #                  eacgm_bench_fleet_store: writers' rows/s, the month's bytes, the
 #                  history dashboard's query times.
 # Usage: bench/fleet/run.sh [BUILD] [all|metrics|prometheus|store]
-# Settings (environment): PROM_NODES="50 100 200" PROM_INTERVAL=10 PROM_SETTLE=40
-#   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=8 DAYS=30 REPEAT=5
+# Settings (environment): PROM_NODES="100 200 400" PROM_INTERVAL=10 PROM_SETTLE=30
+#   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=4 DAYS=30 REPEAT=5
 set -euo pipefail
 B=${1:-build}
 WHAT=${2:-all}
-PROM_NODES=${PROM_NODES:-"50 100 200"}
+PROM_NODES=${PROM_NODES:-"100 200 400"}
 PROM_INTERVAL=${PROM_INTERVAL:-10}
-PROM_SETTLE=${PROM_SETTLE:-40}
+PROM_SETTLE=${PROM_SETTLE:-30}
 PROM_WINDOW=${PROM_WINDOW:-60}
 WRITERS=${WRITERS:-8}
 WRITE_SECONDS=${WRITE_SECONDS:-60}
-FLEET_NODES=${FLEET_NODES:-8}
+FLEET_NODES=${FLEET_NODES:-4}
 DAYS=${DAYS:-30}
 REPEAT=${REPEAT:-5}
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -81,7 +81,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = prometheus ]; then
   prom=$!
   pids+=("$prom")
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$pport/-/ready" >/dev/null && break; sleep 0.2; done
-  printf '| nodes | interval | head series | series per node | samples/s | Prometheus CPU (cores) | samples/s per core | RSS MiB | RSS KiB per series | exporter CPU (cores) | targets up |\n|---|---|---|---|---|---|---|---|---|---|---|\n'
+  printf '| nodes | interval | head series | series per node | samples/s | Prometheus CPU (cores) | samples/s per core | RSS MiB | RSS KiB per series | exporter CPU (cores) | targets up | scrape ms p50 / max |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n'
   for n in $PROM_NODES; do
     write_config "$n"
     kill -HUP "$prom"
@@ -91,20 +91,23 @@ if [ "$WHAT" = all ] || [ "$WHAT" = prometheus ]; then
     sleep "$PROM_WINDOW"
     curl -sf "http://127.0.0.1:$pport/metrics" >"$work/m1"
     e1=$(cpu_ticks "$exporter"); t1=$(date +%s.%N)
-    up=$(curl -sf "http://127.0.0.1:$pport/api/v1/query?query=sum(up)" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
+    q() { curl -sfG "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
+      python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'; }
+    up=$(q 'sum(up)')
+    scrape="$(q 'quantile(0.5, scrape_duration_seconds)') $(q 'max(max_over_time(scrape_duration_seconds[1m]))')"
     python3 - "$n" "$PROM_INTERVAL" "$t0" "$t1" "$e0" "$e1" "$(getconf CLK_TCK)" "$up" \
       "$(metric prometheus_tsdb_head_series "$work/m1")" \
       "$(metric prometheus_tsdb_head_samples_appended_total "$work/m0")" "$(metric prometheus_tsdb_head_samples_appended_total "$work/m1")" \
       "$(metric process_cpu_seconds_total "$work/m0")" "$(metric process_cpu_seconds_total "$work/m1")" \
-      "$(metric process_resident_memory_bytes "$work/m1")" <<'EOF'
+      "$(metric process_resident_memory_bytes "$work/m1")" $scrape <<'EOF'
 import sys
-n, interval, t0, t1, e0, e1, hz, up, series, s0, s1, c0, c1, rss = sys.argv[1:]
+n, interval, t0, t1, e0, e1, hz, up, series, s0, s1, c0, c1, rss, sp50, smax = sys.argv[1:]
 dt = float(t1) - float(t0)
 rate = (float(s1) - float(s0)) / dt
 cores = (float(c1) - float(c0)) / dt
 exp = (float(e1) - float(e0)) / float(hz) / dt
 print(f"| {n} | {interval} s | {int(float(series)):,} | {float(series)/int(n):,.0f} | {rate:,.0f} | {cores:.2f} | "
-      f"{rate/cores if cores else 0:,.0f} | {float(rss)/2**20:,.0f} | {float(rss)/1024/float(series):.1f} | {exp:.2f} | {up} |")
+      f"{rate/cores if cores else 0:,.0f} | {float(rss)/2**20:,.0f} | {float(rss)/1024/float(series):.1f} | {exp:.2f} | {up} | {float(sp50)*1000:.0f} / {float(smax)*1000:.0f} |")
 EOF
   done
   kill "$exporter"; wait "$exporter" 2>/dev/null || true
