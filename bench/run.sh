@@ -27,3 +27,5 @@ echo "== governance hook: per launch and per allocation (fake libcuda)"
 "$B/bench/eacgm_bench_hook" --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only
 echo "== history: a fleet of nodes into one PostgreSQL server (a throwaway one)"
 bench/history_fleet.sh "$B" --sweep 1,2,4,8 --nodes 8 --hours 1.25 --repeat 10
+echo "== fleet simulation: simulated nodes into one Prometheus and one PostgreSQL (about 13 minutes)"
+bench/fleet/run.sh "$B"

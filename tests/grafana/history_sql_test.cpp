@@ -6,17 +6,7 @@
 // nodes and jobs. Time series also have the time, metric and value columns Grafana's
 // time_series format reads; the jobs table has one row per job, a job over two nodes
 // with its two ranks.
-//
-// The substitution (grafana_sql below), as Grafana writes it for PostgreSQL:
-//   $__timeFrom(), $__timeTo()  the range's ends in RFC 3339 with nanoseconds, UTC, quoted:
-//                               '2026-11-28T07:00:00.123456789Z'
-//   $__timeFilter(expr)         expr BETWEEN '<from>' AND '<to>'
-//   $__interval_ms              the range over 1000 points, in ms (at least 1)
-//   $var, ${var}                a multi-value variable: each chosen value in single quotes
-//                               (a quote doubled), joined by commas; "All" is the variable's
-//                               allValue as written (Grafana leaves a custom all value
-//                               unquoted), or every option quoted when it has none
-// Anything else that starts with $ is left and fails the test.
+// The substitution of Grafana's macros and variables: tests/grafana/grafana_sql.h.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -32,6 +22,7 @@
 #include <vector>
 
 #include "../unit/history/pg_cluster.h"
+#include "grafana_sql.h"
 #include "history/pg_conn.h"
 #include "history/postgres_store.h"
 
@@ -101,78 +92,10 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
   return b;
 }
 
-struct Range {
-  std::int64_t from_ns, to_ns;
-};
-
-// A variable's choice: "All", or values.
-struct Choice {
-  bool all = true;
-  std::vector<std::string> values;
-};
-
-std::string utc(std::int64_t ns) {
-  const std::time_t s = static_cast<std::time_t>(ns / kS);
-  std::tm tm{};
-  gmtime_r(&s, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  // Go's RFC3339Nano: the fraction without its trailing zeros, none when whole.
-  std::string fraction;
-  if (ns % kS != 0) {
-    fraction = std::to_string(kS + ns % kS).substr(1);
-    while (fraction.back() == '0') fraction.pop_back();
-    fraction = "." + fraction;
-  }
-  return std::string("'") + buf + fraction + "Z'";
-}
-
-std::string quoted(const std::string& v) {
-  std::string out = "'";
-  for (char c : v) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string joined(const std::vector<std::string>& values) {
-  std::string out;
-  for (const auto& v : values) out += (out.empty() ? "" : ",") + quoted(v);
-  return out;
-}
-
-struct Variable {
-  std::string name;
-  std::string sql;
-  std::string all_value;  // "" when none is set
-  std::vector<std::string> options;
-};
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
-std::string grafana_sql(std::string sql, const Range& r, const std::vector<Variable>& vars,
-                        const std::map<std::string, Choice>& choices) {
-  sql = replace_all(sql, "$__timeFrom()", utc(r.from_ns));
-  sql = replace_all(sql, "$__timeTo()", utc(r.to_ns));
-  sql = std::regex_replace(sql, std::regex(R"(\$__timeFilter\(([^)]*)\))"),
-                           "$1 BETWEEN " + utc(r.from_ns) + " AND " + utc(r.to_ns));
-  const std::int64_t interval_ms = std::max<std::int64_t>(1, (r.to_ns - r.from_ns) / 1'000'000 / 1000);
-  sql = replace_all(sql, "$__interval_ms", std::to_string(interval_ms));
-  for (const auto& v : vars) {
-    const auto c = choices.find(v.name);
-    std::string value;
-    if (c == choices.end() || c->second.all) {
-      value = v.all_value.empty() ? joined(v.options) : v.all_value;
-    } else {
-      value = joined(c->second.values);
-    }
-    sql = replace_all(sql, "${" + v.name + "}", value);
-    sql = std::regex_replace(sql, std::regex("\\$" + v.name + "\\b"), value);
-  }
-  return sql;
-}
+using grafana::Choice;
+using grafana::grafana_sql;
+using grafana::Range;
+using grafana::Variable;
 
 class GrafanaHistorySql : public ::testing::Test {
  protected:
@@ -270,31 +193,10 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
   ASSERT_TRUE(in) << "no deploy/grafana/dashboards/history.json";
   const json doc = json::parse(in);
 
-  std::vector<Variable> vars;
-  for (const auto& v : doc["templating"]["list"]) {
-    if (v.value("type", "") != "query") continue;
-    Variable var;
-    var.name = v["name"];
-    var.sql = v["query"].is_string() ? v["query"].get<std::string>() : v["query"].value("rawSql", "");
-    var.all_value = v.value("allValue", "");
-    vars.push_back(var);
-  }
+  std::vector<Variable> vars = grafana::dashboard_variables(doc);
   ASSERT_FALSE(vars.empty());
 
-  struct Query {
-    std::string where, sql, format;
-  };
-  std::vector<Query> queries;
-  std::function<void(const json&)> collect = [&](const json& panels) {
-    for (const auto& p : panels) {
-      for (const auto& t : p.value("targets", json::array())) {
-        queries.push_back({"panel '" + p.value("title", "") + "' " + t.value("refId", ""),
-                           t.value("rawSql", ""), t.value("format", "time_series")});
-      }
-      if (p.contains("panels")) collect(p["panels"]);
-    }
-  };
-  collect(doc["panels"]);
+  const std::vector<grafana::PanelQuery> queries = grafana::dashboard_queries(doc);
   ASSERT_GE(queries.size(), 6u);
 
   const std::vector<std::pair<std::string, Range>> ranges = {
