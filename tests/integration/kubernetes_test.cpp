@@ -143,7 +143,9 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
 
   // /metrics: the processes' series by pod, no pid label; the GPU families labelled with
   // the pod that holds each GPU.
-  const std::string body = server::testing::get(port_, "/metrics").body;
+  // The GPU families follow the sampling pass that first lists both processes: scraped
+  // until one has (the shares below need it too).
+  std::string body;
   auto line_with = [&](const std::string& family, const std::vector<std::string>& parts) -> std::string {
     std::size_t at = 0;
     while ((at = body.find("\n" + family + "{", at)) != std::string::npos) {
@@ -155,6 +157,12 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
     }
     return "";
   };
+  ASSERT_TRUE(eventually([&] {
+    body = server::testing::get(port_, "/metrics").body;
+    return !line_with("eacgm_pod_gpu_share_ratio", {"gpu=\"0\"", "pod=\"trainer-0\""}).empty() &&
+           !line_with("eacgm_pod_gpu_share_ratio", {"gpu=\"0\"", "pod=\"trainer-1\""}).empty() &&
+           !line_with("eacgm_process_calls_total", {"pod=\"trainer-1\""}).empty();
+  })) << body;
   const std::string calls0 = line_with("eacgm_process_calls_total",
                                        {"pod=\"trainer-0\"", "namespace=\"ml\"", "container=\"pytorch\"",
                                         "pod_uid=\"" + kUid0 + "\"", "job=\"4711\"", "rank=\"0\""});
