@@ -45,6 +45,37 @@ class Lint:
         self.errors.append(f"{where}: {what}")
 
 
+def lint_panel(lint, name, p, ids, datasource):
+    """The checks every panel of every dashboard gets: a modern type, a unique id, a
+    grid position, and (rows aside) a title, the dashboard's data source and targets
+    with unique refIds. Returns (where, targets), or (None, None) for a row."""
+    where = f"{name} panel {p.get('id')} {p.get('title')!r}"
+    ptype = p.get("type")
+    if ptype in DEPRECATED:
+        lint.error(where, f"deprecated panel type {ptype}")
+    elif ptype not in ALLOWED:
+        lint.error(where, f"panel type {ptype} not in {sorted(ALLOWED)}")
+    if p.get("id") in ids:
+        lint.error(where, "duplicate panel id")
+    ids.add(p.get("id"))
+    g = p.get("gridPos", {})
+    if not all(isinstance(g.get(k), int) for k in ("h", "w", "x", "y")) or g["x"] + g["w"] > 24:
+        lint.error(where, f"gridPos {g}")
+    if ptype == "row":
+        return None, None
+    if not p.get("title"):
+        lint.error(where, "no title")
+    if p.get("datasource") != datasource:
+        lint.error(where, f"datasource {p.get('datasource')} (want {datasource})")
+    targets = p.get("targets", [])
+    if not targets:
+        lint.error(where, "no targets")
+    refs = [t.get("refId") for t in targets]
+    if len(set(refs)) != len(refs):
+        lint.error(where, f"duplicate refIds {refs}")
+    return where, targets
+
+
 def no_duplicate_keys(pairs):
     keys = [k for k, _ in pairs]
     dup = {k for k in keys if keys.count(k) > 1}
@@ -171,30 +202,10 @@ def lint_history_dashboard(lint, name, doc):
     ids = set()
     panels = list(walk(doc.get("panels", [])))
     for p in panels:
-        where = f"{name} panel {p.get('id')} {p.get('title')!r}"
-        ptype = p.get("type")
-        if ptype in DEPRECATED:
-            lint.error(where, f"deprecated panel type {ptype}")
-        elif ptype not in ALLOWED:
-            lint.error(where, f"panel type {ptype} not in {sorted(ALLOWED)}")
-        if p.get("id") in ids:
-            lint.error(where, "duplicate panel id")
-        ids.add(p.get("id"))
-        g = p.get("gridPos", {})
-        if not all(isinstance(g.get(k), int) for k in ("h", "w", "x", "y")) or g["x"] + g["w"] > 24:
-            lint.error(where, f"gridPos {g}")
-        if ptype == "row":
+        where, targets = lint_panel(lint, name, p, ids, HISTORY)
+        if where is None:
             continue
-        if not p.get("title"):
-            lint.error(where, "no title")
-        if p.get("datasource") != HISTORY:
-            lint.error(where, f"datasource {p.get('datasource')} (want {HISTORY})")
-        targets = p.get("targets", [])
-        if not targets:
-            lint.error(where, "no targets")
-        refs = [t.get("refId") for t in targets]
-        if len(set(refs)) != len(refs):
-            lint.error(where, f"duplicate refIds {refs}")
+        ptype = p.get("type")
         for t in targets:
             twhere = f"{where} target {t.get('refId')}"
             if t.get("datasource") != HISTORY:
@@ -252,30 +263,9 @@ def lint_dashboard(lint, path, doc, families, recorded):
     if not panels:
         lint.error(name, "no panels")
     for p in panels:
-        where = f"{name} panel {p.get('id')} {p.get('title')!r}"
-        ptype = p.get("type")
-        if ptype in DEPRECATED:
-            lint.error(where, f"deprecated panel type {ptype}")
-        elif ptype not in ALLOWED:
-            lint.error(where, f"panel type {ptype} not in {sorted(ALLOWED)}")
-        if p.get("id") in ids:
-            lint.error(where, "duplicate panel id")
-        ids.add(p.get("id"))
-        g = p.get("gridPos", {})
-        if not all(isinstance(g.get(k), int) for k in ("h", "w", "x", "y")) or g["x"] + g["w"] > 24:
-            lint.error(where, f"gridPos {g}")
-        if ptype == "row":
+        where, targets = lint_panel(lint, name, p, ids, DATASOURCE)
+        if where is None:
             continue
-        if not p.get("title"):
-            lint.error(where, "no title")
-        if p.get("datasource") != DATASOURCE:
-            lint.error(where, f"datasource {p.get('datasource')} (want {DATASOURCE})")
-        targets = p.get("targets", [])
-        if not targets:
-            lint.error(where, "no targets")
-        refs = [t.get("refId") for t in targets]
-        if len(set(refs)) != len(refs):
-            lint.error(where, f"duplicate refIds {refs}")
         for t in targets:
             twhere = f"{where} target {t.get('refId')}"
             if t.get("datasource") != DATASOURCE:
