@@ -8,8 +8,7 @@ void FactsReader::seen(std::uint32_t pid) {
   if (pids_.size() >= kMaxPids) pids_.clear();
   pids_.insert(pid);
   ++reads_;
-  (void)facts_->cmdline(pid);
-  (void)facts_->workload(pid);  // the environment (rank, job) and the cgroup ids, cached
+  facts_->remember(pid);
 }
 
 void FactsReader::on_calls(std::span<const CallEvent> calls) {

@@ -1,6 +1,7 @@
 // FactsReader: reads each process's facts (command line, environment: rank and job,
-// cgroup: container and pod) the first time one of its calls arrives, on the output
-// thread, so that a process that exits before the history's next interval or the next
+// cgroup: container and pod; ProcessFacts::remember, which leaves naming the pod to the
+// asks that need it, off this thread) the first time one of its calls arrives, on the
+// output thread, so that a process that exits before the history's next interval or the next
 // scrape is still written with them (ProcessFacts keeps what it read after the exit).
 // Remembers at most kMaxPids pids and starts over when full (a pid read again costs one
 // more read, nothing else).

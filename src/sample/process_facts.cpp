@@ -78,6 +78,11 @@ Workload ProcFacts::workload(std::uint32_t pid) const {
   return w;
 }
 
+void ProcFacts::remember(std::uint32_t pid) const {
+  (void)cmdline(pid);
+  (void)cached(pid);  // environment and cgroup ids; pods are named when asked
+}
+
 bool ProcFacts::alive(std::uint32_t pid) const { return process_running(pid); }
 
 }  // namespace eacgm::sample

@@ -35,6 +35,13 @@ class ProcessFacts {
   }
   // Running (not gone, not a zombie).
   virtual bool alive(std::uint32_t pid) const = 0;
+  // Reads now what later asks need from /proc while the process still runs (its command
+  // line, environment and cgroup), without asking anything slower (the kubelet). Called
+  // at a process's first call, on the thread that reads the ring buffer.
+  virtual void remember(std::uint32_t pid) const {
+    (void)cmdline(pid);
+    (void)rank(pid);
+  }
 };
 
 // From /proc. A process's environment (rank, job) and cgroup ids are read once (they do
@@ -52,6 +59,7 @@ class ProcFacts final : public ProcessFacts {
   std::optional<std::string> container(std::uint32_t pid) const override;
   Workload workload(std::uint32_t pid) const override;
   bool alive(std::uint32_t pid) const override;
+  void remember(std::uint32_t pid) const override;
 
  private:
   struct Cached {
