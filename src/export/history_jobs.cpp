@@ -1,37 +1,11 @@
 // Jobs gathered from the history's processes (see history_jobs.h).
 #include "export/history_jobs.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
 
 namespace eacgm::exporting {
-namespace {
-
-std::string utc(std::int64_t ns) {
-  const std::time_t t = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
-// "0-7", "0-3,5,7": sorted ranks as ranges.
-std::string ranges(const std::vector<long>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size();) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<HistoryJob> history_jobs(const std::vector<history::StoredProcess>& processes) {
   struct Acc {
@@ -94,24 +68,6 @@ nlohmann::ordered_json history_jobs_array(const std::vector<HistoryJob>& jobs) {
                    {"errors", j.errors},
                    {"first_ns", j.first_ns},
                    {"last_ns", j.last_ns}});
-  }
-  return out;
-}
-
-std::string history_jobs_table(const std::vector<HistoryJob>& jobs) {
-  if (jobs.empty()) return "";
-  std::string out =
-      fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes", "ranks",
-                  "processes", "calls", "errors", "first seen (UTC)", "last seen (UTC)");
-  for (const auto& j : jobs) {
-    std::string ranks = ranges(j.ranks);
-    if (j.world_size) ranks += fmt::format(" of {}", *j.world_size);
-    out += fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", j.job.substr(0, 20),
-                       j.nodes.size(), ranks.substr(0, 16), j.processes, j.calls, j.errors, utc(j.first_ns),
-                       utc(j.last_ns));
-    if (!j.missing_ranks.empty()) {
-      out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(j.missing_ranks), j.job);
-    }
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Jobs over a window of the history: the processes that carried one batch job id
 // (SLURM_JOB_ID or torchrun's run id), gathered across nodes, so a job spread over a
-// fleet is one row with its nodes and ranks (`eacgm history`, /api/v1/history/jobs).
+// fleet is one row with its nodes and ranks (`eacgm history`, /api/v1/history/jobs;
+// the text table is export/history_tables.h's).
 #pragma once
 
 #include <cstdint>
@@ -36,8 +37,5 @@ std::vector<HistoryJob> history_jobs(const std::vector<history::StoredProcess>& 
 // [{"job","nodes","ranks","world_size","missing_ranks","pods","processes","running",
 //   "calls","errors","first_ns","last_ns"}] (history_json.h's documents embed it).
 nlohmann::ordered_json history_jobs_array(const std::vector<HistoryJob>& jobs);
-
-// The jobs as a text table ("" when there are none).
-std::string history_jobs_table(const std::vector<HistoryJob>& jobs);
 
 }  // namespace eacgm::exporting

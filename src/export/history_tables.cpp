@@ -23,6 +23,19 @@ std::string utc(std::int64_t ns) {
   return buf;
 }
 
+// "0-7", "0-3,5,7": sorted ranks as ranges.
+std::string ranges(const std::vector<long>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string rank_of(const history::ProcessRecord& r) {
   if (!r.rank) return "-";
   return r.world_size ? fmt::format("{}/{}", *r.rank, *r.world_size) : std::to_string(*r.rank);
@@ -46,6 +59,24 @@ std::string trimmed(std::string s) {
 }
 
 }  // namespace
+
+std::string history_jobs_table(const std::vector<HistoryJob>& jobs) {
+  if (jobs.empty()) return "";
+  std::string out =
+      fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes", "ranks",
+                  "processes", "calls", "errors", "first seen (UTC)", "last seen (UTC)");
+  for (const auto& j : jobs) {
+    std::string ranks = ranges(j.ranks);
+    if (j.world_size) ranks += fmt::format(" of {}", *j.world_size);
+    out += fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", j.job.substr(0, 20),
+                       j.nodes.size(), ranks.substr(0, 16), j.processes, j.calls, j.errors, utc(j.first_ns),
+                       utc(j.last_ns));
+    if (!j.missing_ranks.empty()) {
+      out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(j.missing_ranks), j.job);
+    }
+  }
+  return out;
+}
 
 std::string render_history_text(const HistoryReport& r) {
   std::string out =

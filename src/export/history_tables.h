@@ -4,10 +4,15 @@
 
 #include <string>
 
+#include "export/history_jobs.h"
 #include "export/history_json.h"
 
 namespace eacgm::exporting {
 
 std::string render_history_text(const HistoryReport& report);
+
+// The jobs (export/history_jobs.h) as a text table ("" when there are none), as
+// render_history_text prints it.
+std::string history_jobs_table(const std::vector<HistoryJob>& jobs);
 
 }  // namespace eacgm::exporting

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "export/history_tables.h"
+
 namespace eacgm::exporting {
 namespace {
 
