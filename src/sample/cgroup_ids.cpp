@@ -30,24 +30,6 @@ std::string_view container_id_in(std::string_view s) {
   return found;
 }
 
-// A pod UID: 8-4-4-4-12 lower-case hex with `-` (cgroupfs) or `_` (systemd), or the
-// 32-hex hash the kubelet gives a static pod. Returned dashed.
-std::string pod_uid_of(std::string_view s) {
-  if (s.size() == 32 && std::all_of(s.begin(), s.end(), is_lower_hex)) return std::string(s);
-  if (s.size() != 36) return {};
-  std::string uid(s);
-  for (std::size_t i = 0; i < uid.size(); ++i) {
-    const bool dash_place = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash_place) {
-      if (uid[i] != '-' && uid[i] != '_') return {};
-      uid[i] = '-';
-    } else if (!is_lower_hex(uid[i])) {
-      return {};
-    }
-  }
-  return uid;
-}
-
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
@@ -88,7 +70,7 @@ CgroupIds parse_path(std::string_view path) {
         std::string q = qos_word(ends_with(qos, "-") ? qos.substr(0, qos.size() - 1) : qos);
         if (!q.empty()) ids.qos = q;
         if (pod != std::string_view::npos) {
-          if (std::string uid = pod_uid_of(name.substr(pod + 3)); !uid.empty()) ids.pod_uid = uid;
+          if (std::string uid = canonical_pod_uid(name.substr(pod + 3)); !uid.empty()) ids.pod_uid = uid;
         }
       }
       continue;
@@ -104,7 +86,7 @@ CgroupIds parse_path(std::string_view path) {
         continue;
       }
       if (starts_with(c, "pod")) {
-        if (std::string uid = pod_uid_of(c.substr(3)); !uid.empty()) {
+        if (std::string uid = canonical_pod_uid(c.substr(3)); !uid.empty()) {
           ids.pod_uid = uid;
           continue;
         }
@@ -134,6 +116,22 @@ CgroupIds parse_path(std::string_view path) {
 }
 
 }  // namespace
+
+std::string canonical_pod_uid(std::string_view s) {
+  if (s.size() == 32 && std::all_of(s.begin(), s.end(), is_lower_hex)) return std::string(s);
+  if (s.size() != 36) return {};
+  std::string uid(s);
+  for (std::size_t i = 0; i < uid.size(); ++i) {
+    const bool dash_place = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash_place) {
+      if (uid[i] != '-' && uid[i] != '_') return {};
+      uid[i] = '-';
+    } else if (!is_lower_hex(uid[i])) {
+      return {};
+    }
+  }
+  return uid;
+}
 
 CgroupIds parse_cgroup_ids(std::string_view text) {
   CgroupIds best;

@@ -21,6 +21,11 @@ struct CgroupIds {
   bool operator==(const CgroupIds&) const = default;
 };
 
+// A pod UID as the kubelet writes it: 8-4-4-4-12 lower-case hex with `-` (cgroupfs,
+// /var/log/pods) or `_` (systemd slice names), or the 32-hex hash it gives a static
+// pod. Returned dashed; "" when `s` is none of those.
+std::string canonical_pod_uid(std::string_view s);
+
 // Parses the content of /proc/<pid>/cgroup. Under cgroup v1 any hierarchy's line that
 // names the container will do; a line naming a pod wins over one that does not. CRI-O's
 // `crio-conmon-<id>.scope` holds the container's monitor, not the container: it gives

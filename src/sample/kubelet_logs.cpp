@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "sample/cgroup_ids.h"
+
 namespace eacgm::sample {
 namespace {
 
@@ -19,16 +21,6 @@ bool is_k8s_name(std::string_view s) {
   });
 }
 
-bool is_uid(std::string_view s) {
-  if (s.size() == 32) return std::all_of(s.begin(), s.end(), is_lower_hex);  // a static pod's hash
-  if (s.size() != 36) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !is_lower_hex(s[i])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::pair<std::string, PodRef>> parse_pod_log_dir(std::string_view name) {
@@ -38,7 +30,8 @@ std::optional<std::pair<std::string, PodRef>> parse_pod_log_dir(std::string_view
   const std::string_view ns = name.substr(0, a);
   const std::string_view pod = name.substr(a + 1, b - a - 1);
   const std::string_view uid = name.substr(b + 1);
-  if (!is_k8s_name(ns) || !is_k8s_name(pod) || !is_uid(uid)) return std::nullopt;
+  if (!is_k8s_name(ns) || !is_k8s_name(pod) || uid.empty() || canonical_pod_uid(uid) != uid)
+    return std::nullopt;
   return std::pair{std::string(uid), PodRef{std::string(ns), std::string(pod)}};
 }
 

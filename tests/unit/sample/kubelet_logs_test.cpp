@@ -25,7 +25,7 @@ TEST(KubeletLogs, PodDirectoryNames) {
   EXPECT_EQ(s->second.pod, "etcd-node.example");
   for (const std::string& bad :
        std::vector<std::string>{"", "a_b", "a_b_c_" + kUid, "ns_pod_" + kUid.substr(1), "NS_pod_" + kUid,
-                                "ns__" + kUid, "ns_pod_" + kUid + "x"}) {
+                                "ns__" + kUid, "ns_pod_", "ns_pod_" + kUid + "x"}) {
     EXPECT_FALSE(parse_pod_log_dir(bad).has_value()) << bad;
   }
 }
