@@ -1,9 +1,7 @@
 // Container ids from /proc/<pid>/cgroup lines (container_id_from_cgroup, which the process
-// sampler also uses, and read_container_id for the API): Docker (cgroup v1 and v2 with
-// systemd), containerd under Kubernetes, CRI-O, Podman; none for a host process or a
-// malformed id.
-#include "sample/container_id.h"
-
+// sampler uses; sample/cgroup_ids.h reads a process's file): Docker (cgroup v1 and v2
+// with systemd), containerd under Kubernetes, CRI-O, Podman; none for a host process or
+// a malformed id.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -47,13 +45,6 @@ TEST(ContainerId, NoneOnTheHost) {
   std::string upper = kId;
   upper[0] = 'F';
   EXPECT_EQ(container_id_from_cgroup("0::/docker/" + upper), "");
-}
-
-TEST(ContainerId, ReadsProcForThisProcess) {
-  // Whatever this test runs in, reading its own cgroup file succeeds or yields nothing;
-  // a pid that does not exist yields nothing.
-  (void)read_container_id(static_cast<std::uint32_t>(::getpid()));
-  EXPECT_EQ(read_container_id(0x7ffffff0u), std::nullopt);
 }
 
 }  // namespace
