@@ -89,11 +89,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
     if (after.store.url != before.store.url || after.store.node != before.store.node) {
       print_error("reload: [store] url and node apply at the next start");
     }
-    if (after.kubernetes.enabled != before.kubernetes.enabled ||
-        after.kubernetes.pod_resources_socket != before.kubernetes.pod_resources_socket ||
-        after.kubernetes.log_root != before.kubernetes.log_root ||
-        after.kubernetes.refresh_s != before.kubernetes.refresh_s ||
-        after.kubernetes.process_series != before.kubernetes.process_series) {
+    if (after.kubernetes != before.kubernetes) {
       print_error("reload: [kubernetes] applies at the next start");
     }
     if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {

@@ -136,6 +136,7 @@ struct KubernetesConfig {
   // pid and comm, summed per container ("auto": so whenever pods are named; "pid": pid
   // labels always, with pod labels added).
   std::string process_series = "auto";
+  bool operator==(const KubernetesConfig&) const = default;
 };
 
 struct Config {
