@@ -9,6 +9,9 @@
 //     SECONDS (30) while the page updates itself, as a share of one core; and the
 //     browser's other processes (GPU, network) beside it.
 // Usage: EACGM_BIN_DIR=build node web/bench/ui_bench.mjs [--procs 200] [--seconds 30]
+//          [--assets DIR] [--profile]
+// --assets serves the page from a Vite build in DIR (`npm run build -- --outDir DIR`)
+// instead of the files embedded in the agent, to measure a change without relinking it.
 import fs from 'node:fs';
 import os from 'node:os';
 import { launch } from '../test/browser/browser.mjs';
@@ -21,6 +24,10 @@ const arg = (name, def) => {
 };
 const PROCS = arg('--procs', 200);
 const SECONDS = arg('--seconds', 30);
+const ASSETS = (() => {
+  const i = args.indexOf('--assets');
+  return i >= 0 ? args[i + 1] : null;
+})();
 const BIN = process.env.EACGM_BIN_DIR;
 if (!BIN) throw new Error('set EACGM_BIN_DIR to the build directory');
 
@@ -63,6 +70,23 @@ function descendants(root) {
   return out;
 }
 
+
+// With --assets, the page's own files come from that directory.
+async function routeAssets(b) {
+  if (ASSETS) {
+    const types = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html' };
+    await b.context.route(
+      (url) => url.pathname === '/' || url.pathname.startsWith('/assets/'),
+      (route) => {
+        const path = new URL(route.request().url()).pathname;
+        const file = `${ASSETS}${path === '/' ? '/index.html' : path}`;
+        if (!fs.existsSync(file)) return route.fulfill({ status: 404, body: 'not in --assets' });
+        return route.fulfill({ status: 200, contentType: types[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream', body: fs.readFileSync(file) });
+      },
+    );
+  }
+}
+
 const dir = tempDir('eacgm-web-bench-');
 process.env.EACGM_FAKE_NVML_GPUS = '8';
 const programs = [];
@@ -99,6 +123,7 @@ try {
   }
 
   browser = await launch();
+  await routeAssets(browser);
   const results = [];
   for (let run = 0; run < 5; ++run) {
     const page = await browser.context.newPage();
@@ -123,8 +148,13 @@ try {
   const median = results[Math.floor(results.length / 2)];
   console.log(`first paint median: fcp ${median.fcp?.toFixed(0)} ms; every process and GPU chart shown after ${median.data} ms`);
 
-  // Live cost: one page open on the overview, measured over SECONDS.
+  // Live cost: one page open on the overview, measured over SECONDS, in a browser of its
+  // own (the first-paint pages' renderers gone).
+  await browser.close();
+  browser = await launch();
+  await routeAssets(browser);
   const page = await browser.context.newPage();
+  for (const p of browser.context.pages()) if (p !== page) await p.close(); // the first, blank one
   await page.goto(`${origin}/`);
   await page.locator('#processes tbody tr').nth(PROCS - 1).waitFor({ timeout: 30_000 });
   await new Promise((r) => setTimeout(r, 3000));
@@ -135,7 +165,8 @@ try {
     for (const pid of descendants(process.pid)) if (cmdline(pid)[0]?.includes('chromium') && !cmdline(pid).some((a) => a.startsWith('--type='))) roots.push(pid);
   }
   const all = [...new Set(roots.flatMap((r) => [r, ...descendants(r)]))];
-  const renderers = all.filter((p) => cmdline(p).includes('--type=renderer'));
+  // The page's renderers: not the one of Chromium's own WebUI (--top-chrome-webui).
+  const renderers = all.filter((p) => cmdline(p).includes('--type=renderer') && !cmdline(p).includes('--top-chrome-webui'));
   const before = new Map(all.map((p) => [p, cpuSeconds(p)]));
   const eventsBefore = Number(await page.getAttribute('#live', 'data-events'));
   const profile = args.includes('--profile');
@@ -143,9 +174,12 @@ try {
   await cdp.send('Performance.enable');
   const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
   const m0 = await metrics();
+  const traceEvents = [];
   if (profile) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
+    cdp.on('Tracing.dataCollected', (e) => traceEvents.push(...e.value));
+    await cdp.send('Tracing.start', { categories: 'devtools.timeline,disabled-by-default-devtools.timeline,v8,blink,cc', transferMode: 'ReportEvents' });
   }
   const t1 = Date.now();
   await new Promise((r) => setTimeout(r, SECONDS * 1000));
@@ -163,11 +197,20 @@ try {
     }
     const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 20);
     for (const [k, us] of top) console.log(`  profile: ${(us / 1000).toFixed(0)} ms ${k}`);
+    // The renderer's trace events by name: time in each kind of work (events nest, so
+    // a parent's time includes its children's; read them as a breakdown, not a sum).
+    const done = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+    await cdp.send('Tracing.end');
+    await done;
+    const byName = new Map();
+    for (const e of traceEvents) if (e.ph === 'X' && e.dur) byName.set(e.name, (byName.get(e.name) ?? 0) + e.dur);
+    const names = [...byName.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25);
+    for (const [k, us] of names) console.log(`  trace: ${(((us / 1e6) / SECONDS) * 100).toFixed(2)}% ${k}`);
   }
   const wall = (Date.now() - t1) / 1000;
   const eventsAfter = Number(await page.getAttribute('#live', 'data-events'));
   const share = (pids) => pids.reduce((s, p) => s + (fs.existsSync(`/proc/${p}`) ? cpuSeconds(p) - before.get(p) : 0), 0) / wall;
-  const typeOf = (p) => cmdline(p).find((a) => a.startsWith('--type='))?.slice(7) ?? 'browser';
+  const typeOf = (p) => (cmdline(p).includes('--top-chrome-webui') ? "browser's WebUI " : '') + (cmdline(p).find((a) => a.startsWith('--type='))?.slice(7) ?? 'browser');
   console.log(`live: ${eventsAfter - eventsBefore} stream events in ${wall.toFixed(1)} s`);
   for (const p of all) console.log(`  ${typeOf(p)} (pid ${p}): ${(share([p]) * 100).toFixed(2)}% of one core`);
   console.log(`live cost: renderer ${(share(renderers) * 100).toFixed(2)}% of one core; all Chromium processes ${(share(all) * 100).toFixed(2)}%`);

@@ -27,6 +27,16 @@ export class TimeChart {
       if (this.plot) this.plot.setSize({ width: this.width(), height: this.height });
     });
     this.observer.observe(this.box);
+    // A chart off the screen keeps its newest data and draws it when it comes back.
+    this.onScreen = true;
+    this.stale = false;
+    this.visibility = typeof IntersectionObserver === 'function'
+      ? new IntersectionObserver((entries) => {
+        this.onScreen = entries[entries.length - 1].isIntersecting;
+        if (this.onScreen && this.stale) this.draw();
+      })
+      : null;
+    this.visibility?.observe(this.box);
   }
 
   width() {
@@ -75,6 +85,12 @@ export class TimeChart {
     this.points = xs.length;
     this.box.dataset.points = String(xs.length);
     this.data = [xs, ...ys];
+    if (this.onScreen) this.draw();
+    else this.stale = true;
+  }
+
+  draw() {
+    this.stale = false;
     this.plot.setData(this.data);
   }
 
@@ -87,6 +103,7 @@ export class TimeChart {
 
   destroy() {
     this.observer.disconnect();
+    this.visibility?.disconnect();
     this.plot?.destroy();
   }
 }

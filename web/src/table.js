@@ -1,6 +1,8 @@
 // Sortable, filterable tables: click a header to sort (again to reverse), type to
-// filter. Rows are rendered as one HTML string per update, which costs less than
-// patching hundreds of cells once a second.
+// filter. A new set of rows is rendered as one HTML string; a live update of the same
+// rows rewrites only the cells that changed, and only in rows on or near the screen: the
+// others keep their new cells pending until they scroll into view. A cell without markup
+// is set as text, which spares the browser's HTML parser.
 import { esc } from './format.js';
 
 function compare(a, b) {
@@ -63,6 +65,13 @@ export class Table {
       this.sort = { key, dir: this.sort.key === key ? -this.sort.dir : columns.find((c) => c.key === key).num ? -1 : 1 };
       this.render();
     });
+    // Rows on or near the screen (IntersectionObserver), and the cells waiting for the
+    // others.
+    this.near = new Set();
+    this.pending = new Map();
+    this.observer = typeof IntersectionObserver === 'function'
+      ? new IntersectionObserver((entries) => this.seen(entries), { rootMargin: '300px 0px' })
+      : null;
     this.note = document.createElement('p');
     this.note.className = 'muted small';
     wrap.append(this.table, this.note);
@@ -88,16 +97,53 @@ export class Table {
     if (this.cells && this.cells.length === cells.length && cells.length > 0 && this.cells[0] !== null) {
       cells.forEach((row, i) => {
         const tr = body.rows[i];
-        row.forEach((html, j) => {
-          if (this.cells[i][j] !== html) tr.cells[j].innerHTML = html;
-        });
+        const shown = this.pending.get(tr) ?? this.cells[i];
+        if (!this.observer || this.near.has(tr)) {
+          this.pending.delete(tr);
+          patchRow(tr, shown, row);
+        } else {
+          this.pending.set(tr, shown); // off screen: patched when it comes near
+        }
       });
     } else if (cells.length > 0) {
+      this.observer?.disconnect();
+      this.near.clear();
+      this.pending.clear();
       body.innerHTML = cells.map((row) => `<tr>${row.map((html, j) => `<td class="${this.columns[j].num ? 'num' : ''}">${html}</td>`).join('')}</tr>`).join('');
+      if (this.observer) for (const tr of body.rows) this.observer.observe(tr);
     } else {
+      this.observer?.disconnect();
+      this.near.clear();
+      this.pending.clear();
       body.innerHTML = `<tr><td colspan="${this.columns.length}" class="muted">${esc(this.empty)}</td></tr>`;
     }
     this.cells = cells.length > 0 ? cells : [null];
     this.note.textContent = rows.length > shown.length ? `${shown.length} of ${rows.length} shown` : '';
   }
+
+  // Rows coming near the screen get their pending cells; rows leaving it stop being patched.
+  seen(entries) {
+    for (const e of entries) {
+      const tr = e.target;
+      if (!e.isIntersecting) {
+        this.near.delete(tr);
+        continue;
+      }
+      this.near.add(tr);
+      const shown = this.pending.get(tr);
+      if (shown && this.cells?.[tr.sectionRowIndex]) patchRow(tr, shown, this.cells[tr.sectionRowIndex]);
+      this.pending.delete(tr);
+    }
+  }
+}
+
+// Rewrites the cells of `tr` whose HTML differs between `shown` and `next`: as text where
+// the HTML has no markup or entity (no parsing), else as HTML.
+export function patchRow(tr, shown, next) {
+  next.forEach((html, j) => {
+    if (shown[j] === html) return;
+    const td = tr.cells[j];
+    if (/[<&]/.test(html)) td.innerHTML = html;
+    else td.textContent = html;
+  });
 }

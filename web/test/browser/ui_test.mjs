@@ -60,8 +60,26 @@ describe('web UI without a token', () => {
     const first = await liveEvents(page);
     assert.ok(await eventually(async () => (await liveEvents(page)) >= first + 3, 15_000), 'summary events arrive over /api/v1/stream');
     // calls/s needs two refreshes
-    await eventually(async () => /\d/.test(await row.first().locator("td").nth(6).innerText()), 20_000);
+    await eventually(async () => /\d/.test(await row.first().locator("td").nth(7).innerText()), 20_000);
     await screenshot(page, SHOTS, 'overview-light.png');
+  });
+
+  it('patches a row off the screen when it comes into view', async () => {
+    // A short window puts the processes table below the GPU charts, off the screen.
+    await page.setViewportSize({ width: 1440, height: 240 });
+    await page.goto(`${origin}/`);
+    const row = page.locator('#processes tbody tr', { hasText: 'driver_loop' }).first();
+    await row.waitFor({ state: 'attached', timeout: 45_000 });
+    const callsRate = () => row.locator('td').nth(7).evaluate((td) => td.textContent);
+    assert.equal(await callsRate(), '–', 'calls/s is unknown at the first render');
+    // Three table refreshes (one every other wake-up, 3 s apart) while the row is away:
+    // its rate stays as first drawn.
+    const first = await liveEvents(page);
+    assert.ok(await eventually(async () => (await liveEvents(page)) >= first + 14, 30_000), 'summary events arrive');
+    assert.equal(await callsRate(), '–', 'a row off the screen is not rewritten');
+    await row.scrollIntoViewIfNeeded();
+    assert.ok(await eventually(async () => /\d/.test(await callsRate()), 5_000), 'the row shows its rate once in view');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('filters and sorts the processes table', async () => {
