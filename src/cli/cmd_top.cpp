@@ -1,6 +1,8 @@
 // `eacgm top`: a live terminal view of a running agent (GPUs, processes, their rates and
 // slow calls) over its JSON API, drawn with ncurses; `c` captures 5 s of the selected
-// process through POST /api/v1/capture. The lines come from cli/top_view.h.
+// process through POST /api/v1/capture. The lines come from cli/top_view.h. With no
+// agent at the default address (and no --server given), it starts its own probes in
+// its process (cli/local_agent.h) and reads those.
 #include <curses.h>
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
+#include "cli/local_agent.h"
 #include "cli/top_view.h"
 #include "cli/trace_runner.h"
 
@@ -20,6 +23,8 @@ namespace {
 
 struct TopFlags {
   ClientFlags client;
+  bool server_given = false;  // --server was on the command line: no agent of its own
+  std::string config_path;    // for its own agent
   double interval_s = 1;
 };
 
@@ -68,10 +73,29 @@ int top_command(const TopFlags& flags) {
   }
   TopModel model;
   std::string why;
+  std::unique_ptr<LocalAgent> own;  // outlives the view: its probes stop after endwin
   if (!poll_agent(**client, model, 0, why)) {
-    print_error("eacgm top: no agent answers: " + why);
-    return 2;
+    if (flags.server_given) {
+      print_error("eacgm top: no agent answers: " + why);
+      return 2;
+    }
+    print_error(fmt::format("eacgm top: no agent at {}; starting its own probes...", flags.client.server));
+    auto started = LocalAgent::start(flags.config_path);
+    if (!started) {
+      print_error("eacgm top: no agent answers at " + flags.client.server +
+                  " and its own probes did not start: " + started.error());
+      return started.error_kind() == ErrorKind::kUsage ? 2 : 1;
+    }
+    own = std::move(started).value();
+    ClientFlags local = flags.client;
+    local.server = own->url();
+    client = open_client(local, std::chrono::seconds(40));
+    if (!client || !poll_agent(**client, model, 0, why)) {
+      print_error("eacgm top: its own agent did not answer: " + (client ? why : client.error()));
+      return 1;
+    }
   }
+  if (own) model.source = "own probes: no agent at " + flags.client.server;
   initscr();
   cbreak();
   noecho();
@@ -86,6 +110,10 @@ int top_command(const TopFlags& flags) {
     const double dt = std::chrono::duration<double>(now - last).count();
     if (dt >= flags.interval_s) {
       if (!poll_agent(**client, model, dt, why)) model.status = "agent: " + why;
+      if (own && model.status.empty()) {
+        auto said = own->notices();
+        if (!said.empty()) model.status = said.back();
+      }
       last = now;
     }
     const auto rows = visible_processes(model, view);
@@ -156,15 +184,20 @@ int top_command(const TopFlags& flags) {
 
 void add_top_command(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<TopFlags>();
-  auto* sub = app.add_subcommand(
-      "top", "a live terminal view of a running agent: GPUs, processes, rates, slow calls");
+  auto* sub = app.add_subcommand("top",
+                                 "a live terminal view of a running agent (or, with none, of its own "
+                                 "probes): GPUs, processes, rates, slow calls");
   add_client_options(*sub, flags->client);
+  auto* server_option = sub->get_option("--server");
   sub->add_option("--interval", flags->interval_s, "seconds between refreshes (default 1)");
   sub->footer(
       "Keys: m/s/k sort by GPU memory, calls/s, kernels/s; / filter (Enter ends); g group by rank;\n"
       "      up/down select; c capture 5 s of the selected process into eacgm-capture-PID.json; q quit");
-  (void)ctx;
-  sub->final_callback([&ctx, flags] { ctx.exit_code = top_command(*flags); });
+  sub->final_callback([&ctx, flags, server_option] {
+    flags->server_given = server_option->count() > 0;
+    flags->config_path = ctx.config_path;
+    ctx.exit_code = top_command(*flags);
+  });
 }
 
 }  // namespace eacgm::cli

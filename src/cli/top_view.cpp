@@ -182,10 +182,11 @@ std::vector<TopProcess> visible_processes(const TopModel& model, const TopViewSt
 std::vector<std::string> render_top(const TopModel& model, const TopViewState& view, std::size_t width,
                                     std::size_t height) {
   std::vector<std::string> lines;
-  lines.push_back(fmt::format(
-      "eacgm top  sort: {}  filter: {}  group: {}   keys: m/s/k sort  / filter  g group  "
-      "up/down select  c capture 5 s  q quit",
-      sort_name(view.sort), view.filter.empty() ? "-" : view.filter, view.group_by_rank ? "rank" : "-"));
+  lines.push_back(
+      fmt::format("eacgm top{}  sort: {}  filter: {}  group: {}   keys: m/s/k sort  / filter  g group  "
+                  "up/down select  c capture 5 s  q quit",
+                  model.source.empty() ? "" : " (" + model.source + ")", sort_name(view.sort),
+                  view.filter.empty() ? "-" : view.filter, view.group_by_rank ? "rank" : "-"));
   if (model.gpus.empty()) lines.push_back("no GPU (NVML) on this node");
   for (const auto& g : model.gpus) {
     const double used = static_cast<double>(g.memory_used_bytes.value_or(0));

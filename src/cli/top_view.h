@@ -40,6 +40,7 @@ struct TopModel {
   std::vector<TopProcess> processes;
   std::vector<std::pair<std::string, std::uint64_t>> top_functions;  // the node's, most calls first
   std::string status;  // the last message (a capture written...)
+  std::string source;  // "" a running agent; else what is read instead ("own probes")
 };
 
 enum class TopSort : std::uint8_t { kGpuMemory, kCallsPerSecond, kKernelsPerSecond };

@@ -1,8 +1,14 @@
 // `eacgm top` under tmux against a serve tracing a test program: the pane shows the
 // traced process with its numbers, reacts to a sort key and to a filter, and `q` ends it
-// with exit 0. Without an agent it says so in one line and exits 2.
+// with exit 0. With no agent at the default address it starts its own probes and shows
+// the same; with no agent at a --server named by the user it says so in one line and
+// exits 2.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -90,6 +96,58 @@ TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
         return static_cast<bool>(in >> code) && code == "0";
       },
       10s))
+      << pane();
+  shell("tmux kill-session -t " + session);
+}
+
+// Whether something listens on 127.0.0.1:`port`.
+bool listening(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST_F(Top, WithNoAgentAtTheDefaultAddressStartsItsOwnProbes) {
+  if (shell("command -v tmux").empty()) GTEST_FAIL() << "tmux is missing (scripts/setup.sh installs it)";
+  ASSERT_FALSE(listening(9977)) << "something listens on 127.0.0.1:9977, the default agent address";
+  const std::string go = dir_ + "/go";
+  Subprocess loop({bin("capture_calls"), "--seconds", "40", "--log", dir_ + "/calls.log", "--wait-file", go});
+  ASSERT_TRUE(loop.wait_for("ready", false)) << loop.err();
+  const std::string session = "eacgm-top-own-" + std::to_string(::getpid());
+  const std::string code_file = dir_ + "/top.code";
+  shell("tmux new-session -d -s " + session + " -x 160 -y 40 '" + bin("eacgm") +
+        " top --interval 0.5; echo $? > " + code_file + "; sleep 30'");
+  const auto pane = [&] { return shell("tmux capture-pane -p -t " + session); };
+  EXPECT_TRUE(eventually(
+      [&] { return pane().find("own probes: no agent at http://127.0.0.1:9977") != std::string::npos; }, 30s))
+      << pane();
+  std::ofstream(go) << "go";
+  const std::string pid = std::to_string(loop.pid());
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto p = pane();
+        const auto at = p.find(pid + " capture_calls");
+        if (at == std::string::npos) return false;
+        std::istringstream row(p.substr(at, p.find('\n', at) - at));
+        std::string f[7];
+        for (auto& x : f) row >> x;
+        return std::strtod(f[4].c_str(), nullptr) > 0;
+      },
+      20s))
+      << pane();
+  shell("tmux send-keys -t " + session + " q");
+  EXPECT_TRUE(eventually(
+      [&] {
+        std::ifstream in(code_file);
+        std::string code;
+        return static_cast<bool>(in >> code) && code == "0";
+      },
+      15s))
       << pane();
   shell("tmux kill-session -t " + session);
 }
