@@ -18,6 +18,7 @@ const volatile __u32 filter_pids = 0; /* 1: trace only tgids in target_pids */
 const volatile __u32 self_tgid = 0;   /* never trace the agent itself */
 const volatile __u64 wakeup_bytes = 0; /* wake the reader only past this much data */
 const volatile __u32 stop_on_load = 0;  /* 1: stop a traced process at each loader hint */
+const volatile __u32 track_in_flight = 1; /* 0: waiting calls leave calls_in_flight alone ([hangs] in_flight) */
 
 /* The record ABI this object was built for (bpf/events.h); the agent refuses to load an
  * object whose value differs from the one it was compiled with. */
@@ -194,6 +195,8 @@ static __always_inline int traced(__u32 tgid)
 static __always_inline void enter_wait(struct pt_regs *ctx, __u32 probe_id, const struct eacgm_record *r,
 				       __u32 read_mask, __u64 ts, int named)
 {
+	if (!track_in_flight)
+		return;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
@@ -237,6 +240,8 @@ static __always_inline void enter_wait(struct pt_regs *ctx, __u32 probe_id, cons
  * return address): ends the wait it began, not an outer call's. */
 static __always_inline void leave_wait(struct pt_regs *ctx)
 {
+	if (!track_in_flight)
+		return;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct eacgm_call_in_flight *c = bpf_map_lookup_elem(&calls_in_flight, &tid);
 	if (c && c->sp + 8 == PT_REGS_SP(ctx)) {

@@ -39,6 +39,21 @@ std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
 }
 
+// The specs counted in `unresolved`, each with a library that matched its pattern but
+// lacks its symbol (a version without that function): at most 8 named.
+std::string unresolved_line(const probe::AttachStats& stats) {
+  std::string line = "unresolved, by spec (a library its pattern matched lacks its symbol):";
+  std::size_t named = 0;
+  for (const auto& [spec, library] : stats.unresolved_in) {
+    if (named++ == 8) {
+      line += fmt::format(" and {} more", stats.unresolved_in.size() - 8);
+      break;
+    }
+    line += fmt::format("{} {} ({})", named == 1 ? "" : ",", spec, library);
+  }
+  return line + " (`eacgm probes --check` lists each spec's files)";
+}
+
 }  // namespace
 
 int exit_code_for(ErrorKind kind) {
@@ -132,6 +147,7 @@ Status Agent::start_up() {
   // target whose stop another process would see (a shell's foreground job, a process
   // under a debugger) is not, and what that costs is said.
   to.stop_on_load = to.filter_pids;
+  to.track_in_flight = options_.config.hangs.in_flight;
   to.pids = options_.pids;
   for (int pid : options_.pids) {
     if (auto why = sample::stop_hazard(static_cast<std::uint32_t>(pid))) {
@@ -359,6 +375,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
   }
   auto values = counters_.read();
   say("done " + values.accounting_line());
+  if (!report.attach.unresolved_in.empty()) say(unresolved_line(report.attach));
   consumer_->on_end(values);
   return exit_code;
 }

@@ -137,7 +137,11 @@ MemoryLedger::Process* MemoryLedger::process(const CallEvent& event) {
 
 std::int32_t MemoryLedger::device_of(const Process& p, std::uint32_t tid) const {
   auto it = p.thread_device.find(tid);
-  return it == p.thread_device.end() ? -1 : it->second;
+  if (it != p.thread_device.end()) return it->second;
+  // No cudaSetDevice seen on this thread: device 0, the runtime's default for every
+  // thread, whose primary context the driver's calls use too. (A driver program that
+  // makes another device's context current, which is not traced, is counted on 0.)
+  return 0;
 }
 
 void MemoryLedger::add(const CallEvent& e) {

@@ -1,6 +1,7 @@
 // MemoryLedger: the CUDA memory each traced process holds, from the allocation and free
 // calls the cuda and cuda_driver catalogs trace. Per process and device (the thread's
-// last successful cudaSetDevice, -1 when unknown): live allocations by address,
+// last successful cudaSetDevice; without one, 0, the runtime's default device of every
+// thread): live allocations by address,
 // current and peak bytes, a log2 size histogram, frees of unknown pointers, double
 // frees and failed allocations. When a process is gone (finalize), what it never freed
 // is its leaks; an exited process keeps only its summary.

@@ -54,9 +54,14 @@ bool file_has_usdt_probe(const std::string& path, const std::string& probe_name)
 }
 
 // One file's line for a spec: whether it resolves, and in which mode.
+// The function the frame-reading spec probes (catalog_python.cpp).
+constexpr const char* kEvalFrameSymbol = "_PyEval_EvalFrameDefault";
+
 struct FileCheck {
   std::size_t symbols = 0;
-  std::string detail;  // "1 symbol(s)", "has USDT probes [mode: USDT]", ...
+  bool elsewhere = false;  // left to another spec in this file (its USDT probes)
+  std::string detail;      // "1 symbol(s)", "has USDT probes [mode: USDT]", ...
+  const char* mark() const { return symbols > 0 ? "ok" : elsewhere ? "==" : "--"; }
 };
 
 FileCheck check_file(const ProbeSpec& s, const std::string& path, const std::string& open_path,
@@ -65,10 +70,17 @@ FileCheck check_file(const ProbeSpec& s, const std::string& path, const std::str
   if (!s.usdt.empty()) {
     c.symbols = usdt_sites(open_path, s.usdt);
     c.detail = c.symbols > 0 ? fmt::format("{} USDT site(s) [mode: USDT]", c.symbols) : "no USDT site";
+    // An interpreter built without USDT notes is read through its frames instead.
+    if (c.symbols == 0 && elf.find(kEvalFrameSymbol) != nullptr &&
+        probe::python_interpreter_layout(path, open_path, elf)) {
+      c.elsewhere = true;
+      c.detail += fmt::format("; traced by frame reading ({}) instead", probe::kPythonFrameSpec);
+    }
     return c;
   }
   if (!s.unless_usdt.empty() && file_has_usdt_probe(open_path, s.unless_usdt)) {
-    c.detail = fmt::format("has USDT {} [mode: USDT]", s.unless_usdt);
+    c.elsewhere = true;
+    c.detail = fmt::format("traced by its USDT probes ({}) instead [mode: USDT]", s.unless_usdt);
     return c;
   }
   c.symbols = s.symbol_is_pattern ? elf.match(s.symbol).size() : (elf.find(s.symbol) ? 1 : 0);
@@ -163,22 +175,35 @@ int list_probes(const CommandContext& ctx, bool check) {
     files = find_library_files(interpreters);
   }
   std::map<std::string, std::unique_ptr<probe::ElfSymbolTable>> elf_cache;
+  // With --check the details are kept and printed after a summary of them.
+  std::string body;
+  const auto out = [&](const std::string& line) {
+    if (check) {
+      body += line;
+    } else {
+      std::fputs(line.c_str(), stdout);
+    }
+  };
   int unresolved_total = 0;
+  int specs_total = 0;
+  std::vector<std::string> nowhere;
   for (const auto& c : catalogs) {
-    std::printf("%s: %s\n", c.name.c_str(), c.description.c_str());
+    out(fmt::format("{}: {}\n", c.name, c.description));
     for (const auto& s : c.specs) {
-      std::printf("  %-28s %-16s %s%s  args: %s\n", s.name.c_str(), s.library.c_str(),
-                  s.usdt.empty() ? (s.symbol_is_pattern ? "pattern " : "") : "usdt ",
-                  s.usdt.empty() ? s.symbol.c_str() : s.usdt.c_str(), describe_args(s).c_str());
+      ++specs_total;
+      out(fmt::format("  {:<28} {:<16} {}{}  args: {}\n", s.name, s.library,
+                      s.usdt.empty() ? (s.symbol_is_pattern ? "pattern " : "") : "usdt ",
+                      s.usdt.empty() ? s.symbol : s.usdt, describe_args(s)));
       if (!check) continue;
       int resolved = 0;
+      int elsewhere = 0;
       for (const auto& [id, f] : files) {
         if (!probe::library_matches(s.library, f.path)) continue;
         auto& elf = elf_cache[f.open_path];
         if (!elf) {
           auto loaded = probe::ElfSymbolTable::load(f.open_path);
           if (!loaded) {
-            std::printf("      ! %s: %s\n", f.path.c_str(), loaded.error().c_str());
+            out(fmt::format("      ! {}: {}\n", f.path, loaded.error()));
             continue;
           }
           elf = std::make_unique<probe::ElfSymbolTable>(std::move(*loaded));
@@ -186,27 +211,39 @@ int list_probes(const CommandContext& ctx, bool check) {
         const FileCheck fc = check_file(s, f.path, f.open_path, *elf);
         std::string users =
             f.pids.empty() ? "not mapped now" : fmt::format("mapped by {} process(es)", f.pids.size());
-        std::printf("      %s %s: %s, %s\n", fc.symbols > 0 ? "ok" : "--", f.path.c_str(), fc.detail.c_str(),
-                    users.c_str());
+        out(fmt::format("      {} {}: {}, {}\n", fc.mark(), f.path, fc.detail, users));
         if (fc.symbols > 0) ++resolved;
+        if (fc.elsewhere) ++elsewhere;
       }
+      if (resolved == 0 && elsewhere > 0) continue;  // every such file is traced another way
       if (resolved == 0 && !s.usdt.empty()) {
         // Interpreters built without --with-dtrace have no notes; they are read through
         // their frames instead (python_frame, docs/probes.md).
-        std::printf(
-            "      -- no file on this machine has USDT %s (python: CPython built without "
-            "--with-dtrace is traced by frame reading, see %s)\n",
-            s.usdt.c_str(), probe::kPythonFrameSpec);
+        out(
+            fmt::format("      -- no file on this machine has USDT {} (python: CPython built without "
+                        "--with-dtrace is traced by frame reading, see {})\n",
+                        s.usdt, probe::kPythonFrameSpec));
         ++unresolved_total;
+        nowhere.push_back(s.name);
       } else if (resolved == 0) {
-        std::printf("      -- no library file on this machine resolves %s\n", s.symbol.c_str());
+        out(fmt::format("      -- no library file on this machine resolves {}\n", s.symbol));
         ++unresolved_total;
+        nowhere.push_back(s.name);
       }
     }
   }
   if (check) {
-    std::printf("%d spec(s) resolve nowhere on this machine\n", unresolved_total);
+    std::printf(
+        "summary: %d spec(s) in %zu catalog(s); %d resolve in a library file on this machine, %d "
+        "nowhere%s\n",
+        specs_total, catalogs.size(), specs_total - unresolved_total, unresolved_total,
+        nowhere.empty() ? "" : fmt::format(" ({})", fmt::join(nowhere, ", ")).c_str());
+    std::printf(
+        "marks: ok resolves in that file; == traced there by another probe (its USDT probes); -- "
+        "does not resolve there\n\n");
     print_interpreters(interpreters);
+    std::printf("\n");
+    std::fputs(body.c_str(), stdout);
   }
   return 0;
 }

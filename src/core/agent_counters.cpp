@@ -44,7 +44,9 @@ constexpr std::array kTable = {
     AgentCounterSpec{"duration_map_full", "eacgm_duration_map_full_total", kC, kNonZero, "",
                      "Sampled durations not kept because the kernel's duration map was full."},
     AgentCounterSpec{"read_faults", "eacgm_read_faults_total", kC, kAlways, "",
-                     "Argument reads that faulted in the kernel (reported as null)."},
+                     "Argument reads that faulted inside the probe (a page not in memory yet); kernel names "
+                     "among them are read again from the process's memory (names_from_memory), an argument "
+                     "that stays unread is null."},
     AgentCounterSpec{"probes", "eacgm_probes_attached", kG, kAlways, "",
                      "Probes attached now (entry and return count once)."},
     AgentCounterSpec{"libraries", "eacgm_libraries_attached", kG, kAlways, "",

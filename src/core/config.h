@@ -110,6 +110,9 @@ struct HangsConfig {
   double min_age_s = 5.0;
   // A call in flight this long is a hang (0: only the communicator rule says hangs).
   double hang_after_s = 600.0;
+  // false: waiting calls are not kept in the kernel's table (no calls in flight, no
+  // hangs, no Python stacks ending in a waiting call); the cost benchmark's switch.
+  bool in_flight = true;
 };
 
 // [store]: the history `serve` keeps (docs/history.md).

@@ -27,7 +27,7 @@ using Keys = std::span<const std::string_view>;
 
 constexpr std::string_view kTopKeys[] = {"catalogs", "trace", "gpu",   "python",    "probe",
                                          "serve",    "hangs", "store", "kubernetes"};
-constexpr std::string_view kHangsKeys[] = {"min_age_s", "hang_after_s"};
+constexpr std::string_view kHangsKeys[] = {"min_age_s", "hang_after_s", "in_flight"};
 constexpr std::string_view kKubernetesKeys[] = {"enabled", "pod_resources_socket", "log_root", "refresh_s",
                                                 "process_series"};
 constexpr std::string_view kStoreKeys[] = {"url",         "node",      "interval_s", "raw_hours",
@@ -491,6 +491,7 @@ class ConfigReader {
     if (table->contains("hang_after_s")) {
       if (auto s = check_range(*table, "hang_after_s", ctx, hangs.hang_after_s, 0, 864000); !s) return s;
     }
+    if (auto s = read_bool(*table, "in_flight", ctx, hangs.in_flight); !s) return s;
     return {};
   }
 

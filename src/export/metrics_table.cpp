@@ -153,7 +153,8 @@ constexpr std::array kTable = {
               kTraced, kCalls, "probes"},
     MetricDef{"eacgm_process_gpu_allocated_bytes", kGauge, "bytes", "bytes",
               "CUDA memory a running traced process holds through the allocation calls traced (device, "
-              "async, managed, pitched, VMM and page-locked host allocations, minus their frees).",
+              "async, managed, pitched, VMM and page-locked host allocations, minus their frees); "
+              "cuda_device is the allocating thread's last cudaSetDevice, else 0 (the runtime's default).",
               kLedger, kCalls, "probes (memory ledger)"},
     MetricDef{"eacgm_process_gpu_allocated_peak_bytes", kGauge, "bytes", "bytes",
               "The most CUDA memory a running traced process held at once through the traced calls.", kLedger,

@@ -31,6 +31,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   bo.wakeup_bytes = options.config.wakeup_kib << 10;
   bo.filter_pids = options.filter_pids;
   bo.stop_on_load = options.stop_on_load;
+  bo.track_in_flight = options.track_in_flight;
   bo.btf_path = options.btf_path;
   auto bpf = probe::BpfTracer::open(bo);
   if (!bpf) return std::move(bpf).take_error();

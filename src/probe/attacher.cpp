@@ -402,6 +402,14 @@ void Attacher::attach_file(FileRecord& file) {
       laid_out = *spec;
       laid_out.args = python_frame_args(interp->layout);
       spec = &laid_out;
+      if (const PythonVersion v = interp->layout->version; v.major == 3 && v.minor >= 11) {
+        const std::string note = fmt::format(
+            "{}: CPython {}.{} runs Python-to-Python calls inside one eval loop, so its frame probe "
+            "sees only the calls entering it from C (import machinery, callbacks), not your "
+            "functions; for where the time goes see `eacgm run`'s Python hot spots (sampled stacks)",
+            path, v.major, v.minor);
+        if (warned_.insert(note).second) notice_("notice: " + note);
+      }
     }
     if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
     for (const ElfSymbol* sym : symbols) {

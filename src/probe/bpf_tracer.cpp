@@ -275,6 +275,7 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   t->skel_->rodata->self_tgid = static_cast<std::uint32_t>(getpid());
   t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
   t->skel_->rodata->stop_on_load = options.stop_on_load ? 1 : 0;
+  t->skel_->rodata->track_in_flight = options.track_in_flight ? 1 : 0;
   if (int err = bpf_map__set_max_entries(t->skel_->maps.events, options.ringbuf_bytes)) {
     return make_errno_error(err, fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
                                              options.ringbuf_bytes, errno_text(err)));

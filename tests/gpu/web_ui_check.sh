@@ -48,7 +48,7 @@ done
 TRAIN=$!
 sleep 25  # mid-run: the process is live, the store has written several intervals
 
-"$PY" - "$PORT" "$TRAIN" <<'PY'
+WORK_DIR="$WORK" "$PY" - "$PORT" "$TRAIN" <<'PY'
 import json, sys, urllib.request
 port, pid = sys.argv[1], int(sys.argv[2])
 base = f"http://127.0.0.1:{port}"
@@ -89,6 +89,45 @@ check("kernel launches in /api/v1/work", work.get(pid, {}).get("kernels", 0) > 0
 over = doc("/api/v1/overhead")
 row = next((p for p in over["processes"] if p["pid"] == pid), None)
 check("overhead row", row is not None and row["recent_ratio"] is not None, f"budget {over['budget']}, row {row}")
+# What the pages read, kept for the screenshots drawn from this run
+# (web/test/browser/replay_shots.mjs): each route's body and a few stream events.
+import os, time
+record = {"recorded_at_unix": time.time(), "pid": pid, "routes": {}}
+paths = ["/api/v1/processes", "/api/v1/work", "/api/v1/overhead", "/api/v1/anomalies", "/api/v1/gpus",
+         "/api/v1/history/gpus?since=15m&step=10s", "/api/v1/series?window=900", "/api/v1/counters",
+         f"/api/v1/process?pid={pid}", "/api/v1/kernels", "/api/v1/memory", "/api/v1/nccl",
+         f"/api/v1/python/folded?pid={pid}", "/api/v1/history/jobs?since=1h", "/api/v1/history/processes?since=1h",
+         "/api/v1/history/gpus?since=1h", "/metrics"]
+for path in paths:
+    try:
+        code, hdrs, body = get(path)
+        record["routes"][path] = {"status": code, "type": hdrs.get("Content-Type"), "body": body.decode()}
+    except Exception as e:  # a route the run cannot answer (404) is left out
+        record["routes"][path] = {"status": getattr(e, "code", 0), "type": "application/json",
+                                  "body": e.read().decode() if hasattr(e, "read") else "{}"}
+events = []
+try:
+    with urllib.request.urlopen(base + "/api/v1/stream", timeout=5) as r:
+        end = time.time() + 3.5
+        chunk = b""
+        while time.time() < end and chunk.count(b"\n\n") < 3:
+            chunk += r.read1(65536)
+        events = chunk.decode(errors="replace")
+except Exception:
+    events = ""
+record["stream"] = events
+# The tables' rates come from two readings a table refresh apart (6 s): the second one.
+time.sleep(6)
+record["later"] = {}
+for path in ["/api/v1/processes", "/api/v1/work"]:
+    code, hdrs, body = get(path)
+    record["later"][path] = {"status": code, "type": hdrs.get("Content-Type"), "body": body.decode()}
+work = os.environ.get("WORK_DIR")
+if work:
+    with open(os.path.join(work, "ui_routes.json"), "w") as f:
+        json.dump(record, f)
+check("routes kept for screenshots", bool(work) and len(record["routes"]) == len(paths),
+      f"{sum(1 for v in record['routes'].values() if v['status'] == 200)} of {len(paths)} answered 200")
 for r in rows:
     print(f"{r[0]:<34} {r[1]:<5} {r[2]}")
 print("PASS" if ok else "FAIL")

@@ -190,6 +190,26 @@ TEST_F(Inflight, ServeListsACountedSynchronisationInAlwaysOnMode) {
   EXPECT_EQ(serve->wait(), 0) << serve->err();
 }
 
+// [hangs] in_flight = false: the probes leave the table alone, nothing is listed.
+TEST_F(Inflight, InFlightOffListsNothing) {
+  std::ofstream(dir_ + "/eacgm.toml") << "[hangs]\nmin_age_s = 1\nin_flight = false\n\n" << kProbe;
+  auto serve = start_serve({"--mode", "always-on", "--probes", "cuda_driver"});
+  const std::string go = dir_ + "/go";
+  Subprocess program(
+      {bin("block_calls"), "--wait-file", go, "--cuda", bin("fake_libcuda/libcuda.so.1"), "0", "0", "3000"},
+      dir_);
+  ASSERT_TRUE(program.wait_for("ready")) << program.err();
+  ASSERT_TRUE(serve->wait_for("fake_libcuda/libcuda.so.1", true)) << serve->err();
+  std::ofstream(go) << "go";
+  ASSERT_TRUE(program.wait_for("long_start")) << program.err();
+  std::this_thread::sleep_for(2500ms);  // past min_age_s and a scan
+  EXPECT_TRUE(listed("cuStreamSynchronize").empty()) << get(port_, "/api/v1/inflight").body;
+  ASSERT_TRUE(program.wait_for("long_end", false, 15s)) << program.err();
+  EXPECT_EQ(program.wait(), 0) << program.err();
+  serve->signal(SIGTERM);
+  EXPECT_EQ(serve->wait(), 0) << serve->err();
+}
+
 TEST_F(Inflight, AThreadKilledInsideItsCallLeavesTheKernelsTable) {
   auto serve = start_serve({});
   // Threads in a waiting call of any age, as the kernel's table holds them.

@@ -256,10 +256,10 @@ TEST_F(Serve, MemoryLedgerOnMetricsAndApi) {
   std::ofstream(dir_ + "/go") << "go\n";
   ASSERT_TRUE(program.wait_for("holding"));
   const std::string series =
-      "eacgm_process_gpu_allocated_bytes{pid=\"" + pid + "\",comm=\"memory_leaks\",cuda_device=\"-1\"}";
+      "eacgm_process_gpu_allocated_bytes{pid=\"" + pid + "\",comm=\"memory_leaks\",cuda_device=\"0\"}";
   EXPECT_TRUE(eventually([&] { return metric(series) == "6291456"; })) << get(port_, "/metrics").body;
   EXPECT_EQ(metric("eacgm_process_gpu_allocated_peak_bytes{pid=\"" + pid +
-                   "\",comm=\"memory_leaks\",cuda_device=\"-1\"}"),
+                   "\",comm=\"memory_leaks\",cuda_device=\"0\"}"),
             "12582912");
   std::ofstream(dir_ + "/hold") << "go\n";
   EXPECT_EQ(program.wait(), 0) << program.err();

@@ -64,7 +64,7 @@ CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::vector<std::uint6
   return e;
 }
 
-const MemoryLedgerRow* row_of(const MemorySummary& s, std::uint32_t pid, std::int32_t device = -1) {
+const MemoryLedgerRow* row_of(const MemorySummary& s, std::uint32_t pid, std::int32_t device = 0) {
   for (const auto& r : s.rows) {
     if (r.pid == pid && r.device == device) return &r;
   }
@@ -87,7 +87,7 @@ TEST(MemoryLedger, AllocationsAndFreesInAnyOrderKeepCurrentAndPeakBytes) {
   const auto& r = s.rows[0];
   EXPECT_EQ(r.pid, 100u);
   EXPECT_EQ(r.comm, "train");
-  EXPECT_EQ(r.device, -1);
+  EXPECT_EQ(r.device, 0) << "no cudaSetDevice: the runtime's default device";
   EXPECT_EQ(r.allocations, 4u);
   EXPECT_EQ(r.allocated_bytes, 1050u);
   EXPECT_EQ(r.frees, 2u);
@@ -224,7 +224,7 @@ TEST(MemoryLedger, DeviceFromTheThreadsSetDevice) {
   Probes p;
   MemoryLedger l;
   l.add(call(p.set_device, {1}, 0, 100, 101));
-  l.add(call(p.set_device, {7}, 101, 100, 102));  // failed: the thread stays on -1
+  l.add(call(p.set_device, {7}, 101, 100, 102));  // failed: the thread stays on 0
   l.add(call(p.malloc, {0x1000, 100}, 0, 100, 101));
   l.add(call(p.malloc, {0x2000, 200}, 0, 100, 102));
   l.add(call(p.free, {0x1000}, 0, 100, 102));  // freed from another thread: device 1's
@@ -234,8 +234,8 @@ TEST(MemoryLedger, DeviceFromTheThreadsSetDevice) {
   EXPECT_EQ(row_of(s, 100, 1)->frees, 1u);
   EXPECT_EQ(row_of(s, 100, 1)->live_bytes, 0u);
   EXPECT_EQ(row_of(s, 100, 1)->peak_bytes, 100u);
-  ASSERT_NE(row_of(s, 100, -1), nullptr);
-  EXPECT_EQ(row_of(s, 100, -1)->live_bytes, 200u);
+  ASSERT_NE(row_of(s, 100, 0), nullptr);
+  EXPECT_EQ(row_of(s, 100, 0)->live_bytes, 200u);
 }
 
 TEST(MemoryLedger, ExitTurnsUnfreedAllocationsIntoLeaksAndKeepsOnlyTheSummary) {

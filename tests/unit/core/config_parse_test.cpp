@@ -269,6 +269,9 @@ TEST(ConfigParse, HangsAfterAnAge) {
               HasSubstr("eacgm.toml:2:16: [hangs]: hang_after_s = -5 is out of range 0..864000"));
   EXPECT_THAT(error_of(lines({"[hangs]", "min_age_s = -1", "hang_after_s = 5"})),
               HasSubstr("[hangs]: min_age_s = -1 is out of range 0..86400"));
+  EXPECT_TRUE(Config{}.hangs.in_flight);
+  EXPECT_FALSE(parse_config(lines({"[hangs]", "in_flight = false"}), "eacgm.toml")->hangs.in_flight);
+  EXPECT_THAT(error_of(lines({"[hangs]", "in_flight = 0"})), HasSubstr("in_flight must be true or false"));
 }
 
 TEST(ConfigParse, ProbeWaits) {
