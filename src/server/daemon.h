@@ -4,6 +4,7 @@
 // touches the trace.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +66,10 @@ class Daemon {
   struct Parts;
   std::unique_ptr<Parts> parts_;
 };
+
+// Event-stream clients allowed with `max_clients` workers: half of them, at most 4
+// (a stream holds a worker for its life; the other half serve scrapes and API calls).
+std::size_t sse_clients_for(std::size_t max_clients);
 
 // This machine's host name, or "" when it cannot be read.
 std::string host_name();

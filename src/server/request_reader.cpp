@@ -319,8 +319,8 @@ struct RequestReader::Loop {
   void run() {
     std::array<epoll_event, 64> events{};
     while (!stopping.load(std::memory_order_relaxed)) {
-      const int n = ::epoll_wait(epoll_fd.get(), events.data(), static_cast<int>(events.size()),
-                                 wait_ms(Clock::now()));
+      const int n =
+          ::epoll_wait(epoll_fd.get(), events.data(), static_cast<int>(events.size()), wait_ms(Clock::now()));
       const auto now = Clock::now();
       for (int i = 0; i < n; ++i) {
         const int fd = events[static_cast<std::size_t>(i)].data.fd;
@@ -358,8 +358,8 @@ Status RequestReader::start(UniqueFd listen_fd) {
   if (l.thread.joinable()) return make_error("the request reader was already started");
   const int flags = ::fcntl(listen_fd.get(), F_GETFL);
   if (flags < 0 || ::fcntl(listen_fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
-    return make_errno_error(errno, fmt::format("cannot make the listening socket non-blocking: {}",
-                                               std::strerror(errno)));
+    return make_errno_error(
+        errno, fmt::format("cannot make the listening socket non-blocking: {}", std::strerror(errno)));
   }
   // A burst of new connections (a scrape among many clients) waits in the kernel, not refused.
   if (::listen(listen_fd.get(), SOMAXCONN) != 0) {
@@ -368,14 +368,16 @@ Status RequestReader::start(UniqueFd listen_fd) {
   l.epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
   l.wake_fd.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!l.epoll_fd || !l.wake_fd) {
-    return make_errno_error(errno, fmt::format("cannot set up the HTTP event loop: {}", std::strerror(errno)));
+    return make_errno_error(errno,
+                            fmt::format("cannot set up the HTTP event loop: {}", std::strerror(errno)));
   }
   for (const int fd : {listen_fd.get(), l.wake_fd.get()}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     if (::epoll_ctl(l.epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-      return make_errno_error(errno, fmt::format("cannot set up the HTTP event loop: {}", std::strerror(errno)));
+      return make_errno_error(errno,
+                              fmt::format("cannot set up the HTTP event loop: {}", std::strerror(errno)));
     }
   }
   l.listen_fd = std::move(listen_fd);

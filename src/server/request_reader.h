@@ -38,19 +38,19 @@ struct ReaderLimits {
 
 // Why the reader closed connections, and how many are open (atomics: read from any thread).
 struct ReaderCounters {
-  std::atomic<std::uint64_t> open{0};              // connections open now
-  std::atomic<std::uint64_t> header_timeouts{0};   // head not complete by header_timeout
-  std::atomic<std::uint64_t> body_timeouts{0};     // body not complete by body_timeout
-  std::atomic<std::uint64_t> idle_timeouts{0};     // kept alive with no next request
-  std::atomic<std::uint64_t> shed{0};              // closed at max_connections
+  std::atomic<std::uint64_t> open{0};             // connections open now
+  std::atomic<std::uint64_t> header_timeouts{0};  // head not complete by header_timeout
+  std::atomic<std::uint64_t> body_timeouts{0};    // body not complete by body_timeout
+  std::atomic<std::uint64_t> idle_timeouts{0};    // kept alive with no next request
+  std::atomic<std::uint64_t> shed{0};             // closed at max_connections
 };
 
 // One connection and the bytes read from it, moved between the loop and a worker.
 struct Connection {
   UniqueFd fd;
-  std::string bytes;  // the request (head and body as far as read), maybe bytes after it
-  std::size_t served = 0;         // requests answered on this connection so far
-  bool head_too_large = false;    // the head passed kMaxHeadBytes without ending
+  std::string bytes;            // the request (head and body as far as read), maybe bytes after it
+  std::size_t served = 0;       // requests answered on this connection so far
+  bool head_too_large = false;  // the head passed kMaxHeadBytes without ending
 };
 
 // Which requests have a body worth reading: the rest are answered from their head (a
