@@ -3,7 +3,9 @@
 // a body that never comes, idle keep-alive) while /metrics is scraped over the daemon's
 // real routes; the open-connection cap; keep-alive, pipelining and 100-continue through
 // the event loop; what the loop reads from a request's head.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <string>
@@ -261,6 +264,33 @@ TEST(SlowClients, KeepAlivePipeliningAndContinueGoThroughTheEventLoop) {
   ::close(fd);
   server.stop();
   EXPECT_EQ(server.counters().requests.load(), 4u);
+}
+
+// The event loop serves the socket cpp-httplib bound, IPv6 as well as IPv4.
+TEST(SlowClients, AnIpv6ListenAddressIsServed) {
+  const int probe = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 any{};
+  any.sin6_family = AF_INET6;
+  any.sin6_addr = in6addr_loopback;
+  const bool have_v6 = probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0;
+  if (probe >= 0) ::close(probe);
+  if (!have_v6) GTEST_SKIP() << "this machine has no IPv6 loopback";
+  HttpServer server;
+  server.route("/healthz", ok_text);
+  auto options = patient_options();
+  options.address = "::1";
+  ASSERT_TRUE(server.start(options).ok());
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in6 to = any;
+  to.sin6_port = htons(server.port());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
+  ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: [::1]\r\n\r\n"));
+  const testing::Reply r = read_reply(fd);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ok\n");
+  ::close(fd);
+  server.stop();
 }
 
 TEST(RequestReader, ReadsWhatTheHeadSaysAboutTheBody) {
