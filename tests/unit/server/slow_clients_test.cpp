@@ -44,17 +44,34 @@ long long metric_value(const std::string& text, const std::string& name) {
   return v;
 }
 
-// One whole response on a kept-open connection (its Content-Length body included).
-testing::Reply read_reply(int fd) {
-  const std::string raw = testing::read_until(fd, [](const std::string& got) {
+// Whole responses, one at a time, from a kept-open connection: bytes read past one
+// (the next pipelined response) are kept for the next call.
+class ReplyReader {
+ public:
+  explicit ReplyReader(int fd) : fd_(fd) {}
+  testing::Reply next() {
+    pending_ +=
+        testing::read_until(fd_, [this](const std::string& got) { return whole(pending_ + got) > 0; });
+    const std::size_t n = whole(pending_);
+    const std::string one = pending_.substr(0, n == 0 ? pending_.size() : n);
+    pending_.erase(0, one.size());
+    return testing::parse_reply(one);
+  }
+
+ private:
+  // The length of the first whole response in `got`; 0 while there is none.
+  static std::size_t whole(const std::string& got) {
     const auto end = got.find("\r\n\r\n");
-    if (end == std::string::npos) return false;
+    if (end == std::string::npos) return 0;
     const auto cl = got.find("Content-Length: ");
-    if (cl == std::string::npos || cl > end) return true;
-    return got.size() >= end + 4 + std::stoul(got.substr(cl + 16));
-  });
-  return testing::parse_reply(raw);
-}
+    const std::size_t body = cl == std::string::npos || cl > end ? 0 : std::stoul(got.substr(cl + 16));
+    return got.size() >= end + 4 + body ? end + 4 + body : 0;
+  }
+  int fd_;
+  std::string pending_;
+};
+
+testing::Reply read_reply(int fd) { return ReplyReader(fd).next(); }
 
 // True once the server has closed `fd` (EOF), reading and dropping anything it sent.
 bool closed_by_server(int fd, std::chrono::milliseconds timeout) {
@@ -240,12 +257,13 @@ TEST(SlowClients, KeepAlivePipeliningAndContinueGoThroughTheEventLoop) {
   const int fd = connect_to(server.port());
   ASSERT_GE(fd, 0);
   // Two requests in one write, answered in order on the same connection.
+  ReplyReader replies(fd);
   ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"));
-  EXPECT_EQ(read_reply(fd).status, 200);
-  EXPECT_EQ(read_reply(fd).status, 404);
+  EXPECT_EQ(replies.next().status, 200);
+  EXPECT_EQ(replies.next().status, 404);
   // A third, later, still on it.
   ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
-  const testing::Reply third = read_reply(fd);
+  const testing::Reply third = replies.next();
   EXPECT_EQ(third.status, 200);
   EXPECT_EQ(third.body, "ok\n");
 
@@ -258,7 +276,7 @@ TEST(SlowClients, KeepAlivePipeliningAndContinueGoThroughTheEventLoop) {
       fd, [](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; });
   EXPECT_EQ(cont, "HTTP/1.1 100 Continue\r\n\r\n");
   ASSERT_TRUE(send_all(fd, body));
-  const testing::Reply login = read_reply(fd);
+  const testing::Reply login = replies.next();
   EXPECT_EQ(login.status, 400) << login.head;
   EXPECT_NE(login.body.find("this agent has no token"), std::string::npos) << login.body;
   ::close(fd);
