@@ -15,11 +15,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <unordered_map>
 
 #include "export/metrics_table.h"

@@ -1,8 +1,9 @@
 // HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD and POST routes by
 // exact path, JSON errors, an optional bearer token (or the login form's session cookie,
 // server/web_session.h), request and concurrency limits, and streamed (Server-Sent Events)
-// responses. cpp-httplib does the protocol; this file's
-// types keep it out of every other file.
+// responses. One event-loop thread reads requests (server/request_reader.h), a fixed pool
+// of workers serves them (server/worker_pool.h); cpp-httplib does the protocol, and this
+// file's types keep it out of every other file.
 #pragma once
 
 #include <atomic>
