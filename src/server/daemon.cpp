@@ -34,6 +34,8 @@ std::size_t sse_clients_for(std::size_t max_clients) {
   return std::min<std::size_t>(SseChannel::Options{}.max_clients, max_clients / 2);
 }
 
+std::size_t captures_for(std::size_t max_clients) { return std::max<std::size_t>(1, max_clients / 4); }
+
 std::string host_name() {
   char buf[256] = {};
   return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string();
@@ -87,7 +89,11 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_history_routes(p.http, o.history);
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());
-  if (o.capture) add_capture_route(p.http, CaptureRouteParts{o.capture, o.source, o.facts, p.stopping});
+  if (o.capture) {
+    CaptureRouteParts capture{o.capture, o.source, o.facts, p.stopping};
+    capture.max_running = captures_for(o.serve.max_clients);
+    add_capture_route(p.http, std::move(capture));
+  }
 }
 
 Daemon::~Daemon() { stop(); }

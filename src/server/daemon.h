@@ -71,6 +71,11 @@ class Daemon {
 // (a stream holds a worker for its life; the other half serve scrapes and API calls).
 std::size_t sse_clients_for(std::size_t max_clients);
 
+// Captures allowed to run at once with `max_clients` workers: a quarter of them, at
+// least one (a capture holds a worker for its window). With the streams' half, a quarter
+// of the workers is always left to scrapes and API calls (from 4 workers on).
+std::size_t captures_for(std::size_t max_clients);
+
 // This machine's host name, or "" when it cannot be read.
 std::string host_name();
 

@@ -311,6 +311,21 @@ TEST(SlowClients, AnIpv6ListenAddressIsServed) {
   server.stop();
 }
 
+// Streams and captures hold a worker each for their life: together they leave a quarter
+// of the workers (from 4 on) to scrapes and API calls.
+TEST(SlowClients, StreamsAndCapturesLeaveWorkersFree) {
+  EXPECT_EQ(sse_clients_for(8), 4u);
+  EXPECT_EQ(captures_for(8), 2u);
+  EXPECT_EQ(sse_clients_for(64), 4u);
+  EXPECT_EQ(captures_for(64), 16u);
+  EXPECT_EQ(sse_clients_for(4), 2u);
+  EXPECT_EQ(captures_for(4), 1u);
+  EXPECT_EQ(sse_clients_for(1), 0u) << "one worker: no stream may keep it";
+  for (std::size_t workers = 4; workers <= 256; ++workers) {
+    EXPECT_LT(sse_clients_for(workers) + captures_for(workers), workers) << workers;
+  }
+}
+
 TEST(RequestReader, ReadsWhatTheHeadSaysAboutTheBody) {
   HeadFacts f =
       read_head("POST /api/v1/login?x=1 HTTP/1.1\r\nHost: a\r\ncontent-length:  12 \r\nExpect: 100-continue");
