@@ -23,6 +23,8 @@ bench/serve_scrape.sh "$B" 30
 GPU=fake bench/serve_scrape.sh "$B" 30
 echo "== eacgm serve under the tight loop, with and without an HTTP client"
 bench/serve_load.sh "$B" "${SERVE_ITERS:-10000000}"
+echo "== eacgm serve: /metrics alone and while 64 slow, idle and half-sent connections are held open"
+bench/serve_slow_clients.sh "$B" 400 64
 echo "== governance hook: per launch and per allocation (fake libcuda)"
 "$B/bench/eacgm_bench_hook" --benchmark_min_time=0.3 --benchmark_repetitions=5 --benchmark_report_aggregates_only
 echo "== history: a fleet of nodes into one PostgreSQL server (a throwaway one)"

@@ -157,6 +157,8 @@ int serve(std::uint16_t port, int nodes, int seconds) {
   server::ServerOptions so;
   so.port = port;
   so.max_clients = 16;
+  // One kept-alive connection per simulated node, as Prometheus holds one per target.
+  so.max_connections = static_cast<std::size_t>(nodes) + 64;
   if (auto st = http.start(so); !st) {
     std::fprintf(stderr, "fleet: %s\n", st.error().c_str());
     return 1;

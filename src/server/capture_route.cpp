@@ -217,11 +217,25 @@ Result<CaptureAsk> parse_capture_ask(const Request& req) {
 
 void add_capture_route(HttpServer& http, CaptureRouteParts parts) {
   auto shared = std::make_shared<CaptureRouteParts>(std::move(parts));
-  http.post_route("/api/v1/capture", [shared](const Request& req) {
+  auto running = std::make_shared<std::atomic<std::size_t>>(0);
+  http.post_route("/api/v1/capture", [shared, running](const Request& req) {
     auto ask = parse_capture_ask(req);
     if (!ask) return Response::json_error(400, ask.error());
     auto pid = resolve(*ask, *shared);
     if (!pid) return Response::json_error(400, pid.error());
+    if (running->fetch_add(1) >= shared->max_running) {
+      running->fetch_sub(1);
+      Response r = Response::json_error(
+          503, fmt::format("{} captures are running already (the server keeps its other workers for scrapes "
+                           "and API calls): try again when one ends",
+                           shared->max_running));
+      r.headers.emplace_back("Retry-After", "5");
+      return r;
+    }
+    const struct Done {
+      std::atomic<std::size_t>& n;
+      ~Done() { n.fetch_sub(1); }
+    } done{*running};
     const auto window =
         std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ask->seconds * 1000)));
     CaptureResult got = shared->control->capture(*pid, window, *shared->cancel);

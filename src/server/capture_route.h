@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ struct CaptureRouteParts {
   std::shared_ptr<const sample::ProcessFacts> facts;  // ranks, liveness
   std::shared_ptr<std::atomic<bool>> cancel;          // set when the daemon stops
   std::string proc_root = "/proc";
+  // Captures running at once: each holds a worker for its window, so a few leave the
+  // other workers to scrapes and API calls (503 beyond, Retry-After: 5).
+  std::size_t max_running = 2;
 };
 
 // Adds the POST route.

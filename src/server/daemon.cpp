@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -23,11 +24,17 @@ struct Daemon::Parts {
   DaemonOptions options;
   HttpServer http;
   CounterRegistry server_counters;  // the server's own, alive as long as it is
-  std::shared_ptr<SseChannel> channel = std::make_shared<SseChannel>();
-  std::shared_ptr<SummaryStream> stream = std::make_shared<SummaryStream>(channel);
+  std::shared_ptr<SseChannel> channel;
+  std::shared_ptr<SummaryStream> stream;
   std::vector<std::string> web_paths;  // the web UI's files: served without a token
   std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);  // ends captures
 };
+
+std::size_t sse_clients_for(std::size_t max_clients) {
+  return std::min<std::size_t>(SseChannel::Options{}.max_clients, max_clients / 2);
+}
+
+std::size_t captures_for(std::size_t max_clients) { return std::max<std::size_t>(1, max_clients / 4); }
 
 std::string host_name() {
   char buf[256] = {};
@@ -40,6 +47,11 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   DaemonOptions& o = p.options;
   if (!o.facts) o.facts = std::make_shared<sample::ProcFacts>();
   if (o.hostname.empty()) o.hostname = host_name();
+  // A stream holds a worker for its life: streams take at most half the workers, so
+  // scrapes and API calls always find one.
+  p.channel =
+      std::make_shared<SseChannel>(SseChannel::Options{.max_clients = sse_clients_for(o.serve.max_clients)});
+  p.stream = std::make_shared<SummaryStream>(p.channel);
   if (o.start_time_seconds == 0) {
     o.start_time_seconds =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -77,7 +89,11 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   add_history_routes(p.http, o.history);
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());
-  if (o.capture) add_capture_route(p.http, CaptureRouteParts{o.capture, o.source, o.facts, p.stopping});
+  if (o.capture) {
+    CaptureRouteParts capture{o.capture, o.source, o.facts, p.stopping};
+    capture.max_running = captures_for(o.serve.max_clients);
+    add_capture_route(p.http, std::move(capture));
+  }
 }
 
 Daemon::~Daemon() { stop(); }

@@ -4,6 +4,7 @@
 // touches the trace.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +66,15 @@ class Daemon {
   struct Parts;
   std::unique_ptr<Parts> parts_;
 };
+
+// Event-stream clients allowed with `max_clients` workers: half of them, at most 4
+// (a stream holds a worker for its life; the other half serve scrapes and API calls).
+std::size_t sse_clients_for(std::size_t max_clients);
+
+// Captures allowed to run at once with `max_clients` workers: a quarter of them, at
+// least one (a capture holds a worker for its window). With the streams' half, a quarter
+// of the workers is always left to scrapes and API calls (from 4 workers on).
+std::size_t captures_for(std::size_t max_clients);
 
 // This machine's host name, or "" when it cannot be read.
 std::string host_name();

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,23 +15,24 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <unordered_map>
 
 #include "export/metrics_table.h"
 #include "server/web_session.h"
+#include "server/worker_pool.h"
 
 namespace eacgm::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Set on the thread that answers connections beyond the client cap.
+// Set on the rejecting thread while it answers a request beyond the client cap.
 thread_local bool t_overloaded = false;
+// Set by the response logger when the response ends its connection (Connection: close,
+// or an error after which the rest of the request cannot be trusted).
+thread_local bool t_close_after = false;
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -68,107 +71,6 @@ std::string printable(std::string_view s, std::size_t max = 120) {
   if (s.size() > max) out += "...";
   return out;
 }
-
-// A task queue with a fixed number of workers; connections beyond them wait up to
-// `wait`, then a single rejecting thread serves them with t_overloaded set (503).
-class BoundedPool final : public httplib::TaskQueue {
- public:
-  BoundedPool(std::size_t workers, std::size_t max_waiting, std::chrono::milliseconds wait,
-              HttpCounters& counters)
-      : workers_(workers),
-        max_waiting_(std::max<std::size_t>(max_waiting, 1)),
-        wait_(wait),
-        counters_(counters) {
-    for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
-    threads_.emplace_back([this] { reject(); });
-  }
-
-  void enqueue(std::function<void()> fn) override {
-    {
-      std::unique_lock lock(mutex_);
-      space_.wait(lock, [&] { return pending_.size() < max_waiting_ || shutdown_; });
-      pending_.push_back({std::move(fn), Clock::now()});
-    }
-    wake_.notify_all();
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      shutdown_ = true;
-    }
-    wake_.notify_all();
-    space_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-
- private:
-  struct Job {
-    std::function<void()> fn;
-    Clock::time_point queued;
-  };
-
-  void work() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return !pending_.empty() || shutdown_; });
-      if (pending_.empty()) return;  // shutdown with nothing left
-      Job job = std::move(pending_.front());
-      pending_.pop_front();
-      ++busy_;
-      lock.unlock();
-      space_.notify_one();
-      counters_.active_connections.fetch_add(1, std::memory_order_relaxed);
-      job.fn();
-      counters_.active_connections.fetch_sub(1, std::memory_order_relaxed);
-      lock.lock();
-      --busy_;
-      wake_.notify_all();  // the rejecting thread re-checks whether a worker is free
-    }
-  }
-
-  void reject() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      if (pending_.empty()) {
-        if (shutdown_) return;
-        wake_.wait(lock);
-        continue;
-      }
-      // A free worker takes the connection; the rejecting thread only acts while all
-      // are busy and the oldest connection has waited long enough.
-      if (busy_ < workers_ && !shutdown_) {
-        wake_.wait(lock);
-        continue;
-      }
-      const auto due = pending_.front().queued + wait_;
-      if (Clock::now() < due && !shutdown_) {
-        wake_.wait_until(lock, due);
-        continue;
-      }
-      Job job = std::move(pending_.front());
-      pending_.pop_front();
-      lock.unlock();
-      space_.notify_one();
-      t_overloaded = true;
-      job.fn();
-      t_overloaded = false;
-      lock.lock();
-    }
-  }
-
-  const std::size_t workers_;
-  const std::size_t max_waiting_;
-  const std::chrono::milliseconds wait_;
-  HttpCounters& counters_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable space_;
-  std::deque<Job> pending_;
-  std::size_t busy_ = 0;
-  bool shutdown_ = false;
-  std::vector<std::thread> threads_;
-};
 
 enum class BadKind {
   kMalformed,
@@ -289,9 +191,110 @@ Response event_stream(SseChannel& channel, SseChannel::Filter filter) {
 constexpr std::string_view kLoginPath = "/api/v1/login";
 constexpr std::string_view kLogoutPath = "/api/v1/logout";
 
+// cpp-httplib's request handling on a worker: its parsing, routing, ranges and chunked
+// streaming, over a request the event loop has read whole (server/request_reader.h).
+class RequestServer final : public httplib::Server {
+ public:
+  bool serve(httplib::Stream& strm, bool close_connection, bool& connection_closed) {
+    // The event loop has answered Expect: 100-continue already, when the body was wanted.
+    return process_request(strm, close_connection, connection_closed,
+                           [](httplib::Request& req) { req.headers.erase("Expect"); });
+  }
+  // A duplicate of the socket bind_to_port made, for the event loop (cpp-httplib's accept
+  // loop is not used). cpp-httplib's own stays open: a streamed response runs while it is.
+  UniqueFd listening_socket() const { return UniqueFd(::fcntl(svr_sock_, F_DUPFD_CLOEXEC, 0)); }
+  // Ends streamed responses at their next chunk.
+  void close_listening_socket() { UniqueFd(svr_sock_.exchange(INVALID_SOCKET)).reset(); }
+};
+
+// A connection's request as cpp-httplib reads it: the bytes the event loop read, then
+// end of input; responses go straight to the socket, each write within write_timeout.
+class ConnectionStream final : public httplib::Stream {
+ public:
+  ConnectionStream(const Connection& conn, std::chrono::milliseconds write_timeout)
+      : fd_(conn.fd.get()), bytes_(conn.bytes), write_timeout_(write_timeout) {}
+
+  bool is_readable() const override { return read_ < bytes_.size(); }
+
+  // Writable within the write timeout, and the client still there.
+  bool is_writable() const override {
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, static_cast<int>(write_timeout_.count())) <= 0 || (p.revents & (POLLERR | POLLHUP))) {
+      return false;
+    }
+    pollfd r{fd_, POLLIN, 0};
+    if (::poll(&r, 1, 0) <= 0) return true;
+    char c = 0;
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
+
+  ssize_t read(char* ptr, std::size_t size) override {
+    const std::size_t n = std::min(size, bytes_.size() - read_);
+    if (n == 0) {
+      ran_dry_ = true;
+      return 0;
+    }
+    std::memcpy(ptr, bytes_.data() + read_, n);
+    read_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, std::size_t size) override {
+    const auto deadline = Clock::now() + write_timeout_;
+    std::size_t sent = 0;
+    while (sent < size) {
+      const ssize_t n = ::send(fd_, ptr + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return -1;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+      pollfd p{fd_, POLLOUT, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return -1;
+    }
+    return static_cast<ssize_t>(size);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) numeric(a, len, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) numeric(a, len, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+  std::size_t consumed() const { return read_; }
+  // cpp-httplib wanted more than the loop read (a body it was not to wait for).
+  bool ran_dry() const { return ran_dry_; }
+
+ private:
+  static void numeric(const sockaddr_storage& a, socklen_t len, std::string& ip, int& port) {
+    std::array<char, NI_MAXHOST> host{};
+    std::array<char, NI_MAXSERV> serv{};
+    if (::getnameinfo(reinterpret_cast<const sockaddr*>(&a), len, host.data(), host.size(), serv.data(),
+                      serv.size(), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+      ip = host.data();
+      port = std::atoi(serv.data());
+    }
+  }
+
+  int fd_;
+  const std::string& bytes_;
+  std::chrono::milliseconds write_timeout_;
+  std::size_t read_ = 0;
+  bool ran_dry_ = false;
+};
+
 struct HttpServer::Impl {
-  httplib::Server svr;
-  std::thread thread;
+  RequestServer svr;
+  std::unique_ptr<WorkerPool> pool;
+  std::unique_ptr<RequestReader> reader;
   std::unordered_map<std::string, Handler> routes;
   std::unordered_map<std::string, Handler> post_routes;
   ServerOptions options;
@@ -463,10 +466,55 @@ struct HttpServer::Impl {
     res.set_header("Connection", "close");
   }
 
+  // One request on a worker (or, `overloaded`, on the rejecting thread: 503); after it
+  // a kept-alive connection goes back to the event loop for its next request.
+  void serve(Connection conn, bool overloaded) {
+    if (conn.head_too_large) {
+      refuse_head(conn);
+      reader->hand_back(std::move(conn), false);
+      return;
+    }
+    ConnectionStream strm(conn, options.write_timeout);
+    const bool last = conn.served + 1 >= std::max<std::size_t>(options.keep_alive_max_requests, 1) ||
+                      stopping.load(std::memory_order_relaxed);
+    bool closed = false;
+    t_overloaded = overloaded;
+    t_close_after = false;
+    const bool ok = svr.serve(strm, last, closed);
+    t_overloaded = false;
+    ++conn.served;
+    conn.bytes.erase(0, strm.consumed());
+    const bool keep = ok && !closed && !last && !t_close_after && !strm.ran_dry() &&
+                      !stopping.load(std::memory_order_relaxed);
+    reader->hand_back(std::move(conn), keep);
+  }
+
+  // A head past kMaxHeadBytes: 431, written here (cpp-httplib would read it line by line).
+  void refuse_head(const Connection& conn) {
+    httplib::Request req;
+    ConnectionStream strm(conn, options.write_timeout);
+    strm.get_remote_ip_and_port(req.remote_addr, req.remote_port);
+    httplib::Response res;
+    res.status = 431;
+    const std::string body = Response::json_error(431, "request headers too large").body;
+    const std::string reply = fmt::format(
+        "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+        body.size(), body);
+    strm.write(reply.data(), reply.size());
+    logged_response(req, res);
+  }
+
   // Every response: count it, and tell the first of each kind of bad request.
   void logged_response(const httplib::Request& req, const httplib::Response& res) {
     counters.requests.fetch_add(1, std::memory_order_relaxed);
     const int s = res.status;
+    // After an error other than these, what follows on the connection may be the rest
+    // of a request that was not read.
+    if (res.get_header_value("Connection") == "close" ||
+        (s >= 400 && s != 401 && s != 403 && s != 404 && s != 405)) {
+      t_close_after = true;
+    }
     if (s < 400 || s >= 500) return;
     counters.bad_requests.fetch_add(1, std::memory_order_relaxed);
     BadKind kind = BadKind::kMalformed;
@@ -532,40 +580,21 @@ Status HttpServer::start(const ServerOptions& options) {
   add_session_routes();
 
   auto& svr = s.svr;
-  const auto split = [](std::chrono::milliseconds d) {
-    return std::pair<time_t, time_t>(d.count() / 1000, (d.count() % 1000) * 1000);
-  };
-  const auto [rs, rus] = split(options.read_timeout);
-  const auto [ws, wus] = split(options.write_timeout);
-  svr.set_read_timeout(rs, rus);
-  svr.set_write_timeout(ws, wus);
-  svr.set_keep_alive_timeout(options.keep_alive_timeout.count());
-  svr.set_keep_alive_max_count(std::max<std::size_t>(options.keep_alive_max_requests, 1));
   svr.set_payload_max_length(options.max_body_bytes);
-  // Without TCP_NODELAY a response written in two pieces (headers, body) waits for the
-  // client's delayed ACK: about 40 ms per request on a kept-open connection.
-  svr.set_tcp_nodelay(true);
   // cpp-httplib's default is SO_REUSEPORT, which lets a second daemon bind the same port
   // and silently take half the scrapes; SO_REUSEADDR only allows a quick restart.
   svr.set_socket_options([](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  const std::size_t workers = options.max_clients;
-  const std::size_t waiting = options.max_waiting;
-  const auto wait = options.client_wait;
-  svr.new_task_queue = [this, workers, waiting, wait]() -> httplib::TaskQueue* {
-    return new BoundedPool(workers, waiting, wait, impl_->counters);
-  };
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) {
     impl_->dispatch(req, res);
   };
   svr.Get(".*", handler);
   svr.Post(".*", handler);
-  // Other methods are answered before cpp-httplib reads a body: a POST without
-  // Content-Length would otherwise hold a worker until the read timeout (its body is
-  // read to the end of the connection), and none is ever served. The body stays unread,
-  // so the connection closes.
+  // Other methods are answered before cpp-httplib reads a body (the event loop has not
+  // waited for one either): a method that is never served gets no body read, and the
+  // connection closes.
   svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
     // A POST route's body is read (up to max_body_bytes) when its length is given.
@@ -601,23 +630,46 @@ Status HttpServer::start(const ServerOptions& options) {
     return make_error(
         fmt::format("cannot listen on {}: {}", where, err ? std::strerror(err) : "address not available"));
   }
+  UniqueFd listening = svr.listening_socket();
+  if (!listening) {
+    return make_error(fmt::format("cannot listen on {}: {}", where, std::strerror(errno)));
+  }
+
+  ReaderLimits limits;
+  limits.header_timeout = options.header_timeout;
+  limits.body_timeout = options.body_timeout;
+  limits.keep_alive_timeout = options.keep_alive_timeout;
+  limits.max_connections = std::max<std::size_t>(options.max_connections, 1);
+  limits.max_body_bytes = options.max_body_bytes;
+  s.pool = std::make_unique<WorkerPool>(options.max_clients, options.max_waiting, options.client_wait,
+                                        s.counters.active_connections);
+  // The event loop reads the body of a POST to a POST route only: the server answers
+  // every other request from its head.
+  const auto wants_body = [this](std::string_view method, std::string_view target) {
+    return method == "POST" && impl_->is_post_route(std::string(target.substr(0, target.find('?'))));
+  };
+  const auto ready = [this](Connection conn) {
+    auto shared = std::make_shared<Connection>(std::move(conn));
+    impl_->pool->enqueue([this, shared](bool overloaded) { impl_->serve(std::move(*shared), overloaded); });
+  };
+  s.reader = std::make_unique<RequestReader>(limits, s.counters.connections, wants_body, ready);
+  if (auto st = s.reader->start(std::move(listening)); !st) {
+    s.reader.reset();
+    s.pool.reset();
+    svr.close_listening_socket();
+    return make_error(fmt::format("cannot listen on {}: {}", where, st.error()));
+  }
   s.port.store(static_cast<std::uint16_t>(port));
   s.started = true;
-  s.thread = std::thread([this] { impl_->svr.listen_after_bind(); });
-  // stop() only works once the accept loop runs.
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (!svr.is_running() && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return {};
 }
 
 void HttpServer::stop() {
   Impl& s = *impl_;
-  if (!s.thread.joinable()) return;
-  s.stopping.store(true);
-  while (!s.svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  s.svr.stop();
-  s.thread.join();
+  if (!s.reader || s.stopping.exchange(true)) return;
+  s.reader->stop();  // no new requests; the connections it holds close
+  s.svr.close_listening_socket();
+  s.pool->shutdown();  // requests being served finish (streams end at their next tick)
 }
 
 // POST /api/v1/login {"token":"..."} sets the session cookie; POST /api/v1/logout ends it.
@@ -644,7 +696,7 @@ void HttpServer::add_session_routes() {
   });
 }
 
-bool HttpServer::running() const { return impl_->thread.joinable() && !impl_->stopping.load(); }
+bool HttpServer::running() const { return impl_->reader && !impl_->stopping.load(); }
 
 std::uint16_t HttpServer::port() const { return impl_->port.load(); }
 
@@ -681,6 +733,13 @@ void HttpServer::register_counters(CounterRegistry& registry) const {
   add_counter(registry, "http_handler_errors", "eacgm_http_handler_errors_total", c.handler_errors,
               CounterShow::kNonZero);
   add_counter(registry, "http_active", "eacgm_http_active_connections", c.active_connections);
+  add_counter(registry, "http_open", "eacgm_http_open_connections", c.connections.open);
+  add_counter(registry, "http_header_timeouts", "eacgm_http_header_timeouts_total",
+              c.connections.header_timeouts);
+  add_counter(registry, "http_body_timeouts", "eacgm_http_body_timeouts_total", c.connections.body_timeouts);
+  add_counter(registry, "http_idle_timeouts", "eacgm_http_idle_timeouts_total", c.connections.idle_timeouts);
+  add_counter(registry, "http_shed", "eacgm_http_connections_shed_total", c.connections.shed,
+              CounterShow::kNonZero);
 }
 
 void register_sse_counters(CounterRegistry& registry, const SseChannel& channel) {

@@ -1,8 +1,9 @@
 // HttpServer: the HTTP front of `eacgm serve` (docs/api.md). GET/HEAD and POST routes by
 // exact path, JSON errors, an optional bearer token (or the login form's session cookie,
 // server/web_session.h), request and concurrency limits, and streamed (Server-Sent Events)
-// responses. cpp-httplib does the protocol; this file's
-// types keep it out of every other file.
+// responses. One event-loop thread reads requests (server/request_reader.h), a fixed pool
+// of workers serves them (server/worker_pool.h); cpp-httplib does the protocol, and this
+// file's types keep it out of every other file.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@
 
 #include "core/counter_registry.h"
 #include "core/result.h"
+#include "server/request_reader.h"
 #include "server/sse_channel.h"
 
 namespace eacgm::server {
@@ -76,15 +78,26 @@ struct ServerOptions {
   std::size_t max_body_bytes = std::size_t{64} << 10;  // larger: 413 (bodies are read for POST routes only)
   std::size_t max_headers = 64;                        // more header lines: 431
   // Fixed by cpp-httplib: request line over 8 KiB: 414; one header line over 8 KiB: 400.
-  std::chrono::milliseconds read_timeout{5000};
-  std::chrono::milliseconds write_timeout{5000};  // a write blocked this long drops the client
-  std::chrono::seconds keep_alive_timeout{5};     // idle keep-alive connections close after it
-  std::size_t keep_alive_max_requests = 100;
+  // A request's head (request line and headers) over 64 KiB: 431.
 
-  // Connections served at once (worker threads; a stream holds one for its life). A
-  // connection arriving while all are busy waits up to `client_wait` for a worker, then
-  // one rejecting thread answers it 503 (Retry-After: 1, Connection: close). Past
-  // `max_waiting` waiting connections, accepting pauses (the kernel backlog holds them).
+  // Requests are read by one event-loop thread (server/request_reader.h), not by the
+  // workers: a connection that is slow, silent or idle holds no worker, and closes at
+  // its deadline (counted in eacgm_http_{header,body,idle}_timeouts_total).
+  // From a connection's accept (or a kept-alive one's first byte) to the end of the head:
+  std::chrono::milliseconds header_timeout{5000};
+  // From the end of the head to the end of a POST route's body (Content-Length):
+  std::chrono::milliseconds body_timeout{5000};
+  std::chrono::milliseconds write_timeout{5000};       // a write blocked this long drops the client
+  std::chrono::milliseconds keep_alive_timeout{5000};  // idle keep-alive connections close after it
+  std::size_t keep_alive_max_requests = 100;
+  // Connections open at once, being read or served. At the cap the oldest idle one closes
+  // for a new one; with none idle the new one is closed (eacgm_http_connections_shed_total).
+  std::size_t max_connections = 256;
+
+  // Requests served at once (worker threads; a stream holds one for its life). A whole
+  // request arriving while all are busy waits up to `client_wait` for a worker, then
+  // one rejecting thread answers it 503 (Retry-After: 1, Connection: close), at once when
+  // `max_waiting` requests wait already.
   std::size_t max_clients = 8;
   std::size_t max_waiting = 64;
   std::chrono::milliseconds client_wait{250};
@@ -101,10 +114,11 @@ struct HttpCounters {
   std::atomic<std::uint64_t> unauthorized{0};
   std::atomic<std::uint64_t> not_found{0};
   std::atomic<std::uint64_t> method_not_allowed{0};
-  std::atomic<std::uint64_t> too_large{0};       // 413, 414, 431
-  std::atomic<std::uint64_t> overloaded{0};      // 503 by the client cap
-  std::atomic<std::uint64_t> handler_errors{0};  // 500: a handler threw
-  std::atomic<std::uint64_t> active_connections{0};
+  std::atomic<std::uint64_t> too_large{0};           // 413, 414, 431
+  std::atomic<std::uint64_t> overloaded{0};          // 503 by the client cap
+  std::atomic<std::uint64_t> handler_errors{0};      // 500: a handler threw
+  std::atomic<std::uint64_t> active_connections{0};  // requests on workers now
+  ReaderCounters connections;                        // open connections, and those closed by deadline or cap
 };
 
 class HttpServer {
@@ -128,8 +142,8 @@ class HttpServer {
   // token: ...".
   Status start(const ServerOptions& options);
 
-  // Stops accepting, ends streams, waits for every thread. Returns within about
-  // keep_alive_timeout (an idle keep-alive connection is noticed at its end); idempotent.
+  // Stops accepting, closes the connections not being served, ends streams, waits for
+  // every thread (a handler's return, a stream's next 200 ms tick); idempotent.
   void stop();
 
   bool running() const;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <map>
@@ -211,6 +212,43 @@ TEST_F(Capture, WithATokenACrossOriginPostIsRefused) {
   const auto same = post(port_, "/api/v1/capture", body,
                          auth + "Origin: http://127.0.0.1:" + std::to_string(port_) + "\r\n");
   EXPECT_EQ(same.status, 200) << same.body.substr(0, 300);
+}
+
+}  // namespace
+}  // namespace eacgm::test
+
+namespace eacgm::test {
+namespace {
+
+// The active-requests gauge on /metrics (the scrape's own request included); -1 unread.
+long long active_requests(std::uint16_t port) {
+  const std::string body = http::get(port, "/metrics").body;
+  const std::string key = "\neacgm_http_active_connections ";
+  const auto at = body.find(key);
+  return at == std::string::npos ? -1 : std::atoll(body.c_str() + at + key.size());
+}
+
+// With 4 workers one capture runs at a time: a second one, of another process, is 503
+// while the first holds its worker, and scrapes are answered meanwhile.
+TEST_F(Capture, CapturesLeaveWorkersToScrapes) {
+  auto serve =
+      start_serve({"--probes", "cuda_driver", "--config", config("[serve]\nmax_clients = 4\n")}, "always-on");
+  const std::string me = std::to_string(getpid());
+  auto first = std::async(std::launch::async, [&] {
+    return post(port_, "/api/v1/capture", "{\"pid\":" + me + ",\"seconds\":3}");
+  });
+  ASSERT_TRUE(eventually([&] { return active_requests(port_) >= 2; }, 10s)) << "the first capture is running";
+  const auto second =
+      post(port_, "/api/v1/capture", "{\"pid\":" + std::to_string(getppid()) + ",\"seconds\":0.2}");
+  EXPECT_EQ(second.status, 503) << second.body;
+  EXPECT_EQ(second.header("Retry-After"), "5") << second.head;
+  EXPECT_NE(second.body.find("captures are running already"), std::string::npos) << second.body;
+  EXPECT_EQ(http::get(port_, "/metrics").status, 200);
+  EXPECT_EQ(first.get().status, 200);
+  // The worker is free again: so is the next capture.
+  const auto third =
+      post(port_, "/api/v1/capture", "{\"pid\":" + std::to_string(getppid()) + ",\"seconds\":0.2}");
+  EXPECT_EQ(third.status, 200) << third.body.substr(0, 300);
 }
 
 }  // namespace

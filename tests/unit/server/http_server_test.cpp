@@ -31,7 +31,8 @@ ServerOptions test_options() {
   ServerOptions o;
   o.port = 0;
   o.keep_alive_timeout = std::chrono::seconds(1);
-  o.read_timeout = 2000ms;
+  o.header_timeout = 2000ms;
+  o.body_timeout = 2000ms;
   o.write_timeout = 2000ms;
   return o;
 }
@@ -138,7 +139,8 @@ TEST(HttpServer, OtherMethodsAreAnsweredWithoutWaitingForABody) {
   HttpServer server;
   server.route("/metrics", ok_text);
   auto options = test_options();
-  options.read_timeout = 60s;  // what waiting for the body would cost
+  options.body_timeout = 60s;  // what waiting for the body would cost
+  options.header_timeout = 60s;
   ASSERT_TRUE(server.start(options).ok());
   for (const char* method : {"POST", "PUT", "PATCH"}) {
     const int fd = testing::connect_to(server.port());
