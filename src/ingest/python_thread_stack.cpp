@@ -2,6 +2,7 @@
 // step follows bpf/py_sample.bpf.c: keep the two in step.
 #include "ingest/python_thread_stack.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -34,18 +35,56 @@ std::vector<std::uint64_t> thread_states(const RemoteRead& read, const eacgm_py_
   return out;
 }
 
+// A frame's fields (code, owner, instruction, previous) in one read where it can be made:
+// each read is a system call, a few µs, and a frame has four fields. Field by field where
+// the whole cannot be read (a frame at the end of a mapping), as the sampler reads them.
+class FrameFields {
+ public:
+  FrameFields(const RemoteRead& read, const eacgm_py_layout& l) : read_(read) {
+    const auto end = [](std::uint16_t offset, std::size_t len) {
+      return offset == EACGM_PY_NO_FIELD ? std::size_t{0} : offset + len;
+    };
+    span_ = std::max({end(l.frame_code, 8), end(l.frame_previous, 8), end(l.frame_owner, 1),
+                      end(l.frame_instr, l.instr_is_index != 0 ? 4 : 8)});
+  }
+  void at(std::uint64_t frame) {
+    frame_ = frame;
+    whole_ = span_ <= buf_.size() && read_(frame, buf_.data(), span_);
+  }
+  bool get(std::uint16_t offset, void* out, std::size_t len) const {
+    if (whole_ && offset + len <= span_) {
+      std::memcpy(out, buf_.data() + offset, len);
+      return true;
+    }
+    return read_(frame_ + offset, out, len);
+  }
+  std::uint64_t word(std::uint16_t offset) const {
+    std::uint64_t v = 0;
+    return get(offset, &v, sizeof(v)) ? v : 0;
+  }
+
+ private:
+  const RemoteRead& read_;
+  std::array<std::uint8_t, 128> buf_{};
+  std::size_t span_ = 0;
+  std::uint64_t frame_ = 0;
+  bool whole_ = false;
+};
+
 // Records the frames from `frame` on into `out`: one per Python function's frame, innermost
 // first, C entry frames (3.12+) and frames whose code is not a code object left out.
 void walk_frames(const RemoteRead& read, const eacgm_py_proc& proc, std::uint64_t frame,
                  eacgm_py_sample& out) {
   const eacgm_py_layout& l = proc.layout;
   std::uint32_t depth = 0;
+  FrameFields fields(read, l);
   // Room for C entry frames, which are skipped: twice the depth, as the sampler.
   for (int step = 0; step < 2 * EACGM_PY_MAX_DEPTH; ++step) {
     if (frame == 0 || depth >= EACGM_PY_MAX_DEPTH) break;
-    const std::uint64_t code = read_word(read, frame + l.frame_code);
+    fields.at(frame);
+    const std::uint64_t code = fields.word(l.frame_code);
     std::uint8_t owner = 0;
-    if (l.frame_owner != EACGM_PY_NO_FIELD && !read(frame + l.frame_owner, &owner, sizeof(owner))) {
+    if (l.frame_owner != EACGM_PY_NO_FIELD && !fields.get(l.frame_owner, &owner, sizeof(owner))) {
       owner = EACGM_PY_OWNED_BY_CSTACK;  // unreadable: not a frame to report
     }
     // ob_type, then the words that make the code's identity.
@@ -55,10 +94,10 @@ void walk_frames(const RemoteRead& read, const eacgm_py_proc& proc, std::uint64_
       std::uint64_t instr = 0;
       if (l.instr_is_index != 0) {
         std::int32_t lasti = 0;
-        if (read(frame + l.frame_instr, &lasti, sizeof(lasti)) && lasti >= 0)
+        if (fields.get(l.frame_instr, &lasti, sizeof(lasti)) && lasti >= 0)
           instr = static_cast<std::uint64_t>(lasti);
       } else {
-        instr = read_word(read, frame + l.frame_instr);
+        instr = fields.word(l.frame_instr);
       }
       eacgm_py_frame& f = out.frames[depth];
       f.code = code;
@@ -68,7 +107,7 @@ void walk_frames(const RemoteRead& read, const eacgm_py_proc& proc, std::uint64_
       ++depth;
     }
     std::uint64_t prev = 0;
-    if (!read(frame + l.frame_previous, &prev, sizeof(prev))) {
+    if (!fields.get(l.frame_previous, &prev, sizeof(prev))) {
       out.flags |= EACGM_PY_READ_FAULT;
       prev = 0;
     }

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ struct Case {
   std::string release;  // pyenv's
   bool threaded;
 };
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.release << (c.threaded ? " two threads" : " one thread");
+}
 
 class StuckPythonStacks : public ::testing::TestWithParam<Case> {
  protected:

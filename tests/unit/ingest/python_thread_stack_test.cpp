@@ -1,8 +1,8 @@
 // The user-space walk of a thread's Python frames against a synthetic interpreter laid out
 // by the real CPython 3.12 and 3.10 offsets in a fake memory: the thread found by its
 // native id, C entry frames and non-code frames left out, the record decoded by the
-// sampler's decoder, a thread not found, a read fault mid-walk, the depth cap, and 3.10's
-// single-thread rule.
+// sampler's decoder, a thread not found, a read fault mid-walk, a frame read field by
+// field, the depth cap, and 3.10's single-thread rule.
 #include "ingest/python_thread_stack.h"
 
 #include <gtest/gtest.h>
@@ -108,6 +108,26 @@ TEST(PythonThreadStack, AReadFaultMidWalkEndsTheStackWithTheFlag) {
   ASSERT_EQ(py.read(77, s), ThreadStackStatus::kRead);
   EXPECT_EQ(s.depth, 2);
   EXPECT_EQ(s.flags, EACGM_PY_READ_FAULT);
+}
+
+TEST(PythonThreadStack, AFrameWhoseLastFieldsAreNotMappedIsReadFieldByField) {
+  // The frame's fields are read in one read; where that fails (here f_lasti lies past the
+  // frame's mapping), each field alone, as the sampler reads them.
+  Interpreter py(10);
+  const std::uint64_t c = py.code(3);
+  py.mem.put<std::uint64_t>(0x40000, py.l.frame_code, c);
+  py.mem.put<std::uint64_t>(0x40000, py.l.frame_previous, 0x41000);
+  ASSERT_GT(py.l.frame_instr, py.l.frame_code);
+  ASSERT_GT(py.l.frame_instr, py.l.frame_previous);
+  py.frame(0x41000, c, 8, 0);
+  py.thread(0, 0x40000);
+  eacgm_py_sample s{};
+  ASSERT_EQ(py.read(kPid, s), ThreadStackStatus::kRead);
+  ASSERT_EQ(s.depth, 2);
+  EXPECT_EQ(s.frames[0].code, c);
+  EXPECT_EQ(s.frames[0].instr, 0u) << "unreadable: unknown";
+  EXPECT_EQ(s.frames[1].instr, 8u);
+  EXPECT_EQ(s.flags, 0);
 }
 
 TEST(PythonThreadStack, AStackDeeperThanTheCapIsTruncated) {
