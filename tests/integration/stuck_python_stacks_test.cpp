@@ -5,10 +5,13 @@
 // own blocks in it too, from another function. The thread is off the CPU, so the sampler
 // never sees it: `eacgm run --json` must list each call with its thread's stack read from
 // the process's memory, innermost first (the call, then the Python frames with their lines),
-// and the age-rule hang must carry it. CPython 3.10 keeps no kernel thread id in its thread
+// and the age-rule hang must carry it; `eacgm serve` the same on /api/v1/inflight and
+// /api/v1/anomalies. CPython 3.10 keeps no kernel thread id in its thread
 // states: there the stack is read only for the main thread of a process with one thread
 // state.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "../unit/server/http_client.h"
+#include "serve_support.h"
 #include "subprocess.h"
 
 namespace eacgm::test {
@@ -41,11 +46,12 @@ args = [
 ]
 )";
 
-// Line numbers matter: the calls are on lines 6, 9, 12, 15 and 19.
-constexpr const char* kScript = R"(import ctypes, sys, threading
+// Line numbers matter: the calls are on lines 6, 9, 12, 15 and 19. With GO set, the script
+// waits for that file after loading the library (a daemon attaches to it meanwhile).
+constexpr const char* kScript = R"(import ctypes, os, sys, threading, time
 
 lib = ctypes.CDLL(sys.argv[1])
-
+while os.environ.get("GO") and not os.path.exists(os.environ["GO"]): time.sleep(0.05)
 def wait_in_library(ms):
     return lib.block_wait(1000000, ms)
 
@@ -62,6 +68,14 @@ if len(sys.argv) > 2:
     threading.Thread(target=load_batches, daemon=True).start()
 train_step()
 )";
+
+// The listed call whose `index` argument is `index`.
+const json* call_of(const json& calls, long index) {
+  for (const json& c : calls) {
+    if (c.at("name") == "block_wait" && c.at("args").at("index") == index) return &c;
+  }
+  return nullptr;
+}
 
 struct Case {
   std::string release;  // pyenv's
@@ -83,13 +97,6 @@ class StuckPythonStacks : public ::testing::TestWithParam<Case> {
     script_ = dir_ + "/train.py";
     std::ofstream(script_) << kScript;
     std::ofstream(dir_ + "/eacgm.toml") << kConfig;
-  }
-  // The listed call whose `index` argument is `index`.
-  static const json* call_of(const json& calls, long index) {
-    for (const json& c : calls) {
-      if (c.at("name") == "block_wait" && c.at("args").at("index") == index) return &c;
-    }
-    return nullptr;
   }
   std::string python_, dir_, script_;
 };
@@ -155,6 +162,68 @@ INSTANTIATE_TEST_SUITE_P(Versions, StuckPythonStacks,
                            name.erase(std::remove(name.begin(), name.end(), '.'), name.end());
                            return name + (info.param.threaded ? "TwoThreads" : "OneThread");
                          });
+
+// The daemon: /api/v1/inflight lists the stuck main thread's stack once the call is
+// min_age_s old (the process found by its exec hint and the rescans, not launched by
+// eacgm), and /api/v1/anomalies' age-rule hang carries it.
+TEST(StuckPythonStacksServe, InflightListsTheStackWhileTheCallWaits) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (eBPF uprobes and perf_event programs)";
+  const std::string python = "/root/.pyenv/versions/3.12.1/bin/python3.12";
+  if (!std::filesystem::exists(python)) GTEST_SKIP() << python << " is not installed";
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/train.py") << kScript;
+  std::ofstream(dir + "/eacgm.toml") << kConfig;
+  const std::uint16_t port = free_port();
+  Subprocess serve({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port), "--config",
+                    dir + "/eacgm.toml", "--no-gpu"},
+                   dir);
+  ASSERT_TRUE(serve.wait_for("tracing all processes", true)) << serve.err();
+  setenv("GO", (dir + "/go").c_str(), 1);
+  Subprocess program({python, dir + "/train.py", bin("libeacgm_block.so")}, dir);
+  unsetenv("GO");
+  ASSERT_TRUE(serve.wait_for("libeacgm_block.so", true)) << serve.err();
+  std::ofstream(dir + "/go") << "go";
+  const json expected = {"[user] block_wait", "wait_in_library (" + dir + "/train.py:6)",
+                         "exchange_gradients (" + dir + "/train.py:9)",
+                         "train_step (" + dir + "/train.py:12)", "<module> (" + dir + "/train.py:19)"};
+  json doc;
+  const bool listed = eventually(
+      [&] {
+        auto reply = server::testing::get(port, "/api/v1/inflight");
+        doc = json::parse(reply.body, nullptr, false);
+        if (doc.is_discarded() || !doc.contains("calls")) return false;
+        const json* c = call_of(doc.at("calls"), 1000000);
+        return c != nullptr && c->contains("python_stack");
+      },
+      std::chrono::seconds(15));
+  ASSERT_TRUE(listed) << doc.dump(1) << serve.err();
+  const json* c = call_of(doc.at("calls"), 1000000);
+  EXPECT_EQ(c->at("pid"), program.pid());
+  EXPECT_EQ(c->at("tid"), program.pid());
+  EXPECT_EQ(c->at("python_stack"), expected);
+  // The age rule (hang_after_s = 2) says a hang with the stack.
+  json anomalies;
+  const bool hung = eventually(
+      [&] {
+        anomalies = json::parse(server::testing::get(port, "/api/v1/anomalies").body, nullptr, false);
+        if (anomalies.is_discarded()) return false;
+        for (const json& h : anomalies.value("hangs", json::array())) {
+          if (h.at("pid") == program.pid() && !h.at("python_stacks").empty()) return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(10));
+  ASSERT_TRUE(hung) << anomalies.dump(1);
+  for (const json& h : anomalies.at("hangs")) {
+    if (h.at("pid") == program.pid()) {
+      EXPECT_EQ(h.at("python_stacks")[0].at("python_stack"), expected);
+    }
+  }
+  program.signal(SIGKILL);
+  program.wait();
+  serve.signal(SIGTERM);
+  EXPECT_EQ(serve.wait(), 0) << serve.err();
+}
 
 }  // namespace
 }  // namespace eacgm::test
