@@ -162,6 +162,7 @@ Status Agent::start_up() {
   to.btf_path = options_.btf_path;
   to.python = config.python;
   to.python_hz = options_.python_hz;
+  to.stuck_stack_min_age_s = config.hangs.min_age_s;
   to.host_waits = options_.host_waits;
 
   // Always-on: the probes' cost per process, estimated from calibrated trap costs and

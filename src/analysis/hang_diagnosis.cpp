@@ -155,6 +155,8 @@ void HangDiagnosis::update(std::span<const NcclCommProgress> comms, const Inflig
       if (auto it = by_pid.find(pid); it != by_pid.end()) {
         h.in_call = std::string(it->second->call.call.function());
         h.in_call_ns = it->second->age_ns;
+        h.in_call_tid = it->second->call.call.tid;
+        h.python_stack = it->second->call.python_stack;
       }
       if (auto r = rank_at.find(rank); r != rank_at.end() && r->second->last_kind != NcclCollective::kNone) {
         h.last_entered = collective_function(r->second->last_kind);
@@ -200,6 +202,10 @@ void HangDiagnosis::update(std::span<const NcclCommProgress> comms, const Inflig
       for (const HangRank& r : d.in) {
         h.waiting_ranks.push_back(r.rank);
         covered.insert(r.pid);
+        if (r.python_stack) h.stacks.push_back(r);
+      }
+      for (const HangRank& r : d.missing) {
+        if (r.python_stack) h.stacks.push_back(r);  // in another call: where it is stuck instead
       }
       h.verdict = d.verdict;
       found.emplace(fmt::format("comm:{:x}", c.comm_id), std::move(h));
@@ -223,6 +229,16 @@ void HangDiagnosis::update(std::span<const NcclCommProgress> comms, const Inflig
       h.comm_id = e.nccl_comm_id;
       h.verdict = fmt::format("pid {} tid {} ({}) stuck in {} for {} s", e.pid, e.tid, e.comm_view(),
                               h.function, whole_seconds(row.age_ns));
+      if (row.call.python_stack) {
+        HangRank r;
+        r.rank = e.nccl_rank;
+        r.pid = e.pid;
+        r.in_call = h.function;
+        r.in_call_ns = row.age_ns;
+        r.in_call_tid = e.tid;
+        r.python_stack = row.call.python_stack;
+        h.stacks.push_back(std::move(r));
+      }
       found.emplace(fmt::format("call:{}:{}:{}", e.pid, e.tid, row.call.entry_mono_ns), std::move(h));
     }
   }

@@ -26,12 +26,14 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "analysis/inflight_calls.h"
 #include "analysis/nccl_skew.h"
+#include "core/python_stack.h"
 
 namespace eacgm::analysis {
 
@@ -41,6 +43,9 @@ struct HangRank {
   bool alive = true;              // its process runs
   std::string in_call;            // the oldest call in flight of its process, "" when none listed
   std::uint64_t in_call_ns = 0;   // how long it has been in it
+  std::uint32_t in_call_tid = 0;  // the thread in it
+  // That thread's Python stack in the call (InflightCall::python_stack), nullptr when not read.
+  std::shared_ptr<const PythonStack> python_stack;
   std::string last_entered;       // the last collective it entered, "" when none
   std::uint64_t last_number = 0;  // that collective's number (1-based, per communicator)
 };
@@ -72,6 +77,10 @@ struct Hang {
   std::int32_t rank = -1;                   // the first missing rank, or the stuck process's
   std::vector<std::int32_t> missing_ranks;  // communicator rule
   std::vector<std::int32_t> waiting_ranks;
+  // The threads waiting whose Python stack was read: communicator rule, the ranks in a call
+  // (those in the instance, then missing ones stuck in another call); age rule, the stuck
+  // thread (its rank, pid, call, stack).
+  std::vector<HangRank> stacks;
   std::string verdict;
 };
 

@@ -99,6 +99,16 @@ constexpr std::array kTable = {
                      "Code objects read again because a sample's code identity was not the one read at "
                      "that address before, or its instruction lay outside it (it was freed and another "
                      "allocated there)."},
+    AgentCounterSpec{"py_stuck_stacks", "eacgm_python_stuck_stacks_read_total", kC, kNonZero, "",
+                     "Python stacks read from the memory of threads stuck in a waiting call for [hangs] "
+                     "min_age_s (once per call), listed with the call in flight."},
+    AgentCounterSpec{"py_stuck_unknown", "eacgm_python_stuck_stacks_unknown_total", kC, kNonZero, "",
+                     "Threads stuck in a waiting call of a Python process whose stack could not be told: no "
+                     "thread state of theirs (not a Python thread), or CPython 3.10 and older with several "
+                     "thread states."},
+    AgentCounterSpec{"py_stuck_unreadable", "eacgm_python_stuck_stacks_unreadable_total", kC, kNonZero, "",
+                     "Stacks of stuck threads not read because the process's memory could not be read "
+                     "(it exited, or reading it was refused)."},
     AgentCounterSpec{"host_waits", "eacgm_host_waits_traced_total", kC, kHidden, "",
                      "Futex and poll-family waits of traced processes timed by the host-wait tracer."},
     AgentCounterSpec{"wait_processes", "eacgm_host_wait_processes", kG, kHidden, "",

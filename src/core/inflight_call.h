@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/call_event.h"
+#include "core/python_stack.h"
 
 namespace eacgm {
 
@@ -16,6 +18,11 @@ struct InflightCall {
   // NCCL calls, the communicator's fields; has_exit is false.
   CallEvent call;
   std::uint64_t entry_mono_ns = 0;  // the entry, CLOCK_MONOTONIC (the BPF clock)
+  // The thread's Python stack in the call (ingest/stuck_stacks.h: read once the call is
+  // [hangs] min_age_s old, for processes the Python sampler reads): frames[0] is the call
+  // (a native frame), then the Python frames, innermost first. nullptr: not read, or not
+  // a Python thread.
+  std::shared_ptr<const PythonStack> python_stack;
 };
 
 }  // namespace eacgm

@@ -11,6 +11,7 @@
 
 #include "export/json_text.h"
 #include "export/perfetto_trace.h"
+#include "export/python_stack_text.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -59,13 +60,7 @@ std::string perfetto_events(const CapturedWindow& w) {
 }
 
 json python_sample(const PythonStack& s, std::uint64_t wall_offset_ns) {
-  json frames = json::array();
-  for (const auto& f : s.frames) {
-    if (!f.code) continue;
-    frames.push_back(f.code->native
-                         ? f.code->function
-                         : f.code->function + " (" + f.code->file + ":" + std::to_string(f.line) + ")");
-  }
+  json frames = python_stack_frames(s);
   const std::string top =
       frames.empty() ? std::string("(no Python frame)") : frames.front().get<std::string>();
   return json{{"ph", "i"},

@@ -3,19 +3,36 @@
 
 #include <fmt/format.h>
 
+#include "export/python_stack_text.h"
+
 namespace eacgm::exporting {
 namespace {
 
 json comm_id_json(std::uint64_t id) { return id == 0 ? json(nullptr) : json(fmt::format("0x{:016x}", id)); }
 
 json rank_json(const analysis::HangRank& r) {
-  return json{{"rank", r.rank},
-              {"pid", r.pid},
-              {"exited", !r.alive},
-              {"in_call", r.in_call.empty() ? json(nullptr) : json(r.in_call)},
-              {"in_call_ns", r.in_call_ns},
-              {"last_entered", r.last_entered.empty() ? json(nullptr) : json(r.last_entered)},
-              {"last_instance", r.last_number}};
+  json out{{"rank", r.rank},
+           {"pid", r.pid},
+           {"exited", !r.alive},
+           {"in_call", r.in_call.empty() ? json(nullptr) : json(r.in_call)},
+           {"in_call_ns", r.in_call_ns},
+           {"last_entered", r.last_entered.empty() ? json(nullptr) : json(r.last_entered)},
+           {"last_instance", r.last_number}};
+  if (r.python_stack) {
+    out["tid"] = r.in_call_tid;
+    out["python_stack"] = python_stack_frames(*r.python_stack);
+  }
+  return out;
+}
+
+json stack_json(const analysis::HangRank& r) {
+  return json{
+      {"rank", r.rank < 0 ? json(nullptr) : json(r.rank)},
+      {"pid", r.pid},
+      {"tid", r.in_call_tid},
+      {"in_call", r.in_call},
+      {"in_call_ns", r.in_call_ns},
+      {"python_stack", r.python_stack ? python_stack_frames(*r.python_stack) : std::vector<std::string>{}}};
 }
 
 json ranks_json(const std::vector<analysis::HangRank>& ranks) {
@@ -28,6 +45,8 @@ json ranks_json(const std::vector<analysis::HangRank>& ranks) {
 
 json hang_json(const analysis::Hang& h) {
   const bool comm = h.rule == "communicator";
+  json stacks = json::array();
+  for (const auto& r : h.stacks) stacks.push_back(stack_json(r));
   return json{{"kind", "hang"},
               {"rule", h.rule},
               {"over", h.end_ns != 0},
@@ -43,6 +62,7 @@ json hang_json(const analysis::Hang& h) {
               {"rank", h.rank < 0 ? json(nullptr) : json(h.rank)},
               {"missing_ranks", h.missing_ranks},
               {"waiting_ranks", h.waiting_ranks},
+              {"python_stacks", stacks},
               {"verdict", h.verdict}};
 }
 

@@ -8,6 +8,7 @@
 #include "export/event_format.h"
 #include "export/hang_json.h"
 #include "export/json_text.h"
+#include "export/python_stack_text.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -35,6 +36,7 @@ json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& 
                          {"age_ns", row.age_ns},
                          {"ts_ns", c.ts_ns},
                          {"args", json_args<json>(c)}});
+    if (row.call.python_stack) calls.back()["python_stack"] = python_stack_frames(*row.call.python_stack);
   }
   return json{{"min_age_ns", inflight.min_age_ns},
               {"in_flight", inflight.in_flight},

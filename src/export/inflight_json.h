@@ -14,7 +14,8 @@ namespace eacgm::exporting {
 //  "age_ns","ts_ns","args":{...}}],"over_cap":N}: the calls at least min_age_ns old at
 // the scan, oldest first; `rank` is the process's (options.rank_of_pid), else the NCCL
 // communicator's the call runs on, else null; `args` as in the events (docs/events.md),
-// with what the entry did not read null.
+// with what the entry did not read null; "python_stack" (innermost first: the call, then
+// the Python frames; export/python_stack_text.h) when the thread's stack was read.
 json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& options);
 
 // The route's document: the snapshot's time and sequence, then inflight_json's fields and

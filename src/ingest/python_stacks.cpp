@@ -211,7 +211,7 @@ std::shared_ptr<const PythonCode> PythonStackDecoder::call_frame(std::uint32_t p
   return c.code;
 }
 
-bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack& out) {
+bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack& out, bool thread_read) {
   eacgm_py_sample s{};
   if (size < EACGM_PY_SAMPLE_HEADER || size > sizeof(s)) {
     ++counters_.malformed;
@@ -224,7 +224,7 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
     ++counters_.malformed;
     return false;
   }
-  ++counters_.samples;
+  ++(thread_read ? counters_.thread_reads : counters_.samples);
   out.ts_ns = s.ts_ns;
   out.pid = s.pid;
   out.tid = s.tid;
@@ -235,7 +235,7 @@ bool PythonStackDecoder::decode(const void* data, std::size_t size, PythonStack&
   // the shares are of samples in Python code).
   std::shared_ptr<const PythonCode> call;
   if ((s.flags & EACGM_PY_IN_CALL) != 0 && s.depth > 0 && probes_) call = call_frame(s.call_probe);
-  counters_.in_calls += call != nullptr;
+  counters_.in_calls += call != nullptr && !thread_read;
   const std::size_t first = call != nullptr ? 1 : 0;
   out.frames.resize(s.depth + first);
   if (call) out.frames[0] = PythonFrame{std::move(call), 0};

@@ -21,9 +21,10 @@
 namespace eacgm::ingest {
 
 struct PythonStackCounters {
-  std::uint64_t samples = 0;    // records decoded
-  std::uint64_t in_calls = 0;   // of those, ending in a native frame (a traced waiting call)
-  std::uint64_t malformed = 0;  // records of the wrong size or an unknown interpreter version
+  std::uint64_t samples = 0;       // sampled records decoded
+  std::uint64_t thread_reads = 0;  // records of stacks read from memory (stuck threads) decoded
+  std::uint64_t in_calls = 0;      // of those, ending in a native frame (a traced waiting call)
+  std::uint64_t malformed = 0;     // records of the wrong size or an unknown interpreter version
   // Reads that left a frame unnamed: the process was gone, the object was no longer a code
   // object, or no longer the one sampled (freed and its address reused before the read).
   std::uint64_t unnamed = 0;
@@ -64,7 +65,9 @@ class PythonStackDecoder {
                               CodeTypeLookup code_types = {})
       : reader_(std::move(reader)), probes_(std::move(probes)), code_types_(std::move(code_types)) {}
   // Decodes one record into `out` (its storage reused); false for a malformed record.
-  bool decode(const void* data, std::size_t size, PythonStack& out);
+  // `thread_read`: a record read_thread_stack wrote (a stuck thread's stack, read from
+  // its memory), counted as such and not as a sample.
+  bool decode(const void* data, std::size_t size, PythonStack& out, bool thread_read = false);
   // Drops what is known of a process (it exec'd: its addresses mean something else).
   void forget(std::uint32_t pid) { processes_.erase(pid); }
   // Drops the processes for which `alive(pid)` is false; returns how many.

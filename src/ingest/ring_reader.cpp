@@ -72,12 +72,24 @@ void RingReader::register_counters(CounterRegistry& registry) {
     registry.add(agent_counter("py_codes_reread"),
                  [this] { return python_reread_.load(std::memory_order_relaxed); });
   }
+  if (stuck_) {
+    registry.add(agent_counter("py_stuck_stacks"),
+                 [this] { return stuck_read_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("py_stuck_unknown"),
+                 [this] { return stuck_unknown_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("py_stuck_unreadable"),
+                 [this] { return stuck_unreadable_.load(std::memory_order_relaxed); });
+  }
   registry.add(agent_counter("forgotten_pids"),
                [this] { return forgotten_pids_.load(std::memory_order_relaxed); });
 }
 
 void RingReader::add_inflight(InflightSource* source, const probe::ProbeTable& table) {
   inflight_ = std::make_unique<InflightDrain>(*source, table, batcher_.chain());
+}
+
+void RingReader::add_stuck_stacks(PythonProcessLookup processes, StuckStackOptions options) {
+  if (python_) stuck_ = std::make_unique<StuckStacks>(*python_, std::move(processes), options);
 }
 
 Status RingReader::add_python_samples(int ringbuf_fd, std::unique_ptr<PythonStackDecoder> decoder) {
@@ -208,6 +220,13 @@ void RingReader::drain_inflight() {
   if (!inflight_) return;
   inflight_batch_.clear();
   const std::uint64_t scanned = inflight_->drain(inflight_batch_);
+  if (stuck_) {
+    stuck_->attach(inflight_batch_, scanned);
+    const auto& c = stuck_->counters();
+    stuck_read_.store(c.read, std::memory_order_relaxed);
+    stuck_unknown_.store(c.unknown, std::memory_order_relaxed);
+    stuck_unreadable_.store(c.unreadable, std::memory_order_relaxed);
+  }
   batcher_.consumer().on_inflight(inflight_batch_, scanned);
   in_flight_.store(inflight_->counters().in_flight, std::memory_order_relaxed);
 }

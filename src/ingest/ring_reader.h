@@ -25,6 +25,7 @@
 #include "ingest/inflight_drain.h"
 #include "ingest/python_stacks.h"
 #include "ingest/record_decoder.h"
+#include "ingest/stuck_stacks.h"
 
 struct ring_buffer;
 
@@ -71,6 +72,9 @@ class RingReader {
   // Also reads the waiting calls in flight at each tick and at the end (before start()),
   // naming their probes from `table`; the source must outlive the reader.
   void add_inflight(InflightSource* source, const probe::ProbeTable& table);
+  // Also reads the Python stacks of the threads stuck in those calls (after
+  // add_python_samples, whose decoder names them; before start()).
+  void add_stuck_stacks(PythonProcessLookup processes, StuckStackOptions options);
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
@@ -100,6 +104,7 @@ class RingReader {
   std::unique_ptr<InflightDrain> inflight_;
   std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;
+  std::unique_ptr<StuckStacks> stuck_;     // uses python_
   std::vector<PythonStack> python_batch_;  // reused: its first python_count_ stacks are this round's
   std::size_t python_count_ = 0;
   ReaderHooks hooks_;
@@ -112,7 +117,7 @@ class RingReader {
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
       forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
       python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0},
-      in_flight_{0};
+      in_flight_{0}, stuck_read_{0}, stuck_unknown_{0}, stuck_unreadable_{0};
 };
 
 }  // namespace eacgm::ingest

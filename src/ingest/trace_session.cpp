@@ -123,6 +123,9 @@ void TraceSession::start_python_sampling(RingReader& reader) {
     auto st = reader.add_python_samples(
         (*sampler)->ringbuf_fd(), std::make_unique<PythonStackDecoder>(read_python_code, probes, code_types));
     if (st) {
+      StuckStackOptions so;
+      so.min_age_ns = static_cast<std::uint64_t>(std::max(options_.stuck_stack_min_age_s, 0.0) * 1e9);
+      reader.add_stuck_stacks([s = sampler->get()](std::uint32_t pid) { return s->process(pid); }, so);
       py_sampler_ = std::move(*sampler);
       return;
     }

@@ -46,6 +46,9 @@ struct TraceOptions {
   // Python stack sampling: samples per second on each CPU of the traced Python
   // processes' on-CPU threads; 0: none.
   std::uint32_t python_hz = 0;
+  // With Python sampling: the threads of sampled processes in a waiting call this old get
+  // their Python stack read ([hangs] min_age_s; ingest/stuck_stacks.h).
+  double stuck_stack_min_age_s = 5.0;
   // Time the traced processes' futex and poll-family waits (the host-wait tracer).
   bool host_waits = false;
 };

@@ -128,9 +128,16 @@ void PySampler::remove_process(std::uint32_t pid) {
 }
 
 std::uint64_t PySampler::code_type(std::uint32_t pid) const {
+  const auto proc = process(pid);
+  return proc ? proc->code_type : 0;
+}
+
+std::optional<eacgm_py_proc> PySampler::process(std::uint32_t pid) const {
   eacgm_py_proc proc{};
-  if (bpf_map__lookup_elem(skel_->maps.py_procs, &pid, sizeof(pid), &proc, sizeof(proc), 0) != 0) return 0;
-  return proc.code_type;
+  if (bpf_map__lookup_elem(skel_->maps.py_procs, &pid, sizeof(pid), &proc, sizeof(proc), 0) != 0) {
+    return std::nullopt;
+  }
+  return proc;
 }
 
 int PySampler::ringbuf_fd() const { return bpf_map__fd(skel_->maps.py_samples); }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ class PySampler {
   // The PyCode_Type address the sampler checks a process's frames against; 0 when it does
   // not sample the process. Safe on any thread (a map lookup).
   std::uint64_t code_type(std::uint32_t pid) const;
+  // What the sampler reads a process by, as add_process gave it (the runtime's address,
+  // PyCode_Type's, the layout); nullopt when it does not sample the process. Safe on any
+  // thread (a map lookup).
+  std::optional<eacgm_py_proc> process(std::uint32_t pid) const;
   int ringbuf_fd() const;
   PySamplerCounters counters() const;
   std::uint32_t hz() const { return hz_; }

@@ -7,8 +7,11 @@
 #    names rank 1 as never entered and rank 0 as waiting (verdict, communicator hang), and
 #    /metrics has eacgm_hangs{rule="communicator"} 1; once rank 1 arrives and the job goes
 #    on, the hang is over: /api/v1/anomalies lists it with over=true, and the history
-#    store has an anomaly row of kind hang. NCCL refuses two ranks on one GPU, so with one
-#    GPU this part says SKIP.
+#    store has an anomaly row of kind hang. Rank 0's waiting thread (off the CPU, so never
+#    sampled) has its Python stack read: communicators[].in[] and the hang's python_stacks
+#    name sync_gradients, the job's function that called all_reduce (tests/gpu/hang_check.sh
+#    is also the device check of the stuck threads' stacks). NCCL refuses two ranks on one
+#    GPU, so with one GPU this part says SKIP.
 # B. (any GPU) the age rule ([hangs] hang_after_s = 8): one process waits 15-25 s in a
 #    device synchronisation behind a sleeping kernel: listed in flight with its pid and a
 #    growing age, a hang of rule "age" within 10 s of hang_after_s, over after it returns.
@@ -42,6 +45,9 @@ dist.init_process_group("nccl")
 rank = dist.get_rank()
 torch.cuda.set_device(rank)
 x = torch.ones(1 << 20, device="cuda")
+def sync_gradients(x):
+    dist.all_reduce(x)        # rank 0: queued at once, then it waits below
+    torch.cuda.synchronize()
 for _ in range(20):
     dist.all_reduce(x)
 torch.cuda.synchronize()
@@ -49,8 +55,7 @@ with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
     json.dump({"rank": rank, "pid": os.getpid(), "hang_start": time.time()}, f)
 if rank == 1:
     time.sleep(hang_s)
-dist.all_reduce(x)        # rank 0: queued at once, then it waits below
-torch.cuda.synchronize()
+sync_gradients(x)
 for _ in range(5):
     dist.all_reduce(x)
 torch.cuda.synchronize()
@@ -143,6 +148,17 @@ last = json.load(open(f"{work}/inflight_a_after.json"))
 cleared = not any(c["hang"] for c in last.get("communicators", [])) and not any(not h["over"] for h in last.get("hangs", []))
 print(("PASS" if cleared else "FAIL") + ": no communicator hangs once the job went on")
 ok = ok and cleared
+# Rank 0's waiting thread: its Python stack, read from its memory, names sync_gradients.
+stack = next((i["python_stack"] for p in polls for c in p.get("communicators", []) for i in c["in"]
+              if i["pid"] == r0["pid"] and i.get("python_stack")), None)
+hang_stack = next((s["python_stack"] for p in polls for h in p.get("hangs", []) for s in h.get("python_stacks", [])
+                   if s["pid"] == r0["pid"] and s.get("python_stack")), None)
+print(f"{'rank 0 stack':>12} " + ("\n" + " " * 13).join(stack or ["(none)"]))
+named = bool(stack) and any(f.startswith("sync_gradients (") and "hang_job.py:" in f for f in stack) \
+    and bool(hang_stack) and any(f.startswith("sync_gradients (") for f in hang_stack)
+print(("PASS" if named else "FAIL") + ": rank 0's waiting thread has a Python stack naming sync_gradients "
+      "(in communicators[].in[] and the hang's python_stacks)")
+ok = ok and named
 hist = [a for a in json.load(open(f"{work}/history_anomalies.json")).get("anomalies", []) if a.get("kind") == "hang"]
 print(("PASS" if hist else "FAIL") + f": the history store has {len(hist)} anomaly row(s) of kind hang "
       + "; ".join(f"{a['function']} #{a['score']:.0f} pid {a.get('pid')} {a.get('dur_ns', 0) / 1e9:.0f} s" for a in hist))

@@ -220,6 +220,58 @@ TEST(HangDiagnosis, TheAgeRuleSaysAHangForAnyCallInFlightTooLong) {
   EXPECT_EQ(hangs.summary().ended.size(), 1u);
 }
 
+TEST(HangDiagnosis, TheWaitingThreadsCarryTheirPythonStacks) {
+  auto allreduce = nccl_probe("ncclAllReduce");
+  auto stack_of = [](std::uint32_t pid, const char* function) {
+    auto s = std::make_shared<PythonStack>();
+    s->pid = pid;
+    s->frames = {
+        {std::make_shared<const PythonCode>(PythonCode{"[cuda] cudaStreamSynchronize", "", 0, true}), 0},
+        {std::make_shared<const PythonCode>(PythonCode{function, "/app/train.py", 30}), 41}};
+    return std::shared_ptr<const PythonStack>(std::move(s));
+  };
+  // Two ranks: rank 1 never enters the 11th all-reduce; rank 0 waits in a synchronisation,
+  // its stack read; a process outside the communicator is stuck too, without a stack.
+  NcclSkew skew;
+  record(skew, allreduce, 2, 0, 10, {0, 1});
+  record(skew, allreduce, 2, 10, 11, {0});
+  const std::uint64_t entered = kT0 + 100 * kMs;
+  const std::uint64_t now = entered + 700 * kSecond;
+  InflightRow rank0 = waiting(1000, entered + kMs, now, "cudaStreamSynchronize");
+  rank0.call.python_stack = stack_of(1000, "sync_gradients");
+  InflightRow other = waiting(77, now - 650 * kSecond, now, "cudaDeviceSynchronize");
+  InflightRow other_py = waiting(88, now - 640 * kSecond, now, "cudaDeviceSynchronize");
+  other_py.call.python_stack = stack_of(88, "save_checkpoint");
+  HangDiagnosis hangs;
+  hangs.update(skew.progress(), scan({rank0, other, other_py}), now, kAllAlive);
+  const HangSummary& s = hangs.summary();
+  ASSERT_EQ(s.communicators.size(), 1u);
+  ASSERT_EQ(s.communicators[0].in.size(), 1u);
+  const HangRank& in = s.communicators[0].in[0];
+  EXPECT_EQ(in.in_call_tid, 1001u);
+  EXPECT_EQ(in.python_stack, rank0.call.python_stack);
+  ASSERT_EQ(s.communicators[0].missing.size(), 1u);
+  EXPECT_EQ(s.communicators[0].missing[0].python_stack, nullptr) << "rank 1 is in no call";
+  ASSERT_EQ(s.current.size(), 3u);
+  for (const Hang& h : s.current) {
+    if (h.rule == "communicator") {
+      ASSERT_EQ(h.stacks.size(), 1u);
+      EXPECT_EQ(h.stacks[0].rank, 0);
+      EXPECT_EQ(h.stacks[0].pid, 1000u);
+      EXPECT_EQ(h.stacks[0].python_stack->frames[1].code->function, "sync_gradients");
+    } else if (h.pid == 88) {
+      ASSERT_EQ(h.stacks.size(), 1u);
+      EXPECT_EQ(h.stacks[0].in_call_tid, 89u);
+      EXPECT_EQ(h.stacks[0].in_call, "cudaDeviceSynchronize");
+      EXPECT_EQ(h.stacks[0].in_call_ns, 640 * kSecond);
+      EXPECT_EQ(h.stacks[0].python_stack, other_py.call.python_stack);
+    } else {
+      EXPECT_EQ(h.pid, 77u);
+      EXPECT_TRUE(h.stacks.empty()) << "no stack read: none carried";
+    }
+  }
+}
+
 TEST(HangDiagnosis, RankLists) {
   EXPECT_EQ(rank_list(std::vector<std::int32_t>{0, 1, 2, 3, 4, 6, 7}), "0-4,6,7");
   EXPECT_EQ(rank_list(std::vector<std::int32_t>{5}), "5");

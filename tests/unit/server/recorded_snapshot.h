@@ -330,6 +330,12 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
     in_flight_calls.push_back(stuck);
     auto synchronising = in_flight(sync_p, kRank0, kRank0, seconds(10 + tick));
     set_arg(synchronising.call, "stream", 0x5000);
+    // Its thread's Python stack, as read from its memory: the call, then the frames.
+    auto read_stack = std::make_shared<PythonStack>();
+    read_stack->pid = kRank0;
+    read_stack->tid = kRank0;
+    read_stack->frames = {{wait, 0}, {step, 45}};
+    synchronising.python_stack = read_stack;
     in_flight_calls.push_back(synchronising);
     in_flight_calls.push_back(in_flight(sync_p, kRank0, kRank0 + 1, seconds(2)));
     live.on_inflight(in_flight_calls, mono(seconds(0)));
