@@ -36,8 +36,8 @@ namespace eacgm::ingest {
 struct TraceOptions {
   TraceConfig config;
   std::vector<ProbeSpec> specs;
-  bool filter_pids = false;   // trace only `pids` and their children
-  bool stop_on_load = false;  // hold them at loader hints until attached
+  bool filter_pids = false;     // trace only `pids` and their children
+  bool stop_on_load = false;    // hold them at loader hints until attached
   bool track_in_flight = true;  // [hangs] in_flight
   std::vector<int> pids;
   std::set<int> never_stop;  // of `pids`: never held (and neither are their children)

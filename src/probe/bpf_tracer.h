@@ -30,9 +30,9 @@ struct BpfOptions {
   std::uint32_t ringbuf_bytes = 16u << 20;
   std::uint32_t wakeup_bytes = 256u << 10;
   bool filter_pids = false;
-  bool stop_on_load = false;  // hold traced processes at loader hints until attached
+  bool stop_on_load = false;    // hold traced processes at loader hints until attached
   bool track_in_flight = true;  // waiting calls kept in calls_in_flight ([hangs] in_flight)
-  std::string btf_path;       // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
+  std::string btf_path;         // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
   // Keys of the always-on maps: (process, probe, handle) counts and (process, probe,
   // bucket) durations. Full maps count what they could not keep.
   std::uint32_t count_keys = 32768;
