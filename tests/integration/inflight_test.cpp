@@ -95,7 +95,7 @@ TEST_F(Inflight, ServeListsAWaitingUserCallWhileItBlocksAndNeverTheShortOnes) {
   // 150 calls of 10 ms, then one of 6 s; the program lives on until `done`.
   Subprocess program({bin("block_calls"), "--wait-file", go, "--done-file", done, "150", "10", "6000"}, dir_);
   ASSERT_TRUE(program.wait_for("ready")) << program.err();
-  ASSERT_TRUE(serve->wait_for("libeacgm_block.so", true)) << serve->err();
+  ASSERT_TRUE(serve->wait_for("probes to " + bin("libeacgm_block.so"), true)) << serve->err();
   std::ofstream(go) << "go";
 
   // The short calls (1.5 s of them, each far younger than min_age_s) are never listed.
@@ -225,7 +225,7 @@ TEST_F(Inflight, AThreadKilledInsideItsCallLeavesTheKernelsTable) {
   const std::string go = dir_ + "/go";
   Subprocess program({bin("block_calls"), "--wait-file", go, "0", "0", "60000"}, dir_);
   ASSERT_TRUE(program.wait_for("ready")) << program.err();
-  ASSERT_TRUE(serve->wait_for("libeacgm_block.so", true)) << serve->err();
+  ASSERT_TRUE(serve->wait_for("probes to " + bin("libeacgm_block.so"), true)) << serve->err();
   std::ofstream(go) << "go";
   const auto start = Clock::now();
   while (listed("block_wait").empty() && Clock::now() - start < 4s) std::this_thread::sleep_for(50ms);

@@ -181,7 +181,7 @@ TEST(StuckPythonStacksServe, InflightListsTheStackWhileTheCallWaits) {
   setenv("GO", (dir + "/go").c_str(), 1);
   Subprocess program({python, dir + "/train.py", bin("libeacgm_block.so")}, dir);
   unsetenv("GO");
-  ASSERT_TRUE(serve.wait_for("libeacgm_block.so", true)) << serve.err();
+  ASSERT_TRUE(serve.wait_for("probes to " + bin("libeacgm_block.so"), true)) << serve.err();
   std::ofstream(dir + "/go") << "go";
   const json expected = {"[user] block_wait", "wait_in_library (" + dir + "/train.py:6)",
                          "exchange_gradients (" + dir + "/train.py:9)",

@@ -11,7 +11,8 @@ function cssVar(name) {
 
 export class TimeChart {
   // fmt: value => text for the axis and the legend
-  constructor(container, { title, fmt, height = 180, min, max }) {
+  // sparse: values only at some times (nulls between are unknown, not gaps): lines join them
+  constructor(container, { title, fmt, height = 180, min, max, sparse = false }) {
     this.box = document.createElement('div');
     this.box.className = 'chart';
     this.box.dataset.title = title;
@@ -20,6 +21,7 @@ export class TimeChart {
     this.fmt = fmt ?? ((v) => String(v));
     this.height = height;
     this.range = { min, max };
+    this.sparse = sparse;
     this.plot = null;
     this.names = [];
     this.points = 0;
@@ -69,7 +71,7 @@ export class TimeChart {
           label: n,
           stroke: PALETTE[i % PALETTE.length],
           width: 1.5,
-          spanGaps: false,
+          spanGaps: this.sparse,
           points: { show: false },
           value: (u, v) => (v == null ? '–' : fmt(v)),
         })),

@@ -5,8 +5,10 @@
 export const FIGURES = [
   { key: 'util', title: 'GPU utilization', unit: '%' },
   { key: 'mem', title: 'GPU memory used', unit: 'bytes' },
-  { key: 'power', title: 'Power', unit: 'W' },
-  { key: 'temp', title: 'Temperature', unit: '°C' },
+  // Not in the per-second series: known at the store's steps and at each pass only, so
+  // their lines join the points across the seconds between (sparse).
+  { key: 'power', title: 'Power', unit: 'W', sparse: true },
+  { key: 'temp', title: 'Temperature', unit: '°C', sparse: true },
 ];
 
 // GPUs are named by index; by node and index only when the store holds several nodes.

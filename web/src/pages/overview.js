@@ -20,7 +20,7 @@ export function overviewPage(root, ctx) {
       <div id="gpu-charts" class="charts"></div><p id="gpu-note" class="muted small"></p></section>
     <section class="card"><h2>Processes</h2><div id="procs"></div></section>
     <section class="card"><h2>Anomalies <span id="anom-total" class="muted small"></span></h2><div id="anoms"></div></section>`;
-  const charts = FIGURES.map((f) => new TimeChart(root.querySelector('#gpu-charts'), { title: f.title, fmt: figureFormat(f.unit), min: 0 }));
+  const charts = FIGURES.map((f) => new TimeChart(root.querySelector('#gpu-charts'), { title: f.title, fmt: figureFormat(f.unit), min: 0, sparse: f.sparse }));
   const procs = new Table(root.querySelector('#procs'), {
     id: 'processes',
     filterFields: ['comm', 'cmdline', 'pid', 'workload', 'job', 'rank'],
