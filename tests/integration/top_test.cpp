@@ -36,6 +36,17 @@ std::string shell(const std::string& command) {
   return out;
 }
 
+// The calls per second on the pane's line that starts with `row_start` ("PID COMM"); -1
+// when there is no such line. Columns: PID COMM RANK GPU-MEM CALLS/S KERNELS/S ANOMALIES.
+double calls_per_second(const std::string& pane, const std::string& row_start) {
+  const auto at = pane.find(row_start);
+  if (at == std::string::npos) return -1;
+  std::istringstream row(pane.substr(at, pane.find('\n', at) - at));
+  std::string f[7];
+  for (auto& x : f) row >> x;
+  return std::strtod(f[4].c_str(), nullptr);
+}
+
 class Top : public ServeFixture {};
 
 TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
@@ -61,18 +72,7 @@ TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
       20s))
       << pane();
   // Numbers: a non-zero call rate on the process's line.
-  EXPECT_TRUE(eventually(
-      [&] {
-        const auto p = pane();
-        const auto at = p.find(pid + " capture_calls");
-        if (at == std::string::npos) return false;
-        // PID COMM RANK GPU-MEM CALLS/S KERNELS/S ANOMALIES
-        std::istringstream row(p.substr(at, p.find('\n', at) - at));
-        std::string f[7];
-        for (auto& x : f) row >> x;
-        return std::strtod(f[4].c_str(), nullptr) > 0;
-      },
-      10s))
+  EXPECT_TRUE(eventually([&] { return calls_per_second(pane(), pid + " capture_calls") > 0; }, 10s))
       << pane();
   shell("tmux send-keys -t " + session + " s");
   EXPECT_TRUE(eventually([&] { return pane().find("sort: calls/s") != std::string::npos; }, 5s)) << pane();
@@ -128,17 +128,7 @@ TEST_F(Top, WithNoAgentAtTheDefaultAddressStartsItsOwnProbes) {
       << pane();
   std::ofstream(go) << "go";
   const std::string pid = std::to_string(loop.pid());
-  EXPECT_TRUE(eventually(
-      [&] {
-        const auto p = pane();
-        const auto at = p.find(pid + " capture_calls");
-        if (at == std::string::npos) return false;
-        std::istringstream row(p.substr(at, p.find('\n', at) - at));
-        std::string f[7];
-        for (auto& x : f) row >> x;
-        return std::strtod(f[4].c_str(), nullptr) > 0;
-      },
-      20s))
+  EXPECT_TRUE(eventually([&] { return calls_per_second(pane(), pid + " capture_calls") > 0; }, 20s))
       << pane();
   shell("tmux send-keys -t " + session + " q");
   EXPECT_TRUE(eventually(
