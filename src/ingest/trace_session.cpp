@@ -3,10 +3,15 @@
 
 #include <dirent.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "core/agent_counters.h"
 #include "ingest/enricher_stages.h"
@@ -15,8 +20,27 @@
 
 namespace eacgm::ingest {
 namespace {
-constexpr std::size_t kMaxQueuedHints = 4096;
+
+// One line when runtime specs were left to the driver's probes of their operations (one
+// layer per operation): which, and what it means for the counts; "" when none were.
+std::string left_to_driver_notice(const std::vector<ProbeSpec>& asked, const std::vector<ProbeSpec>& kept) {
+  std::set<std::string> kept_names;
+  for (const auto& s : kept) kept_names.insert(s.name);
+  std::vector<std::string> left;
+  for (const auto& s : asked) {
+    if (!kept_names.contains(s.name)) left.push_back(s.name);
+  }
+  if (left.empty()) return {};
+  const std::size_t shown = std::min<std::size_t>(left.size(), 4);
+  return fmt::format(
+      "notice: {} runtime function(s) ({}{}) are counted at the driver's probes of the same operations "
+      "(one layer per operation): a runtime call that fails before reaching libcuda is not counted; "
+      "--mode per-call counts both layers",
+      left.size(), fmt::join(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      left.size() > shown ? ", ..." : "");
 }
+constexpr std::size_t kMaxQueuedHints = 4096;
+}  // namespace
 
 TraceSession::TraceSession(const TraceOptions& options, Notice notice)
     : options_(options), notice_(std::move(notice)) {}
@@ -92,8 +116,9 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->register_counters(registry);
   s->reader_->start();
 
-  s->attacher_ = std::make_unique<probe::Attacher>(
-      *s->bpf_, s->table_, probe::specs_for_mode(options.specs, mode, options.config.one_layer), s->notice_);
+  auto specs = probe::specs_for_mode(options.specs, mode, options.config.one_layer);
+  if (auto line = left_to_driver_notice(options.specs, specs); !line.empty()) s->notice_(line);
+  s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_, std::move(specs), s->notice_);
   s->attacher_->set_sample_shift(
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
   s->attacher_->set_pinned({options.config.pinned.begin(), options.config.pinned.end()});
