@@ -3,6 +3,14 @@
 
 namespace eacgm::agent {
 
+std::shared_ptr<Consumer> with_facts_first(std::shared_ptr<const sample::ProcessFacts> facts,
+                                           std::shared_ptr<Consumer> head) {
+  auto first = std::make_shared<ConsumerList>();
+  first->add(std::make_shared<FactsReader>(std::move(facts)));
+  first->add(std::move(head));
+  return first;
+}
+
 void FactsReader::seen(std::uint32_t pid) {
   if (pid == 0 || pids_.contains(pid)) return;
   if (pids_.size() >= kMaxPids) pids_.clear();

@@ -34,4 +34,10 @@ class FactsReader final : public Consumer {
   std::uint64_t reads_ = 0;
 };
 
+// `head` behind a FactsReader of `facts`: each process's facts read at its first call,
+// before the analysis sees it, so a process gone before the next interval or scrape keeps
+// its command line, rank, job and pod (serve's daemon, top's own agent).
+std::shared_ptr<Consumer> with_facts_first(std::shared_ptr<const sample::ProcessFacts> facts,
+                                           std::shared_ptr<Consumer> head);
+
 }  // namespace eacgm::agent

@@ -53,10 +53,20 @@ bool file_has_usdt_probe(const std::string& path, const std::string& probe_name)
   return notes && probe::has_usdt_probe(*notes, probe_name);
 }
 
-// One file's line for a spec: whether it resolves, and in which mode.
-// The function the frame-reading spec probes (catalog_python.cpp).
-constexpr const char* kEvalFrameSymbol = "_PyEval_EvalFrameDefault";
+// The function the frame-reading spec probes, from its catalog.
+const std::string& eval_frame_symbol() {
+  static const std::string symbol = [] {
+    for (const auto& c : probe::builtin_catalogs()) {
+      for (const auto& s : c.specs) {
+        if (s.name == probe::kPythonFrameSpec) return s.symbol;
+      }
+    }
+    return std::string();
+  }();
+  return symbol;
+}
 
+// One file's line for a spec: whether it resolves, and in which mode.
 struct FileCheck {
   std::size_t symbols = 0;
   bool elsewhere = false;  // left to another spec in this file (its USDT probes)
@@ -71,7 +81,7 @@ FileCheck check_file(const ProbeSpec& s, const std::string& path, const std::str
     c.symbols = usdt_sites(open_path, s.usdt);
     c.detail = c.symbols > 0 ? fmt::format("{} USDT site(s) [mode: USDT]", c.symbols) : "no USDT site";
     // An interpreter built without USDT notes is read through its frames instead.
-    if (c.symbols == 0 && elf.find(kEvalFrameSymbol) != nullptr &&
+    if (c.symbols == 0 && !eval_frame_symbol().empty() && elf.find(eval_frame_symbol()) != nullptr &&
         probe::python_interpreter_layout(path, open_path, elf)) {
       c.elsewhere = true;
       c.detail += fmt::format("; traced by frame reading ({}) instead", probe::kPythonFrameSpec);
@@ -184,9 +194,8 @@ int list_probes(const CommandContext& ctx, bool check) {
       std::fputs(line.c_str(), stdout);
     }
   };
-  int unresolved_total = 0;
   int specs_total = 0;
-  std::vector<std::string> nowhere;
+  std::vector<std::string> nowhere;  // the specs that resolve nowhere
   for (const auto& c : catalogs) {
     out(fmt::format("{}: {}\n", c.name, c.description));
     for (const auto& s : c.specs) {
@@ -223,20 +232,18 @@ int list_probes(const CommandContext& ctx, bool check) {
             fmt::format("      -- no file on this machine has USDT {} (python: CPython built without "
                         "--with-dtrace is traced by frame reading, see {})\n",
                         s.usdt, probe::kPythonFrameSpec));
-        ++unresolved_total;
         nowhere.push_back(s.name);
       } else if (resolved == 0) {
         out(fmt::format("      -- no library file on this machine resolves {}\n", s.symbol));
-        ++unresolved_total;
         nowhere.push_back(s.name);
       }
     }
   }
   if (check) {
     std::printf(
-        "summary: %d spec(s) in %zu catalog(s); %d resolve in a library file on this machine, %d "
+        "summary: %d spec(s) in %zu catalog(s); %d resolve in a library file on this machine, %zu "
         "nowhere%s\n",
-        specs_total, catalogs.size(), specs_total - unresolved_total, unresolved_total,
+        specs_total, catalogs.size(), specs_total - static_cast<int>(nowhere.size()), nowhere.size(),
         nowhere.empty() ? "" : fmt::format(" ({})", fmt::join(nowhere, ", ")).c_str());
     std::printf(
         "marks: ok resolves in that file; == traced there by another probe (its USDT probes); -- "

@@ -145,14 +145,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   daemon_options.capture = capture;
   server::Daemon daemon(std::move(daemon_options));
   trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis, capture);
-  {
-    // Each process's facts read at its first call, before the analysis sees it: a process
-    // gone before the next interval or scrape keeps its command line, rank, job and pod.
-    auto first = std::make_shared<ConsumerList>();
-    first->add(std::make_shared<agent::FactsReader>(facts));
-    first->add(std::move(trace.consumers.head));
-    trace.consumers.head = std::move(first);
-  }
+  trace.consumers.head = agent::with_facts_first(facts, std::move(trace.consumers.head));
   if (auto st = daemon.start(); !st) {
     print_error(st.error());
     return 2;

@@ -110,10 +110,7 @@ int top_command(const TopFlags& flags) {
     const double dt = std::chrono::duration<double>(now - last).count();
     if (dt >= flags.interval_s) {
       if (!poll_agent(**client, model, dt, why)) model.status = "agent: " + why;
-      if (own && model.status.empty()) {
-        auto said = own->notices();
-        if (!said.empty()) model.status = said.back();
-      }
+      if (own && model.status.empty()) model.status = own->last_notice();
       last = now;
     }
     const auto rows = visible_processes(model, view);

@@ -16,7 +16,6 @@
 namespace eacgm::cli {
 
 namespace {
-constexpr std::size_t kMaxNotices = 32;
 constexpr auto kReadyWithin = std::chrono::seconds(60);
 }  // namespace
 
@@ -47,23 +46,18 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::start(const std::string& config_
   trace.request = request;
   trace.notice = [raw](const std::string& line) { raw->notice(line); };
   trace.consumers = agent::make_consumers(request, *config, self->daemon_->stream(), analysis, capture);
-  {
-    auto first = std::make_shared<ConsumerList>();
-    first->add(std::make_shared<agent::FactsReader>(facts));
-    first->add(std::move(trace.consumers.head));
-    trace.consumers.head = std::move(first);
-  }
+  trace.consumers.head = agent::with_facts_first(facts, std::move(trace.consumers.head));
   if (auto st = self->daemon_->start(); !st) return make_error(st.error());
 
   self->trace_thread_ = std::thread([raw, trace = std::move(trace), config = std::move(*config)]() mutable {
-    raw->trace_code_.store(agent::run_reloading(std::move(config), trace, raw->stop_, raw->reload_));
+    agent::run_reloading(std::move(config), trace, raw->stop_, raw->reload_);
     raw->trace_ended_.store(true);
   });
   const auto deadline = std::chrono::steady_clock::now() + kReadyWithin;
   while (!analysis->snapshot()) {
     if (self->trace_ended_.load() || std::chrono::steady_clock::now() > deadline) {
-      auto said = self->notices();
-      const std::string why = said.empty() ? std::string("its trace ended") : said.back();
+      const std::string said = self->last_notice();
+      const std::string why = said.empty() ? std::string("its trace ended") : said;
       self->stop();
       return make_error(self->trace_ended_.load() ? why : "its probes were not ready within 60 s: " + why);
     }
@@ -84,15 +78,14 @@ std::string LocalAgent::url() const {
   return fmt::format("http://127.0.0.1:{}", daemon_ ? daemon_->port() : 0);
 }
 
-std::deque<std::string> LocalAgent::notices() const {
+std::string LocalAgent::last_notice() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return notices_;
+  return last_notice_;
 }
 
 void LocalAgent::notice(const std::string& line) {
   std::lock_guard<std::mutex> lock(mu_);
-  notices_.push_back(line);
-  while (notices_.size() > kMaxNotices) notices_.pop_front();
+  last_notice_ = line;
 }
 
 }  // namespace eacgm::cli

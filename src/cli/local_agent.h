@@ -1,11 +1,10 @@
 // LocalAgent: the agent `eacgm top` starts in its own process when no agent answers at
 // the default address: the same trace, analysis and HTTP routes as `eacgm serve` (no
 // history store, no kubelet), on a loopback port the system picks, so the view reads it
-// as it reads any agent. Its notices are kept, not printed (the screen is the view's).
+// as it reads any agent. Its last notice is kept, not printed (the screen is the view's).
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,8 +29,8 @@ class LocalAgent {
   LocalAgent& operator=(const LocalAgent&) = delete;
 
   std::string url() const;
-  // The last notices of the trace (bounded), oldest first.
-  std::deque<std::string> notices() const;
+  // The trace's last notice; "" before the first.
+  std::string last_notice() const;
   // Detaches the probes and stops serving; idempotent.
   void stop();
 
@@ -44,9 +43,8 @@ class LocalAgent {
   std::atomic<int> stop_{0};
   std::atomic<bool> reload_{false};
   std::atomic<bool> trace_ended_{false};
-  std::atomic<int> trace_code_{0};
   mutable std::mutex mu_;
-  std::deque<std::string> notices_;
+  std::string last_notice_;
 };
 
 }  // namespace eacgm::cli

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "core/ascii_text.h"
 #include "export/metrics_table.h"
 #include "server/web_session.h"
 #include "server/worker_pool.h"
@@ -33,12 +34,6 @@ thread_local bool t_overloaded = false;
 // Set by the response logger when the response ends its connection (Connection: close,
 // or an error after which the rest of the request cannot be trusted).
 thread_local bool t_close_after = false;
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string json_escape(std::string_view s) {
   std::string out;

@@ -22,22 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii_text.h"
+
 namespace eacgm::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Where a connection is in its request.
 enum class Phase {

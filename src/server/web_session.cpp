@@ -5,22 +5,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii_text.h"
+
 namespace eacgm::server {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
 
 std::optional<std::string> cookie_value(std::string_view header, std::string_view name) {
   std::size_t pos = 0;

@@ -3,11 +3,8 @@
 // with exit 0. With no agent at the default address it starts its own probes and shows
 // the same; with no agent at a --server named by the user it says so in one line and
 // exits 2.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +42,14 @@ double calls_per_second(const std::string& pane, const std::string& row_start) {
   std::string f[7];
   for (auto& x : f) row >> x;
   return std::strtod(f[4].c_str(), nullptr);
+}
+
+// What the tmux command wrote into `file` (top's exit status, `echo $?`); "" before.
+std::string exit_code_in(const std::string& file) {
+  std::ifstream in(file);
+  std::string code;
+  in >> code;
+  return code;
 }
 
 class Top : public ServeFixture {};
@@ -89,27 +94,15 @@ TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
   EXPECT_TRUE(eventually([&] { return pane().find(pid + " capture_calls") != std::string::npos; }, 5s))
       << pane();
   shell("tmux send-keys -t " + session + " q");
-  EXPECT_TRUE(eventually(
-      [&] {
-        std::ifstream in(code_file);
-        std::string code;
-        return static_cast<bool>(in >> code) && code == "0";
-      },
-      10s))
-      << pane();
+  EXPECT_TRUE(eventually([&] { return exit_code_in(code_file) == "0"; }, 10s)) << pane();
   shell("tmux kill-session -t " + session);
 }
 
 // Whether something listens on 127.0.0.1:`port`.
 bool listening(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
+  const int fd = server::testing::connect_to(port);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
 }
 
 TEST_F(Top, WithNoAgentAtTheDefaultAddressStartsItsOwnProbes) {
@@ -131,14 +124,7 @@ TEST_F(Top, WithNoAgentAtTheDefaultAddressStartsItsOwnProbes) {
   EXPECT_TRUE(eventually([&] { return calls_per_second(pane(), pid + " capture_calls") > 0; }, 20s))
       << pane();
   shell("tmux send-keys -t " + session + " q");
-  EXPECT_TRUE(eventually(
-      [&] {
-        std::ifstream in(code_file);
-        std::string code;
-        return static_cast<bool>(in >> code) && code == "0";
-      },
-      15s))
-      << pane();
+  EXPECT_TRUE(eventually([&] { return exit_code_in(code_file) == "0"; }, 15s)) << pane();
   shell("tmux kill-session -t " + session);
 }
 
