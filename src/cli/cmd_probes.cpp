@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -240,14 +241,23 @@ int list_probes(const CommandContext& ctx, bool check) {
     }
   }
   if (check) {
+    // The first names of those resolving nowhere; the rest are marked -- below.
+    constexpr std::size_t kNamed = 8;
+    std::string named;
+    if (!nowhere.empty()) {
+      const std::size_t n = std::min(nowhere.size(), kNamed);
+      named = fmt::format(
+          " ({}{})", fmt::join(nowhere.begin(), nowhere.begin() + static_cast<std::ptrdiff_t>(n), ", "),
+          nowhere.size() > n ? fmt::format(" and {} more, marked -- below", nowhere.size() - n) : "");
+    }
     std::printf(
         "summary: %d spec(s) in %zu catalog(s); %d resolve in a library file on this machine, %zu "
         "nowhere%s\n",
         specs_total, catalogs.size(), specs_total - static_cast<int>(nowhere.size()), nowhere.size(),
-        nowhere.empty() ? "" : fmt::format(" ({})", fmt::join(nowhere, ", ")).c_str());
+        named.c_str());
     std::printf(
-        "marks: ok resolves in that file; == traced there by another probe (its USDT probes); -- "
-        "does not resolve there\n\n");
+        "marks: ok resolves in that file; == traced there by the other Python probe (USDT or frame "
+        "reading); -- does not resolve there\n\n");
     print_interpreters(interpreters);
     std::printf("\n");
     std::fputs(body.c_str(), stdout);
