@@ -1,6 +1,6 @@
 # Governance (src/govern): the hook library preloaded into GPU programs, the wire
 # protocol, and the scheduler daemon. Its own layer: it uses core (for the scheduler's
-# TOML config) and nothing above it; nothing outside govern uses the hook.
+# TOML config, and the hook for the GPU-time ring's layout, core/gpu_time_ring.h) and nothing above it; nothing outside govern uses the hook.
 #   hookcore/  pure logic the hook runs (tables, limits, ledger, predictor), unit tested
 #   protocol/  the versioned binary messages between hook and scheduler
 #   hook/      libeacgm_hook.so: exported wrappers and lookup routes
@@ -29,7 +29,7 @@ set_target_properties(eacgm_govern_protocol PROPERTIES POSITION_INDEPENDENT_CODE
 # the wrapped driver and NVML functions and dlsym.
 file(GLOB govern_hook_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/govern/hook/*.cpp)
 add_library(eacgm_hook SHARED ${govern_hook_srcs})
-target_include_directories(eacgm_hook PRIVATE ${govern_layer} ${EACGM_CUDA_INCLUDE_DIRS})
+target_include_directories(eacgm_hook PRIVATE ${govern_layer} ${CMAKE_BINARY_DIR}/layers/core ${EACGM_CUDA_INCLUDE_DIRS})
 target_compile_options(eacgm_hook PRIVATE ${EACGM_HOOK_FLAGS} -fno-rtti)
 target_link_libraries(eacgm_hook PRIVATE eacgm_govern_hookcore eacgm_govern_protocol ${CMAKE_DL_LIBS}
                       Threads::Threads)

@@ -138,7 +138,8 @@ void LiveAnalysis::publish(bool final, const CounterValues& counters,
                                                                   waits_.summary(clocks_.steady()),
                                                                   inflight_.summary(),
                                                                   hangs_.summary(),
-                                                                  by_process_published_});
+                                                                  by_process_published_,
+                                                                  gpu_times_.summary()});
   snap->overhead.processes.reserve(overhead_rows_.size());
   for (const auto& [pid, row] : overhead_rows_) snap->overhead.processes.push_back(row);
   published_.publish(std::move(snap));

@@ -16,6 +16,7 @@
 #include "analysis/anomaly_detector.h"
 #include "analysis/call_summary.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/gpu_times.h"
 #include "analysis/gpu_work.h"
 #include "analysis/hang_diagnosis.h"
 #include "analysis/host_waits.h"
@@ -60,6 +61,8 @@ struct AnalysisSnapshot {
   // Each process's calls by function (for the history store); remade at most every
   // kProcessRefresh. Never null once published.
   std::shared_ptr<const ProcessCallsView> by_process;
+  // What the hooks timed on the GPU (processes carrying libeacgm_hook.so with GPU time on).
+  GpuTimeSummary gpu_time;
 };
 
 // The seconds of the last `window_s` of a snapshot's ring, ending at the snapshot's time
@@ -122,6 +125,7 @@ class LiveAnalysis final : public Consumer {
   // Each scan of the calls in flight, and the hang diagnosis over it.
   void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
+  void on_gpu_time(const GpuTimeBatch& batch) override { gpu_times_.add(batch); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
@@ -140,6 +144,7 @@ class LiveAnalysis final : public Consumer {
   GpuActivity gpu_;
   MemoryLedger memory_;
   KernelStats kernels_;
+  GpuTimes gpu_times_;
   GpuWorkStats work_;
   NcclStats nccl_;
   NcclSkew nccl_skew_;

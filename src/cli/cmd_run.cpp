@@ -7,11 +7,13 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/hook_path.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
 #include "export/anomaly_report.h"
 #include "export/api_json.h"
 #include "export/gpu_activity_table.h"
+#include "export/gpu_time_table.h"
 #include "export/gpu_work_table.h"
 #include "export/host_waits_table.h"
 #include "export/memory_table.h"
@@ -35,6 +37,12 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "(default 99, [python] sample_hz; 0: no Python hot spots)",
       "also write the sampled Python stacks to FILE as folded stacks (one \"frames count\" line each: "
       "flamegraph.pl, speedscope, inferno)");
+  auto gpu_time = std::make_shared<bool>(false);
+  sub->add_flag(
+      "--gpu-time", *gpu_time,
+      "preload libeacgm_hook.so into the command with GPU time on: kernels' and NCCL collectives' "
+      "durations on the GPU from CUDA event pairs (1 launch in N per kernel, NCCL kernels all) and exact "
+      "launch counts (docs/gpu-time.md)");
   auto json = std::make_shared<bool>(false);
   sub->add_flag(
       "--json", *json,
@@ -43,8 +51,22 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
-  sub->final_callback([&ctx, flags, json] {
+  sub->final_callback([&ctx, flags, json, gpu_time] {
     flags->apply();
+    if (*gpu_time) {
+      if (flags->request.command.empty()) {
+        print_error("--gpu-time needs a command to run (after --)");
+        ctx.exit_code = 2;
+        return;
+      }
+      auto hook = find_hook_library();
+      Status set = hook ? preload_hook_for_children(*hook) : Status(std::move(hook).take_error());
+      if (!set) {
+        print_error(set.error());
+        ctx.exit_code = 2;
+        return;
+      }
+    }
     if (*json) flags->request.command_stdout_to_stderr = true;
     auto config = load_config(ctx.config_path);
     if (!config) {
@@ -67,6 +89,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       }
       std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
       std::fputs(exporting::render_gpu_work(snap->work).c_str(), stdout);
+      std::fputs(exporting::render_gpu_time(snap->gpu_time).c_str(), stdout);
       std::fputs(exporting::render_nccl_table(snap->nccl, snap->nccl_skew).c_str(), stdout);
       std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
       std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);

@@ -14,6 +14,7 @@
 #include "core/call_event.h"
 #include "core/counter_registry.h"
 #include "core/gpu_sample.h"
+#include "core/gpu_span.h"
 #include "core/host_wait.h"
 #include "core/inflight_call.h"
 #include "core/probe_cost.h"
@@ -54,6 +55,9 @@ class Consumer {
   virtual void on_overhead(const OverheadReport& report) { (void)report; }
   // Python stacks sampled since the last delivery (the Python sampler, when it runs).
   virtual void on_python_stacks(std::span<const PythonStack> stacks) { (void)stacks; }
+  // What hooked processes timed on the GPU and counted since the last delivery (after
+  // each reader round, when there is any).
+  virtual void on_gpu_time(const GpuTimeBatch& batch) { (void)batch; }
   // About once a second (the agent's tick), with the agent's counters read on this
   // thread: publish snapshots, roll windows.
   virtual void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
@@ -87,6 +91,7 @@ class ForwardingConsumer : public Consumer {
   }
   void on_overhead(const OverheadReport& report) override { inner_->on_overhead(report); }
   void on_python_stacks(std::span<const PythonStack> stacks) override { inner_->on_python_stacks(stacks); }
+  void on_gpu_time(const GpuTimeBatch& batch) override { inner_->on_gpu_time(batch); }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     inner_->on_tick(now, counters);
   }
@@ -123,6 +128,9 @@ class ConsumerList final : public Consumer {
   }
   void on_python_stacks(std::span<const PythonStack> stacks) override {
     for (auto& m : members_) m->on_python_stacks(stacks);
+  }
+  void on_gpu_time(const GpuTimeBatch& batch) override {
+    for (auto& m : members_) m->on_gpu_time(batch);
   }
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override {
     for (auto& m : members_) m->on_tick(now, counters);

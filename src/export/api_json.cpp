@@ -11,6 +11,7 @@
 
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
+#include "export/gpu_time_table.h"
 #include "export/hang_json.h"
 #include "export/host_waits_json.h"
 #include "export/inflight_json.h"
@@ -441,6 +442,7 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["processes"] = std::move(processes_json(snap, options)["processes"]);
   doc["memory"] = memory_json(snap.memory);
   doc["gpu_work"] = gpu_work_json(snap.work);
+  doc["gpu_time"] = gpu_time_json(snap.gpu_time);
   doc["nccl"] = nccl_json(snap);
   doc["ops"] = ops_json(snap.ops);
   doc["overhead"] = overhead_json(snap.overhead);

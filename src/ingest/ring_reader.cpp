@@ -180,6 +180,7 @@ void RingReader::loop() {
   drain_counts();  // the last counts, after the probes were detached
   drain_waits();
   drain_inflight();  // the calls still in flight when tracing ended
+  drain_gpu_time();
   batcher_.consumer().flush();
 }
 
@@ -231,12 +232,24 @@ void RingReader::drain_inflight() {
   in_flight_.store(inflight_->counters().in_flight, std::memory_order_relaxed);
 }
 
+void RingReader::drain_gpu_time() {
+  if (!gpu_rings_) return;
+  gpu_batch_.clear();
+  gpu_rings_->drain(gpu_batch_);
+  if (!gpu_batch_.empty()) batcher_.consumer().on_gpu_time(gpu_batch_);
+}
+
 void RingReader::end_round() {
   batcher_.flush();
   deliver_python_stacks();
   publish_counters();
   if (hooks_.on_round) hooks_.on_round();
   auto now = std::chrono::steady_clock::now();
+  if (gpu_rings_ && now >= next_gpu_scan_) {
+    gpu_rings_->scan();  // at most every 100 ms: a process found lives on until drained
+    next_gpu_scan_ = now + std::chrono::milliseconds(100);
+  }
+  drain_gpu_time();
   const bool tick = now >= next_tick_;
   const bool sweep = now >= next_sweep_;
   // Counts and waits before the tick (so its snapshot has them) and before a sweep

@@ -21,6 +21,7 @@
 #include "ingest/call_batcher.h"
 #include "ingest/count_drain.h"
 #include "ingest/enricher.h"
+#include "ingest/gpu_time_rings.h"
 #include "ingest/host_wait_drain.h"
 #include "ingest/inflight_drain.h"
 #include "ingest/python_stacks.h"
@@ -75,6 +76,9 @@ class RingReader {
   // Also reads the Python stacks of the threads stuck in those calls (after
   // add_python_samples, whose decoder names them; before start()).
   void add_stuck_stacks(PythonProcessLookup processes, StuckStackOptions options);
+  // Also reads the hooks' GPU-time rings after each round (before start()); `rings` must
+  // outlive the reader.
+  void add_gpu_time(GpuTimeRings* rings) { gpu_rings_ = rings; }
   void start();
   // Drains what the kernel has queued, then stops the thread.
   void stop();
@@ -92,6 +96,7 @@ class RingReader {
   void drain_counts();
   void drain_waits();
   void drain_inflight();
+  void drain_gpu_time();
 
   ring_buffer* rb_ = nullptr;
   CallBatcher batcher_;
@@ -102,6 +107,9 @@ class RingReader {
   std::vector<HostWaitProcess> wait_process_batch_;
   std::vector<HostWaitTimings> wait_batch_;
   std::unique_ptr<InflightDrain> inflight_;
+  GpuTimeRings* gpu_rings_ = nullptr;
+  GpuTimeBatch gpu_batch_;
+  std::chrono::steady_clock::time_point next_gpu_scan_{};
   std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;
   std::unique_ptr<StuckStacks> stuck_;     // uses python_

@@ -1,6 +1,7 @@
 // Trace lifecycle and discovery scheduling.
 #include "ingest/trace_session.h"
 
+#include <bpf/bpf.h>
 #include <dirent.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -113,6 +114,15 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   if (s->wait_drain_) s->reader_->add_host_waits(s->wait_drain_.get());
   s->inflight_source_ = std::make_unique<BpfInflightSource>(*s->bpf_);
   s->reader_->add_inflight(s->inflight_source_.get(), s->table_);
+  std::function<bool(std::uint32_t)> wanted;
+  if (options.filter_pids) {
+    wanted = [fd = s->bpf_->target_pids_fd()](std::uint32_t pid) {
+      std::uint8_t flags = 0;
+      return bpf_map_lookup_elem(fd, &pid, &flags) == 0;
+    };
+  }
+  s->gpu_rings_ = std::make_unique<GpuTimeRings>("/dev/shm", std::move(wanted));
+  s->reader_->add_gpu_time(s->gpu_rings_.get());
   s->register_counters(registry);
   s->reader_->start();
 

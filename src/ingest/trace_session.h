@@ -21,6 +21,7 @@
 #include "core/duty_window.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
+#include "ingest/gpu_time_rings.h"
 #include "ingest/process_maps.h"
 #include "ingest/python_calls.h"
 #include "ingest/python_process.h"
@@ -159,6 +160,7 @@ class TraceSession {
   std::unique_ptr<probe::HostWaitTracer> wait_tracer_;
   std::unique_ptr<BpfHostWaitSource> wait_source_;
   std::unique_ptr<HostWaitDrain> wait_drain_;
+  std::unique_ptr<GpuTimeRings> gpu_rings_;          // the hooks' GPU time; before reader_, which reads it
   std::unique_ptr<InflightSource> inflight_source_;  // the calls in flight; before reader_, which reads it
   std::unique_ptr<RingReader> reader_;
   PythonProcessFinder py_finder_;

@@ -110,6 +110,13 @@ target_compile_options(graph_calls PRIVATE -O2)
 target_link_libraries(graph_calls PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(graph_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
+# GPU time through the hook: gpu_time_calls dlopens the FAKE libcuda by path and launches
+# kernels, NCCL-named kernels and a graph, with one capture between them.
+add_executable(gpu_time_calls ${CMAKE_SOURCE_DIR}/tests/programs/gpu_time_calls.c)
+target_compile_options(gpu_time_calls PRIVATE -O2)
+target_link_libraries(gpu_time_calls PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(gpu_time_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
 # Static CUDA runtimes (nvcc's default, -cudart static): a program that exits right after
 # its launches, and a shared library with the runtime linked in that issues memsets and
 # copies through it and through the driver (the FAKE libcuda).

@@ -5,8 +5,10 @@
 
 #include <cuda.h>
 
-// cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; the hook exports both ABIs.
+// cuda.h maps cuGetProcAddress to cuGetProcAddress_v2 and cuStreamBeginCapture to
+// cuStreamBeginCapture_v2; the hook exports both ABIs of each.
 #undef cuGetProcAddress
+#undef cuStreamBeginCapture
 
 extern "C" {
 typedef int nvmlReturn_t;

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "govern/hook/gpu_timer.h"
 #include "govern/hook/quota_gate.h"
 #include "govern/hookcore/memory_limits.h"
 
@@ -47,6 +48,7 @@ void after_fork_child() {
   rt.ledger.clear_usage();
   rt.host_bytes.store(0, std::memory_order_relaxed);
   quota_after_fork_child();
+  gpu_time_after_fork_child();
 }
 
 HookRuntime* create_runtime() {
@@ -58,6 +60,9 @@ HookRuntime* create_runtime() {
   if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);
   for (int d = 0; d < kMaxDevices; ++d) rt->ledger.set_limit(d, limits.per_device[d]);
   init_quota_from_env();
+  bool governed = g_quota_active.load(std::memory_order_relaxed);
+  for (int d = 0; d < kMaxDevices; ++d) governed = governed || limits.per_device[d] != kNoLimit;
+  init_gpu_time_from_env(governed);
   g_runtime = rt;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   return rt;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "govern/hook/cuda_types.h"
+#include "govern/hook/gpu_timer.h"
 #include "govern/hook/hook_runtime.h"
 #include "govern/hook/memory_hooks.h"
 #include "govern/hook/quota_gate.h"
@@ -156,16 +157,23 @@ struct TotalMem {
   }
 };
 
-// Launches: the quota gate first (a relaxed load when no scheduler is configured).
-struct Launch {
-  struct State {};
+// Launches: the quota gate first (a relaxed load when no scheduler is configured), then
+// GPU timing (another when it is off). PerThread: the _ptsz variants, whose stream 0 is
+// the calling thread's default stream.
+template <bool PerThread>
+struct LaunchOn {
+  using State = TimedLaunch;
   template <typename... A>
-  static CUresult pre(State&, A... a) {
+  static CUresult pre(State& s, A... a) {
     (void)runtime();  // the first call may be a launch: the quota gate is set up with the runtime
-    return launch_gate(stream_of(a...));
+    CUresult r = launch_gate(stream_of(a...));
+    if (r == CUDA_SUCCESS) gpu_time_before(s, key_of(a...), stream_of(a...), PerThread, is_graph(a...));
+    return r;
   }
   template <typename... A>
-  static void post(State&, CUresult, A...) {}
+  static void post(State& s, CUresult r, A...) {
+    gpu_time_after(s, r);
+  }
 
  private:
   // cuLaunchKernel(_ptsz) and cuLaunchCooperativeKernel(_ptsz): the 9th argument.
@@ -178,6 +186,64 @@ struct Launch {
     return config != nullptr ? config->hStream : nullptr;
   }
   static CUstream stream_of(CUgraphExec, CUstream s) { return s; }
+  template <typename... Rest>
+  static std::uintptr_t key_of(CUfunction f, Rest...) {
+    return reinterpret_cast<std::uintptr_t>(f);
+  }
+  static std::uintptr_t key_of(const CUlaunchConfig* config, CUfunction f, void**, void**) {
+    return config != nullptr ? reinterpret_cast<std::uintptr_t>(f) : 0;
+  }
+  static std::uintptr_t key_of(CUgraphExec exec, CUstream) { return reinterpret_cast<std::uintptr_t>(exec); }
+  template <typename... A>
+  static bool is_graph(A...) {
+    return false;
+  }
+  static bool is_graph(CUgraphExec, CUstream) { return true; }
+};
+using Launch = LaunchOn<false>;
+using LaunchPerThread = LaunchOn<true>;
+
+// Stream captures: GPU timing pauses while one is underway (a capture in global mode
+// forbids event calls from other threads).
+struct CaptureBegin {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    gpu_time_capture_begin();
+    return CUDA_SUCCESS;
+  }
+  template <typename... A>
+  static void post(State&, CUresult r, A...) {
+    if (r != CUDA_SUCCESS) gpu_time_capture_end(true);  // no capture began
+  }
+};
+
+struct CaptureEnd {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    return CUDA_SUCCESS;
+  }
+  template <typename... A>
+  static void post(State&, CUresult r, A...) {
+    // These end the capture, valid or not; other errors (not capturing, a bad stream,
+    // the wrong thread) leave it as it was.
+    gpu_time_capture_end(r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+                         r == CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+  }
+};
+
+// A context going away (destroyed, or the primary one released or reset): GPU timing
+// forgets its events first.
+struct ContextGone {
+  struct State {};
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    gpu_time_context_gone();
+    return CUDA_SUCCESS;
+  }
+  template <typename... A>
+  static void post(State&, CUresult, A...) {}
 };
 
 struct SyncPoint {

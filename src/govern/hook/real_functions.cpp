@@ -86,6 +86,8 @@ void* resolve_real(HookId id) {
   return g_real[index_of(id)].load(std::memory_order_relaxed);
 }
 
+void* real_driver_symbol(const char* name) { return lookup_real(HookLibrary::kCuda, name); }
+
 CUresult real_current_device(int* device) {
   using Fn = CUresult (*)(CUdevice*);
   static Fn fn = driver_function<Fn>("cuCtxGetDevice");

@@ -39,6 +39,8 @@ void remember_library(HookLibrary lib, void* handle);
 void* wrapper_address(HookId id);
 
 // Driver calls the hook makes for itself, outside the hooked set.
+// libcuda's own definition of `name` (never a wrapper of ours), or nullptr.
+void* real_driver_symbol(const char* name);
 CUresult real_current_device(int* device);
 bool real_stream_capturing(CUstream stream);
 CUresult real_context_synchronize();

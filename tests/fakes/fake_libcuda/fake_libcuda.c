@@ -12,6 +12,13 @@
 // work; synchronizing calls sleep until the queue is empty, so throttling is observable,
 // or, with $EACGM_FAKE_SYNC_SPIN=1, spin on the CPU until then, as the real driver does
 // while it waits for the GPU under its spin or default (auto) scheduling.
+// Events: cuEventRecord stamps the time the pretend queue reaches it (on a stream made by
+// cuStreamCreate with CU_STREAM_NON_BLOCKING, which nothing else uses: the time of the
+// call); cuEventQuery is ready once that time has passed; cuEventElapsedTime is the
+// difference. So a kernel timed with an event pair takes exactly $EACGM_FAKE_KERNEL_US.
+// Names: cuFuncGetName answers the name cuModuleGetFunction was given.
+// Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
+// cuStreamEndCapture as capturing.
 // Lookup: cuGetProcAddress(_v2) answers from a static table by name, requested version
 // and per-thread flag, as the driver does (never through dlsym, which a hook may wrap).
 #include <stddef.h>
@@ -302,7 +309,99 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   return fake_sync();
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
-EXPORT CUresult cuEventSynchronize(void* e) { return e == NULL ? kInvalidValue : fake_sync(); }
+// Events are slots of a table; a handle outside it is someone else's (a test passing a
+// made-up handle), synchronized as the whole queue.
+typedef struct {
+  uint64_t ts;
+  int recorded;
+  int used;
+} FakeEvent;
+enum { kMaxEvents = 8192 };
+static FakeEvent events[kMaxEvents];
+static uint64_t next_event;
+static const uint64_t kEventBase = 0xe7000000ull;
+static FakeEvent* fake_event(void* e) {
+  uint64_t h = (uint64_t)(uintptr_t)e;
+  if (h < kEventBase || h >= kEventBase + kMaxEvents * 16ull || (h - kEventBase) % 16 != 0) return NULL;
+  FakeEvent* ev = &events[(h - kEventBase) / 16];
+  return ev->used ? ev : NULL;
+}
+enum { kMaxOwnStreams = 64 };
+static uint64_t own_streams[kMaxOwnStreams];
+static int own_stream_count;
+static uint64_t next_stream = 0x57000000ull;
+static int is_idle_stream(CUstream s) {
+  for (int i = 0; i < __atomic_load_n(&own_stream_count, __ATOMIC_ACQUIRE); ++i)
+    if (own_streams[i] == (uint64_t)(uintptr_t)s) return 1;
+  return 0;
+}
+EXPORT CUresult cuStreamCreate(CUstream* s, unsigned flags) {
+  if (s == NULL) return kInvalidValue;
+  uint64_t h = __atomic_add_fetch(&next_stream, 0x40, __ATOMIC_RELAXED);
+  if ((flags & 1u) != 0) {  // CU_STREAM_NON_BLOCKING: idle, its events complete at once
+    int i = __atomic_fetch_add(&own_stream_count, 0, __ATOMIC_RELAXED);
+    if (i < kMaxOwnStreams) {
+      own_streams[i] = h;
+      __atomic_store_n(&own_stream_count, i + 1, __ATOMIC_RELEASE);
+    }
+  }
+  *s = (CUstream)(uintptr_t)h;
+  return kSuccess;
+}
+EXPORT CUresult cuEventCreate(void** e, unsigned flags) {
+  (void)flags;
+  if (e == NULL) return kInvalidValue;
+  uint64_t i = __atomic_fetch_add(&next_event, 1, __ATOMIC_RELAXED);
+  if (i >= kMaxEvents) return kOutOfMemory;
+  events[i].used = 1;
+  *e = (void*)(uintptr_t)(kEventBase + i * 16);
+  return kSuccess;
+}
+EXPORT CUresult cuEventDestroy_v2(void* e) {
+  FakeEvent* ev = fake_event(e);
+  if (ev == NULL) return kInvalidValue;
+  ev->used = 0;
+  return kSuccess;
+}
+EXPORT CUresult cuEventRecord(void* e, CUstream s) {
+  FakeEvent* ev = fake_event(e);
+  if (ev == NULL) return kInvalidValue;
+  uint64_t now = now_ns();
+  uint64_t busy = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
+  __atomic_store_n(&ev->ts, is_idle_stream(s) || busy < now ? now : busy, __ATOMIC_RELAXED);
+  __atomic_store_n(&ev->recorded, 1, __ATOMIC_RELEASE);
+  return kSuccess;
+}
+EXPORT CUresult cuEventRecord_ptsz(void* e, CUstream s) { return cuEventRecord(e, s); }
+EXPORT CUresult cuEventQuery(void* e) {
+  FakeEvent* ev = fake_event(e);
+  if (ev == NULL) return kInvalidValue;
+  if (!__atomic_load_n(&ev->recorded, __ATOMIC_ACQUIRE)) return kSuccess;
+  return now_ns() >= __atomic_load_n(&ev->ts, __ATOMIC_RELAXED) ? kSuccess : 600;  // CUDA_ERROR_NOT_READY
+}
+EXPORT CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
+  FakeEvent* a = fake_event(start);
+  FakeEvent* b = fake_event(end);
+  if (ms == NULL || a == NULL || b == NULL || !a->recorded || !b->recorded) return kInvalidValue;
+  if (cuEventQuery(start) != kSuccess || cuEventQuery(end) != kSuccess) return 600;
+  *ms = (float)(((double)(int64_t)(b->ts - a->ts)) / 1e6);
+  return kSuccess;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float* ms, void* start, void* end) {
+  return cuEventElapsedTime(ms, start, end);
+}
+EXPORT CUresult cuEventSynchronize(void* e) {
+  if (e == NULL) return kInvalidValue;
+  FakeEvent* ev = fake_event(e);
+  if (ev == NULL) return fake_sync();
+  uint64_t until = __atomic_load_n(&ev->ts, __ATOMIC_RELAXED);
+  uint64_t now = now_ns();
+  if (until > now) {
+    struct timespec ts = {(time_t)((until - now) / 1000000000ull), (long)((until - now) % 1000000000ull)};
+    nanosleep(&ts, NULL);
+  }
+  return kSuccess;
+}
 EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
   (void)dst, (void)src, (void)n;
   return fake_sync();
@@ -310,10 +409,11 @@ EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) {
 EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) {
   return cuMemcpyDtoH_v2(dst, src, n);
 }
+static CUstream capturing_stream;  // between cuStreamBeginCapture_v2 and cuStreamEndCapture
 EXPORT CUresult cuStreamIsCapturing(CUstream s, int* status) {
-  (void)s;
   if (status == NULL) return kInvalidValue;
-  *status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  // CU_STREAM_CAPTURE_STATUS_ACTIVE or _NONE
+  *status = s != NULL && s == __atomic_load_n(&capturing_stream, __ATOMIC_ACQUIRE) ? 1 : 0;
   return kSuccess;
 }
 EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, int* status) { return cuStreamIsCapturing(s, status); }
@@ -340,11 +440,34 @@ static void* fake_handle(void) {
   return (void*)next_handle;
 }
 
+enum { kMaxFunctions = 256 };
+static struct {
+  void* handle;
+  char name[256];
+} functions[kMaxFunctions];
+static int function_count;
+
 EXPORT CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
   (void)mod;
   if (f == NULL || name == NULL) return kInvalidValue;
   *f = fake_handle();
+  if (function_count < kMaxFunctions) {
+    functions[function_count].handle = *f;
+    strncpy(functions[function_count].name, name, sizeof functions[0].name - 1);
+    ++function_count;
+  }
   return kSuccess;
+}
+
+EXPORT CUresult cuFuncGetName(const char** name, CUfunction f) {
+  if (name == NULL) return kInvalidValue;
+  for (int i = 0; i < function_count; ++i) {
+    if (functions[i].handle == f) {
+      *name = functions[i].name;
+      return kSuccess;
+    }
+  }
+  return kInvalidValue;
 }
 
 // cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, shared, stream, params, extra)
@@ -371,12 +494,15 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n,
 
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, int mode) {
   work_seen += (uint64_t)(uintptr_t)stream + (unsigned)mode + 6;
-  return stream == NULL ? kInvalidValue : kSuccess;  // the legacy stream cannot capture
+  if (stream == NULL) return kInvalidValue;  // the legacy stream cannot capture
+  __atomic_store_n(&capturing_stream, stream, __ATOMIC_RELEASE);
+  return kSuccess;
 }
 
 EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   if (graph == NULL) return kInvalidValue;
   work_seen += (uint64_t)(uintptr_t)stream + 7;
+  __atomic_store_n(&capturing_stream, NULL, __ATOMIC_RELEASE);
   *graph = fake_handle();
   return kSuccess;
 }
@@ -463,6 +589,18 @@ static const struct ProcEntry kProcs[] = {
     E("cuStreamIsCapturing", 10000, 0, cuStreamIsCapturing),
     E("cuStreamIsCapturing", 10000, 1, cuStreamIsCapturing_ptsz),
     E("cuGetExportTable", 3000, 0, cuGetExportTable),
+    E("cuStreamCreate", 2000, 0, cuStreamCreate),
+    E("cuEventCreate", 2000, 0, cuEventCreate),
+    E("cuEventDestroy", 4000, 0, cuEventDestroy_v2),
+    E("cuEventRecord", 2000, 0, cuEventRecord),
+    E("cuEventRecord", 7000, 1, cuEventRecord_ptsz),
+    E("cuEventQuery", 2000, 0, cuEventQuery),
+    E("cuEventElapsedTime", 2000, 0, cuEventElapsedTime),
+    E("cuEventElapsedTime", 12080, 0, cuEventElapsedTime_v2),
+    E("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
+    E("cuFuncGetName", 12030, 0, cuFuncGetName),
+    E("cuStreamBeginCapture", 10010, 0, cuStreamBeginCapture_v2),
+    E("cuStreamEndCapture", 10000, 0, cuStreamEndCapture),
     E("cuGetProcAddress", 11030, 0, cuGetProcAddress),
     E("cuGetProcAddress", 12000, 0, cuGetProcAddress_v2),
 };

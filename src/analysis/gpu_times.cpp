@@ -1,0 +1,107 @@
+#include "analysis/gpu_times.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace eacgm::analysis {
+
+GpuTimes::Function* GpuTimes::function(Key key) {
+  auto it = functions_.find(key);
+  if (it != functions_.end()) return &it->second;
+  if (functions_.size() >= max_functions_) {
+    // Make room from processes that exited (their rows were reported while they ran).
+    for (auto f = functions_.begin(); f != functions_.end() && functions_.size() >= max_functions_;) {
+      auto r = rings_.find(f->first.first);
+      f = (r != rings_.end() && r->second.exited) ? functions_.erase(f) : std::next(f);
+    }
+    std::erase_if(rings_, [this](const auto& r) {
+      return r.second.exited && functions_.lower_bound({r.first, 0}) == functions_.upper_bound({r.first, ~0ull});
+    });
+    if (functions_.size() >= max_functions_) return nullptr;
+  }
+  return &functions_[key];
+}
+
+void GpuTimes::add(const GpuTimeBatch& batch) {
+  for (const GpuFunctionName& n : batch.names) {
+    if (Function* f = function({n.pid, n.function})) {
+      f->name = n.name;
+      f->named = true;
+      f->nccl = n.nccl;
+    }
+  }
+  for (const GpuSpan& s : batch.spans) {
+    Function* f = function({s.pid, s.function});
+    if (f == nullptr) continue;
+    f->graph = s.graph;
+    f->nccl = f->nccl || s.nccl;
+    f->durations.add(s.duration_ns);
+    PerStream& ps = f->streams[s.stream];
+    ps.device = s.device;
+    ++ps.timed;
+    ps.ns += s.duration_ns;
+    if (ps.first_ns == 0 || s.start_ns < ps.first_ns) ps.first_ns = s.start_ns;
+    ps.last_ns = std::max(ps.last_ns, s.start_ns + s.duration_ns);
+  }
+  for (const GpuLaunchCount& c : batch.counts) {
+    Function* f = function({c.pid, c.function});
+    if (f == nullptr) {
+      ++folded_launches_;
+      continue;
+    }
+    f->graph = f->graph || c.graph;
+    f->launches = std::max(f->launches, c.launches);
+  }
+  for (const GpuRingState& r : batch.rings) rings_[r.pid] = r;
+}
+
+GpuTimeSummary GpuTimes::summary() const {
+  GpuTimeSummary out;
+  out.folded_launches = folded_launches_;
+  std::map<std::tuple<std::uint32_t, std::int32_t, std::uint64_t>, GpuStreamRow> streams;
+  std::map<std::uint32_t, double> per_process;
+  for (const auto& [key, f] : functions_) {
+    GpuKernelTimeRow row;
+    row.pid = key.first;
+    row.function = key.second;
+    row.name = f.named ? f.name : (f.graph ? fmt::format("graph {:#x}", key.second) : "");
+    row.nccl = f.nccl;
+    row.graph = f.graph;
+    row.timed = f.durations.count();
+    row.launches = std::max(f.launches, row.timed);
+    row.timed_ns = f.durations.sum();
+    if (row.timed > 0) {
+      row.p50_ns = f.durations.quantile(0.5);
+      row.p99_ns = f.durations.quantile(0.99);
+      row.max_ns = static_cast<double>(f.durations.max());
+      const double scale = static_cast<double>(row.launches) / static_cast<double>(row.timed);
+      row.est_gpu_ns = static_cast<double>(row.timed_ns) * scale;
+      for (const auto& [stream, ps] : f.streams) {
+        GpuStreamRow& s = streams[{key.first, ps.device, stream}];
+        s.pid = key.first;
+        s.device = ps.device;
+        s.stream = stream;
+        s.timed += ps.timed;
+        s.est_busy_ns += static_cast<double>(ps.ns) * scale;
+        if (s.first_ns == 0 || ps.first_ns < s.first_ns) s.first_ns = ps.first_ns;
+        s.last_ns = std::max(s.last_ns, ps.last_ns);
+      }
+    }
+    per_process[key.first] += row.est_gpu_ns;
+    out.kernels.push_back(std::move(row));
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const GpuKernelTimeRow& a, const GpuKernelTimeRow& b) {
+    if (a.est_gpu_ns != b.est_gpu_ns) return a.est_gpu_ns > b.est_gpu_ns;
+    return std::tie(a.pid, a.name, a.function) < std::tie(b.pid, b.name, b.function);
+  });
+  for (auto& [key, s] : streams) {
+    const double span = s.last_ns > s.first_ns ? static_cast<double>(s.last_ns - s.first_ns) : 0;
+    s.busy_share = span > 0 ? std::min(1.0, s.est_busy_ns / span) : 0;
+    out.streams.push_back(s);
+  }
+  for (const auto& [pid, ring] : rings_) out.processes.push_back(GpuTimeProcess{ring, per_process[pid]});
+  return out;
+}
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,95 @@
+// GpuTimes: what the hooks timed on the GPU (core/gpu_span.h), per kernel and per stream.
+// Per (process, function): the exact launch count the hook kept, the GPU durations of the
+// launches it timed (a LatencySketch: p50, p99), and the GPU time all launches took,
+// estimated as the timed mean times the exact count (NCCL kernels are all timed: exact).
+// Per (process, device, stream): the GPU busy time, estimated the same way per function,
+// over the time between its first timed start and its last timed end. Bounded: at most
+// `max_functions` functions (later ones only counted in `folded_launches`), and the rows
+// of processes that exited are dropped first when the bound is reached.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/latency_sketch.h"
+#include "core/gpu_span.h"
+
+namespace eacgm::analysis {
+
+struct GpuKernelTimeRow {
+  std::uint32_t pid = 0;
+  std::string name;  // the kernel's (mangled) name; "graph 0x…" for a graph; "" unnamed
+  std::uint64_t function = 0;
+  bool nccl = false;
+  bool graph = false;
+  std::uint64_t launches = 0;  // exact, from the hook
+  std::uint64_t timed = 0;     // launches timed
+  std::uint64_t timed_ns = 0;  // their GPU time
+  double p50_ns = 0;
+  double p99_ns = 0;
+  double max_ns = 0;
+  double est_gpu_ns = 0;  // all launches' GPU time (timed mean x launches)
+};
+
+struct GpuStreamRow {
+  std::uint32_t pid = 0;
+  std::int32_t device = -1;
+  std::uint64_t stream = 0;
+  std::uint64_t timed = 0;
+  double est_busy_ns = 0;
+  std::uint64_t first_ns = 0;  // the first timed start (CLOCK_MONOTONIC)
+  std::uint64_t last_ns = 0;   // the last timed end
+  double busy_share = 0;       // est_busy_ns / (last_ns - first_ns), at most 1
+};
+
+struct GpuTimeProcess {
+  GpuRingState ring;
+  double est_gpu_ns = 0;  // the sum over its kernels
+};
+
+struct GpuTimeSummary {
+  std::vector<GpuKernelTimeRow> kernels;  // most estimated GPU time first
+  std::vector<GpuStreamRow> streams;      // pid, device, stream order
+  std::vector<GpuTimeProcess> processes;  // pid order
+  std::uint64_t folded_launches = 0;
+  bool empty() const { return kernels.empty() && processes.empty(); }
+};
+
+class GpuTimes {
+ public:
+  explicit GpuTimes(std::size_t max_functions = 8192) : max_functions_(max_functions) {}
+  void add(const GpuTimeBatch& batch);
+  GpuTimeSummary summary() const;
+  std::size_t function_count() const { return functions_.size(); }
+
+ private:
+  struct PerStream {
+    std::int32_t device = -1;
+    std::uint64_t timed = 0;
+    std::uint64_t ns = 0;
+    std::uint64_t first_ns = 0;
+    std::uint64_t last_ns = 0;
+  };
+  struct Function {
+    std::string name;
+    bool named = false;
+    bool nccl = false;
+    bool graph = false;
+    std::uint64_t launches = 0;
+    LatencySketch durations;
+    std::map<std::uint64_t, PerStream> streams;
+  };
+  using Key = std::pair<std::uint32_t, std::uint64_t>;  // pid, function
+  Function* function(Key key);
+
+  std::size_t max_functions_;
+  std::map<Key, Function> functions_;
+  std::map<std::uint32_t, GpuRingState> rings_;
+  std::uint64_t folded_launches_ = 0;
+};
+
+}  // namespace eacgm::analysis

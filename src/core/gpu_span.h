@@ -1,0 +1,66 @@
+// What a process's hook timed on the GPU and counted exactly (core/gpu_time_ring.h), as
+// the agent hands it to the consumers: spans of sampled kernels and graphs on the host's
+// clock, the functions' names, their exact launch counts, and each ring's own counters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eacgm {
+
+struct GpuSpan {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::int32_t device = -1;
+  std::uint64_t function = 0;  // CUfunction, or CUgraphExec for a graph
+  std::uint64_t stream = 0;
+  std::uint64_t launch_ns = 0;  // CLOCK_MONOTONIC: the launch was issued
+  std::uint64_t start_ns = 0;   // CLOCK_MONOTONIC: the GPU started it
+  std::uint64_t duration_ns = 0;
+  bool graph = false;
+  bool nccl = false;
+};
+
+struct GpuFunctionName {
+  std::uint32_t pid = 0;
+  std::uint64_t function = 0;
+  std::string name;
+  bool nccl = false;
+};
+
+struct GpuLaunchCount {
+  std::uint32_t pid = 0;
+  std::uint64_t function = 0;
+  std::uint64_t launches = 0;  // cumulative, exact
+  bool graph = false;
+};
+
+// One ring's counters (cumulative) when it was last read.
+struct GpuRingState {
+  std::uint32_t pid = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t sampled = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t skipped_capturing = 0;
+  std::uint64_t timing_cost_ns = 0;
+  std::uint32_t sample_every = 0;
+  std::uint32_t errors = 0;
+  bool exited = false;  // the process is gone: this was its ring's last read
+};
+
+struct GpuTimeBatch {
+  std::vector<GpuFunctionName> names;  // before the spans and counts that use them
+  std::vector<GpuSpan> spans;
+  std::vector<GpuLaunchCount> counts;
+  std::vector<GpuRingState> rings;
+  bool empty() const { return names.empty() && spans.empty() && counts.empty() && rings.empty(); }
+  void clear() {
+    names.clear();
+    spans.clear();
+    counts.clear();
+    rings.clear();
+  }
+};
+
+}  // namespace eacgm

@@ -1,0 +1,84 @@
+// The shared-memory ring through which libeacgm_hook.so hands the agent what it timed on
+// the GPU (kernel and graph spans from CUDA event pairs) and what it counted exactly
+// (launches per function). One file per process, /dev/shm/eacgm-gpu-time.<pid>, created
+// by the hook and removed at exit: by the hook when no agent reads it, else by the agent
+// after its last read (or when it finds the process died without removing it).
+//
+// One producer (the hook's timing thread) and one consumer (the agent): the producer owns
+// `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
+// kSlots - 1. A record is one slot; a name record is followed by its text in the next
+// slots. When the consumer is absent or slow the producer drops (counted in `dropped`):
+// the hook never waits for the agent. Plain data only: this header is compiled into the
+// hook (no exceptions, no allocation) and the agent alike.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace eacgm::gpu_time {
+
+inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
+inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kSlots = 8192;  // a power of two
+inline constexpr std::uint32_t kSlotBytes = 64;
+inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
+
+enum class RecordKind : std::uint32_t {
+  kKernel = 1,  // a sampled kernel launch: its span on the GPU
+  kGraph = 2,   // a sampled graph launch, timed as one span
+  kName = 3,    // the name of `function`; `length` bytes of text follow in the next slots
+  kCount = 4,   // `count`: launches of `function` so far (cumulative, exact)
+};
+
+struct Record {
+  std::uint32_t kind;     // RecordKind
+  std::int32_t device;    // CUDA ordinal, -1 unknown
+  std::uint64_t function;  // CUfunction or CUgraphExec
+  std::uint64_t stream;    // CUstream as launched (0: the legacy stream)
+  std::uint64_t launch_ns;  // kKernel/kGraph: CLOCK_MONOTONIC when the launch was issued
+  std::uint64_t start_ns;   // kKernel/kGraph: when the GPU started it, CLOCK_MONOTONIC
+  std::uint64_t duration_ns;  // kKernel/kGraph: GPU time; kCount: the launch count
+  std::uint32_t tid;          // the launching thread
+  std::uint32_t length;       // kName: bytes of text; kKernel/kGraph: 1 if an NCCL kernel
+  std::uint64_t reserved;
+};
+static_assert(sizeof(Record) == kSlotBytes);
+
+struct alignas(64) Header {
+  std::uint32_t magic;
+  std::uint32_t version;
+  std::uint32_t slots;
+  std::uint32_t pid;  // the process, as it sees itself
+  std::uint64_t created_ns;  // CLOCK_MONOTONIC
+  alignas(64) std::atomic<std::uint64_t> head;  // written by the producer
+  alignas(64) std::atomic<std::uint64_t> tail;  // written by the consumer
+  alignas(64) std::atomic<std::uint64_t> dropped;  // records the producer could not write
+  std::atomic<std::uint64_t> sampled;              // launches timed
+  std::atomic<std::uint64_t> launches;             // launches seen
+  std::atomic<std::uint64_t> skipped_capturing;    // launches not timed: a capture was underway
+  std::atomic<std::uint64_t> timing_cost_ns;       // time the launching threads spent timing
+  std::atomic<std::uint32_t> sample_every;         // the current 1-in-N
+  std::atomic<std::uint32_t> errors;               // event calls that failed
+  // Set by the agent when it maps the ring: the hook then leaves the file at exit for the
+  // agent to read last and remove.
+  std::atomic<std::uint32_t> reader;
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+inline constexpr std::size_t kHeaderBytes = 4096;
+static_assert(sizeof(Header) <= kHeaderBytes);
+inline constexpr std::size_t kFileBytes = kHeaderBytes + std::size_t{kSlots} * kSlotBytes;
+
+inline Record* slots_of(void* base) {
+  return reinterpret_cast<Record*>(static_cast<unsigned char*>(base) + kHeaderBytes);
+}
+inline const Record* slots_of(const void* base) {
+  return reinterpret_cast<const Record*>(static_cast<const unsigned char*>(base) + kHeaderBytes);
+}
+
+// Slots a name of `length` bytes takes after its record.
+inline constexpr std::uint32_t name_slots(std::uint32_t length) { return (length + kSlotBytes - 1) / kSlotBytes; }
+
+}  // namespace eacgm::gpu_time

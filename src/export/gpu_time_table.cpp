@@ -1,0 +1,112 @@
+#include "export/gpu_time_table.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "export/summary_table.h"
+#include "export/text_columns.h"
+
+namespace eacgm::exporting {
+namespace {
+
+std::string short_name(const analysis::GpuKernelTimeRow& r, std::size_t width) {
+  std::string name = r.name.empty() ? fmt::format("(unnamed {:#x})", r.function) : r.name;
+  if (name.size() > width && width > 3) name = name.substr(0, width - 3) + "...";
+  return name;
+}
+
+}  // namespace
+
+std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t max_rows,
+                            std::size_t max_name_width) {
+  if (summary.empty()) return {};
+  std::uint64_t launches = 0, timed = 0;
+  double total = 0;
+  for (const auto& k : summary.kernels) {
+    launches += k.launches;
+    timed += k.timed;
+    total += k.est_gpu_ns;
+  }
+  std::string out = fmt::format(
+      "gpu time (CUDA events through the hook; {} of {} launches timed, NCCL kernels all): {} on the GPU\n",
+      timed, launches, format_duration(total));
+  std::vector<std::vector<std::string>> cells = {
+      {"pid", "kernel", "launches", "timed", "p50", "p99", "gpu time", "share"}};
+  const std::size_t n = std::min(summary.kernels.size(), max_rows);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& r = summary.kernels[i];
+    const bool any = r.timed > 0;
+    cells.push_back({fmt::format("{}", r.pid), short_name(r, max_name_width), fmt::format("{}", r.launches),
+                     fmt::format("{}", r.timed), any ? format_duration(r.p50_ns) : "-",
+                     any ? format_duration(r.p99_ns) : "-", any ? format_duration(r.est_gpu_ns) : "-",
+                     any && total > 0 ? fmt::format("{:.1f}%", 100.0 * r.est_gpu_ns / total) : "-"});
+  }
+  out += render_columns(cells, {true, false, true, true, true, true, true, true});
+  if (summary.kernels.size() > n)
+    out += fmt::format("({} more kernels not shown; all in --json)\n", summary.kernels.size() - n);
+  if (!summary.streams.empty()) {
+    std::vector<std::vector<std::string>> s = {{"pid", "device", "stream", "timed", "busy", "busy share"}};
+    for (const auto& r : summary.streams) {
+      s.push_back({fmt::format("{}", r.pid), fmt::format("{}", r.device), fmt::format("{:#x}", r.stream),
+                   fmt::format("{}", r.timed), format_duration(r.est_busy_ns),
+                   fmt::format("{:.1f}%", 100.0 * r.busy_share)});
+    }
+    out += render_columns(s, {true, true, false, true, true, true});
+  }
+  for (const auto& p : summary.processes) {
+    if (p.ring.dropped > 0 || p.ring.errors > 0 || p.ring.skipped_capturing > 0)
+      out += fmt::format("pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
+                         "while a stream capture was underway\n",
+                         p.ring.pid, p.ring.dropped, p.ring.errors, p.ring.skipped_capturing);
+  }
+  return out;
+}
+
+json gpu_time_json(const analysis::GpuTimeSummary& summary) {
+  json kernels = json::array();
+  for (const auto& r : summary.kernels) {
+    json row{{"pid", r.pid},       {"name", r.name},         {"function", fmt::format("{:#x}", r.function)},
+             {"nccl", r.nccl},     {"graph", r.graph},       {"launches", r.launches},
+             {"timed", r.timed},   {"timed_ns", r.timed_ns}};
+    if (r.timed > 0) {
+      row["p50_ns"] = r.p50_ns;
+      row["p99_ns"] = r.p99_ns;
+      row["max_ns"] = r.max_ns;
+      row["gpu_ns"] = r.est_gpu_ns;
+    } else {
+      row["p50_ns"] = row["p99_ns"] = row["max_ns"] = row["gpu_ns"] = nullptr;
+    }
+    kernels.push_back(std::move(row));
+  }
+  json streams = json::array();
+  for (const auto& r : summary.streams) {
+    streams.push_back(json{{"pid", r.pid},
+                           {"device", r.device},
+                           {"stream", fmt::format("{:#x}", r.stream)},
+                           {"timed", r.timed},
+                           {"busy_ns", r.est_busy_ns},
+                           {"first_ns", r.first_ns},
+                           {"last_ns", r.last_ns},
+                           {"busy_share", r.busy_share}});
+  }
+  json processes = json::array();
+  for (const auto& p : summary.processes) {
+    processes.push_back(json{{"pid", p.ring.pid},
+                             {"launches", p.ring.launches},
+                             {"timed", p.ring.sampled},
+                             {"sample_every", p.ring.sample_every},
+                             {"dropped", p.ring.dropped},
+                             {"skipped_capturing", p.ring.skipped_capturing},
+                             {"errors", p.ring.errors},
+                             {"timing_cost_ns", p.ring.timing_cost_ns},
+                             {"gpu_ns", p.est_gpu_ns},
+                             {"exited", p.ring.exited}});
+  }
+  return json{{"kernels", std::move(kernels)},
+              {"streams", std::move(streams)},
+              {"processes", std::move(processes)},
+              {"folded_launches", summary.folded_launches}};
+}
+
+}  // namespace eacgm::exporting

@@ -1,0 +1,229 @@
+// The hook's timing thread (gpu_timer.h): every few milliseconds it reads back the event
+// pairs the GPU has passed, places them on the host's clock through an anchor event of its
+// own, and writes them to the ring; every 100 ms it writes the functions' names and exact
+// launch counts; every second it adapts the sampling rate to its budget.
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <cstring>
+
+#include "govern/hook/gpu_timer.h"
+#include "govern/hook/gpu_timer_state.h"
+
+namespace eacgm::govern::hook {
+namespace {
+
+constexpr std::uint64_t kPollNs = 5'000'000;
+constexpr std::uint64_t kCountsEveryNs = 100'000'000;
+constexpr std::uint64_t kAdaptEveryNs = 1'000'000'000;
+constexpr std::uint64_t kAnchorEveryNs = 1'000'000'000;
+
+std::uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t ms_to_ns(float ms) { return ms <= 0 ? 0 : static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6); }
+
+// A fresh anchor for the current context: an event on the thread's own stream (nothing
+// else runs on it), waited for; its GPU time is between the two host readings around it.
+bool refresh_anchor(TimerState& s, ContextState& c, std::uint64_t now) {
+  if (c.anchor != nullptr && now - c.anchor_made_ns < kAnchorEveryNs) return true;
+  const DriverCalls& d = s.driver;
+  if (c.own_stream == nullptr && d.stream_create(&c.own_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    c.own_stream = nullptr;
+    return false;
+  }
+  if (c.anchor == nullptr && d.event_create(&c.anchor, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+    c.anchor = nullptr;
+    return false;
+  }
+  const std::uint64_t before = now_ns();
+  if (d.event_record(c.anchor, c.own_stream) != CUDA_SUCCESS || d.event_synchronize(c.anchor) != CUDA_SUCCESS)
+    return false;
+  const std::uint64_t after = now_ns();
+  c.anchor_ns = before + (after - before) / 2;
+  c.anchor_made_ns = after;
+  return true;
+}
+
+// The pending pairs the GPU has passed, written out; the others kept for the next round.
+void read_back(TimerState& s) {
+  static Pending batch[kMaxPending];
+  int n = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    n = s.pending_count;
+    std::memcpy(static_cast<void*>(batch), static_cast<const void*>(s.pending), sizeof(Pending) * n);
+    s.pending_count = 0;
+  }
+  if (n == 0) return;
+  const DriverCalls& d = s.driver;
+  CUcontext current = nullptr;
+  int kept = 0;
+  const std::uint64_t now = now_ns();
+  for (int i = 0; i < n; ++i) {
+    Pending& p = batch[i];
+    if (p.ctx != current) {
+      if (d.ctx_set_current(p.ctx) != CUDA_SUCCESS) {
+        s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+        continue;  // a context gone: its events went with it
+      }
+      current = p.ctx;
+    }
+    const CUresult q = d.event_query(p.end);
+    if (q == CUDA_ERROR_NOT_READY) {
+      batch[kept++] = p;
+      continue;
+    }
+    float duration_ms = 0;
+    float offset_ms = 0;
+    ContextState* c = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      for (int k = 0; k < s.context_count; ++k) {
+        if (s.contexts[k].ctx == p.ctx) c = &s.contexts[k];
+      }
+    }
+    const bool ok = q == CUDA_SUCCESS && c != nullptr && refresh_anchor(s, *c, now) &&
+                    d.event_elapsed(&duration_ms, p.start, p.end) == CUDA_SUCCESS &&
+                    d.event_elapsed(&offset_ms, c->anchor, p.start) == CUDA_SUCCESS;
+    if (!ok) {
+      s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      gpu_time::Record r{};
+      r.kind = static_cast<std::uint32_t>(p.graph ? gpu_time::RecordKind::kGraph : gpu_time::RecordKind::kKernel);
+      r.device = p.device;
+      r.function = p.key;
+      r.stream = reinterpret_cast<std::uintptr_t>(p.stream);
+      r.launch_ns = p.launch_ns;
+      const double start = static_cast<double>(c->anchor_ns) + static_cast<double>(offset_ms) * 1e6;
+      r.start_ns = start > 0 ? static_cast<std::uint64_t>(start) : 0;
+      r.duration_ns = ms_to_ns(duration_ms);
+      r.tid = p.tid;
+      r.length = p.nccl ? 1 : 0;
+      s.ring.write(r);
+      s.header()->sampled.fetch_add(1, std::memory_order_relaxed);
+    }
+    give_back_events(s, p.ctx, p.start, p.end);
+  }
+  if (kept > 0) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    // Launches may have added pairs meanwhile: the kept ones go first, in their order.
+    const int added = s.pending_count;
+    std::memmove(static_cast<void*>(s.pending + kept), static_cast<const void*>(s.pending), sizeof(Pending) * added);
+    std::memcpy(static_cast<void*>(s.pending), static_cast<const void*>(batch), sizeof(Pending) * kept);
+    s.pending_count = kept + added;
+  }
+}
+
+// Names once, and the launch counts that changed.
+void write_counts(TimerState& s) {
+  std::uint64_t total = 0;
+  s.table.for_each([&](LaunchEntry& e) {
+    const auto key = e.key.load(std::memory_order_relaxed);
+    if (!e.name_sent && e.naming.load(std::memory_order_acquire) == 2) {
+      const char* name = e.name.load(std::memory_order_acquire);
+      if (name == nullptr) {
+        e.name_sent = true;
+      } else {
+        gpu_time::Record r{};
+        r.kind = static_cast<std::uint32_t>(gpu_time::RecordKind::kName);
+        r.device = -1;
+        r.function = key;
+        r.length = static_cast<std::uint32_t>(std::strlen(name));
+        r.duration_ns = e.nccl.load(std::memory_order_relaxed) ? 1 : 0;
+        e.name_sent = s.ring.write(r, name);
+      }
+    }
+    const std::uint64_t launches = e.launches.load(std::memory_order_relaxed);
+    total += launches;
+    if (launches != e.launches_sent) {
+      gpu_time::Record r{};
+      r.kind = static_cast<std::uint32_t>(gpu_time::RecordKind::kCount);
+      r.device = -1;
+      r.function = key;
+      r.duration_ns = launches;
+      r.length = e.graph.load(std::memory_order_relaxed) ? 1 : 0;
+      if (s.ring.write(r)) e.launches_sent = launches;
+    }
+  });
+  s.header()->launches.store(total + s.table.untracked(), std::memory_order_relaxed);
+  s.header()->timing_cost_ns.store(s.cost_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void* timing_thread(void*) {
+  TimerState& s = *g_timer;
+  std::uint64_t last_counts = now_ns();
+  std::uint64_t last_adapt = last_counts;
+  std::uint64_t timed_before = 0;
+  std::uint64_t cost_before = 0;
+  for (;;) {
+    timespec nap{0, static_cast<long>(kPollNs)};
+    nanosleep(&nap, nullptr);
+    {
+      std::lock_guard<std::mutex> poll(s.poll);
+      if (s.stopping.load(std::memory_order_acquire)) break;
+      if (s.captures.load(std::memory_order_acquire) == 0) read_back(s);
+      // The ring has one writer at a time: this thread, under `poll` (and at exit).
+      const std::uint64_t now = now_ns();
+      if (now - last_counts >= kCountsEveryNs) {
+        write_counts(s);
+        last_counts = now;
+      }
+    }
+    const std::uint64_t now = now_ns();
+    if (now - last_adapt >= kAdaptEveryNs) {
+      const std::uint64_t timed = s.timed.load(std::memory_order_relaxed);
+      const std::uint64_t cost = s.cost_ns.load(std::memory_order_relaxed);
+      const std::uint32_t every = s.rate.adapt(now - last_adapt, timed - timed_before, cost - cost_before);
+      s.every.store(every, std::memory_order_relaxed);
+      s.header()->sample_every.store(every, std::memory_order_relaxed);
+      timed_before = timed;
+      cost_before = cost;
+      last_adapt = now;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void start_timing_thread(TimerState& s) {
+  bool expected = false;
+  if (s.thread_started.load(std::memory_order_relaxed) ||
+      !s.thread_started.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
+    return;
+  // The program's signals are never delivered to the hook's thread.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&thread, &attr, timing_thread, nullptr) != 0) {
+    s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    pthread_setname_np(thread, "eacgm-gputime");
+  }
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// At exit, before the CUDA runtime tears its contexts down (its handlers were registered
+// before the first launch, so they run after this one): the timing thread leaves the
+// driver for good, the last counts are written, and the file is removed unless an agent
+// reads it (it removes it after its last read).
+void gpu_time_at_exit() {
+  TimerState& s = *g_timer;
+  s.poll.lock();  // never unlocked: the timing thread stops at its next round
+  s.stopping.store(true, std::memory_order_release);
+  g_gpu_time_active.store(false, std::memory_order_relaxed);
+  write_counts(s);
+  if (s.header()->reader.load(std::memory_order_acquire) == 0) s.ring.remove();
+}
+
+}  // namespace eacgm::govern::hook

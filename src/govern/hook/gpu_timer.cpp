@@ -1,0 +1,250 @@
+// The launch side of GPU timing (gpu_timer.h): counting, choosing, recording the events;
+// the timing thread that reads them back is in gpu_time_thread.cpp.
+#include "govern/hook/gpu_timer.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/real_functions.h"
+
+namespace eacgm::govern::hook {
+
+std::atomic<bool> g_gpu_time_active{false};
+TimerState* g_timer = nullptr;
+
+namespace {
+
+template <typename Fn>
+Fn driver(const char* name) {
+  void* p = real_driver_symbol(name);
+  Fn fn;
+  std::memcpy(&fn, &p, sizeof fn);
+  return fn;
+}
+
+// The launching thread names a function the first time it sees it (once per function).
+void name_entry(LaunchEntry& e, std::uintptr_t key, bool graph) {
+  std::uint8_t expected = 0;
+  if (!e.naming.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  e.graph.store(graph, std::memory_order_relaxed);
+  const char* name = nullptr;
+  const DriverCalls& d = g_timer->driver;
+  if (!graph) {
+    if (d.func_get_name == nullptr ||
+        d.func_get_name(&name, reinterpret_cast<CUfunction>(key)) != CUDA_SUCCESS)  // NOLINT(performance-no-int-to-ptr)
+      name = nullptr;
+  }
+  if (name != nullptr) {
+    std::size_t n = std::strlen(name);
+    if (n > gpu_time::kMaxNameBytes) n = gpu_time::kMaxNameBytes;
+    auto* copy = static_cast<char*>(std::malloc(n + 1));
+    if (copy != nullptr) {
+      std::memcpy(copy, name, n);
+      copy[n] = '\0';
+      e.nccl.store(is_nccl_kernel_name(copy), std::memory_order_relaxed);
+      e.name.store(copy, std::memory_order_release);
+    }
+  }
+  e.naming.store(2, std::memory_order_release);
+}
+
+ContextState* context_state(TimerState& s, CUcontext ctx) {
+  for (int i = 0; i < s.context_count; ++i) {
+    if (s.contexts[i].ctx == ctx) return &s.contexts[i];
+  }
+  if (s.context_count == kMaxContexts) return nullptr;
+  ContextState& c = s.contexts[s.context_count++];
+  c = ContextState{};
+  c.ctx = ctx;
+  int device = -1;
+  if (real_current_device(&device) == CUDA_SUCCESS) c.device = device;
+  return &c;
+}
+
+// Two events of `ctx` (the current context) from its pool, made when the pool is empty.
+bool take_events(TimerState& s, CUcontext ctx, CUevent* start, CUevent* end) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  ContextState* c = context_state(s, ctx);
+  if (c == nullptr || s.pending_count + s.in_flight >= kMaxPending) return false;
+  CUevent got[2] = {nullptr, nullptr};
+  for (CUevent& e : got) {
+    if (c->free_count > 0) {
+      e = c->free_events[--c->free_count];
+    } else if (s.driver.event_create(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+      if (got[0] != nullptr && c->free_count < kPoolEvents) c->free_events[c->free_count++] = got[0];
+      s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  }
+  ++s.in_flight;
+  *start = got[0];
+  *end = got[1];
+  return true;
+}
+
+std::uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+bool env_flag(const char* name, bool* value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  *value = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "false") == 0 || std::strcmp(v, "off") == 0);
+  return true;
+}
+
+}  // namespace
+
+void give_back_events(TimerState& s, CUcontext ctx, CUevent start, CUevent end) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.in_flight > 0) --s.in_flight;
+  ContextState* c = context_state(s, ctx);
+  if (c == nullptr) return;
+  for (CUevent e : {start, end}) {
+    if (c->free_count < kPoolEvents) c->free_events[c->free_count++] = e;
+  }
+}
+
+void init_gpu_time_from_env(bool governed) {
+  bool on = governed;
+  env_flag("EACGM_GPU_TIME", &on);
+  if (!on) return;
+  alignas(TimerState) static unsigned char storage[sizeof(TimerState)];
+  auto* s = new (storage) TimerState();
+  DriverCalls& d = s->driver;
+  d.ctx_get_current = driver<decltype(d.ctx_get_current)>("cuCtxGetCurrent");
+  d.ctx_set_current = driver<decltype(d.ctx_set_current)>("cuCtxSetCurrent");
+  d.event_create = driver<decltype(d.event_create)>("cuEventCreate");
+  d.event_record = driver<decltype(d.event_record)>("cuEventRecord");
+  d.event_query = driver<decltype(d.event_query)>("cuEventQuery");
+  d.event_synchronize = driver<decltype(d.event_synchronize)>("cuEventSynchronize");
+  d.event_elapsed = driver<decltype(d.event_elapsed)>("cuEventElapsedTime_v2");
+  if (d.event_elapsed == nullptr) d.event_elapsed = driver<decltype(d.event_elapsed)>("cuEventElapsedTime");
+  d.stream_create = driver<decltype(d.stream_create)>("cuStreamCreate");
+  d.func_get_name = driver<decltype(d.func_get_name)>("cuFuncGetName");
+  if (d.ctx_get_current == nullptr || d.ctx_set_current == nullptr || d.event_create == nullptr ||
+      d.event_record == nullptr || d.event_query == nullptr || d.event_synchronize == nullptr ||
+      d.event_elapsed == nullptr || d.stream_create == nullptr) {
+    std::fputs("eacgm hook: GPU time is off: this libcuda lacks the event functions it needs\n", stderr);
+    return;
+  }
+  if (!s->ring.open()) {
+    std::fputs("eacgm hook: GPU time is off: cannot create its ring in /dev/shm\n", stderr);
+    return;
+  }
+  s->header()->sample_every.store(s->rate.every(), std::memory_order_relaxed);
+  g_timer = s;
+  std::atexit(gpu_time_at_exit);
+  g_gpu_time_active.store(true, std::memory_order_release);
+}
+
+void gpu_time_after_fork_child() {
+  // The child cannot use its parent's CUDA contexts, events or ring, and has no timing
+  // thread: it runs without GPU time.
+  g_gpu_time_active.store(false, std::memory_order_relaxed);
+  if (g_timer != nullptr) g_timer->ring.forget();
+}
+
+void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, bool per_thread, bool graph) {
+  TimerState& s = *g_timer;
+  LaunchEntry* e = s.table.find_or_insert(key);
+  if (e == nullptr) {
+    s.table.count_untracked();
+    return;
+  }
+  const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
+  if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
+  const bool nccl = e->nccl.load(std::memory_order_relaxed);
+  if (!nccl && n % s.every.load(std::memory_order_relaxed) != 0) return;
+  if (s.captures.load(std::memory_order_acquire) > 0) {
+    s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t began = now_ns();
+  // The stream as the driver reads it: a per-thread variant's 0 is the per-thread stream.
+  CUstream record_on = (per_thread && stream == nullptr) ? CU_STREAM_PER_THREAD : stream;
+  if (real_stream_capturing(record_on)) {
+    s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  CUcontext ctx = nullptr;
+  if (s.driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
+  CUevent start = nullptr, end = nullptr;
+  if (!take_events(s, ctx, &start, &end)) return;
+  if (s.driver.event_record(start, record_on) != CUDA_SUCCESS) {
+    s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+    give_back_events(s, ctx, start, end);
+    return;
+  }
+  t.entry = e;
+  t.start = start;
+  t.end = end;
+  t.stream = record_on;
+  t.context = ctx;
+  t.launch_ns = began;
+  t.began_ns = began;
+  t.key = key;
+  t.graph = graph;
+}
+
+void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
+  TimerState& s = *g_timer;
+  if (launched != CUDA_SUCCESS || s.driver.event_record(t.end, t.stream) != CUDA_SUCCESS) {
+    if (launched == CUDA_SUCCESS) s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+    give_back_events(s, t.context, t.start, t.end);
+    return;
+  }
+  Pending p;
+  p.ctx = t.context;
+  p.start = t.start;
+  p.end = t.end;
+  p.key = t.key;
+  p.stream = t.stream;
+  p.launch_ns = t.launch_ns;
+  p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  p.graph = t.graph;
+  p.nccl = static_cast<LaunchEntry*>(t.entry)->nccl.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.in_flight > 0) --s.in_flight;
+    s.pending[s.pending_count++] = p;  // room was reserved by take_events
+    ContextState* c = context_state(s, t.context);
+    if (c != nullptr) s.pending[s.pending_count - 1].device = c->device;
+  }
+  s.timed.fetch_add(1, std::memory_order_relaxed);
+  s.cost_ns.fetch_add(now_ns() - t.began_ns, std::memory_order_relaxed);
+  start_timing_thread(s);
+}
+
+void gpu_time_capture_begin() {
+  if (g_timer == nullptr) return;
+  std::lock_guard<std::mutex> lock(g_timer->poll);  // the timing thread is out of the driver
+  g_timer->captures.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void gpu_time_capture_end(bool capture_ended) {
+  if (g_timer == nullptr || !capture_ended) return;
+  int c = g_timer->captures.load(std::memory_order_acquire);
+  while (c > 0 && !g_timer->captures.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) {
+  }
+}
+
+void gpu_time_context_gone() {
+  if (g_timer == nullptr) return;
+  TimerState& s = *g_timer;
+  std::lock_guard<std::mutex> poll(s.poll);
+  std::lock_guard<std::mutex> lock(s.mu);
+  // The driver frees the context's events and streams with it: forget them.
+  s.header()->dropped.fetch_add(static_cast<std::uint64_t>(s.pending_count), std::memory_order_relaxed);
+  s.pending_count = 0;
+  s.context_count = 0;
+}
+
+}  // namespace eacgm::govern::hook

@@ -1,0 +1,87 @@
+// What the launch side (gpu_timer.cpp) and the timing thread (gpu_time_thread.cpp) of GPU
+// timing share. Internal to the hook.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "govern/hook/cuda_types.h"
+#include "govern/hook/gpu_time_ring_writer.h"
+#include "govern/hookcore/launch_table.h"
+#include "govern/hookcore/sample_rate.h"
+
+namespace eacgm::govern::hook {
+
+inline constexpr int kMaxContexts = 16;
+inline constexpr int kPoolEvents = 512;  // free events kept per context
+inline constexpr int kMaxPending = 1024;  // timed launches not yet read back
+
+// libcuda's own functions, found once (never our wrappers).
+struct DriverCalls {
+  CUresult (*ctx_get_current)(CUcontext*) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*event_create)(CUevent*, unsigned) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_query)(CUevent) = nullptr;
+  CUresult (*event_synchronize)(CUevent) = nullptr;
+  CUresult (*event_elapsed)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
+  CUresult (*func_get_name)(const char**, CUfunction) = nullptr;  // CUDA 12.3+
+};
+
+struct Pending {
+  CUcontext ctx = nullptr;
+  CUevent start = nullptr;
+  CUevent end = nullptr;
+  std::uintptr_t key = 0;
+  CUstream stream = nullptr;
+  int device = -1;
+  std::uint64_t launch_ns = 0;
+  std::uint32_t tid = 0;
+  bool graph = false;
+  bool nccl = false;
+};
+
+struct ContextState {
+  CUcontext ctx = nullptr;
+  int device = -1;
+  CUevent free_events[kPoolEvents] = {};
+  int free_count = 0;
+  // The timing thread's clock anchor: an event of its own stream, and when it completed.
+  CUstream own_stream = nullptr;
+  CUevent anchor = nullptr;
+  std::uint64_t anchor_ns = 0;
+  std::uint64_t anchor_made_ns = 0;
+};
+
+struct TimerState {
+  DriverCalls driver;
+  GpuTimeRingWriter ring;
+  LaunchTable table;
+  SampleRate rate;
+  std::atomic<std::uint32_t> every{SampleRateConfig{}.initial};
+  std::mutex mu;  // pending, contexts, pools
+  Pending pending[kMaxPending];
+  int pending_count = 0;
+  int in_flight = 0;  // taken by a launch, not yet pending
+  ContextState contexts[kMaxContexts];
+  int context_count = 0;
+  // Held by the timing thread while it calls the driver; a capture beginning waits for it.
+  std::mutex poll;
+  std::atomic<int> captures{0};
+  std::atomic<bool> thread_started{false};
+  std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> timed{0};
+  std::atomic<std::uint64_t> cost_ns{0};
+
+  gpu_time::Header* header() { return ring.header(); }
+};
+
+extern TimerState* g_timer;
+
+void give_back_events(TimerState& s, CUcontext ctx, CUevent start, CUevent end);
+void start_timing_thread(TimerState& s);
+void gpu_time_at_exit();
+
+}  // namespace eacgm::govern::hook

@@ -1,0 +1,52 @@
+// The functions (and graphs) a process launched, for GPU timing: an exact launch count
+// each, whether it is an NCCL kernel (timed every time), its name once read, and what the
+// timing thread already handed on. Lock-free: launching threads insert and count with
+// atomics; a fixed number of entries (kLaunchTableSize), a launch of a function that
+// finds no free entry is counted in `untracked()` and never timed.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace eacgm::govern {
+
+inline constexpr std::size_t kLaunchTableSize = 8192;  // a power of two
+
+struct LaunchEntry {
+  std::atomic<std::uintptr_t> key{0};      // CUfunction / CUgraphExec; 0: free
+  std::atomic<std::uint64_t> launches{0};  // exact
+  std::atomic<std::uint8_t> naming{0};     // 0 not yet, 1 being named, 2 named
+  std::atomic<bool> nccl{false};
+  std::atomic<bool> graph{false};
+  std::atomic<char*> name{nullptr};  // owned; set once, never freed while the process lives
+  // The timing thread's own: what it sent last.
+  std::uint64_t launches_sent = 0;
+  bool name_sent = false;
+};
+
+class LaunchTable {
+ public:
+  // The entry of `key`, inserted if new; nullptr when the table is full (or key is 0).
+  LaunchEntry* find_or_insert(std::uintptr_t key);
+  std::uint64_t untracked() const { return untracked_.load(std::memory_order_relaxed); }
+  void count_untracked() { untracked_.fetch_add(1, std::memory_order_relaxed); }
+  // For the timing thread: every entry in use, in table order.
+  template <typename F>
+  void for_each(F&& f) {
+    for (LaunchEntry& e : entries_) {
+      if (e.key.load(std::memory_order_acquire) != 0) f(e);
+    }
+  }
+  // In a child after fork: forget the parent's functions (CUDA does not survive fork).
+  void clear();
+
+ private:
+  LaunchEntry entries_[kLaunchTableSize];
+  std::atomic<std::uint64_t> untracked_{0};
+};
+
+// True for NCCL's device kernels (ncclKernel_*, ncclDevKernel_*), mangled or not.
+bool is_nccl_kernel_name(const char* name);
+
+}  // namespace eacgm::govern

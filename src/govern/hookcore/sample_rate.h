@@ -1,0 +1,33 @@
+// How often the hook times a launch: 1 in `every()` per function (NCCL kernels always),
+// adapted once a second so that what timing costs the program stays near its budget. The
+// cost counted is the launching threads' time spent recording events plus an allowance
+// for the GPU time each event pair takes on the stream.
+#pragma once
+
+#include <cstdint>
+
+namespace eacgm::govern {
+
+struct SampleRateConfig {
+  std::uint32_t initial = 16;
+  std::uint32_t min_every = 1;
+  std::uint32_t max_every = 1u << 16;
+  double budget = 0.002;            // the share of wall time timing may cost (0.2%)
+  std::uint64_t gpu_cost_ns = 1000;  // allowance per timed launch for its two events on the GPU
+};
+
+class SampleRate {
+ public:
+  explicit SampleRate(SampleRateConfig c = {}) : c_(c), every_(clamp(c.initial)) {}
+  std::uint32_t every() const { return every_; }
+  // One adaptation step over `wall_ns` of time in which `timed` launches were timed and
+  // the launching threads spent `cost_ns` timing them. Halves or doubles `every`.
+  std::uint32_t adapt(std::uint64_t wall_ns, std::uint64_t timed, std::uint64_t cost_ns);
+
+ private:
+  std::uint32_t clamp(std::uint32_t v) const;
+  SampleRateConfig c_;
+  std::uint32_t every_;
+};
+
+}  // namespace eacgm::govern

@@ -1,0 +1,165 @@
+#include "ingest/gpu_time_rings.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "core/unique_fd.h"
+#include "probe/library_match.h"
+
+namespace eacgm::ingest {
+namespace {
+
+bool process_alive(std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+GpuTimeRings::~GpuTimeRings() {
+  for (auto& [pid, m] : rings_) release(m, false);
+}
+
+void GpuTimeRings::release(Mapped& m, bool remove_file) {
+  if (m.base != nullptr) munmap(m.base, gpu_time::kFileBytes);
+  m.base = nullptr;
+  if (remove_file) unlink(m.path.c_str());
+}
+
+void GpuTimeRings::scan() {
+  DIR* d = opendir(dir_.c_str());
+  if (d == nullptr) return;
+  const std::size_t prefix = std::strlen(gpu_time::kShmPrefix);
+  while (dirent* e = readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (name.size() <= prefix || name.substr(0, prefix) != gpu_time::kShmPrefix) continue;
+    std::uint32_t pid = 0;
+    const auto digits = name.substr(prefix);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (ec != std::errc() || end != digits.data() + digits.size() || pid == 0) continue;
+    if (rings_.contains(pid)) continue;
+    const std::string path = dir_ + "/" + std::string(name);
+    if (!process_alive(pid)) {
+      unlink(path.c_str());  // left by a process that died without removing it
+      continue;
+    }
+    if (wanted_ && !wanted_(pid)) continue;
+    UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    struct stat st {};
+    if (!fd.valid() || fstat(fd.get(), &st) != 0 || st.st_size != static_cast<off_t>(gpu_time::kFileBytes)) {
+      ++counters_.refused;
+      continue;
+    }
+    void* base = mmap(nullptr, gpu_time::kFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (base == MAP_FAILED) {
+      ++counters_.refused;
+      continue;
+    }
+    const auto* h = static_cast<const gpu_time::Header*>(base);
+    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != gpu_time::kMagic || h->version != gpu_time::kVersion ||
+        h->slots != gpu_time::kSlots) {
+      munmap(base, gpu_time::kFileBytes);
+      ++counters_.refused;
+      continue;
+    }
+    static_cast<gpu_time::Header*>(base)->reader.store(1, std::memory_order_release);
+    rings_[pid] = Mapped{base, path};
+    ++counters_.opened;
+  }
+  closedir(d);
+  counters_.rings = rings_.size();
+}
+
+void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeBatch& out) {
+  auto* h = static_cast<gpu_time::Header*>(m.base);
+  const gpu_time::Record* slots = gpu_time::slots_of(m.base);
+  constexpr std::uint64_t kMask = gpu_time::kSlots - 1;
+  std::uint64_t tail = h->tail.load(std::memory_order_relaxed);
+  const std::uint64_t head = h->head.load(std::memory_order_acquire);
+  if (head - tail > gpu_time::kSlots) tail = head;  // a corrupt ring: skip what it claims
+  while (tail < head) {
+    const gpu_time::Record r = slots[tail & kMask];
+    ++tail;
+    switch (static_cast<gpu_time::RecordKind>(r.kind)) {
+      case gpu_time::RecordKind::kKernel:
+      case gpu_time::RecordKind::kGraph: {
+        GpuSpan s;
+        s.pid = pid;
+        s.tid = r.tid;
+        s.device = r.device;
+        s.function = r.function;
+        s.stream = r.stream;
+        s.launch_ns = r.launch_ns;
+        s.start_ns = r.start_ns;
+        s.duration_ns = r.duration_ns;
+        s.graph = r.kind == static_cast<std::uint32_t>(gpu_time::RecordKind::kGraph);
+        s.nccl = r.length != 0;
+        out.spans.push_back(s);
+        break;
+      }
+      case gpu_time::RecordKind::kName: {
+        const std::uint32_t length = r.length > gpu_time::kMaxNameBytes ? gpu_time::kMaxNameBytes : r.length;
+        const std::uint32_t n = gpu_time::name_slots(length);
+        if (head - tail < n) {
+          tail = head;
+          break;
+        }
+        GpuFunctionName f;
+        f.pid = pid;
+        f.function = r.function;
+        f.nccl = r.duration_ns != 0;
+        f.name.reserve(length);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const char* text = reinterpret_cast<const char*>(&slots[(tail + i) & kMask]);
+          const std::uint32_t left = length - i * gpu_time::kSlotBytes;
+          f.name.append(text, left < gpu_time::kSlotBytes ? left : gpu_time::kSlotBytes);
+        }
+        tail += n;
+        if (auto nul = f.name.find('\0'); nul != std::string::npos) f.name.resize(nul);
+        f.name = probe::demangle(f.name);
+        out.names.push_back(std::move(f));
+        break;
+      }
+      case gpu_time::RecordKind::kCount:
+        out.counts.push_back(GpuLaunchCount{pid, r.function, r.duration_ns, r.length != 0});
+        break;
+      default:
+        ++counters_.malformed;
+        tail = head;
+        break;
+    }
+  }
+  h->tail.store(tail, std::memory_order_release);
+  GpuRingState st;
+  st.pid = pid;
+  st.launches = h->launches.load(std::memory_order_relaxed);
+  st.sampled = h->sampled.load(std::memory_order_relaxed);
+  st.dropped = h->dropped.load(std::memory_order_relaxed);
+  st.skipped_capturing = h->skipped_capturing.load(std::memory_order_relaxed);
+  st.timing_cost_ns = h->timing_cost_ns.load(std::memory_order_relaxed);
+  st.sample_every = h->sample_every.load(std::memory_order_relaxed);
+  st.errors = h->errors.load(std::memory_order_relaxed);
+  st.exited = exited;
+  out.rings.push_back(st);
+}
+
+void GpuTimeRings::drain(GpuTimeBatch& out) {
+  for (auto it = rings_.begin(); it != rings_.end();) {
+    const bool alive = process_alive(it->first);  // before the read: nothing comes after it
+    read_ring(it->first, it->second, !alive, out);
+    if (alive) {
+      ++it;
+      continue;
+    }
+    release(it->second, true);
+    it = rings_.erase(it);
+  }
+  counters_.rings = rings_.size();
+}
+
+}  // namespace eacgm::ingest

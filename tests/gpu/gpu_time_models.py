@@ -1,0 +1,71 @@
+"""Workloads for the GPU-time device check: each runs warm-up steps, then STEPS steps under
+PyTorch's profiler (CUPTI kernel activity), and writes the profiler's kernel durations as
+{"kernels": {name: [duration_us, ...]}} to OUT. Run under `eacgm run --gpu-time`, which
+times a sample of the same process's launches with CUDA events through the hook.
+
+Usage: gpu_time_models.py {gpt,cnn} OUT.json [STEPS]
+  gpt: a GPT-style decoder (d 1024, 4 layers, sequence 512, batch 8, bf16)
+  cnn: a ResNet-style CNN (bf16, batch 64, 64x64 images)
+"""
+import json
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+
+def gpt():
+    d, layers, seq, batch = 1024, 4, 512, 8
+    layer = torch.nn.TransformerEncoderLayer(d, 16, 4 * d, batch_first=True, norm_first=True)
+    model = torch.nn.TransformerEncoder(layer, layers).cuda().to(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(batch, seq, d, device="cuda", dtype=torch.bfloat16)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(seq, device="cuda", dtype=torch.bfloat16)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        model(x, mask=mask, is_causal=True).float().pow(2).mean().backward()
+        opt.step()
+    return step
+
+
+def cnn():
+    def block(cin, cout):
+        return torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.BatchNorm2d(cout),
+                                   torch.nn.ReLU(), torch.nn.Conv2d(cout, cout, 3, padding=1),
+                                   torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+    model = torch.nn.Sequential(block(3, 64), torch.nn.MaxPool2d(2), block(64, 128), torch.nn.MaxPool2d(2),
+                                block(128, 256), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                                torch.nn.Linear(256, 100)).cuda().to(torch.bfloat16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(64, 3, 64, 64, device="cuda", dtype=torch.bfloat16)
+    y = torch.randint(0, 100, (64,), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x).float(), y).backward()
+        opt.step()
+    return step
+
+
+def main():
+    which, out = sys.argv[1], sys.argv[2]
+    steps = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+    step = {"gpt": gpt, "cnn": cnn}[which]()
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    trace = out + ".chrome.json"
+    prof.export_chrome_trace(trace)
+    kernels = {}
+    for e in json.load(open(trace))["traceEvents"]:
+        if e.get("cat") == "kernel" and e.get("ph") == "X":
+            kernels.setdefault(e["name"], []).append(float(e["dur"]))
+    json.dump({"kernels": kernels, "steps": steps}, open(out, "w"))
+
+
+main()

@@ -1,0 +1,114 @@
+// GPU time through libeacgm_hook.so, end to end against the FAKE libcuda
+// (tests/fakes/fake_libcuda: each launch is EACGM_FAKE_KERNEL_US of pretend GPU work and
+// an event pair times exactly that): `eacgm run --gpu-time` preloads the hook, the hook
+// times 1 launch in 16 per kernel and every NCCL kernel, never a launch while a capture is
+// underway, and the agent reads its ring into the report. The same on a real GPU:
+// tests/gpu/gpu_time_check.sh.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "subprocess.h"
+
+namespace {
+
+using eacgm::test::bin;
+using eacgm::test::Subprocess;
+using json = nlohmann::json;
+
+constexpr double kKernelNs = 50'000;
+
+json run_gpu_time(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv{"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--json",
+                                "--no-gpu",     "--gpu-time"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  Subprocess eacgm(argv);
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  return json::parse(eacgm.out());
+}
+
+std::map<std::string, json> kernels_by_name(const json& doc) {
+  std::map<std::string, json> out;
+  for (const auto& k : doc["gpu_time"]["kernels"]) out[k["name"].get<std::string>()] = k;
+  return out;
+}
+
+TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
+  const json doc = run_gpu_time();
+  auto k = kernels_by_name(doc);
+  ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
+  const json& a = k["kernelA(float*)"];
+  EXPECT_EQ(a["launches"], 200) << "exact launch count from the hook";
+  EXPECT_EQ(a["timed"], 13) << "1 launch in 16: launches 0, 16, ..., 192";
+  EXPECT_NEAR(a["p50_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
+  // All launches' GPU time: the timed mean times the exact count. (A span also holds what
+  // comes between its start event and the launch on an idle GPU: here the launch's uprobe.)
+  EXPECT_NEAR(a["gpu_ns"].get<double>(), a["timed_ns"].get<double>() * 200 / 13, 1.0);
+  EXPECT_GE(a["gpu_ns"].get<double>(), 200 * kKernelNs * 0.99);
+  EXPECT_FALSE(a["nccl"].get<bool>());
+
+  ASSERT_TRUE(k.contains("ncclDevKernel_AllReduce_Sum_f32_RING_LL")) << doc["gpu_time"].dump(2);
+  const json& n = k["ncclDevKernel_AllReduce_Sum_f32_RING_LL"];
+  EXPECT_TRUE(n["nccl"].get<bool>());
+  EXPECT_EQ(n["launches"], 9) << "7 launches, 2 more while a capture was underway";
+  EXPECT_EQ(n["timed"], 7) << "every NCCL kernel outside captures";
+  EXPECT_NEAR(n["p50_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
+
+  bool graph_seen = false;
+  for (const auto& row : doc["gpu_time"]["kernels"]) {
+    if (!row["graph"].get<bool>()) continue;
+    graph_seen = true;
+    EXPECT_EQ(row["launches"], 3);
+    EXPECT_EQ(row["timed"], 1) << "a graph launch timed as one span";
+    EXPECT_EQ(row["name"].get<std::string>().rfind("graph 0x", 0), 0u) << row.dump();
+  }
+  EXPECT_TRUE(graph_seen) << doc["gpu_time"].dump(2);
+
+  ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u) << doc["gpu_time"].dump(2);
+  const json& p = doc["gpu_time"]["processes"][0];
+  EXPECT_EQ(p["skipped_capturing"], 2);
+  EXPECT_EQ(p["dropped"], 0);
+  EXPECT_EQ(p["errors"], 0);
+  EXPECT_EQ(p["launches"], 212);
+  EXPECT_TRUE(p["exited"].get<bool>());
+  EXPECT_GT(p["timing_cost_ns"].get<std::uint64_t>(), 0u) << "the launching threads' time spent timing";
+
+  std::map<std::string, json> streams;
+  for (const auto& s : doc["gpu_time"]["streams"]) streams[s["stream"].get<std::string>()] = s;
+  ASSERT_TRUE(streams.contains("0x5000")) << doc["gpu_time"]["streams"].dump(2);
+  EXPECT_EQ(streams["0x5000"]["timed"], 13);
+  EXPECT_EQ(streams["0x5000"]["device"], 0);
+  EXPECT_FALSE(streams.contains("0x7000")) << "nothing timed on the capturing stream";
+  // The spans are on the host's clock: ordered within the run.
+  EXPECT_LT(streams["0x5000"]["first_ns"].get<std::uint64_t>(), streams["0x5000"]["last_ns"].get<std::uint64_t>());
+}
+
+TEST(GpuTime, TableNamesTheKernels) {
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--no-gpu", "--gpu-time",
+                    "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  EXPECT_NE(eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed"), std::string::npos)
+      << eacgm.out();
+  EXPECT_NE(eacgm.out().find("kernelA(float*)"), std::string::npos) << eacgm.out();
+}
+
+// Without an agent reading it, the hook removes its ring when the program exits.
+TEST(GpuTime, HookAloneLeavesNoFileBehind) {
+  Subprocess p({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                "EACGM_FAKE_KERNEL_US=5", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(p.wait(std::chrono::seconds(60)), 0) << p.err();
+  EXPECT_EQ(p.out(), "failed=0\n");
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm/eacgm-gpu-time." + std::to_string(p.pid())));
+}
+
+TEST(GpuTime, WithoutACommandIsAUsageError) {
+  Subprocess eacgm({bin("eacgm"), "run", "--gpu-time", "--duration", "0.1"});
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(60)), 2);
+  EXPECT_NE(eacgm.err().find("--gpu-time needs a command"), std::string::npos) << eacgm.err();
+}
+
+}  // namespace

@@ -1,0 +1,82 @@
+// The hook's GPU-time bookkeeping: the launch table (exact counts, NCCL names, a full
+// table) and the adaptive 1-in-N rate.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "govern/hookcore/launch_table.h"
+#include "govern/hookcore/sample_rate.h"
+
+namespace eacgm::govern {
+namespace {
+
+TEST(LaunchTable, CountsEachFunctionExactlyAcrossThreads) {
+  static LaunchTable table;  // large: not on the stack
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < 10000; ++i) {
+        LaunchEntry* e = table.find_or_insert(0x1000 + 0x40 * static_cast<std::uintptr_t>(i % 10));
+        ASSERT_NE(e, nullptr);
+        e->launches.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int functions = 0;
+  table.for_each([&](LaunchEntry& e) {
+    ++functions;
+    EXPECT_EQ(e.launches.load(), 4000u) << std::hex << e.key.load();
+  });
+  EXPECT_EQ(functions, 10);
+  EXPECT_EQ(table.find_or_insert(0), nullptr);
+}
+
+TEST(LaunchTable, AFullTableRefusesNewFunctions) {
+  static LaunchTable table;
+  std::size_t inserted = 0;
+  for (std::uintptr_t k = 1; k <= 2 * kLaunchTableSize; ++k) inserted += table.find_or_insert(k << 4) != nullptr;
+  EXPECT_LE(inserted, kLaunchTableSize);
+  EXPECT_GE(inserted, kLaunchTableSize * 9 / 10) << "linear probing fills most of the table";
+  table.clear();
+  EXPECT_NE(table.find_or_insert(0x10), nullptr);
+}
+
+TEST(LaunchTable, NcclKernelNames) {
+  EXPECT_TRUE(is_nccl_kernel_name("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(is_nccl_kernel_name("_Z28ncclKernel_AllGather_RING_LLP11ncclDevComm"));
+  EXPECT_FALSE(is_nccl_kernel_name("_Z7kernelAPf"));
+  EXPECT_FALSE(is_nccl_kernel_name(nullptr));
+}
+
+TEST(SampleRate, DoublesOverBudgetAndHalvesWellUnder) {
+  SampleRateConfig c;
+  c.initial = 16;
+  c.budget = 0.002;
+  c.gpu_cost_ns = 1000;
+  SampleRate rate(c);
+  // 1 s in which 10,000 launches were timed at 2 us each on the CPU: 3% > 0.2%.
+  EXPECT_EQ(rate.adapt(1'000'000'000, 10'000, 20'000'000), 32u);
+  EXPECT_EQ(rate.adapt(1'000'000'000, 5'000, 10'000'000), 64u);
+  // 100 timed launches at 3 us in all: 0.03% < 0.05%: back down.
+  EXPECT_EQ(rate.adapt(1'000'000'000, 100, 200'000), 32u);
+  // In between: kept.
+  EXPECT_EQ(rate.adapt(1'000'000'000, 500, 500'000), 32u);
+  EXPECT_EQ(rate.adapt(0, 1, 1), 32u) << "no time passed: nothing learnt";
+}
+
+TEST(SampleRate, StaysWithinItsBounds) {
+  SampleRateConfig c;
+  c.initial = 4;
+  c.min_every = 2;
+  c.max_every = 8;
+  SampleRate rate(c);
+  for (int i = 0; i < 5; ++i) rate.adapt(1'000'000, 1'000'000, 1'000'000'000);
+  EXPECT_EQ(rate.every(), 8u);
+  for (int i = 0; i < 5; ++i) rate.adapt(1'000'000'000'000, 0, 0);
+  EXPECT_EQ(rate.every(), 2u);
+}
+
+}  // namespace
+}  // namespace eacgm::govern
