@@ -1,8 +1,8 @@
 #include "analysis/gpu_times.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace eacgm::analysis {
 
@@ -16,7 +16,8 @@ GpuTimes::Function* GpuTimes::function(Key key) {
       f = (r != rings_.end() && r->second.exited) ? functions_.erase(f) : std::next(f);
     }
     std::erase_if(rings_, [this](const auto& r) {
-      return r.second.exited && functions_.lower_bound({r.first, 0}) == functions_.upper_bound({r.first, ~0ull});
+      return r.second.exited &&
+             functions_.lower_bound({r.first, 0}) == functions_.upper_bound({r.first, ~0ull});
     });
     if (functions_.size() >= max_functions_) return nullptr;
   }
@@ -36,11 +37,11 @@ void GpuTimes::add(const GpuTimeBatch& batch) {
     if (f == nullptr) continue;
     f->graph = s.graph;
     f->nccl = f->nccl || s.nccl;
-    f->durations.add(s.duration_ns);
+    (s.queued ? f->durations : f->idle).add(s.duration_ns);
     PerStream& ps = f->streams[s.stream];
     ps.device = s.device;
     ++ps.timed;
-    ps.ns += s.duration_ns;
+    (s.queued ? ps.ns : ps.idle_ns) += s.duration_ns;
     if (ps.first_ns == 0 || s.start_ns < ps.first_ns) ps.first_ns = s.start_ns;
     ps.last_ns = std::max(ps.last_ns, s.start_ns + s.duration_ns);
   }
@@ -68,14 +69,17 @@ GpuTimeSummary GpuTimes::summary() const {
     row.name = f.named ? f.name : (f.graph ? fmt::format("graph {:#x}", key.second) : "");
     row.nccl = f.nccl;
     row.graph = f.graph;
-    row.timed = f.durations.count();
+    row.idle_starts = f.idle.count();
+    row.timed = f.durations.count() + row.idle_starts;
     row.launches = std::max(f.launches, row.timed);
-    row.timed_ns = f.durations.sum();
-    if (row.timed > 0) {
-      row.p50_ns = f.durations.quantile(0.5);
-      row.p99_ns = f.durations.quantile(0.99);
-      row.max_ns = static_cast<double>(f.durations.max());
-      const double scale = static_cast<double>(row.launches) / static_cast<double>(row.timed);
+    row.upper_bound = f.durations.count() == 0 && row.idle_starts > 0;
+    const LatencySketch& used = row.upper_bound ? f.idle : f.durations;
+    row.timed_ns = used.sum();
+    if (used.count() > 0) {
+      row.p50_ns = used.quantile(0.5);
+      row.p99_ns = used.quantile(0.99);
+      row.max_ns = static_cast<double>(used.max());
+      const double scale = static_cast<double>(row.launches) / static_cast<double>(used.count());
       row.est_gpu_ns = static_cast<double>(row.timed_ns) * scale;
       for (const auto& [stream, ps] : f.streams) {
         GpuStreamRow& s = streams[{key.first, ps.device, stream}];
@@ -83,7 +87,7 @@ GpuTimeSummary GpuTimes::summary() const {
         s.device = ps.device;
         s.stream = stream;
         s.timed += ps.timed;
-        s.est_busy_ns += static_cast<double>(ps.ns) * scale;
+        s.est_busy_ns += static_cast<double>(row.upper_bound ? ps.idle_ns : ps.ns) * scale;
         if (s.first_ns == 0 || ps.first_ns < s.first_ns) s.first_ns = ps.first_ns;
         s.last_ns = std::max(s.last_ns, ps.last_ns);
       }

@@ -1,6 +1,8 @@
 // GpuTimes: what the hooks timed on the GPU (core/gpu_span.h), per kernel and per stream.
 // Per (process, function): the exact launch count the hook kept, the GPU durations of the
-// launches it timed (a LatencySketch: p50, p99), and the GPU time all launches took,
+// launches it timed (a LatencySketch: p50, p99; from the spans whose kernel followed its
+// start event at once, or, when there is none, from those that started on an idle stream,
+// marked as upper bounds), and the GPU time all launches took,
 // estimated as the timed mean times the exact count (NCCL kernels are all timed: exact).
 // Per (process, device, stream): the GPU busy time, estimated the same way per function,
 // over the time between its first timed start and its last timed end. Bounded: at most
@@ -26,9 +28,11 @@ struct GpuKernelTimeRow {
   std::uint64_t function = 0;
   bool nccl = false;
   bool graph = false;
-  std::uint64_t launches = 0;  // exact, from the hook
-  std::uint64_t timed = 0;     // launches timed
-  std::uint64_t timed_ns = 0;  // their GPU time
+  std::uint64_t launches = 0;     // exact, from the hook
+  std::uint64_t timed = 0;        // launches timed
+  std::uint64_t idle_starts = 0;  // of them, started on an idle stream (the launch's latency included)
+  bool upper_bound = false;       // every timed launch started idle: the figures are upper bounds
+  std::uint64_t timed_ns = 0;     // the GPU time of the spans the figures come from
   double p50_ns = 0;
   double p99_ns = 0;
   double max_ns = 0;
@@ -70,7 +74,8 @@ class GpuTimes {
   struct PerStream {
     std::int32_t device = -1;
     std::uint64_t timed = 0;
-    std::uint64_t ns = 0;
+    std::uint64_t ns = 0;       // queued spans
+    std::uint64_t idle_ns = 0;  // spans started on an idle stream
     std::uint64_t first_ns = 0;
     std::uint64_t last_ns = 0;
   };
@@ -80,7 +85,8 @@ class GpuTimes {
     bool nccl = false;
     bool graph = false;
     std::uint64_t launches = 0;
-    LatencySketch durations;
+    LatencySketch durations;  // queued spans: the kernel's own time
+    LatencySketch idle;       // spans started on an idle stream: upper bounds
     std::map<std::uint64_t, PerStream> streams;
   };
   using Key = std::pair<std::uint32_t, std::uint64_t>;  // pid, function

@@ -11,7 +11,8 @@ namespace eacgm::cli {
 Result<std::string> find_hook_library() {
   namespace fs = std::filesystem;
   if (const char* env = std::getenv("EACGM_HOOK"); env != nullptr && *env != '\0') {
-    if (access(env, R_OK) != 0) return make_error(ErrorKind::kUsage, "EACGM_HOOK=" + std::string(env) + ": not a readable file");
+    if (access(env, R_OK) != 0)
+      return make_error(ErrorKind::kUsage, "EACGM_HOOK=" + std::string(env) + ": not a readable file");
     return std::string(env);
   }
   std::error_code ec;
@@ -24,13 +25,14 @@ Result<std::string> find_hook_library() {
     }
   }
   return make_error(ErrorKind::kUsage,
-               "--gpu-time: libeacgm_hook.so is neither beside the eacgm binary nor in ../lib/eacgm/ "
-               "(set EACGM_HOOK to its path)");
+                    "--gpu-time: libeacgm_hook.so is neither beside the eacgm binary nor in ../lib/eacgm/ "
+                    "(set EACGM_HOOK to its path)");
 }
 
 Status preload_hook_for_children(const std::string& hook) {
   std::string preload = hook;
-  if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0') preload += ":" + std::string(old);
+  if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
+    preload += ":" + std::string(old);
   if (setenv("LD_PRELOAD", preload.c_str(), 1) != 0 || setenv("EACGM_GPU_TIME", "1", 1) != 0)
     return make_error("--gpu-time: cannot set the environment of the command");
   return {};

@@ -20,6 +20,9 @@ struct GpuSpan {
   std::uint64_t duration_ns = 0;
   bool graph = false;
   bool nccl = false;
+  // The kernel followed its start event at once (gpu_time_ring.h kSpanQueued); false: the
+  // duration also holds the launch's latency on an idle stream (an upper bound).
+  bool queued = false;
 };
 
 struct GpuFunctionName {

@@ -32,16 +32,24 @@ enum class RecordKind : std::uint32_t {
   kCount = 4,   // `count`: launches of `function` so far (cumulative, exact)
 };
 
+// A span's flags (in `length`).
+inline constexpr std::uint32_t kSpanNccl = 1;
+// The start event was still waiting behind earlier work on the stream when the launch had
+// been queued, so the kernel followed it at once: the span is the kernel's. Without it the
+// GPU reached the start event before the kernel arrived, and the span also holds that gap
+// (the launch's latency): an upper bound.
+inline constexpr std::uint32_t kSpanQueued = 2;
+
 struct Record {
-  std::uint32_t kind;     // RecordKind
-  std::int32_t device;    // CUDA ordinal, -1 unknown
-  std::uint64_t function;  // CUfunction or CUgraphExec
-  std::uint64_t stream;    // CUstream as launched (0: the legacy stream)
-  std::uint64_t launch_ns;  // kKernel/kGraph: CLOCK_MONOTONIC when the launch was issued
-  std::uint64_t start_ns;   // kKernel/kGraph: when the GPU started it, CLOCK_MONOTONIC
+  std::uint32_t kind;         // RecordKind
+  std::int32_t device;        // CUDA ordinal, -1 unknown
+  std::uint64_t function;     // CUfunction or CUgraphExec
+  std::uint64_t stream;       // CUstream as launched (0: the legacy stream)
+  std::uint64_t launch_ns;    // kKernel/kGraph: CLOCK_MONOTONIC when the launch was issued
+  std::uint64_t start_ns;     // kKernel/kGraph: when the GPU started it, CLOCK_MONOTONIC
   std::uint64_t duration_ns;  // kKernel/kGraph: GPU time; kCount: the launch count
   std::uint32_t tid;          // the launching thread
-  std::uint32_t length;       // kName: bytes of text; kKernel/kGraph: 1 if an NCCL kernel
+  std::uint32_t length;       // kName: bytes of text; kKernel/kGraph: kSpan* flags
   std::uint64_t reserved;
 };
 static_assert(sizeof(Record) == kSlotBytes);
@@ -50,10 +58,10 @@ struct alignas(64) Header {
   std::uint32_t magic;
   std::uint32_t version;
   std::uint32_t slots;
-  std::uint32_t pid;  // the process, as it sees itself
-  std::uint64_t created_ns;  // CLOCK_MONOTONIC
-  alignas(64) std::atomic<std::uint64_t> head;  // written by the producer
-  alignas(64) std::atomic<std::uint64_t> tail;  // written by the consumer
+  std::uint32_t pid;                               // the process, as it sees itself
+  std::uint64_t created_ns;                        // CLOCK_MONOTONIC
+  alignas(64) std::atomic<std::uint64_t> head;     // written by the producer
+  alignas(64) std::atomic<std::uint64_t> tail;     // written by the consumer
   alignas(64) std::atomic<std::uint64_t> dropped;  // records the producer could not write
   std::atomic<std::uint64_t> sampled;              // launches timed
   std::atomic<std::uint64_t> launches;             // launches seen
@@ -79,6 +87,8 @@ inline const Record* slots_of(const void* base) {
 }
 
 // Slots a name of `length` bytes takes after its record.
-inline constexpr std::uint32_t name_slots(std::uint32_t length) { return (length + kSlotBytes - 1) / kSlotBytes; }
+inline constexpr std::uint32_t name_slots(std::uint32_t length) {
+  return (length + kSlotBytes - 1) / kSlotBytes;
+}
 
 }  // namespace eacgm::gpu_time

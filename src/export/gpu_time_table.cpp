@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "export/summary_table.h"
@@ -37,14 +38,18 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
   for (std::size_t i = 0; i < n; ++i) {
     const auto& r = summary.kernels[i];
     const bool any = r.timed > 0;
-    cells.push_back({fmt::format("{}", r.pid), short_name(r, max_name_width), fmt::format("{}", r.launches),
-                     fmt::format("{}", r.timed), any ? format_duration(r.p50_ns) : "-",
-                     any ? format_duration(r.p99_ns) : "-", any ? format_duration(r.est_gpu_ns) : "-",
+    cells.push_back({fmt::format("{}", r.pid), short_name(r, max_name_width) + (r.upper_bound ? " (<=)" : ""),
+                     fmt::format("{}", r.launches), fmt::format("{}", r.timed),
+                     any ? format_duration(r.p50_ns) : "-", any ? format_duration(r.p99_ns) : "-",
+                     any ? format_duration(r.est_gpu_ns) : "-",
                      any && total > 0 ? fmt::format("{:.1f}%", 100.0 * r.est_gpu_ns / total) : "-"});
   }
   out += render_columns(cells, {true, false, true, true, true, true, true, true});
   if (summary.kernels.size() > n)
     out += fmt::format("({} more kernels not shown; all in --json)\n", summary.kernels.size() - n);
+  if (std::any_of(summary.kernels.begin(), summary.kernels.end(),
+                  [](const auto& r) { return r.upper_bound; }))
+    out += "(<=: every timed launch found its stream idle; its times include the launch's latency)\n";
   if (!summary.streams.empty()) {
     std::vector<std::vector<std::string>> s = {{"pid", "device", "stream", "timed", "busy", "busy share"}};
     for (const auto& r : summary.streams) {
@@ -56,9 +61,10 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
   }
   for (const auto& p : summary.processes) {
     if (p.ring.dropped > 0 || p.ring.errors > 0 || p.ring.skipped_capturing > 0)
-      out += fmt::format("pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
-                         "while a stream capture was underway\n",
-                         p.ring.pid, p.ring.dropped, p.ring.errors, p.ring.skipped_capturing);
+      out += fmt::format(
+          "pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
+          "while a stream capture was underway\n",
+          p.ring.pid, p.ring.dropped, p.ring.errors, p.ring.skipped_capturing);
   }
   return out;
 }
@@ -66,9 +72,16 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
 json gpu_time_json(const analysis::GpuTimeSummary& summary) {
   json kernels = json::array();
   for (const auto& r : summary.kernels) {
-    json row{{"pid", r.pid},       {"name", r.name},         {"function", fmt::format("{:#x}", r.function)},
-             {"nccl", r.nccl},     {"graph", r.graph},       {"launches", r.launches},
-             {"timed", r.timed},   {"timed_ns", r.timed_ns}};
+    json row{{"pid", r.pid},
+             {"name", r.name},
+             {"function", fmt::format("{:#x}", r.function)},
+             {"nccl", r.nccl},
+             {"graph", r.graph},
+             {"launches", r.launches},
+             {"timed", r.timed},
+             {"idle_starts", r.idle_starts},
+             {"upper_bound", r.upper_bound},
+             {"timed_ns", r.timed_ns}};
     if (r.timed > 0) {
       row["p50_ns"] = r.p50_ns;
       row["p99_ns"] = r.p99_ns;

@@ -177,6 +177,96 @@ void PerfettoTrace::on_gpu(const GpuSnapshot& s) {
   }
 }
 
+namespace {
+
+// The function's key among the names: pid and the low bits of the handle (handles are
+// heap addresses: distinct within a process in their low 32 bits in practice; a clash only
+// misnames a slice).
+std::uint64_t function_key(std::uint32_t pid, std::uint64_t function) {
+  return std::uint64_t{pid} << 32 ^ (function & 0xffffffffull);
+}
+constexpr std::size_t kMaxGpuNames = 65536;
+
+}  // namespace
+
+void PerfettoTrace::on_gpu_time(const GpuTimeBatch& batch) {
+  if (ended_) return;
+  for (const GpuFunctionName& n : batch.names) {
+    if (gpu_names_.size() < kMaxGpuNames) gpu_names_[function_key(n.pid, n.function)] = n.name;
+  }
+  for (const GpuSpan& s : batch.spans) {
+    // One pseudo-process per device ("GPU n", above the pids Linux gives), one track per
+    // stream in it, named once.
+    const std::uint32_t gpu_pid = kGpuPid + 1 + static_cast<std::uint32_t>(s.device < 0 ? 255 : s.device);
+    const auto track = static_cast<std::uint32_t>(s.stream & 0x7fffffff);
+    const std::uint64_t track_key = std::uint64_t{gpu_pid} << 32 | track;
+    if (!gpu_tracks_.contains(track_key) && gpu_tracks_.size() < limits_.threads) {
+      if (!processes_.contains(gpu_pid)) {
+        processes_.emplace(gpu_pid, true);
+        put_name("process_name", gpu_pid, nullptr, fmt::format("GPU {}", s.device));
+      }
+      gpu_tracks_.insert(track_key);
+      put_name("thread_name", gpu_pid, &track, fmt::format("stream {:#x} (pid {})", s.stream, s.pid));
+    }
+    auto it = gpu_names_.find(function_key(s.pid, s.function));
+    const std::string name = it != gpu_names_.end() ? it->second
+                             : s.graph              ? fmt::format("graph {:#x}", s.function)
+                                                    : fmt::format("kernel {:#x}", s.function);
+    const std::uint64_t flow = next_flow_++;
+    // The launch on its thread: a 1 us slice at the launch holding the flow's start.
+    begin_event();
+    put(buf_, "{\"ph\":\"X\",\"name\":\"launch\",\"cat\":\"gpu_launch\",\"ts\":");
+    put_us(buf_, wall_.from_monotonic(s.launch_ns));
+    put(buf_, ",\"dur\":1.000,\"pid\":");
+    put_uint(buf_, s.pid);
+    put(buf_, ",\"tid\":");
+    put_uint(buf_, s.tid);
+    put(buf_, ",\"args\":{\"kernel\":");
+    put_json_string(buf_, name);
+    put(buf_, "}}\n");
+    begin_event();
+    put(buf_, "{\"ph\":\"s\",\"name\":\"launch\",\"cat\":\"ac2g\",\"id\":");
+    put_uint(buf_, flow);
+    put(buf_, ",\"ts\":");
+    put_us(buf_, wall_.from_monotonic(s.launch_ns));
+    put(buf_, ",\"pid\":");
+    put_uint(buf_, s.pid);
+    put(buf_, ",\"tid\":");
+    put_uint(buf_, s.tid);
+    put(buf_, "}\n");
+    begin_event();
+    put(buf_, "{\"ph\":\"X\",\"name\":");
+    put_json_string(buf_, name);
+    put(buf_, s.nccl ? ",\"cat\":\"nccl_kernel\",\"ts\":"
+                     : (s.graph ? ",\"cat\":\"graph\",\"ts\":" : ",\"cat\":\"kernel\",\"ts\":"));
+    put_us(buf_, wall_.from_monotonic(s.start_ns));
+    put(buf_, ",\"dur\":");
+    put_us(buf_, s.duration_ns);
+    put(buf_, ",\"pid\":");
+    put_uint(buf_, gpu_pid);
+    put(buf_, ",\"tid\":");
+    put_uint(buf_, track);
+    put(buf_, ",\"args\":{\"device\":");
+    put_int(buf_, s.device);
+    put(buf_, ",\"stream\":");
+    put_json_string(buf_, fmt::format("{:#x}", s.stream));
+    put(buf_, ",\"process\":");
+    put_uint(buf_, s.pid);
+    put(buf_, s.queued ? ",\"queued\":true}}\n" : ",\"queued\":false}}\n");
+    begin_event();
+    put(buf_, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"ac2g\",\"id\":");
+    put_uint(buf_, flow);
+    put(buf_, ",\"ts\":");
+    put_us(buf_, wall_.from_monotonic(s.start_ns));
+    put(buf_, ",\"pid\":");
+    put_uint(buf_, gpu_pid);
+    put(buf_, ",\"tid\":");
+    put_uint(buf_, track);
+    put(buf_, "}\n");
+  }
+  if (buf_.size() >= (64u << 10)) flush();
+}
+
 void PerfettoTrace::flush() {
   output_.write_lines(std::string_view(buf_.data(), buf_.size()));
   buf_.clear();

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/clock.h"
 #include "core/consumer.h"
 #include "export/line_output.h"
 
@@ -38,6 +40,10 @@ class PerfettoTrace final : public Consumer {
 
   void on_calls(std::span<const CallEvent> calls) override;
   void on_gpu(const GpuSnapshot& snapshot) override;
+  // Spans the hooks timed on the GPU: a slice on a track per (device, stream) of the
+  // "GPU n" pseudo-process, and an `ac2g` flow from the launch (a slice on the launching
+  // thread) to it, as Kineto draws them.
+  void on_gpu_time(const GpuTimeBatch& batch) override;
   void flush() override;
   // Writes the closing `]}` (once), so that a finished trace is one valid JSON object.
   void on_end(const CounterValues& counters) override;
@@ -71,6 +77,11 @@ class PerfettoTrace final : public Consumer {
   bool last_thread_named_ = false;
   bool gpus_named_ = false;
   std::uint64_t calls_unnamed_ = 0;
+  // GPU time: kernel names by (pid, function) (bounded), named GPU tracks, flow ids.
+  std::unordered_map<std::uint64_t, std::string> gpu_names_;
+  std::unordered_set<std::uint64_t> gpu_tracks_;
+  std::uint64_t next_flow_ = 1;
+  WallClock wall_;
 };
 
 }  // namespace eacgm::exporting

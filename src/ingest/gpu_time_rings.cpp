@@ -61,8 +61,8 @@ void GpuTimeRings::scan() {
       continue;
     }
     const auto* h = static_cast<const gpu_time::Header*>(base);
-    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != gpu_time::kMagic || h->version != gpu_time::kVersion ||
-        h->slots != gpu_time::kSlots) {
+    if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != gpu_time::kMagic ||
+        h->version != gpu_time::kVersion || h->slots != gpu_time::kSlots) {
       munmap(base, gpu_time::kFileBytes);
       ++counters_.refused;
       continue;
@@ -98,7 +98,8 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
         s.start_ns = r.start_ns;
         s.duration_ns = r.duration_ns;
         s.graph = r.kind == static_cast<std::uint32_t>(gpu_time::RecordKind::kGraph);
-        s.nccl = r.length != 0;
+        s.nccl = (r.length & gpu_time::kSpanNccl) != 0;
+        s.queued = (r.length & gpu_time::kSpanQueued) != 0;
         out.spans.push_back(s);
         break;
       }

@@ -24,7 +24,7 @@ for w in ${GPU_TIME_WORKLOADS:-gpt cnn}; do
   rc=$?
   echo "== $w ($(( $(date +%s) - start )) s, eacgm exit $rc)"
   if [[ $rc -ne 0 || ! -s "$OUT/$w.prof.json" ]]; then
-    tail -5 "$OUT/$w.err"; echo "FAIL: $w did not run"; status=1; continue
+    tail -n 5 "$OUT/$w.err"; echo "FAIL: $w did not run"; status=1; continue
   fi
   "$PY" "$HERE/gpu_time_compare.py" "$w" "$OUT/$w.eacgm.json" "$OUT/$w.prof.json" || status=1
 done

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -22,8 +23,8 @@ using json = nlohmann::json;
 constexpr double kKernelNs = 50'000;
 
 json run_gpu_time(const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv{"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--json",
-                                "--no-gpu",     "--gpu-time"};
+  std::vector<std::string> argv{
+      "/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
   Subprocess eacgm(argv);
@@ -45,10 +46,13 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   EXPECT_EQ(a["launches"], 200) << "exact launch count from the hook";
   EXPECT_EQ(a["timed"], 13) << "1 launch in 16: launches 0, 16, ..., 192";
   EXPECT_NEAR(a["p50_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
-  // All launches' GPU time: the timed mean times the exact count. (A span also holds what
-  // comes between its start event and the launch on an idle GPU: here the launch's uprobe.)
-  EXPECT_NEAR(a["gpu_ns"].get<double>(), a["timed_ns"].get<double>() * 200 / 13, 1.0);
-  EXPECT_GE(a["gpu_ns"].get<double>(), 200 * kKernelNs * 0.99);
+  // The first launch found the (pretend) GPU idle: its span also holds the launch's own
+  // latency, and only the 12 queued behind earlier work make the figures.
+  EXPECT_EQ(a["idle_starts"], 1);
+  EXPECT_FALSE(a["upper_bound"].get<bool>());
+  EXPECT_NEAR(a["p99_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
+  // All launches' GPU time: the timed mean times the exact count.
+  EXPECT_NEAR(a["gpu_ns"].get<double>(), 200 * kKernelNs, 200 * kKernelNs * 0.01);
   EXPECT_FALSE(a["nccl"].get<bool>());
 
   ASSERT_TRUE(k.contains("ncclDevKernel_AllReduce_Sum_f32_RING_LL")) << doc["gpu_time"].dump(2);
@@ -84,14 +88,16 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   EXPECT_EQ(streams["0x5000"]["device"], 0);
   EXPECT_FALSE(streams.contains("0x7000")) << "nothing timed on the capturing stream";
   // The spans are on the host's clock: ordered within the run.
-  EXPECT_LT(streams["0x5000"]["first_ns"].get<std::uint64_t>(), streams["0x5000"]["last_ns"].get<std::uint64_t>());
+  EXPECT_LT(streams["0x5000"]["first_ns"].get<std::uint64_t>(),
+            streams["0x5000"]["last_ns"].get<std::uint64_t>());
 }
 
 TEST(GpuTime, TableNamesTheKernels) {
   Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--no-gpu", "--gpu-time",
                     "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
   ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
-  EXPECT_NE(eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed"), std::string::npos)
+  EXPECT_NE(eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed"),
+            std::string::npos)
       << eacgm.out();
   EXPECT_NE(eacgm.out().find("kernelA(float*)"), std::string::npos) << eacgm.out();
 }
@@ -109,6 +115,55 @@ TEST(GpuTime, WithoutACommandIsAUsageError) {
   Subprocess eacgm({bin("eacgm"), "run", "--gpu-time", "--duration", "0.1"});
   EXPECT_EQ(eacgm.wait(std::chrono::seconds(60)), 2);
   EXPECT_NE(eacgm.err().find("--gpu-time needs a command"), std::string::npos) << eacgm.err();
+}
+
+}  // namespace
+
+namespace {
+
+// `trace --format perfetto` of a program carrying the hook: its timed spans are slices on a
+// "GPU 0" process's stream tracks, each with an ac2g flow from a launch slice on the
+// launching thread (Kineto's convention), on the same clock as the calls.
+TEST(GpuTime, PerfettoDrawsGpuTracksWithFlowsFromTheLaunches) {
+  const std::string out = eacgm::test::temp_dir() + "/gpu_time.perfetto.json";
+  Subprocess eacgm({bin("eacgm"), "trace", "--no-gpu", "--format", "perfetto", "-o", out, "--",
+                    "/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                    "EACGM_FAKE_KERNEL_US=50", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  std::ifstream in(out);
+  const json doc = json::parse(in);
+  std::map<std::string, int> kernels;
+  std::map<std::uint64_t, int> flow_ends;
+  int flow_starts = 0, launches = 0;
+  std::string gpu_process;
+  std::uint64_t first_call_us = ~0ull, first_kernel_us = ~0ull;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "process_name" && e["args"]["name"] == "GPU 0") gpu_process = "seen";
+    if (ph == "X" && (e["cat"] == "kernel" || e["cat"] == "nccl_kernel" || e["cat"] == "graph")) {
+      ++kernels[e["name"].get<std::string>()];
+      EXPECT_NEAR(e["dur"].get<double>(), 50.0, 120.0) << e.dump();
+      first_kernel_us =
+          std::min<std::uint64_t>(first_kernel_us, static_cast<std::uint64_t>(e["ts"].get<double>()));
+    }
+    if (ph == "X" && e["cat"] == "gpu_launch") ++launches;
+    if (ph == "X" && e["cat"] == "cuda_driver")
+      first_call_us =
+          std::min<std::uint64_t>(first_call_us, static_cast<std::uint64_t>(e["ts"].get<double>()));
+    if (ph == "s" && e["cat"] == "ac2g") ++flow_starts;
+    if (ph == "f" && e["cat"] == "ac2g") ++flow_ends[e["id"].get<std::uint64_t>()];
+  }
+  EXPECT_EQ(gpu_process, "seen");
+  EXPECT_EQ(kernels["kernelA(float*)"], 13) << doc.dump().substr(0, 2000);
+  EXPECT_EQ(kernels["ncclDevKernel_AllReduce_Sum_f32_RING_LL"], 7);
+  EXPECT_EQ(launches, 21);
+  EXPECT_EQ(flow_starts, 21);
+  EXPECT_EQ(flow_ends.size(), 21u) << "one flow end per start, each its own id";
+  // The GPU's slices are on the calls' clock: within the run's seconds, not hours apart.
+  ASSERT_NE(first_call_us, ~0ull);
+  EXPECT_LT(
+      first_kernel_us > first_call_us ? first_kernel_us - first_call_us : first_call_us - first_kernel_us,
+      10'000'000u);
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   int failed = 0;
-  for (int i = 0; i < 200; ++i) failed += launch(kernel, 1, 1, 1, 32, 1, 1, 0, (void*)0x5000, NULL, NULL) != 0;
+  for (int i = 0; i < 200; ++i)
+    failed += launch(kernel, 1, 1, 1, 32, 1, 1, 0, (void*)0x5000, NULL, NULL) != 0;
   for (int i = 0; i < 7; ++i) failed += launch(nccl, 1, 1, 1, 32, 1, 1, 0, (void*)0x6000, NULL, NULL) != 0;
   void* graph = NULL;
   void* exec = NULL;

@@ -25,7 +25,9 @@ std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::uint64_t ms_to_ns(float ms) { return ms <= 0 ? 0 : static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6); }
+std::uint64_t ms_to_ns(float ms) {
+  return ms <= 0 ? 0 : static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+}
 
 // A fresh anchor for the current context: an event on the thread's own stream (nothing
 // else runs on it), waited for; its GPU time is between the two host readings around it.
@@ -49,6 +51,30 @@ bool refresh_anchor(TimerState& s, ContextState& c, std::uint64_t now) {
   return true;
 }
 
+// The names not sent yet, so that a span never reaches the agent before its kernel's name.
+void write_names(TimerState& s) {
+  const std::uint64_t named = s.named.load(std::memory_order_acquire);
+  if (named == s.names_sent) return;
+  bool all = true;
+  s.table.for_each([&](LaunchEntry& e) {
+    if (e.name_sent || e.naming.load(std::memory_order_acquire) != 2) return;
+    const char* name = e.name.load(std::memory_order_acquire);
+    if (name == nullptr) {
+      e.name_sent = true;
+      return;
+    }
+    gpu_time::Record r{};
+    r.kind = static_cast<std::uint32_t>(gpu_time::RecordKind::kName);
+    r.device = -1;
+    r.function = e.key.load(std::memory_order_relaxed);
+    r.length = static_cast<std::uint32_t>(std::strlen(name));
+    r.duration_ns = e.nccl.load(std::memory_order_relaxed) ? 1 : 0;
+    e.name_sent = s.ring.write(r, name);
+    all = all && e.name_sent;
+  });
+  if (all) s.names_sent = named;
+}
+
 // The pending pairs the GPU has passed, written out; the others kept for the next round.
 void read_back(TimerState& s) {
   static Pending batch[kMaxPending];
@@ -60,6 +86,7 @@ void read_back(TimerState& s) {
     s.pending_count = 0;
   }
   if (n == 0) return;
+  write_names(s);
   const DriverCalls& d = s.driver;
   CUcontext current = nullptr;
   int kept = 0;
@@ -94,7 +121,8 @@ void read_back(TimerState& s) {
       s.header()->errors.fetch_add(1, std::memory_order_relaxed);
     } else {
       gpu_time::Record r{};
-      r.kind = static_cast<std::uint32_t>(p.graph ? gpu_time::RecordKind::kGraph : gpu_time::RecordKind::kKernel);
+      r.kind =
+          static_cast<std::uint32_t>(p.graph ? gpu_time::RecordKind::kGraph : gpu_time::RecordKind::kKernel);
       r.device = p.device;
       r.function = p.key;
       r.stream = reinterpret_cast<std::uintptr_t>(p.stream);
@@ -103,7 +131,7 @@ void read_back(TimerState& s) {
       r.start_ns = start > 0 ? static_cast<std::uint64_t>(start) : 0;
       r.duration_ns = ms_to_ns(duration_ms);
       r.tid = p.tid;
-      r.length = p.nccl ? 1 : 0;
+      r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0);
       s.ring.write(r);
       s.header()->sampled.fetch_add(1, std::memory_order_relaxed);
     }
@@ -113,7 +141,8 @@ void read_back(TimerState& s) {
     std::lock_guard<std::mutex> lock(s.mu);
     // Launches may have added pairs meanwhile: the kept ones go first, in their order.
     const int added = s.pending_count;
-    std::memmove(static_cast<void*>(s.pending + kept), static_cast<const void*>(s.pending), sizeof(Pending) * added);
+    std::memmove(static_cast<void*>(s.pending + kept), static_cast<const void*>(s.pending),
+                 sizeof(Pending) * added);
     std::memcpy(static_cast<void*>(s.pending), static_cast<const void*>(batch), sizeof(Pending) * kept);
     s.pending_count = kept + added;
   }
@@ -121,23 +150,10 @@ void read_back(TimerState& s) {
 
 // Names once, and the launch counts that changed.
 void write_counts(TimerState& s) {
+  write_names(s);
   std::uint64_t total = 0;
   s.table.for_each([&](LaunchEntry& e) {
     const auto key = e.key.load(std::memory_order_relaxed);
-    if (!e.name_sent && e.naming.load(std::memory_order_acquire) == 2) {
-      const char* name = e.name.load(std::memory_order_acquire);
-      if (name == nullptr) {
-        e.name_sent = true;
-      } else {
-        gpu_time::Record r{};
-        r.kind = static_cast<std::uint32_t>(gpu_time::RecordKind::kName);
-        r.device = -1;
-        r.function = key;
-        r.length = static_cast<std::uint32_t>(std::strlen(name));
-        r.duration_ns = e.nccl.load(std::memory_order_relaxed) ? 1 : 0;
-        e.name_sent = s.ring.write(r, name);
-      }
-    }
     const std::uint64_t launches = e.launches.load(std::memory_order_relaxed);
     total += launches;
     if (launches != e.launches_sent) {

@@ -35,9 +35,16 @@ void name_entry(LaunchEntry& e, std::uintptr_t key, bool graph) {
   const char* name = nullptr;
   const DriverCalls& d = g_timer->driver;
   if (!graph) {
+    // Runtimes of CUDA 12+ launch context-independent kernels (a CUkernel in place of the
+    // CUfunction), which only cuKernelGetName names.
+    // NOLINTBEGIN(performance-no-int-to-ptr)
     if (d.func_get_name == nullptr ||
-        d.func_get_name(&name, reinterpret_cast<CUfunction>(key)) != CUDA_SUCCESS)  // NOLINT(performance-no-int-to-ptr)
+        d.func_get_name(&name, reinterpret_cast<CUfunction>(key)) != CUDA_SUCCESS)
       name = nullptr;
+    if (name == nullptr && d.kernel_get_name != nullptr &&
+        d.kernel_get_name(&name, reinterpret_cast<CUkernel>(key)) != CUDA_SUCCESS)
+      name = nullptr;
+    // NOLINTEND(performance-no-int-to-ptr)
   }
   if (name != nullptr) {
     std::size_t n = std::strlen(name);
@@ -51,6 +58,7 @@ void name_entry(LaunchEntry& e, std::uintptr_t key, bool graph) {
     }
   }
   e.naming.store(2, std::memory_order_release);
+  g_timer->named.fetch_add(1, std::memory_order_release);
 }
 
 ContextState* context_state(TimerState& s, CUcontext ctx) {
@@ -129,6 +137,7 @@ void init_gpu_time_from_env(bool governed) {
   if (d.event_elapsed == nullptr) d.event_elapsed = driver<decltype(d.event_elapsed)>("cuEventElapsedTime");
   d.stream_create = driver<decltype(d.stream_create)>("cuStreamCreate");
   d.func_get_name = driver<decltype(d.func_get_name)>("cuFuncGetName");
+  d.kernel_get_name = driver<decltype(d.kernel_get_name)>("cuKernelGetName");
   if (d.ctx_get_current == nullptr || d.ctx_set_current == nullptr || d.event_create == nullptr ||
       d.event_record == nullptr || d.event_query == nullptr || d.event_synchronize == nullptr ||
       d.event_elapsed == nullptr || d.stream_create == nullptr) {
@@ -211,6 +220,9 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
   p.graph = t.graph;
   p.nccl = static_cast<LaunchEntry*>(t.entry)->nccl.load(std::memory_order_relaxed);
+  // Still waiting now that the kernel is queued behind it: the GPU will run the two back to
+  // back. Already passed: the stream was idle, and the span will include the launch's latency.
+  p.queued = s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.in_flight > 0) --s.in_flight;

@@ -45,7 +45,8 @@ void gpu_time_after_fork_child();
 // records the start event before it and the end event after it.
 void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, bool per_thread, bool graph);
 void gpu_time_after_slow(TimedLaunch& t, CUresult launched);
-inline void gpu_time_before(TimedLaunch& t, std::uintptr_t key, CUstream stream, bool per_thread, bool graph) {
+inline void gpu_time_before(TimedLaunch& t, std::uintptr_t key, CUstream stream, bool per_thread,
+                            bool graph) {
   if (__builtin_expect(g_gpu_time_active.load(std::memory_order_relaxed), 0))
     gpu_time_before_slow(t, key, stream, per_thread, graph);
 }

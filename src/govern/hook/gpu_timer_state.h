@@ -14,7 +14,7 @@
 namespace eacgm::govern::hook {
 
 inline constexpr int kMaxContexts = 16;
-inline constexpr int kPoolEvents = 512;  // free events kept per context
+inline constexpr int kPoolEvents = 512;   // free events kept per context
 inline constexpr int kMaxPending = 1024;  // timed launches not yet read back
 
 // libcuda's own functions, found once (never our wrappers).
@@ -28,6 +28,7 @@ struct DriverCalls {
   CUresult (*event_elapsed)(float*, CUevent, CUevent) = nullptr;
   CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
   CUresult (*func_get_name)(const char**, CUfunction) = nullptr;  // CUDA 12.3+
+  CUresult (*kernel_get_name)(const char**, CUkernel) = nullptr;  // CUDA 12.3+
 };
 
 struct Pending {
@@ -41,6 +42,7 @@ struct Pending {
   std::uint32_t tid = 0;
   bool graph = false;
   bool nccl = false;
+  bool queued = false;  // the start event had not been reached when the launch was queued
 };
 
 struct ContextState {
@@ -72,6 +74,8 @@ struct TimerState {
   std::atomic<int> captures{0};
   std::atomic<bool> thread_started{false};
   std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> named{0};  // functions named so far (the timing thread sends them)
+  std::uint64_t names_sent = 0;         // the timing thread's: `named` when it last sent names
   std::atomic<std::uint64_t> timed{0};
   std::atomic<std::uint64_t> cost_ns{0};
 

@@ -12,7 +12,7 @@ struct SampleRateConfig {
   std::uint32_t initial = 16;
   std::uint32_t min_every = 1;
   std::uint32_t max_every = 1u << 16;
-  double budget = 0.002;            // the share of wall time timing may cost (0.2%)
+  double budget = 0.002;             // the share of wall time timing may cost (0.2%)
   std::uint64_t gpu_cost_ns = 1000;  // allowance per timed launch for its two events on the GPU
 };
 

@@ -36,7 +36,8 @@ TEST(LaunchTable, CountsEachFunctionExactlyAcrossThreads) {
 TEST(LaunchTable, AFullTableRefusesNewFunctions) {
   static LaunchTable table;
   std::size_t inserted = 0;
-  for (std::uintptr_t k = 1; k <= 2 * kLaunchTableSize; ++k) inserted += table.find_or_insert(k << 4) != nullptr;
+  for (std::uintptr_t k = 1; k <= 2 * kLaunchTableSize; ++k)
+    inserted += table.find_or_insert(k << 4) != nullptr;
   EXPECT_LE(inserted, kLaunchTableSize);
   EXPECT_GE(inserted, kLaunchTableSize * 9 / 10) << "linear probing fills most of the table";
   table.clear();
