@@ -3,8 +3,11 @@
 // samples) and per traced process and GPU (memory, SM utilization, traced calls).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,17 +56,28 @@ struct ProcessActivityRow {
   std::uint64_t last_seen_ns = 0;
 };
 
+// Bounded in processes: at most `max_processes` held at once; a process found gone (by
+// sweep) is kept as an exited row, and past `max_exited` such rows the one that exited
+// first is let go (counted in exited_dropped).
 class GpuActivity {
  public:
-  explicit GpuActivity(std::size_t max_processes = 4096) : max_processes_(max_processes) {}
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::size_t kMaxExited = 1024;
+  explicit GpuActivity(std::size_t max_processes = 4096, std::size_t max_exited = kMaxExited)
+      : max_processes_(max_processes), max_exited_(max_exited) {}
   // A copy (a published snapshot) starts without the last-process cache, which points
   // into the original.
   GpuActivity(const GpuActivity& o)
       : max_processes_(o.max_processes_),
+        max_exited_(o.max_exited_),
         snapshots_(o.snapshots_),
         overflow_calls_(o.overflow_calls_),
+        exited_dropped_(o.exited_dropped_),
         devices_(o.devices_),
-        processes_(o.processes_) {}
+        processes_(o.processes_),
+        exited_(o.exited_),
+        exit_seq_(o.exit_seq_),
+        sweep_cursor_(o.sweep_cursor_) {}
   GpuActivity& operator=(const GpuActivity& o) {
     if (this != &o) *this = GpuActivity(o);
     return *this;
@@ -86,6 +100,16 @@ class GpuActivity {
   std::vector<ProcessActivityRow> processes() const;
   // Calls of processes beyond max_processes: counted here only.
   std::uint64_t overflow_calls() const { return overflow_calls_; }
+
+  // Checks up to `max_checks` held processes (round robin across calls) with `is_alive`;
+  // one gone for `grace` becomes an exited row, and the exited rows past max_exited are
+  // let go, oldest exit first.
+  void sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
+             std::size_t max_checks, Clock::duration grace);
+  std::size_t process_count() const { return processes_.size(); }
+  std::size_t exited_count() const { return exited_.size(); }
+  // Exited processes' rows let go to keep max_exited.
+  std::uint64_t exited_dropped() const { return exited_dropped_; }
 
  private:
   struct Mean {
@@ -127,6 +151,8 @@ class GpuActivity {
     std::map<unsigned, OnGpu> gpus;
     std::uint64_t first_seen_ns = 0;
     std::uint64_t last_seen_ns = 0;
+    std::optional<Clock::time_point> gone_since;
+    std::uint64_t exit_seq = 0;  // its entry in exited_; 0 while it runs
     void seen(std::uint64_t from, std::uint64_t to) {
       if (first_seen_ns == 0 || from < first_seen_ns) first_seen_ns = from;
       if (to > last_seen_ns) last_seen_ns = to;
@@ -135,10 +161,17 @@ class GpuActivity {
   Process* process(std::uint32_t pid);
 
   std::size_t max_processes_;
+  std::size_t max_exited_;
   std::uint64_t snapshots_ = 0;
   std::uint64_t overflow_calls_ = 0;
+  std::uint64_t exited_dropped_ = 0;
   std::map<unsigned, Device> devices_;
   std::map<std::uint32_t, Process> processes_;
+  // Exited processes (pid, exit_seq), in the order found gone; an entry whose exit_seq no
+  // longer matches its process's is stale (the pid came back: reused).
+  std::deque<std::pair<std::uint32_t, std::uint64_t>> exited_;
+  std::uint64_t exit_seq_ = 0;
+  std::uint32_t sweep_cursor_ = 0;  // the pid the next sweep starts at
   std::uint32_t last_pid_ = 0;
   Process* last_process_ = nullptr;
 };

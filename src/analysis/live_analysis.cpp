@@ -65,6 +65,7 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
   anomalies_.close_interval(wall_ns());
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   by_process_.sweep(now, is_alive_, kExitChecksPerTick);
+  gpu_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   python_.expire(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
   publish(false, counters, now);
@@ -77,6 +78,7 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
   memory_.sweep(now, is_alive_, memory_.process_count(), {});
   waits_.sweep(now, is_alive_, waits_.process_count(), {});
   by_process_.sweep(now, is_alive_, by_process_.process_count());
+  gpu_.sweep(now, is_alive_, gpu_.process_count(), {});
   anomalies_.close_interval(wall_ns());
   publish(true, counters, now);
 }
@@ -87,6 +89,17 @@ void LiveAnalysis::on_overhead(const OverheadReport& report) {
   overhead_ = report;
   overhead_.processes.clear();
   for (const ProcessOverhead& row : report.processes) overhead_rows_[row.pid] = row;
+  std::size_t exited = 0;
+  for (const auto& [pid, row] : overhead_rows_) exited += row.exited ? 1 : 0;
+  // Exited rows past the cap go (by pid, not by exit: the rows carry no exit time).
+  for (auto it = overhead_rows_.begin(); it != overhead_rows_.end() && exited > kMaxExitedOverheadRows;) {
+    if (!it->second.exited) {
+      ++it;
+      continue;
+    }
+    it = overhead_rows_.erase(it);
+    --exited;
+  }
   if (overhead_rows_.size() > kMaxOverheadRows) {
     for (auto it = overhead_rows_.begin();
          it != overhead_rows_.end() && overhead_rows_.size() > kMaxOverheadRows;)

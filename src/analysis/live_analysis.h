@@ -86,6 +86,7 @@ class LiveAnalysis final : public Consumer {
   static constexpr std::chrono::seconds kProcessRefresh{5};
   // Processes whose probe cost is kept (exited ones go first when over).
   static constexpr std::size_t kMaxOverheadRows = 4096;
+  static constexpr std::size_t kMaxExitedOverheadRows = 1024;  // of kMaxOverheadRows
   // How a process's exit is checked (default: process_alive, /proc); for tests.
   void set_process_alive(std::function<bool(std::uint32_t)> is_alive) { is_alive_ = std::move(is_alive); }
   // How a process's start is read for its host-wait share (default: /proc); for tests.

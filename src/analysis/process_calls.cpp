@@ -14,7 +14,7 @@ ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   }
   auto it = processes_.find(pid);
   if (it == processes_.end()) {
-    if (processes_.size() >= options_.max_processes) return nullptr;
+    if (processes_.size() >= options_.max_processes && !evict_exited()) return nullptr;
     auto made = CallSummary::create(options_.summary);
     it = processes_.emplace(pid, Slot{made ? std::move(made).value() : CallSummary{}, nullptr, true, {}})
              .first;
@@ -24,6 +24,21 @@ ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   last_pid_ = pid;
   last_slot_ = &it->second;
   return last_slot_;
+}
+
+// At the cap: the process gone the longest makes room, once gone for kMinKeepExited.
+bool ProcessCalls::evict_exited() {
+  auto oldest = processes_.end();
+  for (auto it = processes_.begin(); it != processes_.end(); ++it) {
+    const auto& gone = it->second.gone_since;
+    if (gone && (oldest == processes_.end() || *gone < *oldest->second.gone_since)) oldest = it;
+  }
+  if (oldest == processes_.end() || last_seen_now_ - *oldest->second.gone_since < kMinKeepExited)
+    return false;
+  if (last_slot_ == &oldest->second) last_slot_ = nullptr;
+  processes_.erase(oldest);
+  ++evicted_;
+  return true;
 }
 
 void ProcessCalls::add(const CallEvent& event) {
@@ -48,6 +63,7 @@ void ProcessCalls::add(const CallTimings& timings) {
 
 void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
                          std::size_t max_checks) {
+  last_seen_now_ = now;
   if (processes_.empty()) return;
   auto it = processes_.lower_bound(sweep_cursor_);
   for (std::size_t checked = 0; checked < max_checks && checked < processes_.size(); ++checked) {

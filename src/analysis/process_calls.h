@@ -1,8 +1,9 @@
 // ProcessCalls: the call summary of each traced process (calls, errors, bytes and the
 // latency sketch per (domain, function)), for what keeps history per process. Bounded in
 // processes; a process found gone is kept for kKeepExited (so that a reader polling
-// snapshots sees its last calls) and then let go. Published copy-on-write: a view shares
-// the summaries of processes that made no call since the last one.
+// snapshots sees its last calls) and then let go, or earlier, once gone for
+// kMinKeepExited, when a new process needs its place at the cap (churn). Published copy-on-write: a view
+// shares the summaries of processes that made no call since the last one.
 #pragma once
 
 #include <chrono>
@@ -34,6 +35,8 @@ class ProcessCalls {
   };
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::seconds kKeepExited{120};
+  // Longer than the history's default interval (10 s) and the view's refresh (5 s).
+  static constexpr std::chrono::seconds kMinKeepExited{20};
 
   ProcessCalls() : ProcessCalls(Options{}) {}
   explicit ProcessCalls(Options options);
@@ -50,6 +53,8 @@ class ProcessCalls {
   // The summaries as they are now; only those that changed since the last view are copied.
   std::shared_ptr<const ProcessCallsView> view();
   std::size_t process_count() const { return processes_.size(); }
+  // Exited processes let go before kKeepExited to make room for new ones.
+  std::uint64_t evicted() const { return evicted_; }
 
  private:
   struct Slot {
@@ -59,6 +64,7 @@ class ProcessCalls {
     std::optional<Clock::time_point> gone_since;
   };
   Slot* slot_for(std::uint32_t pid);
+  bool evict_exited();
 
   Options options_;
   std::map<std::uint32_t, Slot> processes_;
@@ -66,6 +72,8 @@ class ProcessCalls {
   Slot* last_slot_ = nullptr;
   std::uint32_t sweep_cursor_ = 0;
   std::uint64_t overflow_events_ = 0;
+  std::uint64_t evicted_ = 0;
+  Clock::time_point last_seen_now_{};  // the last sweep's time: eviction ages against it
 };
 
 }  // namespace eacgm::analysis

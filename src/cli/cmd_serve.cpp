@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agent/facts_reader.h"
+#include "agent/memory_trim.h"
 #include "agent/reloading_trace.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
@@ -146,6 +147,13 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   server::Daemon daemon(std::move(daemon_options));
   trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis, capture);
   trace.consumers.head = agent::with_facts_first(facts, std::move(trace.consumers.head));
+  {
+    // A daemon's freed memory goes back to the system (churn: BENCHMARKS.md).
+    auto with_trim = std::make_shared<ConsumerList>();
+    with_trim->add(std::move(trace.consumers.head));
+    with_trim->add(std::make_shared<agent::MemoryTrim>());
+    trace.consumers.head = std::move(with_trim);
+  }
   if (auto st = daemon.start(); !st) {
     print_error(st.error());
     return 2;

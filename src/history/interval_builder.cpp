@@ -268,7 +268,15 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     batch.leaks.push_back({k.record.key, row.device, row.leak_count, row.leak_bytes});
     touched.insert(row.pid);
   }
-  if (leaks_written_.size() > 65536) leaks_written_.clear();
+  // Only the exited processes the ledger still lists can come again: the set keeps those
+  // (the ledger's exited cap bounds it), not every leaking process the agent ever saw.
+  if (!leaks_written_.empty()) {
+    std::set<std::uint32_t> listed;
+    for (const auto& row : snap.memory.rows) {
+      if (row.exited) listed.insert(row.pid);
+    }
+    std::erase_if(leaks_written_, [&listed](std::uint32_t pid) { return listed.count(pid) == 0; });
+  }
 
   // The processes this interval touched, with their facts as now known.
   for (std::uint32_t pid : touched) {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
+
+#include "core/proc_file.h"
 
 namespace eacgm::sample {
 namespace {
@@ -155,10 +155,8 @@ CgroupIds parse_cgroup_ids(std::string_view text) {
 }
 
 CgroupIds read_cgroup_ids(std::uint32_t pid, std::string_view proc_root) {
-  std::ifstream in(fmt::format("{}/{}/cgroup", proc_root, pid));
-  if (!in) return {};
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_cgroup_ids(text);
+  const auto text = read_small_file(fmt::format("{}/{}/cgroup", proc_root, pid));
+  return text ? parse_cgroup_ids(*text) : CgroupIds{};
 }
 
 }  // namespace eacgm::sample

@@ -5,8 +5,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-
+#include "core/proc_file.h"
 #include "core/proc_stat.h"
 
 namespace eacgm::sample {
@@ -35,11 +34,9 @@ RankInfo ProcFacts::rank(std::uint32_t pid) const { return cached(pid).env.rank;
 
 namespace {
 
+// The string holds what was read, no more: callers keep it for every process they list.
 std::string read_cmdline(std::uint32_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string s(4096, '\0');
-  in.read(s.data(), static_cast<std::streamsize>(s.size()));
-  s.resize(static_cast<std::size_t>(in.gcount()));
+  std::string s = read_small_file(fmt::format("/proc/{}/cmdline", pid), 4096).value_or("");
   while (!s.empty() && s.back() == '\0') s.pop_back();
   for (char& c : s) {
     if (c == '\0') c = ' ';

@@ -6,10 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 
+#include "core/proc_file.h"
 #include "sample/cgroup_ids.h"
 
 namespace eacgm::sample {
@@ -17,11 +16,7 @@ namespace {
 
 using nvml::Return;
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+std::string read_text(const std::string& path) { return read_small_file(path).value_or(""); }
 
 unsigned long long now_us() {
   return static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -158,11 +153,11 @@ void ProcessSampler::sample_gpu(unsigned index, ProcessPass& pass) {
       s.name = std::string(name, strnlen(name, sizeof name));
     } else {
       // NVML cannot name processes of other users without privileges; /proc can.
-      std::string comm = read_small_file(fmt::format("{}/{}/comm", proc_root_, pid));
+      std::string comm = read_text(fmt::format("{}/{}/comm", proc_root_, pid));
       while (!comm.empty() && comm.back() == '\n') comm.pop_back();
       s.name = std::move(comm);
     }
-    s.container_id = container_id_from_cgroup(read_small_file(fmt::format("{}/{}/cgroup", proc_root_, pid)));
+    s.container_id = container_id_from_cgroup(read_text(fmt::format("{}/{}/cgroup", proc_root_, pid)));
     pass.processes.push_back(std::move(s));
   }
 }

@@ -1,11 +1,13 @@
 // GpuActivity: per-GPU means, maxima and trapezoid energy over snapshots; lost passes;
-// per-process join of traced calls (nested left out) and GPU samples; the process cap.
+// per-process join of traced calls (nested left out) and GPU samples; the process cap;
+// exited processes let go past their cap, so that churn leaves the table at its bound.
 #include "analysis/gpu_activity.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "../common/cuda_malloc_probe.h"
@@ -167,6 +169,67 @@ TEST(GpuActivity, FirstAndLastSeenFromCallsAndSamples) {
   GpuActivity b;
   b.add(second);
   EXPECT_EQ(b.processes()[0].last_seen_ns, 6'000'000'500u) << "a timed call ends at its return";
+}
+
+// Process churn: thousands of processes come and go; the table holds the live ones and
+// the last max_exited to exit, never more, and every later process is still tracked.
+TEST(GpuActivity, ChurnLeavesLiveAndTheLastExitedOnly) {
+  GpuActivity a(/*max_processes=*/64, /*max_exited=*/8);
+  std::set<std::uint32_t> alive = {1, 2};  // two long-lived processes
+  auto is_alive = [&alive](std::uint32_t pid) { return alive.count(pid) != 0; };
+  const auto t0 = GpuActivity::Clock::time_point{};
+  const auto grace = std::chrono::seconds(2);
+  a.add(call(1, "long", 0));
+  a.add(call(2, "long", 0));
+  for (std::uint32_t pid = 100; pid < 5100; ++pid) {
+    a.add(call(pid, "short", 0));
+    const auto now = t0 + seconds(pid);
+    a.sweep(now, is_alive, 64, grace);          // finds it gone
+    a.sweep(now + grace, is_alive, 64, grace);  // past the grace: exited
+    ASSERT_LE(a.process_count(), 2u + 8u + 1u) << "at pid " << pid;
+  }
+  EXPECT_EQ(a.overflow_calls(), 0u) << "every process was tracked";
+  EXPECT_EQ(a.exited_count(), 8u);
+  EXPECT_EQ(a.exited_dropped(), 5000u - 8u);
+  const auto rows = a.processes();
+  ASSERT_EQ(rows.size(), 10u);
+  EXPECT_EQ(rows[0].pid, 1u);
+  EXPECT_EQ(rows[1].pid, 2u);
+  EXPECT_EQ(rows[2].pid, 5092u) << "the last 8 to exit are kept";
+  EXPECT_EQ(rows.back().pid, 5099u);
+}
+
+// A process gone for less than the grace is not an exited row yet (its last records may
+// still be on their way), and a pid that comes back after its exit is a new process.
+TEST(GpuActivity, GraceAndAReusedPid) {
+  GpuActivity a(/*max_processes=*/8, /*max_exited=*/1);
+  std::set<std::uint32_t> alive;
+  auto is_alive = [&alive](std::uint32_t pid) { return alive.count(pid) != 0; };
+  const auto t0 = GpuActivity::Clock::time_point{};
+  a.add(call(7, "first", 0));
+  a.add(call(8, "other", 0));
+  a.sweep(t0, is_alive, 8, seconds(2));
+  a.sweep(t0 + seconds(1), is_alive, 8, seconds(2));
+  EXPECT_EQ(a.exited_count(), 0u) << "inside the grace";
+  a.sweep(t0 + seconds(2), is_alive, 8, seconds(2));
+  EXPECT_EQ(a.exited_dropped(), 1u) << "two exited, one kept";
+  ASSERT_EQ(a.process_count(), 1u);
+  EXPECT_EQ(a.processes()[0].pid, 8u) << "the last to exit is kept";
+  alive = {8};
+  a.add(call(8, "second", 0));  // pid 8 reused by a new process
+  ASSERT_EQ(a.processes().size(), 1u);
+  EXPECT_EQ(a.processes()[0].name, "second");
+  EXPECT_EQ(a.processes()[0].calls, 1u) << "the exited process's calls are not the new one's";
+  a.add(call(9, "third", 0));
+  a.sweep(t0 + seconds(10), is_alive, 8, seconds(2));
+  a.sweep(t0 + seconds(12), is_alive, 8, seconds(2));
+  // Pid 9's exit pushes the old entry of pid 8 out of the exited list: it is stale, and
+  // the running process now under pid 8 keeps its row.
+  const auto rows = a.processes();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].pid, 8u);
+  EXPECT_EQ(rows[0].calls, 1u);
+  EXPECT_EQ(rows[1].pid, 9u);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// ProcessCalls: a summary per process, the process cap, exits let go after kKeepExited,
+// ProcessCalls: a summary per process, the process cap, exits let go after kKeepExited
+// (or after kMinKeepExited when a new process needs the place),
 // and views that share the summaries of processes that made no call since.
 #include "analysis/process_calls.h"
 
@@ -83,6 +84,51 @@ TEST(ProcessCalls, ExitsAreMarkedThenLetGo) {
   // A call after the mark (the pid came back): alive again.
   calls.add(call(p, 8, 5));
   EXPECT_FALSE(calls.view()->processes.at(8).exited);
+}
+
+// Churn at the cap: a new process takes the place of the one gone the longest, once gone
+// for kMinKeepExited; the table never passes its cap and a later process is still tracked.
+TEST(ProcessCalls, ChurnAtTheCapLetsTheOldestExitedGo) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls::Options o;
+  o.max_processes = 4;
+  ProcessCalls calls(o);
+  auto alive = [](std::uint32_t pid) { return pid == 1; };
+  auto t = std::chrono::steady_clock::time_point{};
+  calls.add(call(p, 1, 5));  // lives throughout
+  for (std::uint32_t pid = 100; pid < 2100; ++pid) {
+    calls.add(call(p, pid, 5));
+    calls.sweep(t, alive, 8);  // finds it gone
+    t += ProcessCalls::kMinKeepExited / 2;
+    ASSERT_LE(calls.process_count(), 4u);
+  }
+  auto v = calls.view();
+  EXPECT_EQ(v->overflow_events, 0u) << "every process was tracked";
+  EXPECT_EQ(calls.evicted(), 2000u - 3u);
+  EXPECT_TRUE(v->processes.count(1));
+  EXPECT_TRUE(v->processes.count(2099));
+  EXPECT_FALSE(v->processes.at(1).exited);
+}
+
+// Processes gone for less than kMinKeepExited keep their place: the newcomer is counted only.
+TEST(ProcessCalls, RecentExitsKeepTheirPlace) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls::Options o;
+  o.max_processes = 2;
+  ProcessCalls calls(o);
+  auto none = [](std::uint32_t) { return false; };
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  calls.add(call(p, 1, 5));
+  calls.add(call(p, 2, 5));
+  calls.sweep(t0, none, 8);
+  calls.sweep(t0 + ProcessCalls::kMinKeepExited - std::chrono::seconds(1), none, 8);
+  calls.add(call(p, 3, 5));
+  EXPECT_EQ(calls.view()->overflow_events, 1u);
+  calls.sweep(t0 + ProcessCalls::kMinKeepExited, none, 8);
+  calls.add(call(p, 4, 5));
+  EXPECT_EQ(calls.view()->overflow_events, 1u);
+  EXPECT_EQ(calls.evicted(), 1u);
+  EXPECT_TRUE(calls.view()->processes.count(4));
 }
 
 }  // namespace

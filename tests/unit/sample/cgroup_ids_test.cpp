@@ -5,6 +5,7 @@
 #include "sample/cgroup_ids.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -108,6 +109,20 @@ TEST(CgroupIds, ALineWithThePodWinsOverOneWithout) {
 TEST(CgroupIds, ReadsThisProcessAndNoneForAGonePid) {
   (void)read_cgroup_ids(static_cast<std::uint32_t>(::getpid()));
   EXPECT_EQ(read_cgroup_ids(0x7ffffff0u), CgroupIds{});
+}
+
+// A read that fails after the open (a process that exits while its cgroup file is read
+// gives ESRCH; a directory gives EISDIR, the same path) is no ids, not an exception.
+TEST(CgroupIds, AFailedReadIsNoIds) {
+  char root[] = "/tmp/eacgm-cgroup-XXXXXX";
+  ASSERT_NE(::mkdtemp(root), nullptr);
+  const std::string dir = std::string(root) + "/42/cgroup";
+  ASSERT_EQ(::mkdir((std::string(root) + "/42").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  EXPECT_EQ(read_cgroup_ids(42, root), CgroupIds{});
+  ::rmdir(dir.c_str());
+  ::rmdir((std::string(root) + "/42").c_str());
+  ::rmdir(root);
 }
 
 }  // namespace
