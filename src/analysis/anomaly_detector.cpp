@@ -148,12 +148,35 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
   return flagged_z;
 }
 
-void AnomalyDetector::keep(Anomaly a) {
+bool AnomalyDetector::keep(Anomaly a) {
   ++summary_.total;
-  if (options_.keep == 0) return;
+  if (options_.keep == 0) return false;
+  a.last_ts_ns = a.ts_ns;
+  a.max_dur_ns = a.dur_ns;
+  RepeatKey key{a.pid, a.domain, a.name, a.sampled};
+  if (auto it = newest_.find(key); it != newest_.end() && options_.coalesce_ns > 0) {
+    const std::uint64_t first_seq = next_seq_ - summary_.recent.size();
+    if (it->second >= first_seq) {
+      Anomaly& kept = summary_.recent[it->second - first_seq];
+      if (a.ts_ns <= kept.last_ts_ns + options_.coalesce_ns) {
+        ++kept.repeats;
+        kept.calls += a.calls;
+        kept.last_ts_ns = std::max(kept.last_ts_ns, a.ts_ns);
+        kept.max_dur_ns = std::max(kept.max_dur_ns, a.dur_ns);
+        ++summary_.coalesced;
+        return true;
+      }
+    }
+  }
   if (summary_.recent.size() >= options_.keep) summary_.recent.pop_front();
   summary_.recent.push_back(std::move(a));
-  ++next_seq_;
+  newest_[std::move(key)] = next_seq_++;
+  if (newest_.size() > 2 * options_.keep) {
+    // Keys whose newest anomaly has left the kept ones: nothing to merge into.
+    const std::uint64_t first_seq = next_seq_ - summary_.recent.size();
+    std::erase_if(newest_, [&](const auto& entry) { return entry.second < first_seq; });
+  }
+  return false;
 }
 
 bool AnomalyDetector::add(const CallEvent& event) {
@@ -187,7 +210,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
   a.comm = std::string(event.comm_view());
   a.args.assign(event.args.begin(), event.args.begin() + std::min<std::size_t>(event.nargs, kMaxArgs));
   a.call = std::make_shared<const CallEvent>(event);
-  keep(std::move(a));
+  if (keep(std::move(a))) return true;  // a repeat: its entry's context is the first call's
   if (options_.keep > 0) {
     if (pending_.size() >= kMaxPending) pending_.pop_front();
     pending_.push_back({next_seq_ - 1, event.pid, event.tid, event.ts_ns, event.ts_ns + event.dur_ns});

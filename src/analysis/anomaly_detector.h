@@ -41,8 +41,16 @@
 // enclosed it on its thread (per-call records only; an op's record arrives at its exit,
 // after the calls inside it, so the anomaly is completed when it does).
 //
+// Repeats are coalesced: a flagged call (or sampled bucket) of the same process, function
+// and kind (per call or sampled) as a kept anomaly whose last repeat is at most
+// `coalesce_ns` older is merged into that anomaly (`repeats`, `last_ts_ns`, `max_dur_ns`,
+// `calls`) instead of being kept apart, so a loop that stays slow on a busy machine, or a
+// key that keeps being an outlier, is one entry per window, not hundreds. `total` still
+// counts every flagged call; `coalesced` those merged.
+//
 // Memory is bounded: at most `max_functions` keys (calls of further ones are counted as
-// untracked), the last `keep` anomalies and `keep` intervals.
+// untracked), the last `keep` anomalies and `keep` intervals, and the coalescing index
+// (the newest anomaly of each key among the kept ones: at most 2 x `keep` entries).
 #pragma once
 
 #include <array>
@@ -80,7 +88,11 @@ struct Anomaly {
   std::shared_ptr<const CallEvent> call;
   std::string op;           // the enclosing traced op or Python function, "" when none seen
   bool sampled = false;     // from always-on sampled durations (see above)
-  std::uint64_t calls = 1;  // sampled: the calls of the bucket; else 1
+  std::uint64_t calls = 1;  // the calls it stands for: a sampled bucket's, summed over repeats
+  // Coalesced repeats (see above): the fields above are the first flagged call's.
+  std::uint64_t repeats = 1;     // flagged calls (or sampled buckets) merged into this entry
+  std::uint64_t last_ts_ns = 0;  // the last one's time (ts_ns when alone)
+  std::uint64_t max_dur_ns = 0;  // the slowest one's duration
 };
 
 struct IntervalAnomaly {
@@ -104,6 +116,7 @@ struct AnomalySummary {
   std::size_t functions = 0;          // keys tracked (function and size class)
   std::uint64_t untracked_calls = 0;  // timed calls past max_functions
   std::uint64_t context_updates = 0;  // anomalies whose op was found after they were flagged
+  std::uint64_t coalesced = 0;        // flagged calls merged into an earlier anomaly (repeats)
 };
 
 class AnomalyDetector {
@@ -120,6 +133,7 @@ class AnomalyDetector {
     double tail_ratio = 2;
     double extreme_ratio = 20;
     std::size_t keep = 256;
+    std::uint64_t coalesce_ns = 60'000'000'000;  // repeats within this long merge (0: never)
     std::size_t max_functions = 4096;
   };
   AnomalyDetector() : AnomalyDetector(Options{}) {}
@@ -177,6 +191,7 @@ class AnomalyDetector {
     std::uint64_t end = 0;
   };
   using Key = std::tuple<std::string, std::string, std::size_t>;
+  using RepeatKey = std::tuple<std::uint32_t, std::string, std::string, bool>;  // pid, domain, name, sampled
 
   ProbeEntry* entry_for(const std::shared_ptr<const ProbeInfo>& probe);
   Stats* stats_for(const std::shared_ptr<const ProbeInfo>& probe, ProbeEntry& entry, std::size_t size_class);
@@ -186,7 +201,8 @@ class AnomalyDetector {
   void learn(Stats& s, double x, std::uint64_t weight) const;
   // The upper edge of the bucket holding the learnt durations' 99.9th percentile (ns).
   static double tail_ns(const Stats& s);
-  void keep(Anomaly a);
+  // Keeps a flagged call, or merges it into the kept anomaly it repeats; true when merged.
+  bool keep(Anomaly a);
   void complete_context(const CallEvent& op);
 
   Options options_;
@@ -197,7 +213,8 @@ class AnomalyDetector {
   std::vector<Stats*> touched_;
   std::uint64_t interval_start_ns_ = 0;
   std::deque<Pending> pending_;
-  std::uint64_t next_seq_ = 0;  // the sequence number of the next kept anomaly
+  std::map<RepeatKey, std::uint64_t> newest_;  // the sequence number of each key's newest kept anomaly
+  std::uint64_t next_seq_ = 0;                 // the sequence number of the next kept anomaly
   AnomalySummary summary_;
 };
 

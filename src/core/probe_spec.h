@@ -186,6 +186,10 @@ struct ProbeSpec {
   // Built-in catalogs classify their specs (probe/always_on.cpp); the user's specs stay
   // per call, as written.
   AlwaysOn always_on = AlwaysOn::kPerCall;
+  // A runtime spec standing in for the driver's probes of its operation (one layer per
+  // operation, probe/always_on.h specs_for_mode): attached only while no driver probe of
+  // that operation is attached anywhere, and detached when the first one attaches.
+  bool until_driver = false;
   // What GPU work a call of the probe issues, and for copies the direction when the
   // function fixes it ("HtoD", "DtoH", "DtoD", "HtoA", "AtoH", "AtoD", "DtoA", "AtoA",
   // "peer"); "" where the call's arguments tell (a `kind`, or `src_type`/`dst_type`).

@@ -25,6 +25,15 @@ std::string args_cell(const analysis::Anomaly& a) {
   return out;
 }
 
+// "1", or "N in D": the flagged calls merged into the entry and the time from the first
+// to the last.
+std::string repeats_cell(const analysis::Anomaly& a) {
+  if (a.repeats <= 1) return "1";
+  return fmt::format(
+      "{} in {}", a.repeats,
+      format_duration(static_cast<double>(a.last_ts_ns > a.ts_ns ? a.last_ts_ns - a.ts_ns : 0)));
+}
+
 }  // namespace
 
 std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_rows) {
@@ -32,21 +41,22 @@ std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_
   std::string out = fmt::format("anomalies: {} slow call(s), {} slow interval(s), {} level shift(s)\n",
                                 s.total, s.interval_total, s.level_shifts);
   if (!s.recent.empty()) {
-    std::vector<std::vector<std::string>> rows{
-        {"PID", "TID", "FUNCTION", "BYTES", "DURATION", "MEDIAN", "x MEDIAN", "SCORE", "UNDER", "ARGS"}};
+    std::vector<std::vector<std::string>> rows{{"PID", "TID", "FUNCTION", "BYTES", "DURATION", "MEDIAN",
+                                                "x MEDIAN", "SCORE", "UNDER", "REPEATS", "ARGS"}};
     const std::size_t first = s.recent.size() > max_rows ? s.recent.size() - max_rows : 0;
+    std::uint64_t shown = 0;  // flagged calls the rows stand for
     for (std::size_t i = first; i < s.recent.size(); ++i) {
       const auto& a = s.recent[i];
+      shown += a.repeats;
       rows.push_back(
           {std::to_string(a.pid), a.sampled ? "-" : std::to_string(a.tid), function_cell(a.domain, a.name),
            a.bytes ? format_bytes(a.bytes) : "-", format_duration(static_cast<double>(a.dur_ns)),
            format_duration(a.median_ns),
            fmt::format("{:.0f}", a.median_ns > 0 ? static_cast<double>(a.dur_ns) / a.median_ns : 0.0),
-           fmt::format("{:.1f}", a.score), a.op.empty() ? "-" : a.op, args_cell(a)});
+           fmt::format("{:.1f}", a.score), a.op.empty() ? "-" : a.op, repeats_cell(a), args_cell(a)});
     }
-    out += render_columns(rows, {true, true, false, true, true, true, true, true, false, false});
-    if (first > 0)
-      out += fmt::format("  ({} earlier slow call(s) not shown)\n", s.total - (s.recent.size() - first));
+    out += render_columns(rows, {true, true, false, true, true, true, true, true, false, true, false});
+    if (s.total > shown) out += fmt::format("  ({} earlier slow call(s) not shown)\n", s.total - shown);
   }
   if (!s.intervals.empty()) {
     std::vector<std::vector<std::string>> rows{
@@ -83,7 +93,10 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
                          {"args", a.call ? json_args<json>(*a.call) : json::object()},
                          {"op", a.op.empty() ? json(nullptr) : json(a.op)},
                          {"sampled", a.sampled},
-                         {"calls", a.calls}});
+                         {"calls", a.calls},
+                         {"repeats", a.repeats},
+                         {"last_ts_ns", a.last_ts_ns},
+                         {"max_dur_ns", a.max_dur_ns}});
   }
   json intervals = json::array();
   for (const auto& v : s.intervals) {
@@ -97,10 +110,14 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
                              {"score", v.score},
                              {"median_ns", v.median_ns}});
   }
-  return json{
-      {"calls", std::move(calls)},           {"intervals", std::move(intervals)}, {"total", s.total},
-      {"interval_total", s.interval_total},  {"level_shifts", s.level_shifts},    {"functions", s.functions},
-      {"untracked_calls", s.untracked_calls}};
+  return json{{"calls", std::move(calls)},
+              {"intervals", std::move(intervals)},
+              {"total", s.total},
+              {"interval_total", s.interval_total},
+              {"level_shifts", s.level_shifts},
+              {"functions", s.functions},
+              {"untracked_calls", s.untracked_calls},
+              {"coalesced", s.coalesced}};
 }
 
 }  // namespace eacgm::exporting

@@ -22,23 +22,43 @@
 namespace eacgm::ingest {
 namespace {
 
-// One line when runtime specs were left to the driver's probes of their operations (one
-// layer per operation): which, and what it means for the counts; "" when none were.
-std::string left_to_driver_notice(const std::vector<ProbeSpec>& asked, const std::vector<ProbeSpec>& kept) {
-  std::set<std::string> kept_names;
-  for (const auto& s : kept) kept_names.insert(s.name);
-  std::vector<std::string> left;
-  for (const auto& s : asked) {
-    if (!kept_names.contains(s.name)) left.push_back(s.name);
+// One line per state when runtime specs stand in for the driver's probes of their
+// operations (one layer per operation): those already left to the driver (its probes are
+// attached), and those counted at the runtime until the driver's probes attach; none when
+// none stand in.
+std::vector<std::string> left_to_driver_notices(const std::vector<ProbeSpec>& specs,
+                                                const std::set<probe::DriverOperation>& at_driver,
+                                                TraceMode mode) {
+  std::vector<std::string> left, waiting;
+  for (const auto& s : specs) {
+    if (!s.until_driver) continue;
+    const auto op = probe::driver_operation(s);
+    (op && at_driver.contains(*op) ? left : waiting).push_back(s.name);
   }
-  if (left.empty()) return {};
-  const std::size_t shown = std::min<std::size_t>(left.size(), 4);
-  return fmt::format(
-      "notice: {} runtime function(s) ({}{}) are counted at the driver's probes of the same operations "
-      "(one layer per operation): a runtime call that fails before reaching libcuda is not counted; "
-      "--mode per-call counts both layers",
-      left.size(), fmt::join(left.begin(), left.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
-      left.size() > shown ? ", ..." : "");
+  const auto names = [](const std::vector<std::string>& v) {
+    const std::size_t shown = std::min<std::size_t>(v.size(), 4);
+    return fmt::format("{} runtime function(s) ({}{})", v.size(),
+                       fmt::join(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                       v.size() > shown ? ", ..." : "");
+  };
+  const char* both = mode == TraceMode::kPerCall ? "[trace] one_layer = false traces both layers"
+                                                 : "--mode per-call counts both layers";
+  std::vector<std::string> out;
+  if (!left.empty()) {
+    out.push_back(fmt::format(
+        "notice: {} are counted at the driver's probes of the same operations (one layer per operation): "
+        "a runtime call that fails before reaching libcuda is not counted; {}",
+        names(left), both));
+  }
+  if (!waiting.empty()) {
+    out.push_back(fmt::format(
+        "notice: {} are counted at the runtime until the driver's probes of the same operations attach (no "
+        "libcuda is attached yet), then at the driver's only (one layer per operation; a call under way at "
+        "the "
+        "switch can be counted at both); {}",
+        names(waiting), both));
+  }
+  return out;
 }
 constexpr std::size_t kMaxQueuedHints = 4096;
 }  // namespace
@@ -127,7 +147,6 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->reader_->start();
 
   auto specs = probe::specs_for_mode(options.specs, mode, options.config.one_layer);
-  if (auto line = left_to_driver_notice(options.specs, specs); !line.empty()) s->notice_(line);
   s->attacher_ = std::make_unique<probe::Attacher>(*s->bpf_, s->table_, std::move(specs), s->notice_);
   s->attacher_->set_sample_shift(
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
@@ -135,6 +154,10 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
   s->rescan_python(options.filter_pids ? options.pids : std::vector<int>{});
+  for (const auto& line :
+       left_to_driver_notices(s->attacher_->specs(), s->attacher_->driver_operations(), mode)) {
+    s->notice_(line);
+  }
   s->publish_attach_counts();
   s->next_rescan_ = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<int>(options.config.rescan_interval_s * 1000));

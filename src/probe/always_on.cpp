@@ -3,12 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <set>
 #include <string_view>
-#include <utility>
-
-#include "core/host_wait_kinds.h"
 
 namespace eacgm::probe {
 namespace {
@@ -62,7 +58,7 @@ bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
 
 bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned) {
   const GpuWork w = probe.spec.work;
-  return probe.counted && !pinned_probe(probe, pinned) &&
+  return probe.counted && !probe.spec.until_driver && !pinned_probe(probe, pinned) &&
          (w == GpuWork::kKernel || w == GpuWork::kCopy || w == GpuWork::kMemset);
 }
 
@@ -70,37 +66,27 @@ bool waits_in_calls(const ProbeSpec& spec) {
   return spec.waits || spec.domain == "nccl" || times_every_call(spec);
 }
 
-namespace {
-
-// The operation a call reaches the driver with, as the driver's probes are told apart:
-// its GPU work where it issues some (a synchronous copy is a copy), else its host wait.
-using Operation = std::pair<GpuWork, std::optional<HostWaitKind>>;
-
-std::optional<Operation> operation_of(const ProbeSpec& spec) {
-  if (spec.work != GpuWork::kNone) return Operation{spec.work, std::nullopt};
-  if (auto wait = wait_kind_of_function(spec.name)) return Operation{GpuWork::kNone, wait};
+std::optional<DriverOperation> driver_operation(const ProbeSpec& spec) {
+  if (spec.work != GpuWork::kNone) return DriverOperation{spec.work, std::nullopt};
+  if (auto wait = wait_kind_of_function(spec.name)) return DriverOperation{GpuWork::kNone, wait};
   return std::nullopt;
 }
 
-}  // namespace
-
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode, bool one_layer) {
   // A runtime spec is left to the driver's probes only where the driver catalog's probes
-  // of its operation are attached too (`--probes cuda` alone keeps the runtime's).
-  std::set<Operation> at_driver;
+  // of its operation are selected too (`--probes cuda` alone keeps the runtime's).
+  std::set<DriverOperation> at_driver;
   for (const auto& s : specs) {
-    if (auto op = operation_of(s); op && s.domain == "cuda_driver") at_driver.insert(*op);
+    if (auto op = driver_operation(s); op && s.domain == "cuda_driver") at_driver.insert(*op);
   }
-  const auto left_to_driver = [&](const ProbeSpec& s) {
-    const auto op = operation_of(s);
-    return s.always_on == AlwaysOn::kSkip && op && at_driver.contains(*op);
-  };
-  if (mode == TraceMode::kAlwaysOn || one_layer) std::erase_if(specs, left_to_driver);
   for (auto& s : specs) {
+    const auto op = driver_operation(s);
+    const bool skipped = s.always_on == AlwaysOn::kSkip;
+    s.until_driver = skipped && op && at_driver.contains(*op) && (mode == TraceMode::kAlwaysOn || one_layer);
     if (mode == TraceMode::kPerCall) {
       s.always_on = AlwaysOn::kPerCall;
-    } else if (s.always_on == AlwaysOn::kSkip) {
-      s.always_on = AlwaysOn::kCount;  // no driver probe of its operation: counted here
+    } else if (skipped) {
+      s.always_on = AlwaysOn::kCount;  // counted here (until the driver's probe attaches, if marked)
     }
   }
   return specs;

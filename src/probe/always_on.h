@@ -2,12 +2,15 @@
 // stay per call, and which are left out because another layer sees the same operation.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/call_event.h"
 #include "core/config.h"
+#include "core/host_wait_kinds.h"
 #include "core/probe_spec.h"
 
 namespace eacgm::probe {
@@ -18,7 +21,8 @@ namespace eacgm::probe {
 //   NCCL (communicators, per-call skew), CUDA graphs (capture, nodes, launches),
 //   Python frames and USDT pairs;
 // - skip: runtime launches, copies, memsets and synchronisations, which
-//   always reach the driver's probe of the same operation (one layer per operation);
+//   always reach the driver's probe of the same operation (one layer per operation;
+//   counted at the runtime only while that probe is not attached: specs_for_mode);
 // - count: everything else.
 AlwaysOn always_on_role(const ProbeSpec& spec);
 
@@ -39,7 +43,9 @@ bool pinned_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 // makes once per kernel, not pinned. The other counted probes (events, queries, context
 // and device calls) stay attached and exact: a step makes few of their calls, and the
 // kernel installs and removes probes one by one, so each one cycled costs every period
-// (on a PyTorch process, about 2 ms to remove).
+// (on a PyTorch process, about 2 ms to remove). A runtime probe standing in for the
+// driver's (`until_driver`) is never cycled: its link is the one detached when the
+// driver's probes attach.
 bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 
 // Probes of calls a thread may stay in, on a CPU or not: the CUDA host waits
@@ -49,11 +55,20 @@ bool cycled_probe(const ProbeInfo& probe, const std::set<std::string>& pinned);
 // Python stack sampler ends the thread's stacks in it.
 bool waits_in_calls(const ProbeSpec& spec);
 
+// The operation a call reaches the driver with, as the driver's probes are told apart:
+// its GPU work where it issues some (a synchronous copy is a copy), else its host wait.
+using DriverOperation = std::pair<GpuWork, std::optional<HostWaitKind>>;
+std::optional<DriverOperation> driver_operation(const ProbeSpec& spec);
+
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
-// without the skipped ones whose operation the selected driver probes see (a skipped one
-// with no driver probe of its operation among `specs` is counted instead). `one_layer`:
-// per call too, the skipped ones are left to the driver's probes (`[trace] one_layer`).
-// The user's specs are per call in both (never changed).
+// the skipped ones whose operation the selected driver probes see are marked
+// `until_driver` and counted (a skipped one with no driver probe of its operation among
+// `specs` is counted, unmarked). `one_layer`: per call too, the skipped ones are marked
+// (`[trace] one_layer`). A marked spec counts its calls while no driver probe of its
+// operation is attached anywhere (no libcuda found yet, or none on the machine); the
+// attacher detaches it when one attaches (probe/attacher.h), so in steady state each
+// operation is counted at one layer only. The user's specs are per call in both (never
+// changed).
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode, bool one_layer);
 
 }  // namespace eacgm::probe

@@ -2,10 +2,12 @@
 #include "probe/attacher.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 
 #include "probe/always_on.h"
@@ -67,12 +69,14 @@ void Attacher::scan_processes(const std::vector<int>& pids) {
   for (const auto& f : scan.files) consider(f.path, f.open_path, f.dev, f.inode);
   table_.end_period();
   forget_gone(scan.mapped);
+  scanned_ = true;
 }
 
 void Attacher::scan_no_processes() {
   std::lock_guard<std::mutex> lock(mutex_);
   table_.end_period();
   forget_gone({});
+  scanned_ = true;
 }
 
 void Attacher::scan_process(int pid) {
@@ -182,6 +186,7 @@ void Attacher::release(FileRecord& file) {
   file.cycled_link.reset();
   file.cycled.clear();
   file.links.clear();
+  file.stand_ins.clear();
   for (std::uint32_t id : file.probe_ids) unregister_probe(id);
   if (!file.probe_ids.empty()) {
     --stats_.libraries;
@@ -331,6 +336,10 @@ void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>&
 
 bool Attacher::spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
                           std::uint64_t dev, std::uint64_t inode, bool by_symbol) {
+  if (spec.until_driver) {
+    // Once the driver's probes of its operation are attached, never again.
+    if (auto op = driver_operation(spec); op && at_driver_.contains(*op)) return false;
+  }
   if (library_matches(spec.library, path)) return true;
   // A runtime linked statically: known by what the file defines, not by its name.
   return by_symbol && !spec.also_where_defined.empty() &&
@@ -360,7 +369,12 @@ void Attacher::attach_file(FileRecord& file) {
     return;
   }
   // Resolve every spec first, then attach the file's probes together.
-  std::vector<ProbePoint> entries, exits, counted, cycled;
+  GroupPoints own;  // the file's probes but the runtime's stand-ins for the driver
+  std::vector<ProbePoint>& entries = own.entries;
+  const std::vector<ProbePoint>& exits = own.exits;
+  const std::vector<ProbePoint>& counted = own.counted;
+  std::vector<ProbePoint> cycled;
+  std::map<DriverOperation, GroupPoints> stand_in_points;
   std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
   auto notes = [&]() -> const std::vector<UsdtProbe>& {
     if (!usdt) {
@@ -421,28 +435,103 @@ void Attacher::attach_file(FileRecord& file) {
       info.spec = *spec;
       auto probe = register_probe(std::move(info), fail);
       if (!probe) continue;
+      const ProbePoint point{sym->file_offset, probe->id};
+      const auto op = spec->until_driver ? driver_operation(*spec) : std::nullopt;
+      GroupPoints& group = op ? stand_in_points[*op] : own;
       if (probe->counted) {
-        (probe->cycled ? cycled : counted).push_back({sym->file_offset, probe->id});
+        (probe->cycled ? cycled : group.counted).push_back(point);
         continue;
       }
-      entries.push_back({sym->file_offset, probe->id});
-      if (spec->with_exit) exits.push_back({sym->file_offset, probe->id});
+      group.entries.push_back(point);
+      if (spec->with_exit) group.exits.push_back(point);
     }
   }
   std::size_t attached_here = 0;
   std::size_t uprobes_here = 0;
   std::vector<std::uint32_t> unattached;  // registered, then refused by the kernel
   // Points now on a link of the file's (or waiting for the duty cycle to attach them).
+  auto take = [&](PointLinks got, std::vector<UprobeLink>& links) {
+    attached_here += got.ids.size();
+    uprobes_here += got.uprobes;
+    file.probe_ids.insert(file.probe_ids.end(), got.ids.begin(), got.ids.end());
+    for (auto& link : got.links) links.push_back(std::move(link));
+  };
+  take(attach_per_call(open_path, entries, exits, fail, unattached), file.links);
+  // Counted probes: one session link (the entry, and the return of sampled calls).
+  take(attach_counted(open_path, counted, fail, unattached), file.links);
+  // Cycled probes: a link of their own, which the duty cycle detaches and attaches
+  // again (set_cycled_attached); while they are detached, it waits.
+  if (!cycled.empty()) {
+    std::optional<UprobeLink> link;
+    if (cycled_attached_) {
+      auto r = bpf_.attach_session(open_path, cycled);
+      if (r) {
+        link.emplace(std::move(*r));
+      } else {
+        fail(r.error());
+      }
+    }
+    if (link || !cycled_attached_) {
+      file.cycled_link = std::move(link);
+      attached_here += cycled.size();
+      uprobes_here += cycled.size();
+      for (const auto& point : cycled) file.probe_ids.push_back(point.probe_id);
+      file.cycled = std::move(cycled);
+    } else {
+      for (const auto& point : cycled) unattached.push_back(point.probe_id);
+    }
+  }
+  // The runtime's stand-ins for the driver: links of their own per operation, so that
+  // those of one operation can be detached alone (leave_to_driver).
+  for (auto& [op, points] : stand_in_points) {
+    StandIn& stand_in = file.stand_ins[op];
+    const std::size_t before = uprobes_here;
+    const std::size_t ids_before = file.probe_ids.size();
+    take(attach_per_call(open_path, points.entries, points.exits, fail, unattached), stand_in.links);
+    take(attach_counted(open_path, points.counted, fail, unattached), stand_in.links);
+    stand_in.uprobes += uprobes_here - before;
+    stand_in.probe_ids.insert(stand_in.probe_ids.end(),
+                              file.probe_ids.begin() + static_cast<std::ptrdiff_t>(ids_before),
+                              file.probe_ids.end());
+    if (stand_in.probe_ids.empty()) file.stand_ins.erase(op);
+  }
+  // Ids the kernel refused go back at once.
+  for (std::uint32_t id : unattached) unregister_probe(id);
+  if (gated && attached_here > 0) hold_entry_gate(file, *elf, notes(), fail, uprobes_here);
+  file.uprobes += uprobes_here;
+  stats_.uprobes += uprobes_here;
+  stats_.probes += attached_here;
+  if (attached_here > 0) {
+    ++stats_.libraries;
+    notice_(fmt::format("attached {} probes to {}", attached_here, path));
+  }
+  // The driver's probes of an operation attached: its runtime stand-ins step aside.
+  std::set<DriverOperation> now_at_driver;
+  for (std::uint32_t id : file.probe_ids) {
+    auto probe = table_.get(id);
+    if (!probe || probe->spec.domain != "cuda_driver") continue;
+    if (auto op = driver_operation(probe->spec); op && !at_driver_.contains(*op)) now_at_driver.insert(*op);
+  }
+  if (!now_at_driver.empty()) {
+    at_driver_.insert(now_at_driver.begin(), now_at_driver.end());
+    leave_to_driver(now_at_driver, path);
+  }
+}
+
+Attacher::PointLinks Attacher::attach_per_call(const std::string& open_path, std::vector<ProbePoint> entries,
+                                               const std::vector<ProbePoint>& exits,
+                                               const std::function<void(const std::string&)>& fail,
+                                               std::vector<std::uint32_t>& unattached) {
+  PointLinks out;
   auto attached = [&](const std::vector<ProbePoint>& points, std::size_t uprobes) {
-    attached_here += points.size();
-    uprobes_here += uprobes;
-    for (const auto& point : points) file.probe_ids.push_back(point.probe_id);
+    out.uprobes += uprobes;
+    for (const auto& point : points) out.ids.push_back(point.probe_id);
   };
   if (bpf_.has_session() && !entries.empty()) {
     // One session link: entries and the returns they ask for (bpf/trace.bpf.c on_entry).
     auto r = bpf_.attach_calls(open_path, entries);
     if (r) {
-      file.links.push_back(std::move(*r));
+      out.links.push_back(std::move(*r));
       attached(entries, entries.size());
       entries.clear();
     }
@@ -458,42 +547,11 @@ void Attacher::attach_file(FileRecord& file) {
     if (exits.empty() || exit_link) {
       auto r = bpf_.attach_multi(open_path, entries, false);
       if (r) {
-        file.links.push_back(std::move(*r));
-        if (exit_link) file.links.push_back(std::move(*exit_link));
+        out.links.push_back(std::move(*r));
+        if (exit_link) out.links.push_back(std::move(*exit_link));
         attached(entries, entries.size() + exits.size());
         entries.clear();
       }
-    }
-  }
-  // Counted probes: one session link (the entry, and the return of sampled calls).
-  if (!counted.empty()) {
-    auto r = bpf_.attach_session(open_path, counted);
-    if (r) {
-      file.links.push_back(std::move(*r));
-      attached(counted, counted.size());
-    } else {
-      fail(r.error());
-      for (const auto& point : counted) unattached.push_back(point.probe_id);
-    }
-  }
-  // Cycled probes: a link of their own, which the duty cycle detaches and attaches
-  // again (set_cycled_attached); while they are detached, it waits.
-  if (!cycled.empty()) {
-    std::optional<UprobeLink> link;
-    if (cycled_attached_) {
-      auto r = bpf_.attach_session(open_path, cycled);
-      if (r) {
-        link.emplace(std::move(*r));
-      } else {
-        fail(r.error());
-      }
-    }
-    if (link || !cycled_attached_) {
-      file.cycled_link = std::move(link);
-      attached(cycled, cycled.size());
-      file.cycled = std::move(cycled);
-    } else {
-      for (const auto& point : cycled) unattached.push_back(point.probe_id);
     }
   }
   // Per-probe links: kernels without uprobe_multi, or a batch the kernel refused
@@ -517,25 +575,81 @@ void Attacher::attach_file(FileRecord& file) {
       unattached.push_back(point.probe_id);
       continue;
     }
-    file.links.push_back(std::move(*entry));
-    ++uprobes_here;
+    out.links.push_back(std::move(*entry));
+    ++out.uprobes;
     if (exit) {
-      file.links.push_back(std::move(*exit));
-      ++uprobes_here;
+      out.links.push_back(std::move(*exit));
+      ++out.uprobes;
     }
-    file.probe_ids.push_back(point.probe_id);
-    ++attached_here;
+    out.ids.push_back(point.probe_id);
   }
-  // Ids the kernel refused go back at once.
-  for (std::uint32_t id : unattached) unregister_probe(id);
-  if (gated && attached_here > 0) hold_entry_gate(file, *elf, notes(), fail, uprobes_here);
-  file.uprobes += uprobes_here;
-  stats_.uprobes += uprobes_here;
-  stats_.probes += attached_here;
-  if (attached_here > 0) {
-    ++stats_.libraries;
-    notice_(fmt::format("attached {} probes to {}", attached_here, path));
+  return out;
+}
+
+Attacher::PointLinks Attacher::attach_counted(const std::string& open_path,
+                                              const std::vector<ProbePoint>& points,
+                                              const std::function<void(const std::string&)>& fail,
+                                              std::vector<std::uint32_t>& unattached) {
+  PointLinks out;
+  if (points.empty()) return out;
+  auto r = bpf_.attach_session(open_path, points);
+  if (!r) {
+    fail(r.error());
+    for (const auto& point : points) unattached.push_back(point.probe_id);
+    return out;
   }
+  out.links.push_back(std::move(*r));
+  out.uprobes = points.size();
+  for (const auto& point : points) out.ids.push_back(point.probe_id);
+  return out;
+}
+
+void Attacher::leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path) {
+  std::set<std::string> functions;
+  std::size_t probes = 0, files = 0;
+  for (auto& [key, file] : files_) {
+    bool any = false;
+    for (auto it = file.stand_ins.begin(); it != file.stand_ins.end();) {
+      if (!ops.contains(it->first)) {
+        ++it;
+        continue;
+      }
+      StandIn& stand_in = it->second;
+      stand_in.links.clear();  // links first: once they are gone no new call is counted here
+      for (std::uint32_t id : stand_in.probe_ids) {
+        if (auto probe = table_.get(id)) functions.insert(probe->function);
+        unregister_probe(id);
+        std::erase(file.probe_ids, id);
+      }
+      probes += stand_in.probe_ids.size();
+      stats_.probes -= stand_in.probe_ids.size();
+      stats_.uprobes -= stand_in.uprobes;
+      file.uprobes -= stand_in.uprobes;
+      any = true;
+      it = file.stand_ins.erase(it);
+    }
+    if (!any) continue;
+    ++files;
+    if (file.probe_ids.empty()) --stats_.libraries;
+  }
+  stats_.stand_ins_detached += probes;
+  // At start (the loader cache lists libcudart and libcuda both) the session says where
+  // each operation is counted; later, the switch is said when it happens.
+  if (probes == 0 || !scanned_) return;
+  const std::size_t shown = std::min<std::size_t>(functions.size(), 4);
+  notice_(fmt::format(
+      "notice: the driver's probes attached to {}: {} runtime probe(s) of the same operations ({}{}) "
+      "detached from {} file(s); those calls are counted at the driver from now on (one layer per operation)",
+      driver_path, probes,
+      fmt::join(std::vector<std::string>(functions.begin(),
+                                         std::next(functions.begin(), static_cast<std::ptrdiff_t>(shown))),
+                ", "),
+      functions.size() > shown ? ", ..." : "", files));
+}
+
+std::set<DriverOperation> Attacher::driver_operations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return at_driver_;
 }
 
 void Attacher::hold_entry_gate(FileRecord& file, const ElfSymbolTable& elf,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/probe_spec.h"
+#include "probe/always_on.h"
 #include "probe/bpf_tracer.h"
 #include "probe/defined_symbols.h"
 #include "probe/library_scan.h"
@@ -36,6 +37,7 @@ struct AttachStats {
   std::set<std::string> resolved_specs;              // spec names attached somewhere
   std::map<std::string, std::string> unresolved_in;  // spec name -> a library lacking it
   std::set<std::string> library_matched;             // spec names whose library pattern matched a file
+  std::size_t stand_ins_detached = 0;                // runtime probes left to the driver's (until_driver)
 };
 
 // What the attacher knows of one library file it has considered (by (dev, inode)).
@@ -107,6 +109,11 @@ class Attacher {
   Status set_cycled_attached(bool attached);
   // Ids of the probes attached now.
   std::vector<std::uint32_t> attached_probe_ids() const;
+  // The operations whose driver probes (the cuda_driver catalog's) have been attached to
+  // a file since the start. The runtime's probes standing in for them
+  // (ProbeSpec::until_driver) were detached when the first one attached (their calls
+  // from then on are counted at the driver) and are not attached to files found later.
+  std::set<DriverOperation> driver_operations() const;
 
   AttachStats stats() const;
   std::vector<AttachedFileInfo> files() const;
@@ -114,6 +121,23 @@ class Attacher {
 
  private:
   using FileKey = std::pair<std::uint64_t, std::uint64_t>;  // (dev, inode)
+  // The runtime's probes of one operation standing in for the driver's in one file: links
+  // of their own, so that they can be detached alone.
+  struct StandIn {
+    std::vector<UprobeLink> links;
+    std::vector<std::uint32_t> probe_ids;
+    std::size_t uprobes = 0;
+  };
+  // A file's resolved points of one group, before they are attached.
+  struct GroupPoints {
+    std::vector<ProbePoint> entries, exits, counted;
+  };
+  // What a group's attach made: its links, the ids on them, the kernel uprobes.
+  struct PointLinks {
+    std::vector<UprobeLink> links;
+    std::vector<std::uint32_t> ids;
+    std::size_t uprobes = 0;
+  };
   struct FileRecord {
     std::string path;
     std::string open_path;
@@ -123,7 +147,8 @@ class Attacher {
     std::vector<UprobeLink> links;
     std::vector<ProbePoint> cycled;         // counted probes the duty cycle switches
     std::optional<UprobeLink> cycled_link;  // their link while they are attached
-    std::vector<std::uint32_t> probe_ids;   // attached probes
+    std::vector<std::uint32_t> probe_ids;   // attached probes (the stand-ins' too)
+    std::map<DriverOperation, StandIn> stand_ins;
     std::size_t uprobes = 0;
   };
 
@@ -135,6 +160,19 @@ class Attacher {
   bool spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
                   std::uint64_t dev, std::uint64_t inode, bool by_symbol);
   void attach_loader(FileRecord& file);
+  // Per-call points: one session link, else an entry and a return link, else a link per
+  // probe; the ids the kernel refused go to `unattached`.
+  PointLinks attach_per_call(const std::string& open_path, std::vector<ProbePoint> entries,
+                             const std::vector<ProbePoint>& exits,
+                             const std::function<void(const std::string&)>& fail,
+                             std::vector<std::uint32_t>& unattached);
+  // Counted points: one session link.
+  PointLinks attach_counted(const std::string& open_path, const std::vector<ProbePoint>& points,
+                            const std::function<void(const std::string&)>& fail,
+                            std::vector<std::uint32_t>& unattached);
+  // Detaches every file's stand-ins for these operations (the driver's probes of them
+  // just attached to `driver_path`) and releases their ids.
+  void leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path);
   // Registers a probe in the table and the BPF map; nullptr (and a failure) if refused.
   std::shared_ptr<const ProbeInfo> register_probe(ProbeInfo info,
                                                   const std::function<void(const std::string&)>& fail);
@@ -163,6 +201,8 @@ class Attacher {
   std::uint8_t sample_shift_ = 4;
   std::set<std::string> pinned_;
   bool cycled_attached_ = true;
+  std::set<DriverOperation> at_driver_;  // operations whose driver probes have attached
+  bool scanned_ = false;                 // a whole scan is done: start-up is over
   DefinedSymbols defined_;
 };
 

@@ -1,7 +1,8 @@
 // Integration tests (root, real eBPF uprobes): anomalies end to end. slow_calls calls
 // slow_step() in a user library (libeacgm_slow), traced by a `[[probe]]` of the config
-// file; some calls are planted slow. `eacgm run` must flag exactly the planted calls,
-// and a slow stretch whose calls are each below the per-call ratio as a slow interval.
+// file; some calls are planted slow. `eacgm run` must flag exactly the planted calls (one
+// entry, their repeats coalesced), and a slow stretch whose calls are each below the per-call ratio as a slow
+// interval.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -58,6 +59,9 @@ TEST(Anomalies, RunFlagsExactlyThePlantedSlowCalls) {
   const auto planted = planted_indices(err);
   ASSERT_EQ(planted, (std::set<std::uint64_t>{250, 300, 350, 400, 450})) << err;
   const json& a = doc.at("anomalies");
+  // The five slow calls of the one process and function, within a minute: one entry,
+  // the first of them, with the others counted as its repeats.
+  ASSERT_EQ(a.at("calls").size(), 1u) << a.dump(1);
   std::set<std::uint64_t> flagged;
   for (const json& call : a.at("calls")) {
     EXPECT_EQ(call.at("name"), "slow_step") << call.dump();
@@ -67,10 +71,17 @@ TEST(Anomalies, RunFlagsExactlyThePlantedSlowCalls) {
     EXPECT_GE(call.at("dur_ns").get<std::uint64_t>(), 200'000'000u) << call.dump();
     EXPECT_GT(call.at("score").get<double>(), 6) << call.dump();
     EXPECT_FALSE(call.at("sampled").get<bool>());
+    EXPECT_EQ(call.at("repeats"), planted.size()) << call.dump();
+    EXPECT_EQ(call.at("calls"), planted.size()) << call.dump();
+    EXPECT_GE(call.at("max_dur_ns").get<std::uint64_t>(), call.at("dur_ns").get<std::uint64_t>());
+    // 4 x 50 calls of ~2 ms from the first planted call to the last.
+    EXPECT_GE(call.at("last_ts_ns").get<std::uint64_t>() - call.at("ts_ns").get<std::uint64_t>(),
+              400'000'000u);
     flagged.insert(call.at("args").at("index").get<std::uint64_t>());
   }
-  EXPECT_EQ(flagged, planted) << a.dump(1);
+  EXPECT_EQ(flagged, std::set<std::uint64_t>{*planted.begin()}) << a.dump(1);
   EXPECT_EQ(a.at("total"), planted.size());
+  EXPECT_EQ(a.at("coalesced"), planted.size() - 1);
   EXPECT_EQ(a.at("level_shifts"), 0);
 }
 

@@ -206,8 +206,6 @@ TEST(TraceCuda, LaunchedCommandIsHeldUntilLateLibrariesAreAttached) {
 }
 
 TEST(TraceCuda, RunPrintsPerFunctionSummary) {
-  // Per call: without a GPU the runtime's calls fail before they reach the driver,
-  // which is the layer always-on mode counts.
   Subprocess eacgm({bin("eacgm"), "run", "--mode", "per-call", "--", bin("cuda_calls"), "--repeat", "10"});
   EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
   std::string out = eacgm.out();
@@ -219,29 +217,89 @@ TEST(TraceCuda, RunPrintsPerFunctionSummary) {
   EXPECT_NE(out.find("accounting: events=111 drops=0 lost_exits=0"), std::string::npos) << out;
 }
 
+std::string fake_libcuda() { return bin("fake_libcuda/libcuda.so.1"); }
+
+// The calls of `cuda_calls --repeat n --driver LIBCUDA --driver-after k`: the runtime's
+// launches, copies and synchronisations of the first k repetitions (counted at the
+// runtime: no driver probe is attached yet), its allocations and frees of all n (per
+// call in both layers' modes), and the 3 driver launches of each repetition from k on.
+// The runtime's later launches, copies and synchronisations are left to the driver's
+// probes, which they never reach here (no GPU: they fail in the runtime).
+std::map<std::string, int> before_and_after_the_driver(int n, int k) {
+  std::map<std::string, int> m;
+  for (const auto& [name, per] : kCallsPerRepeat) {
+    m[name] = per * (name == "cudaMalloc" || name == "cudaFree" ? n : k);
+  }
+  m["cuLaunchKernel"] = 3 * (n - k);
+  return m;
+}
+
+std::map<std::string, int> calls_of(const json& run_doc) {
+  std::map<std::string, int> calls;
+  for (const auto& f : run_doc["functions"]) {
+    calls[f["function"].get<std::string>()] = f["calls"].get<int>();
+  }
+  return calls;
+}
+
+// The default mode counts one layer per operation: without a driver (none here) the
+// runtime's launches, copies and synchronisations are counted at the runtime, all of them.
+TEST(TraceCuda, AlwaysOnCountsTheRuntimesCallsWhileNoDriverIsProbed) {
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--", bin("cuda_calls"), "--repeat", "10"});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  std::map<std::string, int> calls = calls_of(json::parse(eacgm.out()));
+  calls.erase("__cudaRegisterFunction");
+  EXPECT_EQ(calls, times(10, false)) << eacgm.err();
+  EXPECT_NE(
+      eacgm.err().find("are counted at the runtime until the driver's probes of the same operations attach"),
+      std::string::npos)
+      << eacgm.err();
+}
+
+// A driver found late (loaded by path, as from outside the loader cache): from the moment
+// its probes attach, the runtime's launches, copies and synchronisations are left to them,
+// so a call is never counted at both layers.
+TEST(TraceCuda, TheRuntimeStopsCountingAnOperationWhenTheDriversProbesOfItAttach) {
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--", bin("cuda_calls"), "--repeat", "5",
+                    "--driver", fake_libcuda(), "--driver-after", "2"});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  std::map<std::string, int> calls = calls_of(json::parse(eacgm.out()));
+  for (const auto& [name, n] : before_and_after_the_driver(5, 2))
+    EXPECT_EQ(calls[name], n) << name << "\n" << eacgm.err();
+  EXPECT_TRUE(std::regex_search(
+      eacgm.err(),
+      std::regex(
+          R"(the driver's probes attached to \S*fake_libcuda/libcuda\.so\.1: \d+ runtime probe\(s\) of the same )"
+          R"(operations \(cuda\w+(, cuda\w+)*(, \.\.\.)?\) detached from \d+ file\(s\))")))
+      << eacgm.err();
+}
+
 // `[trace] one_layer = true`: per call, the runtime's launches, copies and
-// synchronisations are left to the driver's probes (here the machine has no GPU, so they
-// never reach it), while its allocations stay traced; without the driver catalog the
-// runtime's own probes are what sees them, one layer or not.
+// synchronisations are left to the driver's probes once they are attached (here: none
+// until the program loads the fake driver), while its allocations stay traced; without
+// the driver catalog the runtime's own probes are what sees them, one layer or not.
 TEST(TraceCuda, OneLayerLeavesTheRuntimesOperationsToTheDriversProbes) {
   const std::string dir = temp_dir();
   std::ofstream(dir + "/one_layer.toml") << "[trace]\none_layer = true\n";
-  const auto traced = [&](const std::vector<std::string>& probes) {
+  const auto traced = [&](const std::vector<std::string>& probes, const std::vector<std::string>& program) {
     std::vector<std::string> argv{bin("eacgm"), "trace", "--no-gpu", "--config", dir + "/one_layer.toml"};
     argv.insert(argv.end(), probes.begin(), probes.end());
     argv.insert(argv.end(), {"-o", dir + "/events.jsonl", "--", bin("cuda_calls"), "--repeat", "3"});
+    argv.insert(argv.end(), program.begin(), program.end());
     Subprocess eacgm(argv);
     EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
-    // Said in one line when a layer is left to the other (not with the runtime alone).
-    EXPECT_EQ(
-        eacgm.err().find("are counted at the driver's probes of the same operations") != std::string::npos,
-        probes.empty())
+    // Said in one line when a layer stands in for the other (not with the runtime alone).
+    EXPECT_EQ(eacgm.err().find("are counted at the runtime until the driver's probes") != std::string::npos,
+              probes.empty())
         << eacgm.err();
-    return count_by_name(parse_events(read_file(dir + "/events.jsonl")));
+    auto counts = count_by_name(parse_events(read_file(dir + "/events.jsonl")));
+    counts.erase("__cudaRegisterFunction");
+    return counts;
   };
-  EXPECT_EQ(traced({}),
-            (std::map<std::string, int>{{"__cudaRegisterFunction", 1}, {"cudaMalloc", 6}, {"cudaFree", 6}}));
-  EXPECT_EQ(traced({"--probes", "cuda"}), times(3));
+  EXPECT_EQ(traced({}, {}), times(3, false));
+  EXPECT_EQ(traced({}, {"--driver", fake_libcuda(), "--driver-after", "1"}),
+            before_and_after_the_driver(3, 1));
+  EXPECT_EQ(traced({"--probes", "cuda"}, {}), times(3, false));
 }
 
 TEST(TraceCuda, AlwaysOnCountsTheRuntimesLaunchesWhereTheDriverIsNotProbed) {

@@ -4,10 +4,15 @@
 // but they still enter libcudart, so the probes fire.
 //
 // Usage: cuda_calls [--wait-file PATH] [--repeat N] [--exit-file PATH]
+//                   [--driver LIBCUDA --driver-after R]
 //   --wait-file: print "ready <pid>" and wait until PATH exists before calling.
 //   --exit-file: print "calls done" and wait until PATH exists before exiting (so a
 //                tracer can still read /proc/<pid>/maps for names).
+//   --driver: before repetition R (default 0), dlopen LIBCUDA (a driver found late, as
+//             one outside the loader cache is), and from then on also make 3 launches
+//             per repetition through its cuLaunchKernel, as the runtime's would reach it.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,10 +31,17 @@ int main(int argc, char** argv) {
   const char* wait_file = nullptr;
   const char* exit_file = nullptr;
   int repeat = 1;
+  const char* driver = nullptr;
+  int driver_after = 0;
+  using CuLaunchKernel = int (*)(const void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, void*, void**, void**);
+  CuLaunchKernel cu_launch_kernel = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--wait-file") && i + 1 < argc) wait_file = argv[++i];
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--exit-file") && i + 1 < argc) exit_file = argv[++i];
+    if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
+    if (!std::strcmp(argv[i], "--driver-after") && i + 1 < argc) driver_after = std::atoi(argv[++i]);
   }
   if (wait_file) {
     std::printf("ready %d\n", getpid());
@@ -38,6 +50,19 @@ int main(int argc, char** argv) {
   }
   void* fake_stream = reinterpret_cast<void*>(0x5000);
   for (int r = 0; r < repeat; ++r) {
+    if (driver && r == driver_after) {
+      void* lib = dlopen(driver, RTLD_NOW | RTLD_LOCAL);
+      cu_launch_kernel = lib ? reinterpret_cast<CuLaunchKernel>(dlsym(lib, "cuLaunchKernel")) : nullptr;
+      if (!cu_launch_kernel) {
+        std::fprintf(stderr, "cuda_calls: no cuLaunchKernel in %s\n", driver);
+        return 3;
+      }
+    }
+    // 3 driver launches (same shape and stream as the runtime's) once the driver is loaded.
+    for (int i = 0; cu_launch_kernel && i < 3; ++i) {
+      std::printf("cuLaunchKernel ret=%d\n", cu_launch_kernel(reinterpret_cast<const void*>(0xf00d), 2, 3, 4,
+                                                              32, 4, 1, 128, fake_stream, nullptr, nullptr));
+    }
     // 3 launches: grid (2,3,4), block (32,4,1), 128 B shared memory, stream 0x5000.
     for (int i = 0; i < 3; ++i) {
       int* out = nullptr;

@@ -2,11 +2,13 @@
 // 100k clean log-normal calls flag no call and no interval; nothing is flagged during the
 // warm-up; a sustained slowdown below the per-call ratio is a slow interval; a lasting
 // shift is learnt again; an outlier does not hide the next; sizes are judged apart;
-// sampled buckets are judged; the enclosing op completes an anomaly; memory is capped.
+// sampled buckets are judged; the enclosing op completes an anomaly; repeats of a
+// process's function are coalesced into one entry per window; memory is capped.
 #include "analysis/anomaly_detector.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -39,8 +41,15 @@ std::uint64_t lognormal(std::mt19937_64& rng) {
   return static_cast<std::uint64_t>(d(rng)) + 1;
 }
 
+// Each flagged call kept apart (no coalescing of repeats).
+AnomalyDetector::Options apart() {
+  AnomalyDetector::Options o;
+  o.coalesce_ns = 0;
+  return o;
+}
+
 TEST(AnomalyDetector, FindsPlantedOutliers) {
-  AnomalyDetector detector;
+  AnomalyDetector detector(apart());
   auto p = probe("cudaMemcpy");
   std::mt19937_64 rng(1);
   std::vector<std::uint64_t> planted_at;
@@ -255,7 +264,7 @@ TEST(AnomalyDetector, NeedsTenTimesTheMedianAsWellAsTheScore) {
 }
 
 TEST(AnomalyDetector, MemoryIsBounded) {
-  AnomalyDetector::Options o;
+  AnomalyDetector::Options o = apart();
   o.max_functions = 100;
   o.keep = 5;
   o.warmup = 10;
@@ -276,6 +285,100 @@ TEST(AnomalyDetector, MemoryIsBounded) {
   }
   EXPECT_GE(detector.summary().total, 5u);
   EXPECT_EQ(detector.summary().recent.size(), 5u);
+}
+
+constexpr std::uint64_t kMs = 1'000'000;
+
+// A loop whose every call fails at once on a busy machine: one call in 50 is held off
+// the CPU for 100 times its usual time. Hundreds of flagged calls of one process and
+// function are one entry, with their count, first and last time and the slowest.
+TEST(AnomalyDetector, AUniformlySlowLoopIsOneEntryWithItsCount) {
+  AnomalyDetector detector;
+  auto p = probe("cudaMalloc");
+  std::mt19937_64 rng(13);
+  std::uint64_t flagged = 0, last = 0, slowest = 0;
+  for (std::uint64_t i = 0; i < 20'000; ++i) {
+    const std::uint64_t ts = 1'000 * kMs + i * kMs / 2;  // 10 s of calls
+    const std::uint64_t dur = (i > 500 && i % 50 == 0) ? 100 * lognormal(rng) : lognormal(rng);
+    if (detector.add(call(p, dur, ts))) {
+      ++flagged;
+      last = ts;
+      slowest = std::max(slowest, dur);
+    }
+  }
+  const auto& s = detector.summary();
+  ASSERT_GE(flagged, 300u);
+  EXPECT_EQ(s.total, flagged);
+  ASSERT_EQ(s.recent.size(), 1u);
+  const Anomaly& a = s.recent[0];
+  EXPECT_EQ(a.repeats, flagged);
+  EXPECT_EQ(a.calls, flagged);
+  EXPECT_EQ(a.last_ts_ns, last);
+  EXPECT_EQ(a.max_dur_ns, slowest);
+  EXPECT_LT(a.ts_ns, a.last_ts_ns);
+  EXPECT_EQ(s.coalesced, flagged - 1);
+}
+
+// Repeats merge per process, function and kind, within the window of the entry's last one.
+TEST(AnomalyDetector, RepeatsMergePerProcessFunctionAndKindWithinTheWindow) {
+  AnomalyDetector::Options o;
+  o.coalesce_ns = 10'000 * kMs;
+  AnomalyDetector detector(o);
+  auto p = probe("cudaMemcpy");
+  for (int i = 0; i < 1000; ++i) detector.add(call(p, 20'000 + i % 5));
+  const auto slow = [&](std::uint32_t pid, std::uint64_t ts) {
+    CallEvent e = call(p, 5'000'000, ts);
+    e.pid = pid;
+    EXPECT_TRUE(detector.add(e));
+  };
+  slow(42, 1'000 * kMs);
+  slow(42, 9'000 * kMs);   // within 10 s of the first
+  slow(42, 18'000 * kMs);  // within 10 s of the last: the window follows the repeats
+  slow(43, 18'500 * kMs);  // another process
+  slow(42, 40'000 * kMs);  // a quiet 22 s: a new entry
+  CallTimings t;           // a sampled bucket of the same function: another kind
+  t.pid = 42;
+  t.probe = p;
+  t.count = 4;
+  t.sum_ns = 4 * 5'000'000;
+  EXPECT_TRUE(detector.add(t, 40'001 * kMs));
+  const auto& s = detector.summary();
+  EXPECT_EQ(s.total, 6u);
+  ASSERT_EQ(s.recent.size(), 4u);
+  EXPECT_EQ(s.recent[0].repeats, 3u);
+  EXPECT_EQ(s.recent[0].ts_ns, 1'000 * kMs);
+  EXPECT_EQ(s.recent[0].last_ts_ns, 18'000 * kMs);
+  EXPECT_EQ(s.recent[1].pid, 43u);
+  EXPECT_EQ(s.recent[1].repeats, 1u);
+  EXPECT_EQ(s.recent[1].last_ts_ns, s.recent[1].ts_ns);
+  EXPECT_EQ(s.recent[2].repeats, 1u);
+  EXPECT_EQ(s.recent[2].ts_ns, 40'000 * kMs);
+  EXPECT_TRUE(s.recent[3].sampled);
+  EXPECT_EQ(s.recent[3].calls, 4u);
+  EXPECT_EQ(s.coalesced, 2u);
+}
+
+// Many processes failing slowly: the kept entries and the index of their keys stay bounded.
+TEST(AnomalyDetector, CoalescingIsBounded) {
+  AnomalyDetector::Options o;
+  o.keep = 8;
+  AnomalyDetector detector(o);
+  auto p = probe("cudaMemcpy");
+  for (int i = 0; i < 1000; ++i) detector.add(call(p, 20'000 + i % 5));
+  for (std::uint32_t pid = 1; pid <= 1000; ++pid) {
+    for (int k = 0; k < 3; ++k) {
+      CallEvent e = call(p, 5'000'000, pid * kMs + static_cast<std::uint64_t>(k));
+      e.pid = pid;
+      EXPECT_TRUE(detector.add(e));
+    }
+    for (int j = 0; j < 5; ++j) detector.add(call(p, 20'000 + j));  // no level shift
+  }
+  const auto& s = detector.summary();
+  EXPECT_EQ(s.total, 3000u);
+  ASSERT_EQ(s.recent.size(), 8u);
+  for (const auto& a : s.recent) EXPECT_EQ(a.repeats, 3u) << a.pid;
+  EXPECT_EQ(s.recent.back().pid, 1000u);
+  EXPECT_EQ(s.coalesced, 2000u);
 }
 
 TEST(AnomalyDetector, LoadTimeRegistrationsAreNotJudged) {

@@ -40,6 +40,10 @@ analysis::AnomalySummary found() {
   call->args[1] = 255;
   a.call = call;
   a.op = "aten::_local_scalar_dense";
+  a.repeats = 3;  // two more flagged calls merged into it, the last 1.5 s later
+  a.calls = 3;
+  a.last_ts_ns = 5 + 1'500'000'000;
+  a.max_dur_ns = 30'000'000;
   s.recent.push_back(a);
   analysis::Anomaly b;
   b.pid = 12;
@@ -52,7 +56,7 @@ analysis::AnomalySummary found() {
   b.calls = 3;
   s.recent.push_back(b);
   s.intervals.push_back({1'000'000'000, 2'000'000'000, "user", "slow_step", 0, 333, 2.9, 310.2, 1'060'000});
-  s.total = 7;
+  s.total = 9;
   s.interval_total = 1;
   s.functions = 4;
   return s;
@@ -62,23 +66,25 @@ TEST(AnomalyReport, NothingFlaggedIsNoTable) { EXPECT_EQ(render_anomalies({}), "
 
 TEST(AnomalyReport, TableShowsTheLatestCallsAndIntervals) {
   const std::string text = render_anomalies(found(), 1);
-  EXPECT_NE(text.find("anomalies: 7 slow call(s), 1 slow interval(s), 0 level shift(s)"), std::string::npos)
+  EXPECT_NE(text.find("anomalies: 9 slow call(s), 1 slow interval(s), 0 level shift(s)"), std::string::npos)
       << text;
   EXPECT_EQ(text.find("cudaMemcpyAsync"), std::string::npos) << "only the latest row fits: " << text;
   EXPECT_NE(text.find("cuda_driver:cuLaunchKernel"), std::string::npos) << text;
   EXPECT_NE(text.find("3 sampled call(s)"), std::string::npos) << text;
-  EXPECT_NE(text.find("(6 earlier slow call(s) not shown)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(8 earlier slow call(s) not shown)"), std::string::npos) << text;
   EXPECT_NE(text.find("user:slow_step"), std::string::npos) << text;
   EXPECT_NE(text.find("2.9"), std::string::npos) << text;
   const std::string all = render_anomalies(found());
   EXPECT_NE(all.find("aten::_local_scalar_dense"), std::string::npos) << all;
   EXPECT_NE(all.find("0x1 0xff"), std::string::npos) << all;
   EXPECT_NE(all.find("1000"), std::string::npos) << "20 ms over a 20 us median: " << all;
+  EXPECT_NE(all.find("3 in 1.50 s"), std::string::npos) << "its repeats: " << all;
+  EXPECT_NE(all.find("(5 earlier slow call(s) not shown)"), std::string::npos) << "9 less 3 + 1: " << all;
 }
 
 TEST(AnomalyReport, JsonHasTheDocumentedFields) {
   const nlohmann::json j = anomalies_json(found());
-  EXPECT_EQ(j.at("total"), 7);
+  EXPECT_EQ(j.at("total"), 9);
   EXPECT_EQ(j.at("interval_total"), 1);
   EXPECT_EQ(j.at("functions"), 4);
   ASSERT_EQ(j.at("calls").size(), 2u);
@@ -93,6 +99,10 @@ TEST(AnomalyReport, JsonHasTheDocumentedFields) {
   EXPECT_TRUE(j.at("calls")[1].at("op").is_null());
   EXPECT_TRUE(j.at("calls")[1].at("sampled").get<bool>());
   EXPECT_EQ(j.at("calls")[1].at("calls"), 3);
+  EXPECT_EQ(c.at("repeats"), 3);
+  EXPECT_EQ(c.at("last_ts_ns"), 1'500'000'005u);
+  EXPECT_EQ(c.at("max_dur_ns"), 30'000'000u);
+  EXPECT_EQ(j.at("calls")[1].at("repeats"), 1);
   const auto& v = j.at("intervals")[0];
   EXPECT_EQ(v.at("name"), "slow_step");
   EXPECT_EQ(v.at("calls"), 333);
@@ -110,7 +120,7 @@ TEST(AnomalyReport, MetricsCountCallsAndIntervals) {
   append_call_metrics(w, snap, CallMetricsOptions{});
   const std::string text = w.finish();
   EXPECT_NE(text.find("# TYPE eacgm_anomalies_total counter\n"
-                      "eacgm_anomalies_total{kind=\"call\"} 7\n"
+                      "eacgm_anomalies_total{kind=\"call\"} 9\n"
                       "eacgm_anomalies_total{kind=\"interval\"} 1\n"),
             std::string::npos)
       << text;

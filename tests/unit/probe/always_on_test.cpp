@@ -77,23 +77,13 @@ TEST(AlwaysOnRole, OnlyCountedGpuWorkIsCycled) {
   EXPECT_FALSE(cycled_probe(not_counted, {}));
 }
 
-TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
-  ProbeSpec user;
-  user.name = "mine";
-  user.domain = "app";
-  std::vector<ProbeSpec> specs = {builtin_spec("cudaLaunchKernel"), builtin_spec("cuLaunchKernel"), user};
-  auto always = specs_for_mode(specs, TraceMode::kAlwaysOn, false);
-  ASSERT_EQ(always.size(), 2u);  // the runtime launch is left to the driver's probe
-  EXPECT_EQ(always[0].name, "cuLaunchKernel");
-  EXPECT_EQ(always[1].always_on, AlwaysOn::kPerCall);  // the user's probe is as written
-  auto per_call = specs_for_mode(specs, TraceMode::kPerCall, false);
-  ASSERT_EQ(per_call.size(), 3u);
-  for (const auto& s : per_call) EXPECT_EQ(s.always_on, AlwaysOn::kPerCall) << s.name;
-  // One layer per call: the runtime launch is left to the driver's probe there too.
-  auto one_layer = specs_for_mode(specs, TraceMode::kPerCall, true);
-  ASSERT_EQ(one_layer.size(), 2u);
-  EXPECT_EQ(one_layer[0].name, "cuLaunchKernel");
-  for (const auto& s : one_layer) EXPECT_EQ(s.always_on, AlwaysOn::kPerCall) << s.name;
+// The names of the specs marked as standing in for the driver's probes.
+std::vector<std::string> until_driver(const std::vector<ProbeSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) {
+    if (s.until_driver) out.push_back(s.name);
+  }
+  return out;
 }
 
 std::vector<std::string> names_of(const std::vector<ProbeSpec>& specs) {
@@ -102,30 +92,66 @@ std::vector<std::string> names_of(const std::vector<ProbeSpec>& specs) {
   return out;
 }
 
-TEST(AlwaysOnRole, ARuntimeCallIsLeftOnlyToADriverProbeOfItsOwnOperation) {
+TEST(AlwaysOnRole, ModesChooseTheProbeSet) {
+  ProbeSpec user;
+  user.name = "mine";
+  user.domain = "app";
+  std::vector<ProbeSpec> specs = {builtin_spec("cudaLaunchKernel"), builtin_spec("cuLaunchKernel"), user};
+  // The runtime launch stands in for the driver's probe (counted until it attaches).
+  auto always = specs_for_mode(specs, TraceMode::kAlwaysOn, false);
+  ASSERT_EQ(names_of(always), names_of(specs));
+  EXPECT_EQ(until_driver(always), std::vector<std::string>{"cudaLaunchKernel"});
+  EXPECT_EQ(always[0].always_on, AlwaysOn::kCount);
+  EXPECT_EQ(always[1].always_on, AlwaysOn::kCount);
+  EXPECT_EQ(always[2].always_on, AlwaysOn::kPerCall);  // the user's probe is as written
+  auto per_call = specs_for_mode(specs, TraceMode::kPerCall, false);
+  ASSERT_EQ(per_call.size(), 3u);
+  EXPECT_TRUE(until_driver(per_call).empty()) << "both layers per call";
+  for (const auto& s : per_call) EXPECT_EQ(s.always_on, AlwaysOn::kPerCall) << s.name;
+  // One layer per call: the runtime launch stands in for the driver's probe there too.
+  auto one_layer = specs_for_mode(specs, TraceMode::kPerCall, true);
+  EXPECT_EQ(until_driver(one_layer), std::vector<std::string>{"cudaLaunchKernel"});
+  for (const auto& s : one_layer) EXPECT_EQ(s.always_on, AlwaysOn::kPerCall) << s.name;
+}
+
+TEST(AlwaysOnRole, ARuntimeCallStandsInOnlyForADriverProbeOfItsOwnOperation) {
   // Without the driver catalog (`--probes cuda`), runtime launches and synchronisations
-  // are what sees them: counted, not skipped, in both modes.
+  // are what sees them: counted for good, in both modes.
   const std::vector<ProbeSpec> runtime = {builtin_spec("cudaLaunchKernel"),
                                           builtin_spec("cudaStreamSynchronize"),
                                           builtin_spec("cudaMemcpyAsync")};
   for (bool one_layer : {false, true}) {
     auto always = specs_for_mode(runtime, TraceMode::kAlwaysOn, one_layer);
     ASSERT_EQ(names_of(always), names_of(runtime));
+    EXPECT_TRUE(until_driver(always).empty());
     for (const auto& s : always) EXPECT_EQ(s.always_on, AlwaysOn::kCount) << s.name;
-    EXPECT_EQ(names_of(specs_for_mode(runtime, TraceMode::kPerCall, one_layer)), names_of(runtime));
+    EXPECT_TRUE(until_driver(specs_for_mode(runtime, TraceMode::kPerCall, one_layer)).empty());
   }
   // A driver probe of another operation leaves the rest where they are: the driver's
   // synchronisation takes only the runtime's synchronisation.
   std::vector<ProbeSpec> with_sync = runtime;
   with_sync.push_back(builtin_spec("cuStreamSynchronize"));
-  EXPECT_EQ(names_of(specs_for_mode(with_sync, TraceMode::kAlwaysOn, false)),
-            (std::vector<std::string>{"cudaLaunchKernel", "cudaMemcpyAsync", "cuStreamSynchronize"}));
+  EXPECT_EQ(until_driver(specs_for_mode(with_sync, TraceMode::kAlwaysOn, false)),
+            std::vector<std::string>{"cudaStreamSynchronize"});
   // A copy is a copy whichever way it goes: the driver's asynchronous copy takes the
   // runtime's.
   std::vector<ProbeSpec> with_copy = runtime;
   with_copy.push_back(builtin_spec("cuMemcpyHtoDAsync_v2"));
-  EXPECT_EQ(names_of(specs_for_mode(with_copy, TraceMode::kPerCall, true)),
-            (std::vector<std::string>{"cudaLaunchKernel", "cudaStreamSynchronize", "cuMemcpyHtoDAsync_v2"}));
+  EXPECT_EQ(until_driver(specs_for_mode(with_copy, TraceMode::kPerCall, true)),
+            std::vector<std::string>{"cudaMemcpyAsync"});
+}
+
+TEST(AlwaysOnRole, AStandInIsNeverCycled) {
+  // Its link is the one detached when the driver's probes attach, not the duty cycle's.
+  ProbeInfo launch;
+  launch.function = "cudaLaunchKernel";
+  launch.spec = specs_for_mode({builtin_spec("cudaLaunchKernel"), builtin_spec("cuLaunchKernel")},
+                               TraceMode::kAlwaysOn, false)[0];
+  ASSERT_TRUE(launch.spec.until_driver);
+  launch.counted = true;
+  EXPECT_FALSE(cycled_probe(launch, {}));
+  launch.spec.until_driver = false;
+  EXPECT_TRUE(cycled_probe(launch, {}));
 }
 
 TEST(EncodeCounted, LaunchesCountByKernelHandleAndCaptureOnlyIt) {
