@@ -71,9 +71,9 @@ TEST(MemoryExport, JsonHasTheDocumentedFields) {
   auto report = nlohmann::json::parse(run_report_json(snap, ApiOptions{}));
   std::vector<std::string> keys;
   for (const auto& [k, v] : report.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"accounting", "anomalies", "functions", "gpu_time", "gpu_work", "gpus",
-                                            "in_flight", "memory", "nccl", "ops", "overhead", "processes",
-                                            "python_hot_spots", "waits"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"accounting", "anomalies", "functions", "gpu_time", "gpu_work",
+                                            "gpus", "in_flight", "memory", "nccl", "ops", "overhead",
+                                            "processes", "python_hot_spots", "waits"}));
   EXPECT_EQ(report["memory"]["processes"], doc["processes"]);
 }
 
