@@ -218,12 +218,7 @@ struct CaptureBegin {
   }
 };
 
-struct CaptureEnd {
-  struct State {};
-  template <typename... A>
-  static CUresult pre(State&, A...) {
-    return CUDA_SUCCESS;
-  }
+struct CaptureEnd : Passthrough {
   template <typename... A>
   static void post(State&, CUresult r, A...) {
     // These end the capture, valid or not; other errors (not capturing, a bad stream,
@@ -235,23 +230,15 @@ struct CaptureEnd {
 
 // A context going away (destroyed, or the primary one released or reset): GPU timing
 // forgets its events first.
-struct ContextGone {
-  struct State {};
+struct ContextGone : Passthrough {
   template <typename... A>
   static CUresult pre(State&, A...) {
     gpu_time_context_gone();
     return CUDA_SUCCESS;
   }
-  template <typename... A>
-  static void post(State&, CUresult, A...) {}
 };
 
-struct SyncPoint {
-  struct State {};
-  template <typename... A>
-  static CUresult pre(State&, A...) {
-    return CUDA_SUCCESS;
-  }
+struct SyncPoint : Passthrough {
   template <typename... A>
   static void post(State&, CUresult r, A...) {
     if (r == CUDA_SUCCESS) sync_point();
