@@ -72,6 +72,9 @@ struct alignas(64) Header {
   // Set by the agent when it maps the ring: the hook then leaves the file at exit for the
   // agent to read last and remove.
   std::atomic<std::uint32_t> reader;
+  // What the hook subtracts from each queued span: the event pair's dispatch gap measured
+  // on the first context (0: not measured).
+  std::atomic<std::uint64_t> dispatch_gap_ns;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "govern/hook/dispatch_gap.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/gpu_timer_state.h"
 
@@ -48,6 +49,11 @@ bool refresh_anchor(TimerState& s, ContextState& c, std::uint64_t now) {
   const std::uint64_t after = now_ns();
   c.anchor_ns = before + (after - before) / 2;
   c.anchor_made_ns = after;
+  if (!c.gap_measured) {
+    c.gap_measured = true;
+    c.dispatch_gap_ns = measure_dispatch_gap(d, c);
+    s.header()->dispatch_gap_ns.store(c.dispatch_gap_ns, std::memory_order_relaxed);
+  }
   return true;
 }
 
@@ -130,6 +136,9 @@ void read_back(TimerState& s) {
       const double start = static_cast<double>(c->anchor_ns) + static_cast<double>(offset_ms) * 1e6;
       r.start_ns = start > 0 ? static_cast<std::uint64_t>(start) : 0;
       r.duration_ns = ms_to_ns(duration_ms);
+      // A queued span is the kernel's time plus the event pair's dispatch gap.
+      if (p.queued)
+        r.duration_ns = r.duration_ns > c->dispatch_gap_ns ? r.duration_ns - c->dispatch_gap_ns : 0;
       r.tid = p.tid;
       r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0);
       s.ring.write(r);

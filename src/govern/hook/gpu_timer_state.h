@@ -55,6 +55,9 @@ struct ContextState {
   CUevent anchor = nullptr;
   std::uint64_t anchor_ns = 0;
   std::uint64_t anchor_made_ns = 0;
+  // What an event pair adds to a queued kernel here (dispatch_gap.h), measured once.
+  std::uint64_t dispatch_gap_ns = 0;
+  bool gap_measured = false;
 };
 
 struct TimerState {
