@@ -35,24 +35,16 @@ SPIN:
 constexpr std::uint64_t kEmptyKernelNs = 700;
 constexpr int kRounds = 5;
 
-template <typename Fn>
-Fn driver(const char* name) {
-  void* p = real_driver_symbol(name);
-  Fn fn;
-  std::memcpy(&fn, &p, sizeof fn);
-  return fn;
-}
-
 }  // namespace
 
 std::uint64_t measure_dispatch_gap(const DriverCalls& d, ContextState& c) {
   using LoadFn = CUresult (*)(CUmodule*, const void*);
   using GetFn = CUresult (*)(CUfunction*, CUmodule, const char*);
-  using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                CUstream, void**, void**);
-  static const auto load = driver<LoadFn>("cuModuleLoadData");
-  static const auto get = driver<GetFn>("cuModuleGetFunction");
-  static const auto launch = driver<LaunchFn>("cuLaunchKernel");  // libcuda's: never our wrapper
+  using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                unsigned, CUstream, void**, void**);
+  static const auto load = real_driver<LoadFn>("cuModuleLoadData");
+  static const auto get = real_driver<GetFn>("cuModuleGetFunction");
+  static const auto launch = real_driver<LaunchFn>("cuLaunchKernel");  // libcuda's: never our wrapper
   if (load == nullptr || get == nullptr || launch == nullptr || c.own_stream == nullptr) return 0;
   CUmodule module = nullptr;
   CUfunction spin = nullptr;

@@ -19,14 +19,6 @@ TimerState* g_timer = nullptr;
 
 namespace {
 
-template <typename Fn>
-Fn driver(const char* name) {
-  void* p = real_driver_symbol(name);
-  Fn fn;
-  std::memcpy(&fn, &p, sizeof fn);
-  return fn;
-}
-
 // The launching thread names a function the first time it sees it (once per function).
 void name_entry(LaunchEntry& e, std::uintptr_t key, bool graph) {
   std::uint8_t expected = 0;
@@ -127,17 +119,18 @@ void init_gpu_time_from_env(bool governed) {
   alignas(TimerState) static unsigned char storage[sizeof(TimerState)];
   auto* s = new (storage) TimerState();
   DriverCalls& d = s->driver;
-  d.ctx_get_current = driver<decltype(d.ctx_get_current)>("cuCtxGetCurrent");
-  d.ctx_set_current = driver<decltype(d.ctx_set_current)>("cuCtxSetCurrent");
-  d.event_create = driver<decltype(d.event_create)>("cuEventCreate");
-  d.event_record = driver<decltype(d.event_record)>("cuEventRecord");
-  d.event_query = driver<decltype(d.event_query)>("cuEventQuery");
-  d.event_synchronize = driver<decltype(d.event_synchronize)>("cuEventSynchronize");
-  d.event_elapsed = driver<decltype(d.event_elapsed)>("cuEventElapsedTime_v2");
-  if (d.event_elapsed == nullptr) d.event_elapsed = driver<decltype(d.event_elapsed)>("cuEventElapsedTime");
-  d.stream_create = driver<decltype(d.stream_create)>("cuStreamCreate");
-  d.func_get_name = driver<decltype(d.func_get_name)>("cuFuncGetName");
-  d.kernel_get_name = driver<decltype(d.kernel_get_name)>("cuKernelGetName");
+  d.ctx_get_current = real_driver<decltype(d.ctx_get_current)>("cuCtxGetCurrent");
+  d.ctx_set_current = real_driver<decltype(d.ctx_set_current)>("cuCtxSetCurrent");
+  d.event_create = real_driver<decltype(d.event_create)>("cuEventCreate");
+  d.event_record = real_driver<decltype(d.event_record)>("cuEventRecord");
+  d.event_query = real_driver<decltype(d.event_query)>("cuEventQuery");
+  d.event_synchronize = real_driver<decltype(d.event_synchronize)>("cuEventSynchronize");
+  d.event_elapsed = real_driver<decltype(d.event_elapsed)>("cuEventElapsedTime_v2");
+  if (d.event_elapsed == nullptr)
+    d.event_elapsed = real_driver<decltype(d.event_elapsed)>("cuEventElapsedTime");
+  d.stream_create = real_driver<decltype(d.stream_create)>("cuStreamCreate");
+  d.func_get_name = real_driver<decltype(d.func_get_name)>("cuFuncGetName");
+  d.kernel_get_name = real_driver<decltype(d.kernel_get_name)>("cuKernelGetName");
   if (d.ctx_get_current == nullptr || d.ctx_set_current == nullptr || d.event_create == nullptr ||
       d.event_record == nullptr || d.event_query == nullptr || d.event_synchronize == nullptr ||
       d.event_elapsed == nullptr || d.stream_create == nullptr) {

@@ -38,15 +38,6 @@ void* lookup_real(HookLibrary lib, const char* name) {
   return p;
 }
 
-template <typename Fn>
-Fn driver_function(const char* name) {
-  static_assert(sizeof(Fn) == sizeof(void*));
-  void* p = lookup_real(HookLibrary::kCuda, name);
-  Fn fn;
-  std::memcpy(&fn, &p, sizeof fn);
-  return fn;
-}
-
 }  // namespace
 
 void resolve_real_dlsym() {
@@ -90,7 +81,7 @@ void* real_driver_symbol(const char* name) { return lookup_real(HookLibrary::kCu
 
 CUresult real_current_device(int* device) {
   using Fn = CUresult (*)(CUdevice*);
-  static Fn fn = driver_function<Fn>("cuCtxGetDevice");
+  static Fn fn = real_driver<Fn>("cuCtxGetDevice");
   if (fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
   CUdevice d = -1;
   CUresult r = fn(&d);
@@ -100,7 +91,7 @@ CUresult real_current_device(int* device) {
 
 bool real_stream_capturing(CUstream stream) {
   using Fn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
-  static Fn fn = driver_function<Fn>("cuStreamIsCapturing");
+  static Fn fn = real_driver<Fn>("cuStreamIsCapturing");
   if (fn == nullptr) return false;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   // An error (an invalidated capture, a destroyed stream) counts as capturing: the hook
@@ -111,7 +102,7 @@ bool real_stream_capturing(CUstream stream) {
 
 CUresult real_context_synchronize() {
   using Fn = CUresult (*)();
-  static Fn fn = driver_function<Fn>("cuCtxSynchronize");
+  static Fn fn = real_driver<Fn>("cuCtxSynchronize");
   return fn == nullptr ? CUDA_ERROR_NOT_INITIALIZED : fn();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 
 #include "govern/hook/cuda_types.h"
 #include "govern/hookcore/hook_table.h"
@@ -41,6 +42,15 @@ void* wrapper_address(HookId id);
 // Driver calls the hook makes for itself, outside the hooked set.
 // libcuda's own definition of `name` (never a wrapper of ours), or nullptr.
 void* real_driver_symbol(const char* name);
+// The same, as the function pointer type `Fn` (nullptr when libcuda lacks it).
+template <typename Fn>
+Fn real_driver(const char* name) {
+  static_assert(sizeof(Fn) == sizeof(void*));
+  void* p = real_driver_symbol(name);
+  Fn fn;
+  std::memcpy(&fn, &p, sizeof fn);
+  return fn;
+}
 CUresult real_current_device(int* device);
 bool real_stream_capturing(CUstream stream);
 CUresult real_context_synchronize();
