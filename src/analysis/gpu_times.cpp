@@ -62,6 +62,7 @@ GpuTimeSummary GpuTimes::summary() const {
   out.folded_launches = folded_launches_;
   std::map<std::tuple<std::uint32_t, std::int32_t, std::uint64_t>, GpuStreamRow> streams;
   std::map<std::uint32_t, double> per_process;
+  std::map<std::string, GpuKernelNameTimes> by_name;
   for (const auto& [key, f] : functions_) {
     GpuKernelTimeRow row;
     row.pid = key.first;
@@ -93,6 +94,12 @@ GpuTimeSummary GpuTimes::summary() const {
       }
     }
     per_process[key.first] += row.est_gpu_ns;
+    GpuKernelNameTimes& named = by_name[row.graph          ? std::string("graph")
+                                        : row.name.empty() ? std::string("unnamed")
+                                                           : row.name];
+    named.launches += row.launches;
+    named.est_gpu_ns += row.est_gpu_ns;
+    (void)named.durations.merge(used);  // same options: cannot fail
     out.kernels.push_back(std::move(row));
   }
   std::sort(out.kernels.begin(), out.kernels.end(), [](const GpuKernelTimeRow& a, const GpuKernelTimeRow& b) {
@@ -105,6 +112,14 @@ GpuTimeSummary GpuTimes::summary() const {
     out.streams.push_back(s);
   }
   for (const auto& [pid, ring] : rings_) out.processes.push_back(GpuTimeProcess{ring, per_process[pid]});
+  for (auto& [name, n] : by_name) {
+    n.name = name;
+    out.names.push_back(std::move(n));
+  }
+  std::sort(out.names.begin(), out.names.end(), [](const GpuKernelNameTimes& a, const GpuKernelNameTimes& b) {
+    if (a.est_gpu_ns != b.est_gpu_ns) return a.est_gpu_ns > b.est_gpu_ns;
+    return a.name < b.name;
+  });
   return out;
 }
 

@@ -55,10 +55,20 @@ struct GpuTimeProcess {
   double est_gpu_ns = 0;  // the sum over its kernels
 };
 
+// One kernel name over all processes, for /metrics (graphs under "graph", unnamed
+// kernels under "unnamed").
+struct GpuKernelNameTimes {
+  std::string name;
+  std::uint64_t launches = 0;  // exact, from the hooks
+  double est_gpu_ns = 0;
+  LatencySketch durations;  // the spans the rows' figures come from
+};
+
 struct GpuTimeSummary {
   std::vector<GpuKernelTimeRow> kernels;  // most estimated GPU time first
   std::vector<GpuStreamRow> streams;      // pid, device, stream order
   std::vector<GpuTimeProcess> processes;  // pid order
+  std::vector<GpuKernelNameTimes> names;  // most estimated GPU time first
   std::uint64_t folded_launches = 0;
   bool empty() const { return kernels.empty() && processes.empty(); }
 };

@@ -1,6 +1,8 @@
 // Aggregation on the output thread and snapshot publication.
 #include "analysis/live_analysis.h"
 
+#include <limits>
+
 namespace eacgm::analysis {
 
 void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
@@ -17,6 +19,13 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
     series_.add(e);
     anomalies_.add(e);
     waits_.add(e);
+  }
+}
+
+void LiveAnalysis::on_gpu_time(const GpuTimeBatch& batch) {
+  gpu_times_.add(batch);
+  for (const auto& s : batch.spans) {
+    if (s.nccl) nccl_.add_gpu(s, span_clock_.from_monotonic(s.launch_ns));
   }
 }
 
@@ -66,6 +75,9 @@ void LiveAnalysis::on_tick(std::chrono::steady_clock::time_point now, const Coun
   waits_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
   by_process_.sweep(now, is_alive_, kExitChecksPerTick);
   gpu_.sweep(now, is_alive_, kExitChecksPerTick, kExitGrace);
+  // NCCL kernels whose calls have not come within 2 s: joined with what is known.
+  const std::uint64_t span_now = span_clock_.from_monotonic(monotonic_ns());
+  nccl_.settle(span_now > kNcclKernelWait ? span_now - kNcclKernelWait : 0);
   python_.expire(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()));
   publish(false, counters, now);
@@ -79,6 +91,7 @@ void LiveAnalysis::on_end(const CounterValues& counters) {
   waits_.sweep(now, is_alive_, waits_.process_count(), {});
   by_process_.sweep(now, is_alive_, by_process_.process_count());
   gpu_.sweep(now, is_alive_, gpu_.process_count(), {});
+  nccl_.settle(std::numeric_limits<std::uint64_t>::max());
   anomalies_.close_interval(wall_ns());
   publish(true, counters, now);
 }

@@ -29,6 +29,7 @@
 #include "analysis/process_calls.h"
 #include "analysis/python_profile.h"
 #include "analysis/rollup_series.h"
+#include "core/clock.h"
 #include "core/consumer.h"
 #include "core/probe_cost.h"
 #include "core/published.h"
@@ -80,6 +81,8 @@ class LiveAnalysis final : public Consumer {
   // leaks). At the end every process found gone is finalized at once.
   static constexpr std::size_t kExitChecksPerTick = 512;
   static constexpr std::chrono::seconds kExitGrace{2};
+  // How long an NCCL kernel the hook timed waits for its call's event (nccl_gpu_join.h).
+  static constexpr std::uint64_t kNcclKernelWait = 2'000'000'000;
   // The Python hot spots are made again at most this often (and at the end).
   static constexpr std::chrono::seconds kPythonRefresh{5};
   // The per-process call summaries are copied at most this often (and at the end).
@@ -126,7 +129,7 @@ class LiveAnalysis final : public Consumer {
   // Each scan of the calls in flight, and the hang diagnosis over it.
   void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) override;
   void on_python_stacks(std::span<const PythonStack> stacks) override { python_.add(stacks); }
-  void on_gpu_time(const GpuTimeBatch& batch) override { gpu_times_.add(batch); }
+  void on_gpu_time(const GpuTimeBatch& batch) override;
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
   void on_end(const CounterValues& counters) override;
 
@@ -149,6 +152,7 @@ class LiveAnalysis final : public Consumer {
   GpuWorkStats work_;
   NcclStats nccl_;
   NcclSkew nccl_skew_;
+  WallClock span_clock_;  // the hook's spans (CLOCK_MONOTONIC) onto the calls' clock
   OpKernels ops_;
   std::function<bool(std::uint32_t)> is_alive_ = process_alive;
   Clocks clocks_;

@@ -51,6 +51,52 @@ void NcclStats::add(const CallEvent& event) {
   if (event.nccl_nranks >= 0) e.nranks = event.nccl_nranks;
   if (event.has_exit) e.durations.add(event.dur_ns);
   if (b) add_throughput(e, rule, event, *b);
+  if (nccl_call_issued(event)) {
+    NcclIssuedCall call{.ts_ns = event.ts_ns,
+                        .end_ns = event.ts_ns + event.dur_ns,
+                        .entry = static_cast<std::uint32_t>(index)};
+    if (b) call.size = nccl_algorithm_bytes(rule.kind, *b, event.nccl_nranks).value_or(0);
+    call.bus_factor = nccl_bus_factor(rule.kind, event.nccl_nranks).value_or(-1.0);
+    join_.add_call(event.pid, event.tid, call, joined_);
+    apply_joined();
+  }
+}
+
+void NcclStats::add_gpu(const GpuSpan& span, std::uint64_t launch_ns) {
+  if (!span.nccl || span.graph) return;
+  join_.add_kernel(span.pid, span.tid,
+                   {.launch_ns = launch_ns, .duration_ns = span.duration_ns, .queued = span.queued}, joined_);
+  apply_joined();
+}
+
+void NcclStats::settle(std::uint64_t before_ns) {
+  join_.settle(before_ns, joined_);
+  apply_joined();
+}
+
+void NcclStats::apply_joined() {
+  for (const NcclJoined& j : joined_) {
+    const auto& calls = j.calls;
+    // One call, or a group's calls of one row (several rows share the kernel's time).
+    if (calls.empty() || calls.front().entry >= entries_.size()) {
+      ++gpu_unjoined_;
+      continue;
+    }
+    std::uint64_t size = 0;
+    bool sized = true;
+    bool one_row = true;
+    for (const auto& c : calls) {
+      one_row = one_row && c.entry == calls.front().entry;
+      sized = sized && c.size > 0 && !__builtin_add_overflow(size, c.size, &size);
+    }
+    if (!one_row) {
+      ++gpu_unjoined_;
+      continue;
+    }
+    entries_[calls.front().entry].gpu.add(j.kernel.duration_ns, j.kernel.queued, !calls.front().joined,
+                                          calls.size(), sized ? size : 0, calls.front().bus_factor);
+  }
+  joined_.clear();
 }
 
 std::vector<NcclRow> NcclStats::rows() const {
@@ -72,6 +118,7 @@ std::vector<NcclRow> NcclStats::rows() const {
     r.bandwidth_calls = e.algorithm.calls;
     if (e.algorithm.calls > 0) r.algbw = bytes_per_second(e.algorithm.bytes, e.algorithm.ns);
     if (e.bus.calls > 0) r.busbw = bytes_per_second(e.bus.bytes, e.bus.ns);
+    if (!e.gpu.empty()) r.gpu = e.gpu.figures();
     out.push_back(std::move(r));
   }
   std::sort(out.begin(), out.end(), [](const NcclRow& a, const NcclRow& b) {

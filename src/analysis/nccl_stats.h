@@ -1,6 +1,8 @@
 // NcclStats: per (communicator, NCCL call) the calls, the bytes they moved, their
 // host-side durations and the algorithm and bus bandwidth those give, with the rank and
-// communicator size seen; bounded in keys.
+// communicator size seen; and, for processes whose hook times their kernels
+// (docs/gpu-time.md), the GPU time of the kernels joined to the calls
+// (nccl_gpu_join.h) and the bandwidth over it. Bounded in keys.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +13,11 @@
 #include <vector>
 
 #include "analysis/latency_sketch.h"
+#include "analysis/nccl_gpu_figures.h"
+#include "analysis/nccl_gpu_join.h"
 #include "analysis/nccl_probe_rules.h"
 #include "core/call_event.h"
+#include "core/gpu_span.h"
 
 namespace eacgm::analysis {
 
@@ -35,6 +40,8 @@ struct NcclRow {
   std::uint64_t bandwidth_calls = 0;  // calls in algbw
   std::optional<double> algbw;
   std::optional<double> busbw;
+  // From the GPU: set when the hook timed kernels of these calls.
+  std::optional<NcclGpuTime> gpu;
 };
 
 class NcclStats {
@@ -48,12 +55,21 @@ class NcclStats {
   // Counts the calls of `nccl` domain probes whose spec has a derived `bytes`
   // (collectives, send and receive); others are ignored.
   void add(const CallEvent& event);
+  // A span of a kernel the hook timed; only NCCL kernels count. `launch_ns` is the
+  // span's launch on the calls' clock (CallEvent::ts_ns).
+  void add_gpu(const GpuSpan& span, std::uint64_t launch_ns);
+  // Joins the kernels still waiting for their calls that were launched before
+  // `before_ns` (nccl_gpu_join.h); the end of a trace: UINT64_MAX.
+  void settle(std::uint64_t before_ns);
 
   // Most bytes first, then most calls, then by communicator and function.
   std::vector<NcclRow> rows() const;
   std::size_t key_count() const { return entries_.size(); }
   // Calls past max_keys (only counted).
   std::uint64_t folded_calls() const { return folded_calls_; }
+  // NCCL kernels timed that joined no call (its event not seen, or a group of calls of
+  // several rows, whose one kernel's time cannot be split).
+  std::uint64_t gpu_unjoined() const { return gpu_unjoined_; }
 
  private:
   // Sums of S (or S x factor) and of the durations that moved them.
@@ -73,6 +89,7 @@ class NcclStats {
     LatencySketch durations;
     Throughput algorithm;
     Throughput bus;
+    NcclGpuFigures gpu;
   };
   struct Key {
     std::uint64_t comm_id;
@@ -92,6 +109,11 @@ class NcclStats {
   std::unordered_map<Key, std::size_t, KeyHash> by_key_;
   NcclProbeRules rules_;
   std::uint64_t folded_calls_ = 0;
+  void apply_joined();
+
+  NcclGpuJoin join_;
+  std::vector<NcclJoined> joined_;  // scratch: what the join let go
+  std::uint64_t gpu_unjoined_ = 0;
 };
 
 }  // namespace eacgm::analysis

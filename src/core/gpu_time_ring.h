@@ -50,7 +50,9 @@ struct Record {
   std::uint64_t duration_ns;  // kKernel/kGraph: GPU time; kCount: the launch count
   std::uint32_t tid;          // the launching thread
   std::uint32_t length;       // kName: bytes of text; kKernel/kGraph: kSpan* flags
-  std::uint64_t reserved;
+  // kKernel/kGraph: host time from the start event's record to the launch call's return
+  // (subtracted from a span that started on an idle stream).
+  std::uint64_t host_launch_ns;
 };
 static_assert(sizeof(Record) == kSlotBytes);
 

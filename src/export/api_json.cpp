@@ -200,6 +200,33 @@ std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_
   return json_text(doc);
 }
 
+namespace {
+
+json nccl_gpu_json(const std::optional<analysis::NcclGpuTime>& gpu) {
+  if (!gpu) return nullptr;
+  json sizes = json::array();
+  for (const auto& s : gpu->sizes) {
+    sizes.push_back(json{{"min_bytes", s.min_bytes},
+                         {"max_bytes", s.max_bytes},
+                         {"calls", s.calls},
+                         {"p50_ns", s.p50_ns},
+                         {"algbw_bytes_per_s", opt(s.algbw)},
+                         {"busbw_bytes_per_s", opt(s.busbw)}});
+  }
+  return json{{"calls", gpu->calls},
+              {"kernels", gpu->kernels},
+              {"idle_starts", gpu->idle_starts},
+              {"gpu_ns", gpu->gpu_ns},
+              {"p50_ns", gpu->p50_ns},
+              {"p99_ns", gpu->p99_ns},
+              {"max_ns", gpu->max_ns},
+              {"algbw_bytes_per_s", opt(gpu->algbw)},
+              {"busbw_bytes_per_s", opt(gpu->busbw)},
+              {"sizes", std::move(sizes)}};
+}
+
+}  // namespace
+
 json nccl_json(const analysis::AnalysisSnapshot& snap) {
   json list = json::array();
   for (const auto& r : snap.nccl.rows()) {
@@ -217,7 +244,8 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
                         {"max_ns", timed ? json(r.max_ns) : json(nullptr)},
                         {"bandwidth_calls", r.bandwidth_calls},
                         {"algbw_bytes_per_s", opt(r.algbw)},
-                        {"busbw_bytes_per_s", opt(r.busbw)}});
+                        {"busbw_bytes_per_s", opt(r.busbw)},
+                        {"gpu", nccl_gpu_json(r.gpu)}});
   }
   json comms = json::array();
   for (const auto& c : snap.nccl_skew.comms) {
@@ -247,6 +275,7 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
   }
   return json{{"collectives", std::move(list)},
               {"folded", snap.nccl.folded_calls()},
+              {"gpu_unjoined", snap.nccl.gpu_unjoined()},
               {"communicators", std::move(comms)},
               {"untracked_calls", snap.nccl_skew.untracked_calls}};
 }

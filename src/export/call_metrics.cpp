@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "export/gpu_time_metrics.h"
 #include "export/host_wait_metrics.h"
 #include "export/inflight_metrics.h"
 #include "export/merged_series.h"
@@ -241,6 +242,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   out.add({{"kind", "nccl"}}, nccl_series_left_out(snap, options.max_function_series));
   out.add({{"kind", "waits"}}, host_wait_processes_folded(snap, options.max_process_series));
 
+  append_gpu_time_metrics(out, snap, options.max_function_series);
   append_nccl_metrics(out, snap, options.max_function_series);
   append_host_wait_metrics(out, snap, options);
   append_inflight_metrics(out, snap, options);

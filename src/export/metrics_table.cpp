@@ -145,6 +145,20 @@ constexpr std::array kTable = {
               "Kernel launches per kernel name (runtime or driver API, a runtime launch's driver launch "
               "counted once); kernels beyond [serve] max_function_series in kernel=\"other\".",
               kKernel, kCalls, "probes (launch kernel names)"},
+    MetricDef{"eacgm_gpu_time_launches_total", kCounter, "", "count",
+              "Kernel and graph launches the hook counted exactly, per kernel name (graphs as "
+              "kernel=\"graph\"), in processes whose hook times their kernels (docs/gpu-time.md); "
+              "names beyond [serve] max_function_series in kernel=\"other\".",
+              kKernel, kCalls, "the hook's GPU time"},
+    MetricDef{"eacgm_gpu_time_kernel_duration_seconds", kHistogram, "seconds", "seconds",
+              "GPU durations of the launches the hook timed (1 in N per kernel, every NCCL kernel), "
+              "from the GPU's events; spans that started on an idle stream only when a kernel has "
+              "no other (they hold the launch's latency).",
+              kKernel, kCalls, "the hook's GPU time"},
+    MetricDef{"eacgm_gpu_time_kernel_estimated_seconds", kGauge, "seconds", "seconds",
+              "GPU time of all launches of the kernel: the timed mean times the exact count (an "
+              "estimate, so it may go down as well as up).",
+              kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
     MetricDef{"eacgm_process_call_errors_total", kCounter, "", "count",
@@ -204,6 +218,19 @@ constexpr std::array kTable = {
               "(AllReduce 2(n-1)/n; ReduceScatter, AllGather, AlltoAll, Gather, Scatter (n-1)/n; "
               "others 1). Absent when the communicator's size is not known.",
               kNcclCall, kNccl, "probes (NCCL bytes, durations, communicator size)"},
+    MetricDef{"eacgm_nccl_gpu_algorithm_bandwidth_bytes_per_second", kGauge, "", "bytes/s",
+              "nccl-tests' algorithm bandwidth over GPU time: the calls' size S summed over the "
+              "GPU durations of their kernels, which the hook timed (docs/gpu-time.md). Absent "
+              "for processes without the hook's GPU time.",
+              kNcclCall, kNccl, "the hook's GPU time (NCCL kernels joined to their calls)"},
+    MetricDef{"eacgm_nccl_gpu_bus_bandwidth_bytes_per_second", kGauge, "", "bytes/s",
+              "nccl-tests' bus bandwidth over GPU time: the GPU algorithm bandwidth times the "
+              "collective's factor. Absent when the communicator's size is not known.",
+              kNcclCall, kNccl, "the hook's GPU time, communicator size"},
+    MetricDef{"eacgm_nccl_gpu_seconds_total", kCounter, "", "seconds",
+              "GPU time of the NCCL kernels the hook timed and joined to these calls (every NCCL "
+              "kernel is timed).",
+              kNcclCall, kNccl, "the hook's GPU time"},
     MetricDef{"eacgm_nccl_collective_instances_total", kCounter, "", "count",
               "Collective instances at which every rank of the communicator on this node arrived "
               "(matched by per-rank call order).",

@@ -43,6 +43,19 @@ void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     if (r.busbw) out.add(call_labels(r), *r.busbw);
   }
 
+  begin_family(out, "eacgm_nccl_gpu_algorithm_bandwidth_bytes_per_second");
+  for (const auto& r : rows) {
+    if (r.gpu && r.gpu->algbw) out.add(call_labels(r), *r.gpu->algbw);
+  }
+  begin_family(out, "eacgm_nccl_gpu_bus_bandwidth_bytes_per_second");
+  for (const auto& r : rows) {
+    if (r.gpu && r.gpu->busbw) out.add(call_labels(r), *r.gpu->busbw);
+  }
+  begin_family(out, "eacgm_nccl_gpu_seconds_total");
+  for (const auto& r : rows) {
+    if (r.gpu) out.add(call_labels(r), static_cast<double>(r.gpu->gpu_ns) / 1e9);
+  }
+
   const auto& all = snap.nccl_skew.comms;
   const std::span<const analysis::NcclCommSkew> comms(all.data(), std::min(all.size(), max_series));
   begin_family(out, "eacgm_nccl_collective_instances_total");

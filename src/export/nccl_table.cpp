@@ -54,6 +54,34 @@ std::string render_skew(const analysis::NcclSkewSummary& skew) {
   return out;
 }
 
+// Per row whose kernels the hook timed: per size class and in all, as nccl-tests prints.
+std::string render_gpu(const std::vector<analysis::NcclRow>& rows, std::uint64_t unjoined) {
+  std::vector<std::vector<std::string>> cells = {
+      {"comm", "function", "size", "calls", "kernels", "gpu p50", "algbw", "busbw"}};
+  for (const auto& r : rows) {
+    if (!r.gpu) continue;
+    const auto& g = *r.gpu;
+    for (const auto& sz : g.sizes) {
+      cells.push_back({comm_cell(r.comm_id), r.function,
+                       sz.min_bytes == sz.max_bytes
+                           ? format_bytes(sz.min_bytes)
+                           : fmt::format("{}-{}", format_bytes(sz.min_bytes), format_bytes(sz.max_bytes)),
+                       fmt::format("{}", sz.calls), "", format_duration(sz.p50_ns),
+                       format_bandwidth(sz.algbw), format_bandwidth(sz.busbw)});
+    }
+    cells.push_back({comm_cell(r.comm_id), r.function, "all", fmt::format("{}", g.calls),
+                     fmt::format("{}", g.kernels), format_duration(g.p50_ns), format_bandwidth(g.algbw),
+                     format_bandwidth(g.busbw)});
+  }
+  if (cells.size() == 1) return {};
+  std::string out =
+      "\nnccl on the GPU (kernels the hook timed, joined to their calls; algbw, busbw: nccl-tests' size "
+      "over the kernels' GPU time, docs/gpu-time.md)\n";
+  out += render_columns(cells, {false, false, true, true, true, true, true, true});
+  if (unjoined > 0) out += fmt::format("({} NCCL kernels timed joined no call)\n", unjoined);
+  return out;
+}
+
 }  // namespace
 
 std::string format_bandwidth(const std::optional<double>& bytes_per_second) {
@@ -87,7 +115,7 @@ std::string render_nccl_table(const analysis::NcclStats& stats, const analysis::
   if (stats.folded_calls() > 0) {
     out += fmt::format("({} calls of communicators beyond the key cap not shown)\n", stats.folded_calls());
   }
-  return out + render_skew(skew);
+  return out + render_gpu(rows, stats.gpu_unjoined()) + render_skew(skew);
 }
 
 }  // namespace eacgm::exporting

@@ -2,6 +2,7 @@
 # NCCL analysis on 2 GPUs of one machine: nccl_straggler.py under `eacgm run --json`;
 # checks the straggling rank, the arrival skew (2 ms typical, 0.5 s at the sleeping
 # collective), the bandwidth rows and the anomaly of rank 0's wait for the sleeper.
+# With EACGM_RUN_ARGS=--gpu-time, also that every all-reduce's kernel was timed on the GPU.
 # Usage: tests/gpu/nccl_analysis_check.sh EACGM_BINARY OUT_DIR
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,13 +11,14 @@ OUT=$2
 PY=${PY:-/opt/torch/.venv/bin/python3}
 mkdir -p "$OUT"
 nvidia-smi -L
-"$EACGM" run --json --no-gpu --probes cuda,cuda_driver,nccl -- \
+"$EACGM" run --json --no-gpu ${EACGM_RUN_ARGS:-} --probes cuda,cuda_driver,nccl -- \
   "$PY" -m torch.distributed.run --nproc_per_node 2 "$here/nccl_straggler.py" "$OUT" > "$OUT/run.json" 2> "$OUT/run.err"
 echo "eacgm exit $?"
 grep -E "^eacgm: (tracing|done)" "$OUT/run.err"
-"$PY" - "$OUT" <<'PY'
+"$PY" - "$OUT" "${EACGM_RUN_ARGS:-}" <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
+gpu_time = "--gpu-time" in sys.argv[2]
 doc = json.load(open(os.path.join(out, "run.json")))
 ranks = {r["rank"]: r for r in (json.load(open(p)) for p in glob.glob(os.path.join(out, "straggler_rank*.json")))}
 ok = True
@@ -29,6 +31,11 @@ for c in n["collectives"]:
     if c["function"] == "ncclAllReduce":
         print(f"INFO allreduce comm {c['comm_id']}: calls {c['calls']}, bytes {c['bytes']}, p50 {c['p50_ns']} ns,"
               f" algbw {c['algbw_bytes_per_s']}, busbw {c['busbw_bytes_per_s']}")
+        if gpu_time:
+            g = c.get("gpu") or {}
+            check("every all-reduce timed on the GPU", g.get("calls") == c["calls"],
+                  f"gpu calls {g.get('calls')} of {c['calls']}, p50 {g.get('p50_ns')} ns, "
+                  f"busbw {g.get('busbw_bytes_per_s')}, unjoined {n.get('gpu_unjoined')}")
 comms = [c for c in n["communicators"] if c.get("instances", 0) >= 250]
 check("communicator matched", comms, f"{[(c['comm_id'], c['instances'], c['local_ranks']) for c in n['communicators']]}")
 for c in comms:

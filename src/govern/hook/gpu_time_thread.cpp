@@ -136,9 +136,12 @@ void read_back(TimerState& s) {
       const double start = static_cast<double>(c->anchor_ns) + static_cast<double>(offset_ms) * 1e6;
       r.start_ns = start > 0 ? static_cast<std::uint64_t>(start) : 0;
       r.duration_ns = ms_to_ns(duration_ms);
-      // A queued span is the kernel's time plus the event pair's dispatch gap.
-      if (p.queued)
-        r.duration_ns = r.duration_ns > c->dispatch_gap_ns ? r.duration_ns - c->dispatch_gap_ns : 0;
+      // A queued span is the kernel's time plus the event pair's dispatch gap. A span that
+      // started on an idle stream also holds the launch itself: the GPU passed the start
+      // event while the host was still in the driver's launch call.
+      const std::uint64_t extra = p.queued ? c->dispatch_gap_ns : p.host_launch_ns;
+      r.duration_ns = r.duration_ns > extra ? r.duration_ns - extra : 0;
+      r.host_launch_ns = p.host_launch_ns;
       r.tid = p.tid;
       r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0);
       s.ring.write(r);

@@ -185,6 +185,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
     give_back_events(s, ctx, start, end);
     return;
   }
+  t.recorded_ns = now_ns();
   t.entry = e;
   t.start = start;
   t.end = end;
@@ -197,6 +198,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
 }
 
 void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
+  const std::uint64_t returned = now_ns();
   TimerState& s = *g_timer;
   if (launched != CUDA_SUCCESS || s.driver.event_record(t.end, t.stream) != CUDA_SUCCESS) {
     if (launched == CUDA_SUCCESS) s.header()->errors.fetch_add(1, std::memory_order_relaxed);
@@ -210,6 +212,7 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.key = t.key;
   p.stream = t.stream;
   p.launch_ns = t.launch_ns;
+  p.host_launch_ns = returned > t.recorded_ns ? returned - t.recorded_ns : 0;
   p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
   p.graph = t.graph;
   p.nccl = static_cast<LaunchEntry*>(t.entry)->nccl.load(std::memory_order_relaxed);

@@ -32,7 +32,8 @@ struct TimedLaunch {
   CUstream stream = nullptr;  // as recorded (the per-thread stream made explicit)
   CUcontext context = nullptr;
   std::uint64_t launch_ns = 0;
-  std::uint64_t began_ns = 0;  // for the cost
+  std::uint64_t began_ns = 0;     // for the cost
+  std::uint64_t recorded_ns = 0;  // the start event was recorded
   std::uintptr_t key = 0;
   bool graph = false;
 };

@@ -39,6 +39,7 @@ struct Pending {
   CUstream stream = nullptr;
   int device = -1;
   std::uint64_t launch_ns = 0;
+  std::uint64_t host_launch_ns = 0;  // from the start event's record to the launch's return
   std::uint32_t tid = 0;
   bool graph = false;
   bool nccl = false;
