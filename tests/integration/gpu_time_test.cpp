@@ -44,10 +44,13 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
   const json& a = k["kernelA(float*)"];
   EXPECT_EQ(a["launches"], 200) << "exact launch count from the hook";
-  EXPECT_EQ(a["timed"], 13) << "1 launch in 16: launches 0, 16, ..., 192";
+  // 1 launch in 16: the first, then one in each block of 16 (sample_launch); the last
+  // block (launches 192-199) is half there.
+  const int timed = a["timed"].get<int>();
+  EXPECT_TRUE(timed == 12 || timed == 13) << timed;
   EXPECT_NEAR(a["p50_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
   // The first launch found the (pretend) GPU idle: its span also holds the launch's own
-  // latency, and only the 12 queued behind earlier work make the figures.
+  // latency, and only the others, queued behind earlier work, make the figures.
   EXPECT_EQ(a["idle_starts"], 1);
   EXPECT_FALSE(a["upper_bound"].get<bool>());
   EXPECT_NEAR(a["p99_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
@@ -84,7 +87,7 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   std::map<std::string, json> streams;
   for (const auto& s : doc["gpu_time"]["streams"]) streams[s["stream"].get<std::string>()] = s;
   ASSERT_TRUE(streams.contains("0x5000")) << doc["gpu_time"]["streams"].dump(2);
-  EXPECT_EQ(streams["0x5000"]["timed"], 13);
+  EXPECT_EQ(streams["0x5000"]["timed"], timed);
   EXPECT_EQ(streams["0x5000"]["device"], 0);
   EXPECT_FALSE(streams.contains("0x7000")) << "nothing timed on the capturing stream";
   // The spans are on the host's clock: ordered within the run.
@@ -96,8 +99,10 @@ TEST(GpuTime, TableNamesTheKernels) {
   Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--no-gpu", "--gpu-time",
                     "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
   ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
-  EXPECT_NE(eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed"),
-            std::string::npos)
+  EXPECT_TRUE(eacgm.out().find("gpu time (CUDA events through the hook; 20 of 212 launches timed") !=
+                  std::string::npos ||
+              eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed") !=
+                  std::string::npos)
       << eacgm.out();
   EXPECT_NE(eacgm.out().find("kernelA(float*)"), std::string::npos) << eacgm.out();
 }
@@ -154,11 +159,13 @@ TEST(GpuTime, PerfettoDrawsGpuTracksWithFlowsFromTheLaunches) {
     if (ph == "f" && e["cat"] == "ac2g") ++flow_ends[e["id"].get<std::uint64_t>()];
   }
   EXPECT_EQ(gpu_process, "seen");
-  EXPECT_EQ(kernels["kernelA(float*)"], 13) << doc.dump().substr(0, 2000);
+  const int timed = kernels["kernelA(float*)"];  // one in each block of 16 (sample_launch)
+  EXPECT_TRUE(timed == 12 || timed == 13) << doc.dump().substr(0, 2000);
   EXPECT_EQ(kernels["ncclDevKernel_AllReduce_Sum_f32_RING_LL"], 7);
-  EXPECT_EQ(launches, 21);
-  EXPECT_EQ(flow_starts, 21);
-  EXPECT_EQ(flow_ends.size(), 21u) << "one flow end per start, each its own id";
+  EXPECT_EQ(launches, timed + 8);
+  EXPECT_EQ(flow_starts, timed + 8);
+  EXPECT_EQ(flow_ends.size(), static_cast<std::size_t>(flow_starts))
+      << "one flow end per start, each its own id";
   // The GPU's slices are on the calls' clock: within the run's seconds, not hours apart.
   ASSERT_NE(first_call_us, ~0ull);
   EXPECT_LT(

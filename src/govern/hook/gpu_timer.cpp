@@ -164,7 +164,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
   const bool nccl = e->nccl.load(std::memory_order_relaxed);
-  if (!nccl && n % s.every.load(std::memory_order_relaxed) != 0) return;
+  if (!nccl && !sample_launch(n, key, s.every.load(std::memory_order_relaxed))) return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
     return;

@@ -1,7 +1,8 @@
 // How often the hook times a launch: 1 in `every()` per function (NCCL kernels always),
-// adapted once a second so that what timing costs the program stays near its budget. The
-// cost counted is the launching threads' time spent recording events plus an allowance
-// for the GPU time each event pair takes on the stream.
+// which ones (sample_launch), and `every()` adapted once a second so that what timing
+// costs the program stays near its budget. The cost counted is the launching threads'
+// time spent recording events plus an allowance for the GPU time each event pair takes
+// on the stream.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,22 @@ struct SampleRateConfig {
   double budget = 0.002;             // the share of wall time timing may cost (0.2%)
   std::uint64_t gpu_cost_ns = 1000;  // allowance per timed launch for its two events on the GPU
 };
+
+// Whether a function's launch number `n` (0 first) is timed at 1 in `every`: one launch
+// in each block of `every` consecutive launches, at an offset drawn from the block's
+// number and the function (the first launch is always timed). Exactly the rate, and never
+// in step with a program's own period: a fixed 1 in 16 would time the same one of a
+// kernel's four shapes in every step.
+inline bool sample_launch(std::uint64_t n, std::uint64_t function, std::uint32_t every) {
+  if (every <= 1 || n == 0) return true;
+  const std::uint64_t block = n / every;
+  if (block == 0) return false;
+  std::uint64_t z = block * 0x9e3779b97f4a7c15ull ^ function;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return n % every == z % every;
+}
 
 class SampleRate {
  public:

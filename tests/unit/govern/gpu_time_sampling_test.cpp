@@ -79,5 +79,35 @@ TEST(SampleRate, StaysWithinItsBounds) {
   EXPECT_EQ(rate.every(), 2u);
 }
 
+// One launch in each block of `every`, the first always, and never in step with a period
+// of the program: a kernel launched in four shapes per step has each shape timed.
+TEST(SampleLaunch, OnePerBlockAtOffsetsThatDoNotFollowTheProgramsPeriod) {
+  for (std::uint32_t every : {2u, 16u, 32u}) {
+    std::uint64_t timed = 0;
+    std::uint64_t in_block = 0;
+    std::uint64_t per_shape[4] = {};
+    for (std::uint64_t n = 0; n < 64ull * every; ++n) {
+      const bool t = sample_launch(n, 0x7f0012345600, every);
+      if (n == 0) {
+        EXPECT_TRUE(t);
+      }
+      in_block += t ? 1 : 0;
+      if ((n + 1) % every == 0) {
+        EXPECT_EQ(in_block, 1u) << "every " << every << " block " << n / every;
+        in_block = 0;
+      }
+      timed += t ? 1 : 0;
+      if (t) ++per_shape[n % 4];
+    }
+    EXPECT_EQ(timed, 64u) << every;
+    // A fixed 1 in `every` (a multiple of 4 here but for 2) would time one shape only.
+    if (every % 4 == 0) {
+      for (auto c : per_shape) EXPECT_GE(c, 6u) << "every " << every;
+    }
+  }
+  EXPECT_TRUE(sample_launch(5, 1, 1));
+  EXPECT_TRUE(sample_launch(5, 1, 0));
+}
+
 }  // namespace
 }  // namespace eacgm::govern
