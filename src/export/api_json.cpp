@@ -300,6 +300,13 @@ std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
   return json_text(doc);
 }
 
+std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
+  json doc = header(snap);
+  auto body = gpu_time_json(snap.gpu_time, max_kernels);  // held: items() refers into it
+  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
+  return json_text(doc);
+}
+
 json counters_json(const analysis::AnalysisSnapshot& snap) {
   json counters = json::object();
   for (const auto& v : snap.counters.values) counters[v.def->key] = v.value;

@@ -50,6 +50,8 @@ json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernel
 //  "mean_lateness_ns","straggler"}]}],"untracked_calls":N}: NCCL calls per communicator
 //  and function, and the ranks' arrival skew per communicator (docs/report.md).
 std::string api_nccl(const analysis::AnalysisSnapshot& snap);
+// What the hooks timed on the GPU (gpu_time_table.h), at most `max_kernels` kernels.
+std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
 json nccl_json(const analysis::AnalysisSnapshot& snap);
 // {"ops":[{"op","launches","kernels":[{"kernel","launches"}]}],"attributed":N,
 //  "unattributed":N,"untracked":N}: kernels launched inside each PyTorch op (per-call

@@ -69,9 +69,11 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
   return out;
 }
 
-json gpu_time_json(const analysis::GpuTimeSummary& summary) {
+json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kernels) {
   json kernels = json::array();
+  std::size_t shown = 0;
   for (const auto& r : summary.kernels) {
+    if (shown++ >= max_kernels) break;
     json row{{"pid", r.pid},
              {"name", r.name},
              {"function", fmt::format("{:#x}", r.function)},
@@ -116,7 +118,10 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary) {
                              {"gpu_ns", p.est_gpu_ns},
                              {"exited", p.ring.exited}});
   }
+  const std::size_t left_out =
+      summary.kernels.size() > max_kernels ? summary.kernels.size() - max_kernels : 0;
   return json{{"kernels", std::move(kernels)},
+              {"kernels_left_out", left_out},
               {"streams", std::move(streams)},
               {"processes", std::move(processes)},
               {"folded_launches", summary.folded_launches}};

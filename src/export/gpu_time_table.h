@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "analysis/gpu_times.h"
@@ -13,6 +14,8 @@ namespace eacgm::exporting {
 // "" when no process carried the hook with GPU time on.
 std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t max_rows = 30,
                             std::size_t max_name_width = 60);
-json gpu_time_json(const analysis::GpuTimeSummary& summary);
+// Kernels past `max_kernels` (the least GPU time) are left out and counted in
+// "kernels_left_out".
+json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kernels = SIZE_MAX);
 
 }  // namespace eacgm::exporting

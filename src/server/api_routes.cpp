@@ -36,6 +36,8 @@ void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> sour
   json_route("/api/v1/kernels",
              [](const analysis::AnalysisSnapshot& s) { return exporting::api_kernels(s); });
   json_route("/api/v1/nccl", exporting::api_nccl);
+  json_route("/api/v1/gpu_time",
+             [](const analysis::AnalysisSnapshot& s) { return exporting::api_gpu_time(s); });
   json_route("/api/v1/processes",
              [options](const analysis::AnalysisSnapshot& s) { return exporting::api_processes(s, options); });
   json_route("/api/v1/anomalies", exporting::api_anomalies);

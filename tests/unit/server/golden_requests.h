@@ -25,6 +25,7 @@ inline const std::vector<GoldenRequest>& golden_requests() {
       {"/api/v1/memory", "", "memory.json"},
       {"/api/v1/kernels", "", "kernels.json"},
       {"/api/v1/nccl", "", "nccl.json"},
+      {"/api/v1/gpu_time", "", "gpu_time.json"},
       {"/api/v1/processes", "", "processes.json"},
       {"/api/v1/anomalies", "", "anomalies.json"},
       {"/api/v1/inflight", "", "inflight.json"},

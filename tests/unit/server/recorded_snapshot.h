@@ -302,6 +302,33 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
     }
     live.on_python_stacks(stacks);
 
+    // Rank 0 carries the hook with GPU time: a kernel launched 64 times a tick, 4 timed
+    // (3 queued behind earlier work, 40 us each; 1 on an idle stream).
+    GpuTimeBatch gpu_time;
+    if (tick == 0)
+      gpu_time.names.push_back({.pid = kRank0, .function = 0x7f00aa00, .name = "_Z9gemm_tilePf"});
+    const std::uint64_t base = 1'000'000'000ull * static_cast<std::uint64_t>(tick + 1);
+    for (std::uint64_t k = 0; k < 4; ++k) {
+      GpuSpan span;
+      span.pid = span.tid = kRank0;
+      span.device = 0;
+      span.function = 0x7f00aa00;
+      span.stream = 0x5000;
+      span.launch_ns = base + k * 1'000'000;
+      span.start_ns = span.launch_ns + 20'000;
+      span.duration_ns = k == 0 ? 52'000 : 40'000;
+      span.queued = k != 0;
+      gpu_time.spans.push_back(span);
+    }
+    gpu_time.counts.push_back(
+        {.pid = kRank0, .function = 0x7f00aa00, .launches = 64 * static_cast<std::uint64_t>(tick + 1)});
+    gpu_time.rings.push_back({.pid = kRank0,
+                              .launches = 64 * static_cast<std::uint64_t>(tick + 1),
+                              .sampled = 4 * static_cast<std::uint64_t>(tick + 1),
+                              .timing_cost_ns = 9'000,
+                              .sample_every = 16});
+    live.on_gpu_time(gpu_time);
+
     // Calls in flight: rank 1 stuck in a collective, rank 0 in a synchronisation on it,
     // and a young synchronisation (below [hangs] min_age_s, not listed).
     const auto mono = [&](seconds ago) {
