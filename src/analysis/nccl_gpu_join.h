@@ -49,9 +49,10 @@ struct NcclJoined {
 class NcclGpuJoin {
  public:
   struct Options {
-    std::size_t max_threads = 4096;
+    // At most 1,024 x (64 x 48 + 512 x 24) bytes: about 15 MiB.
+    std::size_t max_threads = 1024;
     std::size_t max_calls_per_thread = 64;
-    std::size_t max_kernels_per_thread = 1024;
+    std::size_t max_kernels_per_thread = 512;
     std::uint64_t group_window_ns = 10'000'000;
   };
   NcclGpuJoin() : NcclGpuJoin(Options{}) {}
