@@ -8,6 +8,8 @@ echo "== analysis: sketch and summary updates"
 "$B/bench/eacgm_bench_analysis" --benchmark_min_time=0.5
 echo "== analysis: the Python profile read out at its default caps"
 "$B/bench/eacgm_bench_python_profile"
+echo "== analysis: NCCL kernels joined to their calls, and the join's heap at its bounds"
+"$B/bench/eacgm_bench_nccl_gpu_join"
 echo "== probe: symbol table of a large library"
 "$B/bench/eacgm_bench_probe" --benchmark_min_time=0.5
 echo "== NVML sampling pass (fake NVML unless EACGM_BENCH_REAL_NVML=1)"

@@ -49,7 +49,7 @@ struct NcclJoined {
 class NcclGpuJoin {
  public:
   struct Options {
-    // At most 1,024 x (64 x 48 + 512 x 24) bytes: about 15 MiB.
+    // At most about 18 MiB (bench/nccl_gpu_join_bench.cpp: 17.6 MiB when full).
     std::size_t max_threads = 1024;
     std::size_t max_calls_per_thread = 64;
     std::size_t max_kernels_per_thread = 512;
