@@ -24,9 +24,7 @@ void LiveAnalysis::on_calls(std::span<const CallEvent> calls) {
 
 void LiveAnalysis::on_gpu_time(const GpuTimeBatch& batch) {
   gpu_times_.add(batch);
-  for (const auto& s : batch.spans) {
-    if (s.nccl) nccl_.add_gpu(s, span_clock_.from_monotonic(s.launch_ns));
-  }
+  for (const auto& s : batch.spans) nccl_.add_gpu(s, span_clock_.from_monotonic(s.launch_ns));
 }
 
 void LiveAnalysis::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {

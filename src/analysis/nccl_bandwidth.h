@@ -49,4 +49,18 @@ std::optional<double> nccl_bus_factor(NcclCollective kind, std::int32_t nranks);
 // bytes / seconds; nullopt when `ns` is 0.
 std::optional<double> bytes_per_second(double bytes, std::uint64_t ns);
 
+// Sums of S (or S x the bus factor) and of the time that moved them: nccl-tests'
+// bandwidth over several calls is their ratio (for calls of one size, S / mean time).
+struct NcclThroughput {
+  std::uint64_t calls = 0;  // additions
+  double bytes = 0;
+  std::uint64_t ns = 0;
+  void add(double b, std::uint64_t t) {
+    ++calls;
+    bytes += b;
+    ns += t;
+  }
+  std::optional<double> bandwidth() const { return bytes_per_second(bytes, ns); }
+};
+
 }  // namespace eacgm::analysis

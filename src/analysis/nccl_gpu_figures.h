@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/latency_sketch.h"
+#include "analysis/nccl_bandwidth.h"
 
 namespace eacgm::analysis {
 
@@ -47,26 +48,24 @@ class NcclGpuFigures {
   NcclGpuTime figures() const;
 
  private:
-  struct Throughput {
-    double bytes = 0;
-    double bus_bytes = 0;
-    std::uint64_t ns = 0;
-    std::uint64_t bus_ns = 0;
-    void add(std::uint64_t size, double bus_factor, std::uint64_t ns_add, bool first);
+  // What the figures come from, in all and per size class.
+  struct Part {
+    std::uint64_t calls = 0;
+    LatencySketch durations;
+    NcclThroughput algorithm;  // S once per call, over every kernel's time
+    NcclThroughput bus;
+    void add(std::uint64_t duration_ns, bool first, std::uint64_t calls_add, std::uint64_t size,
+             double bus_factor);
   };
   struct Size {
     std::uint64_t min_bytes = 0;
     std::uint64_t max_bytes = 0;
-    std::uint64_t calls = 0;
-    LatencySketch durations;
-    Throughput throughput;
+    Part part;
   };
 
-  std::uint64_t calls_ = 0;
   std::uint64_t kernels_ = 0;
   std::uint64_t idle_starts_ = 0;
-  LatencySketch durations_;
-  Throughput throughput_;
+  Part all_;
   std::map<unsigned, Size> sizes_;  // by floor(log2 S): at most 64
 };
 

@@ -6,23 +6,6 @@
 
 namespace eacgm::analysis {
 
-// The call counts toward the bandwidth when it was issued, timed and its size S is
-// known; toward the bus bandwidth when its factor is known too.
-void NcclStats::add_throughput(Entry& e, const NcclProbeRule& rule, const CallEvent& event,
-                               std::uint64_t call_bytes) {
-  if (!nccl_call_issued(event) || event.dur_ns == 0) return;
-  const auto s = nccl_algorithm_bytes(rule.kind, call_bytes, event.nccl_nranks);
-  if (!s) return;
-  ++e.algorithm.calls;
-  e.algorithm.bytes += static_cast<double>(*s);
-  e.algorithm.ns += event.dur_ns;
-  if (const auto factor = nccl_bus_factor(rule.kind, event.nccl_nranks)) {
-    ++e.bus.calls;
-    e.bus.bytes += static_cast<double>(*s) * *factor;
-    e.bus.ns += event.dur_ns;
-  }
-}
-
 void NcclStats::add(const CallEvent& event) {
   if (event.probe == nullptr || event.nested) return;
   const NcclProbeRule& rule = rules_.of(event);
@@ -50,16 +33,22 @@ void NcclStats::add(const CallEvent& event) {
   if (event.nccl_rank >= 0) e.rank = event.nccl_rank;
   if (event.nccl_nranks >= 0) e.nranks = event.nccl_nranks;
   if (event.has_exit) e.durations.add(event.dur_ns);
-  if (b) add_throughput(e, rule, event, *b);
-  if (nccl_call_issued(event)) {
-    NcclIssuedCall call{.ts_ns = event.ts_ns,
-                        .end_ns = event.ts_ns + event.dur_ns,
-                        .entry = static_cast<std::uint32_t>(index)};
-    if (b) call.size = nccl_algorithm_bytes(rule.kind, *b, event.nccl_nranks).value_or(0);
-    call.bus_factor = nccl_bus_factor(rule.kind, event.nccl_nranks).value_or(-1.0);
-    join_.add_call(event.pid, event.tid, call, joined_);
-    apply_joined();
+  if (!nccl_call_issued(event)) return;
+  // nccl-tests' size S and bus factor, for the host-side bandwidth (timed calls) and for
+  // the GPU time of the call's kernel, joined later.
+  const auto s = b ? nccl_algorithm_bytes(rule.kind, *b, event.nccl_nranks) : std::nullopt;
+  const auto factor = nccl_bus_factor(rule.kind, event.nccl_nranks);
+  if (s && event.dur_ns > 0) {
+    e.algorithm.add(static_cast<double>(*s), event.dur_ns);
+    if (factor) e.bus.add(static_cast<double>(*s) * *factor, event.dur_ns);
   }
+  const NcclIssuedCall call{.ts_ns = event.ts_ns,
+                            .end_ns = event.ts_ns + event.dur_ns,
+                            .entry = static_cast<std::uint32_t>(index),
+                            .size = s.value_or(0),
+                            .bus_factor = factor.value_or(-1.0)};
+  join_.add_call(event.pid, event.tid, call, joined_);
+  apply_joined();
 }
 
 void NcclStats::add_gpu(const GpuSpan& span, std::uint64_t launch_ns) {
@@ -116,8 +105,8 @@ std::vector<NcclRow> NcclStats::rows() const {
     r.p99_ns = e.durations.quantile(0.99);
     r.max_ns = e.durations.max();
     r.bandwidth_calls = e.algorithm.calls;
-    if (e.algorithm.calls > 0) r.algbw = bytes_per_second(e.algorithm.bytes, e.algorithm.ns);
-    if (e.bus.calls > 0) r.busbw = bytes_per_second(e.bus.bytes, e.bus.ns);
+    r.algbw = e.algorithm.bandwidth();
+    r.busbw = e.bus.bandwidth();
     if (!e.gpu.empty()) r.gpu = e.gpu.figures();
     out.push_back(std::move(r));
   }

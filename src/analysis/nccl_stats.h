@@ -72,12 +72,6 @@ class NcclStats {
   std::uint64_t gpu_unjoined() const { return gpu_unjoined_; }
 
  private:
-  // Sums of S (or S x factor) and of the durations that moved them.
-  struct Throughput {
-    std::uint64_t calls = 0;
-    double bytes = 0.0;
-    std::uint64_t ns = 0;
-  };
   struct Entry {
     std::uint64_t comm_id = 0;
     std::uint32_t function = 0;
@@ -87,8 +81,8 @@ class NcclStats {
     std::uint64_t errors = 0;
     std::uint64_t bytes = 0;
     LatencySketch durations;
-    Throughput algorithm;
-    Throughput bus;
+    NcclThroughput algorithm;  // host-side durations
+    NcclThroughput bus;
     NcclGpuFigures gpu;
   };
   struct Key {
@@ -101,8 +95,6 @@ class NcclStats {
       return std::hash<std::uint64_t>()(k.comm_id * 0x9e3779b97f4a7c15ull ^ k.function);
     }
   };
-  static void add_throughput(Entry& e, const NcclProbeRule& rule, const CallEvent& event,
-                             std::uint64_t call_bytes);
 
   Options options_;
   std::vector<Entry> entries_;

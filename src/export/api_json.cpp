@@ -32,6 +32,13 @@ json header(std::chrono::system_clock::time_point time, std::uint64_t sequence) 
 
 json header(const analysis::AnalysisSnapshot& snap) { return header(snap.time, snap.sequence); }
 
+// The snapshot's header, then the keys of `body`, as text.
+std::string with_header(const analysis::AnalysisSnapshot& snap, json body) {
+  json doc = header(snap);
+  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
+  return json_text(doc);
+}
+
 template <typename T>
 json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
@@ -194,10 +201,7 @@ json gpu_work_json(const analysis::GpuWorkStats& work) {
 }
 
 std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
-  json doc = header(snap);
-  auto body = kernels_json(snap, max_kernels);  // held: items() refers into it
-  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
-  return json_text(doc);
+  return with_header(snap, kernels_json(snap, max_kernels));
 }
 
 namespace {
@@ -293,18 +297,10 @@ json ops_json(const analysis::OpKernelSummary& ops) {
               {"untracked", ops.untracked}};
 }
 
-std::string api_nccl(const analysis::AnalysisSnapshot& snap) {
-  json doc = header(snap);
-  auto body = nccl_json(snap);  // held: items() refers into it
-  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
-  return json_text(doc);
-}
+std::string api_nccl(const analysis::AnalysisSnapshot& snap) { return with_header(snap, nccl_json(snap)); }
 
 std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
-  json doc = header(snap);
-  auto body = gpu_time_json(snap.gpu_time, max_kernels);  // held: items() refers into it
-  for (auto& [key, value] : body.items()) doc[key] = std::move(value);
-  return json_text(doc);
+  return with_header(snap, gpu_time_json(snap.gpu_time, max_kernels));
 }
 
 json counters_json(const analysis::AnalysisSnapshot& snap) {
@@ -420,10 +416,7 @@ json memory_json(const analysis::MemorySummary& memory) {
 }
 
 std::string api_memory(const analysis::AnalysisSnapshot& snap) {
-  json doc = header(snap);
-  json memory = memory_json(snap.memory);
-  for (auto& [key, value] : memory.items()) doc[key] = std::move(value);
-  return json_text(doc);
+  return with_header(snap, memory_json(snap.memory));
 }
 
 std::string api_series(const analysis::SeriesWindow& window) {
