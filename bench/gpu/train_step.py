@@ -8,8 +8,13 @@
 # CLOCK_MONOTONIC) to F, with the thread's time on a CPU and waiting for one during the
 # step (CLOCK_THREAD_CPUTIME_ID; /proc/thread-self/schedstat), a line
 # "start_ns end_ns cpu_ns runqueue_ns" per step: the rest of a step the thread slept.
+# With --ab-pairs K (under libeacgm_hook.so with EACGM_GPU_TIME=1) the measured steps run as
+# 2K blocks of N steps in this one process, GPU timing paused (the ring's `paused` word,
+# core/gpu_time_ring.h kPausedOffset) and on in turn (ABBA order), and it prints each
+# pair's ratio and "ab_ratio=MEDIAN q1=.. q3=.." of on over paused: the cost of timing
+# with the process, its memory and its CPU the same in both arms.
 # Usage: train_step.py --size gpu|cpu|big [--steps N] [--warmup N] [--profile]
-#                      [--phases K --phase-dir D] [--step-log F]
+#                      [--phases K --phase-dir D] [--step-log F] [--ab-pairs K]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
 #   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
 #   big: d 2048, 8 layers, sequence 1024, batch 8 (the gpu loop's launches with about 4x the
@@ -28,6 +33,7 @@ p.add_argument("--profile", action="store_true")
 p.add_argument("--phases", type=int, default=0)
 p.add_argument("--phase-dir", default="")
 p.add_argument("--step-log", default="")
+p.add_argument("--ab-pairs", type=int, default=0)
 a = p.parse_args()
 d, layers, seq, batch = {"gpu": (1024, 8, 1024, 8), "cpu": (512, 4, 256, 8), "big": (2048, 8, 1024, 8)}[a.size]
 dev = torch.device("cuda")
@@ -98,6 +104,31 @@ def measured():
         spans.append((t0, t1, c1 - c0, q1 - q0))
 
 
+if a.ab_pairs:
+    import mmap
+    import os
+
+    PAUSED_OFFSET = 256  # core/gpu_time_ring.h kPausedOffset
+    fd = os.open(f"/dev/shm/eacgm-gpu-time.{os.getpid()}", os.O_RDWR)
+    ring = mmap.mmap(fd, 4096)
+
+    def run_block(paused):
+        ring[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (1 if paused else 0).to_bytes(4, "little")
+        times.clear()
+        measured()
+        return statistics.median(times)
+
+    ratios = []
+    for i in range(a.ab_pairs):
+        order = (True, False) if i % 2 == 0 else (False, True)  # ABBA: drift cancels
+        got = {p: run_block(p) for p in order}
+        ratios.append(got[False] / got[True])
+        print(f"pair={i} paused_ms={got[True]:.4f} on_ms={got[False]:.4f} ratio={ratios[-1]:.4f}", flush=True)
+    ring[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (0).to_bytes(4, "little")
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    print(f"ab_ratio={statistics.median(ratios):.4f} q1={q[0]:.4f} q3={q[2]:.4f} pairs={len(ratios)} "
+          f"steps={a.steps} size={a.size}", flush=True)
+    raise SystemExit(0)
 if a.phases:
     import os
 

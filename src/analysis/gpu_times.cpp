@@ -13,7 +13,12 @@ GpuTimes::Function* GpuTimes::function(Key key) {
     // Make room from processes that exited (their rows were reported while they ran).
     for (auto f = functions_.begin(); f != functions_.end() && functions_.size() >= max_functions_;) {
       auto r = rings_.find(f->first.first);
-      f = (r != rings_.end() && r->second.exited) ? functions_.erase(f) : std::next(f);
+      if (r == rings_.end() || !r->second.exited) {
+        ++f;
+        continue;
+      }
+      shape_count_ -= f->second.shapes.size();
+      f = functions_.erase(f);
     }
     std::erase_if(rings_, [this](const auto& r) {
       return r.second.exited &&
@@ -22,6 +27,19 @@ GpuTimes::Function* GpuTimes::function(Key key) {
     if (functions_.size() >= max_functions_) return nullptr;
   }
   return &functions_[key];
+}
+
+void GpuTimes::add_shape(Function& f, const GpuSpan& s) {
+  auto it = f.shapes.find(s.shape);
+  if (it == f.shapes.end()) {
+    if (f.shapes.size() >= kMaxShapesPerFunction || shape_count_ >= max_shapes_) {
+      ++f.shapes_left_out;
+      return;
+    }
+    it = f.shapes.emplace(s.shape, ShapeTimes{}).first;
+    ++shape_count_;
+  }
+  (s.queued ? it->second.durations : it->second.idle).add(s.duration_ns);
 }
 
 void GpuTimes::add(const GpuTimeBatch& batch) {
@@ -38,6 +56,7 @@ void GpuTimes::add(const GpuTimeBatch& batch) {
     f->graph = s.graph;
     f->nccl = f->nccl || s.nccl;
     (s.queued ? f->durations : f->idle).add(s.duration_ns);
+    if (s.shaped) add_shape(*f, s);
     PerStream& ps = f->streams[s.stream];
     ps.device = s.device;
     ++ps.timed;
@@ -93,6 +112,23 @@ GpuTimeSummary GpuTimes::summary() const {
         s.last_ns = std::max(s.last_ns, ps.last_ns);
       }
     }
+    for (const auto& [shape, st] : f.shapes) {
+      GpuShapeRow sr;
+      sr.shape = shape;
+      sr.idle_starts = st.idle.count();
+      sr.timed = st.durations.count() + sr.idle_starts;
+      sr.upper_bound = st.durations.count() == 0;
+      const LatencySketch& d = sr.upper_bound ? st.idle : st.durations;
+      if (d.count() > 0) {
+        sr.p50_ns = d.quantile(0.5);
+        sr.p99_ns = d.quantile(0.99);
+        sr.max_ns = static_cast<double>(d.max());
+      }
+      row.shapes.push_back(sr);
+    }
+    std::stable_sort(row.shapes.begin(), row.shapes.end(),
+                     [](const GpuShapeRow& a, const GpuShapeRow& b) { return a.timed > b.timed; });
+    row.shapes_left_out = f.shapes_left_out;
     per_process[key.first] += row.est_gpu_ns;
     GpuKernelNameTimes& named = by_name[row.graph          ? std::string("graph")
                                         : row.name.empty() ? std::string("unnamed")

@@ -4,6 +4,10 @@
 // start event at once, or, when there is none, from those that started on an idle stream,
 // marked as upper bounds), and the GPU time all launches took,
 // estimated as the timed mean times the exact count (NCCL kernels are all timed: exact).
+// Per (process, function, launch shape): the same figures for the timed launches of each
+// grid, block and shared-memory size (one kernel launched with several shapes runs for
+// different times), at most kMaxShapesPerFunction per function and `max_shapes` in all
+// (spans of shapes beyond are counted in the row's `shapes_left_out`).
 // Per (process, device, stream): the GPU busy time, estimated the same way per function,
 // over the time between its first timed start and its last timed end. Bounded: at most
 // `max_functions` functions (later ones only counted in `folded_launches`), and the rows
@@ -22,6 +26,16 @@
 
 namespace eacgm::analysis {
 
+struct GpuShapeRow {
+  gpu_time::LaunchShape shape{};
+  std::uint64_t timed = 0;
+  std::uint64_t idle_starts = 0;
+  bool upper_bound = false;  // every timed launch of this shape started idle
+  double p50_ns = 0;
+  double p99_ns = 0;
+  double max_ns = 0;
+};
+
 struct GpuKernelTimeRow {
   std::uint32_t pid = 0;
   std::string name;  // the kernel's (mangled) name; "graph 0x…" for a graph; "" unnamed
@@ -36,7 +50,9 @@ struct GpuKernelTimeRow {
   double p50_ns = 0;
   double p99_ns = 0;
   double max_ns = 0;
-  double est_gpu_ns = 0;  // all launches' GPU time (timed mean x launches)
+  double est_gpu_ns = 0;              // all launches' GPU time (timed mean x launches)
+  std::vector<GpuShapeRow> shapes;    // most timed first
+  std::uint64_t shapes_left_out = 0;  // timed spans of shapes past the bounds
 };
 
 struct GpuStreamRow {
@@ -75,7 +91,9 @@ struct GpuTimeSummary {
 
 class GpuTimes {
  public:
-  explicit GpuTimes(std::size_t max_functions = 8192) : max_functions_(max_functions) {}
+  static constexpr std::size_t kMaxShapesPerFunction = 16;
+  explicit GpuTimes(std::size_t max_functions = 8192, std::size_t max_shapes = 16384)
+      : max_functions_(max_functions), max_shapes_(max_shapes) {}
   void add(const GpuTimeBatch& batch);
   GpuTimeSummary summary() const;
   std::size_t function_count() const { return functions_.size(); }
@@ -89,6 +107,10 @@ class GpuTimes {
     std::uint64_t first_ns = 0;
     std::uint64_t last_ns = 0;
   };
+  struct ShapeTimes {
+    LatencySketch durations;  // queued spans
+    LatencySketch idle;       // spans started on an idle stream
+  };
   struct Function {
     std::string name;
     bool named = false;
@@ -98,11 +120,16 @@ class GpuTimes {
     LatencySketch durations;  // queued spans: the kernel's own time
     LatencySketch idle;       // spans started on an idle stream: upper bounds
     std::map<std::uint64_t, PerStream> streams;
+    std::map<gpu_time::LaunchShape, ShapeTimes> shapes;
+    std::uint64_t shapes_left_out = 0;
   };
   using Key = std::pair<std::uint32_t, std::uint64_t>;  // pid, function
   Function* function(Key key);
+  void add_shape(Function& f, const GpuSpan& s);
 
   std::size_t max_functions_;
+  std::size_t max_shapes_;
+  std::size_t shape_count_ = 0;
   std::map<Key, Function> functions_;
   std::map<std::uint32_t, GpuRingState> rings_;
   std::uint64_t folded_launches_ = 0;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu_time_ring.h"
+
 namespace eacgm {
 
 struct GpuSpan {
@@ -23,6 +25,10 @@ struct GpuSpan {
   // The kernel followed its start event at once (gpu_time_ring.h kSpanQueued); false: the
   // duration also holds the launch's latency on an idle stream (an upper bound).
   bool queued = false;
+  // The kernel launch's grid, block and dynamic shared memory; `shaped` false when unknown
+  // (a graph, or a hook that did not send it).
+  gpu_time::LaunchShape shape{};
+  bool shaped = false;
 };
 
 struct GpuFunctionName {

@@ -7,12 +7,13 @@
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
 // kSlots - 1. A record is one slot; a name record is followed by its text in the next
-// slots. When the consumer is absent or slow the producer drops (counted in `dropped`):
-// the hook never waits for the agent. Plain data only: this header is compiled into the
-// hook (no exceptions, no allocation) and the agent alike.
+// slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next. When the consumer is
+// absent or slow the producer drops (counted in `dropped`): the hook never waits for the agent. Plain data
+// only: this header is compiled into the hook (no exceptions, no allocation) and the agent alike.
 #pragma once
 
 #include <atomic>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,8 +21,8 @@ namespace eacgm::gpu_time {
 
 inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
 inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
-inline constexpr std::uint32_t kVersion = 1;
-inline constexpr std::uint32_t kSlots = 8192;  // a power of two
+inline constexpr std::uint32_t kVersion = 2;             // 2: kernel spans carry their shape
+inline constexpr std::uint32_t kSlots = 8192;            // a power of two
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
 
@@ -39,6 +40,8 @@ inline constexpr std::uint32_t kSpanNccl = 1;
 // GPU reached the start event before the kernel arrived, and the span also holds that gap
 // (the launch's latency): an upper bound.
 inline constexpr std::uint32_t kSpanQueued = 2;
+// The next slot holds the launch's grid and block (LaunchShape).
+inline constexpr std::uint32_t kSpanShaped = 4;
 
 struct Record {
   std::uint32_t kind;         // RecordKind
@@ -55,6 +58,18 @@ struct Record {
   std::uint64_t host_launch_ns;
 };
 static_assert(sizeof(Record) == kSlotBytes);
+
+// A kernel launch's geometry: one kernel launched with several shapes runs for different
+// times, so its spans are told apart by it (and matched with a profiler's per launch).
+struct LaunchShape {
+  std::uint32_t grid[3];
+  std::uint32_t block[3];
+  std::uint32_t shared_bytes;  // dynamic shared memory
+  std::uint32_t reserved;
+  bool operator==(const LaunchShape&) const = default;
+  auto operator<=>(const LaunchShape&) const = default;
+};
+static_assert(sizeof(LaunchShape) <= kSlotBytes);
 
 struct alignas(64) Header {
   std::uint32_t magic;
@@ -77,8 +92,13 @@ struct alignas(64) Header {
   // What the hook subtracts from each queued span: the event pair's dispatch gap measured
   // on the first context (0: not measured).
   std::atomic<std::uint64_t> dispatch_gap_ns;
+  // Set (non-zero) by the agent or a benchmark to pause the timing: launches are still
+  // counted exactly, none is timed. At a fixed offset for readers in other languages.
+  std::atomic<std::uint32_t> paused;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+inline constexpr std::size_t kPausedOffset = 256;
+static_assert(offsetof(Header, paused) == kPausedOffset);
 
 inline constexpr std::size_t kHeaderBytes = 4096;
 static_assert(sizeof(Header) <= kHeaderBytes);

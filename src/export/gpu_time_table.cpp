@@ -92,6 +92,21 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
     } else {
       row["p50_ns"] = row["p99_ns"] = row["max_ns"] = row["gpu_ns"] = nullptr;
     }
+    json shapes = json::array();
+    for (const auto& sh : r.shapes) {
+      json one{{"grid", {sh.shape.grid[0], sh.shape.grid[1], sh.shape.grid[2]}},
+               {"block", {sh.shape.block[0], sh.shape.block[1], sh.shape.block[2]}},
+               {"shared_bytes", sh.shape.shared_bytes},
+               {"timed", sh.timed},
+               {"idle_starts", sh.idle_starts},
+               {"upper_bound", sh.upper_bound}};
+      one["p50_ns"] = sh.p50_ns;
+      one["p99_ns"] = sh.p99_ns;
+      one["max_ns"] = sh.max_ns;
+      shapes.push_back(std::move(one));
+    }
+    row["shapes"] = std::move(shapes);
+    row["shapes_left_out"] = r.shapes_left_out;
     kernels.push_back(std::move(row));
   }
   json streams = json::array();

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -252,6 +253,13 @@ void PerfettoTrace::on_gpu_time(const GpuTimeBatch& batch) {
     put_json_string(buf_, fmt::format("{:#x}", s.stream));
     put(buf_, ",\"process\":");
     put_uint(buf_, s.pid);
+    if (s.shaped) {
+      // Kineto's names for a kernel's geometry.
+      const gpu_time::LaunchShape& g = s.shape;
+      fmt::format_to(std::back_inserter(buf_),
+                     ",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"shared memory\":{}", g.grid[0], g.grid[1],
+                     g.grid[2], g.block[0], g.block[1], g.block[2], g.shared_bytes);
+    }
     put(buf_, s.queued ? ",\"queued\":true}}\n" : ",\"queued\":false}}\n");
     begin_event();
     put(buf_, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"ac2g\",\"id\":");

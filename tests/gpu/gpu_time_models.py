@@ -1,6 +1,7 @@
 """Workloads for the GPU-time device check: each runs warm-up steps, then STEPS steps under
 PyTorch's profiler (CUPTI kernel activity), and writes the profiler's kernel durations as
-{"kernels": {name: [duration_us, ...]}} to OUT. Run under `eacgm run --gpu-time`, which
+{"kernels": {name: [duration_us, ...]}, "shapes": {name: {"GRID|BLOCK": [duration_us, ...]}}}
+to OUT (GRID and BLOCK as "x,y,z"). Run under `eacgm run --gpu-time`, which
 times a sample of the same process's launches with CUDA events through the hook.
 
 Usage: gpu_time_models.py {gpt,cnn} OUT.json [STEPS]
@@ -62,10 +63,15 @@ def main():
     trace = out + ".chrome.json"
     prof.export_chrome_trace(trace)
     kernels = {}
+    shapes = {}
     for e in json.load(open(trace))["traceEvents"]:
         if e.get("cat") == "kernel" and e.get("ph") == "X":
             kernels.setdefault(e["name"], []).append(float(e["dur"]))
-    json.dump({"kernels": kernels, "steps": steps}, open(out, "w"))
+            args = e.get("args", {})
+            if "grid" in args and "block" in args:
+                key = ",".join(map(str, args["grid"])) + "|" + ",".join(map(str, args["block"]))
+                shapes.setdefault(e["name"], {}).setdefault(key, []).append(float(e["dur"]))
+    json.dump({"kernels": kernels, "shapes": shapes, "steps": steps}, open(out, "w"))
 
 
 main()

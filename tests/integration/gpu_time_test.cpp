@@ -4,6 +4,7 @@
 // times 1 launch in 16 per kernel and every NCCL kernel, never a launch while a capture is
 // underway, and the agent reads its ring into the report. The same on a real GPU:
 // tests/gpu/gpu_time_check.sh.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,8 +24,14 @@ using json = nlohmann::json;
 constexpr double kKernelNs = 50'000;
 
 json run_gpu_time(const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> argv{
-      "/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time"};
+  std::vector<std::string> argv{"/usr/bin/env",
+                                "EACGM_FAKE_KERNEL_US=50",
+                                "EACGM_FAKE_KERNEL_PER_BLOCK=1",
+                                bin("eacgm"),
+                                "run",
+                                "--json",
+                                "--no-gpu",
+                                "--gpu-time"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
   Subprocess eacgm(argv);
@@ -57,6 +64,10 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   // All launches' GPU time: the timed mean times the exact count.
   EXPECT_NEAR(a["gpu_ns"].get<double>(), 200 * kKernelNs, 200 * kKernelNs * 0.01);
   EXPECT_FALSE(a["nccl"].get<bool>());
+  ASSERT_EQ(a["shapes"].size(), 1u) << a.dump(2);
+  EXPECT_EQ(a["shapes"][0]["grid"], json::parse("[1,1,1]"));
+  EXPECT_EQ(a["shapes"][0]["block"], json::parse("[32,1,1]"));
+  EXPECT_EQ(a["shapes"][0]["timed"], timed);
 
   ASSERT_TRUE(k.contains("ncclDevKernel_AllReduce_Sum_f32_RING_LL")) << doc["gpu_time"].dump(2);
   const json& n = k["ncclDevKernel_AllReduce_Sum_f32_RING_LL"];
@@ -80,7 +91,7 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
   EXPECT_EQ(p["skipped_capturing"], 2);
   EXPECT_EQ(p["dropped"], 0);
   EXPECT_EQ(p["errors"], 0);
-  EXPECT_EQ(p["launches"], 212);
+  EXPECT_EQ(p["launches"], 340);
   EXPECT_TRUE(p["exited"].get<bool>());
   EXPECT_GT(p["timing_cost_ns"].get<std::uint64_t>(), 0u) << "the launching threads' time spent timing";
 
@@ -95,15 +106,67 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
             streams["0x5000"]["last_ns"].get<std::uint64_t>());
 }
 
+// One kernel launched with two shapes that run for different times: a row per shape, each
+// with its own figures, the kernel's p50 between them.
+TEST(GpuTime, EachLaunchShapeHasItsOwnFigures) {
+  const json doc = run_gpu_time();
+  auto k = kernels_by_name(doc);
+  ASSERT_TRUE(k.contains("kernelB(float*)")) << doc["gpu_time"].dump(2);
+  const json& b = k["kernelB(float*)"];
+  EXPECT_EQ(b["launches"], 128);
+  ASSERT_EQ(b["shapes"].size(), 2u) << b.dump(2);
+  EXPECT_EQ(b["shapes_left_out"], 0);
+  std::map<std::string, json> by_grid;
+  int timed = 0;
+  for (const auto& sh : b["shapes"]) {
+    by_grid[sh["grid"].dump()] = sh;
+    timed += sh["timed"].get<int>();
+  }
+  EXPECT_EQ(timed, b["timed"].get<int>());
+  ASSERT_TRUE(by_grid.contains("[1,1,1]") && by_grid.contains("[4,1,1]")) << b.dump(2);
+  const json& small = by_grid["[1,1,1]"];
+  const json& big = by_grid["[4,1,1]"];
+  EXPECT_EQ(small["block"], json::parse("[64,1,1]"));
+  EXPECT_EQ(small["shared_bytes"], 0);
+  EXPECT_EQ(big["block"], json::parse("[128,1,1]"));
+  EXPECT_EQ(big["shared_bytes"], 256);
+  // 1 in 16 of 64 launches each: 4 (5 when the first launch adds one).
+  EXPECT_GE(small["timed"].get<int>(), 4);
+  EXPECT_GE(big["timed"].get<int>(), 4);
+  EXPECT_NEAR(small["p50_ns"].get<double>(), kKernelNs, kKernelNs * 0.03);
+  EXPECT_NEAR(big["p50_ns"].get<double>(), 4 * kKernelNs, 4 * kKernelNs * 0.03);
+  EXPECT_FALSE(big["upper_bound"].get<bool>());
+}
+
+// Timing paused through the ring (what the step-cost benchmark does between its arms):
+// every launch still counted exactly, none timed.
+TEST(GpuTime, PausedCountsEveryLaunchAndTimesNone) {
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", "GPU_TIME_CALLS_PAUSED=1", bin("eacgm"), "run",
+                    "--json", "--no-gpu", "--gpu-time", "--", bin("gpu_time_calls"),
+                    bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  auto k = kernels_by_name(doc);
+  ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
+  EXPECT_EQ(k["kernelA(float*)"]["launches"], 200);
+  EXPECT_EQ(k["kernelA(float*)"]["timed"], 0);
+  EXPECT_EQ(k["ncclDevKernel_AllReduce_Sum_f32_RING_LL"]["timed"], 0);
+  ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u);
+  EXPECT_EQ(doc["gpu_time"]["processes"][0]["launches"], 340);
+  EXPECT_EQ(doc["gpu_time"]["processes"][0]["timed"], 0);
+}
+
 TEST(GpuTime, TableNamesTheKernels) {
   Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--no-gpu", "--gpu-time",
                     "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
   ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
-  EXPECT_TRUE(eacgm.out().find("gpu time (CUDA events through the hook; 20 of 212 launches timed") !=
-                  std::string::npos ||
-              eacgm.out().find("gpu time (CUDA events through the hook; 21 of 212 launches timed") !=
-                  std::string::npos)
-      << eacgm.out();
+  // 12 or 13 of kernelA's 200, 8 or 9 of kernelB's 128, 7 NCCL kernels, 1 graph launch.
+  bool found = false;
+  for (int timed = 28; timed <= 30; ++timed)
+    found = found ||
+            eacgm.out().find(fmt::format("gpu time (CUDA events through the hook; {} of 340 launches timed",
+                                         timed)) != std::string::npos;
+  EXPECT_TRUE(found) << eacgm.out();
   EXPECT_NE(eacgm.out().find("kernelA(float*)"), std::string::npos) << eacgm.out();
 }
 
@@ -139,7 +202,7 @@ TEST(GpuTime, PerfettoDrawsGpuTracksWithFlowsFromTheLaunches) {
   const json doc = json::parse(in);
   std::map<std::string, int> kernels;
   std::map<std::uint64_t, int> flow_ends;
-  int flow_starts = 0, launches = 0;
+  int flow_starts = 0, launches = 0, shaped = 0;
   std::string gpu_process;
   std::uint64_t first_call_us = ~0ull, first_kernel_us = ~0ull;
   for (const auto& e : doc["traceEvents"]) {
@@ -147,6 +210,7 @@ TEST(GpuTime, PerfettoDrawsGpuTracksWithFlowsFromTheLaunches) {
     if (ph == "M" && e["name"] == "process_name" && e["args"]["name"] == "GPU 0") gpu_process = "seen";
     if (ph == "X" && (e["cat"] == "kernel" || e["cat"] == "nccl_kernel" || e["cat"] == "graph")) {
       ++kernels[e["name"].get<std::string>()];
+      if (e["args"].contains("grid") && e["args"]["block"].size() == 3) ++shaped;
       EXPECT_NEAR(e["dur"].get<double>(), 50.0, 120.0) << e.dump();
       first_kernel_us =
           std::min<std::uint64_t>(first_kernel_us, static_cast<std::uint64_t>(e["ts"].get<double>()));
@@ -162,8 +226,11 @@ TEST(GpuTime, PerfettoDrawsGpuTracksWithFlowsFromTheLaunches) {
   const int timed = kernels["kernelA(float*)"];  // one in each block of 16 (sample_launch)
   EXPECT_TRUE(timed == 12 || timed == 13) << doc.dump().substr(0, 2000);
   EXPECT_EQ(kernels["ncclDevKernel_AllReduce_Sum_f32_RING_LL"], 7);
-  EXPECT_EQ(launches, timed + 8);
-  EXPECT_EQ(flow_starts, timed + 8);
+  const int timed_b = kernels["kernelB(float*)"];
+  EXPECT_GE(timed_b, 8);
+  EXPECT_EQ(launches, timed + timed_b + 8);
+  EXPECT_EQ(flow_starts, timed + timed_b + 8);
+  EXPECT_EQ(shaped, timed + timed_b + 7) << "every kernel slice has its grid and block; the graph's has none";
   EXPECT_EQ(flow_ends.size(), static_cast<std::size_t>(flow_starts))
       << "one flow end per start, each its own id";
   // The GPU's slices are on the calls' clock: within the run's seconds, not hours apart.

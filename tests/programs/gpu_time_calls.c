@@ -5,18 +5,26 @@
 //
 // On device 0's primary context:
 //   stream 0x5000: 200 launches of _Z7kernelAPf (kernelA(float*));
+//   stream 0x5100: 64 launches of _Z7kernelBPf (kernelB(float*)) on a grid of 1 block of 64
+//                  threads, then 64 on a grid of 4 blocks of 128 threads with 256 bytes of
+//                  shared memory (with EACGM_FAKE_KERNEL_PER_BLOCK=1 those take 4 times as long);
 //   stream 0x6000: 7 launches of ncclDevKernel_AllReduce_Sum_f32_RING_LL;
 //   stream 0x7000: captured: 2 launches of the NCCL kernel (counted, never timed);
 //   stream 0x8000: a graph launched 3 times;
-// then synchronizes and waits 400 ms, so that the hook's timing thread reads the events
+// With GPU_TIME_CALLS_PAUSED=1 it first sets its ring's `paused` word (as a benchmark does),
+// so the hook counts every launch and times none.
+// Then it synchronizes and waits 400 ms, so that the hook's timing thread reads the events
 // back and writes the counts before the program exits.
 //
 // Usage: gpu_time_calls LIBCUDA_PATH
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int (*init_fn)(unsigned);
 typedef int (*retain_fn)(void**, int);
@@ -62,16 +70,38 @@ int main(int argc, char** argv) {
 
   void* ctx = NULL;
   void* kernel = NULL;
+  void* kernel_b = NULL;
   void* nccl = NULL;
   if (init(0) != 0 || retain(&ctx, 0) != 0 || set_current(ctx) != 0 ||
       get_function(&kernel, NULL, "_Z7kernelAPf") != 0 ||
+      get_function(&kernel_b, NULL, "_Z7kernelBPf") != 0 ||
       get_function(&nccl, NULL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL") != 0) {
     fprintf(stderr, "gpu_time_calls: set-up failed\n");
     return 1;
   }
   int failed = 0;
+  if (getenv("GPU_TIME_CALLS_PAUSED") != NULL) {
+    // An allocation sets the hook up (and its ring) before any launch.
+    typedef int (*alloc_fn)(uint64_t*, size_t);
+    uint64_t dptr = 0;
+    if (((alloc_fn)must(lib, "cuMemAlloc_v2"))(&dptr, 1 << 20) != 0) return 1;
+    char path[64];
+    snprintf(path, sizeof path, "/dev/shm/eacgm-gpu-time.%d", (int)getpid());
+    int fd = open(path, O_RDWR);
+    void* ring = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring == MAP_FAILED) {
+      fprintf(stderr, "gpu_time_calls: cannot map %s\n", path);
+      return 1;
+    }
+    __atomic_store_n((uint32_t*)((char*)ring + 256), 1u, __ATOMIC_RELEASE);  // kPausedOffset
+    close(fd);
+  }
   for (int i = 0; i < 200; ++i)
     failed += launch(kernel, 1, 1, 1, 32, 1, 1, 0, (void*)0x5000, NULL, NULL) != 0;
+  for (int i = 0; i < 64; ++i)
+    failed += launch(kernel_b, 1, 1, 1, 64, 1, 1, 0, (void*)0x5100, NULL, NULL) != 0;
+  for (int i = 0; i < 64; ++i)
+    failed += launch(kernel_b, 4, 1, 1, 128, 1, 1, 256, (void*)0x5100, NULL, NULL) != 0;
   for (int i = 0; i < 7; ++i) failed += launch(nccl, 1, 1, 1, 32, 1, 1, 0, (void*)0x6000, NULL, NULL) != 0;
   void* graph = NULL;
   void* exec = NULL;

@@ -70,6 +70,23 @@ bool GpuTimeRingWriter::write(const gpu_time::Record& r, const char* text) {
   return true;
 }
 
+bool GpuTimeRingWriter::write(const gpu_time::Record& r, const gpu_time::LaunchShape& shape) {
+  if (header_ == nullptr) return false;
+  const std::uint64_t head = header_->head.load(std::memory_order_relaxed);
+  const std::uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  if (head - tail + 2 > gpu_time::kSlots) {
+    header_->dropped.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  constexpr std::uint64_t kMask = gpu_time::kSlots - 1;
+  slots_[head & kMask] = r;
+  char* slot = reinterpret_cast<char*>(&slots_[(head + 1) & kMask]);
+  std::memset(slot, 0, gpu_time::kSlotBytes);
+  std::memcpy(slot, &shape, sizeof shape);
+  header_->head.store(head + 2, std::memory_order_release);
+  return true;
+}
+
 void GpuTimeRingWriter::remove() {
   if (path_[0] != '\0') unlink(path_);
   path_[0] = '\0';

@@ -17,6 +17,8 @@ class GpuTimeRingWriter {
   gpu_time::Header* header() { return header_; }
   // Writes one record, and `text` in the slots after it for a name record.
   bool write(const gpu_time::Record& r, const char* text = nullptr);
+  // Writes a kernel span and its shape in the slot after it.
+  bool write(const gpu_time::Record& r, const gpu_time::LaunchShape& shape);
   // Removes the file (the agent keeps reading its mapping until it lets go).
   void remove();
   // In a child after fork: the parent's ring is not ours.

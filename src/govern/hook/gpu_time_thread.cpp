@@ -143,8 +143,13 @@ void read_back(TimerState& s) {
       r.duration_ns = r.duration_ns > extra ? r.duration_ns - extra : 0;
       r.host_launch_ns = p.host_launch_ns;
       r.tid = p.tid;
-      r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0);
-      s.ring.write(r);
+      r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0) |
+                 (p.shaped ? gpu_time::kSpanShaped : 0);
+      if (p.shaped) {
+        s.ring.write(r, p.shape);
+      } else {
+        s.ring.write(r);
+      }
       s.header()->sampled.fetch_add(1, std::memory_order_relaxed);
     }
     give_back_events(s, p.ctx, p.start, p.end);
@@ -206,9 +211,12 @@ void* timing_thread(void*) {
     if (now - last_adapt >= kAdaptEveryNs) {
       const std::uint64_t timed = s.timed.load(std::memory_order_relaxed);
       const std::uint64_t cost = s.cost_ns.load(std::memory_order_relaxed);
-      const std::uint32_t every = s.rate.adapt(now - last_adapt, timed - timed_before, cost - cost_before);
-      s.every.store(every, std::memory_order_relaxed);
-      s.header()->sample_every.store(every, std::memory_order_relaxed);
+      // Paused, nothing is timed: the rate stays what it was rather than creep up.
+      if (s.header()->paused.load(std::memory_order_relaxed) == 0) {
+        const std::uint32_t every = s.rate.adapt(now - last_adapt, timed - timed_before, cost - cost_before);
+        s.every.store(every, std::memory_order_relaxed);
+        s.header()->sample_every.store(every, std::memory_order_relaxed);
+      }
       timed_before = timed;
       cost_before = cost;
       last_adapt = now;

@@ -163,6 +163,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   }
   const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
+  if (s.header()->paused.load(std::memory_order_relaxed) != 0) return;
   const bool nccl = e->nccl.load(std::memory_order_relaxed);
   if (!nccl && !sample_launch(n, key, s.every.load(std::memory_order_relaxed))) return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
@@ -214,6 +215,8 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.launch_ns = t.launch_ns;
   p.host_launch_ns = returned > t.recorded_ns ? returned - t.recorded_ns : 0;
   p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  p.shape = t.shape;
+  p.shaped = t.shaped;
   p.graph = t.graph;
   p.nccl = static_cast<LaunchEntry*>(t.entry)->nccl.load(std::memory_order_relaxed);
   // Still waiting now that the kernel is queued behind it: the GPU will run the two back to

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/gpu_time_ring.h"
 #include "govern/hook/cuda_types.h"
 
 namespace eacgm::govern::hook {
@@ -35,7 +36,9 @@ struct TimedLaunch {
   std::uint64_t began_ns = 0;     // for the cost
   std::uint64_t recorded_ns = 0;  // the start event was recorded
   std::uintptr_t key = 0;
+  gpu_time::LaunchShape shape{};  // set by the launch's wrapper once it is timed
   bool graph = false;
+  bool shaped = false;
 };
 
 // Reads EACGM_GPU_TIME (from the runtime's creation).

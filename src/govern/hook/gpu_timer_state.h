@@ -41,6 +41,8 @@ struct Pending {
   std::uint64_t launch_ns = 0;
   std::uint64_t host_launch_ns = 0;  // from the start event's record to the launch's return
   std::uint32_t tid = 0;
+  gpu_time::LaunchShape shape{};
+  bool shaped = false;
   bool graph = false;
   bool nccl = false;
   bool queued = false;  // the start event had not been reached when the launch was queued

@@ -167,7 +167,10 @@ struct LaunchOn {
   static CUresult pre(State& s, A... a) {
     (void)runtime();  // the first call may be a launch: the quota gate is set up with the runtime
     CUresult r = launch_gate(stream_of(a...));
-    if (r == CUDA_SUCCESS) gpu_time_before(s, key_of(a...), stream_of(a...), PerThread, is_graph(a...));
+    if (r == CUDA_SUCCESS) {
+      gpu_time_before(s, key_of(a...), stream_of(a...), PerThread, is_graph(a...));
+      if (__builtin_expect(s.start != nullptr, 0)) s.shaped = shape_of(s.shape, a...);
+    }
     return r;
   }
   template <typename... A>
@@ -194,6 +197,22 @@ struct LaunchOn {
     return config != nullptr ? reinterpret_cast<std::uintptr_t>(f) : 0;
   }
   static std::uintptr_t key_of(CUgraphExec exec, CUstream) { return reinterpret_cast<std::uintptr_t>(exec); }
+  // The launch's grid, block and dynamic shared memory (none for a graph).
+  template <typename... Rest>
+  static bool shape_of(gpu_time::LaunchShape& out, CUfunction, unsigned gx, unsigned gy, unsigned gz,
+                       unsigned bx, unsigned by, unsigned bz, unsigned shared, Rest...) {
+    out = gpu_time::LaunchShape{{gx, gy, gz}, {bx, by, bz}, shared, 0};
+    return true;
+  }
+  static bool shape_of(gpu_time::LaunchShape& out, const CUlaunchConfig* c, CUfunction, void**, void**) {
+    if (c == nullptr) return false;
+    out = gpu_time::LaunchShape{{c->gridDimX, c->gridDimY, c->gridDimZ},
+                                {c->blockDimX, c->blockDimY, c->blockDimZ},
+                                c->sharedMemBytes,
+                                0};
+    return true;
+  }
+  static bool shape_of(gpu_time::LaunchShape&, CUgraphExec, CUstream) { return false; }
   template <typename... A>
   static bool is_graph(A...) {
     return false;

@@ -16,6 +16,8 @@
 // cuStreamCreate with CU_STREAM_NON_BLOCKING, which nothing else uses: the time of the
 // call); cuEventQuery is ready once that time has passed; cuEventElapsedTime is the
 // difference. So a kernel timed with an event pair takes exactly $EACGM_FAKE_KERNEL_US.
+// With $EACGM_FAKE_KERNEL_PER_BLOCK=1, a cuLaunchKernel's work is that times its gridDimX
+// (one kernel launched with several shapes runs for different times).
 // Names: cuFuncGetName answers the name cuModuleGetFunction was given.
 // Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
 // cuStreamEndCapture as capturing.
@@ -86,8 +88,19 @@ static uint64_t kernel_ns(void) {
   return (uint64_t)v;
 }
 
-static CUresult fake_launch(void) {
-  uint64_t work = kernel_ns();
+static uint64_t per_block(void) {
+  static int cached = -1;  // read once, as kernel_ns() does
+  int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char* s = getenv("EACGM_FAKE_KERNEL_PER_BLOCK");
+    v = s != NULL && strcmp(s, "1") == 0;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+  }
+  return (uint64_t)v;
+}
+
+static CUresult fake_launch(unsigned blocks) {
+  uint64_t work = kernel_ns() * (per_block() && blocks > 0 ? blocks : 1);
   if (work == 0) return kSuccess;
   uint64_t now = now_ns();
   uint64_t seen = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
@@ -267,9 +280,8 @@ EXPORT CUresult cuArrayDestroy(void* array) { return array == NULL ? kInvalidVal
 // Launch paths.
 EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
-  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)params,
-      (void)extra;
-  return f == NULL ? kInvalidValue : fake_launch();
+  (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)params, (void)extra;
+  return f == NULL ? kInvalidValue : fake_launch(gx);
 }
 EXPORT CUresult cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
@@ -277,7 +289,7 @@ EXPORT CUresult cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned 
 }
 EXPORT CUresult cuLaunchKernelEx(const void* config, void* f, void** params, void** extra) {
   (void)params, (void)extra;
-  return config == NULL || f == NULL ? kInvalidValue : fake_launch();
+  return config == NULL || f == NULL ? kInvalidValue : fake_launch(1);
 }
 EXPORT CUresult cuLaunchKernelEx_ptsz(const void* config, void* f, void** params, void** extra) {
   return cuLaunchKernelEx(config, f, params, extra);
@@ -294,7 +306,7 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(void* f, unsigned gx, unsigned gy
 }
 EXPORT CUresult cuGraphLaunch(void* exec, CUstream s) {
   (void)s;
-  return exec == NULL ? kInvalidValue : fake_launch();
+  return exec == NULL ? kInvalidValue : fake_launch(1);
 }
 EXPORT CUresult cuGraphLaunch_ptsz(void* exec, CUstream s) { return cuGraphLaunch(exec, s); }
 

@@ -318,6 +318,8 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
       span.start_ns = span.launch_ns + 20'000;
       span.duration_ns = k == 0 ? 52'000 : 40'000;
       span.queued = k != 0;
+      span.shaped = true;
+      span.shape = {{132, 1, 1}, {256, 1, 1}, 49152, 0};
       gpu_time.spans.push_back(span);
     }
     gpu_time.counts.push_back(
