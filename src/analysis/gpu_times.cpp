@@ -120,6 +120,7 @@ GpuTimeSummary GpuTimes::summary() const {
       sr.upper_bound = st.durations.count() == 0;
       const LatencySketch& d = sr.upper_bound ? st.idle : st.durations;
       if (d.count() > 0) {
+        sr.mean_ns = static_cast<double>(d.sum()) / static_cast<double>(d.count());
         sr.p50_ns = d.quantile(0.5);
         sr.p99_ns = d.quantile(0.99);
         sr.max_ns = static_cast<double>(d.max());

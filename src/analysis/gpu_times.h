@@ -31,6 +31,7 @@ struct GpuShapeRow {
   std::uint64_t timed = 0;
   std::uint64_t idle_starts = 0;
   bool upper_bound = false;  // every timed launch of this shape started idle
+  double mean_ns = 0;        // of the spans the figures come from
   double p50_ns = 0;
   double p99_ns = 0;
   double max_ns = 0;

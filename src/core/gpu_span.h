@@ -55,7 +55,8 @@ struct GpuRingState {
   std::uint64_t timing_cost_ns = 0;
   std::uint32_t sample_every = 0;
   std::uint32_t errors = 0;
-  bool exited = false;  // the process is gone: this was its ring's last read
+  std::uint64_t dispatch_gap_ns = 0;  // what the hook subtracts from each queued span
+  bool exited = false;                // the process is gone: this was its ring's last read
 };
 
 struct GpuTimeBatch {

@@ -100,6 +100,7 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                {"timed", sh.timed},
                {"idle_starts", sh.idle_starts},
                {"upper_bound", sh.upper_bound}};
+      one["mean_ns"] = sh.mean_ns;
       one["p50_ns"] = sh.p50_ns;
       one["p99_ns"] = sh.p99_ns;
       one["max_ns"] = sh.max_ns;
@@ -130,6 +131,7 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                              {"skipped_capturing", p.ring.skipped_capturing},
                              {"errors", p.ring.errors},
                              {"timing_cost_ns", p.ring.timing_cost_ns},
+                             {"dispatch_gap_ns", p.ring.dispatch_gap_ns},
                              {"gpu_ns", p.est_gpu_ns},
                              {"exited", p.ring.exited}});
   }

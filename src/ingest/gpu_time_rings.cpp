@@ -151,6 +151,7 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
   st.timing_cost_ns = h->timing_cost_ns.load(std::memory_order_relaxed);
   st.sample_every = h->sample_every.load(std::memory_order_relaxed);
   st.errors = h->errors.load(std::memory_order_relaxed);
+  st.dispatch_gap_ns = h->dispatch_gap_ns.load(std::memory_order_relaxed);
   st.exited = exited;
   out.rings.push_back(st);
 }

@@ -49,9 +49,14 @@ bool refresh_anchor(TimerState& s, ContextState& c, std::uint64_t now) {
   const std::uint64_t after = now_ns();
   c.anchor_ns = before + (after - before) / 2;
   c.anchor_made_ns = after;
-  if (!c.gap_measured) {
-    c.gap_measured = true;
-    c.dispatch_gap_ns = measure_dispatch_gap(d, c);
+  if (!c.gap_failed && c.gap_rounds < kGapRounds) {
+    ++c.gap_rounds;
+    if (measure_dispatch_gap_round(d, c)) {
+      c.dispatch_gap_ns = dispatch_gap_of(c);
+    } else {
+      c.gap_failed = true;
+      c.dispatch_gap_ns = dispatch_gap_of(c);  // what earlier rounds measured, if any
+    }
     s.header()->dispatch_gap_ns.store(c.dispatch_gap_ns, std::memory_order_relaxed);
   }
   return true;

@@ -16,6 +16,9 @@ namespace eacgm::govern::hook {
 inline constexpr int kMaxContexts = 16;
 inline constexpr int kPoolEvents = 512;   // free events kept per context
 inline constexpr int kMaxPending = 1024;  // timed launches not yet read back
+inline constexpr int kGapRounds = 10;     // dispatch-gap measurements per context (one a second)
+inline constexpr int kGapSpansPerRound = 5;
+inline constexpr int kGapSpans = kGapRounds * kGapSpansPerRound;
 
 // libcuda's own functions, found once (never our wrappers).
 struct DriverCalls {
@@ -58,9 +61,18 @@ struct ContextState {
   CUevent anchor = nullptr;
   std::uint64_t anchor_ns = 0;
   std::uint64_t anchor_made_ns = 0;
-  // What an event pair adds to a queued kernel here (dispatch_gap.h), measured once.
+  // What an event pair adds to a queued kernel here (dispatch_gap.h): the median of the
+  // spans measured so far, less an empty kernel's own time.
   std::uint64_t dispatch_gap_ns = 0;
-  bool gap_measured = false;
+  CUmodule gap_module = nullptr;
+  CUfunction gap_spin = nullptr;
+  CUfunction gap_empty = nullptr;
+  CUevent gap_start = nullptr;
+  CUevent gap_end = nullptr;
+  std::uint32_t gap_spans[kGapSpans] = {};
+  int gap_span_count = 0;
+  int gap_rounds = 0;       // measurements made (one per anchor refresh, kGapRounds at most)
+  bool gap_failed = false;  // a step failed (no PTX JIT, the fake libcuda): no more rounds
 };
 
 struct TimerState {

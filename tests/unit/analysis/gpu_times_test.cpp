@@ -42,6 +42,7 @@ TEST(GpuTimes, EachShapeHasItsOwnQuantiles) {
   EXPECT_EQ(row.shapes[1].shape.grid[0], 8u);
   EXPECT_EQ(row.shapes[1].timed, 10u);
   EXPECT_NEAR(row.shapes[1].p50_ns, 80'000, 800);
+  EXPECT_DOUBLE_EQ(row.shapes[1].mean_ns, 80'000);
   EXPECT_FALSE(row.shapes[1].upper_bound);
   EXPECT_EQ(row.shapes_left_out, 0u);
 }
@@ -49,8 +50,9 @@ TEST(GpuTimes, EachShapeHasItsOwnQuantiles) {
 TEST(GpuTimes, ShapesPastTheBoundsAreCountedNotKept) {
   GpuTimes times(16, 20);  // 16 per function (kMaxShapesPerFunction), 20 in all
   GpuTimeBatch b;
-  for (unsigned g = 1; g <= GpuTimes::kMaxShapesPerFunction + 3; ++g) b.spans.push_back(span(1, g, 1000 * g));
-  for (unsigned g = 1; g <= 10; ++g) b.spans.push_back(span(2, g, 1000 * g));
+  for (unsigned g = 1; g <= GpuTimes::kMaxShapesPerFunction + 3; ++g)
+    b.spans.push_back(span(1, g, std::uint64_t{1000} * g));
+  for (unsigned g = 1; g <= 10; ++g) b.spans.push_back(span(2, g, std::uint64_t{1000} * g));
   times.add(b);
   const auto summary = times.summary();
   ASSERT_EQ(summary.kernels.size(), 2u);

@@ -328,7 +328,8 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
                               .launches = 64 * static_cast<std::uint64_t>(tick + 1),
                               .sampled = 4 * static_cast<std::uint64_t>(tick + 1),
                               .timing_cost_ns = 9'000,
-                              .sample_every = 16});
+                              .sample_every = 16,
+                              .dispatch_gap_ns = 2'600});
     live.on_gpu_time(gpu_time);
 
     // Calls in flight: rank 1 stuck in a collective, rank 0 in a synchronisation on it,
