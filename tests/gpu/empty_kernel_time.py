@@ -2,7 +2,8 @@
 this GPU, and the span a CUDA event pair gives the same kernel: the two figures the hook's
 dispatch-gap correction rests on (src/govern/hook/dispatch_gap.cpp subtracts the span less
 the empty kernel's own time from every queued span). The kernel is torch.cuda._sleep(0)
-(one block of one thread that spins 0 cycles), each behind a 40 us spin.
+(one block of one thread that spins 0 cycles), each behind a 400 us spin (long enough that
+the host has queued the pair and the kernel before the GPU reaches them).
 
 Usage: empty_kernel_time.py [ROUNDS]
 """
@@ -15,7 +16,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-cycles = int(40e-6 * torch.cuda.get_device_properties(0).clock_rate * 1e3)  # about 40 us
+cycles = int(400e-6 * torch.cuda.get_device_properties(0).clock_rate * 1e3)  # about 400 us
 pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(rounds)]
 for _ in range(20):
     torch.cuda._sleep(cycles)

@@ -4,10 +4,10 @@
 // JIT-compiled by the driver) spins 50 us to hold the stream, then an empty kernel is
 // timed with an event pair behind it, five times per round. A round is made at each of the
 // first kGapRounds anchor refreshes (one a second), while the program runs, not only at its
-// start: the span varies by half a microsecond between moments and processes. The gap is
-// the median of all spans so far, less what an empty kernel itself takes (the profiler's
-// 0.64 us on the H200, tests/gpu/empty_kernel_time.py). 0 when any step fails (a driver
-// without PTX JIT, the tests' fake libcuda).
+// start. The gap is the median of all spans so far, less what an empty kernel itself takes
+// (the profiler's 0.64 us on the H200, tests/gpu/empty_kernel_time.py). 0 when any step
+// fails (a driver without PTX JIT, the tests' fake libcuda). On the H200 it comes out
+// 0.6-1 us below what PyTorch's kernels see (tests/gpu/gap_by_params.py; docs/gpu-time.md).
 #pragma once
 
 #include <cstdint>
