@@ -88,15 +88,20 @@ static uint64_t kernel_ns(void) {
   return (uint64_t)v;
 }
 
-static uint64_t per_block(void) {
-  static int cached = -1;  // read once, as kernel_ns() does
-  int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+// Whether the variable `name` is "1", read once into `cached` (-1: not yet).
+static int env_is_1(const char* name, int* cached) {
+  int v = __atomic_load_n(cached, __ATOMIC_RELAXED);
   if (v < 0) {
-    const char* s = getenv("EACGM_FAKE_KERNEL_PER_BLOCK");
+    const char* s = getenv(name);
     v = s != NULL && strcmp(s, "1") == 0;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    __atomic_store_n(cached, v, __ATOMIC_RELAXED);
   }
-  return (uint64_t)v;
+  return v;
+}
+
+static uint64_t per_block(void) {
+  static int cached = -1;
+  return (uint64_t)env_is_1("EACGM_FAKE_KERNEL_PER_BLOCK", &cached);
 }
 
 static CUresult fake_launch(unsigned blocks) {
@@ -113,14 +118,8 @@ static CUresult fake_launch(unsigned blocks) {
 }
 
 static int sync_spins(void) {
-  static int cached = -1;  // read once, as kernel_ns() does
-  int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char* s = getenv("EACGM_FAKE_SYNC_SPIN");
-    v = s != NULL && strcmp(s, "1") == 0;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-  }
-  return v;
+  static int cached = -1;
+  return env_is_1("EACGM_FAKE_SYNC_SPIN", &cached);
 }
 
 static CUresult fake_sync(void) {
