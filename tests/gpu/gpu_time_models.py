@@ -1,14 +1,20 @@
-"""Workloads for the GPU-time device check: each runs warm-up steps, then STEPS steps under
-PyTorch's profiler (CUPTI kernel activity), and writes the profiler's kernel durations as
+"""Workloads for the GPU-time device check: each runs warm-up steps, STEPS steps for eacgm,
+then STEPS steps under PyTorch's profiler (CUPTI kernel activity), and writes the
+profiler's kernel durations as
 {"kernels": {name: [duration_us, ...]}, "shapes": {name: {"GRID|BLOCK": [duration_us, ...]}}}
 to OUT (GRID and BLOCK as "x,y,z"). Run under `eacgm run --gpu-time`, which
-times a sample of the same process's launches with CUDA events through the hook.
+times a sample of the same process's launches with CUDA events through the hook. The hook
+times only the steps meant for it: its ring's `paused` word (core/gpu_time_ring.h) is set
+during the warm-up and the profiled steps, because each measurement disturbs the other
+(the profiler's kernel tracing adds about 0.3 us to every event pair's span,
+tests/gpu/empty_kernel_time.py).
 
 Usage: gpu_time_models.py {gpt,cnn} OUT.json [STEPS]
   gpt: a GPT-style decoder (d 1024, 4 layers, sequence 512, batch 8, bf16)
   cnn: a ResNet-style CNN (bf16, batch 64, 64x64 images)
 """
 import json
+import os
 import sys
 
 import torch
@@ -49,13 +55,29 @@ def cnn():
     return step
 
 
+def pause_hook(paused):
+    """Sets the hook's `paused` word (at byte 256 of its ring) when the process has one."""
+    path = f"/dev/shm/eacgm-gpu-time.{os.getpid()}"
+    if not os.path.exists(path):
+        return
+    with open(path, "r+b") as f:
+        f.seek(256)
+        f.write((1 if paused else 0).to_bytes(4, "little"))
+
+
 def main():
     which, out = sys.argv[1], sys.argv[2]
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 100
     step = {"gpt": gpt, "cnn": cnn}[which]()
+    pause_hook(True)
     for _ in range(10):
         step()
     torch.cuda.synchronize()
+    pause_hook(False)
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    pause_hook(True)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(steps):
             step()
