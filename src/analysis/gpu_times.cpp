@@ -5,6 +5,25 @@
 #include <algorithm>
 
 namespace eacgm::analysis {
+namespace {
+
+// What a kernel's row and each of its shapes' rows share: counts, whether the figures are
+// upper bounds, and the quantiles of the sketch they come from (returned).
+template <typename Row>
+const LatencySketch& fill_figures(Row& row, const LatencySketch& queued, const LatencySketch& idle) {
+  row.idle_starts = idle.count();
+  row.timed = queued.count() + row.idle_starts;
+  row.upper_bound = queued.count() == 0 && row.idle_starts > 0;
+  const LatencySketch& used = row.upper_bound ? idle : queued;
+  if (used.count() > 0) {
+    row.p50_ns = used.quantile(0.5);
+    row.p99_ns = used.quantile(0.99);
+    row.max_ns = static_cast<double>(used.max());
+  }
+  return used;
+}
+
+}  // namespace
 
 GpuTimes::Function* GpuTimes::function(Key key) {
   auto it = functions_.find(key);
@@ -89,16 +108,10 @@ GpuTimeSummary GpuTimes::summary() const {
     row.name = f.named ? f.name : (f.graph ? fmt::format("graph {:#x}", key.second) : "");
     row.nccl = f.nccl;
     row.graph = f.graph;
-    row.idle_starts = f.idle.count();
-    row.timed = f.durations.count() + row.idle_starts;
+    const LatencySketch& used = fill_figures(row, f.durations, f.idle);
     row.launches = std::max(f.launches, row.timed);
-    row.upper_bound = f.durations.count() == 0 && row.idle_starts > 0;
-    const LatencySketch& used = row.upper_bound ? f.idle : f.durations;
     row.timed_ns = used.sum();
     if (used.count() > 0) {
-      row.p50_ns = used.quantile(0.5);
-      row.p99_ns = used.quantile(0.99);
-      row.max_ns = static_cast<double>(used.max());
       const double scale = static_cast<double>(row.launches) / static_cast<double>(used.count());
       row.est_gpu_ns = static_cast<double>(row.timed_ns) * scale;
       for (const auto& [stream, ps] : f.streams) {
@@ -115,16 +128,8 @@ GpuTimeSummary GpuTimes::summary() const {
     for (const auto& [shape, st] : f.shapes) {
       GpuShapeRow sr;
       sr.shape = shape;
-      sr.idle_starts = st.idle.count();
-      sr.timed = st.durations.count() + sr.idle_starts;
-      sr.upper_bound = st.durations.count() == 0;
-      const LatencySketch& d = sr.upper_bound ? st.idle : st.durations;
-      if (d.count() > 0) {
-        sr.mean_ns = static_cast<double>(d.sum()) / static_cast<double>(d.count());
-        sr.p50_ns = d.quantile(0.5);
-        sr.p99_ns = d.quantile(0.99);
-        sr.max_ns = static_cast<double>(d.max());
-      }
+      const LatencySketch& d = fill_figures(sr, st.durations, st.idle);
+      if (d.count() > 0) sr.mean_ns = static_cast<double>(d.sum()) / static_cast<double>(d.count());
       row.shapes.push_back(sr);
     }
     std::stable_sort(row.shapes.begin(), row.shapes.end(),

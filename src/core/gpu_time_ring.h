@@ -7,9 +7,10 @@
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
 // kSlots - 1. A record is one slot; a name record is followed by its text in the next
-// slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next. When the consumer is
-// absent or slow the producer drops (counted in `dropped`): the hook never waits for the agent. Plain data
-// only: this header is compiled into the hook (no exceptions, no allocation) and the agent alike.
+// slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next.
+// When the consumer is absent or slow the producer drops (counted in `dropped`): the hook
+// never waits for the agent. Plain data only: this header is compiled into the hook (no
+// exceptions, no allocation) and the agent alike.
 #pragma once
 
 #include <atomic>
@@ -111,7 +112,7 @@ inline const Record* slots_of(const void* base) {
   return reinterpret_cast<const Record*>(static_cast<const unsigned char*>(base) + kHeaderBytes);
 }
 
-// Slots a name of `length` bytes takes after its record.
+// Slots `length` bytes after a record take (a name's text, a span's shape).
 inline constexpr std::uint32_t name_slots(std::uint32_t length) {
   return (length + kSlotBytes - 1) / kSlotBytes;
 }

@@ -99,11 +99,11 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                {"shared_bytes", sh.shape.shared_bytes},
                {"timed", sh.timed},
                {"idle_starts", sh.idle_starts},
-               {"upper_bound", sh.upper_bound}};
-      one["mean_ns"] = sh.mean_ns;
-      one["p50_ns"] = sh.p50_ns;
-      one["p99_ns"] = sh.p99_ns;
-      one["max_ns"] = sh.max_ns;
+               {"upper_bound", sh.upper_bound},
+               {"mean_ns", sh.mean_ns},
+               {"p50_ns", sh.p50_ns},
+               {"p99_ns", sh.p99_ns},
+               {"max_ns", sh.max_ns}};
       shapes.push_back(std::move(one));
     }
     row["shapes"] = std::move(shapes);

@@ -17,29 +17,29 @@ from torch.profiler import ProfilerActivity, profile
 
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 cycles = int(400e-6 * torch.cuda.get_device_properties(0).clock_rate * 1e3)  # about 400 us
-pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(rounds)]
-for _ in range(20):
-    torch.cuda._sleep(cycles)
-    torch.cuda._sleep(0)
-torch.cuda.synchronize()
-# The same pairs without the profiler first: its kernel tracing adds work around each
-# kernel, which an event pair sees.
-bare = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(rounds)]
-for start, end in bare:
-    torch.cuda._sleep(cycles)
-    start.record()
-    torch.cuda._sleep(0)
-    end.record()
-torch.cuda.synchronize()
-bare_span = statistics.median(s.elapsed_time(e) * 1000 for s, e in bare)
-with profile(activities=[ProfilerActivity.CUDA]) as prof:
+
+
+def timed_spans():
+    """`rounds` empty kernels, each behind a spin between an event pair: their spans (us)."""
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(rounds)]
     for start, end in pairs:
         torch.cuda._sleep(cycles)
         start.record()
         torch.cuda._sleep(0)
         end.record()
     torch.cuda.synchronize()
-spans = sorted(s.elapsed_time(e) * 1000 for s, e in pairs)
+    return sorted(s.elapsed_time(e) * 1000 for s, e in pairs)
+
+
+for _ in range(20):
+    torch.cuda._sleep(cycles)
+    torch.cuda._sleep(0)
+torch.cuda.synchronize()
+# The same pairs without the profiler first: its kernel tracing adds work around each
+# kernel, which an event pair sees.
+bare_span = statistics.median(timed_spans())
+with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    spans = timed_spans()
 trace = tempfile.mktemp(suffix=".json")
 prof.export_chrome_trace(trace)
 durs = sorted(float(e["dur"]) for e in json.load(open(trace))["traceEvents"]

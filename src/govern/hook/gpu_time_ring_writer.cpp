@@ -49,8 +49,16 @@ bool GpuTimeRingWriter::open() {
 }
 
 bool GpuTimeRingWriter::write(const gpu_time::Record& r, const char* text) {
+  return write_with(r, text, text != nullptr ? r.length : 0);
+}
+
+bool GpuTimeRingWriter::write(const gpu_time::Record& r, const gpu_time::LaunchShape& shape) {
+  return write_with(r, &shape, sizeof shape);
+}
+
+bool GpuTimeRingWriter::write_with(const gpu_time::Record& r, const void* payload, std::uint32_t bytes) {
   if (header_ == nullptr) return false;
-  const std::uint32_t extra = text != nullptr ? gpu_time::name_slots(r.length) : 0;
+  const std::uint32_t extra = gpu_time::name_slots(bytes);
   const std::uint64_t head = header_->head.load(std::memory_order_relaxed);
   const std::uint64_t tail = header_->tail.load(std::memory_order_acquire);
   if (head - tail + 1 + extra > gpu_time::kSlots) {
@@ -59,31 +67,15 @@ bool GpuTimeRingWriter::write(const gpu_time::Record& r, const char* text) {
   }
   constexpr std::uint64_t kMask = gpu_time::kSlots - 1;
   slots_[head & kMask] = r;
+  const auto* from = static_cast<const char*>(payload);
   for (std::uint32_t i = 0; i < extra; ++i) {
     char* slot = reinterpret_cast<char*>(&slots_[(head + 1 + i) & kMask]);
     const std::uint32_t off = i * gpu_time::kSlotBytes;
-    const std::uint32_t n = r.length - off < gpu_time::kSlotBytes ? r.length - off : gpu_time::kSlotBytes;
+    const std::uint32_t n = bytes - off < gpu_time::kSlotBytes ? bytes - off : gpu_time::kSlotBytes;
     std::memset(slot, 0, gpu_time::kSlotBytes);
-    std::memcpy(slot, text + off, n);
+    std::memcpy(slot, from + off, n);
   }
   header_->head.store(head + 1 + extra, std::memory_order_release);
-  return true;
-}
-
-bool GpuTimeRingWriter::write(const gpu_time::Record& r, const gpu_time::LaunchShape& shape) {
-  if (header_ == nullptr) return false;
-  const std::uint64_t head = header_->head.load(std::memory_order_relaxed);
-  const std::uint64_t tail = header_->tail.load(std::memory_order_acquire);
-  if (head - tail + 2 > gpu_time::kSlots) {
-    header_->dropped.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  constexpr std::uint64_t kMask = gpu_time::kSlots - 1;
-  slots_[head & kMask] = r;
-  char* slot = reinterpret_cast<char*>(&slots_[(head + 1) & kMask]);
-  std::memset(slot, 0, gpu_time::kSlotBytes);
-  std::memcpy(slot, &shape, sizeof shape);
-  header_->head.store(head + 2, std::memory_order_release);
   return true;
 }
 

@@ -25,6 +25,9 @@ class GpuTimeRingWriter {
   void forget();
 
  private:
+  // The record, then `bytes` of `payload` in the slots after it (zero-padded).
+  bool write_with(const gpu_time::Record& r, const void* payload, std::uint32_t bytes);
+
   gpu_time::Header* header_ = nullptr;
   gpu_time::Record* slots_ = nullptr;
   char path_[64] = {};

@@ -51,12 +51,8 @@ bool refresh_anchor(TimerState& s, ContextState& c, std::uint64_t now) {
   c.anchor_made_ns = after;
   if (!c.gap_failed && c.gap_rounds < kGapRounds) {
     ++c.gap_rounds;
-    if (measure_dispatch_gap_round(d, c)) {
-      c.dispatch_gap_ns = dispatch_gap_of(c);
-    } else {
-      c.gap_failed = true;
-      c.dispatch_gap_ns = dispatch_gap_of(c);  // what earlier rounds measured, if any
-    }
+    c.gap_failed = !measure_dispatch_gap_round(d, c);
+    c.dispatch_gap_ns = dispatch_gap_of(c);  // after a failure: what earlier rounds measured, if any
     s.header()->dispatch_gap_ns.store(c.dispatch_gap_ns, std::memory_order_relaxed);
   }
   return true;
