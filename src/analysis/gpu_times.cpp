@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace eacgm::analysis {
 namespace {
@@ -40,8 +41,10 @@ GpuTimes::Function* GpuTimes::function(Key key) {
       f = functions_.erase(f);
     }
     std::erase_if(rings_, [this](const auto& r) {
-      return r.second.exited &&
-             functions_.lower_bound({r.first, 0}) == functions_.upper_bound({r.first, ~0ull});
+      const bool gone =
+          r.second.exited && functions_.lower_bound({r.first, 0}) == functions_.upper_bound({r.first, ~0ull});
+      if (gone) nvml_.erase(r.first);
+      return gone;
     });
     if (functions_.size() >= max_functions_) return nullptr;
   }
@@ -93,6 +96,17 @@ void GpuTimes::add(const GpuTimeBatch& batch) {
     f->launches = std::max(f->launches, c.launches);
   }
   for (const GpuRingState& r : batch.rings) rings_[r.pid] = r;
+}
+
+void GpuTimes::observe_nvml(const GpuSnapshot& pass) {
+  for (const ProcessSample& p : pass.processes) {
+    if (!p.sm_utilization_percent) continue;
+    const auto r = rings_.find(p.pid);
+    if (r == rings_.end() || r->second.exited || r->second.sampled == 0) continue;
+    NvmlMean& m = nvml_[p.pid];
+    m.sum += *p.sm_utilization_percent;
+    ++m.n;
+  }
 }
 
 GpuTimeSummary GpuTimes::summary() const {
@@ -153,7 +167,36 @@ GpuTimeSummary GpuTimes::summary() const {
     s.busy_share = span > 0 ? std::min(1.0, s.est_busy_ns / span) : 0;
     out.streams.push_back(s);
   }
-  for (const auto& [pid, ring] : rings_) out.processes.push_back(GpuTimeProcess{ring, per_process[pid]});
+  struct Window {
+    std::uint64_t first = 0, last = 0;
+    double busy = 0;
+    std::set<std::int32_t> devices;
+  };
+  std::map<std::uint32_t, Window> windows;
+  for (const GpuStreamRow& s : out.streams) {
+    Window& w = windows[s.pid];
+    if (w.first == 0 || s.first_ns < w.first) w.first = s.first_ns;
+    w.last = std::max(w.last, s.last_ns);
+    w.busy += s.est_busy_ns;
+    w.devices.insert(s.device);
+  }
+  for (const auto& [pid, ring] : rings_) {
+    GpuTimeProcess p;
+    p.ring = ring;
+    p.est_gpu_ns = per_process[pid];
+    if (const auto w = windows.find(pid); w != windows.end()) {
+      p.devices = static_cast<std::uint32_t>(w->second.devices.size());
+      if (w->second.last > w->second.first) {
+        const double span = static_cast<double>(w->second.last - w->second.first) * p.devices;
+        p.busy_percent = std::min(100.0, 100.0 * w->second.busy / span);
+      }
+    }
+    if (const auto m = nvml_.find(pid); m != nvml_.end() && m->second.n > 0) {
+      p.nvml_samples = m->second.n;
+      p.nvml_sm_percent = m->second.sum / static_cast<double>(m->second.n);
+    }
+    out.processes.push_back(p);
+  }
   for (auto& [name, n] : by_name) {
     n.name = name;
     out.names.push_back(std::move(n));

@@ -9,7 +9,9 @@
 // different times), at most kMaxShapesPerFunction per function and `max_shapes` in all
 // (spans of shapes beyond are counted in the row's `shapes_left_out`).
 // Per (process, device, stream): the GPU busy time, estimated the same way per function,
-// over the time between its first timed start and its last timed end. Bounded: at most
+// over the time between its first timed start and its last timed end. Per process: the
+// same busy share over all its streams, beside the SM utilization NVML reported for it
+// while it was timed (observe_nvml), so the two views can be reconciled. Bounded: at most
 // `max_functions` functions (later ones only counted in `folded_launches`), and the rows
 // of processes that exited are dropped first when the bound is reached.
 #pragma once
@@ -17,11 +19,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "analysis/latency_sketch.h"
+#include "core/gpu_sample.h"
 #include "core/gpu_span.h"
 
 namespace eacgm::analysis {
@@ -67,9 +71,20 @@ struct GpuStreamRow {
   double busy_share = 0;       // est_busy_ns / (last_ns - first_ns), at most 1
 };
 
+// A process's GPU time set beside NVML's view of it: the busy share the hook's spans give
+// and the SM utilization NVML reported for the process while it was being timed.
 struct GpuTimeProcess {
   GpuRingState ring;
   double est_gpu_ns = 0;  // the sum over its kernels
+  // Its streams' estimated busy time over the time from its first timed start to its last
+  // timed end, per device it launched on, in percent (at most 100; concurrent streams on
+  // one device add up, so this is an upper estimate there). Absent before two spans.
+  std::optional<double> busy_percent;
+  std::uint32_t devices = 0;  // CUDA devices its timed launches ran on
+  // NVML's per-process SM utilization, the mean over the sampling passes that listed the
+  // process after its first timed launch (every GPU); absent without such a pass.
+  std::optional<double> nvml_sm_percent;
+  std::uint64_t nvml_samples = 0;
 };
 
 // One kernel name over all processes, for /metrics (graphs under "graph", unnamed
@@ -96,6 +111,8 @@ class GpuTimes {
   explicit GpuTimes(std::size_t max_functions = 8192, std::size_t max_shapes = 16384)
       : max_functions_(max_functions), max_shapes_(max_shapes) {}
   void add(const GpuTimeBatch& batch);
+  // A GPU sampling pass: the SM utilization NVML reports for processes being timed.
+  void observe_nvml(const GpuSnapshot& pass);
   GpuTimeSummary summary() const;
   std::size_t function_count() const { return functions_.size(); }
 
@@ -132,7 +149,12 @@ class GpuTimes {
   std::size_t max_shapes_;
   std::size_t shape_count_ = 0;
   std::map<Key, Function> functions_;
+  struct NvmlMean {
+    double sum = 0;
+    std::uint64_t n = 0;
+  };
   std::map<std::uint32_t, GpuRingState> rings_;
+  std::map<std::uint32_t, NvmlMean> nvml_;  // pids of rings_ only
   std::uint64_t folded_launches_ = 0;
 };
 

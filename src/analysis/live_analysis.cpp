@@ -57,6 +57,7 @@ void LiveAnalysis::on_host_waits(std::span<const HostWaitProcess> processes,
 
 void LiveAnalysis::on_gpu(const GpuSnapshot& snapshot) {
   gpu_.add(snapshot);
+  gpu_times_.observe_nvml(snapshot);
   last_gpu_ = snapshot;
   series_.add(snapshot);
 }

@@ -39,11 +39,6 @@ std::string with_header(const analysis::AnalysisSnapshot& snap, json body) {
   return json_text(doc);
 }
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 }  // namespace
 
 json gpus_json(const analysis::AnalysisSnapshot& snap) {

@@ -2,14 +2,12 @@
 // GPU lines of `eacgm trace` (docs/gpu.md): base units, null for what is not reported.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "core/gpu_sample.h"
+#include "export/json_opt.h"
 
 namespace eacgm::exporting {
 
 // Insertion order: identity first, then metrics, as documented in docs/gpu.md.
-using json = nlohmann::ordered_json;
 
 json device_json(const DeviceSample& d);
 json process_json(const ProcessSample& p);

@@ -16,11 +16,6 @@
 namespace eacgm::exporting {
 namespace {
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 std::string watts(const std::optional<std::uint32_t>& mw, const char* format) {
   return mw ? fmt::format(fmt::runtime(format), *mw / 1000.0) : std::string("-");
 }

@@ -60,6 +60,13 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
     out += render_columns(s, {true, true, false, true, true, true});
   }
   for (const auto& p : summary.processes) {
+    if (p.busy_percent || p.nvml_sm_percent)
+      out += fmt::format("pid {}: GPU busy {} by the timed spans ({} device{}), NVML SM utilization {}\n",
+                         p.ring.pid, p.busy_percent ? fmt::format("{:.1f}%", *p.busy_percent) : "-",
+                         p.devices, p.devices == 1 ? "" : "s",
+                         p.nvml_sm_percent
+                             ? fmt::format("{:.1f}% ({} samples)", *p.nvml_sm_percent, p.nvml_samples)
+                             : "not sampled");
     if (p.ring.dropped > 0 || p.ring.errors > 0 || p.ring.skipped_capturing > 0)
       out += fmt::format(
           "pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
@@ -133,6 +140,10 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                              {"timing_cost_ns", p.ring.timing_cost_ns},
                              {"dispatch_gap_ns", p.ring.dispatch_gap_ns},
                              {"gpu_ns", p.est_gpu_ns},
+                             {"devices", p.devices},
+                             {"busy_percent", opt(p.busy_percent)},
+                             {"nvml_sm_percent", opt(p.nvml_sm_percent)},
+                             {"nvml_samples", p.nvml_samples},
                              {"exited", p.ring.exited}});
   }
   const std::size_t left_out =

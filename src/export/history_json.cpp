@@ -5,17 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "export/history_jobs.h"
+#include "export/json_opt.h"
 #include "export/json_text.h"
 
 namespace eacgm::exporting {
 namespace {
-
-using json = nlohmann::ordered_json;
-
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
 
 // Unknown text facts are null.
 json or_null(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }

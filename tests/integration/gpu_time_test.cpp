@@ -156,6 +156,31 @@ TEST(GpuTime, PausedCountsEveryLaunchAndTimesNone) {
   EXPECT_EQ(doc["gpu_time"]["processes"][0]["timed"], 0);
 }
 
+// With NVML sampling on (the FAKE NVML lists the running gpu_time_calls at SM 70%), each
+// process's busy share from its timed spans stands beside NVML's SM utilization for it.
+TEST(GpuTime, ProcessBusyShareSitsBesideNvml) {
+  const std::string dir = eacgm::test::temp_dir();
+  const std::string config = dir + "/eacgm.toml";
+  std::ofstream(config) << "[gpu]\ninterval_s = 0.05\n";
+  Subprocess eacgm({"/usr/bin/env", "EACGM_NVML_LIBRARY=" EACGM_TEST_BIN_DIR "/fake_nvml/libnvidia-ml.so.1",
+                    "EACGM_FAKE_NVML_SCENARIO=full", "EACGM_FAKE_NVML_GPU_COMM=gpu_time_calls",
+                    "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--json", "--config", config,
+                    "--gpu-time", "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u) << doc["gpu_time"].dump(2);
+  const json& p = doc["gpu_time"]["processes"][0];
+  EXPECT_EQ(p["devices"], 1);
+  ASSERT_TRUE(p["busy_percent"].is_number()) << p.dump(2);
+  // The pretend GPU runs the launches back to back: busy nearly all of the timed window.
+  EXPECT_GT(p["busy_percent"].get<double>(), 80.0) << p.dump(2);
+  EXPECT_LE(p["busy_percent"].get<double>(), 100.0);
+  ASSERT_TRUE(p["nvml_sm_percent"].is_number()) << p.dump(2);
+  EXPECT_DOUBLE_EQ(p["nvml_sm_percent"].get<double>(), 70.0);
+  EXPECT_GT(p["nvml_samples"].get<int>(), 0);
+  EXPECT_NE(eacgm.out().find("\"nvml_samples\""), std::string::npos);
+}
+
 TEST(GpuTime, TableNamesTheKernels) {
   Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", bin("eacgm"), "run", "--no-gpu", "--gpu-time",
                     "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});

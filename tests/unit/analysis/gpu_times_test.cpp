@@ -1,5 +1,6 @@
 // GpuTimes' per-shape figures: each (grid, block, shared memory) of a kernel has its own
-// p50/p99; shapes past the per-function and global bounds are counted, not kept.
+// p50/p99; shapes past the per-function and global bounds are counted, not kept. Per
+// process: the timed spans' busy share beside NVML's SM utilization for the process.
 #include "analysis/gpu_times.h"
 
 #include <gtest/gtest.h>
@@ -68,3 +69,84 @@ TEST(GpuTimes, ShapesPastTheBoundsAreCountedNotKept) {
 }
 
 }  // namespace
+
+namespace {
+
+eacgm::GpuRingState ring(std::uint32_t pid, std::uint64_t sampled, bool exited = false) {
+  eacgm::GpuRingState r;
+  r.pid = pid;
+  r.sampled = sampled;
+  r.exited = exited;
+  return r;
+}
+
+eacgm::GpuSnapshot nvml_pass(std::uint32_t pid, std::optional<std::uint32_t> sm) {
+  eacgm::GpuSnapshot pass;
+  eacgm::ProcessSample p;
+  p.pid = pid;
+  p.sm_utilization_percent = sm;
+  pass.processes.push_back(p);
+  return pass;
+}
+
+}  // namespace
+
+TEST(GpuTimes, ProcessBusyShareSitsBesideNvmlsUtilization) {
+  GpuTimes times;
+  times.observe_nvml(nvml_pass(7, 90));  // before any ring: not the timed window
+  GpuTimeBatch b;
+  // Two streams on one device: 30 us and 20 us of GPU time within 100 us.
+  GpuSpan a = span(1, 1, 30'000);
+  GpuSpan c = span(2, 1, 20'000);
+  c.stream = 0x20;
+  c.start_ns = 81'000;
+  b.spans = {a, c};
+  b.rings.push_back(ring(7, 2));
+  b.rings.push_back(ring(8, 0));  // carries the hook, nothing timed yet
+  times.add(b);
+  times.observe_nvml(nvml_pass(7, 40));
+  times.observe_nvml(nvml_pass(7, 60));
+  times.observe_nvml(nvml_pass(7, std::nullopt));  // the GPU did not say
+  times.observe_nvml(nvml_pass(8, 75));            // not timed yet
+  times.observe_nvml(nvml_pass(9, 75));            // no ring
+
+  const auto summary = times.summary();
+  ASSERT_EQ(summary.processes.size(), 2u);
+  const auto& p = summary.processes[0];
+  EXPECT_EQ(p.ring.pid, 7u);
+  EXPECT_EQ(p.devices, 1u);
+  ASSERT_TRUE(p.busy_percent.has_value());
+  EXPECT_NEAR(*p.busy_percent, 50.0, 1e-9) << "50 us busy from 1 us to 101 us";
+  ASSERT_TRUE(p.nvml_sm_percent.has_value());
+  EXPECT_DOUBLE_EQ(*p.nvml_sm_percent, 50.0);
+  EXPECT_EQ(p.nvml_samples, 2u);
+  const auto& q = summary.processes[1];
+  EXPECT_EQ(q.ring.pid, 8u);
+  EXPECT_FALSE(q.busy_percent.has_value());
+  EXPECT_FALSE(q.nvml_sm_percent.has_value());
+
+  // Once the process has exited, later passes (a reused pid) are not its.
+  GpuTimeBatch gone;
+  gone.rings.push_back(ring(7, 2, true));
+  times.add(gone);
+  times.observe_nvml(nvml_pass(7, 0));
+  EXPECT_EQ(times.summary().processes[0].nvml_samples, 2u);
+}
+
+TEST(GpuTimes, BusyShareIsPerDeviceAndAtMostAll) {
+  GpuTimes times;
+  GpuTimeBatch b;
+  GpuSpan a = span(1, 1, 100'000);
+  GpuSpan c = span(2, 1, 100'000);
+  c.device = 1;
+  c.stream = 0x20;
+  GpuSpan d = span(3, 1, 100'000);  // a third stream overlapping on device 0
+  d.stream = 0x30;
+  b.spans = {a, c, d};
+  b.rings.push_back(ring(7, 3));
+  times.add(b);
+  const auto p = times.summary().processes.at(0);
+  EXPECT_EQ(p.devices, 2u);
+  ASSERT_TRUE(p.busy_percent.has_value());
+  EXPECT_DOUBLE_EQ(*p.busy_percent, 100.0) << "300 us over 2 devices x 100 us: capped";
+}
