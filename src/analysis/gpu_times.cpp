@@ -77,7 +77,7 @@ void GpuTimes::add(const GpuTimeBatch& batch) {
     if (f == nullptr) continue;
     f->graph = s.graph;
     f->nccl = f->nccl || s.nccl;
-    (s.queued ? f->durations : f->idle).add(s.duration_ns);
+    (s.queued ? f->durations : f->idle).for_write().add(s.duration_ns);
     if (s.shaped) add_shape(*f, s);
     PerStream& ps = f->streams[s.stream];
     ps.device = s.device;
@@ -122,7 +122,8 @@ GpuTimeSummary GpuTimes::summary() const {
     row.name = f.named ? f.name : (f.graph ? fmt::format("graph {:#x}", key.second) : "");
     row.nccl = f.nccl;
     row.graph = f.graph;
-    const LatencySketch& used = fill_figures(row, f.durations, f.idle);
+    const LatencySketch& used = fill_figures(row, f.durations.get(), f.idle.get());
+    row.sketch = row.upper_bound ? f.idle.share() : f.durations.share();
     row.launches = std::max(f.launches, row.timed);
     row.timed_ns = used.sum();
     if (used.count() > 0) {

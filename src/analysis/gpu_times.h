@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -58,6 +59,9 @@ struct GpuKernelTimeRow {
   double est_gpu_ns = 0;              // all launches' GPU time (timed mean x launches)
   std::vector<GpuShapeRow> shapes;    // most timed first
   std::uint64_t shapes_left_out = 0;  // timed spans of shapes past the bounds
+  // The cumulative durations the figures come from (shared, never changed once handed
+  // out): the history writes each interval's difference.
+  std::shared_ptr<const LatencySketch> sketch;
 };
 
 struct GpuStreamRow {
@@ -105,6 +109,21 @@ struct GpuTimeSummary {
   bool empty() const { return kernels.empty() && processes.empty(); }
 };
 
+// A sketch a summary hands out without a copy: while a published summary holds it, the
+// writer changes a copy of it instead (copy on write). One writer thread.
+class SharedSketch {
+ public:
+  const LatencySketch& get() const { return *sketch_; }
+  LatencySketch& for_write() {
+    if (sketch_.use_count() > 1) sketch_ = std::make_shared<LatencySketch>(*sketch_);
+    return *sketch_;
+  }
+  std::shared_ptr<const LatencySketch> share() const { return sketch_; }
+
+ private:
+  std::shared_ptr<LatencySketch> sketch_ = std::make_shared<LatencySketch>();
+};
+
 class GpuTimes {
  public:
   static constexpr std::size_t kMaxShapesPerFunction = 16;
@@ -135,8 +154,8 @@ class GpuTimes {
     bool nccl = false;
     bool graph = false;
     std::uint64_t launches = 0;
-    LatencySketch durations;  // queued spans: the kernel's own time
-    LatencySketch idle;       // spans started on an idle stream: upper bounds
+    SharedSketch durations;  // queued spans: the kernel's own time
+    SharedSketch idle;       // spans started on an idle stream: upper bounds
     std::map<std::uint64_t, PerStream> streams;
     std::map<gpu_time::LaunchShape, ShapeTimes> shapes;
     std::uint64_t shapes_left_out = 0;

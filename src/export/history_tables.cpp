@@ -88,11 +88,20 @@ std::string render_history_text(const HistoryReport& r) {
     out += "nothing was kept in this window\n";
     return out;
   }
-  if (!r.functions.empty()) {
-    out += render_table(history_summary_rows(r.functions));
-    const bool estimated = std::any_of(r.functions.begin(), r.functions.end(),
+  std::vector<history::StoredFunction> calls, gpu_time;
+  for (const auto& f : r.functions) (f.domain == history::kGpuTimeDomain ? gpu_time : calls).push_back(f);
+  if (!calls.empty()) {
+    out += render_table(history_summary_rows(calls));
+    const bool estimated = std::any_of(calls.begin(), calls.end(),
                                        [](const history::StoredFunction& f) { return f.estimated > 0; });
     if (estimated) out += "(some calls were counted for part of the time and scaled: estimates)\n";
+    out += "\n";
+  }
+  if (!gpu_time.empty()) {
+    out +=
+        "gpu time (CUDA events through the hook: calls are the exact launches, the times those of the "
+        "timed launches on the GPU)\n";
+    out += render_table(history_summary_rows(gpu_time));
     out += "\n";
   }
   if (!r.processes.empty()) {

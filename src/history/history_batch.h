@@ -37,6 +37,12 @@ struct ProcessRecord {
   bool exited = false;
 };
 
+// The domain of the rows of GPU time (the hook's, analysis/gpu_times.h): per (process,
+// kernel name), `calls` are the exact launches, `timed` the launches timed and `latency`
+// their GPU durations (graphs under "graph", unnamed kernels under "unnamed"). Their
+// launches are not counted among a process's calls.
+inline constexpr char kGpuTimeDomain[] = "gpu_time";
+
 struct FunctionRecord {
   ProcessKey process;
   std::string domain;

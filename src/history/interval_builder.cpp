@@ -203,6 +203,8 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   gpus_.clear();
   gpu_processes_.clear();
 
+  add_gpu_time(snap.gpu_time, t_ns, batch, touched);
+
   // Kernels: launches since the last interval, per name.
   for (const auto& row : snap.kernels.rows()) {
     std::uint64_t& written = kernels_written_[row.name];
@@ -295,6 +297,42 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     it = !listed && stale ? processes_.erase(it) : std::next(it);
   }
   return batch;
+}
+
+void IntervalBuilder::add_gpu_time(const analysis::GpuTimeSummary& summary, std::int64_t t_ns,
+                                   IntervalBatch& batch, std::set<std::uint32_t>& touched) {
+  std::map<std::pair<std::uint32_t, std::string>, FunctionRecord> rows;
+  std::set<std::pair<std::uint32_t, std::uint64_t>> listed;
+  for (const auto& row : summary.kernels) {
+    const auto key = std::make_pair(row.pid, row.function);
+    listed.insert(key);
+    GpuWritten& w = gpu_written_[key];
+    if (row.launches == w.launches && row.sketch == w.sketch) continue;  // a shared sketch never changes
+    // The figures' sketch changes kind once, when the first queued span comes after spans
+    // that all started idle: the queued spans are then new in full.
+    const bool same_kind = w.sketch != nullptr && w.upper_bound == row.upper_bound;
+    StoredSketch durations;
+    if (row.sketch != nullptr && row.sketch != w.sketch) {
+      durations = coarsened(difference(*row.sketch, same_kind ? w.sketch.get() : nullptr), kStoredBits);
+    }
+    const std::string name = row.graph ? "graph" : row.name.empty() ? "unnamed" : row.name;
+    FunctionRecord& f = rows[{row.pid, name}];
+    if (f.function.empty()) {
+      f.process = known(row.pid, t_ns).record.key;
+      f.domain = kGpuTimeDomain;
+      f.function = name;
+    }
+    f.calls += row.launches > w.launches ? row.launches - w.launches : 0;
+    f.timed += durations.count;
+    f.latency.merge(durations);
+    w = GpuWritten{row.launches, row.sketch, row.upper_bound};
+  }
+  std::erase_if(gpu_written_, [&listed](const auto& w) { return listed.count(w.first) == 0; });
+  for (auto& [key, f] : rows) {
+    if (f.calls == 0 && f.timed == 0) continue;
+    touched.insert(key.first);
+    batch.functions.push_back(std::move(f));
+  }
 }
 
 }  // namespace eacgm::history

@@ -1,6 +1,7 @@
 // IntervalBuilder: makes one interval's rows from the agent's published snapshots. The
 // analysis keeps cumulative totals; the builder remembers what it wrote last and writes
-// differences (latency sketches included, so that intervals merge exactly). GPU figures
+// differences (latency sketches included, so that intervals merge exactly; the hook's GPU
+// time, analysis/gpu_times.h, the same way, as rows of kGpuTimeDomain). GPU figures
 // are accumulated from each sampling pass seen (observe_gpu) into means and maxima.
 // Runs on the history writer's thread only.
 #pragma once
@@ -55,12 +56,22 @@ class IntervalBuilder {
     std::optional<std::uint64_t> mem_max;
   };
   Known& known(std::uint32_t pid, std::int64_t t_ns);
+  // The GPU time rows (kGpuTimeDomain) of the interval, per (process, kernel name).
+  void add_gpu_time(const analysis::GpuTimeSummary& summary, std::int64_t t_ns, IntervalBatch& batch,
+                    std::set<std::uint32_t>& touched);
+  // What the last GPU time rows came from, per (pid, function).
+  struct GpuWritten {
+    std::uint64_t launches = 0;
+    std::shared_ptr<const analysis::LatencySketch> sketch;
+    bool upper_bound = false;
+  };
 
   std::shared_ptr<const sample::ProcessFacts> facts_;
   StartOf start_of_;
   std::map<std::uint32_t, Known> processes_;
   std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
   std::map<std::string, std::uint64_t> kernels_written_;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, GpuWritten> gpu_written_;
   std::uint64_t anomalies_through_ = 0;  // newest call anomaly written (ts_ns)
   std::uint64_t intervals_through_ = 0;  // newest slow interval written (start_ns)
   std::uint64_t hangs_through_ = 0;      // newest ended hang written (end_ns)

@@ -136,7 +136,9 @@ Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& 
   f.text =
       "WITH f AS (SELECT t.node, t.pid, t.start_ns, SUM(t.calls)::bigint AS calls, SUM(t.errors)::bigint AS "
       "errors FROM " +
-      over_ranges(f, "functions", *ranges) + " WHERE true";
+      over_ranges(f, "functions", *ranges) +
+      " WHERE t.domain IS DISTINCT FROM (SELECT id FROM names WHERE name = '" + std::string(kGpuTimeDomain) +
+      "')";
   if (q.pid) f.text += fmt::format(" AND t.pid = {}", f.i32(static_cast<std::int32_t>(*q.pid)));
   const Window w(f, q, std::nullopt);
   std::string text_columns;

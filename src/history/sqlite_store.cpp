@@ -598,7 +598,9 @@ Result<std::vector<StoredProcess>> SqliteStore::processes(const HistoryQuery& q,
       "t.world_size, t.first_ns, t.last_ns, t.exited, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0)" +
       process_text_columns() +
       " FROM processes t LEFT JOIN functions f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = "
-      "t.start_ns AND f.tier = ? AND f.t_ns >= ? AND f.t_ns < ? WHERE t.first_ns < ? AND t.last_ns >= ?";
+      "t.start_ns AND f.tier = ? AND f.t_ns >= ? AND f.t_ns < ? AND f.domain IS NOT (SELECT id FROM names "
+      "WHERE name = '" +
+      std::string(kGpuTimeDomain) + "') WHERE t.first_ns < ? AND t.last_ns >= ?";
   sql += filters(q, args);
   sql += " GROUP BY t.node, t.pid, t.start_ns ORDER BY 10 DESC, t.node, t.pid LIMIT 10000";
   auto s = db_.prepare(sql);

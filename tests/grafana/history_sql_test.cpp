@@ -67,6 +67,8 @@ ProcessRecord process(std::uint32_t pid, std::int64_t t, std::int64_t span) {
   return p;
 }
 
+constexpr std::uint64_t kGpuLaunches = 1'000'000'000;
+
 IntervalBatch interval(const std::string& node, std::int64_t t) {
   IntervalBatch b;
   b.t_ns = t;
@@ -85,6 +87,14 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
       f.errors = 1;
       b.functions.push_back(f);
     }
+    // Its GPU time through the hook: launches that are not calls (kGpuTimeDomain), so
+    // many that a panel adding them to the calls would show it.
+    FunctionRecord g;
+    g.process = b.processes.back().key;
+    g.domain = kGpuTimeDomain;
+    g.function = "gemm";
+    g.calls = kGpuLaunches;
+    b.functions.push_back(g);
   }
   b.kernels.push_back({"gemm", 40});
   b.kernels.push_back({"softmax", 4});
@@ -169,10 +179,15 @@ class GrafanaHistorySql : public ::testing::Test {
 
   // A job spread over nodes is one row with its ranks; processes outside a job one more.
   void check_jobs(const std::string& where, const std::string& sql) {
-    auto r = conn_.query("SELECT q.job, q.nodes, q.processes, q.ranks FROM (" + sql + ") q ORDER BY 1");
+    auto r =
+        conn_.query("SELECT q.job, q.nodes, q.processes, q.ranks, q.calls FROM (" + sql + ") q ORDER BY 1");
     ASSERT_TRUE(r) << where << ": " << r.error();
     std::map<std::string, std::tuple<std::string, std::int64_t, std::int64_t>> jobs;
-    for (int i = 0; i < r->rows(); ++i) jobs[r->text(i, 0)] = {r->text(i, 1), r->i64(i, 2), r->i64(i, 3)};
+    for (int i = 0; i < r->rows(); ++i) {
+      jobs[r->text(i, 0)] = {r->text(i, 1), r->i64(i, 2), r->i64(i, 3)};
+      EXPECT_LT(r->i64(i, 4), static_cast<std::int64_t>(kGpuLaunches))
+          << where << ": GPU launches counted as calls";
+    }
     ASSERT_TRUE(jobs.count("4242")) << where;
     EXPECT_EQ(jobs["4242"], std::make_tuple(std::string("node-a, node-b"), std::int64_t{2}, std::int64_t{2}))
         << where;
@@ -243,6 +258,10 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
         const auto node = choice.find("node");
         const bool both_nodes = node == choice.end() || node->second.all || node->second.values.size() == 2;
         if (q.where.rfind("panel 'Jobs'", 0) == 0 && both_nodes) check_jobs(where, sql);
+        if (q.where.rfind("panel 'Calls/s by function'", 0) == 0) {
+          EXPECT_EQ(count(where, "SELECT count(*) FROM (" + sql + ") q WHERE q.metric = 'gemm'"), 0)
+              << where << ": GPU launches shown as calls";
+        }
         ++ran;
       }
     }

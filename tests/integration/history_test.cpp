@@ -1,5 +1,6 @@
 // `eacgm serve`'s history in a real SQLite file: what the traced program did is there
-// after it exits and after the agent restarts, through the API and `eacgm history`; a
+// after it exits and after the agent restarts, through the API and `eacgm history` (the
+// GPU time of a process that carries the hook included); a
 // SIGKILL mid-write leaves a file that passes PRAGMA integrity_check with every interval
 // written before it; a store written by a newer schema and a store that cannot be opened
 // are refused with one line.
@@ -126,6 +127,37 @@ TEST_F(History, KeptAfterTheProgramExitsAndTheAgentRestarts) {
   EXPECT_EQ(get(port_, "/api/v1/history/functions?since=yesterday").status, 400);
   again->signal(SIGTERM);
   EXPECT_EQ(again->wait(), 0) << again->err();
+}
+
+// A process that carries the hook with GPU time on (against the FAKE libcuda: each
+// launch is 50 us of pretend GPU work per block) has its GPU time kept: per kernel name,
+// its exact launches and the durations of its timed launches, after it exits.
+TEST_F(History, KeepsTheGpuTimeOfAProcessThatCarriesTheHook) {
+  auto serve = start_serve();
+  Subprocess program({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                      "EACGM_FAKE_KERNEL_US=50", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(program.wait(), 0) << program.err();
+  auto gpu_row = [](const json& doc) -> json {
+    for (const auto& f : doc.value("functions", json::array())) {
+      if (f["domain"] == "gpu_time" && f["function"] == "kernelA(float*)") return f;
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(eventually([&] {
+    const json row = gpu_row(api("/api/v1/history/functions?since=1h"));
+    return row.is_object() && row["calls"] == 200;
+  })) << get(port_, "/api/v1/history/functions?since=1h").body;
+  const json row = gpu_row(api("/api/v1/history/functions?since=1h"));
+  EXPECT_GE(row["timed"].get<int>(), 12) << row.dump();
+  EXPECT_NEAR(row["p50_ns"].get<double>(), 50'000, 50'000 * 0.04) << row.dump();
+  serve->signal(SIGTERM);
+  ASSERT_EQ(serve->wait(), 0) << serve->err();
+
+  Subprocess text({bin("eacgm"), "history", "--store", store_, "--since", "1h"});
+  ASSERT_EQ(text.wait(), 0) << text.err();
+  const auto table = text.out().find("gpu time (CUDA events through the hook");
+  ASSERT_NE(table, std::string::npos) << text.out();
+  EXPECT_NE(text.out().find("kernelA(float*)", table), std::string::npos) << text.out();
 }
 
 TEST_F(History, SigkillMidWriteLeavesACleanFileWithEveryWrittenInterval) {

@@ -1,6 +1,6 @@
 // The history's documents and table show a process's workload: every field in the JSON
 // (null when unknown), and the pod and job columns of the text table only when some
-// process has one.
+// process has one. GPU time rows get a table of their own.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +72,29 @@ TEST(HistoryExport, TextTableHasPodAndJobColumnsOnlyWhenSomeProcessHasThem) {
   EXPECT_NE(with.find(" job"), std::string::npos) << with;
   EXPECT_NE(with.find("ml/trainer-0"), std::string::npos) << with;
   EXPECT_NE(with.find("4242.1"), std::string::npos) << with;
+}
+
+TEST(HistoryExport, GpuTimeRowsHaveTheirOwnTable) {
+  HistoryReport r;
+  r.query = window();
+  r.processes = {process(8)};
+  history::StoredFunction call;
+  call.domain = "cuda";
+  call.function = "cudaMemcpy";
+  call.calls = 5;
+  history::StoredFunction gpu;
+  gpu.domain = history::kGpuTimeDomain;
+  gpu.function = "gemm_kernel";
+  gpu.calls = 400;
+  r.functions = {call, gpu};
+  const std::string text = render_history_text(r);
+  const auto table = text.find("gpu time (CUDA events through the hook");
+  ASSERT_NE(table, std::string::npos) << text;
+  EXPECT_LT(text.find("cudaMemcpy"), table) << text;
+  EXPECT_GT(text.find("gemm_kernel"), table) << text;
+
+  r.functions = {call};
+  EXPECT_EQ(render_history_text(r).find("gpu time"), std::string::npos);
 }
 
 }  // namespace

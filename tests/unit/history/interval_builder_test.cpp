@@ -1,6 +1,7 @@
 // IntervalBuilder: each interval's rows are the calls made in it (per process and
 // function, latency included); a process's exit is written once; GPU passes fold into
-// means and maxima; kernels and anomalies are written once each.
+// means and maxima; kernels and anomalies are written once each; the hook's GPU time is
+// written as each interval's launches and durations per process and kernel name.
 #include "history/interval_builder.h"
 
 #include <gtest/gtest.h>
@@ -227,6 +228,91 @@ TEST(IntervalBuilder, AHangIsWrittenOnceWhenOver) {
   EXPECT_EQ(r.score, 18204.0);
   EXPECT_EQ(r.value, 100.0);
   EXPECT_TRUE(b.build(snap, 20, 30).anomalies.empty());
+}
+
+}  // namespace
+}  // namespace eacgm::history
+
+namespace eacgm::history {
+namespace {
+
+GpuSpan gpu_span(std::uint64_t function, std::uint64_t ns, bool queued) {
+  GpuSpan s;
+  s.pid = 10;
+  s.function = function;
+  s.stream = 0x10;
+  s.start_ns = 1000;
+  s.duration_ns = ns;
+  s.queued = queued;
+  return s;
+}
+
+const FunctionRecord* gpu_row(const IntervalBatch& b, const std::string& name) {
+  for (const auto& f : b.functions) {
+    if (f.domain == kGpuTimeDomain && f.function == name) return &f;
+  }
+  return nullptr;
+}
+
+// The hook's GPU time: per (process, kernel name), each interval's launches and the GPU
+// durations of the launches timed in it; two functions of one name make one row.
+TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
+  analysis::GpuTimes times;
+  GpuTimeBatch in;
+  in.names = {{10, 1, "gemm", false}, {10, 2, "gemm", false}};
+  for (int i = 0; i < 4; ++i) in.spans.push_back(gpu_span(1, 50'000, true));
+  in.spans.push_back(gpu_span(2, 50'000, true));
+  in.counts = {{10, 1, 64, false}, {10, 2, 16, false}};
+  times.add(in);
+  IntervalBuilder b = builder();
+  analysis::AnalysisSnapshot snap;
+  snap.gpu_time = times.summary();
+  IntervalBatch first = b.build(snap, 0, 10);
+  const FunctionRecord* g = gpu_row(first, "gemm");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->calls, 80u);
+  EXPECT_EQ(g->timed, 5u);
+  EXPECT_NEAR(g->latency.quantile(0.5), 50'000, 50'000 * 0.031);
+  ASSERT_EQ(first.processes.size(), 1u) << "the process is written with its GPU time";
+  EXPECT_EQ(first.processes[0].key.pid, 10u);
+
+  // Next interval: 32 more launches of function 1, two timed at 200 us; a kernel that
+  // only ever started on an idle stream (upper bounds) appears.
+  GpuTimeBatch more;
+  more.spans = {gpu_span(1, 200'000, true), gpu_span(1, 200'000, true), gpu_span(3, 9'000, false)};
+  more.counts = {{10, 1, 96, false}, {10, 3, 1, false}};
+  more.names = {{10, 3, "fill", false}};
+  times.add(more);
+  snap.gpu_time = times.summary();
+  IntervalBatch second = b.build(snap, 10, 20);
+  g = gpu_row(second, "gemm");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->calls, 32u);
+  EXPECT_EQ(g->timed, 2u);
+  EXPECT_NEAR(g->latency.quantile(0.5), 200'000, 200'000 * 0.031);
+  const FunctionRecord* fill = gpu_row(second, "fill");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(fill->calls, 1u);
+  EXPECT_EQ(fill->latency.count, 1u);
+
+  // The idle-only kernel's first queued span: its figures now come from the queued
+  // spans, written in full; nothing else changed.
+  GpuTimeBatch queued;
+  queued.spans = {gpu_span(3, 7'000, true)};
+  queued.counts = {{10, 3, 2, false}};
+  times.add(queued);
+  snap.gpu_time = times.summary();
+  IntervalBatch third = b.build(snap, 20, 30);
+  EXPECT_EQ(gpu_row(third, "gemm"), nullptr);
+  fill = gpu_row(third, "fill");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(fill->calls, 1u);
+  EXPECT_EQ(fill->timed, 1u);
+  EXPECT_NEAR(fill->latency.quantile(0.5), 7'000, 7'000 * 0.031);
+
+  // Nothing new: nothing written.
+  snap.gpu_time = times.summary();
+  EXPECT_TRUE(b.build(snap, 30, 40).functions.empty());
 }
 
 }  // namespace

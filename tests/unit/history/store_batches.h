@@ -49,6 +49,24 @@ inline IntervalBatch batch(std::int64_t t, std::uint32_t pid, std::uint64_t call
   return b;
 }
 
+// The batch above with the process's GPU time (kGpuTimeDomain): `launches` launches of
+// one kernel, 10 of them timed at 50 us on the GPU.
+inline IntervalBatch batch_with_gpu_time(std::int64_t t, std::uint32_t pid, std::uint64_t calls,
+                                         std::uint64_t launches) {
+  IntervalBatch b = batch(t, pid, calls, 1000);
+  FunctionRecord g;
+  g.process = b.processes.front().key;
+  g.domain = kGpuTimeDomain;
+  g.function = "gemm";
+  g.calls = launches;
+  g.timed = 10;
+  analysis::LatencySketch s;
+  for (int i = 0; i < 10; ++i) s.add(50'000);
+  g.latency = stored(s);
+  b.functions.push_back(g);
+  return b;
+}
+
 // A rank of a Slurm job in a Kubernetes pod: every workload field set.
 inline void set_workload(ProcessRecord& p) {
   p.container = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
