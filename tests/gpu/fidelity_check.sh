@@ -14,15 +14,13 @@
 # EACGM_CONFIG=FILE: run eacgm with this configuration, e.g. `[trace] one_layer = true`)
 # Exit status: 0 all equal, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 BIN=$(readlink -f "${1:?usage: fidelity_check.sh BIN_DIR [OUT_DIR]}")
 OUT=${2:-$(mktemp -d /tmp/eacgm-fidelity.XXXXXX)}
-PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
-[[ -d "$PWD/.devcarry/lib" ]] && export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
+carry_libs "$PWD/.devcarry"
+need_torch_gpu
 
 status=0
 for w in ${FIDELITY_WORKLOADS:-cnn graph compile}; do

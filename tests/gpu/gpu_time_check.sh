@@ -7,15 +7,13 @@
 # Usage: tests/gpu/gpu_time_check.sh BIN_DIR [OUT_DIR]   (GPU_TIME_WORKLOADS="gpt cnn")
 # Exit status: 0 pass, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 BIN=$(readlink -f "${1:?usage: gpu_time_check.sh BIN_DIR [OUT_DIR]}")
 OUT=${2:-$(mktemp -d /tmp/eacgm-gpu-time.XXXXXX)}
-PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
-[[ -d "$BIN/lib" ]] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
+carry_libs "$BIN"
+need_torch_gpu
 status=0
 for w in ${GPU_TIME_WORKLOADS:-gpt cnn}; do
   start=$(date +%s)

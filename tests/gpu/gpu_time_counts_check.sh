@@ -11,15 +11,13 @@
 #        (COUNTS_WORKLOADS="cnn graph compile gpu-loop cpu-loop")
 # Exit status: 0 equal, 1 a difference, 77 no GPU/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 BIN=$(readlink -f "${1:?usage: gpu_time_counts_check.sh BIN_DIR [OUT_DIR]}")
 OUT=${2:-$(mktemp -d /tmp/eacgm-gpu-time-counts.XXXXXX)}
-PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
-[[ -d "$BIN/lib" ]] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "no GPU visible"
+carry_libs "$BIN"
+need_torch_gpu
 printf '[gpu]\ninterval_s = 0.2\n' >"$OUT/eacgm.toml"
 status=0
 STEP="$HERE/../../bench/gpu/train_step.py"

@@ -20,18 +20,16 @@
 # Usage: tests/gpu/hang_check.sh BIN_DIR [WORK_DIR]   (BIN_DIR/lib: extra libraries)
 # Exit status: 0 all checks pass, 1 one fails, 77 no GPU/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 
 BIN="$(cd "${1:?usage: hang_check.sh BIN_DIR [WORK_DIR]}" && pwd)"
 WORK="${2:-$(mktemp -d /tmp/eacgm-hang.XXXXXX)}"
-PY="${TORCH_PY:-/opt/torch/.venv/bin/python}"
 PORT=${PORT:-9979}
 HANG_S=${HANG_S:-120}
 mkdir -p "$WORK"
-[ -d "$BIN/lib" ] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
+carry_libs "$BIN"
 command -v nvidia-smi >/dev/null || skip "nvidia-smi not found"
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "nvidia-smi cannot see a GPU"
+need_torch_gpu
 GPUS=$(nvidia-smi -L | grep -c '^GPU')
 
 printf '[hangs]\nmin_age_s = 5\nhang_after_s = 8\n[store]\ninterval_s = 2\n' >"$WORK/eacgm.toml"

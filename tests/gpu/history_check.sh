@@ -2,22 +2,22 @@
 # Device check for the history: `eacgm serve` keeps a short PyTorch training run (its
 # launches, its process with its rank, the GPU's NVML figures) in a SQLite file; after the
 # agent stops and starts again, `eacgm history` and /api/v1/history/* still show it, and
-# the file passes PRAGMA integrity_check. Prints a table and PASS/FAIL per check.
+# the file passes PRAGMA integrity_check. The trainer carries the hook with GPU time on
+# (libeacgm_hook.so, EACGM_GPU_TIME=1), so its kernels' GPU time is kept too (domain
+# gpu_time). Prints a table and PASS/FAIL per check.
 #
 # Usage: tests/gpu/history_check.sh BIN_DIR [WORK_DIR]
 # Exit status: 0 all checks pass, 1 one fails, 77 no GPU/driver/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 
 BIN="$(cd "${1:?usage: history_check.sh BIN_DIR [WORK_DIR]}" && pwd)"
 WORK="${2:-$(mktemp -d /tmp/eacgm-history.XXXXXX)}"
-PY="${TORCH_PY:-/opt/torch/.venv/bin/python}"
 PORT=${PORT:-9978}
 mkdir -p "$WORK"
-[ -d "$BIN/lib" ] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
+carry_libs "$BIN"
 command -v nvidia-smi >/dev/null || skip "nvidia-smi not found"
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "nvidia-smi cannot see a GPU"
+need_torch_gpu
 
 STORE="sqlite:$WORK/eacgm.db"
 printf '[store]\ninterval_s = 2\n[gpu]\ninterval_s = 0.5\n' >"$WORK/eacgm.toml"
@@ -49,7 +49,8 @@ start_serve() {
 }
 start_serve
 TORCHRUN="$(dirname "$PY")/torchrun"
-"$TORCHRUN" --nproc_per_node 1 "$WORK/train.py" 15 >"$WORK/train.out" 2>&1
+LD_PRELOAD="$BIN/libeacgm_hook.so" EACGM_GPU_TIME=1 \
+  "$TORCHRUN" --nproc_per_node 1 "$WORK/train.py" 15 >"$WORK/train.out" 2>&1
 sleep 6  # the exit is found and written
 kill -TERM $SERVE; wait $SERVE; echo "serve exit: $?" >>"$WORK/serve.err"
 # The agent is gone: the CLI reads the file; then a new agent serves it.
@@ -75,6 +76,12 @@ procs = [p for p in doc["processes"] if "train.py" in p["cmdline"] or p["comm"].
 trainer = [p for p in procs if p["calls"] > 0]
 util = [p["utilization_max_percent"] for p in gpus["points"] if p["utilization_max_percent"] is not None]
 api_launches = sum(f["calls"] for f in api["functions"] if "LaunchKernel" in f["function"])
+gpu_rows = [f for f in doc["functions"] if f["domain"] == "gpu_time"]
+gpu_launches = sum(f["calls"] for f in gpu_rows)
+gpu_timed = sum(f["timed"] for f in gpu_rows)
+top = max(gpu_rows, key=lambda f: f["calls"]) if gpu_rows else None
+proc_calls = sum(p["calls"] for p in doc["processes"])
+api_calls = sum(f["calls"] for f in doc["functions"] if f["domain"] != "gpu_time")
 checks = [
     ("launches kept after the agent stopped", launches, launches > 1000),
     ("the training process, exited, with its rank", json.dumps([(p["pid"], p["rank"], p["exited"]) for p in trainer]),
@@ -86,7 +93,13 @@ checks = [
      all(fn[k]["p99_ns"] for k in fn if "LaunchKernel" in k[1])),
     ("file integrity after two agents", open(f"{work}/integrity.txt").read().strip(),
      open(f"{work}/integrity.txt").read().strip() == "ok"),
+    ("GPU time kept: kernels, launches, timed", f"{len(gpu_rows)}, {gpu_launches}, {gpu_timed}",
+     len(gpu_rows) >= 3 and gpu_launches > 1000 and gpu_timed > 0),
+    ("GPU time p50 of the most launched kernel", f"{top['function'][:24]} {top['p50_ns']} ns" if top else None,
+     bool(top) and (top["p50_ns"] or 0) > 0),
+    ("processes' calls = API calls (GPU launches out)", f"{proc_calls} / {api_calls}", proc_calls == api_calls),
 ]
+print(f"(uprobes' launch calls {launches}; the hook's launches {gpu_launches}, its own kernels not among them)")
 failed = 0
 print(f"{'check':<46} {'value':<40} result")
 for name, value, ok in checks:

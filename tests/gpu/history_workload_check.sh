@@ -9,18 +9,16 @@
 # Usage: tests/gpu/history_workload_check.sh BIN_DIR [WORK_DIR]
 # Exit status: 0 all checks pass, 1 one fails, 77 no GPU/driver/PyTorch.
 set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
 
 BIN="$(cd "${1:?usage: history_workload_check.sh BIN_DIR [WORK_DIR]}" && pwd)"
 WORK="${2:-$(mktemp -d /tmp/eacgm-workload.XXXXXX)}"
-PY="${TORCH_PY:-/opt/torch/.venv/bin/python}"
 PORT=${PORT:-9979}
 JOB="gpu-check-$$"
 mkdir -p "$WORK"
-[ -d "$BIN/lib" ] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-skip() { echo "SKIP: $*" >&2; exit 77; }
+carry_libs "$BIN"
 command -v nvidia-smi >/dev/null || skip "nvidia-smi not found"
-[[ -x "$PY" ]] || skip "$PY not found"
-nvidia-smi -L >/dev/null 2>&1 || skip "nvidia-smi cannot see a GPU"
+need_torch_gpu
 
 STORE="sqlite:$WORK/eacgm.db"
 printf '[store]\ninterval_s = 2\n' >"$WORK/eacgm.toml"
