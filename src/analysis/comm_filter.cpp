@@ -4,20 +4,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <utility>
+
+#include "core/proc_file.h"
 
 namespace eacgm::analysis {
 
 CommFilter::CommFilter(const std::vector<std::string>& names, std::shared_ptr<Consumer> inner)
     : ForwardingConsumer(inner ? std::move(inner) : std::make_shared<ConsumerList>()) {
   for (const auto& n : names) names_.insert(n.substr(0, std::min(n.size(), kCommMax)));
-  comm_of_ = [](std::uint32_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-    std::string comm;
-    std::getline(in, comm);
-    return comm;
-  };
+  comm_of_ = [](std::uint32_t pid) { return read_proc_comm(pid); };
 }
 
 bool CommFilter::pid_matches(std::uint32_t pid) {

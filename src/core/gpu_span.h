@@ -48,6 +48,7 @@ struct GpuLaunchCount {
 // One ring's counters (cumulative) when it was last read.
 struct GpuRingState {
   std::uint32_t pid = 0;
+  std::string comm;  // the process's command name, read when its ring was mapped
   std::uint64_t launches = 0;
   std::uint64_t sampled = 0;
   std::uint64_t dropped = 0;

@@ -1,4 +1,5 @@
-// read_small_file: open, read to the end or the limit, close.
+// read_small_file: open, read to the end or the limit, close; read_proc_comm: a comm file
+// read with it.
 #include "core/proc_file.h"
 
 #include <fcntl.h>
@@ -26,6 +27,12 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
     out.append(buf.data(), static_cast<std::size_t>(n));
   }
   return out;
+}
+
+std::string read_proc_comm(const std::string& proc_root, std::string_view pid) {
+  std::string comm = read_small_file(proc_root + "/" + std::string(pid) + "/comm", 64).value_or("");
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
 }
 
 }  // namespace eacgm

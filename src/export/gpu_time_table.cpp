@@ -61,9 +61,10 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
   }
   for (const auto& p : summary.processes) {
     if (p.busy_percent || p.nvml_sm_percent)
-      out += fmt::format("pid {}: GPU busy {} by the timed spans ({} device{}), NVML SM utilization {}\n",
-                         p.ring.pid, p.busy_percent ? fmt::format("{:.1f}%", *p.busy_percent) : "-",
-                         p.devices, p.devices == 1 ? "" : "s",
+      out += fmt::format("pid {}{}: GPU busy {} by the timed spans ({} device{}), NVML SM utilization {}\n",
+                         p.ring.pid, p.ring.comm.empty() ? "" : fmt::format(" ({})", p.ring.comm),
+                         p.busy_percent ? fmt::format("{:.1f}%", *p.busy_percent) : "-", p.devices,
+                         p.devices == 1 ? "" : "s",
                          p.nvml_sm_percent
                              ? fmt::format("{:.1f}% ({} samples)", *p.nvml_sm_percent, p.nvml_samples)
                              : "not sampled");
@@ -131,6 +132,7 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
   json processes = json::array();
   for (const auto& p : summary.processes) {
     processes.push_back(json{{"pid", p.ring.pid},
+                             {"comm", p.ring.comm},
                              {"launches", p.ring.launches},
                              {"timed", p.ring.sampled},
                              {"sample_every", p.ring.sample_every},

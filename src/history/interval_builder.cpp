@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "core/proc_stat.h"
 
@@ -303,6 +304,8 @@ void IntervalBuilder::add_gpu_time(const analysis::GpuTimeSummary& summary, std:
                                    IntervalBatch& batch, std::set<std::uint32_t>& touched) {
   std::map<std::pair<std::uint32_t, std::string>, FunctionRecord> rows;
   std::set<std::pair<std::uint32_t, std::uint64_t>> listed;
+  std::map<std::uint32_t, std::string_view> comm_of;  // a process known only through its hook has no other
+  for (const auto& p : summary.processes) comm_of.emplace(p.ring.pid, p.ring.comm);
   for (const auto& row : summary.kernels) {
     const auto key = std::make_pair(row.pid, row.function);
     listed.insert(key);
@@ -318,7 +321,10 @@ void IntervalBuilder::add_gpu_time(const analysis::GpuTimeSummary& summary, std:
     const std::string name = row.graph ? "graph" : row.name.empty() ? "unnamed" : row.name;
     FunctionRecord& f = rows[{row.pid, name}];
     if (f.function.empty()) {
-      f.process = known(row.pid, t_ns).record.key;
+      Known& k = known(row.pid, t_ns);
+      if (auto c = comm_of.find(row.pid); k.record.comm.empty() && c != comm_of.end())
+        k.record.comm = c->second;
+      f.process = k.record.key;
       f.domain = kGpuTimeDomain;
       f.function = name;
     }

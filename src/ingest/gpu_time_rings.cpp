@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/proc_file.h"
 #include "core/unique_fd.h"
 #include "probe/library_match.h"
 
@@ -68,7 +69,7 @@ void GpuTimeRings::scan() {
       continue;
     }
     static_cast<gpu_time::Header*>(base)->reader.store(1, std::memory_order_release);
-    rings_[pid] = Mapped{base, path};
+    rings_[pid] = Mapped{base, path, read_proc_comm(pid)};
     ++counters_.opened;
   }
   closedir(d);
@@ -144,6 +145,7 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
   h->tail.store(tail, std::memory_order_release);
   GpuRingState st;
   st.pid = pid;
+  st.comm = m.comm;
   st.launches = h->launches.load(std::memory_order_relaxed);
   st.sampled = h->sampled.load(std::memory_order_relaxed);
   st.dropped = h->dropped.load(std::memory_order_relaxed);

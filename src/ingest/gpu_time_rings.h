@@ -46,6 +46,7 @@ class GpuTimeRings {
   struct Mapped {
     void* base = nullptr;
     std::string path;
+    std::string comm;
   };
   void read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeBatch& out);
   void release(Mapped& m, bool remove_file);

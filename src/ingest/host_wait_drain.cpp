@@ -2,9 +2,9 @@
 #include "ingest/host_wait_drain.h"
 
 #include <cstring>
-#include <fstream>
 #include <set>
 
+#include "core/proc_file.h"
 #include "ingest/gone_pids.h"
 
 namespace eacgm::ingest {
@@ -21,17 +21,12 @@ std::optional<HostWaitKind> kind_of(std::uint32_t kind) {
   }
 }
 
-std::string proc_comm(std::uint32_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string comm;
-  std::getline(in, comm);
-  return comm;
-}
-
 }  // namespace
 
 HostWaitDrain::HostWaitDrain(HostWaitSource& source, CommOf comm_of)
-    : source_(source), read_comm_(comm_of ? std::move(comm_of) : CommOf(proc_comm)) {}
+    : source_(source),
+      read_comm_(comm_of ? std::move(comm_of)
+                         : CommOf([](std::uint32_t pid) { return read_proc_comm(pid); })) {}
 
 void HostWaitDrain::drain(std::vector<HostWaitProcess>& processes, std::vector<HostWaitTimings>& out) {
   for (const probe::HostWaitEntry& e : source_.read_waits()) {

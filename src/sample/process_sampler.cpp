@@ -153,9 +153,7 @@ void ProcessSampler::sample_gpu(unsigned index, ProcessPass& pass) {
       s.name = std::string(name, strnlen(name, sizeof name));
     } else {
       // NVML cannot name processes of other users without privileges; /proc can.
-      std::string comm = read_text(fmt::format("{}/{}/comm", proc_root_, pid));
-      while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-      s.name = std::move(comm);
+      s.name = read_proc_comm(proc_root_, std::to_string(pid));
     }
     s.container_id = container_id_from_cgroup(read_text(fmt::format("{}/{}/cgroup", proc_root_, pid)));
     pass.processes.push_back(std::move(s));

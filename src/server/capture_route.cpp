@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "core/proc_file.h"
 #include "export/capture_trace.h"
 #include "server/query_params.h"
 
@@ -89,13 +89,6 @@ Result<long> rank_of(const json& v) {
   return static_cast<long>(*n);
 }
 
-std::string read_comm(const std::string& proc_root, const std::string& pid) {
-  std::ifstream in(proc_root + "/" + pid + "/comm");
-  std::string comm;
-  std::getline(in, comm);
-  return comm;
-}
-
 std::string refusal_status_text(CaptureRefusal r) {
   switch (r) {
     case CaptureRefusal::kBusy:
@@ -141,7 +134,7 @@ Result<std::uint32_t> resolve(const CaptureAsk& ask, const CaptureRouteParts& pa
     while (const dirent* e = ::readdir(d)) {
       auto pid = parse_number(e->d_name, 1, 0xffffffffu);
       if (!pid || static_cast<pid_t>(*pid) == ::getpid()) continue;
-      if (read_comm(parts.proc_root, e->d_name) == *ask.comm)
+      if (read_proc_comm(parts.proc_root, e->d_name) == *ask.comm)
         found.push_back(static_cast<std::uint32_t>(*pid));
     }
     ::closedir(d);
@@ -243,7 +236,7 @@ void add_capture_route(HttpServer& http, CaptureRouteParts parts) {
       return Response::json_error(refusal_status(got.refusal),
                                   got.message.empty() ? refusal_status_text(got.refusal) : got.message);
     }
-    if (got.window.comm.empty()) got.window.comm = read_comm(shared->proc_root, std::to_string(*pid));
+    if (got.window.comm.empty()) got.window.comm = read_proc_comm(shared->proc_root, std::to_string(*pid));
     std::vector<analysis::Anomaly> anomalies;
     if (auto snap = shared->source->latest(); snap && snap->anomalies) {
       anomalies.assign(snap->anomalies->recent.begin(), snap->anomalies->recent.end());

@@ -88,6 +88,7 @@ TEST(GpuTime, KernelsNcclAndGraphsTimedThroughTheHook) {
 
   ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u) << doc["gpu_time"].dump(2);
   const json& p = doc["gpu_time"]["processes"][0];
+  EXPECT_EQ(p["comm"], "gpu_time_calls") << "read when its ring was mapped";
   EXPECT_EQ(p["skipped_capturing"], 2);
   EXPECT_EQ(p["dropped"], 0);
   EXPECT_EQ(p["errors"], 0);

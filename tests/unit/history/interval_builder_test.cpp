@@ -263,6 +263,10 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   for (int i = 0; i < 4; ++i) in.spans.push_back(gpu_span(1, 50'000, true));
   in.spans.push_back(gpu_span(2, 50'000, true));
   in.counts = {{10, 1, 64, false}, {10, 2, 16, false}};
+  GpuRingState ring;  // a process known only through its hook: its name comes from its ring
+  ring.pid = 10;
+  ring.comm = "trainer";
+  in.rings.push_back(ring);
   times.add(in);
   IntervalBuilder b = builder();
   analysis::AnalysisSnapshot snap;
@@ -275,6 +279,7 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   EXPECT_NEAR(g->latency.quantile(0.5), 50'000, 50'000 * 0.031);
   ASSERT_EQ(first.processes.size(), 1u) << "the process is written with its GPU time";
   EXPECT_EQ(first.processes[0].key.pid, 10u);
+  EXPECT_EQ(first.processes[0].comm, "trainer");
 
   // Next interval: 32 more launches of function 1, two timed at 200 us; a kernel that
   // only ever started on an idle stream (upper bounds) appears.

@@ -325,6 +325,7 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
     gpu_time.counts.push_back(
         {.pid = kRank0, .function = 0x7f00aa00, .launches = 64 * static_cast<std::uint64_t>(tick + 1)});
     gpu_time.rings.push_back({.pid = kRank0,
+                              .comm = "python3",
                               .launches = 64 * static_cast<std::uint64_t>(tick + 1),
                               .sampled = 4 * static_cast<std::uint64_t>(tick + 1),
                               .timing_cost_ns = 9'000,
