@@ -13,20 +13,50 @@ namespace eacgm::sample {
 ProcFacts::ProcFacts(std::shared_ptr<PodDirectory> pods, std::string proc_root)
     : pods_(std::move(pods)), proc_root_(std::move(proc_root)) {}
 
+namespace {
+
+// When the process with this pid started (clock ticks since boot); 0 when it is gone.
+std::uint64_t start_of(std::uint32_t pid, const std::string& proc_root) {
+  const auto stat = read_proc_stat(pid, proc_root);
+  return stat ? stat->start_ticks : 0;
+}
+
+// Room in a full cache: the entries of processes that are gone, or whose pid another
+// process now has, go first (their facts are no longer asked for by pid alone); only
+// when every entry is a running process does the cache start over.
+template <typename Map, typename StartOf>
+void make_room(Map& cache, std::size_t max, StartOf entry_start, const std::string& proc_root) {
+  if (cache.size() < max) return;
+  std::erase_if(cache, [&](const auto& e) {
+    const std::uint64_t now = start_of(e.first, proc_root);
+    return now == 0 || now != entry_start(e.second);
+  });
+  if (cache.size() >= max) cache.clear();
+}
+
+}  // namespace
+
 ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
+  const std::uint64_t start = start_of(pid, proc_root_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = cached_.find(pid); it != cached_.end()) return it->second;
+    if (auto it = cached_.find(pid); it != cached_.end()) {
+      // Kept for a process that is gone; another process with the same pid is asked anew.
+      if (start == 0 || it->second.start_ticks == start) return it->second;
+      cached_.erase(it);
+    }
   }
   Cached c;
+  c.start_ticks = start;
   auto env = read_process_env(static_cast<pid_t>(pid));
   if (env) c.env = std::move(*env);
   c.cgroup = read_cgroup_ids(pid, proc_root_);
   // Cached only once its environment was read: a process gone (its pid may be reused) or
   // not readable yet is asked again next time rather than kept without its rank.
-  if (!env) return c;
+  if (!env || start == 0) return c;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (cached_.size() >= kMaxCachedRanks) cached_.clear();
+  make_room(
+      cached_, kMaxCachedRanks, [](const Cached& e) { return e.start_ticks; }, proc_root_);
   return cached_.emplace(pid, std::move(c)).first->second;
 }
 
@@ -50,11 +80,13 @@ std::string ProcFacts::cmdline(std::uint32_t pid) const {
   std::string now = read_cmdline(pid);  // "" when gone (and for a kernel thread)
   std::lock_guard<std::mutex> lock(mutex_);
   if (!now.empty()) {
-    if (cmdlines_.size() >= kMaxCachedRanks && !cmdlines_.contains(pid)) cmdlines_.clear();
-    cmdlines_[pid] = now;
+    if (!cmdlines_.contains(pid))
+      make_room(
+          cmdlines_, kMaxCachedRanks, [](const CommandLine& e) { return e.start_ticks; }, proc_root_);
+    cmdlines_[pid] = CommandLine{now, start_of(pid, proc_root_)};
     return now;
   }
-  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second;
+  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second.text;
   return now;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,7 +21,8 @@ const std::string kUid2 = "1b3c1e2a-5d4f-4c1b-9a8e-1f2e3d4c5b6a";
 class PodDirectoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) / "pod_directory_test";
+    // One folder per test process: ctest runs this suite's tests side by side.
+    root_ = fs::path(::testing::TempDir()) / fmt::format("pod_directory_test.{}", getpid());
     fs::remove_all(root_);
     fs::create_directories(root_ / "pods");
     fs::create_directories(root_ / "containers");
