@@ -37,6 +37,14 @@ export function count(n) {
   return `${v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)}${units[i]}`;
 }
 
+// A slow-call anomaly's repeats, as the CLI writes them: "1", or "N in D" (the flagged
+// calls folded into the entry and the time from the first to the last).
+export function repeats(n, firstNs, lastNs) {
+  if (n == null) return DASH;
+  if (n <= 1) return '1';
+  return `${count(n)} in ${duration(lastNs > firstNs ? lastNs - firstNs : 0)}`;
+}
+
 export function rate(perSecond) {
   if (perSecond == null || Number.isNaN(perSecond)) return DASH;
   return `${count(perSecond < 10 ? Math.round(perSecond * 10) / 10 : Math.round(perSecond))}/s`;

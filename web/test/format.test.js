@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytes, count, duration, esc, percent, processName, rate } from '../src/format.js';
+import { bytes, count, duration, esc, percent, processName, rate, repeats } from '../src/format.js';
 import { foldedToTree } from '../src/folded.js';
 import { metricSum, metricValue, parseMetrics } from '../src/prom.js';
 import { sortRows, filterRows } from '../src/table.js';
@@ -22,6 +22,12 @@ describe('format', () => {
     expect(count(123456)).toBe('123k');
     expect(rate(2.25)).toBe('2.3/s');
     expect(percent(0.0123)).toBe('1.2%');
+  });
+  it('writes an anomaly\'s repeats as the CLI does', () => {
+    expect(repeats(1, 5, 5)).toBe('1');
+    expect(repeats(12, 1_000_000, 3_500_000)).toBe('12 in 2.50 ms');
+    expect(repeats(3, 9, 4)).toBe('3 in 0 ns');
+    expect(repeats(undefined, 0, 0)).toBe('–');
   });
   it('names a process by its comm, else its program', () => {
     expect(processName('python3', '/usr/bin/python3 x.py')).toBe('python3');

@@ -2,7 +2,7 @@
 // anomalies.
 import { getJSON, getOptional } from '../api.js';
 import { TimeChart } from '../charts.js';
-import { bytes, clock, count, duration, esc, percent, processName, rate } from '../format.js';
+import { bytes, clock, count, duration, esc, percent, processName, rate, repeats } from '../format.js';
 import { FIGURES, fromHistory, fromPass, fromSeries, mergePoints, toColumns } from '../gpu_history.js';
 import { Table } from '../table.js';
 
@@ -54,6 +54,7 @@ export function overviewPage(root, ctx) {
       { key: 'dur_ns', label: 'Duration', num: true, html: (r) => duration(r.dur_ns) },
       { key: 'median_ns', label: 'Median', num: true, html: (r) => duration(r.median_ns) },
       { key: 'score', label: 'Score', num: true, html: (r) => (r.score == null ? '–' : r.score.toFixed(1)) },
+      { key: 'repeats', label: 'Repeats', num: true, title: 'slow calls of the same function in a row, folded into this row, and the time from the first to the last', html: (r) => repeats(r.repeats, r.ts_ns, r.last_ts_ns) },
     ],
   });
 
