@@ -5,7 +5,9 @@
 # FACTOR x 500 us) and slow stretches (2,500 calls in a row at FACTOR x). `eacgm run
 # --json` reports anomalies; this script prints per scenario the planted and flagged
 # counts, precision and recall (calls), and for stretches whether a slow interval
-# overlapped the stretch and how many flagged intervals did not.
+# overlapped the stretch and how many flagged intervals did not. Flagged calls of one
+# function in a row are one entry with `repeats` (the report keeps only the first call's
+# arguments): an entry's repeats count as planted when its first call was planted.
 # Usage: bench/anomaly_eval.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 BUILD=$(readlink -f "${1:-build}")
@@ -47,9 +49,11 @@ for name in sorted(os.listdir(work)):
     if not name.endswith(".json"): continue
     name = name[:-5]
     a, planted, span = load(name)
-    flagged = {c["args"][0] for c in a["calls"]}
-    true = len(flagged & planted)
-    prec = f"{true / len(flagged):.2f}" if flagged else "-"
+    # Slow calls of one function in a row are one entry (its first call's arguments, and
+    # `repeats`): an entry's repeats count as planted when its first call was.
+    flagged = sum(c.get("repeats", 1) for c in a["calls"])
+    true = sum(c.get("repeats", 1) for c in a["calls"] if c["args"].get("index") in planted)
+    prec = f"{true / flagged:.2f}" if flagged else "-"
     rec = f"{true / len(planted):.2f}" if planted and not span else "-"
     inside = outside = 0
     for v in a["intervals"]:

@@ -3,6 +3,7 @@
 find_package(benchmark REQUIRED)
 add_executable(eacgm_bench_hook ${CMAKE_SOURCE_DIR}/bench/hook_overhead_bench.cpp)
 target_link_libraries(eacgm_bench_hook PRIVATE benchmark::benchmark ${CMAKE_DL_LIBS})
+target_include_directories(eacgm_bench_hook PRIVATE ${CMAKE_SOURCE_DIR}/src)  # core/gpu_time_ring.h
 target_compile_definitions(eacgm_bench_hook PRIVATE
   EACGM_FAKE_LIBCUDA="${CMAKE_BINARY_DIR}/fake_libcuda/libcuda.so.1"
   EACGM_HOOK_LIB="${CMAKE_BINARY_DIR}/libeacgm_hook.so")

@@ -3,16 +3,27 @@
 // hook's wrapper (the hook is dlopen'ed, not preloaded, so both are reachable in one
 // process). Without a scheduler the launch wrapper costs a table load and one relaxed
 // atomic load; an allocation a device query, a compare-and-swap on the ledger and an
-// insert into the live-allocation table.
+// insert into the live-allocation table. `Counted` is a second copy of the hook loaded
+// with GPU time on (EACGM_GPU_TIME=1) and its timing paused (the ring's `paused` word):
+// each launch is also counted exactly per kernel, which is what the hook's counts cost a
+// process whose uprobes are left off.
 //
 // Usage: eacgm_bench_hook --benchmark_repetitions=10 --benchmark_report_aggregates_only
 //        (run from anywhere; the paths of the fake and of the hook are built in)
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/gpu_time_ring.h"
 
 namespace {
 
@@ -27,7 +38,7 @@ struct Api {
   Free free = nullptr;
 };
 
-Api g_direct, g_hooked;
+Api g_direct, g_hooked, g_counted;
 
 void* must(void* p, const char* what) {
   if (p == nullptr) {
@@ -57,6 +68,34 @@ void setup() {
   void* ctx = nullptr;
   retain(&ctx, 0);
   set_current(ctx);
+
+  // The hook reads its environment at its first call: the first copy runs with GPU time
+  // off (the governance environment alone would turn it on).
+  setenv("EACGM_GPU_TIME", "0", 1);
+  auto f = reinterpret_cast<void*>(0x1234);
+  g_hooked.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+
+  // The counting copy: a file of its own, so the loader maps it apart from the first.
+  const std::string copy = "/tmp/eacgm-bench-hook-counted." + std::to_string(getpid()) + ".so";
+  std::filesystem::copy_file(EACGM_HOOK_LIB, copy, std::filesystem::copy_options::overwrite_existing);
+  void* counted = must(dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL), copy.c_str());
+  std::filesystem::remove(copy);
+  g_counted.launch =
+      reinterpret_cast<Launch>(must(dlsym(counted, "cuLaunchKernel"), "counted cuLaunchKernel"));
+  setenv("EACGM_GPU_TIME", "1", 1);
+  g_counted.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+  unsetenv("EACGM_GPU_TIME");
+  const std::string ring = "/dev/shm/" + std::string(eacgm::gpu_time::kShmPrefix) + std::to_string(getpid());
+  const int fd = open(ring.c_str(), O_RDWR | O_CLOEXEC);
+  void* base = fd < 0
+                   ? MAP_FAILED
+                   : mmap(nullptr, eacgm::gpu_time::kHeaderBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) close(fd);
+  if (base == MAP_FAILED) {
+    std::fprintf(stderr, "eacgm_bench_hook: the counting copy made no ring at %s\n", ring.c_str());
+    std::exit(1);
+  }
+  static_cast<eacgm::gpu_time::Header*>(base)->paused.store(1, std::memory_order_relaxed);
 }
 
 void launch(benchmark::State& state, const Api& api) {
@@ -76,10 +115,12 @@ void alloc_free(benchmark::State& state, const Api& api) {
 
 void BM_LaunchDirect(benchmark::State& s) { launch(s, g_direct); }
 void BM_LaunchHooked(benchmark::State& s) { launch(s, g_hooked); }
+void BM_LaunchCounted(benchmark::State& s) { launch(s, g_counted); }
 void BM_AllocFreeDirect(benchmark::State& s) { alloc_free(s, g_direct); }
 void BM_AllocFreeHooked(benchmark::State& s) { alloc_free(s, g_hooked); }
 BENCHMARK(BM_LaunchDirect);
 BENCHMARK(BM_LaunchHooked);
+BENCHMARK(BM_LaunchCounted);
 BENCHMARK(BM_AllocFreeDirect);
 BENCHMARK(BM_AllocFreeHooked);
 

@@ -13,8 +13,10 @@
 # core/gpu_time_ring.h kPausedOffset) and on in turn (ABBA order), and it prints each
 # pair's ratio and "ab_ratio=MEDIAN q1=.. q3=.." of on over paused: the cost of timing
 # with the process, its memory and its CPU the same in both arms.
+# With --paused (under the hook with EACGM_GPU_TIME=1) GPU timing is paused from the start:
+# the hook only counts launches exactly.
 # Usage: train_step.py --size gpu|cpu|big [--steps N] [--warmup N] [--profile]
-#                      [--phases K --phase-dir D] [--step-log F] [--ab-pairs K]
+#                      [--phases K --phase-dir D] [--step-log F] [--ab-pairs K] [--paused]
 #   gpu: d 1024, 8 layers, sequence 1024, batch 8 (GPU-bound on an H100)
 #   cpu: d 512, 4 layers, sequence 256, batch 8 (launch-bound: CPU-bound)
 #   big: d 2048, 8 layers, sequence 1024, batch 8 (the gpu loop's launches with about 4x the
@@ -34,6 +36,7 @@ p.add_argument("--phases", type=int, default=0)
 p.add_argument("--phase-dir", default="")
 p.add_argument("--step-log", default="")
 p.add_argument("--ab-pairs", type=int, default=0)
+p.add_argument("--paused", action="store_true")
 a = p.parse_args()
 d, layers, seq, batch = {"gpu": (1024, 8, 1024, 8), "cpu": (512, 4, 256, 8), "big": (2048, 8, 1024, 8)}[a.size]
 dev = torch.device("cuda")
@@ -104,13 +107,21 @@ def measured():
         spans.append((t0, t1, c1 - c0, q1 - q0))
 
 
-if a.ab_pairs:
+PAUSED_OFFSET = 256  # core/gpu_time_ring.h kPausedOffset
+
+
+def gpu_time_ring():
     import mmap
     import os
 
-    PAUSED_OFFSET = 256  # core/gpu_time_ring.h kPausedOffset
     fd = os.open(f"/dev/shm/eacgm-gpu-time.{os.getpid()}", os.O_RDWR)
-    ring = mmap.mmap(fd, 4096)
+    return mmap.mmap(fd, 4096)
+
+
+if a.paused:
+    gpu_time_ring()[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (1).to_bytes(4, "little")
+if a.ab_pairs:
+    ring = gpu_time_ring()
 
     def run_block(paused):
         ring[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (1 if paused else 0).to_bytes(4, "little")
