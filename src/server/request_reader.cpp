@@ -41,7 +41,9 @@ struct Slot {
   Phase phase = Phase::kIdle;
   bool kept_alive = false;  // idle after a response (not just accepted)
   Clock::time_point deadline;
-  Clock::time_point idle_since;
+  // When it became idle, as an order (connections accepted in one batch share a clock
+  // reading): the oldest idle connection has the smallest.
+  std::uint64_t idle_order = 0;
   std::size_t scanned = 0;   // bytes already searched for the end of the head
   std::size_t body_end = 0;  // in kBody: where the body ends in conn.bytes
 };
@@ -95,6 +97,7 @@ struct RequestReader::Loop {
   UniqueFd wake_fd;
   std::thread thread;
   std::unordered_map<int, Slot> slots;
+  std::uint64_t next_idle_order = 0;
 
   std::mutex mutex;  // guards the two below
   std::vector<std::pair<Connection, bool>> returned;
@@ -128,7 +131,7 @@ struct RequestReader::Loop {
     Slot s;
     s.conn = std::move(conn);
     s.kept_alive = kept_alive;
-    s.idle_since = now;
+    s.idle_order = next_idle_order++;
     if (s.conn.bytes.empty()) {
       s.phase = Phase::kIdle;
       s.deadline = now + (kept_alive ? limits.keep_alive_timeout : limits.header_timeout);
@@ -226,10 +229,10 @@ struct RequestReader::Loop {
   // Makes room for one more connection: false when none is idle.
   bool shed_oldest_idle() {
     int oldest = -1;
-    Clock::time_point since = Clock::time_point::max();
+    std::uint64_t since = 0;
     for (const auto& [fd, s] : slots) {
-      if (s.phase == Phase::kIdle && s.idle_since < since) {
-        since = s.idle_since;
+      if (s.phase == Phase::kIdle && (oldest < 0 || s.idle_order < since)) {
+        since = s.idle_order;
         oldest = fd;
       }
     }
