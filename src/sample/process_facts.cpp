@@ -21,16 +21,12 @@ std::uint64_t start_of(std::uint32_t pid, const std::string& proc_root) {
   return stat ? stat->start_ticks : 0;
 }
 
-// Room in a full cache: the entries of processes that are gone, or whose pid another
-// process now has, go first (their facts are no longer asked for by pid alone); only
-// when every entry is a running process does the cache start over.
-template <typename Map, typename StartOf>
-void make_room(Map& cache, std::size_t max, StartOf entry_start, const std::string& proc_root) {
+// Room in a full cache: the entries `stale(pid, entry)` picks (no running process asks
+// for them) go first; only when none is picked does the cache start over.
+template <typename Map, typename Stale>
+void make_room(Map& cache, std::size_t max, Stale stale) {
   if (cache.size() < max) return;
-  std::erase_if(cache, [&](const auto& e) {
-    const std::uint64_t now = start_of(e.first, proc_root);
-    return now == 0 || now != entry_start(e.second);
-  });
+  std::erase_if(cache, [&](const auto& e) { return stale(e.first, e.second); });
   if (cache.size() >= max) cache.clear();
 }
 
@@ -55,8 +51,9 @@ ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
   // not readable yet is asked again next time rather than kept without its rank.
   if (!env || start == 0) return c;
   std::lock_guard<std::mutex> lock(mutex_);
-  make_room(
-      cached_, kMaxCachedRanks, [](const Cached& e) { return e.start_ticks; }, proc_root_);
+  // Gone, or its pid another process's now.
+  make_room(cached_, kMaxCachedRanks,
+            [this](std::uint32_t p, const Cached& e) { return start_of(p, proc_root_) != e.start_ticks; });
   return cached_.emplace(pid, std::move(c)).first->second;
 }
 
@@ -80,13 +77,14 @@ std::string ProcFacts::cmdline(std::uint32_t pid) const {
   std::string now = read_cmdline(pid);  // "" when gone (and for a kernel thread)
   std::lock_guard<std::mutex> lock(mutex_);
   if (!now.empty()) {
+    // Gone (a pid another process has now is written over at its next ask).
     if (!cmdlines_.contains(pid))
-      make_room(
-          cmdlines_, kMaxCachedRanks, [](const CommandLine& e) { return e.start_ticks; }, proc_root_);
-    cmdlines_[pid] = CommandLine{now, start_of(pid, proc_root_)};
+      make_room(cmdlines_, kMaxCachedRanks,
+                [this](std::uint32_t p, const std::string&) { return start_of(p, proc_root_) == 0; });
+    cmdlines_[pid] = now;
     return now;
   }
-  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second.text;
+  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second;
   return now;
 }
 

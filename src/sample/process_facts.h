@@ -47,10 +47,10 @@ class ProcessFacts {
 // From /proc. A process's environment (rank, job) and cgroup ids are read once (they do
 // not change after exec and the container's start, and HTTP threads would read them on
 // every request); its command line is read at each ask while it runs (an exec changes
-// it) and the last one kept for after its exit. Entries are checked against the
-// process's start time at each ask: a pid that another process now has is read anew.
-// Each cache holds at most kMaxCachedRanks pids; when full, the entries of processes
-// that are gone go first. Pod and container names come from `pods` (the kubelet) at
+// it) and the last one kept for after its exit. The cached environment is checked
+// against the process's start time at each ask: a pid that another process now has is
+// read anew. Each cache holds at most kMaxCachedRanks pids; when full, the entries of
+// processes that are gone go first. Pod and container names come from `pods` (the kubelet) at
 // each ask, so a pod that is gone leaves no name behind.
 class ProcFacts final : public ProcessFacts {
  public:
@@ -67,11 +67,7 @@ class ProcFacts final : public ProcessFacts {
   struct Cached {
     ProcessEnv env;
     CgroupIds cgroup;
-    std::uint64_t start_ticks = 0;  // when the process read started (/proc/PID/stat)
-  };
-  struct CommandLine {
-    std::string text;
-    std::uint64_t start_ticks = 0;
+    std::uint64_t start_ticks = 0;  // when the process it was read from started (/proc/PID/stat)
   };
   Cached cached(std::uint32_t pid) const;
 
@@ -79,7 +75,7 @@ class ProcFacts final : public ProcessFacts {
   std::string proc_root_;
   mutable std::mutex mutex_;
   mutable std::map<std::uint32_t, Cached> cached_;
-  mutable std::map<std::uint32_t, CommandLine> cmdlines_;
+  mutable std::map<std::uint32_t, std::string> cmdlines_;
 };
 
 }  // namespace eacgm::sample
