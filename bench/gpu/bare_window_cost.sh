@@ -10,7 +10,9 @@
 # the kernel's trap itself, with no program work at all.
 # With HOOK=libeacgm_hook.so the loop carries the hook, counting its launches exactly with
 # GPU timing paused (train_step.py --paused); with BARE_PID=P the programs' link is
-# limited to process P (uprobe_multi's pid), so another P leaves the loop no breakpoint.
+# limited to process P (uprobe_multi's pid), so another P leaves the loop no breakpoint;
+# with PRIVATE=DIR too, the loop runs its own copy of libcuda from DIR (the hook's
+# EACGM_PRIVATE_DRIVER), which the programs on the usual libcuda never reach.
 # Usage: bench/gpu/bare_window_cost.sh BIN_DIR [SIZE] [STEPS] [FRACTION] [MODE]
 #   (BIN_DIR holds eacgm-bench-bare; SIZE: cpu or gpu; PY: the torch interpreter)
 set -uo pipefail
@@ -32,12 +34,13 @@ bare=$!
 for _ in $(seq 500); do grep -q attached "$TMP/bare.out" 2>/dev/null && break; sleep 0.01; done
 grep -q attached "$TMP/bare.out" || { echo "eacgm-bench-bare did not attach:"; cat "$TMP/bare.out"; exit 1; }
 loop=("$PY" "$HERE/train_step.py" --size "$SIZE" --steps "$STEPS" --step-log "$TMP/steps")
-[ -n "${HOOK:-}" ] && loop=(env LD_PRELOAD="$HOOK" EACGM_GPU_TIME=1 "${loop[@]}" --paused)
+[ -n "${HOOK:-}" ] &&
+  loop=(env LD_PRELOAD="$HOOK" EACGM_GPU_TIME=1 EACGM_PRIVATE_DRIVER="${PRIVATE:-}" "${loop[@]}" --paused)
 "${loop[@]}" 2>/dev/null | step_of >"$TMP/step"
 kill -INT "$bare"
 wait "$bare"
 echo "== $SIZE: $(cat "$TMP/step") ms per step overall; empty '$MODE' programs on $LIB held at $FRACTION" \
-  "(${BARE_PID:+limited to pid $BARE_PID, }${HOOK:+the loop carries the hook, counting})"
+  "(${BARE_PID:+limited to pid $BARE_PID, }${HOOK:+the loop carries the hook, counting}${PRIVATE:+, with its own copy of libcuda})"
 grep -v '^attached' "$TMP/bare.out"
 "$PY" "$HERE/window_cost.py" "$TMP/switches" "$TMP/steps"
 [ -n "${OUT:-}" ] && cp "$TMP/switches" "$TMP/steps" "$OUT"/ 2>/dev/null

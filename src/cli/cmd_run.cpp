@@ -43,6 +43,12 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "preload libeacgm_hook.so into the command with GPU time on: kernels' and NCCL collectives' "
       "durations on the GPU from CUDA event pairs (1 launch in N per kernel, NCCL kernels all) and exact "
       "launch counts (docs/gpu-time.md)");
+  auto private_driver = std::make_shared<bool>(false);
+  sub->add_flag("--private-driver", *private_driver,
+                "with --gpu-time: the command runs libcuda from a copy of its own (in /dev/shm, or "
+                "$EACGM_PRIVATE_DRIVER's folder), which the driver's uprobes never reach; its launches are "
+                "counted exactly by the hook instead, and its other driver calls are not seen "
+                "(docs/gpu-time.md, \"Exact counts without the uprobes\")");
   auto json = std::make_shared<bool>(false);
   sub->add_flag(
       "--json", *json,
@@ -51,8 +57,14 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       "command's stdout goes to stderr");
   sub->footer(
       "Example:\n  eacgm run -- python3 train.py\n  eacgm run --json -- python3 train.py > report.json");
-  sub->final_callback([&ctx, flags, json, gpu_time] {
+  sub->final_callback([&ctx, flags, json, gpu_time, private_driver] {
     flags->apply();
+    if (*private_driver && !*gpu_time) {
+      print_error(
+          "--private-driver needs --gpu-time (the hook's exact counts stand in for the driver's uprobes)");
+      ctx.exit_code = 2;
+      return;
+    }
     if (*gpu_time) {
       if (flags->request.command.empty()) {
         print_error("--gpu-time needs a command to run (after --)");
@@ -60,7 +72,8 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
         return;
       }
       auto hook = find_hook_library();
-      Status set = hook ? preload_hook_for_children(*hook) : Status(std::move(hook).take_error());
+      Status set =
+          hook ? preload_hook_for_children(*hook, *private_driver) : Status(std::move(hook).take_error());
       if (!set) {
         print_error(set.error());
         ctx.exit_code = 2;

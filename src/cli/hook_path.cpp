@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -29,12 +30,16 @@ Result<std::string> find_hook_library() {
                     "(set EACGM_HOOK to its path)");
 }
 
-Status preload_hook_for_children(const std::string& hook) {
+Status preload_hook_for_children(const std::string& hook, bool private_driver) {
   std::string preload = hook;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
     preload += ":" + std::string(old);
   if (setenv("LD_PRELOAD", preload.c_str(), 1) != 0 || setenv("EACGM_GPU_TIME", "1", 1) != 0)
     return make_error("--gpu-time: cannot set the environment of the command");
+  const char* dir = std::getenv("EACGM_PRIVATE_DRIVER");
+  const bool named = dir != nullptr && *dir != '\0' && std::strcmp(dir, "0") != 0;
+  if (private_driver && !named && setenv("EACGM_PRIVATE_DRIVER", "1", 1) != 0)
+    return make_error("--private-driver: cannot set the environment of the command");
   return {};
 }
 

@@ -11,7 +11,9 @@ namespace eacgm::cli {
 Result<std::string> find_hook_library();
 
 // Sets what a launched command inherits to carry the hook with GPU time on:
-// LD_PRELOAD (the hook first, the rest kept) and EACGM_GPU_TIME=1.
-Status preload_hook_for_children(const std::string& hook);
+// LD_PRELOAD (the hook first, the rest kept) and EACGM_GPU_TIME=1; with
+// `private_driver`, EACGM_PRIVATE_DRIVER too (its folder as the environment names it,
+// else 1: /dev/shm).
+Status preload_hook_for_children(const std::string& hook, bool private_driver);
 
 }  // namespace eacgm::cli

@@ -58,6 +58,7 @@ struct GpuRingState {
   std::uint32_t errors = 0;
   std::uint64_t dispatch_gap_ns = 0;  // what the hook subtracts from each queued span
   bool exited = false;                // the process is gone: this was its ring's last read
+  bool private_driver = false;        // it runs its own copy of libcuda: no driver uprobe sees it
 };
 
 struct GpuTimeBatch {

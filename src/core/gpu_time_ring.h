@@ -96,6 +96,10 @@ struct alignas(64) Header {
   // Set (non-zero) by the agent or a benchmark to pause the timing: launches are still
   // counted exactly, none is timed. At a fixed offset for readers in other languages.
   std::atomic<std::uint32_t> paused;
+  // Non-zero when the process runs its own copy of libcuda (the hook's
+  // EACGM_PRIVATE_DRIVER): the driver's uprobes never reach it, and its launches are
+  // counted here only. Written before the magic.
+  std::uint32_t private_driver;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 inline constexpr std::size_t kPausedOffset = 256;

@@ -68,6 +68,11 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
                          p.nvml_sm_percent
                              ? fmt::format("{:.1f}% ({} samples)", *p.nvml_sm_percent, p.nvml_samples)
                              : "not sampled");
+    if (p.ring.private_driver)
+      out += fmt::format(
+          "pid {}: runs its own copy of libcuda (--private-driver): the driver's uprobes never see it, "
+          "its {} launches are the hook's exact count\n",
+          p.ring.pid, p.ring.launches);
     if (p.ring.dropped > 0 || p.ring.errors > 0 || p.ring.skipped_capturing > 0)
       out += fmt::format(
           "pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
@@ -146,6 +151,7 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                              {"busy_percent", opt(p.busy_percent)},
                              {"nvml_sm_percent", opt(p.nvml_sm_percent)},
                              {"nvml_samples", p.nvml_samples},
+                             {"private_driver", p.ring.private_driver},
                              {"exited", p.ring.exited}});
   }
   const std::size_t left_out =

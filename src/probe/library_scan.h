@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ld_cache.h"
 #include "core/result.h"
 
 namespace eacgm::probe {
@@ -39,17 +40,12 @@ MapsScan scan_maps(const std::vector<int>& pids = {});
 std::string maps_denied_warning(int denied, int first_pid, int err, bool as_root);
 std::vector<MappedFile> scan_pid_maps(int pid);  // one process
 
-// One entry of the dynamic loader's cache: soname (or file name) and full path.
-struct CachedLibrary {
-  std::string name;
-  std::string path;
-  std::int32_t flags = -1;  // ld.so.cache flags: 0x0303 is x86-64 libc6; -1 when from `ldconfig -p`
-};
+using eacgm::CachedLibrary;
+using eacgm::parse_ld_cache;
+
 // /etc/ld.so.cache parsed directly ("glibc-ld.so.cache1.1", alone or after the old
 // "ld.so-1.7.0" table); runs `ldconfig -p` only if that fails.
 Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_path = "/etc/ld.so.cache");
-// The parser on its own, for cache bytes already in memory.
-Result<std::vector<CachedLibrary>> parse_ld_cache(std::span<const unsigned char> bytes);
 
 // stat() -> (dev, inode), dev as makedev(major, minor) like MappedFile::dev.
 Result<std::pair<std::uint64_t, std::uint64_t>> file_identity(const std::string& path);

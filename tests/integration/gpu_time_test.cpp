@@ -6,6 +6,7 @@
 // tests/gpu/gpu_time_check.sh.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -203,6 +204,97 @@ TEST(GpuTime, HookAloneLeavesNoFileBehind) {
   ASSERT_EQ(p.wait(std::chrono::seconds(60)), 0) << p.err();
   EXPECT_EQ(p.out(), "failed=0\n");
   EXPECT_FALSE(std::filesystem::exists("/dev/shm/eacgm-gpu-time." + std::to_string(p.pid())));
+}
+
+std::map<std::string, std::uint64_t> calls_by_function(const json& doc) {
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& f : doc["functions"])
+    out[f["function"].get<std::string>()] = f["calls"].get<std::uint64_t>();
+  return out;
+}
+
+// --private-driver: the program runs the (fake) libcuda from a copy named
+// eacgm-libcuda.so.*, which the driver's uprobes (on files named libcuda.so*) never reach;
+// the hook's counts are the launches. The program opens the driver by its path, which the
+// hook sends to the copy (one driver in the process). The same run without the option sees
+// the launches at the driver's probe, so the first check can fail.
+TEST(GpuTime, PrivateDriverLeavesTheDriversUprobesOffAndTheHookCounts) {
+  const std::string dir = eacgm::test::temp_dir() + "/private-driver";
+  std::filesystem::remove_all(dir);
+  auto run = [&](bool private_driver) {
+    std::vector<std::string> argv{"/usr/bin/env",
+                                  "EACGM_FAKE_KERNEL_US=50",
+                                  "EACGM_PRIVATE_DRIVER=" + (private_driver ? dir : std::string()),
+                                  "LD_LIBRARY_PATH=" + bin("fake_libcuda"),
+                                  bin("eacgm"),
+                                  "run",
+                                  "--json",
+                                  "--no-gpu",
+                                  "--gpu-time"};
+    if (private_driver) argv.emplace_back("--private-driver");
+    argv.insert(argv.end(), {"--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+    Subprocess eacgm(argv);
+    EXPECT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+    return json::parse(eacgm.out());
+  };
+  const json usual = run(false);
+  auto seen = calls_by_function(usual);
+  EXPECT_EQ(seen["cuLaunchKernel"] + seen["cuGraphLaunch"], 340u)
+      << "the driver's probes see what the hook counts: " << usual["functions"].dump(2);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "no copy without the option";
+
+  const json doc = run(true);
+  const auto calls = calls_by_function(doc);
+  EXPECT_FALSE(calls.contains("cuLaunchKernel")) << doc["functions"].dump(2);
+  EXPECT_FALSE(calls.contains("cuInit"))
+      << "no driver probe reached the process: " << doc["functions"].dump(2);
+  auto k = kernels_by_name(doc);
+  ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
+  EXPECT_EQ(k["kernelA(float*)"]["launches"], 200) << "exact, from the hook";
+  ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u) << doc["gpu_time"].dump(2);
+  EXPECT_EQ(doc["gpu_time"]["processes"][0]["launches"], 340);
+  EXPECT_TRUE(doc["gpu_time"]["processes"][0]["private_driver"].get<bool>()) << "said in its ring's header";
+  EXPECT_FALSE(usual["gpu_time"]["processes"][0]["private_driver"].get<bool>());
+  int copies = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string().rfind("eacgm-libcuda.so.", 0), 0u) << e.path();
+    ++copies;
+  }
+  EXPECT_EQ(copies, 1) << "one copy, no leftover part";
+}
+
+// A copy in the folder that others may write (anyone can write to /dev/shm) is never
+// loaded: the program runs the usual driver and is told why once, at its first driver call.
+TEST(GpuTime, PrivateDriverRefusesACopyOthersMayWrite) {
+  const std::string dir = eacgm::test::temp_dir() + "/planted-driver";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string driver = bin("fake_libcuda/libcuda.so.1");
+  struct stat st {};
+  ASSERT_EQ(::stat(driver.c_str(), &st), 0);
+  // The name the hook gives the copy without an NVIDIA module: the driver's size and time.
+  const std::string planted = dir + "/eacgm-libcuda.so." + std::to_string(st.st_size) + "-" +
+                              std::to_string(static_cast<long long>(st.st_mtime));
+  std::filesystem::copy_file(driver, planted);
+  ::chmod(planted.c_str(), 0666);
+  Subprocess p({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                "EACGM_PRIVATE_DRIVER=" + dir, "LD_LIBRARY_PATH=" + bin("fake_libcuda"),
+                "EACGM_FAKE_KERNEL_US=5", bin("gpu_time_calls"), "libcuda.so.1"});
+  ASSERT_EQ(p.wait(std::chrono::seconds(60)), 0) << p.err();
+  EXPECT_EQ(p.out(), "failed=0\n");
+  EXPECT_NE(p.err().find("eacgm hook: private driver not used (" + planted +
+                         ": not a file of this user or root that only its owner may write)"),
+            std::string::npos)
+      << p.err();
+  EXPECT_EQ(p.err().find("private driver not used", p.err().find("private driver not used") + 1),
+            std::string::npos)
+      << "said once: " << p.err();
+}
+
+TEST(GpuTime, PrivateDriverWithoutGpuTimeIsAUsageError) {
+  Subprocess eacgm({bin("eacgm"), "run", "--private-driver", "--", "/bin/true"});
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(60)), 2);
+  EXPECT_NE(eacgm.err().find("--private-driver needs --gpu-time"), std::string::npos) << eacgm.err();
 }
 
 TEST(GpuTime, WithoutACommandIsAUsageError) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+#include "govern/hook/private_driver.h"
+
 namespace eacgm::govern::hook {
 namespace {
 
@@ -41,6 +43,7 @@ bool GpuTimeRingWriter::open() {
   h->slots = gpu_time::kSlots;
   h->pid = static_cast<std::uint32_t>(getpid());
   h->created_ns = monotonic_ns();
+  h->private_driver = private_driver_loaded() ? 1 : 0;
   // The magic last: a reader that sees it sees the rest.
   __atomic_store_n(&h->magic, gpu_time::kMagic, __ATOMIC_RELEASE);
   header_ = h;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "govern/hook/gpu_timer.h"
+#include "govern/hook/private_driver.h"
 #include "govern/hook/quota_gate.h"
 #include "govern/hookcore/memory_limits.h"
 
@@ -63,6 +64,7 @@ HookRuntime* create_runtime() {
   bool governed = g_quota_active.load(std::memory_order_relaxed);
   for (int d = 0; d < kMaxDevices; ++d) governed = governed || limits.per_device[d] != kNoLimit;
   init_gpu_time_from_env(governed);
+  report_private_driver();
   g_runtime = rt;
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   return rt;
