@@ -1,7 +1,7 @@
 # Governance (src/govern): the hook library preloaded into GPU programs, the wire
 # protocol, and the scheduler daemon. Its own layer: it uses core (for the scheduler's
-# TOML config, and the hook for the GPU-time ring's layout, core/gpu_time_ring.h, and the
-# loader cache's parser, core/ld_cache.h) and nothing above it; nothing outside govern uses the hook.
+# TOML config, and the hook for the GPU-time ring's layout, core/gpu_time_ring.h, the
+# loader cache's parser, core/ld_cache.h, and the driver copy's name, core/driver_copy_name.h) and nothing above it; nothing outside govern uses the hook.
 #   hookcore/  pure logic the hook runs (tables, limits, ledger, predictor), unit tested
 #   protocol/  the versioned binary messages between hook and scheduler
 #   hook/      libeacgm_hook.so: exported wrappers and lookup routes
@@ -29,9 +29,10 @@ set_target_properties(eacgm_govern_protocol PROPERTIES POSITION_INDEPENDENT_CODE
 # can be carried to a GPU machine and preloaded into any program there. It exports only
 # the wrapped driver and NVML functions and dlsym.
 file(GLOB govern_hook_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/govern/hook/*.cpp)
-# core/ld_cache.cpp: the loader cache's parser, which finds the driver the hook copies
-# (hook/private_driver.cpp), compiled in with the hook's flags.
-add_library(eacgm_hook SHARED ${govern_hook_srcs} ${CMAKE_SOURCE_DIR}/src/core/ld_cache.cpp)
+# From core, compiled in with the hook's flags for hook/private_driver.cpp: the loader
+# cache's parser (which finds the driver the hook copies) and the copy's name.
+add_library(eacgm_hook SHARED ${govern_hook_srcs} ${CMAKE_SOURCE_DIR}/src/core/ld_cache.cpp
+                              ${CMAKE_SOURCE_DIR}/src/core/driver_copy_name.cpp)
 target_include_directories(eacgm_hook PRIVATE ${govern_layer} ${CMAKE_BINARY_DIR}/layers/core ${EACGM_CUDA_INCLUDE_DIRS})
 target_compile_options(eacgm_hook PRIVATE ${EACGM_HOOK_FLAGS} -fno-rtti)
 target_link_libraries(eacgm_hook PRIVATE eacgm_govern_hookcore eacgm_govern_protocol ${CMAKE_DL_LIBS}

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <optional>
 
+#include "core/driver_copy_name.h"
 #include "probe/always_on.h"
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
@@ -99,6 +100,7 @@ void Attacher::scan_file(const std::string& path) {
 
 void Attacher::consider(const std::string& path, const std::string& open_path, std::uint64_t dev,
                         std::uint64_t inode, bool from_ld_cache) {
+  if (!driver_copy_seen_ && !from_ld_cache && is_driver_copy(path)) driver_copy_seen(path);
   bool loader = is_dynamic_loader(path);
   bool wanted = loader;
   // Files of the loader cache are matched by name only: opening each of them (thousands)
@@ -604,7 +606,20 @@ Attacher::PointLinks Attacher::attach_counted(const std::string& open_path,
   return out;
 }
 
-void Attacher::leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path) {
+void Attacher::driver_copy_seen(const std::string& path) {
+  driver_copy_seen_ = true;
+  std::set<DriverOperation> ops;
+  for (const ProbeSpec& s : specs_) {
+    if (s.domain != "cuda_driver") continue;
+    if (auto op = driver_operation(s); op && !at_driver_.contains(*op)) ops.insert(*op);
+  }
+  if (ops.empty()) return;
+  at_driver_.insert(ops.begin(), ops.end());
+  leave_to_driver(ops, path, true);
+}
+
+void Attacher::leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path,
+                               bool copy) {
   std::set<std::string> functions;
   std::size_t probes = 0, files = 0;
   for (auto& [key, file] : files_) {
@@ -637,14 +652,21 @@ void Attacher::leave_to_driver(const std::set<DriverOperation>& ops, const std::
   // each operation is counted; later, the switch is said when it happens.
   if (probes == 0 || !scanned_) return;
   const std::size_t shown = std::min<std::size_t>(functions.size(), 4);
+  const std::string whose =
+      copy ? fmt::format("a process runs its own copy of the driver ({}; its hook counts its launches)",
+                         driver_path)
+           : fmt::format("the driver's probes attached to {}", driver_path);
+  const char* from_now =
+      copy ? "at the driver's probes, in processes on the usual libcuda," : "at the driver";
   notice_(fmt::format(
-      "notice: the driver's probes attached to {}: {} runtime probe(s) of the same operations ({}{}) "
-      "detached from {} file(s); those calls are counted at the driver from now on (one layer per operation)",
-      driver_path, probes,
+      "notice: {}: {} runtime probe(s) of the same operations ({}{}) detached from {} file(s); those calls "
+      "are "
+      "counted {} from now on (one layer per operation)",
+      whose, probes,
       fmt::join(std::vector<std::string>(functions.begin(),
                                          std::next(functions.begin(), static_cast<std::ptrdiff_t>(shown))),
                 ", "),
-      functions.size() > shown ? ", ..." : "", files));
+      functions.size() > shown ? ", ..." : "", files, from_now));
 }
 
 std::set<DriverOperation> Attacher::driver_operations() const {

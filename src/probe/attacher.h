@@ -171,8 +171,15 @@ class Attacher {
                             const std::function<void(const std::string&)>& fail,
                             std::vector<std::uint32_t>& unattached);
   // Detaches every file's stand-ins for these operations (the driver's probes of them
-  // just attached to `driver_path`) and releases their ids.
-  void leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path);
+  // just attached to `driver_path`, or `copy`: a process runs the hook's copy of the
+  // driver at that path) and releases their ids.
+  void leave_to_driver(const std::set<DriverOperation>& ops, const std::string& driver_path,
+                       bool copy = false);
+  // A process maps the hook's private copy of libcuda (core/driver_copy_name.h): there
+  // is a driver on the machine, and that process's launches are its hook's to count, so
+  // the runtime's stand-ins for every operation the driver's probes see step aside as
+  // when those probes attach (a process on the usual libcuda gets them as it maps it).
+  void driver_copy_seen(const std::string& path);
   // Registers a probe in the table and the BPF map; nullptr (and a failure) if refused.
   std::shared_ptr<const ProbeInfo> register_probe(ProbeInfo info,
                                                   const std::function<void(const std::string&)>& fail);
@@ -203,6 +210,7 @@ class Attacher {
   bool cycled_attached_ = true;
   std::set<DriverOperation> at_driver_;  // operations whose driver probes have attached
   bool scanned_ = false;                 // a whole scan is done: start-up is over
+  bool driver_copy_seen_ = false;        // a process ran the hook's copy of libcuda
   DefinedSymbols defined_;
 };
 

@@ -274,6 +274,36 @@ TEST(TraceCuda, TheRuntimeStopsCountingAnOperationWhenTheDriversProbesOfItAttach
       << eacgm.err();
 }
 
+// A process running the hook's own copy of the driver (EACGM_PRIVATE_DRIVER; the FAKE
+// libcuda here) means there is a driver on the machine, and its launches are its hook's
+// to count: the runtime's stand-ins step aside as when the driver's probes attach. So a
+// later process's runtime launches, copies and synchronisations (failing in the runtime
+// here, never reaching a driver) are left to the driver's probes, its allocations still
+// traced; without the copy the same run counts all 10 repetitions at the runtime
+// (AlwaysOnCountsTheRuntimesCallsWhileNoDriverIsProbed).
+TEST(TraceCuda, AProcessOnTheHooksCopyOfTheDriverSendsTheRuntimesStandInsAway) {
+  const std::string copies = temp_dir() + "/driver-copies";
+  std::filesystem::remove_all(copies);
+  const std::string script = "env LD_PRELOAD=" + bin("libeacgm_hook.so") +
+                             " EACGM_GPU_TIME=1 EACGM_PRIVATE_DRIVER=" + copies +
+                             " LD_LIBRARY_PATH=" + bin("fake_libcuda") + " " + bin("gpu_time_calls") +
+                             " libcuda.so.1 >/dev/null && " + bin("cuda_calls") + " --repeat 10";
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--", "/bin/sh", "-c", script});
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  std::map<std::string, int> calls = calls_of(json::parse(eacgm.out()));
+  std::map<std::string, int> expected = before_and_after_the_driver(10, 0);
+  expected.erase("cuLaunchKernel");  // cuda_calls never reaches a driver here
+  for (const auto& [name, n] : expected) EXPECT_EQ(calls[name], n) << name << "\n" << eacgm.err();
+  EXPECT_FALSE(calls.contains("cuLaunchKernel")) << "the copy is never probed\n" << eacgm.out();
+  EXPECT_TRUE(std::regex_search(
+      eacgm.err(),
+      std::regex(
+          R"(a process runs its own copy of the driver \(\S*/eacgm-libcuda\.so\.\S+; its hook counts its )"
+          R"(launches\): \d+ runtime probe\(s\) of the same operations \(cuda\w+(, cuda\w+)*(, \.\.\.)?\) )"
+          R"(detached from \d+ file\(s\))")))
+      << eacgm.err();
+}
+
 // `[trace] one_layer = true`: per call, the runtime's launches, copies and
 // synchronisations are left to the driver's probes once they are attached (here: none
 // until the program loads the fake driver), while its allocations stay traced; without

@@ -37,9 +37,9 @@
 #include <string>
 #include <string_view>
 
+#include "core/driver_copy_name.h"
 #include "core/ld_cache.h"
 #include "govern/hook/real_functions.h"
-#include "govern/hookcore/driver_copy_name.h"
 
 // The size of the copy once it is loaded (0 before, or without one), and glibc's dlopen:
 // what the dlopen trampoline below reads.

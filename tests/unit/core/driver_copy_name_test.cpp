@@ -1,8 +1,8 @@
-#include "govern/hookcore/driver_copy_name.h"
+#include "core/driver_copy_name.h"
 
 #include <gtest/gtest.h>
 
-namespace eacgm::govern {
+namespace eacgm {
 namespace {
 
 TEST(DriverCopyName, ModuleVersionIsTheDottedNumberOfTheFirstLine) {
@@ -29,6 +29,14 @@ TEST(DriverCopyName, NamedByVersionElseBySizeAndTime) {
       << "never a name the driver probes (libcuda.so*) match";
 }
 
+TEST(DriverCopyName, TheAgentKnowsACopyByItsName) {
+  EXPECT_TRUE(is_driver_copy("/dev/shm/eacgm-libcuda.so.580.159.04"));
+  EXPECT_TRUE(is_driver_copy("eacgm-libcuda.so.56296-1796163345"));
+  EXPECT_FALSE(is_driver_copy("/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"));
+  EXPECT_FALSE(is_driver_copy("/dev/shm/eacgm-libcuda.so."));
+  EXPECT_FALSE(is_driver_copy("/dev/shm/eacgm-libcuda.so.580.159.04/libcuda.so.1"));
+}
+
 TEST(DriverCopyName, DriverFileMustBeOfTheModulesVersion) {
   EXPECT_TRUE(driver_of_version("/usr/local/nvidia/lib64/libcuda.so.580.159.04", "580.159.04"));
   EXPECT_FALSE(driver_of_version("/usr/lib/x86_64-linux-gnu/libcuda.so.575.57.08", "580.159.04"));
@@ -38,4 +46,4 @@ TEST(DriverCopyName, DriverFileMustBeOfTheModulesVersion) {
 }
 
 }  // namespace
-}  // namespace eacgm::govern
+}  // namespace eacgm

@@ -1,6 +1,11 @@
-#include "govern/hookcore/driver_copy_name.h"
+#include "core/driver_copy_name.h"
 
-namespace eacgm::govern {
+namespace eacgm {
+namespace {
+
+constexpr std::string_view kCopyPrefix = "eacgm-libcuda.so.";
+
+}  // namespace
 
 std::string driver_module_version(std::string_view version_file) {
   std::string_view line = version_file.substr(0, version_file.find('\n'));
@@ -21,7 +26,7 @@ std::string driver_module_version(std::string_view version_file) {
 }
 
 std::string driver_copy_name(std::string_view module_version, long long size, long long mtime) {
-  std::string name = "eacgm-libcuda.so.";
+  std::string name(kCopyPrefix);
   if (!module_version.empty()) return name.append(module_version);
   return name + std::to_string(size) + "-" + std::to_string(mtime);
 }
@@ -32,4 +37,10 @@ bool driver_of_version(std::string_view driver_path, std::string_view module_ver
   return driver_path.size() > suffix.size() && driver_path.ends_with(suffix);
 }
 
-}  // namespace eacgm::govern
+bool is_driver_copy(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return name.size() > kCopyPrefix.size() && name.starts_with(kCopyPrefix);
+}
+
+}  // namespace eacgm

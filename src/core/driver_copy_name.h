@@ -1,12 +1,13 @@
 // The name of the hook's private copy of libcuda (govern/hook/private_driver.cpp): keyed
 // by the NVIDIA kernel module's version, which the driver library must match, so a copy
-// made for one driver is never loaded with another.
+// made for one driver is never loaded with another. The agent knows a copy by it
+// (probe/attacher.cpp): a process maps one in place of libcuda.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace eacgm::govern {
+namespace eacgm {
 
 // The module's version from /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX Open
 // Kernel Module for x86_64  580.159.04  Release Build ..." gives "580.159.04"): the first
@@ -22,4 +23,7 @@ std::string driver_copy_name(std::string_view module_version, long long size, lo
 // its name ends in ".so.VERSION", as the driver's installers name it.
 bool driver_of_version(std::string_view driver_path, std::string_view module_version);
 
-}  // namespace eacgm::govern
+// Whether the file at `path` is such a copy (by its name).
+bool is_driver_copy(std::string_view path);
+
+}  // namespace eacgm
