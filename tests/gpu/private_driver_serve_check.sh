@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Device check of the private driver under `eacgm serve` (always-on, the default
+# configuration, store off): two launch-bound loops (bench/gpu/train_step.py --size cpu)
+# run side by side, both carrying the hook and counting (EACGM_GPU_TIME=1); A runs its own
+# copy of libcuda (EACGM_PRIVATE_DRIVER), B the usual one. Checks: no driver function and
+# no runtime launch, copy or memset is counted for A (nothing of the agent traps its
+# launches), B's driver launches are, A's ring says private_driver, and the hook counted
+# the same launches in both. Prints whether the loader cache lists libcuda (where it does
+# not, the runtime's stand-ins count until a libcuda is seen) and both loops' step times.
+# Usage: tests/gpu/private_driver_serve_check.sh BIN_DIR [WORK_DIR]
+# Exit status: 0 all pass, 1 a failure, 77 no GPU/PyTorch.
+set -uo pipefail
+. "$(dirname "$0")/check_common.sh"
+BIN=$(readlink -f "${1:?usage: private_driver_serve_check.sh BIN_DIR [WORK_DIR]}")
+WORK=${2:-$(mktemp -d /tmp/eacgm-private-serve.XXXXXX)}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PORT=${PORT:-9979}
+STEPS=${STEPS:-4000}
+mkdir -p "$WORK"
+carry_libs "$BIN"
+need_torch_gpu
+echo "loader cache: $(ldconfig -p 2>/dev/null | grep -c 'libcuda\.so') libcuda entries"
+printf '[store]\nurl = "off"\n' >"$WORK/eacgm.toml"
+"$BIN/eacgm" serve --config "$WORK/eacgm.toml" --listen "127.0.0.1:$PORT" 2>"$WORK/serve.err" &
+SERVE=$!
+get() { "$PY" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$PORT$1"; }
+for _ in $(seq 100); do get /readyz >/dev/null 2>&1 && break; sleep 0.2; done
+STEP="$HERE/../../bench/gpu/train_step.py"
+env LD_PRELOAD="$BIN/libeacgm_hook.so" EACGM_GPU_TIME=1 EACGM_PRIVATE_DRIVER="$WORK/driver" \
+  "$PY" "$STEP" --size cpu --steps "$STEPS" >"$WORK/a.out" 2>"$WORK/a.err" &
+A=$!
+env LD_PRELOAD="$BIN/libeacgm_hook.so" EACGM_GPU_TIME=1 \
+  "$PY" "$STEP" --size cpu --steps "$STEPS" >"$WORK/b.out" 2>"$WORK/b.err" &
+B=$!
+# While both run: their functions, once B's page shows its launches (the page is
+# refreshed every 5 s, and counts read from the kernel every few seconds), and a refresh
+# later, so that A's page is as recent.
+for _ in $(seq 60); do
+  get "/api/v1/process?pid=$B" 2>/dev/null | grep -q '"cuLaunchKernel' && break
+  sleep 1
+done
+sleep 6
+get "/api/v1/process?pid=$A" >"$WORK/a.process.json"
+get "/api/v1/process?pid=$B" >"$WORK/b.process.json"
+wait $A $B
+sleep 2
+get /api/v1/gpu_time >"$WORK/gpu_time.json"
+kill -INT $SERVE; wait $SERVE
+echo "step times: A (own copy) $(cat "$WORK/a.out"); B (usual) $(cat "$WORK/b.out")"
+grep -i "copy of the driver\|driver's probes attached" "$WORK/serve.err" | head -3
+"$PY" - "$WORK" "$A" "$B" <<'PY'
+import json, re, sys
+work, a, b = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fa = {f["function"]: f["calls"] for f in json.load(open(f"{work}/a.process.json"))["functions"]}
+fb = {f["function"]: f["calls"] for f in json.load(open(f"{work}/b.process.json"))["functions"]}
+gt = {p["pid"]: p for p in json.load(open(f"{work}/gpu_time.json"))["processes"]}
+work_re = re.compile(r"^cuda(LaunchKernel|Memcpy\w*Async|Memset\w*Async)")
+a_driver = {k: v for k, v in fa.items() if k.startswith("cu") and not k.startswith("cuda")}
+a_runtime_work = {k: v for k, v in fa.items() if work_re.match(k)}
+b_launch = sum(v for k, v in fb.items() if k.startswith("cuLaunch"))
+print(f"A (own copy): {len(fa)} functions, top {sorted(fa.items(), key=lambda x: -x[1])[:4]}")
+print(f"B (usual):    {len(fb)} functions, top {sorted(fb.items(), key=lambda x: -x[1])[:4]}")
+rows = [
+    ("A: driver functions counted", sum(a_driver.values()), not a_driver),
+    ("A: runtime launches, copies, memsets counted", sum(a_runtime_work.values()), not a_runtime_work),
+    ("B: driver launches counted (estimates)", b_launch, b_launch > 0),
+    ("A: private_driver in its ring", gt.get(a, {}).get("private_driver"), gt.get(a, {}).get("private_driver") is True),
+    ("B: private_driver in its ring", gt.get(b, {}).get("private_driver"), gt.get(b, {}).get("private_driver") is False),
+    ("hook launches A / B", f'{gt.get(a, {}).get("launches")} / {gt.get(b, {}).get("launches")}',
+     gt.get(a, {}).get("launches") == gt.get(b, {}).get("launches") and gt.get(a, {}).get("launches", 0) > 0),
+]
+ok = True
+for name, value, good in rows:
+    print(f"{'PASS' if good else 'FAIL'}: {name}: {value}")
+    ok = ok and good
+sys.exit(0 if ok else 1)
+PY
