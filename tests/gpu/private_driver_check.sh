@@ -8,6 +8,8 @@
 # first). Then: the copy the hook made, a torch process's driver mapping, and what the
 # setting costs a program's start (/bin/true and `import torch`, with and without).
 # Usage: tests/gpu/private_driver_check.sh BIN_DIR [OUT_DIR]
+#        (PRIVATE_WORKLOADS="cnn graph cpu-loop", also `compile`: a torch.compile'd model,
+#        Triton's launchers linked against libcuda; STARTS=0 leaves out the start times)
 # Exit status: 0 all pass, 1 a failure, 77 no GPU/PyTorch.
 set -uo pipefail
 . "$(dirname "$0")/check_common.sh"
@@ -51,6 +53,7 @@ if [[ $maps == *"/eacgm-libcuda.so."* && $maps != *"/libcuda.so"* ]]; then
 else
   echo "FAIL: torch maps $maps"; status=1
 fi
+if [[ ${STARTS:-1} == 0 ]]; then rm -rf "$EACGM_PRIVATE_DRIVER"; exit $status; fi
 echo "== a program's start with the setting (ms each, median of 5 rounds)"
 starts() {  # N CMD...: median ms per run over 5 rounds of N runs
   local n=$1; shift

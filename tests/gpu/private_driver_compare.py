@@ -4,7 +4,8 @@ process loads libcuda as usual, the driver's uprobes count its calls) and PRIVAT
 unless:
 - PRIVATE shows no call of the driver's functions (domain cuda_driver) at all;
 - the hook's exact counts are the same in both: kernel launches per name and graph
-  launches (the workloads are deterministic);
+  launches (the workloads are deterministic; not `compile`, whose autotuning differs from
+  run to run: there the two are printed only);
 - USUAL's probes saw as many launches as the hook counted: the launch and graph-launch
   calls not nested in another traced launch (a function's `calls` leave its nested
   calls out), the hook's own gap-measurement kernels (`eacgm_*`) left out, as
@@ -46,15 +47,18 @@ def main():
     if driver_calls:
         print(f"FAIL: {name}: driver functions seen with the private driver: {driver_calls}")
         ok = False
-    if differ or not hp:
+    if not hp:
+        print(f"FAIL: {name}: the hook counted nothing with the private driver")
+        ok = False
+    elif differ and name != "compile":
         print(f"FAIL: {name}: the hook's counts differ (usual, private): {dict(list(differ.items())[:8])}")
         ok = False
     if probe != sum(hu.values()):
         print(f"FAIL: {name}: usual run: the uprobes saw {probe} launches, the hook counted {sum(hu.values())}")
         ok = False
     if ok:
-        print(f"PASS: {name}: no driver uprobe reached the process; the hook's {sum(hp.values())} launches "
-              f"equal the uprobes' count of the usual run")
+        print(f"PASS: {name}: no driver uprobe reached the private run (the hook counted {sum(hp.values())} "
+              f"launches); in the usual run the hook's {sum(hu.values())} equal the uprobes'")
     return 0 if ok else 1
 
 
