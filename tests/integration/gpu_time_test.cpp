@@ -263,8 +263,9 @@ TEST(GpuTime, PrivateDriverLeavesTheDriversUprobesOffAndTheHookCounts) {
   EXPECT_EQ(copies, 1) << "one copy, no leftover part";
 }
 
-// A copy in the folder that others may write (anyone can write to /dev/shm) is never
-// loaded: the program runs the usual driver and is told why once, at its first driver call.
+// A copy that others may write is never loaded, nor one in a folder where others could
+// replace it: the program runs the usual driver and is told why once, at its first
+// driver call.
 TEST(GpuTime, PrivateDriverRefusesACopyOthersMayWrite) {
   const std::string dir = eacgm::test::temp_dir() + "/planted-driver";
   std::filesystem::remove_all(dir);
@@ -289,6 +290,18 @@ TEST(GpuTime, PrivateDriverRefusesACopyOthersMayWrite) {
   EXPECT_EQ(p.err().find("private driver not used", p.err().find("private driver not used") + 1),
             std::string::npos)
       << "said once: " << p.err();
+  // A folder others may write without the sticky bit: any file in it could be replaced
+  // after the check.
+  std::filesystem::remove(planted);
+  ::chmod(dir.c_str(), 0777);
+  Subprocess q({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                "EACGM_PRIVATE_DRIVER=" + dir, "LD_LIBRARY_PATH=" + bin("fake_libcuda"),
+                "EACGM_FAKE_KERNEL_US=5", bin("gpu_time_calls"), "libcuda.so.1"});
+  ASSERT_EQ(q.wait(std::chrono::seconds(60)), 0) << q.err();
+  EXPECT_NE(q.err().find("eacgm hook: private driver not used (" + dir + ": others may replace files in it"),
+            std::string::npos)
+      << q.err();
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "no copy made there";
 }
 
 TEST(GpuTime, PrivateDriverWithoutGpuTimeIsAUsageError) {

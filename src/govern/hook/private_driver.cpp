@@ -11,7 +11,9 @@
 // without one (no NVIDIA module: a stand-in driver) the driver file's size and time. The
 // copy keeps the soname libcuda.so.1, so the runtime's dlopen("libcuda.so.1") gets it.
 // It is made once (written aside, renamed into place) and used only if it belongs to this
-// user or root and nobody else may write it: /dev/shm is everyone's.
+// user or root and nobody else may write it, in a folder of this user or root where
+// nobody else may replace it (/dev/shm is everyone's, but sticky). Then it is loaded by its
+// path, which glibc keeps as its name (dladdr, dl_iterate_phdr).
 //
 // A program that opens the driver by its path (dlopen("/usr/lib/.../libcuda.so.1")) would
 // load the real file beside the copy, two drivers in one process: the hook's dlopen sends
@@ -128,6 +130,24 @@ int open_trusted(const std::string& path, std::string& why) {
   return fd;
 }
 
+// A folder where only this user or root can replace a file of theirs: owned by one of
+// them, and either nobody else may write it or it is sticky (/dev/shm, /tmp).
+bool trusted_folder(const std::string& dir, std::string& why) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    why = dir + ": not a folder";
+    return false;
+  }
+  const bool owner_ok = st.st_uid == ::geteuid() || st.st_uid == 0;
+  const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  if (!owner_ok || (others_write && (st.st_mode & S_ISVTX) == 0)) {
+    why =
+        dir + ": others may replace files in it (a folder of this user or root, sticky if others may write)";
+    return false;
+  }
+  return true;
+}
+
 bool copy_file(const std::string& from, const std::string& to, std::string& why) {
   const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) {
@@ -187,6 +207,11 @@ void load_private_driver() {
     say(dir + ": " + std::strerror(errno));
     return;
   }
+  std::string why;
+  if (!trusted_folder(dir, why)) {
+    say(why);
+    return;
+  }
   const std::string version = driver_module_version(read_small_file("/proc/driver/nvidia/version", 4096));
   std::string copy;
   std::string source;
@@ -215,7 +240,6 @@ void load_private_driver() {
       return;
     }
   }
-  std::string why;
   if (!is_file(copy) && !copy_file(source, copy, why)) {
     say(why);
     return;
@@ -225,12 +249,10 @@ void load_private_driver() {
     say(why);
     return;
   }
-  // The checked file itself, through its descriptor: a rename between check and load
-  // cannot swap it.
+  // The folder lets nobody else replace the checked file, so its path still names it.
   struct stat st {};
   ::fstat(fd, &st);
-  const std::string by_fd = "/proc/self/fd/" + std::to_string(fd);
-  void* handle = dlopen(by_fd.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  void* handle = dlopen(copy.c_str(), RTLD_LAZY | RTLD_LOCAL);
   ::close(fd);
   if (handle == nullptr) {
     const char* err = dlerror();
