@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+# Holds a process's GPU timing on for FRACTION of every second and paused for the rest,
+# from outside it: the ring's `paused` word (core/gpu_time_ring.h kPausedOffset) in
+# /dev/shm/eacgm-gpu-time.PID, which the hook reads before each launch it would time
+# (launches are counted exactly either way). Each switch is logged in the duty cycle's
+# format (EACGM_DUTY_SWITCHES: attached=1 for timing on), on CLOCK_MONOTONIC, so
+# bench/gpu/window_cost.py compares the steps inside the windows with those between them.
+# Runs until the process is gone (or SIGINT/SIGTERM), leaving timing on.
+# Usage: pause_windows.py PID FRACTION SWITCH_LOG
+import mmap
+import os
+import signal
+import sys
+import time
+
+PAUSED_OFFSET = 256
+
+
+def main():
+    pid, fraction, log_path = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+    path = f"/dev/shm/eacgm-gpu-time.{pid}"
+    while not os.path.exists(path):
+        if not os.path.exists(f"/proc/{pid}"):
+            sys.exit(f"pause_windows: process {pid} ended without a GPU-time ring")
+        time.sleep(0.05)
+    fd = os.open(path, os.O_RDWR)
+    ring = mmap.mmap(fd, 4096)
+    stop = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    with open(log_path, "w") as log:
+        on = False
+        while not stop and os.path.exists(f"/proc/{pid}"):
+            on = not on
+            t = time.monotonic_ns()
+            ring[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (0 if on else 1).to_bytes(4, "little")
+            log.write(f"switch attached={int(on)} ok=1 began_ns={t} counting_ns={t} ended_ns={t}\n")
+            log.flush()
+            time.sleep(fraction if on else 1.0 - fraction)
+    ring[PAUSED_OFFSET:PAUSED_OFFSET + 4] = (0).to_bytes(4, "little")
+
+
+if __name__ == "__main__":
+    main()
