@@ -30,9 +30,10 @@ set_target_properties(eacgm_govern_protocol PROPERTIES POSITION_INDEPENDENT_CODE
 # the wrapped driver and NVML functions and dlsym.
 file(GLOB govern_hook_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/govern/hook/*.cpp)
 # From core, compiled in with the hook's flags for hook/private_driver.cpp: the loader
-# cache's parser (which finds the driver the hook copies) and the copy's name.
+# cache's parser (which finds the driver the hook copies), the copy's name and the small
+# file read.
 add_library(eacgm_hook SHARED ${govern_hook_srcs} ${CMAKE_SOURCE_DIR}/src/core/ld_cache.cpp
-                              ${CMAKE_SOURCE_DIR}/src/core/driver_copy_name.cpp)
+                              ${CMAKE_SOURCE_DIR}/src/core/driver_copy_name.cpp ${CMAKE_SOURCE_DIR}/src/core/proc_file.cpp)
 target_include_directories(eacgm_hook PRIVATE ${govern_layer} ${CMAKE_BINARY_DIR}/layers/core ${EACGM_CUDA_INCLUDE_DIRS})
 target_compile_options(eacgm_hook PRIVATE ${EACGM_HOOK_FLAGS} -fno-rtti)
 target_link_libraries(eacgm_hook PRIVATE eacgm_govern_hookcore eacgm_govern_protocol ${CMAKE_DL_LIBS}

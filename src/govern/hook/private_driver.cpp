@@ -41,6 +41,7 @@
 
 #include "core/driver_copy_name.h"
 #include "core/ld_cache.h"
+#include "core/proc_file.h"
 #include "govern/hook/real_functions.h"
 
 // The size of the copy once it is loaded (0 before, or without one), and glibc's dlopen:
@@ -62,19 +63,6 @@ char g_why[512];
 
 void say(const std::string& why) { std::snprintf(g_why, sizeof g_why, "%s", why.c_str()); }
 
-// The whole file, or "" when unreadable.
-std::string read_small_file(const char* path, std::size_t limit) {
-  std::string out;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  ssize_t n = 0;
-  while (out.size() < limit && (n = ::read(fd, buf, sizeof buf)) > 0)
-    out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
-}
-
 bool is_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -95,10 +83,9 @@ std::string find_driver() {
       if (is_file(path)) return path;
     }
   }
-  const std::string cache = read_small_file("/etc/ld.so.cache", 64u << 20);
-  if (!cache.empty()) {
+  if (const auto cache = read_small_file("/etc/ld.so.cache", 64u << 20)) {
     auto libs = parse_ld_cache(
-        std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(cache.data()), cache.size()));
+        std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(cache->data()), cache->size()));
     if (libs) {
       for (const CachedLibrary& lib : *libs) {
         if (lib.name == kDriverName && lib.flags == kLdCacheX86_64Libc6 && is_file(lib.path)) return lib.path;
@@ -112,22 +99,20 @@ std::string find_driver() {
   return {};
 }
 
-// A copy this process may load: a regular file of this user or root that nobody else may
-// write. Opened once (no symbolic link followed) so that the file checked is the one loaded.
-int open_trusted(const std::string& path, std::string& why) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
+// The size of a copy this process may load: a regular file of this user or root that
+// nobody else may write, not a symbolic link; -1 (and why) for any other.
+off_t trusted_copy_size(const std::string& path, std::string& why) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
     why = path + ": " + std::strerror(errno);
     return -1;
   }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_uid != ::geteuid() && st.st_uid != 0) ||
+  if (!S_ISREG(st.st_mode) || (st.st_uid != ::geteuid() && st.st_uid != 0) ||
       (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     why = path + ": not a file of this user or root that only its owner may write";
-    ::close(fd);
     return -1;
   }
-  return fd;
+  return st.st_size;
 }
 
 // A folder where only this user or root can replace a file of theirs: owned by one of
@@ -212,7 +197,8 @@ void load_private_driver() {
     say(why);
     return;
   }
-  const std::string version = driver_module_version(read_small_file("/proc/driver/nvidia/version", 4096));
+  const std::string version =
+      driver_module_version(read_small_file("/proc/driver/nvidia/version", 4096).value_or(""));
   std::string copy;
   std::string source;
   if (!version.empty()) copy = dir + "/" + driver_copy_name(version, 0, 0);
@@ -244,23 +230,20 @@ void load_private_driver() {
     say(why);
     return;
   }
-  const int fd = open_trusted(copy, why);
-  if (fd < 0) {
+  const off_t size = trusted_copy_size(copy, why);
+  if (size < 0) {
     say(why);
     return;
   }
   // The folder lets nobody else replace the checked file, so its path still names it.
-  struct stat st {};
-  ::fstat(fd, &st);
   void* handle = dlopen(copy.c_str(), RTLD_LAZY | RTLD_LOCAL);
-  ::close(fd);
   if (handle == nullptr) {
     const char* err = dlerror();
     say(copy + ": " + (err != nullptr ? err : "dlopen failed"));
     return;
   }
   remember_library(HookLibrary::kCuda, handle);
-  __atomic_store_n(&eacgm_private_driver_size, static_cast<std::uint64_t>(st.st_size), __ATOMIC_RELEASE);
+  __atomic_store_n(&eacgm_private_driver_size, static_cast<std::uint64_t>(size), __ATOMIC_RELEASE);
 }
 
 bool private_driver_loaded() { return __atomic_load_n(&eacgm_private_driver_size, __ATOMIC_ACQUIRE) != 0; }
