@@ -33,3 +33,11 @@ add_executable(working_set_loop ${CMAKE_SOURCE_DIR}/bench/programs/working_set_l
 target_compile_options(working_set_loop PRIVATE -O2)
 target_link_libraries(working_set_loop PRIVATE Threads::Threads)
 set_target_properties(working_set_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# What a CUDA event pair around a launch costs the launching thread, on the driver alone
+# (a GPU machine; linked against the stub libcuda like the tests' driver programs).
+add_executable(event_pair_cost ${CMAKE_SOURCE_DIR}/bench/programs/event_pair_cost.cpp)
+target_include_directories(event_pair_cost PRIVATE ${EACGM_CUDA_INCLUDE_DIRS})
+target_link_libraries(event_pair_cost PRIVATE ${EACGM_CUDA_STUB} Threads::Threads)
+set_target_properties(event_pair_cost PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+  BUILD_RPATH ${CMAKE_BINARY_DIR}/stub_libcuda)

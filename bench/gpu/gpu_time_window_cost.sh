@@ -5,6 +5,8 @@
 # for the rest (the ring's `paused` word; launches are counted either way);
 # bench/gpu/window_cost.py compares the steps inside the windows with those between them
 # (pairs of adjacent windows, 95% bootstrap), as for the probes' cost.
+# The rate starts at 1 in 16 and is adapted after each second of timing: SKIP_S (default
+# 0) leaves out the first seconds, for the steady state alone.
 # Usage: bench/gpu/gpu_time_window_cost.sh BIN_DIR [SIZE] [STEPS] [FRACTION]
 #   (BIN_DIR holds libeacgm_hook.so; SIZE: cpu or gpu; PY: the torch interpreter)
 set -uo pipefail
@@ -21,7 +23,11 @@ wait "$loop"
 kill -INT "$toggler" 2>/dev/null
 wait "$toggler" 2>/dev/null
 echo "== $SIZE: $(cat "$TMP/step"); GPU timing on for $FRACTION of every second, paused between"
-"$PY" "$HERE/window_cost.py" "$TMP/switches" "$TMP/steps"
+"$PY" "$HERE/window_cost.py" "$TMP/switches" "$TMP/steps" 3 "${SKIP_S:-0}"
+if [ "${SKIP_S:-0}" != 0 ]; then
+  echo "-- the first $SKIP_S s included:"
+  "$PY" "$HERE/window_cost.py" "$TMP/switches" "$TMP/steps" 3 0 | grep -E "pairs"
+fi
 [ -n "${OUT:-}" ] && cp "$TMP/switches" "$TMP/steps" "$OUT"/ 2>/dev/null
 rm -rf "$TMP"
 true

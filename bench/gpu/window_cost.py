@@ -19,7 +19,10 @@
 # step's time on a CPU and on a run queue (train_step.py), it splits the mean counted and
 # uncounted step into running, waiting for a CPU and sleeping (the rest): whether the
 # probes' cost is work, or waits (a lock the traps take, the machine's other load).
-# Usage: window_cost.py SWITCH_LOG STEP_LOG [MIN_STEPS]
+# SKIP_S: the first SKIP_S seconds after the first switch are left out (a start-up
+# transient, such as GPU timing's first second at its initial rate, measured apart).
+# Several runs are pooled with comma-separated lists of logs (in the same order).
+# Usage: window_cost.py SWITCH_LOG[,...] STEP_LOG[,...] [MIN_STEPS] [SKIP_S]
 import random
 import statistics
 import sys
@@ -62,15 +65,17 @@ def quantile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main():
-    sw = switches(sys.argv[1])
-    steps = [tuple(map(int, line.split())) for line in open(sys.argv[2]) if line.strip()]
-    parts = {}  # span kind: [(wall, cpu, runqueue)] of its steps, where the log has them
-    min_steps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    sp = spans(sw)
-    groups = []  # per span: its kind and the step times wholly inside it
+def run_groups(switch_path, step_path, skip_ns, parts):
+    """Per span of one run: its kind and the step times wholly inside it."""
+    sw = switches(switch_path)
+    steps = [tuple(map(int, line.split())) for line in open(step_path) if line.strip()]
+    if skip_ns and sw:
+        since = sw[0][1] + skip_ns
+        sw = [s for s in sw if s[1] >= since]
+        steps = [s for s in steps if s[0] >= since]
+    groups = []
     i = 0
-    for kind, start, end in sp:
+    for kind, start, end in spans(sw):
         while i < len(steps) and steps[i][0] < start:
             i += 1
         inside = []
@@ -82,6 +87,24 @@ def main():
                     ((steps[j][1] - steps[j][0]) / 1e6, steps[j][2] / 1e6, steps[j][3] / 1e6))
             j += 1
         groups.append((kind, inside))
+    return groups, len(steps), len(sw)
+
+
+def main():
+    # Several runs pool their pairs: SWITCH_LOG and STEP_LOG may each list files, comma-separated.
+    switch_paths, step_paths = sys.argv[1].split(","), sys.argv[2].split(",")
+    if len(switch_paths) != len(step_paths):
+        sys.exit("window_cost: as many switch logs as step logs, please")
+    parts = {}  # span kind: [(wall, cpu, runqueue)] of its steps, where the log has them
+    min_steps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+    skip_ns = int(float(sys.argv[4]) * 1e9) if len(sys.argv) > 4 else 0
+    groups = []  # per span: its kind and the step times wholly inside it; runs apart
+    n_steps = n_switches = 0
+    for switch_path, step_path in zip(switch_paths, step_paths):
+        g, n, m = run_groups(switch_path, step_path, skip_ns, parts)
+        groups += g + [("run", [])]
+        n_steps += n
+        n_switches += m
     pairs, detach_pairs, mean_pairs = [], [], []
     for (k1, a), (k2, d), (k3, b) in zip(groups, groups[1:], groups[2:]):
         # on, detach, off: a window, its detach and the gap after it.
@@ -93,7 +116,7 @@ def main():
         if len(d) >= min_steps:
             detach_pairs.append(statistics.median(d) / statistics.median(b))
     pooled = {k: [t for kind, ts in groups if kind == k for t in ts] for k in ("on", "off", "detach")}
-    print(f"steps: {len(steps)}; switches: {len(sw)}; steps counted {len(pooled['on'])}, "
+    print(f"steps: {n_steps}; switches: {n_switches}; steps counted {len(pooled['on'])}, "
           f"not counted {len(pooled['off'])}, inside a detach {len(pooled['detach'])}")
     for k in ("on", "off", "detach"):
         if pooled[k]:

@@ -158,6 +158,22 @@ TEST(GpuTime, PausedCountsEveryLaunchAndTimesNone) {
   EXPECT_EQ(doc["gpu_time"]["processes"][0]["timed"], 0);
 }
 
+// The hook's tuning: a bad budget is ignored with a line naming it, and timing goes on at
+// the default; a valid read-back interval is taken (spans still arrive).
+TEST(GpuTime, ABadBudgetIsNamedAndTimingGoesOn) {
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=50", "EACGM_GPU_TIME_BUDGET=lots",
+                    "EACGM_GPU_TIME_POLL_MS=20", bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time",
+                    "--", bin("gpu_time_calls"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  EXPECT_NE(eacgm.err().find("ignoring EACGM_GPU_TIME_BUDGET=lots"), std::string::npos) << eacgm.err();
+  EXPECT_EQ(eacgm.err().find("EACGM_GPU_TIME_POLL_MS"), std::string::npos) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  auto k = kernels_by_name(doc);
+  ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
+  EXPECT_EQ(k["kernelA(float*)"]["launches"], 200);
+  EXPECT_GT(k["kernelA(float*)"]["timed"], 0);
+}
+
 // With NVML sampling on (the FAKE NVML lists the running gpu_time_calls at SM 70%), each
 // process's busy share from its timed spans stands beside NVML's SM utilization for it.
 TEST(GpuTime, ProcessBusyShareSitsBesideNvml) {

@@ -1,7 +1,8 @@
-// The hook's timing thread (gpu_timer.h): every few milliseconds it reads back the event
-// pairs the GPU has passed, places them on the host's clock through an anchor event of its
-// own, and writes them to the ring; every 100 ms it writes the functions' names and exact
-// launch counts; every second it adapts the sampling rate to its budget.
+// The hook's timing thread (gpu_timer.h): every few milliseconds (EACGM_GPU_TIME_POLL_MS,
+// 5) it reads back the event pairs the GPU has passed, places them on the host's clock
+// through an anchor event of its own, and writes them to the ring; every 100 ms it writes the functions'
+// names and exact launch counts; after every second of timing (paused time left out) it adapts the sampling
+// rate to its budget.
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -15,7 +16,6 @@
 namespace eacgm::govern::hook {
 namespace {
 
-constexpr std::uint64_t kPollNs = 5'000'000;
 constexpr std::uint64_t kCountsEveryNs = 100'000'000;
 constexpr std::uint64_t kAdaptEveryNs = 1'000'000'000;
 constexpr std::uint64_t kAnchorEveryNs = 1'000'000'000;
@@ -190,12 +190,17 @@ void write_counts(TimerState& s) {
 
 void* timing_thread(void*) {
   TimerState& s = *g_timer;
-  std::uint64_t last_counts = now_ns();
-  std::uint64_t last_adapt = last_counts;
+  std::uint64_t last_round = now_ns();
+  std::uint64_t last_counts = last_round;
+  // The rate is adapted over time in which timing was on (not paused): a budget is a share
+  // of that time, and a process paused most of each second is not timed at 1 in N / 4.
+  std::uint64_t on_ns = 0;
+  std::uint64_t on_at_adapt = 0;
   std::uint64_t timed_before = 0;
   std::uint64_t cost_before = 0;
   for (;;) {
-    timespec nap{0, static_cast<long>(kPollNs)};
+    timespec nap{static_cast<time_t>(s.poll_ns / 1'000'000'000),
+                 static_cast<long>(s.poll_ns % 1'000'000'000)};
     nanosleep(&nap, nullptr);
     {
       std::lock_guard<std::mutex> poll(s.poll);
@@ -209,18 +214,17 @@ void* timing_thread(void*) {
       }
     }
     const std::uint64_t now = now_ns();
-    if (now - last_adapt >= kAdaptEveryNs) {
+    if (s.header()->paused.load(std::memory_order_relaxed) == 0) on_ns += now - last_round;
+    last_round = now;
+    if (on_ns - on_at_adapt >= kAdaptEveryNs) {
       const std::uint64_t timed = s.timed.load(std::memory_order_relaxed);
       const std::uint64_t cost = s.cost_ns.load(std::memory_order_relaxed);
-      // Paused, nothing is timed: the rate stays what it was rather than creep up.
-      if (s.header()->paused.load(std::memory_order_relaxed) == 0) {
-        const std::uint32_t every = s.rate.adapt(now - last_adapt, timed - timed_before, cost - cost_before);
-        s.every.store(every, std::memory_order_relaxed);
-        s.header()->sample_every.store(every, std::memory_order_relaxed);
-      }
+      const std::uint32_t every = s.rate.adapt(on_ns - on_at_adapt, timed - timed_before, cost - cost_before);
+      s.every.store(every, std::memory_order_relaxed);
+      s.header()->sample_every.store(every, std::memory_order_relaxed);
       timed_before = timed;
       cost_before = cost;
-      last_adapt = now;
+      on_at_adapt = on_ns;
     }
   }
   return nullptr;

@@ -5,9 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "govern/hook/gpu_timer_state.h"
 #include "govern/hook/real_functions.h"
@@ -118,6 +120,12 @@ void init_gpu_time_from_env(bool governed) {
   if (!on) return;
   alignas(TimerState) static unsigned char storage[sizeof(TimerState)];
   auto* s = new (storage) TimerState();
+  std::string warnings;
+  const GpuTimeSettings settings = read_gpu_time_settings(
+      [](const char* name, void*) -> const char* { return std::getenv(name); }, nullptr, &warnings);
+  if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);
+  s->rate = SampleRate(settings.rate);
+  s->poll_ns = settings.poll_ns;
   DriverCalls& d = s->driver;
   d.ctx_get_current = real_driver<decltype(d.ctx_get_current)>("cuCtxGetCurrent");
   d.ctx_set_current = real_driver<decltype(d.ctx_set_current)>("cuCtxSetCurrent");

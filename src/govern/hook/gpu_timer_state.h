@@ -8,6 +8,7 @@
 
 #include "govern/hook/cuda_types.h"
 #include "govern/hook/gpu_time_ring_writer.h"
+#include "govern/hookcore/gpu_time_settings.h"
 #include "govern/hookcore/launch_table.h"
 #include "govern/hookcore/sample_rate.h"
 
@@ -80,6 +81,7 @@ struct TimerState {
   GpuTimeRingWriter ring;
   LaunchTable table;
   SampleRate rate;
+  std::uint64_t poll_ns = 5'000'000;  // the timing thread's round (EACGM_GPU_TIME_POLL_MS)
   std::atomic<std::uint32_t> every{SampleRateConfig{}.initial};
   std::mutex mu;  // pending, contexts, pools
   Pending pending[kMaxPending];

@@ -13,8 +13,11 @@ struct SampleRateConfig {
   std::uint32_t initial = 16;
   std::uint32_t min_every = 1;
   std::uint32_t max_every = 1u << 16;
-  double budget = 0.002;             // the share of wall time timing may cost (0.2%)
-  std::uint64_t gpu_cost_ns = 1000;  // allowance per timed launch for its two events on the GPU
+  double budget = 0.002;  // the share of wall time timing may cost (0.2%)
+  // Allowance per timed launch for its two events on the GPU: what a pair delays a stream
+  // that is kept busy (the GPU drains the kernel before each timestamp), 4.3 us on the H200
+  // (bench/programs/event_pair_cost, 20 us kernels back to back).
+  std::uint64_t gpu_cost_ns = 4300;
 };
 
 // Whether a function's launch number `n` (0 first) is timed at 1 in `every`: one launch
@@ -38,7 +41,9 @@ class SampleRate {
   explicit SampleRate(SampleRateConfig c = {}) : c_(c), every_(clamp(c.initial)) {}
   std::uint32_t every() const { return every_; }
   // One adaptation step over `wall_ns` of time in which `timed` launches were timed and
-  // the launching threads spent `cost_ns` timing them. Halves or doubles `every`.
+  // the launching threads spent `cost_ns` timing them. Over the budget, multiplies `every`
+  // by the power of two (2 to 64) that would have kept it within; under a quarter of it,
+  // halves `every`.
   std::uint32_t adapt(std::uint64_t wall_ns, std::uint64_t timed, std::uint64_t cost_ns);
 
  private:

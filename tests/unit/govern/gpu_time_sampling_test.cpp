@@ -2,9 +2,12 @@
 // table) and the adaptive 1-in-N rate.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "govern/hookcore/gpu_time_settings.h"
 #include "govern/hookcore/launch_table.h"
 #include "govern/hookcore/sample_rate.h"
 
@@ -51,20 +54,24 @@ TEST(LaunchTable, NcclKernelNames) {
   EXPECT_FALSE(is_nccl_kernel_name(nullptr));
 }
 
-TEST(SampleRate, DoublesOverBudgetAndHalvesWellUnder) {
+TEST(SampleRate, JumpsBackWithinBudgetAndHalvesWellUnder) {
   SampleRateConfig c;
   c.initial = 16;
   c.budget = 0.002;
   c.gpu_cost_ns = 1000;
   SampleRate rate(c);
-  // 1 s in which 10,000 launches were timed at 2 us each on the CPU: 3% > 0.2%.
-  EXPECT_EQ(rate.adapt(1'000'000'000, 10'000, 20'000'000), 32u);
-  EXPECT_EQ(rate.adapt(1'000'000'000, 5'000, 10'000'000), 64u);
+  // 1 s in which 10,000 launches were timed at 2 us each on the CPU: 3%, 15 times the
+  // 0.2% budget: 16 times rarer at once.
+  EXPECT_EQ(rate.adapt(1'000'000'000, 10'000, 20'000'000), 256u);
+  // Just over (0.3%): twice rarer.
+  EXPECT_EQ(rate.adapt(1'000'000'000, 1'000, 2'000'000), 512u);
   // 100 timed launches at 3 us in all: 0.03% < 0.05%: back down.
-  EXPECT_EQ(rate.adapt(1'000'000'000, 100, 200'000), 32u);
+  EXPECT_EQ(rate.adapt(1'000'000'000, 100, 200'000), 256u);
   // In between: kept.
-  EXPECT_EQ(rate.adapt(1'000'000'000, 500, 500'000), 32u);
-  EXPECT_EQ(rate.adapt(0, 1, 1), 32u) << "no time passed: nothing learnt";
+  EXPECT_EQ(rate.adapt(1'000'000'000, 500, 500'000), 256u);
+  EXPECT_EQ(rate.adapt(0, 1, 1), 256u) << "no time passed: nothing learnt";
+  // Far over: at most 64 times rarer in one step.
+  EXPECT_EQ(rate.adapt(1'000'000, 1'000'000, 1'000'000'000), 16384u);
 }
 
 TEST(SampleRate, StaysWithinItsBounds) {
@@ -107,6 +114,50 @@ TEST(SampleLaunch, OnePerBlockAtOffsetsThatDoNotFollowTheProgramsPeriod) {
   }
   EXPECT_TRUE(sample_launch(5, 1, 1));
   EXPECT_TRUE(sample_launch(5, 1, 0));
+}
+
+using Env = std::map<std::string, std::string>;
+
+GpuTimeSettings settings_of(const Env& env, std::string* warnings) {
+  return read_gpu_time_settings(
+      [](const char* name, void* context) -> const char* {
+        const auto& e = *static_cast<const Env*>(context);
+        const auto it = e.find(name);
+        return it == e.end() ? nullptr : it->second.c_str();
+      },
+      const_cast<Env*>(&env), warnings);
+}
+
+TEST(GpuTimeSettings, DefaultsWithoutTheVariables) {
+  std::string warnings;
+  const GpuTimeSettings s = settings_of({}, &warnings);
+  EXPECT_DOUBLE_EQ(s.rate.budget, SampleRateConfig{}.budget);
+  EXPECT_EQ(s.poll_ns, 5'000'000u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(GpuTimeSettings, BudgetInPercentAndPollInMilliseconds) {
+  std::string warnings;
+  const GpuTimeSettings s =
+      settings_of({{"EACGM_GPU_TIME_BUDGET", "0.05"}, {"EACGM_GPU_TIME_POLL_MS", "50"}}, &warnings);
+  EXPECT_DOUBLE_EQ(s.rate.budget, 0.0005);
+  EXPECT_EQ(s.poll_ns, 50'000'000u);
+  EXPECT_TRUE(warnings.empty()) << warnings;
+}
+
+TEST(GpuTimeSettings, BadValuesKeepTheDefaultsAndSaySo) {
+  for (const char* budget : {"0", "-1", "51", "abc", "0.2%", "nan", "inf"}) {
+    std::string warnings;
+    const GpuTimeSettings s = settings_of({{"EACGM_GPU_TIME_BUDGET", budget}}, &warnings);
+    EXPECT_DOUBLE_EQ(s.rate.budget, SampleRateConfig{}.budget) << budget;
+    EXPECT_NE(warnings.find(std::string("EACGM_GPU_TIME_BUDGET=") + budget), std::string::npos) << warnings;
+  }
+  for (const char* poll : {"0", "1001", "2.5", "5ms", ""}) {
+    std::string warnings;
+    const GpuTimeSettings s = settings_of({{"EACGM_GPU_TIME_POLL_MS", poll}}, &warnings);
+    EXPECT_EQ(s.poll_ns, 5'000'000u) << poll;
+    EXPECT_EQ(warnings.empty(), *poll == '\0') << poll << ": " << warnings;
+  }
 }
 
 }  // namespace
