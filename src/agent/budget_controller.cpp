@@ -91,6 +91,10 @@ void BudgetController::on_calls(std::span<const CallEvent> calls) {
 void BudgetController::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
   std::vector<CallCount> exact;  // while holding: the counts passed on now
   for (const CallCount& c : counts) {
+    if (c.probe && c.probe->hook) {  // counted by the process's hook: exact, and no probe's cost
+      if (holding_) exact.push_back(c);
+      continue;
+    }
     const bool held = holding_ && c.probe && c.probe->cycled;
     if (held) {
       held_.hold(c);

@@ -94,6 +94,8 @@ void GpuWorkStats::add(const CallCount& c) {
   const WorkRule r = WorkRule::of(c.probe->spec);
   const GpuWork kind = r.kind();
   if (kind != GpuWork::kKernel && kind != GpuWork::kMemset && kind != GpuWork::kCopy) return;
+  // A hook counts launches per driver function only (GPU time has them per kernel).
+  if (kind == GpuWork::kKernel && c.probe->hook) return;
   static const std::string kNoName;
   if (kind == GpuWork::kKernel) {
     if (c.kernel.empty()) {

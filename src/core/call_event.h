@@ -27,6 +27,9 @@ struct ProbeInfo {
   // Counted and not pinned: the budget may attach it only part of the time
   // (agent/duty_cycle.h), and its counts are then scaled estimates.
   bool cycled = false;
+  // Counted inside the process by libeacgm_hook.so, not by a uprobe (ingest/hook_calls.h):
+  // exact, and costs the process no trap, so the budget leaves it out.
+  bool hook = false;
 };
 
 // What a CUDA graph launch executes (ingest/graph_capture.h): the kernels, memsets and

@@ -1,6 +1,7 @@
 // What a process's hook timed on the GPU and counted exactly (core/gpu_time_ring.h), as
 // the agent hands it to the consumers: spans of sampled kernels and graphs on the host's
-// clock, the functions' names, their exact launch counts, and each ring's own counters.
+// clock, the functions' names, their exact launch counts, a private-driver process's
+// driver calls, and each ring's own counters.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,15 @@ struct GpuLaunchCount {
   bool graph = false;
 };
 
+// One hooked driver function's calls in a process on its own copy of the driver, which no
+// uprobe reaches (gpu_time_ring.h kCalls): cumulative, exact.
+struct GpuCallCount {
+  std::uint32_t pid = 0;
+  std::string function;  // the exported symbol (cuMemcpyHtoDAsync_v2)
+  std::uint64_t calls = 0;
+  std::uint64_t bytes = 0;  // copies and memsets
+};
+
 // One ring's counters (cumulative) when it was last read.
 struct GpuRingState {
   std::uint32_t pid = 0;
@@ -65,12 +75,16 @@ struct GpuTimeBatch {
   std::vector<GpuFunctionName> names;  // before the spans and counts that use them
   std::vector<GpuSpan> spans;
   std::vector<GpuLaunchCount> counts;
+  std::vector<GpuCallCount> calls;
   std::vector<GpuRingState> rings;
-  bool empty() const { return names.empty() && spans.empty() && counts.empty() && rings.empty(); }
+  bool empty() const {
+    return names.empty() && spans.empty() && counts.empty() && calls.empty() && rings.empty();
+  }
   void clear() {
     names.clear();
     spans.clear();
     counts.clear();
+    calls.clear();
     rings.clear();
   }
 };

@@ -1,6 +1,7 @@
 // The shared-memory ring through which libeacgm_hook.so hands the agent what it timed on
 // the GPU (kernel and graph spans from CUDA event pairs) and what it counted exactly
-// (launches per function). One file per process, /dev/shm/eacgm-gpu-time.<pid>, created
+// (launches per function; for a process on its own copy of the driver, the calls of every
+// hooked driver function). One file per process, /dev/shm/eacgm-gpu-time.<pid>, created
 // by the hook and removed at exit: by the hook when no agent reads it, else by the agent
 // after its last read (or when it finds the process died without removing it).
 //
@@ -22,8 +23,9 @@ namespace eacgm::gpu_time {
 
 inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
 inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
-inline constexpr std::uint32_t kVersion = 2;             // 2: kernel spans carry their shape
-inline constexpr std::uint32_t kSlots = 8192;            // a power of two
+// 2: kernel spans carry their shape; 3: kCalls, a private-driver process's calls.
+inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kSlots = 8192;  // a power of two
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
 
@@ -32,6 +34,10 @@ enum class RecordKind : std::uint32_t {
   kGraph = 2,   // a sampled graph launch, timed as one span
   kName = 3,    // the name of `function`; `length` bytes of text follow in the next slots
   kCount = 4,   // `count`: launches of `function` so far (cumulative, exact)
+  // Calls of one hooked driver function so far (cumulative, exact), for a process on its
+  // own copy of the driver: `duration_ns` the calls, `start_ns` the bytes (copies and
+  // memsets); its name (`length` bytes, the exported symbol) in the next slots.
+  kCalls = 5,
 };
 
 // A span's flags (in `length`).

@@ -20,6 +20,29 @@ namespace {
 
 bool process_alive(std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; }
 
+// The `length` bytes of text in the slots from `tail` (cut at kMaxNameBytes and at a NUL),
+// `tail` moved past them; false, and the rest of the read skipped, when they were never
+// written.
+bool read_text(const gpu_time::Record* slots, std::uint64_t head, std::uint64_t& tail, std::uint32_t length,
+               std::string& out) {
+  constexpr std::uint64_t kMask = gpu_time::kSlots - 1;
+  length = length > gpu_time::kMaxNameBytes ? gpu_time::kMaxNameBytes : length;
+  const std::uint32_t n = gpu_time::name_slots(length);
+  if (head - tail < n) {
+    tail = head;
+    return false;
+  }
+  out.reserve(length);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const char* text = reinterpret_cast<const char*>(&slots[(tail + i) & kMask]);
+    const std::uint32_t left = length - i * gpu_time::kSlotBytes;
+    out.append(text, left < gpu_time::kSlotBytes ? left : gpu_time::kSlotBytes);
+  }
+  tail += n;
+  if (auto nul = out.find('\0'); nul != std::string::npos) out.resize(nul);
+  return true;
+}
+
 }  // namespace
 
 GpuTimeRings::~GpuTimeRings() {
@@ -111,24 +134,11 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
         break;
       }
       case gpu_time::RecordKind::kName: {
-        const std::uint32_t length = r.length > gpu_time::kMaxNameBytes ? gpu_time::kMaxNameBytes : r.length;
-        const std::uint32_t n = gpu_time::name_slots(length);
-        if (head - tail < n) {
-          tail = head;
-          break;
-        }
         GpuFunctionName f;
+        if (!read_text(slots, head, tail, r.length, f.name)) break;
         f.pid = pid;
         f.function = r.function;
         f.nccl = r.duration_ns != 0;
-        f.name.reserve(length);
-        for (std::uint32_t i = 0; i < n; ++i) {
-          const char* text = reinterpret_cast<const char*>(&slots[(tail + i) & kMask]);
-          const std::uint32_t left = length - i * gpu_time::kSlotBytes;
-          f.name.append(text, left < gpu_time::kSlotBytes ? left : gpu_time::kSlotBytes);
-        }
-        tail += n;
-        if (auto nul = f.name.find('\0'); nul != std::string::npos) f.name.resize(nul);
         f.name = probe::demangle(f.name);
         out.names.push_back(std::move(f));
         break;
@@ -136,6 +146,15 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
       case gpu_time::RecordKind::kCount:
         out.counts.push_back(GpuLaunchCount{pid, r.function, r.duration_ns, r.length != 0});
         break;
+      case gpu_time::RecordKind::kCalls: {
+        GpuCallCount c;
+        if (!read_text(slots, head, tail, r.length, c.function)) break;
+        c.pid = pid;
+        c.calls = r.duration_ns;
+        c.bytes = r.start_ns;
+        out.calls.push_back(std::move(c));
+        break;
+      }
       default:
         ++counters_.malformed;
         tail = head;

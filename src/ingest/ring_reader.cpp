@@ -236,7 +236,12 @@ void RingReader::drain_gpu_time() {
   if (!gpu_rings_) return;
   gpu_batch_.clear();
   gpu_rings_->drain(gpu_batch_);
-  if (!gpu_batch_.empty()) batcher_.consumer().on_gpu_time(gpu_batch_);
+  if (gpu_batch_.empty()) return;
+  batcher_.consumer().on_gpu_time(gpu_batch_);
+  // A private-driver process's calls, which only its hook counted: as the probes' counts.
+  hook_counts_.clear();
+  hook_calls_.deltas(gpu_batch_, hook_counts_);
+  if (!hook_counts_.empty()) batcher_.consumer().on_counts(hook_counts_, {});
 }
 
 void RingReader::end_round() {

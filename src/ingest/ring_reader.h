@@ -22,6 +22,7 @@
 #include "ingest/count_drain.h"
 #include "ingest/enricher.h"
 #include "ingest/gpu_time_rings.h"
+#include "ingest/hook_calls.h"
 #include "ingest/host_wait_drain.h"
 #include "ingest/inflight_drain.h"
 #include "ingest/python_stacks.h"
@@ -109,6 +110,8 @@ class RingReader {
   std::unique_ptr<InflightDrain> inflight_;
   GpuTimeRings* gpu_rings_ = nullptr;
   GpuTimeBatch gpu_batch_;
+  HookCalls hook_calls_;
+  std::vector<CallCount> hook_counts_;
   std::chrono::steady_clock::time_point next_gpu_scan_{};
   std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;

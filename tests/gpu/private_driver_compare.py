@@ -1,11 +1,15 @@
 """Compares two `eacgm run --json --gpu-time` reports of the same workload: USUAL (the
 process loads libcuda as usual, the driver's uprobes count its calls) and PRIVATE
-(`--private-driver`: it runs a copy of libcuda the uprobes never reach). Exit status 1
-unless:
-- PRIVATE shows no call of the driver's functions (domain cuda_driver) at all;
+(`--private-driver`: it runs a copy of libcuda the uprobes never reach, and its hook counts
+its driver calls). Exit status 1 unless:
+- every driver function (domain cuda_driver) PRIVATE shows is one the hook wraps
+  (src/govern/hookcore/hooked_functions.def): no uprobe reached the copy;
+- the hook's driver calls in PRIVATE equal USUAL's probes' (calls and nested calls) per
+  function, launches left out (below; not `compile`, whose autotuning differs from run to
+  run). Bytes are not compared: a probe's leave nested calls out;
+- PRIVATE's launch calls add up to the launches the hook counted per kernel;
 - the hook's exact counts are the same in both: kernel launches per name and graph
-  launches (the workloads are deterministic; not `compile`, whose autotuning differs from
-  run to run: there the two are printed only);
+  launches (not `compile`);
 - USUAL's probes saw as many launches as the hook counted: the launch and graph-launch
   calls not nested in another traced launch (a function's `calls` leave its nested
   calls out), the hook's own gap-measurement kernels (`eacgm_*`) left out, as
@@ -15,6 +19,7 @@ Usage: private_driver_compare.py NAME USUAL.json PRIVATE.json
 """
 import collections
 import json
+import os
 import re
 import sys
 
@@ -28,11 +33,24 @@ def hook_counts(doc):
     return out
 
 
+HOOKED = set(re.findall(r"EACGM_DRIVER\((\w+),", open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "../../src/govern/hookcore/hooked_functions.def")).read()))
+
+
+def driver_rows(doc):
+    """Per driver function: (calls, nested calls included, bytes)."""
+    return {f["function"]: (f["calls"] + f.get("nested", 0), f.get("bytes") or 0)
+            for f in doc.get("functions", []) if f.get("domain") == "cuda_driver" and f["calls"] + f.get("nested", 0) > 0}
+
+
 def main():
     name, usual_path, private_path = sys.argv[1:4]
     usual, private = json.load(open(usual_path)), json.load(open(private_path))
-    driver_calls = {f["function"]: f["calls"] for f in private.get("functions", [])
-                    if f.get("domain") == "cuda_driver" and f["calls"] > 0}
+    pr, ur = driver_rows(private), driver_rows(usual)
+    driver_calls = {f: n for f, (n, _) in pr.items() if f not in HOOKED}
+    calls_differ = {f: (ur.get(f, (0, 0)), pr.get(f, (0, 0))) for f in (set(pr) | set(ur)) & HOOKED
+                    if not LAUNCH.match(f) and ur.get(f, (0, 0))[0] != pr.get(f, (0, 0))[0]}
+    private_launches = sum(n for f, (n, _) in pr.items() if LAUNCH.match(f))
     hu, hp = hook_counts(usual), hook_counts(private)
     own = sum(r["count"] for r in usual["gpu_work"]["rows"]
               if r["kind"] == "kernel" and r.get("name", "").startswith("eacgm_"))
@@ -41,6 +59,9 @@ def main():
     print(f"{name}: {'':36} {'usual':>10} {'private':>10}")
     print(f"  {'launches the uprobes saw':<36} {probe:>10} {'':>10}")
     print(f"  {'driver calls the uprobes saw':<36} {'':>10} {sum(driver_calls.values()):>10}")
+    print(f"  {'driver calls, hook or uprobes':<36} {sum(n for n, _ in ur.values()):>10} "
+          f"{sum(n for n, _ in pr.values()):>10}")
+    print(f"  {'  of them launches':<36} {'':>10} {private_launches:>10}")
     print(f"  {'launches the hook counted':<36} {sum(hu.values()):>10} {sum(hp.values()):>10}")
     print(f"  {'kernel names (+ graphs)':<36} {len(hu):>10} {len(hp):>10}")
     ok = True
@@ -53,12 +74,21 @@ def main():
     elif differ and name != "compile":
         print(f"FAIL: {name}: the hook's counts differ (usual, private): {dict(list(differ.items())[:8])}")
         ok = False
+    if calls_differ and name != "compile":
+        print(f"FAIL: {name}: the hook's driver calls differ from the probes' (usual, private): "
+              f"{dict(list(calls_differ.items())[:8])}")
+        ok = False
+    if private_launches != sum(hp.values()):
+        print(f"FAIL: {name}: the hook's launch calls ({private_launches}) differ from its kernels' "
+              f"launches ({sum(hp.values())})")
+        ok = False
     if probe != sum(hu.values()):
         print(f"FAIL: {name}: usual run: the uprobes saw {probe} launches, the hook counted {sum(hu.values())}")
         ok = False
     if ok:
         print(f"PASS: {name}: no driver uprobe reached the private run (the hook counted {sum(hp.values())} "
-              f"launches); in the usual run the hook's {sum(hu.values())} equal the uprobes'")
+              f"launches and {sum(n for n, _ in pr.values())} driver calls, as the usual run's probes); "
+              f"in the usual run the hook's {sum(hu.values())} launches equal the uprobes'")
     return 0 if ok else 1
 
 

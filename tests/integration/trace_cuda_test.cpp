@@ -294,7 +294,9 @@ TEST(TraceCuda, AProcessOnTheHooksCopyOfTheDriverSendsTheRuntimesStandInsAway) {
   std::map<std::string, int> expected = before_and_after_the_driver(10, 0);
   expected.erase("cuLaunchKernel");  // cuda_calls never reaches a driver here
   for (const auto& [name, n] : expected) EXPECT_EQ(calls[name], n) << name << "\n" << eacgm.err();
-  EXPECT_FALSE(calls.contains("cuLaunchKernel")) << "the copy is never probed\n" << eacgm.out();
+  // gpu_time_calls' 337 kernel launches, as its hook counted them (a private-driver
+  // process's calls come from its ring): a probe on the copy would count them again.
+  EXPECT_EQ(calls["cuLaunchKernel"], 337) << "the copy is never probed\n" << eacgm.out();
   EXPECT_TRUE(std::regex_search(
       eacgm.err(),
       std::regex(

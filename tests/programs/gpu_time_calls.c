@@ -11,6 +11,8 @@
 //   stream 0x6000: 7 launches of ncclDevKernel_AllReduce_Sum_f32_RING_LL;
 //   stream 0x7000: captured: 2 launches of the NCCL kernel (counted, never timed);
 //   stream 0x8000: a graph launched 3 times;
+//   then a 1 MiB buffer: 3 cuMemcpyHtoDAsync_v2 of 4096 bytes, 2 cuMemcpyDtoH_v2 of 1000
+//   bytes, 2 cuMemsetD32Async of 1000 words, and its cuMemFree_v2;
 // With GPU_TIME_CALLS_PAUSED=1 it first sets its ring's `paused` word (as a benchmark does),
 // so the hook counts every launch and times none.
 // Then it synchronizes and waits 400 ms, so that the hook's timing thread reads the events
@@ -110,6 +112,22 @@ int main(int argc, char** argv) {
   failed += end_capture((void*)0x7000, &graph) != 0;
   failed += instantiate(&exec, graph, 0) != 0;
   for (int i = 0; i < 3; ++i) failed += graph_launch(exec, (void*)0x8000) != 0;
+  // Memory calls, which a process on its own copy of the driver has counted by its hook.
+  typedef int (*free_fn)(uint64_t);
+  typedef int (*htod_async_fn)(uint64_t, const void*, size_t, void*);
+  typedef int (*dtoh_fn)(void*, uint64_t, size_t);
+  typedef int (*memset_async_fn)(uint64_t, unsigned, size_t, void*);
+  typedef int (*alloc_fn)(uint64_t*, size_t);
+  static char host[4096];
+  uint64_t buffer = 0;
+  failed += ((alloc_fn)must(lib, "cuMemAlloc_v2"))(&buffer, 1 << 20) != 0;
+  htod_async_fn htod = (htod_async_fn)must(lib, "cuMemcpyHtoDAsync_v2");
+  for (int i = 0; i < 3; ++i) failed += htod(buffer, host, sizeof host, (void*)0x5000) != 0;
+  dtoh_fn dtoh = (dtoh_fn)must(lib, "cuMemcpyDtoH_v2");
+  for (int i = 0; i < 2; ++i) failed += dtoh(host, buffer, 1000) != 0;
+  memset_async_fn memset_async = (memset_async_fn)must(lib, "cuMemsetD32Async");
+  for (int i = 0; i < 2; ++i) failed += memset_async(buffer, 0, 1000, (void*)0x5000) != 0;
+  failed += ((free_fn)must(lib, "cuMemFree_v2"))(buffer) != 0;
   failed += sync() != 0;
   struct timespec wait = {0, 400 * 1000 * 1000};
   nanosleep(&wait, NULL);

@@ -3,6 +3,7 @@
 // No exception can leave them: the hook is built with -fno-exceptions.
 #include <array>
 
+#include "govern/hook/call_tally.h"
 #include "govern/hook/cuda_types.h"
 #include "govern/hook/policies.h"
 #include "govern/hook/real_functions.h"
@@ -23,18 +24,34 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
   return r;
 }
 
+// A driver function's call (after it, so that the first hooked call, which makes the
+// runtime and with it the counts, is counted too), counted for a process on its own copy of the driver
+// (call_tally.h), with its bytes where the policy reads them (copies and memsets).
+template <typename Policy, typename... A>
+__attribute__((always_inline)) inline void tally(HookId id, A... a) {
+  if constexpr (requires { Policy::bytes(a...); }) {
+    if (__builtin_expect(g_tally_calls.load(std::memory_order_relaxed), 0))
+      tally_call(id, Policy::bytes(a...));
+  } else {
+    tally_call(id, 0);
+  }
+}
+
 }  // namespace
 }  // namespace eacgm::govern::hook
 
 // The parameter and argument lists are spliced in as written: they cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args)                         \
-  EACGM_EXPORT CUresult name params {                                                                      \
-    using eacgm::govern::HookId;                                                                           \
-    using Fn = CUresult(*) params;                                                                         \
-    auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name));                    \
-    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                                                      \
-    return eacgm::govern::hook::invoke<eacgm::govern::hook::policy, CUresult>(real EACGM_COMMA_ARGS args); \
+#define EACGM_DRIVER(name, base, version, until, per_thread, policy, params, args)                      \
+  EACGM_EXPORT CUresult name params {                                                                   \
+    using eacgm::govern::HookId;                                                                        \
+    using Fn = CUresult(*) params;                                                                      \
+    auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name));                 \
+    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                                                   \
+    const CUresult r =                                                                                  \
+        eacgm::govern::hook::invoke<eacgm::govern::hook::policy, CUresult>(real EACGM_COMMA_ARGS args); \
+    eacgm::govern::hook::tally<eacgm::govern::hook::policy>(HookId::name EACGM_COMMA_ARGS args);        \
+    return r;                                                                                           \
   }
 #define EACGM_NVML(name, policy, params, args)                                          \
   EACGM_EXPORT nvmlReturn_t name params {                                               \

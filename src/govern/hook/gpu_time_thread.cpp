@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "govern/hook/call_tally.h"
 #include "govern/hook/dispatch_gap.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/gpu_timer_state.h"
@@ -166,7 +167,7 @@ void read_back(TimerState& s) {
   }
 }
 
-// Names once, and the launch counts that changed.
+// Names once, and the launch counts that changed (and, on the private driver, the calls).
 void write_counts(TimerState& s) {
   write_names(s);
   std::uint64_t total = 0;
@@ -184,6 +185,7 @@ void write_counts(TimerState& s) {
       if (s.ring.write(r)) e.launches_sent = launches;
     }
   });
+  if (g_tally_calls.load(std::memory_order_relaxed)) write_call_tallies(s.ring);
   s.header()->launches.store(total + s.table.untracked(), std::memory_order_relaxed);
   s.header()->timing_cost_ns.store(s.cost_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }

@@ -11,7 +11,9 @@
 #include <new>
 #include <string>
 
+#include "govern/hook/call_tally.h"
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/private_driver.h"
 #include "govern/hook/real_functions.h"
 
 namespace eacgm::govern::hook {
@@ -151,6 +153,8 @@ void init_gpu_time_from_env(bool governed) {
   }
   s->header()->sample_every.store(s->rate.every(), std::memory_order_relaxed);
   g_timer = s;
+  // No uprobe reaches a private driver's calls: the hook counts them for the agent.
+  g_tally_calls.store(private_driver_loaded(), std::memory_order_relaxed);
   std::atexit(gpu_time_at_exit);
   g_gpu_time_active.store(true, std::memory_order_release);
 }
@@ -159,6 +163,7 @@ void gpu_time_after_fork_child() {
   // The child cannot use its parent's CUDA contexts, events or ring, and has no timing
   // thread: it runs without GPU time.
   g_gpu_time_active.store(false, std::memory_order_relaxed);
+  stop_call_tallies();
   if (g_timer != nullptr) g_timer->ring.forget();
 }
 

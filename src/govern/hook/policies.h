@@ -4,7 +4,9 @@
 // reservation. Overloads pick the arguments each signature has.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <tuple>
 
 #include "govern/hook/cuda_types.h"
 #include "govern/hook/gpu_timer.h"
@@ -262,6 +264,64 @@ struct SyncPoint : Passthrough {
   static void post(State&, CUresult r, A...) {
     if (r == CUDA_SUCCESS) sync_point();
   }
+};
+
+// Copies and memsets: nothing to govern. The wrapper counts each call with its bytes
+// (call_tally.h) for a process on its own copy of the driver.
+struct Counted : Passthrough {
+  template <typename... A>
+  static CUresult pre(State&, A...) {
+    (void)runtime();  // the first hooked call may be a copy: the counts start with the runtime
+    return CUDA_SUCCESS;
+  }
+};
+
+// 1D copies: the byte count is argument I.
+template <std::size_t I>
+struct CopyBytes : Counted {
+  template <typename... A>
+  static std::uint64_t bytes(A... a) {
+    return static_cast<std::uint64_t>(std::get<I>(std::tuple<A...>(a...)));
+  }
+};
+
+// 2D and 3D copies: the extent in their parameter struct.
+struct CopyShape : Counted {
+  template <typename... Rest>
+  static std::uint64_t bytes(const CUDA_MEMCPY2D* c, Rest...) {
+    return c != nullptr ? std::uint64_t{c->WidthInBytes} * c->Height : 0;
+  }
+  template <typename... Rest>
+  static std::uint64_t bytes(const CUDA_MEMCPY3D* c, Rest...) {
+    return c != nullptr ? std::uint64_t{c->WidthInBytes} * c->Height * c->Depth : 0;
+  }
+  template <typename... Rest>
+  static std::uint64_t bytes(const CUDA_MEMCPY3D_PEER* c, Rest...) {
+    return c != nullptr ? std::uint64_t{c->WidthInBytes} * c->Height * c->Depth : 0;
+  }
+};
+
+// cuMemsetD8/16/32(_v2, Async): `count` elements of `Size` bytes.
+template <std::uint64_t Size>
+struct MemsetBytes : Counted {
+  template <typename V, typename... Rest>
+  static std::uint64_t bytes(CUdeviceptr, V, size_t count, Rest...) {
+    return std::uint64_t{count} * Size;
+  }
+};
+
+// cuMemsetD2D8/16/32(_v2, Async): `width` elements of `Size` bytes in each of `height` rows.
+template <std::uint64_t Size>
+struct Memset2DBytes : Counted {
+  template <typename V, typename... Rest>
+  static std::uint64_t bytes(CUdeviceptr, size_t, V, size_t width, size_t height, Rest...) {
+    return std::uint64_t{width} * height * Size;
+  }
+};
+
+// cuMemcpyDtoH_v2(_ptds): a synchronizing copy, counted with its bytes.
+struct SyncCopy : SyncPoint {
+  static std::uint64_t bytes(void*, CUdeviceptr, size_t bytes) { return bytes; }
 };
 
 struct NvmlMemInfo {

@@ -1,0 +1,50 @@
+#include "ingest/hook_calls.h"
+
+#include "probe/catalog.h"
+
+namespace eacgm::ingest {
+
+std::shared_ptr<const ProbeInfo> HookCalls::probe_of(const std::string& function) {
+  if (auto it = probes_.find(function); it != probes_.end()) return it->second;
+  if (specs_.empty()) {
+    for (ProbeSpec& s : probe::cuda_driver_catalog().specs) specs_.emplace(s.name, std::move(s));
+  }
+  std::shared_ptr<const ProbeInfo> probe;
+  if (auto spec = specs_.find(function); spec != specs_.end()) {
+    auto info = std::make_shared<ProbeInfo>();
+    info->id = kHookProbeIdBase + static_cast<std::uint32_t>(probes_.size());
+    info->function = spec->second.name;
+    info->symbol = spec->second.symbol;
+    info->library = "libeacgm_hook.so";
+    info->spec = spec->second;
+    info->counted = true;
+    info->hook = true;
+    probe = std::move(info);
+  }
+  // Unknown names too, once each: the hook's table is fixed, so this map is bounded by it.
+  probes_.emplace(function, probe);
+  return probe;
+}
+
+void HookCalls::deltas(const GpuTimeBatch& batch, std::vector<CallCount>& out) {
+  for (const GpuCallCount& c : batch.calls) {
+    std::shared_ptr<const ProbeInfo> probe = probe_of(c.function);
+    if (!probe) continue;
+    Sent& sent = sent_[{c.pid, c.function}];
+    if (c.calls <= sent.calls) continue;  // nothing new (or an older record)
+    CallCount n;
+    n.pid = c.pid;
+    n.probe = std::move(probe);
+    n.calls = c.calls - sent.calls;
+    n.bytes = c.bytes >= sent.bytes ? c.bytes - sent.bytes : 0;
+    sent = Sent{c.calls, c.bytes};
+    out.push_back(std::move(n));
+  }
+  for (const GpuRingState& r : batch.rings) {
+    if (!r.exited) continue;
+    for (auto it = sent_.lower_bound({r.pid, std::string()}); it != sent_.end() && it->first.first == r.pid;)
+      it = sent_.erase(it);
+  }
+}
+
+}  // namespace eacgm::ingest
