@@ -37,7 +37,7 @@ set_target_properties(working_set_loop PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMA
 # What a CUDA event pair around a launch costs the launching thread, on the driver alone
 # (a GPU machine; linked against the stub libcuda like the tests' driver programs).
 add_executable(event_pair_cost ${CMAKE_SOURCE_DIR}/bench/programs/event_pair_cost.cpp)
-target_include_directories(event_pair_cost PRIVATE ${EACGM_CUDA_INCLUDE_DIRS})
+target_include_directories(event_pair_cost PRIVATE ${EACGM_CUDA_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(event_pair_cost PRIVATE ${EACGM_CUDA_STUB} Threads::Threads)
 set_target_properties(event_pair_cost PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
   BUILD_RPATH ${CMAKE_BINARY_DIR}/stub_libcuda)

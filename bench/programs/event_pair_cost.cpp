@@ -31,25 +31,9 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "govern/hook/gap_kernels_ptx.h"
 
-constexpr char kPtx[] = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry spin(.param .u64 ns)
-{
-  .reg .u64 %t0, %t1, %d, %lim;
-  .reg .pred %p;
-  ld.param.u64 %lim, [ns];
-  mov.u64 %t0, %globaltimer;
-SPIN:
-  mov.u64 %t1, %globaltimer;
-  sub.u64 %d, %t1, %t0;
-  setp.lt.u64 %p, %d, %lim;
-  @%p bra SPIN;
-  ret;
-}
-)";
+namespace {
 
 std::uint64_t now_ns() {
   timespec ts{};
@@ -176,9 +160,9 @@ int main(int argc, char** argv) {
   check(cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
   check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   CUmodule module = nullptr;
-  check(cuModuleLoadData(&module, kPtx), "cuModuleLoadData");
+  check(cuModuleLoadData(&module, eacgm::govern::hook::kGapKernelsPtx), "cuModuleLoadData");
   CUfunction spin = nullptr;
-  check(cuModuleGetFunction(&spin, module, "spin"), "cuModuleGetFunction");
+  check(cuModuleGetFunction(&spin, module, "eacgm_spin"), "cuModuleGetFunction");
   CUstream stream = nullptr, own = nullptr;
   check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuStreamCreate(&own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");

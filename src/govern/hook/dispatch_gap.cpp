@@ -3,32 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "govern/hook/gap_kernels_ptx.h"
 #include "govern/hook/real_functions.h"
 
 namespace eacgm::govern::hook {
 namespace {
-
-constexpr char kPtx[] = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry eacgm_spin(.param .u64 ns)
-{
-  .reg .u64 %t0, %t1, %d, %lim;
-  .reg .pred %p;
-  ld.param.u64 %lim, [ns];
-  mov.u64 %t0, %globaltimer;
-SPIN:
-  mov.u64 %t1, %globaltimer;
-  sub.u64 %d, %t1, %t0;
-  setp.lt.u64 %p, %d, %lim;
-  @%p bra SPIN;
-  ret;
-}
-.visible .entry eacgm_empty()
-{
-  ret;
-}
-)";
 
 // What the profiler (CUPTI) reports for an empty 1x1 kernel queued behind earlier work on
 // the H200: 0.58-0.64 us in five runs (p10 0.54, p90 0.70; tests/gpu/empty_kernel_time.py).
@@ -47,7 +26,7 @@ bool measure_dispatch_gap_round(const DriverCalls& d, ContextState& c) {
   static const auto launch = real_driver<LaunchFn>("cuLaunchKernel");  // libcuda's: never our wrapper
   if (load == nullptr || get == nullptr || launch == nullptr || c.own_stream == nullptr) return false;
   if (c.gap_module == nullptr) {
-    if (load(&c.gap_module, kPtx) != CUDA_SUCCESS) {
+    if (load(&c.gap_module, kGapKernelsPtx) != CUDA_SUCCESS) {
       c.gap_module = nullptr;
       return false;
     }
