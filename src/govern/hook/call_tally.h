@@ -24,8 +24,12 @@ struct CallTally {
 
 extern CallTally g_call_tallies[kHookCount];
 
+// Whether calls are counted now (one relaxed load): the wrappers ask before reading a
+// call's bytes.
+inline bool tallying() { return __builtin_expect(g_tally_calls.load(std::memory_order_relaxed), 0); }
+
+// One call of `id` moving `bytes` (0: none), counted: only while tallying().
 inline void tally_call(HookId id, std::uint64_t bytes) {
-  if (__builtin_expect(!g_tally_calls.load(std::memory_order_relaxed), 1)) return;
   CallTally& t = g_call_tallies[index_of(id)];
   t.calls.fetch_add(1, std::memory_order_relaxed);
   if (bytes != 0) t.bytes.fetch_add(bytes, std::memory_order_relaxed);

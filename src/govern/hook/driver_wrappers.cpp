@@ -24,14 +24,15 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
   return r;
 }
 
-// A driver function's call (after it, so that the first hooked call, which makes the
-// runtime and with it the counts, is counted too), counted for a process on its own copy of the driver
-// (call_tally.h), with its bytes where the policy reads them (copies and memsets).
+// A driver function's call, counted for a process on its own copy of the driver
+// (call_tally.h), with its bytes where the policy reads them (copies and memsets). After
+// the call, so that the first hooked call, which makes the runtime and with it the
+// counts, is counted too.
 template <typename Policy, typename... A>
 __attribute__((always_inline)) inline void tally(HookId id, A... a) {
+  if (!tallying()) return;
   if constexpr (requires { Policy::bytes(a...); }) {
-    if (__builtin_expect(g_tally_calls.load(std::memory_order_relaxed), 0))
-      tally_call(id, Policy::bytes(a...));
+    tally_call(id, Policy::bytes(a...));
   } else {
     tally_call(id, 0);
   }

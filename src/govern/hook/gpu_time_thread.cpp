@@ -1,8 +1,8 @@
 // The hook's timing thread (gpu_timer.h): every few milliseconds (EACGM_GPU_TIME_POLL_MS,
 // 5) it reads back the event pairs the GPU has passed, places them on the host's clock
-// through an anchor event of its own, and writes them to the ring; every 100 ms it writes the functions'
-// names and exact launch counts; after every second of timing (paused time left out) it adapts the sampling
-// rate to its budget.
+// through an anchor event of its own, and writes them to the ring; every 100 ms it writes
+// the functions' names and exact launch counts; after every second of timing (paused time
+// left out) it adapts the sampling rate to its budget.
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
