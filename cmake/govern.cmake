@@ -1,7 +1,9 @@
 # Governance (src/govern): the hook library preloaded into GPU programs, the wire
 # protocol, and the scheduler daemon. Its own layer: it uses core (for the scheduler's
 # TOML config, and the hook for the GPU-time ring's layout, core/gpu_time_ring.h, the
-# loader cache's parser, core/ld_cache.h, and the driver copy's name, core/driver_copy_name.h) and nothing above it; nothing outside govern uses the hook.
+# loader cache's parser, core/ld_cache.h, the driver copy's name, core/driver_copy_name.h,
+# and the host waits' table, core/host_wait_kinds.h) and nothing above it; nothing outside
+# govern uses the hook.
 #   hookcore/  pure logic the hook runs (tables, limits, ledger, predictor), unit tested
 #   protocol/  the versioned binary messages between hook and scheduler
 #   hook/      libeacgm_hook.so: exported wrappers and lookup routes
@@ -31,9 +33,10 @@ set_target_properties(eacgm_govern_protocol PROPERTIES POSITION_INDEPENDENT_CODE
 file(GLOB govern_hook_srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/govern/hook/*.cpp)
 # From core, compiled in with the hook's flags for hook/private_driver.cpp: the loader
 # cache's parser (which finds the driver the hook copies), the copy's name and the small
-# file read.
+# file read; for hook/wait_times.cpp, which calls block the host.
 add_library(eacgm_hook SHARED ${govern_hook_srcs} ${CMAKE_SOURCE_DIR}/src/core/ld_cache.cpp
-                              ${CMAKE_SOURCE_DIR}/src/core/driver_copy_name.cpp ${CMAKE_SOURCE_DIR}/src/core/proc_file.cpp)
+                              ${CMAKE_SOURCE_DIR}/src/core/driver_copy_name.cpp ${CMAKE_SOURCE_DIR}/src/core/proc_file.cpp
+                              ${CMAKE_SOURCE_DIR}/src/core/host_wait_kinds.cpp)
 target_include_directories(eacgm_hook PRIVATE ${govern_layer} ${CMAKE_BINARY_DIR}/layers/core ${EACGM_CUDA_INCLUDE_DIRS})
 target_compile_options(eacgm_hook PRIVATE ${EACGM_HOOK_FLAGS} -fno-rtti)
 target_link_libraries(eacgm_hook PRIVATE eacgm_govern_hookcore eacgm_govern_protocol ${CMAKE_DL_LIBS}

@@ -119,6 +119,7 @@ void BudgetController::on_counts(std::span<const CallCount> counts, std::span<co
     }
   }
   for (const CallTimings& t : timings) {
+    if (t.probe && t.probe->hook) continue;  // timed by the process's hook: no probe's returns
     Process* p = process(t.pid);
     if (p == nullptr) continue;
     p->row.sampled_returns += t.count;

@@ -61,6 +61,15 @@ std::optional<HostWaitKind> HostWaits::kind_of(const std::shared_ptr<const Probe
   return kind;
 }
 
+bool HostWaits::from_source(std::uint32_t pid, HostWaitKind kind, const ProbeInfo& probe) {
+  Process* p = process(pid);
+  if (p == nullptr) return true;
+  Source& source = p->kinds[slot(kind)].source;
+  const Source from = probe.hook ? Source::kHook : Source::kProbes;
+  if (source == Source::kNone) source = from;
+  return source == from;
+}
+
 void HostWaits::add(const CallEvent& event) {
   // The outer call that made a nested one already waited for it.
   if (event.nested) return;
@@ -72,6 +81,7 @@ void HostWaits::add(const CallEvent& event) {
     return;
   }
   if (p->comm.empty()) p->comm = std::string(event.comm_view());
+  if (!from_source(event.pid, *kind, *event.probe)) return;
   KindState& k = p->kinds[slot(*kind)];
   ++k.calls;
   ++calls_by_kind_[slot(*kind)];
@@ -88,11 +98,12 @@ void HostWaits::add(std::span<const CallCount> counts, std::span<const CallTimin
   };
   std::map<std::pair<std::uint32_t, HostWaitKind>, Interval> intervals;
   for (const CallCount& c : counts) {
-    if (const auto kind = kind_of(c.probe)) intervals[{c.pid, *kind}].calls += c.calls;
+    const auto kind = kind_of(c.probe);
+    if (kind && from_source(c.pid, *kind, *c.probe)) intervals[{c.pid, *kind}].calls += c.calls;
   }
   for (const CallTimings& t : timings) {
     const auto kind = kind_of(t.probe);
-    if (!kind) continue;
+    if (!kind || !from_source(t.pid, *kind, *t.probe)) continue;
     Interval& i = intervals[{t.pid, *kind}];
     i.sampled += t.count;
     i.sampled_ns += t.sum_ns;

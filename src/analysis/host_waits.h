@@ -78,7 +78,8 @@ class HostWaits {
 
   // Traced calls of the waiting functions (nested calls are their outer call's).
   void add(const CallEvent& event);
-  // Always-on: one delivery of counted calls and the sampled calls' duration buckets.
+  // Always-on: one delivery of counted calls and the sampled calls' duration buckets; and,
+  // in both modes, a private-driver process's driver waits from its hook (every one timed).
   void add(std::span<const CallCount> counts, std::span<const CallTimings> timings);
   // The host-wait tracer's futex and input waits, and what it recorded of their
   // processes (name, start and exit: the kernel's times rather than /proc's and the
@@ -95,7 +96,12 @@ class HostWaits {
   std::size_t process_count() const { return processes_.size(); }
 
  private:
+  // Where a (process, kind)'s waits come from: the probes, or a private-driver process's
+  // hook (ProbeInfo::hook), whose driver waits are the same waits a layer down from the
+  // runtime's probes: the first to report one is the kind's source, the other left out.
+  enum class Source : std::uint8_t { kNone, kProbes, kHook };
   struct KindState {
+    Source source = Source::kNone;
     std::uint64_t calls = 0;
     LatencySketch durations;
     double total_ns = 0;
@@ -117,6 +123,9 @@ class HostWaits {
   Process* process(std::uint32_t pid);
   // The wait kind of a probe (cached by address), or nullopt.
   std::optional<HostWaitKind> kind_of(const std::shared_ptr<const ProbeInfo>& probe);
+  // Whether a wait of `kind` from `probe` counts for the process (its kind's source; an
+  // untracked process's all count, as untracked).
+  bool from_source(std::uint32_t pid, HostWaitKind kind, const ProbeInfo& probe);
   void rows_of(std::uint32_t pid, const Process& p, Clock::time_point end, bool exited,
                std::vector<HostWaitRow>& out) const;
 

@@ -1,7 +1,7 @@
 // What a process's hook timed on the GPU and counted exactly (core/gpu_time_ring.h), as
 // the agent hands it to the consumers: spans of sampled kernels and graphs on the host's
 // clock, the functions' names, their exact launch counts, a private-driver process's
-// driver calls, and each ring's own counters.
+// driver calls and host waits, and each ring's own counters.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +55,18 @@ struct GpuCallCount {
   std::uint64_t bytes = 0;  // copies and memsets
 };
 
+// One hooked driver function that blocks the host, in a process on its own copy of the
+// driver (gpu_time_ring.h kWaits): its calls whose duration fell in one of the hook's log
+// buckets (hookcore/wait_buckets.h), cumulative, exact.
+struct GpuWaitTimes {
+  std::uint32_t pid = 0;
+  std::string function;  // the exported symbol (cuStreamSynchronize)
+  std::uint32_t bucket = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t ns = 0;      // their time
+  std::uint64_t failed = 0;  // of them, those that returned an error
+};
+
 // One ring's counters (cumulative) when it was last read.
 struct GpuRingState {
   std::uint32_t pid = 0;
@@ -76,15 +88,18 @@ struct GpuTimeBatch {
   std::vector<GpuSpan> spans;
   std::vector<GpuLaunchCount> counts;
   std::vector<GpuCallCount> calls;
+  std::vector<GpuWaitTimes> waits;
   std::vector<GpuRingState> rings;
   bool empty() const {
-    return names.empty() && spans.empty() && counts.empty() && calls.empty() && rings.empty();
+    return names.empty() && spans.empty() && counts.empty() && calls.empty() && waits.empty() &&
+           rings.empty();
   }
   void clear() {
     names.clear();
     spans.clear();
     counts.clear();
     calls.clear();
+    waits.clear();
     rings.clear();
   }
 };

@@ -1,9 +1,9 @@
 // The shared-memory ring through which libeacgm_hook.so hands the agent what it timed on
 // the GPU (kernel and graph spans from CUDA event pairs) and what it counted exactly
 // (launches per function; for a process on its own copy of the driver, the calls of every
-// hooked driver function). One file per process, /dev/shm/eacgm-gpu-time.<pid>, created
-// by the hook and removed at exit: by the hook when no agent reads it, else by the agent
-// after its last read (or when it finds the process died without removing it).
+// hooked driver function and the time spent in those that block the host). One file per process,
+// /dev/shm/eacgm-gpu-time.<pid>, created by the hook and removed at exit: by the hook when no agent reads it,
+// else by the agent after its last read (or when it finds the process died without removing it).
 //
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
@@ -23,8 +23,9 @@ namespace eacgm::gpu_time {
 
 inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
 inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
-// 2: kernel spans carry their shape; 3: kCalls, a private-driver process's calls.
-inline constexpr std::uint32_t kVersion = 3;
+// 2: kernel spans carry their shape; 3: kCalls, a private-driver process's calls; 4:
+// kWaits, its host waits.
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::uint32_t kSlots = 8192;  // a power of two
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
@@ -38,6 +39,11 @@ enum class RecordKind : std::uint32_t {
   // own copy of the driver: `duration_ns` the calls, `start_ns` the bytes (copies and
   // memsets); its name (`length` bytes, the exported symbol) in the next slots.
   kCalls = 5,
+  // Calls of one hooked driver function that blocks the host (core/host_wait_kinds.h), for
+  // a process on its own copy of the driver, that took a duration in one log bucket
+  // (hookcore/wait_buckets.h `stream`) so far, cumulative: `duration_ns` the calls,
+  // `start_ns` their time in ns, `launch_ns` the failed ones; its name as for kCalls.
+  kWaits = 6,
 };
 
 // A span's flags (in `length`).

@@ -155,6 +155,17 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
         out.calls.push_back(std::move(c));
         break;
       }
+      case gpu_time::RecordKind::kWaits: {
+        GpuWaitTimes w;
+        if (!read_text(slots, head, tail, r.length, w.function)) break;
+        w.pid = pid;
+        w.bucket = static_cast<std::uint32_t>(r.stream);
+        w.calls = r.duration_ns;
+        w.ns = r.start_ns;
+        w.failed = r.launch_ns;
+        out.waits.push_back(std::move(w));
+        break;
+      }
       default:
         ++counters_.malformed;
         tail = head;

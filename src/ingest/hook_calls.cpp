@@ -1,5 +1,6 @@
 #include "ingest/hook_calls.h"
 
+#include "bpf/events.h"
 #include "probe/catalog.h"
 
 namespace eacgm::ingest {
@@ -26,7 +27,8 @@ std::shared_ptr<const ProbeInfo> HookCalls::probe_of(const std::string& function
   return probe;
 }
 
-void HookCalls::deltas(const GpuTimeBatch& batch, std::vector<CallCount>& out) {
+void HookCalls::deltas(const GpuTimeBatch& batch, std::vector<CallCount>& out,
+                       std::vector<CallTimings>& timings) {
   for (const GpuCallCount& c : batch.calls) {
     std::shared_ptr<const ProbeInfo> probe = probe_of(c.function);
     if (!probe) continue;
@@ -40,10 +42,28 @@ void HookCalls::deltas(const GpuTimeBatch& batch, std::vector<CallCount>& out) {
     sent = Sent{c.calls, c.bytes};
     out.push_back(std::move(n));
   }
+  for (const GpuWaitTimes& w : batch.waits) {
+    std::shared_ptr<const ProbeInfo> probe = probe_of(w.function);
+    if (!probe) continue;
+    WaitSent& sent = waits_sent_[{w.pid, w.function, w.bucket}];
+    if (w.calls <= sent.calls || w.ns < sent.ns) continue;  // nothing new (or an older record)
+    CallTimings t;
+    t.pid = w.pid;
+    t.probe = std::move(probe);
+    t.count = w.calls - sent.calls;
+    t.sum_ns = w.ns - sent.ns;
+    t.errors = w.failed >= sent.failed ? w.failed - sent.failed : 0;
+    t.bucket = eacgm_hist_key(t.sum_ns / t.count);
+    sent = WaitSent{w.calls, w.ns, w.failed};
+    timings.push_back(std::move(t));
+  }
   for (const GpuRingState& r : batch.rings) {
     if (!r.exited) continue;
     for (auto it = sent_.lower_bound({r.pid, std::string()}); it != sent_.end() && it->first.first == r.pid;)
       it = sent_.erase(it);
+    for (auto it = waits_sent_.lower_bound({r.pid, std::string(), 0});
+         it != waits_sent_.end() && std::get<0>(it->first) == r.pid;)
+      it = waits_sent_.erase(it);
   }
 }
 

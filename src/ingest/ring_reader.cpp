@@ -238,10 +238,13 @@ void RingReader::drain_gpu_time() {
   gpu_rings_->drain(gpu_batch_);
   if (gpu_batch_.empty()) return;
   batcher_.consumer().on_gpu_time(gpu_batch_);
-  // A private-driver process's calls, which only its hook counted: as the probes' counts.
+  // A private-driver process's calls and host waits, which only its hook counted and
+  // timed: as the probes' counts and sampled durations.
   hook_counts_.clear();
-  hook_calls_.deltas(gpu_batch_, hook_counts_);
-  if (!hook_counts_.empty()) batcher_.consumer().on_counts(hook_counts_, {});
+  hook_timings_.clear();
+  hook_calls_.deltas(gpu_batch_, hook_counts_, hook_timings_);
+  if (!hook_counts_.empty() || !hook_timings_.empty())
+    batcher_.consumer().on_counts(hook_counts_, hook_timings_);
 }
 
 void RingReader::end_round() {

@@ -112,6 +112,7 @@ class RingReader {
   GpuTimeBatch gpu_batch_;
   HookCalls hook_calls_;
   std::vector<CallCount> hook_counts_;
+  std::vector<CallTimings> hook_timings_;
   std::chrono::steady_clock::time_point next_gpu_scan_{};
   std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;

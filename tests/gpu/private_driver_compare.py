@@ -10,6 +10,9 @@ its driver calls). Exit status 1 unless:
 - PRIVATE's launch calls add up to the launches the hook counted per kernel;
 - the hook's exact counts are the same in both: kernel launches per name and graph
   launches (not `compile`);
+- the host waits of every CUDA kind (stream, event and device synchronisations, blocking
+  copies) are as many in PRIVATE as in USUAL, and timed (not `compile`): the runtime's
+  probes still reach PRIVATE's runtime calls, and the hook times the driver's waits;
 - USUAL's probes saw as many launches as the hook counted: the launch and graph-launch
   calls not nested in another traced launch (a function's `calls` leave its nested
   calls out), the hook's own gap-measurement kernels (`eacgm_*`) left out, as
@@ -43,6 +46,21 @@ def driver_rows(doc):
             for f in doc.get("functions", []) if f.get("domain") == "cuda_driver" and f["calls"] + f.get("nested", 0) > 0}
 
 
+CUDA_WAITS = ("stream_sync", "event_sync", "device_sync", "blocking_copy")
+
+
+def waits(doc):
+    """Per CUDA wait kind: [calls, timed, total_ns], every process summed."""
+    out = collections.defaultdict(lambda: [0, 0, 0.0])
+    for p in doc.get("waits", {}).get("processes", []):
+        for w in p["waits"]:
+            if w["kind"] in CUDA_WAITS:
+                out[w["kind"]][0] += w["calls"]
+                out[w["kind"]][1] += w["timed"]
+                out[w["kind"]][2] += w["total_ns"] or 0
+    return out
+
+
 def main():
     name, usual_path, private_path = sys.argv[1:4]
     usual, private = json.load(open(usual_path)), json.load(open(private_path))
@@ -64,7 +82,19 @@ def main():
     print(f"  {'  of them launches':<36} {'':>10} {private_launches:>10}")
     print(f"  {'launches the hook counted':<36} {sum(hu.values()):>10} {sum(hp.values()):>10}")
     print(f"  {'kernel names (+ graphs)':<36} {len(hu):>10} {len(hp):>10}")
+    wu, wp = waits(usual), waits(private)
+    for kind in sorted(set(wu) | set(wp)):
+        u, p = wu[kind], wp[kind]
+        print(f"  {'waits, ' + kind + ' (calls / ms)':<36} {u[0]:>5}/{u[2] / 1e6:<6.1f} {p[0]:>5}/{p[2] / 1e6:<6.1f}")
+    waits_differ = {k: (wu[k][0], wp[k][0]) for k in set(wu) | set(wp) if wu[k][0] != wp[k][0]}
+    untimed = {k: wp[k] for k in wp if wp[k][0] > 0 and (wp[k][1] == 0 or wp[k][2] <= 0)}
     ok = True
+    if waits_differ and name != "compile":
+        print(f"FAIL: {name}: host waits differ (usual, private): {waits_differ}")
+        ok = False
+    if untimed:
+        print(f"FAIL: {name}: host waits without a time in the private run: {untimed}")
+        ok = False
     if driver_calls:
         print(f"FAIL: {name}: driver functions seen with the private driver: {driver_calls}")
         ok = False

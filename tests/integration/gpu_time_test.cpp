@@ -238,6 +238,25 @@ std::map<std::string, std::uint64_t> bytes_by_function(const json& doc) {
   return out;
 }
 
+struct KindWaits {
+  std::uint64_t calls = 0, timed = 0;
+  double total_ns = 0;
+};
+
+// Host waits per kind, every process's summed.
+std::map<std::string, KindWaits> waits_by_kind(const json& doc) {
+  std::map<std::string, KindWaits> out;
+  for (const auto& p : doc["waits"]["processes"]) {
+    for (const auto& w : p["waits"]) {
+      KindWaits& k = out[w["kind"].get<std::string>()];
+      k.calls += w["calls"].get<std::uint64_t>();
+      k.timed += w["timed"].get<std::uint64_t>();
+      if (w["total_ns"].is_number()) k.total_ns += w["total_ns"].get<double>();
+    }
+  }
+  return out;
+}
+
 // --private-driver: the program runs the (fake) libcuda from a copy named
 // eacgm-libcuda.so.*, which the driver's uprobes (on files named libcuda.so*) never reach;
 // the hook's counts are the launches, and its counts of every driver call stand in for the
@@ -285,6 +304,23 @@ TEST(GpuTime, PrivateDriverLeavesTheDriversUprobesOffAndTheHookCounts) {
   EXPECT_EQ(calls.contains("cuMemcpyHtoDAsync_v2") ? calls.at("cuMemcpyHtoDAsync_v2") : 0, 3u);
   EXPECT_EQ(bytes.contains("cuMemcpyHtoDAsync_v2") ? bytes.at("cuMemcpyHtoDAsync_v2") : 0, 3u * 4096);
   EXPECT_EQ(bytes.contains("cuMemsetD32Async") ? bytes.at("cuMemsetD32Async") : 0, 2u * 4000);
+  // Its host waits (the context synchronisations, the synchronous copy) timed by the hook,
+  // each call: as many as the probes timed in the usual run, with their time.
+  const auto usual_waits = waits_by_kind(usual);
+  const auto waits = waits_by_kind(doc);
+  for (const char* kind : {"device_sync", "blocking_copy"}) {
+    ASSERT_TRUE(usual_waits.contains(kind)) << kind << ": " << usual["waits"].dump(2);
+    ASSERT_TRUE(waits.contains(kind)) << kind << ": " << doc["waits"].dump(2);
+    EXPECT_GT(usual_waits.at(kind).calls, 0u) << kind;
+    EXPECT_EQ(waits.at(kind).calls, usual_waits.at(kind).calls) << kind << ": " << doc["waits"].dump(2);
+    EXPECT_EQ(waits.at(kind).timed, waits.at(kind).calls) << kind << ": every one timed";
+    EXPECT_GT(waits.at(kind).total_ns, 0.0) << kind;
+  }
+  for (const auto& f : doc["functions"]) {
+    if (f["function"] != "cuCtxSynchronize") continue;
+    EXPECT_EQ(f["timed"], f["calls"]) << f.dump();
+    EXPECT_TRUE(f["p50_ns"].is_number()) << f.dump();
+  }
   auto k = kernels_by_name(doc);
   ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
   EXPECT_EQ(k["kernelA(float*)"]["launches"], 200) << "exact, from the hook";

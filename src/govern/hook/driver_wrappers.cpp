@@ -1,12 +1,16 @@
 // The exported wrappers, generated from hooked_functions.def: each finds its real
-// function, runs its policy's pre hook, calls the driver (or NVML), runs the post hook.
+// function, runs its policy's pre hook, calls the driver (or NVML), runs the post hook;
+// for a process on its own copy of the driver, a driver wrapper also counts the call
+// (call_tally.h) and times it if it blocks the host (wait_times.h).
 // No exception can leave them: the hook is built with -fno-exceptions.
 #include <array>
 
 #include "govern/hook/call_tally.h"
 #include "govern/hook/cuda_types.h"
+#include "govern/hook/monotonic_clock.h"
 #include "govern/hook/policies.h"
 #include "govern/hook/real_functions.h"
+#include "govern/hook/wait_times.h"
 
 #define EACGM_EXPORT extern "C" __attribute__((visibility("default")))
 #define EACGM_UNPAREN(...) __VA_ARGS__
@@ -49,8 +53,13 @@ __attribute__((always_inline)) inline void tally(HookId id, A... a) {
     using Fn = CUresult(*) params;                                                                      \
     auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name));                 \
     if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                                                   \
+    const bool timed = eacgm::govern::hook::timing_wait(HookId::name);                                  \
+    const std::uint64_t began = timed ? eacgm::govern::hook::now_ns() : 0;                              \
     const CUresult r =                                                                                  \
         eacgm::govern::hook::invoke<eacgm::govern::hook::policy, CUresult>(real EACGM_COMMA_ARGS args); \
+    if (timed)                                                                                          \
+      eacgm::govern::hook::time_wait(HookId::name, eacgm::govern::hook::now_ns() - began,               \
+                                     r != CUDA_SUCCESS);                                                \
     eacgm::govern::hook::tally<eacgm::govern::hook::policy>(HookId::name EACGM_COMMA_ARGS args);        \
     return r;                                                                                           \
   }

@@ -13,6 +13,8 @@
 #include "govern/hook/dispatch_gap.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/monotonic_clock.h"
+#include "govern/hook/wait_times.h"
 
 namespace eacgm::govern::hook {
 namespace {
@@ -20,12 +22,6 @@ namespace {
 constexpr std::uint64_t kCountsEveryNs = 100'000'000;
 constexpr std::uint64_t kAdaptEveryNs = 1'000'000'000;
 constexpr std::uint64_t kAnchorEveryNs = 1'000'000'000;
-
-std::uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 std::uint64_t ms_to_ns(float ms) {
   return ms <= 0 ? 0 : static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
@@ -185,7 +181,10 @@ void write_counts(TimerState& s) {
       if (s.ring.write(r)) e.launches_sent = launches;
     }
   });
-  if (g_tally_calls.load(std::memory_order_relaxed)) write_call_tallies(s.ring);
+  if (g_tally_calls.load(std::memory_order_relaxed)) {
+    write_call_tallies(s.ring);
+    write_wait_times(s.ring);
+  }
   s.header()->launches.store(total + s.table.untracked(), std::memory_order_relaxed);
   s.header()->timing_cost_ns.store(s.cost_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }

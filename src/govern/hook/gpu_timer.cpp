@@ -13,8 +13,10 @@
 
 #include "govern/hook/call_tally.h"
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/monotonic_clock.h"
 #include "govern/hook/private_driver.h"
 #include "govern/hook/real_functions.h"
+#include "govern/hook/wait_times.h"
 
 namespace eacgm::govern::hook {
 
@@ -91,12 +93,6 @@ bool take_events(TimerState& s, CUcontext ctx, CUevent* start, CUevent* end) {
   return true;
 }
 
-std::uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 bool env_flag(const char* name, bool* value) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return false;
@@ -153,8 +149,12 @@ void init_gpu_time_from_env(bool governed) {
   }
   s->header()->sample_every.store(s->rate.every(), std::memory_order_relaxed);
   g_timer = s;
-  // No uprobe reaches a private driver's calls: the hook counts them for the agent.
-  g_tally_calls.store(private_driver_loaded(), std::memory_order_relaxed);
+  // No uprobe reaches a private driver's calls: the hook counts them, and times its host
+  // waits, for the agent.
+  if (private_driver_loaded()) {
+    start_wait_times();
+    g_tally_calls.store(true, std::memory_order_relaxed);
+  }
   std::atexit(gpu_time_at_exit);
   g_gpu_time_active.store(true, std::memory_order_release);
 }

@@ -127,6 +127,49 @@ TEST_F(HostWaitsTest, CallsCountedBeforeAnySampleArePricedOnceOneArrives) {
   EXPECT_EQ(r->total_ns, 8'000'000u) << "every call priced, none twice";
 }
 
+// A private-driver process's driver waits come from its hook (every one timed); where the
+// runtime's probes report waits of the same kind (per call, they still reach it), those are
+// the same waits a layer up: the kind's first source is kept and the other left out.
+TEST_F(HostWaitsTest, AHooksDriverWaitsCountWhereNoProbeReportsTheirKind) {
+  auto hooked = [](const char* function) {
+    auto p = std::make_shared<ProbeInfo>(*cuda_probe(function));
+    p->spec.domain = "cuda_driver";
+    p->counted = true;
+    p->hook = true;
+    return std::shared_ptr<const ProbeInfo>(p);
+  };
+  auto stream_sync = hooked("cuStreamSynchronize");
+  auto ctx_sync = hooked("cuCtxSynchronize");
+  // 7: the runtime's probe reports its stream syncs; its hook times the driver's.
+  waits.add(call(cuda_probe("cudaStreamSynchronize"), 7, 2'000'000));
+  std::vector<CallCount> counts = {CallCount{7, stream_sync, 0, 0, "", 1, 0},
+                                   CallCount{8, ctx_sync, 0, 0, "", 2, 0},
+                                   CallCount{9, stream_sync, 0, 0, "", 1, 0}};
+  std::vector<CallTimings> timings = {
+      CallTimings{7, stream_sync, eacgm_hist_key(1'900'000), 1, 1'900'000, 0},
+      CallTimings{8, ctx_sync, eacgm_hist_key(1'000'000), 2, 2'000'000, 0},
+      CallTimings{9, stream_sync, eacgm_hist_key(3'000'000), 1, 3'000'000, 0}};
+  waits.add(counts, timings);
+  // 9: its hook reported first; a probe's later wait of the kind is the same wait.
+  waits.add(call(cuda_probe("cudaStreamSynchronize"), 9, 3'100'000));
+
+  const auto summary = waits.summary(start + seconds(1));  // the rows point into it
+  const HostWaitRow* seven = row(summary, 7, HostWaitKind::kStreamSync);
+  ASSERT_NE(seven, nullptr);
+  EXPECT_EQ(seven->calls, 1u) << "the probe's, not twice";
+  EXPECT_EQ(seven->total_ns, 2'000'000u);
+  const HostWaitRow* eight = row(summary, 8, HostWaitKind::kDeviceSync);
+  ASSERT_NE(eight, nullptr) << "only the hook sees them";
+  EXPECT_EQ(eight->calls, 2u);
+  EXPECT_EQ(eight->timed, 2u);
+  EXPECT_EQ(eight->total_ns, 2'000'000u);
+  const HostWaitRow* nine = row(summary, 9, HostWaitKind::kStreamSync);
+  ASSERT_NE(nine, nullptr);
+  EXPECT_EQ(nine->calls, 1u);
+  EXPECT_EQ(nine->total_ns, 3'000'000u);
+  EXPECT_EQ(summary.calls_by_kind[static_cast<std::size_t>(HostWaitKind::kStreamSync)], 2u);
+}
+
 TEST_F(HostWaitsTest, SyscallWaitsAreTimedWholeAndShareTheProcessWallTime) {
   waits.set_start_of([&](std::uint32_t) { return std::optional(start + milliseconds(500)); });
   waits.add(HostWaitProcess{11, "loader", 0, 0});

@@ -1,5 +1,5 @@
 // The hook's GPU-time bookkeeping: the launch table (exact counts, NCCL names, a full
-// table) and the adaptive 1-in-N rate.
+// table), the adaptive 1-in-N rate, and the buckets of the host waits it times.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,9 +7,11 @@
 #include <thread>
 #include <vector>
 
+#include "bpf/events.h"
 #include "govern/hookcore/gpu_time_settings.h"
 #include "govern/hookcore/launch_table.h"
 #include "govern/hookcore/sample_rate.h"
+#include "govern/hookcore/wait_buckets.h"
 
 namespace eacgm::govern {
 namespace {
@@ -158,6 +160,23 @@ TEST(GpuTimeSettings, BadValuesKeepTheDefaultsAndSaySo) {
     EXPECT_EQ(s.poll_ns, 5'000'000u) << poll;
     EXPECT_EQ(warnings.empty(), *poll == '\0') << poll << ": " << warnings;
   }
+}
+
+// The hook's wait buckets are the agent's log buckets with 3 bits instead of 6: exact
+// below 8 ns, 8 per power of two, each less than 1/8 of its start wide, and capped.
+TEST(WaitBuckets, EightPerPowerOfTwoUpToTheLast) {
+  for (std::uint64_t v = 0; v < 8; ++v) EXPECT_EQ(wait_bucket(v), v);
+  std::uint32_t last = 0;
+  for (std::uint64_t v = 8; v < (std::uint64_t{1} << 42); v += v / 7 + 1) {
+    const std::uint32_t b = wait_bucket(v);
+    EXPECT_EQ(b, eacgm_hist_key_bits(v, kWaitBucketBits)) << v;
+    EXPECT_GE(b, last) << v;
+    last = b;
+  }
+  EXPECT_EQ(wait_bucket((std::uint64_t{1} << 42) - 1), kWaitBuckets - 1);
+  EXPECT_EQ(wait_bucket(std::uint64_t{1} << 50), kWaitBuckets - 1) << "longer waits go in the last";
+  EXPECT_EQ(wait_bucket(~std::uint64_t{0}), kWaitBuckets - 1);
+  EXPECT_NE(wait_bucket(1'000'000), wait_bucket(1'100'000)) << "a 10% difference is another bucket";
 }
 
 }  // namespace
