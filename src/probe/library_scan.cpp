@@ -3,7 +3,6 @@
 #include "probe/library_scan.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -18,33 +17,10 @@
 #include <optional>
 #include <string_view>
 
-#include "core/unique_fd.h"
+#include "core/proc_file.h"
 
 namespace eacgm::probe {
 namespace {
-
-// Whole-file read that works for /proc files (st_size 0). On failure returns errno.
-int read_whole_file(const std::string& path, std::string& out) {
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    return errno;
-  }
-  out.clear();
-  std::array<char, std::size_t{64} * 1024> buf{};
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return errno;
-    }
-    if (n == 0) {
-      return 0;
-    }
-    out.append(buf.data(), static_cast<std::size_t>(n));
-  }
-}
 
 std::string_view next_field(std::string_view& line) {
   const std::size_t start = line.find_first_not_of(' ');
@@ -172,7 +148,7 @@ MapsScan scan_maps(const std::vector<int>& pids) {
   std::string text;
   for (const int pid : targets) {
     const std::string proc = "/proc/" + std::to_string(pid);
-    const int err = read_whole_file(proc + "/maps", text);
+    const int err = read_file_into(proc + "/maps", text);
     if (err == ENOENT || err == ESRCH) {
       continue;  // exited between listing and reading
     }
@@ -260,7 +236,7 @@ std::vector<MappedFile> scan_pid_maps(int pid) { return scan_maps({pid}).files; 
 
 Result<std::vector<CachedLibrary>> ld_cache_libraries(const std::string& cache_path) {
   std::string text;
-  const int err = read_whole_file(cache_path, text);
+  const int err = read_file_into(cache_path, text);
   std::string why;
   if (err != 0) {
     why = "cannot read " + cache_path + ": " + std::strerror(err);

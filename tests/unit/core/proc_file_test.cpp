@@ -1,32 +1,61 @@
-// read_small_file: whole files, the limit, and failures as nullopt (never an exception).
+// read_small_file: whole files, the limit, and failures as nullopt (never an exception);
+// read_file_into: the same with the failure's errno.
 #include "core/proc_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <string>
 
 namespace eacgm {
 namespace {
 
-TEST(ReadSmallFile, WholeFileUpToTheLimit) {
-  char path[] = "/tmp/eacgm-small-file-XXXXXX";
+// A new file under /tmp holding `text`; its path.
+std::string file_with(const std::string& text) {
+  char path[] = "/tmp/eacgm-proc-file-XXXXXX";
   const int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  const std::string text(10000, 'x');
+  if (fd >= 0) ::close(fd);
   std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ReadSmallFile, WholeFileUpToTheLimit) {
+  const std::string text(10000, 'x');
+  const std::string path = file_with(text);
   EXPECT_EQ(read_small_file(path), text) << "more than one read's worth";
   EXPECT_EQ(read_small_file(path, 5), "xxxxx");
   EXPECT_EQ(read_small_file(path, 5)->capacity() < 64, true) << "no buffer kept behind it";
-  ::unlink(path);
+  ::unlink(path.c_str());
 }
 
 TEST(ReadSmallFile, FailuresAreNullopt) {
   EXPECT_EQ(read_small_file("/nonexistent/eacgm"), std::nullopt);
   EXPECT_EQ(read_small_file("/tmp"), std::nullopt) << "a read that fails after the open (EISDIR)";
   EXPECT_TRUE(read_small_file("/proc/self/status").has_value());
+}
+
+TEST(ReadSmallFile, AShortFileKeepsNoLargeBuffer) {
+  const auto status = read_small_file("/proc/self/comm");
+  ASSERT_TRUE(status.has_value());
+  EXPECT_LT(status->capacity(), 4096u + status->size());
+}
+
+TEST(ReadFileInto, TheWholeFileOrTheFailuresErrno) {
+  const std::string text(200000, 'y');
+  const std::string path = file_with(text);
+  std::string out = "old";
+  EXPECT_EQ(read_file_into(path, out), 0);
+  EXPECT_EQ(out, text) << "several reads' worth, no limit";
+  EXPECT_EQ(read_file_into(path, out, 7), 0);
+  EXPECT_EQ(out, "yyyyyyy");
+  ::unlink(path.c_str());
+  EXPECT_EQ(read_file_into(path, out), ENOENT);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(read_file_into("/tmp", out), EISDIR);
+  EXPECT_EQ(read_file_into("/proc/self/maps", out), 0);
+  EXPECT_NE(out.find('\n'), std::string::npos) << "a /proc file (size 0) read whole";
 }
 
 }  // namespace
