@@ -1,7 +1,8 @@
 // The hook's two gap-measurement kernels as PTX, JIT-compiled by the driver
 // (dispatch_gap.cpp): eacgm_spin(ns) holds its stream for `ns` nanoseconds of the GPU's
-// global timer, eacgm_empty() does nothing. bench/programs/event_pair_cost.cpp launches
-// the spin kernel as its workload.
+// global timer, eacgm_store() writes one word to the module's own global (as every kernel
+// of a program writes memory, whose completion an event pair around it waits for).
+// bench/programs/event_pair_cost.cpp launches the spin kernel as its workload.
 #pragma once
 
 namespace eacgm::govern::hook {
@@ -22,8 +23,12 @@ SPIN:
   @%p bra SPIN;
   ret;
 }
-.visible .entry eacgm_empty()
+.global .align 4 .u32 eacgm_sink;
+.visible .entry eacgm_store()
 {
+  .reg .u32 %v;
+  mov.u32 %v, 1;
+  st.global.u32 [eacgm_sink], %v;
   ret;
 }
 )";

@@ -63,11 +63,11 @@ struct ContextState {
   std::uint64_t anchor_ns = 0;
   std::uint64_t anchor_made_ns = 0;
   // What an event pair adds to a queued kernel here (dispatch_gap.h): the median of the
-  // spans measured so far, less an empty kernel's own time.
+  // spans measured so far, less a one-block kernel's own time.
   std::uint64_t dispatch_gap_ns = 0;
   CUmodule gap_module = nullptr;
   CUfunction gap_spin = nullptr;
-  CUfunction gap_empty = nullptr;
+  CUfunction gap_store = nullptr;
   CUevent gap_start = nullptr;
   CUevent gap_end = nullptr;
   std::uint32_t gap_spans[kGapSpans] = {};
