@@ -49,9 +49,10 @@ void start_wait_times() {
 
 void time_wait(HookId id, std::uint64_t ns, bool failed) {
   WaitBucket& b = g_waits[g_wait_slot[index_of(id)]].buckets[wait_bucket(ns)];
-  b.calls.fetch_add(1, std::memory_order_relaxed);
+  // The time first: a writer that sees the call counted sees its time too.
   b.ns.fetch_add(ns, std::memory_order_relaxed);
   if (failed) b.failed.fetch_add(1, std::memory_order_relaxed);
+  b.calls.fetch_add(1, std::memory_order_release);
 }
 
 void write_wait_times(GpuTimeRingWriter& ring) {
@@ -60,7 +61,7 @@ void write_wait_times(GpuTimeRingWriter& ring) {
     const char* name = hook_info(w.id).name;
     for (std::uint32_t k = 0; k < kWaitBuckets; ++k) {
       WaitBucket& b = w.buckets[k];
-      const std::uint64_t calls = b.calls.load(std::memory_order_relaxed);
+      const std::uint64_t calls = b.calls.load(std::memory_order_acquire);
       if (calls == b.calls_sent) continue;
       gpu_time::Record r{};
       r.kind = static_cast<std::uint32_t>(gpu_time::RecordKind::kWaits);
