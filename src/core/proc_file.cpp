@@ -32,7 +32,7 @@ int read_file_into(const std::string& path, std::string& out, std::size_t limit)
 std::optional<std::string> read_small_file(const std::string& path, std::size_t limit) {
   std::string out;
   if (read_file_into(path, out, limit) != 0) return std::nullopt;
-  if (out.capacity() > out.size() + 4096) out.shrink_to_fit();  // a short file under a large limit
+  out.shrink_to_fit();  // a short file under a large limit keeps no large buffer
   return out;
 }
 
