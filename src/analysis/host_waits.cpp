@@ -61,13 +61,15 @@ std::optional<HostWaitKind> HostWaits::kind_of(const std::shared_ptr<const Probe
   return kind;
 }
 
+bool HostWaits::from_source(KindState& state, const ProbeInfo& probe) {
+  const Source from = probe.hook ? Source::kHook : Source::kProbes;
+  if (state.source == Source::kNone) state.source = from;
+  return state.source == from;
+}
+
 bool HostWaits::from_source(std::uint32_t pid, HostWaitKind kind, const ProbeInfo& probe) {
   Process* p = process(pid);
-  if (p == nullptr) return true;
-  Source& source = p->kinds[slot(kind)].source;
-  const Source from = probe.hook ? Source::kHook : Source::kProbes;
-  if (source == Source::kNone) source = from;
-  return source == from;
+  return p == nullptr || from_source(p->kinds[slot(kind)], probe);
 }
 
 void HostWaits::add(const CallEvent& event) {
@@ -81,8 +83,8 @@ void HostWaits::add(const CallEvent& event) {
     return;
   }
   if (p->comm.empty()) p->comm = std::string(event.comm_view());
-  if (!from_source(event.pid, *kind, *event.probe)) return;
   KindState& k = p->kinds[slot(*kind)];
+  if (!from_source(k, *event.probe)) return;
   ++k.calls;
   ++calls_by_kind_[slot(*kind)];
   if (!event.has_exit) return;

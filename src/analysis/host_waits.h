@@ -126,6 +126,7 @@ class HostWaits {
   // Whether a wait of `kind` from `probe` counts for the process (its kind's source; an
   // untracked process's all count, as untracked).
   bool from_source(std::uint32_t pid, HostWaitKind kind, const ProbeInfo& probe);
+  static bool from_source(KindState& state, const ProbeInfo& probe);
   void rows_of(std::uint32_t pid, const Process& p, Clock::time_point end, bool exited,
                std::vector<HostWaitRow>& out) const;
 

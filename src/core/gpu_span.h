@@ -1,7 +1,7 @@
 // What a process's hook timed on the GPU and counted exactly (core/gpu_time_ring.h), as
 // the agent hands it to the consumers: spans of sampled kernels and graphs on the host's
 // clock, the functions' names, their exact launch counts, a private-driver process's
-// driver calls and host waits, and each ring's own counters.
+// driver calls, host waits, allocations and frees, and each ring's own counters.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +67,21 @@ struct GpuWaitTimes {
   std::uint64_t failed = 0;  // of them, those that returned an error
 };
 
+// One allocation or free of a process on its own copy of the driver (gpu_time_ring.h
+// kMemory), in the order it made them.
+struct GpuMemoryCall {
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::string function;        // the exported symbol (cuMemAlloc_v2)
+  std::uint64_t begin_ns = 0;  // CLOCK_MONOTONIC
+  std::uint64_t duration_ns = 0;
+  std::uint64_t address = 0;  // the allocated or freed address, or VMM handle
+  std::uint64_t bytes = 0;    // allocations: the size (pitched: the pitch)
+  std::uint64_t rows = 0;     // pitched: the height
+  std::int32_t result = 0;    // CUresult
+  bool by_runtime = false;    // made by libcudart, whose probe counts the call
+};
+
 // One ring's counters (cumulative) when it was last read.
 struct GpuRingState {
   std::uint32_t pid = 0;
@@ -89,10 +104,11 @@ struct GpuTimeBatch {
   std::vector<GpuLaunchCount> counts;
   std::vector<GpuCallCount> calls;
   std::vector<GpuWaitTimes> waits;
+  std::vector<GpuMemoryCall> memory;
   std::vector<GpuRingState> rings;
   bool empty() const {
     return names.empty() && spans.empty() && counts.empty() && calls.empty() && waits.empty() &&
-           rings.empty();
+           memory.empty() && rings.empty();
   }
   void clear() {
     names.clear();
@@ -100,6 +116,7 @@ struct GpuTimeBatch {
     counts.clear();
     calls.clear();
     waits.clear();
+    memory.clear();
     rings.clear();
   }
 };

@@ -1,7 +1,8 @@
 // The shared-memory ring through which libeacgm_hook.so hands the agent what it timed on
 // the GPU (kernel and graph spans from CUDA event pairs) and what it counted exactly
 // (launches per function; for a process on its own copy of the driver, the calls of every
-// hooked driver function and the time spent in those that block the host). One file per
+// hooked driver function, the time spent in those that block the host, and each allocation
+// and free with its address). One file per
 // process, /dev/shm/eacgm-gpu-time.<pid>, created by the hook and removed at exit: by the
 // hook when no agent reads it, else by the agent after its last read (or when it finds the
 // process died without removing it).
@@ -9,7 +10,8 @@
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
 // kSlots - 1. A record is one slot; a name record is followed by its text in the next
-// slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next.
+// slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next, a
+// memory call by its MemoryPayload in the next.
 // When the consumer is absent or slow the producer drops (counted in `dropped`): the hook
 // never waits for the agent. Plain data only: this header is compiled into the hook (no
 // exceptions, no allocation) and the agent alike.
@@ -25,8 +27,8 @@ namespace eacgm::gpu_time {
 inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
 inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
 // 2: kernel spans carry their shape; 3: kCalls, a private-driver process's calls; 4:
-// kWaits, its host waits.
-inline constexpr std::uint32_t kVersion = 4;
+// kWaits, its host waits; 5: kMemory, its allocations and frees.
+inline constexpr std::uint32_t kVersion = 5;
 inline constexpr std::uint32_t kSlots = 8192;  // a power of two
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
@@ -45,6 +47,11 @@ enum class RecordKind : std::uint32_t {
   // (hookcore/wait_buckets.h `stream`) so far, cumulative: `duration_ns` the calls,
   // `start_ns` their time in ns, `launch_ns` the failed ones; its name as for kCalls.
   kWaits = 6,
+  // One allocation or free by a process on its own copy of the driver, which no uprobe
+  // sees: `launch_ns` when it was called (CLOCK_MONOTONIC), `duration_ns` its time on the
+  // host, `tid` the calling thread, `function` its HookId; a MemoryPayload in the next slot.
+  // Its count is not in the function's kCalls.
+  kMemory = 7,
 };
 
 // A span's flags (in `length`).
@@ -84,6 +91,19 @@ struct LaunchShape {
   auto operator<=>(const LaunchShape&) const = default;
 };
 static_assert(sizeof(LaunchShape) <= kSlotBytes);
+
+// A kMemory record's call.
+inline constexpr std::uint32_t kMemoryByRuntime = 1;  // made by libcudart (its probe counts it)
+inline constexpr std::size_t kMemoryNameBytes = 32;
+struct MemoryPayload {
+  std::uint64_t address;            // the allocated or freed address (cuMemCreate, cuMemRelease: the handle)
+  std::uint64_t bytes;              // allocations: the size (cuMemAllocPitch_v2: the pitch)
+  std::uint64_t rows;               // cuMemAllocPitch_v2: the height
+  std::int32_t result;              // the CUresult
+  std::uint32_t flags;              // kMemory*
+  char function[kMemoryNameBytes];  // the exported symbol, NUL-padded
+};
+static_assert(sizeof(MemoryPayload) <= kSlotBytes);
 
 struct alignas(64) Header {
   std::uint32_t magic;

@@ -166,6 +166,25 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
         out.waits.push_back(std::move(w));
         break;
       }
+      case gpu_time::RecordKind::kMemory: {
+        if (tail == head) break;  // a payload never written: the call is dropped
+        gpu_time::MemoryPayload p{};
+        std::memcpy(&p, &slots[tail & kMask], sizeof p);
+        ++tail;
+        GpuMemoryCall c;
+        c.pid = pid;
+        c.tid = r.tid;
+        c.function.assign(p.function, ::strnlen(p.function, sizeof p.function));
+        c.begin_ns = r.launch_ns;
+        c.duration_ns = r.duration_ns;
+        c.address = p.address;
+        c.bytes = p.bytes;
+        c.rows = p.rows;
+        c.result = p.result;
+        c.by_runtime = (p.flags & gpu_time::kMemoryByRuntime) != 0;
+        out.memory.push_back(std::move(c));
+        break;
+      }
       default:
         ++counters_.malformed;
         tail = head;

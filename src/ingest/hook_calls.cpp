@@ -1,12 +1,14 @@
 #include "ingest/hook_calls.h"
 
+#include <algorithm>
+
 #include "bpf/events.h"
 #include "probe/catalog.h"
 
 namespace eacgm::ingest {
 
-std::shared_ptr<const ProbeInfo> HookCalls::probe_of(const std::string& function) {
-  if (auto it = probes_.find(function); it != probes_.end()) return it->second;
+std::shared_ptr<const ProbeInfo> HookCalls::probe_of(const std::string& function, bool counted) {
+  if (auto it = probes_.find({function, counted}); it != probes_.end()) return it->second;
   if (specs_.empty()) {
     for (ProbeSpec& s : probe::cuda_driver_catalog().specs) specs_.emplace(s.name, std::move(s));
   }
@@ -18,13 +20,49 @@ std::shared_ptr<const ProbeInfo> HookCalls::probe_of(const std::string& function
     info->symbol = spec->second.symbol;
     info->library = "libeacgm_hook.so";
     info->spec = spec->second;
-    info->counted = true;
+    info->counted = counted;
     info->hook = true;
     probe = std::move(info);
   }
   // Unknown names too, once each: the hook's table is fixed, so this map is bounded by it.
-  probes_.emplace(function, probe);
+  probes_.emplace(std::pair{function, counted}, probe);
   return probe;
+}
+
+void HookCalls::events(const GpuTimeBatch& batch, std::vector<CallEvent>& out) {
+  if (batch.memory.empty()) return;
+  std::map<std::uint32_t, const std::string*> comms;
+  for (const GpuRingState& r : batch.rings) comms[r.pid] = &r.comm;
+  for (const GpuMemoryCall& c : batch.memory) {
+    std::shared_ptr<const ProbeInfo> probe = probe_of(c.function, false);
+    if (!probe) continue;
+    CallEvent e;
+    e.ts_ns = clock_.from_monotonic(c.begin_ns);
+    e.dur_ns = c.duration_ns;
+    e.pid = c.pid;
+    e.tid = c.tid;
+    if (auto it = comms.find(c.pid); it != comms.end())
+      it->second->copy(e.comm.data(), std::min(it->second->size(), e.comm.size() - 1));
+    e.has_exit = true;
+    e.ret = c.result;
+    e.nested = c.by_runtime;
+    const auto& args = probe->spec.args;
+    e.nargs = static_cast<std::uint8_t>(std::min(args.size(), kMaxArgs));
+    for (std::size_t i = 0; i < e.nargs; ++i) {
+      const std::string& name = args[i].name;
+      if (name == "ptr" || name == "handle") {
+        e.args[i] = c.address;
+      } else if (name == "size" || name == "pitch") {
+        e.args[i] = c.bytes;
+      } else if (name == "height") {
+        e.args[i] = c.rows;
+      } else {
+        e.fault_mask |= static_cast<std::uint8_t>(1u << i);  // not sent: unread
+      }
+    }
+    e.probe = std::move(probe);
+    out.push_back(std::move(e));
+  }
 }
 
 void HookCalls::deltas(const GpuTimeBatch& batch, std::vector<CallCount>& out,

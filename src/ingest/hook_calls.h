@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "core/call_counts.h"
+#include "core/call_event.h"
+#include "core/clock.h"
 #include "core/gpu_span.h"
 
 namespace eacgm::ingest {
@@ -31,13 +33,17 @@ class HookCalls {
   // Appends to `counts` and `timings` what `batch`'s cumulative calls and waits added
   // since the last batch, and forgets the processes whose ring was read for the last time.
   void deltas(const GpuTimeBatch& batch, std::vector<CallCount>& counts, std::vector<CallTimings>& timings);
+  // Appends `batch`'s memory calls to `out`, in order.
+  void events(const GpuTimeBatch& batch, std::vector<CallEvent>& out);
 
  private:
-  // nullptr for a function the catalogue does not list.
-  std::shared_ptr<const ProbeInfo> probe_of(const std::string& function);
+  // nullptr for a function the catalogue does not list. `counted`: the probe of its
+  // counts; else of its calls one by one.
+  std::shared_ptr<const ProbeInfo> probe_of(const std::string& function, bool counted = true);
 
+  WallClock clock_;
   std::map<std::string, ProbeSpec> specs_;  // the driver catalogue's, by name (at first use)
-  std::map<std::string, std::shared_ptr<const ProbeInfo>> probes_;
+  std::map<std::pair<std::string, bool>, std::shared_ptr<const ProbeInfo>> probes_;
   struct Sent {
     std::uint64_t calls = 0, bytes = 0;
   };

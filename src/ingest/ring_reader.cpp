@@ -239,12 +239,16 @@ void RingReader::drain_gpu_time() {
   if (gpu_batch_.empty()) return;
   batcher_.consumer().on_gpu_time(gpu_batch_);
   // A private-driver process's calls and host waits, which only its hook counted and
-  // timed: as the probes' counts and sampled durations.
+  // timed: as the probes' counts and sampled durations; its allocations and frees, one by
+  // one: as the probes' calls.
   hook_counts_.clear();
   hook_timings_.clear();
   hook_calls_.deltas(gpu_batch_, hook_counts_, hook_timings_);
   if (!hook_counts_.empty() || !hook_timings_.empty())
     batcher_.consumer().on_counts(hook_counts_, hook_timings_);
+  hook_events_.clear();
+  hook_calls_.events(gpu_batch_, hook_events_);
+  if (!hook_events_.empty()) batcher_.consumer().on_calls(hook_events_);
 }
 
 void RingReader::end_round() {

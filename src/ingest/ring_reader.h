@@ -113,6 +113,7 @@ class RingReader {
   HookCalls hook_calls_;
   std::vector<CallCount> hook_counts_;
   std::vector<CallTimings> hook_timings_;
+  std::vector<CallEvent> hook_events_;
   std::chrono::steady_clock::time_point next_gpu_scan_{};
   std::vector<InflightCall> inflight_batch_;
   std::unique_ptr<PythonStackDecoder> python_;

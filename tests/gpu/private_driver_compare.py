@@ -13,6 +13,10 @@ its driver calls). Exit status 1 unless:
 - the host waits of every CUDA kind (stream, event and device synchronisations, blocking
   copies) are as many in PRIVATE as in USUAL, and timed (not `compile`): the runtime's
   probes still reach PRIVATE's runtime calls, and the hook times the driver's waits;
+- the memory ledger is the same in both (allocations, frees, bytes allocated, peak bytes,
+  unknown frees, leaks; not `compile`): PRIVATE's driver allocations come from its hook
+  one by one, and each memory function's calls and nested calls (those libcudart made) are
+  as many as the probes' in USUAL;
 - USUAL's probes saw as many launches as the hook counted: the launch and graph-launch
   calls not nested in another traced launch (a function's `calls` leave its nested
   calls out), the hook's own gap-measurement kernels (`eacgm_*`) left out, as
@@ -44,6 +48,28 @@ def driver_rows(doc):
     """Per driver function: (calls, nested calls included, bytes)."""
     return {f["function"]: (f["calls"] + f.get("nested", 0), f.get("bytes") or 0)
             for f in doc.get("functions", []) if f.get("domain") == "cuda_driver" and f["calls"] + f.get("nested", 0) > 0}
+
+
+MEMORY = re.compile(r"^cuMem(Alloc|Free|Create$|Release$|HostAlloc$)")
+LEDGER = ("allocations", "frees", "allocated_bytes", "peak_bytes", "unknown_frees", "leaks", "leaked_bytes")
+
+
+def ledger(doc):
+    """The memory ledger, every process and device summed (peak: the largest)."""
+    out = dict.fromkeys(LEDGER, 0)
+    for r in doc.get("memory", {}).get("processes", []):
+        for k in ("allocations", "frees", "allocated_bytes", "unknown_frees"):
+            out[k] += r[k]
+        out["peak_bytes"] = max(out["peak_bytes"], r["peak_bytes"])
+        out["leaks"] += r["leaks"]["count"]
+        out["leaked_bytes"] += r["leaks"]["bytes"]
+    return out
+
+
+def memory_rows(doc):
+    """Per memory driver function: (calls, nested)."""
+    return {f["function"]: (f["calls"], f.get("nested", 0)) for f in doc.get("functions", [])
+            if f.get("domain") == "cuda_driver" and MEMORY.match(f["function"])}
 
 
 CUDA_WAITS = ("stream_sync", "event_sync", "device_sync", "blocking_copy")
@@ -86,11 +112,29 @@ def main():
     for kind in sorted(set(wu) | set(wp)):
         u, p = wu[kind], wp[kind]
         print(f"  {'waits, ' + kind + ' (calls / ms)':<36} {u[0]:>5}/{u[2] / 1e6:<6.1f} {p[0]:>5}/{p[2] / 1e6:<6.1f}")
+    lu, lp = ledger(usual), ledger(private)
+    for k in LEDGER:
+        print(f"  {'memory, ' + k:<36} {lu[k]:>10} {lp[k]:>10}")
+    ledger_differ = {k: (lu[k], lp[k]) for k in LEDGER if lu[k] != lp[k]}
+    mu, mp = memory_rows(usual), memory_rows(private)
+    for f in sorted(set(mu) | set(mp)):
+        u, p = mu.get(f, (0, 0)), mp.get(f, (0, 0))
+        print(f"  {f + ' (calls / nested)':<36} {u[0]:>5}/{u[1]:<4} {p[0]:>5}/{p[1]:<4}")
+    memory_differ = {f: (mu.get(f), mp.get(f)) for f in set(mu) | set(mp) if mu.get(f, (0, 0)) != mp.get(f, (0, 0))}
     waits_differ = {k: (wu[k][0], wp[k][0]) for k in set(wu) | set(wp) if wu[k][0] != wp[k][0]}
     untimed = {k: wp[k] for k in wp if wp[k][0] > 0 and (wp[k][1] == 0 or wp[k][2] <= 0)}
     ok = True
     if waits_differ and name != "compile":
         print(f"FAIL: {name}: host waits differ (usual, private): {waits_differ}")
+        ok = False
+    if ledger_differ and name != "compile":
+        print(f"FAIL: {name}: the memory ledgers differ (usual, private): {ledger_differ}")
+        ok = False
+    if lu["allocations"] == 0 and name != "compile":
+        print(f"FAIL: {name}: no allocation in the usual run's ledger")
+        ok = False
+    if memory_differ and name != "compile":
+        print(f"FAIL: {name}: memory calls (calls, nested) differ (usual, private): {memory_differ}")
         ok = False
     if untimed:
         print(f"FAIL: {name}: host waits without a time in the private run: {untimed}")

@@ -8,7 +8,8 @@
 # launches are as many as its hook counted per kernel; B's driver launches are counted; A's
 # ring says private_driver; the hook counted the same launches in both; A's host waits
 # (which only its hook times: the runtime's synchronisations are not probed in always-on
-# mode while the driver's are) are as many as B's, and priced. Prints whether the loader cache lists libcuda (where it does
+# mode while the driver's are) are as many as B's, and priced; A's memory ledger (its
+# driver allocations sent one by one by its hook) is B's. Prints whether the loader cache lists libcuda (where it does
 # not, the runtime's stand-ins count until a libcuda is seen) and both loops' step times.
 # Usage: tests/gpu/private_driver_serve_check.sh BIN_DIR [WORK_DIR]
 # Exit status: 0 all pass, 1 a failure, 77 no GPU/PyTorch.
@@ -57,6 +58,7 @@ sys.exit(0 if all((json.load(open(f)).get("waits") or {}).get("exited") for f in
     "$WORK/a.end.json" "$WORK/b.end.json" 2>/dev/null && break
   sleep 1
 done
+get /api/v1/memory >"$WORK/memory.json"
 kill -INT $SERVE; wait $SERVE
 echo "step times: A (own copy) $(cat "$WORK/a.out"); B (usual) $(cat "$WORK/b.out")"
 grep -i "copy of the driver\|driver's probes attached" "$WORK/serve.err" | head -3
@@ -72,6 +74,11 @@ def waits(p):
             if w["kind"] in ("stream_sync", "event_sync", "device_sync", "blocking_copy")}
 wa, wb = waits(json.load(open(f"{work}/a.end.json"))), waits(json.load(open(f"{work}/b.end.json")))
 gt = {p["pid"]: p for p in json.load(open(f"{work}/gpu_time.json"))["processes"]}
+def ledger(pid):
+    rows = [r for r in json.load(open(f"{work}/memory.json"))["processes"] if r["pid"] == pid]
+    return {k: sum(r[k] for r in rows) for k in ("allocations", "allocated_bytes", "frees", "unknown_frees")} | {
+        "leaks": sum(r["leaks"]["count"] for r in rows), "leaked_bytes": sum(r["leaks"]["bytes"] for r in rows)}
+la, lb = ledger(a), ledger(b)
 work_re = re.compile(r"^cuda(LaunchKernel|Memcpy\w*Async|Memset\w*Async)")
 a_driver = {k: v for k, v in fa.items() if k.startswith("cu") and not k.startswith("cuda")}
 a_unhooked = {k: v for k, v in a_driver.items() if k not in hooked}
@@ -89,6 +96,7 @@ rows = [
     ("B: private_driver in its ring", gt.get(b, {}).get("private_driver"), gt.get(b, {}).get("private_driver") is False),
     ("hook launches A / B", f'{gt.get(a, {}).get("launches")} / {gt.get(b, {}).get("launches")}',
      gt.get(a, {}).get("launches") == gt.get(b, {}).get("launches") and gt.get(a, {}).get("launches", 0) > 0),
+    ("memory ledger A / B", f"{la} / {lb}", la == lb and la["allocations"] > 0),
     ("host waits (calls, ns) A / B", f"{wa} / {wb}",
      bool(wa) and {k: c for k, (c, _) in wa.items()} == {k: c for k, (c, _) in wb.items()}
      and all(ns > 0 for _, ns in wa.values())),

@@ -321,6 +321,20 @@ TEST(GpuTime, PrivateDriverLeavesTheDriversUprobesOffAndTheHookCounts) {
     EXPECT_EQ(f["timed"], f["calls"]) << f.dump();
     EXPECT_TRUE(f["p50_ns"].is_number()) << f.dump();
   }
+  // Its allocations and frees, which the hook sent one by one: the same ledger as the
+  // probes' (1 MiB freed, 64 KiB leaked), and counted once among its calls.
+  ASSERT_EQ(usual["memory"]["processes"].size(), 1u) << usual["memory"].dump(2);
+  ASSERT_EQ(doc["memory"]["processes"].size(), 1u) << doc["memory"].dump(2);
+  const json& ledger = doc["memory"]["processes"][0];
+  for (const char* field : {"allocations", "allocated_bytes", "frees", "peak_bytes", "unknown_frees"})
+    EXPECT_EQ(ledger[field], usual["memory"]["processes"][0][field]) << field << ": " << ledger.dump(2);
+  EXPECT_EQ(ledger["allocations"], 2) << ledger.dump(2);
+  EXPECT_EQ(ledger["frees"], 1) << ledger.dump(2);
+  EXPECT_TRUE(ledger["exited"].get<bool>()) << ledger.dump(2);
+  EXPECT_EQ(ledger["leaks"]["count"], 1) << ledger.dump(2);
+  EXPECT_EQ(ledger["leaks"]["bytes"], 65536) << ledger.dump(2);
+  EXPECT_EQ(usual["memory"]["processes"][0]["leaks"]["bytes"], 65536) << usual["memory"].dump(2);
+  EXPECT_EQ(ledger["leaks"]["largest"][0]["size"], 65536) << ledger.dump(2);
   auto k = kernels_by_name(doc);
   ASSERT_TRUE(k.contains("kernelA(float*)")) << doc["gpu_time"].dump(2);
   EXPECT_EQ(k["kernelA(float*)"]["launches"], 200) << "exact, from the hook";

@@ -12,7 +12,8 @@
 //   stream 0x7000: captured: 2 launches of the NCCL kernel (counted, never timed);
 //   stream 0x8000: a graph launched 3 times;
 //   then a 1 MiB buffer: 3 cuMemcpyHtoDAsync_v2 of 4096 bytes, 2 cuMemcpyDtoH_v2 of 1000
-//   bytes, 2 cuMemsetD32Async of 1000 words, and its cuMemFree_v2;
+//   bytes, 2 cuMemsetD32Async of 1000 words, and its cuMemFree_v2; then a 64 KiB buffer it
+//   never frees (a leak);
 // With GPU_TIME_CALLS_PAUSED=1 it first sets its ring's `paused` word (as a benchmark does),
 // so the hook counts every launch and times none.
 // Then it synchronizes and waits 400 ms, so that the hook's timing thread reads the events
@@ -128,6 +129,8 @@ int main(int argc, char** argv) {
   memset_async_fn memset_async = (memset_async_fn)must(lib, "cuMemsetD32Async");
   for (int i = 0; i < 2; ++i) failed += memset_async(buffer, 0, 1000, (void*)0x5000) != 0;
   failed += ((free_fn)must(lib, "cuMemFree_v2"))(buffer) != 0;
+  uint64_t leaked = 0;
+  failed += ((alloc_fn)must(lib, "cuMemAlloc_v2"))(&leaked, 65536) != 0;
   failed += sync() != 0;
   struct timespec wait = {0, 400 * 1000 * 1000};
   nanosleep(&wait, NULL);

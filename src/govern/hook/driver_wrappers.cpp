@@ -1,12 +1,14 @@
 // The exported wrappers, generated from hooked_functions.def: each finds its real
 // function, runs its policy's pre hook, calls the driver (or NVML), runs the post hook;
 // for a process on its own copy of the driver, a driver wrapper also counts the call
-// (call_tally.h) and times it if it blocks the host (wait_times.h).
+// (call_tally.h), times it if it blocks the host (wait_times.h), and hands an allocation or
+// free to the agent with its address (memory_calls.h).
 // No exception can leave them: the hook is built with -fno-exceptions.
 #include <array>
 
 #include "govern/hook/call_tally.h"
 #include "govern/hook/cuda_types.h"
+#include "govern/hook/memory_calls.h"
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/policies.h"
 #include "govern/hook/real_functions.h"
@@ -28,13 +30,29 @@ __attribute__((always_inline)) inline Ret invoke(Real real, A... a) {
   return r;
 }
 
-// A driver function's call, counted for a process on its own copy of the driver
-// (call_tally.h), with its bytes where the policy reads them (copies and memsets). After
-// the call, so that the first hooked call, which makes the runtime and with it the
-// counts, is counted too.
+// Whether the policy reads a memory call's arguments for the agent (memory_calls.h).
 template <typename Policy, typename... A>
-__attribute__((always_inline)) inline void tally(HookId id, A... a) {
+inline constexpr bool kNotesMemory = requires(CUresult r, A... a) {
+  Policy::memory(r, a...);
+};
+template <typename Policy, typename... A>
+constexpr bool notes_memory(A...) {
+  return kNotesMemory<Policy, A...>;
+}
+
+// A driver function's call, counted for a process on its own copy of the driver
+// (call_tally.h), with its bytes where the policy reads them (copies and memsets); an
+// allocation or free is queued for the agent instead (counted only when the queue is
+// full). After the call, so that the first hooked call, which makes the runtime and with
+// it the counts, is counted too.
+template <typename Policy, typename... A>
+__attribute__((always_inline)) inline void tally(HookId id, std::uint64_t began, const void* caller,
+                                                 CUresult r, A... a) {
   if (!tallying()) return;
+  if constexpr (kNotesMemory<Policy, A...>) {
+    const std::uint64_t took = began != 0 ? now_ns() - began : 0;
+    if (note_memory_call(id, Policy::memory(r, a...), r, began, took, caller)) return;
+  }
   if constexpr (requires { Policy::bytes(a...); }) {
     tally_call(id, Policy::bytes(a...));
   } else {
@@ -54,13 +72,16 @@ __attribute__((always_inline)) inline void tally(HookId id, A... a) {
     auto real = reinterpret_cast<Fn>(eacgm::govern::hook::real_function(HookId::name));                 \
     if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                                                   \
     const bool timed = eacgm::govern::hook::timing_wait(HookId::name);                                  \
-    const std::uint64_t began = timed ? eacgm::govern::hook::now_ns() : 0;                              \
+    const bool noted = eacgm::govern::hook::notes_memory<eacgm::govern::hook::policy> args &&           \
+                       eacgm::govern::hook::tallying();                                                 \
+    const std::uint64_t began = timed || noted ? eacgm::govern::hook::now_ns() : 0;                     \
     const CUresult r =                                                                                  \
         eacgm::govern::hook::invoke<eacgm::govern::hook::policy, CUresult>(real EACGM_COMMA_ARGS args); \
     if (timed)                                                                                          \
       eacgm::govern::hook::time_wait(HookId::name, eacgm::govern::hook::now_ns() - began,               \
                                      r != CUDA_SUCCESS);                                                \
-    eacgm::govern::hook::tally<eacgm::govern::hook::policy>(HookId::name EACGM_COMMA_ARGS args);        \
+    eacgm::govern::hook::tally<eacgm::govern::hook::policy>(                                            \
+        HookId::name, began, __builtin_return_address(0), r EACGM_COMMA_ARGS args);                     \
     return r;                                                                                           \
   }
 #define EACGM_NVML(name, policy, params, args)                                          \

@@ -59,6 +59,10 @@ bool GpuTimeRingWriter::write(const gpu_time::Record& r, const gpu_time::LaunchS
   return write_with(r, &shape, sizeof shape);
 }
 
+bool GpuTimeRingWriter::write(const gpu_time::Record& r, const gpu_time::MemoryPayload& payload) {
+  return write_with(r, &payload, sizeof payload);
+}
+
 bool GpuTimeRingWriter::write_with(const gpu_time::Record& r, const void* payload, std::uint32_t bytes) {
   if (header_ == nullptr) return false;
   const std::uint32_t extra = gpu_time::name_slots(bytes);

@@ -19,6 +19,8 @@ class GpuTimeRingWriter {
   bool write(const gpu_time::Record& r, const char* text = nullptr);
   // Writes a kernel span and its shape in the slot after it.
   bool write(const gpu_time::Record& r, const gpu_time::LaunchShape& shape);
+  // Writes a memory call and its payload in the slot after it.
+  bool write(const gpu_time::Record& r, const gpu_time::MemoryPayload& payload);
   // Removes the file (the agent keeps reading its mapping until it lets go).
   void remove();
   // In a child after fork: the parent's ring is not ours.

@@ -13,6 +13,7 @@
 #include "govern/hook/dispatch_gap.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/memory_calls.h"
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/wait_times.h"
 
@@ -184,6 +185,7 @@ void write_counts(TimerState& s) {
   if (g_tally_calls.load(std::memory_order_relaxed)) {
     write_call_tallies(s.ring);
     write_wait_times(s.ring);
+    write_memory_calls(s.ring);
   }
   s.header()->launches.store(total + s.table.untracked(), std::memory_order_relaxed);
   s.header()->timing_cost_ns.store(s.cost_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -207,6 +209,8 @@ void* timing_thread(void*) {
       std::lock_guard<std::mutex> poll(s.poll);
       if (s.stopping.load(std::memory_order_acquire)) break;
       if (s.captures.load(std::memory_order_acquire) == 0) read_back(s);
+      // Memory calls every round: their queue is short.
+      if (g_tally_calls.load(std::memory_order_relaxed)) write_memory_calls(s.ring);
       // The ring has one writer at a time: this thread, under `poll` (and at exit).
       const std::uint64_t now = now_ns();
       if (now - last_counts >= kCountsEveryNs) {

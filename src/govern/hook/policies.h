@@ -1,7 +1,8 @@
 // The pre/post hooks named in hooked_functions.def. Each policy has a State that carries
 // what pre learned to post; pre may refuse the call (its error is returned and the
 // driver is not called); post sees every result, failures included, to undo a
-// reservation. Overloads pick the arguments each signature has.
+// reservation. Overloads pick the arguments each signature has. A memory policy's
+// `memory` reads, after the call, what the agent's ledger keeps of it (memory_calls.h).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include "govern/hook/cuda_types.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/hook_runtime.h"
+#include "govern/hook/memory_calls.h"
 #include "govern/hook/memory_hooks.h"
 #include "govern/hook/quota_gate.h"
 
@@ -39,6 +41,10 @@ struct DeviceAlloc {
   static void post(State& s, CUresult r, CUdeviceptr* dptr, size_t bytes, Rest...) {
     settle(s, r, runtime().device_allocs, dptr != nullptr ? *dptr : 0, bytes);
   }
+  template <typename... Rest>
+  static MemoryArgs memory(CUresult r, CUdeviceptr* dptr, size_t bytes, Rest...) {
+    return {r == CUDA_SUCCESS && dptr != nullptr ? *dptr : 0, bytes, 0};
+  }
 };
 
 // cuMemAllocPitch_v2: reserves the widest pitch the driver may choose (rows rounded up
@@ -53,6 +59,10 @@ struct PitchAlloc {
     std::uint64_t actual =
         (r == CUDA_SUCCESS && pitch != nullptr) ? static_cast<std::uint64_t>(*pitch) * height : 0;
     settle(s, r, runtime().device_allocs, dptr != nullptr ? *dptr : 0, actual);
+  }
+  static MemoryArgs memory(CUresult r, CUdeviceptr* dptr, size_t* pitch, size_t, size_t height, unsigned) {
+    if (r != CUDA_SUCCESS || dptr == nullptr || pitch == nullptr) return {0, 0, height};
+    return {*dptr, *pitch, height};
   }
 };
 
@@ -70,6 +80,10 @@ struct DeviceFree {
   static void post(State& s, CUresult r, CUdeviceptr, Rest...) {
     end_free(s, r, runtime().device_allocs);
   }
+  template <typename... Rest>
+  static MemoryArgs memory(CUresult, CUdeviceptr dptr, Rest...) {
+    return {dptr, 0, 0};
+  }
 };
 
 // cuMemCreate: physical memory on the device its properties name (not the current
@@ -86,6 +100,10 @@ struct PhysicalAlloc {
                    const CUmemAllocationProp*, unsigned long long) {
     settle(s, r, runtime().physical_allocs, handle != nullptr ? *handle : 0, bytes);
   }
+  static MemoryArgs memory(CUresult r, CUmemGenericAllocationHandle* handle, size_t bytes,
+                           const CUmemAllocationProp*, unsigned long long) {
+    return {r == CUDA_SUCCESS && handle != nullptr ? *handle : 0, bytes, 0};
+  }
 };
 
 struct PhysicalFree {
@@ -97,6 +115,7 @@ struct PhysicalFree {
   static void post(State& s, CUresult r, CUmemGenericAllocationHandle) {
     end_free(s, r, runtime().physical_allocs);
   }
+  static MemoryArgs memory(CUresult, CUmemGenericAllocationHandle handle) { return {handle, 0, 0}; }
 };
 
 struct ArrayAlloc {
@@ -132,6 +151,10 @@ struct HostAlloc {
   static void post(State&, CUresult r, void** pp, size_t bytes, Rest...) {
     host_allocated(r, pp != nullptr ? *pp : nullptr, bytes);
   }
+  template <typename... Rest>
+  static MemoryArgs memory(CUresult r, void** pp, size_t bytes, Rest...) {
+    return {r == CUDA_SUCCESS && pp != nullptr ? reinterpret_cast<std::uintptr_t>(*pp) : 0, bytes, 0};
+  }
 };
 
 struct HostFree {
@@ -141,6 +164,7 @@ struct HostFree {
     return CUDA_SUCCESS;
   }
   static void post(State& s, CUresult r, void*) { end_host_free(s, r); }
+  static MemoryArgs memory(CUresult, void* p) { return {reinterpret_cast<std::uintptr_t>(p), 0, 0}; }
 };
 
 struct MemInfo {

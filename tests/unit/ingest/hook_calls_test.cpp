@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bpf/events.h"
+#include "core/clock.h"
 
 namespace eacgm::ingest {
 namespace {
@@ -132,6 +133,83 @@ TEST(HookCalls, TimedWaitsBecomeDurationsFiledAtTheirMean) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].count, 1u);
   EXPECT_EQ(out[0].sum_ns, 1'000'000u);
+}
+
+TEST(HookCalls, MemoryCallsBecomeTheCallsTheProbesWouldHaveMade) {
+  HookCalls hook;
+  GpuTimeBatch b;
+  GpuMemoryCall alloc;
+  alloc.pid = 7;
+  alloc.tid = 8;
+  alloc.function = "cuMemAlloc_v2";
+  alloc.begin_ns = monotonic_ns();
+  alloc.duration_ns = 5000;
+  alloc.address = 0x7f0000001000;
+  alloc.bytes = 1 << 20;
+  GpuMemoryCall pitch = alloc;
+  pitch.function = "cuMemAllocPitch_v2";
+  pitch.address = 0x7f0000200000;
+  pitch.bytes = 512;  // the pitch
+  pitch.rows = 64;
+  GpuMemoryCall free_call = alloc;
+  free_call.function = "cuMemFree_v2";
+  free_call.bytes = 0;
+  free_call.by_runtime = true;  // under cudaFree
+  free_call.result = 1;
+  GpuMemoryCall unknown = alloc;
+  unknown.function = "cuNotInTheCatalogue";
+  b.memory = {alloc, pitch, unknown, free_call};
+  GpuRingState ring;
+  ring.pid = 7;
+  ring.comm = "python3-with-a-long-name";
+  b.rings = {ring};
+
+  std::vector<CallEvent> out;
+  hook.events(b, out);
+  ASSERT_EQ(out.size(), 3u) << "a function the catalogue does not list is left out";
+  auto arg = [](const CallEvent& e, const char* name) -> std::uint64_t {
+    const auto& args = e.probe->spec.args;
+    for (std::size_t i = 0; i < args.size(); ++i)
+      if (args[i].name == name) {
+        EXPECT_EQ(e.fault_mask & (1u << i), 0u) << name;
+        return e.args[i];
+      }
+    ADD_FAILURE() << "no argument " << name;
+    return 0;
+  };
+  const CallEvent& a = out[0];
+  EXPECT_EQ(a.probe->function, "cuMemAlloc_v2");
+  EXPECT_TRUE(a.probe->hook);
+  EXPECT_FALSE(a.probe->counted) << "a call, not a count";
+  EXPECT_EQ(a.probe->spec.domain, "cuda_driver");
+  EXPECT_EQ(a.pid, 7u);
+  EXPECT_EQ(a.tid, 8u);
+  EXPECT_EQ(a.comm_view(), "python3-with-a-");
+  EXPECT_TRUE(a.has_exit);
+  EXPECT_EQ(a.dur_ns, 5000u);
+  EXPECT_EQ(a.ret, 0);
+  EXPECT_FALSE(a.nested);
+  EXPECT_NEAR(static_cast<double>(a.ts_ns), static_cast<double>(realtime_ns()), 60e9) << "on the Unix clock";
+  EXPECT_EQ(arg(a, "ptr"), 0x7f0000001000u);
+  EXPECT_EQ(arg(a, "size"), 1u << 20);
+
+  EXPECT_EQ(out[1].probe->function, "cuMemAllocPitch_v2");
+  EXPECT_EQ(arg(out[1], "pitch"), 512u);
+  EXPECT_EQ(arg(out[1], "height"), 64u);
+  EXPECT_NE(out[1].fault_mask, 0) << "the width, not sent, is unread";
+
+  EXPECT_EQ(out[2].probe->function, "cuMemFree_v2");
+  EXPECT_TRUE(out[2].nested) << "libcudart made it: its probe counts it";
+  EXPECT_EQ(out[2].ret, 1);
+  EXPECT_EQ(arg(out[2], "ptr"), 0x7f0000001000u);
+
+  // The counts' probe of the same function is another one, marked counted.
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  hook.deltas(batch_of({{7, "cuMemAlloc_v2", 1, 0}}), counts, timings);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_TRUE(counts[0].probe->counted);
+  EXPECT_NE(counts[0].probe, a.probe);
 }
 
 }  // namespace
