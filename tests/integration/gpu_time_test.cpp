@@ -342,6 +342,16 @@ TEST(GpuTime, PrivateDriverLeavesTheDriversUprobesOffAndTheHookCounts) {
   EXPECT_EQ(doc["gpu_time"]["processes"][0]["launches"], 340);
   EXPECT_TRUE(doc["gpu_time"]["processes"][0]["private_driver"].get<bool>()) << "said in its ring's header";
   EXPECT_FALSE(usual["gpu_time"]["processes"][0]["private_driver"].get<bool>());
+  // The device check's comparison (tests/gpu/private_driver_compare.py) passes on the
+  // same two reports: it is kept in step with the reports it reads.
+  std::ofstream(dir + "/usual.json") << usual.dump();
+  std::ofstream(dir + "/private.json") << doc.dump();
+  Subprocess compare({"/usr/bin/python3", EACGM_SOURCE_DIR "/tests/gpu/private_driver_compare.py", "fake",
+                      dir + "/usual.json", dir + "/private.json"});
+  EXPECT_EQ(compare.wait(), 0) << compare.out() << compare.err();
+  EXPECT_NE(compare.out().find("PASS: fake"), std::string::npos) << compare.out();
+  std::filesystem::remove(dir + "/usual.json");
+  std::filesystem::remove(dir + "/private.json");
   int copies = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     EXPECT_EQ(e.path().filename().string().rfind("eacgm-libcuda.so.", 0), 0u) << e.path();
