@@ -2,10 +2,9 @@
 // the GPU (kernel and graph spans from CUDA event pairs) and what it counted exactly
 // (launches per function; for a process on its own copy of the driver, the calls of every
 // hooked driver function, the time spent in those that block the host, and each allocation
-// and free with its address). One file per
-// process, /dev/shm/eacgm-gpu-time.<pid>, created by the hook and removed at exit: by the
-// hook when no agent reads it, else by the agent after its last read (or when it finds the
-// process died without removing it).
+// and free with its address). One file per process, /dev/shm/eacgm-gpu-time.<pid>, created
+// by the hook and removed at exit: by the hook when no agent reads it, else by the agent
+// after its last read (or when it finds the process died without removing it).
 //
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by

@@ -2,10 +2,11 @@
 // driver calls that block the host (core/host_wait_kinds.h: stream, event and context
 // synchronisations, synchronous copies), which no uprobe of the agent times: each such
 // call is timed on the host's clock and filed per function in log buckets
-// (hookcore/wait_buckets.h), three atomic adds (the count last, released after the time). The timing thread
-// hands the buckets that changed to the agent through the GPU-time ring (gpu_time_ring.h kWaits), which
-// merges them as the process's sampled durations (every call timed). On while the calls are tallied
-// (call_tally.h); otherwise one relaxed load per call.
+// (hookcore/wait_buckets.h), three atomic adds (the count last, released after the time).
+// The timing thread hands the buckets that changed to the agent through the GPU-time ring
+// (gpu_time_ring.h kWaits), which merges them as the process's sampled durations (every
+// call timed). On while the calls are tallied (call_tally.h); otherwise one relaxed load
+// per call.
 #pragma once
 
 #include <array>
