@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/live_analysis.h"
+#include "analysis/memory_ledger.h"
 #include "core/probe_spec.h"
 #include "probe/catalog.h"
 
@@ -144,7 +145,9 @@ void BM_LiveAnalysisOnCalls(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
   const auto snap = (analysis.on_tick(std::chrono::steady_clock::now(), {}), analysis.snapshot());
   state.counters["live_allocations"] =
-      snap && !snap->memory.rows.empty() ? static_cast<double>(snap->memory.rows[0].live_allocations) : 0;
+      snap && !snap->get<eacgm::analysis::MemorySummary>().rows.empty()
+          ? static_cast<double>(snap->get<eacgm::analysis::MemorySummary>().rows[0].live_allocations)
+          : 0;
 }
 BENCHMARK(BM_LiveAnalysisOnCalls)->Unit(benchmark::kMicrosecond);
 

@@ -22,6 +22,9 @@ class PythonStacksKept final : public Consumer {
   std::shared_ptr<analysis::PythonProfile> profile_;
 };
 
+// [hangs]' seconds (checked non-negative by the parser) in nanoseconds.
+std::uint64_t seconds_to_ns(double s) { return s > 0 ? static_cast<std::uint64_t>(s * 1e9) : 0; }
+
 bool samples_python(const TraceRequest& request) {
   return request.job != TraceJob::kTrace || request.python_stacks;
 }
@@ -92,13 +95,13 @@ AgentOptions agent_options(const TraceRequest& request, const Config& config) {
 }
 
 void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request, const Config& config) {
-  analysis.set_python_hz(python_hz(request, config));
+  analysis::AnalysisSettings settings;
+  settings.python_hz = python_hz(request, config);
   // The daemon keeps the stacks of the last minutes; a run keeps all of them.
-  analysis.set_python_limits(analysis::python_profile_limits(config.python, request.job == TraceJob::kServe));
-  analysis.set_inflight_min_age(
-      std::chrono::nanoseconds(static_cast<std::int64_t>(config.hangs.min_age_s * 1e9)));
-  analysis.set_hang_after(
-      std::chrono::nanoseconds(static_cast<std::int64_t>(config.hangs.hang_after_s * 1e9)));
+  settings.python_limits = analysis::python_profile_limits(config.python, request.job == TraceJob::kServe);
+  settings.inflight_min_age_ns = seconds_to_ns(config.hangs.min_age_s);
+  settings.hang_after_ns = seconds_to_ns(config.hangs.hang_after_s);
+  analysis.configure(settings);
 }
 
 TraceConsumers make_consumers(const TraceRequest& request, const Config& config,

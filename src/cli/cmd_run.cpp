@@ -6,10 +6,21 @@
 #include <cstdio>
 #include <memory>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/gpu_times.h"
+#include "analysis/gpu_work.h"
+#include "analysis/host_waits.h"
+#include "analysis/memory_ledger.h"
+#include "analysis/nccl_skew.h"
+#include "analysis/nccl_stats.h"
+#include "analysis/python_profile.h"
 #include "cli/commands.h"
 #include "cli/hook_path.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
+#include "core/probe_cost.h"
 #include "export/anomaly_report.h"
 #include "export/api_json.h"
 #include "export/gpu_activity_table.h"
@@ -91,7 +102,8 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
     ctx.exit_code = run_trace(*config, flags->request, consumers);
     // The final snapshot: published after the last calls and samples were in.
     if (auto snap = consumers.analysis->snapshot(); snap && snap->final) {
-      if (!flags->folded.empty() && snap->python && !write_folded(flags->folded, *snap->python) &&
+      const auto* python = snap->find<analysis::PythonHotSpots>();
+      if (!flags->folded.empty() && python != nullptr && !write_folded(flags->folded, *python) &&
           ctx.exit_code == 0) {
         ctx.exit_code = 1;
       }
@@ -100,16 +112,19 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
         std::fflush(stdout);
         return;
       }
-      std::fputs(exporting::render_table(snap->calls).c_str(), stdout);
-      std::fputs(exporting::render_gpu_work(snap->work).c_str(), stdout);
-      std::fputs(exporting::render_gpu_time(snap->gpu_time).c_str(), stdout);
-      std::fputs(exporting::render_nccl_table(snap->nccl, snap->nccl_skew).c_str(), stdout);
-      std::fputs(exporting::render_gpu_activity(snap->gpu).c_str(), stdout);
-      std::fputs(exporting::render_memory_table(snap->memory).c_str(), stdout);
-      if (snap->python) std::fputs(exporting::render_python_hot_spots(*snap->python).c_str(), stdout);
-      if (snap->anomalies) std::fputs(exporting::render_anomalies(*snap->anomalies).c_str(), stdout);
-      std::fputs(exporting::render_host_waits(snap->waits).c_str(), stdout);
-      std::fputs(exporting::render_overhead(snap->overhead).c_str(), stdout);
+      std::fputs(exporting::render_table(snap->get<analysis::CallSummary>()).c_str(), stdout);
+      std::fputs(exporting::render_gpu_work(snap->get<analysis::GpuWorkStats>()).c_str(), stdout);
+      std::fputs(exporting::render_gpu_time(snap->get<analysis::GpuTimeSummary>()).c_str(), stdout);
+      std::fputs(exporting::render_nccl_table(snap->get<analysis::NcclStats>(),
+                                              snap->get<analysis::NcclSkewSummary>())
+                     .c_str(),
+                 stdout);
+      std::fputs(exporting::render_gpu_activity(snap->get<analysis::GpuActivity>()).c_str(), stdout);
+      std::fputs(exporting::render_memory_table(snap->get<analysis::MemorySummary>()).c_str(), stdout);
+      if (python != nullptr) std::fputs(exporting::render_python_hot_spots(*python).c_str(), stdout);
+      std::fputs(exporting::render_anomalies(snap->get<analysis::AnomalySummary>()).c_str(), stdout);
+      std::fputs(exporting::render_host_waits(snap->get<analysis::HostWaitSummary>()).c_str(), stdout);
+      std::fputs(exporting::render_overhead(snap->get<OverheadReport>()).c_str(), stdout);
       std::printf("accounting: %s\n", snap->counters.accounting_line().c_str());
       std::fflush(stdout);
     }

@@ -9,6 +9,22 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/gpu_times.h"
+#include "analysis/gpu_work.h"
+#include "analysis/hang_diagnosis.h"
+#include "analysis/host_waits.h"
+#include "analysis/inflight_calls.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/memory_ledger.h"
+#include "analysis/nccl_skew.h"
+#include "analysis/nccl_stats.h"
+#include "analysis/op_kernels.h"
+#include "analysis/python_profile.h"
+#include "core/gpu_sample.h"
+#include "core/probe_cost.h"
 #include "export/anomaly_report.h"
 #include "export/gpu_json.h"
 #include "export/gpu_time_table.h"
@@ -43,15 +59,16 @@ std::string with_header(const analysis::AnalysisSnapshot& snap, json body) {
 
 json gpus_json(const analysis::AnalysisSnapshot& snap) {
   json gpus = json::array();
-  if (snap.last_gpu) {
-    for (const auto& d : snap.last_gpu->devices) gpus.push_back(device_json(d));
+  if (const GpuSnapshot* pass = snap.find<GpuSnapshot>()) {
+    for (const auto& d : pass->devices) gpus.push_back(device_json(d));
   }
   return gpus;
 }
 
 std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  if (snap.last_gpu && !snap.last_gpu->errors.empty()) doc["errors"] = snap.last_gpu->errors;
+  const GpuSnapshot* pass = snap.find<GpuSnapshot>();
+  if (pass != nullptr && !pass->errors.empty()) doc["errors"] = pass->errors;
   doc["gpus"] = gpus_json(snap);
   return json_text(doc);
 }
@@ -59,7 +76,7 @@ std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
 json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   // GpuActivity has one row per (process, GPU); group them by pid.
   std::map<std::uint32_t, json> by_pid;
-  for (const auto& p : snap.gpu.processes()) {
+  for (const auto& p : snap.get<analysis::GpuActivity>().processes()) {
     json& entry = by_pid[p.pid];
     if (entry.is_null()) {
       entry = json{{"pid", p.pid},
@@ -84,7 +101,7 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
   const std::uint64_t folded = fold_top_n(
       list, options.max_processes, [](const json& p) { return p["calls"].get<std::uint64_t>(); }, leave_out);
   std::vector<std::uint32_t> ledger_exited;
-  for (const auto& r : snap.memory.rows) {
+  for (const auto& r : snap.get<analysis::MemorySummary>().rows) {
     if (r.exited) ledger_exited.push_back(r.pid);
   }
   std::sort(ledger_exited.begin(), ledger_exited.end());
@@ -114,7 +131,9 @@ std::string api_processes(const analysis::AnalysisSnapshot& snap, const ApiOptio
   return json_text(doc);
 }
 
-json functions_json(const analysis::AnalysisSnapshot& snap) { return call_rows_json(snap.calls); }
+json functions_json(const analysis::AnalysisSnapshot& snap) {
+  return call_rows_json(snap.get<analysis::CallSummary>());
+}
 
 json call_rows_json(const analysis::CallSummary& calls) {
   json list = json::array();
@@ -149,13 +168,14 @@ json call_rows_json(const analysis::CallSummary& calls) {
 std::string api_functions(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
   doc["functions"] = functions_json(snap);
-  doc["overflow_events"] = snap.calls.overflow_events();
+  doc["overflow_events"] = snap.get<analysis::CallSummary>().overflow_events();
   return json_text(doc);
 }
 
 json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
-  auto rows = snap.kernels.rows();
-  std::uint64_t folded = snap.kernels.folded_launches();
+  const analysis::KernelStats& stats = snap.get<analysis::KernelStats>();
+  auto rows = stats.rows();
+  std::uint64_t folded = stats.folded_launches();
   fold_past_cap(rows, max_kernels, [&](const analysis::KernelRow& k) { folded += k.launches; });
   json list = json::array();
   for (const auto& k : rows) {
@@ -227,8 +247,10 @@ json nccl_gpu_json(const std::optional<analysis::NcclGpuTime>& gpu) {
 }  // namespace
 
 json nccl_json(const analysis::AnalysisSnapshot& snap) {
+  const analysis::NcclStats& nccl = snap.get<analysis::NcclStats>();
+  const analysis::NcclSkewSummary& skew = snap.get<analysis::NcclSkewSummary>();
   json list = json::array();
-  for (const auto& r : snap.nccl.rows()) {
+  for (const auto& r : nccl.rows()) {
     const bool timed = r.timed > 0;
     list.push_back(json{{"comm_id", fmt::format("0x{:016x}", r.comm_id)},
                         {"function", r.function},
@@ -247,7 +269,7 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
                         {"gpu", nccl_gpu_json(r.gpu)}});
   }
   json comms = json::array();
-  for (const auto& c : snap.nccl_skew.comms) {
+  for (const auto& c : skew.comms) {
     const bool any = c.instances > 0;
     json ranks = json::array();
     for (const auto& r : c.ranks) {
@@ -273,10 +295,10 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
                          {"ranks", std::move(ranks)}});
   }
   return json{{"collectives", std::move(list)},
-              {"folded", snap.nccl.folded_calls()},
-              {"gpu_unjoined", snap.nccl.gpu_unjoined()},
+              {"folded", nccl.folded_calls()},
+              {"gpu_unjoined", nccl.gpu_unjoined()},
               {"communicators", std::move(comms)},
-              {"untracked_calls", snap.nccl_skew.untracked_calls}};
+              {"untracked_calls", skew.untracked_calls}};
 }
 
 json ops_json(const analysis::OpKernelSummary& ops) {
@@ -295,7 +317,7 @@ json ops_json(const analysis::OpKernelSummary& ops) {
 std::string api_nccl(const analysis::AnalysisSnapshot& snap) { return with_header(snap, nccl_json(snap)); }
 
 std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
-  return with_header(snap, gpu_time_json(snap.gpu_time, max_kernels));
+  return with_header(snap, gpu_time_json(snap.get<analysis::GpuTimeSummary>(), max_kernels));
 }
 
 json counters_json(const analysis::AnalysisSnapshot& snap) {
@@ -411,7 +433,7 @@ json memory_json(const analysis::MemorySummary& memory) {
 }
 
 std::string api_memory(const analysis::AnalysisSnapshot& snap) {
-  return with_header(snap, memory_json(snap.memory));
+  return with_header(snap, memory_json(snap.get<analysis::MemorySummary>()));
 }
 
 std::string api_series(const analysis::SeriesWindow& window) {
@@ -444,18 +466,19 @@ std::string api_series(const analysis::SeriesWindow& window) {
 
 std::string api_anomalies(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  json found = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
+  json found = anomalies_json(snap.get<analysis::AnomalySummary>());
   doc["anomalies"] = std::move(found["calls"]);
   found.erase("calls");
   doc.update(found);
-  doc["hangs"] = hang_anomalies_json(snap.hangs);
-  doc["hang_total"] = snap.hangs.total;
+  const analysis::HangSummary& hangs = snap.get<analysis::HangSummary>();
+  doc["hangs"] = hang_anomalies_json(hangs);
+  doc["hang_total"] = hangs.total;
   return json_text(doc);
 }
 
 std::string api_python(const analysis::AnalysisSnapshot& snap, std::optional<std::uint32_t> pid) {
   json doc = header(snap);
-  doc.update(python_json(snap.python.get(), pid));
+  doc.update(python_json(snap.find<analysis::PythonHotSpots>(), pid));
   return json_text(doc);
 }
 
@@ -464,17 +487,17 @@ std::string run_report_json(const analysis::AnalysisSnapshot& snap, const ApiOpt
   doc["functions"] = functions_json(snap);
   doc["gpus"] = gpus_json(snap);
   doc["processes"] = std::move(processes_json(snap, options)["processes"]);
-  doc["memory"] = memory_json(snap.memory);
-  doc["gpu_work"] = gpu_work_json(snap.work);
-  doc["gpu_time"] = gpu_time_json(snap.gpu_time);
+  doc["memory"] = memory_json(snap.get<analysis::MemorySummary>());
+  doc["gpu_work"] = gpu_work_json(snap.get<analysis::GpuWorkStats>());
+  doc["gpu_time"] = gpu_time_json(snap.get<analysis::GpuTimeSummary>());
   doc["nccl"] = nccl_json(snap);
-  doc["ops"] = ops_json(snap.ops);
-  doc["overhead"] = overhead_json(snap.overhead);
-  doc["python_hot_spots"] = python_json(snap.python.get(), std::nullopt);
-  doc["anomalies"] = anomalies_json(snap.anomalies ? *snap.anomalies : analysis::AnomalySummary{});
-  doc["waits"] = host_waits_json(snap.waits);
-  doc["in_flight"] = inflight_json(snap.inflight, options);
-  doc["in_flight"].update(hangs_json(snap.hangs));
+  doc["ops"] = ops_json(snap.get<analysis::OpKernelSummary>());
+  doc["overhead"] = overhead_json(snap.get<OverheadReport>());
+  doc["python_hot_spots"] = python_json(snap.find<analysis::PythonHotSpots>(), std::nullopt);
+  doc["anomalies"] = anomalies_json(snap.get<analysis::AnomalySummary>());
+  doc["waits"] = host_waits_json(snap.get<analysis::HostWaitSummary>());
+  doc["in_flight"] = inflight_json(snap.get<analysis::InflightSummary>(), options);
+  doc["in_flight"].update(hangs_json(snap.get<analysis::HangSummary>()));
   doc["accounting"] = counters_json(snap);
   return json_text(doc, 2) + "\n";
 }

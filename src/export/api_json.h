@@ -7,7 +7,11 @@
 #include <optional>
 #include <string>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
+#include "analysis/call_summary.h"
+#include "analysis/memory_ledger.h"
+#include "analysis/op_kernels.h"
+#include "analysis/rollup_series.h"
 #include "export/gpu_json.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"

@@ -15,6 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/hang_diagnosis.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/memory_ledger.h"
+#include "core/probe_cost.h"
 #include "export/gpu_time_metrics.h"
 #include "export/host_wait_metrics.h"
 #include "export/inflight_metrics.h"
@@ -114,7 +121,7 @@ std::vector<HistogramBucket> fold_sketch(const analysis::LatencySketch& sketch) 
 
 void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                          const CallMetricsOptions& options) {
-  auto functions = snap.calls.rows(false);
+  auto functions = snap.get<analysis::CallSummary>().rows(false);
   analysis::LatencySketch other_durations;
   const std::uint64_t folded_functions =
       fold_functions(functions, options.max_function_series, other_durations);
@@ -137,13 +144,14 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   begin_family(out, "eacgm_kernel_launches_total");
   {
     // Kernels past the cap, and those the kernel table had no room for, in kernel="other".
-    auto kernels = snap.kernels.rows();
-    std::uint64_t other_launches = snap.kernels.folded_launches();
+    const analysis::KernelStats& stats = snap.get<analysis::KernelStats>();
+    auto kernels = stats.rows();
+    std::uint64_t other_launches = stats.folded_launches();
     const std::uint64_t folded =
         fold_past_cap(kernels, options.max_function_series,
                       [&](const analysis::KernelRow& k) { other_launches += k.launches; });
     for (const auto& k : kernels) out.add({{"kernel", k.name}}, k.launches);
-    if (folded > 0 || snap.kernels.folded_launches() > 0) out.add({{"kernel", "other"}}, other_launches);
+    if (folded > 0 || stats.folded_launches() > 0) out.add({{"kernel", "other"}}, other_launches);
   }
 
   begin_family(out, "eacgm_call_duration_seconds");
@@ -157,7 +165,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
 
   // Processes: one series per pid (GpuActivity has a row per GPU), most calls first.
   std::map<std::uint32_t, ProcessActivityRow> by_pid;
-  for (const auto& p : snap.gpu.processes()) by_pid.emplace(p.pid, p);
+  for (const auto& p : snap.get<analysis::GpuActivity>().processes()) by_pid.emplace(p.pid, p);
   std::vector<ProcessActivityRow> procs;
   for (const auto& [pid, p] : by_pid) {
     if (p.calls > 0 || p.errors > 0) procs.push_back(p);
@@ -184,7 +192,7 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   // The memory ledger: running processes only (an exited one holds nothing), the most
   // memory first; `cuda_device` is -1 where the device is unknown.
   std::vector<const MemoryLedgerRow*> ledger;
-  for (const auto& r : snap.memory.rows) {
+  for (const auto& r : snap.get<analysis::MemorySummary>().rows) {
     if (!r.exited) ledger.push_back(&r);
   }
   const std::uint64_t folded_memory = fold_top_n(
@@ -201,32 +209,34 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   // Leaks are counted at each exit, of every process the ledger saw (no per-process
   // series: the process is gone); /api/v1/memory names them.
   begin_family(out, "eacgm_memory_leaks_total");
-  out.add({}, snap.memory.leaks_total);
+  const analysis::MemorySummary& memory = snap.get<analysis::MemorySummary>();
+  out.add({}, memory.leaks_total);
   begin_family(out, "eacgm_memory_leaked_bytes_total");
-  out.add({}, snap.memory.leaked_bytes_total);
+  out.add({}, memory.leaked_bytes_total);
 
-  if (snap.anomalies) {
+  if (const auto* anomalies = snap.find<analysis::AnomalySummary>()) {
     begin_family(out, "eacgm_anomalies_total");
-    out.add({{"kind", "call"}}, snap.anomalies->total);
-    out.add({{"kind", "interval"}}, snap.anomalies->interval_total);
-    out.add({{"kind", "hang"}}, snap.hangs.total);
+    out.add({{"kind", "call"}}, anomalies->total);
+    out.add({{"kind", "interval"}}, anomalies->interval_total);
+    out.add({{"kind", "hang"}}, snap.get<analysis::HangSummary>().total);
   }
 
   // The probes' cost (always-on, calibrated at start): one hit here, and per running
   // traced process the estimated slowdown over the last few seconds.
-  if (snap.overhead.costs.measured) {
-    const TrapCosts& c = snap.overhead.costs;
+  const OverheadReport& overhead = snap.get<OverheadReport>();
+  if (overhead.costs.measured) {
+    const TrapCosts& c = overhead.costs;
     begin_family(out, "eacgm_probe_hit_cost_seconds");
     out.add({{"kind", "entry"}}, c.entry_ns / 1e9);
     out.add({{"kind", "entry_return"}}, c.entry_return_ns / 1e9);
     out.add({{"kind", "stepped_entry"}}, c.stepped_entry_ns / 1e9);
     out.add({{"kind", "per_call"}}, c.per_call_ns / 1e9);
     begin_family(out, "eacgm_probe_duty_cycle_ratio");
-    out.add({}, snap.overhead.duty_fraction);
+    out.add({}, overhead.duty_fraction);
     begin_family(out, "eacgm_process_probe_overhead_ratio");
     std::size_t shown = 0;
     MergedSeries worst(MergedSeries::Merge::kMax);  // a container's: its worst process's
-    for (const ProcessOverhead& row : snap.overhead.processes) {
+    for (const ProcessOverhead& row : overhead.processes) {
       if (row.exited || shown++ >= options.max_process_series) continue;
       const auto it = by_pid.find(row.pid);
       worst.add(traced_labels(options, row.pid, it != by_pid.end() ? it->second.name : std::string()),

@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
+#include "analysis/latency_sketch.h"
 #include "export/prometheus_text.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"

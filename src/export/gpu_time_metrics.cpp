@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "analysis/gpu_times.h"
 #include "export/call_metrics.h"
 #include "export/metrics_table.h"
 #include "export/top_n_fold.h"
@@ -12,8 +13,9 @@ namespace eacgm::exporting {
 void append_gpu_time_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                              std::size_t max_series) {
   std::vector<const analysis::GpuKernelNameTimes*> names;
-  names.reserve(snap.gpu_time.names.size());
-  for (const auto& n : snap.gpu_time.names) names.push_back(&n);  // most GPU time first
+  const analysis::GpuTimeSummary& times = snap.get<analysis::GpuTimeSummary>();
+  names.reserve(times.names.size());
+  for (const auto& n : times.names) names.push_back(&n);  // most GPU time first
   analysis::GpuKernelNameTimes other;
   other.name = "other";
   const std::uint64_t folded = fold_past_cap(names, max_series, [&](const analysis::GpuKernelNameTimes* n) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/host_waits.h"
 #include "export/metrics_table.h"
 #include "export/top_n_fold.h"
 
@@ -30,14 +31,16 @@ std::map<std::uint32_t, bool> kept_processes(const analysis::HostWaitSummary& wa
 
 std::uint64_t host_wait_processes_folded(const analysis::AnalysisSnapshot& snap, std::size_t max_processes) {
   std::uint64_t folded = 0;
-  for (const auto& [pid, kept] : kept_processes(snap.waits, max_processes)) folded += kept ? 0 : 1;
+  for (const auto& [pid, kept] : kept_processes(snap.get<analysis::HostWaitSummary>(), max_processes))
+    folded += kept ? 0 : 1;
   return folded;
 }
 
 void append_host_wait_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                               const CallMetricsOptions& options) {
-  const auto& rows = snap.waits.rows;
-  auto kept = kept_processes(snap.waits, options.max_process_series);
+  const analysis::HostWaitSummary& waits = snap.get<analysis::HostWaitSummary>();
+  const auto& rows = waits.rows;
+  auto kept = kept_processes(waits, options.max_process_series);
 
   auto labels = [&](const analysis::HostWaitRow& r) {
     Labels l{
@@ -76,7 +79,7 @@ void append_host_wait_metrics(ExpositionWriter& out, const analysis::AnalysisSna
 
   begin_family(out, "eacgm_host_wait_duration_seconds");
   for (std::size_t k = 0; k < kHostWaitKinds; ++k) {
-    const auto& sketch = snap.waits.by_kind[k];
+    const auto& sketch = waits.by_kind[k];
     if (sketch.count() == 0) continue;
     out.add_histogram({{"kind", std::string(host_wait_kind_name(static_cast<HostWaitKind>(k)))}},
                       fold_sketch(sketch), static_cast<double>(sketch.sum()) / 1e9, sketch.count());

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "export/call_metrics.h"
 #include "export/prometheus_text.h"
 

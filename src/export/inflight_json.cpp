@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "analysis/hang_diagnosis.h"
+#include "analysis/inflight_calls.h"
 #include "export/event_format.h"
 #include "export/hang_json.h"
 #include "export/json_text.h"
@@ -48,8 +50,8 @@ std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOption
   json doc{
       {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
       {"sequence", snap.sequence}};
-  doc.update(inflight_json(snap.inflight, options));
-  doc.update(hangs_json(snap.hangs));
+  doc.update(inflight_json(snap.get<analysis::InflightSummary>(), options));
+  doc.update(hangs_json(snap.get<analysis::HangSummary>()));
   return json_text(doc);
 }
 

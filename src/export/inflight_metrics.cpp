@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "analysis/hang_diagnosis.h"
+#include "analysis/inflight_calls.h"
 #include "export/metrics_table.h"
 
 namespace eacgm::exporting {
@@ -15,7 +17,7 @@ void append_inflight_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
   std::map<std::pair<std::string, std::string>, bool> functions_seen;
   std::map<std::uint32_t, bool> processes_seen;
   std::vector<const analysis::InflightRow*> functions, processes;
-  for (const analysis::InflightRow& row : snap.inflight.rows) {
+  for (const analysis::InflightRow& row : snap.get<analysis::InflightSummary>().rows) {
     const CallEvent& c = row.call.call;
     if (functions.size() < options.max_function_series &&
         functions_seen.emplace(std::pair{std::string(c.domain()), std::string(c.function())}, true).second) {
@@ -44,7 +46,8 @@ void append_inflight_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
     out.add(l, static_cast<double>(row->age_ns) / 1e9);
   }
   std::uint64_t by_comm = 0, by_age = 0;
-  for (const analysis::Hang& h : snap.hangs.current) ++(h.rule == "age" ? by_age : by_comm);
+  for (const analysis::Hang& h : snap.get<analysis::HangSummary>().current)
+    ++(h.rule == "age" ? by_age : by_comm);
   begin_family(out, "eacgm_hangs");
   out.add({{"rule", "communicator"}}, static_cast<double>(by_comm));
   out.add({{"rule", "age"}}, static_cast<double>(by_age));

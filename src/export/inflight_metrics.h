@@ -3,7 +3,7 @@
 // ([hangs] min_age_s and older). A series exists while such a call does.
 #pragma once
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "export/call_metrics.h"
 #include "export/prometheus_text.h"
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "analysis/nccl_skew.h"
+#include "analysis/nccl_stats.h"
 #include "export/call_metrics.h"
 #include "export/metrics_table.h"
 
@@ -22,14 +24,14 @@ Labels rank_labels(const analysis::NcclCommSkew& c, const analysis::NcclRankArri
 }  // namespace
 
 std::uint64_t nccl_series_left_out(const analysis::AnalysisSnapshot& snap, std::size_t max_series) {
-  const std::size_t rows = snap.nccl.key_count();
-  const std::size_t comms = snap.nccl_skew.comms.size();
+  const std::size_t rows = snap.get<analysis::NcclStats>().key_count();
+  const std::size_t comms = snap.get<analysis::NcclSkewSummary>().comms.size();
   return (rows > max_series ? rows - max_series : 0) + (comms > max_series ? comms - max_series : 0);
 }
 
 void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                          std::size_t max_series) {
-  auto rows = snap.nccl.rows();  // most bytes first: the busiest are kept
+  auto rows = snap.get<analysis::NcclStats>().rows();  // most bytes first: the busiest are kept
   if (rows.size() > max_series) rows.resize(max_series);
   auto call_labels = [](const analysis::NcclRow& r) {
     return Labels{{"comm_id", comm_label(r.comm_id)}, {"function", r.function}};
@@ -56,7 +58,7 @@ void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
     if (r.gpu) out.add(call_labels(r), static_cast<double>(r.gpu->gpu_ns) / 1e9);
   }
 
-  const auto& all = snap.nccl_skew.comms;
+  const auto& all = snap.get<analysis::NcclSkewSummary>().comms;
   const std::span<const analysis::NcclCommSkew> comms(all.data(), std::min(all.size(), max_series));
   begin_family(out, "eacgm_nccl_collective_instances_total");
   for (const auto& c : comms) out.add({{"comm_id", comm_label(c.comm_id)}}, c.instances);

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "export/prometheus_text.h"
 
 namespace eacgm::exporting {

@@ -7,17 +7,20 @@
 #include <vector>
 
 #include "analysis/gpu_share.h"
+#include "analysis/gpu_work.h"
+#include "core/gpu_sample.h"
 #include "export/metrics_table.h"
 
 namespace eacgm::exporting {
 
 void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
                               const std::function<sample::Workload(std::uint32_t pid)>& workload_of) {
-  if (!snap.last_gpu || !workload_of) return;
-  const GpuSnapshot& pass = *snap.last_gpu;
+  const GpuSnapshot* last = snap.find<GpuSnapshot>();
+  if (last == nullptr || !workload_of) return;
+  const GpuSnapshot& pass = *last;
   // Traced kernel launches per process, spread evenly over the GPUs it is on.
   std::map<std::uint32_t, double> launches;
-  for (const auto& row : snap.work.rows()) {
+  for (const auto& row : snap.get<analysis::GpuWorkStats>().rows()) {
     if (row.kind == GpuWork::kKernel) launches[row.pid] += static_cast<double>(row.count);
   }
   std::map<std::uint32_t, unsigned> gpus_of_pid;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "export/prometheus_text.h"
 #include "sample/workload.h"
 

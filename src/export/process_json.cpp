@@ -6,6 +6,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "analysis/gpu_work.h"
+#include "analysis/host_waits.h"
+#include "analysis/process_calls.h"
+#include "core/probe_cost.h"
 #include "export/api_json.h"
 #include "export/host_waits_json.h"
 #include "export/json_text.h"
@@ -27,15 +31,14 @@ std::string api_process(const analysis::AnalysisSnapshot& snap, std::uint32_t pi
   doc["pid"] = pid;
   std::string comm;
   json functions = json::array();
-  if (snap.by_process) {
-    const auto it = snap.by_process->processes.find(pid);
-    if (it != snap.by_process->processes.end() && it->second.calls)
-      functions = call_rows_json(*it->second.calls);
+  if (const auto* by_process = snap.find<analysis::ProcessCallsView>()) {
+    const auto it = by_process->processes.find(pid);
+    if (it != by_process->processes.end() && it->second.calls) functions = call_rows_json(*it->second.calls);
   }
   doc["functions"] = std::move(functions);
 
   json work = json::array();
-  for (const auto& r : snap.work.rows()) {
+  for (const auto& r : snap.get<analysis::GpuWorkStats>().rows()) {
     if (r.pid != pid) continue;
     if (comm.empty()) comm = r.comm;
     work.push_back(json{{"stream", r.stream},
@@ -50,7 +53,7 @@ std::string api_process(const analysis::AnalysisSnapshot& snap, std::uint32_t pi
   doc["work"] = std::move(work);
 
   json waits = nullptr;
-  const json all_waits = host_waits_json(snap.waits);
+  const json all_waits = host_waits_json(snap.get<analysis::HostWaitSummary>());
   for (const auto& p : all_waits.at("processes")) {
     if (p.at("pid").get<std::uint32_t>() != pid) continue;
     if (comm.empty()) comm = p.at("comm").get<std::string>();
@@ -59,7 +62,7 @@ std::string api_process(const analysis::AnalysisSnapshot& snap, std::uint32_t pi
   doc["waits"] = std::move(waits);
 
   json overhead = nullptr;
-  const nlohmann::json all_overhead = overhead_json(snap.overhead);
+  const nlohmann::json all_overhead = overhead_json(snap.get<OverheadReport>());
   for (const auto& p : all_overhead.at("processes")) {
     if (p.at("pid").get<std::uint32_t>() == pid) overhead = p;
   }
@@ -70,7 +73,7 @@ std::string api_process(const analysis::AnalysisSnapshot& snap, std::uint32_t pi
 
 std::string api_overhead(const analysis::AnalysisSnapshot& snap) {
   json doc = header(snap);
-  const nlohmann::json body = overhead_json(snap.overhead);  // held: items() refers into it
+  const nlohmann::json body = overhead_json(snap.get<OverheadReport>());  // held: items() refers into it
   for (const auto& [key, value] : body.items()) doc[key] = value;
   return json_text(doc);
 }
@@ -84,7 +87,7 @@ std::string api_work(const analysis::AnalysisSnapshot& snap) {
     std::uint64_t errors = 0;
   };
   std::map<std::uint32_t, Totals> by_pid;
-  for (const auto& r : snap.work.rows()) {
+  for (const auto& r : snap.get<analysis::GpuWorkStats>().rows()) {
     Totals& t = by_pid[r.pid];
     if (t.comm.empty()) t.comm = r.comm;
     t.errors += r.errors;

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 
 namespace eacgm::exporting {
 

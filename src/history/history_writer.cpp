@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/gpu_sample.h"
+
 namespace eacgm::history {
 namespace {
 
@@ -84,7 +86,7 @@ void HistoryWriter::run() {
 
 void HistoryWriter::poll_once() {
   auto snap = source_();
-  if (snap && snap->last_gpu) builder_.observe_gpu(*snap->last_gpu);
+  if (const GpuSnapshot* pass = snap ? snap->find<GpuSnapshot>() : nullptr) builder_.observe_gpu(*pass);
 }
 
 void HistoryWriter::flush_once(bool maintain) {

@@ -7,6 +7,14 @@
 #include <sstream>
 #include <string_view>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/gpu_times.h"
+#include "analysis/hang_diagnosis.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/memory_ledger.h"
+#include "analysis/process_calls.h"
+#include "core/gpu_sample.h"
 #include "core/proc_stat.h"
 
 namespace eacgm::history {
@@ -117,18 +125,19 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   IntervalBatch batch;
   batch.t_ns = t_ns;
   batch.span_ns = end_ns - t_ns;
-  if (snap.last_gpu) observe_gpu(*snap.last_gpu);
+  if (const GpuSnapshot* pass = snap.find<GpuSnapshot>()) observe_gpu(*pass);
 
   std::map<std::uint32_t, std::string> comm_of;
   first_seen_.clear();
-  for (const auto& p : snap.gpu.processes()) {
+  for (const auto& p : snap.get<analysis::GpuActivity>().processes()) {
     comm_of.emplace(p.pid, p.name);
     if (p.first_seen_ns > 0) first_seen_.emplace(p.pid, static_cast<std::int64_t>(p.first_seen_ns));
   }
 
   std::set<std::uint32_t> touched;
-  if (snap.by_process) {
-    for (const auto& [pid, proc] : snap.by_process->processes) {
+  const auto* by_process = snap.find<analysis::ProcessCallsView>();
+  if (by_process != nullptr) {
+    for (const auto& [pid, proc] : by_process->processes) {
       Known& k = known(pid, t_ns);
       if (auto c = comm_of.find(pid); c != comm_of.end() && !c->second.empty()) k.record.comm = c->second;
       if (proc.calls != k.written) {
@@ -204,18 +213,18 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   gpus_.clear();
   gpu_processes_.clear();
 
-  add_gpu_time(snap.gpu_time, t_ns, batch, touched);
+  add_gpu_time(snap.get<analysis::GpuTimeSummary>(), t_ns, batch, touched);
 
   // Kernels: launches since the last interval, per name.
-  for (const auto& row : snap.kernels.rows()) {
+  for (const auto& row : snap.get<analysis::KernelStats>().rows()) {
     std::uint64_t& written = kernels_written_[row.name];
     if (row.launches > written) batch.kernels.push_back({row.name, row.launches - written});
     written = row.launches;
   }
 
   // Anomalies not written yet: the summary keeps the recent ones, oldest first.
-  if (snap.anomalies) {
-    for (const auto& a : snap.anomalies->recent) {
+  if (const auto* anomalies = snap.find<analysis::AnomalySummary>()) {
+    for (const auto& a : anomalies->recent) {
       if (a.ts_ns <= anomalies_through_) continue;
       AnomalyRecord r;
       r.t_ns = static_cast<std::int64_t>(a.ts_ns);
@@ -230,7 +239,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
       batch.anomalies.push_back(std::move(r));
       anomalies_through_ = a.ts_ns;
     }
-    for (const auto& a : snap.anomalies->intervals) {
+    for (const auto& a : anomalies->intervals) {
       if (a.start_ns <= intervals_through_) continue;
       AnomalyRecord r;
       r.t_ns = static_cast<std::int64_t>(a.start_ns);
@@ -247,7 +256,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   }
 
   // Hangs: written once, when over (their whole span).
-  for (const auto& h : snap.hangs.ended) {
+  for (const auto& h : snap.get<analysis::HangSummary>().ended) {
     if (h.end_ns <= hangs_through_) continue;
     AnomalyRecord r;
     r.t_ns = static_cast<std::int64_t>(h.start_ns);
@@ -263,7 +272,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   }
 
   // Leaks: written once, when the ledger finalized the process.
-  for (const auto& row : snap.memory.rows) {
+  for (const auto& row : snap.get<analysis::MemorySummary>().rows) {
     if (!row.exited || row.leak_count == 0 || leaks_written_.count(row.pid)) continue;
     leaks_written_.insert(row.pid);
     Known& k = known(row.pid, t_ns);
@@ -275,7 +284,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   // (the ledger's exited cap bounds it), not every leaking process the agent ever saw.
   if (!leaks_written_.empty()) {
     std::set<std::uint32_t> listed;
-    for (const auto& row : snap.memory.rows) {
+    for (const auto& row : snap.get<analysis::MemorySummary>().rows) {
       if (row.exited) listed.insert(row.pid);
     }
     std::erase_if(leaks_written_, [&listed](std::uint32_t pid) { return listed.count(pid) == 0; });
@@ -293,7 +302,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   }
   // Processes the analysis let go of are forgotten here too.
   for (auto it = processes_.begin(); it != processes_.end();) {
-    const bool listed = snap.by_process && snap.by_process->processes.count(it->first) != 0;
+    const bool listed = by_process != nullptr && by_process->processes.count(it->first) != 0;
     const bool stale = it->second.exit_written || end_ns - it->second.record.last_ns > kForgetAfterNs;
     it = !listed && stale ? processes_.erase(it) : std::next(it);
   }

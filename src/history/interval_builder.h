@@ -14,7 +14,9 @@
 #include <set>
 #include <string>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
+#include "analysis/call_summary.h"
+#include "analysis/gpu_times.h"
 #include "core/gpu_sample.h"
 #include "history/history_batch.h"
 #include "sample/process_facts.h"

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/process_calls.h"
 #include "core/proc_file.h"
 #include "export/capture_trace.h"
 #include "server/query_params.h"
@@ -141,8 +143,8 @@ Result<std::uint32_t> resolve(const CaptureAsk& ask, const CaptureRouteParts& pa
     if (found.empty()) return make_error(fmt::format("comm \"{}\": no such process", *ask.comm));
   } else {
     auto snap = parts.source->latest();
-    if (snap && snap->by_process) {
-      for (const auto& [pid, p] : snap->by_process->processes) {
+    if (const auto* by_process = snap ? snap->find<analysis::ProcessCallsView>() : nullptr) {
+      for (const auto& [pid, p] : by_process->processes) {
         if (p.exited) continue;
         if (parts.facts->rank(pid).rank == ask.rank) found.push_back(pid);
       }
@@ -238,8 +240,9 @@ void add_capture_route(HttpServer& http, CaptureRouteParts parts) {
     }
     if (got.window.comm.empty()) got.window.comm = read_proc_comm(shared->proc_root, std::to_string(*pid));
     std::vector<analysis::Anomaly> anomalies;
-    if (auto snap = shared->source->latest(); snap && snap->anomalies) {
-      anomalies.assign(snap->anomalies->recent.begin(), snap->anomalies->recent.end());
+    if (auto snap = shared->source->latest(); snap) {
+      const auto& recent = snap->get<analysis::AnomalySummary>().recent;
+      anomalies.assign(recent.begin(), recent.end());
     }
     return Response::json(exporting::capture_trace_json(got.window, anomalies, CaptureControl::Limits{}));
   });

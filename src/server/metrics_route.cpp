@@ -2,6 +2,8 @@
 // golden files depend on it only loosely, Prometheus not at all).
 #include "server/metrics_route.h"
 
+#include "analysis/python_profile.h"
+#include "core/gpu_sample.h"
 #include "export/agent_metrics.h"
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
@@ -29,7 +31,8 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
     rank_of = [facts = options.facts](std::uint32_t pid) { return facts->rank(pid); };
     workload_of = [facts = options.facts](std::uint32_t pid) { return facts->workload(pid); };
   }
-  if (snap && snap->last_gpu) {
+  const GpuSnapshot* pass = snap != nullptr ? snap->find<GpuSnapshot>() : nullptr;
+  if (pass != nullptr) {
     exporting::GpuMetricsOptions gpu;
     gpu.hostname = options.hostname;
     gpu.rank_of_pid = rank_of;
@@ -44,8 +47,8 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
         return exporting::PodLabels{holders[0].pod, holders[0].namespace_, holders[0].container};
       };
     }
-    if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *snap->last_gpu, gpu);
-    exporting::append_process_metrics(out, *snap->last_gpu, gpu);
+    if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *pass, gpu);
+    exporting::append_process_metrics(out, *pass, gpu);
     if (snap) exporting::append_pod_share_metrics(out, *snap, workload_of);
   }
   if (snap) {
@@ -57,13 +60,14 @@ void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSna
     calls.workload_of_pid = workload_of;
     calls.pod_series = options.pod_series;
     exporting::append_call_metrics(out, *snap, calls);
-    if (snap->python) exporting::append_python_metrics(out, *snap->python);
+    if (const auto* python = snap->find<analysis::PythonHotSpots>())
+      exporting::append_python_metrics(out, *python);
     exporting::append_counters(out, snap->counters);
   }
   exporting::AgentInfo agent;
   agent.start_time_seconds = options.start_time_seconds;
   agent.mode = options.mode ? options.mode() : std::string();
-  agent.gpu_sampling = snap != nullptr && snap->last_gpu.has_value();
+  agent.gpu_sampling = pass != nullptr;
   exporting::append_agent_metrics(out, agent);
   if (options.store) exporting::append_store_metrics(out, options.store());
   exporting::append_counters(out, server_counters);

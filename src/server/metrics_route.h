@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "core/config.h"
 #include "core/counter_registry.h"
 #include "export/prometheus_text.h"

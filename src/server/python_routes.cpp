@@ -1,6 +1,7 @@
 // The Python hot spots routes, read from the source's newest snapshot.
 #include "server/python_routes.h"
 
+#include "analysis/python_profile.h"
 #include "export/api_json.h"
 #include "server/query_params.h"
 
@@ -20,7 +21,8 @@ void add_python_routes(HttpServer& http, const std::shared_ptr<const SnapshotSou
     auto snap = source->latest();
     if (!snap) return Response::json_error(503, kNoSnapshotYet);
     Response r;
-    if (snap->python) r.body = analysis::folded_text(*snap->python, *pid);
+    if (const auto* python = snap->find<analysis::PythonHotSpots>())
+      r.body = analysis::folded_text(*python, *pid);
     return r;
   });
 }

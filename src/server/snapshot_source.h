@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "analysis/live_analysis.h"
+#include "analysis/series_window.h"
 
 namespace eacgm::server {
 

@@ -309,8 +309,8 @@ TEST(HangDiagnosis, LiveAnalysisDiagnosesAtEachScanOfTheCallsInFlight) {
   live.on_tick(std::chrono::steady_clock::now(), {});
   auto snap = live.snapshot();
   ASSERT_TRUE(snap);
-  ASSERT_EQ(snap->hangs.current.size(), 1u);
-  EXPECT_EQ(snap->hangs.current[0].verdict,
+  ASSERT_EQ(snap->get<analysis::HangSummary>().current.size(), 1u);
+  EXPECT_EQ(snap->get<analysis::HangSummary>().current[0].verdict,
             "rank 1 (pid 1001) never entered ncclAllReduce #4; rank 0 waiting in it for 9 s");
 }
 

@@ -301,11 +301,11 @@ TEST(HostWaits, LiveAnalysisPublishesTheWaitsOfEverySource) {
   live.on_end(CounterValues{});
   auto snap = live.snapshot();
   ASSERT_NE(snap, nullptr);
-  ASSERT_EQ(snap->waits.rows.size(), 3u);
-  EXPECT_EQ(snap->waits.rows[0].kind, HostWaitKind::kStreamSync);
-  EXPECT_EQ(snap->waits.rows[1].kind, HostWaitKind::kDeviceSync);
-  EXPECT_EQ(snap->waits.rows[2].kind, HostWaitKind::kInputWait);
-  EXPECT_EQ(snap->waits.rows[2].calls, 2u);
+  ASSERT_EQ(snap->get<analysis::HostWaitSummary>().rows.size(), 3u);
+  EXPECT_EQ(snap->get<analysis::HostWaitSummary>().rows[0].kind, HostWaitKind::kStreamSync);
+  EXPECT_EQ(snap->get<analysis::HostWaitSummary>().rows[1].kind, HostWaitKind::kDeviceSync);
+  EXPECT_EQ(snap->get<analysis::HostWaitSummary>().rows[2].kind, HostWaitKind::kInputWait);
+  EXPECT_EQ(snap->get<analysis::HostWaitSummary>().rows[2].calls, 2u);
 }
 
 }  // namespace

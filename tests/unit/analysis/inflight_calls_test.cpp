@@ -143,21 +143,23 @@ TEST(InflightCalls, PastTheCapTheYoungestAreCounted) {
 
 TEST(InflightCalls, TheLiveAnalysisPublishesTheLastScanAndItsMinimumAge) {
   LiveAnalysis live;
-  live.set_inflight_min_age(std::chrono::seconds(2));
+  AnalysisSettings settings;
+  settings.inflight_min_age_ns = 2 * kSecond;
+  live.configure(settings);
   live.set_thread_alive([](std::uint32_t, std::uint32_t) { return true; });
   live.on_inflight(std::vector{in_flight(10, 11, kScan - 7 * kSecond, "ncclAllReduce")}, kScan);
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto snap = live.snapshot();
   ASSERT_NE(snap, nullptr);
-  ASSERT_EQ(snap->inflight.rows.size(), 1u);
-  EXPECT_EQ(snap->inflight.rows[0].call.call.function(), "ncclAllReduce");
-  EXPECT_EQ(snap->inflight.rows[0].age_ns, 7 * kSecond);
-  EXPECT_EQ(snap->inflight.min_age_ns, 2 * kSecond);
+  ASSERT_EQ(snap->get<analysis::InflightSummary>().rows.size(), 1u);
+  EXPECT_EQ(snap->get<analysis::InflightSummary>().rows[0].call.call.function(), "ncclAllReduce");
+  EXPECT_EQ(snap->get<analysis::InflightSummary>().rows[0].age_ns, 7 * kSecond);
+  EXPECT_EQ(snap->get<analysis::InflightSummary>().min_age_ns, 2 * kSecond);
   // The final snapshot has the calls still in flight at the last scan.
   live.on_inflight({}, kScan + kSecond);
   live.on_end(CounterValues{});
   EXPECT_TRUE(live.snapshot()->final);
-  EXPECT_TRUE(live.snapshot()->inflight.rows.empty());
+  EXPECT_TRUE(live.snapshot()->get<InflightSummary>().rows.empty());
 }
 
 TEST(InflightCalls, TheDefaultMinimumAgeIsFiveSeconds) {

@@ -276,10 +276,10 @@ TEST(LiveAnalysisKernels, SnapshotsCarryKernelsAndNccl) {
   a.on_end(CounterValues{});
   auto snap = a.snapshot();
   ASSERT_NE(snap, nullptr);
-  ASSERT_EQ(snap->kernels.rows().size(), 1u);
-  EXPECT_EQ(snap->kernels.rows()[0].launches, 1u);
-  ASSERT_EQ(snap->nccl.rows().size(), 1u);
-  EXPECT_EQ(snap->nccl.rows()[0].bytes, 8u);
+  ASSERT_EQ(snap->get<analysis::KernelStats>().rows().size(), 1u);
+  EXPECT_EQ(snap->get<analysis::KernelStats>().rows()[0].launches, 1u);
+  ASSERT_EQ(snap->get<analysis::NcclStats>().rows().size(), 1u);
+  EXPECT_EQ(snap->get<analysis::NcclStats>().rows()[0].bytes, 8u);
 }
 
 }  // namespace

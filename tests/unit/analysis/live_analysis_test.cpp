@@ -8,6 +8,10 @@
 #include <thread>
 
 #include "../common/cuda_probe.h"
+#include "analysis/call_summary.h"
+#include "analysis/gpu_activity.h"
+#include "analysis/python_profile.h"
+#include "core/gpu_sample.h"
 
 namespace eacgm::analysis {
 namespace {
@@ -42,23 +46,24 @@ TEST(LiveAnalysis, PublishesACopyEachTickAndAFinalOne) {
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->sequence, 1u);
   EXPECT_FALSE(first->final);
-  EXPECT_EQ(count_of(first->calls, "cudaMalloc"), 5u);
+  EXPECT_EQ(count_of(first->get<analysis::CallSummary>(), "cudaMalloc"), 5u);
 
   live.on_calls(calls(malloc_probe, 3, 10));
   GpuSnapshot gpu;
   gpu.devices.resize(1);
   live.on_gpu(gpu);
-  EXPECT_EQ(count_of(first->calls, "cudaMalloc"), 5u) << "a published snapshot never changes";
+  EXPECT_EQ(count_of(first->get<analysis::CallSummary>(), "cudaMalloc"), 5u)
+      << "a published snapshot never changes";
 
   CounterValues counters;
   live.on_end(counters);
   auto last = live.snapshot();
   EXPECT_TRUE(last->final);
   EXPECT_EQ(last->sequence, 2u);
-  EXPECT_EQ(count_of(last->calls, "cudaMalloc"), 8u);
-  ASSERT_TRUE(last->last_gpu.has_value());
-  EXPECT_EQ(last->last_gpu->devices.size(), 1u);
-  EXPECT_TRUE(last->gpu.has_samples());
+  EXPECT_EQ(count_of(last->get<analysis::CallSummary>(), "cudaMalloc"), 8u);
+  ASSERT_TRUE((last->find<GpuSnapshot>() != nullptr));
+  EXPECT_EQ(last->find<GpuSnapshot>()->devices.size(), 1u);
+  EXPECT_TRUE(last->get<analysis::GpuActivity>().has_samples());
 }
 
 TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
@@ -71,7 +76,7 @@ TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
     while (!done.load()) {
       auto s = live.snapshot();
       if (!s) continue;
-      auto n = count_of(s->calls, "cudaLaunchKernel");
+      auto n = count_of(s->get<CallSummary>(), "cudaLaunchKernel");
       // Calls come in tens, one batch per tick.
       if (n % 10 != 0 || n < last_calls) ++bad;
       last_calls = n;
@@ -85,17 +90,17 @@ TEST(LiveAnalysis, ReaderThreadSeesGrowingWholeSnapshots) {
   done = true;
   reader.join();
   EXPECT_EQ(bad.load(), 0u);
-  EXPECT_EQ(count_of(live.snapshot()->calls, "cudaLaunchKernel"), 3000u);
+  EXPECT_EQ(count_of(live.snapshot()->get<CallSummary>(), "cudaLaunchKernel"), 3000u);
 }
 
 // The daemon's Python profile: a tick moves its window, and a snapshot follows (at most
-// every kPythonRefresh).
+// every 5 s, the Python analysis's refresh).
 TEST(LiveAnalysis, PythonWindowMovesAtTicks) {
   LiveAnalysis live;
-  PythonProfileLimits limits;
-  limits.window_ns = 10'000'000'000;
-  live.set_python_hz(99);
-  live.set_python_limits(limits);
+  AnalysisSettings settings;
+  settings.python_hz = 99;
+  settings.python_limits.window_ns = 10'000'000'000;
+  live.configure(settings);
   const auto start = std::chrono::steady_clock::now();
   PythonStack s;
   s.pid = 7;
@@ -107,18 +112,18 @@ TEST(LiveAnalysis, PythonWindowMovesAtTicks) {
   const std::vector<PythonStack> stacks(3, s);
   live.on_python_stacks(stacks);
   live.on_tick(start, CounterValues{});
-  ASSERT_NE(live.snapshot()->python, nullptr);
-  EXPECT_EQ(live.snapshot()->python->samples, 3u);
-  EXPECT_EQ(live.snapshot()->python->window_ns, limits.window_ns);
-  // Made again at most every kPythonRefresh: new samples show 5 s after the last time.
+  ASSERT_NE(live.snapshot()->find<PythonHotSpots>(), nullptr);
+  EXPECT_EQ(live.snapshot()->find<PythonHotSpots>()->samples, 3u);
+  EXPECT_EQ(live.snapshot()->find<PythonHotSpots>()->window_ns, settings.python_limits.window_ns);
+  // Made again at most every 5 s: new samples show 5 s after the last time.
   live.on_python_stacks(std::span(stacks).first(2));
   live.on_tick(start + std::chrono::seconds(1), CounterValues{});
-  EXPECT_EQ(live.snapshot()->python->samples, 3u);
-  live.on_tick(start + LiveAnalysis::kPythonRefresh, CounterValues{});
-  EXPECT_EQ(live.snapshot()->python->samples, 5u);
+  EXPECT_EQ(live.snapshot()->find<PythonHotSpots>()->samples, 3u);
+  live.on_tick(start + std::chrono::seconds(5), CounterValues{});
+  EXPECT_EQ(live.snapshot()->find<PythonHotSpots>()->samples, 5u);
   live.on_tick(start + std::chrono::seconds(11), CounterValues{});
-  EXPECT_EQ(live.snapshot()->python->samples, 0u);
-  EXPECT_TRUE(live.snapshot()->python->processes.empty());
+  EXPECT_EQ(live.snapshot()->find<PythonHotSpots>()->samples, 0u);
+  EXPECT_TRUE(live.snapshot()->find<PythonHotSpots>()->processes.empty());
 }
 
 }  // namespace

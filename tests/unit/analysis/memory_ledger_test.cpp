@@ -364,16 +364,17 @@ TEST(MemoryLedger, LiveAnalysisFinalizesExitedProcessesAndSnapshotsTheLedger) {
   live.on_calls(batch);
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto snap = live.snapshot();
-  ASSERT_EQ(snap->memory.rows.size(), 1u);
-  EXPECT_FALSE(snap->memory.rows[0].exited);
-  EXPECT_EQ(snap->memory.rows[0].live_bytes, kMiB);
+  ASSERT_EQ(snap->get<analysis::MemorySummary>().rows.size(), 1u);
+  EXPECT_FALSE(snap->get<analysis::MemorySummary>().rows[0].exited);
+  EXPECT_EQ(snap->get<analysis::MemorySummary>().rows[0].live_bytes, kMiB);
   alive.clear();
   live.on_end(CounterValues{});
   snap = live.snapshot();
-  ASSERT_EQ(snap->memory.rows.size(), 1u);
-  EXPECT_TRUE(snap->memory.rows[0].exited) << "at the end a gone process is finalized at once";
-  EXPECT_EQ(snap->memory.rows[0].leak_count, 1u);
-  EXPECT_EQ(snap->memory.rows[0].leak_bytes, kMiB);
+  ASSERT_EQ(snap->get<analysis::MemorySummary>().rows.size(), 1u);
+  EXPECT_TRUE(snap->get<analysis::MemorySummary>().rows[0].exited)
+      << "at the end a gone process is finalized at once";
+  EXPECT_EQ(snap->get<analysis::MemorySummary>().rows[0].leak_count, 1u);
+  EXPECT_EQ(snap->get<analysis::MemorySummary>().rows[0].leak_bytes, kMiB);
 }
 
 TEST(MemoryLedger, ProcessAliveReadsProc) {

@@ -273,9 +273,9 @@ TEST(NcclSkew, LiveAnalysisSnapshotsCarryTheSkew) {
   live.on_end(CounterValues{});
   auto snap = live.snapshot();
   ASSERT_NE(snap, nullptr);
-  ASSERT_EQ(snap->nccl_skew.comms.size(), 1u);
-  EXPECT_EQ(snap->nccl_skew.comms[0].instances, 3u);
-  EXPECT_EQ(rank_of(snap->nccl_skew.comms[0], 0).last, 3u);
+  ASSERT_EQ(snap->get<analysis::NcclSkewSummary>().comms.size(), 1u);
+  EXPECT_EQ(snap->get<analysis::NcclSkewSummary>().comms[0].instances, 3u);
+  EXPECT_EQ(rank_of(snap->get<analysis::NcclSkewSummary>().comms[0], 0).last, 3u);
 }
 
 }  // namespace

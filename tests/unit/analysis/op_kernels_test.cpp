@@ -166,8 +166,8 @@ TEST(OpKernels, LiveAnalysisSnapshotsCarryTheOps) {
   live.on_end(CounterValues{});
   auto snap = live.snapshot();
   ASSERT_NE(snap, nullptr);
-  ASSERT_EQ(snap->ops.ops.size(), 1u);
-  EXPECT_EQ(snap->ops.ops[0].kernels[0].kernel, "gelu_kernel");
+  ASSERT_EQ(snap->get<analysis::OpKernelSummary>().ops.size(), 1u);
+  EXPECT_EQ(snap->get<analysis::OpKernelSummary>().ops[0].kernels[0].kernel, "gelu_kernel");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "analysis/anomaly_detector.h"
 #include "export/call_metrics.h"
 
 namespace eacgm::exporting {
@@ -115,7 +116,7 @@ TEST(AnomalyReport, MetricsCountCallsAndIntervals) {
   ExpositionWriter none(ExpositionFormat::kPrometheusText);
   append_call_metrics(none, snap, CallMetricsOptions{});
   EXPECT_EQ(none.finish().find("eacgm_anomalies_total"), std::string::npos) << "no detector, no family";
-  snap.anomalies = std::make_shared<const analysis::AnomalySummary>(found());
+  snap.parts.put<analysis::AnomalySummary>(std::make_shared<const analysis::AnomalySummary>(found()));
   ExpositionWriter w(ExpositionFormat::kPrometheusText);
   append_call_metrics(w, snap, CallMetricsOptions{});
   const std::string text = w.finish();

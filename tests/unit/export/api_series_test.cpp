@@ -9,6 +9,7 @@
 
 #include "../common/cuda_malloc_probe.h"
 #include "analysis/live_analysis.h"
+#include "analysis/series_window.h"
 #include "export/api_json.h"
 
 namespace eacgm::exporting {

@@ -8,6 +8,7 @@
 
 #include "../common/cuda_probe.h"
 #include "../common/host_wait_timings.h"
+#include "analysis/host_waits.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/host_waits_table.h"
@@ -45,7 +46,7 @@ analysis::HostWaitSummary summary() {
 
 analysis::AnalysisSnapshot snapshot() {
   analysis::AnalysisSnapshot snap;
-  snap.waits = summary();
+  snap.edit<analysis::HostWaitSummary>() = summary();
   return snap;
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/live_analysis.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/memory_ledger.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/memory_table.h"
@@ -37,10 +38,10 @@ analysis::AnalysisSnapshot snapshot() {
   gone.leak_bytes = 4096;
   gone.largest_leaks = {{0x7f00, 2048, analysis::AllocKind::kHost, 123},
                         {0x8000, 1024, analysis::AllocKind::kVmm, 124}};
-  snap.memory.rows = {running, gone};
-  snap.memory.exited_dropped = 5;
-  snap.memory.leaks_total = 9;
-  snap.memory.leaked_bytes_total = 1 << 20;
+  snap.edit<analysis::MemorySummary>().rows = {running, gone};
+  snap.edit<analysis::MemorySummary>().exited_dropped = 5;
+  snap.edit<analysis::MemorySummary>().leaks_total = 9;
+  snap.edit<analysis::MemorySummary>().leaked_bytes_total = 1 << 20;
   return snap;
 }
 
@@ -113,7 +114,7 @@ TEST(MemoryExport, TableShowsLiveAndLeaks) {
   EXPECT_EQ(format_bytes(12ull << 20), "12.0 MiB");
   EXPECT_EQ(format_bytes(300ull << 30), "300 GiB");
   auto snap = snapshot();
-  const std::string t = render_memory_table(snap.memory);
+  const std::string t = render_memory_table(snap.get<analysis::MemorySummary>());
   EXPECT_NE(t.find("running"), std::string::npos) << t;
   EXPECT_NE(t.find("exited"), std::string::npos) << t;
   EXPECT_NE(t.find("pid 7: leaked 2.00 KiB (host) at 0x7f00"), std::string::npos) << t;

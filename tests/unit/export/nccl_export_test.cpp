@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../analysis/nccl_events.h"
+#include "analysis/live_analysis.h"
+#include "analysis/nccl_skew.h"
+#include "analysis/nccl_stats.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/nccl_table.h"
@@ -79,7 +82,8 @@ TEST(NcclExport, ApiCarriesBandwidthPerCallAndSkewPerCommunicator) {
 
 TEST(NcclExport, RunTablesShowBandwidthAndTheStraggler) {
   auto snap = snapshot();
-  const std::string text = render_nccl_table(snap.nccl, snap.nccl_skew);
+  const std::string text =
+      render_nccl_table(snap.get<analysis::NcclStats>(), snap.get<analysis::NcclSkewSummary>());
   EXPECT_NE(text.find("0x00000000000000c0  ncclAllReduce"), std::string::npos) << text;
   EXPECT_NE(text.find("41.9 GB/s  41.9 GB/s"), std::string::npos) << text;
   EXPECT_NE(text.find("unknown             ncclAllGather"), std::string::npos) << text;

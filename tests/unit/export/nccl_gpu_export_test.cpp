@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../analysis/nccl_events.h"
+#include "analysis/live_analysis.h"
+#include "analysis/nccl_skew.h"
+#include "analysis/nccl_stats.h"
 #include "core/clock.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
@@ -82,7 +85,8 @@ TEST(NcclGpuExport, ApiCarriesTheBandwidthOverGpuTimeBesideTheHosts) {
 
 TEST(NcclGpuExport, RunTableShowsEachSizeAndTheTotal) {
   auto snap = snapshot();
-  const std::string text = render_nccl_table(snap.nccl, snap.nccl_skew);
+  const std::string text =
+      render_nccl_table(snap.get<analysis::NcclStats>(), snap.get<analysis::NcclSkewSummary>());
   EXPECT_NE(text.find("nccl on the GPU"), std::string::npos) << text;
   EXPECT_NE(text.find("4.00 MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("52.4 GB/s  52.4 GB/s"), std::string::npos) << text;

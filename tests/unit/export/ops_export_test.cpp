@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/op_kernels.h"
 #include "export/api_json.h"
 
 namespace eacgm::exporting {
@@ -18,8 +20,8 @@ TEST(OpsJson, OneObjectPerOpWithItsKernels) {
       "kernels":[{"kernel":"gemm","launches":2},{"kernel":"bias","launches":1}]}],
       "attributed":3,"unattributed":4,"untracked":1})"));
   analysis::AnalysisSnapshot snap;
-  snap.ops = ops;
-  snap.anomalies = std::make_shared<const analysis::AnomalySummary>();
+  snap.edit<analysis::OpKernelSummary>() = ops;
+  snap.parts.put<analysis::AnomalySummary>(std::make_shared<const analysis::AnomalySummary>());
   EXPECT_EQ(json::parse(run_report_json(snap, ApiOptions{}))["ops"], ops_json(ops));
 }
 

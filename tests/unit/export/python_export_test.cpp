@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/python_profile.h"
 #include "export/api_json.h"
 #include "export/prometheus_text.h"
 #include "export/python_metrics.h"
@@ -31,7 +32,7 @@ analysis::AnalysisSnapshot snapshot() {
     p.add(s);
   }
   analysis::AnalysisSnapshot snap;
-  snap.python = std::make_shared<const analysis::PythonHotSpots>(p.hot_spots());
+  snap.parts.put<analysis::PythonHotSpots>(std::make_shared<const analysis::PythonHotSpots>(p.hot_spots()));
   return snap;
 }
 
@@ -57,15 +58,16 @@ TEST(PythonExport, ApiKeepsOneProcessWithPid) {
 
 TEST(PythonExport, FoldedStacksOfOneProcess) {
   const auto snap = snapshot();
-  EXPECT_EQ(analysis::folded_text(*snap.python),
+  EXPECT_EQ(analysis::folded_text(*snap.find<analysis::PythonHotSpots>()),
             "python3 (7);hot (/app/x.py:3) 3\n"
             "python3 (8);cold (/app/y.py:9) 1\n");
-  EXPECT_EQ(analysis::folded_text(*snap.python, 8u), "python3 (8);cold (/app/y.py:9) 1\n");
+  EXPECT_EQ(analysis::folded_text(*snap.find<analysis::PythonHotSpots>(), 8u),
+            "python3 (8);cold (/app/y.py:9) 1\n");
 }
 
 TEST(PythonExport, MetricsStateWindowSamplesAndCaps) {
   ExpositionWriter out(ExpositionFormat::kPrometheusText);
-  append_python_metrics(out, *snapshot().python);
+  append_python_metrics(out, *snapshot().find<analysis::PythonHotSpots>());
   const std::string text = out.finish();
   EXPECT_NE(text.find("eacgm_python_profile_window_seconds 60\n"), std::string::npos) << text;
   EXPECT_NE(text.find("eacgm_python_profile_samples 4\n"), std::string::npos) << text;

@@ -13,7 +13,12 @@
 #include <string>
 #include <utility>
 
+#include "analysis/host_waits.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/live_analysis.h"
+#include "analysis/memory_ledger.h"
 #include "builtin_probe.h"
+#include "core/probe_cost.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 
@@ -114,7 +119,7 @@ analysis::AnalysisSnapshot snapshot() {
   live.on_end(CounterValues{});
   analysis::AnalysisSnapshot snap = *live.snapshot();
   snap.time = std::chrono::system_clock::time_point(std::chrono::seconds(1'790'000'000));
-  snap.kernels = small_table;
+  snap.edit<analysis::KernelStats>() = small_table;
 
   auto ledger_row = [](std::uint32_t pid, const char* comm, std::int32_t device, std::uint64_t live_bytes,
                        std::uint64_t peak_bytes, bool exited) {
@@ -127,13 +132,14 @@ analysis::AnalysisSnapshot snapshot() {
     r.exited = exited;
     return r;
   };
-  snap.memory.rows = {ledger_row(101, "train", 0, 100, 200, false),
-                      ledger_row(102, "eval", 1, 300, 300, false), ledger_row(103, "load", 0, 900, 900, true),
-                      ledger_row(104, "tool", -1, 300, 400, false), ledger_row(105, "", 0, 50, 50, false)};
+  snap.edit<analysis::MemorySummary>().rows = {
+      ledger_row(101, "train", 0, 100, 200, false), ledger_row(102, "eval", 1, 300, 300, false),
+      ledger_row(103, "load", 0, 900, 900, true), ledger_row(104, "tool", -1, 300, 400, false),
+      ledger_row(105, "", 0, 50, 50, false)};
 
-  snap.overhead = OverheadReport{};
-  snap.overhead.costs = {450, 900, 3000, 1400, true, true};
-  snap.overhead.duty_fraction = 0.5;
+  snap.edit<OverheadReport>() = OverheadReport{};
+  snap.edit<OverheadReport>().costs = {450, 900, 3000, 1400, true, true};
+  snap.edit<OverheadReport>().duty_fraction = 0.5;
   auto overhead_row = [](std::uint32_t pid, bool exited, double ratio) {
     ProcessOverhead p;
     p.pid = pid;
@@ -141,9 +147,9 @@ analysis::AnalysisSnapshot snapshot() {
     p.ratio = ratio;
     return p;
   };
-  snap.overhead.processes = {overhead_row(101, false, 0.01), overhead_row(102, false, 0.02),
-                             overhead_row(103, true, 0.5), overhead_row(104, false, 0.04),
-                             overhead_row(105, false, 0.03)};
+  snap.edit<OverheadReport>().processes = {overhead_row(101, false, 0.01), overhead_row(102, false, 0.02),
+                                           overhead_row(103, true, 0.5), overhead_row(104, false, 0.04),
+                                           overhead_row(105, false, 0.03)};
 
   auto wait_row = [](std::uint32_t pid, const char* comm, HostWaitKind kind, std::uint64_t calls,
                      std::uint64_t total_ns) {
@@ -156,12 +162,13 @@ analysis::AnalysisSnapshot snapshot() {
     r.total_ns = total_ns;
     return r;
   };
-  snap.waits = analysis::HostWaitSummary{};
-  snap.waits.rows = {wait_row(101, "train", HostWaitKind::kFutex, 5, 5'000'000),
-                     wait_row(102, "eval", HostWaitKind::kDeviceSync, 3, 9'000'000),
-                     wait_row(102, "eval", HostWaitKind::kFutex, 1, 1'000'000),
-                     wait_row(104, "tool", HostWaitKind::kInputWait, 2, 2'000'000),
-                     wait_row(105, "", HostWaitKind::kFutex, 1, 4'000'000)};
+  snap.edit<analysis::HostWaitSummary>() = analysis::HostWaitSummary{};
+  snap.edit<analysis::HostWaitSummary>().rows = {
+      wait_row(101, "train", HostWaitKind::kFutex, 5, 5'000'000),
+      wait_row(102, "eval", HostWaitKind::kDeviceSync, 3, 9'000'000),
+      wait_row(102, "eval", HostWaitKind::kFutex, 1, 1'000'000),
+      wait_row(104, "tool", HostWaitKind::kInputWait, 2, 2'000'000),
+      wait_row(105, "", HostWaitKind::kFutex, 1, 4'000'000)};
   return snap;
 }
 

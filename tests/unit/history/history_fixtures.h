@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/live_analysis.h"
+#include "analysis/analysis_snapshot.h"
 #include "analysis/process_calls.h"
 
 namespace eacgm::history::test {
@@ -38,7 +38,7 @@ inline CallEvent call(const std::shared_ptr<const ProbeInfo>& p, std::uint32_t p
 // A snapshot holding `calls`' current view (and nothing else).
 inline analysis::AnalysisSnapshot snapshot_of(analysis::ProcessCalls& calls) {
   analysis::AnalysisSnapshot snap;
-  snap.by_process = calls.view();
+  snap.parts.put<analysis::ProcessCallsView>(calls.view());
   return snap;
 }
 

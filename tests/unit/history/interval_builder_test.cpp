@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/gpu_times.h"
+#include "analysis/hang_diagnosis.h"
 #include "history_fixtures.h"
 
 namespace eacgm::history {
@@ -191,7 +194,7 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   a.dur_ns = 7;
   summary->recent.push_back(a);
   analysis::AnalysisSnapshot snap;
-  snap.anomalies = summary;
+  snap.parts.put<analysis::AnomalySummary>(summary);
   IntervalBatch first = b.build(snap, 0, 10);
   ASSERT_EQ(first.anomalies.size(), 1u);
   EXPECT_EQ(first.anomalies[0].kind, "call");
@@ -207,15 +210,15 @@ TEST(IntervalBuilder, AHangIsWrittenOnceWhenOver) {
   on.start_ns = 50;
   on.function = "ncclAllReduce";
   on.pid = 9;
-  snap.hangs.current.push_back(on);
+  snap.edit<analysis::HangSummary>().current.push_back(on);
   EXPECT_TRUE(b.build(snap, 0, 10).anomalies.empty());  // not while it lasts
   analysis::Hang over = on;
   over.end_ns = 150;
   over.age_ns = 100;
   over.domain = "nccl";
   over.number = 18204;
-  snap.hangs.current.clear();
-  snap.hangs.ended.push_back(over);
+  snap.edit<analysis::HangSummary>().current.clear();
+  snap.edit<analysis::HangSummary>().ended.push_back(over);
   IntervalBatch batch = b.build(snap, 10, 20);
   ASSERT_EQ(batch.anomalies.size(), 1u);
   const AnomalyRecord& r = batch.anomalies[0];
@@ -270,7 +273,7 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   times.add(in);
   IntervalBuilder b = builder();
   analysis::AnalysisSnapshot snap;
-  snap.gpu_time = times.summary();
+  snap.edit<analysis::GpuTimeSummary>() = times.summary();
   IntervalBatch first = b.build(snap, 0, 10);
   const FunctionRecord* g = gpu_row(first, "gemm");
   ASSERT_NE(g, nullptr);
@@ -288,7 +291,7 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   more.counts = {{10, 1, 96, false}, {10, 3, 1, false}};
   more.names = {{10, 3, "fill", false}};
   times.add(more);
-  snap.gpu_time = times.summary();
+  snap.edit<analysis::GpuTimeSummary>() = times.summary();
   IntervalBatch second = b.build(snap, 10, 20);
   g = gpu_row(second, "gemm");
   ASSERT_NE(g, nullptr);
@@ -306,7 +309,7 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   queued.spans = {gpu_span(3, 7'000, true)};
   queued.counts = {{10, 3, 2, false}};
   times.add(queued);
-  snap.gpu_time = times.summary();
+  snap.edit<analysis::GpuTimeSummary>() = times.summary();
   IntervalBatch third = b.build(snap, 20, 30);
   EXPECT_EQ(gpu_row(third, "gemm"), nullptr);
   fill = gpu_row(third, "fill");
@@ -316,7 +319,7 @@ TEST(IntervalBuilder, GpuTimeRowsHoldEachIntervalsLaunchesAndDurations) {
   EXPECT_NEAR(fill->latency.quantile(0.5), 7'000, 7'000 * 0.031);
 
   // Nothing new: nothing written.
-  snap.gpu_time = times.summary();
+  snap.edit<analysis::GpuTimeSummary>() = times.summary();
   EXPECT_TRUE(b.build(snap, 30, 40).functions.empty());
 }
 

@@ -9,6 +9,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/anomaly_detector.h"
+#include "analysis/call_summary.h"
+#include "analysis/host_waits.h"
+#include "analysis/memory_ledger.h"
+#include "analysis/nccl_stats.h"
+#include "analysis/python_profile.h"
+#include "core/gpu_sample.h"
+#include "core/probe_cost.h"
 #include "golden_requests.h"
 #include "http_client.h"
 #include "recorded_daemon.h"
@@ -50,17 +58,17 @@ TEST(DaemonGolden, TheRecordedSnapshotHoldsEveryKindOfFigure) {
   auto snap = recorded_snapshot();
   ASSERT_NE(snap, nullptr);
   EXPECT_TRUE(snap->final);
-  EXPECT_FALSE(snap->calls.rows().empty());
-  ASSERT_TRUE(snap->last_gpu.has_value());
-  EXPECT_EQ(snap->last_gpu->devices.size(), 2u);
-  EXPECT_FALSE(snap->memory.rows.empty());
-  EXPECT_FALSE(snap->nccl.rows().empty());
-  ASSERT_NE(snap->anomalies, nullptr);
-  EXPECT_GT(snap->anomalies->total, 0u) << "the outlier launch";
-  ASSERT_NE(snap->python, nullptr);
-  EXPECT_GT(snap->python->samples, 0u);
-  EXPECT_FALSE(snap->overhead.processes.empty());
-  EXPECT_FALSE(snap->waits.rows.empty());
+  EXPECT_FALSE(snap->get<analysis::CallSummary>().rows().empty());
+  ASSERT_NE(snap->find<GpuSnapshot>(), nullptr);
+  EXPECT_EQ(snap->find<GpuSnapshot>()->devices.size(), 2u);
+  EXPECT_FALSE(snap->get<analysis::MemorySummary>().rows.empty());
+  EXPECT_FALSE(snap->get<analysis::NcclStats>().rows().empty());
+  ASSERT_NE(snap->find<analysis::AnomalySummary>(), nullptr);
+  EXPECT_GT(snap->find<analysis::AnomalySummary>()->total, 0u) << "the outlier launch";
+  ASSERT_NE(snap->find<analysis::PythonHotSpots>(), nullptr);
+  EXPECT_GT(snap->find<analysis::PythonHotSpots>()->samples, 0u);
+  EXPECT_FALSE(snap->get<OverheadReport>().processes.empty());
+  EXPECT_FALSE(snap->get<analysis::HostWaitSummary>().rows.empty());
 }
 
 TEST(Daemon, BeforeTheFirstSnapshotRoutesSayWhyAndMetricsHaveTheAgentsOwn) {

@@ -1,0 +1,24 @@
+// Environment: what the analyses ask of the machine (the clocks, whether a process or
+// thread is alive, when a process started), one object owned by the hub and read through
+// by every analysis, so that a test replaces it once for all of them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+namespace eacgm::analysis {
+
+struct Environment {
+  std::function<std::chrono::system_clock::time_point()> wall;
+  std::function<std::chrono::steady_clock::time_point()> steady;
+  std::function<bool(std::uint32_t pid)> process_alive;
+  std::function<bool(std::uint32_t pid, std::uint32_t tid)> thread_alive;
+  std::function<std::optional<std::chrono::steady_clock::time_point>(std::uint32_t pid)> process_start;
+
+  // The machine's: the system's clocks and /proc.
+  static Environment machine();
+};
+
+}  // namespace eacgm::analysis

@@ -1,0 +1,31 @@
+// Kernels, memsets and copies per process and stream, each once whichever layer issued it.
+#include "analysis/gpu_work.h"
+
+#include "analysis/analysis.h"
+#include "analysis/environment.h"
+
+namespace eacgm::analysis {
+namespace {
+
+class GpuWork final : public Analysis {
+ public:
+  Declaration declaration() const override {
+    return {"gpu work", Input::kCalls | Input::kCounts, {typeid(GpuWorkStats)}};
+  }
+  void on_calls(std::span<const CallEvent> calls) override {
+    for (const auto& e : calls) work_.add(e);
+  }
+  void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>, const Moment&) override {
+    for (const auto& c : counts) work_.add(c);
+  }
+  void publish(SnapshotParts& parts, const Moment&, bool) override { parts.put(work_); }
+
+ private:
+  GpuWorkStats work_;
+};
+
+}  // namespace
+
+std::unique_ptr<Analysis> make_gpu_work(const Environment&) { return std::make_unique<GpuWork>(); }
+
+}  // namespace eacgm::analysis
