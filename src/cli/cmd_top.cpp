@@ -2,7 +2,7 @@
 // slow calls) over its JSON API, drawn with ncurses; `c` captures 5 s of the selected
 // process through POST /api/v1/capture. The lines come from cli/top_view.h. With no
 // agent at the default address (and no --server given), it starts its own probes in
-// its process (cli/local_agent.h) and reads those.
+// its process (node/node_agent.h) and reads those.
 #include <curses.h>
 #include <fmt/format.h>
 
@@ -14,9 +14,9 @@
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
-#include "cli/local_agent.h"
 #include "cli/top_view.h"
 #include "cli/trace_runner.h"
+#include "node/node_agent.h"
 
 namespace eacgm::cli {
 namespace {
@@ -61,6 +61,19 @@ std::string capture_selected(server::ApiClient& client, std::uint32_t pid) {
   return fmt::format("captured 5 s of pid {} into {}", pid, file);
 }
 
+// The agent top starts when none answers: serve's trace and routes on a loopback port the
+// system picks, without a store, a token or the kubelet; its notices are kept for the
+// status line, not printed (the screen is the view's).
+node::NodeOptions own_agent_options(const std::string& config_path) {
+  node::NodeOptions o;
+  o.config_path = config_path;
+  o.listen = "127.0.0.1:0";
+  o.token_file = "";
+  o.history = false;
+  o.trim_memory = false;
+  return o;
+}
+
 int top_command(const TopFlags& flags) {
   if (!(flags.interval_s >= 0.2 && flags.interval_s <= 60)) {
     print_error(fmt::format("--interval {}: from 0.2 to 60 seconds", flags.interval_s));
@@ -73,14 +86,14 @@ int top_command(const TopFlags& flags) {
   }
   TopModel model;
   std::string why;
-  std::unique_ptr<LocalAgent> own;  // outlives the view: its probes stop after endwin
+  std::unique_ptr<node::NodeAgent> own;  // outlives the view: its probes stop after endwin
   if (!poll_agent(**client, model, 0, why)) {
     if (flags.server_given) {
       print_error("eacgm top: no agent answers: " + why);
       return 2;
     }
     print_error(fmt::format("eacgm top: no agent at {}; starting its own probes...", flags.client.server));
-    auto started = LocalAgent::start(flags.config_path);
+    auto started = node::start_in_background(own_agent_options(flags.config_path));
     if (!started) {
       print_error("eacgm top: no agent answers at " + flags.client.server +
                   " and its own probes did not start: " + started.error());

@@ -1,5 +1,5 @@
 // A process that lives a fraction of a history interval: `serve` reads its facts at its
-// first call (agent/facts_reader.h), so the history and the API still have its command
+// first call (node/facts_reader.h), so the history and the API still have its command
 // line and its job after it exited, before the interval was written.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 // A process's facts read at its first call (see facts_reader.h).
-#include "agent/facts_reader.h"
+#include "node/facts_reader.h"
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 std::shared_ptr<Consumer> with_facts_first(std::shared_ptr<const sample::ProcessFacts> facts,
                                            std::shared_ptr<Consumer> head) {
@@ -28,4 +28,4 @@ void FactsReader::on_counts(std::span<const CallCount> counts, std::span<const C
   for (const CallCount& c : counts) seen(c.pid);
 }
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

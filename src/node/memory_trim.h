@@ -11,7 +11,7 @@
 
 #include "core/consumer.h"
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 class MemoryTrim final : public Consumer {
  public:
@@ -26,4 +26,4 @@ class MemoryTrim final : public Consumer {
   std::uint64_t trims_ = 0;
 };
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

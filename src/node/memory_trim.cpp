@@ -1,9 +1,9 @@
 // MemoryTrim: malloc_trim(0) at most once a kPeriod (see memory_trim.h).
-#include "agent/memory_trim.h"
+#include "node/memory_trim.h"
 
 #include <malloc.h>
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 void MemoryTrim::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   (void)counters;
@@ -17,4 +17,4 @@ void MemoryTrim::on_tick(std::chrono::steady_clock::time_point now, const Counte
   ++trims_;
 }
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

@@ -1,22 +1,22 @@
 // The reload loop: a new configuration is checked whole before the running trace is
 // touched, so a bad file leaves the old one running.
-#include "agent/reloading_trace.h"
+#include "node/reloading_trace.h"
 
 #include <optional>
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<int>& stop,
                   std::atomic<bool>& reload) {
   while (true) {
-    AgentOptions ao = agent_options(trace.request, config);
+    agent::AgentOptions ao = agent::agent_options(trace.request, config);
     ao.capture = trace.consumers.capture;
     // Between traces (a reload) no sample is being added.
-    if (trace.consumers.analysis) configure_analysis(*trace.consumers.analysis, trace.request, config);
+    if (trace.consumers.analysis) agent::configure_analysis(*trace.consumers.analysis, trace.request, config);
     auto next = std::make_shared<std::optional<Config>>();
     ao.should_end = [&trace, &reload, next] {
       if (!reload.exchange(false)) return false;
-      auto fresh = load_checked_config(trace.config_path, trace.request.probes);
+      auto fresh = agent::load_checked_config(trace.config_path, trace.request.probes);
       if (!fresh) {
         if (trace.notice) trace.notice("reload failed, keeping the running configuration: " + fresh.error());
         return false;
@@ -24,10 +24,10 @@ int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<
       *next = std::move(*fresh);
       return true;
     };
-    auto agent = Agent::start(std::move(ao), trace.consumers.head, trace.notice);
+    auto agent = agent::Agent::start(std::move(ao), trace.consumers.head, trace.notice);
     if (!agent) {
       if (trace.notice) trace.notice(agent.error());
-      return exit_code_for(agent.error_kind());
+      return agent::exit_code_for(agent.error_kind());
     }
     (*agent)->run(stop);
     if (stop.load() != 0 || !next->has_value()) return 0;
@@ -37,4 +37,4 @@ int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<
   }
 }
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

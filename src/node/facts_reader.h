@@ -14,7 +14,7 @@
 #include "core/consumer.h"
 #include "sample/process_facts.h"
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 class FactsReader final : public Consumer {
  public:
@@ -40,4 +40,4 @@ class FactsReader final : public Consumer {
 std::shared_ptr<Consumer> with_facts_first(std::shared_ptr<const sample::ProcessFacts> facts,
                                            std::shared_ptr<Consumer> head);
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

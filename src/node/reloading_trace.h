@@ -10,13 +10,13 @@
 #include "agent/agent.h"
 #include "agent/trace_setup.h"
 
-namespace eacgm::agent {
+namespace eacgm::node {
 
 struct ReloadingTrace {
   std::string config_path;  // read again at each reload ("" the embedded defaults)
-  TraceRequest request;
-  TraceConsumers consumers;  // from make_consumers, once
-  Agent::Notice notice;
+  agent::TraceRequest request;
+  agent::TraceConsumers consumers;  // from make_consumers, once
+  agent::Agent::Notice notice;
   // After a reload, with the configuration it replaced: to say what applies only at the
   // daemon's next start.
   std::function<void(const Config& before, const Config& after)> on_reload;
@@ -29,4 +29,4 @@ struct ReloadingTrace {
 int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<int>& stop,
                   std::atomic<bool>& reload);
 
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

@@ -1,9 +1,9 @@
 // MemoryTrim: at most one trim per kPeriod of ticks, none at the first tick.
-#include "agent/memory_trim.h"
+#include "node/memory_trim.h"
 
 #include <gtest/gtest.h>
 
-namespace eacgm::agent {
+namespace eacgm::node {
 namespace {
 
 TEST(MemoryTrim, OncePerPeriod) {
@@ -21,4 +21,4 @@ TEST(MemoryTrim, OncePerPeriod) {
 }
 
 }  // namespace
-}  // namespace eacgm::agent
+}  // namespace eacgm::node

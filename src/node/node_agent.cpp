@@ -1,0 +1,247 @@
+// The node agent's wiring: the configuration, pods, facts, analysis, history, captures,
+// the daemon and the reloading trace, made once in create() and run by run().
+#include "node/node_agent.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "agent/capture_recorder.h"
+#include "analysis/live_analysis.h"
+#include "core/config_parse.h"
+#include "history/history_setup.h"
+#include "node/facts_reader.h"
+#include "node/memory_trim.h"
+#include "node/reloading_trace.h"
+#include "sample/process_facts.h"
+#include "server/daemon.h"
+
+namespace eacgm::node {
+
+struct NodeAgent::Parts {
+  NodeOptions options;  // its notice keeps the last line too
+  mutable std::mutex notice_mu;
+  std::string last_notice;
+  Config config;  // the configuration the agent started with
+  server::ListenAddress listen;
+  // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
+  std::shared_ptr<std::atomic<TraceMode>> mode;
+  std::optional<history::HistorySetup> history;
+  std::shared_ptr<history::HistoryWriter> writer;
+  std::shared_ptr<analysis::LiveAnalysis> analysis;
+  std::unique_ptr<server::Daemon> daemon;
+  ReloadingTrace trace;
+};
+
+namespace {
+
+Error usage(const std::string& message) { return make_error(ErrorKind::kUsage, message); }
+
+void say(const NodeOptions& o, const std::string& line) {
+  if (o.notice) o.notice(line);
+}
+
+// What a reload cannot change while the agent runs: said, applied at the next start.
+void say_what_waits(const NodeOptions& o, const Config& before, const Config& after) {
+  if (after.store.url != before.store.url || after.store.node != before.store.node) {
+    say(o, "reload: [store] url and node apply at the next start");
+  }
+  if (after.kubernetes != before.kubernetes) say(o, "reload: [kubernetes] applies at the next start");
+  if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
+    say(o, "reload: [serve] listen and token_file apply at the next start");
+  }
+}
+
+// Pods and jobs of the traced processes (docs/kubernetes.md): ids from /proc always,
+// names and GPU assignment from the kubelet when [kubernetes] enabled and a source is given.
+std::shared_ptr<sample::PodDirectory> make_pods(const NodeOptions& o, const KubernetesConfig& k8s) {
+  if (!k8s.enabled || !o.pod_source) return nullptr;
+  sample::PodDirectoryOptions po;
+  po.log_root = k8s.log_root;
+  po.refresh = std::chrono::milliseconds(static_cast<std::int64_t>(k8s.refresh_s * 1000));
+  auto notice = o.notice;
+  return std::make_shared<sample::PodDirectory>(o.pod_source(k8s.pod_resources_socket), po,
+                                                [notice](const std::string& line) {
+                                                  if (notice) notice(line);
+                                                });
+}
+
+// The history: a writer thread over the analysis's snapshots. A store named by the user
+// must open; the default one may not (the agent then serves without history).
+Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFacts> facts,
+                    server::DaemonOptions& d) {
+  const NodeOptions& o = p.options;
+  auto setup = history::resolve_history(p.config.store, o.store, o.node_name);
+  if (!setup) return usage((o.store.empty() ? "[store] url: " : "--store: ") + setup.error());
+  if (!*setup) return {};
+  const history::HistorySetup& hs = **setup;
+  auto analysis = p.analysis;
+  auto notice = o.notice;
+  auto made = history::make_history_writer(
+      hs, [analysis] { return analysis->snapshot(); },
+      [notice](const std::string& line) {
+        if (notice) notice(line);
+      },
+      std::move(facts));
+  if (!made) {
+    if (hs.url_given) return usage(made.error());
+    say(o, made.error() + "; serving without history (set --store or [store] url; \"off\" to silence)");
+    return {};
+  }
+  p.history = hs;
+  p.writer = std::move(made).value();
+  auto mode = p.mode;
+  p.writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
+  d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention);
+  d.store_stats = [w = p.writer] { return w->stats(); };
+  return {};
+}
+
+// What the trace feeds: the analysis, the live stream and captures, behind the facts'
+// first read; and freed memory handed back, for a long-running agent.
+agent::TraceConsumers make_node_consumers(const NodeAgent::Parts& p, std::shared_ptr<Consumer> stream,
+                                          std::shared_ptr<agent::CaptureRecorder> capture,
+                                          std::shared_ptr<const sample::ProcessFacts> facts) {
+  auto consumers =
+      agent::make_consumers(p.options.request, p.config, std::move(stream), p.analysis, std::move(capture));
+  consumers.head = with_facts_first(std::move(facts), std::move(consumers.head));
+  if (p.options.trim_memory) {
+    auto with_trim = std::make_shared<ConsumerList>();
+    with_trim->add(std::move(consumers.head));
+    with_trim->add(std::make_shared<MemoryTrim>());
+    consumers.head = std::move(with_trim);
+  }
+  return consumers;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
+  auto parts = std::make_unique<Parts>();
+  Parts& p = *parts;
+  p.options = std::move(options);
+  p.options.request.job = agent::TraceJob::kServe;
+  p.options.notice = [&p, outer = std::move(p.options.notice)](const std::string& line) {
+    {
+      std::lock_guard<std::mutex> lock(p.notice_mu);
+      p.last_notice = line;
+    }
+    if (outer) outer(line);
+  };
+  const NodeOptions& o = p.options;
+  auto config = agent::load_checked_config(o.config_path, o.request.probes);
+  if (!config) return usage(config.error());
+  p.config = std::move(*config);
+  auto listen = server::parse_listen_address(o.listen.empty() ? p.config.serve.listen : o.listen);
+  if (!listen) return usage("--listen: " + listen.error());
+  p.listen = *listen;
+  p.mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(o.request, p.config));
+
+  auto pods = make_pods(o, p.config.kubernetes);
+  auto facts = std::make_shared<sample::ProcFacts>(pods);
+  p.analysis = std::make_shared<analysis::LiveAnalysis>();
+  server::DaemonOptions d;
+  d.facts = facts;
+  d.pods = pods;
+  d.pod_series = p.config.kubernetes.process_series == "auto";
+  d.listen = p.listen;
+  d.token_file = o.token_file.value_or(p.config.serve.token_file);
+  d.serve = p.config.serve;
+  d.log = [notice = o.notice](std::string_view line) {
+    if (notice) notice(std::string(line));
+  };
+  d.mode = [mode = p.mode] { return std::string(trace_mode_name(mode->load())); };
+  d.source = std::make_shared<server::LiveSnapshots>(p.analysis);
+  if (o.history) {
+    if (auto st = open_history(p, facts, d); !st) return std::move(st).take_error();
+  }
+  auto capture = std::make_shared<agent::CaptureRecorder>();
+  d.capture = capture;
+  p.daemon = std::make_unique<server::Daemon>(std::move(d));
+
+  p.trace.config_path = o.config_path;
+  p.trace.request = o.request;
+  p.trace.notice = o.notice;
+  p.trace.consumers = make_node_consumers(p, p.daemon->stream(), capture, facts);
+  p.trace.on_reload = [&p](const Config& before, const Config& after) {
+    p.mode->store(agent::trace_mode(p.options.request, after));
+    if (p.writer) p.writer->flush_soon();  // what was kept so far is on disk before the new config
+    say_what_waits(p.options, before, after);
+  };
+  if (auto st = p.daemon->start(); !st) return std::move(st).take_error();
+  return std::unique_ptr<NodeAgent>(new NodeAgent(std::move(parts)));
+}
+
+NodeAgent::NodeAgent(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+NodeAgent::~NodeAgent() { stop(); }
+
+int NodeAgent::run(const std::atomic<int>& stop, std::atomic<bool>& reload) {
+  Parts& p = *parts_;
+  if (p.writer) p.writer->start();
+  const int code = run_reloading(p.config, p.trace, stop, reload);
+  if (p.writer) p.writer->stop();  // the final snapshot's interval and the spool
+  p.daemon->stop();
+  return code;
+}
+
+Status NodeAgent::run_in_background(std::chrono::seconds ready_within) {
+  thread_ = std::thread([this] {
+    run(stop_, reload_);
+    ended_.store(true);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + ready_within;
+  while (!parts_->analysis->snapshot()) {
+    if (ended_.load() || std::chrono::steady_clock::now() > deadline) {
+      const bool ended = ended_.load();
+      stop();
+      const std::string said = last_notice();
+      const std::string why = said.empty() ? std::string("its trace ended") : said;
+      if (ended) return make_error(why);
+      return make_error(fmt::format("its probes were not ready within {} s: {}", ready_within.count(), why));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return {};
+}
+
+void NodeAgent::stop() {
+  stop_.store(1);
+  if (thread_.joinable()) thread_.join();
+  if (parts_ && parts_->daemon) parts_->daemon->stop();
+}
+
+std::uint16_t NodeAgent::port() const { return parts_->daemon->port(); }
+
+std::string NodeAgent::url() const {
+  return "http://" + server::host_port(parts_->listen.host, parts_->daemon->port());
+}
+
+std::string NodeAgent::history_line() const {
+  const Parts& p = *parts_;
+  if (!p.writer || !p.history) return "";
+  return fmt::format("keeping history in {} (node {}, every {} s)", p.writer->description(),
+                     p.history->options.node,
+                     std::chrono::duration<double>(p.history->options.interval).count());
+}
+
+std::shared_ptr<const analysis::AnalysisSnapshot> NodeAgent::snapshot() const {
+  return parts_->analysis->snapshot();
+}
+
+Result<std::unique_ptr<NodeAgent>> start_in_background(NodeOptions options,
+                                                       std::chrono::seconds ready_within) {
+  auto agent = NodeAgent::create(std::move(options));
+  if (!agent) return agent;
+  if (auto st = (*agent)->run_in_background(ready_within); !st) return std::move(st).take_error();
+  return agent;
+}
+
+std::string NodeAgent::last_notice() const {
+  std::lock_guard<std::mutex> lock(parts_->notice_mu);
+  return parts_->last_notice;
+}
+
+}  // namespace eacgm::node
