@@ -1,5 +1,5 @@
 // The `eacgm._eacgm` extension module: the agent run from Python (python/eacgm wraps it).
-// Calls reach Python in batches, packed on the reader thread (src/python/call_queue.h);
+// Calls reach Python in batches, packed on the reader thread (src/pybind/call_queue.h);
 // every wait releases the GIL and wakes every 50 ms to let Ctrl-C through.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -15,15 +15,15 @@
 #include <vector>
 
 #include "core/build_info.h"
-#include "python/call_queue.h"
-#include "python/gpu_reader.h"
-#include "python/trace_handle.h"
+#include "pybind/call_queue.h"
+#include "pybind/gpu_reader.h"
+#include "pybind/trace_handle.h"
 
 namespace py = pybind11;
 using eacgm::ErrorKind;
-using eacgm::python::CallRecord;
-using eacgm::python::TraceArgs;
-using eacgm::python::TraceHandle;
+using eacgm::pybind::CallRecord;
+using eacgm::pybind::TraceArgs;
+using eacgm::pybind::TraceHandle;
 
 namespace {
 
@@ -46,14 +46,14 @@ py::object opt(const std::optional<T>& v) {
   return v ? py::cast(*v) : py::none();
 }
 
-std::unique_ptr<eacgm::python::GpuReader> open_gpus(double first_window_s) {
-  auto reader = eacgm::python::GpuReader::open(
+std::unique_ptr<eacgm::pybind::GpuReader> open_gpus(double first_window_s) {
+  auto reader = eacgm::pybind::GpuReader::open(
       std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)));
   if (!reader) throw NvmlError{reader.error()};
   return std::move(*reader);
 }
 
-py::list device_dicts(eacgm::python::GpuReader& r) {
+py::list device_dicts(eacgm::pybind::GpuReader& r) {
   eacgm::sample::DevicePass pass;
   {
     py::gil_scoped_release release;
@@ -81,7 +81,7 @@ py::list device_dicts(eacgm::python::GpuReader& r) {
   return out;
 }
 
-py::list process_dicts(eacgm::python::GpuReader& r) {
+py::list process_dicts(eacgm::pybind::GpuReader& r) {
   eacgm::sample::ProcessPass pass;
   {
     py::gil_scoped_release release;
@@ -344,7 +344,7 @@ PYBIND11_MODULE(_eacgm, m) {
       .def("take_notices", &TraceHandle::take_notices);
   m.attr("record_size") = sizeof(CallRecord);
 
-  py::class_<eacgm::python::GpuReader>(m, "Gpus")
+  py::class_<eacgm::pybind::GpuReader>(m, "Gpus")
       .def(py::init(&open_gpus), py::arg("first_window_s") = 1.0)
       .def("devices", &device_dicts, "One pass over the GPUs (NVML's units; absent fields None).")
       .def("processes", &process_dicts, "The processes on the GPUs since the last call.");

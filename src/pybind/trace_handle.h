@@ -16,9 +16,9 @@
 #include "agent/agent.h"
 #include "agent/trace_setup.h"
 #include "core/result.h"
-#include "python/call_queue.h"
+#include "pybind/call_queue.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 struct TraceArgs {
   std::string config_text;          // TOML ([[probe]]s, catalogs, sections); "" defaults
@@ -74,4 +74,4 @@ class TraceHandle {
   std::once_flag joined_;
 };
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

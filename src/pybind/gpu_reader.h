@@ -10,7 +10,7 @@
 #include "sample/nvml_api.h"
 #include "sample/process_sampler.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 class GpuReader {
  public:
@@ -27,4 +27,4 @@ class GpuReader {
   std::unique_ptr<sample::ProcessSampler> processes_;
 };
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

@@ -1,4 +1,4 @@
-#include "python/trace_handle.h"
+#include "pybind/trace_handle.h"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 #include "core/config_parse.h"
 #include "export/api_json.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   auto config = parse_config(args.config_text, "<eacgm>");
@@ -84,4 +84,4 @@ std::vector<std::string> TraceHandle::take_notices() {
   return out;
 }
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

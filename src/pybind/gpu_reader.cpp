@@ -1,6 +1,6 @@
-#include "python/gpu_reader.h"
+#include "pybind/gpu_reader.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds first_window) {
   auto session = sample::nvml::Session::open();
@@ -13,4 +13,4 @@ Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds fir
   return reader;
 }
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind
