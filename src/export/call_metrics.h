@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "analysis/live_analysis.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"
 

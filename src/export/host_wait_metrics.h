@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "analysis/live_analysis.h"
+#include "core/prometheus_text.h"
 #include "export/call_metrics.h"
-#include "export/prometheus_text.h"
 
 namespace eacgm::exporting {
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "analysis/live_analysis.h"
+#include "core/prometheus_text.h"
 #include "export/call_metrics.h"
-#include "export/prometheus_text.h"
 
 namespace eacgm::exporting {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "analysis/live_analysis.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

@@ -707,7 +707,7 @@ void add_counter(CounterRegistry& registry, std::string key, std::string_view me
   d.key = std::move(key);
   d.metric = std::string(metric);
   d.help = def ? std::string(def->help) : std::string();
-  d.kind = def && def->type == exporting::MetricType::kGauge ? CounterKind::kGauge : CounterKind::kCounter;
+  d.kind = def && def->type == MetricType::kGauge ? CounterKind::kGauge : CounterKind::kCounter;
   d.show = show;
   registry.add(std::move(d), [&value] { return value.load(std::memory_order_relaxed); });
 }

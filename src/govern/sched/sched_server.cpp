@@ -20,6 +20,7 @@
 #include <map>
 #include <vector>
 
+#include "core/prometheus_text.h"
 #include "core/unique_fd.h"
 #include "govern/protocol/codec.h"
 #include "govern/sched/memory_accounts.h"
@@ -363,10 +364,9 @@ struct SchedServer::Impl {
       status = "404 Not Found";
       body = "eacgm-sched serves GET /metrics\n";
     }
-    c.out = fmt::format(
-        "HTTP/1.1 {}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\n"
-        "Connection: close\r\n\r\n{}",
-        status, body.size(), body);
+    c.out =
+        fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    status, content_type(ExpositionFormat::kPrometheusText), body.size(), body);
     c.in.clear();
     c.closing = true;
   }

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/prometheus_text.h"
 #include "export/api_json.h"
-#include "export/prometheus_text.h"
 #include "export/python_metrics.h"
 
 namespace eacgm::exporting {
