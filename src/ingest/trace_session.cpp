@@ -331,10 +331,6 @@ void TraceSession::publish_attach_counts() {
 
 TraceSession::~TraceSession() { stop(); }
 
-Status TraceSession::add_target(int pid) { return bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); }
-
-void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
-
 Status TraceSession::set_capture(std::uint32_t pid, bool captured) {
   return bpf_->set_capture_pid(pid, captured);
 }

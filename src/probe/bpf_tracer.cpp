@@ -390,19 +390,6 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   return {};
 }
 
-Result<bool> BpfTracer::probe_enabled(std::uint32_t id) const {
-  {
-    std::lock_guard<std::mutex> lock(ids_mutex_);
-    if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
-  }
-  eacgm_probe p{};
-  if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    const int err = errno;
-    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
-  }
-  return (p.flags & EACGM_PROBE_ENABLED) != 0;
-}
-
 Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {
   // Serialised with set_probe/clear_probe, so the flag change cannot undo a newer entry.
   std::lock_guard<std::mutex> lock(ids_mutex_);

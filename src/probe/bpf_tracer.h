@@ -123,8 +123,6 @@ class BpfTracer {
   // Mutes or unmutes a stored probe in place (EACGM_PROBE_ENABLED): a muted probe
   // neither records nor counts hits; an open call of it ends unrecorded.
   Status set_probe_enabled(std::uint32_t id, bool enabled);
-  // Whether a stored probe is enabled; an error for ids not stored.
-  Result<bool> probe_enabled(std::uint32_t id) const;
   // Clears a probe's entry (no flags: nothing fires for it) and its hit count.
   Status clear_probe(std::uint32_t id);
   // Entries of each stored probe while enabled, summed over CPUs (one batch lookup).
