@@ -32,6 +32,7 @@
 #include "core/clock.h"
 #include "core/consumer.h"
 #include "core/probe_cost.h"
+#include "core/proc_stat.h"
 #include "core/published.h"
 
 namespace eacgm::analysis {

@@ -1,9 +1,12 @@
 // The /proc/<pid>/stat reader.
 #include "core/proc_stat.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace eacgm {
@@ -36,9 +39,15 @@ std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& pro
   return s;
 }
 
-bool process_running(std::uint32_t pid, const std::string& proc_root) {
-  auto stat = read_proc_stat(pid, proc_root);
+bool process_alive(std::uint32_t pid) {
+  auto stat = read_proc_stat(pid);
   return stat && stat->state != 'Z' && stat->state != 'X';
+}
+
+bool process_exists(std::uint32_t pid) {
+  // 0 and values past pid_t's range would name a process group or every process.
+  if (pid == 0 || pid > static_cast<std::uint32_t>(std::numeric_limits<pid_t>::max())) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
 
 std::optional<ProcessCpu> process_cpu(std::uint32_t pid, const std::string& proc_root) {
