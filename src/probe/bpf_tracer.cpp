@@ -12,15 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <span>
-#include <sstream>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "core/proc_file.h"
 #include "probe/always_on.h"
 #include "probe/percpu_maps.h"
 #include "probe/uprobe_multi.h"
@@ -47,12 +46,11 @@ int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_lis
 }
 
 std::uint64_t capability_mask() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
-  }
-  return 0;
+  const std::string status = read_small_file("/proc/self/status").value_or("");
+  std::string_view value = line_after(status, "CapEff:").value_or("");
+  std::uint64_t mask = 0;
+  parse_number(next_field(value), mask, 16);
+  return mask;
 }
 
 }  // namespace
