@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,9 +16,11 @@
 #include <vector>
 
 #include "core/build_info.h"
+#include "probe/bpf_tracer.h"
 #include "pybind/call_queue.h"
 #include "pybind/gpu_reader.h"
 #include "pybind/trace_handle.h"
+#include "sample/nvml_api.h"
 
 namespace py = pybind11;
 using eacgm::ErrorKind;
@@ -46,9 +49,23 @@ py::object opt(const std::optional<T>& v) {
   return v ? py::cast(*v) : py::none();
 }
 
+// The environment the agent's stages honour, read here (at the call, so a variable set in
+// os.environ after the import counts) and handed down as options.
+std::string environment_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+void read_environment(TraceArgs& args) {
+  if (const char* path = std::getenv("PATH")) args.search_path = path;
+  args.nvml_library = environment_value(eacgm::sample::nvml::kLibraryEnv);
+  eacgm::probe::set_libbpf_debug(std::getenv("EACGM_LIBBPF_DEBUG") != nullptr);
+}
+
 std::unique_ptr<eacgm::pybind::GpuReader> open_gpus(double first_window_s) {
   auto reader = eacgm::pybind::GpuReader::open(
-      std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)));
+      std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)),
+      environment_value(eacgm::sample::nvml::kLibraryEnv));
   if (!reader) throw NvmlError{reader.error()};
   return std::move(*reader);
 }
@@ -255,6 +272,7 @@ std::unique_ptr<TraceHandle> start(const std::string& config_text,
   args.python_hz = python_hz;
   args.host_waits = host_waits;
   args.capacity = capacity == 0 ? 1 : capacity;
+  read_environment(args);
   eacgm::Result<std::unique_ptr<TraceHandle>> handle = eacgm::make_error("not started");
   {
     py::gil_scoped_release release;

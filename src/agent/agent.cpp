@@ -127,7 +127,8 @@ Status Agent::start_up() {
     }
   }
   if (!options_.command.empty()) {
-    auto c = LaunchedCommand::spawn(options_.command, options_.command_stdout_to_stderr);
+    auto c =
+        LaunchedCommand::spawn(options_.command, options_.search_path, options_.command_stdout_to_stderr);
     if (!c) return make_error(ErrorKind::kLaunch, c.error());
     child_.emplace(std::move(*c));
   }
@@ -233,7 +234,8 @@ Status Agent::start_up() {
   // Probes inside the command's own executable (python3.11's USDT notes) are attached
   // before it starts, not after its exec is noticed.
   if (child_) {
-    if (auto exe = find_executable(options_.command[0])) session_->scan_executable(*exe);
+    if (auto exe = find_executable(options_.command[0], options_.search_path))
+      session_->scan_executable(*exe);
   }
   // A user's spec whose library is here but whose symbol is not is a typo, not a
   // library that may load later.
@@ -262,6 +264,7 @@ Status Agent::start_up() {
     fo.interval = seconds(config.gpu.interval_s);
     fo.filter_processes = to.filter_pids;
     fo.roots = to.pids;
+    fo.nvml_library = options_.nvml_library;
     auto feed = sample::GpuFeed::start(fo, mailbox_);
     if (feed) {
       gpu_feed_ = std::move(*feed);
@@ -309,7 +312,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
   say(ready_line());
 
   if (!options_.side_command.empty()) {
-    auto c = LaunchedCommand::spawn(options_.side_command);
+    auto c = LaunchedCommand::spawn(options_.side_command, options_.search_path);
     if (c && c->release()) side_.emplace(std::move(*c));
     if (!c) say(c.error());
   }

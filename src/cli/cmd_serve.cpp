@@ -13,6 +13,7 @@
 #include "agent/memory_trim.h"
 #include "agent/reloading_trace.h"
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/trace_runner.h"
 #include "cli/usage_errors.h"
 #include "core/config_parse.h"
@@ -55,6 +56,7 @@ struct ServeFlags {
 
 int serve(const CommandContext& ctx, ServeFlags& flags) {
   agent::TraceRequest& request = flags.request;
+  read_trace_environment(request);
   request.job = agent::TraceJob::kServe;
   request.mode = parse_trace_mode(flags.mode);
   request.sample_gpus = !flags.no_gpu;

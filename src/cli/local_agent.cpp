@@ -9,6 +9,7 @@
 #include "agent/facts_reader.h"
 #include "agent/reloading_trace.h"
 #include "analysis/live_analysis.h"
+#include "cli/environment.h"
 #include "core/config_parse.h"
 #include "sample/process_facts.h"
 #include "server/daemon.h"
@@ -21,6 +22,7 @@ constexpr auto kReadyWithin = std::chrono::seconds(60);
 
 Result<std::unique_ptr<LocalAgent>> LocalAgent::start(const std::string& config_path) {
   agent::TraceRequest request;
+  read_trace_environment(request);
   request.job = agent::TraceJob::kServe;
   auto config = agent::load_checked_config(config_path, request.probes);
   if (!config) return make_error(config.error_kind(), config.error());

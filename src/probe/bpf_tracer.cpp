@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <numeric>
@@ -34,10 +33,10 @@ namespace {
 // libbpf's messages go to the capture open on the calling thread (libbpf logs
 // synchronously, from the thread running the operation), or nowhere.
 thread_local LibbpfLogCapture* t_capture = nullptr;
+std::atomic<bool> g_libbpf_debug{false};
 
 int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  static const bool verbose = std::getenv("EACGM_LIBBPF_DEBUG") != nullptr;
-  if (verbose) return vfprintf(stderr, format, args);
+  if (g_libbpf_debug.load(std::memory_order_relaxed)) return vfprintf(stderr, format, args);
   if (level == LIBBPF_DEBUG || t_capture == nullptr) return 0;
   char buf[1024];
   int n = vsnprintf(buf, sizeof(buf), format, args);
@@ -54,6 +53,8 @@ std::uint64_t capability_mask() {
 }
 
 }  // namespace
+
+void set_libbpf_debug(bool on) { g_libbpf_debug.store(on, std::memory_order_relaxed); }
 
 LibbpfLogCapture::LibbpfLogCapture() : outer_(t_capture) { t_capture = this; }
 

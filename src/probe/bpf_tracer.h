@@ -196,6 +196,11 @@ class BpfTracer {
   std::set<std::uint32_t> stored_;  // ids with a probe entry
 };
 
+// Prints every libbpf message (verifier logs included) to stderr as it comes, instead of
+// keeping them for errors: the program's edge sets it from EACGM_LIBBPF_DEBUG. libbpf's
+// print callback is one per process, and so is this switch.
+void set_libbpf_debug(bool on);
+
 // libbpf's messages during one operation (load, attach), kept rather than printed so
 // that operation's error can quote them. Captures on the creating thread until
 // destroyed (nesting restores the outer capture); bounded, keeping the latest lines.

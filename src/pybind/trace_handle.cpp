@@ -22,6 +22,8 @@ Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   request.duration_s = args.duration_s;
   request.sample_gpus = args.sample_gpus;
   request.python_hz = args.python_hz;
+  request.search_path = args.search_path;
+  request.nvml_library = args.nvml_library;
   if (!args.mode.empty()) {
     auto mode = parse_trace_mode(args.mode);
     if (!mode) {

@@ -31,6 +31,8 @@ struct TraceArgs {
   std::optional<std::uint32_t> python_hz;  // unset: the config's [python] sample_hz
   std::optional<bool> host_waits;          // unset: on, as `eacgm run`
   std::size_t capacity = std::size_t{1} << 22;
+  std::string search_path = agent::kDefaultSearchPath;  // $PATH, read by the module
+  std::string nvml_library;                             // $EACGM_NVML_LIBRARY, read by the module
 };
 
 class TraceHandle {
