@@ -13,12 +13,13 @@
 
 namespace {
 
-// Uses the fake unless EACGM_BENCH_REAL_NVML=1 asks for the driver's library (on a GPU
+// The fake unless EACGM_BENCH_REAL_NVML=1 asks for the driver's library (on a GPU
 // machine) or EACGM_NVML_LIBRARY names one.
-void choose_library() {
+std::string choose_library() {
   const char* real = std::getenv("EACGM_BENCH_REAL_NVML");
-  if (real && std::string(real) == "1") return;
-  setenv(eacgm::sample::nvml::kLibraryEnv, EACGM_FAKE_NVML_PATH, /*overwrite=*/0);
+  if (real && std::string(real) == "1") return "";
+  const char* named = std::getenv(eacgm::sample::nvml::kLibraryEnv);
+  return named != nullptr ? named : EACGM_FAKE_NVML_PATH;
 }
 
 double thread_cpu_seconds() {
@@ -28,9 +29,9 @@ double thread_cpu_seconds() {
 }
 
 void run_pass(benchmark::State& state, bool processes) {
-  choose_library();
   eacgm::sample::GpuSamplerOptions options;
   options.processes = processes;
+  options.nvml_library = choose_library();
   auto sampler = eacgm::sample::GpuSampler::open(options);
   if (!sampler) {
     state.SkipWithError(sampler.error().c_str());

@@ -19,11 +19,11 @@
 #include "analysis/live_analysis.h"
 #include "core/agent_counters.h"
 #include "core/counter_registry.h"
+#include "core/prometheus_text.h"
 #include "export/api_json.h"
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
 #include "export/metrics_table.h"
-#include "export/prometheus_text.h"
 #include "probe/catalog.h"
 #include "server/http_server.h"
 #include "server/metrics_route.h"
@@ -231,8 +231,8 @@ struct Renderer {
     server::register_sse_counters(server_counters, channel);
   }
 
-  std::string metrics(const analysis::AnalysisSnapshot& snap, exporting::ExpositionFormat format) {
-    exporting::ExpositionWriter out(format);
+  std::string metrics(const analysis::AnalysisSnapshot& snap, ExpositionFormat format) {
+    ExpositionWriter out(format);
     server::write_metrics(out, &snap, metrics_opts, server_counters.read());
     return out.finish();
   }
@@ -256,8 +256,8 @@ void report_size(benchmark::State& state, const Node& n, std::size_t bytes) {
 }
 
 void BM_MetricsRender(benchmark::State& state) {
-  const auto format = state.range(1) == 0 ? exporting::ExpositionFormat::kPrometheusText
-                                          : exporting::ExpositionFormat::kOpenMetrics;
+  const auto format =
+      state.range(1) == 0 ? ExpositionFormat::kPrometheusText : ExpositionFormat::kOpenMetrics;
   const Node& n = node(static_cast<std::size_t>(state.range(0)));
   auto snap = n.analysis->snapshot();
   std::size_t bytes = 0;
@@ -324,7 +324,7 @@ void BM_MetricsRenderByPod(benchmark::State& state) {
       sample::PodDirectoryOptions{}, nullptr);
   std::size_t bytes = 0, series = 0;
   for (auto _ : state) {
-    exporting::ExpositionWriter out(exporting::ExpositionFormat::kPrometheusText);
+    ExpositionWriter out(ExpositionFormat::kPrometheusText);
     server::write_metrics(out, snap.get(), o, renderer().server_counters.read());
     std::string body = out.finish();
     bytes = body.size();

@@ -1,5 +1,5 @@
 # The Python module: build/python/eacgm holds the package (python/eacgm/*.py copied) and
-# its extension _eacgm (src/python_module.cpp over the eacgm_python stage), so that
+# its extension _eacgm (src/python_module.cpp over the eacgm_pybind stage), so that
 # PYTHONPATH=build/python imports it. Built for Debian's /usr/bin/python3 (3.11); pass
 # -DPython_EXECUTABLE=... for another interpreter with its headers.
 set(PYBIND11_FINDPYTHON ON)
@@ -12,7 +12,7 @@ find_package(pybind11 CONFIG REQUIRED)
 set(EACGM_PY_DIR ${CMAKE_BINARY_DIR}/python/eacgm)
 pybind11_add_module(eacgm_pymodule MODULE ${CMAKE_SOURCE_DIR}/src/python_module.cpp)
 set_target_properties(eacgm_pymodule PROPERTIES OUTPUT_NAME _eacgm LIBRARY_OUTPUT_DIRECTORY ${EACGM_PY_DIR})
-target_link_libraries(eacgm_pymodule PRIVATE eacgm_python)
+target_link_libraries(eacgm_pymodule PRIVATE eacgm_pybind)
 set_target_properties(eacgm_pymodule PROPERTIES EACGM_DYNAMIC_DEPS ON)
 # The agent's code stays inside the module: no symbol of it clashes with another extension's.
 target_link_options(eacgm_pymodule PRIVATE -Wl,--exclude-libs,ALL)

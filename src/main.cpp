@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/usage_errors.h"
 #include "core/build_info.h"
 
@@ -12,6 +13,7 @@ namespace {
 
 int run(int argc, char** argv) {
   using namespace eacgm::cli;
+  apply_process_environment();
   CLI::App app{
       "eacgm: zero-instrumentation monitoring of GPU/AI workloads (CUDA, NCCL, PyTorch, Python) with eBPF "
       "and NVML"};

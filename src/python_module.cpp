@@ -1,11 +1,12 @@
 // The `eacgm._eacgm` extension module: the agent run from Python (python/eacgm wraps it).
-// Calls reach Python in batches, packed on the reader thread (src/python/call_queue.h);
+// Calls reach Python in batches, packed on the reader thread (src/pybind/call_queue.h);
 // every wait releases the GIL and wakes every 50 ms to let Ctrl-C through.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,15 +16,17 @@
 #include <vector>
 
 #include "core/build_info.h"
-#include "python/call_queue.h"
-#include "python/gpu_reader.h"
-#include "python/trace_handle.h"
+#include "probe/bpf_tracer.h"
+#include "pybind/call_queue.h"
+#include "pybind/gpu_reader.h"
+#include "pybind/trace_handle.h"
+#include "sample/nvml_api.h"
 
 namespace py = pybind11;
 using eacgm::ErrorKind;
-using eacgm::python::CallRecord;
-using eacgm::python::TraceArgs;
-using eacgm::python::TraceHandle;
+using eacgm::pybind::CallRecord;
+using eacgm::pybind::TraceArgs;
+using eacgm::pybind::TraceHandle;
 
 namespace {
 
@@ -46,14 +49,28 @@ py::object opt(const std::optional<T>& v) {
   return v ? py::cast(*v) : py::none();
 }
 
-std::unique_ptr<eacgm::python::GpuReader> open_gpus(double first_window_s) {
-  auto reader = eacgm::python::GpuReader::open(
-      std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)));
+// The environment the agent's stages honour, read here (at the call, so a variable set in
+// os.environ after the import counts) and handed down as options.
+std::string environment_value(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+void read_environment(TraceArgs& args) {
+  if (const char* path = std::getenv("PATH")) args.search_path = path;
+  args.nvml_library = environment_value(eacgm::sample::nvml::kLibraryEnv);
+  eacgm::probe::set_libbpf_debug(std::getenv("EACGM_LIBBPF_DEBUG") != nullptr);
+}
+
+std::unique_ptr<eacgm::pybind::GpuReader> open_gpus(double first_window_s) {
+  auto reader = eacgm::pybind::GpuReader::open(
+      std::chrono::microseconds(static_cast<std::int64_t>(first_window_s * 1e6)),
+      environment_value(eacgm::sample::nvml::kLibraryEnv));
   if (!reader) throw NvmlError{reader.error()};
   return std::move(*reader);
 }
 
-py::list device_dicts(eacgm::python::GpuReader& r) {
+py::list device_dicts(eacgm::pybind::GpuReader& r) {
   eacgm::sample::DevicePass pass;
   {
     py::gil_scoped_release release;
@@ -81,7 +98,7 @@ py::list device_dicts(eacgm::python::GpuReader& r) {
   return out;
 }
 
-py::list process_dicts(eacgm::python::GpuReader& r) {
+py::list process_dicts(eacgm::pybind::GpuReader& r) {
   eacgm::sample::ProcessPass pass;
   {
     py::gil_scoped_release release;
@@ -255,6 +272,7 @@ std::unique_ptr<TraceHandle> start(const std::string& config_text,
   args.python_hz = python_hz;
   args.host_waits = host_waits;
   args.capacity = capacity == 0 ? 1 : capacity;
+  read_environment(args);
   eacgm::Result<std::unique_ptr<TraceHandle>> handle = eacgm::make_error("not started");
   {
     py::gil_scoped_release release;
@@ -344,7 +362,7 @@ PYBIND11_MODULE(_eacgm, m) {
       .def("take_notices", &TraceHandle::take_notices);
   m.attr("record_size") = sizeof(CallRecord);
 
-  py::class_<eacgm::python::GpuReader>(m, "Gpus")
+  py::class_<eacgm::pybind::GpuReader>(m, "Gpus")
       .def(py::init(&open_gpus), py::arg("first_window_s") = 1.0)
       .def("devices", &device_dicts, "One pass over the GPUs (NVML's units; absent fields None).")
       .def("processes", &process_dicts, "The processes on the GPUs since the last call.");

@@ -24,7 +24,7 @@
 
 #include "core/config.h"
 #include "core/counter_registry.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "fleet_node.h"
 #include "server/http_server.h"
 #include "server/metrics_route.h"
@@ -49,7 +49,7 @@ server::MetricsOptions options(const std::string& hostname, bool pod_series) {
 
 std::string render(const analysis::AnalysisSnapshot& snap, const server::MetricsOptions& m,
                    const CounterValues& server_counters) {
-  exporting::ExpositionWriter out(exporting::ExpositionFormat::kPrometheusText);
+  ExpositionWriter out(ExpositionFormat::kPrometheusText);
   server::write_metrics(out, &snap, m, server_counters);
   return out.finish();
 }

@@ -1,4 +1,4 @@
-"""The packed call record the extension hands over (src/python/call_queue.h, CallRecord)."""
+"""The packed call record the extension hands over (src/pybind/call_queue.h, CallRecord)."""
 
 RECORD_FIELDS = [
     ("ts_ns", "<u8"),

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,13 +26,10 @@
 namespace eacgm::agent {
 namespace {
 
-bool process_exists(int pid) {
-  struct stat st {};
-  return pid > 0 && stat(fmt::format("/proc/{}", pid).c_str(), &st) == 0;
-}
-
-// Running (not a zombie waiting for its parent to reap it).
-bool process_alive(int pid) { return pid > 0 && process_running(static_cast<std::uint32_t>(pid)); }
+// A --pid value: positive, so it names one process (never a group).
+bool pid_exists(int pid) { return pid > 0 && process_exists(static_cast<std::uint32_t>(pid)); }
+// Still running (not a zombie waiting for its parent to reap it).
+bool pid_alive(int pid) { return pid > 0 && process_alive(static_cast<std::uint32_t>(pid)); }
 
 std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
@@ -114,7 +110,7 @@ Status Agent::start_up() {
   auto specs = select_probe_specs(config, options_.probes);
   if (!specs) return std::move(specs).take_error();
   for (int pid : options_.pids) {
-    if (!process_exists(pid)) {
+    if (!pid_exists(pid)) {
       return make_error(
           ErrorKind::kUsage,
           fmt::format("no such process: {} (check the --pid value; `ps` lists processes)", pid));
@@ -131,7 +127,8 @@ Status Agent::start_up() {
     }
   }
   if (!options_.command.empty()) {
-    auto c = LaunchedCommand::spawn(options_.command, options_.command_stdout_to_stderr);
+    auto c =
+        LaunchedCommand::spawn(options_.command, options_.search_path, options_.command_stdout_to_stderr);
     if (!c) return make_error(ErrorKind::kLaunch, c.error());
     child_.emplace(std::move(*c));
   }
@@ -237,7 +234,8 @@ Status Agent::start_up() {
   // Probes inside the command's own executable (python3.11's USDT notes) are attached
   // before it starts, not after its exec is noticed.
   if (child_) {
-    if (auto exe = find_executable(options_.command[0])) session_->scan_executable(*exe);
+    if (auto exe = find_executable(options_.command[0], options_.search_path))
+      session_->scan_executable(*exe);
   }
   // A user's spec whose library is here but whose symbol is not is a typo, not a
   // library that may load later.
@@ -266,6 +264,7 @@ Status Agent::start_up() {
     fo.interval = seconds(config.gpu.interval_s);
     fo.filter_processes = to.filter_pids;
     fo.roots = to.pids;
+    fo.nvml_library = options_.nvml_library;
     auto feed = sample::GpuFeed::start(fo, mailbox_);
     if (feed) {
       gpu_feed_ = std::move(*feed);
@@ -313,7 +312,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
   say(ready_line());
 
   if (!options_.side_command.empty()) {
-    auto c = LaunchedCommand::spawn(options_.side_command);
+    auto c = LaunchedCommand::spawn(options_.side_command, options_.search_path);
     if (c && c->release()) side_.emplace(std::move(*c));
     if (!c) say(c.error());
   }
@@ -338,7 +337,7 @@ int Agent::run(const std::atomic<int>& stop_signal) {
     }
     // Like `strace -p`: tracing given pids ends when they are all gone.
     if (!child_ && !options_.pids.empty() &&
-        std::none_of(options_.pids.begin(), options_.pids.end(), process_alive)) {
+        std::none_of(options_.pids.begin(), options_.pids.end(), pid_alive)) {
       break;
     }
     if (int sig = stop_signal.load()) {

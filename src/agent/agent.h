@@ -45,6 +45,10 @@ struct AgentOptions {
   bool command_stdout_to_stderr = false;  // the command's stdout goes to our stderr
   std::uint32_t python_hz = 0;            // Python stack samples per second per CPU; 0: none
   bool host_waits = false;                // time futex and poll-family waits (the host-wait tracer)
+  // From the user's environment, read by the program's edge (the command line, the Python
+  // module): $PATH, where `command` is found; $EACGM_NVML_LIBRARY ("": the driver's NVML).
+  std::string search_path = kDefaultSearchPath;
+  std::string nvml_library;
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;

@@ -15,7 +15,7 @@
 
 namespace eacgm::agent {
 
-Result<std::string> find_executable(const std::string& name) {
+Result<std::string> find_executable(const std::string& name, const std::string& search_path) {
   auto executable = [](const std::string& p) {
     struct stat st {};
     return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
@@ -24,8 +24,7 @@ Result<std::string> find_executable(const std::string& name) {
     if (executable(name)) return name;
     return make_error(fmt::format("command not found: {} (no such executable file)", name));
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  const std::string& dirs = search_path;
   std::size_t start = 0;
   while (start <= dirs.size()) {
     std::size_t end = dirs.find(':', start);
@@ -38,9 +37,10 @@ Result<std::string> find_executable(const std::string& name) {
   return make_error(fmt::format("command not found: {} (not on PATH)", name));
 }
 
-Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& argv, bool stdout_to_stderr) {
+Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& argv,
+                                               const std::string& search_path, bool stdout_to_stderr) {
   if (argv.empty()) return make_error("no command given after --");
-  auto exe = find_executable(argv[0]);
+  auto exe = find_executable(argv[0], search_path);
   if (!exe) return std::move(exe).take_error();
   int gate[2], err[2];
   if (pipe2(gate, O_CLOEXEC) != 0) {

@@ -14,10 +14,12 @@ namespace eacgm::agent {
 
 class LaunchedCommand {
  public:
-  // Forks; the child waits for release() before exec. Fails if CMD is not found.
-  // `stdout_to_stderr`: the command writes its standard output to eacgm's standard
-  // error (when eacgm's own standard output carries the event stream).
-  static Result<LaunchedCommand> spawn(const std::vector<std::string>& argv, bool stdout_to_stderr = false);
+  // Forks; the child waits for release() before exec. Fails if CMD is not found on
+  // `search_path` (find_executable). `stdout_to_stderr`: the command writes its standard
+  // output to eacgm's standard error (when eacgm's own standard output carries the event
+  // stream).
+  static Result<LaunchedCommand> spawn(const std::vector<std::string>& argv, const std::string& search_path,
+                                       bool stdout_to_stderr = false);
   LaunchedCommand(LaunchedCommand&& o) noexcept;
   LaunchedCommand& operator=(LaunchedCommand&&) = delete;
   ~LaunchedCommand();
@@ -39,7 +41,12 @@ class LaunchedCommand {
   int exit_code_ = 0;
 };
 
-// Finds CMD on PATH as execvp would; an error if it is not there.
-Result<std::string> find_executable(const std::string& name);
+// Where a command is looked for when PATH is not set (execvp's own choice differs by libc).
+inline constexpr const char* kDefaultSearchPath = "/usr/local/bin:/usr/bin:/bin";
+
+// Finds CMD as execvp would: as given when it holds a '/', else in the folders of
+// `search_path` ($PATH, colon-separated; an empty entry is the current folder); an error
+// if it is not there.
+Result<std::string> find_executable(const std::string& name, const std::string& search_path);
 
 }  // namespace eacgm::agent

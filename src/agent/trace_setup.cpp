@@ -91,6 +91,8 @@ AgentOptions agent_options(const TraceRequest& request, const Config& config) {
   ao.command_stdout_to_stderr = request.command_stdout_to_stderr;
   ao.python_hz = python_hz(request, config);
   ao.host_waits = host_waits(request, config);
+  ao.search_path = request.search_path;
+  ao.nvml_library = request.nvml_library;
   return ao;
 }
 

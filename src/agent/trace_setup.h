@@ -43,6 +43,8 @@ struct TraceRequest {
   std::optional<TraceMode> mode;           // unset: [trace] mode, else the job's default
   std::optional<std::uint32_t> python_hz;  // unset: [python] sample_hz
   bool python_stacks = false;              // kTrace: sample Python stacks too (for folded stacks)
+  std::string search_path = kDefaultSearchPath;  // $PATH (AgentOptions::search_path)
+  std::string nvml_library;                      // $EACGM_NVML_LIBRARY (AgentOptions::nvml_library)
 };
 
 // The specs the probe names select: `probes`, else the config's catalogs (or the default

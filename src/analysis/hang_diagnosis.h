@@ -99,7 +99,6 @@ class HangDiagnosis {
   using ProcessAlive = std::function<bool(std::uint32_t pid)>;
 
   void set_hang_after_ns(std::uint64_t ns) { hang_after_ns_ = ns; }
-  std::uint64_t hang_after_ns() const { return hang_after_ns_; }
 
   // A scan at `now_ns` (ns since the Unix epoch): `inflight` is its summary (the calls past
   // the minimum age), `comms` where the communicators' ranks stood then.

@@ -55,7 +55,6 @@ class KernelStats {
 
   // Most launches first, then by name.
   std::vector<KernelRow> rows() const;
-  std::size_t kernel_count() const { return entries_.size(); }
   // Launches of kernels past max_kernels (only counted).
   std::uint64_t folded_launches() const { return folded_launches_; }
 

@@ -5,10 +5,7 @@
 
 #include <algorithm>
 #include <bit>
-#include <fstream>
 #include <string>
-
-#include "core/proc_stat.h"
 
 namespace eacgm::analysis {
 namespace {
@@ -351,6 +348,5 @@ MemorySummary MemoryLedger::summary() const {
 }
 
 // A zombie (Z) or dead (X) process has let its memory go.
-bool process_alive(std::uint32_t pid) { return process_running(pid); }
 
 }  // namespace eacgm::analysis

@@ -194,7 +194,4 @@ class MemoryLedger {
   Role last_role_;
 };
 
-// Whether /proc/<pid> names a running process (not a zombie).
-bool process_alive(std::uint32_t pid);
-
 }  // namespace eacgm::analysis

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/usage_errors.h"
 #include "core/config.h"
 #include "core/config_parse.h"
@@ -112,6 +113,7 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   sample::GpuSamplerOptions so;
   so.processes = o.processes;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(interval);
+  so.nvml_library = nvml_library_from_environment();
   auto sampler = sample::GpuSampler::open(so);
   if (!sampler) return fail(o, sampler.error(), "; no GPU metrics", kExitNoNvml);
   if (!o.watch) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/trace_runner.h"
 #include "core/config_parse.h"
 #include "core/spec_validate.h"
@@ -182,7 +183,7 @@ int list_probes(const CommandContext& ctx, bool check) {
   std::map<std::pair<std::uint64_t, std::uint64_t>, Candidate> files;
   std::vector<probe::FoundInterpreter> interpreters;
   if (check) {
-    interpreters = probe::scan_interpreters(probe::default_interpreter_places());
+    interpreters = probe::scan_interpreters(probe::default_interpreter_places(interpreter_environment()));
     files = find_library_files(interpreters);
   }
   std::map<std::string, std::unique_ptr<probe::ElfSymbolTable>> elf_cache;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/trace_runner.h"
 #include "cli/usage_errors.h"
 #include "core/config_parse.h"
@@ -24,6 +25,7 @@ struct ServeFlags {
 
 int serve(const CommandContext& ctx, ServeFlags& flags) {
   node::NodeOptions o = flags.options;
+  read_trace_environment(o.request);
   o.config_path = ctx.config_path;
   o.request.mode = parse_trace_mode(flags.mode);
   o.request.sample_gpus = !flags.no_gpu;

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/top_view.h"
 #include "cli/trace_runner.h"
+#include "cli/environment.h"
 #include "node/node_agent.h"
 
 namespace eacgm::cli {
@@ -67,6 +68,7 @@ std::string capture_selected(server::ApiClient& client, std::uint32_t pid) {
 node::NodeOptions own_agent_options(const std::string& config_path) {
   node::NodeOptions o;
   o.config_path = config_path;
+  read_trace_environment(o.request);
   o.listen = "127.0.0.1:0";
   o.token_file = "";
   o.history = false;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/environment.h"
 #include "cli/usage_errors.h"
 #include "core/config_parse.h"
 
@@ -34,6 +35,7 @@ void request_stop(int sig) { g_signal.store(sig); }
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
 void TraceFlags::apply() {
+  read_trace_environment(request);
   request.mode = parse_trace_mode(mode);
   request.sample_gpus = !no_gpu;
   if (python_hz_option != nullptr && python_hz_option->count() > 0) request.python_hz = python_hz;

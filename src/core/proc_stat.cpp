@@ -1,44 +1,62 @@
 // The /proc/<pid>/stat reader.
 #include "core/proc_stat.h"
 
+#include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <limits>
+#include <string_view>
+
+#include "core/proc_file.h"
 
 namespace eacgm {
 
 std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root) {
-  std::ifstream in(proc_root + "/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  const auto paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream rest(stat.substr(paren + 1));
-  char state = 0;
+  // The line is a few hundred bytes (the command name at most 16 of them).
+  const auto text = read_small_file(proc_root + "/" + std::to_string(pid) + "/stat", 4096);
+  if (!text) return std::nullopt;
+  const std::string_view line = std::string_view(*text).substr(0, text->find('\n'));
+  const auto paren = line.rfind(')');
+  if (paren == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(paren + 1);
+  const std::string_view state = next_field(rest);
   long long ppid = -1;
-  if (!(rest >> state >> ppid) || ppid < 0) return std::nullopt;
-  ProcStat s{state, static_cast<std::uint32_t>(ppid)};
+  if (state.size() != 1 || !parse_number(next_field(rest), ppid) || ppid < 0) return std::nullopt;
+  ProcStat s{state[0], static_cast<std::uint32_t>(ppid)};
+  // The later fields in groups, as far as they read: fields 5 to 8, 9, 10 to 15, 16 to 22.
   long long pgrp = -1, session = -1, tty_nr = 0, tpgid = -1;
-  if (rest >> pgrp >> session >> tty_nr >> tpgid) {
-    s.pgrp = pgrp;
-    s.tty_nr = tty_nr;
-    s.tpgid = tpgid;
-    unsigned long long flags = 0, minflt = 0, cminflt = 0, majflt = 0, cmajflt = 0, utime = 0, stime = 0;
-    if (rest >> flags) s.flags = flags;
-    if (rest >> minflt >> cminflt >> majflt >> cmajflt >> utime >> stime) {
-      s.cpu_ticks = utime + stime;
-      long long cutime = 0, cstime = 0, priority = 0, nice = 0, threads = 0, itreal = 0;
-      unsigned long long start = 0;
-      if (rest >> cutime >> cstime >> priority >> nice >> threads >> itreal >> start) s.start_ticks = start;
-    }
+  if (!parse_number(next_field(rest), pgrp) || !parse_number(next_field(rest), session) ||
+      !parse_number(next_field(rest), tty_nr) || !parse_number(next_field(rest), tpgid)) {
+    return s;
   }
+  s.pgrp = pgrp;
+  s.tty_nr = tty_nr;
+  s.tpgid = tpgid;
+  if (!parse_number(next_field(rest), s.flags)) return s;
+  unsigned long long faults = 0, utime = 0, stime = 0;
+  for (int i = 0; i < 4; ++i) {  // minflt, cminflt, majflt, cmajflt
+    if (!parse_number(next_field(rest), faults)) return s;
+  }
+  if (!parse_number(next_field(rest), utime) || !parse_number(next_field(rest), stime)) return s;
+  s.cpu_ticks = utime + stime;
+  long long skipped = 0;
+  for (int i = 0; i < 6; ++i) {  // cutime, cstime, priority, nice, num_threads, itrealvalue
+    if (!parse_number(next_field(rest), skipped)) return s;
+  }
+  parse_number(next_field(rest), s.start_ticks);
   return s;
 }
 
-bool process_running(std::uint32_t pid, const std::string& proc_root) {
-  auto stat = read_proc_stat(pid, proc_root);
+bool process_alive(std::uint32_t pid) {
+  auto stat = read_proc_stat(pid);
   return stat && stat->state != 'Z' && stat->state != 'X';
+}
+
+bool process_exists(std::uint32_t pid) {
+  // 0 and values past pid_t's range would name a process group or every process.
+  if (pid == 0 || pid > static_cast<std::uint32_t>(std::numeric_limits<pid_t>::max())) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
 
 std::optional<ProcessCpu> process_cpu(std::uint32_t pid, const std::string& proc_root) {

@@ -1,5 +1,6 @@
 // /proc/<pid>/stat, read once for everyone who asks about a process's state or parent:
-// the process tree (sample), the agent's end condition, the memory ledger's exits.
+// the process tree (sample), the agent's end condition, the memory ledger's exits; and
+// the two tests of a process's end, alive (not a zombie) and exists (until reaped).
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,16 @@ struct ProcStat {
 // parentheses); nullopt when the process is gone or the file cannot be read.
 std::optional<ProcStat> read_proc_stat(std::uint32_t pid, const std::string& proc_root = "/proc");
 
-// Running: /proc/<pid>/stat exists and the state is neither a zombie ('Z') nor dead
-// ('X'), whose memory and handles are gone.
-bool process_running(std::uint32_t pid, const std::string& proc_root = "/proc");
+// Whether a process is alive: /proc/<pid>/stat exists and its state is neither a zombie
+// ('Z') nor dead ('X'). A zombie has exited (its memory, GPU contexts and handles are gone)
+// and only waits for its parent: the traced process has ended, its allocations are over.
+bool process_alive(std::uint32_t pid);
+
+// Whether `pid` still names a process, a zombie included (kill(pid, 0) fails with ESRCH
+// only once it is reaped): for state that records still in flight may need until then
+// (the enrichers' names, the GPU-time rings), on paths that run every reader round, where
+// a system call costs a tenth of process_alive's read of /proc.
+bool process_exists(std::uint32_t pid);
 
 // A process's CPU time (all its threads, user and system) in nanoseconds, at the clock
 // tick's resolution, and when it started (ns since boot); nullopt when it is gone or a

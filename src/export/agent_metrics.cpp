@@ -5,11 +5,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
-#include <sstream>
+#include <string>
+#include <string_view>
 
 #include "core/build_info.h"
+#include "core/proc_file.h"
+#include "core/proc_stat.h"
 #include "export/metrics_table.h"
 
 namespace eacgm::exporting {
@@ -23,25 +24,16 @@ std::string kernel_release() {
 }  // namespace
 
 void append_agent_metrics(ExpositionWriter& out, const AgentInfo& info) {
-  // /proc/self/stat fields 14 and 15 (utime, stime) in clock ticks; statm field 2 in pages.
-  std::ifstream stat("/proc/self/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close != std::string::npos) {
-    std::istringstream rest(text.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
+  // /proc/self/stat's utime + stime in clock ticks; statm field 2 in pages.
+  if (const auto stat = read_proc_stat(static_cast<std::uint32_t>(getpid()))) {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
     begin_family(out, "eacgm_agent_cpu_seconds_total");
-    out.add({}, static_cast<double>(utime + stime) / ticks);
+    out.add({}, static_cast<double>(stat->cpu_ticks) / ticks);
   }
-  std::ifstream statm("/proc/self/statm");
+  const std::string statm_text = read_small_file("/proc/self/statm", 256).value_or("");
+  std::string_view statm = statm_text;
   unsigned long long size = 0, resident = 0;
-  if (statm >> size >> resident) {
+  if (parse_number(next_field(statm), size) && parse_number(next_field(statm), resident)) {
     begin_family(out, "eacgm_agent_resident_memory_bytes");
     out.add({},
             static_cast<std::uint64_t>(resident * static_cast<unsigned long long>(sysconf(_SC_PAGESIZE))));

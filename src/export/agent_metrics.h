@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

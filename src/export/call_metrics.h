@@ -10,7 +10,7 @@
 
 #include "analysis/analysis_snapshot.h"
 #include "analysis/latency_sketch.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"
 

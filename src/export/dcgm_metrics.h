@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/gpu_sample.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "sample/process_env.h"
 #include "sample/workload.h"
 

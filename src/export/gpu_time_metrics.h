@@ -6,7 +6,7 @@
 #include <cstddef>
 
 #include "analysis/analysis_snapshot.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

@@ -6,7 +6,6 @@
 
 #include "analysis/analysis_snapshot.h"
 #include "export/call_metrics.h"
-#include "export/prometheus_text.h"
 
 namespace eacgm::exporting {
 

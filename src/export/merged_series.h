@@ -10,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

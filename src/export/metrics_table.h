@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/counter_registry.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

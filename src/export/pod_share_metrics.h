@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "analysis/analysis_snapshot.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "sample/workload.h"
 
 namespace eacgm::exporting {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "analysis/python_profile.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 namespace eacgm::exporting {
 

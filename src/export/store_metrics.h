@@ -1,7 +1,7 @@
 // eacgm_store_*: the history writer's health (written, failed, spooled, dropped, size).
 #pragma once
 
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "history/history_writer.h"
 
 namespace eacgm::exporting {

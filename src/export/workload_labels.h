@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "sample/workload.h"
 
 namespace eacgm::exporting {

@@ -2,23 +2,20 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 
 #include "core/proc_file.h"
+#include "core/proc_stat.h"
 #include "core/unique_fd.h"
 #include "probe/library_match.h"
 
 namespace eacgm::ingest {
 namespace {
-
-bool process_alive(std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; }
 
 // The `length` bytes of text in the slots from `tail` (cut at kMaxNameBytes and at a NUL),
 // `tail` moved past them; false, and the rest of the read skipped, when they were never
@@ -68,7 +65,7 @@ void GpuTimeRings::scan() {
     if (ec != std::errc() || end != digits.data() + digits.size() || pid == 0) continue;
     if (rings_.contains(pid)) continue;
     const std::string path = dir_ + "/" + std::string(name);
-    if (!process_alive(pid)) {
+    if (!process_exists(pid)) {
       unlink(path.c_str());  // left by a process that died without removing it
       continue;
     }
@@ -210,7 +207,7 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
 
 void GpuTimeRings::drain(GpuTimeBatch& out) {
   for (auto it = rings_.begin(); it != rings_.end();) {
-    const bool alive = process_alive(it->first);  // before the read: nothing comes after it
+    const bool alive = process_exists(it->first);  // before the read: nothing comes after it
     read_ring(it->first, it->second, !alive, out);
     if (alive) {
       ++it;

@@ -7,37 +7,29 @@
 
 #include <algorithm>
 #include <array>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <utility>
 
+#include "core/proc_file.h"
+#include "core/proc_maps.h"
 #include "core/unique_fd.h"
 
 namespace eacgm::ingest {
 
 std::optional<ProcessMappings> read_process_mappings(std::uint32_t pid) {
   const std::string proc = "/proc/" + std::to_string(pid);
-  std::ifstream in(proc + "/maps");
-  if (!in) return std::nullopt;
+  std::string text;
+  // A process that exits mid-read leaves what was read before.
+  if (read_file_into(proc + "/maps", text) != 0 && text.empty()) return std::nullopt;
   ProcessMappings out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::uint64_t start = 0, end = 0, offset = 0;
-    std::array<char, 8> perms{};
-    int path_at = -1;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
-                    perms.data(), &offset, &path_at) < 4 ||
-        path_at < 0) {
-      continue;
-    }
-    std::string path = line.substr(static_cast<std::size_t>(path_at));
-    if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)")) continue;
+  for (std::string_view rest = text; !rest.empty();) {
+    const auto m = parse_maps_line(next_line(rest));
+    if (!m || m->path.empty() || m->path[0] != '/' || m->path.ends_with(" (deleted)")) continue;
     std::string open_path = proc;  // through /proc/<pid>/root: the process's mount namespace
     open_path += "/root";
-    open_path += path;
-    out.push_back(FileMapping{start, end, offset, perms[2] == 'x', std::move(path), std::move(open_path)});
+    open_path += m->path;
+    out.push_back(FileMapping{m->start, m->end, m->offset, m->executable(), std::string(m->path),
+                              std::move(open_path)});
   }
   return out;
 }

@@ -3,13 +3,13 @@
 
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "bpf/events.h"
 #include "core/agent_counters.h"
+#include "core/proc_stat.h"
 
 namespace eacgm::ingest {
 
@@ -277,8 +277,8 @@ void RingReader::end_round() {
   }
   if (sweep) {
     // Exit is not announced for every process, so per-process state of the enrichers
-    // is checked against the living ones (kill(pid, 0): ESRCH once it is reaped).
-    auto alive = [](std::uint32_t pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; };
+    // is checked against the living ones (until it is reaped).
+    auto alive = [](std::uint32_t pid) { return process_exists(pid); };
     auto gone = batcher_.chain().forget_unless(alive);
     if (counts_) counts_->forget_unless(alive);
     if (waits_) waits_->forget_unless(alive);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/agent_counters.h"
+#include "core/proc_stat.h"
 #include "ingest/enricher_stages.h"
 #include "probe/always_on.h"
 #include "probe/catalog.h"
@@ -265,7 +266,7 @@ void TraceSession::rescan_python(const std::vector<int>& targets) {
   }
   std::set<std::uint32_t> live(pids.begin(), pids.end());
   for (auto it = py_processes_.begin(); it != py_processes_.end();) {
-    const bool gone = !live.count(it->first) && kill(static_cast<pid_t>(it->first), 0) != 0 && errno == ESRCH;
+    const bool gone = !live.count(it->first) && !process_exists(it->first);
     if (gone) {
       if (it->second == PyState::kSampled) py_sampler_->remove_process(it->first);
       it = py_processes_.erase(it);
@@ -330,10 +331,6 @@ void TraceSession::publish_attach_counts() {
 }
 
 TraceSession::~TraceSession() { stop(); }
-
-Status TraceSession::add_target(int pid) { return bpf_->add_target_pid(static_cast<std::uint32_t>(pid)); }
-
-void TraceSession::scan_target(int pid) { attacher_->scan_process(pid); }
 
 Status TraceSession::set_capture(std::uint32_t pid, bool captured) {
   return bpf_->set_capture_pid(pid, captured);

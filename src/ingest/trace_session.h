@@ -80,10 +80,6 @@ class TraceSession {
                                                      CounterRegistry& registry);
   ~TraceSession();
 
-  // Adds a pid to the filter (before it runs any traced code).
-  Status add_target(int pid);
-  // Attaches what a newly added target maps right now.
-  void scan_target(int pid);
   // Records each call of `pid` to the counted probes (an on-demand capture) instead of
   // counting it, or counts again (BpfTracer::set_capture_pid).
   Status set_capture(std::uint32_t pid, bool captured);

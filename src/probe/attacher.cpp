@@ -269,13 +269,6 @@ Status Attacher::set_muted(const std::string& function, bool muted) {
   return {};
 }
 
-std::vector<std::uint32_t> Attacher::attached_probe_ids() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::uint32_t> ids;
-  for (const auto& [key, file] : files_) ids.insert(ids.end(), file.probe_ids.begin(), file.probe_ids.end());
-  return ids;
-}
-
 AttachStats Attacher::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;

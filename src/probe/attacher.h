@@ -107,8 +107,6 @@ class Attacher {
   // attach. An error names the files whose link the kernel refused (their cycled
   // probes stay detached until the next attach).
   Status set_cycled_attached(bool attached);
-  // Ids of the probes attached now.
-  std::vector<std::uint32_t> attached_probe_ids() const;
   // The operations whose driver probes (the cuda_driver catalog's) have been attached to
   // a file since the start. The runtime's probes standing in for them
   // (ProbeSpec::until_driver) were detached when the first one attached (their calls

@@ -10,17 +10,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <numeric>
 #include <span>
-#include <sstream>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "core/proc_file.h"
 #include "probe/always_on.h"
 #include "probe/percpu_maps.h"
 #include "probe/uprobe_multi.h"
@@ -35,10 +33,10 @@ namespace {
 // libbpf's messages go to the capture open on the calling thread (libbpf logs
 // synchronously, from the thread running the operation), or nowhere.
 thread_local LibbpfLogCapture* t_capture = nullptr;
+std::atomic<bool> g_libbpf_debug{false};
 
 int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  static const bool verbose = std::getenv("EACGM_LIBBPF_DEBUG") != nullptr;
-  if (verbose) return vfprintf(stderr, format, args);
+  if (g_libbpf_debug.load(std::memory_order_relaxed)) return vfprintf(stderr, format, args);
   if (level == LIBBPF_DEBUG || t_capture == nullptr) return 0;
   char buf[1024];
   int n = vsnprintf(buf, sizeof(buf), format, args);
@@ -47,15 +45,16 @@ int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_lis
 }
 
 std::uint64_t capability_mask() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
-  }
-  return 0;
+  const std::string status = read_small_file("/proc/self/status").value_or("");
+  std::string_view value = line_after(status, "CapEff:").value_or("");
+  std::uint64_t mask = 0;
+  parse_number(next_field(value), mask, 16);
+  return mask;
 }
 
 }  // namespace
+
+void set_libbpf_debug(bool on) { g_libbpf_debug.store(on, std::memory_order_relaxed); }
 
 LibbpfLogCapture::LibbpfLogCapture() : outer_(t_capture) { t_capture = this; }
 
@@ -388,19 +387,6 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   }
   stored_.insert(id);
   return {};
-}
-
-Result<bool> BpfTracer::probe_enabled(std::uint32_t id) const {
-  {
-    std::lock_guard<std::mutex> lock(ids_mutex_);
-    if (!stored_.contains(id)) return make_error(fmt::format("no probe with id {}", id));
-  }
-  eacgm_probe p{};
-  if (bpf_map__lookup_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), 0)) {
-    const int err = errno;
-    return make_errno_error(err, fmt::format("cannot read probe {}: {}", id, errno_text(err)));
-  }
-  return (p.flags & EACGM_PROBE_ENABLED) != 0;
 }
 
 Status BpfTracer::set_probe_enabled(std::uint32_t id, bool enabled) {

@@ -123,8 +123,6 @@ class BpfTracer {
   // Mutes or unmutes a stored probe in place (EACGM_PROBE_ENABLED): a muted probe
   // neither records nor counts hits; an open call of it ends unrecorded.
   Status set_probe_enabled(std::uint32_t id, bool enabled);
-  // Whether a stored probe is enabled; an error for ids not stored.
-  Result<bool> probe_enabled(std::uint32_t id) const;
   // Clears a probe's entry (no flags: nothing fires for it) and its hit count.
   Status clear_probe(std::uint32_t id);
   // Entries of each stored probe while enabled, summed over CPUs (one batch lookup).
@@ -197,6 +195,11 @@ class BpfTracer {
   mutable std::mutex ids_mutex_;
   std::set<std::uint32_t> stored_;  // ids with a probe entry
 };
+
+// Prints every libbpf message (verifier logs included) to stderr as it comes, instead of
+// keeping them for errors: the program's edge sets it from EACGM_LIBBPF_DEBUG. libbpf's
+// print callback is one per process, and so is this switch.
+void set_libbpf_debug(bool on);
 
 // libbpf's messages during one operation (load, attach), kept rather than printed so
 // that operation's error can quote them. Captures on the creating thread until

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "probe/elf_sections.h"
+
 namespace eacgm::probe {
 namespace {
 
@@ -24,11 +25,6 @@ namespace {
 bool init_libelf() {
   static const bool ok = elf_version(EV_CURRENT) != EV_NONE;
   return ok;
-}
-
-std::string libelf_error() {
-  const char* msg = elf_errmsg(-1);
-  return msg != nullptr ? msg : "unknown libelf error";
 }
 
 std::uint32_t hash_name(std::string_view name) {
@@ -131,140 +127,191 @@ class DedupSet {
   std::size_t used_ = 0;
 };
 
-// A string table section's bytes; symbol names are resolved without elf_strptr's per-call checks.
-struct StringTable {
-  const char* data = nullptr;
-  std::size_t size = 0;
+bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[\\") != std::string_view::npos; }
 
-  std::string_view at(std::size_t offset) const {
-    if (data == nullptr || offset >= size) {
-      return {};
-    }
-    const void* nul = std::memchr(data + offset, '\0', size - offset);
-    if (nul == nullptr) {
-      return {};
-    }
-    return {data + offset, static_cast<std::size_t>(static_cast<const char*>(nul) - (data + offset))};
-  }
-};
-
-StringTable string_table(Elf* elf, std::size_t section_index) {
-  Elf_Scn* scn = elf_getscn(elf, section_index);
-  if (scn == nullptr) {
-    return {};
-  }
-  Elf_Data* data = elf_getdata(scn, nullptr);
-  if (data == nullptr || data->d_buf == nullptr) {
-    return {};
-  }
-  return {static_cast<const char*>(data->d_buf), data->d_size};
-}
-
-// Version names by version index (the low 15 bits of a .gnu.version entry).
-class VersionNames {
+// Symbol addresses to file offsets through the PT_LOAD segments. Segments are few; the
+// last hit is tried first, since symbols cluster by section.
+class OffsetMap {
  public:
-  void read_definitions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr) {
-      return;
-    }
-    const StringTable strings = string_table(elf, shdr.sh_link);
-    std::size_t offset = 0;
-    for (std::size_t n = 0; n < shdr.sh_info || shdr.sh_info == 0; ++n) {
-      GElf_Verdef def;
-      if (gelf_getverdef(data, static_cast<int>(offset), &def) == nullptr) {
-        break;
-      }
-      GElf_Verdaux aux;
-      // The base definition (VER_FLG_BASE) names the file itself: its symbols are unversioned.
-      if ((def.vd_flags & VER_FLG_BASE) == 0 &&
-          gelf_getverdaux(data, static_cast<int>(offset + def.vd_aux), &aux) != nullptr) {
-        set(def.vd_ndx, strings.at(aux.vda_name));
-      }
-      if (def.vd_next == 0) {
-        break;
-      }
-      offset += def.vd_next;
-    }
-  }
+  explicit OffsetMap(const std::vector<LoadSegment>& segments) : segments_(segments) {}
 
-  void read_requirements(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr) {
-      return;
+  std::uint64_t operator()(std::uint64_t addr) {
+    if (last_ < segments_.size()) {
+      const LoadSegment& s = segments_[last_];
+      if (addr >= s.vaddr && addr - s.vaddr < s.memsz) {
+        return addr - s.vaddr + s.offset;
+      }
     }
-    const StringTable strings = string_table(elf, shdr.sh_link);
-    std::size_t offset = 0;
-    for (std::size_t n = 0; n < shdr.sh_info || shdr.sh_info == 0; ++n) {
-      GElf_Verneed need;
-      if (gelf_getverneed(data, static_cast<int>(offset), &need) == nullptr) {
-        break;
+    for (std::size_t k = 0; k < segments_.size(); ++k) {
+      const LoadSegment& s = segments_[k];
+      if (addr >= s.vaddr && addr - s.vaddr < s.memsz) {
+        last_ = k;
+        return addr - s.vaddr + s.offset;
       }
-      std::size_t aux_offset = offset + need.vn_aux;
-      for (std::size_t a = 0; a < need.vn_cnt; ++a) {
-        GElf_Vernaux aux;
-        if (gelf_getvernaux(data, static_cast<int>(aux_offset), &aux) == nullptr) {
-          break;
-        }
-        set(aux.vna_other, strings.at(aux.vna_name));
-        if (aux.vna_next == 0) {
-          break;
-        }
-        aux_offset += aux.vna_next;
-      }
-      if (need.vn_next == 0) {
-        break;
-      }
-      offset += need.vn_next;
     }
-  }
-
-  std::string_view at(std::uint16_t index) const {
-    return index < names_.size() ? names_[index] : std::string_view{};
+    return 0;
   }
 
  private:
-  void set(std::size_t index, std::string_view name) {
-    index &= 0x7fff;
-    if (index >= names_.size()) {
-      names_.resize(index + 1);
-    }
-    names_[index] = name;
-  }
-
-  std::vector<std::string_view> names_;  // views into libelf's mapping of the file
+  const std::vector<LoadSegment>& segments_;
+  std::size_t last_ = 0;
 };
 
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (std::size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return out;
-}
-
-std::string read_build_id(Elf_Scn* scn) {
-  Elf_Data* data = elf_getdata(scn, nullptr);
-  if (data == nullptr) {
-    return {};
-  }
-  std::size_t offset = 0;
-  GElf_Nhdr nhdr;
-  std::size_t name_offset = 0;
-  std::size_t desc_offset = 0;
-  while ((offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0) {
-    const auto* base = static_cast<const unsigned char*>(data->d_buf);
-    if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-        std::memcmp(base + name_offset, "GNU", 4) == 0) {
-      return hex(base + desc_offset, nhdr.n_descsz);
+// Reads .dynsym, then .symtab, into a table's symbols and their name hashes; .symtab's
+// copies of .dynsym's symbols are left out.
+//
+// The cost of a 200k-symbol table is memory latency, not parsing: .gnu.hash ordering
+// scatters .dynsym's names over the string table, so names are prefetched a few entries
+// ahead and each is copied while still in cache. .symtab (whose names are mostly in order)
+// is parsed first and deduplicated against .dynsym in a separate, prefetched pass.
+class SymbolReader {
+ public:
+  SymbolReader(const ElfFile& file, const SymbolSections& sections, std::vector<ElfSymbol>& symbols,
+               std::vector<std::uint32_t>& hashes)
+      : file_(file), sections_(sections), symbols_(symbols), hashes_(hashes), offsets_(file.segments()) {
+    Elf_Data* versym = sections.versym != nullptr ? elf_getdata(sections.versym, nullptr) : nullptr;
+    if (versym != nullptr) {
+      version_indices_ = static_cast<const std::uint16_t*>(versym->d_buf);
+      version_count_ = versym->d_size / sizeof(std::uint16_t);
     }
+  }
+
+  Status read(Elf_Scn* scn, const GElf_Shdr& shdr, bool from_dynsym);
+
+ private:
+  static constexpr std::size_t kAhead = 32;
+
+  // Entry k as a candidate; false for entries a table leaves out (undefined, at address 0,
+  // sections, files, unnamed).
+  bool candidate(const SymbolArray& syms, std::size_t k, const StringTable& strings, bool from_dynsym,
+                 Candidate& c) const {
+    const GElf_Sym sym = syms.at(k);
+    if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) {
+      return false;
+    }
+    const unsigned type = GELF_ST_TYPE(sym.st_info);
+    if (type == STT_SECTION || type == STT_FILE) {
+      return false;
+    }
+    c.name = strings.at(sym.st_name);
+    if (c.name.empty()) {
+      return false;
+    }
+    if (from_dynsym) {
+      if (version_indices_ != nullptr && k < version_count_) {
+        const std::uint16_t v = version_indices_[k];
+        c.version = sections_.versions.at(v & 0x7fff);
+        c.default_version = (v & 0x8000) == 0;
+      }
+    } else if (const std::size_t at = c.name.find('@'); at != std::string_view::npos) {
+      // GNU ld writes versioned names into .symtab as "foo@V1" / "foo@@V2".
+      const bool dd = c.name.size() > at + 1 && c.name[at + 1] == '@';
+      c.version = c.name.substr(at + (dd ? 2 : 1));
+      c.default_version = dd;
+      c.name = c.name.substr(0, at);
+    }
+    const unsigned bind = GELF_ST_BIND(sym.st_info);
+    c.is_global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
+    c.type = type;
+    c.address = sym.st_value;
+    c.size = sym.st_size;
+    c.hash = std::hash<std::string_view>{}(c.name);
+    return true;
+  }
+
+  void append(const Candidate& c, bool from_dynsym) {
+    ElfSymbol& s = symbols_.emplace_back();
+    s.name.assign(c.name);
+    s.version.assign(c.version);
+    s.default_version = c.default_version;
+    s.address = c.address;
+    s.size = c.size;
+    s.file_offset = offsets_(c.address);
+    s.is_function = c.type == STT_FUNC || c.type == STT_GNU_IFUNC;
+    s.is_ifunc = c.type == STT_GNU_IFUNC;
+    s.is_global = c.is_global;
+    s.from_dynsym = from_dynsym;
+    hashes_.push_back(static_cast<std::uint32_t>(c.hash));
+  }
+
+  // .symtab's candidates that .dynsym lacks: the .dynsym entry wins (it carries the
+  // version). Local symbols never appear in .dynsym, so only globals are looked up.
+  void append_absent_from_dynsym() {
+    for (std::size_t j = 0; j < candidates_.size(); ++j) {
+      if (j + kAhead < candidates_.size()) {
+        dynsym_keys_.prefetch(candidates_[j + kAhead].key());
+      }
+      const Candidate& c = candidates_[j];
+      if (!(c.is_global && dynsym_keys_.contains(c.key()))) {
+        append(c, false);
+      }
+    }
+  }
+
+  const ElfFile& file_;
+  const SymbolSections& sections_;
+  std::vector<ElfSymbol>& symbols_;
+  std::vector<std::uint32_t>& hashes_;
+  OffsetMap offsets_;
+  const std::uint16_t* version_indices_ = nullptr;  // .gnu.version, one per .dynsym entry
+  std::size_t version_count_ = 0;
+  std::vector<Candidate> candidates_;  // .symtab's, waiting for the deduplicating pass
+  DedupSet dynsym_keys_;
+};
+
+Status SymbolReader::read(Elf_Scn* scn, const GElf_Shdr& shdr, bool from_dynsym) {
+  Elf* elf = file_.elf();
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr || data->d_type != ELF_T_SYM) {
+    return make_error(file_.path() + ": cannot read " + (from_dynsym ? ".dynsym" : ".symtab") + ": " +
+                      libelf_error());
+  }
+  prefault_section(elf, elf_ndxscn(scn));
+  prefault_section(elf, shdr.sh_link);
+  const StringTable strings = string_table(elf, shdr.sh_link);
+  // libelf hands out the table in the host's layout for the file's class.
+  const std::size_t entry_size = file_.is_64bit() ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+  const SymbolArray syms{data->d_buf, std::min(entry_count(shdr), data->d_size / entry_size),
+                         file_.is_64bit()};
+  const bool dedup = !from_dynsym && !dynsym_keys_.empty();
+  const bool keep_keys = from_dynsym && sections_.symtab != nullptr;
+  candidates_.clear();
+  if (dedup) {
+    candidates_.reserve(syms.count);
+  }
+  std::vector<std::uint64_t> keys;
+  if (keep_keys) {
+    keys.reserve(syms.count);
+  }
+  for (std::size_t k = 1; k < syms.count; ++k) {  // entry 0 is the reserved null symbol
+    if (k + kAhead < syms.count) {
+      const std::size_t ahead = syms.name_offset(k + kAhead);
+      if (ahead + 64 < strings.size) {
+        __builtin_prefetch(strings.data + ahead);
+        __builtin_prefetch(strings.data + ahead + 64);  // long C++ names span two lines
+      }
+    }
+    Candidate c;
+    if (!candidate(syms, k, strings, from_dynsym, c)) {
+      continue;
+    }
+    if (dedup) {
+      candidates_.push_back(c);
+      continue;
+    }
+    if (keep_keys) {
+      keys.push_back(c.key());
+    }
+    append(c, from_dynsym);
+  }
+  if (keep_keys) {
+    dynsym_keys_.insert_all(keys);
+  }
+  if (dedup) {
+    append_absent_from_dynsym();
   }
   return {};
 }
-
-bool has_glob_chars(std::string_view s) { return s.find_first_of("*?[\\") != std::string_view::npos; }
 
 }  // namespace
 
@@ -421,223 +468,28 @@ Result<ElfSymbolTable> ElfSymbolTable::load(const std::string& path) {
   if (!opened) {
     return std::move(opened).take_error();
   }
-  const ElfFile& file = *opened;
-  Elf* elf = file.elf();
-
+  auto sections = find_symbol_sections(opened->elf(), path);
+  if (!sections) {
+    return std::move(sections).take_error();
+  }
   ElfSymbolTable table;
   table.path_ = path;
-
-  Elf_Scn* dynsym = nullptr;
-  Elf_Scn* symtab = nullptr;
-  Elf_Scn* versym = nullptr;
-  GElf_Shdr dynsym_shdr{};
-  GElf_Shdr symtab_shdr{};
-  VersionNames versions;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr) {
-      return make_error(path + ": corrupt section header: " + libelf_error());
-    }
-    switch (shdr.sh_type) {
-      case SHT_DYNSYM:
-        dynsym = scn;
-        dynsym_shdr = shdr;
-        break;
-      case SHT_SYMTAB:
-        symtab = scn;
-        symtab_shdr = shdr;
-        break;
-      case SHT_GNU_versym:
-        versym = scn;
-        break;
-      case SHT_GNU_verdef:
-        versions.read_definitions(elf, scn, shdr);
-        break;
-      case SHT_GNU_verneed:
-        versions.read_requirements(elf, scn, shdr);
-        break;
-      case SHT_NOTE:
-        if (table.build_id_.empty()) {
-          table.build_id_ = read_build_id(scn);
-        }
-        break;
-      default:
-        break;
-    }
-  }
-
-  auto count_of = [](const GElf_Shdr& shdr) -> std::size_t {
-    return shdr.sh_entsize == 0 ? 0 : shdr.sh_size / shdr.sh_entsize;
-  };
-  const std::size_t expected = count_of(dynsym_shdr) + count_of(symtab_shdr);
+  table.build_id_ = std::move(sections->build_id);
+  const std::size_t expected = entry_count(sections->dynsym_shdr) + entry_count(sections->symtab_shdr);
   table.symbols_.reserve(expected);
   table.hashes_.reserve(expected);
-
-  Elf_Data* versym_data = versym != nullptr ? elf_getdata(versym, nullptr) : nullptr;
-  const auto* version_indices =
-      versym_data != nullptr ? static_cast<const std::uint16_t*>(versym_data->d_buf) : nullptr;
-  const std::size_t version_count = versym_data != nullptr ? versym_data->d_size / sizeof(std::uint16_t) : 0;
-
-  // Segments are few; remember the last hit since symbols cluster by section.
-  const std::vector<LoadSegment>& segments = file.segments();
-  std::size_t last_segment = 0;
-  auto file_offset = [&](std::uint64_t addr) -> std::uint64_t {
-    if (last_segment < segments.size()) {
-      const LoadSegment& s = segments[last_segment];
-      if (addr >= s.vaddr && addr - s.vaddr < s.memsz) {
-        return addr - s.vaddr + s.offset;
-      }
-    }
-    for (std::size_t k = 0; k < segments.size(); ++k) {
-      const LoadSegment& s = segments[k];
-      if (addr >= s.vaddr && addr - s.vaddr < s.memsz) {
-        last_segment = k;
-        return addr - s.vaddr + s.offset;
-      }
-    }
-    return 0;
-  };
-
-  // Pre-fault the mapped symbol and string tables in one call each: page-faulting them a page
-  // at a time costs more than parsing them (Linux >= 5.14; elsewhere the hint is ignored).
-  std::size_t raw_size = 0;
-  char* raw = elf_rawfile(elf, &raw_size);
-  auto prefault = [&](std::size_t section_index) {
-    Elf_Scn* scn = elf_getscn(elf, section_index);
-    GElf_Shdr shdr;
-    if (raw == nullptr || scn == nullptr || gelf_getshdr(scn, &shdr) == nullptr ||
-        shdr.sh_type == SHT_NOBITS || shdr.sh_offset >= raw_size) {
-      return;
-    }
-    // libelf maps the whole file, so raw is page-aligned and so is raw + a page-aligned offset.
-    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    const std::uint64_t begin = shdr.sh_offset & ~(page - 1);
-    const std::uint64_t end = std::min<std::uint64_t>(shdr.sh_offset + shdr.sh_size, raw_size);
-    ::madvise(raw + begin, end - begin, MADV_POPULATE_READ);
-  };
-
-  // The cost of a 200k-symbol table is memory latency, not parsing: .gnu.hash ordering
-  // scatters .dynsym's names over the string table, so names are prefetched a few entries
-  // ahead and each is copied while still in cache. .symtab (whose names are mostly in order)
-  // is parsed first and deduplicated against .dynsym in a separate, prefetched pass.
-  std::vector<Candidate> candidates;
-  DedupSet dynsym_keys;
-  auto append = [&](const Candidate& c, bool from_dynsym) {
-    ElfSymbol& s = table.symbols_.emplace_back();
-    s.name.assign(c.name);
-    s.version.assign(c.version);
-    s.default_version = c.default_version;
-    s.address = c.address;
-    s.size = c.size;
-    s.file_offset = file_offset(c.address);
-    s.is_function = c.type == STT_FUNC || c.type == STT_GNU_IFUNC;
-    s.is_ifunc = c.type == STT_GNU_IFUNC;
-    s.is_global = c.is_global;
-    s.from_dynsym = from_dynsym;
-    table.hashes_.push_back(static_cast<std::uint32_t>(c.hash));
-  };
-  auto read_table = [&](Elf_Scn* scn, const GElf_Shdr& shdr, bool from_dynsym) -> Status {
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr || data->d_type != ELF_T_SYM) {
-      return make_error(path + ": cannot read " + (from_dynsym ? ".dynsym" : ".symtab") + ": " +
-                        libelf_error());
-    }
-    prefault(elf_ndxscn(scn));
-    prefault(shdr.sh_link);
-    const StringTable strings = string_table(elf, shdr.sh_link);
-    // libelf hands out the table in the host's layout for the file's class.
-    const std::size_t entry_size = file.is_64bit() ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-    const SymbolArray syms{data->d_buf, std::min(count_of(shdr), data->d_size / entry_size), file.is_64bit()};
-    const bool dedup = !from_dynsym && !dynsym_keys.empty();
-    const bool keep_keys = from_dynsym && symtab != nullptr;
-    candidates.clear();
-    if (dedup) {
-      candidates.reserve(syms.count);
-    }
-    std::vector<std::uint64_t> keys;
-    if (keep_keys) {
-      keys.reserve(syms.count);
-    }
-    constexpr std::size_t kAhead = 32;
-    for (std::size_t k = 1; k < syms.count; ++k) {  // entry 0 is the reserved null symbol
-      if (k + kAhead < syms.count) {
-        const std::size_t ahead = syms.name_offset(k + kAhead);
-        if (ahead + 64 < strings.size) {
-          __builtin_prefetch(strings.data + ahead);
-          __builtin_prefetch(strings.data + ahead + 64);  // long C++ names span two lines
-        }
-      }
-      const GElf_Sym sym = syms.at(k);
-      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) {
-        continue;
-      }
-      const unsigned type = GELF_ST_TYPE(sym.st_info);
-      if (type == STT_SECTION || type == STT_FILE) {
-        continue;
-      }
-      Candidate c;
-      c.name = strings.at(sym.st_name);
-      if (c.name.empty()) {
-        continue;
-      }
-      if (from_dynsym) {
-        if (version_indices != nullptr && k < version_count) {
-          const std::uint16_t v = version_indices[k];
-          c.version = versions.at(v & 0x7fff);
-          c.default_version = (v & 0x8000) == 0;
-        }
-      } else if (const std::size_t at = c.name.find('@'); at != std::string_view::npos) {
-        // GNU ld writes versioned names into .symtab as "foo@V1" / "foo@@V2".
-        const bool dd = c.name.size() > at + 1 && c.name[at + 1] == '@';
-        c.version = c.name.substr(at + (dd ? 2 : 1));
-        c.default_version = dd;
-        c.name = c.name.substr(0, at);
-      }
-      const unsigned bind = GELF_ST_BIND(sym.st_info);
-      c.is_global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
-      c.type = type;
-      c.address = sym.st_value;
-      c.size = sym.st_size;
-      c.hash = std::hash<std::string_view>{}(c.name);
-      if (dedup) {
-        candidates.push_back(c);
-        continue;
-      }
-      if (keep_keys) {
-        keys.push_back(c.key());
-      }
-      append(c, from_dynsym);
-    }
-    if (keep_keys) {
-      dynsym_keys.insert_all(keys);
-    }
-
-    if (dedup) {
-      // .symtab repeats the exported symbols; the .dynsym entry wins (it carries the version).
-      // Local symbols never appear in .dynsym, so only globals are looked up.
-      for (std::size_t j = 0; j < candidates.size(); ++j) {
-        if (j + kAhead < candidates.size()) {
-          dynsym_keys.prefetch(candidates[j + kAhead].key());
-        }
-        const Candidate& c = candidates[j];
-        if (!(c.is_global && dynsym_keys.contains(c.key()))) {
-          append(c, from_dynsym);
-        }
-      }
+  SymbolReader reader(*opened, *sections, table.symbols_, table.hashes_);
+  if (sections->dynsym != nullptr) {
+    if (auto st = reader.read(sections->dynsym, sections->dynsym_shdr, true); !st) {
+      return std::move(st).take_error();
     }
     table.index_new_symbols();
-    return {};
-  };
-
-  if (dynsym != nullptr) {
-    if (auto st = read_table(dynsym, dynsym_shdr, true); !st) {
-      return std::move(st).take_error();
-    }
   }
-  if (symtab != nullptr) {
-    if (auto st = read_table(symtab, symtab_shdr, false); !st) {
+  if (sections->symtab != nullptr) {
+    if (auto st = reader.read(sections->symtab, sections->symtab_shdr, false); !st) {
       return std::move(st).take_error();
     }
+    table.index_new_symbols();
   }
   return table;
 }

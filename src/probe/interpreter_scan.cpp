@@ -331,13 +331,13 @@ class Scan {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> index_;  // by (dev, inode)
 };
 
-std::vector<std::string> home_dirs() {
+std::vector<std::string> home_dirs(const std::string& home) {
   std::vector<std::string> homes;
   auto add = [&](const std::string& h) {
     if (!h.empty() && is_dir(h) && std::find(homes.begin(), homes.end(), h) == homes.end())
       homes.push_back(h);
   };
-  if (const char* h = std::getenv("HOME")) add(h);
+  add(home);
   if (const passwd* pw = ::getpwuid(::getuid())) add(pw->pw_dir);
   add("/root");
   for (const auto& h : entries("/home")) add(h);
@@ -365,13 +365,13 @@ std::optional<PythonNameVersion> python_name_version(const std::string& path) {
   return out;
 }
 
-InterpreterPlaces default_interpreter_places() {
+InterpreterPlaces default_interpreter_places(const InterpreterEnvironment& env) {
   InterpreterPlaces w;
   auto add_unique = [](std::vector<std::string>& v, const std::string& s) {
     if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
   };
-  if (const char* r = std::getenv("PYENV_ROOT"); r != nullptr && *r != '\0') add_unique(w.pyenv_roots, r);
-  for (const auto& home : home_dirs()) {
+  if (!env.pyenv_root.empty()) add_unique(w.pyenv_roots, env.pyenv_root);
+  for (const auto& home : home_dirs(env.home)) {
     add_unique(w.pyenv_roots, home + "/.pyenv");
     for (const char* c : {"/.conda", "/miniconda3", "/anaconda3", "/miniforge3"})
       add_unique(w.conda_roots, home + c);
@@ -383,8 +383,8 @@ InterpreterPlaces default_interpreter_places() {
   w.system_dirs = {"/usr/bin", "/usr/local/bin"};
   w.library_dirs = {"/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib",
                     "/lib"};
-  if (const char* p = std::getenv("PATH")) w.path = p;
-  if (const char* v = std::getenv("PYENV_VERSION")) w.pyenv_version = v;
+  w.path = env.path;
+  w.pyenv_version = env.pyenv_version;
   std::error_code ec;
   w.cwd = fs::current_path(ec).string();
   return w;

@@ -27,10 +27,19 @@ struct InterpreterPlaces {
   std::vector<std::string> library_dirs;
 };
 
-// For $HOME, /root and every /home/* folder: ~/.pyenv (and $PYENV_ROOT), ~/.conda,
+// The user's environment as the scan reads it; the caller (the command line) fills it
+// from $HOME, $PYENV_ROOT, $PATH and $PYENV_VERSION ("" for one not set).
+struct InterpreterEnvironment {
+  std::string home;
+  std::string pyenv_root;
+  std::string path;
+  std::string pyenv_version;
+};
+
+// For `env.home`, /root and every /home/* folder: ~/.pyenv (and `env.pyenv_root`), ~/.conda,
 // ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda; virtualenvs in ~/.virtualenvs,
 // ~/.venv, ~/venv, ~/*/.venv, /opt/*/.venv, /opt/*/venv; /usr/bin and /usr/local/bin.
-InterpreterPlaces default_interpreter_places();
+InterpreterPlaces default_interpreter_places(const InterpreterEnvironment& env);
 
 struct FoundInterpreter {
   std::string path;                   // the executable, symlinks resolved

@@ -9,7 +9,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,25 +20,6 @@
 
 namespace eacgm::probe {
 namespace {
-
-std::string_view next_field(std::string_view& line) {
-  const std::size_t start = line.find_first_not_of(' ');
-  if (start == std::string_view::npos) {
-    line = {};
-    return {};
-  }
-  line.remove_prefix(start);
-  const std::size_t end = line.find(' ');
-  const std::string_view field = line.substr(0, end);
-  line = end == std::string_view::npos ? std::string_view{} : line.substr(end);
-  return field;
-}
-
-template <typename T>
-bool parse_number(std::string_view s, T& out, int base) {
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 struct MapsLine {
   std::string_view path;

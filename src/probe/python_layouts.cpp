@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <fstream>
 
 #include "bpf/events.h"
+#include "core/proc_file.h"
 #include "probe/elf_symbols.h"
 
 namespace eacgm::probe {
@@ -78,11 +78,12 @@ std::optional<PythonVersion> python_version_constant(const std::string& open_pat
   if (sym == nullptr || sym->is_function || sym->file_offset == 0 || sym->size < 4) {
     return std::nullopt;
   }
-  std::ifstream in(open_path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(sym->file_offset));
-  std::array<unsigned char, 4> b{};
-  if (!in.read(reinterpret_cast<char*>(b.data()), b.size())) return std::nullopt;
-  const std::uint32_t hex = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
+  const auto bytes = read_file_at(open_path, sym->file_offset, 4);
+  if (!bytes) return std::nullopt;
+  const auto b = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>((*bytes)[i]));
+  };
+  const std::uint32_t hex = b(0) | (b(1) << 8) | (b(2) << 16) | (b(3) << 24);
   return PythonVersion{static_cast<int>(hex >> 24), static_cast<int>((hex >> 16) & 0xff)};
 }
 

@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/proc_file.h"
+#include "core/proc_maps.h"
 #include "core/unique_fd.h"
 #include "probe/bpf_tracer.h"
 
@@ -50,23 +50,16 @@ namespace {
 
 // The file and offset that hold `address` (from /proc/self/maps).
 Result<std::pair<std::string, std::uint64_t>> file_offset_of(const void* address) {
-  std::ifstream maps("/proc/self/maps");
+  std::string maps;
+  read_file_into("/proc/self/maps", maps);  // what it could read: a failure finds nothing below
   const auto a = reinterpret_cast<std::uintptr_t>(address);
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode;
-    std::getline(in >> std::ws, path);
-    const auto dash = range.find('-');
-    if (dash == std::string::npos) continue;
-    const std::uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
-    const std::uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
-    if (a < lo || a >= hi) continue;
-    if (path.empty() || path[0] != '/' || path.find(" (deleted)") != std::string::npos)
+  for (std::string_view rest = maps; !rest.empty();) {
+    const auto m = parse_maps_line(next_line(rest));
+    if (!m || a < m->start || a >= m->end) continue;
+    if (m->path.empty() || m->path[0] != '/' || m->path.find(" (deleted)") != std::string_view::npos)
       return make_error(
-          fmt::format("calibration: the program's own file is not mapped by a path ({})", path));
-    return std::pair<std::string, std::uint64_t>{path, a - lo + std::stoull(offset, nullptr, 16)};
+          fmt::format("calibration: the program's own file is not mapped by a path ({})", m->path));
+    return std::pair<std::string, std::uint64_t>{std::string(m->path), a - m->start + m->offset};
   }
   return make_error("calibration: the calibration functions are not in /proc/self/maps");
 }

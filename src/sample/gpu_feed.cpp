@@ -15,6 +15,7 @@ Result<std::unique_ptr<GpuFeed>> GpuFeed::start(const GpuFeedOptions& options,
   GpuSamplerOptions so;
   so.processes = true;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(options.interval);
+  so.nvml_library = options.nvml_library;
   auto sampler = GpuSampler::open(so);
   if (!sampler) return std::move(sampler).take_error();
   std::unique_ptr<GpuFeed> feed(new GpuFeed(options, std::move(*sampler), std::move(mailbox)));

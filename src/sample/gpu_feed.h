@@ -22,6 +22,7 @@ struct GpuFeedOptions {
   // false: every process on the GPUs (a machine-wide trace).
   bool filter_processes = false;
   std::vector<int> roots;
+  std::string nvml_library;  // $EACGM_NVML_LIBRARY; empty: the driver's
 };
 
 class GpuFeed {

@@ -7,7 +7,7 @@
 namespace eacgm::sample {
 
 Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const GpuSamplerOptions& options) {
-  auto session = nvml::Session::open();
+  auto session = nvml::Session::open(options.nvml_library);
   if (!session) return std::move(session).take_error();
   return std::make_unique<GpuSampler>(std::move(*session), options);
 }

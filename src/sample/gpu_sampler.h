@@ -20,6 +20,7 @@ struct GpuSamplerOptions {
   // Length of the utilization window of the first pass; later passes cover the time
   // since the previous one.
   std::chrono::microseconds interval = std::chrono::seconds(1);
+  std::string nvml_library;  // $EACGM_NVML_LIBRARY; empty: the driver's (nvml::Session::open)
 };
 
 class GpuSampler {

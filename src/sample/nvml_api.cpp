@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
 
 namespace eacgm::sample::nvml {
 namespace {
@@ -49,11 +48,6 @@ bool is_absent(Return r) {
 }
 
 bool is_gpu_lost(Return r) { return r == kErrorGpuIsLost || r == kErrorResetRequired; }
-
-Result<std::shared_ptr<const Session>> Session::open() {
-  const char* env = std::getenv(kLibraryEnv);
-  return open(env ? std::string(env) : std::string());
-}
 
 Result<std::shared_ptr<const Session>> Session::open(const std::string& library_path) {
   std::shared_ptr<Session> s(new Session());

@@ -193,7 +193,8 @@ struct Functions {
   Return (*EventSetFree)(EventSet) = nullptr;
 };
 
-// Environment variable naming the exact library to load instead of searching.
+// Environment variable naming the exact library to load instead of searching; the
+// program's edge reads it and passes its value to Session::open.
 inline constexpr const char* kLibraryEnv = "EACGM_NVML_LIBRARY";
 
 // A loaded and initialised NVML with its device handles. Shared (read-only) by the
@@ -201,11 +202,10 @@ inline constexpr const char* kLibraryEnv = "EACGM_NVML_LIBRARY";
 // the library when the last owner goes.
 class Session {
  public:
-  // Loads libnvidia-ml.so.1 ($EACGM_NVML_LIBRARY if set, else the dlopen search path,
-  // then the usual driver directories), calls nvmlInit_v2 and enumerates the devices.
-  // The error is one sentence for the user: what failed and what to do.
-  static Result<std::shared_ptr<const Session>> open();
-  // Same, from an explicit path (empty: search).
+  // Loads `library_path` (the value of $EACGM_NVML_LIBRARY; empty: libnvidia-ml.so.1 from
+  // the dlopen search path, then the usual driver directories), calls nvmlInit_v2 and
+  // enumerates the devices. The error is one sentence for the user: what failed and what
+  // to do.
   static Result<std::shared_ptr<const Session>> open(const std::string& library_path);
 
   ~Session();

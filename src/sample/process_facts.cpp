@@ -110,6 +110,6 @@ void ProcFacts::remember(std::uint32_t pid) const {
   (void)cached(pid);  // environment and cgroup ids; pods are named when asked
 }
 
-bool ProcFacts::alive(std::uint32_t pid) const { return process_running(pid); }
+bool ProcFacts::alive(std::uint32_t pid) const { return process_alive(pid); }
 
 }  // namespace eacgm::sample

@@ -4,8 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <string_view>
+
+#include "core/proc_file.h"
 
 namespace eacgm::sample {
 
@@ -14,15 +15,11 @@ std::optional<std::string> stop_hazard(std::uint32_t pid, const std::string& pro
   if (stat && stat->tty_nr != 0 && stat->tpgid > 0 && stat->tpgid == stat->pgrp) {
     return "it is the foreground job of a terminal";
   }
-  std::ifstream status(proc_root + "/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("TracerPid:", 0) == 0) {
-      std::istringstream v(line.substr(10));
-      long long tracer = 0;
-      if (v >> tracer && tracer != 0) return fmt::format("it is traced by pid {} (a debugger)", tracer);
-    }
-  }
+  const std::string status = read_small_file(proc_root + "/" + std::to_string(pid) + "/status").value_or("");
+  std::string_view tracer_text = line_after(status, "TracerPid:").value_or("");
+  long long tracer = 0;
+  if (parse_number(next_field(tracer_text), tracer) && tracer != 0)
+    return fmt::format("it is traced by pid {} (a debugger)", tracer);
   return std::nullopt;
 }
 

@@ -69,7 +69,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   metrics.store = o.store_stats;
   StandardRoutes standard;
   standard.write_metrics = [source = o.source, metrics,
-                            counters = &p.server_counters](exporting::ExpositionWriter& out) {
+                            counters = &p.server_counters](ExpositionWriter& out) {
     auto snap = source->latest();
     write_metrics(out, snap.get(), metrics, counters->read());
   };

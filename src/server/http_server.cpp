@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/ascii_text.h"
+#include "core/unique_fd.h"
 #include "export/metrics_table.h"
 #include "server/web_session.h"
 #include "server/worker_pool.h"
@@ -706,7 +707,7 @@ void add_counter(CounterRegistry& registry, std::string key, std::string_view me
   d.key = std::move(key);
   d.metric = std::string(metric);
   d.help = def ? std::string(def->help) : std::string();
-  d.kind = def && def->type == exporting::MetricType::kGauge ? CounterKind::kGauge : CounterKind::kCounter;
+  d.kind = def && def->type == MetricType::kGauge ? CounterKind::kGauge : CounterKind::kCounter;
   d.show = show;
   registry.add(std::move(d), [&value] { return value.load(std::memory_order_relaxed); });
 }
@@ -745,38 +746,30 @@ void register_sse_counters(CounterRegistry& registry, const SseChannel& channel)
 }
 
 Result<std::string> load_token_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return make_error(fmt::format("token file {}: {}", path, std::strerror(err)));
-  }
-  auto fail = [&](std::string message) {
-    ::close(fd);
-    return make_error(std::move(message));
-  };
-  if (!S_ISREG(st.st_mode)) return fail(fmt::format("token file {} is not a regular file", path));
+  if (::fstat(fd.get(), &st) != 0)
+    return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return make_error(fmt::format("token file {} is not a regular file", path));
   if (st.st_uid != ::geteuid()) {
-    return fail(fmt::format("token file {} belongs to uid {}, not to the user running eacgm (uid {})", path,
-                            st.st_uid, ::geteuid()));
+    return make_error(fmt::format("token file {} belongs to uid {}, not to the user running eacgm (uid {})",
+                                  path, st.st_uid, ::geteuid()));
   }
   if ((st.st_mode & 077) != 0) {
-    return fail(fmt::format("token file {} has mode {:04o}, open to group or others: chmod 600 {}", path,
-                            st.st_mode & 07777, path));
+    return make_error(fmt::format("token file {} has mode {:04o}, open to group or others: chmod 600 {}",
+                                  path, st.st_mode & 07777, path));
   }
   constexpr std::size_t kMax = 4096;
   std::string buf(kMax + 2, '\0');
   std::size_t used = 0;
   while (used < buf.size()) {
-    const ssize_t n = ::read(fd, buf.data() + used, buf.size() - used);
+    const ssize_t n = ::read(fd.get(), buf.data() + used, buf.size() - used);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(fmt::format("token file {}: {}", path, std::strerror(errno)));
+    if (n < 0) return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   buf.resize(used);
   std::string_view t = buf;
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);

@@ -23,7 +23,7 @@ MetricsOptions MetricsOptions::from(const ServeConfig& serve) {
   return m;
 }
 
-void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
+void write_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
                    const MetricsOptions& options, const CounterValues& server_counters) {
   std::function<sample::RankInfo(std::uint32_t)> rank_of;
   std::function<sample::Workload(std::uint32_t)> workload_of;

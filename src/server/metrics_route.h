@@ -12,7 +12,7 @@
 #include "analysis/analysis_snapshot.h"
 #include "core/config.h"
 #include "core/counter_registry.h"
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "history/history_writer.h"
 #include "sample/pod_directory.h"
 #include "sample/process_facts.h"
@@ -42,7 +42,7 @@ struct MetricsOptions {
 
 // Writes the scrape: the families of `snap` (none while it is null), the agent process's
 // own and then `server_counters`.
-void write_metrics(exporting::ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
+void write_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot* snap,
                    const MetricsOptions& options, const CounterValues& server_counters);
 
 }  // namespace eacgm::server

@@ -8,11 +8,11 @@ namespace eacgm::server {
 void add_standard_routes(HttpServer& server, StandardRoutes routes) {
   auto shared = std::make_shared<const StandardRoutes>(std::move(routes));
   server.route("/metrics", [shared](const Request& req) {
-    const auto format = exporting::negotiate_format(req.header("Accept"));
-    exporting::ExpositionWriter writer(format);
+    const auto format = negotiate_format(req.header("Accept"));
+    ExpositionWriter writer(format);
     if (shared->write_metrics) shared->write_metrics(writer);
     Response r;
-    r.content_type = std::string(exporting::content_type(format));
+    r.content_type = std::string(content_type(format));
     r.body = writer.finish();
     return r;
   });

@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 #include "server/http_server.h"
 
 namespace eacgm::server {
@@ -13,7 +13,7 @@ namespace eacgm::server {
 struct StandardRoutes {
   // Writes every family of one scrape into the writer (in the negotiated format). Runs
   // on a worker thread, possibly on several at once: read published snapshots.
-  std::function<void(exporting::ExpositionWriter&)> write_metrics;
+  std::function<void(ExpositionWriter&)> write_metrics;
   // Why the daemon is not ready yet (or any more); empty when ready. Unset: always ready.
   std::function<std::string()> not_ready_reason;
 };

@@ -24,8 +24,6 @@ class MemoryAccounts {
   void drop_client(ClientId client);
 
   std::uint64_t used(const std::string& tenant, int device) const;
-  // (tenant, device) -> bytes, for the metrics.
-  const std::map<std::pair<std::string, int>, std::uint64_t>& by_tenant() const { return tenant_used_; }
 
  private:
   struct Held {

@@ -20,6 +20,8 @@
 #include <map>
 #include <vector>
 
+#include "core/prometheus_text.h"
+#include "core/unique_fd.h"
 #include "govern/protocol/codec.h"
 #include "govern/sched/memory_accounts.h"
 #include "govern/sched/metrics_text.h"
@@ -45,7 +47,7 @@ Micros now_us() {
 
 std::string errno_text() { return std::strerror(errno); }
 
-Result<int> listen_unix(const std::string& path) {
+Result<UniqueFd> listen_unix(const std::string& path) {
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) return make_error(fmt::format("socket path {} is too long", path));
   // A stale socket of an earlier run is replaced; any other file is left alone.
@@ -58,21 +60,18 @@ Result<int> listen_unix(const std::string& path) {
   }
   auto slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0) mkdir(path.substr(0, slash).c_str(), 0755);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return make_error(fmt::format("socket(AF_UNIX): {}", errno_text()));
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return make_error(fmt::format("socket(AF_UNIX): {}", errno_text()));
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size());
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd, 64) != 0) {
-    std::string e = errno_text();
-    close(fd);
-    return make_error(fmt::format("cannot listen on {}: {}", path, e));
-  }
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd.get(), 64) != 0)
+    return make_error(fmt::format("cannot listen on {}: {}", path, errno_text()));
   // Any local user may connect: the peer's uid (SO_PEERCRED) decides its tenant.
   chmod(path.c_str(), 0666);
   return fd;
 }
 
-Result<int> listen_tcp(const std::string& host_port) {
+Result<UniqueFd> listen_tcp(const std::string& host_port) {
   auto colon = host_port.rfind(':');
   if (colon == std::string::npos)
     return make_error(fmt::format("\"{}\" is not host:port (e.g. 127.0.0.1:9477)", host_port));
@@ -85,16 +84,14 @@ Result<int> listen_tcp(const std::string& host_port) {
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0) return make_error(fmt::format("cannot resolve {}: {}", host_port, gai_strerror(rc)));
-  int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  UniqueFd fd(socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   int one = 1;
-  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
-    std::string e = errno_text();
-    if (fd >= 0) close(fd);
-    freeaddrinfo(res);
-    return make_error(fmt::format("cannot listen on {}: {}", host_port, e));
-  }
+  if (fd) setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool listening =
+      fd && bind(fd.get(), res->ai_addr, res->ai_addrlen) == 0 && listen(fd.get(), 64) == 0;
+  const std::string e = listening ? std::string() : errno_text();
   freeaddrinfo(res);
+  if (!listening) return make_error(fmt::format("cannot listen on {}: {}", host_port, e));
   return fd;
 }
 
@@ -109,7 +106,7 @@ bool equal_secret(const std::string& a, const std::string& b) {
 enum class ConnKind { kUnix, kTcp, kMetrics };
 
 struct Conn {
-  int fd = -1;
+  UniqueFd fd;
   ConnKind kind = ConnKind::kUnix;
   ClientId id = 0;
   std::uint32_t uid = 0;
@@ -129,20 +126,16 @@ struct SchedServer::Impl {
   std::string config_path;
   struct timespec config_mtime {};
   Micros next_reload_check = 0;
-  int unix_fd = -1, tcp_fd = -1, metrics_fd = -1;
+  UniqueFd unix_listener, tcp_listener, metrics_listener;
   std::vector<GpuScheduler> gpus;
   MemoryAccounts memory;
-  std::map<int, Conn> conns;  // by fd
+  std::map<int, Conn> conns;  // by descriptor; each Conn owns its own
   std::map<ClientId, int> fd_of;
   ClientId next_id = 1;
   ServerCounters counters;
 
   ~Impl() {
-    for (auto& [fd, c] : conns) close(fd);
-    for (int fd : {unix_fd, tcp_fd, metrics_fd}) {
-      if (fd >= 0) close(fd);
-    }
-    if (unix_fd >= 0) unlink(cfg.socket.c_str());
+    if (unix_listener) unlink(cfg.socket.c_str());
   }
 
   void log(const std::string& line) { std::fprintf(stderr, "eacgm-sched: %s\n", line.c_str()); }
@@ -316,7 +309,7 @@ struct SchedServer::Impl {
   void read_client(Conn& c) {
     std::uint8_t buf[4096];
     for (;;) {
-      ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+      ssize_t n = recv(c.fd.get(), buf, sizeof buf, 0);
       if (n > 0) {
         c.in.insert(c.in.end(), buf, buf + n);
         if (c.kind != ConnKind::kMetrics) consume(c);
@@ -371,10 +364,9 @@ struct SchedServer::Impl {
       status = "404 Not Found";
       body = "eacgm-sched serves GET /metrics\n";
     }
-    c.out = fmt::format(
-        "HTTP/1.1 {}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\n"
-        "Connection: close\r\n\r\n{}",
-        status, body.size(), body);
+    c.out =
+        fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    status, content_type(ExpositionFormat::kPrometheusText), body.size(), body);
     c.in.clear();
     c.closing = true;
   }
@@ -392,7 +384,7 @@ struct SchedServer::Impl {
 
   void flush(Conn& c) {
     while (!c.out.empty()) {
-      ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n > 0) {
         c.out.erase(0, static_cast<std::size_t>(n));
         continue;
@@ -407,19 +399,17 @@ struct SchedServer::Impl {
 
   void accept_on(int listen_fd, ConnKind kind) {
     for (;;) {
-      int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
+      UniqueFd accepted(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!accepted) return;
+      const int fd = accepted.get();
       Conn c;
-      c.fd = fd;
+      c.fd = std::move(accepted);
       c.kind = kind;
       c.id = next_id++;
       if (kind == ConnKind::kUnix) {
         ucred cred{};
         socklen_t len = sizeof cred;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-          close(fd);
-          continue;
-        }
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;  // c closes it
         c.uid = cred.uid;
         c.pid = static_cast<std::uint32_t>(cred.pid);
       }
@@ -439,8 +429,7 @@ struct SchedServer::Impl {
     }
     memory.drop_client(c.id);
     fd_of.erase(c.id);
-    close(fd);
-    conns.erase(fd);
+    conns.erase(fd);  // closes it
   }
 
   void tick(Micros now) {
@@ -475,16 +464,16 @@ Result<std::unique_ptr<SchedServer>> SchedServer::start(SchedulerConfig cfg, std
   impl->next_reload_check = now_us() + 1000000;
   auto u = listen_unix(impl->cfg.socket);
   if (!u) return std::move(u).take_error();
-  impl->unix_fd = *u;
+  impl->unix_listener = std::move(*u);
   if (!impl->cfg.tcp.empty()) {
     auto t = listen_tcp(impl->cfg.tcp);
     if (!t) return std::move(t).take_error();
-    impl->tcp_fd = *t;
+    impl->tcp_listener = std::move(*t);
   }
   if (!impl->cfg.metrics.empty()) {
     auto m = listen_tcp(impl->cfg.metrics);
     if (!m) return make_error(fmt::format("metrics: {}", m.error()));
-    impl->metrics_fd = *m;
+    impl->metrics_listener = std::move(*m);
   }
   impl->apply_config();
   return std::unique_ptr<SchedServer>(new SchedServer(std::move(impl)));
@@ -498,7 +487,7 @@ void SchedServer::run(const std::atomic<bool>& stop) {
     s.maybe_reload(now);
     s.tick(now);
     fds.clear();
-    for (int fd : {s.unix_fd, s.tcp_fd, s.metrics_fd}) {
+    for (int fd : {s.unix_listener.get(), s.tcp_listener.get(), s.metrics_listener.get()}) {
       if (fd >= 0) fds.push_back({fd, POLLIN, 0});
     }
     std::size_t first_conn = fds.size();
@@ -512,9 +501,9 @@ void SchedServer::run(const std::atomic<bool>& stop) {
     if (n <= 0) continue;
     for (std::size_t i = 0; i < first_conn; ++i) {
       if ((fds[i].revents & POLLIN) == 0) continue;
-      ConnKind kind = fds[i].fd == s.unix_fd  ? ConnKind::kUnix
-                      : fds[i].fd == s.tcp_fd ? ConnKind::kTcp
-                                              : ConnKind::kMetrics;
+      ConnKind kind = fds[i].fd == s.unix_listener.get()  ? ConnKind::kUnix
+                      : fds[i].fd == s.tcp_listener.get() ? ConnKind::kTcp
+                                                          : ConnKind::kMetrics;
       s.accept_on(fds[i].fd, kind);
     }
     for (std::size_t i = first_conn; i < fds.size(); ++i) {

@@ -3,7 +3,6 @@
 #include "analysis/memory_ledger.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <set>
@@ -375,11 +374,6 @@ TEST(MemoryLedger, LiveAnalysisFinalizesExitedProcessesAndSnapshotsTheLedger) {
       << "at the end a gone process is finalized at once";
   EXPECT_EQ(snap->get<analysis::MemorySummary>().rows[0].leak_count, 1u);
   EXPECT_EQ(snap->get<analysis::MemorySummary>().rows[0].leak_bytes, kMiB);
-}
-
-TEST(MemoryLedger, ProcessAliveReadsProc) {
-  EXPECT_TRUE(process_alive(static_cast<std::uint32_t>(getpid())));
-  EXPECT_FALSE(process_alive(0x7ffffff0u));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // read_small_file: whole files, the limit, and failures as nullopt (never an exception);
-// read_file_into: the same with the failure's errno.
+// read_file_into: the same with the failure's errno; read_file_at; the field readers.
 #include "core/proc_file.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +56,36 @@ TEST(ReadFileInto, TheWholeFileOrTheFailuresErrno) {
   EXPECT_EQ(read_file_into("/tmp", out), EISDIR);
   EXPECT_EQ(read_file_into("/proc/self/maps", out), 0);
   EXPECT_NE(out.find('\n'), std::string::npos) << "a /proc file (size 0) read whole";
+}
+
+TEST(ReadFileAt, BytesAtAnOffsetOrNothing) {
+  const std::string path = file_with("0123456789");
+  EXPECT_EQ(read_file_at(path, 3, 4), "3456");
+  EXPECT_EQ(read_file_at(path, 8, 4), std::nullopt) << "fewer bytes there";
+  EXPECT_EQ(read_file_at("/nonexistent/x", 0, 1), std::nullopt);
+  ::unlink(path.c_str());
+}
+
+TEST(ProcFields, LinesFieldsAndNumbers) {
+  std::string_view text = "Name:\tbash\nTracerPid:\t  42\nCapEff:\t000001ffffffffff\n";
+  EXPECT_EQ(next_line(text), "Name:\tbash");
+  EXPECT_EQ(text.substr(0, 10), "TracerPid:");
+  std::string_view tracer = line_after("a\nTracerPid:\t  42\n", "TracerPid:").value();
+  EXPECT_EQ(next_field(tracer), "42");
+  EXPECT_EQ(next_field(tracer), "");
+  EXPECT_EQ(line_after("a\nb\n", "c:"), std::nullopt);
+
+  std::uint64_t mask = 0;
+  EXPECT_TRUE(parse_number("000001ffffffffff", mask, 16));
+  EXPECT_EQ(mask, 0x1ffffffffffu);
+  int n = 7;
+  EXPECT_FALSE(parse_number("12x", n)) << "the whole field or nothing";
+  EXPECT_FALSE(parse_number("", n));
+  EXPECT_FALSE(parse_number("99999999999", n)) << "out of range";
+  EXPECT_FALSE(parse_number("-1", mask));
+  EXPECT_EQ(n, 7) << "unchanged by a failure";
+  EXPECT_TRUE(parse_number("-12", n));
+  EXPECT_EQ(n, -12);
 }
 
 }  // namespace

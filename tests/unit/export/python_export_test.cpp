@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/python_profile.h"
+#include "core/prometheus_text.h"
 #include "export/api_json.h"
-#include "export/prometheus_text.h"
 #include "export/python_metrics.h"
 
 namespace eacgm::exporting {

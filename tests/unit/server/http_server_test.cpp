@@ -441,15 +441,15 @@ namespace {
 TEST(StandardRoutes, MetricsNegotiatesHealthAndReadiness) {
   std::atomic<bool> ready{false};
   HttpServer server;
-  add_standard_routes(
-      server, StandardRoutes{
-                  .write_metrics =
-                      [](exporting::ExpositionWriter& w) {
-                        w.begin_family({"eacgm_up_total", exporting::MetricType::kCounter, "Up.", ""});
-                        w.add({}, std::uint64_t{1});
-                      },
-                  .not_ready_reason = [&] { return ready ? std::string() : std::string("starting"); },
-              });
+  add_standard_routes(server,
+                      StandardRoutes{
+                          .write_metrics =
+                              [](ExpositionWriter& w) {
+                                w.begin_family({"eacgm_up_total", MetricType::kCounter, "Up.", ""});
+                                w.add({}, std::uint64_t{1});
+                              },
+                          .not_ready_reason = [&] { return ready ? std::string() : std::string("starting"); },
+                      });
   ASSERT_TRUE(server.start(test_options()).ok());
   const auto port = server.port();
   auto r = get(port, "/metrics");

@@ -16,9 +16,9 @@
 #include "agent/agent.h"
 #include "agent/trace_setup.h"
 #include "core/result.h"
-#include "python/call_queue.h"
+#include "pybind/call_queue.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 struct TraceArgs {
   std::string config_text;          // TOML ([[probe]]s, catalogs, sections); "" defaults
@@ -31,6 +31,8 @@ struct TraceArgs {
   std::optional<std::uint32_t> python_hz;  // unset: the config's [python] sample_hz
   std::optional<bool> host_waits;          // unset: on, as `eacgm run`
   std::size_t capacity = std::size_t{1} << 22;
+  std::string search_path = agent::kDefaultSearchPath;  // $PATH, read by the module
+  std::string nvml_library;                             // $EACGM_NVML_LIBRARY, read by the module
 };
 
 class TraceHandle {
@@ -74,4 +76,4 @@ class TraceHandle {
   std::once_flag joined_;
 };
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

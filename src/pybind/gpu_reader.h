@@ -4,18 +4,21 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "core/result.h"
 #include "sample/device_sampler.h"
 #include "sample/nvml_api.h"
 #include "sample/process_sampler.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 class GpuReader {
  public:
-  // Fails (one sentence) when NVML cannot be loaded or initialised.
-  static Result<std::unique_ptr<GpuReader>> open(std::chrono::microseconds first_window);
+  // Fails (one sentence) when NVML cannot be loaded or initialised. `nvml_library`: the
+  // value of $EACGM_NVML_LIBRARY ("": the driver's).
+  static Result<std::unique_ptr<GpuReader>> open(std::chrono::microseconds first_window,
+                                                 const std::string& nvml_library);
 
   sample::DevicePass devices() { return devices_->sample(); }
   sample::ProcessPass processes() { return processes_->sample(); }
@@ -27,4 +30,4 @@ class GpuReader {
   std::unique_ptr<sample::ProcessSampler> processes_;
 };
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

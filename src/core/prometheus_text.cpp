@@ -1,4 +1,6 @@
-#include "export/prometheus_text.h"
+// The exposition writer, its escaping and value formats, and the Accept header's
+// negotiation (prometheus_text.h).
+#include "core/prometheus_text.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +11,7 @@
 
 #include "core/ascii_text.h"
 
-namespace eacgm::exporting {
+namespace eacgm {
 namespace {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -225,6 +227,13 @@ void ExpositionWriter::add(const Labels& labels, std::uint64_t value) {
   write_sample(name_, labels, nullptr, fmt::format("{}", value));
 }
 
+void ExpositionWriter::add_fixed(const Labels& labels, double value, int decimals) {
+  if (skip_) return;
+  if (!header_written_) write_header();
+  write_sample(name_, labels, nullptr,
+               std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : format_value(value));
+}
+
 void ExpositionWriter::add_histogram(const Labels& labels, std::span<const HistogramBucket> buckets,
                                      double sum, std::uint64_t count) {
   if (skip_) return;
@@ -253,4 +262,4 @@ std::string ExpositionWriter::finish() {
   return out;
 }
 
-}  // namespace eacgm::exporting
+}  // namespace eacgm

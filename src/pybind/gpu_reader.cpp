@@ -1,9 +1,10 @@
-#include "python/gpu_reader.h"
+#include "pybind/gpu_reader.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
-Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds first_window) {
-  auto session = sample::nvml::Session::open();
+Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds first_window,
+                                                   const std::string& nvml_library) {
+  auto session = sample::nvml::Session::open(nvml_library);
   if (!session) return std::move(session).take_error();
   std::unique_ptr<GpuReader> reader(new GpuReader());
   reader->session_ = *session;
@@ -13,4 +14,4 @@ Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds fir
   return reader;
 }
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

@@ -1,6 +1,6 @@
 // The exposition writer: escaping, counter naming in both formats, cumulative histogram
 // buckets, OpenMetrics units and "# EOF", format negotiation from Accept headers.
-#include "export/prometheus_text.h"
+#include "core/prometheus_text.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace eacgm::exporting {
+namespace eacgm {
 namespace {
 
 TEST(PrometheusText, EscapesLabelValuesAndHelp) {
@@ -131,6 +131,17 @@ TEST(PrometheusText, EmptyFamiliesLeaveNothingAndNamesAppearOnce) {
   EXPECT_EQ(om.finish(), "# EOF\n");
 }
 
+TEST(PrometheusText, WritesFixedDecimals) {
+  ExpositionWriter w(ExpositionFormat::kPrometheusText);
+  w.begin_family({"eacgm_x_seconds", MetricType::kGauge, "X.", ""});
+  w.add_fixed({{"a", "b"}}, 0.25, 6);
+  w.add_fixed({}, 2.0 / 3, 3);
+  w.add_fixed({}, std::numeric_limits<double>::quiet_NaN(), 6);
+  EXPECT_EQ(w.finish(),
+            "# HELP eacgm_x_seconds X.\n# TYPE eacgm_x_seconds gauge\neacgm_x_seconds{a=\"b\"} 0.250000\n"
+            "eacgm_x_seconds 0.667\neacgm_x_seconds NaN\n");
+}
+
 TEST(PrometheusText, NegotiatesFromAccept) {
   using F = ExpositionFormat;
   EXPECT_EQ(negotiate_format(""), F::kPrometheusText);
@@ -162,4 +173,4 @@ TEST(PrometheusText, ValidatesNames) {
 }
 
 }  // namespace
-}  // namespace eacgm::exporting
+}  // namespace eacgm

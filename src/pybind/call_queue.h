@@ -16,7 +16,7 @@
 #include "core/call_event.h"
 #include "core/consumer.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 // One traced call as Python receives it (a NumPy structured array's row: the layout is
 // python/eacgm/_records.py's dtype, byte for byte).
@@ -82,4 +82,4 @@ class CallQueue final : public Consumer {
   bool ended_ = false;
 };
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

@@ -1,4 +1,4 @@
-#include "python/trace_handle.h"
+#include "pybind/trace_handle.h"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 #include "core/config_parse.h"
 #include "export/api_json.h"
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   auto config = parse_config(args.config_text, "<eacgm>");
@@ -22,6 +22,8 @@ Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   request.duration_s = args.duration_s;
   request.sample_gpus = args.sample_gpus;
   request.python_hz = args.python_hz;
+  request.search_path = args.search_path;
+  request.nvml_library = args.nvml_library;
   if (!args.mode.empty()) {
     auto mode = parse_trace_mode(args.mode);
     if (!mode) {
@@ -84,4 +86,4 @@ std::vector<std::string> TraceHandle::take_notices() {
   return out;
 }
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

@@ -1,4 +1,5 @@
-// Prometheus exposition: text format 0.0.4 and OpenMetrics 1.0.0 from one writer.
+// Prometheus exposition: text format 0.0.4 and OpenMetrics 1.0.0 from one writer, the
+// agent's and eacgm-sched's (so it lives in core, which the scheduler links).
 // Callers describe a family (name, type, help, unit) and add samples; the writer
 // escapes, applies each format's naming rules and ends OpenMetrics with "# EOF".
 #pragma once
@@ -9,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace eacgm::exporting {
+namespace eacgm {
 
 enum class ExpositionFormat {
   kPrometheusText,  // text/plain; version=0.0.4
@@ -70,6 +71,9 @@ class ExpositionWriter {
   // A counter, gauge or unknown sample of the current family.
   void add(const Labels& labels, double value);
   void add(const Labels& labels, std::uint64_t value);
+  // A sample written with `decimals` digits after the point ("0.250000"), for values kept
+  // at a fixed resolution; a non-finite value as format_value writes it.
+  void add_fixed(const Labels& labels, double value, int decimals);
   // A histogram of the current family: _bucket series with cumulative `le` counts
   // (ending with le="+Inf" = count), then _sum and _count.
   void add_histogram(const Labels& labels, std::span<const HistogramBucket> buckets, double sum,
@@ -105,4 +109,4 @@ std::string format_le(double bound, ExpositionFormat format);
 bool is_valid_metric_name(std::string_view name);  // [a-zA-Z_:][a-zA-Z0-9_:]*
 bool is_valid_label_name(std::string_view name);   // [a-zA-Z_][a-zA-Z0-9_]*, not __*
 
-}  // namespace eacgm::exporting
+}  // namespace eacgm

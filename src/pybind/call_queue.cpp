@@ -1,8 +1,8 @@
-#include "python/call_queue.h"
+#include "pybind/call_queue.h"
 
 #include <algorithm>
 
-namespace eacgm::python {
+namespace eacgm::pybind {
 
 std::uint32_t CallQueue::probe_index(const std::shared_ptr<const ProbeInfo>& probe) {
   auto it = index_.find(probe.get());
@@ -98,4 +98,4 @@ bool CallQueue::drained() const {
   return ended_ && queue_.size() == head_;
 }
 
-}  // namespace eacgm::python
+}  // namespace eacgm::pybind

@@ -1,0 +1,25 @@
+// The environment variables eacgm's stages honour, read here at the command line's edge
+// and handed down as options: the stages below read no environment of their own.
+#pragma once
+
+#include <string>
+
+#include "agent/trace_setup.h"
+#include "probe/interpreter_scan.h"
+
+namespace eacgm::cli {
+
+// Process-wide settings, once at start: EACGM_LIBBPF_DEBUG (probe::set_libbpf_debug).
+void apply_process_environment();
+
+// $PATH (where a traced command is found; unset: agent::kDefaultSearchPath) and
+// $EACGM_NVML_LIBRARY into a trace's request.
+void read_trace_environment(agent::TraceRequest& request);
+
+// $EACGM_NVML_LIBRARY, or "" (the driver's NVML).
+std::string nvml_library_from_environment();
+
+// $HOME, $PYENV_ROOT, $PATH and $PYENV_VERSION, for the interpreter scan.
+probe::InterpreterEnvironment interpreter_environment();
+
+}  // namespace eacgm::cli
