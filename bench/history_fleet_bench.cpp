@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "history/pg_conn.h"
-#include "history/postgres_schema.h"
 #include "history/postgres_store.h"
+#include "history/schema.h"
 
 namespace {
 
@@ -187,7 +187,7 @@ bool reset_database(const std::string& url) {
     return false;
   }
   std::string sql;
-  for (const char* t : kPostgresTables) sql += std::string("DROP TABLE IF EXISTS ") + t + ";";
+  for (const Table* t : tables::kAll) sql += "DROP TABLE IF EXISTS " + std::string(t->name) + ";";
   return static_cast<bool>(conn->script(sql));
 }
 

@@ -32,8 +32,8 @@
 #include "../../tests/grafana/grafana_sql.h"
 #include "fleet_node.h"
 #include "history/pg_conn.h"
-#include "history/postgres_schema.h"
 #include "history/postgres_store.h"
+#include "history/schema.h"
 
 namespace {
 
@@ -275,7 +275,7 @@ int run(const Options& o) {
       return 1;
     }
     std::string drop = "SET client_min_messages = warning;";
-    for (const char* t : kPostgresTables) drop += std::string("DROP TABLE IF EXISTS ") + t + ";";
+    for (const Table* t : tables::kAll) drop += "DROP TABLE IF EXISTS " + std::string(t->name) + ";";
     if (auto st = conn->script(drop); !st) {
       std::fprintf(stderr, "fleet: %s\n", st.error().c_str());
       return 1;

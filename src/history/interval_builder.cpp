@@ -1,10 +1,6 @@
 // One interval's rows: differences of the cumulative snapshots, and GPU passes folded.
 #include "history/interval_builder.h"
 
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "analysis/anomaly_detector.h"
@@ -15,25 +11,8 @@
 #include "analysis/memory_ledger.h"
 #include "analysis/process_calls.h"
 #include "core/gpu_sample.h"
-#include "core/proc_stat.h"
 
 namespace eacgm::history {
-
-std::optional<std::int64_t> proc_start_ns(std::uint32_t pid) {
-  static const std::int64_t boot_s = [] {
-    std::ifstream stat("/proc/stat");
-    std::string line;
-    while (std::getline(stat, line)) {
-      if (line.rfind("btime ", 0) == 0) return static_cast<std::int64_t>(std::stoll(line.substr(6)));
-    }
-    return std::int64_t{0};
-  }();
-  const auto st = read_proc_stat(pid);
-  if (!st) return std::nullopt;
-  const auto hz = static_cast<std::int64_t>(sysconf(_SC_CLK_TCK));
-  return boot_s * 1'000'000'000 +
-         static_cast<std::int64_t>(st->start_ticks) * (1'000'000'000 / (hz > 0 ? hz : 100));
-}
 
 namespace {
 

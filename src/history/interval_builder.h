@@ -20,6 +20,7 @@
 #include "core/gpu_sample.h"
 #include "history/history_batch.h"
 #include "sample/process_facts.h"
+#include "sample/process_start.h"
 
 namespace eacgm::history {
 
@@ -83,7 +84,7 @@ class IntervalBuilder {
   std::map<std::pair<std::uint32_t, std::uint32_t>, GpuProcAcc> gpu_processes_;  // (gpu, pid)
 };
 
-// Unix ns of a process's start, from /proc/<pid>/stat and the boot time; nullopt when gone.
-std::optional<std::int64_t> proc_start_ns(std::uint32_t pid);
+// Unix ns of a process's start, read by the sample stage (/proc): the StartOf of a live node.
+using sample::proc_start_ns;
 
 }  // namespace eacgm::history

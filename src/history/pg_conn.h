@@ -78,6 +78,21 @@ class PgResult {
   std::unique_ptr<pg_result, Clear> r_;
 };
 
+// One row of a result, read by column (the reading end of history/schema_rows.h).
+class PgRow {
+ public:
+  PgRow(const PgResult& r, int row) : r_(r), row_(row) {}
+  bool is_null(int col) const { return r_.is_null(row_, col); }
+  std::int64_t i64(int col) const { return r_.i64(row_, col); }
+  double f64(int col) const { return r_.f64(row_, col); }
+  std::string text(int col) const { return r_.text(row_, col); }
+  std::span<const std::uint8_t> blob(int col) const { return r_.bytes(row_, col); }
+
+ private:
+  const PgResult& r_;
+  int row_;
+};
+
 class PgConn {
  public:
   // `conninfo`: a postgresql:// URL or key=value string. Connection-level defaults

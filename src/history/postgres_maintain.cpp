@@ -5,10 +5,11 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <vector>
 
-#include "history/pg_copy.h"
-#include "history/pg_function_rows.h"
+#include "history/pg_rows.h"
 #include "history/postgres_store.h"
+#include "history/schema_sql.h"
 
 namespace eacgm::history {
 namespace {
@@ -24,41 +25,22 @@ constexpr const char* kNodeIds =
     "ARRAY(SELECT n.id FROM meta m JOIN names n ON n.name = substr(m.key, 12) WHERE starts_with(m.key, "
     "'written_to:'))";
 
-constexpr const char* kTiered[] = {"functions", "kernels", "gpus", "gpu_processes"};
+// The interval tables (rolled up, aged out by tier).
+std::vector<const Table*> tiered_tables() {
+  std::vector<const Table*> out;
+  for (const Table* t : tables::kAll) {
+    if (t->tiered()) out.push_back(t);
+  }
+  return out;
+}
 
-// Kernels, GPUs and GPU processes roll up in SQL (sums, sample-weighted means, maxima),
-// as the SQLite store does. $1 from tier, $2 node, $3 and $4 the range, $5 the span,
-// $6 the tier made.
-constexpr const char* kRollUpSql[] = {
-    "INSERT INTO kernels(tier,node,t_ns,span_ns,kernel,launches) SELECT $6, t.node, (t.t_ns / $5) * $5, $5, "
-    "t.kernel, SUM(t.launches)::bigint FROM kernels t WHERE t.tier = $1 AND t.node = $2 AND t.t_ns >= $3 AND "
-    "t.t_ns < $4 GROUP BY t.node, 3, t.kernel ON CONFLICT(tier,node,t_ns,kernel) DO UPDATE SET "
-    "launches = kernels.launches + excluded.launches",
-    "INSERT INTO gpus(tier,node,t_ns,span_ns,gpu,uuid,name,samples,util_mean,util_max,memory_used_mean,"
-    "memory_used_max,memory_total,power_mean_w,power_max_w,temperature_max) SELECT $6, t.node, "
-    "(t.t_ns / $5) * $5, $5, t.gpu, max(t.uuid), max(t.name), SUM(t.samples)::bigint, "
-    "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END)::float8, "
-    "MAX(t.util_max), "
-    "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples "
-    "END)::float8, "
-    "MAX(t.memory_used_max), MAX(t.memory_total), "
-    "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples END)::float8, "
-    "MAX(t.power_max_w), MAX(t.temperature_max) FROM gpus t WHERE t.tier = $1 AND t.node = $2 AND "
-    "t.t_ns >= $3 AND t.t_ns < $4 GROUP BY t.node, 3, t.gpu "
-    "ON CONFLICT(tier,node,t_ns,gpu) DO UPDATE SET samples = gpus.samples + excluded.samples, "
-    "util_max = GREATEST(coalesce(gpus.util_max, 0), coalesce(excluded.util_max, 0)), "
-    "memory_used_max = GREATEST(coalesce(gpus.memory_used_max, 0), coalesce(excluded.memory_used_max, 0)), "
-    "power_max_w = GREATEST(coalesce(gpus.power_max_w, 0), coalesce(excluded.power_max_w, 0)), "
-    "temperature_max = GREATEST(coalesce(gpus.temperature_max, 0), coalesce(excluded.temperature_max, 0))",
-    "INSERT INTO gpu_processes(tier,node,t_ns,span_ns,gpu,pid,start_ns,samples,memory_max,sm_mean) "
-    "SELECT $6, t.node, (t.t_ns / $5) * $5, $5, t.gpu, t.pid, t.start_ns, SUM(t.samples)::bigint, "
-    "MAX(t.memory_max), SUM(t.sm_mean * t.samples) / SUM(CASE WHEN t.sm_mean IS NOT NULL THEN t.samples "
-    "END)::float8 "
-    "FROM gpu_processes t WHERE t.tier = $1 AND t.node = $2 AND t.t_ns >= $3 AND t.t_ns < $4 "
-    "GROUP BY t.node, 3, t.gpu, t.pid, t.start_ns ON CONFLICT(tier,node,t_ns,gpu,pid,start_ns) DO UPDATE SET "
-    "samples = gpu_processes.samples + excluded.samples, "
-    "memory_max = GREATEST(coalesce(gpu_processes.memory_max, 0), coalesce(excluded.memory_max, 0))",
-};
+// Sketches merge in C++ (roll_up_functions); every other table rolls up in SQL.
+bool rolls_in_sql(const Table& t) {
+  for (const Column& c : t.columns) {
+    if (c.combine == Combine::kSketch) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -72,7 +54,8 @@ Status PostgresStore::roll_up_functions(std::int32_t node, int to_tier, std::int
       rolled[{floor_to(r.i64(i, 0), span_ns), key}].add(read_sums(r, i, 5));
     }
   };
-  const std::string columns = fmt::format("t_ns, pid, start_ns, domain, function, {}", kSumColumns);
+  const std::string columns =
+      fmt::format("t_ns, pid, start_ns, domain, function, {}", column_list(tables::kFunctions, "calls"));
   auto rows = conn_.query(
       fmt::format("SELECT {} FROM functions WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND t_ns < $4",
                   columns),
@@ -89,17 +72,21 @@ Status PostgresStore::roll_up_functions(std::int32_t node, int to_tier, std::int
   if (!made) return std::move(made).take_error();
   add_rows(*made);
   PgCopy copy;
-  for (const auto& [at, sums] : rolled)
-    copy_function(copy, to_tier, node, at.first, span_ns, at.second, sums);
-  return conn_.copy_in(kCopyFunctions, copy.finish());
+  for (const auto& [at, sums] : rolled) {
+    PgCopyOut out(copy, tables::kFunctions, names_);
+    put_row(out, RowPlace{to_tier, node, at.first, span_ns}, at.second, sums);
+  }
+  return conn_.copy_in(copy_sql(tables::kFunctions), copy.finish());
 }
 
 Status PostgresStore::roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                               std::int64_t span_ns) {
   if (auto st = roll_up_functions(node, to_tier, from_ns, to_ns, span_ns); !st) return st;
-  for (const char* sql : kRollUpSql) {
+  for (const Table* t : tiered_tables()) {
+    if (!rolls_in_sql(*t)) continue;
     if (auto st = conn_.exec(
-            sql, PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns).i64(span_ns).i32(to_tier));
+            roll_up_sql(Dialect::kPostgres, *t),
+            PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns).i64(span_ns).i32(to_tier));
         !st) {
       return st;
     }
@@ -130,9 +117,9 @@ Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, con
     if (!rolled) return std::move(rolled).take_error();
     // Chunk by chunk from the first row not rolled yet, over gaps without rows.
     std::string next_sql = "SELECT LEAST(";
-    for (const char* table : kTiered) {
+    for (const Table* table : tiered_tables()) {
       next_sql += fmt::format("{}(SELECT min(t_ns) FROM {} WHERE tier = $1 AND node = $2 AND t_ns >= $3)",
-                              table == kTiered[0] ? "" : ", ", table);
+                              next_sql.back() == '(' ? "" : ", ", table->name);
     }
     next_sql += ")";
     for (std::int64_t at = std::max<std::int64_t>(*rolled, 0); at < step.to;) {
@@ -170,11 +157,11 @@ Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, co
   };
   auto with_node = [&sweep, node](PgParams p) { return *sweep ? p : p.i32(node); };
   return in_transaction([&]() -> Status {
-    for (const char* table : kTiered) {
+    for (const Table* table : tiered_tables()) {
       for (const auto& [tier, keep] : tiers) {
-        if (auto st = conn_.exec(
-                fmt::format("DELETE FROM {} WHERE tier = $1 AND t_ns < $2 AND node {}", table, nodes(3)),
-                with_node(PgParams().i32(tier).i64(now_ns - keep)));
+        if (auto st = conn_.exec(fmt::format("DELETE FROM {} WHERE tier = $1 AND t_ns < $2 AND node {}",
+                                             table->name, nodes(3)),
+                                 with_node(PgParams().i32(tier).i64(now_ns - keep)));
             !st) {
           return st;
         }
@@ -220,9 +207,9 @@ Status PostgresStore::enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes) 
     const std::int64_t cut = oldest->i64(0, 0) + chunk;
     const int cut_tier = tier;
     auto st = in_transaction([&]() -> Status {
-      for (const char* table : kTiered) {
+      for (const Table* table : tiered_tables()) {
         if (auto s = conn_.exec(fmt::format("DELETE FROM {} WHERE tier = $1 AND node = ANY({}) AND t_ns < $2",
-                                            table, kNodeIds),
+                                            table->name, kNodeIds),
                                 PgParams().i32(cut_tier).i64(cut));
             !s) {
           return s;
@@ -235,7 +222,7 @@ Status PostgresStore::enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes) 
   }
   // The freed space is reused from now on (autovacuum would get there later). Only the
   // tables' owner may; another writer leaves it to autovacuum.
-  for (const char* table : kTiered) (void)conn_.exec(fmt::format("VACUUM {}", table));
+  for (const Table* table : tiered_tables()) (void)conn_.exec(fmt::format("VACUUM {}", table->name));
   // The size from which growth counts (vacuum adds the tables' free-space maps).
   auto after = size_bytes();
   if (!after) return std::move(after).take_error();

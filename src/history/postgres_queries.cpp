@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <map>
 
-#include "history/function_sums.h"
-#include "history/pg_function_rows.h"
+#include "history/pg_rows.h"
 #include "history/postgres_store.h"
-#include "history/process_columns.h"
+#include "history/schema_sql.h"
 
 namespace eacgm::history {
 namespace {
@@ -141,34 +140,25 @@ Result<std::vector<StoredProcess>> PostgresStore::processes(const HistoryQuery& 
       "')";
   if (q.pid) f.text += fmt::format(" AND t.pid = {}", f.i32(static_cast<std::int32_t>(*q.pid)));
   const Window w(f, q, std::nullopt);
-  std::string text_columns;
-  for (const auto& c : kProcessTextColumns) text_columns += fmt::format(", t.{}", c.column);
   f.text += fmt::format(
-      " GROUP BY 1, 2, 3) SELECT (SELECT name FROM names WHERE id = t.node), t.pid, t.start_ns, t.rank, "
-      "t.local_rank, t.world_size, t.first_ns, t.last_ns, t.exited, coalesce(f.calls, 0), coalesce(f.errors, "
-      "0){} FROM processes t LEFT JOIN f ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns "
-      "WHERE t.first_ns < {} AND t.last_ns >= {}",
-      text_columns, w.to, w.from);
+      " GROUP BY 1, 2, 3) SELECT {}, coalesce(f.calls, 0), coalesce(f.errors, 0) FROM processes t LEFT JOIN "
+      "f ON "
+      "f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns WHERE t.first_ns < {} AND t.last_ns >= "
+      "{}",
+      read_columns(tables::kProcesses, "t"), w.to, w.from);
   add_filters(f, q, false);
-  f.text += " ORDER BY 10 DESC, t.node, t.pid LIMIT 10000";
+  f.text +=
+      fmt::format(" ORDER BY {} DESC, t.node, t.pid LIMIT 10000", tables::kProcesses.columns.size() + 1);
   auto r = conn_.query(f.text, f.params);
   if (!r) return std::move(r).take_error();
   std::vector<StoredProcess> out;
   out.reserve(static_cast<std::size_t>(r->rows()));
   for (int i = 0; i < r->rows(); ++i) {
     StoredProcess p;
-    p.node = r->text(i, 0);
-    p.record.key = {static_cast<std::uint32_t>(r->i64(i, 1)), r->i64(i, 2)};
-    p.record.rank = r->opt<long>(i, 3);
-    p.record.local_rank = r->opt<long>(i, 4);
-    p.record.world_size = r->opt<long>(i, 5);
-    p.record.first_ns = r->i64(i, 6);
-    p.record.last_ns = r->i64(i, 7);
-    p.record.exited = r->i64(i, 8) != 0;
-    p.calls = static_cast<std::uint64_t>(r->i64(i, 9));
-    p.errors = static_cast<std::uint64_t>(r->i64(i, 10));
-    int at = 11;
-    for (const auto& c : kProcessTextColumns) p.record.*c.field = r->text(i, at++);
+    const PgRow row(*r, i);
+    const int col = get_row(row, 0, p);
+    p.calls = static_cast<std::uint64_t>(row.i64(col));
+    p.errors = static_cast<std::uint64_t>(row.i64(col + 1));
     out.push_back(std::move(p));
   }
   return out;
@@ -179,8 +169,9 @@ Result<std::vector<StoredFunction>> PostgresStore::functions(const HistoryQuery&
   auto ranges = this->ranges(q, tier);
   if (!ranges) return std::move(ranges).take_error();
   Sql s;
-  s.text = fmt::format("SELECT t.domain, t.function, {} FROM ", kSumColumns) +
-           over_ranges(s, "functions", *ranges) + " WHERE true";
+  s.text =
+      fmt::format("SELECT t.domain, t.function, {} FROM ", column_list(tables::kFunctions, "calls", "t")) +
+      over_ranges(s, "functions", *ranges) + " WHERE true";
   HistoryQuery pid_comm;
   pid_comm.pid = q.pid;
   pid_comm.comm = q.comm;
@@ -227,18 +218,22 @@ Result<std::vector<StoredKernel>> PostgresStore::kernels(const HistoryQuery& q, 
   auto ranges = this->ranges(q, tier);
   if (!ranges) return std::move(ranges).take_error();
   Sql s;
-  s.text =
-      "SELECT (SELECT name FROM names WHERE id = t.kernel) AS kernel, SUM(t.launches)::bigint AS launches "
-      "FROM " +
-      over_ranges(s, "kernels", *ranges);
-  s.text = "SELECT a.kernel, a.launches FROM (" + s.text +
-           " GROUP BY t.kernel) a ORDER BY a.launches DESC, a.kernel COLLATE \"C\" LIMIT 1000";
+  s.text = fmt::format("SELECT {} AS c0, {} FROM ", name_by_id("t.kernel"),
+                       aggregates(Dialect::kPostgres, tables::kKernels, "launches", "t", 1)) +
+           over_ranges(s, "kernels", *ranges);
+  s.text = "SELECT a.c0, a.c1 FROM (" + s.text +
+           " GROUP BY t.kernel) a ORDER BY a.c1 DESC, a.c0 COLLATE \"C\" LIMIT 1000";
   auto r = conn_.query(s.text, s.params);
   if (!r) return std::move(r).take_error();
   std::vector<StoredKernel> out;
   out.reserve(static_cast<std::size_t>(r->rows()));
-  for (int i = 0; i < r->rows(); ++i)
-    out.push_back({r->text(i, 0), static_cast<std::uint64_t>(r->i64(i, 1))});
+  for (int i = 0; i < r->rows(); ++i) {
+    StoredKernel k;
+    const PgRow row(*r, i);
+    RowReader<PgRow> reader{row};
+    kernel_fields(k, reader);
+    out.push_back(std::move(k));
+  }
   return out;
 }
 
@@ -247,47 +242,14 @@ Result<std::vector<StoredGpuPoint>> PostgresStore::gpus(const HistoryQuery& q, T
   Sql s;
   const std::string step = s.i64(q.step_ns > 0 ? q.step_ns : kMinuteNs);
   const Window w(s, q, tier);
-  s.text = fmt::format(
-      "SELECT t.node, t.gpu, max(t.uuid) AS uuid, max(t.name) AS name, (t.t_ns / {0}) * {0} AS t, "
-      "SUM(t.util_mean * t.samples) / SUM(CASE WHEN t.util_mean IS NOT NULL THEN t.samples END)::float8 AS "
-      "c5, "
-      "MAX(t.util_max) AS c6, "
-      "SUM(t.memory_used_mean * t.samples) / SUM(CASE WHEN t.memory_used_mean IS NOT NULL THEN t.samples "
-      "END)::float8 "
-      "AS c7, MAX(t.memory_used_max) AS c8, MAX(t.memory_total) AS c9, "
-      "SUM(t.power_mean_w * t.samples) / SUM(CASE WHEN t.power_mean_w IS NOT NULL THEN t.samples "
-      "END)::float8 AS c10, "
-      "MAX(t.power_max_w) AS c11, MAX(t.temperature_max) AS c12 FROM gpus t WHERE t.tier = {1} AND t.t_ns >= "
-      "{2} AND "
-      "t.t_ns < {3}",
-      step, w.tier, w.from, w.to);
+  s.text = fmt::format("t.tier = {} AND t.t_ns >= {} AND t.t_ns < {}", w.tier, w.from, w.to);
   node_only(s, q);
-  s.text =
-      "SELECT (SELECT name FROM names WHERE id = a.node), a.gpu, (SELECT name FROM names WHERE id = a.uuid), "
-      "(SELECT name FROM names WHERE id = a.name), a.t, a.c5, a.c6, a.c7, a.c8, a.c9, a.c10, a.c11, a.c12 "
-      "FROM (" +
-      s.text + " GROUP BY t.node, t.gpu, 5 LIMIT 100000) a ORDER BY a.node, a.gpu, a.t";
+  s.text = gpu_points_sql(Dialect::kPostgres, step, s.text);
   auto r = conn_.query(s.text, s.params);
   if (!r) return std::move(r).take_error();
   std::vector<StoredGpuPoint> out;
   out.reserve(static_cast<std::size_t>(r->rows()));
-  for (int i = 0; i < r->rows(); ++i) {
-    StoredGpuPoint p;
-    p.node = r->text(i, 0);
-    p.gpu = static_cast<std::uint32_t>(r->i64(i, 1));
-    p.uuid = r->text(i, 2);
-    p.name = r->text(i, 3);
-    p.t_ns = r->i64(i, 4);
-    p.util_mean = r->opt<double>(i, 5);
-    p.util_max = r->opt<std::uint32_t>(i, 6);
-    p.memory_used_mean = r->opt<double>(i, 7);
-    p.memory_used_max = r->opt<std::uint64_t>(i, 8);
-    p.memory_total = r->opt<std::uint64_t>(i, 9);
-    p.power_mean_w = r->opt<double>(i, 10);
-    p.power_max_w = r->opt<double>(i, 11);
-    p.temperature_max = r->opt<std::uint32_t>(i, 12);
-    out.push_back(std::move(p));
-  }
+  for (int i = 0; i < r->rows(); ++i) out.push_back(get_gpu_point(PgRow(*r, i)));
   return out;
 }
 
@@ -295,32 +257,14 @@ Result<std::vector<StoredAnomaly>> PostgresStore::anomalies(const HistoryQuery& 
   if (auto st = ready(); !st) return std::move(st).take_error();
   Sql s;
   const Window w(s, q, std::nullopt);
-  s.text = fmt::format(
-      "SELECT (SELECT name FROM names WHERE id = t.node), t.t_ns, t.end_ns, t.pid, t.start_ns, t.kind, "
-      "(SELECT name FROM names WHERE id = t.domain), (SELECT name FROM names WHERE id = t.function), "
-      "t.score, "
-      "t.value, t.median_ns FROM anomalies t WHERE t.t_ns >= {} AND t.t_ns < {}",
-      w.from, w.to);
+  s.text = fmt::format("SELECT {} FROM anomalies t WHERE t.t_ns >= {} AND t.t_ns < {}",
+                       read_columns(tables::kAnomalies, "t"), w.from, w.to);
   add_filters(s, q, false);
   s.text += " ORDER BY t.t_ns LIMIT 10000";
   auto r = conn_.query(s.text, s.params);
   if (!r) return std::move(r).take_error();
-  std::vector<StoredAnomaly> out;
-  out.reserve(static_cast<std::size_t>(r->rows()));
-  for (int i = 0; i < r->rows(); ++i) {
-    StoredAnomaly a;
-    a.node = r->text(i, 0);
-    a.record.t_ns = r->i64(i, 1);
-    a.record.end_ns = r->i64(i, 2);
-    a.record.process = {static_cast<std::uint32_t>(r->i64(i, 3)), r->i64(i, 4)};
-    a.record.kind = r->text(i, 5);
-    a.record.domain = r->text(i, 6);
-    a.record.function = r->text(i, 7);
-    a.record.score = r->f64(i, 8);
-    a.record.value = r->f64(i, 9);
-    a.record.median_ns = r->f64(i, 10);
-    out.push_back(std::move(a));
-  }
+  std::vector<StoredAnomaly> out(static_cast<std::size_t>(r->rows()));
+  for (int i = 0; i < r->rows(); ++i) get_row(PgRow(*r, i), 0, out[static_cast<std::size_t>(i)]);
   return out;
 }
 
@@ -329,27 +273,18 @@ Result<std::vector<StoredLeak>> PostgresStore::leaks(const HistoryQuery& q) {
   Sql s;
   const Window w(s, q, std::nullopt);
   s.text = fmt::format(
-      "SELECT (SELECT name FROM names WHERE id = t.node), t.t_ns, t.pid, t.start_ns, t.device, "
-      "t.allocations, "
-      "t.bytes, coalesce((SELECT p.comm FROM processes p WHERE p.node = t.node AND p.pid = t.pid AND "
+      "SELECT {}, coalesce((SELECT p.comm FROM processes p WHERE p.node = t.node AND p.pid = t.pid AND "
       "p.start_ns = t.start_ns), '') FROM leaks t WHERE t.t_ns >= {} AND t.t_ns < {}",
-      w.from, w.to);
+      read_columns(tables::kLeaks, "t"), w.from, w.to);
   add_filters(s, q, false);
   s.text += " ORDER BY t.bytes DESC LIMIT 10000";
   auto r = conn_.query(s.text, s.params);
   if (!r) return std::move(r).take_error();
-  std::vector<StoredLeak> out;
-  out.reserve(static_cast<std::size_t>(r->rows()));
+  std::vector<StoredLeak> out(static_cast<std::size_t>(r->rows()));
   for (int i = 0; i < r->rows(); ++i) {
-    StoredLeak l;
-    l.node = r->text(i, 0);
-    l.t_ns = r->i64(i, 1);
-    l.record.process = {static_cast<std::uint32_t>(r->i64(i, 2)), r->i64(i, 3)};
-    l.record.device = static_cast<std::int32_t>(r->i64(i, 4));
-    l.record.allocations = static_cast<std::uint64_t>(r->i64(i, 5));
-    l.record.bytes = static_cast<std::uint64_t>(r->i64(i, 6));
-    l.comm = r->text(i, 7);
-    out.push_back(std::move(l));
+    const PgRow row(*r, i);
+    auto& l = out[static_cast<std::size_t>(i)];
+    l.comm = row.text(get_row(row, 0, l));
   }
   return out;
 }

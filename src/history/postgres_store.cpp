@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "history/postgres_schema.h"
+#include "history/schema_sql.h"
 #include "history/store_url.h"
 
 namespace eacgm::history {
@@ -48,8 +48,7 @@ Status PostgresStore::migrate() {
     auto has_meta = conn_.query("SELECT to_regclass('meta') IS NOT NULL");
     if (!has_meta) return std::move(has_meta).take_error();
     if (has_meta->i64(0, 0) == 0) {
-      if (auto st = conn_.exec("CREATE TABLE meta(key TEXT PRIMARY KEY, value BIGINT NOT NULL)"); !st)
-        return st;
+      if (auto st = conn_.script(create_table(Dialect::kPostgres, tables::kMeta, 0)); !st) return st;
     }
     auto version = meta_int("schema_version", 0);
     if (!version) return std::move(version).take_error();
@@ -60,10 +59,9 @@ Status PostgresStore::migrate() {
                       *version, kSchemaVersion));
     }
     if (*version == kSchemaVersion) return {};
-    static_assert(std::size(kPostgresSteps) == kSchemaVersion, "one step per schema version");
     // All steps in this one transaction: a database is at its version or the newest.
     for (auto v = *version; v < kSchemaVersion; ++v) {
-      if (auto st = conn_.script(kPostgresSteps[v]); !st) {
+      if (auto st = conn_.script(migration_step(Dialect::kPostgres, v + 1)); !st) {
         return make_error(
             fmt::format("migrating the schema from version {} to {}: {}", v, v + 1, st.error()));
       }
@@ -123,8 +121,8 @@ Status PostgresStore::resolve(const std::set<std::string>& wanted) {
 Result<std::uint64_t> PostgresStore::size_bytes() {
   if (auto st = ready(); !st) return std::move(st).take_error();
   std::string sql = "SELECT (0";
-  for (const char* table : kPostgresTables)
-    sql += fmt::format(" + coalesce(pg_total_relation_size(to_regclass('{}')), 0)", table);
+  for (const Table* table : tables::kAll)
+    sql += fmt::format(" + coalesce(pg_total_relation_size(to_regclass('{}')), 0)", table->name);
   sql += ")::bigint";
   auto r = conn_.query(sql);
   if (!r) return std::move(r).take_error();

@@ -14,6 +14,9 @@
 
 namespace eacgm::history {
 
+struct RowPlace;
+struct Table;
+
 class SqliteStore final : public Store {
  public:
   // Creates the file (and its directory) when missing; migrates an older schema; refuses
@@ -42,6 +45,10 @@ class SqliteStore final : public Store {
   Result<std::int64_t> meta_int(const std::string& key, std::int64_t fallback);
   Status set_meta(const std::string& key, std::int64_t value);
   Status enforce_cap(const std::string& node, std::uint64_t max_bytes);
+  // The insert of one row of `t`, prepared once.
+  Result<SqliteStmt*> insert_statement(const Table& t);
+  template <class Rows>
+  Status insert_rows(const Table& t, const RowPlace& at, const Rows& rows);
 
   static constexpr std::size_t kMaxCachedNames = 65536;
   SqliteDb db_;
@@ -49,6 +56,7 @@ class SqliteStore final : public Store {
   std::unordered_map<std::string, std::int64_t> names_;
   SqliteStmt insert_name_;
   SqliteStmt select_name_;
+  std::unordered_map<std::string_view, SqliteStmt> inserts_;  // by table
 };
 
 }  // namespace eacgm::history

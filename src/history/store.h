@@ -13,6 +13,7 @@
 #include "history/clock_offset.h"
 #include "history/history_batch.h"
 #include "history/history_query.h"
+#include "history/schema.h"
 
 namespace eacgm::history {
 
@@ -23,9 +24,6 @@ struct Retention {
   std::int64_t hour_ns = 90LL * 24 * 3600 * 1'000'000'000;   // 1-hour rollups (and events)
   std::uint64_t max_bytes = std::uint64_t{1} << 30;          // 0: no cap
 };
-
-// The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 3;
 
 class Store {
  public:

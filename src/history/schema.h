@@ -1,0 +1,278 @@
+// The history's tables, described once: per table its columns (logical type, NOT NULL,
+// default, the schema version that added it, how the values of one key combine), its key
+// and indexes. Each store renders its DDL, migration steps, writes and rollups from it in
+// its own dialect and physical layout (schema_sql.h); records map to rows in schema_rows.h.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace eacgm::history {
+
+// The schema this build writes and reads; a store written by a newer one is refused.
+inline constexpr int kSchemaVersion = 3;
+
+// Logical types; each store names them in its own words (SQLite INTEGER for every integer,
+// PostgreSQL SMALLINT / INTEGER / BIGINT).
+enum class ColumnType : std::uint8_t { kInt16, kInt32, kInt64, kReal, kText, kBlob };
+
+// How the values of a column combine where rows of one key meet: rows rolled up into a
+// minute or an hour, a row written again onto one already there.
+enum class Combine : std::uint8_t {
+  kNone,         // keys, events and rows a write replaces: never combined
+  kSum,          // added up
+  kSketch,       // latency sketches, merged (SQLite in SQL; PostgreSQL in C++)
+  kMax,          // the largest (a row meeting one there takes an unknown value as 0)
+  kMin,          // the smallest (likewise)
+  kMean,         // a mean weighted by the row's `samples`; a rolled row already there keeps its own
+  kSame,         // the same in every row of the key (a GPU's name): a rollup keeps the largest,
+                 // a rolled row already there its own
+  kLatestKnown,  // the newest value unless it is unknown (NULL, or '' for text)
+};
+
+// A copy of `v` with one member set (the builders below).
+template <class T, class M, class V>
+constexpr T with_member(T v, M T::*member, V value) {
+  v.*member = value;
+  return v;
+}
+
+struct Column {
+  constexpr Column() = default;
+  constexpr Column(std::string_view n, ColumnType t, Combine c = Combine::kNone)
+      : name(n), type(t), combine(c) {}
+
+  std::string_view name;
+  ColumnType type = ColumnType::kInt64;
+  Combine combine = Combine::kNone;
+  bool not_null = true;
+  std::string_view default_sql = {};  // SQL of the default, empty for none
+  int since = 1;                      // the schema version that added it
+  bool name_id = false;               // an id into `names`
+  bool unique = false;
+  bool identity = false;  // made by the store on insert (an id of `names`)
+
+  constexpr Column nullable() const { return with_member(*this, &Column::not_null, false); }
+  constexpr Column defaults(std::string_view sql) const {
+    return with_member(*this, &Column::default_sql, sql);
+  }
+  constexpr Column added_in(int version) const { return with_member(*this, &Column::since, version); }
+  constexpr Column names() const { return with_member(*this, &Column::name_id, true); }
+  constexpr Column unique_values() const { return with_member(*this, &Column::unique, true); }
+  // The key's ids, made by the store on insert (NOT NULL is left to the key).
+  constexpr Column made_by_store() const { return with_member(nullable(), &Column::identity, true); }
+};
+
+struct Index {
+  std::string_view name;
+  std::span<const std::string_view> columns = {};
+  int since = 1;
+};
+
+// kTiered: rows of intervals (tier 0 raw, 1 minute, 2 hour) that roll up. Their first
+// columns are (tier, node, t_ns, span_ns) and their key starts (tier, node, t_ns); each
+// store orders that prefix for its own reads (and may partition on t_ns).
+enum class TableKind : std::uint8_t { kPlain, kTiered };
+
+struct Table {
+  std::string_view name;
+  TableKind kind = TableKind::kPlain;
+  std::span<const Column> columns = {};
+  std::span<const std::string_view> key = {};  // the primary key, logical order; empty for none
+  std::span<const Index> indexes = {};
+  int since = 1;  // 0: made before any version (meta, which holds the version)
+  // A row written onto a key already there replaces it (else their values combine).
+  bool replace_on_write = false;
+
+  constexpr Table added_in(int version) const { return with_member(*this, &Table::since, version); }
+  constexpr Table rows_replaced() const { return with_member(*this, &Table::replace_on_write, true); }
+
+  constexpr bool tiered() const { return kind == TableKind::kTiered; }
+  // The column named `n`; nullptr when there is none.
+  constexpr const Column* column(std::string_view n) const {
+    for (const Column& c : columns) {
+      if (c.name == n) return &c;
+    }
+    return nullptr;
+  }
+  constexpr bool in_key(std::string_view n) const {
+    for (auto k : key) {
+      if (k == n) return true;
+    }
+    return false;
+  }
+};
+
+namespace tables {
+
+using T = ColumnType;
+using C = Combine;
+
+// The columns every interval table starts with.
+template <std::size_t N>
+constexpr std::array<Column, N + 4> tiered(const std::array<Column, N>& rest) {
+  std::array<Column, N + 4> out{Column{"tier", T::kInt16}, Column{"node", T::kInt32}.names(),
+                                Column{"t_ns", T::kInt64}, Column{"span_ns", T::kInt64}};
+  for (std::size_t i = 0; i < N; ++i) out[i + 4] = rest[i];
+  return out;
+}
+
+// The schema version and, per node, how far it has written and rolled up.
+inline constexpr Column kMetaColumns[] = {
+    // Version 1 declared it without NOT NULL (PostgreSQL makes a key NOT NULL anyway).
+    Column{"key", T::kText}.nullable().added_in(0),
+    Column{"value", T::kInt64}.added_in(0),
+};
+inline constexpr std::string_view kMetaKey[] = {"key"};
+inline constexpr Table kMeta = Table{"meta", TableKind::kPlain, kMetaColumns, kMetaKey}.added_in(0);
+
+// Every node, domain, function, kernel and GPU name once: rows hold their ids.
+inline constexpr Column kNameColumns[] = {
+    Column{"id", T::kInt32}.made_by_store(),
+    Column{"name", T::kText}.unique_values(),
+};
+inline constexpr std::string_view kNamesKey[] = {"id"};
+inline constexpr Table kNames{"names", TableKind::kPlain, kNameColumns, kNamesKey, {}};
+
+// A process is (node, pid, start_ns): a pid reused after a restart is another process. Its
+// row is written again each interval it is seen: its span grows, its facts stay once known.
+inline constexpr Column kProcessColumns[] = {
+    Column{"node", T::kInt32}.names(),
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"comm", T::kText, C::kLatestKnown}.defaults("''"),
+    Column{"cmdline", T::kText, C::kLatestKnown}.defaults("''"),
+    Column{"rank", T::kInt64, C::kLatestKnown}.nullable(),
+    Column{"local_rank", T::kInt64, C::kLatestKnown}.nullable(),
+    Column{"world_size", T::kInt64, C::kLatestKnown}.nullable(),
+    Column{"container", T::kText, C::kLatestKnown}.defaults("''"),
+    Column{"pod", T::kText, C::kLatestKnown}.defaults("''"),
+    Column{"first_ns", T::kInt64, C::kMin},
+    Column{"last_ns", T::kInt64, C::kMax},
+    Column{"exited", T::kInt16, C::kMax}.defaults("0"),
+    // Version 2: its workload (sample/workload.h); `pod` was there, never written.
+    Column{"pod_uid", T::kText, C::kLatestKnown}.defaults("''").added_in(2),
+    Column{"namespace", T::kText, C::kLatestKnown}.defaults("''").added_in(2),
+    Column{"container_name", T::kText, C::kLatestKnown}.defaults("''").added_in(2),
+    Column{"job", T::kText, C::kLatestKnown}.defaults("''").added_in(2),
+    Column{"job_step", T::kText, C::kLatestKnown}.defaults("''").added_in(2),
+};
+inline constexpr std::string_view kProcessKey[] = {"node", "pid", "start_ns"};
+inline constexpr std::string_view kByLast[] = {"last_ns"};
+inline constexpr std::string_view kByJob[] = {"job"};
+inline constexpr Index kProcessIndexes[] = {{"processes_last", kByLast}, {"processes_job", kByJob, 2}};
+inline constexpr Table kProcesses{"processes", TableKind::kPlain, kProcessColumns, kProcessKey,
+                                  kProcessIndexes};
+
+// Each interval a node wrote, with the agent's mode then (what its estimates mean).
+inline constexpr Column kIntervalColumns[] = {
+    Column{"node", T::kInt32}.names(),
+    Column{"t_ns", T::kInt64},
+    Column{"span_ns", T::kInt64},
+    Column{"mode", T::kText}.defaults("''"),
+};
+inline constexpr std::string_view kIntervalKey[] = {"node", "t_ns"};
+inline constexpr Table kIntervals =
+    Table{"intervals", TableKind::kPlain, kIntervalColumns, kIntervalKey}.rows_replaced();
+
+// A process's calls of one function in an interval, with their latency.
+inline constexpr auto kFunctionColumns = tiered(std::array{
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"domain", T::kInt32}.names(),
+    Column{"function", T::kInt32}.names(),
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"errors", T::kInt64, C::kSum},
+    Column{"bytes", T::kInt64, C::kSum},
+    Column{"timed", T::kInt64, C::kSum},
+    Column{"estimated", T::kInt64, C::kSum},
+    Column{"calls_variance", T::kReal, C::kSum},
+    Column{"latency", T::kBlob, C::kSketch}.nullable(),
+});
+inline constexpr std::string_view kFunctionKey[] = {"tier",     "node",   "t_ns",    "pid",
+                                                    "start_ns", "domain", "function"};
+inline constexpr Table kFunctions{"functions", TableKind::kTiered, kFunctionColumns, kFunctionKey, {}};
+
+// A node's launches of one kernel (not split by process).
+inline constexpr auto kKernelColumns = tiered(std::array{
+    Column{"kernel", T::kInt32}.names(),
+    Column{"launches", T::kInt64, C::kSum},
+});
+inline constexpr std::string_view kKernelKey[] = {"tier", "node", "t_ns", "kernel"};
+inline constexpr Table kKernels{"kernels", TableKind::kTiered, kKernelColumns, kKernelKey, {}};
+
+// A GPU's samples over an interval: means and maxima.
+inline constexpr auto kGpuColumns = tiered(std::array{
+    Column{"gpu", T::kInt32},
+    Column{"uuid", T::kInt32, C::kSame}.names(),
+    Column{"name", T::kInt32, C::kSame}.names(),
+    Column{"samples", T::kInt64, C::kSum},
+    Column{"util_mean", T::kReal, C::kMean}.nullable(),
+    Column{"util_max", T::kInt64, C::kMax}.nullable(),
+    Column{"memory_used_mean", T::kReal, C::kMean}.nullable(),
+    Column{"memory_used_max", T::kInt64, C::kMax}.nullable(),
+    Column{"memory_total", T::kInt64, C::kSame}.nullable(),
+    Column{"power_mean_w", T::kReal, C::kMean}.nullable(),
+    Column{"power_max_w", T::kReal, C::kMax}.nullable(),
+    Column{"temperature_max", T::kInt64, C::kMax}.nullable(),
+});
+inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
+inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();
+
+// A process on a GPU over an interval.
+inline constexpr auto kGpuProcessColumns = tiered(std::array{
+    Column{"gpu", T::kInt32},
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"samples", T::kInt64, C::kSum},
+    Column{"memory_max", T::kInt64, C::kMax}.nullable(),
+    Column{"sm_mean", T::kReal, C::kMean}.nullable(),
+});
+inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
+inline constexpr Table kGpuProcesses =
+    Table{"gpu_processes", TableKind::kTiered, kGpuProcessColumns, kGpuProcessKey}.rows_replaced();
+
+// Slow calls and slow intervals, as the analysis found them.
+inline constexpr Column kAnomalyColumns[] = {
+    Column{"node", T::kInt32}.names(),   Column{"t_ns", T::kInt64},
+    Column{"end_ns", T::kInt64},         Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},       Column{"kind", T::kText},
+    Column{"domain", T::kInt32}.names(), Column{"function", T::kInt32}.names(),
+    Column{"score", T::kReal},           Column{"value", T::kReal},
+    Column{"median_ns", T::kReal},
+};
+inline constexpr std::string_view kByTime[] = {"t_ns"};
+inline constexpr Index kAnomalyIndexes[] = {{"anomalies_t", kByTime}};
+inline constexpr Table kAnomalies{"anomalies", TableKind::kPlain, kAnomalyColumns, {}, kAnomalyIndexes};
+
+// What a process left allocated when it exited.
+inline constexpr Column kLeakColumns[] = {
+    Column{"node", T::kInt32}.names(), Column{"t_ns", T::kInt64},   Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},     Column{"device", T::kInt32}, Column{"allocations", T::kInt64},
+    Column{"bytes", T::kInt64},
+};
+inline constexpr Index kLeakIndexes[] = {{"leaks_t", kByTime}};
+inline constexpr Table kLeaks{"leaks", TableKind::kPlain, kLeakColumns, {}, kLeakIndexes};
+
+// Version 3: each node's clock against the PostgreSQL server's (history/clock_offset.h). A
+// SQLite file is written on the node's own clock: the table stays empty there.
+inline constexpr Column kNodeClockColumns[] = {
+    Column{"node", T::kInt32}.names(),
+    Column{"measured_ns", T::kInt64},
+    Column{"offset_ns", T::kInt64},
+    Column{"uncertainty_ns", T::kInt64},
+};
+inline constexpr std::string_view kNodeClockKey[] = {"node"};
+inline constexpr Table kNodeClocks =
+    Table{"node_clocks", TableKind::kPlain, kNodeClockColumns, kNodeClockKey}.added_in(3);
+
+// Every table, in the order the steps make them.
+inline constexpr const Table* kAll[] = {&kMeta,      &kNames,   &kProcesses, &kIntervals,
+                                        &kFunctions, &kKernels, &kGpus,      &kGpuProcesses,
+                                        &kAnomalies, &kLeaks,   &kNodeClocks};
+
+}  // namespace tables
+}  // namespace eacgm::history

@@ -1,0 +1,3 @@
+CREATE TABLE IF NOT EXISTS node_clocks(
+  node INTEGER NOT NULL PRIMARY KEY, measured_ns INTEGER NOT NULL, offset_ns INTEGER NOT NULL,
+  uncertainty_ns INTEGER NOT NULL);

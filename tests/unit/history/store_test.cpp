@@ -1,0 +1,489 @@
+// Both history stores, SQLite and PostgreSQL (a throwaway server), answer alike: rows
+// written in intervals come back summed over any window with their merged latency (GPU
+// time kept apart from calls); minutes and hours roll up exactly; retention deletes only
+// what is outside each tier's window (simulated clock); a newer schema is refused, older
+// ones migrated; a new store has the schema the build before the schema's description
+// made, and a store that build wrote reads back whole; a process's workload comes back
+// whole; the size cap lets the oldest raw rows go first.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store_backends.h"
+#include "store_batches.h"
+
+namespace eacgm::history {
+namespace {
+
+using namespace test;  // NOLINT(google-build-using-namespace)
+
+// The rows a query answered; none (and the test failed) when it failed.
+template <class T>
+std::vector<T> rows(Result<std::vector<T>> r) {
+  EXPECT_TRUE(r) << r.error();
+  return r ? std::move(r).value() : std::vector<T>();
+}
+
+class HistoryStore : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "sqlite") {
+      backend_ = std::make_unique<SqliteBackend>();
+    } else {
+      backend_ = std::make_unique<PostgresBackend>();
+    }
+    ASSERT_EQ(backend_->fresh(), "");
+  }
+  std::unique_ptr<Store> open() {
+    auto s = backend_->open();
+    EXPECT_TRUE(s) << s.error();
+    return s ? std::move(s).value() : nullptr;
+  }
+  // Makes the store the build before the schema's description made at `version`, with
+  // process 7 of node-a whose columns `columns` hold `values`.
+  std::string make_old_store(int version, const std::string& columns = {}, const std::string& values = {}) {
+    std::string sql = backend_->legacy_schema(version) +
+                      "INSERT INTO meta(key, value) VALUES('schema_version', " + std::to_string(version) +
+                      ");";
+    if (!columns.empty()) {
+      sql +=
+          "INSERT INTO names(name) VALUES('node-a');INSERT INTO processes(node, pid, start_ns, first_ns, "
+          "last_ns, " +
+          columns + ") VALUES((SELECT id FROM names WHERE name = 'node-a'), 7, 100, " + std::to_string(kT0) +
+          ", " + std::to_string(kT0 + 10 * kS) + ", " + values + ");";
+    }
+    return backend_->exec(sql);
+  }
+  std::unique_ptr<StoreBackend> backend_;
+};
+
+TEST_P(HistoryStore, IntervalsSumOverAWindowWithTheirMergedLatency) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 6; ++i) {
+    auto st = store->write("node-a", batch(kT0 + kS * 10 * i, 42, 100, 1000ULL * (i + 1)));
+    ASSERT_TRUE(st) << st.error();
+  }
+  ASSERT_TRUE(store->write("node-b", batch(kT0, 7, 5, 50)));
+  auto all = rows(store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all.front().calls, 605u);
+  EXPECT_EQ(all.front().errors, 7u);
+  EXPECT_EQ(all.front().latency.count, 605u);
+
+  HistoryQuery a = window(kT0 + 10 * kS, kT0 + 30 * kS);
+  a.node = "node-a";
+  auto part = rows(store->functions(a, Tier::kRaw));
+  ASSERT_EQ(part.size(), 1u);
+  EXPECT_EQ(part.front().calls, 200u);  // intervals 2 and 3
+  EXPECT_EQ(part.front().bytes, 200u * 4096);
+  // Their calls took 2000..2099 and 3000..3099 ns: the median is near 2100.
+  EXPECT_NEAR(part.front().latency.quantile(0.5), 2099, 2099 * 0.02);
+
+  HistoryQuery by_comm = window(kT0, kT0 + 60 * kS);
+  by_comm.comm = "train";
+  by_comm.pid = 7;
+  auto procs = rows(store->processes(by_comm, Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs.front().node, "node-b");
+  EXPECT_EQ(procs.front().calls, 5u);
+  EXPECT_EQ(procs.front().record.rank, 3);
+
+  auto kernels = rows(store->kernels(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels.front().launches, 1210u);
+}
+
+// GPU time rows (the hook's) are kept per process and kernel and summed like calls; a
+// process's calls leave them out.
+TEST_P(HistoryStore, GpuTimeRowsAreKeptAndNotCountedAsCalls) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(store->write("n", batch_with_gpu_time(kT0 + kS * 10 * i, 7, 5, 400)));
+  // A process's calls are its API calls: the launches its hook counted are not added.
+  auto procs = rows(store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs.front().calls, 15u);
+  auto functions = rows(store->functions(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  const StoredFunction* gpu = nullptr;
+  for (const auto& f : functions) {
+    if (f.domain == kGpuTimeDomain) gpu = &f;
+  }
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->function, "gemm");
+  EXPECT_EQ(gpu->calls, 1200u);
+  EXPECT_EQ(gpu->timed, 30u);
+  EXPECT_NEAR(gpu->latency.quantile(0.5), 50'000, 50'000 * 0.031);
+}
+
+TEST_P(HistoryStore, MinutesAndHoursRollUpExactly) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  // Two hours of 10 s intervals.
+  std::uint64_t total = 0;
+  StoredSketch merged;  // what the rows of every tier must hold
+  for (std::int64_t t = kT0; t < kT0 + kS * 3600 * 2; t += 10 * kS) {
+    const auto calls = static_cast<std::uint64_t>(1 + (t / kS) % 5);
+    total += calls;
+    const IntervalBatch b = batch(t, 1, calls, 100 + (t / kS) % 7000);
+    merged.merge(b.functions.front().latency);
+    ASSERT_TRUE(store->write("n", b));
+  }
+  const std::int64_t now = kT0 + kS * 3600 * 2;
+  auto st = store->maintain("n", now, Retention{});
+  ASSERT_TRUE(st) << st.error();
+  const HistoryQuery q = window(kT0, now);
+  auto raw = rows(store->functions(q, Tier::kRaw));
+  auto minute = rows(store->functions(q, Tier::kMinute));
+  auto hour = rows(store->functions(q, Tier::kHour));
+  ASSERT_EQ(minute.size(), 1u);
+  ASSERT_EQ(hour.size(), 1u);
+  ASSERT_FALSE(raw.empty());
+  EXPECT_EQ(raw.front().calls, total);
+  EXPECT_EQ(minute.front().calls, total);
+  EXPECT_EQ(hour.front().calls, total);
+  EXPECT_EQ(minute.front().latency.count, total);
+  EXPECT_EQ(hour.front().latency.buckets.size(), raw.front().latency.buckets.size());
+  EXPECT_DOUBLE_EQ(hour.front().latency.quantile(0.99), raw.front().latency.quantile(0.99));
+  EXPECT_EQ(encode(raw.front().latency), encode(merged));
+  EXPECT_EQ(encode(minute.front().latency), encode(merged));
+  EXPECT_EQ(encode(hour.front().latency), encode(merged));
+  // A window of raw intervals that are not whole minutes: the sums of its rows (PostgreSQL
+  // reads the edges from the raw rows, the minutes and the hour between from the rollups).
+  HistoryQuery edges = window(kT0 + 20 * kS, kT0 + kS * 3600 * 2 - 30 * kS);
+  std::uint64_t in_edges = 0;
+  for (std::int64_t t = edges.from_ns; t < edges.to_ns; t += 10 * kS) in_edges += 1 + (t / kS) % 5;
+  auto part = rows(store->functions(edges, Tier::kRaw));
+  ASSERT_FALSE(part.empty());
+  EXPECT_EQ(part.front().calls, in_edges);
+  EXPECT_EQ(part.front().latency.count, in_edges);
+  // Maintenance again rolls nothing twice.
+  ASSERT_TRUE(store->maintain("n", now, Retention{}));
+  auto again = rows(store->functions(q, Tier::kHour));
+  ASSERT_FALSE(again.empty());
+  EXPECT_EQ(again.front().calls, total);
+  // GPU points of the minute tier: one per minute, the utilization's mean kept.
+  HistoryQuery g = q;
+  g.step_ns = 60 * kS;
+  auto points = rows(store->gpus(g, Tier::kMinute));
+  ASSERT_EQ(points.size(), 120u);
+  EXPECT_DOUBLE_EQ(*points.front().util_mean, 50.0);
+  EXPECT_EQ(*points.front().util_max, 90u);
+  auto kernels = rows(store->kernels(q, Tier::kHour));
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(kernels.front().launches, 2 * total);
+}
+
+TEST_P(HistoryStore, RetentionDeletesOnlyWhatIsOutsideEachTiersWindow) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  Retention r;
+  r.raw_ns = 1 * kDay;
+  r.minute_ns = 3 * kDay;
+  r.hour_ns = 5 * kDay;
+  // One interval at the start of each of 6 days, maintained as the days pass.
+  for (int d = 0; d < 6; ++d) {
+    ASSERT_TRUE(store->write("n", batch(kT0 + d * kDay, 1, 10, 100)));
+    auto st = store->maintain("n", kT0 + d * kDay + 10 * kS, r);
+    ASSERT_TRUE(st) << st.error();
+  }
+  const std::int64_t now = kT0 + 6 * kDay;
+  ASSERT_TRUE(store->write("n", batch(now, 1, 10, 100)));
+  ASSERT_TRUE(store->maintain("n", now + 10 * kS, r));
+  const HistoryQuery all = window(kT0 - kDay, now + kDay);
+  // Raw: only the interval within the last day. Minutes: days 4 and 5 (3 days back from
+  // now + 10 s: day 3's minute at kT0 + 3 days is just outside). Hours: days 2 to 5.
+  auto raw = rows(store->functions(all, Tier::kRaw));
+  auto minute = rows(store->functions(all, Tier::kMinute));
+  auto hour = rows(store->functions(all, Tier::kHour));
+  ASSERT_FALSE(raw.empty());
+  EXPECT_EQ(raw.front().calls, 10u);
+  ASSERT_FALSE(minute.empty());
+  EXPECT_EQ(minute.front().calls, 20u);
+  ASSERT_FALSE(hour.empty());
+  EXPECT_EQ(hour.front().calls, 40u);
+  // Processes seen within the longest window stay.
+  auto procs = rows(store->processes(all, Tier::kHour));
+  EXPECT_EQ(procs.size(), 1u);
+}
+
+TEST_P(HistoryStore, RefusesAStoreWrittenByANewerSchema) {
+  std::string name;
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    name = store->description();
+  }
+  ASSERT_EQ(backend_->exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'"), "");
+  auto again = backend_->open();
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().find("newer eacgm (schema 99; this agent reads up to " +
+                               std::to_string(kSchemaVersion) + ")"),
+            std::string::npos)
+      << again.error();
+  // The store's name leads (a PostgreSQL URL without its password).
+  EXPECT_EQ(again.error().rfind("store " + name + ": ", 0), 0u) << again.error();
+  EXPECT_EQ(again.error().find(PgCluster::kPassword), std::string::npos) << again.error();
+  EXPECT_EQ(again.error().find('\n'), std::string::npos) << "one line";
+}
+
+// Every field of a process's workload is written and read back; a later row without it
+// (the process gone, the kubelet unreachable) keeps it.
+TEST_P(HistoryStore, AProcessWorkloadIsReadBackWithEveryField) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  IntervalBatch b = batch(kT0, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  ASSERT_TRUE(store->write("node-a", b));
+  ASSERT_TRUE(store->write("node-a", batch(kT0 + 10 * kS, 42, 10, 1000)));
+  auto procs = rows(store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  const ProcessRecord& want = b.processes[0];
+  const ProcessRecord& got = procs.front().record;
+  for (auto field :
+       {&ProcessRecord::container, &ProcessRecord::pod_uid, &ProcessRecord::pod, &ProcessRecord::namespace_,
+        &ProcessRecord::container_name, &ProcessRecord::job, &ProcessRecord::job_step}) {
+    EXPECT_EQ(got.*field, want.*field);
+  }
+  EXPECT_EQ(got.comm, "train");
+  EXPECT_EQ(got.rank, 3);
+  EXPECT_EQ(got.last_ns, kT0 + 20 * kS);
+  EXPECT_EQ(procs.front().calls, 20u);
+}
+
+// A store of the first schema (version 1, as the build before version 2 left it) opens,
+// is migrated to this version, keeps its rows and takes workloads.
+TEST_P(HistoryStore, AVersion1StoreIsMigrated) {
+  ASSERT_EQ(make_old_store(1, "comm, container", "'old', 'abc'"), "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto procs = rows(store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs.front().record.comm, "old");
+  EXPECT_EQ(procs.front().record.container, "abc");
+  EXPECT_EQ(procs.front().record.job, "");
+
+  IntervalBatch b = batch(kT0 + 20 * kS, 42, 10, 1000);
+  set_workload(b.processes[0]);
+  auto st = store->write("node-a", b);
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(backend_->query("SELECT (SELECT value FROM meta WHERE key = 'schema_version'), job, job_step, "
+                            "pod_uid, pod, namespace, container_name FROM processes WHERE pid = 42"),
+            std::to_string(kSchemaVersion) + "|4242|0|" + b.processes[0].pod_uid + "|trainer-0|ml|pytorch");
+}
+
+// A store of version 2 (the workload columns, no node_clocks) opens, is migrated to this
+// version and keeps its rows; its first write records the node's clock where the store
+// measures it (PostgreSQL), and node_clocks stays empty where it is the node's own (SQLite).
+TEST_P(HistoryStore, AVersion2StoreIsMigratedWithNodeClocks) {
+  ASSERT_EQ(make_old_store(2, "comm, job", "'old', 'j1'"), "");
+  EXPECT_NE(backend_->query("SELECT count(*) FROM node_clocks").rfind("error", 0), std::string::npos)
+      << "no node_clocks before";
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_FALSE(store->clock());  // nothing measured before a write
+  auto procs = rows(store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs.front().record.job, "j1");
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(kSchemaVersion, 3);
+
+  auto st = store->write("node-a", batch(kT0 + 20 * kS, 42, 10, 1000));
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(store->clock().has_value(), backend_->measures_clock());
+  EXPECT_EQ(backend_->query("SELECT count(*) FROM node_clocks"), backend_->measures_clock() ? "1" : "0");
+}
+
+// A new store's tables, columns, keys and indexes are those the build before the schema's
+// description made (its literal SQL, legacy_schema.h), and so are a store it made at
+// version 1 once migrated.
+TEST_P(HistoryStore, ANewStoreHasTheSchemaOfTheLiteralSql) {
+  ASSERT_TRUE(open());
+  const std::string rendered = backend_->schema();
+  EXPECT_NE(rendered.find("node_clocks"), std::string::npos) << rendered;
+  ASSERT_EQ(backend_->fresh(), "");
+  ASSERT_EQ(make_old_store(kSchemaVersion), "");
+  EXPECT_EQ(backend_->schema(), rendered);
+  ASSERT_EQ(backend_->fresh(), "");
+  ASSERT_EQ(make_old_store(1), "");
+  ASSERT_TRUE(open());
+  EXPECT_EQ(backend_->schema(), rendered);
+}
+
+// A store of this version written by the build before the schema's description (its
+// tables made by its literal SQL, a row in each as it wrote them) opens and reads back
+// every row, and takes new ones.
+TEST_P(HistoryStore, AStoreWrittenByTheLiteralSqlReadsBack) {
+  analysis::LatencySketch sketch;
+  for (int i = 0; i < 100; ++i) sketch.add(1000 + static_cast<std::uint64_t>(i));
+  const std::string latency = encode(stored(sketch));
+  const std::string t0 = std::to_string(kT0);
+  const std::string t1 = std::to_string(kT0 + 10 * kS);
+  const std::string start = std::to_string(kT0 - 100 * kS);
+  auto id = [](const char* name) {
+    return std::string("(SELECT id FROM names WHERE name = '") + name + "')";
+  };
+  const std::string n = id("node-a");
+  ASSERT_EQ(make_old_store(kSchemaVersion), "");
+  ASSERT_EQ(
+      backend_->exec(
+          "INSERT INTO meta(key, value) VALUES('written_to:node-a', " + t1 + ");" +
+          "INSERT INTO names(name) VALUES('node-a'), ('cuda'), ('cudaMemcpy'), ('gemm'), ('GPU-1'), "
+          "('H100');" +
+          "INSERT INTO intervals(node, t_ns, span_ns, mode) VALUES(" + n + ", " + t0 +
+          ", 10000000000, 'per-call');" +
+          "INSERT INTO processes(node, pid, start_ns, comm, cmdline, rank, first_ns, last_ns, exited, job) "
+          "VALUES(" +
+          n + ", 42, " + start + ", 'train', 'python train.py', 3, " + t0 + ", " + t1 + ", 1, '4242');" +
+          "INSERT INTO functions(tier, node, t_ns, span_ns, pid, start_ns, domain, function, calls, errors, "
+          "bytes, "
+          "timed, estimated, calls_variance, latency) VALUES(0, " +
+          n + ", " + t0 + ", 10000000000, 42, " + start + ", " + id("cuda") + ", " + id("cudaMemcpy") +
+          ", 100, 1, 409600, 100, 40, 2.5, " + backend_->blob_literal(latency) + ");" +
+          "INSERT INTO kernels(tier, node, t_ns, span_ns, kernel, launches) VALUES(0, " + n + ", " + t0 +
+          ", 10000000000, " + id("gemm") + ", 200);" +
+          "INSERT INTO gpus(tier, node, t_ns, span_ns, gpu, uuid, name, samples, util_mean, util_max, "
+          "memory_used_mean, memory_used_max, memory_total, power_mean_w, power_max_w, temperature_max) "
+          "VALUES(0, " +
+          n + ", " + t0 + ", 10000000000, 0, " + id("GPU-1") + ", " + id("H100") +
+          ", 10, 50.5, 90, NULL, NULL, 85899345920, 300.5, 400, 61);" +
+          "INSERT INTO gpu_processes(tier, node, t_ns, span_ns, gpu, pid, start_ns, samples, memory_max, "
+          "sm_mean) "
+          "VALUES(0, " +
+          n + ", " + t0 + ", 10000000000, 0, 42, " + start + ", 5, 1073741824, 42.5);" +
+          "INSERT INTO anomalies(node, t_ns, end_ns, pid, start_ns, kind, domain, function, score, value, "
+          "median_ns) "
+          "VALUES(" +
+          n + ", " + std::to_string(kT0 + kS) + ", " + std::to_string(kT0 + 2 * kS) + ", 42, " + start +
+          ", 'call', " + id("cuda") + ", " + id("cudaMemcpy") + ", 9.5, 1500000, 200000);" +
+          "INSERT INTO leaks(node, t_ns, pid, start_ns, device, allocations, bytes) VALUES(" + n + ", " + t1 +
+          ", 42, " + start + ", 0, 3, 3145728);"),
+      "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  const HistoryQuery q = window(kT0, kT0 + 60 * kS);
+  auto functions = rows(store->functions(q, Tier::kRaw));
+  ASSERT_EQ(functions.size(), 1u);
+  const StoredFunction& f = functions.front();
+  EXPECT_EQ(f.domain + "/" + f.function, "cuda/cudaMemcpy");
+  EXPECT_EQ(f.calls, 100u);
+  EXPECT_EQ(f.errors, 1u);
+  EXPECT_EQ(f.bytes, 409600u);
+  EXPECT_EQ(f.timed, 100u);
+  EXPECT_EQ(f.estimated, 40u);
+  EXPECT_DOUBLE_EQ(f.calls_variance, 2.5);
+  EXPECT_EQ(encode(f.latency), latency);
+  auto procs = rows(store->processes(q, Tier::kRaw));
+  ASSERT_EQ(procs.size(), 1u);
+  const StoredProcess& p = procs.front();
+  EXPECT_EQ(p.node, "node-a");
+  EXPECT_EQ(p.record.key, (ProcessKey{42, kT0 - 100 * kS}));
+  EXPECT_EQ(p.record.comm, "train");
+  EXPECT_EQ(p.record.cmdline, "python train.py");
+  EXPECT_EQ(p.record.rank, 3);
+  EXPECT_FALSE(p.record.world_size);
+  EXPECT_EQ(p.record.job, "4242");
+  EXPECT_EQ(p.record.pod, "");
+  EXPECT_EQ(p.record.first_ns, kT0);
+  EXPECT_EQ(p.record.last_ns, kT0 + 10 * kS);
+  EXPECT_TRUE(p.record.exited);
+  EXPECT_EQ(p.calls, 100u);
+  EXPECT_EQ(p.errors, 1u);
+  auto kernels = rows(store->kernels(q, Tier::kRaw));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels.front().kernel, "gemm");
+  EXPECT_EQ(kernels.front().launches, 200u);
+  auto gpus = rows(store->gpus(q, Tier::kRaw));
+  ASSERT_EQ(gpus.size(), 1u);
+  const StoredGpuPoint& g = gpus.front();
+  EXPECT_EQ(g.node + "/" + std::to_string(g.gpu) + "/" + g.uuid + "/" + g.name, "node-a/0/GPU-1/H100");
+  EXPECT_EQ(g.t_ns, kT0);
+  EXPECT_DOUBLE_EQ(*g.util_mean, 50.5);
+  EXPECT_EQ(g.util_max, 90u);
+  EXPECT_FALSE(g.memory_used_mean);
+  EXPECT_FALSE(g.memory_used_max);
+  EXPECT_EQ(g.memory_total, 80ULL << 30);
+  EXPECT_DOUBLE_EQ(*g.power_mean_w, 300.5);
+  EXPECT_DOUBLE_EQ(*g.power_max_w, 400);
+  EXPECT_EQ(g.temperature_max, 61u);
+  auto anomalies = rows(store->anomalies(q));
+  ASSERT_EQ(anomalies.size(), 1u);
+  const AnomalyRecord& a = anomalies.front().record;
+  EXPECT_EQ(anomalies.front().node, "node-a");
+  EXPECT_EQ(a.t_ns, kT0 + kS);
+  EXPECT_EQ(a.end_ns, kT0 + 2 * kS);
+  EXPECT_EQ(a.process, (ProcessKey{42, kT0 - 100 * kS}));
+  EXPECT_EQ(a.kind + "/" + a.domain + "/" + a.function, "call/cuda/cudaMemcpy");
+  EXPECT_DOUBLE_EQ(a.score, 9.5);
+  EXPECT_DOUBLE_EQ(a.value, 1.5e6);
+  EXPECT_DOUBLE_EQ(a.median_ns, 2e5);
+  auto leaks = rows(store->leaks(q));
+  ASSERT_EQ(leaks.size(), 1u);
+  const StoredLeak& l = leaks.front();
+  EXPECT_EQ(l.node + "/" + l.comm, "node-a/train");
+  EXPECT_EQ(l.t_ns, kT0 + 10 * kS);
+  EXPECT_EQ(l.record.process, (ProcessKey{42, kT0 - 100 * kS}));
+  EXPECT_EQ(l.record.device, 0);
+  EXPECT_EQ(l.record.allocations, 3u);
+  EXPECT_EQ(l.record.bytes, 3u << 20);
+  // New rows add to the old ones.
+  auto st = store->write("node-a", batch(kT0 + 10 * kS, 42, 5, 1000));
+  ASSERT_TRUE(st) << st.error();
+  auto more = rows(store->functions(q, Tier::kRaw));
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more.front().calls, 105u);
+}
+
+TEST_P(HistoryStore, SizeCapLetsTheOldestRawRowsGoFirst) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  // Many processes per interval make the rows weigh.
+  for (int i = 0; i < 720; ++i) {
+    IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 50, 100);
+    for (std::uint32_t pid = 2; pid < 20; ++pid) {
+      FunctionRecord f = b.functions.front();
+      f.process.pid = pid;
+      b.functions.push_back(f);
+    }
+    ASSERT_TRUE(store->write("n", b));
+  }
+  auto before = store->size_bytes();
+  ASSERT_TRUE(before) << before.error();
+  EXPECT_GT(*before, 1u << 20);
+  Retention r;
+  // The rollups maintenance adds weigh about a sixth of the raw rows: under this cap,
+  // the oldest raw hour must go and the newest can stay.
+  r.max_bytes = *before * 3 / 4;
+  const std::int64_t now = kT0 + 7200 * kS;
+  auto st = store->maintain("n", now, r);
+  ASSERT_TRUE(st) << st.error();
+  if (backend_->cap_shrinks_file()) {
+    auto after = store->size_bytes();
+    ASSERT_TRUE(after);
+    EXPECT_LE(*after, r.max_bytes);
+  }
+  // What is left is the newest: the last interval is still there, the first is gone.
+  auto last = rows(store->functions(window(now - 10 * kS, now), Tier::kRaw));
+  auto first = rows(store->functions(window(kT0, kT0 + 10 * kS), Tier::kRaw));
+  auto second_hour = rows(store->functions(window(kT0 + 3600 * kS, kT0 + 3610 * kS), Tier::kRaw));
+  EXPECT_EQ(last.size(), 1u);
+  EXPECT_TRUE(first.empty()) << "the oldest raw hour goes first";
+  EXPECT_EQ(second_hour.size(), 1u);
+  // The rollups of what went are still there.
+  auto minutes = rows(store->functions(window(kT0, kT0 + 60 * kS), Tier::kMinute));
+  EXPECT_EQ(minutes.size(), 1u);
+  // Without growth since, the next check deletes nothing more.
+  ASSERT_TRUE(store->maintain("n", now + 60 * kS, r));
+  second_hour = rows(store->functions(window(kT0 + 3600 * kS, kT0 + 3610 * kS), Tier::kRaw));
+  EXPECT_EQ(second_hour.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace eacgm::history
