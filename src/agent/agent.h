@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "agent/agent_config.h"
 #include "agent/duty_cycle.h"
 #include "agent/launched_command.h"
-#include "core/config.h"
 #include "core/consumer.h"
 #include "core/counter_registry.h"
 #include "core/result.h"
@@ -33,7 +33,7 @@ class BudgetController;
 class CaptureRecorder;
 
 struct AgentOptions {
-  Config config;
+  AgentConfig config;
   std::vector<std::string> probes;        // catalog or spec names; empty: config or defaults
   std::vector<int> pids;                  // trace these and their children
   std::vector<std::string> command;       // run and trace this command (after `--`)

@@ -9,7 +9,7 @@
 
 namespace eacgm::agent {
 
-Status apply_environment_overrides(TraceConfig& trace) {
+Status apply_environment_overrides(ingest::TraceConfig& trace) {
   if (const char* text = std::getenv("EACGM_DUTY_FRACTION"); text != nullptr) {
     char* end = nullptr;
     errno = 0;

@@ -15,9 +15,9 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "cli/usage_errors.h"
-#include "core/config_parse.h"
 #include "history/history_setup.h"
 #include "kubelet/pod_resources_client.h"
+#include "node/node_config.h"
 #include "sample/pod_directory.h"
 #include "sample/process_facts.h"
 #include "server/daemon.h"
@@ -59,12 +59,12 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   request.mode = parse_trace_mode(flags.mode);
   request.sample_gpus = !flags.no_gpu;
   if (flags.demo) request.side_command = demo_command();
-  auto config = agent::load_checked_config(ctx.config_path, request.probes);
+  auto config = node::load_checked_config(ctx.config_path, request.probes);
   if (!config) {
     print_error(config.error());
     return 2;
   }
-  const ServeConfig sc = config->serve;  // listening is fixed for the daemon's life
+  const server::ServeConfig sc = config->serve;  // listening is fixed for the daemon's life
   auto listen = server::parse_listen_address(flags.listen.empty() ? sc.listen : flags.listen);
   if (!listen) {
     print_error("--listen: " + listen.error());
@@ -78,24 +78,29 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   }
 
   agent::ReloadingTrace trace;
-  trace.config_path = ctx.config_path;
   trace.request = request;
   trace.notice = print_error;
+  // The whole file as the running trace started from it, and as a reload read it: the
+  // agent gets its part, and the node's sections that wait for the next start are said.
+  auto running = std::make_shared<node::NodeConfig>(*config);
+  auto reloaded = std::make_shared<node::NodeConfig>(*config);
+  trace.reload_config = [path = ctx.config_path, probes = request.probes,
+                         reloaded]() -> Result<agent::AgentConfig> {
+    auto fresh = node::load_checked_config(path, probes);
+    if (!fresh) return std::move(fresh).take_error();
+    *reloaded = std::move(*fresh);
+    return node::daemon_agent_config(*reloaded);
+  };
+  const agent::AgentConfig agent_config = node::daemon_agent_config(*config);
   // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
-  auto mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(request, *config));
+  auto mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(request, agent_config));
   std::shared_ptr<history::HistoryWriter> writer;
-  trace.on_reload = [mode, request, &writer](const Config& before, const Config& after) {
+  trace.on_reload = [mode, request, &writer, running, reloaded](const agent::AgentConfig&,
+                                                                const agent::AgentConfig& after) {
     mode->store(agent::trace_mode(request, after));
     if (writer) writer->flush_soon();  // what was kept so far is on disk before the new config
-    if (after.store.url != before.store.url || after.store.node != before.store.node) {
-      print_error("reload: [store] url and node apply at the next start");
-    }
-    if (after.kubernetes != before.kubernetes) {
-      print_error("reload: [kubernetes] applies at the next start");
-    }
-    if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
-      print_error("reload: [serve] listen and token_file apply at the next start");
-    }
+    for (const std::string& line : node::next_start_changes(*running, *reloaded)) print_error(line);
+    *running = *reloaded;
   };
   // Pods and jobs of the traced processes (docs/kubernetes.md): ids from /proc always,
   // names and GPU assignment from the kubelet when [kubernetes] enabled.
@@ -145,7 +150,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   auto capture = std::make_shared<agent::CaptureRecorder>();
   daemon_options.capture = capture;
   server::Daemon daemon(std::move(daemon_options));
-  trace.consumers = agent::make_consumers(request, *config, daemon.stream(), analysis, capture);
+  trace.consumers = agent::make_consumers(request, agent_config, daemon.stream(), analysis, capture);
   trace.consumers.head = agent::with_facts_first(facts, std::move(trace.consumers.head));
   {
     // A daemon's freed memory goes back to the system (churn: BENCHMARKS.md).
@@ -169,7 +174,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   }
 
   install_serve_signals();
-  const int code = agent::run_reloading(std::move(*config), trace, g_stop, g_reload);
+  const int code = agent::run_reloading(agent_config, trace, g_stop, g_reload);
   if (writer) writer->stop();  // the final snapshot's interval and the spool
   daemon.stop();
   if (code == 0) print_error("stopped");

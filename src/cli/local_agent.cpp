@@ -9,7 +9,7 @@
 #include "agent/facts_reader.h"
 #include "agent/reloading_trace.h"
 #include "analysis/live_analysis.h"
-#include "core/config_parse.h"
+#include "node/node_config.h"
 #include "sample/process_facts.h"
 #include "server/daemon.h"
 
@@ -22,8 +22,9 @@ constexpr auto kReadyWithin = std::chrono::seconds(60);
 Result<std::unique_ptr<LocalAgent>> LocalAgent::start(const std::string& config_path) {
   agent::TraceRequest request;
   request.job = agent::TraceJob::kServe;
-  auto config = agent::load_checked_config(config_path, request.probes);
+  auto config = node::load_checked_config(config_path, request.probes);
   if (!config) return make_error(config.error_kind(), config.error());
+  const agent::AgentConfig agent_config = node::daemon_agent_config(*config);
 
   std::unique_ptr<LocalAgent> self(new LocalAgent());
   LocalAgent* raw = self.get();
@@ -37,19 +38,23 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::start(const std::string& config_
   o.source = std::make_shared<server::LiveSnapshots>(analysis);
   o.capture = capture;
   o.log = [raw](std::string_view line) { raw->notice(std::string(line)); };
-  const TraceMode mode = agent::trace_mode(request, *config);
+  const TraceMode mode = agent::trace_mode(request, agent_config);
   o.mode = [mode] { return std::string(trace_mode_name(mode)); };
   self->daemon_ = std::make_unique<server::Daemon>(std::move(o));
 
   agent::ReloadingTrace trace;
-  trace.config_path = config_path;
+  trace.reload_config = [config_path, probes = request.probes]() -> Result<agent::AgentConfig> {
+    auto fresh = node::load_checked_config(config_path, probes);
+    if (!fresh) return std::move(fresh).take_error();
+    return node::daemon_agent_config(std::move(*fresh));
+  };
   trace.request = request;
   trace.notice = [raw](const std::string& line) { raw->notice(line); };
-  trace.consumers = agent::make_consumers(request, *config, self->daemon_->stream(), analysis, capture);
+  trace.consumers = agent::make_consumers(request, agent_config, self->daemon_->stream(), analysis, capture);
   trace.consumers.head = agent::with_facts_first(facts, std::move(trace.consumers.head));
   if (auto st = self->daemon_->start(); !st) return make_error(st.error());
 
-  self->trace_thread_ = std::thread([raw, trace = std::move(trace), config = std::move(*config)]() mutable {
+  self->trace_thread_ = std::thread([raw, trace = std::move(trace), config = agent_config]() mutable {
     agent::run_reloading(std::move(config), trace, raw->stop_, raw->reload_);
     raw->trace_ended_.store(true);
   });

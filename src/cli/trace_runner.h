@@ -11,7 +11,6 @@
 #include "agent/trace_setup.h"
 #include "analysis/python_profile.h"
 #include "cli/commands.h"
-#include "core/config.h"
 
 namespace eacgm::cli {
 
@@ -41,7 +40,7 @@ bool write_folded(const std::string& path, const analysis::PythonHotSpots& hot);
 // Runs the agent with a loaded configuration until the trace ends, feeding
 // `consumers.head`. Returns the exit code: CMD's own when a command was traced. With
 // --comm, a line at the end counts the calls of the other processes.
-int run_trace(const Config& config, const agent::TraceRequest& request,
+int run_trace(const agent::AgentConfig& config, const agent::TraceRequest& request,
               const agent::TraceConsumers& consumers);
 
 // Ends the running trace as the signal `sig` would (any thread; async-signal-safe).

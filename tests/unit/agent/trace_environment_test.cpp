@@ -45,7 +45,7 @@ TEST(TraceEnvironment, UnsetLeavesTheConfigAsItIs) {
   ScopedEnv fraction("EACGM_DUTY_FRACTION", nullptr);
   ScopedEnv switches("EACGM_DUTY_SWITCHES", nullptr);
   ScopedEnv log("EACGM_DUTY_LOG", nullptr);
-  TraceConfig trace;
+  ingest::TraceConfig trace;
   trace.duty_fraction = 0.3;
   trace.duty_switch_log = "/from/config/switches";
   trace.duty_log = "/from/config/duty";
@@ -59,7 +59,7 @@ TEST(TraceEnvironment, SetOverridesTheConfig) {
   ScopedEnv fraction("EACGM_DUTY_FRACTION", "0.25");
   ScopedEnv switches("EACGM_DUTY_SWITCHES", "/from/env/switches");
   ScopedEnv log("EACGM_DUTY_LOG", "");  // set empty: no log
-  TraceConfig trace;
+  ingest::TraceConfig trace;
   trace.duty_fraction = 0.3;
   trace.duty_log = "/from/config/duty";
   ASSERT_TRUE(apply_environment_overrides(trace));
@@ -71,7 +71,7 @@ TEST(TraceEnvironment, SetOverridesTheConfig) {
 TEST(TraceEnvironment, ABadFractionIsAnError) {
   for (const char* bad : {"0", "1.5", "-0.2", "half", "0.5x", ""}) {
     ScopedEnv fraction("EACGM_DUTY_FRACTION", bad);
-    TraceConfig trace;
+    ingest::TraceConfig trace;
     const Status st = apply_environment_overrides(trace);
     ASSERT_FALSE(st) << bad;
     EXPECT_EQ(st.error(),

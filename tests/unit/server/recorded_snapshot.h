@@ -165,7 +165,7 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
   live.set_thread_alive([](std::uint32_t pid, std::uint32_t) { return RecordedFacts::alive(pid); });
   live.set_process_start([steady0](std::uint32_t) { return steady0 - seconds(30); });
   live.set_python_hz(99);
-  live.set_python_limits(analysis::python_profile_limits(PythonConfig{}, true));
+  live.set_python_limits(analysis::python_profile_limits(300, 100000, 20000, true));  // [python]'s defaults
 
   const auto ns = [&](std::uint64_t after_ns) {
     return static_cast<std::uint64_t>(duration_cast<nanoseconds>(wall->time_since_epoch()).count()) +
