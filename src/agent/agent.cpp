@@ -187,7 +187,7 @@ Status Agent::start_up() {
     cycle_duty = bo.adapt && config.trace.duty_cycle;
     if (cycle_duty) {
       ingest::TraceConfig measuring = config.trace;
-      if (auto st = apply_environment_overrides(measuring); !st) return st;
+      if (auto st = apply_duty_overrides(options_.duty, measuring); !st) return st;
       duty_options.fixed_fraction = measuring.duty_fraction;
       auto switches = open_log(measuring.duty_switch_log, "[trace] duty_switch_log or EACGM_DUTY_SWITCHES");
       if (!switches) return std::move(switches).take_error();

@@ -17,6 +17,7 @@
 #include "agent/agent_config.h"
 #include "agent/duty_cycle.h"
 #include "agent/launched_command.h"
+#include "agent/trace_environment.h"
 #include "core/consumer.h"
 #include "core/counter_registry.h"
 #include "core/result.h"
@@ -45,6 +46,7 @@ struct AgentOptions {
   bool command_stdout_to_stderr = false;  // the command's stdout goes to our stderr
   std::uint32_t python_hz = 0;            // Python stack samples per second per CPU; 0: none
   bool host_waits = false;                // time futex and poll-family waits (the host-wait tracer)
+  DutyOverrides duty;                     // the environment's EACGM_DUTY_*, over [trace]'s
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;

@@ -82,6 +82,7 @@ AgentOptions agent_options(const TraceRequest& request, const AgentConfig& confi
   ao.command_stdout_to_stderr = request.command_stdout_to_stderr;
   ao.python_hz = python_hz(request, config);
   ao.host_waits = host_waits(request, config);
+  ao.duty = request.duty;
   return ao;
 }
 

@@ -14,6 +14,7 @@
 #include "agent/agent.h"
 #include "agent/agent_config.h"
 #include "agent/capture_recorder.h"
+#include "agent/trace_environment.h"
 #include "analysis/comm_filter.h"
 #include "analysis/live_analysis.h"
 #include "analysis/python_profile.h"
@@ -44,6 +45,7 @@ struct TraceRequest {
   std::optional<TraceMode> mode;           // unset: [trace] mode, else the job's default
   std::optional<std::uint32_t> python_hz;  // unset: [python] sample_hz
   bool python_stacks = false;              // kTrace: sample Python stacks too (for folded stacks)
+  DutyOverrides duty;                      // the environment's EACGM_DUTY_*, read by the caller
 };
 
 TraceMode trace_mode(const TraceRequest& request, const AgentConfig& config);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -58,6 +59,7 @@ int serve(const CommandContext& ctx, ServeFlags& flags) {
   request.job = agent::TraceJob::kServe;
   request.mode = parse_trace_mode(flags.mode);
   request.sample_gpus = !flags.no_gpu;
+  request.duty = agent::duty_overrides(std::getenv);
   if (flags.demo) request.side_command = demo_command();
   auto config = node::load_checked_config(ctx.config_path, request.probes);
   if (!config) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "agent/capture_recorder.h"
 #include "agent/facts_reader.h"
@@ -22,6 +23,7 @@ constexpr auto kReadyWithin = std::chrono::seconds(60);
 Result<std::unique_ptr<LocalAgent>> LocalAgent::start(const std::string& config_path) {
   agent::TraceRequest request;
   request.job = agent::TraceJob::kServe;
+  request.duty = agent::duty_overrides(std::getenv);
   auto config = node::load_checked_config(config_path, request.probes);
   if (!config) return make_error(config.error_kind(), config.error());
   const agent::AgentConfig agent_config = node::daemon_agent_config(*config);

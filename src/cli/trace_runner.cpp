@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "cli/usage_errors.h"
@@ -34,6 +35,7 @@ void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n
 
 void TraceFlags::apply() {
   request.mode = parse_trace_mode(mode);
+  request.duty = agent::duty_overrides(std::getenv);
   request.sample_gpus = !no_gpu;
   if (python_hz_option != nullptr && python_hz_option->count() > 0) request.python_hz = python_hz;
 }

@@ -15,7 +15,8 @@
 namespace eacgm::cli {
 
 // --mode and --python-hz as given, copied into the request by apply() (in the
-// subcommand's final callback, once CLI11 has parsed them).
+// subcommand's final callback, once CLI11 has parsed them) with the environment's
+// EACGM_DUTY_* overrides.
 struct TraceFlags {
   agent::TraceRequest request;
   std::string mode;  // "per-call", "always-on", "" (not given)

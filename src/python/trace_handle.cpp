@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include "export/api_json.h"
 #include "node/node_config.h"
@@ -23,6 +24,7 @@ Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   request.duration_s = args.duration_s;
   request.sample_gpus = args.sample_gpus;
   request.python_hz = args.python_hz;
+  request.duty = agent::duty_overrides(std::getenv);
   if (!args.mode.empty()) {
     auto mode = parse_trace_mode(args.mode);
     if (!mode) {
