@@ -42,9 +42,9 @@ void fill(PythonProfile& p) {
 }
 
 void BM_PythonProfileReadOut(benchmark::State& state) {
-  eacgm::PythonConfig config;  // the defaults: a 300 s window, 100,000 rows, 20,000 stacks
+  // [python]'s defaults: a 300 s window, 100,000 rows, 20,000 stacks.
   const std::size_t before = heap_bytes();
-  PythonProfile p(99, eacgm::analysis::python_profile_limits(config, true));
+  PythonProfile p(99, eacgm::analysis::python_profile_limits(300, 100000, 20000, true));
   fill(p);
   const std::size_t held = heap_bytes() - before;
   std::size_t out = 0;

@@ -214,7 +214,7 @@ class BenchFacts final : public sample::ProcessFacts {
 
 // The daemon's /metrics (server/metrics_route.h) and API options.
 struct Renderer {
-  server::MetricsOptions metrics_opts = server::MetricsOptions::from(ServeConfig{});
+  server::MetricsOptions metrics_opts = server::MetricsOptions::from(server::ServeConfig{});
   exporting::ApiOptions api_opts;
   server::HttpServer http;  // never started: its counters, as the daemon registers them
   server::SseChannel channel;

@@ -59,6 +59,7 @@ std::string environment_value(const char* name) {
 void read_environment(TraceArgs& args) {
   if (const char* path = std::getenv("PATH")) args.search_path = path;
   args.nvml_library = environment_value(eacgm::sample::nvml::kLibraryEnv);
+  args.duty = eacgm::agent::duty_overrides(std::getenv);
   eacgm::probe::set_libbpf_debug(std::getenv("EACGM_LIBBPF_DEBUG") != nullptr);
 }
 

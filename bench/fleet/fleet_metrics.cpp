@@ -22,12 +22,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/config.h"
 #include "core/counter_registry.h"
 #include "core/prometheus_text.h"
 #include "fleet_node.h"
 #include "server/http_server.h"
 #include "server/metrics_route.h"
+#include "server/serve_config.h"
 
 namespace {
 
@@ -38,7 +38,7 @@ std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
 
 server::MetricsOptions options(const std::string& hostname, bool pod_series) {
-  server::MetricsOptions m = server::MetricsOptions::from(ServeConfig{});
+  server::MetricsOptions m = server::MetricsOptions::from(server::ServeConfig{});
   m.hostname = hostname;
   m.start_time_seconds = 1.79e9;
   m.mode = [] { return std::string("always-on"); };

@@ -106,7 +106,7 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentOptions options, std::shared_pt
 }
 
 Status Agent::start_up() {
-  const Config& config = options_.config;
+  const AgentConfig& config = options_.config;
   auto specs = select_probe_specs(config, options_.probes);
   if (!specs) return std::move(specs).take_error();
   for (int pid : options_.pids) {
@@ -157,7 +157,7 @@ Status Agent::start_up() {
   }
   if (child_) to.pids.push_back(child_->pid());
   to.btf_path = options_.btf_path;
-  to.python = config.python;
+  to.python_file_filter = config.python.file_filter;
   to.python_hz = options_.python_hz;
   to.stuck_stack_min_age_s = config.hangs.min_age_s;
   to.host_waits = options_.host_waits;
@@ -183,8 +183,8 @@ Status Agent::start_up() {
     bo.adapt = config.trace.budget > 0 && costs.measured;
     cycle_duty = bo.adapt && config.trace.duty_cycle;
     if (cycle_duty) {
-      TraceConfig measuring = config.trace;
-      if (auto st = apply_environment_overrides(measuring); !st) return st;
+      ingest::TraceConfig measuring = config.trace;
+      if (auto st = apply_duty_overrides(options_.duty, measuring); !st) return st;
       duty_options.fixed_fraction = measuring.duty_fraction;
       auto switches = open_log(measuring.duty_switch_log, "[trace] duty_switch_log or EACGM_DUTY_SWITCHES");
       if (!switches) return std::move(switches).take_error();

@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "agent/agent_config.h"
 #include "agent/duty_cycle.h"
 #include "agent/launched_command.h"
-#include "core/config.h"
+#include "agent/trace_environment.h"
 #include "core/consumer.h"
 #include "core/counter_registry.h"
 #include "core/result.h"
@@ -33,7 +34,7 @@ class BudgetController;
 class CaptureRecorder;
 
 struct AgentOptions {
-  Config config;
+  AgentConfig config;
   std::vector<std::string> probes;        // catalog or spec names; empty: config or defaults
   std::vector<int> pids;                  // trace these and their children
   std::vector<std::string> command;       // run and trace this command (after `--`)
@@ -49,6 +50,7 @@ struct AgentOptions {
   // module): $PATH, where `command` is found; $EACGM_NVML_LIBRARY ("": the driver's NVML).
   std::string search_path = kDefaultSearchPath;
   std::string nvml_library;
+  DutyOverrides duty;                     // the environment's EACGM_DUTY_*, over [trace]'s
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;

@@ -9,8 +9,18 @@
 
 namespace eacgm::agent {
 
-Status apply_environment_overrides(TraceConfig& trace) {
-  if (const char* text = std::getenv("EACGM_DUTY_FRACTION"); text != nullptr) {
+DutyOverrides duty_overrides(const std::function<const char*(const char*)>& lookup) {
+  auto read = [&lookup](const char* name) -> std::optional<std::string> {
+    const char* value = lookup(name);
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+  return DutyOverrides{read("EACGM_DUTY_FRACTION"), read("EACGM_DUTY_SWITCHES"), read("EACGM_DUTY_LOG")};
+}
+
+Status apply_duty_overrides(const DutyOverrides& overrides, ingest::TraceConfig& trace) {
+  if (overrides.fraction) {
+    const char* text = overrides.fraction->c_str();
     char* end = nullptr;
     errno = 0;
     const double f = std::strtod(text, &end);
@@ -21,8 +31,8 @@ Status apply_environment_overrides(TraceConfig& trace) {
     }
     trace.duty_fraction = f;
   }
-  if (const char* path = std::getenv("EACGM_DUTY_SWITCHES"); path != nullptr) trace.duty_switch_log = path;
-  if (const char* path = std::getenv("EACGM_DUTY_LOG"); path != nullptr) trace.duty_log = path;
+  if (overrides.switch_log) trace.duty_switch_log = *overrides.switch_log;
+  if (overrides.log) trace.duty_log = *overrides.log;
   return {};
 }
 

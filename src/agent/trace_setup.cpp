@@ -1,10 +1,9 @@
 // The jobs' differences, in one file: default mode, Python sampling and its window, host
-// waits, the daemon's slower /proc rescan, and which consumers each keeps.
+// waits, and which consumers each keeps.
 #include "agent/trace_setup.h"
 
 #include <utility>
 
-#include "core/config_parse.h"
 #include "probe/catalog.h"
 
 namespace eacgm::agent {
@@ -29,9 +28,13 @@ bool samples_python(const TraceRequest& request) {
   return request.job != TraceJob::kTrace || request.python_stacks;
 }
 
+analysis::PythonProfileLimits profile_limits(const PythonConfig& python, bool windowed) {
+  return analysis::python_profile_limits(python.window_s, python.max_rows, python.max_stacks, windowed);
+}
+
 }  // namespace
 
-Result<std::vector<ProbeSpec>> select_probe_specs(const Config& config,
+Result<std::vector<ProbeSpec>> select_probe_specs(const AgentConfig& config,
                                                   const std::vector<std::string>& probes) {
   std::vector<std::string> names = probes;
   if (names.empty()) {
@@ -43,25 +46,18 @@ Result<std::vector<ProbeSpec>> select_probe_specs(const Config& config,
   return specs;
 }
 
-Result<Config> load_checked_config(const std::string& path, const std::vector<std::string>& probes) {
-  auto config = load_config(path);
-  if (!config) return config;
-  if (auto specs = select_probe_specs(*config, probes); !specs) return std::move(specs).take_error();
-  return config;
-}
-
-TraceMode trace_mode(const TraceRequest& request, const Config& config) {
+TraceMode trace_mode(const TraceRequest& request, const AgentConfig& config) {
   if (request.mode) return *request.mode;
   return config.trace.mode.value_or(request.job == TraceJob::kTrace ? TraceMode::kPerCall
                                                                     : TraceMode::kAlwaysOn);
 }
 
-std::uint32_t python_hz(const TraceRequest& request, const Config& config) {
+std::uint32_t python_hz(const TraceRequest& request, const AgentConfig& config) {
   if (!samples_python(request)) return 0;
   return request.python_hz.value_or(config.python.sample_hz);
 }
 
-bool host_waits(const TraceRequest& request, const Config& config) {
+bool host_waits(const TraceRequest& request, const AgentConfig& config) {
   switch (request.job) {
     case TraceJob::kRun:
       return config.trace.host_waits.value_or(true);
@@ -74,12 +70,10 @@ bool host_waits(const TraceRequest& request, const Config& config) {
   return false;
 }
 
-AgentOptions agent_options(const TraceRequest& request, const Config& config) {
+AgentOptions agent_options(const TraceRequest& request, const AgentConfig& config) {
   AgentOptions ao;
   ao.config = config;
   ao.config.trace.mode = trace_mode(request, config);
-  // The daemon finds new processes through exec and loader hints; its rescan is the fallback.
-  if (request.job == TraceJob::kServe) ao.config.trace.rescan_interval_s = config.serve.rescan_interval_s;
   ao.probes = request.probes;
   ao.pids = request.pids;
   ao.command = request.command;
@@ -93,20 +87,22 @@ AgentOptions agent_options(const TraceRequest& request, const Config& config) {
   ao.host_waits = host_waits(request, config);
   ao.search_path = request.search_path;
   ao.nvml_library = request.nvml_library;
+  ao.duty = request.duty;
   return ao;
 }
 
-void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request, const Config& config) {
+void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request,
+                        const AgentConfig& config) {
   analysis::AnalysisSettings settings;
   settings.python_hz = python_hz(request, config);
   // The daemon keeps the stacks of the last minutes; a run keeps all of them.
-  settings.python_limits = analysis::python_profile_limits(config.python, request.job == TraceJob::kServe);
+  settings.python_limits = profile_limits(config.python, request.job == TraceJob::kServe);
   settings.inflight_min_age_ns = seconds_to_ns(config.hangs.min_age_s);
   settings.hang_after_ns = seconds_to_ns(config.hangs.hang_after_s);
   analysis.configure(settings);
 }
 
-TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
+TraceConsumers make_consumers(const TraceRequest& request, const AgentConfig& config,
                               std::shared_ptr<Consumer> output,
                               std::shared_ptr<analysis::LiveAnalysis> analysis,
                               std::shared_ptr<CaptureRecorder> capture) {
@@ -123,8 +119,8 @@ TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
     members.push_back(made.capture);
   }
   if (request.job == TraceJob::kTrace && request.python_stacks) {
-    made.python = std::make_shared<analysis::PythonProfile>(
-        python_hz(request, config), analysis::python_profile_limits(config.python, false));
+    made.python = std::make_shared<analysis::PythonProfile>(python_hz(request, config),
+                                                            profile_limits(config.python, false));
     members.push_back(std::make_shared<PythonStacksKept>(made.python));
   }
   if (members.size() == 1) {

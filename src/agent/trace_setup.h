@@ -12,13 +12,15 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "agent/agent_config.h"
 #include "agent/capture_recorder.h"
+#include "agent/trace_environment.h"
 #include "analysis/comm_filter.h"
 #include "analysis/live_analysis.h"
 #include "analysis/python_profile.h"
-#include "core/config.h"
 #include "core/consumer.h"
 #include "core/result.h"
+#include "core/trace_mode.h"
 
 namespace eacgm::agent {
 
@@ -45,23 +47,15 @@ struct TraceRequest {
   bool python_stacks = false;              // kTrace: sample Python stacks too (for folded stacks)
   std::string search_path = kDefaultSearchPath;  // $PATH (AgentOptions::search_path)
   std::string nvml_library;                      // $EACGM_NVML_LIBRARY (AgentOptions::nvml_library)
+  DutyOverrides duty;                      // the environment's EACGM_DUTY_*, read by the caller
 };
 
-// The specs the probe names select: `probes`, else the config's catalogs (or the default
-// ones) and the config's own specs. A name that matches nothing is a usage error.
-Result<std::vector<ProbeSpec>> select_probe_specs(const Config& config,
-                                                  const std::vector<std::string>& probes);
-
-// Loads `path` (the embedded defaults when empty) and checks that the probes it and
-// `probes` name exist: what a daemon checks before a new file replaces a running one.
-Result<Config> load_checked_config(const std::string& path, const std::vector<std::string>& probes);
-
-TraceMode trace_mode(const TraceRequest& request, const Config& config);
+TraceMode trace_mode(const TraceRequest& request, const AgentConfig& config);
 // Python stack samples per second per CPU; 0 when the job does not sample.
-std::uint32_t python_hz(const TraceRequest& request, const Config& config);
+std::uint32_t python_hz(const TraceRequest& request, const AgentConfig& config);
 // Whether the host-wait tracer runs: [trace] host_waits, else on for `run` only.
-bool host_waits(const TraceRequest& request, const Config& config);
-AgentOptions agent_options(const TraceRequest& request, const Config& config);
+bool host_waits(const TraceRequest& request, const AgentConfig& config);
+AgentOptions agent_options(const TraceRequest& request, const AgentConfig& config);
 
 // What the trace feeds, made once per job (a daemon keeps them across reloads).
 struct TraceConsumers {
@@ -75,11 +69,12 @@ struct TraceConsumers {
 // stream. `analysis`: for kRun and kServe, the one to feed (a daemon makes it first, for
 // its routes); null: a new one. `capture`: for kServe, the recorder the daemon's capture
 // route asks (null: a new one).
-TraceConsumers make_consumers(const TraceRequest& request, const Config& config,
+TraceConsumers make_consumers(const TraceRequest& request, const AgentConfig& config,
                               std::shared_ptr<Consumer> output,
                               std::shared_ptr<analysis::LiveAnalysis> analysis = nullptr,
                               std::shared_ptr<CaptureRecorder> capture = nullptr);
 // The analysis follows `config`'s [python] settings (a daemon's reload; before a trace).
-void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request, const Config& config);
+void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& request,
+                        const AgentConfig& config);
 
 }  // namespace eacgm::agent

@@ -63,11 +63,12 @@ std::string folded_text(const PythonHotSpots& hot, std::optional<std::uint32_t> 
   return out;
 }
 
-PythonProfileLimits python_profile_limits(const PythonConfig& config, bool windowed) {
+PythonProfileLimits python_profile_limits(std::uint32_t window_s, std::uint32_t max_rows,
+                                          std::uint32_t max_stacks, bool windowed) {
   PythonProfileLimits l;
-  l.window_ns = windowed ? std::uint64_t{config.window_s} * 1000000000 : 0;
-  l.max_rows = config.max_rows;
-  l.max_stacks = config.max_stacks;
+  l.window_ns = windowed ? std::uint64_t{window_s} * 1000000000 : 0;
+  l.max_rows = max_rows;
+  l.max_stacks = max_stacks;
   return l;
 }
 

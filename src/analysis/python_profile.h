@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/config.h"
 #include "core/python_stack.h"
 
 namespace eacgm::analysis {
@@ -87,9 +86,10 @@ struct PythonFoldedStack {
   std::uint64_t samples = 0;
 };
 
-// The limits the configuration sets: `windowed` (the daemon) keeps [python] window_s,
-// else the whole run; both keep max_rows and max_stacks.
-PythonProfileLimits python_profile_limits(const PythonConfig& config, bool windowed);
+// The limits [python] sets: `windowed` (the daemon) keeps about the last `window_s`
+// seconds, else the whole run; both keep at most `max_rows` and `max_stacks` keys.
+PythonProfileLimits python_profile_limits(std::uint32_t window_s, std::uint32_t max_rows,
+                                          std::uint32_t max_stacks, bool windowed);
 
 // What readers see: rows and folded stacks, made from the profile at one moment.
 struct PythonHotSpots {

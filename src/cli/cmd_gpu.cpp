@@ -13,9 +13,8 @@
 #include "cli/commands.h"
 #include "cli/environment.h"
 #include "cli/usage_errors.h"
-#include "core/config.h"
-#include "core/config_parse.h"
 #include "export/gpu_report.h"
+#include "node/node_config.h"
 #include "sample/gpu_sampler.h"
 #include "sample/sampling_loop.h"
 
@@ -103,10 +102,9 @@ int watch(sample::GpuSampler& sampler, const GpuOptions& o, std::chrono::nanosec
 }
 
 int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
-  auto loaded = load_config(ctx.config_path);
+  auto loaded = node::load_config(ctx.config_path);
   if (!loaded) return fail(o, loaded.error(), "", kExitUsage);
-  const Config& config = *loaded;
-  const double interval_s = o.interval_s > 0 ? o.interval_s : config.gpu.interval_s;
+  const double interval_s = o.interval_s > 0 ? o.interval_s : loaded->agent.gpu.interval_s;
   const auto interval =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(interval_s));
 

@@ -9,12 +9,12 @@
 
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
-#include "core/config_parse.h"
 #include "export/history_json.h"
 #include "export/history_tables.h"
 #include "history/history_reader.h"
 #include "history/history_setup.h"
 #include "history/history_window.h"
+#include "node/node_config.h"
 
 namespace eacgm::cli {
 namespace {
@@ -26,7 +26,7 @@ struct HistoryFlags {
 };
 
 int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
-  auto config = load_config(ctx.config_path);
+  auto config = node::load_config(ctx.config_path);
   if (!config) {
     print_error(config.error());
     return 2;

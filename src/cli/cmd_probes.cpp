@@ -12,8 +12,8 @@
 #include "cli/commands.h"
 #include "cli/environment.h"
 #include "cli/trace_runner.h"
-#include "core/config_parse.h"
 #include "core/spec_validate.h"
+#include "node/node_config.h"
 #include "probe/catalog.h"
 #include "probe/elf_symbols.h"
 #include "probe/interpreter_modes.h"
@@ -171,12 +171,12 @@ void print_interpreters(const std::vector<probe::FoundInterpreter>& interpreters
 }
 
 int list_probes(const CommandContext& ctx, bool check) {
-  auto loaded = load_config(ctx.config_path);
+  auto loaded = node::load_config(ctx.config_path);
   if (!loaded) {
     print_error(loaded.error());
     return 2;
   }
-  const Config& config = *loaded;
+  const agent::AgentConfig& config = loaded->agent;
   std::vector<probe::Catalog> catalogs = probe::builtin_catalogs();
   if (!config.probes.empty()) catalogs.push_back({"user", "probes from " + ctx.config_path, config.probes});
 

@@ -19,7 +19,6 @@
 #include "cli/commands.h"
 #include "cli/hook_path.h"
 #include "cli/trace_runner.h"
-#include "core/config_parse.h"
 #include "core/probe_cost.h"
 #include "export/anomaly_report.h"
 #include "export/api_json.h"
@@ -32,6 +31,7 @@
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
 #include "export/summary_table.h"
+#include "node/node_config.h"
 
 namespace eacgm::cli {
 
@@ -92,14 +92,14 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       }
     }
     if (*json) flags->request.command_stdout_to_stderr = true;
-    auto config = load_config(ctx.config_path);
+    auto config = node::load_config(ctx.config_path);
     if (!config) {
       print_error(config.error());
       ctx.exit_code = 2;
       return;
     }
-    auto consumers = agent::make_consumers(flags->request, *config, nullptr);
-    ctx.exit_code = run_trace(*config, flags->request, consumers);
+    auto consumers = agent::make_consumers(flags->request, config->agent, nullptr);
+    ctx.exit_code = run_trace(config->agent, flags->request, consumers);
     // The final snapshot: published after the last calls and samples were in.
     if (auto snap = consumers.analysis->snapshot(); snap && snap->final) {
       const auto* python = snap->find<analysis::PythonHotSpots>();

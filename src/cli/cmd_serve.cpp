@@ -8,7 +8,7 @@
 #include "cli/environment.h"
 #include "cli/trace_runner.h"
 #include "cli/usage_errors.h"
-#include "core/config_parse.h"
+#include "core/trace_mode.h"
 #include "kubelet/pod_resources_client.h"
 #include "node/serve.h"
 

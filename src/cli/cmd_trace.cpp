@@ -15,9 +15,9 @@
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
 #include "core/byte_size.h"
-#include "core/config_parse.h"
 #include "export/event_stream.h"
 #include "export/perfetto_trace.h"
+#include "node/node_config.h"
 
 namespace eacgm::cli {
 namespace {
@@ -36,11 +36,12 @@ constexpr int kOutputFailed = 74;
 constexpr int kReaderGone = 128 + SIGPIPE;
 
 int trace_to(const CommandContext& ctx, StreamFlags f) {
-  auto config = load_config(ctx.config_path);
-  if (!config) {
-    print_error(config.error());
+  auto loaded = node::load_config(ctx.config_path);
+  if (!loaded) {
+    print_error(loaded.error());
     return 2;
   }
+  const agent::AgentConfig& config = loaded->agent;
   auto max_size = parse_byte_size(f.max_size);
   if (!max_size) {
     print_error("--max-size: " + max_size.error());
@@ -74,7 +75,7 @@ int trace_to(const CommandContext& ctx, StreamFlags f) {
     stream = timeline;
   } else {
     // Text shows the GPUs with the status lines' rhythm (never more often than sampled).
-    const double text_gpu_s = std::max(config->trace.status_interval_s, config->gpu.interval_s);
+    const double text_gpu_s = std::max(config.trace.status_interval_s, config.gpu.interval_s);
     auto lines = std::make_shared<exporting::EventStream>(
         out,
         f.format == "jsonl" ? exporting::EventStream::Format::kJsonLines
@@ -96,12 +97,12 @@ int trace_to(const CommandContext& ctx, StreamFlags f) {
   f.trace.apply();
   agent::TraceRequest& request = f.trace.request;
   request.python_stacks = !f.trace.folded.empty();
-  if (request.python_stacks && agent::python_hz(request, *config) == 0) {
+  if (request.python_stacks && agent::python_hz(request, config) == 0) {
     print_error("--folded: Python sampling is off (--python-hz 0 or [python] sample_hz = 0)");
     return 2;
   }
-  auto consumers = agent::make_consumers(request, *config, stream);
-  int code = run_trace(*config, request, consumers);
+  auto consumers = agent::make_consumers(request, config, stream);
+  int code = run_trace(config, request, consumers);
   if (consumers.python && !write_folded(f.trace.folded, consumers.python->hot_spots()) && code == 0) code = 1;
   if (output->lines_not_written() > 0) {
     print_error(fmt::format("{} {} not written: the output reached --max-size {}",

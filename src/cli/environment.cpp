@@ -22,6 +22,7 @@ void apply_process_environment() { probe::set_libbpf_debug(std::getenv("EACGM_LI
 void read_trace_environment(agent::TraceRequest& request) {
   if (const char* path = std::getenv("PATH")) request.search_path = path;
   request.nvml_library = nvml_library_from_environment();
+  request.duty = agent::duty_overrides(std::getenv);
 }
 
 std::string nvml_library_from_environment() { return value_of(sample::nvml::kLibraryEnv); }

@@ -12,8 +12,8 @@ namespace eacgm::cli {
 // Process-wide settings, once at start: EACGM_LIBBPF_DEBUG (probe::set_libbpf_debug).
 void apply_process_environment();
 
-// $PATH (where a traced command is found; unset: agent::kDefaultSearchPath) and
-// $EACGM_NVML_LIBRARY into a trace's request.
+// $PATH (where a traced command is found; unset: agent::kDefaultSearchPath),
+// $EACGM_NVML_LIBRARY and the duty cycle's EACGM_DUTY_* into a trace's request.
 void read_trace_environment(agent::TraceRequest& request);
 
 // $EACGM_NVML_LIBRARY, or "" (the driver's NVML).

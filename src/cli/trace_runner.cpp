@@ -6,11 +6,11 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "cli/environment.h"
 #include "cli/usage_errors.h"
-#include "core/config_parse.h"
 
 namespace eacgm::cli {
 namespace {
@@ -84,7 +84,7 @@ void add_trace_options(CLI::App& sub, CommandContext& ctx, TraceFlags& flags) {
   sub.positionals_at_end();
 }
 
-int run_trace(const Config& config, const agent::TraceRequest& request,
+int run_trace(const agent::AgentConfig& config, const agent::TraceRequest& request,
               const agent::TraceConsumers& consumers) {
   auto agent = agent::Agent::start(agent::agent_options(request, config), consumers.head, print_error);
   if (!agent) {

@@ -11,12 +11,12 @@
 #include "agent/trace_setup.h"
 #include "analysis/python_profile.h"
 #include "cli/commands.h"
-#include "core/config.h"
 
 namespace eacgm::cli {
 
 // --mode and --python-hz as given, copied into the request by apply() (in the
-// subcommand's final callback, once CLI11 has parsed them).
+// subcommand's final callback, once CLI11 has parsed them) with the environment's
+// EACGM_DUTY_* overrides.
 struct TraceFlags {
   agent::TraceRequest request;
   std::string mode;  // "per-call", "always-on", "" (not given)
@@ -41,7 +41,7 @@ bool write_folded(const std::string& path, const analysis::PythonHotSpots& hot);
 // Runs the agent with a loaded configuration until the trace ends, feeding
 // `consumers.head`. Returns the exit code: CMD's own when a command was traced. With
 // --comm, a line at the end counts the calls of the other processes.
-int run_trace(const Config& config, const agent::TraceRequest& request,
+int run_trace(const agent::AgentConfig& config, const agent::TraceRequest& request,
               const agent::TraceConsumers& consumers);
 
 // Ends the running trace as the signal `sig` would (any thread; async-signal-safe).

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "core/config.h"
 #include "history/history_writer.h"
+#include "history/store_config.h"
 #include "sample/process_facts.h"
 
 namespace eacgm::history {

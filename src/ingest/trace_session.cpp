@@ -99,7 +99,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   for (const auto& spec : options.specs) {
     python = python || spec.name == probe::kPythonEntrySpec || spec.name == probe::kPythonFrameSpec;
   }
-  if (python) chain.add(make_python_pairing_stage(options.python.file_filter));
+  if (python) chain.add(make_python_pairing_stage(options.python_file_filter));
 
   // Whole-machine traces watch the waits of the processes whose calls they see; chosen
   // processes are watched from the start, through the tracer's own pid filter.

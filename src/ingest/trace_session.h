@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
 #include "core/consumer.h"
 #include "core/counter_registry.h"
 #include "core/duty_window.h"
@@ -26,6 +25,7 @@
 #include "ingest/python_calls.h"
 #include "ingest/python_process.h"
 #include "ingest/ring_reader.h"
+#include "ingest/trace_config.h"
 #include "probe/attacher.h"
 #include "probe/bpf_tracer.h"
 #include "probe/host_wait_tracer.h"
@@ -43,7 +43,9 @@ struct TraceOptions {
   std::vector<int> pids;
   std::set<int> never_stop;  // of `pids`: never held (and neither are their children)
   std::string btf_path;
-  PythonConfig python;  // pairing and filtering of the python catalog's records
+  // [python] file_filter: a glob on the source file of the Python calls paired from the
+  // python catalog's records ("" all).
+  std::string python_file_filter;
   // Python stack sampling: samples per second on each CPU of the traced Python
   // processes' on-CPU threads; 0: none.
   std::uint32_t python_hz = 0;

@@ -10,10 +10,11 @@
 
 #include "agent/capture_recorder.h"
 #include "analysis/live_analysis.h"
-#include "core/config_parse.h"
+#include "core/trace_mode.h"
 #include "history/history_setup.h"
 #include "node/facts_reader.h"
 #include "node/memory_trim.h"
+#include "node/node_config.h"
 #include "node/reloading_trace.h"
 #include "sample/process_facts.h"
 #include "server/daemon.h"
@@ -24,7 +25,8 @@ struct NodeAgent::Parts {
   NodeOptions options;  // its notice keeps the last line too
   mutable std::mutex notice_mu;
   std::string last_notice;
-  Config config;  // the configuration the agent started with
+  NodeConfig config;  // the whole file, as the running trace started from it
+  NodeConfig reloaded;  // as the last reload read it (the reload's thread only)
   server::ListenAddress listen;
   // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
   std::shared_ptr<std::atomic<TraceMode>> mode;
@@ -43,20 +45,9 @@ void say(const NodeOptions& o, const std::string& line) {
   if (o.notice) o.notice(line);
 }
 
-// What a reload cannot change while the agent runs: said, applied at the next start.
-void say_what_waits(const NodeOptions& o, const Config& before, const Config& after) {
-  if (after.store.url != before.store.url || after.store.node != before.store.node) {
-    say(o, "reload: [store] url and node apply at the next start");
-  }
-  if (after.kubernetes != before.kubernetes) say(o, "reload: [kubernetes] applies at the next start");
-  if (after.serve.listen != before.serve.listen || after.serve.token_file != before.serve.token_file) {
-    say(o, "reload: [serve] listen and token_file apply at the next start");
-  }
-}
-
 // Pods and jobs of the traced processes (docs/kubernetes.md): ids from /proc always,
 // names and GPU assignment from the kubelet when [kubernetes] enabled and a source is given.
-std::shared_ptr<sample::PodDirectory> make_pods(const NodeOptions& o, const KubernetesConfig& k8s) {
+std::shared_ptr<sample::PodDirectory> make_pods(const NodeOptions& o, const sample::KubernetesConfig& k8s) {
   if (!k8s.enabled || !o.pod_source) return nullptr;
   sample::PodDirectoryOptions po;
   po.log_root = k8s.log_root;
@@ -105,7 +96,7 @@ agent::TraceConsumers make_node_consumers(const NodeAgent::Parts& p, std::shared
                                           std::shared_ptr<agent::CaptureRecorder> capture,
                                           std::shared_ptr<const sample::ProcessFacts> facts) {
   auto consumers =
-      agent::make_consumers(p.options.request, p.config, std::move(stream), p.analysis, std::move(capture));
+      agent::make_consumers(p.options.request, p.config.agent, std::move(stream), p.analysis, std::move(capture));
   consumers.head = with_facts_first(std::move(facts), std::move(consumers.head));
   if (p.options.trim_memory) {
     auto with_trim = std::make_shared<ConsumerList>();
@@ -131,13 +122,14 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
     if (outer) outer(line);
   };
   const NodeOptions& o = p.options;
-  auto config = agent::load_checked_config(o.config_path, o.request.probes);
+  auto config = load_checked_config(o.config_path, o.request.probes);
   if (!config) return usage(config.error());
   p.config = std::move(*config);
   auto listen = server::parse_listen_address(o.listen.empty() ? p.config.serve.listen : o.listen);
   if (!listen) return usage("--listen: " + listen.error());
   p.listen = *listen;
-  p.mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(o.request, p.config));
+  p.reloaded = p.config;
+  p.mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(o.request, p.config.agent));
 
   auto pods = make_pods(o, p.config.kubernetes);
   auto facts = std::make_shared<sample::ProcFacts>(pods);
@@ -161,14 +153,22 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
   d.capture = capture;
   p.daemon = std::make_unique<server::Daemon>(std::move(d));
 
-  p.trace.config_path = o.config_path;
+  // A reload reads the whole file: the agent gets its part as a daemon runs it, and the
+  // node's sections that wait for the next start are said.
+  p.trace.reload_config = [&p]() -> Result<agent::AgentConfig> {
+    auto fresh = load_checked_config(p.options.config_path, p.options.request.probes);
+    if (!fresh) return std::move(fresh).take_error();
+    p.reloaded = std::move(*fresh);
+    return daemon_agent_config(p.reloaded);
+  };
   p.trace.request = o.request;
   p.trace.notice = o.notice;
   p.trace.consumers = make_node_consumers(p, p.daemon->stream(), capture, facts);
-  p.trace.on_reload = [&p](const Config& before, const Config& after) {
+  p.trace.on_reload = [&p](const agent::AgentConfig&, const agent::AgentConfig& after) {
     p.mode->store(agent::trace_mode(p.options.request, after));
     if (p.writer) p.writer->flush_soon();  // what was kept so far is on disk before the new config
-    say_what_waits(p.options, before, after);
+    for (const std::string& line : next_start_changes(p.config, p.reloaded)) say(p.options, line);
+    p.config = p.reloaded;
   };
   if (auto st = p.daemon->start(); !st) return std::move(st).take_error();
   return std::unique_ptr<NodeAgent>(new NodeAgent(std::move(parts)));
@@ -181,7 +181,7 @@ NodeAgent::~NodeAgent() { stop(); }
 int NodeAgent::run(const std::atomic<int>& stop, std::atomic<bool>& reload) {
   Parts& p = *parts_;
   if (p.writer) p.writer->start();
-  const int code = run_reloading(p.config, p.trace, stop, reload);
+  const int code = run_reloading(daemon_agent_config(p.config), p.trace, stop, reload);
   if (p.writer) p.writer->stop();  // the final snapshot's interval and the spool
   p.daemon->stop();
   return code;

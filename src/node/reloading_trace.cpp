@@ -6,17 +6,17 @@
 
 namespace eacgm::node {
 
-int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<int>& stop,
+int run_reloading(agent::AgentConfig config, const ReloadingTrace& trace, const std::atomic<int>& stop,
                   std::atomic<bool>& reload) {
   while (true) {
     agent::AgentOptions ao = agent::agent_options(trace.request, config);
     ao.capture = trace.consumers.capture;
     // Between traces (a reload) no sample is being added.
     if (trace.consumers.analysis) agent::configure_analysis(*trace.consumers.analysis, trace.request, config);
-    auto next = std::make_shared<std::optional<Config>>();
+    auto next = std::make_shared<std::optional<agent::AgentConfig>>();
     ao.should_end = [&trace, &reload, next] {
       if (!reload.exchange(false)) return false;
-      auto fresh = agent::load_checked_config(trace.config_path, trace.request.probes);
+      auto fresh = trace.reload_config();
       if (!fresh) {
         if (trace.notice) trace.notice("reload failed, keeping the running configuration: " + fresh.error());
         return false;

@@ -13,20 +13,22 @@
 namespace eacgm::node {
 
 struct ReloadingTrace {
-  std::string config_path;  // read again at each reload ("" the embedded defaults)
+  // Reads the configuration again and checks it whole (a reload): the agent's part, or
+  // why it cannot replace the running one.
+  std::function<Result<agent::AgentConfig>()> reload_config;
   agent::TraceRequest request;
   agent::TraceConsumers consumers;  // from make_consumers, once
   agent::Agent::Notice notice;
   // After a reload, with the configuration it replaced: to say what applies only at the
   // daemon's next start.
-  std::function<void(const Config& before, const Config& after)> on_reload;
+  std::function<void(const agent::AgentConfig& before, const agent::AgentConfig& after)> on_reload;
 };
 
-// Traces with `config` until `stop` is non-zero. When `reload` is set, the file is read
-// again: a configuration that checks out ends the running trace and starts the next; a
-// bad one is reported through `notice` and the running trace goes on. Returns 0, or the
+// Traces with `config` until `stop` is non-zero. When `reload` is set, the configuration
+// is read again: one that checks out ends the running trace and starts the next; a bad
+// one is reported through `notice` and the running trace goes on. Returns 0, or the
 // start-up failure's exit code (exit_code_for).
-int run_reloading(Config config, const ReloadingTrace& trace, const std::atomic<int>& stop,
+int run_reloading(agent::AgentConfig config, const ReloadingTrace& trace, const std::atomic<int>& stop,
                   std::atomic<bool>& reload);
 
 }  // namespace eacgm::node

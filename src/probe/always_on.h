@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/call_event.h"
-#include "core/config.h"
 #include "core/host_wait_kinds.h"
 #include "core/probe_spec.h"
+#include "core/trace_mode.h"
 
 namespace eacgm::probe {
 

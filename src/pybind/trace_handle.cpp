@@ -4,15 +4,16 @@
 
 #include <csignal>
 
-#include "core/config_parse.h"
 #include "export/api_json.h"
+#include "node/node_config.h"
 
 namespace eacgm::pybind {
 
 Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
-  auto config = parse_config(args.config_text, "<eacgm>");
-  if (!config) return make_error(ErrorKind::kUsage, config.error());
-  if (args.host_waits) config->trace.host_waits = *args.host_waits;
+  auto parsed = node::parse_config(args.config_text, "<eacgm>");
+  if (!parsed) return make_error(ErrorKind::kUsage, parsed.error());
+  agent::AgentConfig& config = parsed->agent;
+  if (args.host_waits) config.trace.host_waits = *args.host_waits;
 
   agent::TraceRequest request;
   request.job = agent::TraceJob::kRun;
@@ -24,6 +25,7 @@ Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
   request.python_hz = args.python_hz;
   request.search_path = args.search_path;
   request.nvml_library = args.nvml_library;
+  request.duty = args.duty;
   if (!args.mode.empty()) {
     auto mode = parse_trace_mode(args.mode);
     if (!mode) {
@@ -35,9 +37,9 @@ Result<std::unique_ptr<TraceHandle>> TraceHandle::start(const TraceArgs& args) {
 
   std::unique_ptr<TraceHandle> handle(new TraceHandle());
   handle->queue_ = std::make_shared<CallQueue>(args.capacity);
-  handle->consumers_ = agent::make_consumers(request, *config, handle->queue_);
+  handle->consumers_ = agent::make_consumers(request, config, handle->queue_);
   auto* raw = handle.get();
-  auto agent = agent::Agent::start(agent::agent_options(request, *config), handle->consumers_.head,
+  auto agent = agent::Agent::start(agent::agent_options(request, config), handle->consumers_.head,
                                    [raw](const std::string& notice) {
                                      std::lock_guard lock(raw->notices_mu_);
                                      raw->notices_.push_back(notice);

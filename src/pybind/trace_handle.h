@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/agent.h"
+#include "agent/trace_environment.h"
 #include "agent/trace_setup.h"
 #include "core/result.h"
 #include "pybind/call_queue.h"
@@ -33,6 +34,7 @@ struct TraceArgs {
   std::size_t capacity = std::size_t{1} << 22;
   std::string search_path = agent::kDefaultSearchPath;  // $PATH, read by the module
   std::string nvml_library;                             // $EACGM_NVML_LIBRARY, read by the module
+  agent::DutyOverrides duty;                            // EACGM_DUTY_*, read by the module
 };
 
 class TraceHandle {

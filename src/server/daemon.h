@@ -12,13 +12,13 @@
 #include <string_view>
 
 #include "core/capture.h"
-#include "core/config.h"
 #include "core/consumer.h"
 #include "core/result.h"
 #include "history/history_reader.h"
 #include "history/history_writer.h"
 #include "sample/process_facts.h"
 #include "server/http_server.h"
+#include "server/serve_config.h"
 #include "server/snapshot_source.h"
 
 namespace eacgm::server {

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "analysis/analysis_snapshot.h"
-#include "core/config.h"
 #include "core/counter_registry.h"
 #include "core/prometheus_text.h"
 #include "history/history_writer.h"
 #include "sample/pod_directory.h"
 #include "sample/process_facts.h"
+#include "server/serve_config.h"
 
 namespace eacgm::server {
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,14 @@ namespace eacgm::agent {
 namespace {
 
 using ::testing::HasSubstr;
+
+// An environment of its own: `vars`, and nothing else set.
+DutyOverrides overrides_of(const std::map<std::string, std::string>& vars) {
+  return duty_overrides([&vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
 
 // Sets (or, with nullptr, unsets) an environment variable for one test, restoring it after.
 class ScopedEnv {
@@ -42,37 +51,43 @@ class ScopedEnv {
 };
 
 TEST(TraceEnvironment, UnsetLeavesTheConfigAsItIs) {
-  ScopedEnv fraction("EACGM_DUTY_FRACTION", nullptr);
-  ScopedEnv switches("EACGM_DUTY_SWITCHES", nullptr);
-  ScopedEnv log("EACGM_DUTY_LOG", nullptr);
-  TraceConfig trace;
+  ingest::TraceConfig trace;
   trace.duty_fraction = 0.3;
   trace.duty_switch_log = "/from/config/switches";
   trace.duty_log = "/from/config/duty";
-  ASSERT_TRUE(apply_environment_overrides(trace));
+  ASSERT_TRUE(apply_duty_overrides(overrides_of({}), trace));
   EXPECT_EQ(trace.duty_fraction, 0.3);
   EXPECT_EQ(trace.duty_switch_log, "/from/config/switches");
   EXPECT_EQ(trace.duty_log, "/from/config/duty");
 }
 
 TEST(TraceEnvironment, SetOverridesTheConfig) {
-  ScopedEnv fraction("EACGM_DUTY_FRACTION", "0.25");
-  ScopedEnv switches("EACGM_DUTY_SWITCHES", "/from/env/switches");
-  ScopedEnv log("EACGM_DUTY_LOG", "");  // set empty: no log
-  TraceConfig trace;
+  const DutyOverrides env = overrides_of({{"EACGM_DUTY_FRACTION", "0.25"},
+                                          {"EACGM_DUTY_SWITCHES", "/from/env/switches"},
+                                          {"EACGM_DUTY_LOG", ""}});  // set empty: no log
+  ingest::TraceConfig trace;
   trace.duty_fraction = 0.3;
   trace.duty_log = "/from/config/duty";
-  ASSERT_TRUE(apply_environment_overrides(trace));
+  ASSERT_TRUE(apply_duty_overrides(env, trace));
   EXPECT_EQ(trace.duty_fraction, 0.25);
   EXPECT_EQ(trace.duty_switch_log, "/from/env/switches");
   EXPECT_EQ(trace.duty_log, "");
 }
 
+TEST(TraceEnvironment, ReadsTheProcessEnvironmentThroughGetenv) {
+  ScopedEnv fraction("EACGM_DUTY_FRACTION", "0.5");
+  ScopedEnv switches("EACGM_DUTY_SWITCHES", nullptr);
+  ScopedEnv log("EACGM_DUTY_LOG", "/from/env/duty");
+  const DutyOverrides env = duty_overrides(std::getenv);
+  EXPECT_EQ(env.fraction, std::optional<std::string>("0.5"));
+  EXPECT_EQ(env.switch_log, std::nullopt);
+  EXPECT_EQ(env.log, std::optional<std::string>("/from/env/duty"));
+}
+
 TEST(TraceEnvironment, ABadFractionIsAnError) {
   for (const char* bad : {"0", "1.5", "-0.2", "half", "0.5x", ""}) {
-    ScopedEnv fraction("EACGM_DUTY_FRACTION", bad);
-    TraceConfig trace;
-    const Status st = apply_environment_overrides(trace);
+    ingest::TraceConfig trace;
+    const Status st = apply_duty_overrides(overrides_of({{"EACGM_DUTY_FRACTION", bad}}), trace);
     ASSERT_FALSE(st) << bad;
     EXPECT_EQ(st.error(),
               "EACGM_DUTY_FRACTION=\"" + std::string(bad) + "\": expected a fraction in (0, 1], such as 0.5");

@@ -166,7 +166,7 @@ inline std::shared_ptr<const analysis::AnalysisSnapshot> recorded_snapshot() {
   live.set_process_start([steady0](std::uint32_t) { return steady0 - seconds(30); });
   analysis::AnalysisSettings settings;
   settings.python_hz = 99;
-  settings.python_limits = analysis::python_profile_limits(PythonConfig{}, true);
+  settings.python_limits = analysis::python_profile_limits(300, 100000, 20000, true);  // [python]'s defaults
   live.configure(settings);
 
   const auto ns = [&](std::uint64_t after_ns) {
