@@ -19,11 +19,13 @@
 #include "probe/bpf_tracer.h"
 #include "pybind/call_queue.h"
 #include "pybind/gpu_reader.h"
+#include "pybind/node_handle.h"
 #include "pybind/trace_handle.h"
 #include "sample/nvml_api.h"
 
 namespace py = pybind11;
 using eacgm::ErrorKind;
+using eacgm::node::NodeAgent;
 using eacgm::pybind::CallRecord;
 using eacgm::pybind::TraceArgs;
 using eacgm::pybind::TraceHandle;
@@ -56,7 +58,9 @@ std::string environment_value(const char* name) {
   return value != nullptr ? std::string(value) : std::string();
 }
 
-void read_environment(TraceArgs& args) {
+// A trace's or an agent's arguments (TraceArgs, NodeArgs) get the same variables.
+template <typename Args>
+void read_environment(Args& args) {
   if (const char* path = std::getenv("PATH")) args.search_path = path;
   args.nvml_library = environment_value(eacgm::sample::nvml::kLibraryEnv);
   args.duty = eacgm::agent::duty_overrides(std::getenv);
@@ -283,6 +287,26 @@ std::unique_ptr<TraceHandle> start(const std::string& config_text,
   return std::move(*handle);
 }
 
+std::unique_ptr<NodeAgent> start_agent(const std::string& config_path, const std::string& listen,
+                                       std::optional<std::string> store, const std::vector<std::string>& probe_names,
+                                       const std::string& mode, bool sample_gpus) {
+  eacgm::pybind::NodeArgs args;
+  args.config_path = config_path;
+  args.listen = listen;
+  args.store = std::move(store);
+  args.probes = probe_names;
+  args.mode = mode;
+  args.sample_gpus = sample_gpus;
+  read_environment(args);
+  eacgm::Result<std::unique_ptr<NodeAgent>> agent = eacgm::make_error("not started");
+  {
+    py::gil_scoped_release release;
+    agent = eacgm::pybind::start_node(args);
+  }
+  if (!agent) throw StartError{std::move(agent).take_error()};
+  return std::move(*agent);
+}
+
 PyObject* new_exception(py::module_& m, const char* name, PyObject* bases, const char* doc) {
   std::string full = std::string("eacgm._eacgm.") + name;
   PyObject* type = PyErr_NewExceptionWithDoc(full.c_str(), doc, bases, nullptr);
@@ -362,6 +386,16 @@ PYBIND11_MODULE(_eacgm, m) {
       .def("report_json", &TraceHandle::report_json, py::call_guard<py::gil_scoped_release>())
       .def("take_notices", &TraceHandle::take_notices);
   m.attr("record_size") = sizeof(CallRecord);
+
+  py::class_<NodeAgent>(m, "NodeAgent")
+      .def(py::init(&start_agent), py::arg("config_path"), py::arg("listen"), py::arg("store"), py::arg("probes"),
+           py::arg("mode"), py::arg("sample_gpus"))
+      .def_property_readonly("url", &NodeAgent::url)
+      .def_property_readonly("port", &NodeAgent::port)
+      .def_property_readonly("last_notice", &NodeAgent::last_notice)
+      .def("report_json", &eacgm::pybind::node_report_json, py::call_guard<py::gil_scoped_release>())
+      .def("stop", &NodeAgent::stop, py::call_guard<py::gil_scoped_release>(),
+           "Detaches the probes, writes the history's last interval and stops serving.");
 
   py::class_<eacgm::pybind::GpuReader>(m, "Gpus")
       .def(py::init(&open_gpus), py::arg("first_window_s") = 1.0)

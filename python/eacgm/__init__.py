@@ -1,8 +1,8 @@
 """eACGM from Python.
 
 The Pythonic API: `eacgm.trace()` (calls in batches, the `run --json` report),
-`eacgm.Client` (a running `eacgm serve`) and `eacgm.read_trace()` (JSON Lines and
-Perfetto files). The original eACGM's API lives on in `eacgm.bpf`, `eacgm.sampler`
+`eacgm.serve()` (the node agent in this process), `eacgm.Client` (a running agent's API)
+and `eacgm.read_trace()` (JSON Lines and Perfetto files). The original eACGM's API lives on in `eacgm.bpf`, `eacgm.sampler`
 and `eacgm.collector`, with this agent underneath (docs/python.md).
 """
 
@@ -10,10 +10,11 @@ from ._backend import native as _native
 
 __version__ = _native.version
 from .errors import BPFTextError, Error, LaunchError, NVMLError, PrivilegeError, UsageError
+from .agent import Agent, serve
 from .tracing import Trace, trace
 
 __all__ = [
-    "trace", "Trace", "Error", "UsageError", "LaunchError", "PrivilegeError", "BPFTextError", "NVMLError",
+    "trace", "Trace", "serve", "Agent", "Error", "UsageError", "LaunchError", "PrivilegeError", "BPFTextError", "NVMLError",
     "__version__",
 ]
 

@@ -1,6 +1,8 @@
 """Type stubs of the eacgm package's top level."""
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+from .agent import Agent as Agent
+from .agent import serve as serve
 from .client import Client as Client
 from .errors import BPFTextError as BPFTextError
 from .errors import Error as Error

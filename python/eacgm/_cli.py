@@ -1,6 +1,7 @@
 """The fallback under a Python the extension was not built for: the same interface as
-`_eacgm` (Trace, Gpus, the exceptions), run through the `eacgm` command line (`eacgm
-trace` for the calls as JSON Lines, `eacgm gpu --json` for NVML). Chosen when `_eacgm`
+`_eacgm` (Trace, NodeAgent, Gpus, the exceptions), run through the `eacgm` command line
+(`eacgm trace` for the calls as JSON Lines, `eacgm serve` for the node agent, `eacgm gpu
+--json` for NVML). Chosen when `_eacgm`
 does not import, or with EACGM_BACKEND=cli; the binary is $EACGM_BIN, else the build's
 `eacgm` beside build/python, else `eacgm` on PATH. `report()` needs the extension."""
 
@@ -16,6 +17,8 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional
 
@@ -224,6 +227,84 @@ class Trace:
         with self._cv:
             out, self._notices = self._notices, []
         return [n for n in out if not n.startswith("tracing")] + [n for n in out if n.startswith("tracing")]
+
+
+class NodeAgent:
+    """`eacgm serve` as a child process; ready once its /readyz answers (probes attached)."""
+
+    def __init__(self, config_path: str, listen: str, store: Optional[str], probes: List[str], mode: str,
+                 sample_gpus: bool) -> None:
+        argv = [binary()] + (["--config", config_path] if config_path else []) + ["serve", "--listen", listen]
+        if store is not None:
+            argv += ["--store", store]
+        if probes:
+            argv += ["--probes", ",".join(probes)]
+        if mode:
+            argv += ["--mode", mode]
+        if not sample_gpus:
+            argv.append("--no-gpu")
+        self._notices: List[str] = []
+        self._url = ""
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        self._err = threading.Thread(target=self._read_stderr, daemon=True)
+        self._err.start()
+        deadline = time.monotonic() + 60
+        while not self._ready():
+            if self._proc.poll() is not None:
+                self._err.join()
+                lines = [n for n in self._notices if n]
+                message = lines[-1] if lines else f"eacgm exited with {self._proc.returncode}"
+                raise _error_for(self._proc.returncode, message)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise Error("eacgm serve was not ready within 60 s")
+            time.sleep(0.05)
+
+    def _read_stderr(self) -> None:
+        for line in self._proc.stderr:
+            line = line.rstrip("\n")
+            if line.startswith("eacgm: "):
+                line = line[len("eacgm: "):]
+            m = re.match(r"serving on (http://\S+) ", line)
+            with self._lock:
+                self._notices.append(line)
+                if m:
+                    self._url = m.group(1)
+
+    def _ready(self) -> bool:
+        with self._lock:
+            url = self._url
+        if not url:
+            return False
+        try:
+            with urllib.request.urlopen(url + "/readyz", timeout=1) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def port(self) -> int:
+        return int(self._url.rsplit(":", 1)[1])
+
+    @property
+    def last_notice(self) -> str:
+        with self._lock:
+            return self._notices[-1] if self._notices else ""
+
+    def report_json(self) -> str:
+        raise Error("report() needs the eacgm extension for this Python (it is built for Debian's 3.11)")
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGTERM)
+        self._proc.wait()
+        self._err.join()
 
 
 class Gpus:
