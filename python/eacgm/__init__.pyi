@@ -2,7 +2,6 @@
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .agent import Agent as Agent
-from .agent import serve as serve
 from .client import Client as Client
 from .errors import BPFTextError as BPFTextError
 from .errors import Error as Error
@@ -20,3 +19,5 @@ def trace(pid: Union[int, Sequence[int], None] = ..., command: Optional[Sequence
           python_hz: Optional[int] = ..., host_waits: Optional[bool] = ..., as_numpy: bool = ...,
           batch_size: int = ...) -> Trace: ...
 def read_trace(path: str, frame: bool = ...) -> Any: ...
+def serve(config: Optional[str] = ..., listen: str = ..., store: Optional[str] = ...,
+          probes: Optional[Sequence[str]] = ..., mode: Optional[str] = ..., gpus: bool = ...) -> Agent: ...

@@ -53,22 +53,16 @@ class Agent:
         self.stop()
 
 
-def serve(
-    config: Optional[str] = None,
-    listen: str = "127.0.0.1:0",
-    store: Optional[str] = "off",
-    probes: Optional[Sequence[str]] = None,
-    mode: Optional[str] = None,
-    gpus: bool = True,
-) -> Agent:
+def serve(*args: Any, **kwargs: Any) -> Agent:
     """Starts the node agent in this process and returns once its probes are attached.
 
-    config: a TOML file (docs/config.md; None: the embedded defaults). listen: HOST:PORT
-    (port 0: the system picks; not loopback needs [serve] token_file). store: where to keep
-    the history, as `eacgm serve --store` ("off", the default here: none; None: the
-    config's [store] url). probes: catalogs or probe names (None: the config's). mode:
-    "always-on" (the default) or "per-call". gpus: sample the GPUs through NVML."""
-    return Agent(config=config, listen=listen, store=store, probes=probes, mode=mode, gpus=gpus)
+    Agent(config=None, listen="127.0.0.1:0", store="off", probes=None, mode=None,
+    gpus=True). config: a TOML file (docs/config.md; None: the embedded defaults).
+    listen: HOST:PORT (port 0: the system picks; not loopback needs [serve] token_file).
+    store: where to keep the history, as `eacgm serve --store` ("off", the default here:
+    none; None: the config's [store] url). probes: catalogs or probe names (None: the
+    config's). mode: "always-on" (the default) or "per-call". gpus: sample the GPUs."""
+    return Agent(*args, **kwargs)
 
 
 __all__ = ["Agent", "serve"]

@@ -69,6 +69,12 @@ struct Moment {
 inline constexpr std::size_t kExitChecksPerTick = 512;
 inline constexpr std::chrono::seconds kExitGrace{2};
 
+// Hands each of `items` to `into.add`: the body of most analyses' inputs.
+template <typename Into, typename Items>
+void add_each(Into& into, const Items& items) {
+  for (const auto& item : items) into.add(item);
+}
+
 // What an analysis says of itself when it is registered.
 struct Declaration {
   std::string_view name;               // for messages and tests

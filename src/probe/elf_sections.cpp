@@ -70,7 +70,13 @@ StringTable string_table(Elf* elf, std::size_t section_index) {
   return {static_cast<const char*>(data->d_buf), data->d_size};
 }
 
-void VersionNames::read_definitions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
+namespace {
+
+// Walks a version section's entries (SHT_GNU_verdef, SHT_GNU_verneed): `read` reads the
+// entry at `offset` and returns how far the next one is (0: it was the last, or could not
+// be read). sh_info counts the entries; 0 there means "until an entry says it is last".
+template <typename ReadEntry>
+void walk_version_entries(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, ReadEntry read) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (data == nullptr) {
     return;
@@ -78,52 +84,55 @@ void VersionNames::read_definitions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shd
   const StringTable strings = string_table(elf, shdr.sh_link);
   std::size_t offset = 0;
   for (std::size_t n = 0; n < shdr.sh_info || shdr.sh_info == 0; ++n) {
-    GElf_Verdef def;
-    if (gelf_getverdef(data, static_cast<int>(offset), &def) == nullptr) {
+    const std::size_t next = read(data, offset, strings);
+    if (next == 0) {
       break;
     }
-    GElf_Verdaux aux;
-    // The base definition (VER_FLG_BASE) names the file itself: its symbols are unversioned.
-    if ((def.vd_flags & VER_FLG_BASE) == 0 &&
-        gelf_getverdaux(data, static_cast<int>(offset + def.vd_aux), &aux) != nullptr) {
-      set(def.vd_ndx, strings.at(aux.vda_name));
-    }
-    if (def.vd_next == 0) {
-      break;
-    }
-    offset += def.vd_next;
+    offset += next;
   }
 }
 
+}  // namespace
+
+void VersionNames::read_definitions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
+  walk_version_entries(elf, scn, shdr,
+                       [this](Elf_Data* data, std::size_t offset, const StringTable& strings) {
+                         GElf_Verdef def;
+                         if (gelf_getverdef(data, static_cast<int>(offset), &def) == nullptr) {
+                           return std::size_t{0};
+                         }
+                         GElf_Verdaux aux;
+                         // The base definition (VER_FLG_BASE) names the file itself: its symbols are
+                         // unversioned.
+                         if ((def.vd_flags & VER_FLG_BASE) == 0 &&
+                             gelf_getverdaux(data, static_cast<int>(offset + def.vd_aux), &aux) != nullptr) {
+                           set(def.vd_ndx, strings.at(aux.vda_name));
+                         }
+                         return static_cast<std::size_t>(def.vd_next);
+                       });
+}
+
 void VersionNames::read_requirements(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
-  Elf_Data* data = elf_getdata(scn, nullptr);
-  if (data == nullptr) {
-    return;
-  }
-  const StringTable strings = string_table(elf, shdr.sh_link);
-  std::size_t offset = 0;
-  for (std::size_t n = 0; n < shdr.sh_info || shdr.sh_info == 0; ++n) {
-    GElf_Verneed need;
-    if (gelf_getverneed(data, static_cast<int>(offset), &need) == nullptr) {
-      break;
-    }
-    std::size_t aux_offset = offset + need.vn_aux;
-    for (std::size_t a = 0; a < need.vn_cnt; ++a) {
-      GElf_Vernaux aux;
-      if (gelf_getvernaux(data, static_cast<int>(aux_offset), &aux) == nullptr) {
-        break;
-      }
-      set(aux.vna_other, strings.at(aux.vna_name));
-      if (aux.vna_next == 0) {
-        break;
-      }
-      aux_offset += aux.vna_next;
-    }
-    if (need.vn_next == 0) {
-      break;
-    }
-    offset += need.vn_next;
-  }
+  walk_version_entries(elf, scn, shdr,
+                       [this](Elf_Data* data, std::size_t offset, const StringTable& strings) {
+                         GElf_Verneed need;
+                         if (gelf_getverneed(data, static_cast<int>(offset), &need) == nullptr) {
+                           return std::size_t{0};
+                         }
+                         std::size_t aux_offset = offset + need.vn_aux;
+                         for (std::size_t a = 0; a < need.vn_cnt; ++a) {
+                           GElf_Vernaux aux;
+                           if (gelf_getvernaux(data, static_cast<int>(aux_offset), &aux) == nullptr) {
+                             break;
+                           }
+                           set(aux.vna_other, strings.at(aux.vna_name));
+                           if (aux.vna_next == 0) {
+                             break;
+                           }
+                           aux_offset += aux.vna_next;
+                         }
+                         return static_cast<std::size_t>(need.vn_next);
+                       });
 }
 
 void VersionNames::set(std::size_t index, std::string_view name) {

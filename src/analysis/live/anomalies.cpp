@@ -19,9 +19,7 @@ class Anomalies final : public Analysis {
     return {
         "anomalies", Input::kCalls | Input::kCounts | Input::kTick | Input::kEnd, {typeid(AnomalySummary)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) detector_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(detector_, calls); }
   void on_counts(std::span<const CallCount>, std::span<const CallTimings> timings,
                  const Moment& now) override {
     const std::uint64_t now_ns = now.wall_ns();

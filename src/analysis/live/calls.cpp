@@ -11,13 +11,11 @@ class Calls final : public Analysis {
   Declaration declaration() const override {
     return {"calls", Input::kCalls | Input::kCounts, {typeid(CallSummary)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) calls_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(calls_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings,
                  const Moment&) override {
-    for (const auto& c : counts) calls_.add(c);
-    for (const auto& t : timings) calls_.add(t);
+    add_each(calls_, counts);
+    add_each(calls_, timings);
   }
   void publish(SnapshotParts& parts, const Moment&, bool) override { parts.put(calls_); }
 

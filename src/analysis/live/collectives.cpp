@@ -25,9 +25,7 @@ class Collectives final : public Analysis {
     inflight_.set_min_age_ns(settings.inflight_min_age_ns);
     hangs_.set_hang_after_ns(settings.hang_after_ns);
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) skew_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(skew_, calls); }
   void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns,
                    const Moment& now) override {
     inflight_.update(calls, scan_mono_ns);

@@ -15,11 +15,9 @@ class GpuActivityAnalysis final : public Analysis {
             Input::kCalls | Input::kCounts | Input::kGpu | Input::kTick | Input::kEnd,
             {typeid(GpuActivity)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) gpu_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(gpu_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>, const Moment&) override {
-    for (const auto& c : counts) gpu_.add(c);
+    add_each(gpu_, counts);
   }
   void on_gpu(const GpuSnapshot& snapshot) override { gpu_.add(snapshot); }
   void on_tick(const Moment& now) override {

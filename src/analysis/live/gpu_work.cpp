@@ -12,11 +12,9 @@ class GpuWork final : public Analysis {
   Declaration declaration() const override {
     return {"gpu work", Input::kCalls | Input::kCounts, {typeid(GpuWorkStats)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) work_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(work_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>, const Moment&) override {
-    for (const auto& c : counts) work_.add(c);
+    add_each(work_, counts);
   }
   void publish(SnapshotParts& parts, const Moment&, bool) override { parts.put(work_); }
 

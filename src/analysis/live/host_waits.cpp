@@ -18,17 +18,15 @@ class Waits final : public Analysis {
             Input::kCalls | Input::kCounts | Input::kHostWaits | Input::kTick | Input::kEnd,
             {typeid(HostWaitSummary)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) waits_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(waits_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings,
                  const Moment&) override {
     waits_.add(counts, timings);
   }
   void on_host_waits(std::span<const HostWaitProcess> processes,
                      std::span<const HostWaitTimings> waits) override {
-    for (const auto& p : processes) waits_.add(p);
-    for (const auto& w : waits) waits_.add(w);
+    add_each(waits_, processes);
+    add_each(waits_, waits);
   }
   void on_tick(const Moment& now) override {
     waits_.sweep(now.steady, env_.process_alive, kExitChecksPerTick, kExitGrace);

@@ -11,11 +11,9 @@ class Kernels final : public Analysis {
   Declaration declaration() const override {
     return {"kernels", Input::kCalls | Input::kCounts, {typeid(KernelStats)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) kernels_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(kernels_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>, const Moment&) override {
-    for (const auto& c : counts) kernels_.add(c);
+    add_each(kernels_, counts);
   }
   void publish(SnapshotParts& parts, const Moment&, bool) override { parts.put(kernels_); }
 

@@ -13,9 +13,7 @@ class Memory final : public Analysis {
   Declaration declaration() const override {
     return {"memory", Input::kCalls | Input::kTick | Input::kEnd, {typeid(MemorySummary)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) memory_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(memory_, calls); }
   void on_tick(const Moment& now) override {
     memory_.sweep(now.steady, env_.process_alive, kExitChecksPerTick, kExitGrace);
   }

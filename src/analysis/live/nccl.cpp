@@ -18,9 +18,7 @@ class Nccl final : public Analysis {
   Declaration declaration() const override {
     return {"nccl", Input::kCalls | Input::kGpuTime | Input::kTick | Input::kEnd, {typeid(NcclStats)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) nccl_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(nccl_, calls); }
   void on_gpu_time(const GpuTimeBatch& batch) override {
     for (const auto& s : batch.spans) nccl_.add_gpu(s, span_clock_.from_monotonic(s.launch_ns));
   }

@@ -12,9 +12,7 @@ class Ops final : public Analysis {
   Declaration declaration() const override {
     return {"op kernels", Input::kCalls, {typeid(OpKernelSummary)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) ops_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(ops_, calls); }
   void publish(SnapshotParts& parts, const Moment&, bool) override { parts.put(ops_.summary()); }
 
  private:

@@ -18,13 +18,11 @@ class ProcessCallsAnalysis final : public Analysis {
             Input::kCalls | Input::kCounts | Input::kTick | Input::kEnd,
             {typeid(ProcessCallsView)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) calls_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(calls_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings,
                  const Moment&) override {
-    for (const auto& c : counts) calls_.add(c);
-    for (const auto& t : timings) calls_.add(t);
+    add_each(calls_, counts);
+    add_each(calls_, timings);
   }
   void on_tick(const Moment& now) override {
     calls_.sweep(now.steady, env_.process_alive, kExitChecksPerTick);

@@ -11,9 +11,7 @@ class Series final : public Analysis {
   Declaration declaration() const override {
     return {"series", Input::kCalls | Input::kCounts | Input::kGpu, {typeid(RollupView)}};
   }
-  void on_calls(std::span<const CallEvent> calls) override {
-    for (const auto& e : calls) series_.add(e);
-  }
+  void on_calls(std::span<const CallEvent> calls) override { add_each(series_, calls); }
   void on_counts(std::span<const CallCount> counts, std::span<const CallTimings>,
                  const Moment& now) override {
     const std::int64_t now_s =
