@@ -105,10 +105,48 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentOptions options, std::shared_pt
   return a;
 }
 
+// What the always-on budget decided for the duty cycle, held until the session exists.
+struct Agent::DutyPlan {
+  bool cycle = false;  // the budget may detach the cycled probes part of the time
+  DutyCycle::Options options;
+  std::shared_ptr<std::FILE> log;  // the budget's ([trace] duty_log)
+};
+
 Status Agent::start_up() {
   const AgentConfig& config = options_.config;
   auto specs = select_probe_specs(config, options_.probes);
   if (!specs) return std::move(specs).take_error();
+  if (auto st = check_target_pids(); !st) return st;
+  if (!options_.command.empty()) {
+    auto c =
+        LaunchedCommand::spawn(options_.command, options_.search_path, options_.command_stdout_to_stderr);
+    if (!c) return make_error(ErrorKind::kLaunch, c.error());
+    child_.emplace(std::move(*c));
+  }
+  fill_trace_options(std::move(*specs));
+
+  DutyPlan duty;
+  if (config.trace.mode == TraceMode::kAlwaysOn) {
+    if (auto st = start_budget(duty); !st) return st;
+  }
+  const bool sample_gpus = options_.sample_gpus && config.gpu.sample;
+  if (auto st = start_session(sample_gpus, std::move(duty)); !st) return st;
+  // Probes inside the command's own executable (python3.11's USDT notes) are attached
+  // before it starts, not after its exec is noticed.
+  if (child_) {
+    if (auto exe = find_executable(options_.command[0], options_.search_path))
+      session_->scan_executable(*exe);
+  }
+  if (auto st = check_user_probes(); !st) return st;
+  if (sample_gpus) start_gpu_feed();
+  if (options_.capture) {
+    ingest::TraceSession* ts = session_.get();
+    options_.capture->set_switch([ts](std::uint32_t pid, bool armed) { return ts->set_capture(pid, armed); });
+  }
+  return {};
+}
+
+Status Agent::check_target_pids() {
   for (int pid : options_.pids) {
     if (!pid_exists(pid)) {
       return make_error(
@@ -126,16 +164,14 @@ Status Agent::start_up() {
           "children started from now on included");
     }
   }
-  if (!options_.command.empty()) {
-    auto c =
-        LaunchedCommand::spawn(options_.command, options_.search_path, options_.command_stdout_to_stderr);
-    if (!c) return make_error(ErrorKind::kLaunch, c.error());
-    child_.emplace(std::move(*c));
-  }
+  return {};
+}
 
+void Agent::fill_trace_options(std::vector<ProbeSpec> specs) {
+  const AgentConfig& config = options_.config;
   auto& to = trace_options_;
   to.config = config.trace;
-  to.specs = std::move(*specs);
+  to.specs = std::move(specs);
   if (!config.python.usdt_durations) {
     for (auto& s : to.specs) s.usdt_gate = UsdtGate::kNone;
   }
@@ -161,82 +197,79 @@ Status Agent::start_up() {
   to.python_hz = options_.python_hz;
   to.stuck_stack_min_age_s = config.hangs.min_age_s;
   to.host_waits = options_.host_waits;
+}
 
-  // Always-on: the probes' cost per process, estimated from calibrated trap costs and
-  // kept within the budget (agent/budget_controller.h).
-  bool cycle_duty = false;  // the budget may detach the cycled probes part of the time
-  DutyCycle::Options duty_options;
-  std::shared_ptr<std::FILE> duty_log;  // the budget's ([trace] duty_log)
-  if (config.trace.mode == TraceMode::kAlwaysOn) {
-    TrapCosts costs;
-    if (config.trace.calibrate) {
-      auto measured = probe::calibrate_traps();
-      if (measured) {
-        costs = *measured;
-      } else {
-        say(fmt::format("probe costs not calibrated ({}): no overhead estimates, sample rates stay fixed",
-                        measured.error()));
-      }
+// Always-on: the probes' cost per process, estimated from calibrated trap costs and
+// kept within the budget (agent/budget_controller.h).
+Status Agent::start_budget(DutyPlan& duty) {
+  const AgentConfig& config = options_.config;
+  TrapCosts costs;
+  if (config.trace.calibrate) {
+    auto measured = probe::calibrate_traps();
+    if (measured) {
+      costs = *measured;
+    } else {
+      say(fmt::format("probe costs not calibrated ({}): no overhead estimates, sample rates stay fixed",
+                      measured.error()));
     }
-    BudgetOptions bo;
-    bo.budget = config.trace.budget;
-    bo.adapt = config.trace.budget > 0 && costs.measured;
-    cycle_duty = bo.adapt && config.trace.duty_cycle;
-    if (cycle_duty) {
-      ingest::TraceConfig measuring = config.trace;
-      if (auto st = apply_duty_overrides(options_.duty, measuring); !st) return st;
-      duty_options.fixed_fraction = measuring.duty_fraction;
-      auto switches = open_log(measuring.duty_switch_log, "[trace] duty_switch_log or EACGM_DUTY_SWITCHES");
-      if (!switches) return std::move(switches).take_error();
-      if (*switches) duty_options.on_switch = DutyCycle::switch_logger(std::move(*switches));
-      auto log = open_log(measuring.duty_log, "[trace] duty_log or EACGM_DUTY_LOG");
-      if (!log) return std::move(log).take_error();
-      duty_log = std::move(*log);
-    }
-    bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
-    bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
-                       const ProbeInfo& p) { return probe::pinned_probe(p, pinned); };
-    const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
-    budget_ = std::make_shared<BudgetController>(
-        consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); },
-        self ? self->start_ns : 0.0);
-    consumer_ = budget_;
-    BudgetController* b = budget_.get();
-    counters_.add(agent_counter("budget_shift_raises"), [b] { return b->raises(); });
-    counters_.add(agent_counter("budget_shift_lowers"), [b] { return b->lowers(); });
   }
+  BudgetOptions bo;
+  bo.budget = config.trace.budget;
+  bo.adapt = config.trace.budget > 0 && costs.measured;
+  duty.cycle = bo.adapt && config.trace.duty_cycle;
+  if (duty.cycle) {
+    ingest::TraceConfig measuring = config.trace;
+    if (auto st = apply_duty_overrides(options_.duty, measuring); !st) return st;
+    duty.options.fixed_fraction = measuring.duty_fraction;
+    auto switches = open_log(measuring.duty_switch_log, "[trace] duty_switch_log or EACGM_DUTY_SWITCHES");
+    if (!switches) return std::move(switches).take_error();
+    if (*switches) duty.options.on_switch = DutyCycle::switch_logger(std::move(*switches));
+    auto log = open_log(measuring.duty_log, "[trace] duty_log or EACGM_DUTY_LOG");
+    if (!log) return std::move(log).take_error();
+    duty.log = std::move(*log);
+  }
+  bo.base_shift = static_cast<std::uint8_t>(std::min<std::uint32_t>(config.trace.sample_shift, 31));
+  bo.is_pinned = [pinned = std::set<std::string>(config.trace.pinned.begin(), config.trace.pinned.end())](
+                     const ProbeInfo& p) { return probe::pinned_probe(p, pinned); };
+  const auto self = process_cpu(static_cast<std::uint32_t>(getpid()));
+  budget_ = std::make_shared<BudgetController>(
+      consumer_, costs, bo, [](std::uint32_t pid) { return process_cpu(pid); }, self ? self->start_ns : 0.0);
+  consumer_ = budget_;
+  BudgetController* b = budget_.get();
+  counters_.add(agent_counter("budget_shift_raises"), [b] { return b->raises(); });
+  counters_.add(agent_counter("budget_shift_lowers"), [b] { return b->lowers(); });
+  return {};
+}
 
-  const bool sample_gpus = options_.sample_gpus && config.gpu.sample;
+Status Agent::start_session(bool sample_gpus, DutyPlan duty) {
   std::function<void()> on_round;
   if (sample_gpus) on_round = [this] { drain_gpu(); };
   auto session = ingest::TraceSession::start(
-      to, consumer_, std::move(on_round), [this](const std::string& m) { say(m); }, counters_);
+      trace_options_, consumer_, std::move(on_round), [this](const std::string& m) { say(m); }, counters_);
   if (!session) return std::move(session).take_error();
   session_ = std::move(*session);
-  if (budget_) {
-    ingest::TraceSession* ts = session_.get();
-    budget_->set_actuator([ts](std::uint32_t probe_id, std::uint8_t shift) {
-      return ts->set_probe_sample_shift(probe_id, shift);
-    });
-    if (cycle_duty) {
-      duty_ = std::make_shared<DutyCycle>(
-          [ts](bool attached, const DutyCycle::Counting& moved) {
-            return ts->set_cycled_attached(attached, moved);
-          },
-          std::move(duty_options));
-      budget_->set_duty_cycle(
-          duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); }, std::move(duty_log));
-      DutyCycle* d = duty_.get();
-      counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });
-      counters_.add(agent_counter("duty_failures"), [d] { return d->failures(); });
-    }
+  if (!budget_) return {};
+  ingest::TraceSession* ts = session_.get();
+  budget_->set_actuator([ts](std::uint32_t probe_id, std::uint8_t shift) {
+    return ts->set_probe_sample_shift(probe_id, shift);
+  });
+  if (duty.cycle) {
+    duty_ = std::make_shared<DutyCycle>(
+        [ts](bool attached, const DutyCycle::Counting& moved) {
+          return ts->set_cycled_attached(attached, moved);
+        },
+        std::move(duty.options));
+    budget_->set_duty_cycle(
+        duty_, [ts](std::uint32_t pid) { return ts->process_exit(pid); }, std::move(duty.log));
+    DutyCycle* d = duty_.get();
+    counters_.add(agent_counter("duty_switches"), [d] { return d->switches(); });
+    counters_.add(agent_counter("duty_failures"), [d] { return d->failures(); });
   }
-  // Probes inside the command's own executable (python3.11's USDT notes) are attached
-  // before it starts, not after its exec is noticed.
-  if (child_) {
-    if (auto exe = find_executable(options_.command[0], options_.search_path))
-      session_->scan_executable(*exe);
-  }
+  return {};
+}
+
+Status Agent::check_user_probes() {
+  const AgentConfig& config = options_.config;
   // A user's spec whose library is here but whose symbol is not is a typo, not a
   // library that may load later.
   for (const auto& spec : config.probes) {
@@ -254,34 +287,32 @@ Status Agent::start_up() {
   // not left to trace nothing.
   unmatched_ = probe::unmatched_library_warnings(
       config.probes, session_->report().attach,
-      to.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine);
+      trace_options_.filter_pids ? probe::TraceScope::kTargets : probe::TraceScope::kWholeMachine);
   for (const auto& w : unmatched_) say("warning: " + w);
   unmatched_count_.store(unmatched_.size(), std::memory_order_relaxed);
   counters_.add(agent_counter("unmatched_probes"),
                 [this] { return unmatched_count_.load(std::memory_order_relaxed); });
-  if (sample_gpus) {
-    sample::GpuFeedOptions fo;
-    fo.interval = seconds(config.gpu.interval_s);
-    fo.filter_processes = to.filter_pids;
-    fo.roots = to.pids;
-    fo.nvml_library = options_.nvml_library;
-    auto feed = sample::GpuFeed::start(fo, mailbox_);
-    if (feed) {
-      gpu_feed_ = std::move(*feed);
-      sample::GpuFeed* f = gpu_feed_.get();
-      sample::SnapshotMailbox* mb = mailbox_.get();
-      counters_.add(agent_counter("gpu_passes"), [f] { return f->passes(); });
-      counters_.add(agent_counter("gpu_skipped"), [f] { return f->skipped_deadlines(); });
-      counters_.add(agent_counter("gpu_dropped"), [mb] { return mb->dropped(); });
-    } else {
-      say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
-    }
-  }
-  if (options_.capture) {
-    ingest::TraceSession* ts = session_.get();
-    options_.capture->set_switch([ts](std::uint32_t pid, bool armed) { return ts->set_capture(pid, armed); });
-  }
   return {};
+}
+
+void Agent::start_gpu_feed() {
+  const AgentConfig& config = options_.config;
+  sample::GpuFeedOptions fo;
+  fo.interval = seconds(config.gpu.interval_s);
+  fo.filter_processes = trace_options_.filter_pids;
+  fo.roots = trace_options_.pids;
+  fo.nvml_library = options_.nvml_library;
+  auto feed = sample::GpuFeed::start(fo, mailbox_);
+  if (!feed) {
+    say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
+    return;
+  }
+  gpu_feed_ = std::move(*feed);
+  sample::GpuFeed* f = gpu_feed_.get();
+  sample::SnapshotMailbox* mb = mailbox_.get();
+  counters_.add(agent_counter("gpu_passes"), [f] { return f->passes(); });
+  counters_.add(agent_counter("gpu_skipped"), [f] { return f->skipped_deadlines(); });
+  counters_.add(agent_counter("gpu_dropped"), [mb] { return mb->dropped(); });
 }
 
 std::string Agent::ready_line() const {

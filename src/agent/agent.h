@@ -50,7 +50,7 @@ struct AgentOptions {
   // module): $PATH, where `command` is found; $EACGM_NVML_LIBRARY ("": the driver's NVML).
   std::string search_path = kDefaultSearchPath;
   std::string nvml_library;
-  DutyOverrides duty;                     // the environment's EACGM_DUTY_*, over [trace]'s
+  DutyOverrides duty;  // the environment's EACGM_DUTY_*, over [trace]'s
   // Polled by the control loop (about every 50 ms, on run()'s thread): true ends the
   // trace as a stop would, with exit code 0 (a daemon reloading its configuration).
   std::function<bool()> should_end;
@@ -86,7 +86,16 @@ class Agent {
 
  private:
   Agent(AgentOptions options, std::shared_ptr<Consumer> consumer, Notice notice);
+  struct DutyPlan;
+  // start()'s steps, in order: the targets, the trace's options, the always-on budget,
+  // the session, the user's specs against what it found, the GPU feed.
   Status start_up();
+  Status check_target_pids();
+  void fill_trace_options(std::vector<ProbeSpec> specs);
+  Status start_budget(DutyPlan& duty);
+  Status start_session(bool sample_gpus, DutyPlan duty);
+  Status check_user_probes();
+  void start_gpu_feed();
   void release_notices();
   void say(const std::string& message);
   void drain_gpu();

@@ -38,7 +38,7 @@ static_assert(offsetof(eacgm_record, str2) == 224);
 static_assert(EACGM_REC_SIZE_NO_STR == offsetof(eacgm_record, str));
 static_assert(EACGM_REC_SIZE_STR == offsetof(eacgm_record, str2));
 static_assert(EACGM_REC_SIZE_FULL == sizeof(eacgm_record));
-// Capture sources and probe flags both sides interpret (src/probe/bpf_tracer.cpp maps
+// Capture sources and probe flags both sides interpret (src/probe/probe_encoding.cpp maps
 // ArgSource onto the sources).
 static_assert(EACGM_SRC_ARG == 6);
 static_assert(EACGM_PROBE_ENABLED == 0x2);  // muting clears it in place (BpfTracer::set_probe_enabled)

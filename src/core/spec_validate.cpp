@@ -158,7 +158,8 @@ std::optional<SpecViolation> check_probe_fields(const ProbeSpec& spec) {
   return std::nullopt;
 }
 
-std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
+// The arg's name: snake_case, and unique within the probe.
+std::optional<SpecViolation> check_arg_name(const ProbeSpec& spec, std::size_t i) {
   const ArgSpec& arg = spec.args[i];
   if (!is_arg_identifier(arg.name)) {
     return arg_violation(i, "name",
@@ -176,9 +177,13 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                                        arg.name, j + 1));
     }
   }
-  if (arg_kind_name(arg.kind) == "?") {
-    return arg_violation(i, "kind", fmt::format("unknown kind {}", static_cast<int>(arg.kind)));
-  }
+  return std::nullopt;
+}
+
+// Where the arg is read from (register, stack slot, pt_regs slot, an earlier arg, a USDT
+// operand), within the BPF side's limits and with a kind that source can hold.
+std::optional<SpecViolation> check_arg_source(const ProbeSpec& spec, std::size_t i) {
+  const ArgSpec& arg = spec.args[i];
   switch (arg.source) {
     case ArgSource::kRegister:
       if (arg.index > kMaxRegisterIndex) {
@@ -260,9 +265,13 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
     default:
       return arg_violation(i, "reg", fmt::format("unknown argument source {}", static_cast<int>(arg.source)));
   }
-  if (arg_format_name(arg.format) == "?") {
-    return arg_violation(i, "format", fmt::format("unknown format {}", static_cast<int>(arg.format)));
-  }
+  return std::nullopt;
+}
+
+// at_exit and offset read memory: only deref kinds, and at_exit only where an exit
+// reads it.
+std::optional<SpecViolation> check_arg_memory(const ProbeSpec& spec, std::size_t i) {
+  const ArgSpec& arg = spec.args[i];
   if (arg.at_exit) {
     if (spec.split_return) {
       return arg_violation(i, "at_exit", "a split return carries no args; read them at entry");
@@ -290,6 +299,12 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                     "deref_dim3, string), not kind \"{}\"",
                     arg.offset, arg_kind_name(arg.kind)));
   }
+  return std::nullopt;
+}
+
+// A probe captures at most kMaxStringArgs strings; a continuing one follows the first.
+std::optional<SpecViolation> check_string_arg(const ProbeSpec& spec, std::size_t i) {
+  const ArgSpec& arg = spec.args[i];
   if (arg.kind == ArgKind::kString) {
     std::size_t earlier = 0;
     for (std::size_t j = 0; j < i; ++j) earlier += spec.args[j].kind == ArgKind::kString;
@@ -306,6 +321,21 @@ std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
                                        kStringContinuation));
     }
   }
+  return std::nullopt;
+}
+
+std::optional<SpecViolation> check_arg(const ProbeSpec& spec, std::size_t i) {
+  const ArgSpec& arg = spec.args[i];
+  if (auto v = check_arg_name(spec, i)) return v;
+  if (arg_kind_name(arg.kind) == "?") {
+    return arg_violation(i, "kind", fmt::format("unknown kind {}", static_cast<int>(arg.kind)));
+  }
+  if (auto v = check_arg_source(spec, i)) return v;
+  if (arg_format_name(arg.format) == "?") {
+    return arg_violation(i, "format", fmt::format("unknown format {}", static_cast<int>(arg.format)));
+  }
+  if (auto v = check_arg_memory(spec, i)) return v;
+  if (auto v = check_string_arg(spec, i)) return v;
   return std::nullopt;
 }
 

@@ -14,10 +14,7 @@
 #include "probe/always_on.h"
 #include "probe/elf_symbols.h"
 #include "probe/library_match.h"
-#include "probe/python_layouts.h"
 #include "probe/python_usdt.h"
-#include "probe/symbol_names.h"
-#include "probe/usdt_args.h"
 #include "probe/usdt_notes.h"
 
 namespace eacgm::probe {
@@ -284,75 +281,16 @@ std::vector<AttachedFileInfo> Attacher::files() const {
   return out;
 }
 
-void Attacher::resolve_usdt(const ProbeSpec& spec, const std::vector<UsdtProbe>& notes,
-                            const std::string& path, std::vector<ProbePoint>& entries,
-                            const std::function<void(const std::string&)>& fail) {
-  const auto colon = spec.usdt.find(':');
-  const std::string_view provider = std::string_view(spec.usdt).substr(0, colon);
-  const std::string_view name = std::string_view(spec.usdt).substr(colon + 1);
-  bool found = false;
-  // A probe macro expanded in several places (inlining) has one note per site.
-  for (const UsdtProbe& note : notes) {
-    if (note.provider != provider || note.name != name) continue;
-    found = true;
-    auto operands = parse_usdt_operands(note.arguments);
-    if (!operands) {
-      fail(fmt::format("{} in {}: {}", spec.usdt, path, operands.error()));
-      continue;
-    }
-    // Operand locations differ per build, so each site gets its own resolved spec.
-    ProbeSpec resolved = spec;
-    bool ok = true;
-    for (ArgSpec& a : resolved.args) {
-      auto r = resolve_usdt_arg(a, *operands);
-      if (!r) {
-        fail(fmt::format("{} in {}: {}", spec.usdt, path, r.error()));
-        ok = false;
-        break;
-      }
-      a = *r;
-    }
-    if (!ok) continue;
-    ProbeInfo info;
-    info.function = spec.name;
-    info.symbol = spec.usdt;
-    info.library = path;
-    info.spec = std::move(resolved);
-    auto probe = register_probe(std::move(info), fail);
-    if (!probe) continue;
-    stats_.resolved_specs.insert(spec.name);
-    entries.push_back({note.file_offset, probe->id, note.semaphore_offset});
-  }
-  if (!found) {
-    ++stats_.unresolved;
-    stats_.unresolved_in.emplace(spec.name, path);
-  }
-}
-
-bool Attacher::spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,
-                          std::uint64_t dev, std::uint64_t inode, bool by_symbol) {
-  if (spec.until_driver) {
-    // Once the driver's probes of its operation are attached, never again.
-    if (auto op = driver_operation(spec); op && at_driver_.contains(*op)) return false;
-  }
-  if (library_matches(spec.library, path)) return true;
-  // A runtime linked statically: known by what the file defines, not by its name.
-  return by_symbol && !spec.also_where_defined.empty() &&
-         defined_.defines(open_path, dev, inode, spec.also_where_defined);
-}
-
 void Attacher::attach_file(FileRecord& file) {
   const std::string& path = file.path;
   const std::string& open_path = file.open_path;
-  const std::uint64_t it_dev = file.dev;
-  const std::uint64_t it_inode = file.inode;
   std::vector<const ProbeSpec*> matching;
   for (const auto& s : specs_) {
-    if (spec_wants(s, path, open_path, it_dev, it_inode, !file.from_ld_cache)) matching.push_back(&s);
+    if (spec_wants(s, path, open_path, file.dev, file.inode, !file.from_ld_cache)) matching.push_back(&s);
   }
   if (matching.empty()) return;
   for (const ProbeSpec* spec : matching) stats_.library_matched.insert(spec->name);
-  auto fail = [&](const std::string& msg) {
+  const std::function<void(const std::string&)> fail = [&](const std::string& msg) {
     ++stats_.attach_failures;
     if (stats_.failure_messages.size() < kMaxFailureMessages) stats_.failure_messages.push_back(msg);
   };
@@ -363,99 +301,47 @@ void Attacher::attach_file(FileRecord& file) {
     fail(elf.error());
     return;
   }
-  // Resolve every spec first, then attach the file's probes together.
-  GroupPoints own;  // the file's probes but the runtime's stand-ins for the driver
-  std::vector<ProbePoint>& entries = own.entries;
-  const std::vector<ProbePoint>& exits = own.exits;
-  const std::vector<ProbePoint>& counted = own.counted;
-  std::vector<ProbePoint> cycled;
-  std::map<DriverOperation, GroupPoints> stand_in_points;
   std::optional<std::vector<UsdtProbe>> usdt;  // read once, when a spec asks
-  auto notes = [&]() -> const std::vector<UsdtProbe>& {
+  const std::function<const std::vector<UsdtProbe>&()> notes = [&]() -> const std::vector<UsdtProbe>& {
     if (!usdt) {
       auto read = read_usdt_probes(open_path);
       usdt.emplace(read ? std::move(*read) : std::vector<UsdtProbe>{});
     }
     return *usdt;
   };
-  bool gated = false;  // a resolved USDT probe whose gate this file may need
-  for (const ProbeSpec* spec : matching) {
-    if (!spec->usdt.empty()) {
-      const std::size_t before = entries.size();
-      resolve_usdt(*spec, notes(), path, entries, fail);
-      gated = gated || (spec->usdt_gate == UsdtGate::kCPythonLineTracing && entries.size() > before);
-      continue;
-    }
-    // A USDT fallback stands aside where the file has the real probes.
-    if (!spec->unless_usdt.empty() && has_usdt_probe(notes(), spec->unless_usdt)) continue;
-    std::vector<const ElfSymbol*> symbols;
-    if (spec->symbol_is_pattern) {
-      symbols = elf->match(spec->symbol);
-    } else if (const ElfSymbol* s = elf->find(spec->symbol)) {
-      symbols.push_back(s);
-    } else {
-      ++stats_.unresolved;
-      stats_.unresolved_in.emplace(spec->name, path);
-      continue;
-    }
-    // Offsets that depend on the file: the interpreter's version.
-    ProbeSpec laid_out;
-    if (spec->layout == ArgLayout::kCPythonFrame) {
-      auto interp = python_interpreter_layout(path, open_path, *elf);
-      if (!interp) {
-        if (warned_.insert(interp.error()).second) notice_("warning: not traced: " + interp.error());
-        ++stats_.unresolved;
-        stats_.unresolved_in.emplace(spec->name, path);
-        continue;
-      }
-      laid_out = *spec;
-      laid_out.args = python_frame_args(interp->layout);
-      spec = &laid_out;
-      if (const PythonVersion v = interp->layout->version; v.major == 3 && v.minor >= 11) {
-        const std::string note = fmt::format(
-            "{}: CPython {}.{} runs Python-to-Python calls inside one eval loop, so its frame probe "
-            "sees only the calls entering it from C (import machinery, callbacks), not your "
-            "functions; for where the time goes see `eacgm run`'s Python hot spots (sampled stacks)",
-            path, v.major, v.minor);
-        if (warned_.insert(note).second) notice_("notice: " + note);
-      }
-    }
-    if (!symbols.empty()) stats_.resolved_specs.insert(spec->name);
-    for (const ElfSymbol* sym : symbols) {
-      ProbeInfo info;
-      info.function = spec->symbol_is_pattern ? pattern_probe_name(spec->name_rule, sym->name) : spec->name;
-      if (info.function.empty()) continue;
-      info.symbol = sym->name;
-      info.library = path;
-      info.spec = *spec;
-      auto probe = register_probe(std::move(info), fail);
-      if (!probe) continue;
-      const ProbePoint point{sym->file_offset, probe->id};
-      const auto op = spec->until_driver ? driver_operation(*spec) : std::nullopt;
-      GroupPoints& group = op ? stand_in_points[*op] : own;
-      if (probe->counted) {
-        (probe->cycled ? cycled : group.counted).push_back(point);
-        continue;
-      }
-      group.entries.push_back(point);
-      if (spec->with_exit) group.exits.push_back(point);
-    }
+  // Resolve every spec first, then attach the file's probes together.
+  FilePoints points = resolve_points(path, open_path, matching, *elf, notes, fail);
+  const bool gated = points.gated;
+  AttachedCounts here = attach_points(file, std::move(points), fail);
+  if (gated && here.probes > 0) hold_entry_gate(file, *elf, notes(), fail, here.uprobes);
+  file.uprobes += here.uprobes;
+  stats_.uprobes += here.uprobes;
+  stats_.probes += here.probes;
+  if (here.probes > 0) {
+    ++stats_.libraries;
+    notice_(fmt::format("attached {} probes to {}", here.probes, path));
   }
-  std::size_t attached_here = 0;
-  std::size_t uprobes_here = 0;
+  driver_probes_attached(file);
+}
+
+Attacher::AttachedCounts Attacher::attach_points(FileRecord& file, FilePoints points,
+                                                 const std::function<void(const std::string&)>& fail) {
+  const std::string& open_path = file.open_path;
+  AttachedCounts here;
   std::vector<std::uint32_t> unattached;  // registered, then refused by the kernel
   // Points now on a link of the file's (or waiting for the duty cycle to attach them).
   auto take = [&](PointLinks got, std::vector<UprobeLink>& links) {
-    attached_here += got.ids.size();
-    uprobes_here += got.uprobes;
+    here.probes += got.ids.size();
+    here.uprobes += got.uprobes;
     file.probe_ids.insert(file.probe_ids.end(), got.ids.begin(), got.ids.end());
     for (auto& link : got.links) links.push_back(std::move(link));
   };
-  take(attach_per_call(open_path, entries, exits, fail, unattached), file.links);
+  take(attach_per_call(open_path, points.own.entries, points.own.exits, fail, unattached), file.links);
   // Counted probes: one session link (the entry, and the return of sampled calls).
-  take(attach_counted(open_path, counted, fail, unattached), file.links);
+  take(attach_counted(open_path, points.own.counted, fail, unattached), file.links);
   // Cycled probes: a link of their own, which the duty cycle detaches and attaches
   // again (set_cycled_attached); while they are detached, it waits.
+  std::vector<ProbePoint>& cycled = points.cycled;
   if (!cycled.empty()) {
     std::optional<UprobeLink> link;
     if (cycled_attached_) {
@@ -468,8 +354,8 @@ void Attacher::attach_file(FileRecord& file) {
     }
     if (link || !cycled_attached_) {
       file.cycled_link = std::move(link);
-      attached_here += cycled.size();
-      uprobes_here += cycled.size();
+      here.probes += cycled.size();
+      here.uprobes += cycled.size();
       for (const auto& point : cycled) file.probe_ids.push_back(point.probe_id);
       file.cycled = std::move(cycled);
     } else {
@@ -478,13 +364,13 @@ void Attacher::attach_file(FileRecord& file) {
   }
   // The runtime's stand-ins for the driver: links of their own per operation, so that
   // those of one operation can be detached alone (leave_to_driver).
-  for (auto& [op, points] : stand_in_points) {
+  for (auto& [op, group] : points.stand_ins) {
     StandIn& stand_in = file.stand_ins[op];
-    const std::size_t before = uprobes_here;
+    const std::size_t before = here.uprobes;
     const std::size_t ids_before = file.probe_ids.size();
-    take(attach_per_call(open_path, points.entries, points.exits, fail, unattached), stand_in.links);
-    take(attach_counted(open_path, points.counted, fail, unattached), stand_in.links);
-    stand_in.uprobes += uprobes_here - before;
+    take(attach_per_call(open_path, group.entries, group.exits, fail, unattached), stand_in.links);
+    take(attach_counted(open_path, group.counted, fail, unattached), stand_in.links);
+    stand_in.uprobes += here.uprobes - before;
     stand_in.probe_ids.insert(stand_in.probe_ids.end(),
                               file.probe_ids.begin() + static_cast<std::ptrdiff_t>(ids_before),
                               file.probe_ids.end());
@@ -492,15 +378,11 @@ void Attacher::attach_file(FileRecord& file) {
   }
   // Ids the kernel refused go back at once.
   for (std::uint32_t id : unattached) unregister_probe(id);
-  if (gated && attached_here > 0) hold_entry_gate(file, *elf, notes(), fail, uprobes_here);
-  file.uprobes += uprobes_here;
-  stats_.uprobes += uprobes_here;
-  stats_.probes += attached_here;
-  if (attached_here > 0) {
-    ++stats_.libraries;
-    notice_(fmt::format("attached {} probes to {}", attached_here, path));
-  }
-  // The driver's probes of an operation attached: its runtime stand-ins step aside.
+  return here;
+}
+
+// The driver's probes of an operation attached: its runtime stand-ins step aside.
+void Attacher::driver_probes_attached(const FileRecord& file) {
   std::set<DriverOperation> now_at_driver;
   for (std::uint32_t id : file.probe_ids) {
     auto probe = table_.get(id);
@@ -509,7 +391,7 @@ void Attacher::attach_file(FileRecord& file) {
   }
   if (!now_at_driver.empty()) {
     at_driver_.insert(now_at_driver.begin(), now_at_driver.end());
-    leave_to_driver(now_at_driver, path);
+    leave_to_driver(now_at_driver, file.path);
   }
 }
 

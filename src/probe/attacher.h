@@ -136,6 +136,18 @@ class Attacher {
     std::vector<std::uint32_t> ids;
     std::size_t uprobes = 0;
   };
+  // A file's resolved points, by how they are attached.
+  struct FilePoints {
+    GroupPoints own;                 // the file's probes but the runtime's stand-ins for the driver
+    std::vector<ProbePoint> cycled;  // counted probes the duty cycle switches
+    std::map<DriverOperation, GroupPoints> stand_ins;
+    bool gated = false;  // a resolved USDT probe whose gate this file may need
+  };
+  // What one file's attach added: probes (entry+exit counts once) and kernel uprobes.
+  struct AttachedCounts {
+    std::size_t probes = 0;
+    std::size_t uprobes = 0;
+  };
   struct FileRecord {
     std::string path;
     std::string open_path;
@@ -152,7 +164,27 @@ class Attacher {
 
   void consider(const std::string& path, const std::string& open_path, std::uint64_t dev, std::uint64_t inode,
                 bool from_ld_cache = false);
+  // Resolves the specs that want the file, attaches their probes together, and steps
+  // the runtime's stand-ins aside for driver probes it brought.
   void attach_file(FileRecord& file);
+  // The matching specs' probes in one file (registered, not yet attached); `notes`
+  // reads the file's USDT notes once, when a spec first asks.
+  FilePoints resolve_points(const std::string& path, const std::string& open_path,
+                            const std::vector<const ProbeSpec*>& matching, const ElfSymbolTable& elf,
+                            const std::function<const std::vector<UsdtProbe>&()>& notes,
+                            const std::function<void(const std::string&)>& fail);
+  // One symbol spec: its symbols (or pattern's), laid out for the file's interpreter
+  // where it reads frames, into `points` by how they attach.
+  void resolve_symbols(const ProbeSpec& matched, const std::string& path, const std::string& open_path,
+                       const ElfSymbolTable& elf, const std::function<void(const std::string&)>& fail,
+                       FilePoints& points);
+  // Attaches a file's resolved points onto its links; the ids the kernel refused are
+  // released.
+  AttachedCounts attach_points(FileRecord& file, FilePoints points,
+                               const std::function<void(const std::string&)>& fail);
+  // The driver's probes of an operation attached to `file`: its runtime stand-ins step
+  // aside (leave_to_driver).
+  void driver_probes_attached(const FileRecord& file);
   // The spec's library pattern names the file, or (`by_symbol`) the file defines the
   // spec's also_where_defined symbol.
   bool spec_wants(const ProbeSpec& spec, const std::string& path, const std::string& open_path,

@@ -4,258 +4,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <numeric>
 #include <span>
 #include <string_view>
-#include <thread>
 #include <utility>
 
-#include "core/proc_file.h"
 #include "probe/always_on.h"
 #include "probe/percpu_maps.h"
 #include "probe/uprobe_multi.h"
 #include "trace.skel.h"
 
 namespace eacgm::probe {
-
-std::string errno_text(int err) { return std::strerror(err < 0 ? -err : err); }
-
-namespace {
-
-// libbpf's messages go to the capture open on the calling thread (libbpf logs
-// synchronously, from the thread running the operation), or nowhere.
-thread_local LibbpfLogCapture* t_capture = nullptr;
-std::atomic<bool> g_libbpf_debug{false};
-
-int capture_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  if (g_libbpf_debug.load(std::memory_order_relaxed)) return vfprintf(stderr, format, args);
-  if (level == LIBBPF_DEBUG || t_capture == nullptr) return 0;
-  char buf[1024];
-  int n = vsnprintf(buf, sizeof(buf), format, args);
-  if (n > 0) t_capture->append(std::string_view(buf, std::min(static_cast<std::size_t>(n), sizeof(buf) - 1)));
-  return n;
-}
-
-std::uint64_t capability_mask() {
-  const std::string status = read_small_file("/proc/self/status").value_or("");
-  std::string_view value = line_after(status, "CapEff:").value_or("");
-  std::uint64_t mask = 0;
-  parse_number(next_field(value), mask, 16);
-  return mask;
-}
-
-}  // namespace
-
-void set_libbpf_debug(bool on) { g_libbpf_debug.store(on, std::memory_order_relaxed); }
-
-LibbpfLogCapture::LibbpfLogCapture() : outer_(t_capture) { t_capture = this; }
-
-LibbpfLogCapture::~LibbpfLogCapture() { t_capture = outer_; }
-
-void LibbpfLogCapture::append(std::string_view text) {
-  text_.append(text);
-  if (text_.size() <= kMaxBytes) return;
-  // Keep the latest whole lines: a failure's reason comes last.
-  std::size_t cut = text_.size() - kMaxBytes;
-  std::size_t eol = text_.find('\n', cut);
-  text_.erase(0, eol == std::string::npos ? cut : eol + 1);
-}
-
-std::string LibbpfLogCapture::last_lines(std::size_t n) const {
-  std::vector<std::string_view> lines;
-  std::string_view rest(text_);
-  while (!rest.empty()) {
-    std::size_t eol = rest.find('\n');
-    std::string_view line = rest.substr(0, eol);
-    if (!line.empty()) lines.push_back(line);
-    rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
-  }
-  std::string out;
-  for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
-    out += "\n  libbpf: ";
-    out += lines[i];
-  }
-  return out;
-}
-
-Status check_abi_version(std::uint32_t object_version) {
-  if (object_version == EACGM_ABI_VERSION) return {};
-  return make_error(
-      fmt::format("eacgm's BPF object was built for record ABI version {}, but this eacgm reads version {}: "
-                  "the embedded object is stale; rebuild eacgm from one source tree",
-                  object_version, EACGM_ABI_VERSION));
-}
-
-Status check_bpf_privileges() {
-  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
-  std::uint64_t caps = capability_mask();
-  auto has = [caps](int cap) { return (caps >> cap) & 1; };
-  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return {};
-  return make_errno_error(
-      EPERM, "tracing needs root (or the CAP_BPF and CAP_PERFMON capabilities): run eacgm with sudo");
-}
-
-Status check_kernel_btf(const std::string& custom_path) {
-  const std::string path = custom_path.empty() ? "/sys/kernel/btf/vmlinux" : custom_path;
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0) return {};
-  const int err = errno;
-  if (custom_path.empty()) {
-    return make_errno_error(
-        err,
-        "this kernel exposes no BTF type information (/sys/kernel/btf/vmlinux is missing): "
-        "use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or pass --btf FILE with this kernel's BTF");
-  }
-  return make_errno_error(
-      err, fmt::format("cannot read BTF file {}: {} (check the --btf path)", path, errno_text(err)));
-}
-
-// Sources reach the kernel as their numbers.
-static_assert(static_cast<int>(ArgSource::kRegister) == EACGM_SRC_REG);
-static_assert(static_cast<int>(ArgSource::kStack) == EACGM_SRC_STACK);
-static_assert(static_cast<int>(ArgSource::kPtReg) == EACGM_SRC_PTREG);
-static_assert(static_cast<int>(ArgSource::kPtRegMem) == EACGM_SRC_PTREG_MEM);
-static_assert(static_cast<int>(ArgSource::kArg) == EACGM_SRC_ARG);
-
-namespace {
-
-// An argument's position for struct eacgm_count, EACGM_COUNT_NONE when absent.
-std::uint8_t count_arg(const ProbeSpec& spec, std::string_view name) {
-  const int i = arg_index(spec, name);
-  return i < 0 ? EACGM_COUNT_NONE : static_cast<std::uint8_t>(i);
-}
-
-// What a counted probe keeps of each call: the kernel handle of launches, the bytes of
-// copies and memsets (from the same derived args the per-call path reports).
-eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
-  eacgm_count c{};
-  c.handle_arg = EACGM_COUNT_NONE;
-  c.bytes_arg = EACGM_COUNT_NONE;
-  c.bytes_arg2 = EACGM_COUNT_NONE;
-  c.sample_shift = sample_shift;
-  c.stream_arg = count_arg(spec, "stream");
-  for (const DerivedArg& d : spec.derived) {
-    if (d.op == DerivedArg::Op::kKernelName) c.handle_arg = count_arg(spec, d.from);
-    if (d.name != "bytes") continue;
-    switch (d.op) {
-      case DerivedArg::Op::kCopy:
-        c.bytes_arg = count_arg(spec, d.from);
-        break;
-      case DerivedArg::Op::kTimes2:
-        c.bytes_arg = count_arg(spec, d.from);
-        c.bytes_shift = 1;
-        break;
-      case DerivedArg::Op::kTimes4:
-        c.bytes_arg = count_arg(spec, d.from);
-        c.bytes_shift = 2;
-        break;
-      case DerivedArg::Op::kProduct:
-        c.bytes_arg = count_arg(spec, d.from);
-        c.bytes_arg2 = count_arg(spec, d.with);
-        if (c.bytes_arg2 == EACGM_COUNT_NONE) c.bytes_arg = EACGM_COUNT_NONE;
-        break;
-      default:
-        break;
-    }
-  }
-  return c;
-}
-
-// The stack argument words the entry of `p` reads, for eacgm_count.stack_words (the BPF
-// side reads them in one read): arguments on the stack, the next word of a dim3 there,
-// and the words of a split dim3 that run on from r9 onto the stack, as
-// bpf/trace.bpf.c's load_word and resolve_arg take them. 0: none, or more than one read
-// holds (each is then read alone).
-std::uint8_t stack_words(const eacgm_probe& p) {
-  unsigned lo = EACGM_STACK_WORDS, hi = 0;
-  const auto use = [&](unsigned word) {
-    lo = std::min(lo, word);
-    hi = std::max(hi, word + 1);
-  };
-  const bool counted = (p.flags & EACGM_PROBE_COUNT) != 0;
-  for (std::uint32_t i = 0; i < p.nargs && i < EACGM_MAX_ARGS; ++i) {
-    if (counted && ((p.count.capture_mask >> i) & 1) == 0) continue;
-    const eacgm_arg_spec& a = p.args[i];
-    if (a.source == EACGM_SRC_STACK) use(a.index);
-    if (a.kind == EACGM_KIND_DIM3 && a.source == EACGM_SRC_STACK) use(a.index + 1u);
-    if (a.kind == EACGM_KIND_DIM3_SPLIT) {
-      unsigned source = a.source, index = a.index;
-      for (int k = 0; k < 2; ++k) {
-        if (source == EACGM_SRC_REG && index >= 5) {
-          source = EACGM_SRC_STACK;
-          index = 0;
-        } else {
-          ++index;
-        }
-        if (source == EACGM_SRC_STACK) use(index);
-      }
-    }
-  }
-  if (hi == 0 || hi > EACGM_STACK_WORDS) return 0;
-  return static_cast<std::uint8_t>(lo | (hi - lo) << 4);
-}
-
-}  // namespace
-
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled) {
-  eacgm_probe p{};
-  p.count = count_rule(spec, sample_shift);
-  p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
-  if (counted) {
-    // One trap per call: counted at entry, no record, so no strings or exit captures;
-    // only the arguments up to the last one the count reads are captured.
-    p.flags = EACGM_PROBE_ENABLED | EACGM_PROBE_COUNT |
-              (spec.ret == ReturnKind::kInt32 && error_rule(spec) == ErrorRule::kNonZero ? EACGM_PROBE_RET_ERR
-                                                                                         : 0) |
-              (cycled ? EACGM_PROBE_CYCLED : 0);
-    std::uint32_t needed = 0;
-    for (std::uint8_t a : {p.count.handle_arg, p.count.bytes_arg, p.count.bytes_arg2, p.count.stream_arg}) {
-      if (a == EACGM_COUNT_NONE || a >= p.nargs) continue;
-      needed = std::max<std::uint32_t>(needed, a + 1u);
-      // The argument, and the ones its pointer chain reads through.
-      for (std::uint32_t i = a;; i = spec.args[i].index) {
-        p.count.capture_mask |= static_cast<std::uint8_t>(1u << i);
-        if (spec.args[i].source != ArgSource::kArg || spec.args[i].index >= i) break;
-      }
-    }
-    p.nargs = std::min(p.nargs, needed);
-  } else {
-    // A split return is paired in user space: the kernel sends both halves as they come.
-    const bool split = spec.with_exit && spec.split_return;
-    p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
-              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
-  }
-  // Only a return can clear the thread's mark.
-  if (waits_in_calls(spec) && (counted || (p.flags & EACGM_PROBE_EXIT) != 0)) p.flags |= EACGM_PROBE_WAIT;
-  std::size_t strings = 0;
-  for (std::uint32_t i = 0; i < p.nargs; ++i) {
-    const ArgSpec& a = spec.args[i];
-    p.args[i].source = static_cast<std::uint8_t>(a.source);
-    p.args[i].index = a.index;
-    p.args[i].kind = static_cast<std::uint8_t>(a.kind);
-    p.args[i].deref_offset = a.offset;
-    p.args[i].disp = static_cast<std::int16_t>(a.displacement);
-    if (counted) continue;
-    p.args[i].flags = a.at_exit ? EACGM_ARG_AT_EXIT : 0;
-    if (a.at_exit) p.flags |= EACGM_PROBE_EXIT_ARGS;
-    // The second string of a spec goes to the record's str2.
-    if (a.kind == ArgKind::kString) {
-      const bool second = strings++ > 0;
-      if (second) p.args[i].flags |= EACGM_ARG_STR2;
-      p.flags |= second ? EACGM_PROBE_STR2 : EACGM_PROBE_STR;
-    }
-  }
-  p.count.stack_words = stack_words(p);
-  return p;
-}
 
 Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& options, bool multi,
                                                             bool session) {
@@ -326,7 +89,7 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
 Result<std::unique_ptr<BpfTracer>> BpfTracer::open(const BpfOptions& options) {
   if (auto st = check_bpf_privileges(); !st) return std::move(st).take_error();
   if (auto st = check_kernel_btf(options.btf_path); !st) return std::move(st).take_error();
-  libbpf_set_print(capture_libbpf_log);
+  route_libbpf_messages();
 
   // First with uprobe sessions (Linux 6.13+: the always-on mode) and uprobe_multi
   // programs; older kernels reject them, and the programs they take serve alone.

@@ -20,6 +20,9 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 #include "probe/bpf_link.h"
+#include "probe/bpf_preflight.h"
+#include "probe/libbpf_log.h"
+#include "probe/probe_encoding.h"
 
 struct trace_bpf;
 struct ring_buffer;
@@ -90,15 +93,6 @@ struct ProbePoint {
   std::uint32_t probe_id = 0;
   std::uint64_t ref_ctr_offset = 0;  // USDT semaphore's file offset; 0: none
 };
-
-// Encodes a spec's captures for the kernel (shared by the loader and its tests). A
-// counted probe (always-on) gets EACGM_PROBE_COUNT and its count rule: the handle it
-// splits counts by (a launch's kernel) and its bytes, from the spec's derived args;
-// one call in 2^sample_shift per CPU is timed. Probes of calls a thread waits in
-// (waits_in_calls) with a return get EACGM_PROBE_WAIT. `cycled`: a counted probe that
-// counts only while the duty window is open.
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0,
-                         bool cycled = false);
 
 class BpfTracer {
  public:
@@ -195,42 +189,5 @@ class BpfTracer {
   mutable std::mutex ids_mutex_;
   std::set<std::uint32_t> stored_;  // ids with a probe entry
 };
-
-// Prints every libbpf message (verifier logs included) to stderr as it comes, instead of
-// keeping them for errors: the program's edge sets it from EACGM_LIBBPF_DEBUG. libbpf's
-// print callback is one per process, and so is this switch.
-void set_libbpf_debug(bool on);
-
-// libbpf's messages during one operation (load, attach), kept rather than printed so
-// that operation's error can quote them. Captures on the creating thread until
-// destroyed (nesting restores the outer capture); bounded, keeping the latest lines.
-class LibbpfLogCapture {
- public:
-  LibbpfLogCapture();
-  ~LibbpfLogCapture();
-  LibbpfLogCapture(const LibbpfLogCapture&) = delete;
-  LibbpfLogCapture& operator=(const LibbpfLogCapture&) = delete;
-
-  static constexpr std::size_t kMaxBytes = 16u << 10;
-  void append(std::string_view text);
-  const std::string& text() const { return text_; }
-  // The last `n` lines, each as "\n  libbpf: LINE" (empty when nothing was logged).
-  std::string last_lines(std::size_t n = 3) const;
-
- private:
-  std::string text_;
-  LibbpfLogCapture* outer_ = nullptr;
-};
-
-// An errno or a libbpf error (a negated errno) in words.
-std::string errno_text(int err);
-
-// Whether a BPF object built for record ABI `object_version` matches this build's
-// (EACGM_ABI_VERSION); a message naming both versions if not.
-Status check_abi_version(std::uint32_t object_version);
-// Whether this process may load BPF programs; an actionable message if not.
-Status check_bpf_privileges();
-// Whether the kernel exposes BTF (or a custom BTF file exists).
-Status check_kernel_btf(const std::string& custom_path);
 
 }  // namespace eacgm::probe

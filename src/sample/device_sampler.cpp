@@ -301,20 +301,10 @@ void DeviceSampler::poll_events(std::vector<std::string>& errors) {
   }
 }
 
-void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
-  Gpu& gpu = gpus_[i];
-  const nvml::Functions& f = session_->fn();
-  nvml::Device d = gpu.handle;
-  GpuQuery q(*session_, out, &gpu.unsupported);
-  const auto now = std::chrono::steady_clock::now();
+namespace {
 
-  nvml::Utilization util{};
-  if (q("nvmlDeviceGetUtilizationRates", f.DeviceGetUtilizationRates, d, &util)) {
-    out.utilization_gpu_percent = util.gpu;
-    out.utilization_memory_percent = util.memory;
-  }
-
-  if (out.lost) return;
+// Memory totals: the v2 struct (with the reserved figure), else v1 on drivers before R510.
+void read_memory(GpuQuery& q, const nvml::Functions& f, nvml::Device d, DeviceSample& out) {
   nvml::MemoryV2 mem{};
   mem.version = nvml::kMemoryV2Version;
   Return mr = f.DeviceGetMemoryInfo_v2 ? f.DeviceGetMemoryInfo_v2(d, &mem) : nvml::kErrorFunctionNotFound;
@@ -334,7 +324,9 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
       out.memory_used_bytes = m1.used;
     }
   }
+}
 
+void read_temperature_and_power(GpuQuery& q, const nvml::Functions& f, nvml::Device d, DeviceSample& out) {
   unsigned int u = 0;
   if (q.cached(kQTemperature, "nvmlDeviceGetTemperature", f.DeviceGetTemperature, d, nvml::kTemperatureGpu,
                &u)) {
@@ -345,9 +337,10 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   if (q.cached(kQPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", f.DeviceGetEnforcedPowerLimit, d, &u)) {
     out.power_limit_milliwatts = u;
   }
-  if (slow_inline()) read_slow_gpu(i, out);  // failures and loss go straight into this pass
-  if (out.lost) return;
-  take_slow_fields(i, out);
+}
+
+void read_clocks_and_codecs(GpuQuery& q, const nvml::Functions& f, nvml::Device d, DeviceSample& out) {
+  unsigned int u = 0;
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockSm, &u)) out.clock_sm_mhz = u;
   if (q("nvmlDeviceGetClockInfo", f.DeviceGetClockInfo, d, nvml::kClockMem, &u)) {
     out.clock_memory_mhz = u;
@@ -362,8 +355,19 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
                &period_us)) {
     out.decoder_utilization_percent = u;
   }
+}
 
-  // One call for the fields that have no cheap getter of their own.
+// PCIe byte counters (cumulative) as one reading.
+struct PcieBytes {
+  std::uint64_t tx = 0;
+  std::uint64_t rx = 0;
+};
+
+// One call for the fields that have no cheap getter of their own: memory temperature,
+// NVLink traffic (on GPUs with links) and the PCIe byte counters, returned when both
+// were read. A lost GPU sets out.lost.
+std::optional<PcieBytes> read_field_values(GpuQuery& q, const nvml::Functions& f, nvml::Device d,
+                                           DeviceSample& out) {
   nvml::FieldValue fv[6] = {};
   fv[0].fieldId = nvml::kFieldMemoryTemp;
   fv[1].fieldId = kFieldNvlinkLinkCount;
@@ -373,47 +377,43 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   fv[3].scopeId = nvml::kScopeAllLinks;
   fv[4].fieldId = kFieldPcieTxBytes;
   fv[5].fieldId = kFieldPcieRxBytes;
-  bool pcie_from_counters = false;
-  if (q.cached(kQFieldValues, "nvmlDeviceGetFieldValues", f.DeviceGetFieldValues, d, 6, fv)) {
-    for (const auto& v : fv) {
-      if (nvml::is_gpu_lost(v.nvmlReturn)) {
-        q.check("nvmlDeviceGetFieldValues", v.nvmlReturn);
-        return;
-      }
-    }
-    if (auto t = field_u64(fv[0])) out.temperature_memory_celsius = static_cast<std::uint32_t>(*t);
-    auto links = field_u64(fv[1]);
-    if (!links || *links > 0) {
-      if (auto tx = field_u64(fv[2])) out.nvlink_tx_bytes_total = *tx * 1024;
-      if (auto rx = field_u64(fv[3])) out.nvlink_rx_bytes_total = *rx * 1024;
-    }
-    auto tx = field_u64(fv[4]);
-    auto rx = field_u64(fv[5]);
-    if (tx && rx) {
-      pcie_from_counters = true;
-      const double dt = std::chrono::duration<double>(now - gpu.pcie_read_at).count();
-      out.pcie_tx_bytes_per_second = counter_rate(gpu.pcie_tx_bytes, *tx, dt);
-      out.pcie_rx_bytes_per_second = counter_rate(gpu.pcie_rx_bytes, *rx, dt);
-      const bool first = !gpu.pcie_tx_bytes;
-      gpu.pcie_tx_bytes = tx;
-      gpu.pcie_rx_bytes = rx;
-      gpu.pcie_read_at = now;
-      // The first pass has no previous reading: take NVML's own 20 ms window once.
-      pcie_from_counters = !first;
+  if (!q.cached(kQFieldValues, "nvmlDeviceGetFieldValues", f.DeviceGetFieldValues, d, 6, fv)) {
+    return std::nullopt;
+  }
+  for (const auto& v : fv) {
+    if (nvml::is_gpu_lost(v.nvmlReturn)) {
+      q.check("nvmlDeviceGetFieldValues", v.nvmlReturn);
+      return std::nullopt;
     }
   }
-  if (!pcie_from_counters) {
-    // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
-    if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
-                 nvml::kPcieUtilTxBytes, &u)) {
-      out.pcie_tx_bytes_per_second = std::uint64_t{u} * 1024;
-    }
-    if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
-                 nvml::kPcieUtilRxBytes, &u)) {
-      out.pcie_rx_bytes_per_second = std::uint64_t{u} * 1024;
-    }
+  if (auto t = field_u64(fv[0])) out.temperature_memory_celsius = static_cast<std::uint32_t>(*t);
+  auto links = field_u64(fv[1]);
+  if (!links || *links > 0) {
+    if (auto tx = field_u64(fv[2])) out.nvlink_tx_bytes_total = *tx * 1024;
+    if (auto rx = field_u64(fv[3])) out.nvlink_rx_bytes_total = *rx * 1024;
   }
+  auto tx = field_u64(fv[4]);
+  auto rx = field_u64(fv[5]);
+  if (!tx || !rx) return std::nullopt;
+  return PcieBytes{*tx, *rx};
+}
 
+// NVML's own PCIe throughput: a 20 ms window per direction.
+void read_pcie_throughput(GpuQuery& q, const nvml::Functions& f, nvml::Device d, DeviceSample& out) {
+  unsigned int u = 0;
+  // NVML reports PCIe throughput in KB/s (1 KB = 1024 bytes).
+  if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
+               nvml::kPcieUtilTxBytes, &u)) {
+    out.pcie_tx_bytes_per_second = std::uint64_t{u} * 1024;
+  }
+  if (q.cached(kQPcieThroughput, "nvmlDeviceGetPcieThroughput", f.DeviceGetPcieThroughput, d,
+               nvml::kPcieUtilRxBytes, &u)) {
+    out.pcie_rx_bytes_per_second = std::uint64_t{u} * 1024;
+  }
+}
+
+// ECC error totals, remapped rows and the reasons clocks are held down.
+void read_error_counts(GpuQuery& q, const nvml::Functions& f, nvml::Device d, DeviceSample& out) {
   unsigned long long ull = 0;
   if (q.cached(kQEccCorrected, "nvmlDeviceGetTotalEccErrors", f.DeviceGetTotalEccErrors, d,
                nvml::kMemoryErrorCorrected, nvml::kVolatileEcc, &ull)) {
@@ -435,6 +435,47 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
                f.DeviceGetCurrentClocksEventReasons, d, &ull)) {
     out.clock_event_reasons = ull;
   }
+}
+
+}  // namespace
+
+void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
+  Gpu& gpu = gpus_[i];
+  const nvml::Functions& f = session_->fn();
+  nvml::Device d = gpu.handle;
+  GpuQuery q(*session_, out, &gpu.unsupported);
+  const auto now = std::chrono::steady_clock::now();
+
+  nvml::Utilization util{};
+  if (q("nvmlDeviceGetUtilizationRates", f.DeviceGetUtilizationRates, d, &util)) {
+    out.utilization_gpu_percent = util.gpu;
+    out.utilization_memory_percent = util.memory;
+  }
+
+  if (out.lost) return;
+  read_memory(q, f, d, out);
+  read_temperature_and_power(q, f, d, out);
+  if (slow_inline()) read_slow_gpu(i, out);  // failures and loss go straight into this pass
+  if (out.lost) return;
+  take_slow_fields(i, out);
+  read_clocks_and_codecs(q, f, d, out);
+
+  const std::optional<PcieBytes> pcie = read_field_values(q, f, d, out);
+  if (out.lost) return;
+  bool pcie_from_counters = false;
+  if (pcie) {
+    const double dt = std::chrono::duration<double>(now - gpu.pcie_read_at).count();
+    out.pcie_tx_bytes_per_second = counter_rate(gpu.pcie_tx_bytes, pcie->tx, dt);
+    out.pcie_rx_bytes_per_second = counter_rate(gpu.pcie_rx_bytes, pcie->rx, dt);
+    const bool first = !gpu.pcie_tx_bytes;
+    gpu.pcie_tx_bytes = pcie->tx;
+    gpu.pcie_rx_bytes = pcie->rx;
+    gpu.pcie_read_at = now;
+    // The first pass has no previous reading: take NVML's own 20 ms window once.
+    pcie_from_counters = !first;
+  }
+  if (!pcie_from_counters) read_pcie_throughput(q, f, d, out);
+  read_error_counts(q, f, d, out);
 }
 
 DevicePass DeviceSampler::sample() {

@@ -1,27 +1,25 @@
+// The HTTP server: cpp-httplib's request handling on a worker pool fed by the event loop,
+// with routing, authorization, size limits, JSON errors and the counting of bad requests.
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
 #include "core/ascii_text.h"
 #include "core/unique_fd.h"
-#include "export/metrics_table.h"
 #include "server/web_session.h"
 #include "server/worker_pool.h"
 
@@ -330,14 +328,7 @@ struct HttpServer::Impl {
 
   bool bearer_authorized(const httplib::Request& req) const {
     if (token.empty()) return true;
-    const std::string auth = req.get_header_value("Authorization");
-    constexpr std::string_view kScheme = "bearer ";
-    if (auth.size() < kScheme.size() || !iequals(std::string_view(auth).substr(0, kScheme.size()), kScheme)) {
-      return false;
-    }
-    std::string_view given = std::string_view(auth).substr(kScheme.size());
-    while (!given.empty() && given.front() == ' ') given.remove_prefix(1);
-    return constant_time_equal(given, token);
+    return bearer_matches(req.get_header_value("Authorization"), token);
   }
 
   static void apply(const Response& r, const httplib::Request& req, httplib::Response& res, Impl* self) {
@@ -549,30 +540,11 @@ Status HttpServer::start(const ServerOptions& options) {
   if (options.max_clients == 0) return make_error("max_clients must be at least 1");
   const std::string where = host_port(options.address, options.port);
   // A name that is no address at all is said as such, before any rule about addresses.
-  {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(options.address.c_str(), nullptr, &hints, &found); rc != 0) {
-      return make_error(fmt::format("cannot listen on {}: '{}' is not an address or a known host name ({})",
-                                    where, options.address, ::gai_strerror(rc)));
-    }
-    ::freeaddrinfo(found);
-  }
-  std::string token;
-  if (!options.token_file.empty()) {
-    auto t = load_token_file(options.token_file);
-    if (!t) return make_error(t.error());
-    token = std::move(*t);
-  } else if (!is_loopback_address(options.address)) {
-    return make_error(fmt::format(
-        "cannot listen on {} without a token: pass --token-file FILE (mode 0600) or listen on 127.0.0.1",
-        where));
-  }
+  if (auto st = check_listen_host(options.address, where); !st) return st;
+  auto token = server_token(options.token_file, options.address, where);
+  if (!token) return std::move(token).take_error();
   s.options = options;
-  s.token = std::move(token);
+  s.token = std::move(*token);
   add_session_routes();
 
   auto& svr = s.svr;
@@ -698,162 +670,8 @@ std::uint16_t HttpServer::port() const { return impl_->port.load(); }
 
 const HttpCounters& HttpServer::counters() const { return impl_->counters; }
 
-namespace {
-
-void add_counter(CounterRegistry& registry, std::string key, std::string_view metric,
-                 const std::atomic<std::uint64_t>& value, CounterShow show = CounterShow::kHidden) {
-  const auto* def = exporting::find_metric(metric);
-  CounterDef d;
-  d.key = std::move(key);
-  d.metric = std::string(metric);
-  d.help = def ? std::string(def->help) : std::string();
-  d.kind = def && def->type == MetricType::kGauge ? CounterKind::kGauge : CounterKind::kCounter;
-  d.show = show;
-  registry.add(std::move(d), [&value] { return value.load(std::memory_order_relaxed); });
-}
-
-}  // namespace
-
 void HttpServer::register_counters(CounterRegistry& registry) const {
-  const HttpCounters& c = impl_->counters;
-  add_counter(registry, "http_requests", "eacgm_http_requests_total", c.requests);
-  add_counter(registry, "http_bad_requests", "eacgm_http_bad_requests_total", c.bad_requests,
-              CounterShow::kNonZero);
-  add_counter(registry, "http_unauthorized", "eacgm_http_unauthorized_total", c.unauthorized);
-  add_counter(registry, "http_not_found", "eacgm_http_not_found_total", c.not_found);
-  add_counter(registry, "http_method_not_allowed", "eacgm_http_method_not_allowed_total",
-              c.method_not_allowed);
-  add_counter(registry, "http_too_large", "eacgm_http_payload_too_large_total", c.too_large);
-  add_counter(registry, "http_overloaded", "eacgm_http_overloaded_total", c.overloaded,
-              CounterShow::kNonZero);
-  add_counter(registry, "http_handler_errors", "eacgm_http_handler_errors_total", c.handler_errors,
-              CounterShow::kNonZero);
-  add_counter(registry, "http_active", "eacgm_http_active_connections", c.active_connections);
-  add_counter(registry, "http_open", "eacgm_http_open_connections", c.connections.open);
-  add_counter(registry, "http_header_timeouts", "eacgm_http_header_timeouts_total",
-              c.connections.header_timeouts);
-  add_counter(registry, "http_body_timeouts", "eacgm_http_body_timeouts_total", c.connections.body_timeouts);
-  add_counter(registry, "http_idle_timeouts", "eacgm_http_idle_timeouts_total", c.connections.idle_timeouts);
-  add_counter(registry, "http_shed", "eacgm_http_connections_shed_total", c.connections.shed,
-              CounterShow::kNonZero);
-}
-
-void register_sse_counters(CounterRegistry& registry, const SseChannel& channel) {
-  add_counter(registry, "sse_clients", "eacgm_sse_clients", channel.clients_now());
-  add_counter(registry, "sse_published", "eacgm_sse_events_published_total", channel.published_total());
-  add_counter(registry, "sse_dropped", "eacgm_sse_events_dropped_total", channel.dropped_total(),
-              CounterShow::kNonZero);
-}
-
-Result<std::string> load_token_file(const std::string& path) {
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd) return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return make_error(fmt::format("token file {} is not a regular file", path));
-  if (st.st_uid != ::geteuid()) {
-    return make_error(fmt::format("token file {} belongs to uid {}, not to the user running eacgm (uid {})",
-                                  path, st.st_uid, ::geteuid()));
-  }
-  if ((st.st_mode & 077) != 0) {
-    return make_error(fmt::format("token file {} has mode {:04o}, open to group or others: chmod 600 {}",
-                                  path, st.st_mode & 07777, path));
-  }
-  constexpr std::size_t kMax = 4096;
-  std::string buf(kMax + 2, '\0');
-  std::size_t used = 0;
-  while (used < buf.size()) {
-    const ssize_t n = ::read(fd.get(), buf.data() + used, buf.size() - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(fmt::format("token file {}: {}", path, std::strerror(errno)));
-    if (n == 0) break;
-    used += static_cast<std::size_t>(n);
-  }
-  buf.resize(used);
-  std::string_view t = buf;
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
-  if (t.empty()) return make_error(fmt::format("token file {} is empty", path));
-  if (t.size() > kMax)
-    return make_error(fmt::format("token file {}: the token is longer than {} bytes", path, kMax));
-  for (const char c : t) {
-    if (!std::isgraph(static_cast<unsigned char>(c))) {
-      return make_error(fmt::format("token file {}: the token has spaces or control characters", path));
-    }
-  }
-  return std::string(t);
-}
-
-std::string host_port(std::string_view host, std::uint16_t port) {
-  return host.find(':') != std::string_view::npos ? fmt::format("[{}]:{}", host, port)
-                                                  : fmt::format("{}:{}", host, port);
-}
-
-bool is_loopback_address(std::string_view address) {
-  if (address == "localhost") return true;
-  std::string a(address);
-  if (a.size() > 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
-  in_addr v4{};
-  if (::inet_pton(AF_INET, a.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, a.c_str(), &v6) == 1) {
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
-  }
-  return false;
-}
-
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  const std::size_t n = std::max(a.size(), b.size());
-  volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto x = static_cast<unsigned char>(i < a.size() ? a[i] : 0);
-    const auto y = static_cast<unsigned char>(i < b.size() ? b[i] : 0);
-    diff = static_cast<unsigned char>(diff | (x ^ y));
-  }
-  return diff == 0;
-}
-
-Result<ListenAddress> parse_listen_address(std::string_view text) {
-  ListenAddress out;
-  out.host = std::string(kDefaultAddress);
-  auto parse_port = [&](std::string_view p) -> Status {
-    unsigned v = 0;
-    const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
-    if (p.empty() || ec != std::errc{} || end != p.data() + p.size() || v > 65535) {
-      return make_error(fmt::format("bad port in listen address \"{}\"", text));
-    }
-    out.port = static_cast<std::uint16_t>(v);
-    return {};
-  };
-  if (text.empty()) return make_error("empty listen address");
-  if (text.front() == '[') {
-    const auto close = text.find(']');
-    if (close == std::string_view::npos) return make_error(fmt::format("bad listen address \"{}\"", text));
-    out.host = std::string(text.substr(1, close - 1));
-    std::string_view rest = text.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') return make_error(fmt::format("bad listen address \"{}\"", text));
-      if (auto s = parse_port(rest.substr(1)); !s) return std::move(s).take_error();
-    }
-    return out;
-  }
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    if (std::all_of(text.begin(), text.end(),
-                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      if (auto s = parse_port(text); !s) return std::move(s).take_error();
-    } else {
-      out.host = std::string(text);
-    }
-    return out;
-  }
-  if (text.find(':') != colon)
-    return make_error(fmt::format("put an IPv6 address in brackets: \"[{}]:PORT\"", text));
-  if (colon > 0) out.host = std::string(text.substr(0, colon));
-  if (auto s = parse_port(text.substr(colon + 1)); !s) return std::move(s).take_error();
-  return out;
+  register_http_counters(registry, impl_->counters);
 }
 
 }  // namespace eacgm::server

@@ -20,16 +20,13 @@
 
 #include "core/counter_registry.h"
 #include "core/result.h"
+#include "server/access_token.h"
+#include "server/http_counters.h"
+#include "server/listen_address.h"
 #include "server/request_reader.h"
 #include "server/sse_channel.h"
 
 namespace eacgm::server {
-
-// 9977: clear of the exporters a GPU node usually runs (node-exporter 9100, dcgm-exporter
-// 9400, Prometheus 9090, Alertmanager 9093, Pushgateway 9091, cAdvisor and most web
-// consoles 8080, nvidia_gpu_exporter 9835) and not in /etc/services.
-inline constexpr std::uint16_t kDefaultPort = 9977;
-inline constexpr std::string_view kDefaultAddress = "127.0.0.1";
 
 struct Request {
   std::string method;  // "GET" or "HEAD" (GET routes), "POST" (POST routes)
@@ -107,20 +104,6 @@ struct ServerOptions {
   std::function<void(std::string_view)> log;
 };
 
-// What the server counts, as atomics (see register_counters).
-struct HttpCounters {
-  std::atomic<std::uint64_t> requests{0};      // responses sent, every status
-  std::atomic<std::uint64_t> bad_requests{0};  // every 4xx
-  std::atomic<std::uint64_t> unauthorized{0};
-  std::atomic<std::uint64_t> not_found{0};
-  std::atomic<std::uint64_t> method_not_allowed{0};
-  std::atomic<std::uint64_t> too_large{0};           // 413, 414, 431
-  std::atomic<std::uint64_t> overloaded{0};          // 503 by the client cap
-  std::atomic<std::uint64_t> handler_errors{0};      // 500: a handler threw
-  std::atomic<std::uint64_t> active_connections{0};  // requests on workers now
-  ReaderCounters connections;                        // open connections, and those closed by deadline or cap
-};
-
 class HttpServer {
  public:
   HttpServer();
@@ -160,31 +143,5 @@ class HttpServer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Also used by the SSE counters: eacgm_sse_* for one channel.
-void register_sse_counters(CounterRegistry& registry, const SseChannel& channel);
-
-// The token in `path`: refused unless a regular file of this user with no group or
-// other permission bits (0600, 0400), holding one token of at most 4096 visible ASCII
-// characters (surrounding whitespace is ignored).
-Result<std::string> load_token_file(const std::string& path);
-
-// 127.0.0.0/8, ::1, ::ffff:127.x.y.z and "localhost". Anything else, including 0.0.0.0,
-// :: and host names, counts as reachable from the network.
-bool is_loopback_address(std::string_view address);
-
-// Compares without stopping at the first difference, so the time taken does not tell
-// how much of a guess was right (it depends only on the longer length).
-bool constant_time_equal(std::string_view a, std::string_view b);
-
-struct ListenAddress {
-  std::string host;
-  std::uint16_t port = kDefaultPort;
-};
-// "HOST:PORT", or "[V6]:PORT" for an IPv6 address: as a URL writes them.
-std::string host_port(std::string_view host, std::uint16_t port);
-
-// "HOST:PORT", "[V6]:PORT", "HOST" (default port) or ":PORT" / "PORT" (default address).
-Result<ListenAddress> parse_listen_address(std::string_view text);
 
 }  // namespace eacgm::server
