@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -269,10 +269,42 @@ inline constexpr std::string_view kNodeClockKey[] = {"node"};
 inline constexpr Table kNodeClocks =
     Table{"node_clocks", TableKind::kPlain, kNodeClockColumns, kNodeClockKey}.added_in(3);
 
+// Version 4: the sums of `functions` that a window's lists read, written beside its rows
+// (history/interval_totals.h) so that a busy node's thousands of short processes are not
+// added up again at each query. A node's rows are there from its first write by a build
+// of this version on (meta `totals_from:NODE`); a window that starts before it is read
+// from `functions` (history/window_sql.h).
+// A process's calls of every function in an interval (GPU time left out).
+inline constexpr auto kProcessTotalColumns = tiered(std::array{
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"errors", T::kInt64, C::kSum},
+});
+inline constexpr std::string_view kProcessTotalKey[] = {"tier", "node", "t_ns", "pid", "start_ns"};
+inline constexpr Table kProcessTotals =
+    Table{"process_totals", TableKind::kTiered, kProcessTotalColumns, kProcessTotalKey}.added_in(4);
+
+// A node's calls of one function in an interval, every process's together.
+inline constexpr auto kFunctionTotalColumns = tiered(std::array{
+    Column{"domain", T::kInt32}.names(),
+    Column{"function", T::kInt32}.names(),
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"errors", T::kInt64, C::kSum},
+    Column{"bytes", T::kInt64, C::kSum},
+    Column{"timed", T::kInt64, C::kSum},
+    Column{"estimated", T::kInt64, C::kSum},
+    Column{"calls_variance", T::kReal, C::kSum},
+    Column{"latency", T::kBlob, C::kSketch}.nullable(),
+});
+inline constexpr std::string_view kFunctionTotalKey[] = {"tier", "node", "t_ns", "domain", "function"};
+inline constexpr Table kFunctionTotals =
+    Table{"function_totals", TableKind::kTiered, kFunctionTotalColumns, kFunctionTotalKey}.added_in(4);
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {&kMeta,      &kNames,   &kProcesses, &kIntervals,
-                                        &kFunctions, &kKernels, &kGpus,      &kGpuProcesses,
-                                        &kAnomalies, &kLeaks,   &kNodeClocks};
+inline constexpr const Table* kAll[] = {
+    &kMeta,         &kNames,     &kProcesses, &kIntervals,  &kFunctions,     &kKernels,       &kGpus,
+    &kGpuProcesses, &kAnomalies, &kLeaks,     &kNodeClocks, &kProcessTotals, &kFunctionTotals};
 
 }  // namespace tables
 }  // namespace eacgm::history
