@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "busy_gpus.h"
 #include "history/pg_conn.h"
 #include "history/postgres_store.h"
 #include "history/schema.h"
@@ -91,22 +92,7 @@ IntervalBatch interval(const Shapes& s, std::int64_t i) {
     b.gpu_processes.push_back({p % 8, key, 10, 40ULL << 30, 80});
   }
   for (const auto& k : s.kernels) b.kernels.push_back({k, 1000});
-  for (std::uint32_t g = 0; g < 8; ++g) {
-    GpuRecord r;
-    r.index = g;
-    r.uuid = "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
-    r.name = "NVIDIA H100 80GB HBM3";
-    r.samples = 10;
-    r.util_mean = 87.5;
-    r.util_max = 100;
-    r.memory_used_mean = 6.0e10;
-    r.memory_used_max = 64ULL << 30;
-    r.memory_total = 80ULL << 30;
-    r.power_mean_w = 550;
-    r.power_max_w = 690;
-    r.temperature_max = 71;
-    b.gpus.push_back(r);
-  }
+  bench::add_busy_gpus(b);
   return b;
 }
 
@@ -341,7 +327,7 @@ int main(int argc, char** argv) {
         case 1: {
           auto r = (*store)->processes(hq, tier);
           ok = static_cast<bool>(r);
-          if (r) answered = r->size();
+          if (r) answered = r->rows.size();
           break;
         }
         case 2: {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "busy_gpus.h"
 #include "history/history_reader.h"
 #include "history/sqlite_store.h"
 #include "server/api_client.h"
@@ -166,19 +167,7 @@ IntervalBatch interval(const Shapes& s, std::int64_t i, std::int64_t t0, int per
     if (last && k % 20 == 0) b.leaks.push_back({sp.record.key, 0, 3, 3ULL << 20});
   }
   for (const auto& k : s.kernels) b.kernels.push_back({k, 1000});
-  for (std::uint32_t g = 0; g < 8; ++g) {
-    GpuRecord r;
-    r.index = g;
-    r.uuid = "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
-    r.name = "NVIDIA H100 80GB HBM3";
-    r.samples = 10;
-    r.util_mean = 87.5;
-    r.util_max = 100;
-    r.memory_used_max = 64ULL << 30;
-    r.memory_total = 80ULL << 30;
-    r.power_max_w = 690;
-    b.gpus.push_back(r);
-  }
+  bench::add_busy_gpus(b);
   return b;
 }
 
