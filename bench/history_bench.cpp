@@ -14,7 +14,7 @@
 #include <random>
 #include <string>
 
-#include "busy_gpus.h"
+#include "busy_node.h"
 #include "history/sqlite_store.h"
 
 namespace {

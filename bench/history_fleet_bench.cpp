@@ -14,16 +14,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "busy_gpus.h"
+#include "busy_node.h"
 #include "history/pg_conn.h"
 #include "history/postgres_store.h"
 #include "history/schema.h"
@@ -35,20 +33,11 @@ using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kS = 1'000'000'000;
 constexpr std::int64_t kT0 = 1'793'491'200 * kS;  // an hour boundary
 
-struct Shapes {
-  std::vector<StoredSketch> sketches;
-  std::vector<std::string> functions, kernels;
-};
+using bench::Shapes;
 
 Shapes make_shapes() {
   Shapes s;
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 64; ++i) {
-    eacgm::analysis::LatencySketch sk;
-    std::lognormal_distribution<double> d(std::log(2000.0 * (1 + i % 16)), 0.4);
-    for (int c = 0; c < 50 + i * 10; ++c) sk.add(static_cast<std::uint64_t>(d(rng)));
-    s.sketches.push_back(stored(sk));
-  }
+  s.sketches = bench::lognormal_sketches(64, 50, 10);
   for (int f = 0; f < 40; ++f) s.functions.push_back("cudaFunction" + std::to_string(f));
   for (int k = 0; k < 400; ++k) {
     s.kernels.push_back(

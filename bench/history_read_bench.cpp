@@ -18,12 +18,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "busy_gpus.h"
+#include "busy_node.h"
 #include "history/history_reader.h"
 #include "history/sqlite_store.h"
 #include "server/api_client.h"
@@ -48,20 +47,12 @@ struct Options {
   bool rebuild = false;
 };
 
-struct Shapes {
-  std::vector<StoredSketch> sketches;
-  std::vector<std::string> functions, kernels;
-};
+using bench::Shapes;
 
 Shapes make_shapes() {
   Shapes s;
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 32; ++i) {
-    analysis::LatencySketch sk;
-    std::lognormal_distribution<double> d(std::log(2000.0 * (1 + i % 16)), 0.4);
-    for (int c = 0; c < 20 + i * 5; ++c) sk.add(static_cast<std::uint64_t>(d(rng)));
-    s.sketches.push_back(coarsened(stored(sk), kStoredBits));
-  }
+  for (const auto& sk : bench::lognormal_sketches(32, 20, 5))
+    s.sketches.push_back(coarsened(sk, kStoredBits));
   for (const char* f : {"cudaMalloc",
                         "cudaFree",
                         "cudaMemcpy",
