@@ -32,11 +32,16 @@ inline std::vector<StoredSketch> lognormal_sketches(int count, int calls, int mo
   return out;
 }
 
-inline void add_busy_gpus(IntervalBatch& b) {
+inline std::string bench_gpu_uuid(std::uint32_t g) {
+  return "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
+}
+
+// `uuid`: each GPU's uuid from its index.
+inline void add_busy_gpus(IntervalBatch& b, std::string (*uuid)(std::uint32_t) = bench_gpu_uuid) {
   for (std::uint32_t g = 0; g < 8; ++g) {
     GpuRecord r;
     r.index = g;
-    r.uuid = "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
+    r.uuid = uuid(g);
     r.name = "NVIDIA H100 80GB HBM3";
     r.samples = 10;
     r.util_mean = 87.5;
