@@ -39,6 +39,7 @@ Result<WindowPlan> PostgresStore::plan(const HistoryQuery& q, Tier tier) {
   auto r = query(node_marks_sql(Dialect::kPostgres, q, tier));
   if (!r) return std::move(r).take_error();
   std::vector<NodeMarks> nodes;
+  nodes.reserve(static_cast<std::size_t>(r->rows()));
   for (int i = 0; i < r->rows(); ++i) nodes.push_back(get_node_marks(PgRow(*r, i)));
   return plan_window(nodes, tier, q);
 }
