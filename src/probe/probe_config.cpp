@@ -81,7 +81,12 @@ Status read_catalogs(const ConfigValue& value, CatalogNames& catalogs) {
     for (const std::string& earlier : out) {
       if (earlier == *s) return item.fail("", {"catalog \"", *s, "\" is listed twice"});
     }
-    if (auto unknown = not_built_in(*s)) catalogs.not_built_in.emplace_back(*s, item.fail("", *unknown));
+    if (auto unknown = not_built_in(*s)) {
+      // A usage error, as an unknown name is when the catalogs are selected.
+      Error e = item.fail("", *unknown);
+      e.kind = ErrorKind::kUsage;
+      catalogs.not_built_in.emplace_back(*s, std::move(e));
+    }
     out.push_back(*s);
   }
   return {};
