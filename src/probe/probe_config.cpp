@@ -284,10 +284,11 @@ void add_catalogs_section(ConfigSections& sections, CatalogNames& catalogs) {
 }
 
 Status check_catalog_names(const CatalogNames& catalogs, const std::vector<ProbeSpec>& specs) {
-  for (const auto& [name, error] : catalogs.not_built_in) {
+  for (const auto& unknown : catalogs.not_built_in) {
+    const std::string& name = unknown.first;
     const bool user = std::any_of(specs.begin(), specs.end(),
                                   [&](const ProbeSpec& s) { return s.name == name || s.domain == name; });
-    if (!user) return error;
+    if (!user) return unknown.second;
   }
   return {};
 }
