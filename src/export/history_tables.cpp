@@ -178,12 +178,17 @@ std::string render_history_text(const HistoryReport& r) {
     out += fmt::format("anomalies ({}):\n", r.anomalies.size());
     for (std::size_t i = 0; i < r.anomalies.size() && i < 20; ++i) {
       const auto& a = r.anomalies[i].record;
+      // The value and the median in one unit, whatever the kind (a hang has no median).
       if (a.kind == "call") {
         out += fmt::format("  {} pid {} {} {}: {} (median {})\n", utc(a.t_ns), a.process.pid, a.domain,
-                           a.function, format_duration(a.value), format_duration(a.median_ns));
+                           a.function, format_duration(a.dur_ns()), format_duration(a.median_ns));
+      } else if (a.kind == "interval") {
+        out += fmt::format("  {} {} {}: slow interval, {} per call, {:.1f}x the median {}\n", utc(a.t_ns),
+                           a.domain, a.function, format_duration(a.dur_ns()), a.ratio().value_or(0),
+                           format_duration(a.median_ns));
       } else {
-        out += fmt::format("  {} {} {}: slow interval, {:.1f}x the median\n", utc(a.t_ns), a.domain,
-                           a.function, a.value);
+        out += fmt::format("  {} pid {} {} {}: {} for {}\n", utc(a.t_ns), a.process.pid, a.domain, a.function,
+                           a.kind, format_duration(a.dur_ns()));
       }
     }
     out += "\n";
