@@ -265,14 +265,16 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
     if (s->k >= options_.interval_calls) {
       const double k = static_cast<double>(s->k);
       const double score = s->z_sum / std::sqrt(k);
-      const double ratio = std::exp(s->dx_sum / k);
+      const double median_ns = std::exp(s->interval_mean);
+      const double mean_ns = std::exp(s->interval_mean + s->dx_sum / k);
+      const double ratio = mean_ns / median_ns;
       if (score > options_.z_threshold && ratio >= options_.interval_ratio) {
         ++summary_.interval_total;
         if (options_.keep > 0) {
           if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
           summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
-                                        std::string(s->name), class_floor(s->size_class), s->k, ratio, score,
-                                        std::exp(s->interval_mean)});
+                                        std::string(s->name), class_floor(s->size_class), s->k, mean_ns,
+                                        median_ns, ratio, score});
         }
       }
     }

@@ -77,7 +77,7 @@ struct Anomaly {
   std::uint32_t tid = 0;
   std::string domain;
   std::string name;
-  std::uint64_t dur_ns = 0;
+  std::uint64_t dur_ns = 0;         // the call's duration (a sampled bucket: its calls' mean)
   std::uint64_t bytes = 0;          // what the call moved, when its function moves bytes
   double score = 0;                 // the log-duration z-score
   double median_ns = 0;             // the model's median for the call's key when it was flagged
@@ -102,9 +102,13 @@ struct IntervalAnomaly {
   std::string name;
   std::uint64_t bytes_class = 0;  // the size class's lower bound in bytes, 0 when none
   std::uint64_t calls = 0;        // timed calls of the key in the interval
-  double ratio = 0;               // their geometric mean duration over the model's median
-  double score = 0;               // z_sum / sqrt(calls)
+  // Like a slow call's duration and median, a value and its baseline in ns: the calls'
+  // geometric mean duration (not the interval's length, end_ns - start_ns) and the model's
+  // median at the interval's first call; `ratio` is their quotient.
+  double mean_ns = 0;
   double median_ns = 0;
+  double ratio = 0;
+  double score = 0;  // z_sum / sqrt(calls)
 };
 
 struct AnomalySummary {

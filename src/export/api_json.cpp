@@ -407,6 +407,10 @@ json memory_json(const analysis::MemorySummary& memory) {
                              {"kind", std::string(analysis::alloc_kind_name(l.kind))},
                              {"ts_ns", l.ts_ns}});
     }
+    // What failed_allocations counts, function by function, as the function rows name them;
+    // left out when nothing failed.
+    json failed = json::object();
+    for (const auto& f : r.failed_by_function) failed[f.function] = f.calls;
     list.push_back(json{
         {"pid", r.pid},
         {"comm", r.comm},
@@ -420,12 +424,14 @@ json memory_json(const analysis::MemorySummary& memory) {
         {"unknown_frees", r.unknown_frees},
         {"double_frees", r.double_frees},
         {"failed_allocations", r.failed_allocations},
+        {"failed_allocations_by_function", std::move(failed)},
         {"failed_frees", r.failed_frees},
         {"unreadable", r.unreadable},
         {"dropped", r.dropped},
         {"size_histogram", std::move(histogram)},
         {"leaks", json{{"count", r.leak_count}, {"bytes", r.leak_bytes}, {"largest", std::move(largest)}}},
         {"exited", r.exited}});
+    if (r.failed_by_function.empty()) list.back().erase("failed_allocations_by_function");
   }
   return json{{"processes", std::move(list)},
               {"exited_dropped", memory.exited_dropped},

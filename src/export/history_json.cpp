@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "export/history_jobs.h"
 #include "export/json_opt.h"
@@ -84,14 +85,16 @@ json gpu_json(const history::StoredGpuPoint& g) {
 
 json anomaly_json(const history::StoredAnomaly& a) {
   const auto& r = a.record;
-  json j{{"node", a.node},     {"kind", r.kind},         {"t_ns", r.t_ns},   {"end_ns", r.end_ns},
-         {"domain", r.domain}, {"function", r.function}, {"score", r.score}, {"median_ns", r.median_ns}};
-  if (r.kind == "call" || r.kind == "hang") {  // a hang: its length, its first missing rank's pid
-    j["pid"] = r.process.pid;
-    j["dur_ns"] = r.value;
-  } else {
-    j["ratio"] = r.value;
-  }
+  // Every kind has its value in ns beside the median and their quotient (null for a hang,
+  // which has no median): a slow interval's dur_ns is its calls' geometric mean duration.
+  const std::optional<double> ratio = r.ratio();
+  json j{{"node", a.node},       {"kind", r.kind},
+         {"t_ns", r.t_ns},       {"end_ns", r.end_ns},
+         {"domain", r.domain},   {"function", r.function},
+         {"score", r.score},     {"median_ns", r.median_ns},
+         {"dur_ns", r.dur_ns()}, {"ratio", ratio ? json(*ratio) : json(nullptr)}};
+  // A hang's pid is its first missing rank's; an interval's calls are every process's.
+  if (r.kind == "call" || r.kind == "hang") j["pid"] = r.process.pid;
   return j;
 }
 

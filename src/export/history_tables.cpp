@@ -145,25 +145,25 @@ std::string median_text(double median_ns) {
   return median_ns > 0 && std::isfinite(median_ns) ? format_duration(median_ns) : "unknown";
 }
 
-// One anomaly as a line: a slow call with its duration and the median of its calls, a
-// slow interval with the typical call in it against that median (the ratio only where
-// the median is known), a hang with its length.
+// One anomaly as a line, its value and the median in one unit (history_batch.h's
+// dur_ns): a slow call with the median of its calls, a slow interval with its calls'
+// duration against that median (the ratio only where the median is known), a hang with
+// its length (it has no median).
 std::string anomaly_line(const history::AnomalyRecord& a) {
   const std::string what = fmt::format("  {} ", utc(a.t_ns));
   if (a.kind == "call") {
     return what + fmt::format("pid {} {} {}: {} (median {})\n", a.process.pid, a.domain, a.function,
-                              format_duration(a.value), median_text(a.median_ns));
+                              format_duration(a.dur_ns()), median_text(a.median_ns));
   }
   if (a.kind == "hang") {
-    return what + fmt::format("{}{} {}: hung for {}\n",
+    return what + fmt::format("{}{} {}: hang for {}\n",
                               a.process.pid ? fmt::format("pid {} ", a.process.pid) : "", a.domain,
-                              a.function, format_duration(a.value));
+                              a.function, format_duration(a.dur_ns()));
   }
-  if (a.kind == "interval" && a.median_ns > 0 && std::isfinite(a.median_ns) && a.value > 0 &&
-      std::isfinite(a.value)) {
-    return what + fmt::format("{} {}: slow interval, calls of about {} against a median of {} ({:.1f}x)\n",
-                              a.domain, a.function, format_duration(a.value * a.median_ns),
-                              format_duration(a.median_ns), a.value);
+  const auto ratio = a.ratio();
+  if (a.kind == "interval" && ratio && std::isfinite(a.median_ns) && *ratio > 0 && std::isfinite(*ratio)) {
+    return what + fmt::format("{} {}: slow interval, {} per call, {:.1f}x the median {}\n", a.domain,
+                              a.function, format_duration(a.dur_ns()), *ratio, format_duration(a.median_ns));
   }
   return what + fmt::format("{} {}: slow {} (score {:.1f})\n", a.domain, a.function, a.kind, a.score);
 }

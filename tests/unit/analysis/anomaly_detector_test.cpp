@@ -107,6 +107,10 @@ TEST(AnomalyDetector, SustainedSlowdownIsASlowInterval) {
   EXPECT_EQ(s.intervals[0].end_ns, 200u);
   EXPECT_NEAR(s.intervals[0].ratio, 3.0, 0.4);
   EXPECT_NEAR(s.intervals[0].median_ns, 20'000, 2'000);
+  // The value the median is compared with is the calls' duration, in ns like the median
+  // (not the interval's length), and the ratio is their quotient.
+  EXPECT_NEAR(s.intervals[0].mean_ns, 60'000, 8'000);
+  EXPECT_DOUBLE_EQ(s.intervals[0].ratio, s.intervals[0].mean_ns / s.intervals[0].median_ns);
   // Back to normal: the next interval is not slow.
   for (int i = 0; i < 200; ++i) detector.add(call(p, lognormal(rng)));
   detector.close_interval(300);

@@ -84,6 +84,46 @@ TEST(HistoryExport, TextTableHasPodAndJobColumnsOnlyWhenSomeProcessHasThem) {
   EXPECT_NE(with.find("4242.1"), std::string::npos) << with;
 }
 
+history::StoredAnomaly anomaly(const char* kind, double value, double median_ns) {
+  history::StoredAnomaly a;
+  a.node = "node-a";
+  a.record.t_ns = 1'793'491'200'000'000'000;
+  a.record.end_ns = a.record.t_ns + 1'030'000'000;
+  a.record.process.pid = 7;
+  a.record.kind = kind;
+  a.record.domain = "cuda";
+  a.record.function = "cudaStreamSynchronize";
+  a.record.value = value;
+  a.record.median_ns = median_ns;
+  return a;
+}
+
+// Every kind carries a value in ns beside its median and their quotient: a slow
+// interval's is its calls' duration (the store keeps its ratio), a hang's its length with
+// no median, never read as a ratio ("3757889121.0x the median").
+TEST(HistoryExport, AnomaliesHaveAValueInTheMediansUnitAndTheirRatio) {
+  HistoryReport r;
+  r.query = window();
+  r.processes = page_of({process(7)});  // a window with nothing kept has no anomaly list either
+  r.anomalies.rows = {anomaly("call", 24'000, 1'200), anomaly("interval", 2.4, 1'200),
+                      anomaly("hang", 3'757'889'121, 0)};
+  r.anomalies.total = r.anomalies.rows.size();
+  const auto doc = nlohmann::json::parse(history_report_json(r));
+  const auto& rows = doc["anomalies"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(rows[0]["dur_ns"].get<double>(), 24'000);
+  EXPECT_DOUBLE_EQ(rows[0]["ratio"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(rows[1]["dur_ns"].get<double>(), 2'880);
+  EXPECT_DOUBLE_EQ(rows[1]["ratio"].get<double>(), 2.4);
+  EXPECT_DOUBLE_EQ(rows[1]["median_ns"].get<double>(), 1'200);
+  EXPECT_DOUBLE_EQ(rows[2]["dur_ns"].get<double>(), 3'757'889'121);
+  EXPECT_TRUE(rows[2]["ratio"].is_null());
+  const std::string text = render_history_text(r);
+  EXPECT_EQ(text.find("3757889121"), std::string::npos) << text;
+  EXPECT_NE(text.find("slow interval, 2.88 us per call, 2.4x the median 1.20 us"), std::string::npos) << text;
+  EXPECT_NE(text.find("hang for 3.76 s"), std::string::npos) << text;
+}
+
 TEST(HistoryExport, GpuTimeRowsHaveTheirOwnTable) {
   HistoryReport r;
   r.query = window();
@@ -167,10 +207,9 @@ TEST(HistoryExport, AnomaliesShowNoRatioToAnUnknownMedian) {
   r.anomalies.total = r.anomalies.rows.size();
   const std::string text = render_history_text(r);
   EXPECT_EQ(text.find("3757889121"), std::string::npos) << text;
-  EXPECT_NE(text.find("pid 8 nccl ncclAllReduce: hung for 3.76 s"), std::string::npos) << text;
-  EXPECT_NE(
-      text.find("cuda cudaMemcpy: slow interval, calls of about 2.88 us against a median of 1.20 us (2.4x)"),
-      std::string::npos)
+  EXPECT_NE(text.find("pid 8 nccl ncclAllReduce: hang for 3.76 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("cuda cudaMemcpy: slow interval, 2.88 us per call, 2.4x the median 1.20 us"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("cuda cudaFree: slow interval (score 3.2)"), std::string::npos) << text;
   EXPECT_NE(text.find("cudaMalloc: 1.03 s (median unknown)"), std::string::npos) << text;

@@ -326,6 +326,19 @@ TEST(HttpServer, AddressHelpers) {
   EXPECT_FALSE(parse_listen_address("").ok());
 }
 
+// A URL where HOST:PORT belongs is told to drop its scheme, not to bracket an IPv6 address.
+TEST(HttpServer, ListenAddressWrittenAsAUrlIsToldToDropTheScheme) {
+  auto a = parse_listen_address("http://127.0.0.1:9978");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error(),
+            "listen address \"http://127.0.0.1:9978\" is a URL; drop the scheme \"http://\" and write "
+            "HOST:PORT (\"127.0.0.1:9978\")");
+  a = parse_listen_address("https://[::1]:8000/");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().find("(\"[::1]:8000\")"), std::string::npos) << a.error();
+  EXPECT_EQ(a.error().find("IPv6"), std::string::npos) << a.error();
+}
+
 TEST(HttpServer, PortInUseIsAnError) {
   HttpServer first;
   ASSERT_TRUE(first.start(test_options()).ok());
