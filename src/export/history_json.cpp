@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "export/history_jobs.h"
-#include "export/history_nodes.h"
 #include "export/json_opt.h"
 #include "export/json_text.h"
 
@@ -150,12 +149,6 @@ std::string history_anomalies_json(const history::HistoryQuery& q,
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
                               const std::vector<history::StoredProcess>& processes) {
   return json_text(json{{"window", window(q, tier)}, {"jobs", history_jobs_array(history_jobs(processes))}});
-}
-
-std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
-                               const std::vector<history::StoredProcess>& processes) {
-  return json_text(
-      json{{"window", window(q, tier)}, {"nodes", history_nodes_array(history_nodes(processes))}});
 }
 
 std::string history_report_json(const HistoryReport& r) {

@@ -27,10 +27,6 @@ std::string history_anomalies_json(const history::HistoryQuery& q,
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
                               const std::vector<history::StoredProcess>& processes);
 
-// {"window":{...},"nodes":[...]}: the nodes of the processes (export/history_nodes.h).
-std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
-                               const std::vector<history::StoredProcess>& processes);
-
 // Everything of a window in one document (`eacgm history --json`).
 struct HistoryReport {
   history::HistoryQuery query;

@@ -62,11 +62,6 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
     if (!rows) return Result<std::string>(std::move(rows).take_error());
     return Result<std::string>(exporting::history_jobs_json(q, tier, *rows));
   });
-  route("/api/v1/history/nodes", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.processes(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_nodes_json(q, tier, *rows));
-  });
   route("/api/v1/history/functions",
         [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
           auto rows = s.functions(q, tier);

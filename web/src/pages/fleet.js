@@ -28,6 +28,12 @@ function ranges(ranks) {
   return out.join(',');
 }
 
+// A list comes a page at a time (its first page: the rows with most calls): how many
+// of the window's rows it shows, when not all.
+export function pageNote(shown, total) {
+  return total != null && total > shown ? `the ${shown} with most calls of ${total}` : '';
+}
+
 function when(ns) {
   return ns == null ? '–' : new Date(ns / 1e6).toLocaleString();
 }
@@ -35,7 +41,7 @@ function when(ns) {
 export function fleetPage(root, ctx) {
   root.innerHTML = `
     <section class="card"><h2>Jobs <span id="jobs-note" class="muted small"></span></h2><div id="jobs"></div></section>
-    <section class="card"><h2>Nodes</h2><div id="nodes"></div></section>`;
+    <section class="card"><h2>Nodes <span id="nodes-note" class="muted small"></span></h2><div id="nodes"></div></section>`;
   const jobs = new Table(root.querySelector('#jobs'), {
     id: 'jobs',
     filterFields: ['job', 'nodes_text', 'pods_text'],
@@ -77,7 +83,8 @@ export function fleetPage(root, ctx) {
     every: HISTORY_EVERY,
     load: ({ signal }) => getOptional(`/api/v1/history/jobs?since=${encodeURIComponent(since(ctx.range()))}`, null, { signal }),
     draw(jobDoc) {
-      root.querySelector('#jobs-note').textContent = jobDoc ? `over the last ${since(ctx.range())}, every node of the store` : 'this agent keeps no history (serve --store)';
+      const page = pageNote(jobDoc?.jobs?.length ?? 0, jobDoc?.total);
+      root.querySelector('#jobs-note').textContent = jobDoc ? `over the last ${since(ctx.range())}, every node of the store${page ? `: ${page}` : ''}` : 'this agent keeps no history (serve --store)';
       jobs.setRows(
         (jobDoc?.jobs ?? []).map((j) => ({
           ...j,
@@ -98,6 +105,7 @@ export function fleetPage(root, ctx) {
     // (thousands of short processes on a busy node).
     load: ({ signal }) => getOptional(`/api/v1/history/nodes?since=${encodeURIComponent(since(ctx.range()))}`, null, { signal }),
     draw(nodeDoc) {
+      root.querySelector('#nodes-note').textContent = pageNote(nodeDoc?.nodes?.length ?? 0, nodeDoc?.total);
       nodes.setRows(nodeDoc?.nodes ?? []);
     },
   }));

@@ -96,11 +96,12 @@ function answers(o, url) {
       return json({ window: { ...window, step_ns: step * S }, points });
     }
     case '/api/v1/history/jobs':
-      return json({ window, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
+      return json({ window, total: 1, next: null, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
     case '/api/v1/history/nodes':
-      return json({ window, nodes: [
-        { node: 'node-a', processes: 8100, running: 40, jobs: 1, calls: 1_500_000, errors: 17_400, first_ns: nowNs - 900 * S, last_ns: nowNs },
-        { node: 'node-b', processes: 2, running: 2, jobs: 1, calls: 500_000, errors: 0, first_ns: nowNs - 800 * S, last_ns: nowNs },
+      // The first page of three nodes (a page of two).
+      return json({ window, total: 3, next: 'c2', nodes: [
+        { node: 'node-a', processes: 8100, running: 40, jobs: 1, calls: 1_500_000, errors: 17_400, last_ns: nowNs },
+        { node: 'node-b', processes: 2, running: 2, jobs: 1, calls: 500_000, errors: 0, last_ns: nowNs },
       ] });
     case '/api/v1/history/processes':
       return json({ window, processes: Array.from({ length: 8100 }, (_, i) => ({ node: 'node-a', pid: 10_000 + i, start_ns: nowNs - 800 * S, comm: 'short', cmdline: 'short --task', job: null, first_ns: nowNs - 800 * S, last_ns: nowNs - 700 * S, exited: true, calls: 100, errors: 0 })) });

@@ -141,6 +141,9 @@ describe('page states', () => {
     assert.ok(nodes.every((r) => r.bytes < 2000), 'each answer is a few hundred bytes');
     const text = await page.locator('#nodes tbody tr', { hasText: 'node-a' }).innerText();
     assert.match(text, /8100/);
+    // A list's first page says how many of the window's rows it shows.
+    assert.equal(await page.locator('#nodes-note').innerText(), 'the 2 with most calls of 3');
+    assert.match(await page.locator('#jobs-note').innerText(), /every node of the store$/);
   });
 
   it('without a GPU, the overview says so once and shows the traced calls, no empty chart', async () => {
