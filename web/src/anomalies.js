@@ -17,8 +17,9 @@ export function anomalyRows(doc) {
     detail: '',
   }));
   const intervals = (doc.intervals ?? []).map((a) => {
-    // The calls' geometric mean: `ratio` times the median they were judged against.
-    const mean = a.mean_ns ?? (a.ratio != null && a.median_ns != null ? a.ratio * a.median_ns : null);
+    // The calls' geometric mean (`dur_ns`; from an agent that did not send it, `ratio`
+    // times the median they were judged against).
+    const mean = a.dur_ns ?? (a.ratio != null && a.median_ns != null ? a.ratio * a.median_ns : null);
     const length = a.end_ns - a.start_ns;
     return {
       ts_ns: a.start_ns,

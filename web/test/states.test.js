@@ -50,5 +50,8 @@ describe('anomaly rows', () => {
     expect(rows[0].times).toBeCloseTo(27.6, 1);
     expect(rows[1]).toMatchObject({ kind: 'slow interval', median_ns: 1200, times: 2.4, detail: 'mean of 500 calls in 1.03 s' });
     expect(rows[1].dur_ns).toBeCloseTo(2880);
+    // The agent's own mean when it sends one.
+    const sent = anomalyRows({ intervals: [{ start_ns: 0, end_ns: 1e9, calls: 9, ratio: 2.4, median_ns: 1200, dur_ns: 2881 }] });
+    expect(sent[0].dur_ns).toBe(2881);
   });
 });

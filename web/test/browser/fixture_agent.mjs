@@ -55,7 +55,7 @@ function answers(o, url) {
       return json({
         ...header,
         anomalies: [{ ts_ns: nowNs - 60 * S, pid: PID, tid: PID, comm: 'trainer', domain: 'cuda', name: 'cudaStreamSynchronize', dur_ns: 39_200, bytes: 0, median_ns: 1_420, score: 7.4, args: {}, op: null, sampled: false, calls: 1, repeats: 3, last_ts_ns: nowNs - 30 * S, max_dur_ns: 52_000 }],
-        intervals: [{ start_ns: nowNs - 20 * S, end_ns: nowNs - 20 * S + 1_030_000_000, domain: 'cuda', name: 'cudaLaunchKernel', bytes_class: 0, calls: 500, ratio: 2.4, score: 26.1, median_ns: 1_200 }],
+        intervals: [{ start_ns: nowNs - 20 * S, end_ns: nowNs - 20 * S + 1_030_000_000, domain: 'cuda', name: 'cudaLaunchKernel', bytes_class: 0, calls: 500, ratio: 2.4, score: 26.1, median_ns: 1_200, dur_ns: 2_880 }],
         total: 3, interval_total: 1, level_shifts: 0, functions: 12, untracked_calls: 0, coalesced: 2, hangs: [], hang_total: 0,
       });
     case '/api/v1/process':
