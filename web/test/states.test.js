@@ -55,3 +55,13 @@ describe('anomaly rows', () => {
     expect(sent[0].dur_ns).toBe(2881);
   });
 });
+
+describe('failed allocations', () => {
+  it('say what they count, with the ledger\'s split and the functions\' errors', async () => {
+    const { failedAllocationsNote } = await import('../src/pages/process.js');
+    const functions = [{ function: 'cudaMalloc', errors: 14_600 }, { function: 'cudaMallocHost', errors: 2800 }, { function: 'cudaLaunchKernel', errors: 3 }];
+    const note = failedAllocationsNote(17_400, functions, { cudaMallocHost: 2800, cudaMalloc: 14_600 });
+    expect(note).toMatch(/^Failed allocs: 17\.4k allocation calls that returned an error, of every allocation function \(.*\): cudaMalloc 14\.6k, cudaMallocHost 2800\. The Functions table counts each function's failed calls: cudaMalloc 14\.6k, cudaMallocHost 2800\.$/);
+    expect(failedAllocationsNote(5, [])).toMatch(/as the runtime call\)\. The Functions table has no error of an allocation function yet\.$/);
+  });
+});

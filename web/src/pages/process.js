@@ -167,7 +167,10 @@ export function processPage(root, ctx, pid) {
     const note = root.querySelector('#memory-failed');
     const failed = (memRows ?? []).reduce((s, m) => s + (m.failed_allocations ?? m.failed ?? 0), 0);
     note.hidden = failed === 0;
-    note.textContent = failed === 0 ? '' : failedAllocationsNote(failed, doc?.functions ?? []);
+    // The ledger's own split per function, summed over the devices, when the agent sends it.
+    const byFunction = {};
+    for (const m of memRows ?? []) for (const [f, n] of Object.entries(m.failed_allocations_by_function ?? {})) byFunction[f] = (byFunction[f] ?? 0) + n;
+    note.textContent = failed === 0 ? '' : failedAllocationsNote(failed, doc?.functions ?? [], byFunction);
   }
 
   // The process's functions, GPU work and host waits.
@@ -264,13 +267,17 @@ export function processPage(root, ctx, pid) {
 
 // What the memory ledger's "Failed allocs" counts, and the allocation functions' own
 // errors in the Functions table beside it.
-export function failedAllocationsNote(failed, functions) {
+// byFunction: the ledger's own split ({function: failed calls}), empty from an agent that
+// does not send it.
+export function failedAllocationsNote(failed, functions, byFunction = {}) {
   const errs = functions.filter((f) => ALLOCATION_FUNCTIONS.has(f.function) && f.errors > 0).sort((a, b) => b.errors - a.errors);
   const listed = errs.map((f) => `${f.function} ${count(f.errors)}`).join(', ');
+  const split = Object.entries(byFunction).sort((a, b) => b[1] - a[1]).map(([f, n]) => `${f} ${count(n)}`).join(', ');
   return (
     `Failed allocs: ${count(failed)} allocation calls that returned an error, of every allocation function ` +
     '(cudaMalloc, cudaMallocAsync, cudaMallocManaged, cudaMallocHost, cudaMallocPitch, and the driver\'s cuMemAlloc* ' +
-    'when called directly: one inside a runtime call is counted once, as the runtime call). ' +
+    'when called directly: one inside a runtime call is counted once, as the runtime call)' +
+    (split ? `: ${split}. ` : '. ') +
     (listed ? `The Functions table counts each function's failed calls: ${listed}.` : 'The Functions table has no error of an allocation function yet.')
   );
 }

@@ -75,7 +75,7 @@ function answers(o, url) {
     case '/api/v1/kernels':
       return json({ ...header, kernels: [{ name: 'gemm_kernel', launches: 9000, errors: 0, shapes: [{ grid: [64, 1, 1], block: [256, 1, 1], launches: 9000 }] }], folded: 0 });
     case '/api/v1/memory':
-      return json({ ...header, processes: [{ pid: PID, comm: 'trainer', device: 0, allocations: 5_600, allocated_bytes: 5e9, frees: 5_000, live_allocations: 600, live_bytes: 6e8, peak_bytes: 9e8, unknown_frees: 0, double_frees: 0, failed_allocations: 17_400, failed_frees: 0, size_histogram: [], leaks: { count: 0, bytes: 0, largest: [] }, exited: false }], exited_dropped: 0, overflow_calls: 0 });
+      return json({ ...header, processes: [{ pid: PID, comm: 'trainer', device: 0, allocations: 5_600, allocated_bytes: 5e9, frees: 5_000, live_allocations: 600, live_bytes: 6e8, peak_bytes: 9e8, unknown_frees: 0, double_frees: 0, failed_allocations: 17_400, failed_allocations_by_function: { cudaMalloc: 14_600, cudaMallocHost: 2800 }, failed_frees: 0, size_histogram: [], leaks: { count: 0, bytes: 0, largest: [] }, exited: false }], exited_dropped: 0, overflow_calls: 0 });
     case '/api/v1/nccl':
       return json({ ...header, collectives: [], folded: 0, gpu_unjoined: 0, communicators: [], untracked_calls: 0 });
     case '/api/v1/python/folded':
