@@ -1,14 +1,16 @@
 // The GPU figures over time, from the history store (/api/v1/history/gpus) or, live and
 // without a store, from the in-memory per-second series (/api/v1/series) plus each new
 // sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, mem, power, temp}.
+// And, for a machine without a GPU, the traced calls per second from the same series.
 
 export const FIGURES = [
-  { key: 'util', title: 'GPU utilization', unit: '%' },
-  { key: 'mem', title: 'GPU memory used', unit: 'bytes' },
+  // minSpan: the least height of the axis (a flat 0 reads 0, 20, 40... not 0, 0.2...).
+  { key: 'util', title: 'GPU utilization', unit: '%', minSpan: 100 },
+  { key: 'mem', title: 'GPU memory used', unit: 'bytes', minSpan: 1024 ** 3 },
   // Not in the per-second series: known at the store's steps and at each pass only, so
   // their lines join the points across the seconds between (sparse).
-  { key: 'power', title: 'Power', unit: 'W', sparse: true },
-  { key: 'temp', title: 'Temperature', unit: '°C', sparse: true },
+  { key: 'power', title: 'Power', unit: 'W', sparse: true, minSpan: 10 },
+  { key: 'temp', title: 'Temperature', unit: '°C', sparse: true, minSpan: 10 },
 ];
 
 // GPUs are named by index; by node and index only when the store holds several nodes.
@@ -73,4 +75,35 @@ export function mergePoints(old, fresh, now, windowS) {
     map.set(k, prev ? { ...prev, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v != null)), t: Math.floor(p.t) } : { ...p, t: Math.floor(p.t) });
   }
   return [...map.values()].filter((p) => p.t >= now - windowS);
+}
+
+// The series' points ({t, calls, errors, domains}) of the last `windowS` seconds before
+// `now`, a newer reading of a second replacing the older (it may have been read while
+// the second went on).
+export function mergeCalls(old, fresh, now, windowS) {
+  const map = new Map(old.map((p) => [p.t, p]));
+  for (const p of fresh) map.set(p.t, { t: p.t, calls: p.calls ?? 0, errors: p.errors ?? 0, domains: p.domains ?? {} });
+  return [...map.values()].filter((p) => p.t >= now - windowS).sort((a, b) => a.t - b.t);
+}
+
+// Columns for the calls chart: every second from the first to the last (a second the
+// series left out had no call: 0), one line per probe domain, busiest first, and the
+// errors.
+export function callColumns(points) {
+  if (points.length === 0) return { times: [], names: [], columns: [] };
+  const first = points[0].t;
+  const last = points[points.length - 1].t;
+  const times = [];
+  for (let t = first; t <= last; ++t) times.push(t);
+  const totals = new Map();
+  for (const p of points) for (const [d, n] of Object.entries(p.domains)) totals.set(d, (totals.get(d) ?? 0) + n);
+  const domains = [...totals.keys()].sort((a, b) => totals.get(b) - totals.get(a) || a.localeCompare(b));
+  const names = [...domains, 'errors'];
+  const columns = names.map(() => new Array(times.length).fill(0));
+  for (const p of points) {
+    const i = p.t - first;
+    domains.forEach((d, j) => (columns[j][i] = p.domains[d] ?? 0));
+    columns[domains.length][i] = p.errors;
+  }
+  return { times, names, columns };
 }

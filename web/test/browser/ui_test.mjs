@@ -124,6 +124,8 @@ describe('web UI without a token', () => {
   it('shows the agent page and switches to dark', async () => {
     await page.goto(`${origin}/#/agent`);
     await page.locator('#counters tbody tr', { hasText: 'events' }).first().waitFor({ timeout: 15_000 });
+    // Each part draws when its own answer comes.
+    await page.locator('#tiles .tile').first().waitFor({ timeout: 15_000 });
     assert.match(await page.locator('#tiles').innerText(), /Ring-buffer drops/);
     assert.match(await page.locator('#store').innerText(), /writing|failing/);
     await page.click('#theme');
