@@ -260,15 +260,30 @@ void AnomalyDetector::complete_context(const CallEvent& op) {
   }
 }
 
+void AnomalyDetector::learn_interval(Stats& s, double dx, double within) const {
+  const double floor = options_.min_interval_sd * options_.min_interval_sd;
+  const double limit = kWinsorSd * std::sqrt(within + std::max(s.between_var, floor));
+  const double dc = std::clamp(dx, -limit, limit);
+  // Squares below the calls' own variance are counted as none: the spread errs wide.
+  const double excess = std::max(dc * dc - within, 0.0);
+  s.intervals = std::min(s.intervals + 1, options_.interval_horizon);
+  s.between_var += (excess - s.between_var) / static_cast<double>(s.intervals);
+}
+
 void AnomalyDetector::close_interval(std::uint64_t now_ns) {
+  const double floor = options_.min_interval_sd * options_.min_interval_sd;
   for (Stats* s : touched_) {
     if (s->k >= options_.interval_calls) {
       const double k = static_cast<double>(s->k);
-      const double score = s->z_sum / std::sqrt(k);
+      // The calls' mean excess with each call's share capped (z_sum), in log units, and
+      // its standard error: the calls' own spread and that of interval means (header).
+      const double dx = s->interval_sd * s->z_sum / k;
+      const double within = s->interval_sd * s->interval_sd / k;
+      const double score = dx / std::sqrt(within + std::max(s->between_var, floor));
       const double median_ns = std::exp(s->interval_mean);
       const double mean_ns = std::exp(s->interval_mean + s->dx_sum / k);
       const double ratio = mean_ns / median_ns;
-      if (score > options_.z_threshold && ratio >= options_.interval_ratio) {
+      if (score > options_.interval_z && ratio >= options_.interval_ratio) {
         ++summary_.interval_total;
         if (options_.keep > 0) {
           if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
@@ -276,6 +291,8 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
                                         std::string(s->name), class_floor(s->size_class), s->k, mean_ns,
                                         median_ns, ratio, score});
         }
+      } else {
+        learn_interval(*s, dx, within);  // a slow interval, like a slow call, is not learnt
       }
     }
     s->k = 0;
