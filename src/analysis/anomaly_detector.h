@@ -34,10 +34,11 @@
 //   machine under load: 1.2-1.5x). It is sqrt(sd^2 / calls + tau^2), tau^2 the learnt
 //   variance of interval means beyond the calls' own (per key, an exponentially weighted
 //   mean of mean^2 - sd^2 / calls over `interval_horizon` intervals not flagged,
-//   winsorized like the calls), with a floor `min_interval_sd` that also judges the first
-//   intervals, before any spread is learnt. With tau = 0 this is the plain sum of the
-//   calls' z-scores over sqrt(calls). Each call's share of the mean is capped at 10
-//   standard deviations, so one outlier alone does not make a slow interval.
+//   winsorized like the calls; not the interval in which the model's warm-up ended,
+//   whose mean is partly the model's own), with a floor `min_interval_sd` that is also
+//   the prior (worth 8 intervals) and so judges the first intervals. With tau = 0 this is the plain sum of
+//   the calls' z-scores over sqrt(calls). Each call's share of the mean is capped at 10 standard deviations,
+//   so one outlier alone does not make a slow interval.
 // - `shift_run` flagged calls in a row mean the function's level changed: its model is
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
@@ -189,6 +190,9 @@ class AnomalyDetector {
     // The model at the open interval's first call, which judges the interval.
     double interval_mean = 0;
     double interval_sd = 0;
+    // The model's warm-up ended in the open interval: it learnt from the interval's own
+    // first calls, so the interval's mean is no fair sample of the spread of means.
+    bool interval_fresh = false;
     // The learnt variance of interval means beyond the calls' own (tau^2 above), and the
     // intervals it was learnt from.
     double between_var = 0;
