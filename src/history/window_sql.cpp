@@ -37,17 +37,20 @@ std::string process_calls(QuerySql& s, const HistoryQuery& q, const WindowPlan& 
   return sql + " GROUP BY t.node, t.pid, t.start_ns)";
 }
 
-// "p": the processes seen in the window (alive in it), with their calls in it.
-std::string window_processes(QuerySql& s, const HistoryQuery& q, bool jobs_only) {
+// "p": the processes seen in the window (alive in it), with their calls in it: all their
+// columns (`t.*`), or for `narrow` only the key and `exited`, which is what ranking them
+// needs (a window of a day holds hundreds of thousands; their text columns are read for
+// the page's rows alone).
+std::string window_processes(QuerySql& s, const HistoryQuery& q, bool jobs_only, bool narrow) {
   // Arguments in the order of their places in the text.
   const std::string to = s.arg(q.to_ns);
   const std::string from = s.arg(q.from_ns);
   std::string sql = fmt::format(
-      "p AS (SELECT t.*, coalesce(c.calls, 0) AS w_calls, coalesce(c.errors, 0) AS w_errors FROM processes t "
+      "p AS (SELECT {}, coalesce(c.calls, 0) AS w_calls, coalesce(c.errors, 0) AS w_errors FROM processes t "
       "LEFT JOIN c ON c.node = t.node AND c.pid = t.pid AND c.start_ns = t.start_ns WHERE t.first_ns < {} "
       "AND "
       "t.last_ns >= {}",
-      to, from);
+      narrow ? "t.node, t.pid, t.start_ns, t.exited" : "t.*", to, from);
   if (q.node) sql += fmt::format(" AND t.node = (SELECT id FROM names WHERE name = {})", s.arg(*q.node));
   if (q.pid) sql += fmt::format(" AND t.pid = {}", s.arg(static_cast<std::int64_t>(*q.pid)));
   if (q.comm) sql += fmt::format(" AND t.comm = {}", s.arg(*q.comm));
@@ -156,22 +159,25 @@ QuerySql process_list_sql(Dialect d, ProcessList list, const HistoryQuery& q, co
   QuerySql s(d);
   const std::string ranges = ranges_cte(s, plan.ranges);
   const std::string calls = process_calls(s, q, plan);
-  const std::string processes = window_processes(s, q, list == ProcessList::kJobs);
+  const std::string processes =
+      window_processes(s, q, list == ProcessList::kJobs, list == ProcessList::kProcesses);
   const std::string with = fmt::format("{}, {}, {} ", ranges, calls, processes);
   const std::string running = "SUM(CASE WHEN p.exited = 0 THEN 1 ELSE 0 END)";
   switch (list) {
     case ProcessList::kProcesses: {
       const std::string order = "l.w_calls DESC, l.node, l.pid, l.start_ns";
       s.text =
-          with + fmt::format(
-                     "SELECT {}, CAST(q.w_calls AS BIGINT), CAST(q.w_errors AS BIGINT), q.n_total, "
-                     "CAST(q.n_running AS BIGINT), CAST(q.n_calls AS BIGINT), CAST(q.n_errors AS BIGINT) "
-                     "FROM {} ORDER BY q.w_calls DESC, q.node, q.pid, q.start_ns",
-                     read_columns(tables::kProcesses, "q"),
-                     page(s, q,
-                          "(SELECT p.*, SUM(CASE WHEN p.exited = 0 THEN 1 ELSE 0 END) OVER () AS n_running, "
-                          "SUM(p.w_calls) OVER () AS n_calls, SUM(p.w_errors) OVER () AS n_errors FROM p)",
-                          order));
+          with +
+          fmt::format(
+              "SELECT {}, CAST(q.w_calls AS BIGINT), CAST(q.w_errors AS BIGINT), q.n_total, "
+              "CAST(q.n_running AS BIGINT), CAST(q.n_calls AS BIGINT), CAST(q.n_errors AS BIGINT) "
+              "FROM {} JOIN processes x ON x.node = q.node AND x.pid = q.pid AND x.start_ns = q.start_ns "
+              "ORDER BY q.w_calls DESC, q.node, q.pid, q.start_ns",
+              read_columns(tables::kProcesses, "x"),
+              page(s, q,
+                   "(SELECT p.*, SUM(CASE WHEN p.exited = 0 THEN 1 ELSE 0 END) OVER () AS n_running, "
+                   "SUM(p.w_calls) OVER () AS n_calls, SUM(p.w_errors) OVER () AS n_errors FROM p)",
+                   order));
       break;
     }
     case ProcessList::kJobs: {
