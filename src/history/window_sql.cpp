@@ -175,8 +175,9 @@ QuerySql process_list_sql(Dialect d, ProcessList list, const HistoryQuery& q, co
               "ORDER BY q.w_calls DESC, q.node, q.pid, q.start_ns",
               read_columns(tables::kProcesses, "x"),
               page(s, q,
-                   "(SELECT p.*, SUM(CASE WHEN p.exited = 0 THEN 1 ELSE 0 END) OVER () AS n_running, "
-                   "SUM(p.w_calls) OVER () AS n_calls, SUM(p.w_errors) OVER () AS n_errors FROM p)",
+                   fmt::format("(SELECT p.*, {} OVER () AS n_running, SUM(p.w_calls) OVER () AS n_calls, "
+                               "SUM(p.w_errors) OVER () AS n_errors FROM p)",
+                               running),
                    order));
       break;
     }
