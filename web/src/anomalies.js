@@ -4,9 +4,10 @@
 import { duration } from './format.js';
 
 export const SCORE_HELP =
-  'Score: how unusual the duration is, in standard deviations of the function\'s learnt log-durations ' +
-  '(a slow call: its z-score; a slow interval: its calls\' summed z-scores over √calls). ' +
-  'A row is flagged above 6.';
+  'Score: how unusual the duration is. A slow call: its z-score, in standard deviations of the ' +
+  'function\'s learnt log-durations, flagged above 6. A slow interval: its calls\' mean log-duration ' +
+  'above the function\'s, in standard errors that include how much its intervals swing together on ' +
+  'this machine, flagged above 5.';
 
 // The rows of /api/v1/anomalies: slow calls and slow intervals.
 export function anomalyRows(doc) {
