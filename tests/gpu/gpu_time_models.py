@@ -10,8 +10,9 @@ during the warm-up and the profiled steps, because each measurement disturbs the
 tests/gpu/empty_kernel_time.py).
 
 With GPU_TIME_SECONDS=S the run is a short one as a user would start it: the hook times
-from the first launch (the warm-up included, not paused), the steps for eacgm go on until
-S seconds after the start, and the profiler then runs as many steps.
+from the first launch (the model's set-up and the warm-up included, not paused), the
+warm-up and the steps for eacgm take S seconds together, and the profiler then runs as
+many steps.
 
 Usage: gpu_time_models.py {gpt,cnn,alt} OUT.json [STEPS]
   gpt: a GPT-style decoder (d 1024, 4 layers, sequence 512, batch 8, bf16)
@@ -89,8 +90,8 @@ def main():
     which, out = sys.argv[1], sys.argv[2]
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 100
     seconds = float(os.environ.get("GPU_TIME_SECONDS", "0"))
-    start = time.monotonic()
     step = {"gpt": gpt, "cnn": cnn, "alt": alt}[which]()
+    start = time.monotonic()  # the warm-up steps and the steps for eacgm: S seconds
     pause_hook(seconds <= 0)
     for _ in range(10):
         step()
