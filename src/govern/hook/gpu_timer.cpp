@@ -178,14 +178,11 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
   if (s.header()->paused.load(std::memory_order_relaxed) != 0) return;
-  const bool nccl = e->nccl.load(std::memory_order_relaxed);
-  if (!nccl && n != 0) {
-    const std::uint32_t planned = e->every.load(std::memory_order_relaxed);
-    if (!sample_launch(n, key, planned != 0 ? planned : s.every.load(std::memory_order_relaxed))) return;
-    // The plan's cap for the period: a function launching far more often than planned for
-    // does not overrun the budget before the next plan.
-    if (e->left.fetch_sub(1, std::memory_order_relaxed) <= 0) return;
-  }
+  // The plan's cap keeps a function launching far more often than planned for from
+  // overrunning the budget before the next plan.
+  if (!time_launch(n, key, e->nccl.load(std::memory_order_relaxed), e->every.load(std::memory_order_relaxed),
+                   s.every.load(std::memory_order_relaxed), e->left))
+    return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
     return;

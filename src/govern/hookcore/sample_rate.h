@@ -6,6 +6,7 @@
 // GPU time each event pair takes on the stream.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -90,6 +91,17 @@ class SamplePlanner {
   double allowance_ns_ = 0;
   double cost_per_timed_ns_ = 0;  // 0: no launch timed yet
 };
+
+// Whether the hook times launch `n` (0 first) of a function: its first launch always (the
+// agent keeps it apart: it runs cold), an NCCL kernel's always, any other at the function's
+// planned 1 in N (`planned`; 0: not planned yet, the process's `fallback`) while the
+// period's cap `left` lasts (taken here).
+inline bool time_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
+                        std::uint32_t fallback, std::atomic<std::int32_t>& left) {
+  if (n == 0 || nccl) return true;
+  if (!sample_launch(n, function, planned != 0 ? planned : fallback)) return false;
+  return left.fetch_sub(1, std::memory_order_relaxed) > 0;
+}
 
 class SampleRate {
  public:

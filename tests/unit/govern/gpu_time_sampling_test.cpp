@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <string>
@@ -186,6 +187,8 @@ SimulatedRun simulate_short_run(bool planned) {
   std::vector<double> mean_ns(kernels), sum_ns(kernels, 0);
   std::vector<std::uint64_t> count(kernels, 0), planned_at(kernels, 0);
   std::vector<FunctionPlan> plan(kernels, FunctionPlan{0, kUnplannedQuota});
+  std::vector<std::atomic<std::int32_t>> left(kernels);  // the launch table's caps
+  for (auto& l : left) l.store(kUnplannedQuota);
   std::vector<FunctionDemand> demand(kernels);
   std::vector<std::uint32_t> scratch(kernels);
   for (int k = 0; k < kernels; ++k) {
@@ -200,10 +203,10 @@ SimulatedRun simulate_short_run(bool planned) {
   auto launch = [&](int k) {
     const std::uint64_t n = run.launches[k]++;
     const std::uint64_t key = 0x7f0000100000ull + 0x40ull * static_cast<std::uint64_t>(k);
+    if (planned ? !time_launch(n, key, false, plan[k].every, rate.every(), left[k])
+                : !sample_launch(n, key, rate.every()))
+      return;
     if (n != 0) {
-      const std::uint32_t every = planned && plan[k].every != 0 ? plan[k].every : rate.every();
-      if (!sample_launch(n, key, every)) return;
-      if (planned && plan[k].quota-- <= 0) return;
       ++run.timed[k];
       sum_ns[k] += mean_ns[k];
       ++count[k];
@@ -225,6 +228,7 @@ SimulatedRun simulate_short_run(bool planned) {
         planned_at[k] = run.launches[k];
       }
       planner.plan(demand.data(), plan.data(), scratch.data(), demand.size());
+      for (int k = 0; k < kernels; ++k) left[k].store(plan[k].quota);
       plan_made = true;
       period_ns = kPlanEveryNs;
     }
@@ -320,6 +324,26 @@ TEST(SamplePlanner, SharesByWaterFillingAndKeepsNcclOffTheTop) {
   // Over budget by more than a period's: the next period times nothing, the one after is whole again.
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 1000, 5'000'000), 0);
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 0, 0), 250'000);
+}
+
+// The first launch is timed whatever the plan (the agent keeps it apart), an NCCL kernel
+// always; any other at its planned 1 in N (the process's before a plan) until the
+// period's cap runs out.
+TEST(TimeLaunch, FirstAndNcclAlwaysOthersByThePlanWithinItsCap) {
+  std::atomic<std::int32_t> left{0};
+  EXPECT_TRUE(time_launch(0, 0x7f0012345600, false, 1u << 16, 1u << 16, left)) << "a first launch, cap spent";
+  EXPECT_TRUE(time_launch(7, 0x7f0012345600, true, 1u << 16, 1u << 16, left)) << "NCCL";
+  EXPECT_EQ(left.load(), 0) << "neither takes from the cap";
+  left = 3;
+  int timed = 0;
+  for (std::uint64_t n = 1; n <= 100; ++n)
+    timed += time_launch(n, 0x7f0012345600, false, 1, 16, left) ? 1 : 0;
+  EXPECT_EQ(timed, 3) << "every launch chosen at 1 in 1, three allowed";
+  left = 1000;
+  timed = 0;
+  for (std::uint64_t n = 1; n < 1600; ++n)
+    timed += time_launch(n, 0x7f0012345600, false, 0, 16, left) ? 1 : 0;
+  EXPECT_EQ(timed, 99) << "not planned: the process's 1 in 16, one per block after the first";
 }
 
 using Env = std::map<std::string, std::string>;
