@@ -23,6 +23,7 @@ namespace {
 TEST(LaunchTable, CountsEachFunctionExactlyAcrossThreads) {
   static LaunchTable table;  // large: not on the stack
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([] {
       for (int i = 0; i < 10000; ++i) {
