@@ -8,7 +8,10 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <span>
 
 #include "govern/hook/call_tally.h"
 #include "govern/hook/dispatch_gap.h"
@@ -80,6 +83,20 @@ void write_names(TimerState& s) {
   if (all) s.names_sent = named;
 }
 
+// What the plan weighs a kernel by: its steady mean and the launch shapes it was timed with.
+void note_for_plan(LaunchEntry& e, std::uint64_t duration_ns, const gpu_time::LaunchShape* shape) {
+  e.timed_sum_ns += static_cast<double>(duration_ns);
+  ++e.timed_count;
+  if (shape == nullptr || e.shapes_seen == std::size(e.shape_hashes)) return;
+  std::uint32_t hash = 2166136261u;  // FNV-1a
+  for (const unsigned char b : std::span(reinterpret_cast<const unsigned char*>(shape), sizeof *shape))
+    hash = (hash ^ b) * 16777619u;
+  for (std::uint8_t i = 0; i < e.shapes_seen; ++i) {
+    if (e.shape_hashes[i] == hash) return;
+  }
+  e.shape_hashes[e.shapes_seen++] = hash;
+}
+
 // The pending pairs the GPU has passed, written out; the others kept for the next round.
 void read_back(TimerState& s) {
   static Pending batch[kMaxPending];
@@ -144,10 +161,8 @@ void read_back(TimerState& s) {
       r.tid = p.tid;
       r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0) |
                  (p.shaped ? gpu_time::kSpanShaped : 0) | (p.first ? gpu_time::kSpanFirst : 0);
-      if (!p.first && p.entry != nullptr) {  // the kernel's steady mean, for its share
-        p.entry->timed_sum_ns += static_cast<double>(r.duration_ns);
-        ++p.entry->timed_count;
-      }
+      if (!p.first && p.entry != nullptr)
+        note_for_plan(*p.entry, r.duration_ns, p.shaped ? &p.shape : nullptr);
       if (p.shaped) {
         s.ring.write(r, p.shape);
       } else {
@@ -205,9 +220,10 @@ void plan_functions(TimerState& s) {
   s.table.for_each([&](LaunchEntry& e) {
     const std::uint64_t launches = e.launches.load(std::memory_order_relaxed);
     entries[n] = &e;
-    demand[n] = FunctionDemand{launches - e.launches_planned,
-                               e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
-                               e.nccl.load(std::memory_order_relaxed)};
+    demand[n] =
+        FunctionDemand{launches - e.launches_planned,
+                       e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
+                       e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen)};
     plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
     e.launches_planned = launches;
     ++n;

@@ -14,8 +14,9 @@ constexpr double kMinWeight = 1.0 / 8;
 constexpr std::int32_t kIdleQuota = 2;
 
 double weight_of(const FunctionDemand& d, const SampleRateConfig& c) {
-  if (d.mean_ns <= 0 || c.long_kernel_ns == 0) return 1;
-  return std::clamp(d.mean_ns / static_cast<double>(c.long_kernel_ns), kMinWeight, 1.0);
+  const double shapes = std::clamp<std::uint32_t>(d.shapes, 1, kMaxPlannedShapes);
+  if (d.mean_ns <= 0 || c.long_kernel_ns == 0) return shapes;
+  return shapes * std::clamp(d.mean_ns / static_cast<double>(c.long_kernel_ns), kMinWeight, 1.0);
 }
 
 }  // namespace

@@ -55,7 +55,11 @@ struct FunctionDemand {
   std::uint64_t launches = 0;  // in the last period
   double mean_ns = 0;          // its timed launches' mean so far; 0: none yet
   bool nccl = false;           // every launch timed: its cost comes off the top
+  // Launch shapes seen among its timed launches (at most kMaxPlannedShapes): the shapes
+  // share its timed launches, so it gets a share for each.
+  std::uint32_t shapes = 1;
 };
+inline constexpr std::uint32_t kMaxPlannedShapes = 8;
 
 // The first plan comes soon after the first launch, so that a warm-up is timed at the
 // default rate briefly; the next ones each quarter second: short enough that a run of a few
@@ -72,7 +76,8 @@ inline constexpr std::uint64_t kPlanEveryNs = 250'000'000;
 // spends more than its budget plus one period's. What a period may time is shared out by
 // weighted water-filling: each function is given min(its launches, weight x L), with L the
 // level at which the total is the launches the period can afford; so every function that
-// launched gets the same number of timed launches (by weight) unless it launched fewer.
+// launched gets the same number of timed launches (by weight: its duration, its shapes)
+// unless it launched fewer.
 class SamplePlanner {
  public:
   explicit SamplePlanner(SampleRateConfig c = {}) : c_(c) {}

@@ -224,8 +224,8 @@ SimulatedRun simulate_short_run(bool planned) {
     if (planned) {
       planner.settle(period_ns, timed_in_period, cost_in_period);
       for (int k = 0; k < kernels; ++k) {
-        demand[k] =
-            FunctionDemand{run.launches[k] - planned_at[k], count[k] > 0 ? sum_ns[k] / count[k] : 0, false};
+        demand[k] = FunctionDemand{run.launches[k] - planned_at[k], count[k] > 0 ? sum_ns[k] / count[k] : 0,
+                                   false, 1};
         planned_at[k] = run.launches[k];
       }
       planner.plan(demand.data(), plan.data(), scratch.data(), demand.size());
@@ -305,23 +305,28 @@ TEST(SamplePlanner, SharesByWaterFillingAndKeepsNcclOffTheTop) {
   // 250 ms at 0.1%: 250 us, after 10 launches timed at 5 us each: 50 launches to share.
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 10, 50'000), 250'000 + 200'000);
   const FunctionDemand demand[] = {
-      {1000, 50'000, false},  // long, launched often
-      {4, 50'000, false},     // long, launched rarely: all its launches
-      {1000, 2'500, false},   // short: 1/8 of a share
-      {0, 0, false},          // idle
-      {20, 0, true},          // NCCL: all, off the top
+      {1000, 50'000, false, 1},  // long, launched often
+      {4, 50'000, false, 1},     // long, launched rarely: all its launches
+      {1000, 2'500, false, 1},   // short: 1/8 of a share
+      {0, 0, false, 1},          // idle
+      {20, 0, true, 1},          // NCCL: all, off the top
+      {1000, 50'000, false, 3},  // long, three shapes: three shares
   };
-  FunctionPlan plans[5] = {{0, 0}, {0, 0}, {0, 0}, {8, 0}, {0, 0}};
-  std::uint32_t scratch[5];
-  planner.plan(demand, plans, scratch, 5);
-  // 450 us / 5 us = 90 launches, less 20 NCCL = 70: 4 to the rare one, 66 over weights 1 and 1/8.
+  FunctionPlan plans[6] = {{0, 0}, {0, 0}, {0, 0}, {8, 0}, {0, 0}, {0, 0}};
+  std::uint32_t scratch[6];
+  planner.plan(demand, plans, scratch, 6);
+  // 450 us / 5 us = 90 launches, less 20 NCCL = 70: 4 to the rare one, 66 over weights 1,
+  // 1/8 and 3 (a level of 66 / 4.125 launches a weight).
+  const double level = 66 / 4.125;
   EXPECT_EQ(plans[1].every, 1u);
-  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / (66 / 1.125))));
-  EXPECT_EQ(plans[2].every, static_cast<std::uint32_t>(std::round(1000 / (66 / 1.125 / 8))));
+  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / level)));
+  EXPECT_EQ(plans[2].every, static_cast<std::uint32_t>(std::round(1000 / (level / 8))));
+  EXPECT_EQ(plans[5].every, static_cast<std::uint32_t>(std::round(1000 / (3 * level))));
   EXPECT_EQ(plans[3].every, 8u) << "an idle function keeps its 1 in N";
   EXPECT_EQ(plans[3].quota, 2);
   EXPECT_EQ(plans[4].every, 1u);
-  EXPECT_GT(plans[0].quota, 66 / 1.125);
+  EXPECT_GT(plans[0].quota, level);
+  EXPECT_GT(plans[5].quota, 3 * level);
   // Over budget by more than a period's: the next period times nothing, the one after is whole again.
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 1000, 5'000'000), 0);
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 0, 0), 250'000);
