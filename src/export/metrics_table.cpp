@@ -152,12 +152,18 @@ constexpr std::array kTable = {
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_gpu_time_kernel_duration_seconds", kHistogram, "seconds", "seconds",
               "GPU durations of the launches the hook timed (1 in N per kernel, every NCCL kernel), "
-              "from the GPU's events; spans that started on an idle stream only when a kernel has "
-              "no other (they hold the launch's latency).",
+              "from the GPU's events, each kernel's first launch left out (it runs cold); _count is "
+              "the timed launches behind them; spans that started on an idle stream only when a "
+              "kernel has no other (they hold the launch's latency).",
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_gpu_time_kernel_estimated_seconds", kGauge, "seconds", "seconds",
-              "GPU time of all launches of the kernel: the timed mean times the exact count (an "
-              "estimate, so it may go down as well as up).",
+              "GPU time of all launches of the kernel: the first launch's plus the timed mean times "
+              "the other launches (an estimate, so it may go down as well as up).",
+              kKernel, kCalls, "the hook's GPU time"},
+    MetricDef{"eacgm_gpu_time_kernel_estimated_ci95_seconds", kGauge, "seconds", "seconds",
+              "Half-width of the 95% confidence interval of eacgm_gpu_time_kernel_estimated_seconds: "
+              "1.96 standard errors of the timed mean (finite-population corrected) times the "
+              "launches it stands for; kernels with fewer than two timed launches left out.",
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},

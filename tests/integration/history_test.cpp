@@ -150,7 +150,8 @@ TEST_F(History, KeepsTheGpuTimeOfAProcessThatCarriesTheHook) {
     return row.is_object() && row["calls"] == 200;
   })) << get(port_, "/api/v1/history/functions?since=1h").body;
   const json row = gpu_row(api("/api/v1/history/functions?since=1h"));
-  EXPECT_GE(row["timed"].get<int>(), 12) << row.dump();
+  // 12 or 13 timed, of which the first launch is kept apart from the durations.
+  EXPECT_GE(row["timed"].get<int>(), 11) << row.dump();
   EXPECT_NEAR(row["p50_ns"].get<double>(), 50'000, 50'000 * 0.04) << row.dump();
   serve->signal(SIGTERM);
   ASSERT_EQ(serve->wait(), 0) << serve->err();
