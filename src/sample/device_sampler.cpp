@@ -188,6 +188,9 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
     g.identity.error.clear();
   }
 
+  gpm_ = std::make_unique<GpmReader>(session_, handles);
+  for (std::size_t i = 0; i < gpus_.size(); ++i) gpus_[i].identity.gpm_supported = gpm_->supported(i);
+
   slow_readers_.resize(gpus_.size());
   slow_fields_.resize(gpus_.size());
   if (!slow_inline()) {
@@ -476,6 +479,13 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   }
   if (!pcie_from_counters) read_pcie_throughput(q, f, d, out);
   read_error_counts(q, f, d, out);
+  if (out.lost || !out.gpm_supported) return;
+  GpmRead gpm = gpm_->read(i);
+  if (gpm.counters) {
+    out.gpm = std::move(gpm.counters);
+  } else {
+    q.check(gpm.call, gpm.status);
+  }
 }
 
 DevicePass DeviceSampler::sample() {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/gpu_sample.h"
+#include "sample/gpm_reader.h"
 #include "sample/nvml_api.h"
 
 namespace eacgm::sample {
@@ -109,6 +110,7 @@ class DeviceSampler {
   DeviceSamplerOptions options_;
   GpuSystemInfo system_;
   std::vector<Gpu> gpus_;
+  std::unique_ptr<GpmReader> gpm_;
   nvml::EventSet events_ = nullptr;
 
   std::vector<SlowReader> slow_readers_;  // by GPU index
