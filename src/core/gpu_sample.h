@@ -115,6 +115,7 @@ struct ProcessSample {
 struct GpuSystemInfo {
   std::string driver_version;              // "550.54.15", empty when unknown
   std::optional<int> cuda_driver_version;  // 12040 means CUDA 12.4
+  bool gpm_off = false;                    // GPM's counters turned off ([gpu] profiling = false)
 };
 
 struct GpuSnapshot {

@@ -131,7 +131,9 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
         rows, {true, false, false, true, true, true, true, true, true, true, true, true, true, true, true});
     std::vector<std::string> without;
     for (const DeviceSample& d : snap.devices) {
-      if (!d.lost && d.error.empty() && !d.gpm_supported) without.push_back(std::to_string(d.index));
+      if (!d.lost && d.error.empty() && !d.gpm_supported && !snap.system.gpm_off) {
+        without.push_back(std::to_string(d.index));
+      }
     }
     if (!without.empty()) {
       out += fmt::format(

@@ -159,6 +159,11 @@ constexpr std::array kTable = {
               "samples (nvml), traced kernel launches (launches) or evenly (even); processes in no pod "
               "together without pod labels.",
               kPodShare, kGpuGroup, "NVML utilisation, divided (docs/kubernetes.md, \"Shared GPUs\")"},
+    MetricDef{
+        "eacgm_pod_sm_active_ratio", kGauge, "ratio", "0..1",
+        "A pod's share of the GPU's SM activity (GPM; a GPU's shares sum to its DCGM_FI_PROF_SM_ACTIVE), "
+        "divided on the same `basis` as eacgm_pod_gpu_share_ratio; absent on GPUs without GPM.",
+        kPodShare, kGpuGroup, "GPM SM activity, divided (docs/kubernetes.md, \"Shared GPUs\")"},
 
     // Per process and GPU
     MetricDef{"eacgm_process_gpu_memory_bytes", kGauge, "bytes", "bytes",

@@ -34,6 +34,8 @@ struct DeviceSamplerOptions {
   // the sampler's own thread; a pass reports each field's latest successful read. Zero
   // (or less): no thread, every pass reads them itself.
   std::chrono::nanoseconds slow_field_period = std::chrono::seconds(10);
+  // Read GPM's profiling counters on the GPUs that have them ([gpu] profiling).
+  bool gpm = true;
 };
 
 struct DevicePass {
@@ -54,6 +56,8 @@ class DeviceSampler {
   DeviceSampler& operator=(const DeviceSampler&) = delete;
 
   const GpuSystemInfo& system() const { return system_; }
+  // How many GPUs have their GPM counters read (0 when turned off).
+  std::size_t gpm_count() const;
   DevicePass sample();
 
   // CPU spent on slow-field rounds outside the passes (the constructor's and the

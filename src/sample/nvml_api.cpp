@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-
 namespace eacgm::sample::nvml {
 namespace {
 

@@ -115,6 +115,21 @@ TEST(GpmReader, NoGpmAnywhere) {
   }
 }
 
+TEST(GpmReader, TurnedOffAsksNoGpu) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, DeviceSamplerOptions{.gpm = false});
+  EXPECT_TRUE(sampler.system().gpm_off);
+  EXPECT_EQ(sampler.gpm_count(), 0u);
+  for (const DeviceSample& d : sampler.sample().devices) {
+    EXPECT_FALSE(d.gpm_supported);
+    EXPECT_FALSE(d.gpm.has_value());
+  }
+  DeviceSampler on(session);
+  EXPECT_FALSE(on.system().gpm_off);
+  EXPECT_EQ(on.gpm_count(), 2u);
+}
+
 TEST(GpmReader, LostGpuStopsItsCountersAndKeepsTheOther) {
   auto session = open_scenario("gpu_lost");
   ASSERT_TRUE(session);
