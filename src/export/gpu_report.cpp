@@ -4,6 +4,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,43 @@ std::string iso_time(std::chrono::system_clock::time_point t) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(t)),
                      static_cast<int>(ms));
+}
+
+// A GPM activity (ratio) as a whole percentage, "-" when absent.
+std::string activity(const std::optional<GpmCounters>& gpm, std::optional<double> GpmCounters::*field) {
+  if (!gpm || !((*gpm).*field)) return "-";
+  return fmt::format("{:.0f}%", *((*gpm).*field) * 100.0);
+}
+
+json opt_double(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json gpm_json(const GpmCounters& c) {
+  json links = json::array();
+  for (const NvlinkRate& l : c.nvlinks) {
+    links.push_back({{"link", l.link},
+                     {"tx_bytes_per_second", l.tx_bytes_per_second},
+                     {"rx_bytes_per_second", l.rx_bytes_per_second}});
+  }
+  return json{
+      {"interval_seconds", c.interval_seconds},
+      {"graphics_active", opt_double(c.graphics_active)},
+      {"sm_active", opt_double(c.sm_active)},
+      {"sm_occupancy", opt_double(c.sm_occupancy)},
+      {"tensor_active", opt_double(c.tensor_active)},
+      {"tensor_hmma_active", opt_double(c.tensor_hmma_active)},
+      {"tensor_imma_active", opt_double(c.tensor_imma_active)},
+      {"tensor_dfma_active", opt_double(c.tensor_dfma_active)},
+      {"fp16_active", opt_double(c.fp16_active)},
+      {"fp32_active", opt_double(c.fp32_active)},
+      {"fp64_active", opt_double(c.fp64_active)},
+      {"integer_active", opt_double(c.integer_active)},
+      {"dram_active", opt_double(c.dram_active)},
+      {"pcie_tx_bytes_per_second", opt_double(c.pcie_tx_bytes_per_second)},
+      {"pcie_rx_bytes_per_second", opt_double(c.pcie_rx_bytes_per_second)},
+      {"nvlink_tx_bytes_per_second", opt_double(c.nvlink_tx_bytes_per_second)},
+      {"nvlink_rx_bytes_per_second", opt_double(c.nvlink_rx_bytes_per_second)},
+      {"nvlinks", std::move(links)},
+  };
 }
 
 }  // namespace
@@ -65,13 +103,13 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     out += "No GPUs found by NVML\n";
   } else {
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "MemUtil", "Memory used/total MiB", "Temp",
-                    "Power/limit W", "SM MHz", "Mem MHz", "Fan", "XID"});
+    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "SM", "Tensor", "DRAM", "MemUtil",
+                    "Memory used/total MiB", "Temp", "Power/limit W", "SM MHz", "Mem MHz", "Fan", "XID"});
     for (const DeviceSample& d : snap.devices) {
       if (d.lost || !d.error.empty()) {
         rows.push_back({fmt::format("{}", d.index), d.name.empty() ? "-" : d.name,
                         d.pci_bus_id.empty() ? "-" : d.pci_bus_id, d.lost ? "LOST" : "ERROR", "-", "-", "-",
-                        "-", "-", "-", "-", "-"});
+                        "-", "-", "-", "-", "-", "-", "-", "-"});
         continue;
       }
       std::string memory =
@@ -82,13 +120,27 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
                               ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
                                             watts(d.power_limit_milliwatts, "{:.0f}"))
                               : "-";
-      rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id,
-                      or_dash(d.utilization_gpu_percent, "{}%"), or_dash(d.utilization_memory_percent, "{}%"),
-                      memory, or_dash(d.temperature_gpu_celsius, "{}C"), power, or_dash(d.clock_sm_mhz),
-                      or_dash(d.clock_memory_mhz), or_dash(d.fan_speed_percent, "{}%"),
-                      or_dash(d.xid_errors_total)});
+      rows.push_back(
+          {fmt::format("{}", d.index), d.name, d.pci_bus_id, or_dash(d.utilization_gpu_percent, "{}%"),
+           activity(d.gpm, &GpmCounters::sm_active), activity(d.gpm, &GpmCounters::tensor_active),
+           activity(d.gpm, &GpmCounters::dram_active), or_dash(d.utilization_memory_percent, "{}%"), memory,
+           or_dash(d.temperature_gpu_celsius, "{}C"), power, or_dash(d.clock_sm_mhz),
+           or_dash(d.clock_memory_mhz), or_dash(d.fan_speed_percent, "{}%"), or_dash(d.xid_errors_total)});
     }
-    out += render_columns(rows, {true, false, false, true, true, true, true, true, true, true, true, true});
+    out += render_columns(
+        rows, {true, false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+    std::vector<std::string> without;
+    for (const DeviceSample& d : snap.devices) {
+      if (!d.lost && d.error.empty() && !d.gpm_supported && !snap.system.gpm_off) {
+        without.push_back(std::to_string(d.index));
+      }
+    }
+    if (!without.empty()) {
+      out += fmt::format(
+          "SM, Tensor, DRAM: NVML GPM profiling counters, not on GPU {} (they need a Hopper or newer GPU and "
+          "driver R520+)\n",
+          fmt::join(without, ", "));
+    }
   }
 
   if (processes) {
@@ -164,6 +216,8 @@ json device_json(const DeviceSample& d) {
       {"clock_event_reason_names", reasons},
       {"xid_errors_total", opt(d.xid_errors_total)},
       {"last_xid", opt(d.last_xid)},
+      {"gpm_supported", d.gpm_supported},
+      {"gpm", d.gpm ? gpm_json(*d.gpm) : json(nullptr)},
   };
 }
 

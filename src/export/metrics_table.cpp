@@ -71,6 +71,57 @@ constexpr std::array kTable = {
     MetricDef{"DCGM_FI_DEV_ROW_REMAP_FAILURE", kGauge, "", "0/1", "Whether remapping of rows has failed",
               kGpu, kDcgm, "`nvmlDeviceGetRemappedRows` (failure)"},
 
+    // dcgm-exporter's profiling fields (DCGM_FI_PROF_*), from NVML GPM on Hopper and newer
+    // without DCGM's host engine; absent on GPUs without GPM.
+    MetricDef{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, "", "ratio",
+              "Ratio of time the graphics engine is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_GRAPHICS_UTIL` / 100 over the sampling interval"},
+    MetricDef{"DCGM_FI_PROF_SM_ACTIVE", kGauge, "", "ratio",
+              "The ratio of cycles an SM has at least 1 warp assigned.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_SM_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_SM_OCCUPANCY", kGauge, "", "ratio",
+              "The ratio of number of warps resident on an SM.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_SM_OCCUPANCY` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles any tensor pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_ANY_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the half-precision tensor (HMMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_HMMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the integer tensor (IMMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_IMMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the double-precision tensor (DFMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_DFMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP64_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp64 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP64_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP32_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp32 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP32_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP16_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp16 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP16_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_DRAM_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the device memory interface is active sending or receiving data.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_DRAM_BW_UTIL` / 100 (bandwidth used over the peak)"},
+    MetricDef{"DCGM_FI_PROF_PCIE_TX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
+              "payloads - in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_PCIE_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"DCGM_FI_PROF_PCIE_RX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data received over the PCIe bus - including both protocol headers and data "
+              "payloads - in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_PCIE_RX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{
+        "DCGM_FI_PROF_NVLINK_TX_BYTES", kGauge, "", "bytes/s",
+        "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second.",
+        kGpu, kDcgm, "GPM `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"DCGM_FI_PROF_NVLINK_RX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data received over NVLink, not including protocol headers, in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC` (MiB/s) x 2^20"},
+
     // eacgm's own GPU families: what dcgm-exporter's defaults do not carry
     MetricDef{"eacgm_gpu_lost", kGauge, "", "0/1", "Whether the GPU fell off the bus or needs a reset (1).",
               kGpu, kGpuGroup, "`NVML_ERROR_GPU_IS_LOST` / `RESET_REQUIRED` from any query"},
@@ -92,6 +143,12 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_gpu_nvlink_rx_bytes_total", kCounter, "bytes", "bytes",
               "NVLink data bytes received, all links.", kGpu, kGpuGroup,
               "field `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`"},
+    MetricDef{"eacgm_gpu_nvlink_link_tx_bytes_per_second", kGauge, "", "bytes/s",
+              "NVLink data bytes transmitted per second on one link over the last sampling interval.",
+              kGpuLink, kGpuGroup, "GPM `NVML_GPM_METRIC_NVLINK_L<link>_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"eacgm_gpu_nvlink_link_rx_bytes_per_second", kGauge, "", "bytes/s",
+              "NVLink data bytes received per second on one link over the last sampling interval.", kGpuLink,
+              kGpuGroup, "GPM `NVML_GPM_METRIC_NVLINK_L<link>_RX_PER_SEC` (MiB/s) x 2^20"},
     MetricDef{"eacgm_gpu_xid_errors_total", kCounter, "", "count",
               "XID critical errors seen since eacgm started.", kGpu, kGpuGroup,
               "NVML events (`nvmlEventTypeXidCriticalError`)"},
@@ -102,6 +159,11 @@ constexpr std::array kTable = {
               "samples (nvml), traced kernel launches (launches) or evenly (even); processes in no pod "
               "together without pod labels.",
               kPodShare, kGpuGroup, "NVML utilisation, divided (docs/kubernetes.md, \"Shared GPUs\")"},
+    MetricDef{
+        "eacgm_pod_sm_active_ratio", kGauge, "ratio", "0..1",
+        "A pod's share of the GPU's SM activity (GPM; a GPU's shares sum to its DCGM_FI_PROF_SM_ACTIVE), "
+        "divided on the same `basis` as eacgm_pod_gpu_share_ratio; absent on GPUs without GPM.",
+        kPodShare, kGpuGroup, "GPM SM activity, divided (docs/kubernetes.md, \"Shared GPUs\")"},
 
     // Per process and GPU
     MetricDef{"eacgm_process_gpu_memory_bytes", kGauge, "bytes", "bytes",
@@ -438,6 +500,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`pid`, `comm` (or pod labels), rank and workload labels";
     case kPodShare:
       return "`gpu`, `uuid`, `pod`, `namespace`, `basis`";
+    case kGpuLink:
+      return "GPU labels, `link`";
     case kFolded:
       return "`kind`";
     case kLedger:
