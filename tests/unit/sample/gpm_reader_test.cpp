@@ -87,6 +87,23 @@ TEST(GpmReader, LaterPassesCoverTheTimeSinceThePassBefore) {
   EXPECT_LT(elapsed, 0.25 + 0.09);
 }
 
+TEST(GpmReader, WithoutWaitingAnEarlyPassReportsNothingAndTheNextCoversBoth) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, DeviceSamplerOptions{.gpm_wait = false});
+  const auto start = std::chrono::steady_clock::now();
+  DevicePass early = sampler.sample();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, GpmReader::kMinInterval);
+  EXPECT_TRUE(early.devices[0].gpm_supported);
+  EXPECT_FALSE(early.devices[0].gpm.has_value());
+  EXPECT_TRUE(early.devices[0].field_errors.empty());
+  std::this_thread::sleep_for(GpmReader::kMinInterval);
+  DevicePass later = sampler.sample();
+  ASSERT_TRUE(later.devices[0].gpm.has_value());
+  EXPECT_GE(later.devices[0].gpm->interval_seconds, 0.1);
+  EXPECT_DOUBLE_EQ(*later.devices[0].gpm->sm_active, 0.80);
+}
+
 TEST(GpmReader, GpuWithoutGpmIsLeftOutAndSaysSoOnce) {
   auto session = open_scenario("unsupported");
   ASSERT_TRUE(session);
