@@ -16,17 +16,9 @@
 namespace eacgm::sample {
 namespace {
 
-using testing::fake_nvml_path;
-using testing::use_scenario;
+using testing::open_scenario;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-std::shared_ptr<const nvml::Session> open_scenario(const std::string& name) {
-  use_scenario(name);
-  auto s = nvml::Session::open(fake_nvml_path());
-  EXPECT_TRUE(s.ok()) << s.error();
-  return s.ok() ? *s : nullptr;
-}
 
 TEST(GpmReader, FirstPassCarriesTheIntervalSinceConstructionInRatiosAndBytes) {
   auto session = open_scenario("full");
