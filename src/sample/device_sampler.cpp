@@ -189,7 +189,8 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
   }
 
   // Turned off, the reader is given no GPU: none is asked for support or sampled.
-  gpm_ = std::make_unique<GpmReader>(session_, options_.gpm ? handles : std::vector<nvml::Device>{});
+  gpm_ = std::make_unique<GpmReader>(session_, options_.gpm ? handles : std::vector<nvml::Device>{},
+                                     options_.gpm_wait);
   system_.gpm_off = !options_.gpm;
   for (std::size_t i = 0; i < gpus_.size(); ++i) gpus_[i].identity.gpm_supported = gpm_->supported(i);
 

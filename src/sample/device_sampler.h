@@ -36,6 +36,9 @@ struct DeviceSamplerOptions {
   std::chrono::nanoseconds slow_field_period = std::chrono::seconds(10);
   // Read GPM's profiling counters on the GPUs that have them ([gpu] profiling).
   bool gpm = true;
+  // A pass sooner than GpmReader::kMinInterval after the previous GPM sample waits for it
+  // (true) or leaves that pass without GPM counters (false: for callers that must not block).
+  bool gpm_wait = true;
 };
 
 struct DevicePass {

@@ -122,8 +122,9 @@ const std::vector<unsigned>& gpm_metric_ids() {
   return ids;
 }
 
-GpmReader::GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices)
-    : session_(std::move(session)) {
+GpmReader::GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices,
+                     bool wait)
+    : session_(std::move(session)), wait_(wait) {
   static_assert(nvml::kGpmMaxAsked >= 16 + 2 * nvml::kGpmNvlinkLinks);
   const nvml::Functions& f = session_->fn();
   gpus_.resize(devices.size());
@@ -179,7 +180,10 @@ GpmRead GpmReader::read(std::size_t i) {
     return out;  // the next read has an interval
   }
   const auto since = std::chrono::steady_clock::now() - g.taken_at;
-  if (since < kMinInterval) std::this_thread::sleep_for(kMinInterval - since);
+  if (since < kMinInterval) {
+    if (!wait_) return out;
+    std::this_thread::sleep_for(kMinInterval - since);
+  }
   const int older = g.latest;
   const int newer = 1 - older;
   const auto previous_at = g.taken_at;

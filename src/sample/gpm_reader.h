@@ -28,7 +28,10 @@ struct GpmRead {
 // sample; it cannot fail (a GPU whose support query or allocation fails is unsupported).
 class GpmReader {
  public:
-  GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices);
+  // `wait`: a read closer than kMinInterval to the previous sample waits for the rest;
+  // without it, such a read reports nothing and the next one covers the longer interval.
+  GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices,
+            bool wait = true);
   ~GpmReader();
   GpmReader(const GpmReader&) = delete;
   GpmReader& operator=(const GpmReader&) = delete;
@@ -36,7 +39,7 @@ class GpmReader {
   bool supported(std::size_t gpu) const { return gpu < gpus_.size() && gpus_[gpu].samples[0] != nullptr; }
   // The counters since the previous read of this GPU (since construction, for the first).
   // Two samples closer than kMinInterval give noisy averages: the first read waits for the
-  // rest of it (once, at start; passes are further apart).
+  // rest of it (once, at start; passes are further apart), or reports nothing (no `wait`).
   GpmRead read(std::size_t gpu);
 
   static constexpr std::chrono::milliseconds kMinInterval{100};
@@ -52,6 +55,7 @@ class GpmReader {
 
   std::shared_ptr<const nvml::Session> session_;
   std::vector<Gpu> gpus_;
+  bool wait_ = true;
 };
 
 // The metric ids a read asks for, in order (exposed for tests of the fake library).

@@ -16,17 +16,9 @@
 namespace eacgm::sample {
 namespace {
 
-using testing::fake_nvml_path;
-using testing::use_scenario;
+using testing::open_scenario;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-std::shared_ptr<const nvml::Session> open_scenario(const std::string& name) {
-  use_scenario(name);
-  auto s = nvml::Session::open(fake_nvml_path());
-  EXPECT_TRUE(s.ok()) << s.error();
-  return s.ok() ? *s : nullptr;
-}
 
 TEST(GpmReader, FirstPassCarriesTheIntervalSinceConstructionInRatiosAndBytes) {
   auto session = open_scenario("full");
@@ -85,6 +77,23 @@ TEST(GpmReader, LaterPassesCoverTheTimeSinceThePassBefore) {
   EXPECT_GE(pass.devices[0].gpm->interval_seconds, 0.25);
   EXPECT_LE(pass.devices[0].gpm->interval_seconds, elapsed + 0.001);
   EXPECT_LT(elapsed, 0.25 + 0.09);
+}
+
+TEST(GpmReader, WithoutWaitingAnEarlyPassReportsNothingAndTheNextCoversBoth) {
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session, DeviceSamplerOptions{.gpm_wait = false});
+  const auto start = std::chrono::steady_clock::now();
+  DevicePass early = sampler.sample();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, GpmReader::kMinInterval);
+  EXPECT_TRUE(early.devices[0].gpm_supported);
+  EXPECT_FALSE(early.devices[0].gpm.has_value());
+  EXPECT_TRUE(early.devices[0].field_errors.empty());
+  std::this_thread::sleep_for(GpmReader::kMinInterval);
+  DevicePass later = sampler.sample();
+  ASSERT_TRUE(later.devices[0].gpm.has_value());
+  EXPECT_GE(later.devices[0].gpm->interval_seconds, 0.1);
+  EXPECT_DOUBLE_EQ(*later.devices[0].gpm->sm_active, 0.80);
 }
 
 TEST(GpmReader, GpuWithoutGpmIsLeftOutAndSaysSoOnce) {
