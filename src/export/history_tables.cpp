@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include "core/byte_size.h"
 #include "export/history_jobs.h"
@@ -108,12 +109,24 @@ std::string kernels_table(const std::vector<history::StoredKernel>& kernels, std
   return out + more(kernels.size(), std::min(limit, kernels.size()), "kernels");
 }
 
+// A ratio's mean of the points' means, in percent; "-" where no point had one (a GPU
+// without GPM).
+struct PointMean {
+  double sum = 0;
+  int n = 0;
+  void add(const std::optional<double>& v) {
+    if (!v) return;
+    sum += *v;
+    ++n;
+  }
+  std::string percent() const { return n ? fmt::format("{:.1f}%", 100 * sum / n) : "-"; }
+};
+
 std::string gpus_table(const std::vector<history::StoredGpuPoint>& points) {
-  // Per GPU over the window: utilization mean of the points, maxima.
+  // Per GPU over the window: utilization and GPM activities as means of the points, maxima.
   struct Acc {
     std::string name;
-    double util_sum = 0;
-    int util_n = 0;
+    PointMean util, sm, tensor, dram;
     std::uint32_t util_max = 0;
     std::uint64_t mem_max = 0;
     double power_max = 0;
@@ -122,20 +135,22 @@ std::string gpus_table(const std::vector<history::StoredGpuPoint>& points) {
   for (const auto& g : points) {
     Acc& a = gpus[{g.node, g.gpu}];
     a.name = g.name;
-    if (g.util_mean) {
-      a.util_sum += *g.util_mean;
-      ++a.util_n;
-    }
+    a.util.add(g.util_mean);
+    a.sm.add(g.sm_active_mean);
+    a.tensor.add(g.tensor_active_mean);
+    a.dram.add(g.dram_active_mean);
     a.util_max = std::max(a.util_max, g.util_max.value_or(0));
     a.mem_max = std::max(a.mem_max, g.memory_used_max.value_or(0));
     a.power_max = std::max(a.power_max, g.power_max_w.value_or(0));
   }
-  std::string out = fmt::format("{:<12} {:>3} {:<24} {:>9} {:>8} {:>12} {:>9}\n", "node", "gpu", "name",
-                                "util mean", "util max", "memory max", "power max");
+  std::string out =
+      fmt::format("{:<12} {:>3} {:<24} {:>9} {:>8} {:>7} {:>11} {:>9} {:>12} {:>9}\n", "node", "gpu", "name",
+                  "util mean", "util max", "sm mean", "tensor mean", "dram mean", "memory max", "power max");
   for (const auto& [key, a] : gpus) {
-    out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>12} {:>8.0f}W\n", key.first.substr(0, 12),
-                       key.second, a.name.substr(0, 24), a.util_n ? a.util_sum / a.util_n : 0.0, a.util_max,
-                       format_byte_size(a.mem_max), a.power_max);
+    out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>7} {:>11} {:>9} {:>12} {:>8.0f}W\n",
+                       key.first.substr(0, 12), key.second, a.name.substr(0, 24),
+                       a.util.n ? a.util.sum / a.util.n : 0.0, a.util_max, a.sm.percent(), a.tensor.percent(),
+                       a.dram.percent(), format_byte_size(a.mem_max), a.power_max);
   }
   return out;
 }

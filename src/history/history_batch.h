@@ -76,6 +76,10 @@ struct GpuRecord {
   std::optional<double> power_mean_w;
   std::optional<double> power_max_w;
   std::optional<std::uint32_t> temperature_max;
+  // NVML GPM's activities (ratios 0..1) over the passes that had them; absent without GPM.
+  std::optional<double> sm_active_mean, sm_active_max;
+  std::optional<double> tensor_active_mean, tensor_active_max;
+  std::optional<double> dram_active_mean, dram_active_max;
 };
 
 struct GpuProcessRecord {

@@ -87,6 +87,11 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       g.power_max = std::max(g.power_max.value_or(0.0), w);
     }
     if (d.temperature_gpu_celsius) g.temp_max = std::max(g.temp_max.value_or(0), *d.temperature_gpu_celsius);
+    if (d.gpm) {
+      g.sm_active.add(d.gpm->sm_active);
+      g.tensor_active.add(d.gpm->tensor_active);
+      g.dram_active.add(d.gpm->dram_active);
+    }
   }
   for (const ProcessSample& p : pass.processes) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
@@ -178,6 +183,12 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     if (g.power_n) r.power_mean_w = g.power_sum / static_cast<double>(g.power_n);
     r.power_max_w = g.power_max;
     r.temperature_max = g.temp_max;
+    r.sm_active_mean = g.sm_active.mean();
+    r.sm_active_max = g.sm_active.max;
+    r.tensor_active_mean = g.tensor_active.mean();
+    r.tensor_active_max = g.tensor_active.max;
+    r.dram_active_mean = g.dram_active.mean();
+    r.dram_active_max = g.dram_active.max;
     batch.gpus.push_back(std::move(r));
   }
   for (const auto& [key, a] : gpu_processes_) {

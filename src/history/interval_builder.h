@@ -6,6 +6,7 @@
 // Runs on the history writer's thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,6 +46,21 @@ class IntervalBuilder {
     std::shared_ptr<const analysis::CallSummary> written;  // the summary the last rows came from
     bool exit_written = false;
   };
+  // A ratio's mean and max over the passes that had it.
+  struct RatioAcc {
+    double sum = 0;
+    std::uint64_t n = 0;
+    std::optional<double> max;
+    void add(std::optional<double> v) {
+      if (!v) return;
+      sum += *v;
+      ++n;
+      max = std::max(max.value_or(*v), *v);
+    }
+    std::optional<double> mean() const {
+      return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+    }
+  };
   struct GpuAcc {
     std::string uuid, name;
     std::uint64_t samples = 0, util_n = 0, mem_n = 0, power_n = 0;
@@ -52,6 +68,7 @@ class IntervalBuilder {
     std::optional<std::uint32_t> util_max, temp_max;
     std::optional<std::uint64_t> mem_max, mem_total;
     std::optional<double> power_max;
+    RatioAcc sm_active, tensor_active, dram_active;  // NVML GPM
   };
   struct GpuProcAcc {
     std::uint64_t samples = 0, sm_n = 0;

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -219,7 +219,8 @@ inline constexpr auto kKernelColumns = tiered(std::array{
 inline constexpr std::string_view kKernelKey[] = {"tier", "node", "t_ns", "kernel"};
 inline constexpr Table kKernels{"kernels", TableKind::kTiered, kKernelColumns, kKernelKey, {}};
 
-// A GPU's samples over an interval: means and maxima.
+// A GPU's samples over an interval: means and maxima. Version 5: its profiling counters
+// (NVML GPM, core/gpu_sample.h) as ratios, NULL where the GPU has no GPM.
 inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"gpu", T::kInt32},
     Column{"uuid", T::kInt32, C::kSame}.names(),
@@ -233,6 +234,12 @@ inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"power_mean_w", T::kReal, C::kMean}.nullable(),
     Column{"power_max_w", T::kReal, C::kMax}.nullable(),
     Column{"temperature_max", T::kInt64, C::kMax}.nullable(),
+    Column{"sm_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"sm_active_max", T::kReal, C::kMax}.nullable().added_in(5),
+    Column{"tensor_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"tensor_active_max", T::kReal, C::kMax}.nullable().added_in(5),
+    Column{"dram_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"dram_active_max", T::kReal, C::kMax}.nullable().added_in(5),
 });
 inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
 inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();

@@ -214,7 +214,7 @@ TEST_F(History, RefusesANewerSchemaAndAStoreThatCannotOpen) {
   Subprocess newer({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--no-gpu",
                     "--store", store_});
   EXPECT_EQ(newer.wait(), 2);
-  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 4)"),
+  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 5)"),
             std::string::npos)
       << newer.err();
   Subprocess bad({bin("eacgm"), "serve", "--no-gpu", "--store", "mysql://root:hunter2@db/x"});

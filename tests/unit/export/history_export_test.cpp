@@ -3,6 +3,7 @@
 // process has one. GPU time rows get a table of their own. Lists are pages: the JSON says
 // the window's total and the next page's cursor, the text how many rows more. Anomalies
 // read as what they are: no ratio to a median that is unknown, a hang as its length.
+// GPUs show GPM's activities beside utilization.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +146,33 @@ TEST(HistoryExport, GpuTimeRowsHaveTheirOwnTable) {
 
   r.functions = {call};
   EXPECT_EQ(render_history_text(r).find("gpu time"), std::string::npos);
+}
+
+// GPM's activities show beside utilization: ratios in the JSON (null without GPM), means
+// in percent in the text table ("-" without GPM).
+TEST(HistoryExport, GpusCarryGpmActivitiesBesideUtilization) {
+  HistoryReport r;
+  r.query = window();
+  r.processes = page_of({process(9)});
+  // Node, GPU, UUID, name, step, utilization mean and max, memory, power and temperature
+  // (unknown), SM, tensor and DRAM activity mean and max.
+  const history::StoredGpuPoint busy{"node-a", 0,  "", "H200", 0,    100.0, 100,  {},   {}, {},
+                                     {},       {}, {}, 0.97,   0.99, 0.94,  0.95, 0.17, 0.2};
+  const history::StoredGpuPoint plain{"node-a", 1,  "", "T4", 0,  30.0, {}, {}, {}, {},
+                                      {},       {}, {}, {},   {}, {},   {}, {}, {}};
+  r.gpus = {busy, plain};
+  const auto doc = nlohmann::json::parse(history_report_json(r));
+  ASSERT_EQ(doc["gpus"].size(), 2u);
+  EXPECT_DOUBLE_EQ(doc["gpus"][0]["sm_active_mean"].get<double>(), 0.97);
+  EXPECT_DOUBLE_EQ(doc["gpus"][0]["tensor_active_max"].get<double>(), 0.95);
+  EXPECT_DOUBLE_EQ(doc["gpus"][0]["dram_active_mean"].get<double>(), 0.17);
+  EXPECT_DOUBLE_EQ(doc["gpus"][0]["utilization_mean_percent"].get<double>(), 100.0);
+  EXPECT_TRUE(doc["gpus"][1]["sm_active_mean"].is_null());
+  EXPECT_TRUE(doc["gpus"][1]["dram_active_max"].is_null());
+  const std::string text = render_history_text(r);
+  EXPECT_NE(text.find("util mean util max sm mean tensor mean dram mean"), std::string::npos) << text;
+  EXPECT_NE(text.find("100.0%     100%   97.0%       94.0%     17.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 30.0%       0%       -           -         -"), std::string::npos) << text;
 }
 
 TEST(HistoryExport, AListIsAPageWithTheWindowsTotalAndTheNextPagesCursor) {

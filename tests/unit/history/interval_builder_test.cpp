@@ -183,6 +183,49 @@ TEST(IntervalBuilder, GpuPassesFoldIntoMeansAndMaxima) {
   EXPECT_TRUE(b.build(snap, 10, 20).gpus.empty());
 }
 
+// GPM's activities fold over the passes that had them (none on GPU 0's first pass, GPM
+// needing two samples); a GPU without GPM (GPU 1) has none.
+TEST(IntervalBuilder, GpmActivitiesFoldOverThePassesThatHadThem) {
+  IntervalBuilder b = builder();
+  const std::optional<double> sm[] = {std::nullopt, 0.5, 0.9};
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    GpuSnapshot pass;
+    pass.sequence = i + 1;
+    for (std::uint32_t gpu : {0u, 1u}) {
+      DeviceSample d;
+      d.index = gpu;
+      d.utilization_gpu_percent = 100;
+      d.gpm_supported = gpu == 0;
+      if (gpu == 0 && sm[i]) {
+        GpmCounters c;
+        c.sm_active = sm[i];
+        c.tensor_active = *sm[i] - 0.5;
+        c.dram_active = i == 1 ? std::optional<double>(0.25) : std::nullopt;
+        d.gpm = c;
+      }
+      pass.devices.push_back(d);
+    }
+    b.observe_gpu(pass);
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  ASSERT_EQ(batch.gpus.size(), 2u);
+  const GpuRecord& g = batch.gpus[0];
+  EXPECT_EQ(g.samples, 3u);
+  EXPECT_DOUBLE_EQ(g.sm_active_mean.value_or(0), 0.7);
+  EXPECT_DOUBLE_EQ(g.sm_active_max.value_or(0), 0.9);
+  EXPECT_NEAR(g.tensor_active_mean.value_or(0), 0.2, 1e-12);
+  EXPECT_NEAR(g.tensor_active_max.value_or(0), 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(g.dram_active_mean.value_or(0), 0.25);
+  EXPECT_DOUBLE_EQ(g.dram_active_max.value_or(0), 0.25);
+  const GpuRecord& plain = batch.gpus[1];
+  EXPECT_DOUBLE_EQ(plain.util_mean.value_or(0), 100.0);
+  EXPECT_FALSE(plain.sm_active_mean);
+  EXPECT_FALSE(plain.sm_active_max);
+  EXPECT_FALSE(plain.tensor_active_mean);
+  EXPECT_FALSE(plain.dram_active_max);
+}
+
 TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   IntervalBuilder b = builder();
   auto summary = std::make_shared<analysis::AnomalySummary>();
