@@ -26,8 +26,8 @@ std::string ratio_text(const std::optional<double>& ratio) {
 }
 
 std::string bar(double percent, std::size_t width) {
-  const auto full =
-      static_cast<std::size_t>(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width) + 0.5);
+  const auto full = static_cast<std::size_t>(
+      std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width)));
   return "[" + std::string(full, '|') + std::string(width - full, ' ') + "]";
 }
 
