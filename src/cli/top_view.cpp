@@ -20,9 +20,14 @@ std::string bytes_text(std::uint64_t b) {
   return fmt::format("{}B", b);
 }
 
+// A GPM activity as a whole percentage; "-" on a GPU without GPM (or before its second pass).
+std::string ratio_text(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.0f}%", *ratio * 100.0) : std::string("-");
+}
+
 std::string bar(double percent, std::size_t width) {
-  const auto full =
-      static_cast<std::size_t>(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width) + 0.5);
+  const auto full = static_cast<std::size_t>(
+      std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width)));
   return "[" + std::string(full, '|') + std::string(width - full, ' ') + "]";
 }
 
@@ -141,6 +146,10 @@ void update_top_model(TopModel& model, const std::string& processes_json, const 
       g.index = j.value("index", 0u);
       g.name = j.value("name", std::string());
       g.util_percent = opt_of<double>(j, "utilization_gpu_percent");
+      if (j.contains("gpm") && j["gpm"].is_object()) {
+        g.sm_active = opt_of<double>(j["gpm"], "sm_active");
+        g.tensor_active = opt_of<double>(j["gpm"], "tensor_active");
+      }
       g.memory_used_bytes = opt_of<std::uint64_t>(j, "memory_used_bytes");
       g.memory_total_bytes = opt_of<std::uint64_t>(j, "memory_total_bytes");
       g.util_history = std::move(history[g.index]);
@@ -191,9 +200,10 @@ std::vector<std::string> render_top(const TopModel& model, const TopViewState& v
   for (const auto& g : model.gpus) {
     const double used = static_cast<double>(g.memory_used_bytes.value_or(0));
     const double total = static_cast<double>(g.memory_total_bytes.value_or(0));
-    lines.push_back(fmt::format("GPU {} {:<20.20} util {} {:>5} mem {} {}/{}  {}", g.index, g.name,
-                                bar(g.util_percent.value_or(0), 10),
+    lines.push_back(fmt::format("GPU {} {:<20.20} util {} {:>5} sm {:>4} tensor {:>4} mem {} {}/{}  {}",
+                                g.index, g.name, bar(g.util_percent.value_or(0), 10),
                                 g.util_percent ? fmt::format("{:.0f}%", *g.util_percent) : std::string("n/a"),
+                                ratio_text(g.sm_active), ratio_text(g.tensor_active),
                                 bar(total > 0 ? used / total * 100.0 : 0, 10),
                                 bytes_text(g.memory_used_bytes.value_or(0)),
                                 bytes_text(g.memory_total_bytes.value_or(0)), spark(g.util_history)));

@@ -442,6 +442,18 @@ std::string api_memory(const analysis::AnalysisSnapshot& snap) {
   return with_header(snap, memory_json(snap.get<analysis::MemorySummary>()));
 }
 
+namespace {
+
+// A second's mean GPM activity, to 6 decimals: the ring sums in floats, whose noise past
+// that would read as made-up precision.
+json activity_json(const analysis::RollupGpu& g, analysis::RollupActivity a) {
+  const std::optional<double> mean = g.activity(a);
+  if (!mean) return nullptr;
+  return std::round(*mean * 1e6) / 1e6;
+}
+
+}  // namespace
+
 std::string api_series(const analysis::SeriesWindow& window) {
   const auto& names = window.domains;
   json points = json::array();
@@ -455,6 +467,9 @@ std::string api_series(const analysis::SeriesWindow& window) {
       const auto& g = p.gpus[i];
       gpus.push_back(json{{"gpu", g.index},
                           {"util", g.util_samples ? json(g.util_sum / g.util_samples) : json(nullptr)},
+                          {"sm_active", activity_json(g, analysis::RollupActivity::kSm)},
+                          {"tensor_active", activity_json(g, analysis::RollupActivity::kTensor)},
+                          {"dram_active", activity_json(g, analysis::RollupActivity::kDram)},
                           {"memory_used_bytes", g.has_memory ? json(g.memory_used_bytes) : json(nullptr)}});
     }
     points.push_back(json{{"t", p.t},

@@ -1,17 +1,24 @@
 // The GPU figures over time, from the history store (/api/v1/history/gpus) or, live and
 // without a store, from the in-memory per-second series (/api/v1/series) plus each new
-// sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, mem, power, temp}.
+// sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, sm, tensor, mem,
+// power, temp}, the GPM activities (sm, tensor) in percent like utilization.
 // And, for a machine without a GPU, the traced calls per second from the same series.
 
 export const FIGURES = [
   // minSpan: the least height of the axis (a flat 0 reads 0, 20, 40... not 0, 0.2...).
   { key: 'util', title: 'GPU utilization', unit: '%', minSpan: 100 },
+  // GPM's activities beside it (percent; none on a GPU without GPM): how much computed.
+  { key: 'sm', title: 'SM active', unit: '%', minSpan: 100 },
+  { key: 'tensor', title: 'Tensor active', unit: '%', minSpan: 100 },
   { key: 'mem', title: 'GPU memory used', unit: 'bytes', minSpan: 1024 ** 3 },
   // Not in the per-second series: known at the store's steps and at each pass only, so
   // their lines join the points across the seconds between (sparse).
   { key: 'power', title: 'Power', unit: 'W', sparse: true, minSpan: 10 },
   { key: 'temp', title: 'Temperature', unit: '°C', sparse: true, minSpan: 10 },
 ];
+
+// A GPM ratio (0..1) in percent; null stays null.
+const pct = (ratio) => (ratio == null ? null : ratio * 100);
 
 // GPUs are named by index; by node and index only when the store holds several nodes.
 export function fromHistory(doc) {
@@ -21,6 +28,8 @@ export function fromHistory(doc) {
     t: p.t_ns / 1e9,
     gpu: nodes.size > 1 ? `${p.node}/${p.gpu}` : String(p.gpu),
     util: p.utilization_mean_percent,
+    sm: pct(p.sm_active_mean),
+    tensor: pct(p.tensor_active_mean),
     mem: p.memory_used_mean_bytes,
     power: p.power_mean_watts,
     temp: p.temperature_max_celsius,
@@ -30,7 +39,7 @@ export function fromHistory(doc) {
 export function fromSeries(doc) {
   const out = [];
   for (const p of doc?.points ?? []) {
-    for (const g of p.gpus ?? []) out.push({ t: p.t, gpu: String(g.gpu), util: g.util, mem: g.memory_used_bytes, power: null, temp: null });
+    for (const g of p.gpus ?? []) out.push({ t: p.t, gpu: String(g.gpu), util: g.util, sm: pct(g.sm_active), tensor: pct(g.tensor_active), mem: g.memory_used_bytes, power: null, temp: null });
   }
   return out;
 }
@@ -41,6 +50,8 @@ export function fromPass(doc) {
     t,
     gpu: String(g.index),
     util: g.utilization_gpu_percent ?? null,
+    sm: pct(g.gpm?.sm_active),
+    tensor: pct(g.gpm?.tensor_active),
     mem: g.memory_used_bytes ?? null,
     power: g.power_usage_milliwatts != null ? g.power_usage_milliwatts / 1000 : null,
     temp: g.temperature_gpu_celsius ?? null,

@@ -1,4 +1,4 @@
-// The overview: each GPU over time (or, on a machine without one, the traced calls over
+// The overview: each GPU now (utilization beside SM and tensor activity) and over time (or, on a machine without one, the traced calls over
 // time: overview_charts.js), the processes (sortable, filterable) and the anomalies. Each
 // part asks for its own data, so a slow history store holds up only the charts' older points.
 import { getJSON, getOptional } from '../api.js';
@@ -6,12 +6,14 @@ import { Feed, Feeds } from '../feed.js';
 import { bytes, clock, count, duration, esc, percent, processName, rate, repeats } from '../format.js';
 import { Table } from '../table.js';
 import { anomalyRows, SCORE_HELP } from '../anomalies.js';
+import { GPM_HELP } from '../gpu_now.js';
 import { overviewCharts } from './overview_charts.js';
 
 export function overviewPage(root, ctx) {
   root.innerHTML = `
     <section class="card" id="gpu-card"><h2>GPUs <span id="gpu-source" class="muted small"></span></h2>
-      <p id="gpu-none" class="plain" hidden></p><div id="gpu-charts" class="charts"></div></section>
+      <p id="gpu-none" class="plain" hidden></p><div id="gpu-now" class="table-wrap"></div>
+      <p id="gpu-help" class="muted small legend" hidden>${esc(GPM_HELP)}</p><div id="gpu-charts" class="charts"></div></section>
     <section class="card" id="calls-card" hidden><h2>Traced calls <span class="muted small">per second, live</span></h2><div id="calls-chart" class="charts one-chart"></div></section>
     <section class="card"><h2>Processes</h2><div id="procs"></div></section>
     <section class="card"><h2>Anomalies <span id="anom-total" class="muted small"></span></h2><div id="anoms"></div>

@@ -6,6 +6,7 @@ import { getJSON, getOptional } from '../api.js';
 import { TimeChart } from '../charts.js';
 import { Feed } from '../feed.js';
 import { bytes, count } from '../format.js';
+import { gpuNowHtml } from '../gpu_now.js';
 import { FIGURES, callColumns, fromHistory, fromPass, fromSeries, mergeCalls, mergePoints, toColumns } from '../gpu_history.js';
 
 const LIVE_WINDOW_S = 900;
@@ -35,6 +36,7 @@ export function overviewCharts(root, ctx, feeds) {
   let historyNote = '';
   let historyTier = '';
   let historyStep = 0;
+  let nowShown = ''; // the GPU rows' HTML as last written
 
   // What there is instead of charts, said once: no GPU here (live), or none in the
   // store's window.
@@ -58,6 +60,14 @@ export function overviewCharts(root, ctx, feeds) {
     noGpu.hidden = !none;
     noGpu.textContent = none ? noneText() : '';
     root.querySelector('#gpu-card').dataset.gpus = String(gpus.length);
+    // Live, each GPU's last pass as a row (written again only when it changed, so that a
+    // tooltip being read stays up).
+    const now = live && !none ? gpuNowHtml(pass) : '';
+    if (now !== nowShown) {
+      root.querySelector('#gpu-now').innerHTML = now;
+      nowShown = now;
+    }
+    root.querySelector('#gpu-help').hidden = none;
     root.querySelector('#gpu-source').textContent = none ? '' : sourceText();
     // Without a GPU, what the agent traces: its calls per second.
     const callsShown = none && live && pass != null;

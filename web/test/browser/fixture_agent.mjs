@@ -16,6 +16,9 @@ function json(body, status = 200) {
   return { status, type: 'application/json', body: JSON.stringify(body) };
 }
 
+// GPU 0's GPM activity; the other GPUs have no GPM.
+const GPM = { sm_active: 0.9, tensor_active: 0.7, dram_active: 0.3 };
+
 // `gpus`: 0 for a machine without one; `util`: the utilization every point reads (a
 // tiny one makes an axis of small steps).
 function answers(o, url) {
@@ -28,13 +31,13 @@ function answers(o, url) {
   const window = { from_ns: nowNs - 900 * S, to_ns: nowNs, tier: 'raw' };
   switch (route) {
     case '/api/v1/gpus':
-      return json({ ...header, gpus: gpuList.map((i) => ({ index: i, name: 'Fixture GPU', utilization_gpu_percent: o.util, memory_used_bytes: 0, power_usage_milliwatts: 71_000, temperature_gpu_celsius: 40 })) });
+      return json({ ...header, gpus: gpuList.map((i) => ({ index: i, name: 'Fixture GPU', utilization_gpu_percent: o.util, memory_used_bytes: 0, power_usage_milliwatts: 71_000, temperature_gpu_celsius: 40, gpm_supported: i === 0, gpm: i === 0 ? GPM : null })) });
     case '/api/v1/series': {
       const n = Math.min(Number(q.get('window') ?? 900), 900);
       const t0 = Math.floor(now / 1000) - n;
       const points = [];
       for (let t = t0 + 1; t <= t0 + n; ++t) {
-        points.push({ t, calls: 3000, errors: 20, domains: { cuda: 1000, cuda_driver: 2000 }, gpus: gpuList.map((g) => ({ gpu: g, util: o.util, memory_used_bytes: 0 })) });
+        points.push({ t, calls: 3000, errors: 20, domains: { cuda: 1000, cuda_driver: 2000 }, gpus: gpuList.map((g) => ({ gpu: g, util: o.util, sm_active: g === 0 ? GPM.sm_active : null, tensor_active: g === 0 ? GPM.tensor_active : null, dram_active: g === 0 ? GPM.dram_active : null, memory_used_bytes: 0 })) });
       }
       return json({ ...header, interval_s: 1, window_s: n, points });
     }

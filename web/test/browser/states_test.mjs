@@ -169,7 +169,7 @@ describe('page states', () => {
     agent.util = 0.6;
     await page.goto(`${ORIGIN}/#/`);
     await page.locator('.chart[data-title="GPU utilization"][data-y-ticks]').waitFor({ timeout: 10_000 });
-    for (const title of ['GPU utilization', 'GPU memory used', 'Power', 'Temperature']) {
+    for (const title of ['GPU utilization', 'SM active', 'Tensor active', 'GPU memory used', 'Power', 'Temperature']) {
       const ticks = (await page.getAttribute(`.chart[data-title="${title}"]`, 'data-y-ticks')).split('|');
       assert.ok(ticks.length >= 2, `${title}: ${ticks}`);
       ticks.forEach((t, i) => assert.ok(i === 0 || t !== ticks[i - 1], `${title}: ${ticks.join(' ')}`));
