@@ -87,7 +87,7 @@ void GpuHealth::add(GpuHealthEvent event, const DeviceSample& gpu, const GpuSnap
   event.uuid = gpu.uuid;
   event.processes = processes_on(gpu, pass);
   GpuHealthCount& n = counts_[{gpu.index, event.kind}];
-  n = GpuHealthCount{gpu.index, gpu.uuid, gpu.name, gpu.pci_bus_id, event.kind, n.events + 1};
+  n = GpuHealthCount{gpu.index, gpu.uuid, gpu.name, gpu.pci_bus_id, event.kind, n.events + event.count};
   ++total_;
   events_.push_back(std::move(event));
   if (events_.size() > kMaxEvents) {

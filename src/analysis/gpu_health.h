@@ -42,7 +42,8 @@ struct GpuHealthEvent {
   std::vector<GpuEventProcess> processes;  // on the GPU in that pass, by pid
 };
 
-// Events per GPU and kind since the start, for the counter metric.
+// Per GPU and kind since the start, for the counter metric: the events' counts summed
+// (an ECC count that rose by 2 adds 2).
 struct GpuHealthCount {
   unsigned gpu = 0;
   std::string uuid;

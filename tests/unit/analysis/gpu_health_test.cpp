@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../common/cuda_probe.h"
@@ -21,16 +23,13 @@ DeviceSample healthy(unsigned index = 0) {
   d.index = index;
   d.uuid = "GPU-" + std::to_string(index);
   d.name = "Fake H100";
-  d.pci_bus_id = "00000000:19:00.0";
-  d.xid_errors_total = 0;
+  d.clock_event_reasons = 0x1;  // idle
+  for (auto* zero : {&d.xid_errors_total, &d.ecc_uncorrected_volatile_total}) *zero = 0;
   d.ecc_corrected_volatile_total = 2;
-  d.ecc_uncorrected_volatile_total = 0;
+  d.pcie_replay_total = 3;
   d.remapped_rows_correctable = 1;
   d.remapped_rows_uncorrectable = 0;
-  d.remapped_rows_pending = false;
-  d.remapped_rows_failure = false;
-  d.clock_event_reasons = 0x1;  // idle
-  d.pcie_replay_total = 3;
+  d.remapped_rows_pending = d.remapped_rows_failure = false;
   return d;
 }
 
@@ -66,8 +65,8 @@ TEST(GpuHealth, CountersThatRiseAndSlowdownsThatBeginAreEventsOnceEach) {
   DeviceSample d = healthy();
   d.xid_errors_total = 1;
   d.last_xid = 79;
-  d.ecc_uncorrected_volatile_total = 2;
-  d.ecc_corrected_volatile_total = 5;
+  std::tie(d.ecc_uncorrected_volatile_total, d.ecc_corrected_volatile_total) = std::tuple{2u, 5u};
+  // A row remapped, and pending until a reset.
   d.remapped_rows_uncorrectable = 1;
   d.remapped_rows_pending = true;
   d.clock_event_reasons = 0x1 | 0x8 | 0x40 | 0x2;  // hw slowdown, hw thermal; app clocks is no slowdown
@@ -91,15 +90,16 @@ TEST(GpuHealth, CountersThatRiseAndSlowdownsThatBeginAreEventsOnceEach) {
   EXPECT_EQ(h.update(pass({ended}, 3)), 0u);
   EXPECT_EQ(h.update(pass({d}, 4)), 2u);
   EXPECT_EQ(h.summary().total, 10u);
-  bool counted = false;
+  // The counter metric's values: twice a slowdown, a count's rise in whole.
+  std::map<std::string, std::uint64_t> counted;
   for (const auto& n : h.summary().counts) {
-    if (n.kind == "hw_slowdown") {
-      EXPECT_EQ(n.events, 2u);
-      EXPECT_EQ(n.name, "Fake H100");
-      counted = true;
-    }
+    EXPECT_EQ(n.name, "Fake H100");
+    counted[n.kind] = n.events;
   }
-  EXPECT_TRUE(counted);
+  EXPECT_EQ(counted["hw_slowdown"], 2u);
+  EXPECT_EQ(counted["ecc_uncorrected"], 2u);
+  EXPECT_EQ(counted["pcie_replay"], 7u);
+  EXPECT_EQ(counted.size(), 8u);
 }
 
 TEST(GpuHealth, AnXidOfTheFirstPassIsTheBaselineAndACounterThatFallsIsNoEvent) {

@@ -12,17 +12,10 @@ namespace eacgm::exporting {
 namespace {
 
 analysis::GpuHealthSummary one_event() {
-  analysis::GpuHealthSummary s;
-  analysis::GpuHealthEvent e;
-  e.ts_ns = 5;
-  e.gpu = 0;
-  e.uuid = "GPU-0";
-  e.kind = "xid";
-  e.detail = "XID 79";
-  e.processes.push_back({42, "trainer", {{43, "cuda_driver", "cuStreamSynchronize", 4, 2'000'000'000}}});
-  s.events.push_back(e);
-  s.total = 3;
-  s.dropped = 2;
+  analysis::GpuHealthSummary s{.events = {}, .total = 3, .dropped = 2, .counts = {}};
+  s.events.push_back({5, 0, "GPU-0", "xid", "XID 79", 1, {}});
+  s.events[0].processes.push_back(
+      {42, "trainer", {{43, "cuda_driver", "cuStreamSynchronize", 4, 2'000'000'000}}});
   s.counts.push_back({0, "GPU-0", "Fake H100", "00000000:19:00.0", "xid", 3});
   return s;
 }
