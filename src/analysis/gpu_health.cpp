@@ -35,6 +35,25 @@ bool began(const std::optional<bool>& before, const std::optional<bool>& now) {
   return before.has_value() && now.value_or(false) && !*before;
 }
 
+// What the next pass is compared with: `now`, where a field it lacks (a read that failed
+// this once) keeps its last value, so a rise across the gap is still seen.
+void keep_known(DeviceSample& known, const DeviceSample& now) {
+  DeviceSample next = now;
+  auto keep = [](auto& field, const auto& last) {
+    if (!field) field = last;
+  };
+  keep(next.xid_errors_total, known.xid_errors_total);
+  keep(next.ecc_corrected_volatile_total, known.ecc_corrected_volatile_total);
+  keep(next.ecc_uncorrected_volatile_total, known.ecc_uncorrected_volatile_total);
+  keep(next.remapped_rows_correctable, known.remapped_rows_correctable);
+  keep(next.remapped_rows_uncorrectable, known.remapped_rows_uncorrectable);
+  keep(next.remapped_rows_pending, known.remapped_rows_pending);
+  keep(next.remapped_rows_failure, known.remapped_rows_failure);
+  keep(next.clock_event_reasons, known.clock_event_reasons);
+  keep(next.pcie_replay_total, known.pcie_replay_total);
+  known = std::move(next);
+}
+
 }  // namespace
 
 const std::vector<std::string>& GpuHealth::kinds() {
@@ -139,7 +158,7 @@ std::size_t GpuHealth::update(const GpuSnapshot& pass) {
     if (auto n = rise(p.pcie_replay_total, d.pcie_replay_total)) {
       event("pcie_replay", fmt::format("PCIe replays +{}", n), n);
     }
-    p = d;
+    keep_known(p, d);
   }
   return static_cast<std::size_t>(total_ - before);
 }

@@ -119,6 +119,19 @@ TEST(GpuHealth, AnXidOfTheFirstPassIsTheBaselineAndACounterThatFallsIsNoEvent) {
   EXPECT_EQ(h.update(pass({reset}, 2)), 0u);
 }
 
+TEST(GpuHealth, AFieldMissingFromOnePassKeepsItsLastValue) {
+  GpuHealth h;
+  h.update(pass({healthy()}, 0));
+  DeviceSample gap = healthy();
+  gap.ecc_uncorrected_volatile_total.reset();  // the read failed this once
+  gap.clock_event_reasons.reset();
+  EXPECT_EQ(h.update(pass({gap}, 1)), 0u);
+  DeviceSample back = healthy();
+  back.ecc_uncorrected_volatile_total = 1;
+  EXPECT_EQ(h.update(pass({back}, 2)), 1u);
+  EXPECT_EQ(details(h), std::vector<std::string>{"ecc_uncorrected: ECC uncorrected +1"});
+}
+
 TEST(GpuHealth, AGpuLostIsOneEventAndItsReturnOnlyANewBaseline) {
   GpuHealth h;
   h.update(pass({healthy(0), healthy(1)}, 0));
