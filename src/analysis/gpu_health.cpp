@@ -39,32 +39,15 @@ bool began(const std::optional<bool>& before, const std::optional<bool>& now) {
 // this once) keeps its last value, so a rise across the gap is still seen.
 void keep_known(DeviceSample& known, const DeviceSample& now) {
   DeviceSample next = now;
-  auto keep = [](auto& field, const auto& last) {
-    if (!field) field = last;
-  };
-  keep(next.xid_errors_total, known.xid_errors_total);
-  keep(next.ecc_corrected_volatile_total, known.ecc_corrected_volatile_total);
-  keep(next.ecc_uncorrected_volatile_total, known.ecc_uncorrected_volatile_total);
-  keep(next.remapped_rows_correctable, known.remapped_rows_correctable);
-  keep(next.remapped_rows_uncorrectable, known.remapped_rows_uncorrectable);
-  keep(next.remapped_rows_pending, known.remapped_rows_pending);
-  keep(next.remapped_rows_failure, known.remapped_rows_failure);
-  keep(next.clock_event_reasons, known.clock_event_reasons);
-  keep(next.pcie_replay_total, known.pcie_replay_total);
+  auto keep = [&](auto... fields) { ((next.*fields = (next.*fields ? next.*fields : known.*fields)), ...); };
+  using D = DeviceSample;
+  keep(&D::xid_errors_total, &D::ecc_corrected_volatile_total, &D::ecc_uncorrected_volatile_total,
+       &D::remapped_rows_correctable, &D::remapped_rows_uncorrectable, &D::remapped_rows_pending,
+       &D::remapped_rows_failure, &D::clock_event_reasons, &D::pcie_replay_total);
   known = std::move(next);
 }
 
 }  // namespace
-
-const std::vector<std::string>& GpuHealth::kinds() {
-  static const std::vector<std::string> kKinds = [] {
-    std::vector<std::string> k = {"xid",           "ecc_corrected", "ecc_uncorrected", "remapped_rows",
-                                  "remap_pending", "remap_failure", "pcie_replay",     "gpu_lost"};
-    for (auto [bit, name] : kSlowdowns) k.emplace_back(name);
-    return k;
-  }();
-  return kKinds;
-}
 
 void GpuHealth::set_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns) {
   calls_.clear();

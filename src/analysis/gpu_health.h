@@ -36,7 +36,7 @@ struct GpuHealthEvent {
   std::uint64_t ts_ns = 0;  // the sampling pass's start
   unsigned gpu = 0;
   std::string uuid;
-  std::string kind;                        // one of GpuHealth::kinds()
+  std::string kind;                        // "xid", "ecc_uncorrected", "hw_slowdown", ... (docs/gpu.md)
   std::string detail;                      // "XID 79", "ECC uncorrected +2", "hw_slowdown began"
   std::uint64_t count = 1;                 // what the counter rose by (1 for a transition)
   std::vector<GpuEventProcess> processes;  // on the GPU in that pass, by pid
@@ -65,9 +65,6 @@ class GpuHealth {
   static constexpr std::size_t kMaxEvents = 256;
   static constexpr std::size_t kMaxProcesses = 32;  // per event
   static constexpr std::size_t kMaxCalls = 4;       // per process
-
-  // The kinds an event may have.
-  static const std::vector<std::string>& kinds();
 
   // The last scan of the calls in flight (any age), for the events that follow.
   void set_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns);
