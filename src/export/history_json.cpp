@@ -100,7 +100,8 @@ json anomaly_json(const history::StoredAnomaly& a) {
          {"score", r.score},     {"median_ns", r.median_ns},
          {"dur_ns", r.dur_ns()}, {"ratio", ratio ? json(*ratio) : json(nullptr)}};
   // A hang's pid is its first missing rank's; an interval's calls are every process's.
-  if (r.kind == "call" || r.kind == "hang") j["pid"] = r.process.pid;
+  if (r.kind == "call" || r.kind == "hang" || (r.kind == "gpu" && r.process.pid != 0))
+    j["pid"] = r.process.pid;
   return j;
 }
 

@@ -175,6 +175,10 @@ std::string anomaly_line(const history::AnomalyRecord& a) {
                               a.process.pid ? fmt::format("pid {} ", a.process.pid) : "", a.domain,
                               a.function, format_duration(a.dur_ns()));
   }
+  if (a.kind == "gpu") {
+    return what + fmt::format("GPU {} {}: {}{}\n", a.score, a.domain, a.function,
+                              a.process.pid ? fmt::format(" (pid {} on it)", a.process.pid) : "");
+  }
   const auto ratio = a.ratio();
   if (a.kind == "interval" && ratio && std::isfinite(a.median_ns) && *ratio > 0 && std::isfinite(*ratio)) {
     return what + fmt::format("{} {}: slow interval, {} per call, {:.1f}x the median {}\n", a.domain,

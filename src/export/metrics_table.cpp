@@ -152,6 +152,17 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_gpu_xid_errors_total", kCounter, "", "count",
               "XID critical errors seen since eacgm started.", kGpu, kGpuGroup,
               "NVML events (`nvmlEventTypeXidCriticalError`)"},
+    MetricDef{
+        "eacgm_gpu_health_events_total", kCounter, "", "count",
+        "GPU health events since eacgm started, by kind: an XID error (xid), volatile ECC errors "
+        "(ecc_corrected, ecc_uncorrected), remapped rows (remapped_rows, remap_pending, remap_failure), "
+        "a clock slowdown that began (sw_power_cap, hw_slowdown, sw_thermal_slowdown, "
+        "hw_thermal_slowdown, hw_power_brake_slowdown), PCIe replays (pcie_replay) or the GPU lost "
+        "(gpu_lost). A counter that rose by N adds N; /api/v1/gpu_events lists each event with the "
+        "processes on the GPU.",
+        kGpuKind, kGpuGroup,
+        "NVML XID events, `nvmlDeviceGetTotalEccErrors`, `nvmlDeviceGetRemappedRows`, "
+        "`nvmlDeviceGetCurrentClocksEventReasons`, `nvmlDeviceGetPcieReplayCounter`, compared pass to pass"},
 
     MetricDef{"eacgm_pod_gpu_share_ratio", kGauge, "ratio", "0..1",
               "A pod's share of the GPU's time (the GPU's utilisation divided among the pods with processes "
@@ -502,6 +513,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`gpu`, `uuid`, `pod`, `namespace`, `basis`";
     case kGpuLink:
       return "GPU labels, `link`";
+    case kGpuKind:
+      return "GPU labels, `kind`";
     case kFolded:
       return "`kind`";
     case kLedger:

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/anomaly_detector.h"
+#include "analysis/gpu_health.h"
 #include "analysis/gpu_times.h"
 #include "analysis/hang_diagnosis.h"
 #include "history_fixtures.h"
@@ -243,6 +244,40 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   EXPECT_EQ(first.anomalies[0].kind, "call");
   EXPECT_EQ(first.anomalies[0].end_ns, 107);
   EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
+}
+
+TEST(IntervalBuilder, AGpuHealthEventIsWrittenOnceWithTheProcessInACall) {
+  IntervalBuilder b = builder();
+  analysis::GpuHealthSummary health;
+  health.events.push_back(
+      {70,
+       1,
+       "GPU-1",
+       "xid",
+       "XID 79",
+       1,
+       {{8, "idle", {}}, {9, "trainer", {{10, "cuda", "cudaStreamSynchronize", 60, 10}}}}});
+  health.total = 1;
+  analysis::AnalysisSnapshot snap;
+  snap.parts.put(health);
+  IntervalBatch batch = b.build(snap, 0, 10);
+  ASSERT_EQ(batch.anomalies.size(), 1u);
+  const AnomalyRecord& r = batch.anomalies[0];
+  EXPECT_EQ(r.kind, "gpu");
+  EXPECT_EQ(r.t_ns, 70);
+  EXPECT_EQ(r.process.pid, 9u);
+  EXPECT_EQ(r.domain, "xid");
+  EXPECT_EQ(r.function, "XID 79");
+  EXPECT_EQ(r.score, 1.0);
+  EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
+  // The next event only, though the list still holds the first.
+  health.events.push_back({80, 0, "GPU-0", "hw_slowdown", "hw_slowdown began", 1, {}});
+  health.total = 2;
+  snap.parts.put(health);
+  batch = b.build(snap, 20, 30);
+  ASSERT_EQ(batch.anomalies.size(), 1u);
+  EXPECT_EQ(batch.anomalies[0].domain, "hw_slowdown");
+  EXPECT_EQ(batch.anomalies[0].process.pid, 0u);
 }
 
 TEST(IntervalBuilder, AHangIsWrittenOnceWhenOver) {
