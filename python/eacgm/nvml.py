@@ -69,6 +69,15 @@ def _watts(milliwatts: Optional[int]) -> Optional[float]:
     return None if milliwatts is None else milliwatts / 1000.0
 
 
+def _activity(d, key: str) -> Optional[float]:
+    """A GPM activity of a device dict: the extension's flat key, or the command's
+    (`eacgm gpu --json`, the fallback without the extension) `gpm` object."""
+    if key in d:
+        return d[key]
+    gpm = d.get("gpm")
+    return gpm.get(key) if gpm else None
+
+
 class GPUSampler:
     """The GPUs now: sample() returns one GPUSamplerState per GPU (it does not block)."""
 
@@ -92,7 +101,8 @@ class GPUSampler:
             s.tmp, s.fan = d["temperature_gpu_celsius"], d["fan_speed_percent"]
             s.usedPower = _watts(d["power_usage_milliwatts"])
             s.totPower = _watts(d["power_limit_milliwatts"])
-            s.sm_active, s.tensor_active, s.dram_active = d["sm_active"], d["tensor_active"], d["dram_active"]
+            s.sm_active, s.tensor_active, s.dram_active = (_activity(d, k) for k in
+                                                           ("sm_active", "tensor_active", "dram_active"))
             out.append(s)
         return out
 
