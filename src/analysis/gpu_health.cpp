@@ -11,16 +11,6 @@
 namespace eacgm::analysis {
 namespace {
 
-// nvml.h's nvmlClocksEventReason* bits of a slowdown (export/gpu_report.cpp names them
-// all): the clocks held back by a limit, not by the GPU being idle or set so.
-constexpr std::pair<std::uint64_t, const char*> kSlowdowns[] = {
-    {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},
-    {0x20, "sw_thermal_slowdown"},
-    {0x40, "hw_thermal_slowdown"},
-    {0x80, "hw_power_brake_slowdown"},
-};
-
 std::string key_of(const DeviceSample& d) { return d.uuid.empty() ? "#" + std::to_string(d.index) : d.uuid; }
 
 // How far a counter rose since the previous pass; 0 when either is unknown or it fell
@@ -134,8 +124,8 @@ std::size_t GpuHealth::update(const GpuSnapshot& pass) {
       event("remap_failure", "row remapping failed");
     if (p.clock_event_reasons && d.clock_event_reasons) {
       const std::uint64_t new_bits = *d.clock_event_reasons & ~*p.clock_event_reasons;
-      for (auto [bit, name] : kSlowdowns) {
-        if (new_bits & bit) event(name, fmt::format("{} began", name));
+      for (const ClockEventReason& r : kClockEventReasons) {
+        if (r.slowdown && (new_bits & r.bit)) event(r.name, fmt::format("{} began", r.name));
       }
     }
     if (auto n = rise(p.pcie_replay_total, d.pcie_replay_total)) {

@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "export/text_columns.h"
+
 namespace eacgm::cli {
 namespace {
 
@@ -18,11 +20,6 @@ std::string bytes_text(std::uint64_t b) {
   if (b >= (1ull << 20)) return fmt::format("{:.0f}M", static_cast<double>(b) / (1ull << 20));
   if (b >= (1ull << 10)) return fmt::format("{:.0f}K", static_cast<double>(b) / (1ull << 10));
   return fmt::format("{}B", b);
-}
-
-// A GPM activity as a whole percentage; "-" on a GPU without GPM (or before its second pass).
-std::string ratio_text(const std::optional<double>& ratio) {
-  return ratio ? fmt::format("{:.0f}%", *ratio * 100.0) : std::string("-");
 }
 
 std::string bar(double percent, std::size_t width) {
@@ -200,13 +197,13 @@ std::vector<std::string> render_top(const TopModel& model, const TopViewState& v
   for (const auto& g : model.gpus) {
     const double used = static_cast<double>(g.memory_used_bytes.value_or(0));
     const double total = static_cast<double>(g.memory_total_bytes.value_or(0));
-    lines.push_back(fmt::format("GPU {} {:<20.20} util {} {:>5} sm {:>4} tensor {:>4} mem {} {}/{}  {}",
-                                g.index, g.name, bar(g.util_percent.value_or(0), 10),
-                                g.util_percent ? fmt::format("{:.0f}%", *g.util_percent) : std::string("n/a"),
-                                ratio_text(g.sm_active), ratio_text(g.tensor_active),
-                                bar(total > 0 ? used / total * 100.0 : 0, 10),
-                                bytes_text(g.memory_used_bytes.value_or(0)),
-                                bytes_text(g.memory_total_bytes.value_or(0)), spark(g.util_history)));
+    lines.push_back(fmt::format(
+        "GPU {} {:<20.20} util {} {:>5} sm {:>4} tensor {:>4} mem {} {}/{}  {}", g.index, g.name,
+        bar(g.util_percent.value_or(0), 10),
+        g.util_percent ? fmt::format("{:.0f}%", *g.util_percent) : std::string("n/a"),
+        exporting::format_ratio_percent(g.sm_active), exporting::format_ratio_percent(g.tensor_active),
+        bar(total > 0 ? used / total * 100.0 : 0, 10), bytes_text(g.memory_used_bytes.value_or(0)),
+        bytes_text(g.memory_total_bytes.value_or(0)), spark(g.util_history)));
   }
   lines.push_back(fmt::format("{:>8} {:<16} {:>5} {:>9} {:>11} {:>10} {:>9}", "PID", "COMM", "RANK",
                               "GPU MEM", "CALLS/S", "KERNELS/S", "ANOMALIES"));

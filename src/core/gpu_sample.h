@@ -129,6 +129,25 @@ struct GpuSnapshot {
   std::vector<std::string> errors;
 };
 
+// nvml.h's nvmlClocksEventReason* (nvmlClocksThrottleReason*) bits and their names;
+// `slowdown`: the clocks held back by a limit, not by the GPU being idle or set so.
+struct ClockEventReason {
+  std::uint64_t bit;
+  const char* name;
+  bool slowdown;
+};
+inline constexpr ClockEventReason kClockEventReasons[] = {
+    {0x1, "gpu_idle", false},
+    {0x2, "applications_clocks_setting", false},
+    {0x4, "sw_power_cap", true},
+    {0x8, "hw_slowdown", true},
+    {0x10, "sync_boost", false},
+    {0x20, "sw_thermal_slowdown", true},
+    {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake_slowdown", true},
+    {0x100, "display_clock_setting", false},
+};
+
 // "12.4" from NVML's 12040.
 inline std::string format_cuda_version(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

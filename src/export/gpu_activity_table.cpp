@@ -10,15 +10,6 @@
 #include "export/text_columns.h"
 
 namespace eacgm::exporting {
-namespace {
-
-// A mean GPM activity (ratio) as a whole percentage.
-std::string ratio_percent(const std::optional<double>& ratio) {
-  return ratio ? fmt::format("{:.0f}%", *ratio * 100.0) : std::string("-");
-}
-
-}  // namespace
-
 std::string render_gpu_activity(const analysis::GpuActivity& activity) {
   if (!activity.has_samples()) return "";
   std::vector<std::vector<std::string>> rows;
@@ -32,8 +23,8 @@ std::string render_gpu_activity(const analysis::GpuActivity& activity) {
     if (d.samples > 0 && !d.sm_active_mean) without_gpm.push_back(fmt::format("{}", d.index));
     rows.push_back({fmt::format("{}", d.index), d.name.empty() ? "-" : d.name, samples,
                     or_dash(d.utilization_mean_percent, "{:.0f}%"), or_dash(d.utilization_max_percent, "{}%"),
-                    ratio_percent(d.sm_active_mean), ratio_percent(d.tensor_active_mean),
-                    ratio_percent(d.dram_active_mean), format_mib(d.memory_used_max_bytes),
+                    format_ratio_percent(d.sm_active_mean), format_ratio_percent(d.tensor_active_mean),
+                    format_ratio_percent(d.dram_active_mean), format_mib(d.memory_used_max_bytes),
                     format_mib(d.memory_total_bytes), or_dash(d.power_mean_watts, "{:.1f}"),
                     or_dash(d.power_max_watts, "{:.1f}"), or_dash(d.energy_joules, "{:.0f}"),
                     or_dash(d.temperature_max_celsius, "{}C"), or_dash(d.xid_errors, "{}")});

@@ -32,10 +32,9 @@ std::string iso_time(std::chrono::system_clock::time_point t) {
                      static_cast<int>(ms));
 }
 
-// A GPM activity (ratio) as a whole percentage, "-" when absent.
+// A GPM activity as a whole percentage, "-" without GPM or without that unit.
 std::string activity(const std::optional<GpmCounters>& gpm, std::optional<double> GpmCounters::*field) {
-  if (!gpm || !((*gpm).*field)) return "-";
-  return fmt::format("{:.0f}%", *((*gpm).*field) * 100.0);
+  return format_ratio_percent(gpm ? (*gpm).*field : std::nullopt);
 }
 
 json opt_double(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
@@ -72,23 +71,11 @@ json gpm_json(const GpmCounters& c) {
 }  // namespace
 
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
-  // nvml.h: nvmlClocksEventReason* / nvmlClocksThrottleReason* bit values.
-  static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
-      {0x1, "gpu_idle"},
-      {0x2, "applications_clocks_setting"},
-      {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},
-      {0x10, "sync_boost"},
-      {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"},
-      {0x80, "hw_power_brake_slowdown"},
-      {0x100, "display_clock_setting"},
-  };
   std::vector<std::string> names;
   std::uint64_t known = 0;
-  for (auto [bit, name] : kNames) {
-    known |= bit;
-    if (mask & bit) names.emplace_back(name);
+  for (const ClockEventReason& r : kClockEventReasons) {
+    known |= r.bit;
+    if (mask & r.bit) names.emplace_back(r.name);
   }
   if (mask & ~known) names.push_back(fmt::format("{:#x}", mask & ~known));
   return names;
