@@ -4,7 +4,8 @@
 # `eacgm gpu --json --watch` samples every 0.5 s; each phase's mean SM, tensor and DRAM
 # activity and PCIe RX are checked against what the loads measured themselves, with NVML
 # utilization beside them. Then the CPU cost of a sampling pass with and without GPM, and
-# /metrics of `eacgm serve` carrying DCGM_FI_PROF_*.
+# /metrics of `eacgm serve` carrying DCGM_FI_PROF_*, and no health event on the idle GPUs
+# (/api/v1/gpu_events).
 # Usage: tests/gpu/gpm_check.sh CARRY_DIR [WORK_DIR]   (exit 0 all pass, 1 a FAIL, 77 skip)
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -32,8 +33,9 @@ printf '[gpu]\nprofiling = false\n' >"$WORK/off.toml"
 PORT=$((20000 + RANDOM % 20000))
 "$BIN/eacgm" serve --listen "127.0.0.1:$PORT" 2>"$WORK/serve.err" &
 SERVE=$!
-sleep 4
+sleep 6
 curl -s "http://127.0.0.1:$PORT/metrics" >"$WORK/metrics.txt"
+curl -s "http://127.0.0.1:$PORT/api/v1/gpu_events" >"$WORK/gpu_events.json"
 kill -TERM $SERVE; wait $SERVE
 
 "$PY" - "$WORK" "$LOADS_RC" <<'PY'
@@ -102,5 +104,10 @@ names = ["DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_P
          "DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_DEV_GPU_UTIL"]
 check("serve /metrics has the profiling fields", all(f"\n{n}{{" in metrics for n in names),
       [n for n in names if f"\n{n}{{" not in metrics])
+try:
+    events = json.load(open(f"{work}/gpu_events.json"))["events"]
+except (OSError, ValueError, KeyError) as e:
+    events = [f"unreadable: {e}"]
+check("idle GPUs: no health events", events == [], events[:5])
 sys.exit(1 if fails else 0)
 PY
