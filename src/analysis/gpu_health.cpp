@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <utility>
 
 namespace eacgm::analysis {
@@ -78,19 +79,29 @@ void GpuHealth::add(GpuHealthEvent event, const DeviceSample& gpu, const GpuSnap
   event.gpu = gpu.index;
   event.uuid = gpu.uuid;
   event.processes = processes_on(gpu, pass);
-  GpuHealthCount& n = counts_[{gpu.index, event.kind}];
-  n = GpuHealthCount{gpu.index, gpu.uuid, gpu.name, gpu.pci_bus_id, event.kind, n.events + event.count};
-  ++total_;
-  events_.push_back(std::move(event));
-  if (events_.size() > kMaxEvents) {
-    events_.pop_front();
-    ++dropped_;
+  // counts stay in (GPU, kind) order: few entries, so a sorted vector is the map.
+  auto& counts = summary_.counts;
+  auto at = std::lower_bound(counts.begin(), counts.end(), std::pair{gpu.index, std::string_view(event.kind)},
+                             [](const GpuHealthCount& c, const auto& key) {
+                               return std::pair{c.gpu, std::string_view(c.kind)} < key;
+                             });
+  if (at == counts.end() || at->gpu != gpu.index || at->kind != event.kind) {
+    at = counts.insert(at, GpuHealthCount{gpu.index, gpu.uuid, gpu.name, gpu.pci_bus_id, event.kind, 0});
   }
-  stale_ = true;
+  at->uuid = gpu.uuid;
+  at->name = gpu.name;
+  at->pci_bus_id = gpu.pci_bus_id;
+  at->events += event.count;
+  ++summary_.total;
+  summary_.events.push_back(std::move(event));
+  if (summary_.events.size() > kMaxEvents) {  // rare, and at most kMaxEvents moved
+    summary_.events.erase(summary_.events.begin());
+    ++summary_.dropped;
+  }
 }
 
 std::size_t GpuHealth::update(const GpuSnapshot& pass) {
-  const std::uint64_t before = total_;
+  const std::uint64_t before = summary_.total;
   for (const DeviceSample& d : pass.devices) {
     auto [at, first] = last_.try_emplace(key_of(d), d);
     DeviceSample& p = at->second;
@@ -133,19 +144,7 @@ std::size_t GpuHealth::update(const GpuSnapshot& pass) {
     }
     keep_known(p, d);
   }
-  return static_cast<std::size_t>(total_ - before);
-}
-
-const GpuHealthSummary& GpuHealth::summary() const {
-  if (stale_) {
-    summary_.events.assign(events_.begin(), events_.end());
-    summary_.total = total_;
-    summary_.dropped = dropped_;
-    summary_.counts.clear();
-    for (const auto& [key, n] : counts_) summary_.counts.push_back(n);
-    stale_ = false;
-  }
-  return summary_;
+  return static_cast<std::size_t>(summary_.total - before);
 }
 
 }  // namespace eacgm::analysis

@@ -5,8 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -74,7 +72,7 @@ class GpuHealth {
   // first pass already counts is in eacgm_gpu_xid_errors_total, not an event). Returns
   // how many events it added.
   std::size_t update(const GpuSnapshot& pass);
-  const GpuHealthSummary& summary() const;
+  const GpuHealthSummary& summary() const { return summary_; }
 
  private:
   void add(GpuHealthEvent event, const DeviceSample& gpu, const GpuSnapshot& pass);
@@ -83,12 +81,7 @@ class GpuHealth {
   std::unordered_map<std::string, DeviceSample> last_;                  // by UUID (else "#index")
   std::unordered_map<std::uint32_t, std::vector<GpuEventCall>> calls_;  // by pid
   std::unordered_map<std::uint32_t, std::string> comms_;                // by pid
-  std::deque<GpuHealthEvent> events_;
-  std::map<std::pair<unsigned, std::string>, GpuHealthCount> counts_;
-  std::uint64_t total_ = 0;
-  std::uint64_t dropped_ = 0;
-  mutable GpuHealthSummary summary_;
-  mutable bool stale_ = false;
+  GpuHealthSummary summary_;  // the state itself: events, totals, counts
 };
 
 }  // namespace eacgm::analysis
