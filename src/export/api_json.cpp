@@ -73,6 +73,16 @@ std::string api_gpus(const analysis::AnalysisSnapshot& snap) {
   return json_text(doc);
 }
 
+void add_workload_and_rank(json& entry, const ApiOptions& options, std::uint32_t pid) {
+  if (options.workload_of_pid) add_workload_fields(entry, options.workload_of_pid(pid));
+  if (options.rank_of_pid) {
+    const sample::RankInfo r = options.rank_of_pid(pid);
+    entry["rank"] = opt(r.rank);
+    entry["local_rank"] = opt(r.local_rank);
+    entry["world_size"] = opt(r.world_size);
+  }
+}
+
 json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   // GpuActivity has one row per (process, GPU); group them by pid.
   std::map<std::uint32_t, json> by_pid;
@@ -112,13 +122,7 @@ json processes_json(const analysis::AnalysisSnapshot& snap, const ApiOptions& op
       entry["exited"] =
           std::binary_search(ledger_exited.begin(), ledger_exited.end(), pid) || !options.process_alive(pid);
     }
-    if (options.workload_of_pid) add_workload_fields(entry, options.workload_of_pid(pid));
-    if (options.rank_of_pid) {
-      sample::RankInfo r = options.rank_of_pid(pid);
-      entry["rank"] = opt(r.rank);
-      entry["local_rank"] = opt(r.local_rank);
-      entry["world_size"] = opt(r.world_size);
-    }
+    add_workload_and_rank(entry, options, pid);
   }
   return json{{"processes", std::move(list)}, {"folded", folded}};
 }

@@ -31,6 +31,10 @@ struct ApiOptions {
   std::function<sample::Workload(std::uint32_t pid)> workload_of_pid;
 };
 
+// A process's workload fields (export/workload_labels.h) and rank, local_rank and
+// world_size, each set where the options give them.
+void add_workload_and_rank(json& entry, const ApiOptions& options, std::uint32_t pid);
+
 // {"time_ns":..,"sequence":..,"gpus":[...]} from the latest sampling pass (empty list
 // without NVML; "error" says why when the pass failed).
 std::string api_gpus(const analysis::AnalysisSnapshot& snap);

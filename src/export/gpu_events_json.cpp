@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "export/json_text.h"
-#include "export/workload_labels.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -19,13 +18,7 @@ json process_json(const analysis::GpuEventProcess& p, const ApiOptions& options)
                          {"age_ns", c.age_ns}});
   }
   json entry{{"pid", p.pid}, {"comm", p.comm}};
-  if (options.rank_of_pid) {
-    const sample::RankInfo r = options.rank_of_pid(p.pid);
-    entry["rank"] = opt(r.rank);
-    entry["local_rank"] = opt(r.local_rank);
-    entry["world_size"] = opt(r.world_size);
-  }
-  if (options.workload_of_pid) add_workload_fields(entry, options.workload_of_pid(p.pid));
+  add_workload_and_rank(entry, options, p.pid);
   entry["calls"] = std::move(calls);
   return entry;
 }
