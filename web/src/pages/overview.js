@@ -1,11 +1,13 @@
 // The overview: each GPU now (utilization beside SM and tensor activity) and over time (or, on a machine without one, the traced calls over
-// time: overview_charts.js), the processes (sortable, filterable) and the anomalies. Each
+// time: overview_charts.js), the processes (sortable, filterable), the anomalies and the GPUs'
+// health events. Each
 // part asks for its own data, so a slow history store holds up only the charts' older points.
 import { getJSON, getOptional } from '../api.js';
 import { Feed, Feeds } from '../feed.js';
 import { bytes, clock, count, duration, esc, percent, processName, rate, repeats } from '../format.js';
 import { Table } from '../table.js';
 import { anomalyRows, SCORE_HELP } from '../anomalies.js';
+import { GPU_EVENTS_HELP, gpuEventRows } from '../gpu_events.js';
 import { GPM_HELP } from '../gpu_now.js';
 import { overviewCharts } from './overview_charts.js';
 
@@ -17,7 +19,9 @@ export function overviewPage(root, ctx) {
     <section class="card" id="calls-card" hidden><h2>Traced calls <span class="muted small">per second, live</span></h2><div id="calls-chart" class="charts one-chart"></div></section>
     <section class="card"><h2>Processes</h2><div id="procs"></div></section>
     <section class="card"><h2>Anomalies <span id="anom-total" class="muted small"></span></h2><div id="anoms"></div>
-      <p class="muted small legend">${esc(SCORE_HELP)}</p></section>`;
+      <p class="muted small legend">${esc(SCORE_HELP)}</p></section>
+    <section class="card" id="gpu-events-card" hidden><h2>GPU health events <span id="gpu-events-total" class="muted small"></span></h2><div id="gpu-events"></div>
+      <p class="muted small legend">${esc(GPU_EVENTS_HELP)}</p></section>`;
   const procs = new Table(root.querySelector('#procs'), {
     id: 'processes',
     filterFields: ['comm', 'cmdline', 'pid', 'workload', 'job', 'rank'],
@@ -53,6 +57,20 @@ export function overviewPage(root, ctx) {
       { key: 'times', label: '× usual', num: true, title: 'the duration over the usual (median) duration', html: (r) => (r.times == null ? '–' : `×${count(r.times)}`) },
       { key: 'score', label: 'Score', num: true, title: SCORE_HELP, html: (r) => (r.score == null ? '–' : r.score.toFixed(1)) },
       { key: 'repeats', label: 'Repeats', num: true, title: 'slow calls of the same function in a row, folded into this row, and the time from the first to the last', html: (r) => repeats(r.repeats, r.ts_ns, r.last_ts_ns) },
+    ],
+  });
+
+  const gpuEvents = new Table(root.querySelector('#gpu-events'), {
+    id: 'gpu-events',
+    sort: { key: 'ts_ns', dir: -1 },
+    empty: 'No GPU health event since the agent started.',
+    limit: 50,
+    columns: [
+      { key: 'ts_ns', label: 'Time', html: (r) => clock(r.ts_ns) },
+      { key: 'gpu', label: 'GPU', num: true },
+      { key: 'kind', label: 'Kind', html: (r) => `<span class="bad">${esc(r.kind)}</span>` },
+      { key: 'detail', label: 'Detail' },
+      { key: 'processes', label: 'Processes on the GPU', html: (r) => r.processes },
     ],
   });
 
@@ -117,6 +135,27 @@ export function overviewPage(root, ctx) {
     draw(doc) {
       root.querySelector('#anom-total').textContent = `${doc.total} slow calls, ${doc.interval_total} slow intervals, ${doc.level_shifts} level shifts`;
       anoms.setRows(anomalyRows(doc));
+    },
+  }));
+
+  // Shown on a machine with GPUs (an agent without NVML, or an older one, lists none).
+  feeds.add(new Feed(ctx, {
+    name: 'gpu-events',
+    box: root.querySelector('#gpu-events'),
+    every: 2,
+    load: async ({ signal }) => {
+      const [events, gpus] = await Promise.all([
+        getOptional('/api/v1/gpu_events', null, { signal }),
+        getOptional('/api/v1/gpus', { gpus: [] }, { signal }),
+      ]);
+      return { events, gpus: gpus.gpus ?? [] };
+    },
+    draw({ events, gpus }) {
+      root.querySelector('#gpu-events-card').hidden = !events || (!gpus.length && !events.total);
+      if (!events) return;
+      root.querySelector('#gpu-events-total').textContent =
+        `${events.total} since the agent started${events.dropped ? `, ${events.dropped} oldest not listed` : ''}`;
+      gpuEvents.setRows(gpuEventRows(events));
     },
   }));
 

@@ -61,6 +61,14 @@ function answers(o, url) {
         intervals: [{ start_ns: nowNs - 20 * S, end_ns: nowNs - 20 * S + 1_030_000_000, domain: 'cuda', name: 'cudaLaunchKernel', bytes_class: 0, calls: 500, ratio: 2.4, score: 26.1, median_ns: 1_200, dur_ns: 2_880 }],
         total: 3, interval_total: 1, level_shifts: 0, functions: 12, untracked_calls: 0, coalesced: 2, hangs: [], hang_total: 0,
       });
+    case '/api/v1/gpu_events':
+      return json({
+        ...header,
+        events: o.gpus ? [{ ts_ns: nowNs - 45 * S, gpu: 1, uuid: 'GPU-fixture-1', kind: 'xid', detail: 'XID 79', count: 1,
+          processes: [{ pid: PID, comm: 'trainer', rank: 0, local_rank: 0, world_size: 4, job: 'job-9',
+            calls: [{ tid: PID, domain: 'nccl', name: 'ncclAllReduce', ts_ns: nowNs - 57 * S, age_ns: 12 * S }] }] }] : [],
+        total: o.gpus ? 1 : 0, dropped: 0,
+      });
     case '/api/v1/process':
       return json({
         ...header,

@@ -192,6 +192,17 @@ describe('page states', () => {
     assert.match(await page.locator('#anoms ~ .legend').innerText(), /^Score: how unusual/);
   });
 
+  it('lists a GPU health event beside the process on that GPU and the call it was waiting in', async () => {
+    await page.goto(`${ORIGIN}/#/`);
+    const row = page.locator('#gpu-events tbody tr', { hasText: 'XID 79' });
+    await row.waitFor({ timeout: 10_000 });
+    const cells = await row.locator('td').allInnerTexts();
+    assert.deepEqual([cells[1], cells[2], cells[3]], ['1', 'xid', 'XID 79']);
+    assert.match(cells[4], new RegExp(`^${PID} trainer \\(rank 0, job job-9\\) in ncclAllReduce for 12\\.00 s$`));
+    assert.equal(await page.locator(`#gpu-events a[href="#/process/${PID}"]`).count(), 1);
+    assert.match(await page.locator('#gpu-events-total').innerText(), /^1 since the agent started/);
+  });
+
   it('says what the memory ledger\'s failed allocations count beside the functions\' errors', async () => {
     await page.goto(`${ORIGIN}/#/process/${PID}`);
     await page.locator('#memory tbody tr', { hasText: '17.4k' }).waitFor({ timeout: 10_000 });
