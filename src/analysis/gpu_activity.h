@@ -18,6 +18,7 @@
 #include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/gpu_sample.h"
+#include "core/running_mean.h"
 
 namespace eacgm::analysis {
 
@@ -118,17 +119,7 @@ class GpuActivity {
   std::uint64_t exited_dropped() const { return exited_dropped_; }
 
  private:
-  struct Mean {
-    double sum = 0;
-    std::uint64_t n = 0;
-    void add(double v) {
-      sum += v;
-      ++n;
-    }
-    std::optional<double> value() const {
-      return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
-    }
-  };
+  using Mean = RunningMean;
   template <typename T>
   static void keep_max(std::optional<T>& slot, const std::optional<T>& v) {
     if (v && (!slot || *v > *slot)) slot = v;

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/byte_size.h"
+#include "core/running_mean.h"
 #include "export/history_jobs.h"
 #include "export/summary_table.h"
 
@@ -111,22 +112,16 @@ std::string kernels_table(const std::vector<history::StoredKernel>& kernels, std
 
 // A ratio's mean of the points' means, in percent; "-" where no point had one (a GPU
 // without GPM).
-struct PointMean {
-  double sum = 0;
-  int n = 0;
-  void add(const std::optional<double>& v) {
-    if (!v) return;
-    sum += *v;
-    ++n;
-  }
-  std::string percent() const { return n ? fmt::format("{:.1f}%", 100 * sum / n) : "-"; }
-};
+std::string percent(const RunningMean& m) {
+  const auto v = m.value();
+  return v ? fmt::format("{:.1f}%", 100 * *v) : "-";
+}
 
 std::string gpus_table(const std::vector<history::StoredGpuPoint>& points) {
   // Per GPU over the window: utilization and GPM activities as means of the points, maxima.
   struct Acc {
     std::string name;
-    PointMean util, sm, tensor, dram;
+    RunningMean util, sm, tensor, dram;
     std::uint32_t util_max = 0;
     std::uint64_t mem_max = 0;
     double power_max = 0;
@@ -149,8 +144,8 @@ std::string gpus_table(const std::vector<history::StoredGpuPoint>& points) {
   for (const auto& [key, a] : gpus) {
     out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>7} {:>11} {:>9} {:>12} {:>8.0f}W\n",
                        key.first.substr(0, 12), key.second, a.name.substr(0, 24),
-                       a.util.n ? a.util.sum / a.util.n : 0.0, a.util_max, a.sm.percent(), a.tensor.percent(),
-                       a.dram.percent(), format_byte_size(a.mem_max), a.power_max);
+                       a.util.value().value_or(0.0), a.util_max, percent(a.sm), percent(a.tensor),
+                       percent(a.dram), format_byte_size(a.mem_max), a.power_max);
   }
   return out;
 }
