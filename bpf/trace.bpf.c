@@ -18,6 +18,7 @@ const volatile __u32 filter_pids = 0; /* 1: trace only tgids in target_pids */
 const volatile __u32 self_tgid = 0;   /* never trace the agent itself */
 const volatile __u64 wakeup_bytes = 0; /* wake the reader only past this much data */
 const volatile __u32 stop_on_load = 0;  /* 1: stop a traced process at each loader hint */
+const volatile __u32 filter_cgroup = 0; /* 1: trace only tasks under scope_cgroup's entry */
 const volatile __u32 track_in_flight = 1; /* 0: waiting calls leave calls_in_flight alone ([hangs] in_flight) */
 
 /* The record ABI this object was built for (bpf/events.h); the agent refuses to load an
@@ -117,6 +118,14 @@ struct {
 	__type(value, __u8);
 } target_pids SEC(".maps");
 
+/* The cgroup v2 subtree the trace is limited to ([trace] cgroup): entry 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgroup SEC(".maps");
+
 /* Processes under an on-demand capture: their calls of counted probes are recorded per
  * call (entry and return paired as for per-call probes) instead of counted, so each call
  * is seen exactly once, in one of the two ways. */
@@ -176,6 +185,9 @@ static __always_inline void count(__u32 which)
 static __always_inline int traced(__u32 tgid)
 {
 	if (tgid == self_tgid)
+		return 0;
+	/* Every caller runs in the task it asks about. */
+	if (filter_cgroup && bpf_current_task_under_cgroup(&scope_cgroup, 0) != 1)
 		return 0;
 	if (!filter_pids)
 		return 1;

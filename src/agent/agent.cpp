@@ -123,6 +123,11 @@ Status Agent::start_up() {
     if (!c) return make_error(ErrorKind::kLaunch, c.error());
     child_.emplace(std::move(*c));
   }
+  if (!config.trace.cgroup.empty()) {
+    auto scope = sample::CgroupScope::open(config.trace.cgroup);
+    if (!scope) return make_error(ErrorKind::kUsage, scope.error());
+    scope_ = std::make_shared<const sample::CgroupScope>(std::move(*scope));
+  }
   fill_trace_options(std::move(*specs));
 
   DutyPlan duty;
@@ -192,6 +197,10 @@ void Agent::fill_trace_options(std::vector<ProbeSpec> specs) {
     }
   }
   if (child_) to.pids.push_back(child_->pid());
+  if (scope_) {
+    to.scope_cgroup_fd = scope_->fd();
+    to.in_scope = [scope = scope_](std::uint32_t pid) { return scope->contains(pid); };
+  }
   to.btf_path = options_.btf_path;
   to.python_file_filter = config.python.file_filter;
   to.python_hz = options_.python_hz;
@@ -303,6 +312,7 @@ void Agent::start_gpu_feed() {
   fo.roots = trace_options_.pids;
   fo.nvml_library = options_.nvml_library;
   fo.gpm = config.gpu.profiling;
+  fo.keep_process = trace_options_.in_scope;
   auto feed = sample::GpuFeed::start(fo, mailbox_);
   if (!feed) {
     say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
@@ -324,6 +334,7 @@ std::string Agent::ready_line() const {
     for (int pid : to.pids) scope += (scope.empty() ? "pid " : ", ") + std::to_string(pid);
     scope += " and children";
   }
+  if (scope_) scope += fmt::format(" in cgroup {}", scope_->path());
   auto values = counters_.read();
   auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);

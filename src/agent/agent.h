@@ -22,6 +22,7 @@
 #include "core/counter_registry.h"
 #include "core/result.h"
 #include "ingest/trace_session.h"
+#include "sample/cgroup_scope.h"
 
 namespace eacgm::sample {
 class GpuFeed;
@@ -108,6 +109,7 @@ class Agent {
   Notice notice_;
   bool notices_live_ = false;
   std::vector<std::string> held_notices_;
+  std::shared_ptr<const sample::CgroupScope> scope_;  // [trace] cgroup; null: none
   ingest::TraceOptions trace_options_;
   CounterRegistry counters_;
   std::optional<LaunchedCommand> child_;

@@ -10,10 +10,10 @@ namespace eacgm::ingest {
 namespace {
 
 constexpr std::string_view kTraceKeys[] = {
-    "ringbuf_mib",       "wakeup_kib",    "poll_timeout_ms", "rescan_interval_s",
-    "status_interval_s", "mode",          "sample_shift",    "budget",
-    "calibrate",         "pinned",        "host_waits",      "duty_cycle",
-    "one_layer",         "duty_fraction", "duty_switch_log", "duty_log"};
+    "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
+    "mode",        "sample_shift", "budget",          "calibrate",         "pinned",
+    "host_waits",  "duty_cycle",   "one_layer",       "duty_fraction",     "duty_switch_log",
+    "duty_log",    "cgroup"};
 
 bool is_power_of_two(std::uint32_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -76,6 +76,7 @@ Status read_always_on(const ConfigTable& table, TraceConfig& trace) {
 
 // The session's own settings: the ring buffer, wakeups, rescans and status lines.
 Status read_session(const ConfigTable& table, TraceConfig& trace) {
+  if (auto s = table.read_string("cgroup", trace.cgroup); !s) return s;
   if (auto s = table.read_integer("ringbuf_mib", 1, 1024, trace.ringbuf_mib); !s) return s;
   // The kernel requires the BPF ring buffer size to be a power-of-two number of pages.
   if (!is_power_of_two(trace.ringbuf_mib)) {

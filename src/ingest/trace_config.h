@@ -52,6 +52,9 @@ struct TraceConfig {
   // default, on for `run`, off for `serve` (the tracepoints cost every system call of the
   // machine, docs/overhead.md).
   std::optional<bool> host_waits;
+  // Trace only the processes under this cgroup v2 path ("/node-a", or its directory
+  // "/sys/fs/cgroup/node-a"), children that move in later included; "": every process.
+  std::string cgroup;
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record

@@ -76,6 +76,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   bo.ringbuf_bytes = options.config.ringbuf_mib << 20;
   bo.wakeup_bytes = options.config.wakeup_kib << 10;
   bo.filter_pids = options.filter_pids;
+  bo.scope_cgroup_fd = options.scope_cgroup_fd;
   bo.stop_on_load = options.stop_on_load;
   bo.track_in_flight = options.track_in_flight;
   bo.btf_path = options.btf_path;
@@ -260,7 +261,9 @@ void TraceSession::rescan_python(const std::vector<int>& targets) {
       const ssize_t n = readlink(link.c_str(), exe, sizeof(exe) - 1);
       if (n <= 0) continue;
       exe[n] = '\0';
-      if (maybe_python_file(exe)) pids.push_back(static_cast<std::uint32_t>(pid));
+      if (!maybe_python_file(exe)) continue;
+      if (options_.in_scope && !options_.in_scope(static_cast<std::uint32_t>(pid))) continue;
+      pids.push_back(static_cast<std::uint32_t>(pid));
     }
     closedir(d);
   }

@@ -37,7 +37,11 @@ namespace eacgm::ingest {
 struct TraceOptions {
   TraceConfig config;
   std::vector<ProbeSpec> specs;
-  bool filter_pids = false;     // trace only `pids` and their children
+  bool filter_pids = false;  // trace only `pids` and their children
+  // [trace] cgroup: the subtree's directory (an open descriptor; -1: none) and whether a
+  // process is in it now (for the Python processes sampled).
+  int scope_cgroup_fd = -1;
+  std::function<bool(std::uint32_t pid)> in_scope;
   bool stop_on_load = false;    // hold them at loader hints until attached
   bool track_in_flight = true;  // [hangs] in_flight
   std::vector<int> pids;

@@ -38,6 +38,7 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
   t->skel_->rodata->wakeup_bytes = options.wakeup_bytes;
   t->skel_->rodata->stop_on_load = options.stop_on_load ? 1 : 0;
   t->skel_->rodata->track_in_flight = options.track_in_flight ? 1 : 0;
+  t->skel_->rodata->filter_cgroup = options.scope_cgroup_fd >= 0 ? 1 : 0;
   if (int err = bpf_map__set_max_entries(t->skel_->maps.events, options.ringbuf_bytes)) {
     return make_errno_error(err, fmt::format("ring buffer of {} bytes rejected: {} (use a power of two)",
                                              options.ringbuf_bytes, errno_text(err)));
@@ -79,6 +80,15 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
     }
     return make_errno_error(
         err, fmt::format("cannot load eacgm's BPF programs: {}{}", errno_text(err), log.last_lines()));
+  }
+  if (options.scope_cgroup_fd >= 0) {
+    const std::uint32_t key = 0;
+    const std::uint32_t fd = static_cast<std::uint32_t>(options.scope_cgroup_fd);
+    if (bpf_map__update_elem(t->skel_->maps.scope_cgroup, &key, sizeof(key), &fd, sizeof(fd), BPF_ANY) != 0) {
+      const int err = errno;
+      return make_errno_error(
+          err, fmt::format("cannot limit the trace to the cgroup ([trace] cgroup): {}", errno_text(err)));
+    }
   }
   // Cycled probes count from the start: the window is closed only by a duty cycle (and
   // this is no move of it: the pace's gaps are taken only once a duty cycle runs).

@@ -36,6 +36,8 @@ struct BpfOptions {
   bool stop_on_load = false;    // hold traced processes at loader hints until attached
   bool track_in_flight = true;  // waiting calls kept in calls_in_flight ([hangs] in_flight)
   std::string btf_path;         // custom kernel BTF; empty: /sys/kernel/btf/vmlinux
+  // A cgroup v2 directory (an open descriptor): only tasks under it are traced; -1: all.
+  int scope_cgroup_fd = -1;
   // Keys of the always-on maps: (process, probe, handle) counts and (process, probe,
   // bucket) durations. Full maps count what they could not keep.
   std::uint32_t count_keys = 32768;

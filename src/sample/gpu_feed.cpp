@@ -46,8 +46,11 @@ GpuFeed::~GpuFeed() { stop(); }
 
 GpuSnapshot GpuFeed::pass() {
   GpuSnapshot s = sampler_->sample();
-  if (options_.filter_processes) {
-    auto outside = [this](const ProcessSample& p) { return !in_process_tree(p.pid, options_.roots); };
+  if (options_.filter_processes || options_.keep_process) {
+    auto outside = [this](const ProcessSample& p) {
+      return (options_.filter_processes && !in_process_tree(p.pid, options_.roots)) ||
+             (options_.keep_process && !options_.keep_process(p.pid));
+    };
     s.processes.erase(std::remove_if(s.processes.begin(), s.processes.end(), outside), s.processes.end());
   }
   return s;

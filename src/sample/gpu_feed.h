@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct GpuFeedOptions {
   // false: every process on the GPUs (a machine-wide trace).
   bool filter_processes = false;
   std::vector<int> roots;
+  // Set: keep only the processes it accepts as well ([trace] cgroup).
+  std::function<bool(std::uint32_t pid)> keep_process;
   std::string nvml_library;  // $EACGM_NVML_LIBRARY; empty: the driver's
   bool gpm = true;           // read GPM's profiling counters ([gpu] profiling)
 };
