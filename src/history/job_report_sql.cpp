@@ -1,0 +1,65 @@
+// A job report's rows in SQL, rendered for either store.
+#include "history/job_report_sql.h"
+
+#include <fmt/format.h>
+
+namespace eacgm::history {
+namespace {
+
+// The selector on processes (alias p), " AND ...".
+std::string selected(QuerySql& s, const JobSelector& selector) {
+  switch (selector.by) {
+    case JobSelector::By::kJob:
+      return fmt::format(" AND p.job = {}", s.arg(selector.value));
+    case JobSelector::By::kNamespace:
+      return fmt::format(" AND p.namespace = {}", s.arg(selector.value));
+    case JobSelector::By::kPod: {
+      const auto slash = selector.value.find('/');
+      if (slash == std::string::npos) return fmt::format(" AND p.pod = {}", s.arg(selector.value));
+      const std::string ns = s.arg(selector.value.substr(0, slash));
+      return fmt::format(" AND p.namespace = {} AND p.pod = {}", ns, s.arg(selector.value.substr(slash + 1)));
+    }
+    case JobSelector::By::kAll:
+      break;
+  }
+  return " AND (p.job <> '' OR p.pod <> '')";
+}
+
+}  // namespace
+
+QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
+                       const WindowPlan& plan) {
+  QuerySql s(d);
+  const std::string ranges = ranges_cte(s, plan.ranges);
+  const std::string to = s.arg(q.to_ns);
+  const std::string from = s.arg(q.from_ns);
+  std::string jobs = fmt::format(
+      "jp AS (SELECT p.node, p.pid, p.start_ns, CASE WHEN p.job <> '' THEN p.job WHEN p.namespace <> '' THEN "
+      "p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE p.first_ns < {} AND "
+      "p.last_ns "
+      ">= {}{}",
+      to, from, selected(s, selector));
+  if (q.node) jobs += fmt::format(" AND p.node = (SELECT id FROM names WHERE name = {})", s.arg(*q.node));
+  jobs += ")";
+  // Every process on the window's GPUs (a shared GPU's others too, for the shares).
+  const std::string held = fmt::format(
+      "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, t.sm_mean "
+      "FROM {})",
+      over_ranges(d, tables::kGpuProcesses.name));
+  const std::string shared =
+      "s AS (SELECT g.tier, g.node, g.t_ns, g.gpu, COUNT(*) AS n, COUNT(g.sm_mean) AS n_sm, SUM(g.sm_mean) "
+      "AS sm "
+      "FROM g GROUP BY g.tier, g.node, g.t_ns, g.gpu)";
+  s.text = fmt::format(
+      "{}, {}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
+      "g.sm_mean, s.n, s.n_sm, s.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, d.memory_total, "
+      "d.power_mean_w, d.energy_mj, d.energy_counter_ns FROM g JOIN jp ON jp.node = g.node AND jp.pid = "
+      "g.pid "
+      "AND jp.start_ns = g.start_ns JOIN s ON s.tier = g.tier AND s.node = g.node AND s.t_ns = g.t_ns AND "
+      "s.gpu = g.gpu JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node "
+      "AND d.t_ns = g.t_ns AND d.gpu = g.gpu",
+      ranges, jobs, held, shared);
+  return s;
+}
+
+}  // namespace eacgm::history
