@@ -38,6 +38,7 @@ struct HeldInterval {
 struct JobSums {
   JobReportRow row;
   std::set<std::string> nodes;
+  std::set<std::pair<std::string, std::uint32_t>> gpus;  // node, index
   Bases activity, energy, share;
   double tensor_weighted = 0, tensor_hours = 0;
   std::optional<std::tuple<std::string, std::uint32_t, std::int64_t>> idle_end;  // node, GPU, end
@@ -135,7 +136,6 @@ std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const Re
            std::tie(b.job, b.node, b.gpu, b.t_ns, b.pid, b.start_ns);
   });
   std::map<std::string, JobSums> jobs;
-  std::set<std::tuple<std::string, std::string, std::uint32_t>> gpus;  // job, node, GPU
   for (std::size_t i = 0; i < held.size();) {
     const HeldGpuRow& first = held[i];
     HeldInterval h{first.t_ns, first.span_ns, 0, 0, 0, &first};
@@ -149,16 +149,16 @@ std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const Re
     JobSums& j = jobs[first.job];
     j.row.job = first.job;
     j.nodes.insert(first.node);
-    gpus.insert({first.job, first.node, first.gpu});
+    j.gpus.insert({first.node, first.gpu});
     add_interval(j, first, h, options);
   }
   std::vector<JobReportRow> out;
   out.reserve(jobs.size());
-  for (auto& [name, j] : jobs) {
+  for (auto& entry : jobs) {
+    JobSums& j = entry.second;
     JobReportRow row = std::move(j.row);
     row.nodes.assign(j.nodes.begin(), j.nodes.end());
-    row.gpus = static_cast<std::uint32_t>(
-        std::count_if(gpus.begin(), gpus.end(), [&](const auto& g) { return std::get<0>(g) == name; }));
+    row.gpus = static_cast<std::uint32_t>(j.gpus.size());
     row.activity_basis = j.activity.joined({"sm_active", "utilization"});
     row.energy_basis = j.energy.joined({"counter", "power"});
     row.share_basis = j.share.joined({"sole", "sm", "equal"});

@@ -31,16 +31,11 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
                        const WindowPlan& plan) {
   QuerySql s(d);
   const std::string ranges = ranges_cte(s, plan.ranges);
-  const std::string to = s.arg(q.to_ns);
-  const std::string from = s.arg(q.from_ns);
-  std::string jobs = fmt::format(
+  const std::string alive = alive_in_window(s, q, "p");
+  const std::string jobs = fmt::format(
       "jp AS (SELECT p.node, p.pid, p.start_ns, CASE WHEN p.job <> '' THEN p.job WHEN p.namespace <> '' THEN "
-      "p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE p.first_ns < {} AND "
-      "p.last_ns "
-      ">= {}{}",
-      to, from, selected(s, selector));
-  if (q.node) jobs += fmt::format(" AND p.node = (SELECT id FROM names WHERE name = {})", s.arg(*q.node));
-  jobs += ")";
+      "p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE {}{})",
+      alive, selected(s, selector));
   // Every process on the window's GPUs (a shared GPU's others too, for the shares).
   const std::string held = fmt::format(
       "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, t.sm_mean "

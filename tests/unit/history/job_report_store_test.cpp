@@ -19,11 +19,7 @@ using namespace test;  // NOLINT(google-build-using-namespace)
 class JobReportStore : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam() == "sqlite") {
-      backend_ = std::make_unique<SqliteBackend>();
-    } else {
-      backend_ = std::make_unique<PostgresBackend>();
-    }
+    backend_ = backend_named(GetParam());
     ASSERT_EQ(backend_->fresh(), "");
     auto s = backend_->open();
     ASSERT_TRUE(s) << s.error();

@@ -39,11 +39,7 @@ std::vector<StoredProcess> rows(Result<ProcessPage> r) {
 class HistoryStore : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam() == "sqlite") {
-      backend_ = std::make_unique<SqliteBackend>();
-    } else {
-      backend_ = std::make_unique<PostgresBackend>();
-    }
+    backend_ = backend_named(GetParam());
     ASSERT_EQ(backend_->fresh(), "");
   }
   std::unique_ptr<Store> open() {
