@@ -36,24 +36,26 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
       "jp AS (SELECT p.node, p.pid, p.start_ns, CASE WHEN p.job <> '' THEN p.job WHEN p.namespace <> '' THEN "
       "p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE {}{})",
       alive, selected(s, selector));
-  // Every process on the window's GPUs (a shared GPU's others too, for the shares).
+  // Every process on the window's GPUs (a shared GPU's others too, for the shares), with
+  // what all of a GPU's processes did in the interval together: a window over the rows
+  // (a join with their GROUP BY would scan it once per row in SQLite).
   const std::string held = fmt::format(
-      "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, t.sm_mean "
-      "FROM {})",
+      "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, t.sm_mean, "
+      "COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS n_sm, SUM(t.sm_mean) OVER w AS sm FROM {} WINDOW w "
+      "AS "
+      "(PARTITION BY t.tier, t.node, t.t_ns, t.gpu))",
       over_ranges(d, tables::kGpuProcesses.name));
-  const std::string shared =
-      "s AS (SELECT g.tier, g.node, g.t_ns, g.gpu, COUNT(*) AS n, COUNT(g.sm_mean) AS n_sm, SUM(g.sm_mean) "
-      "AS sm "
-      "FROM g GROUP BY g.tier, g.node, g.t_ns, g.gpu)";
   s.text = fmt::format(
-      "{}, {}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
-      "g.sm_mean, s.n, s.n_sm, s.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, d.memory_total, "
-      "d.power_mean_w, d.energy_mj, d.energy_counter_ns FROM g JOIN jp ON jp.node = g.node AND jp.pid = "
-      "g.pid "
-      "AND jp.start_ns = g.start_ns JOIN s ON s.tier = g.tier AND s.node = g.node AND s.t_ns = g.t_ns AND "
-      "s.gpu = g.gpu JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node "
-      "AND d.t_ns = g.t_ns AND d.gpu = g.gpu",
-      ranges, jobs, held, shared);
+      "{}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
+      "g.sm_mean, "
+      "g.n, g.n_sm, g.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, d.memory_total, "
+      "d.power_mean_w, "
+      "d.energy_mj, d.energy_counter_ns FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND "
+      "jp.start_ns = "
+      "g.start_ns JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node "
+      "AND "
+      "d.t_ns = g.t_ns AND d.gpu = g.gpu",
+      ranges, jobs, held);
   return s;
 }
 

@@ -17,14 +17,13 @@ bool plain_code(const std::string& currency) {
 Status read_report(const ConfigTable& table, ReportOptions& report) {
   constexpr std::string_view kKeys[] = {"gpu_hour_price", "currency", "idle_threshold"};
   if (auto s = table.check_keys(kKeys); !s) return s;
-  if (auto s = table.read_string("currency", report.currency); !s) return s;
-  if (!plain_code(report.currency)) {
-    return table.fail_at("currency",
-                         "currency must be a short code such as \"USD\" or \"EUR\" (at most 8 characters, no "
-                         "spaces, quotes or commas)");
-  }
+  if (auto s = table.read_number("gpu_hour_price", 0, 1e6, report.gpu_hour_price); !s) return s;
   if (auto s = table.read_number("idle_threshold", 0, 1, report.idle_threshold); !s) return s;
-  return table.read_number("gpu_hour_price", 0, 1e6, report.gpu_hour_price);
+  if (auto s = table.read_string("currency", report.currency); !s) return s;
+  if (plain_code(report.currency)) return {};
+  return table.fail_at("currency",
+                       "currency must be a short code such as \"USD\" or \"EUR\" (at most 8 characters, no "
+                       "spaces, quotes or commas)");
 }
 
 }  // namespace
