@@ -11,3 +11,7 @@ target_link_libraries(eacgm_bench_history_fleet PRIVATE eacgm_history)
 add_executable(eacgm_bench_history_read ${CMAKE_SOURCE_DIR}/bench/history_read_bench.cpp)
 target_link_libraries(eacgm_bench_history_read PRIVATE eacgm_server eacgm_history)
 set_target_properties(eacgm_bench_history_read PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+# The job report's query time on a day of a small fleet (eacgm_bench_job_report).
+add_executable(eacgm_bench_job_report ${CMAKE_SOURCE_DIR}/bench/job_report_bench.cpp)
+target_link_libraries(eacgm_bench_job_report PRIVATE eacgm_history)
+set_target_properties(eacgm_bench_job_report PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -34,6 +34,7 @@ int run(int argc, char** argv) {
   add_serve_command(app, ctx);
   add_govern_command(app, ctx);
   add_history_command(app, ctx);
+  add_report_command(app, ctx);
   add_capture_command(app, ctx);
   add_top_command(app, ctx);
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/history_access.h"
 #include "cli/trace_runner.h"
 #include "export/history_json.h"
 #include "export/history_tables.h"
@@ -21,7 +22,8 @@ namespace eacgm::cli {
 namespace {
 
 struct HistoryFlags {
-  std::string store, node, since, from, until, comm;
+  HistoryAccessFlags access;
+  std::string comm;
   std::uint32_t pid = 0;
   std::size_t limit = 20;  // rows of each list
   bool all = false;
@@ -81,40 +83,16 @@ Result<bool> read_report(history::Store& s, history::Tier tier, const history::H
 }
 
 int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
-  auto config = node::load_config(ctx.config_path);
-  if (!config) {
-    print_error(config.error());
-    return 2;
-  }
-  auto setup = history::resolve_history(config->store, flags.store, "");
-  if (!setup) {
-    print_error("--store: " + setup.error());
-    return 2;
-  }
-  if (!*setup) {
-    print_error("the history is off ([store] url = \"off\"); name a store with --store");
-    return 2;
-  }
-  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  history::WindowText text;
-  if (!flags.since.empty()) text.since = flags.since;
-  if (!flags.from.empty()) text.from = flags.from;
-  if (!flags.until.empty()) text.until = flags.until;
-  auto q = history::make_window(text, now);
-  if (!q) {
-    print_error(q.error());
-    return 2;
-  }
-  if (!flags.node.empty()) q->node = flags.node;
+  auto access = open_history_access(ctx, flags.access);
+  if (!access) return 2;
+  history::HistoryQuery* q = &access->query;
   if (flags.pid != 0) q->pid = flags.pid;
   if (!flags.comm.empty()) q->comm = flags.comm;
 
   q->limit = flags.all ? history::kMaxPageRows : flags.limit;
 
   // Reads only: a store that is not there is an error, never made.
-  history::HistoryReader reader((*setup)->url, (*setup)->options.retention, 1);
+  history::HistoryReader reader(access->setup.url, access->setup.options.retention, 1);
   exporting::HistoryReport report;
   report.query = *q;
   auto got = reader.query<bool>(
@@ -137,15 +115,7 @@ void add_history_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand("history",
                                  "what the agent kept (serve's store): calls, processes, kernels, GPUs, "
                                  "anomalies and leaks over a past window, exited processes included");
-  sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url and node)");
-  sub->add_option("--store", flags->store,
-                  "the store: sqlite:PATH or postgresql://... (default [store] url, "
-                  "else sqlite:/var/lib/eacgm/eacgm.db)");
-  sub->add_option("--node", flags->node, "only this node's rows (default: every node)");
-  sub->add_option("--since", flags->since, "the window: the last 15m, 1h, 7d... (default 1h)");
-  sub->add_option("--from", flags->from,
-                  "the window's start: Unix seconds, an age (2h) or 2026-11-28T10:00:00Z");
-  sub->add_option("--until", flags->until, "the window's end (default now)");
+  add_history_access_options(*sub, ctx, flags->access, "--until");
   sub->add_option("--pid", flags->pid, "only this process")->check(CLI::Range(1u, 0xffffffffu));
   sub->add_option("--comm", flags->comm, "only processes of this name");
   sub->add_option("--limit", flags->limit,

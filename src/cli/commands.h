@@ -20,6 +20,7 @@ void add_gpu_command(CLI::App& app, CommandContext& ctx);
 void add_serve_command(CLI::App& app, CommandContext& ctx);
 void add_govern_command(CLI::App& app, CommandContext& ctx);
 void add_history_command(CLI::App& app, CommandContext& ctx);
+void add_report_command(CLI::App& app, CommandContext& ctx);
 void add_capture_command(CLI::App& app, CommandContext& ctx);
 void add_top_command(CLI::App& app, CommandContext& ctx);
 

@@ -80,6 +80,10 @@ struct GpuRecord {
   std::optional<double> sm_active_mean, sm_active_max;
   std::optional<double> tensor_active_mean, tensor_active_max;
   std::optional<double> dram_active_mean, dram_active_max;
+  // Energy over the interval (mJ), and how much of the span NVML's energy counter
+  // measured; absent without the counter and power.
+  std::optional<double> energy_mj;
+  std::optional<std::int64_t> energy_counter_ns;
 };
 
 struct GpuProcessRecord {

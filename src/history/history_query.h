@@ -115,6 +115,8 @@ struct StoredGpuPoint {
   std::optional<double> sm_active_mean, sm_active_max;
   std::optional<double> tensor_active_mean, tensor_active_max;
   std::optional<double> dram_active_mean, dram_active_max;
+  std::optional<double> energy_mj;  // over the step (history_batch.h's GpuRecord)
+  std::optional<std::int64_t> energy_counter_ns;
 };
 
 struct StoredAnomaly {

@@ -2,6 +2,7 @@
 #include "history/interval_builder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string_view>
 
 #include "analysis/anomaly_detector.h"
@@ -65,8 +66,16 @@ IntervalBuilder::Known& IntervalBuilder::known(std::uint32_t pid, std::int64_t t
 void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
   if (last_gpu_sequence_ && *last_gpu_sequence_ == pass.sequence) return;
   last_gpu_sequence_ = pass.sequence;
+  const std::int64_t pass_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(pass.time.time_since_epoch()).count();
   for (const DeviceSample& d : pass.devices) {
     if (d.lost) continue;
+    EnergyTrack& e = energy_[d.index];
+    if (d.energy_total_millijoules && e.read_mj != d.energy_total_millijoules) {
+      e.read_mj = d.energy_total_millijoules;
+      e.read_ns = pass_ns;
+    }
+    if (d.power_usage_milliwatts) e.power_w = *d.power_usage_milliwatts / 1000.0;
     GpuAcc& g = gpus_[d.index];
     g.uuid = d.uuid;
     g.name = d.name;
@@ -104,6 +113,13 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       ++a.sm_n;
     }
   }
+}
+
+std::optional<double> IntervalBuilder::energy_at(const EnergyTrack& e, std::int64_t end_ns) {
+  constexpr std::int64_t kStaleNs = 60'000'000'000;
+  if (!e.read_mj || end_ns - e.read_ns > kStaleNs) return std::nullopt;
+  const double since_s = static_cast<double>(std::max<std::int64_t>(0, end_ns - e.read_ns)) / 1e9;
+  return static_cast<double>(*e.read_mj) + e.power_w.value_or(0) * since_s * 1000.0;
 }
 
 IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns,
@@ -191,6 +207,16 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     r.tensor_active_max = g.tensor_active.max;
     r.dram_active_mean = g.dram_active.mean();
     r.dram_active_max = g.dram_active.max;
+    EnergyTrack& e = energy_[index];
+    const std::optional<double> at_end = energy_at(e, end_ns);
+    if (at_end && e.at_end_mj && *at_end >= *e.at_end_mj) {
+      r.energy_mj = *at_end - *e.at_end_mj;
+      r.energy_counter_ns = batch.span_ns;
+    } else if (r.power_mean_w) {
+      r.energy_mj = *r.power_mean_w * static_cast<double>(batch.span_ns) / 1e6;
+      r.energy_counter_ns = 0;
+    }
+    e.at_end_mj = at_end;
     batch.gpus.push_back(std::move(r));
   }
   for (const auto& [key, a] : gpu_processes_) {

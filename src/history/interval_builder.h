@@ -70,6 +70,20 @@ class IntervalBuilder {
     std::optional<double> power_max;
     RatioAcc sm_active, tensor_active, dram_active;  // NVML GPM
   };
+  // A GPU's energy counter: its newest reading, from the first pass that carried it (the
+  // slow reader took it since the pass before), the newest power, and the counter as
+  // estimated at the end of the last interval written. An interval's energy is the
+  // difference of the estimates at its ends: over a process's life the estimates'
+  // errors cancel but for the two ends, each under one slow-read period of power.
+  struct EnergyTrack {
+    std::optional<std::uint64_t> read_mj;
+    std::int64_t read_ns = 0;
+    std::optional<double> power_w;
+    std::optional<double> at_end_mj;
+  };
+  // The counter at `end_ns`: the newest reading and the power since; none without a
+  // reading of the last minute.
+  static std::optional<double> energy_at(const EnergyTrack& e, std::int64_t end_ns);
   struct GpuProcAcc {
     std::uint64_t samples = 0, sm_n = 0;
     double sm_sum = 0;
@@ -99,6 +113,7 @@ class IntervalBuilder {
   std::set<std::uint32_t> leaks_written_;
   std::optional<std::uint64_t> last_gpu_sequence_;
   std::map<std::uint32_t, GpuAcc> gpus_;
+  std::map<std::uint32_t, EnergyTrack> energy_;                                  // kept across intervals
   std::map<std::pair<std::uint32_t, std::uint32_t>, GpuProcAcc> gpu_processes_;  // (gpu, pid)
 };
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <variant>
 
+#include "history/job_report_sql.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -179,6 +180,19 @@ Result<std::vector<StoredGpuPoint>> PostgresStore::gpus(const HistoryQuery& q, T
   std::vector<StoredGpuPoint> out;
   out.reserve(static_cast<std::size_t>(r->rows()));
   for (int i = 0; i < r->rows(); ++i) out.push_back(get_gpu_point(PgRow(*r, i)));
+  return out;
+}
+
+Result<std::vector<HeldGpuRow>> PostgresStore::held_gpus(const HistoryQuery& q, const JobSelector& selector,
+                                                         Tier tier) {
+  if (auto st = ready(); !st) return std::move(st).take_error();
+  auto plan = this->plan(q, tier);
+  if (!plan) return std::move(plan).take_error();
+  auto r = query(held_gpus_sql(Dialect::kPostgres, q, selector, *plan));
+  if (!r) return std::move(r).take_error();
+  std::vector<HeldGpuRow> out;
+  out.reserve(static_cast<std::size_t>(r->rows()));
+  for (int i = 0; i < r->rows(); ++i) out.push_back(get_held_gpu(PgRow(*r, i)));
   return out;
 }
 

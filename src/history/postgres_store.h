@@ -32,6 +32,8 @@ class PostgresStore final : public Store {
   Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) override;
   Result<ProcessPage> processes(const HistoryQuery& q, Tier tier) override;
   Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) override;
+  Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& selector,
+                                            Tier tier) override;
   Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) override;

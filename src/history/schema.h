@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -220,7 +220,9 @@ inline constexpr std::string_view kKernelKey[] = {"tier", "node", "t_ns", "kerne
 inline constexpr Table kKernels{"kernels", TableKind::kTiered, kKernelColumns, kKernelKey, {}};
 
 // A GPU's samples over an interval: means and maxima. Version 5: its profiling counters
-// (NVML GPM, core/gpu_sample.h) as ratios, NULL where the GPU has no GPM.
+// (NVML GPM, core/gpu_sample.h) as ratios, NULL where the GPU has no GPM. Version 6: its
+// energy over the interval in mJ (interval_builder.h), and the part of the span that
+// NVML's energy counter measured (the rest is mean power times time).
 inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"gpu", T::kInt32},
     Column{"uuid", T::kInt32, C::kSame}.names(),
@@ -240,6 +242,8 @@ inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"tensor_active_max", T::kReal, C::kMax}.nullable().added_in(5),
     Column{"dram_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
     Column{"dram_active_max", T::kReal, C::kMax}.nullable().added_in(5),
+    Column{"energy_mj", T::kReal, C::kSum}.nullable().added_in(6),
+    Column{"energy_counter_ns", T::kInt64, C::kSum}.nullable().added_in(6),
 });
 inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
 inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();

@@ -161,7 +161,7 @@ template <class R, class V>
 void gpu_measures(R& g, V&& v) {
   fields(v, g.util_mean, g.util_max, g.memory_used_mean, g.memory_used_max, g.memory_total, g.power_mean_w,
          g.power_max_w, g.temperature_max, g.sm_active_mean, g.sm_active_max, g.tensor_active_mean,
-         g.tensor_active_max, g.dram_active_mean, g.dram_active_max);
+         g.tensor_active_max, g.dram_active_mean, g.dram_active_max, g.energy_mj, g.energy_counter_ns);
 }
 
 // anomalies: (node,) t_ns ... median_ns.

@@ -5,6 +5,7 @@
 
 #include <variant>
 
+#include "history/job_report_sql.h"
 #include "history/schema_rows.h"
 #include "history/sqlite_store.h"
 
@@ -148,6 +149,17 @@ Result<std::vector<StoredGpuPoint>> SqliteStore::gpus(const HistoryQuery& q, Tie
   s.text = gpu_points_sql(Dialect::kSqlite, "?", where);
   std::vector<StoredGpuPoint> out;
   auto st = each_row(s, [&out](const SqliteStmt& row) { out.push_back(get_gpu_point(row)); });
+  if (!st) return std::move(st).take_error();
+  return out;
+}
+
+Result<std::vector<HeldGpuRow>> SqliteStore::held_gpus(const HistoryQuery& q, const JobSelector& selector,
+                                                       Tier tier) {
+  auto plan = this->plan(q, tier);
+  if (!plan) return std::move(plan).take_error();
+  std::vector<HeldGpuRow> out;
+  auto st = each_row(held_gpus_sql(Dialect::kSqlite, q, selector, *plan),
+                     [&out](const SqliteStmt& s) { out.push_back(get_held_gpu(s)); });
   if (!st) return std::move(st).take_error();
   return out;
 }

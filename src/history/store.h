@@ -13,6 +13,7 @@
 #include "history/clock_offset.h"
 #include "history/history_batch.h"
 #include "history/history_query.h"
+#include "history/job_report.h"
 #include "history/schema.h"
 
 namespace eacgm::history {
@@ -45,6 +46,10 @@ class Store {
   virtual Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) = 0;
+  // The selected jobs' processes on GPUs, one row per process, GPU and interval of the
+  // window (job_report.h sums them up).
+  virtual Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& selector,
+                                                    Tier tier) = 0;
   virtual Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
   virtual Result<Page<StoredLeak>> leaks(const HistoryQuery& q) = 0;
   // The node's clock against the store's (PostgreSQL: the server's), as of the last

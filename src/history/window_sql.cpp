@@ -42,16 +42,10 @@ std::string process_calls(QuerySql& s, const HistoryQuery& q, const WindowPlan& 
 // needs (a window of a day holds hundreds of thousands; their text columns are read for
 // the page's rows alone).
 std::string window_processes(QuerySql& s, const HistoryQuery& q, bool jobs_only, bool narrow) {
-  // Arguments in the order of their places in the text.
-  const std::string to = s.arg(q.to_ns);
-  const std::string from = s.arg(q.from_ns);
   std::string sql = fmt::format(
       "p AS (SELECT {}, coalesce(c.calls, 0) AS w_calls, coalesce(c.errors, 0) AS w_errors FROM processes t "
-      "LEFT JOIN c ON c.node = t.node AND c.pid = t.pid AND c.start_ns = t.start_ns WHERE t.first_ns < {} "
-      "AND "
-      "t.last_ns >= {}",
-      narrow ? "t.node, t.pid, t.start_ns, t.exited" : "t.*", to, from);
-  if (q.node) sql += fmt::format(" AND t.node = (SELECT id FROM names WHERE name = {})", s.arg(*q.node));
+      "LEFT JOIN c ON c.node = t.node AND c.pid = t.pid AND c.start_ns = t.start_ns WHERE {}",
+      narrow ? "t.node, t.pid, t.start_ns, t.exited" : "t.*", alive_in_window(s, q, "t"));
   if (q.pid) sql += fmt::format(" AND t.pid = {}", s.arg(static_cast<std::int64_t>(*q.pid)));
   if (q.comm) sql += fmt::format(" AND t.comm = {}", s.arg(*q.comm));
   if (jobs_only) sql += " AND t.job <> ''";
@@ -241,6 +235,17 @@ std::vector<long> split_numbers(const std::string& joined) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::string alive_in_window(QuerySql& s, const HistoryQuery& q, std::string_view alias) {
+  // Arguments in the order of their places in the text.
+  const std::string to = s.arg(q.to_ns);
+  const std::string from = s.arg(q.from_ns);
+  std::string sql = fmt::format("{0}.first_ns < {1} AND {0}.last_ns >= {2}", alias, to, from);
+  if (q.node) {
+    sql += fmt::format(" AND {}.node = (SELECT id FROM names WHERE name = {})", alias, s.arg(*q.node));
+  }
+  return sql;
 }
 
 std::string row_filters(QuerySql& s, const HistoryQuery& q, bool node) {

@@ -130,6 +130,9 @@ StoredNode get_node(const In& in, std::uint64_t& total) {
   return n;
 }
 
+// The processes (alias `alias`) seen in the window of `q`, on its node if it names one.
+std::string alive_in_window(QuerySql& s, const HistoryQuery& q, std::string_view alias);
+
 // The query's filters on a table with node, pid and start_ns columns (alias `t`), each
 // " AND ...": its node (when `node`), pid and comm.
 std::string row_filters(QuerySql& s, const HistoryQuery& q, bool node);

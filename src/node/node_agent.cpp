@@ -88,6 +88,7 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
   d.store_stats = [w = p.writer] { return w->stats(); };
+  d.report = p.config.report;
   return {};
 }
 

@@ -19,6 +19,7 @@ void add_sections(ConfigSections& sections, NodeConfig& config, probe::CatalogNa
   server::add_serve_section(sections, config.serve);
   agent::add_hangs_section(sections, config.agent.hangs);
   history::add_store_section(sections, config.store);
+  history::add_report_section(sections, config.report);
   sample::add_kubernetes_section(sections, config.kubernetes);
 }
 

@@ -1,5 +1,5 @@
 // The configuration file whole (docs/config.md): the agent's sections and the node's own
-// ([serve], [store], [kubernetes]), each parsed by the stage that owns it. The commands,
+// ([serve], [store], [report], [kubernetes]), each parsed by the stage that owns it. The commands,
 // the daemon and the Python module load it here.
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include "agent/agent_config.h"
 #include "core/result.h"
+#include "history/report_config.h"
 #include "history/store_config.h"
 #include "sample/kubernetes_config.h"
 #include "server/serve_config.h"
@@ -19,6 +20,7 @@ struct NodeConfig {
   agent::AgentConfig agent;             // [trace], [gpu], [python], [hangs], catalogs, [[probe]]
   server::ServeConfig serve;            // [serve]
   history::StoreConfig store;           // [store]
+  history::ReportOptions report;        // [report]
   sample::KubernetesConfig kubernetes;  // [kubernetes]
 };
 

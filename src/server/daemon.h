@@ -41,6 +41,7 @@ struct DaemonOptions {
   // /metrics come from the writer's counters (absent while null).
   std::shared_ptr<history::HistoryReader> history;
   std::function<history::StoreStats()> store_stats;
+  history::ReportOptions report;  // /api/v1/history/report's price and idle threshold
   // On-demand captures (POST /api/v1/capture; 404 while null).
   std::shared_ptr<CaptureControl> capture;
 };

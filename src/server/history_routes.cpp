@@ -7,6 +7,7 @@
 #include <string>
 
 #include "export/history_json.h"
+#include "export/job_report.h"
 #include "history/history_window.h"
 #include "server/query_params.h"
 
@@ -58,9 +59,27 @@ Result<std::string> document(Result<Rows> rows, Render&& render) {
   return render(*rows);
 }
 
+// The report's jobs: `job`, `pod` or `namespace` (at most one), else every job.
+Result<history::JobSelector> selector_of(const Request& req) {
+  history::JobSelector selector;
+  int given = 0;
+  for (auto [name, by] :
+       {std::pair{"job", history::JobSelector::By::kJob}, std::pair{"pod", history::JobSelector::By::kPod},
+        std::pair{"namespace", history::JobSelector::By::kNamespace}}) {
+    auto v = req.param(name);
+    if (!v) continue;
+    if (v->empty()) return make_error(ErrorKind::kUsage, std::string(name) + ": empty");
+    selector = {by, *v};
+    ++given;
+  }
+  if (given > 1) return make_error(ErrorKind::kUsage, "job, pod and namespace: give one of them");
+  return selector;
+}
+
 }  // namespace
 
-void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader) {
+void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader,
+                        const history::ReportOptions& report) {
   auto route = [&](const char* path, Body body) {
     http.route(path, [reader, body = std::move(body)](const Request& req) {
       if (!reader)
@@ -115,6 +134,22 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
     return document(s.leaks(first), [&](const history::Page<history::StoredLeak>& leaks) {
       return exporting::history_anomalies_json(q, *anomalies, leaks);
     });
+  });
+  http.route("/api/v1/history/report", [reader, report](const Request& req) {
+    if (!reader) return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
+    auto q = query_of(req);
+    if (!q) return Response::json_error(400, q.error());
+    auto selector = selector_of(req);
+    if (!selector) return Response::json_error(400, selector.error());
+    history::JobReport doc{*q, history::Tier::kRaw, *selector, report, {}};
+    auto held =
+        reader->query<std::vector<history::HeldGpuRow>>(*q, [&](history::Store& s, history::Tier tier) {
+          doc.tier = tier;
+          return s.held_gpus(*q, *selector, tier);
+        });
+    if (!held) return Response::json_error(503, "history: " + held.error());
+    doc.rows = history::job_report_rows(std::move(held).value(), report);
+    return Response::json(exporting::job_report_json(doc));
   });
   route("/api/v1/history/leaks", [](Store& s, Tier, const HistoryQuery& q) {
     return document(s.leaks(q), [&](const history::Page<history::StoredLeak>& leaks) {

@@ -1,7 +1,8 @@
 // GET /api/v1/history/{processes,jobs,nodes,functions,kernels,gpus,anomalies,leaks}: the
 // store's rows over a window (`since`, or `from`/`to`; `step` for GPU points) and filters
 // (`node`, `pid`, `comm`), for the UI and scripts; the lists that grow with the processes
-// a page at a time (`limit`, `cursor`). 404 while the daemon keeps no store.
+// a page at a time (`limit`, `cursor`). /api/v1/history/report: the job report
+// (`job`, `pod` or `namespace`; priced by `report`). 404 while the daemon keeps no store.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 
 namespace eacgm::server {
 
-void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader);
+void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader,
+                        const history::ReportOptions& report = {});
 
 }  // namespace eacgm::server

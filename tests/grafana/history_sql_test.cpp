@@ -103,10 +103,11 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
   // Index, UUID, name, samples, utilization mean and max, memory, power and temperature
   // (unknown), SM, tensor and DRAM activity mean and max.
   b.gpus.push_back(GpuRecord{
-      0, node + "-GPU-0", "H200", 10, 100.0, 100, {}, {}, {}, {}, {}, {}, 0.97, 0.99, 0.94, 0.95, {}, {}});
+      0, node + "-GPU-0", "H200", 10, 100.0, 100, {}, {}, {}, {}, {}, {}, 0.97, 0.99, 0.94, 0.95, {}, {}, {},
+      {}});
   if (node == "node-a") {
-    b.gpus.push_back(
-        GpuRecord{1, "node-a-GPU-1", "T4", 10, 30.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
+    b.gpus.push_back(GpuRecord{
+        1, "node-a-GPU-1", "T4", 10, 30.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
   }
   for (const ProcessRecord& p : b.processes) {
     b.gpu_processes.push_back(GpuProcessRecord{p.key.pid == 300 ? 1u : 0u, p.key, 10, {}, {}});

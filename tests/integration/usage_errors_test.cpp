@@ -71,6 +71,21 @@ TEST(UsageErrors, UnknownCommandOrOptionSaysWhatWasMeant) {
                      "eacgm history: unknown option --zzzzzz (see eacgm history --help)");
 }
 
+// `eacgm report`: one selector, one format, a window it can read, a store it can open.
+TEST(UsageErrors, ReportSaysWhichFlagsGoTogether) {
+  expect_usage_error({"report", "--job", "1", "--pod", "p"}, "eacgm report: --job excludes --pod");
+  expect_usage_error({"report", "--namespace", "n", "--pod", "p"},
+                     "eacgm report: --pod excludes --namespace");
+  expect_usage_error({"report", "--json", "--csv"}, "eacgm report: --json excludes --csv");
+  expect_usage_error({"report", "--store", "sqlite:/nonexistent/x.db", "--since", "3 days"},
+                     "eacgm: since: ");
+  expect_usage_error({"report", "--store", "sqlite:/nonexistent/x.db", "--since", "1h", "--from", "2h"},
+                     "eacgm: since and from: give one of them");
+  expect_usage_error({"report", "--store", "mysql://x"}, "eacgm: --store: ");
+  expect_usage_error({"report", "--zzzzzz"},
+                     "eacgm report: unknown option --zzzzzz (see eacgm report --help)");
+}
+
 // `eacgm` alone traces nothing: it says how to call it, and exits 2.
 TEST(UsageErrors, NoCommandPrintsTheUsage) {
   const Ran r = eacgm({});

@@ -156,10 +156,10 @@ TEST(HistoryExport, GpusCarryGpmActivitiesBesideUtilization) {
   r.processes = page_of({process(9)});
   // Node, GPU, UUID, name, step, utilization mean and max, memory, power and temperature
   // (unknown), SM, tensor and DRAM activity mean and max.
-  const history::StoredGpuPoint busy{"node-a", 0,  "", "H200", 0,    100.0, 100,  {},   {}, {},
-                                     {},       {}, {}, 0.97,   0.99, 0.94,  0.95, 0.17, 0.2};
-  const history::StoredGpuPoint plain{"node-a", 1,  "", "T4", 0,  30.0, {}, {}, {}, {},
-                                      {},       {}, {}, {},   {}, {},   {}, {}, {}};
+  const history::StoredGpuPoint busy{"node-a", 0,  "",   "H200", 0,    100.0, 100,  {},  {}, {}, {},
+                                     {},       {}, 0.97, 0.99,   0.94, 0.95,  0.17, 0.2, {}, {}};
+  const history::StoredGpuPoint plain{"node-a", 1,  "", "T4", 0,  30.0, {}, {}, {}, {}, {},
+                                      {},       {}, {}, {},   {}, {},   {}, {}, {}, {}};
   r.gpus = {busy, plain};
   const auto doc = nlohmann::json::parse(history_report_json(r));
   ASSERT_EQ(doc["gpus"].size(), 2u);

@@ -33,6 +33,9 @@ class GatedStore final : public Store {
     return ProcessPage{};
   }
   Result<Page<StoredJob>> jobs(const HistoryQuery&, Tier) override { return Page<StoredJob>{}; }
+  Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery&, const JobSelector&, Tier) override {
+    return std::vector<HeldGpuRow>{};
+  }
   Result<Page<StoredNode>> nodes(const HistoryQuery&, Tier) override { return Page<StoredNode>{}; }
   Result<std::vector<StoredFunction>> functions(const HistoryQuery&, Tier) override {
     return std::vector<StoredFunction>{};

@@ -31,6 +31,9 @@ class RefusingStore final : public Store {
   }
   Result<ProcessPage> processes(const HistoryQuery& q, Tier t) override { return real_->processes(q, t); }
   Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier t) override { return real_->jobs(q, t); }
+  Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& s, Tier t) override {
+    return real_->held_gpus(q, s, t);
+  }
   Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier t) override { return real_->nodes(q, t); }
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier t) override {
     return real_->functions(q, t);

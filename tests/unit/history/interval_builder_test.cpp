@@ -227,6 +227,43 @@ TEST(IntervalBuilder, GpmActivitiesFoldOverThePassesThatHadThem) {
   EXPECT_FALSE(plain.dram_active_max);
 }
 
+// A GPU's energy per interval: the first from its mean power times the span (no counter
+// estimate at its start yet), then the difference of NVML's energy counter at the ends,
+// each end the newest reading and the power since. A GPU without the counter: power.
+TEST(IntervalBuilder, EnergyIsTheCountersDifferenceElsePowerTimesTime) {
+  IntervalBuilder b = builder();
+  constexpr std::uint64_t kBase = 5'000'000'000;  // mJ since the driver loaded
+  std::vector<IntervalBatch> out;
+  for (std::int64_t t = 0; t < 30; ++t) {
+    GpuSnapshot pass;
+    pass.sequence = static_cast<std::uint64_t>(t) + 1;
+    pass.time = std::chrono::system_clock::time_point(std::chrono::seconds(t));
+    for (std::uint32_t gpu : {0u, 1u}) {
+      DeviceSample d;
+      d.index = gpu;
+      d.power_usage_milliwatts = 100'000;  // 100 W: 1e5 mJ a second
+      // Read every 7 s off the pass (a pass carries the newest reading).
+      if (gpu == 0) d.energy_total_millijoules = kBase + static_cast<std::uint64_t>(t / 7 * 7) * 100'000;
+      pass.devices.push_back(d);
+    }
+    b.observe_gpu(pass);
+    if (t % 10 == 9) {
+      analysis::AnalysisSnapshot snap;
+      const std::int64_t start = (t - 9) * 1'000'000'000;
+      out.push_back(b.build(snap, start, start + 10'000'000'000));
+    }
+  }
+  ASSERT_EQ(out.size(), 3u);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(out[i].gpus.size(), 2u);
+    EXPECT_NEAR(out[i].gpus[0].energy_mj.value_or(0), 1e6, 1e-3);
+    EXPECT_EQ(out[i].gpus[0].energy_counter_ns.value_or(-1), i == 0 ? 0 : 10'000'000'000);
+    EXPECT_NEAR(out[i].gpus[1].energy_mj.value_or(0), 1e6, 1e-3);
+    EXPECT_EQ(out[i].gpus[1].energy_counter_ns.value_or(-1), 0);
+  }
+}
+
 TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   IntervalBuilder b = builder();
   auto summary = std::make_shared<analysis::AnomalySummary>();

@@ -127,8 +127,8 @@ TEST(Schema, EachRowMappingWritesItsTablesColumnsInOrder) {
   }
   check_row(tables::kKernels, KernelRecord{"k", 1});
   check_row(tables::kGpus, GpuRecord{});
-  check_row(tables::kGpus,
-            GpuRecord{0, "GPU-1", "H100", 1, 1.0, 2, 3.0, 4, 5, 6.0, 7.0, 8, 0.9, 1.0, 0.5, 0.6, 0.2, 0.3});
+  check_row(tables::kGpus, GpuRecord{0,   "GPU-1", "H100", 1,   1.0, 2,   3.0, 4,   5,   6.0,
+                                     7.0, 8,       0.9,    1.0, 0.5, 0.6, 0.2, 0.3, 9.0, 10});
   check_row(tables::kGpuProcesses, GpuProcessRecord{});
   check_row(tables::kGpuProcesses, GpuProcessRecord{1, {2, 3}, 4, 5, 6.0});
   check_row(tables::kAnomalies, AnomalyRecord{});
@@ -189,6 +189,15 @@ TEST(Schema, EachStepAddsWhatItsVersionSays) {
                         (d == Dialect::kPostgres ? "IF NOT EXISTS " : "") + c + " "),
                 std::string::npos)
           << v5;
+    }
+    // Version 6: the energy, columns of gpus and nothing else.
+    const std::string v6 = migration_step(d, 6);
+    EXPECT_EQ(v6.find("CREATE TABLE"), std::string::npos) << v6;
+    for (const char* c : {"energy_mj", "energy_counter_ns"}) {
+      EXPECT_NE(v6.find(std::string("ALTER TABLE gpus ADD COLUMN ") +
+                        (d == Dialect::kPostgres ? "IF NOT EXISTS " : "") + c + " "),
+                std::string::npos)
+          << v6;
     }
     EXPECT_EQ(migration_step(d, kSchemaVersion + 1), "");
   }

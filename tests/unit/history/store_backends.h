@@ -184,4 +184,10 @@ class PostgresBackend final : public StoreBackend {
   std::string db_;
 };
 
+// The backend a parameterised test names ("sqlite" or "postgres").
+inline std::unique_ptr<StoreBackend> backend_named(const std::string& name) {
+  if (name == "sqlite") return std::make_unique<SqliteBackend>();
+  return std::make_unique<PostgresBackend>();
+}
+
 }  // namespace eacgm::history::test

@@ -39,11 +39,7 @@ std::vector<StoredProcess> rows(Result<ProcessPage> r) {
 class HistoryStore : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam() == "sqlite") {
-      backend_ = std::make_unique<SqliteBackend>();
-    } else {
-      backend_ = std::make_unique<PostgresBackend>();
-    }
+    backend_ = backend_named(GetParam());
     ASSERT_EQ(backend_->fresh(), "");
   }
   std::unique_ptr<Store> open() {
@@ -609,14 +605,14 @@ TEST_P(HistoryStore, SizeCapLetsTheOldestRawRowsGoFirst) {
 // Index, UUID, name, samples, utilization mean and max, memory, power and temperature
 // (unknown), then SM, tensor and DRAM activity, mean and max of each.
 GpuRecord gpm_gpu(bool busy) {
-  return busy ? GpuRecord{0,  "GPU-1", "H100", 30,  100.0, 100, {},   {},  {},
-                          {}, {},      {},     0.9, 0.95,  0.8, 0.85, 0.2, 0.3}
-              : GpuRecord{0,  "GPU-1", "H100", 10,  20.0, 40,  {},  {},  {},
-                          {}, {},      {},     0.5, 0.6,  0.0, 0.1, 0.6, 0.7};
+  return busy ? GpuRecord{0,  "GPU-1", "H100", 30,   100.0, 100,  {},  {},  {}, {},
+                          {}, {},      0.9,    0.95, 0.8,   0.85, 0.2, 0.3, {}, {}}
+              : GpuRecord{0,  "GPU-1", "H100", 10,  20.0, 40,  {},  {},  {}, {},
+                          {}, {},      0.5,    0.6, 0.0,  0.1, 0.6, 0.7, {}, {}};
 }
 // A GPU without GPM: its activities stay unknown.
 GpuRecord no_gpm_gpu() {
-  return GpuRecord{1, "GPU-2", "T4", 10, 70.0, 80, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  return GpuRecord{1, "GPU-2", "T4", 10, 70.0, 80, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
 }
 
 // GPM's activities are written, read back and rolled up beside utilization: a mean

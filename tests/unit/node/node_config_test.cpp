@@ -239,10 +239,31 @@ TEST(NodeConfig, UnknownSectionsAreErrorsWithSuggestion) {
   // Nothing close: every section, in the order the documentation gives them.
   EXPECT_EQ(error_of(lines({"[metrics]"})),
             "eacgm.toml:1:2: unknown key \"metrics\" (expected one of catalogs, trace, gpu, python, probe, "
-            "serve, hangs, store, kubernetes)");
+            "serve, hangs, store, report, kubernetes)");
   EXPECT_THAT(error_of(lines({"trace = 3"})), HasSubstr("eacgm.toml:1:9: trace must be a table"));
   EXPECT_THAT(error_of(lines({"[serve]", "max_clients = 0"})),
               HasSubstr("eacgm.toml:2:15: [serve]: max_clients = 0 is out of range 1..256"));
+}
+
+TEST(NodeConfig, ReportSectionPricesGpuHours) {
+  auto r =
+      parse_config(lines({"[report]", "gpu_hour_price = 2.5", "currency = \"EUR\"", "idle_threshold = 0.1"}),
+                   "eacgm.toml");
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->report.gpu_hour_price, 2.5);
+  EXPECT_EQ(r->report.currency, "EUR");
+  EXPECT_EQ(r->report.idle_threshold, 0.1);
+  auto defaults = parse_config("", "eacgm.toml");
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->report.idle_threshold, 0.05);
+  EXPECT_EQ(defaults->report.gpu_hour_price, 0.0);
+  EXPECT_THAT(error_of(lines({"[report]", "gpu_hour_price = -1"})),
+              HasSubstr("eacgm.toml:2:18: [report]: gpu_hour_price = -1 is out of range"));
+  EXPECT_THAT(error_of(lines({"[report]", "idle_threshold = 2"})),
+              HasSubstr("[report]: idle_threshold = 2 is out of range 0..1"));
+  EXPECT_THAT(error_of(lines({"[report]", "currency = \"US dollars\""})),
+              HasSubstr("[report]: currency must be a short code"));
+  EXPECT_THAT(error_of(lines({"[report]", "price = 3"})), HasSubstr("unknown key \"price\""));
 }
 
 TEST(NodeConfig, CheckedConfigNamesMissingProbes) {

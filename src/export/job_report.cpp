@@ -1,0 +1,140 @@
+// A job report as JSON, CSV and a text table.
+#include "export/job_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "export/json_text.h"
+#include "export/text_columns.h"
+
+namespace eacgm::exporting {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The share of held time idle (0..1); none for a job that held nothing.
+std::optional<double> idle_share(const history::JobReportRow& r) {
+  return r.gpu_hours > 0 ? std::optional<double>(r.idle_gpu_hours / r.gpu_hours) : std::nullopt;
+}
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json row_json(const history::JobReportRow& r) {
+  return json{{"job", r.job},
+              {"nodes", r.nodes},
+              {"gpus", r.gpus},
+              {"gpu_hours", r.gpu_hours},
+              {"active_gpu_hours", r.active_gpu_hours},
+              {"idle_gpu_hours", r.idle_gpu_hours},
+              {"unmeasured_gpu_hours", r.unmeasured_gpu_hours},
+              {"idle_share", or_null(idle_share(r))},
+              {"longest_idle_s", static_cast<double>(r.longest_idle_ns) / 1e9},
+              {"activity_basis", r.activity_basis},
+              {"tensor_active_mean", or_null(r.tensor_active_mean)},
+              {"memory_peak_bytes", r.memory_peak_bytes},
+              {"memory_capacity_bytes", or_null(r.memory_capacity_bytes)},
+              {"energy_kwh", r.energy_kwh},
+              {"energy_basis", r.energy_basis},
+              {"share_basis", r.share_basis},
+              {"cost", r.cost},
+              {"idle_cost", r.idle_cost},
+              {"first_ns", r.first_ns},
+              {"last_ns", r.last_ns}};
+}
+
+// A CSV field: quoted when it holds a separator, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// CSV leaves an unknown cell empty.
+template <typename T>
+std::string or_empty(const std::optional<T>& v, const char* format = "{}") {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
+}
+
+// "2h05m", "45m", "30s".
+std::string span_text(std::int64_t ns) {
+  const std::int64_t s = ns / 1'000'000'000;
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{}m", s / 60);
+  return fmt::format("{}s", s);
+}
+
+std::string money(double v, const std::string& currency) {
+  return currency.empty() ? fmt::format("{:.2f}", v) : fmt::format("{:.2f} {}", v, currency);
+}
+
+}  // namespace
+
+std::string job_report_json(const history::JobReport& report) {
+  const history::HistoryQuery& q = report.query;
+  json w{{"from_ns", q.from_ns}, {"to_ns", q.to_ns}, {"tier", history::tier_name(report.tier)}};
+  if (q.node) w["node"] = *q.node;
+  json selector{{"by", history::selector_name(report.selector.by)}};
+  selector["value"] =
+      report.selector.by == history::JobSelector::By::kAll ? json(nullptr) : json(report.selector.value);
+  json jobs = json::array();
+  for (const auto& r : report.rows) jobs.push_back(row_json(r));
+  return json_text(json{{"window", std::move(w)},
+                        {"selector", std::move(selector)},
+                        {"idle_threshold", report.options.idle_threshold},
+                        {"gpu_hour_price", report.options.gpu_hour_price},
+                        {"currency", report.options.currency},
+                        {"jobs", std::move(jobs)}});
+}
+
+std::string job_report_csv(const history::JobReport& report) {
+  std::string out =
+      "job,nodes,gpus,gpu_hours,active_gpu_hours,idle_gpu_hours,unmeasured_gpu_hours,idle_share,longest_idle_"
+      "s,"
+      "activity_basis,tensor_active_mean,memory_peak_bytes,memory_capacity_bytes,energy_kwh,energy_basis,"
+      "share_basis,cost,idle_cost,currency,first_ns,last_ns\n";
+  for (const auto& r : report.rows) {
+    std::string nodes;
+    for (const auto& n : r.nodes) nodes += (nodes.empty() ? "" : ";") + n;
+    out += fmt::format(
+        "{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{:.6f},{},{},{:.4f},{:.4f},{},{},{}\n",
+        csv_field(r.job), csv_field(nodes), r.gpus, r.gpu_hours, r.active_gpu_hours, r.idle_gpu_hours,
+        r.unmeasured_gpu_hours, or_empty(idle_share(r), "{:.4f}"), r.longest_idle_ns / 1'000'000'000,
+        r.activity_basis, or_empty(r.tensor_active_mean, "{:.4f}"), r.memory_peak_bytes,
+        or_empty(r.memory_capacity_bytes), r.energy_kwh, r.energy_basis, r.share_basis, r.cost, r.idle_cost,
+        csv_field(report.options.currency), r.first_ns, r.last_ns);
+  }
+  return out;
+}
+
+std::string job_report_text(const history::JobReport& report) {
+  const std::string& cur = report.options.currency;
+  if (report.rows.empty()) return "no job held a GPU in this window\n";
+  std::vector<std::vector<std::string>> rows{{"JOB", "NODES", "GPUS", "GPU-H", "ACTIVE-H", "IDLE-H", "IDLE",
+                                              "LONGEST IDLE", "ACTIVITY", "TENSOR", "MEM PEAK/CAP MiB",
+                                              "ENERGY kWh", "COST", "IDLE COST"}};
+  for (const auto& r : report.rows) {
+    rows.push_back({r.job, std::to_string(r.nodes.size()), std::to_string(r.gpus),
+                    fmt::format("{:.2f}", r.gpu_hours), fmt::format("{:.2f}", r.active_gpu_hours),
+                    fmt::format("{:.2f}", r.idle_gpu_hours), format_ratio_percent(idle_share(r)),
+                    span_text(r.longest_idle_ns), r.activity_basis,
+                    format_ratio_percent(r.tensor_active_mean),
+                    format_mib(r.memory_peak_bytes) + "/" + format_mib(r.memory_capacity_bytes),
+                    fmt::format("{:.3f}", r.energy_kwh), money(r.cost, cur), money(r.idle_cost, cur)});
+  }
+  std::string out = render_columns(
+      rows, {false, true, true, true, true, true, true, true, false, true, true, true, true, true});
+  out += fmt::format(
+      "\n{} from the {} rows. Idle: a held GPU's activity under {:.0f}%. Price: {} per GPU-hour{}.\n",
+      report.rows.size() == 1 ? "1 job" : fmt::format("{} jobs", report.rows.size()),
+      history::tier_name(report.tier), report.options.idle_threshold * 100,
+      money(report.options.gpu_hour_price, cur),
+      report.options.gpu_hour_price > 0 ? "" : " (set [report] gpu_hour_price)");
+  return out;
+}
+
+}  // namespace eacgm::exporting

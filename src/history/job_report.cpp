@@ -1,0 +1,176 @@
+// A job's GPU-hours, activity, idle stretches, energy share and cost, summed from the
+// rows of its processes on GPUs, one interval of one GPU at a time.
+#include "history/job_report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace eacgm::history {
+namespace {
+
+constexpr double kNsPerHour = 3600e9;
+constexpr double kMjPerKwh = 3.6e9;
+
+// The bases a job's intervals used, said in a fixed order.
+struct Bases {
+  std::set<std::string> seen;
+  std::string joined(const std::vector<std::string>& order) const {
+    std::string out;
+    for (const auto& b : order) {
+      if (seen.count(b) == 0) continue;
+      out += (out.empty() ? "" : "+") + b;
+    }
+    return out.empty() ? "none" : out;
+  }
+};
+
+// One GPU over one interval, as the job's processes on it held it.
+struct HeldInterval {
+  std::int64_t t_ns = 0, span_ns = 0;
+  std::uint64_t processes = 0;      // the job's
+  double sm_sum = 0;                // their SM shares
+  std::uint64_t memory = 0;         // their memory together
+  const HeldGpuRow* gpu = nullptr;  // the GPU's columns (the same in each of its rows)
+};
+
+struct JobSums {
+  JobReportRow row;
+  std::set<std::string> nodes;
+  std::set<std::pair<std::string, std::uint32_t>> gpus;  // node, index
+  Bases activity, energy, share;
+  double tensor_weighted = 0, tensor_hours = 0;
+  std::optional<std::tuple<std::string, std::uint32_t, std::int64_t>> idle_end;  // node, GPU, end
+  std::int64_t idle_run_ns = 0;
+};
+
+// The GPU's activity then (0..1) and its basis; none unmeasured.
+std::optional<std::pair<double, const char*>> activity_of(const HeldGpuRow& g) {
+  if (g.sm_active_mean) return std::pair{*g.sm_active_mean, "sm_active"};
+  if (g.util_mean) return std::pair{*g.util_mean / 100.0, "utilization"};
+  return std::nullopt;
+}
+
+// The job's part of the GPU's energy then, and its basis.
+std::pair<double, const char*> share_of(const HeldInterval& h) {
+  const HeldGpuRow& g = *h.gpu;
+  if (h.processes >= g.gpu_processes) return {1.0, "sole"};
+  if (g.gpu_processes_with_sm == g.gpu_processes && g.gpu_sm_sum > 0) return {h.sm_sum / g.gpu_sm_sum, "sm"};
+  return {static_cast<double>(h.processes) / static_cast<double>(g.gpu_processes), "equal"};
+}
+
+void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, const ReportOptions& options) {
+  const HeldGpuRow& g = *h.gpu;
+  JobReportRow& row = j.row;
+  const double hours = static_cast<double>(h.span_ns) / kNsPerHour;
+  row.gpu_hours += hours;
+  row.first_ns = row.last_ns == 0 ? h.t_ns : std::min(row.first_ns, h.t_ns);
+  row.last_ns = std::max(row.last_ns, h.t_ns + h.span_ns);
+
+  bool idle = false;
+  if (auto a = activity_of(g)) {
+    j.activity.seen.insert(a->second);
+    row.active_gpu_hours += hours * std::clamp(a->first, 0.0, 1.0);
+    idle = a->first < options.idle_threshold;
+  } else {
+    row.unmeasured_gpu_hours += hours;
+  }
+  // A stretch goes on while the same GPU's next interval follows on (within half a span).
+  const auto here = std::tuple{first.node, first.gpu, h.t_ns};
+  const bool follows = j.idle_end && std::get<0>(*j.idle_end) == first.node &&
+                       std::get<1>(*j.idle_end) == first.gpu &&
+                       h.t_ns - std::get<2>(*j.idle_end) <= h.span_ns / 2;
+  if (idle) {
+    row.idle_gpu_hours += hours;
+    j.idle_run_ns = (follows ? j.idle_run_ns : 0) + h.span_ns;
+    row.longest_idle_ns = std::max(row.longest_idle_ns, j.idle_run_ns);
+    j.idle_end = std::tuple{std::get<0>(here), std::get<1>(here), h.t_ns + h.span_ns};
+  } else {
+    j.idle_end.reset();
+    j.idle_run_ns = 0;
+  }
+
+  if (g.tensor_active_mean) {
+    j.tensor_weighted += *g.tensor_active_mean * hours;
+    j.tensor_hours += hours;
+  }
+  if (h.memory >= row.memory_peak_bytes) {
+    row.memory_peak_bytes = h.memory;
+    row.memory_capacity_bytes = g.memory_total;
+  }
+
+  std::optional<double> energy_mj = g.energy_mj;
+  if (energy_mj) {
+    j.energy.seen.insert(g.energy_counter_ns.value_or(0) > 0 ? "counter" : "power");
+  } else if (g.power_mean_w) {
+    energy_mj = *g.power_mean_w * static_cast<double>(h.span_ns) / 1e6;
+    j.energy.seen.insert("power");
+  }
+  if (energy_mj) {
+    const auto [share, basis] = share_of(h);
+    j.share.seen.insert(basis);
+    row.energy_kwh += *energy_mj * share / kMjPerKwh;
+  }
+}
+
+}  // namespace
+
+const char* selector_name(JobSelector::By by) {
+  switch (by) {
+    case JobSelector::By::kJob:
+      return "job";
+    case JobSelector::By::kPod:
+      return "pod";
+    case JobSelector::By::kNamespace:
+      return "namespace";
+    case JobSelector::By::kAll:
+      break;
+  }
+  return "all";
+}
+
+std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const ReportOptions& options) {
+  std::sort(held.begin(), held.end(), [](const HeldGpuRow& a, const HeldGpuRow& b) {
+    return std::tie(a.job, a.node, a.gpu, a.t_ns, a.pid, a.start_ns) <
+           std::tie(b.job, b.node, b.gpu, b.t_ns, b.pid, b.start_ns);
+  });
+  std::map<std::string, JobSums> jobs;
+  for (std::size_t i = 0; i < held.size();) {
+    const HeldGpuRow& first = held[i];
+    HeldInterval h{first.t_ns, first.span_ns, 0, 0, 0, &first};
+    for (; i < held.size() && held[i].job == first.job && held[i].node == first.node &&
+           held[i].gpu == first.gpu && held[i].t_ns == first.t_ns;
+         ++i) {
+      ++h.processes;
+      h.sm_sum += held[i].sm_mean.value_or(0);
+      h.memory += held[i].memory_max.value_or(0);
+    }
+    JobSums& j = jobs[first.job];
+    j.row.job = first.job;
+    j.nodes.insert(first.node);
+    j.gpus.insert({first.node, first.gpu});
+    add_interval(j, first, h, options);
+  }
+  std::vector<JobReportRow> out;
+  out.reserve(jobs.size());
+  for (auto& entry : jobs) {
+    JobSums& j = entry.second;
+    JobReportRow row = std::move(j.row);
+    row.nodes.assign(j.nodes.begin(), j.nodes.end());
+    row.gpus = static_cast<std::uint32_t>(j.gpus.size());
+    row.activity_basis = j.activity.joined({"sm_active", "utilization"});
+    row.energy_basis = j.energy.joined({"counter", "power"});
+    row.share_basis = j.share.joined({"sole", "sm", "equal"});
+    if (j.tensor_hours > 0) row.tensor_active_mean = j.tensor_weighted / j.tensor_hours;
+    row.cost = row.gpu_hours * options.gpu_hour_price;
+    row.idle_cost = row.idle_gpu_hours * options.gpu_hour_price;
+    out.push_back(std::move(row));
+  }
+  std::sort(out.begin(), out.end(), [](const JobReportRow& a, const JobReportRow& b) {
+    return std::tie(b.idle_gpu_hours, b.gpu_hours, a.job) < std::tie(a.idle_gpu_hours, a.gpu_hours, b.job);
+  });
+  return out;
+}
+
+}  // namespace eacgm::history

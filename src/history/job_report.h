@@ -1,0 +1,95 @@
+// What each job used, wasted and cost over a window of the history: the GPUs its
+// processes held (NVML listed them on a GPU), how busy those GPUs were, the energy they
+// drew, divided among the jobs sharing them, and the price of their hours. The store
+// gives one row per process, GPU and interval (Store::held_gpus); the sums are here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history/history_query.h"
+
+namespace eacgm::history {
+
+// Which jobs a report is of: every job and pod seen in the window, or one job id, one
+// pod ("pod" or "namespace/pod") or one namespace.
+struct JobSelector {
+  enum class By : std::uint8_t { kAll, kJob, kPod, kNamespace };
+  By by = By::kAll;
+  std::string value;
+};
+
+// One process of a job on one GPU over one interval, beside what the GPU measured then
+// and what every process on it did together.
+struct HeldGpuRow {
+  std::string job;  // the job id, else "namespace/pod"
+  std::string node;
+  std::uint32_t gpu = 0;
+  std::int64_t t_ns = 0;
+  std::int64_t span_ns = 0;
+  std::uint32_t pid = 0;
+  std::int64_t start_ns = 0;
+  std::optional<std::uint64_t> memory_max;  // the process's, on this GPU
+  std::optional<double> sm_mean;            // the process's SM share (NVML, percent)
+  std::uint64_t gpu_processes = 1;          // every process on the GPU then
+  std::uint64_t gpu_processes_with_sm = 0;  // those with an SM share
+  double gpu_sm_sum = 0;                    // their SM shares added up
+  std::optional<double> util_mean;          // percent
+  std::optional<double> sm_active_mean;     // GPM, ratio
+  std::optional<double> tensor_active_mean;
+  std::optional<std::uint64_t> memory_total;
+  std::optional<double> power_mean_w;
+  std::optional<double> energy_mj;
+  std::optional<std::int64_t> energy_counter_ns;
+};
+
+// [report]: the price of a GPU-hour and when a held GPU counts as idle.
+struct ReportOptions {
+  double idle_threshold = 0.05;  // activity (0..1) below which a held GPU is idle
+  double gpu_hour_price = 0;
+  std::string currency;
+};
+
+struct JobReportRow {
+  std::string job;
+  std::vector<std::string> nodes;    // sorted
+  std::uint32_t gpus = 0;            // distinct (node, GPU) held
+  double gpu_hours = 0;              // held
+  double active_gpu_hours = 0;       // held, weighted by activity
+  double idle_gpu_hours = 0;         // held with activity under the threshold
+  double unmeasured_gpu_hours = 0;   // held with neither GPM nor utilization
+  std::int64_t longest_idle_ns = 0;  // one GPU's longest run of idle intervals
+  // What activity is: "sm_active" (GPM), "utilization" (NVML's, /100), both joined by
+  // "+" when its GPUs differ, "none".
+  std::string activity_basis;
+  std::optional<double> tensor_active_mean;            // held-time weighted, over GPUs with GPM
+  std::uint64_t memory_peak_bytes = 0;                 // the job's processes on one GPU together
+  std::optional<std::uint64_t> memory_capacity_bytes;  // that GPU's
+  double energy_kwh = 0;
+  // "counter" (NVML's energy counter), "power" (mean power times time), both, "none".
+  std::string energy_basis;
+  // How a shared GPU's energy was divided: "sole" (no other process on it), "sm" (the
+  // processes' SM shares), "equal" (per process); several joined by "+".
+  std::string share_basis;
+  double cost = 0;
+  double idle_cost = 0;
+  std::int64_t first_ns = 0;  // its first interval held
+  std::int64_t last_ns = 0;   // the end of its last
+};
+
+struct JobReport {
+  HistoryQuery query;
+  Tier tier = Tier::kRaw;
+  JobSelector selector;
+  ReportOptions options;
+  std::vector<JobReportRow> rows;  // the most idle GPU-hours first
+};
+
+// The rows of `held` summed per job (any order in).
+std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const ReportOptions& options);
+
+const char* selector_name(JobSelector::By by);
+
+}  // namespace eacgm::history

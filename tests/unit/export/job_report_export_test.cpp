@@ -1,0 +1,104 @@
+// The job report as JSON (every field, null where unknown), CSV (quoted where it must be,
+// empty where unknown) and the text table.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "export/job_report.h"
+
+namespace eacgm::exporting {
+namespace {
+
+history::JobReport sample() {
+  history::JobReport r;
+  r.query.from_ns = 1'000'000'000;
+  r.query.to_ns = 4'600'000'000'000;
+  r.tier = history::Tier::kMinute;
+  r.selector = {history::JobSelector::By::kNamespace, "research"};
+  r.options = {0.05, 2.5, "EUR"};
+  history::JobReportRow j;
+  j.job = "research/nb,1";
+  j.nodes = {"node-a", "node-b"};
+  j.gpus = 2;
+  j.gpu_hours = 4;
+  j.active_gpu_hours = 1;
+  j.idle_gpu_hours = 2;
+  j.longest_idle_ns = 5400LL * 1'000'000'000;
+  j.activity_basis = "sm_active";
+  j.tensor_active_mean = 0.25;
+  j.memory_peak_bytes = 8ULL << 30;
+  j.memory_capacity_bytes = 80ULL << 30;
+  j.energy_kwh = 1.5;
+  j.energy_basis = "counter";
+  j.share_basis = "sole+sm";
+  j.cost = 10;
+  j.idle_cost = 5;
+  j.first_ns = 1'000'000'000;
+  j.last_ns = 2'000'000'000;
+  r.rows.push_back(j);
+  history::JobReportRow none;
+  none.job = "7";
+  none.activity_basis = "none";
+  none.energy_basis = "none";
+  none.share_basis = "none";
+  r.rows.push_back(none);
+  return r;
+}
+
+TEST(JobReportExport, JsonHasEveryFieldAndTheWindow) {
+  const auto doc = nlohmann::json::parse(job_report_json(sample()));
+  EXPECT_EQ(doc["window"]["tier"], "1m");
+  EXPECT_EQ(doc["selector"], nlohmann::json({{"by", "namespace"}, {"value", "research"}}));
+  EXPECT_EQ(doc["gpu_hour_price"], 2.5);
+  EXPECT_EQ(doc["currency"], "EUR");
+  ASSERT_EQ(doc["jobs"].size(), 2u);
+  const auto& j = doc["jobs"][0];
+  EXPECT_EQ(j["nodes"], nlohmann::json({"node-a", "node-b"}));
+  EXPECT_EQ(j["idle_share"], 0.5);
+  EXPECT_EQ(j["longest_idle_s"], 5400.0);
+  EXPECT_EQ(j["memory_capacity_bytes"], 80ULL << 30);
+  EXPECT_EQ(j["share_basis"], "sole+sm");
+  const auto& n = doc["jobs"][1];
+  EXPECT_TRUE(n["idle_share"].is_null());
+  EXPECT_TRUE(n["tensor_active_mean"].is_null());
+  EXPECT_TRUE(n["memory_capacity_bytes"].is_null());
+  history::JobReport all = sample();
+  all.selector = {};
+  EXPECT_TRUE(nlohmann::json::parse(job_report_json(all))["selector"]["value"].is_null());
+}
+
+TEST(JobReportExport, CsvQuotesWhereItMustAndLeavesUnknownsEmpty) {
+  const std::string csv = job_report_csv(sample());
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "job,nodes,gpus,gpu_hours,active_gpu_hours,idle_gpu_hours,unmeasured_gpu_hours,idle_share,"
+            "longest_idle_s,activity_basis,tensor_active_mean,memory_peak_bytes,memory_capacity_bytes,"
+            "energy_kwh,energy_basis,share_basis,cost,idle_cost,currency,first_ns,last_ns");
+  EXPECT_NE(csv.find("\n\"research/nb,1\",node-a;node-b,2,4.000000,1.000000,2.000000,0.000000,0.5000,5400,"
+                     "sm_active,0.2500,8589934592,85899345920,1.500000,counter,sole+sm,10.0000,5.0000,EUR,"
+                     "1000000000,2000000000\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(
+      csv.find("\n7,,0,0.000000,0.000000,0.000000,0.000000,,0,none,,0,,0.000000,none,none,0.0000,0.0000,"
+               "EUR,0,0\n"),
+      std::string::npos)
+      << csv;
+}
+
+TEST(JobReportExport, TextTableWithItsFooter) {
+  const std::string text = job_report_text(sample());
+  EXPECT_EQ(text.rfind("JOB ", 0), 0u) << text;
+  EXPECT_NE(text.find("1h30m"), std::string::npos) << text;
+  EXPECT_NE(text.find("8192/81920"), std::string::npos) << text;
+  EXPECT_NE(text.find("10.00 EUR"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 jobs from the 1m rows. Idle: a held GPU's activity under 5%. Price: 2.50 EUR per "
+                      "GPU-hour.\n"),
+            std::string::npos)
+      << text;
+  history::JobReport empty = sample();
+  empty.rows.clear();
+  EXPECT_EQ(job_report_text(empty), "no job held a GPU in this window\n");
+}
+
+}  // namespace
+}  // namespace eacgm::exporting

@@ -1,0 +1,164 @@
+// The job report's arithmetic on hand-made rows: GPU-hours, activity and its basis, idle
+// hours and the longest idle stretch, the energy split on a shared GPU, the cost.
+#include "history/job_report.h"
+
+#include <gtest/gtest.h>
+
+namespace eacgm::history {
+namespace {
+
+constexpr std::int64_t kS = 1'000'000'000;
+constexpr std::int64_t kSpan = 600 * kS;  // ten-minute rows: 1/6 h each
+
+HeldGpuRow held(std::string job, std::int64_t i, double sm_active) {
+  HeldGpuRow r;
+  r.job = std::move(job);
+  r.node = "node-a";
+  r.gpu = 0;
+  r.t_ns = i * kSpan;
+  r.span_ns = kSpan;
+  r.pid = 100;
+  r.start_ns = 1;
+  r.memory_max = 10;
+  r.sm_active_mean = sm_active;
+  r.memory_total = 80;
+  r.energy_mj = 3.6e9;  // 1 kWh a row
+  r.energy_counter_ns = kSpan;
+  return r;
+}
+
+TEST(JobReport, IdleHoursAndLongestStretchOfOneGpu) {
+  // Busy, idle, idle, busy, idle: 5/6 h held, 3/6 h idle, the longest stretch two rows.
+  std::vector<HeldGpuRow> rows;
+  const double activity[] = {0.9, 0.01, 0.02, 0.5, 0.0};
+  for (int i = 0; i < 5; ++i) rows.push_back(held("j1", i, activity[i]));
+  ReportOptions options;
+  options.gpu_hour_price = 6;
+  options.currency = "USD";
+  auto out = job_report_rows(rows, options);
+  ASSERT_EQ(out.size(), 1u);
+  const JobReportRow& j = out[0];
+  EXPECT_EQ(j.job, "j1");
+  EXPECT_EQ(j.gpus, 1u);
+  EXPECT_NEAR(j.gpu_hours, 5.0 / 6, 1e-9);
+  EXPECT_NEAR(j.idle_gpu_hours, 3.0 / 6, 1e-9);
+  EXPECT_NEAR(j.active_gpu_hours, (0.9 + 0.01 + 0.02 + 0.5) / 6, 1e-9);
+  EXPECT_EQ(j.longest_idle_ns, 2 * kSpan);
+  EXPECT_EQ(j.activity_basis, "sm_active");
+  EXPECT_NEAR(j.cost, 5.0, 1e-9);
+  EXPECT_NEAR(j.idle_cost, 3.0, 1e-9);
+  EXPECT_NEAR(j.energy_kwh, 5.0, 1e-9);
+  EXPECT_EQ(j.energy_basis, "counter");
+  EXPECT_EQ(j.share_basis, "sole");
+  EXPECT_EQ(j.first_ns, 0);
+  EXPECT_EQ(j.last_ns, 5 * kSpan);
+  EXPECT_EQ(j.memory_peak_bytes, 10u);
+  EXPECT_EQ(j.memory_capacity_bytes, 80u);
+}
+
+TEST(JobReport, AGapEndsAnIdleStretch) {
+  // Idle rows 0, 1, then 3, 4, 5 (row 2 not held): the longest stretch is three rows.
+  std::vector<HeldGpuRow> rows;
+  for (int i : {0, 1, 3, 4, 5}) rows.push_back(held("j", i, 0.0));
+  auto out = job_report_rows(rows, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].longest_idle_ns, 3 * kSpan);
+  // Two GPUs idle side by side: each GPU's stretch counts on its own.
+  rows.clear();
+  for (int i = 0; i < 2; ++i) {
+    rows.push_back(held("j", i, 0.0));
+    rows.push_back(held("j", i, 0.0));
+    rows.back().gpu = 1;
+  }
+  out = job_report_rows(rows, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].gpus, 2u);
+  EXPECT_EQ(out[0].longest_idle_ns, 2 * kSpan);
+  EXPECT_NEAR(out[0].idle_gpu_hours, 4.0 / 6, 1e-9);
+}
+
+TEST(JobReport, UtilizationWhereNoGpmAndTheThresholdAsSet) {
+  std::vector<HeldGpuRow> rows{held("j", 0, 0), held("j", 1, 0)};
+  for (auto& r : rows) r.sm_active_mean.reset();
+  rows[0].util_mean = 8;   // 0.08: idle under 0.1, busy under 0.05
+  rows[1].util_mean = 50;  // 0.5
+  ReportOptions options;
+  options.idle_threshold = 0.1;
+  auto out = job_report_rows(rows, options);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].activity_basis, "utilization");
+  EXPECT_NEAR(out[0].idle_gpu_hours, 1.0 / 6, 1e-9);
+  EXPECT_NEAR(out[0].active_gpu_hours, 0.58 / 6, 1e-9);
+  EXPECT_EQ(job_report_rows(rows, {})[0].idle_gpu_hours, 0.0);
+  // Neither: held, unmeasured, never idle.
+  for (auto& r : rows) r.util_mean.reset();
+  out = job_report_rows(rows, {});
+  EXPECT_EQ(out[0].activity_basis, "none");
+  EXPECT_NEAR(out[0].unmeasured_gpu_hours, 2.0 / 6, 1e-9);
+  EXPECT_EQ(out[0].idle_gpu_hours, 0.0);
+}
+
+TEST(JobReport, ASharedGpusEnergyIsSplitBySmShareElseEqually) {
+  // Two jobs on one GPU: SM shares 30 and 10 (of 40), then one row without shares.
+  HeldGpuRow a = held("a", 0, 0.4), b = held("b", 0, 0.4);
+  for (HeldGpuRow* r : {&a, &b}) {
+    r->gpu_processes = 2;
+    r->gpu_processes_with_sm = 2;
+    r->gpu_sm_sum = 40;
+  }
+  a.sm_mean = 30;
+  b.sm_mean = 10;
+  b.pid = 200;
+  HeldGpuRow a2 = held("a", 1, 0.4), b2 = held("b", 1, 0.4), c2 = held("b", 1, 0.4);
+  for (HeldGpuRow* r : {&a2, &b2, &c2}) r->gpu_processes = 3;  // no SM shares: per process
+  b2.pid = 200;
+  c2.pid = 300;
+  auto out = job_report_rows({a, b, a2, b2, c2}, {});
+  ASSERT_EQ(out.size(), 2u);
+  const JobReportRow& ja = out[0].job == "a" ? out[0] : out[1];
+  const JobReportRow& jb = out[0].job == "a" ? out[1] : out[0];
+  EXPECT_NEAR(ja.energy_kwh, 0.75 + 1.0 / 3, 1e-9);
+  EXPECT_NEAR(jb.energy_kwh, 0.25 + 2.0 / 3, 1e-9);
+  EXPECT_EQ(ja.share_basis, "sm+equal");
+  // Each job holds the GPU whole for its hours; its processes' memory adds up.
+  EXPECT_NEAR(ja.gpu_hours, 2.0 / 6, 1e-9);
+  EXPECT_NEAR(jb.gpu_hours, 2.0 / 6, 1e-9);
+  EXPECT_EQ(jb.memory_peak_bytes, 20u);
+}
+
+TEST(JobReport, PowerTimesTimeWhereTheCounterIsMissing) {
+  HeldGpuRow r = held("j", 0, 0.5);
+  r.energy_mj.reset();
+  r.energy_counter_ns.reset();
+  r.power_mean_w = 600;  // 600 W over 1/6 h: 0.1 kWh
+  HeldGpuRow p = held("j", 1, 0.5);
+  p.energy_counter_ns = 0;  // written from power by the agent
+  p.energy_mj = 0.2 * 3.6e9;
+  auto out = job_report_rows({r, p}, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0].energy_kwh, 0.3, 1e-9);
+  EXPECT_EQ(out[0].energy_basis, "power");
+  out = job_report_rows({r, held("j", 1, 0.5)}, {});
+  EXPECT_EQ(out[0].energy_basis, "counter+power");
+  r.power_mean_w.reset();
+  out = job_report_rows({r}, {});
+  EXPECT_EQ(out[0].energy_basis, "none");
+  EXPECT_EQ(out[0].energy_kwh, 0.0);
+}
+
+TEST(JobReport, RowsComeMostIdleFirstWithTensorActivityWeighted) {
+  std::vector<HeldGpuRow> rows{held("busy", 0, 0.9), held("idle", 0, 0.0), held("idle", 1, 0.0)};
+  rows[0].tensor_active_mean = 0.6;
+  rows[0].gpu = 1;
+  rows[1].tensor_active_mean = 0.0;
+  auto out = job_report_rows(rows, {});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].job, "idle");
+  EXPECT_EQ(out[1].job, "busy");
+  EXPECT_NEAR(*out[1].tensor_active_mean, 0.6, 1e-12);
+  EXPECT_NEAR(*out[0].tensor_active_mean, 0.0, 1e-12);  // one of its two rows had it
+  EXPECT_TRUE(job_report_rows({}, {}).empty());
+}
+
+}  // namespace
+}  // namespace eacgm::history

@@ -1,0 +1,2 @@
+ALTER TABLE gpus ADD COLUMN energy_mj REAL;
+ALTER TABLE gpus ADD COLUMN energy_counter_ns INTEGER;
