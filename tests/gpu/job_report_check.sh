@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Device check of the job report (docs/job-report.md): `eacgm serve` keeps its history in
+# SQLite while tests/gpu/job_duty.py, a Slurm-style job (SLURM_JOB_ID), computes for
+# COMPUTE_S and sleeps for IDLE_S seconds in turns, holding GPU 0 throughout; then
+# `eacgm report --job` must give an idle share of 50% +- 5 points and the job's energy
+# within 2% of the GPU's energy counter difference over its life (read by the job itself).
+# Usage: tests/gpu/job_report_check.sh CARRY_DIR [WORK_DIR]   (exit 0 pass, 1 FAIL, 77 skip)
+#   (JOB_CYCLES=6 JOB_COMPUTE_S=10 JOB_IDLE_S=10: two minutes)
+set -uo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+source "$HERE/check_common.sh"
+BIN="$(cd "${1:?usage: job_report_check.sh CARRY_DIR [WORK_DIR]}" && pwd)"
+WORK="${2:-$(mktemp -d /tmp/eacgm-job-report.XXXXXX)}"
+mkdir -p "$WORK"
+carry_libs "$BIN"
+need_torch_gpu
+JOB="eacgm-check-$$"
+PORT=$((20000 + RANDOM % 20000))
+"$BIN/eacgm" serve --listen "127.0.0.1:$PORT" --store "sqlite:$WORK/history.db" 2>"$WORK/serve.err" &
+SERVE=$!
+sleep 5
+SLURM_JOB_ID="$JOB" "$PY" "$HERE/job_duty.py" "${JOB_CYCLES:-6}" "${JOB_COMPUTE_S:-10}" "${JOB_IDLE_S:-10}" \
+  >"$WORK/job.json" 2>"$WORK/job.err"
+JOB_RC=$?
+sleep 22  # the last intervals written (every 10 s) and the process gone from the GPU
+"$BIN/eacgm" report --job "$JOB" --since 1h --store "sqlite:$WORK/history.db" --json >"$WORK/report.json" 2>"$WORK/report.err"
+"$BIN/eacgm" report --job "$JOB" --since 1h --store "sqlite:$WORK/history.db" 2>&1 | tail -n 8
+kill -TERM $SERVE; wait $SERVE
+"$PY" - "$WORK" "$JOB_RC" <<'PY'
+import json, sys
+work, job_rc = sys.argv[1], int(sys.argv[2])
+fails = 0
+def check(name, ok, detail):
+    global fails
+    print(f"{'PASS' if ok else 'FAIL'}: {name}: {detail}")
+    fails += 0 if ok else 1
+try:
+    job = json.loads(open(f"{work}/job.json").read())
+    rows = json.load(open(f"{work}/report.json"))["jobs"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"FAIL: no job figures or no report: {e}"); sys.exit(1)
+check("the job ran", job_rc == 0, job_rc)
+check("one report row", len(rows) == 1, [r.get("job") for r in rows])
+if rows:
+    r = rows[0]
+    life = job["end"] - job["start"]
+    print(f"| held GPU-h | active GPU-h | idle share | longest idle s | energy kWh | basis | job's life s |")
+    print(f"| {r['gpu_hours']:.5f} | {r['active_gpu_hours']:.5f} | {r['idle_share']:.3f} | {r['longest_idle_s']} | "
+          f"{r['energy_kwh']:.6f} | {r['activity_basis']}, {r['energy_basis']}, {r['share_basis']} | {life:.1f} |")
+    check("idle share 50% +- 5 points", abs(r["idle_share"] - 0.5) <= 0.05, r["idle_share"])
+    e0, e1 = job["energy_mj"]
+    if e0 is not None and e1 is not None:
+        counter_kwh = (e1 - e0) / 1e3 / 3.6e6
+        check("energy within 2% of the counter's difference over the job's life",
+              abs(r["energy_kwh"] - counter_kwh) <= 0.02 * counter_kwh,
+              f"report {r['energy_kwh']:.6f} kWh, counter {counter_kwh:.6f} kWh")
+    else:
+        check("the GPU has an energy counter", False, "nvmlDeviceGetTotalEnergyConsumption failed")
+sys.exit(1 if fails else 0)
+PY
