@@ -14,7 +14,7 @@ std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_
                             std::size_t max_name_width) {
   const auto rows = work.rows();
   const std::uint64_t unknown = work.unknown_graph_launches();
-  const std::string unknown_note =
+  std::string unknown_note =
       unknown == 0 ? std::string()
                    : fmt::format(
                          "({} CUDA graph launches of graphs made before tracing began: their work is "
