@@ -43,14 +43,20 @@ typedef __s16 eacgm_s16;
  * 12: the `calls_in_flight` map (struct eacgm_call_in_flight) in place of `waiting_calls`,
  * EACGM_CNT_IN_FLIGHT_FULL.
  * 13: the `capture_pids` map: counted probes record each call of those processes
- *     (EACGM_CAPTURE_COOKIE). */
-#define EACGM_ABI_VERSION 13
+ *     (EACGM_CAPTURE_COOKIE).
+ * 14: EACGM_PROBE_CAPTURE_BEGIN/END and the `capturing` map: counted probes record each
+ *     call of a process while one of its CUDA stream captures is open. */
+#define EACGM_ABI_VERSION 14
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
 #define EACGM_CAPTURE_COOKIE (~0ULL)
 /* Processes captured at once (src/agent/capture_recorder.h). */
 #define EACGM_MAX_CAPTURES 64
+/* Processes that have opened a CUDA stream capture (`capturing`; an entry lasts until
+ * the process exits): past them, a process's work during a capture is counted, not
+ * recorded into its graph. */
+#define EACGM_MAX_CAPTURING 4096
 
 /* Values of `duty_window` [0]: the cycled probes are detached, attached and counting, or
  * being attached or detached (the kernel installs or removes them one by one; their
@@ -149,6 +155,13 @@ struct eacgm_arg_spec {
 				  * (the return is then asked for at every call) */
 #define EACGM_PROBE_CYCLED 0x400 /* counted probes the budget's duty cycle detaches part of the
 				  * time: they count only while `duty_window` is open */
+#define EACGM_PROBE_CAPTURE_BEGIN 0x800 /* per-call probes with EXIT: a CUDA stream capture
+				  * opens at the call's entry (and closes again at its return
+				  * when it failed); while a process has one open, its counted
+				  * probes' calls are recorded per call, as for `capture_pids`,
+				  * so the work recorded into the graph is seen call by call */
+#define EACGM_PROBE_CAPTURE_END 0x1000 /* per-call probes with EXIT: a stream capture closes
+				  * at the call's return */
 
 #define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
 

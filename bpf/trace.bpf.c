@@ -136,6 +136,23 @@ struct {
 	__type(value, __u8);
 } capture_pids SEC(".maps");
 
+/* Processes with CUDA stream captures open: how many (EACGM_PROBE_CAPTURE_BEGIN, _END).
+ * While a process has one, its calls of counted probes are recorded per call like a
+ * captured process's, so that the work made on a capturing stream is seen going into its
+ * graph. An entry stays at 0 when its captures end (deleting it could lose another
+ * thread's opening in between) and goes with the process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EACGM_MAX_CAPTURING);
+	__type(key, __u32);
+	__type(value, __s64);
+} capturing SEC(".maps");
+
+/* Stream captures open machine-wide (the sum of `capturing`): the counted probes'
+ * entries look a process up only while some capture is open, so a count costs one load
+ * more, not a hash lookup. */
+__s64 captures_open = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, EACGM_CNT_MAX);
@@ -192,6 +209,44 @@ static __always_inline int traced(__u32 tgid)
 	if (!filter_pids)
 		return 1;
 	return bpf_map_lookup_elem(&target_pids, &tgid) != NULL;
+}
+
+/* A stream capture opens in process `tgid` (the entry of an EACGM_PROBE_CAPTURE_BEGIN
+ * call, before the capture exists: no call on the capturing stream comes earlier). */
+static __always_inline void open_capture(__u32 tgid)
+{
+	__s64 *n = bpf_map_lookup_elem(&capturing, &tgid);
+	if (!n) {
+		__s64 zero = 0;
+		bpf_map_update_elem(&capturing, &tgid, &zero, BPF_NOEXIST);
+		n = bpf_map_lookup_elem(&capturing, &tgid);
+		if (!n)
+			return; /* full: this process's capture is counted, not recorded */
+	}
+	__sync_fetch_and_add(n, 1);
+	__sync_fetch_and_add(&captures_open, 1);
+}
+
+/* A stream capture closes (an end's return, a failed begin's return). An end whose
+ * begin was not seen (made before the probes were attached) has nothing to close. */
+static __always_inline void close_capture(__u32 tgid)
+{
+	__s64 *n = bpf_map_lookup_elem(&capturing, &tgid);
+	if (!n)
+		return;
+	if (__sync_fetch_and_add(n, -1) <= 0) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	__sync_fetch_and_add(&captures_open, -1);
+}
+
+static __always_inline int in_capture(__u32 tgid)
+{
+	if (*(volatile __s64 *)&captures_open <= 0)
+		return 0;
+	__s64 *n = bpf_map_lookup_elem(&capturing, &tgid);
+	return n && *n > 0;
 }
 
 /* The entry of an EACGM_PROBE_WAIT call: the thread waits in it from now on, unless it
@@ -598,6 +653,9 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 	if (outer)
 		t->depth += 1;
 	count(EACGM_CNT_CALLS_OPENED);
+	/* Once per capture: a runtime begin's nested driver call is the same one. */
+	if ((p->flags & EACGM_PROBE_CAPTURE_BEGIN) && !nested)
+		open_capture(id >> 32);
 	if (p->flags & EACGM_PROBE_WAIT)
 		enter_wait(ctx, probe_id, slot, 0xff, slot->ts_ns, 1);
 	return 0;
@@ -708,6 +766,12 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 			struct arg_regs regs = {};
 			capture_args(&regs, r, p, 1, 0xff);
 		}
+		/* The capture opened at the entry closes with its end, or at once if the
+		 * begin failed. */
+		if (!(r->flags & EACGM_REC_NESTED) &&
+		    ((p->flags & EACGM_PROBE_CAPTURE_END) ||
+		     ((p->flags & EACGM_PROBE_CAPTURE_BEGIN) && (__s32)PT_REGS_RC(ctx) != 0)))
+			close_capture(r->pid);
 	}
 	count(EACGM_CNT_CALLS_CLOSED);
 	/* Muted while the call was open: closed, not recorded. */
@@ -852,7 +916,8 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	__u32 tgid = id >> 32;
 	if (!traced(tgid))
 		return 1;
-	if (bpf_map_lookup_elem(&capture_pids, &tgid) && capture_entry(ctx, p, id, probe_id))
+	if ((bpf_map_lookup_elem(&capture_pids, &tgid) || in_capture(tgid)) &&
+	    capture_entry(ctx, p, id, probe_id))
 		return 0;
 
 	struct eacgm_count_key key = {};
@@ -1008,6 +1073,14 @@ int BPF_PROG(eacgm_exit_process, struct task_struct *task)
 	bpf_map_update_elem(&process_exits, &tgid, &now, BPF_ANY);
 	if (filter_pids)
 		bpf_map_delete_elem(&target_pids, &tgid);
+	/* Captures the process left open end with it. */
+	__s64 *open = bpf_map_lookup_elem(&capturing, &tgid);
+	if (open) {
+		__s64 left = __sync_lock_test_and_set(open, 0);
+		if (left > 0)
+			__sync_fetch_and_add(&captures_open, -left);
+		bpf_map_delete_elem(&capturing, &tgid);
+	}
 	return 0;
 }
 

@@ -73,7 +73,11 @@ void GpuWorkStats::add(const CallEvent& event) {
   if (kind == GpuWork::kNone || kind == GpuWork::kGraphNode) return;
   const std::uint64_t stream = r.stream(event);
   if (kind == GpuWork::kGraphLaunch) {
-    if (!event.graph || event.is_error()) return;
+    if (event.is_error()) return;
+    if (!event.graph) {
+      ++unknown_graph_launches_;
+      return;
+    }
     for (const auto& item : event.graph->items) {
       count(event.pid, event.comm_view(), stream, item.kind, item.name, item.direction, item.count,
             item.count, false, item.bytes);

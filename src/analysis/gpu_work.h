@@ -58,6 +58,9 @@ class GpuWorkStats {
   std::uint64_t folded() const { return folded_; }
   // Totals per kind over every row (and the folded operations' kinds).
   std::uint64_t total(GpuWork kind) const;
+  // Graph launches whose graph's contents are not known (made before tracing began, or
+  // past the per-process cap): launched, their work in no row.
+  std::uint64_t unknown_graph_launches() const { return unknown_graph_launches_; }
 
  private:
   using Key = std::tuple<std::uint32_t, std::uint64_t, GpuWork, std::string, std::string>;
@@ -75,6 +78,7 @@ class GpuWorkStats {
   std::vector<std::shared_ptr<const ProbeInfo>> pinned_;
   WorkRule scratch_;
   std::uint64_t folded_ = 0;
+  std::uint64_t unknown_graph_launches_ = 0;
   std::map<GpuWork, std::uint64_t> totals_;
   UnnamedLaunches unnamed_;
 };

@@ -216,7 +216,8 @@ json gpu_work_json(const analysis::GpuWorkStats& work) {
               {"memsets", work.total(GpuWork::kMemset)},
               {"copies", work.total(GpuWork::kCopy)},
               {"rows", std::move(rows)},
-              {"folded", work.folded()}};
+              {"folded", work.folded()},
+              {"graph_launches_unknown", work.unknown_graph_launches()}};
 }
 
 std::string api_kernels(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {

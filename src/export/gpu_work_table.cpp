@@ -13,7 +13,14 @@ namespace eacgm::exporting {
 std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_rows,
                             std::size_t max_name_width) {
   const auto rows = work.rows();
-  if (rows.empty()) return {};
+  const std::uint64_t unknown = work.unknown_graph_launches();
+  std::string unknown_note =
+      unknown == 0 ? std::string()
+                   : fmt::format(
+                         "({} CUDA graph launches of graphs made before tracing began: their work is "
+                         "not known, so not counted)\n",
+                         unknown);
+  if (rows.empty()) return unknown_note;
   std::string out =
       fmt::format("gpu work: {} kernels launched, {} memsets, {} copies\n", work.total(GpuWork::kKernel),
                   work.total(GpuWork::kMemset), work.total(GpuWork::kCopy));
@@ -32,7 +39,7 @@ std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_
   out += render_columns(cells, {true, false, false, false, true, true, true, true});
   if (rows.size() > n) out += fmt::format("({} more rows not shown; all in --json)\n", rows.size() - n);
   if (work.folded() > 0) out += fmt::format("({} operations beyond the row cap not shown)\n", work.folded());
-  return out;
+  return out + unknown_note;
 }
 
 }  // namespace eacgm::exporting

@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "probe/always_on.h"
+
 namespace eacgm::ingest {
 namespace {
 std::optional<std::uint64_t> value(const CallEvent& e, int i) {
@@ -50,10 +52,10 @@ GraphCapture::ProbeRole GraphCapture::make_role(const std::shared_ptr<const Prob
       break;
   }
   const std::string_view fn = base_name(spec.name);
-  if (fn == "cudaStreamBeginCapture" || fn == "cuStreamBeginCapture_v2" ||
-      fn == "cudaStreamBeginCaptureToGraph" || fn == "cuStreamBeginCaptureToGraph") {
+  const probe::CaptureBoundary boundary = probe::capture_boundary(fn);
+  if (boundary == probe::CaptureBoundary::kBegin) {
     r.role = Role::kBeginCapture;
-  } else if (fn == "cudaStreamEndCapture" || fn == "cuStreamEndCapture") {
+  } else if (boundary == probe::CaptureBoundary::kEnd) {
     r.role = Role::kEndCapture;
   } else if (fn == "cudaGraphInstantiate" || fn == "cudaGraphInstantiateWithFlags" ||
              fn == "cudaGraphInstantiateWithParams" || fn == "cuGraphInstantiateWithFlags" ||

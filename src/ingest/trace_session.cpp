@@ -499,6 +499,12 @@ Status TraceSession::set_cycled_attached(bool attached, const WindowMoved& moved
   // calls of that time are told apart from those made with the probes gone. If the
   // kernel refused some, none count this period (the window stays closed and the others
   // are detached again), so that the counts and the logged time agree.
+  // Work recorded into a CUDA graph is seen only through the cycled probes (the graph's
+  // replays count it): while a capture is open they stay attached and counting, and the
+  // detach is tried again at the window's next end.
+  if (!attached && bpf_->stream_captures_open() > 0) {
+    return make_error("a CUDA stream capture is open: the cycled probes stay attached");
+  }
   if (auto st = move_to(DutyWindow::kSwitching); !st) return st;
   if (!attached) {
     if (auto st = attacher_->set_cycled_attached(false); !st) return st;

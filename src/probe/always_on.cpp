@@ -72,6 +72,18 @@ std::optional<DriverOperation> driver_operation(const ProbeSpec& spec) {
   return std::nullopt;
 }
 
+CaptureBoundary capture_boundary(std::string_view function) {
+  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
+    if (function.ends_with(suffix)) function.remove_suffix(suffix.size());
+  }
+  if (function == "cudaStreamBeginCapture" || function == "cuStreamBeginCapture_v2" ||
+      function == "cudaStreamBeginCaptureToGraph" || function == "cuStreamBeginCaptureToGraph") {
+    return CaptureBoundary::kBegin;
+  }
+  if (function == "cudaStreamEndCapture" || function == "cuStreamEndCapture") return CaptureBoundary::kEnd;
+  return CaptureBoundary::kNone;
+}
+
 std::vector<ProbeSpec> specs_for_mode(std::vector<ProbeSpec> specs, TraceMode mode, bool one_layer) {
   // A runtime spec is left to the driver's probes only where the driver catalog's probes
   // of its operation are selected too (`--probes cuda` alone keeps the runtime's).

@@ -2,9 +2,11 @@
 // stay per call, and which are left out because another layer sees the same operation.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,6 +61,13 @@ bool waits_in_calls(const ProbeSpec& spec);
 // its GPU work where it issues some (a synchronous copy is a copy), else its host wait.
 using DriverOperation = std::pair<GpuWork, std::optional<HostWaitKind>>;
 std::optional<DriverOperation> driver_operation(const ProbeSpec& spec);
+
+// Where a function opens or closes a CUDA stream capture (the runtime's and the driver's
+// begin, ...ToGraph included, and end; per-thread-stream variants alike). The kernel
+// keeps each process's open captures from these (bpf/events.h: EACGM_PROBE_CAPTURE_*),
+// and ingest/graph_capture.h follows the captures' streams.
+enum class CaptureBoundary : std::uint8_t { kNone, kBegin, kEnd };
+CaptureBoundary capture_boundary(std::string_view function);
 
 // The specs to attach in `mode`: per call, every spec as traced per call; always-on,
 // the skipped ones whose operation the selected driver probes see are marked

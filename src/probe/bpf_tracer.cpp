@@ -202,6 +202,11 @@ Status BpfTracer::set_sample_shift(std::uint32_t id, std::uint8_t shift) {
   return {};
 }
 
+std::int64_t BpfTracer::stream_captures_open() const {
+  // The object's .bss, mapped into this process by libbpf: read in place.
+  return skel_->bss == nullptr ? 0 : __atomic_load_n(&skel_->bss->captures_open, __ATOMIC_RELAXED);
+}
+
 Status BpfTracer::set_duty_window(DutyWindow state) {
   static_assert(static_cast<std::uint32_t>(DutyWindow::kOff) == EACGM_DUTY_OFF &&
                 static_cast<std::uint32_t>(DutyWindow::kOpen) == EACGM_DUTY_OPEN &&

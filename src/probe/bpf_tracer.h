@@ -132,6 +132,9 @@ class BpfTracer {
   // at a time (`capture_pids`, bpf/trace.bpf.c: capture_entry). At most
   // EACGM_MAX_CAPTURES processes at once.
   Status set_capture_pid(std::uint32_t pid, bool captured);
+  // CUDA stream captures open now in traced processes (`captures_open`,
+  // bpf/trace.bpf.c): while there are some, the work they record must not be missed.
+  std::int64_t stream_captures_open() const;
 
   // Attaches the generic entry (and exit) program at file_offset of path, with the
   // probe id as cookie; a non-zero ref_ctr_offset is a USDT semaphore to raise.

@@ -52,6 +52,9 @@ eacgm_count count_rule(const ProbeSpec& spec, std::uint8_t sample_shift) {
         c.bytes_arg = count_arg(spec, d.from);
         c.bytes_arg2 = count_arg(spec, d.with);
         if (c.bytes_arg2 == EACGM_COUNT_NONE) c.bytes_arg = EACGM_COUNT_NONE;
+        // The element size of a 2D memset counted in elements (2 or 4 bytes).
+        if (d.scale == 2) c.bytes_shift = 1;
+        if (d.scale == 4) c.bytes_shift = 2;
         break;
       default:
         break;
@@ -117,12 +120,25 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
         if (spec.args[i].source != ArgSource::kArg || spec.args[i].index >= i) break;
       }
     }
+    // A call recorded while its process captures a stream (capture_entry in
+    // bpf/trace.bpf.c reads every argument up to nargs) carries its event too: streams
+    // join a capture through events (ingest/graph_capture.h). The count does not read it.
+    if (const int event = arg_index(spec, "event"); event >= 0 && event < static_cast<int>(p.nargs)) {
+      needed = std::max<std::uint32_t>(needed, static_cast<std::uint32_t>(event) + 1u);
+    }
     p.nargs = std::min(p.nargs, needed);
   } else {
     // A split return is paired in user space: the kernel sends both halves as they come.
     const bool split = spec.with_exit && spec.split_return;
     p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
               (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
+    // The kernel opens a capture at the begin's entry and closes it at the end's return,
+    // so it needs both halves of the call.
+    if ((p.flags & EACGM_PROBE_EXIT) != 0) {
+      const CaptureBoundary boundary = capture_boundary(spec.name);
+      if (boundary == CaptureBoundary::kBegin) p.flags |= EACGM_PROBE_CAPTURE_BEGIN;
+      if (boundary == CaptureBoundary::kEnd) p.flags |= EACGM_PROBE_CAPTURE_END;
+    }
   }
   // Only a return can clear the thread's mark.
   if (waits_in_calls(spec) && (counted || (p.flags & EACGM_PROBE_EXIT) != 0)) p.flags |= EACGM_PROBE_WAIT;

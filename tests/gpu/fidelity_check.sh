@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Device check of launch fidelity (GPU machine, root): three PyTorch workloads, each
-# traced by `eacgm run --json` and profiled by PyTorch's profiler over the same work
+# Device check of launch fidelity (GPU machine, root): PyTorch workloads, each traced by
+# `eacgm run --json` and profiled by PyTorch's profiler over the same work
 # (tests/gpu/fidelity_models.py), compared by tests/gpu/fidelity_compare.py: kernels,
-# memsets, copies and kernel names must be equal.
+# memsets, copies and kernel names must be equal, in either mode (the default, always-on,
+# records the work made while a stream capture is open, so graph replays count exactly).
 #   cnn      a bf16 CNN through cuDNN and cuBLAS (their own static runtimes: launches reach
 #            only libcuda's cuLaunchKernelEx, memsets only cuMemsetD*Async)
 #   graph    an MLP step captured in a CUDA graph and replayed 10 times
 #   compile  a torch.compile'd model (Triton kernels, names over 64 bytes)
-# About 4-6 minutes (torch.compile dominates).
+#   reduce   inference through torch.compile(mode="reduce-overhead"): CUDA graphs captured
+#            by PyTorch's cudagraph trees, then replayed
+# About 5-7 minutes (torch.compile dominates).
 #
 # Usage: tests/gpu/fidelity_check.sh BIN_DIR [OUT_DIR]   (BIN_DIR holds eacgm; EACGM_MODE=per-call
 # checks the per-call mode instead of always-on; FIDELITY_WORKLOADS="cnn graph": only these;
@@ -23,7 +26,7 @@ carry_libs "$PWD/.devcarry"
 need_torch_gpu
 
 status=0
-for w in ${FIDELITY_WORKLOADS:-cnn graph compile}; do
+for w in ${FIDELITY_WORKLOADS:-cnn graph compile reduce}; do
   start=$(date +%s)
   "$BIN/eacgm" run --json --no-gpu --mode "${EACGM_MODE:-always-on}" --probes cuda,cuda_driver \
     ${EACGM_CONFIG:+--config "$EACGM_CONFIG"} -- \

@@ -77,6 +77,8 @@ def main():
     for d in sorted(set(pc) | set(ec)):
         row(f"copies {d}", pc.get(d, 0), ec.get(d, 0))
     row("per-stream counts", ps, es)
+    # Every graph was made while traced: none launched with unknown contents.
+    row("graph launches, work unknown", 0, acct.get("graph_launches_unknown", 0))
     lines.append(f"  graph work (eacgm): {graph}; names_unreadable={acct.get('names_unreadable', 0)}"
                  f" graph_launches={acct.get('graph_launches', 0)} unknown={acct.get('graph_launches_unknown', 0)}")
     diff = [(n, pk.get(n, 0), ek.get(n, 0)) for n in sorted(set(pk) | set(ek)) if pk.get(n, 0) != ek.get(n, 0)]

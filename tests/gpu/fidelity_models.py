@@ -2,11 +2,13 @@
 before its first CUDA call to its end, so the profiler and eacgm (tracing the whole
 process) see the same GPU work. Writes the profiler's Chrome trace to OUT.
 
-Usage: fidelity_models.py {cnn,graph,compile} OUT.json
+Usage: fidelity_models.py {cnn,graph,compile,adamw,reduce} OUT.json
   cnn:     a bf16 CNN (cuDNN convolutions, cuBLAS linear layer), 5 training steps
   graph:   an MLP training step captured in a CUDA graph and replayed 10 times
   compile: a torch.compile'd model (Triton kernels, some names over 64 bytes), 5 steps
   adamw:   the same model trained by AdamW (its multi-tensor kernels), 10 steps
+  reduce:  inference through torch.compile(mode="reduce-overhead"): its CUDA graphs
+           (captured after a warm-up run, then replayed), 20 steps
 """
 import sys
 
@@ -74,10 +76,21 @@ def compiled(optimizer=torch.optim.SGD, steps=5):
     torch.cuda.synchronize()
 
 
+def reduce_overhead(steps=20):
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 512),
+                                torch.nn.LayerNorm(512)).cuda().eval()
+    step = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(64, 512, device="cuda")
+    with torch.no_grad():
+        for _ in range(steps):
+            step(x)
+    torch.cuda.synchronize()
+
+
 def main():
     which, out = sys.argv[1], sys.argv[2]
     work = {"cnn": cnn, "graph": graph, "compile": compiled,
-            "adamw": lambda: compiled(torch.optim.AdamW, 10)}[which]
+            "adamw": lambda: compiled(torch.optim.AdamW, 10), "reduce": reduce_overhead}[which]
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         work()
     prof.export_chrome_trace(out)

@@ -265,6 +265,12 @@ TEST_F(Dashboards, EveryExpressionRunsOnRealPrometheusWithData) {
     return server::testing::get(port_, "/metrics").body.find("\neacgm_kernel_launches_total{kernel=") !=
            std::string::npos;
   })) << "graph_calls' kernels are named";
+  // In the default mode too, its 2 launches captured into the graph count 20 through the
+  // 10 replays (not 2 at capture).
+  const std::regex replayed(R"(\neacgm_kernel_launches_total\{kernel="short_kernel"[^}]*\} 20\n)");
+  EXPECT_TRUE(eventually([&] {
+    return std::regex_search(server::testing::get(port_, "/metrics").body, replayed);
+  })) << server::testing::get(port_, "/metrics").body;
   // Then a driver-API loop on the stub libcuda, over the 1% budget on its entry traps
   // alone: its launches and memsets get duty-cycled and estimated (and so, while it runs,
   // would other programs' launches: those ran before). It runs to the end, so that every

@@ -73,13 +73,20 @@ TEST(Fidelity, TwoHundredByteKernelNameInAFreedBufferIsReadWhole) {
   EXPECT_EQ(long_launches, 4) << "3 launched, 1 captured";
 }
 
-TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNotExecuted) {
-  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--mode", "per-call", "--probes",
-                    "cuda_driver", "--", bin("graph_calls"), fake_libcuda()});
-  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
-  const std::string name = long_name_of(eacgm.err());
-  ASSERT_EQ(name.size(), 200u) << eacgm.err();
-  json doc = json::parse(eacgm.out());
+// `eacgm run --json` of graph_calls in `mode` ("" for the default); its long kernel name.
+std::pair<json, std::string> run_graph_calls(const std::string& mode) {
+  std::vector<std::string> argv{bin("eacgm"), "run", "--json", "--no-gpu", "--probes", "cuda_driver"};
+  if (!mode.empty()) argv.insert(argv.end(), {"--mode", mode});
+  argv.insert(argv.end(), {"--", bin("graph_calls"), fake_libcuda()});
+  Subprocess eacgm(argv);
+  EXPECT_EQ(eacgm.wait(), 0) << eacgm.err();
+  return {json::parse(eacgm.out()), long_name_of(eacgm.err())};
+}
+
+// What graph_calls issued, counted as executed: the direct work, and each of the 10
+// replays' nodes at the replay's stream; the work captured on stream 0x2000 not at all.
+void expect_graph_calls_work(const json& doc, const std::string& name) {
+  ASSERT_EQ(name.size(), 200u);
   const json& work = doc["gpu_work"];
   // 3 direct launches + 10 replays x (2 short + 1 long); the 3 captured are not executed.
   EXPECT_EQ(work["kernels"], 33) << work.dump(1);
@@ -116,7 +123,52 @@ TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNot
   EXPECT_EQ(rows["copy 0x3000 HtoD"]["bytes"], 1280);
   EXPECT_TRUE(rows.find("kernel 0x2000 short_kernel") == rows.end()) << "captured, not executed";
   EXPECT_EQ(doc["accounting"]["graph_launches"], 10);
+  EXPECT_EQ(doc["accounting"]["graph_launches_unknown"], 0);
   EXPECT_EQ(doc["accounting"]["captured_calls"], 5);
+}
+
+std::map<std::string, json> by_function(const json& doc) {
+  std::map<std::string, json> out;
+  for (const auto& f : doc["functions"]) out[f["function"].get<std::string>()] = f;
+  return out;
+}
+
+TEST(Fidelity, GraphReplaysCountTheirKernelsMemsetsAndCopiesAndCapturedWorkIsNotExecuted) {
+  auto [doc, name] = run_graph_calls("per-call");
+  expect_graph_calls_work(doc, name);
+}
+
+// The default mode counts launches in the kernel, but while the process has a stream
+// capture open (from the begin's entry to the end's return) its launches, memsets and
+// copies come call by call, so the graph's contents are known as in per-call mode; the
+// calls outside the capture are still counted, not recorded.
+TEST(Fidelity, DefaultModeRecordsWorkMadeDuringACaptureAndCountsTheRest) {
+  auto [doc, name] = run_graph_calls("");
+  expect_graph_calls_work(doc, name);
+  // Row for row as in per-call mode (another process: its pid aside; counted rows carry
+  // no command name; the long name compared on the bytes read for sure).
+  auto per_call = run_graph_calls("per-call").first;
+  const auto without_pid = [](const json& d) {
+    json rows = d["gpu_work"]["rows"];
+    for (auto& r : rows) {
+      r.erase("pid");
+      r.erase("comm");
+      if (r.contains("name")) r["name"] = r["name"].get<std::string>().substr(0, 190);
+    }
+    return rows;
+  };
+  EXPECT_EQ(without_pid(doc), without_pid(per_call));
+  auto f = by_function(doc);
+  // calls, of them counted: 3 launches counted and 3 recorded during the capture, and so on.
+  const std::map<std::string, std::pair<int, int>> expected{
+      {"cuLaunchKernel", {6, 3}},          {"cuMemsetD32Async", {2, 1}},   {"cuMemcpyHtoDAsync_v2", {2, 1}},
+      {"cuMemsetD8_v2", {1, 1}},           {"cuMemsetD2D16Async", {1, 1}}, {"cuMemcpyDtoH_v2", {1, 1}},
+      {"cuStreamBeginCapture_v2", {1, 0}}, {"cuGraphLaunch", {10, 0}}};
+  for (const auto& [function, calls] : expected) {
+    ASSERT_TRUE(f.contains(function)) << doc["functions"].dump(1);
+    EXPECT_EQ(f[function]["calls"], calls.first) << function;
+    EXPECT_EQ(f[function]["counted"], calls.second) << function;
+  }
 }
 
 // The trace says which work was only recorded into a graph and what each replay runs:

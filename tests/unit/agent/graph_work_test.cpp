@@ -101,6 +101,9 @@ TEST(GraphCapture, CapturedWorkRunsOncePerGraphLaunchWithNamesBytesAndTheLaunchS
   EXPECT_FALSE(p.run(call("cudaGraphLaunch", {{"graph_exec", 0x77}, {"stream", 0x30}})).graph);
   EXPECT_EQ(p.graphs.counters().graph_launches_unknown, 1u);
   EXPECT_EQ(p.work.total(GpuWork::kKernel), 4u);
+  // The work table says so (the nested driver launch is the same one).
+  p.run(call("cuGraphLaunch", {{"graph_exec", 0x77}, {"stream", 0x30}}, true));
+  EXPECT_EQ(p.work.unknown_graph_launches(), 1u);
 }
 
 TEST(GraphCapture, ExplicitNodesAreRecordedAndFailedCallsAreNot) {

@@ -211,6 +211,10 @@ TEST(EncodeCounted, CopiesAndMemsetsCarryTheirBytes) {
   EXPECT_EQ(d16.count.bytes_shift, 1);  // 2-byte elements
   const eacgm_probe d32 = encode_probe(builtin_spec("cuMemsetD32Async"), true);
   EXPECT_EQ(d32.count.bytes_shift, 2);
+  // 2D memsets: width (in elements) x height, times the element size.
+  const eacgm_probe d2d16 = encode_probe(builtin_spec("cuMemsetD2D16Async"), true);
+  EXPECT_NE(d2d16.count.bytes_arg2, EACGM_COUNT_NONE);
+  EXPECT_EQ(d2d16.count.bytes_shift, 1);
   const eacgm_probe sync = encode_probe(builtin_spec("cuStreamSynchronize"), true);
   EXPECT_EQ(sync.count.handle_arg, EACGM_COUNT_NONE);
   EXPECT_EQ(sync.count.bytes_arg, EACGM_COUNT_NONE);
@@ -223,6 +227,38 @@ TEST(EncodeCounted, PerCallEncodingIsUnchangedByTheCountRule) {
   EXPECT_EQ(p.flags & EACGM_PROBE_COUNT, 0u);
   EXPECT_NE(p.flags & EACGM_PROBE_EXIT, 0u);
   EXPECT_EQ(p.nargs, builtin_spec("cuLaunchKernel").args.size());
+}
+
+// The kernel follows each process's open stream captures from the begin's entry to the
+// end's return: per-call probes with a return, whichever layer and stream variant.
+TEST(EncodeProbe, StreamCaptureBeginsAndEndsAreFlagged) {
+  for (const char* name : {"cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph",
+                           "cuStreamBeginCapture_v2", "cuStreamBeginCaptureToGraph"}) {
+    const eacgm_probe p = encode_probe(builtin_spec(name));
+    EXPECT_NE(p.flags & EACGM_PROBE_EXIT, 0u) << name;
+    EXPECT_EQ(p.flags & (EACGM_PROBE_CAPTURE_BEGIN | EACGM_PROBE_CAPTURE_END), EACGM_PROBE_CAPTURE_BEGIN)
+        << name;
+  }
+  for (const char* name : {"cudaStreamEndCapture", "cuStreamEndCapture"}) {
+    const eacgm_probe p = encode_probe(builtin_spec(name));
+    EXPECT_EQ(p.flags & (EACGM_PROBE_CAPTURE_BEGIN | EACGM_PROBE_CAPTURE_END), EACGM_PROBE_CAPTURE_END)
+        << name;
+  }
+  EXPECT_EQ(capture_boundary("cudaStreamBeginCapture_ptsz"), CaptureBoundary::kBegin);
+  EXPECT_EQ(capture_boundary("cuStreamEndCapture_ptsz"), CaptureBoundary::kEnd);
+  EXPECT_EQ(capture_boundary("cudaStreamGetCaptureInfo"), CaptureBoundary::kNone);
+  EXPECT_EQ(encode_probe(builtin_spec("cuLaunchKernel")).flags &
+                (EACGM_PROBE_CAPTURE_BEGIN | EACGM_PROBE_CAPTURE_END),
+            0u);
+}
+
+// A counted call recorded during a capture carries what the graph's follower reads: a
+// stream wait its event (streams join a capture through it), which the count skips.
+TEST(EncodeCounted, AStreamWaitCarriesItsEventButCountsByItsStream) {
+  const eacgm_probe p = encode_probe(builtin_spec("cudaStreamWaitEvent"), true);
+  EXPECT_EQ(p.nargs, 2u);
+  EXPECT_EQ(p.count.stream_arg, 0);
+  EXPECT_EQ(p.count.capture_mask, 1u << 0);
 }
 
 // Calls a thread waits in mark it while they run (EACGM_PROBE_WAIT), which needs a
