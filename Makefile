@@ -21,11 +21,11 @@ install: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-sched eacgm_hook
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Only what it runs: the agent (with its BPF objects and the web UI) and the demo program.
-# The agent serves the web UI (it prints the address) with the demo traced beside it;
-# Ctrl-C stops both.
+# Only what it uses: the agent (with its BPF objects and the web UI), the demo program and
+# the Python module of the README's snippet (eacgm_make_run). The agent serves the web UI
+# (it prints the address) with the demo traced beside it; Ctrl-C stops both.
 run: setup $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target eacgm eacgm-demo_prog
+	cmake --build $(BUILD) -j $(JOBS) --target eacgm_make_run
 	$(BUILD)/eacgm serve --demo
 
 test: setup build

@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 
+#include "busy_node.h"
 #include "history/sqlite_store.h"
 
 namespace {
@@ -129,22 +130,7 @@ int main(int argc, char** argv) {
       }
     }
     for (const auto& k : kernels) b.kernels.push_back({k, 1000});
-    for (std::uint32_t g = 0; g < 8; ++g) {
-      GpuRecord r;
-      r.index = g;
-      r.uuid = "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
-      r.name = "NVIDIA H100 80GB HBM3";
-      r.samples = 10;
-      r.util_mean = 87.5;
-      r.util_max = 100;
-      r.memory_used_mean = 6.0e10;
-      r.memory_used_max = 64ULL << 30;
-      r.memory_total = 80ULL << 30;
-      r.power_mean_w = 550;
-      r.power_max_w = 690;
-      r.temperature_max = 71;
-      b.gpus.push_back(r);
-    }
+    bench::add_busy_gpus(b);
     rows +=
         b.functions.size() + b.kernels.size() + b.gpus.size() + b.gpu_processes.size() + b.processes.size();
     const double c0 = cpu_seconds();

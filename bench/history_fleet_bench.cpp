@@ -14,15 +14,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "busy_node.h"
 #include "history/pg_conn.h"
 #include "history/postgres_store.h"
 #include "history/schema.h"
@@ -34,20 +33,11 @@ using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kS = 1'000'000'000;
 constexpr std::int64_t kT0 = 1'793'491'200 * kS;  // an hour boundary
 
-struct Shapes {
-  std::vector<StoredSketch> sketches;
-  std::vector<std::string> functions, kernels;
-};
+using bench::Shapes;
 
 Shapes make_shapes() {
   Shapes s;
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 64; ++i) {
-    eacgm::analysis::LatencySketch sk;
-    std::lognormal_distribution<double> d(std::log(2000.0 * (1 + i % 16)), 0.4);
-    for (int c = 0; c < 50 + i * 10; ++c) sk.add(static_cast<std::uint64_t>(d(rng)));
-    s.sketches.push_back(stored(sk));
-  }
+  s.sketches = bench::lognormal_sketches(64, 50, 10);
   for (int f = 0; f < 40; ++f) s.functions.push_back("cudaFunction" + std::to_string(f));
   for (int k = 0; k < 400; ++k) {
     s.kernels.push_back(
@@ -91,22 +81,7 @@ IntervalBatch interval(const Shapes& s, std::int64_t i) {
     b.gpu_processes.push_back({p % 8, key, 10, 40ULL << 30, 80});
   }
   for (const auto& k : s.kernels) b.kernels.push_back({k, 1000});
-  for (std::uint32_t g = 0; g < 8; ++g) {
-    GpuRecord r;
-    r.index = g;
-    r.uuid = "GPU-" + std::to_string(g) + "-0000-1111-2222-333344445555";
-    r.name = "NVIDIA H100 80GB HBM3";
-    r.samples = 10;
-    r.util_mean = 87.5;
-    r.util_max = 100;
-    r.memory_used_mean = 6.0e10;
-    r.memory_used_max = 64ULL << 30;
-    r.memory_total = 80ULL << 30;
-    r.power_mean_w = 550;
-    r.power_max_w = 690;
-    r.temperature_max = 71;
-    b.gpus.push_back(r);
-  }
+  bench::add_busy_gpus(b);
   return b;
 }
 
@@ -341,7 +316,7 @@ int main(int argc, char** argv) {
         case 1: {
           auto r = (*store)->processes(hq, tier);
           ok = static_cast<bool>(r);
-          if (r) answered = r->size();
+          if (r) answered = r->rows.size();
           break;
         }
         case 2: {

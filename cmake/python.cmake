@@ -28,6 +28,12 @@ foreach(f ${eacgm_py_sources})
   list(APPEND eacgm_py_outputs ${EACGM_PY_DIR}/${f})
 endforeach()
 add_custom_target(eacgm_python_files ALL DEPENDS ${eacgm_py_outputs})
+# The package's files are in place from the configure on: CMake makes the extension's
+# output directory then, and an empty build/python/eacgm would import as an empty namespace
+# package (`import eacgm` succeeds, `eacgm.trace` does not exist). Without the extension
+# the package runs on the command line (_cli.py); the rules above keep the copies current.
+file(COPY ${CMAKE_SOURCE_DIR}/python/eacgm/ DESTINATION ${EACGM_PY_DIR}
+     FILES_MATCHING PATTERN "*.py" PATTERN "*.pyi" PATTERN "py.typed")
 add_dependencies(eacgm_pymodule eacgm_python_files)
 
 # `cmake --install build` (or `make install` in build/) puts the package in site-packages.

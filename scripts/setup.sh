@@ -11,6 +11,7 @@ packages=(
   libpq-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev libc-ares-dev libre2-dev
   python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-yaml procps util-linux
+  python3-venv python3-setuptools python3-wheel
   chromium
 )
 

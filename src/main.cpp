@@ -23,7 +23,9 @@ int run(int argc, char** argv) {
   CommandContext ctx;
   bool demo = false;
   app.add_option("--config", ctx.config_path, "configuration file (TOML)");
-  app.add_flag("--demo", demo, "without a subcommand: also start the bundled CUDA demo program");
+  app.add_flag("--demo", demo,
+               "without a command: trace the bundled CUDA demo program and show its calls as text "
+               "(eacgm serve --demo: in the web UI)");
 
   add_trace_command(app, ctx);
   add_run_command(app, ctx);
@@ -40,8 +42,11 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return exit_for_parse_error(app, e);  // usage errors: one line, exit code 2
   }
-  if (app.get_subcommands().empty()) return run_default(ctx, demo);
-  return ctx.exit_code;
+  if (!app.get_subcommands().empty()) return ctx.exit_code;
+  if (demo) return run_demo(ctx);
+  // Tracing the whole machine is `eacgm trace --format text`, asked for by name.
+  std::fprintf(stderr, "%s\n", usage_text(app).c_str());
+  return 2;
 }
 
 }  // namespace

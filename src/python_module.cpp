@@ -98,6 +98,11 @@ py::list device_dicts(eacgm::pybind::GpuReader& r) {
     x["fan_speed_percent"] = opt(d.fan_speed_percent);
     x["power_usage_milliwatts"] = opt(d.power_usage_milliwatts);
     x["power_limit_milliwatts"] = opt(d.power_limit_milliwatts);
+    // GPM's activities (ratios) since the previous call; None without GPM, or on a call
+    // sooner than 100 ms after the previous one.
+    x["sm_active"] = d.gpm ? opt(d.gpm->sm_active) : py::object(py::none());
+    x["tensor_active"] = d.gpm ? opt(d.gpm->tensor_active) : py::object(py::none());
+    x["dram_active"] = d.gpm ? opt(d.gpm->dram_active) : py::object(py::none());
     out.append(std::move(x));
   }
   return out;
@@ -288,8 +293,9 @@ std::unique_ptr<TraceHandle> start(const std::string& config_text,
 }
 
 std::unique_ptr<NodeAgent> start_agent(const std::string& config_path, const std::string& listen,
-                                       std::optional<std::string> store, const std::vector<std::string>& probe_names,
-                                       const std::string& mode, bool sample_gpus) {
+                                       std::optional<std::string> store,
+                                       const std::vector<std::string>& probe_names, const std::string& mode,
+                                       bool sample_gpus) {
   eacgm::pybind::NodeArgs args;
   args.config_path = config_path;
   args.listen = listen;
@@ -388,8 +394,8 @@ PYBIND11_MODULE(_eacgm, m) {
   m.attr("record_size") = sizeof(CallRecord);
 
   py::class_<NodeAgent>(m, "NodeAgent")
-      .def(py::init(&start_agent), py::arg("config_path"), py::arg("listen"), py::arg("store"), py::arg("probes"),
-           py::arg("mode"), py::arg("sample_gpus"))
+      .def(py::init(&start_agent), py::arg("config_path"), py::arg("listen"), py::arg("store"),
+           py::arg("probes"), py::arg("mode"), py::arg("sample_gpus"))
       .def_property_readonly("url", &NodeAgent::url)
       .def_property_readonly("port", &NodeAgent::port)
       .def_property_readonly("last_notice", &NodeAgent::last_notice)

@@ -7,6 +7,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "../busy_node.h"
 #include "core/agent_counters.h"
 #include "core/counter_registry.h"
 #include "probe/catalog.h"
@@ -308,22 +309,10 @@ history::IntervalBatch IntervalShapes::interval(unsigned node, std::int64_t t_ns
     }
   }
   for (const auto& k : kernels_) b.kernels.push_back({k, 1000});
-  for (std::uint32_t g = 0; g < kGpus; ++g) {
-    history::GpuRecord r;
-    r.index = g;
-    r.uuid = "GPU-6f3c2a1e-" + std::to_string(1000 + g) + "-4b7d-9e2f-0123456789ab";
-    r.name = "NVIDIA H100 80GB HBM3";
-    r.samples = 10;
-    r.util_mean = 87.5;
-    r.util_max = 100;
-    r.memory_used_mean = 6.0e10;
-    r.memory_used_max = 64ULL << 30;
-    r.memory_total = 80ULL << 30;
-    r.power_mean_w = 550;
-    r.power_max_w = 690;
-    r.temperature_max = 71;
-    b.gpus.push_back(r);
-  }
+  static_assert(kGpus == 8, "busy_node.h's GPUs");
+  history::bench::add_busy_gpus(b, [](std::uint32_t g) {
+    return "GPU-6f3c2a1e-" + std::to_string(1000 + g) + "-4b7d-9e2f-0123456789ab";
+  });
   return b;
 }
 

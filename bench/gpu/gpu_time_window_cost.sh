@@ -5,8 +5,9 @@
 # for the rest (the ring's `paused` word; launches are counted either way);
 # bench/gpu/window_cost.py compares the steps inside the windows with those between them
 # (pairs of adjacent windows, 95% bootstrap), as for the probes' cost.
-# The rate starts at 1 in 16 and is adapted after each second of timing: SKIP_S (default
-# 0) leaves out the first seconds, for the steady state alone.
+# The rate starts at 1 in 16 and is planned per kernel after 100 ms of timing and every
+# 250 ms after (docs/gpu-time.md): SKIP_S (default 0) leaves out the first seconds, for the
+# steady state alone.
 # Usage: bench/gpu/gpu_time_window_cost.sh BIN_DIR [SIZE] [STEPS] [FRACTION]
 #   (BIN_DIR holds libeacgm_hook.so; SIZE: cpu or gpu; PY: the torch interpreter)
 set -uo pipefail

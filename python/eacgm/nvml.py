@@ -39,8 +39,10 @@ class NVMLSamplerState:
 
 
 class GPUSamplerState:
-    """One GPU: gpu (index), name, sm (%), totMem / usedMem (bytes), enc / dec (%), tmp
-    (°C), fan (%), usedPower / totPower (W)."""
+    """One GPU: gpu (index), name, sm (NVML utilization, %), totMem / usedMem (bytes), enc /
+    dec (%), tmp (°C), fan (%), usedPower / totPower (W); and the GPU's profiling counters
+    (NVML GPM, Hopper and newer) since the previous sample: sm_active, tensor_active,
+    dram_active (ratios 0..1; None without GPM, or for a sample within 100 ms of the last)."""
 
     def __init__(self) -> None:
         self.gpu: Optional[int] = None
@@ -54,6 +56,9 @@ class GPUSamplerState:
         self.fan: Optional[int] = None
         self.usedPower: Optional[float] = None
         self.totPower: Optional[float] = None
+        self.sm_active: Optional[float] = None
+        self.tensor_active: Optional[float] = None
+        self.dram_active: Optional[float] = None
 
     def __repr__(self) -> str:
         return (f"GPUSamplerState {self.gpu} {self.name} {self.sm} {self.usedMem} {self.totMem} {self.enc} "
@@ -62,6 +67,15 @@ class GPUSamplerState:
 
 def _watts(milliwatts: Optional[int]) -> Optional[float]:
     return None if milliwatts is None else milliwatts / 1000.0
+
+
+def _activity(d, key: str) -> Optional[float]:
+    """A GPM activity of a device dict: the extension's flat key, or the command's
+    (`eacgm gpu --json`, the fallback without the extension) `gpm` object."""
+    if key in d:
+        return d[key]
+    gpm = d.get("gpm")
+    return gpm.get(key) if gpm else None
 
 
 class GPUSampler:
@@ -87,6 +101,8 @@ class GPUSampler:
             s.tmp, s.fan = d["temperature_gpu_celsius"], d["fan_speed_percent"]
             s.usedPower = _watts(d["power_usage_milliwatts"])
             s.totPower = _watts(d["power_limit_milliwatts"])
+            s.sm_active, s.tensor_active, s.dram_active = (_activity(d, k) for k in
+                                                           ("sm_active", "tensor_active", "dram_active"))
             out.append(s)
         return out
 

@@ -302,6 +302,7 @@ void Agent::start_gpu_feed() {
   fo.filter_processes = trace_options_.filter_pids;
   fo.roots = trace_options_.pids;
   fo.nvml_library = options_.nvml_library;
+  fo.gpm = config.gpu.profiling;
   auto feed = sample::GpuFeed::start(fo, mailbox_);
   if (!feed) {
     say(fmt::format("no GPU metrics: {}; tracing goes on (--no-gpu silences this)", feed.error()));
@@ -330,6 +331,14 @@ std::string Agent::ready_line() const {
   if (gpu_feed_) {
     gpus = fmt::format("; sampling {} GPU{} every {} s", gpu_feed_->gpu_count(),
                        gpu_feed_->gpu_count() == 1 ? "" : "s", options_.config.gpu.interval_s);
+    // Said once: without GPM, SM and tensor activity are not measured on those GPUs.
+    const std::size_t gpm = gpu_feed_->gpm_count();
+    if (!options_.config.gpu.profiling) {
+      gpus += " (profiling counters off: [gpu] profiling = false)";
+    } else if (gpm < gpu_feed_->gpu_count()) {
+      gpus += fmt::format(" ({} without GPM profiling counters: no SM, tensor or DRAM activity)",
+                          gpu_feed_->gpu_count() - gpm);
+    }
   }
   return fmt::format("tracing {} ({} probes in {} library files, ready in {} ms){}", scope,
                      values.get("probes"), values.get("libraries"), ms.count(), gpus);

@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kWinsorSd = 4;
 constexpr double kMaxCallZ = 10;  // one call's share of an interval's z-sum
+constexpr double kPriorIntervals = 8;
 constexpr std::size_t kMaxPending = 256;
 constexpr std::uint64_t kPendingNs = 60'000'000'000;  // an op lasting longer is not waited for
 
@@ -126,6 +127,7 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
       s.touched = true;
       s.interval_mean = s.mean;
       s.interval_sd = sd;
+      s.interval_fresh = s.n == options_.warmup;
       touched_.push_back(&s);
     }
     const double w = static_cast<double>(weight);
@@ -260,20 +262,42 @@ void AnomalyDetector::complete_context(const CallEvent& op) {
   }
 }
 
+void AnomalyDetector::learn_interval(Stats& s, double dx, double within) const {
+  const double floor = options_.min_interval_sd * options_.min_interval_sd;
+  const double limit = kWinsorSd * std::sqrt(within + std::max(s.between_var, floor));
+  const double dc = std::clamp(dx, -limit, limit);
+  // Squares below the calls' own variance are counted as none: the spread errs wide.
+  const double excess = std::max(dc * dc - within, 0.0);
+  // The floor is the prior, worth kPriorIntervals intervals: one odd first interval (a
+  // slowdown that began in it) does not set the spread that judges the next.
+  if (s.intervals == 0) s.between_var = floor;
+  s.intervals = std::min(s.intervals + 1, options_.interval_horizon);
+  s.between_var += (excess - s.between_var) / static_cast<double>(s.intervals + kPriorIntervals);
+}
+
 void AnomalyDetector::close_interval(std::uint64_t now_ns) {
+  const double floor = options_.min_interval_sd * options_.min_interval_sd;
   for (Stats* s : touched_) {
     if (s->k >= options_.interval_calls) {
       const double k = static_cast<double>(s->k);
-      const double score = s->z_sum / std::sqrt(k);
-      const double ratio = std::exp(s->dx_sum / k);
-      if (score > options_.z_threshold && ratio >= options_.interval_ratio) {
+      // The calls' mean excess with each call's share capped (z_sum), in log units, and
+      // its standard error: the calls' own spread and that of interval means (header).
+      const double dx = s->interval_sd * s->z_sum / k;
+      const double within = s->interval_sd * s->interval_sd / k;
+      const double score = dx / std::sqrt(within + std::max(s->between_var, floor));
+      const double median_ns = std::exp(s->interval_mean);
+      const double mean_ns = std::exp(s->interval_mean + s->dx_sum / k);
+      const double ratio = mean_ns / median_ns;
+      if (score > options_.interval_z && ratio >= options_.interval_ratio) {
         ++summary_.interval_total;
         if (options_.keep > 0) {
           if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
           summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
-                                        std::string(s->name), class_floor(s->size_class), s->k, ratio, score,
-                                        std::exp(s->interval_mean)});
+                                        std::string(s->name), class_floor(s->size_class), s->k, mean_ns,
+                                        median_ns, ratio, score});
         }
+      } else if (!s->interval_fresh) {
+        learn_interval(*s, dx, within);  // a slow interval, like a slow call, is not learnt
       }
     }
     s->k = 0;

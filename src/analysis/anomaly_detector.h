@@ -24,10 +24,21 @@
 //   the normal so much that no z-score reaches the threshold, while a call 20 times
 //   beyond 99.9% of all is as rare as a 6-sigma one of a log-normal of sigma 1.
 // - An interval (the time between two ticks) is anomalous for a key when at least
-//   `interval_calls` calls came in it and their summed z-scores, z_sum / sqrt(calls),
-//   exceed `z_threshold`, with a geometric mean duration at least `interval_ratio` times
-//   the median: a sustained slowdown whose single calls stay below `ratio`. Both are
-//   taken against the model as it was at the interval's first call.
+//   `interval_calls` calls came in it, their mean log-duration lies more than
+//   `interval_z` of its standard errors above the model's mean, and their geometric mean
+//   duration is at least `interval_ratio` times the median: a sustained slowdown whose
+//   single calls stay below `ratio`. Both are taken against the model as it was at the
+//   interval's first call. The standard error is not the calls' own, sd / sqrt(calls):
+//   load on the machine slows all the calls of an interval together, so their means
+//   swing from interval to interval by far more than independent calls would (a 2-core
+//   machine under load: 1.2-1.5x). It is sqrt(sd^2 / calls + tau^2), tau^2 the learnt
+//   variance of interval means beyond the calls' own (per key, an exponentially weighted
+//   mean of mean^2 - sd^2 / calls over `interval_horizon` intervals not flagged,
+//   winsorized like the calls; not the interval in which the model's warm-up ended,
+//   whose mean is partly the model's own), with a floor `min_interval_sd` that is also
+//   the prior (worth 8 intervals) and so judges the first intervals. With tau = 0 this is the plain sum of
+//   the calls' z-scores over sqrt(calls). Each call's share of the mean is capped at 10 standard deviations,
+//   so one outlier alone does not make a slow interval.
 // - `shift_run` flagged calls in a row mean the function's level changed: its model is
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
@@ -77,7 +88,7 @@ struct Anomaly {
   std::uint32_t tid = 0;
   std::string domain;
   std::string name;
-  std::uint64_t dur_ns = 0;
+  std::uint64_t dur_ns = 0;         // the call's duration (a sampled bucket: its calls' mean)
   std::uint64_t bytes = 0;          // what the call moved, when its function moves bytes
   double score = 0;                 // the log-duration z-score
   double median_ns = 0;             // the model's median for the call's key when it was flagged
@@ -102,9 +113,13 @@ struct IntervalAnomaly {
   std::string name;
   std::uint64_t bytes_class = 0;  // the size class's lower bound in bytes, 0 when none
   std::uint64_t calls = 0;        // timed calls of the key in the interval
-  double ratio = 0;               // their geometric mean duration over the model's median
-  double score = 0;               // z_sum / sqrt(calls)
+  // Like a slow call's duration and median, a value and its baseline in ns: the calls'
+  // geometric mean duration (not the interval's length, end_ns - start_ns) and the model's
+  // median at the interval's first call; `ratio` is their quotient.
+  double mean_ns = 0;
   double median_ns = 0;
+  double ratio = 0;
+  double score = 0;  // the calls' mean log-duration excess over its standard error (above)
 };
 
 struct AnomalySummary {
@@ -125,8 +140,11 @@ class AnomalyDetector {
     std::uint64_t warmup = 200;
     double z_threshold = 6;
     double ratio = 10;
-    double interval_ratio = 1.3;
+    double interval_z = 5;
+    double interval_ratio = 1.5;
     std::uint64_t interval_calls = 16;
+    std::uint64_t interval_horizon = 64;  // intervals the spread of interval means is learnt over
+    double min_interval_sd = 0.12;        // floor of that spread (log units: about 12%)
     std::uint64_t horizon = 2048;
     std::uint64_t shift_run = 16;
     double min_log_sd = 0.05;
@@ -172,6 +190,13 @@ class AnomalyDetector {
     // The model at the open interval's first call, which judges the interval.
     double interval_mean = 0;
     double interval_sd = 0;
+    // The model's warm-up ended in the open interval: it learnt from the interval's own
+    // first calls, so the interval's mean is no fair sample of the spread of means.
+    bool interval_fresh = false;
+    // The learnt variance of interval means beyond the calls' own (tau^2 above), and the
+    // intervals it was learnt from.
+    double between_var = 0;
+    std::uint64_t intervals = 0;
     bool touched = false;
     std::string_view domain;
     std::string_view name;
@@ -199,6 +224,9 @@ class AnomalyDetector {
   // z-score when they were flagged, else a negative value.
   double judge(Stats& s, double x, std::uint64_t weight);
   void learn(Stats& s, double x, std::uint64_t weight) const;
+  // Learns an interval's mean log-duration excess `dx` into the spread of interval means,
+  // `within` being the variance the calls' own spread alone gives it.
+  void learn_interval(Stats& s, double dx, double within) const;
   // The upper edge of the bucket holding the learnt durations' 99.9th percentile (ns).
   static double tail_ns(const Stats& s);
   // Keeps a flagged call, or merges it into the kept anomaly it repeats; true when merged.

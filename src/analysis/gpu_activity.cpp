@@ -58,6 +58,11 @@ void GpuActivity::add(const GpuSnapshot& snapshot) {
     ++row.samples;
     if (d.utilization_gpu_percent) dev.utilization.add(*d.utilization_gpu_percent);
     keep_max(row.utilization_max_percent, d.utilization_gpu_percent);
+    if (d.gpm) {
+      if (d.gpm->sm_active) dev.sm_active.add(*d.gpm->sm_active);
+      if (d.gpm->tensor_active) dev.tensor_active.add(*d.gpm->tensor_active);
+      if (d.gpm->dram_active) dev.dram_active.add(*d.gpm->dram_active);
+    }
     keep_max(row.memory_used_max_bytes, d.memory_used_bytes);
     if (d.memory_total_bytes) row.memory_total_bytes = d.memory_total_bytes;
     keep_max(row.temperature_max_celsius, d.temperature_gpu_celsius);
@@ -123,6 +128,9 @@ std::vector<DeviceActivityRow> GpuActivity::devices() const {
   for (const auto& [index, dev] : devices_) {
     DeviceActivityRow row = dev.row;
     row.utilization_mean_percent = dev.utilization.value();
+    row.sm_active_mean = dev.sm_active.value();
+    row.tensor_active_mean = dev.tensor_active.value();
+    row.dram_active_mean = dev.dram_active.value();
     row.power_mean_watts = dev.power.value();
     if (dev.has_energy) row.energy_joules = dev.energy;
     row.xid_errors = dev.xid_total;  // the sampler counts from its own start

@@ -1,6 +1,7 @@
 // GpuActivity: what the GPUs did while a trace ran, joined with the traced calls by
-// process: per GPU (utilization, memory, power, energy, temperature, XID errors over the
-// samples) and per traced process and GPU (memory, SM utilization, traced calls).
+// process: per GPU (utilization, GPM activity, memory, power, energy, temperature, XID
+// errors over the samples) and per traced process and GPU (memory, SM utilization,
+// traced calls).
 #pragma once
 
 #include <chrono>
@@ -28,6 +29,11 @@ struct DeviceActivityRow {
   std::uint64_t lost = 0;     // passes in which it was lost or failed
   std::optional<double> utilization_mean_percent;
   std::optional<std::uint32_t> utilization_max_percent;
+  // NVML GPM's activities (ratios 0..1) over the samples that carried them: how much of
+  // the GPU computed while utilization says only that a kernel ran. Absent without GPM.
+  std::optional<double> sm_active_mean;
+  std::optional<double> tensor_active_mean;
+  std::optional<double> dram_active_mean;
   std::optional<std::uint64_t> memory_used_max_bytes;
   std::optional<std::uint64_t> memory_total_bytes;
   std::optional<double> power_mean_watts;
@@ -130,6 +136,7 @@ class GpuActivity {
   struct Device {
     DeviceActivityRow row;
     Mean utilization;
+    Mean sm_active, tensor_active, dram_active;
     Mean power;
     std::optional<double> last_power_watts;
     std::optional<std::int64_t> last_power_ns;

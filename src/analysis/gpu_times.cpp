@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace eacgm::analysis {
@@ -16,12 +17,26 @@ const LatencySketch& fill_figures(Row& row, const LatencySketch& queued, const L
   row.timed = queued.count() + row.idle_starts;
   row.upper_bound = queued.count() == 0 && row.idle_starts > 0;
   const LatencySketch& used = row.upper_bound ? idle : queued;
+  row.samples = used.count();
   if (used.count() > 0) {
+    row.mean_ns = static_cast<double>(used.sum()) / static_cast<double>(used.count());
     row.p50_ns = used.quantile(0.5);
     row.p99_ns = used.quantile(0.99);
     row.max_ns = static_cast<double>(used.max());
   }
   return used;
+}
+
+// The 95% half-width of `population` launches' total estimated from `n` of them drawn at
+// random with these moments: 1.96 standard errors of the mean, with the finite-population
+// correction (all timed: exact), times the population. Absent under two samples.
+std::optional<double> total_ci95(std::uint64_t n, double sum, double squares, std::uint64_t population) {
+  if (n < 2 || population == 0) return std::nullopt;
+  const double count = static_cast<double>(n);
+  const double mean = sum / count;
+  const double variance = std::max(0.0, (squares - count * mean * mean) / (count - 1));
+  const double unsampled = std::max(0.0, 1 - count / static_cast<double>(population));
+  return 1.96 * static_cast<double>(population) * std::sqrt(variance / count * unsampled);
 }
 
 }  // namespace
@@ -77,12 +92,20 @@ void GpuTimes::add(const GpuTimeBatch& batch) {
     if (f == nullptr) continue;
     f->graph = s.graph;
     f->nccl = f->nccl || s.nccl;
-    (s.queued ? f->durations : f->idle).for_write().add(s.duration_ns);
-    if (s.shaped) add_shape(*f, s);
     PerStream& ps = f->streams[s.stream];
     ps.device = s.device;
     ++ps.timed;
-    (s.queued ? ps.ns : ps.idle_ns) += s.duration_ns;
+    if (s.first) {
+      // Cold: kept out of the kernel's figures and of its shapes'.
+      f->first_launch_ns = s.duration_ns;
+      ps.first_launch_ns += s.duration_ns;
+    } else {
+      (s.queued ? f->durations : f->idle).for_write().add(s.duration_ns);
+      (s.queued ? f->squares : f->idle_squares) +=
+          static_cast<double>(s.duration_ns) * static_cast<double>(s.duration_ns);
+      if (s.shaped) add_shape(*f, s);
+      (s.queued ? ps.ns : ps.idle_ns) += s.duration_ns;
+    }
     if (ps.first_ns == 0 || s.start_ns < ps.first_ns) ps.first_ns = s.start_ns;
     ps.last_ns = std::max(ps.last_ns, s.start_ns + s.duration_ns);
   }
@@ -124,18 +147,31 @@ GpuTimeSummary GpuTimes::summary() const {
     row.graph = f.graph;
     const LatencySketch& used = fill_figures(row, f.durations.get(), f.idle.get());
     row.sketch = row.upper_bound ? f.idle.share() : f.durations.share();
+    const std::uint64_t firsts = f.first_launch_ns ? 1 : 0;
+    row.timed += firsts;
     row.launches = std::max(f.launches, row.timed);
     row.timed_ns = used.sum();
-    if (used.count() > 0) {
-      const double scale = static_cast<double>(row.launches) / static_cast<double>(used.count());
-      row.est_gpu_ns = static_cast<double>(row.timed_ns) * scale;
+    if (f.first_launch_ns) row.first_launch_ns = static_cast<double>(*f.first_launch_ns);
+    if (used.count() > 0 || firsts > 0) {
+      // The launches the timed mean stands for, and what the first launch's own time counts
+      // for: itself, or, when no other launch was timed, every launch.
+      const std::uint64_t others = row.launches - firsts;
+      const double scale =
+          used.count() > 0 ? static_cast<double>(others) / static_cast<double>(used.count()) : 0;
+      const double first_scale = used.count() > 0 ? 1 : static_cast<double>(row.launches);
+      row.est_gpu_ns =
+          static_cast<double>(row.timed_ns) * scale + row.first_launch_ns.value_or(0) * first_scale;
+      row.est_gpu_ci_ns = total_ci95(used.count(), static_cast<double>(used.sum()),
+                                     row.upper_bound ? f.idle_squares : f.squares, others);
+      if (others == 0) row.est_gpu_ci_ns = 0;  // the first launch alone, timed: exact
       for (const auto& [stream, ps] : f.streams) {
         GpuStreamRow& s = streams[{key.first, ps.device, stream}];
         s.pid = key.first;
         s.device = ps.device;
         s.stream = stream;
         s.timed += ps.timed;
-        s.est_busy_ns += static_cast<double>(row.upper_bound ? ps.idle_ns : ps.ns) * scale;
+        s.est_busy_ns += static_cast<double>(row.upper_bound ? ps.idle_ns : ps.ns) * scale +
+                         static_cast<double>(ps.first_launch_ns) * first_scale;
         if (s.first_ns == 0 || ps.first_ns < s.first_ns) s.first_ns = ps.first_ns;
         s.last_ns = std::max(s.last_ns, ps.last_ns);
       }
@@ -143,8 +179,7 @@ GpuTimeSummary GpuTimes::summary() const {
     for (const auto& [shape, st] : f.shapes) {
       GpuShapeRow sr;
       sr.shape = shape;
-      const LatencySketch& d = fill_figures(sr, st.durations, st.idle);
-      if (d.count() > 0) sr.mean_ns = static_cast<double>(d.sum()) / static_cast<double>(d.count());
+      fill_figures(sr, st.durations, st.idle);
       row.shapes.push_back(sr);
     }
     std::stable_sort(row.shapes.begin(), row.shapes.end(),
@@ -156,6 +191,10 @@ GpuTimeSummary GpuTimes::summary() const {
                                                            : row.name];
     named.launches += row.launches;
     named.est_gpu_ns += row.est_gpu_ns;
+    if (row.est_gpu_ci_ns) {
+      named.est_gpu_ci_ns = std::hypot(named.est_gpu_ci_ns, *row.est_gpu_ci_ns);
+      named.has_ci = true;
+    }
     (void)named.durations.merge(used);  // same options: cannot fail
     out.kernels.push_back(std::move(row));
   }

@@ -1,9 +1,11 @@
 // GpuTimes: what the hooks timed on the GPU (core/gpu_span.h), per kernel and per stream.
-// Per (process, function): the exact launch count the hook kept, the GPU durations of the
-// launches it timed (a LatencySketch: p50, p99; from the spans whose kernel followed its
-// start event at once, or, when there is none, from those that started on an idle stream,
-// marked as upper bounds), and the GPU time all launches took,
-// estimated as the timed mean times the exact count (NCCL kernels are all timed: exact).
+// Per (process, function): the exact launch count the hook kept, its first launch's GPU
+// time apart (it runs cold), the GPU durations of the other launches it timed (a
+// LatencySketch: p50, p99; from the spans whose kernel followed its start event at once,
+// or, when there is none, from those that started on an idle stream, marked as upper
+// bounds) with their number, and the GPU time all launches took, estimated as the first
+// launch's plus the timed mean times the other launches (NCCL kernels are all timed:
+// exact), with a 95% confidence interval from the timed durations' variance.
 // Per (process, function, launch shape): the same figures for the timed launches of each
 // grid, block and shared-memory size (one kernel launched with several shapes runs for
 // different times), at most kMaxShapesPerFunction per function and `max_shapes` in all
@@ -33,7 +35,8 @@ namespace eacgm::analysis {
 
 struct GpuShapeRow {
   gpu_time::LaunchShape shape{};
-  std::uint64_t timed = 0;
+  std::uint64_t timed = 0;    // the kernel's first launch is in none of its shapes
+  std::uint64_t samples = 0;  // the spans the figures come from
   std::uint64_t idle_starts = 0;
   bool upper_bound = false;  // every timed launch of this shape started idle
   double mean_ns = 0;        // of the spans the figures come from
@@ -49,14 +52,23 @@ struct GpuKernelTimeRow {
   bool nccl = false;
   bool graph = false;
   std::uint64_t launches = 0;     // exact, from the hook
-  std::uint64_t timed = 0;        // launches timed
-  std::uint64_t idle_starts = 0;  // of them, started on an idle stream (the launch's latency included)
-  bool upper_bound = false;       // every timed launch started idle: the figures are upper bounds
-  std::uint64_t timed_ns = 0;     // the GPU time of the spans the figures come from
+  std::uint64_t timed = 0;        // launches timed, the first included
+  std::uint64_t idle_starts = 0;  // of the others, started on an idle stream (the launch's latency included)
+  bool upper_bound = false;       // every one of those started idle: the figures are upper bounds
+  std::uint64_t samples = 0;      // the spans the figures come from (the first launch never)
+  std::uint64_t timed_ns = 0;     // their GPU time
+  double mean_ns = 0;
   double p50_ns = 0;
   double p99_ns = 0;
   double max_ns = 0;
-  double est_gpu_ns = 0;              // all launches' GPU time (timed mean x launches)
+  // The first launch's GPU time (cold: the module loaded, caches empty), when it was timed.
+  std::optional<double> first_launch_ns;
+  // All launches' GPU time: the first launch's plus the timed mean times the others (when
+  // only the first was timed, it times the launches), and the half-width of its 95%
+  // confidence interval: 1.96 standard errors of the mean, with the finite-population
+  // correction, times the launches it stands for (absent under two samples).
+  double est_gpu_ns = 0;
+  std::optional<double> est_gpu_ci_ns;
   std::vector<GpuShapeRow> shapes;    // most timed first
   std::uint64_t shapes_left_out = 0;  // timed spans of shapes past the bounds
   // The cumulative durations the figures come from (shared, never changed once handed
@@ -97,7 +109,9 @@ struct GpuKernelNameTimes {
   std::string name;
   std::uint64_t launches = 0;  // exact, from the hooks
   double est_gpu_ns = 0;
-  LatencySketch durations;  // the spans the rows' figures come from
+  double est_gpu_ci_ns = 0;  // the rows' 95% half-widths added in quadrature
+  bool has_ci = false;       // some row had one (two timed launches or more)
+  LatencySketch durations;   // the spans the rows' figures come from
 };
 
 struct GpuTimeSummary {
@@ -141,6 +155,7 @@ class GpuTimes {
     std::uint64_t timed = 0;
     std::uint64_t ns = 0;       // queued spans
     std::uint64_t idle_ns = 0;  // spans started on an idle stream
+    std::uint64_t first_launch_ns = 0;
     std::uint64_t first_ns = 0;
     std::uint64_t last_ns = 0;
   };
@@ -156,6 +171,9 @@ class GpuTimes {
     std::uint64_t launches = 0;
     SharedSketch durations;  // queued spans: the kernel's own time
     SharedSketch idle;       // spans started on an idle stream: upper bounds
+    double squares = 0;      // the sums of the squared durations of each, for the variance
+    double idle_squares = 0;
+    std::optional<std::uint64_t> first_launch_ns;
     std::map<std::uint64_t, PerStream> streams;
     std::map<gpu_time::LaunchShape, ShapeTimes> shapes;
     std::uint64_t shapes_left_out = 0;

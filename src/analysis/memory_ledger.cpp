@@ -173,6 +173,11 @@ void MemoryLedger::allocate(Process& p, const CallEvent& e, const Role& r) {
   Counters& c = p.devices[device];
   if (e.is_error()) {
     ++c.failed_allocations;
+    const std::string_view f = e.function();
+    auto it = std::find_if(c.failed_by_function.begin(), c.failed_by_function.end(),
+                           [f](const FailedAllocations& x) { return x.function == f; });
+    if (it == c.failed_by_function.end()) it = c.failed_by_function.insert(it, {std::string(f), 0});
+    ++it->calls;
     return;
   }
   if (!readable(e, r.ptr) || !readable(e, r.size) || (r.rows >= 0 && !readable(e, r.rows))) {
@@ -266,6 +271,9 @@ MemoryLedgerRow MemoryLedger::row(std::uint32_t pid, const std::string& comm, st
   r.live_bytes = c.live_bytes;
   r.peak_bytes = c.peak_bytes;
   r.size_histogram = c.histogram;
+  r.failed_by_function = c.failed_by_function;
+  std::stable_sort(r.failed_by_function.begin(), r.failed_by_function.end(),
+                   [](const FailedAllocations& a, const FailedAllocations& b) { return a.calls > b.calls; });
   return r;
 }
 

@@ -3,7 +3,7 @@
 // last successful cudaSetDevice; without one, 0, the runtime's default device of every
 // thread): live allocations by address,
 // current and peak bytes, a log2 size histogram, frees of unknown pointers, double
-// frees and failed allocations. When a process is gone (finalize), what it never freed
+// frees and failed allocations (by function). When a process is gone (finalize), what it never freed
 // is its leaks; an exited process keeps only its summary.
 //
 // Counted once: calls made inside an outer traced call (the driver's cuMemAlloc_v2
@@ -54,20 +54,31 @@ struct LeakedAllocation {
 inline constexpr std::size_t kSizeBuckets = 64;
 std::size_t size_bucket(std::uint64_t size);
 
+// The failed calls of one allocation function, named as its call summary row names it.
+struct FailedAllocations {
+  std::string function;
+  std::uint64_t calls = 0;
+};
+
 // One (process, device) ledger.
 struct MemoryLedgerRow {
   std::uint32_t pid = 0;
   std::string comm;
-  std::int32_t device = -1;              // CUDA device ordinal; -1: unknown
-  std::uint64_t allocations = 0;         // successful allocation calls
-  std::uint64_t allocated_bytes = 0;     // their sizes, summed
-  std::uint64_t frees = 0;               // successful frees of live allocations
-  std::uint64_t failed_allocations = 0;  // error returns: nothing became live
-  std::uint64_t failed_frees = 0;        // error returns for a live address: it stays live
-  std::uint64_t unknown_frees = 0;       // frees of an address never seen allocated
-  std::uint64_t double_frees = 0;        // frees of an address freed before and not reallocated
-  std::uint64_t unreadable = 0;          // successful allocations whose address could not be read
-  std::uint64_t dropped = 0;             // allocations not tracked: the process's live cap was full
+  std::int32_t device = -1;           // CUDA device ordinal; -1: unknown
+  std::uint64_t allocations = 0;      // successful allocation calls
+  std::uint64_t allocated_bytes = 0;  // their sizes, summed
+  std::uint64_t frees = 0;            // successful frees of live allocations
+  // Error returns of every allocation function (runtime and driver, outer calls only, as
+  // their call summary rows count errors): nothing became live.
+  std::uint64_t failed_allocations = 0;
+  // The same by function, most first: each equals that function's error count for the
+  // process when all its calls were on this device.
+  std::vector<FailedAllocations> failed_by_function;
+  std::uint64_t failed_frees = 0;   // error returns for a live address: it stays live
+  std::uint64_t unknown_frees = 0;  // frees of an address never seen allocated
+  std::uint64_t double_frees = 0;   // frees of an address freed before and not reallocated
+  std::uint64_t unreadable = 0;     // successful allocations whose address could not be read
+  std::uint64_t dropped = 0;        // allocations not tracked: the process's live cap was full
   std::uint64_t live_allocations = 0;
   std::uint64_t live_bytes = 0;
   std::uint64_t peak_bytes = 0;  // the highest live_bytes
@@ -157,6 +168,8 @@ class MemoryLedger {
                   unknown_frees = 0, double_frees = 0, unreadable = 0, dropped = 0, live_allocations = 0,
                   live_bytes = 0, peak_bytes = 0;
     std::array<std::uint64_t, kSizeBuckets> histogram{};
+    // Few functions allocate, and failures are rare: a short list.
+    std::vector<FailedAllocations> failed_by_function;
   };
   struct Process {
     std::string comm;

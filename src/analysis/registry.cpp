@@ -23,6 +23,7 @@ std::unique_ptr<Analysis> make_overhead(const Environment& env);
 std::unique_ptr<Analysis> make_python(const Environment& env);
 std::unique_ptr<Analysis> make_host_waits(const Environment& env);
 std::unique_ptr<Analysis> make_gpu_times(const Environment& env);
+std::unique_ptr<Analysis> make_gpu_health(const Environment& env);
 
 namespace {
 
@@ -43,6 +44,7 @@ constexpr AnalysisFactory kBuiltin[] = {
     make_python,         // Python hot spots
     make_host_waits,     // time blocked on the host
     make_gpu_times,      // what the hooks timed on the GPU
+    make_gpu_health,     // XID, ECC, slowdowns with the work on the GPU
 };
 
 }  // namespace

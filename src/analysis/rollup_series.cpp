@@ -3,8 +3,26 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace eacgm::analysis {
+
+namespace {
+
+void add_activity(RollupGpu& g, RollupActivity a, const std::optional<double>& ratio) {
+  const auto i = static_cast<std::size_t>(a);
+  if (!ratio || g.activity_samples[i] == std::numeric_limits<std::uint16_t>::max()) return;
+  g.activity_sum[i] += static_cast<float>(*ratio);
+  ++g.activity_samples[i];
+}
+
+}  // namespace
+
+std::optional<double> RollupGpu::activity(RollupActivity a) const {
+  const auto i = static_cast<std::size_t>(a);
+  if (activity_samples[i] == 0) return std::nullopt;
+  return static_cast<double>(activity_sum[i]) / activity_samples[i];
+}
 
 RollupSeries::RollupSeries() {
   for (auto& c : chunks_) c = std::make_shared<RollupView::Chunk>();
@@ -77,6 +95,11 @@ void RollupSeries::add(const GpuSnapshot& snapshot) {
     if (d.utilization_gpu_percent) {
       g->util_sum += *d.utilization_gpu_percent;
       ++g->util_samples;
+    }
+    if (d.gpm) {
+      add_activity(*g, RollupActivity::kSm, d.gpm->sm_active);
+      add_activity(*g, RollupActivity::kTensor, d.gpm->tensor_active);
+      add_activity(*g, RollupActivity::kDram, d.gpm->dram_active);
     }
     if (d.memory_used_bytes) {
       g->has_memory = true;

@@ -1,8 +1,8 @@
 // RollupSeries: per-second rollups of a running trace (calls, errors, calls per domain,
-// GPU utilization and memory per GPU) in a fixed ring of the last kSeconds seconds, fed on
-// the output thread. The ring is kept in chunks that a published RollupView shares:
-// publishing copies kSeconds / kChunkSeconds pointers, and the writer copies a chunk
-// (kChunkSeconds points) only when it writes to one that a view holds.
+// GPU utilization, GPM activity and memory per GPU) in a fixed ring of the last kSeconds
+// seconds, fed on the output thread. The ring is kept in chunks that a published
+// RollupView shares: publishing copies kSeconds / kChunkSeconds pointers, and the writer
+// copies a chunk (kChunkSeconds points) only when it writes to one that a view holds.
 #pragma once
 
 #include <array>
@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,12 +21,23 @@
 
 namespace eacgm::analysis {
 
+// The GPM activities a second keeps (ratios 0..1), by index into RollupGpu's arrays.
+enum class RollupActivity : std::uint8_t { kSm, kTensor, kDram };
+
 struct RollupGpu {
+  static constexpr std::size_t kActivities = 3;
   std::uint32_t index = 0;
   std::uint32_t util_samples = 0;  // readings of utilization in the second
   double util_sum = 0;
-  bool has_memory = false;
   std::uint64_t memory_used_bytes = 0;  // the last reading of the second
+  // Sums of the second's GPM readings and their number (none: no GPM). Floats and 16-bit
+  // counts keep the point, which a chunk copy moves 60 at a time, at 40 bytes a GPU.
+  std::array<float, kActivities> activity_sum{};
+  std::array<std::uint16_t, kActivities> activity_samples{};
+  bool has_memory = false;
+
+  // The mean of the second's readings; absent without one.
+  std::optional<double> activity(RollupActivity a) const;
 };
 
 struct RollupPoint {

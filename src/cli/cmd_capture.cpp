@@ -29,11 +29,11 @@ struct CaptureFlags {
 int capture_command(const CaptureFlags& flags) {
   const int selectors = (flags.pid != 0 ? 1 : 0) + (!flags.comm.empty() ? 1 : 0) + (flags.rank >= 0 ? 1 : 0);
   if (selectors != 1) {
-    print_error("eacgm capture: name one process: --pid P, --comm NAME or --rank R");
+    print_command_error("capture", "name one process: --pid P, --comm NAME or --rank R");
     return 2;
   }
   if (!(flags.seconds > 0 && flags.seconds <= 60)) {
-    print_error(fmt::format("--seconds {}: more than 0 and at most 60", flags.seconds));
+    print_command_error("capture", fmt::format("--seconds {}: more than 0 and at most 60", flags.seconds));
     return 2;
   }
   nlohmann::json ask{{"seconds", flags.seconds}};
@@ -44,31 +44,31 @@ int capture_command(const CaptureFlags& flags) {
   auto client =
       open_client(flags.client, std::chrono::seconds(static_cast<long>(std::ceil(flags.seconds)) + 30));
   if (!client) {
-    print_error(client.error());
+    print_command_error("capture", client.error());
     return 2;
   }
   // Opened first: a file that cannot be written is said before the process is captured.
   std::FILE* out = flags.output == "-" ? stdout : std::fopen(flags.output.c_str(), "w");
   if (out == nullptr) {
-    print_error(fmt::format("-o {}: {}", flags.output, std::strerror(errno)));
+    print_command_error("capture", fmt::format("-o {}: {}", flags.output, std::strerror(errno)));
     return 2;
   }
   auto reply = (*client)->post_json("/api/v1/capture", ask.dump());
   if (!reply) {
     if (out != stdout) std::fclose(out);
-    print_error(reply.error());
+    print_command_error("capture", reply.error());
     return 1;
   }
   if (reply->status != 200) {
     if (out != stdout) std::fclose(out);
-    print_error(fmt::format("eacgm capture: the agent answered {}: {}", reply->status,
-                            server::api_error_text(*reply)));
+    print_command_error(
+        "capture", fmt::format("the agent answered {}: {}", reply->status, server::api_error_text(*reply)));
     return reply->status == 400 ? 2 : 1;
   }
   const bool written = std::fwrite(reply->body.data(), 1, reply->body.size(), out) == reply->body.size();
   const bool closed = out == stdout ? std::fflush(out) == 0 : std::fclose(out) == 0;
   if (!written || !closed) {
-    print_error(fmt::format("-o {}: {}", flags.output, std::strerror(errno)));
+    print_command_error("capture", fmt::format("-o {}: {}", flags.output, std::strerror(errno)));
     return 1;
   }
   auto doc = nlohmann::json::parse(reply->body, nullptr, false);

@@ -112,6 +112,7 @@ int run_gpu(const GpuOptions& o, const CommandContext& ctx) {
   so.processes = o.processes;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(interval);
   so.nvml_library = nvml_library_from_environment();
+  so.gpm = loaded->agent.gpu.profiling;
   auto sampler = sample::GpuSampler::open(so);
   if (!sampler) return fail(o, sampler.error(), "; no GPU metrics", kExitNoNvml);
   if (!o.watch) {
@@ -128,7 +129,8 @@ void add_gpu_command(CLI::App& app, CommandContext& ctx) {
   auto o = std::make_shared<GpuOptions>();
   auto* sub =
       app.add_subcommand("gpu", "GPU metrics from NVML, device-wide and per process (a compact nvidia-smi)");
-  sub->add_option("--config", ctx.config_path, "configuration file (TOML); uses gpu.interval_s");
+  sub->add_option("--config", ctx.config_path,
+                  "configuration file (TOML); uses gpu.interval_s and gpu.profiling");
   sub->add_flag("--json", o->json, "print JSON (one object; with --watch one object per line)");
   sub->add_flag("--processes", o->processes, "also list the processes on each GPU");
   sub->add_flag("--watch", o->watch, "refresh every interval until Ctrl-C (or --count)");

@@ -1,5 +1,6 @@
 // `eacgm history`: what a node's agent kept, over any past window, exited processes
-// included: the tables `eacgm run` prints, or (--json) one document.
+// included: the tables `eacgm run` prints, the lists' top rows and how many more, or
+// (--json) one document.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -22,8 +23,62 @@ namespace {
 struct HistoryFlags {
   std::string store, node, since, from, until, comm;
   std::uint32_t pid = 0;
+  std::size_t limit = 20;  // rows of each list
+  bool all = false;
   bool json = false;
 };
+
+// Every page of a list after `page`'s first (--all), each of the most rows a page holds.
+template <class Page, class Ask>
+Status add_pages(Page& page, std::uint64_t total, history::HistoryQuery q, Ask&& ask) {
+  while (page.rows.size() < total) {
+    q.offset = page.rows.size();
+    q.limit = history::kMaxPageRows;
+    auto more = ask(q);
+    if (!more) return std::move(more).take_error();
+    if (more->rows.empty()) break;
+    page.rows.insert(page.rows.end(), std::make_move_iterator(more->rows.begin()),
+                     std::make_move_iterator(more->rows.end()));
+  }
+  return {};
+}
+
+// The report of a window: the lists' first pages (every page with --all).
+Result<bool> read_report(history::Store& s, history::Tier tier, const history::HistoryQuery& q, bool all,
+                         exporting::HistoryReport& report) {
+  report.tier = tier;
+  auto processes = s.processes(q, tier);
+  if (!processes) return std::move(processes).take_error();
+  auto jobs = s.jobs(q, tier);
+  if (!jobs) return std::move(jobs).take_error();
+  auto functions = s.functions(q, tier);
+  if (!functions) return std::move(functions).take_error();
+  auto kernels = s.kernels(q, tier);
+  if (!kernels) return std::move(kernels).take_error();
+  auto gpus = s.gpus(q, tier);
+  if (!gpus) return std::move(gpus).take_error();
+  auto anomalies = s.anomalies(q);
+  if (!anomalies) return std::move(anomalies).take_error();
+  auto leaks = s.leaks(q);
+  if (!leaks) return std::move(leaks).take_error();
+  report.processes = std::move(processes).value();
+  report.jobs = std::move(jobs).value();
+  report.functions = std::move(functions).value();
+  report.kernels = std::move(kernels).value();
+  report.gpus = std::move(gpus).value();
+  report.anomalies = std::move(anomalies).value();
+  report.leaks = std::move(leaks).value();
+  if (!all) return true;
+  Status st = add_pages(report.processes, report.processes.totals.processes, q,
+                        [&](const history::HistoryQuery& p) { return s.processes(p, tier); });
+  if (st) st = add_pages(report.jobs, report.jobs.total, q, [&](const auto& p) { return s.jobs(p, tier); });
+  if (st)
+    st =
+        add_pages(report.anomalies, report.anomalies.total, q, [&](const auto& p) { return s.anomalies(p); });
+  if (st) st = add_pages(report.leaks, report.leaks.total, q, [&](const auto& p) { return s.leaks(p); });
+  if (!st) return std::move(st).take_error();
+  return true;
+}
 
 int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
   auto config = node::load_config(ctx.config_path);
@@ -56,37 +111,21 @@ int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
   if (flags.pid != 0) q->pid = flags.pid;
   if (!flags.comm.empty()) q->comm = flags.comm;
 
-  history::HistoryReader reader((*setup)->url, (*setup)->options.retention);
+  q->limit = flags.all ? history::kMaxPageRows : flags.limit;
+
+  // Reads only: a store that is not there is an error, never made.
+  history::HistoryReader reader((*setup)->url, (*setup)->options.retention, 1);
   exporting::HistoryReport report;
   report.query = *q;
-  auto got = reader.query<bool>(*q, [&](history::Store& s, history::Tier tier) -> Result<bool> {
-    report.tier = tier;
-    auto processes = s.processes(*q, tier);
-    if (!processes) return std::move(processes).take_error();
-    auto functions = s.functions(*q, tier);
-    if (!functions) return std::move(functions).take_error();
-    auto kernels = s.kernels(*q, tier);
-    if (!kernels) return std::move(kernels).take_error();
-    auto gpus = s.gpus(*q, tier);
-    if (!gpus) return std::move(gpus).take_error();
-    auto anomalies = s.anomalies(*q);
-    if (!anomalies) return std::move(anomalies).take_error();
-    auto leaks = s.leaks(*q);
-    if (!leaks) return std::move(leaks).take_error();
-    report.processes = std::move(processes).value();
-    report.functions = std::move(functions).value();
-    report.kernels = std::move(kernels).value();
-    report.gpus = std::move(gpus).value();
-    report.anomalies = std::move(anomalies).value();
-    report.leaks = std::move(leaks).value();
-    return true;
-  });
+  auto got = reader.query<bool>(
+      *q, [&](history::Store& s, history::Tier tier) { return read_report(s, tier, *q, flags.all, report); });
   if (!got) {
     print_error(got.error());
     return 1;
   }
   const std::string out =
-      flags.json ? exporting::history_report_json(report) + "\n" : exporting::render_history_text(report);
+      flags.json ? exporting::history_report_json(report) + "\n"
+                 : exporting::render_history_text(report, flags.all ? report.kernels.size() : flags.limit);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
@@ -109,10 +148,17 @@ void add_history_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--until", flags->until, "the window's end (default now)");
   sub->add_option("--pid", flags->pid, "only this process")->check(CLI::Range(1u, 0xffffffffu));
   sub->add_option("--comm", flags->comm, "only processes of this name");
-  sub->add_flag("--json", flags->json, "one JSON document instead of tables");
+  sub->add_option("--limit", flags->limit,
+                  "rows of each list (processes, jobs, kernels, anomalies, leaks), the most calls first; how "
+                  "many more the window has is said (default 20)")
+      ->check(CLI::Range(std::size_t{1}, history::kMaxPageRows));
+  sub->add_flag("--all", flags->all, "every row of each list");
+  sub->add_flag("--json", flags->json,
+                "one JSON document instead of tables (its lists as --limit and --all say)");
   sub->footer(
       "Examples:\n"
       "  eacgm history --since 6h\n"
+      "  eacgm history --since 24h --limit 100\n"
       "  eacgm history --from 2026-11-28T08:00:00Z --until 2026-11-28T09:00:00Z --comm python3 --json");
   sub->final_callback([&ctx, flags] { ctx.exit_code = history_command(ctx, *flags); });
 }

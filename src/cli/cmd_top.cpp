@@ -8,15 +8,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
+#include "cli/environment.h"
 #include "cli/top_view.h"
 #include "cli/trace_runner.h"
-#include "cli/environment.h"
 #include "node/node_agent.h"
 
 namespace eacgm::cli {
@@ -49,8 +50,15 @@ bool poll_agent(server::ApiClient& client, TopModel& model, double dt_s, std::st
   return true;
 }
 
+// Into the state directory, named by the pid and the time: the current directory may be a
+// repository's, where a stray file would be committed by mistake.
 std::string capture_selected(server::ApiClient& client, std::uint32_t pid) {
-  const std::string file = fmt::format("eacgm-capture-{}.json", pid);
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  const std::string file = fmt::format("{}/eacgm-capture-{}-{}.json", state_directory(), pid, stamp);
   auto r = client.post_json("/api/v1/capture", fmt::format("{{\"pid\":{},\"seconds\":5}}", pid));
   if (!r) return r.error();
   if (r->status != 200)
@@ -78,12 +86,12 @@ node::NodeOptions own_agent_options(const std::string& config_path) {
 
 int top_command(const TopFlags& flags) {
   if (!(flags.interval_s >= 0.2 && flags.interval_s <= 60)) {
-    print_error(fmt::format("--interval {}: from 0.2 to 60 seconds", flags.interval_s));
+    print_command_error("top", fmt::format("--interval {}: from 0.2 to 60 seconds", flags.interval_s));
     return 2;
   }
   auto client = open_client(flags.client, std::chrono::seconds(40));
   if (!client) {
-    print_error(client.error());
+    print_command_error("top", client.error());
     return 2;
   }
   TopModel model;
@@ -91,14 +99,15 @@ int top_command(const TopFlags& flags) {
   std::unique_ptr<node::NodeAgent> own;  // outlives the view: its probes stop after endwin
   if (!poll_agent(**client, model, 0, why)) {
     if (flags.server_given) {
-      print_error("eacgm top: no agent answers: " + why);
+      print_command_error("top", "no agent answers: " + why);
       return 2;
     }
-    print_error(fmt::format("eacgm top: no agent at {}; starting its own probes...", flags.client.server));
+    print_command_error("top",
+                        fmt::format("no agent at {}; starting its own probes...", flags.client.server));
     auto started = node::start_in_background(own_agent_options(flags.config_path));
     if (!started) {
-      print_error("eacgm top: no agent answers at " + flags.client.server +
-                  " and its own probes did not start: " + started.error());
+      print_command_error("top", "no agent answers at " + flags.client.server +
+                                     " and its own probes did not start: " + started.error());
       return started.error_kind() == ErrorKind::kUsage ? 2 : 1;
     }
     own = std::move(started).value();
@@ -106,7 +115,7 @@ int top_command(const TopFlags& flags) {
     local.server = own->url();
     client = open_client(local, std::chrono::seconds(40));
     if (!client || !poll_agent(**client, model, 0, why)) {
-      print_error("eacgm top: its own agent did not answer: " + (client ? why : client.error()));
+      print_command_error("top", "its own agent did not answer: " + (client ? why : client.error()));
       return 1;
     }
   }
@@ -204,7 +213,9 @@ void add_top_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--interval", flags->interval_s, "seconds between refreshes (default 1)");
   sub->footer(
       "Keys: m/s/k sort by GPU memory, calls/s, kernels/s; / filter (Enter ends); g group by rank;\n"
-      "      up/down select; c capture 5 s of the selected process into eacgm-capture-PID.json; q quit");
+      "      up/down select; c capture 5 s of the selected process into\n"
+      "      $XDG_STATE_HOME/eacgm (else ~/.local/state/eacgm, else /tmp)/eacgm-capture-PID-TIME.json; q "
+      "quit");
   sub->final_callback([&ctx, flags, server_option] {
     flags->server_given = server_option->count() > 0;
     flags->config_path = ctx.config_path;

@@ -1,5 +1,5 @@
 // `eacgm trace`: stream every traced call as JSON Lines, text or a Perfetto timeline; and
-// the default job.
+// `eacgm --demo`, the same in text with the bundled demo beside it.
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
@@ -167,16 +167,14 @@ std::vector<std::string> demo_command() {
   return {dir + "/eacgm-demo", "--loop"};
 }
 
-int run_default(const CommandContext& ctx, bool demo) {
+int run_demo(const CommandContext& ctx) {
   StreamFlags f;
   f.format = "text";
   f.trace.request.periodic_status = true;
-  if (demo) {
-    f.trace.request.side_command = demo_command();
-    // The demo's calls; what other processes on the machine call is counted in one
-    // line at the end instead of drowning them.
-    f.trace.request.comms = {"eacgm-demo"};
-  }
+  f.trace.request.side_command = demo_command();
+  // The demo's calls; what other processes on the machine call is counted in one
+  // line at the end instead of drowning them.
+  f.trace.request.comms = {"eacgm-demo"};
   return trace_to(ctx, f);
 }
 

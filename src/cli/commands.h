@@ -23,9 +23,8 @@ void add_history_command(CLI::App& app, CommandContext& ctx);
 void add_capture_command(CLI::App& app, CommandContext& ctx);
 void add_top_command(CLI::App& app, CommandContext& ctx);
 
-// `eacgm` without a subcommand: trace everything, text format; --demo starts the
-// bundled CUDA demo beside it.
-int run_default(const CommandContext& ctx, bool demo);
+// `eacgm --demo`: the bundled CUDA demo started beside a trace of its calls, in text.
+int run_demo(const CommandContext& ctx);
 // The bundled demo program beside this binary, looping: `eacgm --demo`, `serve --demo`.
 std::vector<std::string> demo_command();
 

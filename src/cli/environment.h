@@ -22,4 +22,11 @@ std::string nvml_library_from_environment();
 // $HOME, $PYENV_ROOT, $PATH and $PYENV_VERSION, for the interpreter scan.
 probe::InterpreterEnvironment interpreter_environment();
 
+// Where eacgm writes files of its own accord (top's captures), never the current
+// directory (often a repository's): $XDG_STATE_HOME/eacgm, else $HOME/.local/state/eacgm,
+// made (mode 0700) when missing; where neither can be written, $TMPDIR, else /tmp.
+std::string state_directory();
+// The same from the variables' values (null: unset).
+std::string state_directory(const char* xdg_state_home, const char* home, const char* tmpdir);
+
 }  // namespace eacgm::cli

@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "export/text_columns.h"
+
 namespace eacgm::cli {
 namespace {
 
@@ -21,8 +23,8 @@ std::string bytes_text(std::uint64_t b) {
 }
 
 std::string bar(double percent, std::size_t width) {
-  const auto full =
-      static_cast<std::size_t>(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width) + 0.5);
+  const auto full = static_cast<std::size_t>(
+      std::lround(std::clamp(percent, 0.0, 100.0) / 100.0 * static_cast<double>(width)));
   return "[" + std::string(full, '|') + std::string(width - full, ' ') + "]";
 }
 
@@ -141,6 +143,10 @@ void update_top_model(TopModel& model, const std::string& processes_json, const 
       g.index = j.value("index", 0u);
       g.name = j.value("name", std::string());
       g.util_percent = opt_of<double>(j, "utilization_gpu_percent");
+      if (j.contains("gpm") && j["gpm"].is_object()) {
+        g.sm_active = opt_of<double>(j["gpm"], "sm_active");
+        g.tensor_active = opt_of<double>(j["gpm"], "tensor_active");
+      }
       g.memory_used_bytes = opt_of<std::uint64_t>(j, "memory_used_bytes");
       g.memory_total_bytes = opt_of<std::uint64_t>(j, "memory_total_bytes");
       g.util_history = std::move(history[g.index]);
@@ -191,12 +197,13 @@ std::vector<std::string> render_top(const TopModel& model, const TopViewState& v
   for (const auto& g : model.gpus) {
     const double used = static_cast<double>(g.memory_used_bytes.value_or(0));
     const double total = static_cast<double>(g.memory_total_bytes.value_or(0));
-    lines.push_back(fmt::format("GPU {} {:<20.20} util {} {:>5} mem {} {}/{}  {}", g.index, g.name,
-                                bar(g.util_percent.value_or(0), 10),
-                                g.util_percent ? fmt::format("{:.0f}%", *g.util_percent) : std::string("n/a"),
-                                bar(total > 0 ? used / total * 100.0 : 0, 10),
-                                bytes_text(g.memory_used_bytes.value_or(0)),
-                                bytes_text(g.memory_total_bytes.value_or(0)), spark(g.util_history)));
+    lines.push_back(fmt::format(
+        "GPU {} {:<20.20} util {} {:>5} sm {:>4} tensor {:>4} mem {} {}/{}  {}", g.index, g.name,
+        bar(g.util_percent.value_or(0), 10),
+        g.util_percent ? fmt::format("{:.0f}%", *g.util_percent) : std::string("n/a"),
+        exporting::format_ratio_percent(g.sm_active), exporting::format_ratio_percent(g.tensor_active),
+        bar(total > 0 ? used / total * 100.0 : 0, 10), bytes_text(g.memory_used_bytes.value_or(0)),
+        bytes_text(g.memory_total_bytes.value_or(0)), spark(g.util_history)));
   }
   lines.push_back(fmt::format("{:>8} {:<16} {:>5} {:>9} {:>11} {:>10} {:>9}", "PID", "COMM", "RANK",
                               "GPU MEM", "CALLS/S", "KERNELS/S", "ANOMALIES"));

@@ -17,6 +17,9 @@ struct TopGpu {
   unsigned index = 0;
   std::string name;
   std::optional<double> util_percent;
+  // NVML GPM's SM and tensor activity (ratios 0..1) of the last pass: how much of the GPU
+  // computed, where utilization says only that a kernel ran. Absent without GPM.
+  std::optional<double> sm_active, tensor_active;
   std::optional<std::uint64_t> memory_used_bytes, memory_total_bytes;
   std::deque<double> util_history;  // oldest first, at most kHistory
   static constexpr std::size_t kHistory = 30;

@@ -34,6 +34,10 @@ void request_stop(int sig) { g_signal.store(sig); }
 
 void print_error(const std::string& message) { std::fprintf(stderr, "eacgm: %s\n", message.c_str()); }
 
+void print_command_error(std::string_view command, const std::string& message) {
+  std::fprintf(stderr, "eacgm %.*s: %s\n", static_cast<int>(command.size()), command.data(), message.c_str());
+}
+
 void TraceFlags::apply() {
   read_trace_environment(request);
   request.mode = parse_trace_mode(mode);

@@ -1,4 +1,4 @@
-// What `trace`, `run` and the default job share: their options (parsed into an
+// What `trace`, `run` and `eacgm --demo` share: their options (parsed into an
 // agent::TraceRequest) and running the agent until the trace ends, with the signals a
 // command line expects.
 #pragma once
@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/trace_setup.h"
@@ -49,5 +50,7 @@ void request_stop(int sig);
 
 // Prints "eacgm: <message>" on stderr.
 void print_error(const std::string& message);
+// Prints "eacgm <command>: <message>" on stderr (a message of one command's).
+void print_command_error(std::string_view command, const std::string& message);
 
 }  // namespace eacgm::cli

@@ -1,14 +1,20 @@
-// Usage errors: readable checks for seconds, one-line messages, exit code 2.
+// Usage errors: readable checks for seconds, one-line messages (with the command or option
+// a mistyped word most likely meant), exit code 2.
 #include "cli/usage_errors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <utility>
+
+#include "core/edit_distance.h"
 
 namespace eacgm::cli {
 
@@ -67,14 +73,92 @@ CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector
       });
 }
 
-std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e) {
-  std::string command = "eacgm";  // not argv[0], which may be a path
-  for (const CLI::App* sub = &app;;) {
+namespace {
+
+// "eacgm", then the name of each command parsed down to `upto` (the innermost when null):
+// "eacgm govern status". Not argv[0], which may be a path.
+std::string command_path(const CLI::App& root, const CLI::App* upto = nullptr) {
+  std::string command = "eacgm";
+  for (const CLI::App* sub = &root; sub != upto;) {
     const auto parsed = sub->get_subcommands();
     if (parsed.empty()) break;
     sub = parsed.back();
     command += " " + sub->get_name();
   }
+  return command;
+}
+
+// The innermost parsed command that left words over, or null.
+const CLI::App* app_with_leftovers(const CLI::App& root) {
+  for (const CLI::App* app = &root;;) {
+    if (!app->remaining(false).empty()) return app;
+    const auto parsed = app->get_subcommands();
+    if (parsed.empty()) return nullptr;
+    app = parsed.back();
+  }
+}
+
+// Other tools' words for what an option of eacgm's is called otherwise; suggested when
+// the command has that option.
+struct OptionAlias {
+  std::string_view said;
+  std::string_view meant;
+};
+constexpr OptionAlias kOptionAliases[] = {
+    {"--port", "--listen"}, {"--host", "--listen"}, {"--bind", "--listen"},    {"--address", "--listen"},
+    {"--addr", "--listen"}, {"--url", "--server"},  {"--endpoint", "--server"}};
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// The closest of `names` to `word`, if one is close enough to be meant.
+std::optional<std::string> closest_name(std::string_view word, const std::vector<std::string>& names) {
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  auto found = closest_word(word, views);
+  if (!found) return std::nullopt;
+  return std::string(*found);
+}
+
+// The first word `app` left over, named in the order it was given, with what was meant.
+std::string leftover_message(const CLI::App& app, const std::string& command) {
+  const std::string word = app.remaining(false).front();
+  if (word.size() > 1 && word[0] == '-') {
+    const std::string name = word.substr(0, word.find('='));
+    const std::vector<std::string> names = option_names(app);
+    std::optional<std::string> meant;
+    for (const OptionAlias& a : kOptionAliases) {
+      if (name == a.said && std::find(names.begin(), names.end(), a.meant) != names.end())
+        meant = std::string(a.meant);
+    }
+    if (!meant) meant = closest_name(name, names);
+    if (meant) return fmt::format("{}: unknown option {} (did you mean {}?)", command, name, *meant);
+    return fmt::format("{}: unknown option {} (see {} --help)", command, name, command);
+  }
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); }))
+    commands.push_back(sub->get_name());
+  if (commands.empty())
+    return fmt::format("{}: unexpected argument '{}' (see {} --help)", command, word, command);
+  if (auto meant = closest_name(word, commands))
+    return fmt::format("{}: unknown command '{}' (did you mean '{}'?)", command, word, *meant);
+  return fmt::format("{}: unknown command '{}' (commands: {})", command, word, fmt::join(commands, ", "));
+}
+
+}  // namespace
+
+std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e) {
+  // CLI11 names the words left over in reverse and suggests nothing.
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (const CLI::App* left = app_with_leftovers(app))
+      return leftover_message(*left, command_path(app, left));
+  }
+  const std::string command = command_path(app);
   std::string message;
   bool space = false;
   for (char c : std::string(e.what())) {
@@ -88,6 +172,16 @@ std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e) {
   }
   if (message.empty()) message = e.get_name();
   return fmt::format("{}: {} (see {} --help)", command, message, command);
+}
+
+std::string usage_text(const CLI::App& app) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); }))
+    commands.push_back(sub->get_name());
+  return fmt::format(
+      "usage: eacgm COMMAND [OPTIONS] (eacgm --help describes the commands, eacgm COMMAND --help their "
+      "options)\ncommands: {}",
+      fmt::join(commands, ", "));
 }
 
 int exit_for_parse_error(CLI::App& app, const CLI::ParseError& e) {

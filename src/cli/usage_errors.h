@@ -19,8 +19,14 @@ CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector
                              const std::string& description);
 
 // The one line for a usage error: "eacgm trace: --format: xml not in {jsonl,text} (see
-// eacgm trace --help)", with CLI11's message folded onto one line.
+// eacgm trace --help)", with CLI11's message folded onto one line. Words the command line
+// left over are named in the order given, with the closest command or option when one is
+// near: "eacgm: unknown command 'toop' (did you mean 'top'?)", "eacgm serve: unknown
+// option --port (did you mean --listen?)".
 std::string usage_error_line(const CLI::App& app, const CLI::ParseError& e);
+
+// What `eacgm` alone prints: how to call it and its commands, on two lines.
+std::string usage_text(const CLI::App& app);
 
 // What main() returns for a parse error: --help and --version print as usual and give
 // 0; every other parse error prints usage_error_line() on stderr and gives 2.

@@ -10,6 +10,38 @@
 
 namespace eacgm {
 
+// One NVLink's traffic over the interval, from GPM.
+struct NvlinkRate {
+  unsigned link = 0;
+  double tx_bytes_per_second = 0;
+  double rx_bytes_per_second = 0;
+};
+
+// The GPU's profiling counters (NVML GPM, Hopper and newer) averaged over the interval
+// since the previous pass: what the SMs, tensor cores and memory actually did, where
+// "utilization" only says a kernel was running. Activities are ratios 0..1 (dcgm-exporter's
+// DCGM_FI_PROF_* units); each is absent where the GPU lacks that unit.
+struct GpmCounters {
+  double interval_seconds = 0;  // between the two samples
+  std::optional<double> graphics_active;
+  std::optional<double> sm_active;
+  std::optional<double> sm_occupancy;
+  std::optional<double> tensor_active;  // any tensor operation
+  std::optional<double> tensor_hmma_active;
+  std::optional<double> tensor_imma_active;
+  std::optional<double> tensor_dfma_active;
+  std::optional<double> fp16_active;  // non-tensor pipes
+  std::optional<double> fp32_active;
+  std::optional<double> fp64_active;
+  std::optional<double> integer_active;
+  std::optional<double> dram_active;  // DRAM bandwidth used over the peak
+  std::optional<double> pcie_tx_bytes_per_second;
+  std::optional<double> pcie_rx_bytes_per_second;
+  std::optional<double> nvlink_tx_bytes_per_second;  // all links
+  std::optional<double> nvlink_rx_bytes_per_second;
+  std::vector<NvlinkRate> nvlinks;  // links that carry traffic counters
+};
+
 // Every metric is optional: a GPU that does not support a field reports it as absent
 // without losing the others. Units are NVML's own where they are exact integers.
 struct DeviceSample {
@@ -57,6 +89,10 @@ struct DeviceSample {
   // XID critical errors seen since the sampler started (absent: events unsupported).
   std::optional<std::uint64_t> xid_errors_total;
   std::optional<std::uint64_t> last_xid;
+  // Whether the GPU has GPM profiling counters (constant for the session), and their
+  // values over the last interval (absent on the first pass: GPM needs two samples).
+  bool gpm_supported = false;
+  std::optional<GpmCounters> gpm;
 };
 
 struct ProcessSample {
@@ -79,6 +115,7 @@ struct ProcessSample {
 struct GpuSystemInfo {
   std::string driver_version;              // "550.54.15", empty when unknown
   std::optional<int> cuda_driver_version;  // 12040 means CUDA 12.4
+  bool gpm_off = false;                    // GPM's counters turned off ([gpu] profiling = false)
 };
 
 struct GpuSnapshot {
@@ -90,6 +127,25 @@ struct GpuSnapshot {
   std::vector<ProcessSample> processes;  // empty unless process sampling is on
   // Failures not tied to one field ("GPU 1: process list: GPU is lost").
   std::vector<std::string> errors;
+};
+
+// nvml.h's nvmlClocksEventReason* (nvmlClocksThrottleReason*) bits and their names;
+// `slowdown`: the clocks held back by a limit, not by the GPU being idle or set so.
+struct ClockEventReason {
+  std::uint64_t bit;
+  const char* name;
+  bool slowdown;
+};
+inline constexpr ClockEventReason kClockEventReasons[] = {
+    {0x1, "gpu_idle", false},
+    {0x2, "applications_clocks_setting", false},
+    {0x4, "sw_power_cap", true},
+    {0x8, "hw_slowdown", true},
+    {0x10, "sync_boost", false},
+    {0x20, "sw_thermal_slowdown", true},
+    {0x40, "hw_thermal_slowdown", true},
+    {0x80, "hw_power_brake_slowdown", true},
+    {0x100, "display_clock_setting", false},
 };
 
 // "12.4" from NVML's 12040.

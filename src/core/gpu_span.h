@@ -30,6 +30,8 @@ struct GpuSpan {
   // (a graph, or a hook that did not send it).
   gpu_time::LaunchShape shape{};
   bool shaped = false;
+  // The function's first launch in the process (gpu_time_ring.h kSpanFirst): it ran cold.
+  bool first = false;
 };
 
 struct GpuFunctionName {

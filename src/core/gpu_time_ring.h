@@ -62,6 +62,10 @@ inline constexpr std::uint32_t kSpanNccl = 1;
 inline constexpr std::uint32_t kSpanQueued = 2;
 // The next slot holds the launch's grid and block (LaunchShape).
 inline constexpr std::uint32_t kSpanShaped = 4;
+// The function's first launch: it runs cold (the module loaded, caches empty), so the
+// agent keeps it apart from the kernel's steady figures. An agent that predates the flag
+// reads it as any other span.
+inline constexpr std::uint32_t kSpanFirst = 8;
 
 struct Record {
   std::uint32_t kind;         // RecordKind

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -59,18 +60,20 @@ std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_
     if (s.total > shown) out += fmt::format("  ({} earlier slow call(s) not shown)\n", s.total - shown);
   }
   if (!s.intervals.empty()) {
+    // DURATION is the calls' (geometric mean), beside the median it is compared with;
+    // SECONDS the interval's length.
     std::vector<std::vector<std::string>> rows{
-        {"FUNCTION", "BYTES FROM", "CALLS", "x MEDIAN", "MEDIAN", "SCORE", "SECONDS"}};
+        {"FUNCTION", "BYTES FROM", "CALLS", "DURATION", "MEDIAN", "x MEDIAN", "SCORE", "SECONDS"}};
     const std::size_t first = s.intervals.size() > max_rows ? s.intervals.size() - max_rows : 0;
     for (std::size_t i = first; i < s.intervals.size(); ++i) {
       const auto& v = s.intervals[i];
       rows.push_back({function_cell(v.domain, v.name), v.bytes_class ? format_bytes(v.bytes_class) : "-",
-                      std::to_string(v.calls), fmt::format("{:.1f}", v.ratio), format_duration(v.median_ns),
-                      fmt::format("{:.1f}", v.score),
+                      std::to_string(v.calls), format_duration(v.mean_ns), format_duration(v.median_ns),
+                      fmt::format("{:.1f}", v.ratio), fmt::format("{:.1f}", v.score),
                       fmt::format("{:.1f}", static_cast<double>(v.end_ns - v.start_ns) / 1e9)});
     }
     out += "slow intervals (calls over a tick, slower together than the model allows):\n";
-    out += render_columns(rows, {false, true, true, true, true, true, true});
+    out += render_columns(rows, {false, true, true, true, true, true, true, true});
   }
   return out;
 }
@@ -108,7 +111,8 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
                              {"calls", v.calls},
                              {"ratio", v.ratio},
                              {"score", v.score},
-                             {"median_ns", v.median_ns}});
+                             {"median_ns", v.median_ns},
+                             {"dur_ns", static_cast<std::uint64_t>(std::llround(v.mean_ns))}});
   }
   return json{{"calls", std::move(calls)},
               {"intervals", std::move(intervals)},

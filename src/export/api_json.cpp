@@ -407,6 +407,10 @@ json memory_json(const analysis::MemorySummary& memory) {
                              {"kind", std::string(analysis::alloc_kind_name(l.kind))},
                              {"ts_ns", l.ts_ns}});
     }
+    // What failed_allocations counts, function by function, as the function rows name them;
+    // left out when nothing failed.
+    json failed = json::object();
+    for (const auto& f : r.failed_by_function) failed[f.function] = f.calls;
     list.push_back(json{
         {"pid", r.pid},
         {"comm", r.comm},
@@ -420,12 +424,14 @@ json memory_json(const analysis::MemorySummary& memory) {
         {"unknown_frees", r.unknown_frees},
         {"double_frees", r.double_frees},
         {"failed_allocations", r.failed_allocations},
+        {"failed_allocations_by_function", std::move(failed)},
         {"failed_frees", r.failed_frees},
         {"unreadable", r.unreadable},
         {"dropped", r.dropped},
         {"size_histogram", std::move(histogram)},
         {"leaks", json{{"count", r.leak_count}, {"bytes", r.leak_bytes}, {"largest", std::move(largest)}}},
         {"exited", r.exited}});
+    if (r.failed_by_function.empty()) list.back().erase("failed_allocations_by_function");
   }
   return json{{"processes", std::move(list)},
               {"exited_dropped", memory.exited_dropped},
@@ -435,6 +441,18 @@ json memory_json(const analysis::MemorySummary& memory) {
 std::string api_memory(const analysis::AnalysisSnapshot& snap) {
   return with_header(snap, memory_json(snap.get<analysis::MemorySummary>()));
 }
+
+namespace {
+
+// A second's mean GPM activity, to 6 decimals: the ring sums in floats, whose noise past
+// that would read as made-up precision.
+json activity_json(const analysis::RollupGpu& g, analysis::RollupActivity a) {
+  const std::optional<double> mean = g.activity(a);
+  if (!mean) return nullptr;
+  return std::round(*mean * 1e6) / 1e6;
+}
+
+}  // namespace
 
 std::string api_series(const analysis::SeriesWindow& window) {
   const auto& names = window.domains;
@@ -449,6 +467,9 @@ std::string api_series(const analysis::SeriesWindow& window) {
       const auto& g = p.gpus[i];
       gpus.push_back(json{{"gpu", g.index},
                           {"util", g.util_samples ? json(g.util_sum / g.util_samples) : json(nullptr)},
+                          {"sm_active", activity_json(g, analysis::RollupActivity::kSm)},
+                          {"tensor_active", activity_json(g, analysis::RollupActivity::kTensor)},
+                          {"dram_active", activity_json(g, analysis::RollupActivity::kDram)},
                           {"memory_used_bytes", g.has_memory ? json(g.memory_used_bytes) : json(nullptr)}});
     }
     points.push_back(json{{"t", p.t},

@@ -22,7 +22,28 @@ Value scaled(const std::optional<T>& v, double divisor) {
   return v ? Value{static_cast<double>(*v) / divisor} : Value{};
 }
 Value mib(const std::optional<std::uint64_t>& bytes) { return bytes ? Value{*bytes >> 20} : Value{}; }
+Value ratio(const std::optional<double>& v) { return v ? Value{*v} : Value{}; }
 Value flag(const std::optional<bool>& v) { return v ? Value{std::uint64_t{*v ? 1u : 0u}} : Value{}; }
+
+// A profiling field (DCGM_FI_PROF_*) from the GPU's GPM counters.
+Value gpm_value(std::string_view name, const GpmCounters& c) {
+  if (name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") return ratio(c.graphics_active);
+  if (name == "DCGM_FI_PROF_SM_ACTIVE") return ratio(c.sm_active);
+  if (name == "DCGM_FI_PROF_SM_OCCUPANCY") return ratio(c.sm_occupancy);
+  if (name == "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE") return ratio(c.tensor_active);
+  if (name == "DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE") return ratio(c.tensor_hmma_active);
+  if (name == "DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE") return ratio(c.tensor_imma_active);
+  if (name == "DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE") return ratio(c.tensor_dfma_active);
+  if (name == "DCGM_FI_PROF_PIPE_FP64_ACTIVE") return ratio(c.fp64_active);
+  if (name == "DCGM_FI_PROF_PIPE_FP32_ACTIVE") return ratio(c.fp32_active);
+  if (name == "DCGM_FI_PROF_PIPE_FP16_ACTIVE") return ratio(c.fp16_active);
+  if (name == "DCGM_FI_PROF_DRAM_ACTIVE") return ratio(c.dram_active);
+  if (name == "DCGM_FI_PROF_PCIE_TX_BYTES") return ratio(c.pcie_tx_bytes_per_second);
+  if (name == "DCGM_FI_PROF_PCIE_RX_BYTES") return ratio(c.pcie_rx_bytes_per_second);
+  if (name == "DCGM_FI_PROF_NVLINK_TX_BYTES") return ratio(c.nvlink_tx_bytes_per_second);
+  if (name == "DCGM_FI_PROF_NVLINK_RX_BYTES") return ratio(c.nvlink_rx_bytes_per_second);
+  return {};
+}
 
 // The value of a GPU family for one device; monostate when absent.
 Value device_value(std::string_view name, const DeviceSample& d) {
@@ -51,6 +72,7 @@ Value device_value(std::string_view name, const DeviceSample& d) {
   if (name == "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS") return u(d.remapped_rows_correctable);
   if (name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS") return u(d.remapped_rows_uncorrectable);
   if (name == "DCGM_FI_DEV_ROW_REMAP_FAILURE") return flag(d.remapped_rows_failure);
+  if (d.gpm && name.starts_with("DCGM_FI_PROF_")) return gpm_value(name, *d.gpm);
   if (name == "eacgm_gpu_memory_total_bytes") return u(d.memory_total_bytes);
   if (name == "eacgm_gpu_power_limit_watts") return scaled(d.power_limit_milliwatts, 1000.0);
   if (name == "eacgm_gpu_fan_speed_ratio") return scaled(d.fan_speed_percent, 100.0);
@@ -72,6 +94,22 @@ Value process_value(std::string_view name, const ProcessSample& p) {
 void put(ExpositionWriter& out, const Labels& labels, const Value& v) {
   if (const auto* i = std::get_if<std::uint64_t>(&v)) out.add(labels, *i);
   if (const auto* d = std::get_if<double>(&v)) out.add(labels, *d);
+}
+
+// One series per GPU and NVLink that GPM reports traffic for.
+void append_link_family(ExpositionWriter& out, const MetricDef& def, const GpuSnapshot& snap,
+                        const std::vector<Labels>& labels) {
+  const bool tx = def.name == "eacgm_gpu_nvlink_link_tx_bytes_per_second";
+  out.begin_family(family_of(def));
+  for (std::size_t i = 0; i < snap.devices.size(); ++i) {
+    const DeviceSample& d = snap.devices[i];
+    if (d.lost || !d.gpm) continue;
+    for (const NvlinkRate& link : d.gpm->nvlinks) {
+      Labels l = labels[i];
+      l.push_back({"link", std::to_string(link.link)});
+      out.add(l, tx ? link.tx_bytes_per_second : link.rx_bytes_per_second);
+    }
+  }
 }
 
 }  // namespace
@@ -108,6 +146,10 @@ void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const Gp
     own_labels.push_back(gpu_labels(d, snap.system, options, LabelStyle::kEacgm));
   }
   for (const auto& def : metric_table()) {
+    if (def.labels == LabelSet::kGpuLink) {
+      append_link_family(out, def, snap, own_labels);
+      continue;
+    }
     if (def.labels != LabelSet::kGpu) continue;
     const auto& labels = def.name.starts_with("DCGM_") ? dcgm_labels : own_labels;
     out.begin_family(family_of(def));

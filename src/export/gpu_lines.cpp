@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/event_format.h"
@@ -74,6 +75,14 @@ void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap) {
     }
     std::vector<std::string> parts;
     if (d.utilization_gpu_percent) parts.push_back(fmt::format("util {}%", *d.utilization_gpu_percent));
+    if (d.gpm) {
+      // Beside utilization, how much of the GPU computed (GPM; none on older GPUs).
+      const std::pair<const char*, std::optional<double>> activities[] = {
+          {"sm", d.gpm->sm_active}, {"tensor", d.gpm->tensor_active}, {"dram", d.gpm->dram_active}};
+      for (const auto& [what, ratio] : activities) {
+        if (ratio) parts.push_back(fmt::format("{} active {:.0f}%", what, *ratio * 100.0));
+      }
+    }
     if (d.memory_used_bytes && d.memory_total_bytes) {
       parts.push_back(
           fmt::format("mem {}/{} MiB", format_mib(d.memory_used_bytes), format_mib(d.memory_total_bytes)));

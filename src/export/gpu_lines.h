@@ -15,7 +15,8 @@ namespace eacgm::exporting {
 // objects are those of `eacgm gpu --json`.
 void append_gpu_jsonl(fmt::memory_buffer& out, const GpuSnapshot& snap);
 
-// 12:34:56.789012 gpu 0 NVIDIA H100: util 99%, mem 2931/81559 MiB, 62C, 657.4/700 W
+// 12:34:56.789012 gpu 0 NVIDIA H100: util 99%, sm active 97%, tensor active 94%, dram active 17%,
+//   mem 2931/81559 MiB, 62C, 657.4/700 W (the activities on a GPU with GPM)
 // 12:34:56.789012 gpu 0 pid 434 python: mem 2931 MiB, sm 99%
 void append_gpu_text(fmt::memory_buffer& out, const GpuSnapshot& snap);
 

@@ -4,6 +4,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -31,26 +32,50 @@ std::string iso_time(std::chrono::system_clock::time_point t) {
                      static_cast<int>(ms));
 }
 
+// A GPM activity as a whole percentage, "-" without GPM or without that unit.
+std::string activity(const std::optional<GpmCounters>& gpm, std::optional<double> GpmCounters::*field) {
+  return format_ratio_percent(gpm ? (*gpm).*field : std::nullopt);
+}
+
+json opt_double(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json gpm_json(const GpmCounters& c) {
+  json links = json::array();
+  for (const NvlinkRate& l : c.nvlinks) {
+    links.push_back({{"link", l.link},
+                     {"tx_bytes_per_second", l.tx_bytes_per_second},
+                     {"rx_bytes_per_second", l.rx_bytes_per_second}});
+  }
+  return json{
+      {"interval_seconds", c.interval_seconds},
+      {"graphics_active", opt_double(c.graphics_active)},
+      {"sm_active", opt_double(c.sm_active)},
+      {"sm_occupancy", opt_double(c.sm_occupancy)},
+      {"tensor_active", opt_double(c.tensor_active)},
+      {"tensor_hmma_active", opt_double(c.tensor_hmma_active)},
+      {"tensor_imma_active", opt_double(c.tensor_imma_active)},
+      {"tensor_dfma_active", opt_double(c.tensor_dfma_active)},
+      {"fp16_active", opt_double(c.fp16_active)},
+      {"fp32_active", opt_double(c.fp32_active)},
+      {"fp64_active", opt_double(c.fp64_active)},
+      {"integer_active", opt_double(c.integer_active)},
+      {"dram_active", opt_double(c.dram_active)},
+      {"pcie_tx_bytes_per_second", opt_double(c.pcie_tx_bytes_per_second)},
+      {"pcie_rx_bytes_per_second", opt_double(c.pcie_rx_bytes_per_second)},
+      {"nvlink_tx_bytes_per_second", opt_double(c.nvlink_tx_bytes_per_second)},
+      {"nvlink_rx_bytes_per_second", opt_double(c.nvlink_rx_bytes_per_second)},
+      {"nvlinks", std::move(links)},
+  };
+}
+
 }  // namespace
 
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
-  // nvml.h: nvmlClocksEventReason* / nvmlClocksThrottleReason* bit values.
-  static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
-      {0x1, "gpu_idle"},
-      {0x2, "applications_clocks_setting"},
-      {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},
-      {0x10, "sync_boost"},
-      {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"},
-      {0x80, "hw_power_brake_slowdown"},
-      {0x100, "display_clock_setting"},
-  };
   std::vector<std::string> names;
   std::uint64_t known = 0;
-  for (auto [bit, name] : kNames) {
-    known |= bit;
-    if (mask & bit) names.emplace_back(name);
+  for (const ClockEventReason& r : kClockEventReasons) {
+    known |= r.bit;
+    if (mask & r.bit) names.emplace_back(r.name);
   }
   if (mask & ~known) names.push_back(fmt::format("{:#x}", mask & ~known));
   return names;
@@ -65,13 +90,13 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
     out += "No GPUs found by NVML\n";
   } else {
     std::vector<std::vector<std::string>> rows;
-    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "MemUtil", "Memory used/total MiB", "Temp",
-                    "Power/limit W", "SM MHz", "Mem MHz", "Fan", "XID"});
+    rows.push_back({"GPU", "Name", "Bus-Id", "Util", "SM", "Tensor", "DRAM", "MemUtil",
+                    "Memory used/total MiB", "Temp", "Power/limit W", "SM MHz", "Mem MHz", "Fan", "XID"});
     for (const DeviceSample& d : snap.devices) {
       if (d.lost || !d.error.empty()) {
         rows.push_back({fmt::format("{}", d.index), d.name.empty() ? "-" : d.name,
                         d.pci_bus_id.empty() ? "-" : d.pci_bus_id, d.lost ? "LOST" : "ERROR", "-", "-", "-",
-                        "-", "-", "-", "-", "-"});
+                        "-", "-", "-", "-", "-", "-", "-", "-"});
         continue;
       }
       std::string memory =
@@ -82,13 +107,27 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
                               ? fmt::format("{} / {}", watts(d.power_usage_milliwatts, "{:.1f}"),
                                             watts(d.power_limit_milliwatts, "{:.0f}"))
                               : "-";
-      rows.push_back({fmt::format("{}", d.index), d.name, d.pci_bus_id,
-                      or_dash(d.utilization_gpu_percent, "{}%"), or_dash(d.utilization_memory_percent, "{}%"),
-                      memory, or_dash(d.temperature_gpu_celsius, "{}C"), power, or_dash(d.clock_sm_mhz),
-                      or_dash(d.clock_memory_mhz), or_dash(d.fan_speed_percent, "{}%"),
-                      or_dash(d.xid_errors_total)});
+      rows.push_back(
+          {fmt::format("{}", d.index), d.name, d.pci_bus_id, or_dash(d.utilization_gpu_percent, "{}%"),
+           activity(d.gpm, &GpmCounters::sm_active), activity(d.gpm, &GpmCounters::tensor_active),
+           activity(d.gpm, &GpmCounters::dram_active), or_dash(d.utilization_memory_percent, "{}%"), memory,
+           or_dash(d.temperature_gpu_celsius, "{}C"), power, or_dash(d.clock_sm_mhz),
+           or_dash(d.clock_memory_mhz), or_dash(d.fan_speed_percent, "{}%"), or_dash(d.xid_errors_total)});
     }
-    out += render_columns(rows, {true, false, false, true, true, true, true, true, true, true, true, true});
+    out += render_columns(
+        rows, {true, false, false, true, true, true, true, true, true, true, true, true, true, true, true});
+    std::vector<std::string> without;
+    for (const DeviceSample& d : snap.devices) {
+      if (!d.lost && d.error.empty() && !d.gpm_supported && !snap.system.gpm_off) {
+        without.push_back(std::to_string(d.index));
+      }
+    }
+    if (!without.empty()) {
+      out += fmt::format(
+          "SM, Tensor, DRAM: NVML GPM profiling counters, not on GPU {} (they need a Hopper or newer GPU and "
+          "driver R520+)\n",
+          fmt::join(without, ", "));
+    }
   }
 
   if (processes) {
@@ -164,6 +203,8 @@ json device_json(const DeviceSample& d) {
       {"clock_event_reason_names", reasons},
       {"xid_errors_total", opt(d.xid_errors_total)},
       {"last_xid", opt(d.last_xid)},
+      {"gpm_supported", d.gpm_supported},
+      {"gpm", d.gpm ? gpm_json(*d.gpm) : json(nullptr)},
   };
 }
 

@@ -1,6 +1,7 @@
 // GPU-time families for /metrics, named and described by metrics_table.
 #include "export/gpu_time_metrics.h"
 
+#include <cmath>
 #include <vector>
 
 #include "analysis/gpu_times.h"
@@ -21,6 +22,8 @@ void append_gpu_time_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
   const std::uint64_t folded = fold_past_cap(names, max_series, [&](const analysis::GpuKernelNameTimes* n) {
     other.launches += n->launches;
     other.est_gpu_ns += n->est_gpu_ns;
+    other.est_gpu_ci_ns = std::hypot(other.est_gpu_ci_ns, n->est_gpu_ci_ns);
+    other.has_ci = other.has_ci || n->has_ci;
     (void)other.durations.merge(n->durations);  // same options: cannot fail
   });
   if (folded > 0) names.push_back(&other);
@@ -35,6 +38,10 @@ void append_gpu_time_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
   }
   begin_family(out, "eacgm_gpu_time_kernel_estimated_seconds");
   for (const auto* n : names) out.add({{"kernel", n->name}}, n->est_gpu_ns / 1e9);
+  begin_family(out, "eacgm_gpu_time_kernel_estimated_ci95_seconds");
+  for (const auto* n : names) {
+    if (n->has_ci) out.add({{"kernel", n->name}}, n->est_gpu_ci_ns / 1e9);
+  }
 }
 
 }  // namespace eacgm::exporting

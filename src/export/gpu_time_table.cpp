@@ -32,21 +32,28 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
   std::string out = fmt::format(
       "gpu time (CUDA events through the hook; {} of {} launches timed, NCCL kernels all): {} on the GPU\n",
       timed, launches, format_duration(total));
+  // n: the timed launches behind p50 and p99 (never the first, shown apart as it ran cold).
   std::vector<std::vector<std::string>> cells = {
-      {"pid", "kernel", "launches", "timed", "p50", "p99", "gpu time", "share"}};
+      {"pid", "kernel", "launches", "n", "p50", "p99", "first", "gpu time", "±95%", "share"}};
   const std::size_t n = std::min(summary.kernels.size(), max_rows);
   for (std::size_t i = 0; i < n; ++i) {
     const auto& r = summary.kernels[i];
     const bool any = r.timed > 0;
+    const bool steady = r.samples > 0;
     cells.push_back({fmt::format("{}", r.pid), short_name(r, max_name_width) + (r.upper_bound ? " (<=)" : ""),
-                     fmt::format("{}", r.launches), fmt::format("{}", r.timed),
-                     any ? format_duration(r.p50_ns) : "-", any ? format_duration(r.p99_ns) : "-",
+                     fmt::format("{}", r.launches), fmt::format("{}", r.samples),
+                     steady ? format_duration(r.p50_ns) : "-", steady ? format_duration(r.p99_ns) : "-",
+                     r.first_launch_ns ? format_duration(*r.first_launch_ns) : "-",
                      any ? format_duration(r.est_gpu_ns) : "-",
+                     any && r.est_gpu_ci_ns ? format_duration(*r.est_gpu_ci_ns) : "-",
                      any && total > 0 ? fmt::format("{:.1f}%", 100.0 * r.est_gpu_ns / total) : "-"});
   }
-  out += render_columns(cells, {true, false, true, true, true, true, true, true});
+  out += render_columns(cells, {true, false, true, true, true, true, true, true, true, true});
   if (summary.kernels.size() > n)
     out += fmt::format("({} more kernels not shown; all in --json)\n", summary.kernels.size() - n);
+  out +=
+      "(n: timed launches behind p50 and p99; first: the first launch, cold, kept apart; ±95%: the "
+      "gpu time's 95% confidence interval)\n";
   if (std::any_of(summary.kernels.begin(), summary.kernels.end(),
                   [](const auto& r) { return r.upper_bound; }))
     out += "(<=: every timed launch found its stream idle; its times include the launch's latency)\n";
@@ -96,21 +103,26 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
              {"timed", r.timed},
              {"idle_starts", r.idle_starts},
              {"upper_bound", r.upper_bound},
-             {"timed_ns", r.timed_ns}};
-    if (r.timed > 0) {
+             {"samples", r.samples},
+             {"timed_ns", r.timed_ns},
+             {"first_launch_ns", opt(r.first_launch_ns)}};
+    if (r.samples > 0) {
+      row["mean_ns"] = r.mean_ns;
       row["p50_ns"] = r.p50_ns;
       row["p99_ns"] = r.p99_ns;
       row["max_ns"] = r.max_ns;
-      row["gpu_ns"] = r.est_gpu_ns;
     } else {
-      row["p50_ns"] = row["p99_ns"] = row["max_ns"] = row["gpu_ns"] = nullptr;
+      row["mean_ns"] = row["p50_ns"] = row["p99_ns"] = row["max_ns"] = nullptr;
     }
+    row["gpu_ns"] = r.timed > 0 ? json(r.est_gpu_ns) : json(nullptr);
+    row["gpu_ns_ci95"] = r.timed > 0 ? opt(r.est_gpu_ci_ns) : json(nullptr);
     json shapes = json::array();
     for (const auto& sh : r.shapes) {
       json one{{"grid", {sh.shape.grid[0], sh.shape.grid[1], sh.shape.grid[2]}},
                {"block", {sh.shape.block[0], sh.shape.block[1], sh.shape.block[2]}},
                {"shared_bytes", sh.shape.shared_bytes},
                {"timed", sh.timed},
+               {"samples", sh.samples},
                {"idle_starts", sh.idle_starts},
                {"upper_bound", sh.upper_bound},
                {"mean_ns", sh.mean_ns},

@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "export/history_jobs.h"
 #include "export/json_opt.h"
 #include "export/json_text.h"
+#include "history/history_window.h"
 
 namespace eacgm::exporting {
 namespace {
@@ -73,6 +75,12 @@ json gpu_json(const history::StoredGpuPoint& g) {
               {"t_ns", g.t_ns},
               {"utilization_mean_percent", opt(g.util_mean)},
               {"utilization_max_percent", opt(g.util_max)},
+              {"sm_active_mean", opt(g.sm_active_mean)},
+              {"sm_active_max", opt(g.sm_active_max)},
+              {"tensor_active_mean", opt(g.tensor_active_mean)},
+              {"tensor_active_max", opt(g.tensor_active_max)},
+              {"dram_active_mean", opt(g.dram_active_mean)},
+              {"dram_active_max", opt(g.dram_active_max)},
               {"memory_used_mean_bytes", opt(g.memory_used_mean)},
               {"memory_used_max_bytes", opt(g.memory_used_max)},
               {"memory_total_bytes", opt(g.memory_total)},
@@ -83,14 +91,17 @@ json gpu_json(const history::StoredGpuPoint& g) {
 
 json anomaly_json(const history::StoredAnomaly& a) {
   const auto& r = a.record;
-  json j{{"node", a.node},     {"kind", r.kind},         {"t_ns", r.t_ns},   {"end_ns", r.end_ns},
-         {"domain", r.domain}, {"function", r.function}, {"score", r.score}, {"median_ns", r.median_ns}};
-  if (r.kind == "call" || r.kind == "hang") {  // a hang: its length, its first missing rank's pid
+  // Every kind has its value in ns beside the median and their quotient (null for a hang,
+  // which has no median): a slow interval's dur_ns is its calls' geometric mean duration.
+  const std::optional<double> ratio = r.ratio();
+  json j{{"node", a.node},       {"kind", r.kind},
+         {"t_ns", r.t_ns},       {"end_ns", r.end_ns},
+         {"domain", r.domain},   {"function", r.function},
+         {"score", r.score},     {"median_ns", r.median_ns},
+         {"dur_ns", r.dur_ns()}, {"ratio", ratio ? json(*ratio) : json(nullptr)}};
+  // A hang's pid is its first missing rank's; an interval's calls are every process's.
+  if (r.kind == "call" || r.kind == "hang" || (r.kind == "gpu" && r.process.pid != 0))
     j["pid"] = r.process.pid;
-    j["dur_ns"] = r.value;
-  } else {
-    j["ratio"] = r.value;
-  }
   return j;
 }
 
@@ -111,11 +122,37 @@ json list(const std::vector<Row>& rows, Fn fn) {
   return out;
 }
 
+json node_json(const history::StoredNode& n) {
+  return json{{"node", n.node},   {"processes", n.processes}, {"running", n.running}, {"jobs", n.jobs},
+              {"calls", n.calls}, {"errors", n.errors},       {"last_ns", n.last_ns}};
+}
+
+// The cursor of the page after `rows` (null when they are the window's last).
+json next_page(const history::HistoryQuery& q, std::size_t rows, std::uint64_t total) {
+  const std::size_t next = q.offset + rows;
+  return rows > 0 && next < total ? json(history::page_cursor(q, next)) : json(nullptr);
+}
+
+// {"window", "total", "next", `key`: the page's rows}.
+json page_doc(json w, const history::HistoryQuery& q, const char* key, json rows, std::uint64_t total) {
+  json next = next_page(q, rows.size(), total);
+  return json{{"window", std::move(w)}, {"total", total}, {"next", std::move(next)}, {key, std::move(rows)}};
+}
+
+json kernel_json(const history::StoredKernel& k) {
+  return json{{"name", k.kernel}, {"launches", k.launches}};
+}
+
 }  // namespace
 
 std::string history_processes_json(const history::HistoryQuery& q, history::Tier tier,
-                                   const std::vector<history::StoredProcess>& rows) {
-  return json_text(json{{"window", window(q, tier)}, {"processes", list(rows, process_json)}});
+                                   const history::ProcessPage& page) {
+  json doc = page_doc(window(q, tier), q, "processes", list(page.rows, process_json), page.totals.processes);
+  doc["totals"] = json{{"processes", page.totals.processes},
+                       {"running", page.totals.running},
+                       {"calls", page.totals.calls},
+                       {"errors", page.totals.errors}};
+  return json_text(doc);
 }
 
 std::string history_functions_json(const history::HistoryQuery& q, history::Tier tier,
@@ -125,10 +162,7 @@ std::string history_functions_json(const history::HistoryQuery& q, history::Tier
 
 std::string history_kernels_json(const history::HistoryQuery& q, history::Tier tier,
                                  const std::vector<history::StoredKernel>& rows) {
-  return json_text(
-      json{{"window", window(q, tier)}, {"kernels", list(rows, [](const history::StoredKernel& k) {
-                                           return json{{"name", k.kernel}, {"launches", k.launches}};
-                                         })}});
+  return json_text(json{{"window", window(q, tier)}, {"kernels", list(rows, kernel_json)}});
 }
 
 std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier,
@@ -139,31 +173,46 @@ std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier
 }
 
 std::string history_anomalies_json(const history::HistoryQuery& q,
-                                   const std::vector<history::StoredAnomaly>& rows,
-                                   const std::vector<history::StoredLeak>& leaks) {
-  return json_text(json{{"window", window(q, history::Tier::kRaw)},
-                        {"anomalies", list(rows, anomaly_json)},
-                        {"leaks", list(leaks, leak_json)}});
+                                   const history::Page<history::StoredAnomaly>& anomalies,
+                                   const history::Page<history::StoredLeak>& leaks) {
+  json doc = page_doc(window(q, history::Tier::kRaw), q, "anomalies", list(anomalies.rows, anomaly_json),
+                      anomalies.total);
+  doc["leaks_total"] = leaks.total;
+  doc["leaks"] = list(leaks.rows, leak_json);
+  return json_text(doc);
+}
+
+std::string history_leaks_json(const history::HistoryQuery& q,
+                               const history::Page<history::StoredLeak>& leaks) {
+  return json_text(
+      page_doc(window(q, history::Tier::kRaw), q, "leaks", list(leaks.rows, leak_json), leaks.total));
 }
 
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
-                              const std::vector<history::StoredProcess>& processes) {
-  return json_text(json{{"window", window(q, tier)}, {"jobs", history_jobs_array(history_jobs(processes))}});
+                              const history::Page<history::StoredJob>& jobs) {
+  return json_text(page_doc(window(q, tier), q, "jobs", history_jobs_array(jobs.rows), jobs.total));
+}
+
+std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
+                               const history::Page<history::StoredNode>& nodes) {
+  return json_text(page_doc(window(q, tier), q, "nodes", list(nodes.rows, node_json), nodes.total));
 }
 
 std::string history_report_json(const HistoryReport& r) {
   json w = window(r.query, r.tier);
   return json_text(json{{"window", std::move(w)},
                         {"functions", list(r.functions, function_json)},
-                        {"processes", list(r.processes, process_json)},
-                        {"kernels", list(r.kernels,
-                                         [](const history::StoredKernel& k) {
-                                           return json{{"name", k.kernel}, {"launches", k.launches}};
-                                         })},
+                        {"processes", list(r.processes.rows, process_json)},
+                        {"kernels", list(r.kernels, kernel_json)},
                         {"gpus", list(r.gpus, gpu_json)},
-                        {"anomalies", list(r.anomalies, anomaly_json)},
-                        {"leaks", list(r.leaks, leak_json)},
-                        {"jobs", history_jobs_array(history_jobs(r.processes))}},
+                        {"anomalies", list(r.anomalies.rows, anomaly_json)},
+                        {"leaks", list(r.leaks.rows, leak_json)},
+                        {"jobs", history_jobs_array(r.jobs.rows)},
+                        {"totals",
+                         {{"processes", r.processes.totals.processes},
+                          {"jobs", r.jobs.total},
+                          {"anomalies", r.anomalies.total},
+                          {"leaks", r.leaks.total}}}},
                    2);
 }
 

@@ -11,32 +11,42 @@
 
 namespace eacgm::exporting {
 
+// Lists that grow with the processes come a page at a time: each document says the
+// window's `total` and `next`, the cursor of the next page (null after the last).
 std::string history_processes_json(const history::HistoryQuery& q, history::Tier tier,
-                                   const std::vector<history::StoredProcess>& rows);
+                                   const history::ProcessPage& page);
 std::string history_functions_json(const history::HistoryQuery& q, history::Tier tier,
                                    const std::vector<history::StoredFunction>& rows);
 std::string history_kernels_json(const history::HistoryQuery& q, history::Tier tier,
                                  const std::vector<history::StoredKernel>& rows);
 std::string history_gpus_json(const history::HistoryQuery& q, history::Tier tier,
                               const std::vector<history::StoredGpuPoint>& rows);
+// The page of anomalies, and the first page of leaks (of the same size) with their count.
 std::string history_anomalies_json(const history::HistoryQuery& q,
-                                   const std::vector<history::StoredAnomaly>& rows,
-                                   const std::vector<history::StoredLeak>& leaks);
-
-// {"window":{...},"jobs":[...]}: the jobs of the processes (export/history_jobs.h).
+                                   const history::Page<history::StoredAnomaly>& anomalies,
+                                   const history::Page<history::StoredLeak>& leaks);
+std::string history_leaks_json(const history::HistoryQuery& q,
+                               const history::Page<history::StoredLeak>& leaks);
+// {"window":{...},"total","next","jobs":[...]} (export/history_jobs.h).
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
-                              const std::vector<history::StoredProcess>& processes);
+                              const history::Page<history::StoredJob>& jobs);
+// {"window":{...},"total","next","nodes":[{"node","processes","running","jobs","calls",
+// "errors","last_ns"}]}.
+std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
+                               const history::Page<history::StoredNode>& nodes);
 
-// Everything of a window in one document (`eacgm history --json`).
+// Everything of a window in one document (`eacgm history --json`): the lists' first
+// pages, and their counts under "totals".
 struct HistoryReport {
   history::HistoryQuery query;
   history::Tier tier = history::Tier::kRaw;
-  std::vector<history::StoredProcess> processes;
+  history::ProcessPage processes;
+  history::Page<history::StoredJob> jobs;
   std::vector<history::StoredFunction> functions;
   std::vector<history::StoredKernel> kernels;
   std::vector<history::StoredGpuPoint> gpus;
-  std::vector<history::StoredAnomaly> anomalies;
-  std::vector<history::StoredLeak> leaks;
+  history::Page<history::StoredAnomaly> anomalies;
+  history::Page<history::StoredLeak> leaks;
 };
 std::string history_report_json(const HistoryReport& report);
 

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 
 #include "core/byte_size.h"
 #include "export/history_jobs.h"
@@ -58,9 +60,136 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+// "(12 more processes in this window: --limit N or --all)" when the page is not all.
+std::string more(std::uint64_t total, std::size_t shown, const char* what) {
+  if (total <= shown) return "";
+  return fmt::format("({} more {} in this window: --limit N or --all)\n", total - shown, what);
+}
+
+std::string processes_table(const history::ProcessPage& page) {
+  const auto& rows = page.rows;
+  // The pod and job columns only where some process ran in a pod or a job.
+  const bool pods = std::any_of(rows.begin(), rows.end(),
+                                [](const history::StoredProcess& p) { return !pod_of(p.record).empty(); });
+  const bool jobs = std::any_of(rows.begin(), rows.end(),
+                                [](const history::StoredProcess& p) { return !p.record.job.empty(); });
+  auto workload = [&](const std::string& pod, const std::string& job) {
+    std::string s;
+    if (pods) s += fmt::format(" {:<32}", pod.substr(0, 32));
+    if (jobs) s += fmt::format(" {:<16}", job.substr(0, 16));
+    return s;
+  };
+  std::string head = fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", "node", "pid", "comm",
+                                 "rank", "calls", "errors", "last seen (UTC)", "state") +
+                     workload("pod", "job");
+  std::string out = trimmed(head) + "\n";
+  for (const auto& p : rows) {
+    std::string line =
+        fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", p.node.substr(0, 12),
+                    p.record.key.pid, p.record.comm.substr(0, 16), rank_of(p.record), p.calls, p.errors,
+                    utc(p.record.last_ns), p.record.exited ? "exited" : "running") +
+        workload(pod_of(p.record), job_of(p.record));
+    out += trimmed(line) + "\n";
+  }
+  const auto& t = page.totals;
+  if (t.processes > rows.size()) {
+    out += fmt::format("{} processes in this window ({} running), {} calls, {} errors\n", t.processes,
+                       t.running, t.calls, t.errors);
+  }
+  return out + more(t.processes, rows.size(), "processes");
+}
+
+std::string kernels_table(const std::vector<history::StoredKernel>& kernels, std::size_t limit) {
+  std::string out = fmt::format("{:>12}  {}\n", "launches", "kernel");
+  for (std::size_t i = 0; i < kernels.size() && i < limit; ++i) {
+    const std::string& name = kernels[i].kernel;
+    out += fmt::format("{:>12}  {}\n", kernels[i].launches,
+                       name.size() > 100 ? name.substr(0, 97) + "..." : name);
+  }
+  return out + more(kernels.size(), std::min(limit, kernels.size()), "kernels");
+}
+
+// A ratio's mean of the points' means, in percent; "-" where no point had one (a GPU
+// without GPM).
+struct PointMean {
+  double sum = 0;
+  int n = 0;
+  void add(const std::optional<double>& v) {
+    if (!v) return;
+    sum += *v;
+    ++n;
+  }
+  std::string percent() const { return n ? fmt::format("{:.1f}%", 100 * sum / n) : "-"; }
+};
+
+std::string gpus_table(const std::vector<history::StoredGpuPoint>& points) {
+  // Per GPU over the window: utilization and GPM activities as means of the points, maxima.
+  struct Acc {
+    std::string name;
+    PointMean util, sm, tensor, dram;
+    std::uint32_t util_max = 0;
+    std::uint64_t mem_max = 0;
+    double power_max = 0;
+  };
+  std::map<std::pair<std::string, std::uint32_t>, Acc> gpus;
+  for (const auto& g : points) {
+    Acc& a = gpus[{g.node, g.gpu}];
+    a.name = g.name;
+    a.util.add(g.util_mean);
+    a.sm.add(g.sm_active_mean);
+    a.tensor.add(g.tensor_active_mean);
+    a.dram.add(g.dram_active_mean);
+    a.util_max = std::max(a.util_max, g.util_max.value_or(0));
+    a.mem_max = std::max(a.mem_max, g.memory_used_max.value_or(0));
+    a.power_max = std::max(a.power_max, g.power_max_w.value_or(0));
+  }
+  std::string out =
+      fmt::format("{:<12} {:>3} {:<24} {:>9} {:>8} {:>7} {:>11} {:>9} {:>12} {:>9}\n", "node", "gpu", "name",
+                  "util mean", "util max", "sm mean", "tensor mean", "dram mean", "memory max", "power max");
+  for (const auto& [key, a] : gpus) {
+    out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>7} {:>11} {:>9} {:>12} {:>8.0f}W\n",
+                       key.first.substr(0, 12), key.second, a.name.substr(0, 24),
+                       a.util.n ? a.util.sum / a.util.n : 0.0, a.util_max, a.sm.percent(), a.tensor.percent(),
+                       a.dram.percent(), format_byte_size(a.mem_max), a.power_max);
+  }
+  return out;
+}
+
+// A median of the same unit as the duration beside it, or "unknown" (a model with none).
+std::string median_text(double median_ns) {
+  return median_ns > 0 && std::isfinite(median_ns) ? format_duration(median_ns) : "unknown";
+}
+
+// One anomaly as a line, its value and the median in one unit (history_batch.h's
+// dur_ns): a slow call with the median of its calls, a slow interval with its calls'
+// duration against that median (the ratio only where the median is known), a hang with
+// its length (it has no median).
+std::string anomaly_line(const history::AnomalyRecord& a) {
+  const std::string what = fmt::format("  {} ", utc(a.t_ns));
+  if (a.kind == "call") {
+    return what + fmt::format("pid {} {} {}: {} (median {})\n", a.process.pid, a.domain, a.function,
+                              format_duration(a.dur_ns()), median_text(a.median_ns));
+  }
+  if (a.kind == "hang") {
+    return what + fmt::format("{}{} {}: hang for {}\n",
+                              a.process.pid ? fmt::format("pid {} ", a.process.pid) : "", a.domain,
+                              a.function, format_duration(a.dur_ns()));
+  }
+  if (a.kind == "gpu") {
+    return what + fmt::format("GPU {} {}: {}{}\n", a.score, a.domain, a.function,
+                              a.process.pid ? fmt::format(" (pid {} on it)", a.process.pid) : "");
+  }
+  const auto ratio = a.ratio();
+  if (a.kind == "interval" && ratio && std::isfinite(a.median_ns) && *ratio > 0 && std::isfinite(*ratio)) {
+    return what + fmt::format("{} {}: slow interval, {} per call, {:.1f}x the median {}\n", a.domain,
+                              a.function, format_duration(a.dur_ns()), *ratio, format_duration(a.median_ns));
+  }
+  return what + fmt::format("{} {}: slow {} (score {:.1f})\n", a.domain, a.function, a.kind, a.score);
+}
+
 }  // namespace
 
-std::string history_jobs_table(const std::vector<HistoryJob>& jobs) {
+std::string history_jobs_table(const std::vector<history::StoredJob>& jobs) {
   if (jobs.empty()) return "";
   std::string out =
       fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes", "ranks",
@@ -71,20 +200,20 @@ std::string history_jobs_table(const std::vector<HistoryJob>& jobs) {
     out += fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", j.job.substr(0, 20),
                        j.nodes.size(), ranks.substr(0, 16), j.processes, j.calls, j.errors, utc(j.first_ns),
                        utc(j.last_ns));
-    if (!j.missing_ranks.empty()) {
-      out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(j.missing_ranks), j.job);
+    if (const auto missing = missing_ranks(j); !missing.empty()) {
+      out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(missing), j.job);
     }
   }
   return out;
 }
 
-std::string render_history_text(const HistoryReport& r) {
+std::string render_history_text(const HistoryReport& r, std::size_t limit) {
   std::string out =
       fmt::format("history {} .. {} UTC ({} rows){}{}{}\n\n", utc(r.query.from_ns), utc(r.query.to_ns),
                   history::tier_name(r.tier), r.query.node ? ", node " + *r.query.node : "",
                   r.query.pid ? ", pid " + std::to_string(*r.query.pid) : "",
                   r.query.comm ? ", comm " + *r.query.comm : "");
-  if (r.functions.empty() && r.processes.empty() && r.gpus.empty()) {
+  if (r.functions.empty() && r.processes.rows.empty() && r.gpus.empty()) {
     out += "nothing was kept in this window\n";
     return out;
   }
@@ -104,97 +233,25 @@ std::string render_history_text(const HistoryReport& r) {
     out += render_table(history_summary_rows(gpu_time));
     out += "\n";
   }
-  if (!r.processes.empty()) {
-    // The pod and job columns only where some process ran in a pod or a job.
-    const bool pods = std::any_of(r.processes.begin(), r.processes.end(),
-                                  [](const history::StoredProcess& p) { return !pod_of(p.record).empty(); });
-    const bool jobs = std::any_of(r.processes.begin(), r.processes.end(),
-                                  [](const history::StoredProcess& p) { return !p.record.job.empty(); });
-    auto workload = [&](const std::string& pod, const std::string& job) {
-      std::string s;
-      if (pods) s += fmt::format(" {:<32}", pod.substr(0, 32));
-      if (jobs) s += fmt::format(" {:<16}", job.substr(0, 16));
-      return s;
-    };
-    std::string head = fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", "node", "pid",
-                                   "comm", "rank", "calls", "errors", "last seen (UTC)", "state") +
-                       workload("pod", "job");
-    out += trimmed(head) + "\n";
-    for (const auto& p : r.processes) {
-      std::string line =
-          fmt::format("{:<12} {:>8} {:<16} {:>7} {:>10} {:>7} {:<19} {:<8}", p.node.substr(0, 12),
-                      p.record.key.pid, p.record.comm.substr(0, 16), rank_of(p.record), p.calls, p.errors,
-                      utc(p.record.last_ns), p.record.exited ? "exited" : "running") +
-          workload(pod_of(p.record), job_of(p.record));
-      out += trimmed(line) + "\n";
-    }
-    out += "\n";
+  if (!r.processes.rows.empty()) out += processes_table(r.processes) + "\n";
+  if (const std::string jobs = history_jobs_table(r.jobs.rows); !jobs.empty()) {
+    out += jobs + more(r.jobs.total, r.jobs.rows.size(), "jobs") + "\n";
   }
-  if (const std::string jobs = history_jobs_table(history_jobs(r.processes)); !jobs.empty()) {
-    out += jobs + "\n";
+  if (!r.kernels.empty()) out += kernels_table(r.kernels, limit) + "\n";
+  if (!r.gpus.empty()) out += gpus_table(r.gpus) + "\n";
+  if (!r.anomalies.rows.empty()) {
+    out += fmt::format("anomalies ({}):\n", r.anomalies.total);
+    for (const auto& a : r.anomalies.rows) out += anomaly_line(a.record);
+    out += more(r.anomalies.total, r.anomalies.rows.size(), "anomalies") + "\n";
   }
-  if (!r.kernels.empty()) {
-    out += fmt::format("{:>12}  {}\n", "launches", "kernel");
-    for (std::size_t i = 0; i < r.kernels.size() && i < 20; ++i) {
-      const std::string& name = r.kernels[i].kernel;
-      out += fmt::format("{:>12}  {}\n", r.kernels[i].launches,
-                         name.size() > 100 ? name.substr(0, 97) + "..." : name);
-    }
-    if (r.kernels.size() > 20) out += fmt::format("({} more kernels)\n", r.kernels.size() - 20);
-    out += "\n";
-  }
-  if (!r.gpus.empty()) {
-    // Per GPU over the window: utilization mean of the points, maxima.
-    struct Acc {
-      std::string name;
-      double util_sum = 0;
-      int util_n = 0;
-      std::uint32_t util_max = 0;
-      std::uint64_t mem_max = 0;
-      double power_max = 0;
-    };
-    std::map<std::pair<std::string, std::uint32_t>, Acc> gpus;
-    for (const auto& g : r.gpus) {
-      Acc& a = gpus[{g.node, g.gpu}];
-      a.name = g.name;
-      if (g.util_mean) {
-        a.util_sum += *g.util_mean;
-        ++a.util_n;
-      }
-      a.util_max = std::max(a.util_max, g.util_max.value_or(0));
-      a.mem_max = std::max(a.mem_max, g.memory_used_max.value_or(0));
-      a.power_max = std::max(a.power_max, g.power_max_w.value_or(0));
-    }
-    out += fmt::format("{:<12} {:>3} {:<24} {:>9} {:>8} {:>12} {:>9}\n", "node", "gpu", "name", "util mean",
-                       "util max", "memory max", "power max");
-    for (const auto& [key, a] : gpus) {
-      out += fmt::format("{:<12} {:>3} {:<24} {:>8.1f}% {:>7}% {:>12} {:>8.0f}W\n", key.first.substr(0, 12),
-                         key.second, a.name.substr(0, 24), a.util_n ? a.util_sum / a.util_n : 0.0, a.util_max,
-                         format_byte_size(a.mem_max), a.power_max);
-    }
-    out += "\n";
-  }
-  if (!r.anomalies.empty()) {
-    out += fmt::format("anomalies ({}):\n", r.anomalies.size());
-    for (std::size_t i = 0; i < r.anomalies.size() && i < 20; ++i) {
-      const auto& a = r.anomalies[i].record;
-      if (a.kind == "call") {
-        out += fmt::format("  {} pid {} {} {}: {} (median {})\n", utc(a.t_ns), a.process.pid, a.domain,
-                           a.function, format_duration(a.value), format_duration(a.median_ns));
-      } else {
-        out += fmt::format("  {} {} {}: slow interval, {:.1f}x the median\n", utc(a.t_ns), a.domain,
-                           a.function, a.value);
-      }
-    }
-    out += "\n";
-  }
-  if (!r.leaks.empty()) {
+  if (!r.leaks.rows.empty()) {
     out += "leaks at exit:\n";
-    for (const auto& l : r.leaks) {
+    for (const auto& l : r.leaks.rows) {
       out +=
           fmt::format("  {} pid {} {}: {} allocations, {} on device {}\n", utc(l.t_ns), l.record.process.pid,
                       l.comm, l.record.allocations, format_byte_size(l.record.bytes), l.record.device);
     }
+    out += more(r.leaks.total, r.leaks.rows.size(), "leaks");
   }
   return out;
 }

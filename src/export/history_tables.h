@@ -2,17 +2,21 @@
 // prints (from the merged sketches), then processes, kernels, GPUs, anomalies and leaks.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "export/history_jobs.h"
 #include "export/history_json.h"
 
 namespace eacgm::exporting {
 
-std::string render_history_text(const HistoryReport& report);
+// The lists as the report holds them (their first pages), each followed by how many
+// more the window has; at most `limit` kernels.
+std::string render_history_text(const HistoryReport& report, std::size_t limit = 20);
 
 // The jobs (export/history_jobs.h) as a text table ("" when there are none), as
 // render_history_text prints it.
-std::string history_jobs_table(const std::vector<HistoryJob>& jobs);
+std::string history_jobs_table(const std::vector<history::StoredJob>& jobs);
 
 }  // namespace eacgm::exporting

@@ -71,6 +71,57 @@ constexpr std::array kTable = {
     MetricDef{"DCGM_FI_DEV_ROW_REMAP_FAILURE", kGauge, "", "0/1", "Whether remapping of rows has failed",
               kGpu, kDcgm, "`nvmlDeviceGetRemappedRows` (failure)"},
 
+    // dcgm-exporter's profiling fields (DCGM_FI_PROF_*), from NVML GPM on Hopper and newer
+    // without DCGM's host engine; absent on GPUs without GPM.
+    MetricDef{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, "", "ratio",
+              "Ratio of time the graphics engine is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_GRAPHICS_UTIL` / 100 over the sampling interval"},
+    MetricDef{"DCGM_FI_PROF_SM_ACTIVE", kGauge, "", "ratio",
+              "The ratio of cycles an SM has at least 1 warp assigned.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_SM_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_SM_OCCUPANCY", kGauge, "", "ratio",
+              "The ratio of number of warps resident on an SM.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_SM_OCCUPANCY` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles any tensor pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_ANY_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the half-precision tensor (HMMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_HMMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the integer tensor (IMMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_IMMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the double-precision tensor (DFMA) pipe is active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_DFMA_TENSOR_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP64_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp64 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP64_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP32_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp32 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP32_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_PIPE_FP16_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the fp16 pipes are active.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_FP16_UTIL` / 100"},
+    MetricDef{"DCGM_FI_PROF_DRAM_ACTIVE", kGauge, "", "ratio",
+              "Ratio of cycles the device memory interface is active sending or receiving data.", kGpu, kDcgm,
+              "GPM `NVML_GPM_METRIC_DRAM_BW_UTIL` / 100 (bandwidth used over the peak)"},
+    MetricDef{"DCGM_FI_PROF_PCIE_TX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
+              "payloads - in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_PCIE_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"DCGM_FI_PROF_PCIE_RX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data received over the PCIe bus - including both protocol headers and data "
+              "payloads - in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_PCIE_RX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{
+        "DCGM_FI_PROF_NVLINK_TX_BYTES", kGauge, "", "bytes/s",
+        "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second.",
+        kGpu, kDcgm, "GPM `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"DCGM_FI_PROF_NVLINK_RX_BYTES", kGauge, "", "bytes/s",
+              "The rate of data received over NVLink, not including protocol headers, in bytes per second.",
+              kGpu, kDcgm, "GPM `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC` (MiB/s) x 2^20"},
+
     // eacgm's own GPU families: what dcgm-exporter's defaults do not carry
     MetricDef{"eacgm_gpu_lost", kGauge, "", "0/1", "Whether the GPU fell off the bus or needs a reset (1).",
               kGpu, kGpuGroup, "`NVML_ERROR_GPU_IS_LOST` / `RESET_REQUIRED` from any query"},
@@ -92,9 +143,26 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_gpu_nvlink_rx_bytes_total", kCounter, "bytes", "bytes",
               "NVLink data bytes received, all links.", kGpu, kGpuGroup,
               "field `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`"},
+    MetricDef{"eacgm_gpu_nvlink_link_tx_bytes_per_second", kGauge, "", "bytes/s",
+              "NVLink data bytes transmitted per second on one link over the last sampling interval.",
+              kGpuLink, kGpuGroup, "GPM `NVML_GPM_METRIC_NVLINK_L<link>_TX_PER_SEC` (MiB/s) x 2^20"},
+    MetricDef{"eacgm_gpu_nvlink_link_rx_bytes_per_second", kGauge, "", "bytes/s",
+              "NVLink data bytes received per second on one link over the last sampling interval.", kGpuLink,
+              kGpuGroup, "GPM `NVML_GPM_METRIC_NVLINK_L<link>_RX_PER_SEC` (MiB/s) x 2^20"},
     MetricDef{"eacgm_gpu_xid_errors_total", kCounter, "", "count",
               "XID critical errors seen since eacgm started.", kGpu, kGpuGroup,
               "NVML events (`nvmlEventTypeXidCriticalError`)"},
+    MetricDef{
+        "eacgm_gpu_health_events_total", kCounter, "", "count",
+        "GPU health events since eacgm started, by kind: an XID error (xid), volatile ECC errors "
+        "(ecc_corrected, ecc_uncorrected), remapped rows (remapped_rows, remap_pending, remap_failure), "
+        "a clock slowdown that began (sw_power_cap, hw_slowdown, sw_thermal_slowdown, "
+        "hw_thermal_slowdown, hw_power_brake_slowdown), PCIe replays (pcie_replay) or the GPU lost "
+        "(gpu_lost). A counter that rose by N adds N; /api/v1/gpu_events lists each event with the "
+        "processes on the GPU.",
+        kGpuKind, kGpuGroup,
+        "NVML XID events, `nvmlDeviceGetTotalEccErrors`, `nvmlDeviceGetRemappedRows`, "
+        "`nvmlDeviceGetCurrentClocksEventReasons`, `nvmlDeviceGetPcieReplayCounter`, compared pass to pass"},
 
     MetricDef{"eacgm_pod_gpu_share_ratio", kGauge, "ratio", "0..1",
               "A pod's share of the GPU's time (the GPU's utilisation divided among the pods with processes "
@@ -102,6 +170,11 @@ constexpr std::array kTable = {
               "samples (nvml), traced kernel launches (launches) or evenly (even); processes in no pod "
               "together without pod labels.",
               kPodShare, kGpuGroup, "NVML utilisation, divided (docs/kubernetes.md, \"Shared GPUs\")"},
+    MetricDef{
+        "eacgm_pod_sm_active_ratio", kGauge, "ratio", "0..1",
+        "A pod's share of the GPU's SM activity (GPM; a GPU's shares sum to its DCGM_FI_PROF_SM_ACTIVE), "
+        "divided on the same `basis` as eacgm_pod_gpu_share_ratio; absent on GPUs without GPM.",
+        kPodShare, kGpuGroup, "GPM SM activity, divided (docs/kubernetes.md, \"Shared GPUs\")"},
 
     // Per process and GPU
     MetricDef{"eacgm_process_gpu_memory_bytes", kGauge, "bytes", "bytes",
@@ -152,12 +225,18 @@ constexpr std::array kTable = {
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_gpu_time_kernel_duration_seconds", kHistogram, "seconds", "seconds",
               "GPU durations of the launches the hook timed (1 in N per kernel, every NCCL kernel), "
-              "from the GPU's events; spans that started on an idle stream only when a kernel has "
-              "no other (they hold the launch's latency).",
+              "from the GPU's events, each kernel's first launch left out (it runs cold); _count is "
+              "the timed launches behind them; spans that started on an idle stream only when a "
+              "kernel has no other (they hold the launch's latency).",
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_gpu_time_kernel_estimated_seconds", kGauge, "seconds", "seconds",
-              "GPU time of all launches of the kernel: the timed mean times the exact count (an "
-              "estimate, so it may go down as well as up).",
+              "GPU time of all launches of the kernel: the first launch's plus the timed mean times "
+              "the other launches (an estimate, so it may go down as well as up).",
+              kKernel, kCalls, "the hook's GPU time"},
+    MetricDef{"eacgm_gpu_time_kernel_estimated_ci95_seconds", kGauge, "seconds", "seconds",
+              "Half-width of the 95% confidence interval of eacgm_gpu_time_kernel_estimated_seconds: "
+              "1.96 standard errors of the timed mean (finite-population corrected) times the "
+              "launches it stands for; kernels with fewer than two timed launches left out.",
               kKernel, kCalls, "the hook's GPU time"},
     MetricDef{"eacgm_process_calls_total", kCounter, "", "count",
               "Traced calls per process (nested calls left out).", kTraced, kCalls, "probes"},
@@ -432,6 +511,10 @@ std::string_view labels_doc(LabelSet set) {
       return "`pid`, `comm` (or pod labels), rank and workload labels";
     case kPodShare:
       return "`gpu`, `uuid`, `pod`, `namespace`, `basis`";
+    case kGpuLink:
+      return "GPU labels, `link`";
+    case kGpuKind:
+      return "GPU labels, `kind`";
     case kFolded:
       return "`kind`";
     case kLedger:

@@ -16,6 +16,8 @@ namespace eacgm::exporting {
 enum class LabelSet {
   kNone,
   kGpu,        // dcgm-exporter's GPU labels (see gpu_label_doc())
+  kGpuLink,    // the GPU labels and `link` (an NVLink's number)
+  kGpuKind,    // the GPU labels and `kind` (a GPU health event's kind)
   kProcess,    // pid, comm, gpu, UUID, container_id, rank, local_rank, world_size
   kFunction,   // domain, function
   kTraced,     // pid, comm, and rank, local_rank, world_size when known

@@ -26,6 +26,7 @@ void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSna
   std::map<std::uint32_t, unsigned> gpus_of_pid;
   for (const auto& p : pass.processes) ++gpus_of_pid[p.pid];
   std::map<unsigned, analysis::GpuShareInput> by_gpu;
+  std::map<unsigned, double> sm_active_percent;                      // GPUs with GPM
   std::map<std::string, std::pair<std::string, std::string>> names;  // key -> (namespace, pod)
   bool any_pod = false;
   for (const auto& d : pass.devices) {
@@ -33,6 +34,7 @@ void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSna
     auto& in = by_gpu[d.index];
     in.gpu = d.index;
     if (d.utilization_gpu_percent) in.utilization_percent = *d.utilization_gpu_percent;
+    if (d.gpm && d.gpm->sm_active) sm_active_percent[d.index] = *d.gpm->sm_active * 100.0;
   }
   for (const auto& p : pass.processes) {
     auto it = by_gpu.find(p.gpu_index);
@@ -54,16 +56,30 @@ void append_pod_share_metrics(ExpositionWriter& out, const analysis::AnalysisSna
   for (auto& [index, in] : by_gpu) inputs.push_back(std::move(in));
   std::map<unsigned, std::string> uuid_of;
   for (const auto& d : pass.devices) uuid_of[d.index] = d.uuid;
-  begin_family(out, "eacgm_pod_gpu_share_ratio");
-  for (const auto& share : analysis::gpu_shares(inputs)) {
-    Labels l{{"gpu", std::to_string(share.gpu)}, {"uuid", uuid_of[share.gpu]}};
-    if (!share.workload.empty()) {
-      l.push_back({"pod", names[share.workload].second});
-      l.push_back({"namespace", names[share.workload].first});
+  auto write = [&](const std::vector<analysis::GpuShare>& shares) {
+    for (const auto& share : shares) {
+      Labels l{{"gpu", std::to_string(share.gpu)}, {"uuid", uuid_of[share.gpu]}};
+      if (!share.workload.empty()) {
+        l.push_back({"pod", names[share.workload].second});
+        l.push_back({"namespace", names[share.workload].first});
+      }
+      l.push_back({"basis", share.basis});
+      out.add(l, share.percent / 100.0);
     }
-    l.push_back({"basis", share.basis});
-    out.add(l, share.percent / 100.0);
+  };
+  begin_family(out, "eacgm_pod_gpu_share_ratio");
+  write(analysis::gpu_shares(inputs));
+  // The same division of the GPUs with GPM, of their SM activity: what the pods computed,
+  // not only how long a kernel of theirs was resident.
+  std::vector<analysis::GpuShareInput> sm_inputs;
+  for (const auto& in : inputs) {
+    const auto sm = sm_active_percent.find(in.gpu);
+    if (sm == sm_active_percent.end()) continue;
+    sm_inputs.push_back(in);
+    sm_inputs.back().utilization_percent = sm->second;
   }
+  begin_family(out, "eacgm_pod_sm_active_ratio");
+  write(analysis::gpu_shares(sm_inputs));
 }
 
 }  // namespace eacgm::exporting

@@ -27,6 +27,10 @@ std::string render_columns(const std::vector<std::vector<std::string>>& rows,
   return out;
 }
 
+std::string format_ratio_percent(const std::optional<double>& ratio) {
+  return ratio ? fmt::format("{:.0f}%", *ratio * 100.0) : std::string("-");
+}
+
 std::string format_mib(const std::optional<std::uint64_t>& bytes) {
   return bytes ? fmt::format("{}", *bytes >> 20) : std::string("-");
 }

@@ -21,6 +21,9 @@ std::string or_dash(const std::optional<T>& v, const char* format = "{}") {
   return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
 }
 
+// A ratio (0..1, a GPM activity) as a whole percentage; "-" when absent.
+std::string format_ratio_percent(const std::optional<double>& ratio);
+
 // Whole MiB (rounded down), as nvidia-smi shows memory; "-" when absent.
 std::string format_mib(const std::optional<std::uint64_t>& bytes);
 

@@ -76,6 +76,10 @@ struct GpuRecord {
   std::optional<double> power_mean_w;
   std::optional<double> power_max_w;
   std::optional<std::uint32_t> temperature_max;
+  // NVML GPM's activities (ratios 0..1) over the passes that had them; absent without GPM.
+  std::optional<double> sm_active_mean, sm_active_max;
+  std::optional<double> tensor_active_mean, tensor_active_max;
+  std::optional<double> dram_active_mean, dram_active_max;
 };
 
 struct GpuProcessRecord {
@@ -94,8 +98,19 @@ struct AnomalyRecord {
   std::string domain;
   std::string function;
   double score = 0;
-  double value = 0;  // call: its duration in ns; interval: the ratio to the median
-  double median_ns = 0;
+  // As the store keeps it: a call's duration in ns, a slow interval's ratio to the median,
+  // a hang's length in ns. dur_ns() and ratio() give each kind in one unit.
+  double value = 0;
+  double median_ns = 0;  // the model's median; 0 for a hang (no baseline)
+
+  // In ns whatever the kind, comparable with median_ns: a call's duration, a slow
+  // interval's calls' geometric mean duration (its ratio times the median), a hang's length.
+  double dur_ns() const { return kind == "interval" ? value * median_ns : value; }
+  // dur_ns() over median_ns; none without a median (a hang).
+  std::optional<double> ratio() const {
+    if (!(median_ns > 0)) return std::nullopt;
+    return kind == "interval" ? value : value / median_ns;
+  }
 };
 
 struct LeakRecord {

@@ -3,6 +3,7 @@
 // or points on a step (GPUs), and the anomalies and leaks in it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,9 @@
 
 namespace eacgm::history {
 
+// The most rows one page of a list holds.
+inline constexpr std::size_t kMaxPageRows = 10000;
+
 struct HistoryQuery {
   std::int64_t from_ns = 0;
   std::int64_t to_ns = 0;                 // exclusive
@@ -19,6 +23,17 @@ struct HistoryQuery {
   std::optional<std::uint32_t> pid;       // a process (every start of that pid)
   std::optional<std::string> comm;        // processes of that name
   std::int64_t step_ns = 60'000'000'000;  // GPU points
+  // The page of a list (processes, jobs, nodes, anomalies, leaks): `limit` rows from the
+  // `offset`th on, in the list's order.
+  std::size_t offset = 0;
+  std::size_t limit = kMaxPageRows;
+};
+
+// A page of a list and how many rows the whole window has.
+template <class Row>
+struct Page {
+  std::vector<Row> rows;
+  std::uint64_t total = 0;
 };
 
 struct StoredProcess {
@@ -26,6 +41,47 @@ struct StoredProcess {
   ProcessRecord record;
   std::uint64_t calls = 0;  // in the window
   std::uint64_t errors = 0;
+};
+
+// The processes of a window together (every page's).
+struct ProcessTotals {
+  std::uint64_t processes = 0;
+  std::uint64_t running = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+};
+
+// A page of processes, most calls first.
+struct ProcessPage {
+  std::vector<StoredProcess> rows;
+  ProcessTotals totals;  // totals.processes: the window's count
+};
+
+// A batch job (SLURM_JOB_ID, torchrun's run id) over a window: the processes that carried
+// it, gathered across nodes.
+struct StoredJob {
+  std::string job;
+  std::vector<std::string> nodes;  // sorted
+  std::vector<long> ranks;         // sorted, each once
+  std::optional<long> world_size;  // the largest any of its processes said
+  std::vector<std::string> pods;   // "namespace/pod", sorted
+  std::uint64_t processes = 0;
+  std::uint64_t running = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+  std::int64_t first_ns = 0;
+  std::int64_t last_ns = 0;
+};
+
+// A node over a window: its processes together.
+struct StoredNode {
+  std::string node;
+  std::uint64_t processes = 0;
+  std::uint64_t running = 0;
+  std::uint64_t jobs = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t errors = 0;
+  std::int64_t last_ns = 0;
 };
 
 struct StoredFunction {
@@ -55,6 +111,10 @@ struct StoredGpuPoint {
   std::optional<double> power_mean_w;
   std::optional<double> power_max_w;
   std::optional<std::uint32_t> temperature_max;
+  // NVML GPM's activities (ratios 0..1); absent without GPM.
+  std::optional<double> sm_active_mean, sm_active_max;
+  std::optional<double> tensor_active_mean, tensor_active_max;
+  std::optional<double> dram_active_mean, dram_active_max;
 };
 
 struct StoredAnomaly {

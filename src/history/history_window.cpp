@@ -1,6 +1,9 @@
 // Windows of time from text.
 #include "history/history_window.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <cmath>
 #include <ctime>
 #include <string_view>
@@ -100,6 +103,41 @@ Result<HistoryQuery> make_window(const WindowText& text, std::int64_t now_ns) {
     q.step_ns = std::max<std::int64_t>(60 * kS, ((q.to_ns - q.from_ns) / 240 / (60 * kS)) * 60 * kS);
   }
   return q;
+}
+
+Result<std::size_t> parse_limit(const std::string& text) {
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || v > kMaxPageRows) {
+    return make_error(ErrorKind::kUsage,
+                      fmt::format("\"{}\" is not a number from 1 to {}", text, kMaxPageRows));
+  }
+  return v;
+}
+
+std::string page_cursor(const HistoryQuery& q, std::size_t offset) {
+  return fmt::format("{}.{}.{}", offset, q.from_ns, q.to_ns);
+}
+
+Status apply_cursor(const std::string& cursor, HistoryQuery& q) {
+  // offset.from_ns.to_ns
+  std::int64_t parts[3] = {};
+  const char* at = cursor.data();
+  const char* end = cursor.data() + cursor.size();
+  bool ok = true;
+  for (int i = 0; i < 3 && ok; ++i) {
+    const auto r = std::from_chars(at, end, parts[i]);
+    ok = r.ec == std::errc() && (i < 2 ? r.ptr != end && *r.ptr == '.' : r.ptr == end);
+    at = r.ptr + 1;
+  }
+  if (!ok || parts[0] < 0 || parts[2] <= parts[1]) {
+    return make_error(ErrorKind::kUsage,
+                      "\"" + cursor + "\" is not a cursor this agent gave (the \"next\" of a page)");
+  }
+  q.offset = static_cast<std::size_t>(parts[0]);
+  q.from_ns = parts[1];
+  q.to_ns = parts[2];
+  return {};
 }
 
 }  // namespace eacgm::history

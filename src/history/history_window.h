@@ -23,4 +23,12 @@ struct WindowText {
 // Default: the last hour. `since` excludes `from`. Errors say which parameter and how.
 Result<HistoryQuery> make_window(const WindowText& text, std::int64_t now_ns);
 
+// The rows of a page, 1 to kMaxPageRows.
+Result<std::size_t> parse_limit(const std::string& text);
+// Where the page after `q`'s starts (`offset`), with `q`'s window: the next page is of
+// the same window however time moves. Opaque to clients ("next" in the API).
+std::string page_cursor(const HistoryQuery& q, std::size_t offset);
+// Sets `q`'s window and offset from a cursor page_cursor made.
+Status apply_cursor(const std::string& cursor, HistoryQuery& q);
+
 }  // namespace eacgm::history

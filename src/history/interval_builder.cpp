@@ -1,10 +1,12 @@
 // One interval's rows: differences of the cumulative snapshots, and GPU passes folded.
 #include "history/interval_builder.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "analysis/anomaly_detector.h"
 #include "analysis/gpu_activity.h"
+#include "analysis/gpu_health.h"
 #include "analysis/gpu_times.h"
 #include "analysis/hang_diagnosis.h"
 #include "analysis/kernel_stats.h"
@@ -87,6 +89,11 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       g.power_max = std::max(g.power_max.value_or(0.0), w);
     }
     if (d.temperature_gpu_celsius) g.temp_max = std::max(g.temp_max.value_or(0), *d.temperature_gpu_celsius);
+    if (d.gpm) {
+      g.sm_active.add(d.gpm->sm_active);
+      g.tensor_active.add(d.gpm->tensor_active);
+      g.dram_active.add(d.gpm->dram_active);
+    }
   }
   for (const ProcessSample& p : pass.processes) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
@@ -178,6 +185,12 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     if (g.power_n) r.power_mean_w = g.power_sum / static_cast<double>(g.power_n);
     r.power_max_w = g.power_max;
     r.temperature_max = g.temp_max;
+    r.sm_active_mean = g.sm_active.mean();
+    r.sm_active_max = g.sm_active.max;
+    r.tensor_active_mean = g.tensor_active.mean();
+    r.tensor_active_max = g.tensor_active.max;
+    r.dram_active_mean = g.dram_active.mean();
+    r.dram_active_max = g.dram_active.max;
     batch.gpus.push_back(std::move(r));
   }
   for (const auto& [key, a] : gpu_processes_) {
@@ -249,6 +262,27 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     batch.anomalies.push_back(std::move(r));
     hangs_through_ = h.end_ns;
   }
+
+  // GPU health events: each once. The event's kind is the domain, what happened the
+  // function and the GPU's index the score; the process is the first on the GPU in a
+  // waiting call, else the first on it.
+  const analysis::GpuHealthSummary& health = snap.get<analysis::GpuHealthSummary>();
+  for (std::size_t i = 0; i < health.events.size(); ++i) {
+    if (health.total - health.events.size() + i < gpu_events_written_) continue;
+    const analysis::GpuHealthEvent& e = health.events[i];
+    AnomalyRecord r;
+    r.t_ns = r.end_ns = static_cast<std::int64_t>(e.ts_ns);
+    auto in_call =
+        std::find_if(e.processes.begin(), e.processes.end(), [](const auto& p) { return !p.calls.empty(); });
+    if (in_call == e.processes.end()) in_call = e.processes.begin();
+    if (in_call != e.processes.end()) r.process = known(in_call->pid, t_ns).record.key;
+    r.kind = "gpu";
+    r.domain = e.kind;
+    r.function = e.detail;
+    r.score = static_cast<double>(e.gpu);
+    batch.anomalies.push_back(std::move(r));
+  }
+  gpu_events_written_ = std::max(gpu_events_written_, health.total);
 
   // Leaks: written once, when the ledger finalized the process.
   for (const auto& row : snap.get<analysis::MemorySummary>().rows) {

@@ -6,6 +6,7 @@
 // Runs on the history writer's thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,6 +46,21 @@ class IntervalBuilder {
     std::shared_ptr<const analysis::CallSummary> written;  // the summary the last rows came from
     bool exit_written = false;
   };
+  // A ratio's mean and max over the passes that had it.
+  struct RatioAcc {
+    double sum = 0;
+    std::uint64_t n = 0;
+    std::optional<double> max;
+    void add(std::optional<double> v) {
+      if (!v) return;
+      sum += *v;
+      ++n;
+      max = std::max(max.value_or(*v), *v);
+    }
+    std::optional<double> mean() const {
+      return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+    }
+  };
   struct GpuAcc {
     std::string uuid, name;
     std::uint64_t samples = 0, util_n = 0, mem_n = 0, power_n = 0;
@@ -52,6 +68,7 @@ class IntervalBuilder {
     std::optional<std::uint32_t> util_max, temp_max;
     std::optional<std::uint64_t> mem_max, mem_total;
     std::optional<double> power_max;
+    RatioAcc sm_active, tensor_active, dram_active;  // NVML GPM
   };
   struct GpuProcAcc {
     std::uint64_t samples = 0, sm_n = 0;
@@ -75,9 +92,10 @@ class IntervalBuilder {
   std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
   std::map<std::string, std::uint64_t> kernels_written_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, GpuWritten> gpu_written_;
-  std::uint64_t anomalies_through_ = 0;  // newest call anomaly written (ts_ns)
-  std::uint64_t intervals_through_ = 0;  // newest slow interval written (start_ns)
-  std::uint64_t hangs_through_ = 0;      // newest ended hang written (end_ns)
+  std::uint64_t anomalies_through_ = 0;   // newest call anomaly written (ts_ns)
+  std::uint64_t intervals_through_ = 0;   // newest slow interval written (start_ns)
+  std::uint64_t hangs_through_ = 0;       // newest ended hang written (end_ns)
+  std::uint64_t gpu_events_written_ = 0;  // GPU health events written (their total then)
   std::set<std::uint32_t> leaks_written_;
   std::optional<std::uint64_t> last_gpu_sequence_;
   std::map<std::uint32_t, GpuAcc> gpus_;

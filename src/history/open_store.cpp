@@ -6,15 +6,15 @@
 
 namespace eacgm::history {
 
-Result<std::unique_ptr<Store>> open_store(const std::string& url) {
+Result<std::unique_ptr<Store>> open_store(const std::string& url, StoreAccess access) {
   auto parsed = parse_store_url(url);
   if (!parsed) return std::move(parsed).take_error();
   if (parsed->kind == StoreKind::kSqlite) {
-    auto s = SqliteStore::open(parsed->target);
+    auto s = SqliteStore::open(parsed->target, access);
     if (!s) return std::move(s).take_error();
     return std::unique_ptr<Store>(std::move(s).value());
   }
-  auto s = PostgresStore::open(parsed->target);
+  auto s = PostgresStore::open(parsed->target, access);
   if (!s) return std::move(s).take_error();
   return std::unique_ptr<Store>(std::move(s).value());
 }

@@ -34,7 +34,7 @@ std::vector<const Table*> tiered_tables() {
   return out;
 }
 
-// Sketches merge in C++ (roll_up_functions); every other table rolls up in SQL.
+// Sketches merge in C++ (roll_up_sketches); every other table rolls up in SQL.
 bool rolls_in_sql(const Table& t) {
   for (const Column& c : t.columns) {
     if (c.combine == Combine::kSketch) return false;
@@ -44,8 +44,10 @@ bool rolls_in_sql(const Table& t) {
 
 }  // namespace
 
-Status PostgresStore::roll_up_functions(std::int32_t node, int to_tier, std::int64_t from_ns,
-                                        std::int64_t to_ns, std::int64_t span_ns) {
+Status PostgresStore::roll_up_sketches(const Table& table, std::int32_t node, int to_tier,
+                                       std::int64_t from_ns, std::int64_t to_ns, std::int64_t span_ns) {
+  // The totals' rows have no process: read as process 0, written without one.
+  const bool per_process = table.column("pid") != nullptr;
   std::map<std::pair<std::int64_t, FunctionKey>, FunctionSums> rolled;
   auto add_rows = [&rolled, span_ns](const PgResult& r) {
     for (int i = 0; i < r.rows(); ++i) {
@@ -55,35 +57,42 @@ Status PostgresStore::roll_up_functions(std::int32_t node, int to_tier, std::int
     }
   };
   const std::string columns =
-      fmt::format("t_ns, pid, start_ns, domain, function, {}", column_list(tables::kFunctions, "calls"));
-  auto rows = conn_.query(
-      fmt::format("SELECT {} FROM functions WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND t_ns < $4",
-                  columns),
-      PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns));
+      fmt::format("t_ns, {}, domain, function, {}", per_process ? "pid, start_ns" : "0::int4, 0::int8",
+                  column_list(table, "calls"));
+  auto rows =
+      conn_.query(fmt::format("SELECT {} FROM {} WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND t_ns < $4",
+                              columns, table.name),
+                  PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns));
   if (!rows) return std::move(rows).take_error();
   if (rows->rows() == 0) return {};
   add_rows(*rows);
   // Rows of the tier made that are already there (a range rolled again) add in.
-  auto made =
-      conn_.query(fmt::format("DELETE FROM functions WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND "
-                              "t_ns < $4 RETURNING {}",
-                              columns),
-                  PgParams().i32(to_tier).i32(node).i64(floor_to(from_ns, span_ns)).i64(to_ns));
+  auto made = conn_.query(
+      fmt::format("DELETE FROM {} WHERE tier = $1 AND node = $2 AND t_ns >= $3 AND t_ns < $4 RETURNING {}",
+                  table.name, columns),
+      PgParams().i32(to_tier).i32(node).i64(floor_to(from_ns, span_ns)).i64(to_ns));
   if (!made) return std::move(made).take_error();
   add_rows(*made);
   PgCopy copy;
   for (const auto& [at, sums] : rolled) {
-    PgCopyOut out(copy, tables::kFunctions, names_);
-    put_row(out, RowPlace{to_tier, node, at.first, span_ns}, at.second, sums);
+    PgCopyOut out(copy, table, names_);
+    const RowPlace place{to_tier, node, at.first, span_ns};
+    if (per_process) {
+      put_row(out, place, at.second, sums);
+    } else {
+      put_row(out, place, FunctionTotalRecord<std::int32_t>{at.second.domain, at.second.function, sums});
+    }
   }
-  return conn_.copy_in(copy_sql(tables::kFunctions), copy.finish());
+  return conn_.copy_in(copy_sql(table), copy.finish());
 }
 
 Status PostgresStore::roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                               std::int64_t span_ns) {
-  if (auto st = roll_up_functions(node, to_tier, from_ns, to_ns, span_ns); !st) return st;
   for (const Table* t : tiered_tables()) {
-    if (!rolls_in_sql(*t)) continue;
+    if (!rolls_in_sql(*t)) {
+      if (auto st = roll_up_sketches(*t, node, to_tier, from_ns, to_ns, span_ns); !st) return st;
+      continue;
+    }
     if (auto st = conn_.exec(
             roll_up_sql(Dialect::kPostgres, *t),
             PgParams().i32(to_tier - 1).i32(node).i64(from_ns).i64(to_ns).i64(span_ns).i32(to_tier));

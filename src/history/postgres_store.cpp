@@ -15,11 +15,11 @@ constexpr std::int64_t kSchemaLock = 0x6561636d73636831;  // "eacmsch1"
 
 }  // namespace
 
-Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& conninfo) {
+Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& conninfo, StoreAccess access) {
   const std::string description = redact_store_url(conninfo);
   auto conn = PgConn::connect(conninfo);
   if (!conn) return make_error(conn.error_kind(), fmt::format("store {}: {}", description, conn.error()));
-  std::unique_ptr<PostgresStore> store(new PostgresStore(std::move(conn).value(), description));
+  std::unique_ptr<PostgresStore> store(new PostgresStore(std::move(conn).value(), description, access));
   if (auto st = store->migrate(); !st)
     return make_error(fmt::format("store {}: {}", description, st.error()));
   return store;
@@ -48,6 +48,7 @@ Status PostgresStore::migrate() {
     auto has_meta = conn_.query("SELECT to_regclass('meta') IS NOT NULL");
     if (!has_meta) return std::move(has_meta).take_error();
     if (has_meta->i64(0, 0) == 0) {
+      if (access_ == StoreAccess::kRead) return make_error("holds no history");
       if (auto st = conn_.script(create_table(Dialect::kPostgres, tables::kMeta, 0)); !st) return st;
     }
     auto version = meta_int("schema_version", 0);

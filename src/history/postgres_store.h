@@ -16,24 +16,28 @@
 
 #include "history/pg_conn.h"
 #include "history/store.h"
-#include "history/tier_ranges.h"
+#include "history/window_sql.h"
 
 namespace eacgm::history {
 
 class PostgresStore final : public Store {
  public:
-  // `conninfo`: a postgresql:// URL or a key=value string. Creates the schema when the
-  // database has none, migrates an older one, refuses a newer one.
-  static Result<std::unique_ptr<PostgresStore>> open(const std::string& conninfo);
+  // `conninfo`: a postgresql:// URL or a key=value string. A writer (kWrite) creates the
+  // schema when the database has none; a reader finds no history there. Migrates an older
+  // schema, refuses a newer one.
+  static Result<std::unique_ptr<PostgresStore>> open(const std::string& conninfo,
+                                                     StoreAccess access = StoreAccess::kWrite);
 
   Status write(const std::string& node, const IntervalBatch& batch) override;
   Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) override;
-  Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier tier) override;
+  Result<ProcessPage> processes(const HistoryQuery& q, Tier tier) override;
+  Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) override;
+  Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) override;
-  Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
-  Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override;
+  Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
+  Result<Page<StoredLeak>> leaks(const HistoryQuery& q) override;
   // The tables' bytes on the server, indexes and TOAST included.
   Result<std::uint64_t> size_bytes() override;
   // The node's clock against the server's: the best of the last few writes' samples.
@@ -41,8 +45,8 @@ class PostgresStore final : public Store {
   std::string description() const override { return description_; }
 
  private:
-  PostgresStore(PgConn conn, std::string description)
-      : conn_(std::move(conn)), description_(std::move(description)) {}
+  PostgresStore(PgConn conn, std::string description, StoreAccess access)
+      : conn_(std::move(conn)), description_(std::move(description)), access_(access) {}
   // Connects again when the last call lost the connection.
   Status ready();
   Status migrate();
@@ -59,21 +63,26 @@ class PostgresStore final : public Store {
   Status write_rows(std::int32_t node, const IntervalBatch& b, bool merge_existing);
   Status roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                  std::int64_t span_ns);
-  Status roll_up_functions(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
-                           std::int64_t span_ns);
+  // Rolls up a table of latency sketches (functions, function_totals), merged here.
+  Status roll_up_sketches(const Table& table, std::int32_t node, int to_tier, std::int64_t from_ns,
+                          std::int64_t to_ns, std::int64_t span_ns);
   Status apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention);
   Status enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes);
   // True when this call may do a fleet-wide task due every `period_ns` (one node does it).
   Result<bool> claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns);
   Status in_transaction(const std::function<Status()>& body);
-  // The ranges of tiers a query's window of `tier` is read from, for the nodes it asks
-  // (tier_ranges.h).
-  Result<std::vector<TierRange>> ranges(const HistoryQuery& q, Tier tier);
+  // A query and its arguments (window_sql.h).
+  Result<PgResult> query(const QuerySql& sql);
+  Status exec(const QuerySql& sql);
+  // How a window of `tier` is read, for the nodes it asks (window_sql.h).
+  Result<WindowPlan> plan(const HistoryQuery& q, Tier tier);
 
   static constexpr std::size_t kMaxCachedNames = 65536;
   PgConn conn_;
   std::string description_;
+  StoreAccess access_;
   std::unordered_map<std::string, std::int32_t> names_;
+  std::set<std::string> totals_marked_;  // nodes whose totals_from is set
   ClockEstimator clock_;
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "history/interval_totals.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -20,7 +21,7 @@ Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
   });
   if (auto st = resolve(wanted.names); !st) return st;
   const std::int32_t node_id = id_of(node);
-  return in_transaction([&]() -> Status {
+  auto st = in_transaction([&]() -> Status {
     if (auto st = record_clock(node_id); !st) return st;
     PgParams interval;
     PgParamsOut out(interval, tables::kIntervals, names_);
@@ -47,12 +48,17 @@ Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
       merge = true;
     }
     if (auto st = write_rows(node_id, b, merge); !st) return st;
+    if (!totals_marked_.contains(node)) {
+      if (auto st = exec(mark_totals_sql(Dialect::kPostgres, node, b.t_ns)); !st) return st;
+    }
     // The end of what this node has written: minutes and hours before it are complete.
     return conn_.exec(
         "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = "
         "GREATEST(meta.value, excluded.value)",
         PgParams().text("written_to:" + node).i64(b.t_ns + b.span_ns));
   });
+  if (st) totals_marked_.insert(node);
+  return st;
 }
 
 namespace {
@@ -102,6 +108,14 @@ Status PostgresStore::write_rows(std::int32_t node, const IntervalBatch& b, bool
   for (const auto& g : b.gpu_processes) rows.gpu_processes[{g.gpu, g.process.pid, g.process.start_ns}] = &g;
   const PgParams here = PgParams().i32(node).i64(b.t_ns);
   if (merge_existing) {
+    // The totals are made again below from every row of the interval.
+    for (const char* table : {"process_totals", "function_totals"}) {
+      if (auto st = conn_.exec(
+              fmt::format("DELETE FROM {} WHERE tier = 0 AND node = $1 AND t_ns = $2", table), here);
+          !st) {
+        return st;
+      }
+    }
     auto old = conn_.query(fmt::format("DELETE FROM functions WHERE tier = 0 AND node = $1 AND t_ns = $2 "
                                        "RETURNING pid, start_ns, domain, function, {}",
                                        column_list(tables::kFunctions, "calls")),
@@ -147,8 +161,17 @@ Status PostgresStore::write_rows(std::int32_t node, const IntervalBatch& b, bool
       put_kernel(out, at, kv.second);
     }
   };
+  TotalsBuilder<std::int32_t> totals;
+  const auto gpu_time = names_.find(kGpuTimeDomain);
+  for (const auto& [key, sums] : rows.functions) {
+    totals.add({static_cast<std::uint32_t>(key.pid), key.start_ns}, key.domain, key.function,
+               gpu_time != names_.end() && key.domain == gpu_time->second, sums);
+  }
+  const IntervalTotals<std::int32_t> sums = totals.take();
   Status st = copy_into(conn_, tables::kFunctions, names_, rows.functions,
                         [&at](auto& out, const auto& kv) { put_row(out, at, kv.first, kv.second); });
+  if (st) st = copy_into(conn_, tables::kProcessTotals, names_, sums.processes, put);
+  if (st) st = copy_into(conn_, tables::kFunctionTotals, names_, sums.functions, put);
   if (st) st = copy_into(conn_, tables::kKernels, names_, rows.kernels, put_second);
   if (st) st = copy_into(conn_, tables::kGpus, names_, rows.gpus, put_second);
   if (st) st = copy_into(conn_, tables::kGpuProcesses, names_, rows.gpu_processes, put_second);

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 5;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -120,6 +120,14 @@ constexpr std::array<Column, N + 4> tiered(const std::array<Column, N>& rest) {
   return out;
 }
 
+template <std::size_t A, std::size_t B>
+constexpr std::array<Column, A + B> joined(const std::array<Column, A>& a, const std::array<Column, B>& b) {
+  std::array<Column, A + B> out{};
+  for (std::size_t i = 0; i < A; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < B; ++i) out[A + i] = b[i];
+  return out;
+}
+
 // The schema version and, per node, how far it has written and rolled up.
 inline constexpr Column kMetaColumns[] = {
     // Version 1 declared it without NOT NULL (PostgreSQL makes a key NOT NULL anyway).
@@ -178,10 +186,9 @@ inline constexpr std::string_view kIntervalKey[] = {"node", "t_ns"};
 inline constexpr Table kIntervals =
     Table{"intervals", TableKind::kPlain, kIntervalColumns, kIntervalKey}.rows_replaced();
 
-// A process's calls of one function in an interval, with their latency.
-inline constexpr auto kFunctionColumns = tiered(std::array{
-    Column{"pid", T::kInt32},
-    Column{"start_ns", T::kInt64},
+// Calls of one function with their latency (a process's in `functions`, a node's in
+// `function_totals`).
+inline constexpr std::array kFunctionSumColumns{
     Column{"domain", T::kInt32}.names(),
     Column{"function", T::kInt32}.names(),
     Column{"calls", T::kInt64, C::kSum},
@@ -191,7 +198,15 @@ inline constexpr auto kFunctionColumns = tiered(std::array{
     Column{"estimated", T::kInt64, C::kSum},
     Column{"calls_variance", T::kReal, C::kSum},
     Column{"latency", T::kBlob, C::kSketch}.nullable(),
-});
+};
+
+// A process's calls of one function in an interval, with their latency.
+inline constexpr auto kFunctionColumns = tiered(joined(
+    std::array{
+        Column{"pid", T::kInt32},
+        Column{"start_ns", T::kInt64},
+    },
+    kFunctionSumColumns));
 inline constexpr std::string_view kFunctionKey[] = {"tier",     "node",   "t_ns",    "pid",
                                                     "start_ns", "domain", "function"};
 inline constexpr Table kFunctions{"functions", TableKind::kTiered, kFunctionColumns, kFunctionKey, {}};
@@ -204,7 +219,8 @@ inline constexpr auto kKernelColumns = tiered(std::array{
 inline constexpr std::string_view kKernelKey[] = {"tier", "node", "t_ns", "kernel"};
 inline constexpr Table kKernels{"kernels", TableKind::kTiered, kKernelColumns, kKernelKey, {}};
 
-// A GPU's samples over an interval: means and maxima.
+// A GPU's samples over an interval: means and maxima. Version 5: its profiling counters
+// (NVML GPM, core/gpu_sample.h) as ratios, NULL where the GPU has no GPM.
 inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"gpu", T::kInt32},
     Column{"uuid", T::kInt32, C::kSame}.names(),
@@ -218,6 +234,12 @@ inline constexpr auto kGpuColumns = tiered(std::array{
     Column{"power_mean_w", T::kReal, C::kMean}.nullable(),
     Column{"power_max_w", T::kReal, C::kMax}.nullable(),
     Column{"temperature_max", T::kInt64, C::kMax}.nullable(),
+    Column{"sm_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"sm_active_max", T::kReal, C::kMax}.nullable().added_in(5),
+    Column{"tensor_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"tensor_active_max", T::kReal, C::kMax}.nullable().added_in(5),
+    Column{"dram_active_mean", T::kReal, C::kMean}.nullable().added_in(5),
+    Column{"dram_active_max", T::kReal, C::kMax}.nullable().added_in(5),
 });
 inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
 inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();
@@ -269,10 +291,32 @@ inline constexpr std::string_view kNodeClockKey[] = {"node"};
 inline constexpr Table kNodeClocks =
     Table{"node_clocks", TableKind::kPlain, kNodeClockColumns, kNodeClockKey}.added_in(3);
 
+// Version 4: the sums of `functions` that a window's lists read, written beside its rows
+// (history/interval_totals.h) so that a busy node's thousands of short processes are not
+// added up again at each query. A node's rows are there from its first write by a build
+// of this version on (meta `totals_from:NODE`); a window that starts before it is read
+// from `functions` (history/window_sql.h).
+// A process's calls of every function in an interval (GPU time left out).
+inline constexpr auto kProcessTotalColumns = tiered(std::array{
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"errors", T::kInt64, C::kSum},
+});
+inline constexpr std::string_view kProcessTotalKey[] = {"tier", "node", "t_ns", "pid", "start_ns"};
+inline constexpr Table kProcessTotals =
+    Table{"process_totals", TableKind::kTiered, kProcessTotalColumns, kProcessTotalKey}.added_in(4);
+
+// A node's calls of one function in an interval, every process's together.
+inline constexpr auto kFunctionTotalColumns = tiered(kFunctionSumColumns);
+inline constexpr std::string_view kFunctionTotalKey[] = {"tier", "node", "t_ns", "domain", "function"};
+inline constexpr Table kFunctionTotals =
+    Table{"function_totals", TableKind::kTiered, kFunctionTotalColumns, kFunctionTotalKey}.added_in(4);
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {&kMeta,      &kNames,   &kProcesses, &kIntervals,
-                                        &kFunctions, &kKernels, &kGpus,      &kGpuProcesses,
-                                        &kAnomalies, &kLeaks,   &kNodeClocks};
+inline constexpr const Table* kAll[] = {
+    &kMeta,         &kNames,     &kProcesses, &kIntervals,  &kFunctions,     &kKernels,       &kGpus,
+    &kGpuProcesses, &kAnomalies, &kLeaks,     &kNodeClocks, &kProcessTotals, &kFunctionTotals};
 
 }  // namespace tables
 }  // namespace eacgm::history

@@ -16,6 +16,7 @@
 #include "history/function_sums.h"
 #include "history/history_batch.h"
 #include "history/history_query.h"
+#include "history/interval_totals.h"
 #include "history/schema.h"
 
 namespace eacgm::history {
@@ -159,7 +160,8 @@ void kernel_fields(R& k, V&& v) {
 template <class R, class V>
 void gpu_measures(R& g, V&& v) {
   fields(v, g.util_mean, g.util_max, g.memory_used_mean, g.memory_used_max, g.memory_total, g.power_mean_w,
-         g.power_max_w, g.temperature_max);
+         g.power_max_w, g.temperature_max, g.sm_active_mean, g.sm_active_max, g.tensor_active_mean,
+         g.tensor_active_max, g.dram_active_mean, g.dram_active_max);
 }
 
 // anomalies: (node,) t_ns ... median_ns.
@@ -248,6 +250,21 @@ void put_row(Out& out, const RowPlace& at, const LeakRecord& l) {
   leak_fields(l, w);
 }
 
+// process_totals and function_totals (interval_totals.h).
+template <class Out>
+void put_row(Out& out, const RowPlace& at, const ProcessTotalRecord& p) {
+  RowWriter<Out> w{out};
+  put_place(w, at);
+  fields(w, p.process.pid, p.process.start_ns, p.calls, p.errors);
+}
+template <class Out, class Name>
+void put_row(Out& out, const RowPlace& at, const FunctionTotalRecord<Name>& f) {
+  RowWriter<Out> w{out};
+  put_place(w, at);
+  fields(w, name_of(f.domain), name_of(f.function));
+  function_sums(f.sums, w);
+}
+
 // Each table a batch fills and its rows, in the order a store writes them (intervals
 // first, on their own: a store may dedupe on it).
 template <class Fn>
@@ -259,6 +276,12 @@ void for_each_table(const IntervalBatch& b, Fn&& fn) {
   fn(tables::kGpuProcesses, b.gpu_processes);
   fn(tables::kAnomalies, b.anomalies);
   fn(tables::kLeaks, b.leaks);
+}
+// The tables of a batch's totals, after the batch's own.
+template <class Name, class Fn>
+void for_each_table(const IntervalTotals<Name>& t, Fn&& fn) {
+  fn(tables::kProcessTotals, t.processes);
+  fn(tables::kFunctionTotals, t.functions);
 }
 
 // ---- Reading: a row of read_columns (schema_sql.h) of processes, anomalies and leaks

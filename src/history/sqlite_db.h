@@ -69,8 +69,9 @@ class SqliteStmt {
 
 class SqliteDb {
  public:
-  // Opens (creating) the file; `busy_ms`: how long a locked database is waited for.
-  static Result<SqliteDb> open(const std::string& path, int busy_ms = 5000);
+  // Opens the file, creating it when `create`; `busy_ms`: how long a locked database is
+  // waited for.
+  static Result<SqliteDb> open(const std::string& path, bool create = true, int busy_ms = 5000);
   SqliteDb() = default;
   SqliteDb(SqliteDb&& o) noexcept : db_(o.db_) { o.db_ = nullptr; }
   SqliteDb& operator=(SqliteDb&& o) noexcept;

@@ -5,10 +5,12 @@
 #include <sqlite3.h>
 
 #include <filesystem>
-#include <variant>
+#include <vector>
 
+#include "history/interval_totals.h"
 #include "history/schema_rows.h"
 #include "history/schema_sql.h"
+#include "history/window_sql.h"
 
 namespace eacgm::history {
 namespace {
@@ -74,54 +76,6 @@ void merge_two(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   result_sketch(ctx, s);
 }
 
-using Arg = std::variant<std::int64_t, std::string>;
-
-void bind_args(SqliteStmt& stmt, int first, const std::vector<Arg>& args) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const int at = first + static_cast<int>(i);
-    if (const auto* n = std::get_if<std::int64_t>(&args[i])) {
-      stmt.bind(at, *n);
-    } else {
-      stmt.bind(at, std::string_view(std::get<std::string>(args[i])));
-    }
-  }
-}
-
-// The query's filters on a table with node, pid and start_ns columns (alias `t`).
-std::string filters(const HistoryQuery& q, std::vector<Arg>& args, const char* t = "t") {
-  std::string sql;
-  if (q.node) {
-    sql += fmt::format(" AND {}.node = (SELECT id FROM names WHERE name = ?)", t);
-    args.emplace_back(*q.node);
-  }
-  if (q.pid) {
-    sql += fmt::format(" AND {}.pid = ?", t);
-    args.emplace_back(static_cast<std::int64_t>(*q.pid));
-  }
-  if (q.comm) {
-    sql += fmt::format(
-        " AND EXISTS (SELECT 1 FROM processes p WHERE p.node = {0}.node AND p.pid = {0}.pid AND p.start_ns = "
-        "{0}.start_ns AND p.comm = ?)",
-        t);
-    args.emplace_back(*q.comm);
-  }
-  return sql;
-}
-
-// Runs a query and hands each row to `fn`.
-template <class Fn>
-Status each_row(SqliteDb& db, const std::string& sql, const std::vector<Arg>& args, Fn&& fn) {
-  auto s = db.prepare(sql);
-  if (!s) return make_error(s.error());
-  bind_args(*s, 1, args);
-  for (;;) {
-    auto row = s->step();
-    if (!row) return make_error(row.error());
-    if (!*row) return {};
-    fn(*s);
-  }
-}
-
 std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step) + step) % step; }
 
 // Binds a row's values (schema_rows.h) to an insert's parameters; names become their ids.
@@ -175,15 +129,23 @@ Tier Store::tier_for(const HistoryQuery& q, std::int64_t now_ns, const Retention
   return Tier::kHour;
 }
 
-Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) {
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, StoreAccess access) {
   std::error_code ec;
-  const auto dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  auto db = SqliteDb::open(path);
+  const bool write = access == StoreAccess::kWrite;
+  if (write) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  } else if (!std::filesystem::exists(path, ec)) {
+    return make_error(fmt::format("cannot open store sqlite:{} (no such file)", path));
+  }
+  auto db = SqliteDb::open(path, write);
   if (!db) return make_error(fmt::format("store sqlite:{}: {}", path, db.error()));
-  // auto_vacuum must be set before the first table exists; WAL survives a kill.
-  for (const char* pragma : {"PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL",
-                             "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = OFF"}) {
+  // auto_vacuum must be set before the first table exists (a reader's file has them);
+  // WAL survives a kill, and its readers block neither the writer nor each other.
+  std::vector<const char*> pragmas = {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                                      "PRAGMA foreign_keys = OFF"};
+  if (write) pragmas.insert(pragmas.begin(), "PRAGMA auto_vacuum = INCREMENTAL");
+  for (const char* pragma : pragmas) {
     if (auto st = db->exec(pragma); !st)
       return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
   }
@@ -193,6 +155,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   sqlite3_create_function_v2(h, "eacgm_merge2", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, merge_two,
                              nullptr, nullptr, nullptr);
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db).value(), path));
+  if (!write) {
+    auto has_meta = store->db_.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'meta'");
+    if (has_meta && *has_meta == 0) return make_error(fmt::format("store sqlite:{}: holds no history", path));
+  }
   if (auto st = store->migrate(); !st)
     return make_error(fmt::format("store sqlite:{}: {}", path, st.error()));
   return store;
@@ -298,15 +264,23 @@ Status SqliteStore::write(const std::string& node, const IntervalBatch& b) {
   auto fail = [this](const std::string& why) -> Status {
     (void)db_.exec("ROLLBACK");
     names_.clear();  // ids made in the rolled-back transaction are gone
+    totals_marked_.clear();
     return make_error(why);
   };
   auto node_id = name_id(node);
   if (!node_id) return fail(node_id.error());
   const RowPlace at{0, *node_id, b.t_ns, b.span_ns};
   Status st = insert_rows(tables::kIntervals, at, std::span(&b, 1));
-  for_each_table(b, [&](const Table& t, const auto& rows) {
+  auto insert = [&](const Table& t, const auto& rows) {
     if (st) st = insert_rows(t, at, rows);
-  });
+  };
+  for_each_table(b, insert);
+  for_each_table(totals_of(b.functions), insert);
+  if (st && !totals_marked_.contains(node)) {
+    const QuerySql mark = mark_totals_sql(Dialect::kSqlite, node, b.t_ns);
+    st = run(mark);
+    if (st) totals_marked_.insert(node);
+  }
   if (!st) return fail(st.error());
   // The end of what this node has written: minutes and hours before it are complete.
   if (auto m = set_meta("written_to:" + node, b.t_ns + b.span_ns); !m) return fail(m.error());
@@ -427,120 +401,6 @@ Status SqliteStore::enforce_cap(const std::string& node, std::uint64_t max_bytes
   }
   (void)node;
   return db_.exec("PRAGMA incremental_vacuum");
-}
-
-Result<std::vector<StoredProcess>> SqliteStore::processes(const HistoryQuery& q, Tier tier) {
-  std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns, q.to_ns, q.from_ns};
-  std::string sql = fmt::format(
-      "SELECT {}, coalesce(SUM(f.calls), 0), coalesce(SUM(f.errors), 0) FROM processes t LEFT JOIN functions "
-      "f "
-      "ON f.node = t.node AND f.pid = t.pid AND f.start_ns = t.start_ns AND f.tier = ? AND f.t_ns >= ? AND "
-      "f.t_ns < ? AND f.domain IS NOT (SELECT id FROM names WHERE name = '{}') WHERE t.first_ns < ? AND "
-      "t.last_ns >= ?",
-      read_columns(tables::kProcesses, "t"), kGpuTimeDomain);
-  sql += filters(q, args);
-  sql += fmt::format(" GROUP BY t.node, t.pid, t.start_ns ORDER BY {} DESC, t.node, t.pid LIMIT 10000",
-                     tables::kProcesses.columns.size() + 1);
-  std::vector<StoredProcess> out;
-  auto st = each_row(db_, sql, args, [&out](const SqliteStmt& s) {
-    StoredProcess p;
-    const int col = get_row(s, 0, p);
-    p.calls = static_cast<std::uint64_t>(s.i64(col));
-    p.errors = static_cast<std::uint64_t>(s.i64(col + 1));
-    out.push_back(std::move(p));
-  });
-  if (!st) return std::move(st).take_error();
-  return out;
-}
-
-Result<std::vector<StoredFunction>> SqliteStore::functions(const HistoryQuery& q, Tier tier) {
-  std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns};
-  std::string sql =
-      fmt::format("SELECT {}, {}, {} FROM functions t WHERE t.tier = ? AND t.t_ns >= ? AND t.t_ns < ?",
-                  name_by_id("t.domain"), name_by_id("t.function"),
-                  aggregates(Dialect::kSqlite, tables::kFunctions, "calls", "t"));
-  sql += filters(q, args);
-  sql += " GROUP BY t.domain, t.function ORDER BY 3 DESC, 1, 2";
-  std::vector<StoredFunction> out;
-  auto st = each_row(db_, sql, args, [&out](const SqliteStmt& s) {
-    StoredFunction f;
-    RowReader<SqliteStmt> r{s};
-    fields(r, f.domain, f.function);
-    function_sums(f, r);
-    out.push_back(std::move(f));
-  });
-  if (!st) return std::move(st).take_error();
-  return out;
-}
-
-Result<std::vector<StoredKernel>> SqliteStore::kernels(const HistoryQuery& q, Tier tier) {
-  std::vector<Arg> args{static_cast<std::int64_t>(tier), q.from_ns, q.to_ns};
-  std::string sql =
-      fmt::format("SELECT {}, {} FROM kernels t WHERE t.tier = ? AND t.t_ns >= ? AND t.t_ns < ?",
-                  name_by_id("t.kernel"), aggregates(Dialect::kSqlite, tables::kKernels, "launches", "t"));
-  if (q.node) {
-    sql += " AND t.node = (SELECT id FROM names WHERE name = ?)";
-    args.emplace_back(*q.node);
-  }
-  sql += " GROUP BY t.kernel ORDER BY 2 DESC, 1 LIMIT 1000";
-  std::vector<StoredKernel> out;
-  auto st = each_row(db_, sql, args, [&out](const SqliteStmt& s) {
-    StoredKernel k;
-    RowReader<SqliteStmt> r{s};
-    kernel_fields(k, r);
-    out.push_back(std::move(k));
-  });
-  if (!st) return std::move(st).take_error();
-  return out;
-}
-
-Result<std::vector<StoredGpuPoint>> SqliteStore::gpus(const HistoryQuery& q, Tier tier) {
-  const std::int64_t step = q.step_ns > 0 ? q.step_ns : kMinuteNs;
-  std::vector<Arg> args{step, step, static_cast<std::int64_t>(tier), q.from_ns, q.to_ns};
-  std::string where = "t.tier = ? AND t.t_ns >= ? AND t.t_ns < ?";
-  if (q.node) {
-    where += " AND t.node = (SELECT id FROM names WHERE name = ?)";
-    args.emplace_back(*q.node);
-  }
-  std::vector<StoredGpuPoint> out;
-  auto st = each_row(db_, gpu_points_sql(Dialect::kSqlite, "?", where), args,
-                     [&out](const SqliteStmt& s) { out.push_back(get_gpu_point(s)); });
-  if (!st) return std::move(st).take_error();
-  return out;
-}
-
-Result<std::vector<StoredAnomaly>> SqliteStore::anomalies(const HistoryQuery& q) {
-  std::vector<Arg> args{q.from_ns, q.to_ns};
-  std::string sql = fmt::format("SELECT {} FROM anomalies t WHERE t.t_ns >= ? AND t.t_ns < ?",
-                                read_columns(tables::kAnomalies, "t"));
-  sql += filters(q, args);
-  sql += " ORDER BY t.t_ns LIMIT 10000";
-  std::vector<StoredAnomaly> out;
-  auto st = each_row(db_, sql, args, [&out](const SqliteStmt& s) {
-    StoredAnomaly a;
-    get_row(s, 0, a);
-    out.push_back(std::move(a));
-  });
-  if (!st) return std::move(st).take_error();
-  return out;
-}
-
-Result<std::vector<StoredLeak>> SqliteStore::leaks(const HistoryQuery& q) {
-  std::vector<Arg> args{q.from_ns, q.to_ns};
-  std::string sql = fmt::format(
-      "SELECT {}, coalesce((SELECT p.comm FROM processes p WHERE p.node = t.node AND p.pid = t.pid AND "
-      "p.start_ns = t.start_ns), '') FROM leaks t WHERE t.t_ns >= ? AND t.t_ns < ?",
-      read_columns(tables::kLeaks, "t"));
-  sql += filters(q, args);
-  sql += " ORDER BY t.bytes DESC LIMIT 10000";
-  std::vector<StoredLeak> out;
-  auto st = each_row(db_, sql, args, [&out](const SqliteStmt& s) {
-    StoredLeak l;
-    l.comm = s.text(get_row(s, 0, l));
-    out.push_back(std::move(l));
-  });
-  if (!st) return std::move(st).take_error();
-  return out;
 }
 
 }  // namespace eacgm::history

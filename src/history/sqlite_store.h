@@ -1,16 +1,20 @@
 // SqliteStore: the history in one SQLite file on the node (WAL; one transaction per
 // flush, so a killed agent loses at most the interval it was writing and the file opens
-// clean). Latency sketches roll up inside SQL through an aggregate the connection
-// registers (eacgm_merge).
+// clean; readers, each on a connection of its own, block neither the writer nor each
+// other). Latency sketches roll up inside SQL through an aggregate the connection
+// registers (eacgm_merge). Queries: sqlite_queries.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "history/sqlite_db.h"
 #include "history/store.h"
+#include "history/window_sql.h"
 
 namespace eacgm::history {
 
@@ -19,18 +23,21 @@ struct Table;
 
 class SqliteStore final : public Store {
  public:
-  // Creates the file (and its directory) when missing; migrates an older schema; refuses
-  // a newer one.
-  static Result<std::unique_ptr<SqliteStore>> open(const std::string& path);
+  // kWrite creates the file (and its directory) when missing; kRead opens only a file
+  // that is there. Migrates an older schema; refuses a newer one.
+  static Result<std::unique_ptr<SqliteStore>> open(const std::string& path,
+                                                   StoreAccess access = StoreAccess::kWrite);
 
   Status write(const std::string& node, const IntervalBatch& batch) override;
   Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) override;
-  Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier tier) override;
+  Result<ProcessPage> processes(const HistoryQuery& q, Tier tier) override;
+  Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) override;
+  Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) override;
-  Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
-  Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override;
+  Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
+  Result<Page<StoredLeak>> leaks(const HistoryQuery& q) override;
   Result<std::uint64_t> size_bytes() override;
   std::string description() const override { return "sqlite:" + path_; }
 
@@ -45,6 +52,11 @@ class SqliteStore final : public Store {
   Result<std::int64_t> meta_int(const std::string& key, std::int64_t fallback);
   Status set_meta(const std::string& key, std::int64_t value);
   Status enforce_cap(const std::string& node, std::uint64_t max_bytes);
+  // A query and its arguments (window_sql.h), each row handed to `fn` (sqlite_queries.cpp).
+  Status each_row(const QuerySql& sql, const std::function<void(const SqliteStmt&)>& fn);
+  Status run(const QuerySql& sql);
+  // How a window of `tier` is read (window_sql.h).
+  Result<WindowPlan> plan(const HistoryQuery& q, Tier tier);
   // The insert of one row of `t`, prepared once.
   Result<SqliteStmt*> insert_statement(const Table& t);
   template <class Rows>
@@ -57,6 +69,7 @@ class SqliteStore final : public Store {
   SqliteStmt insert_name_;
   SqliteStmt select_name_;
   std::unordered_map<std::string_view, SqliteStmt> inserts_;  // by table
+  std::set<std::string> totals_marked_;                       // nodes whose totals_from is set
 };
 
 }  // namespace eacgm::history

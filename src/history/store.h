@@ -1,7 +1,7 @@
 // Store: where the history is kept (SQLite on the node, PostgreSQL for a fleet). The
 // writer thread writes one batch per interval and maintains the store (rollups,
-// retention, the size cap); readers query windows. One connection each: a store is used
-// from one thread at a time.
+// retention, the size cap); readers query windows (history_reader.h). A Store is one
+// connection, used from one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +36,17 @@ class Store {
 
   // The tier a window is answered from: the finest whose retention covers `from_ns`.
   virtual Tier tier_for(const HistoryQuery& q, std::int64_t now_ns, const Retention& retention) const;
-  virtual Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier tier) = 0;
+  // The lists that grow with the processes come a page at a time (q.offset, q.limit)
+  // with the window's count: processes and jobs most calls first, nodes likewise,
+  // anomalies oldest first, leaks largest first.
+  virtual Result<ProcessPage> processes(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) = 0;
+  virtual Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) = 0;
   virtual Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) = 0;
-  virtual Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
-  virtual Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) = 0;
+  virtual Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
+  virtual Result<Page<StoredLeak>> leaks(const HistoryQuery& q) = 0;
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.
   virtual std::optional<ClockEstimate> clock() const { return std::nullopt; }
@@ -51,8 +56,13 @@ class Store {
   virtual std::string description() const = 0;
 };
 
-// Opens the store a URL names: `sqlite:PATH` (created with its directory when missing)
-// or `postgresql://...`. Errors name the URL without its password.
-Result<std::unique_ptr<Store>> open_store(const std::string& url);
+// What a connection is opened for: the writer makes the store when it is not there
+// (SQLite: the file and its directory; PostgreSQL: the schema); a reader never does.
+enum class StoreAccess { kWrite, kRead };
+
+// Opens the store a URL names: `sqlite:PATH` or `postgresql://...`. Errors name the URL
+// without its password; a store a reader finds missing is "cannot open store URL (no
+// such file)" (SQLite) or "... holds no history" (PostgreSQL).
+Result<std::unique_ptr<Store>> open_store(const std::string& url, StoreAccess access = StoreAccess::kWrite);
 
 }  // namespace eacgm::history

@@ -121,6 +121,7 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
         s.graph = r.kind == static_cast<std::uint32_t>(gpu_time::RecordKind::kGraph);
         s.nccl = (r.length & gpu_time::kSpanNccl) != 0;
         s.queued = (r.length & gpu_time::kSpanQueued) != 0;
+        s.first = (r.length & gpu_time::kSpanFirst) != 0;
         if ((r.length & gpu_time::kSpanShaped) != 0) {
           if (tail == head) break;  // a shape never written: the span is dropped
           std::memcpy(&s.shape, &slots[tail & kMask], sizeof s.shape);

@@ -25,7 +25,7 @@ struct NodeAgent::Parts {
   NodeOptions options;  // its notice keeps the last line too
   mutable std::mutex notice_mu;
   std::string last_notice;
-  NodeConfig config;  // the whole file, as the running trace started from it
+  NodeConfig config;    // the whole file, as the running trace started from it
   NodeConfig reloaded;  // as the last reload read it (the reload's thread only)
   server::ListenAddress listen;
   // The mode for eacgm_build_info: a reload may change it (HTTP threads read it).
@@ -85,7 +85,8 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.writer = std::move(made).value();
   auto mode = p.mode;
   p.writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
-  d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention);
+  // A connection per worker of the server: no history request waits for another.
+  d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
   d.store_stats = [w = p.writer] { return w->stats(); };
   return {};
 }
@@ -95,8 +96,8 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
 agent::TraceConsumers make_node_consumers(const NodeAgent::Parts& p, std::shared_ptr<Consumer> stream,
                                           std::shared_ptr<agent::CaptureRecorder> capture,
                                           std::shared_ptr<const sample::ProcessFacts> facts) {
-  auto consumers =
-      agent::make_consumers(p.options.request, p.config.agent, std::move(stream), p.analysis, std::move(capture));
+  auto consumers = agent::make_consumers(p.options.request, p.config.agent, std::move(stream), p.analysis,
+                                         std::move(capture));
   consumers.head = with_facts_first(std::move(facts), std::move(consumers.head));
   if (p.options.trim_memory) {
     auto with_trim = std::make_shared<ConsumerList>();

@@ -10,8 +10,8 @@
 namespace eacgm::node {
 namespace {
 
-void add_sections(ConfigSections& sections, NodeConfig& config) {
-  probe::add_catalogs_section(sections, config.agent.catalogs);
+void add_sections(ConfigSections& sections, NodeConfig& config, probe::CatalogNames& catalogs) {
+  probe::add_catalogs_section(sections, catalogs);
   ingest::add_trace_section(sections, config.agent.trace);
   sample::add_gpu_section(sections, config.agent.gpu);
   agent::add_python_section(sections, config.agent.python);
@@ -22,23 +22,30 @@ void add_sections(ConfigSections& sections, NodeConfig& config) {
   sample::add_kubernetes_section(sections, config.kubernetes);
 }
 
-}  // namespace
-
-Result<NodeConfig> parse_config(std::string_view text, std::string_view source) {
+// The file read by `read` (text or path), then the names `catalogs` gives checked against
+// its [[probe]]s.
+template <class Read>
+Result<NodeConfig> read_config(Read read) {
   NodeConfig config;
+  probe::CatalogNames catalogs;
   ConfigSections sections;
-  add_sections(sections, config);
-  if (auto s = sections.read(text, source); !s) return std::move(s).take_error();
+  add_sections(sections, config, catalogs);
+  if (auto s = read(sections); !s) return std::move(s).take_error();
+  if (auto s = probe::check_catalog_names(catalogs, config.agent.probes); !s)
+    return std::move(s).take_error();
+  config.agent.catalogs = std::move(catalogs.names);
   return config;
 }
 
+}  // namespace
+
+Result<NodeConfig> parse_config(std::string_view text, std::string_view source) {
+  return read_config([&](const ConfigSections& sections) { return sections.read(text, source); });
+}
+
 Result<NodeConfig> load_config(const std::string& path) {
-  NodeConfig config;
-  if (path.empty()) return config;
-  ConfigSections sections;
-  add_sections(sections, config);
-  if (auto s = sections.read_file(path); !s) return std::move(s).take_error();
-  return config;
+  if (path.empty()) return NodeConfig{};
+  return read_config([&](const ConfigSections& sections) { return sections.read_file(path); });
 }
 
 Result<NodeConfig> load_checked_config(const std::string& path, const std::vector<std::string>& probes) {

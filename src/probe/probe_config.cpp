@@ -2,12 +2,19 @@
 // arg reads from, and the mapping of each spec-rule violation back to its line.
 #include "probe/probe_config.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "core/config_reader.h"
+#include "core/edit_distance.h"
 #include "core/spec_validate.h"
+#include "probe/catalog.h"
 
 namespace eacgm::probe {
 namespace {
@@ -33,7 +40,28 @@ std::string probe_context(const ConfigTable& table, std::size_t index) {
   return "probe #" + std::to_string(index + 1);
 }
 
-Status read_catalogs(const ConfigValue& value, std::vector<std::string>& out) {
+// Whether a built-in catalog or probe has this name; if not, the message for it, with the
+// name most likely meant.
+std::optional<std::string> not_built_in(const std::string& name) {
+  std::vector<std::string_view> catalogs;
+  std::vector<std::string_view> candidates;
+  for (const Catalog& c : builtin_catalogs()) {
+    if (c.name == name) return std::nullopt;
+    catalogs.push_back(c.name);
+    candidates.push_back(c.name);
+    for (const ProbeSpec& s : c.specs) {
+      if (s.name == name) return std::nullopt;
+      candidates.push_back(s.name);
+    }
+  }
+  const auto meant = closest_word(name, candidates);
+  return fmt::format("unknown catalog \"{}\"{}; catalogs: {} (or a probe's name: eacgm probes lists them)",
+                     name, meant ? fmt::format(" (did you mean \"{}\"?)", *meant) : std::string(),
+                     fmt::join(catalogs, ", "));
+}
+
+Status read_catalogs(const ConfigValue& value, CatalogNames& catalogs) {
+  std::vector<std::string>& out = catalogs.names;
   auto items = value.items();
   if (!items) {
     return value.fail("",
@@ -52,6 +80,12 @@ Status read_catalogs(const ConfigValue& value, std::vector<std::string>& out) {
     if (s->empty()) return item.fail("", "catalogs has an empty name; use a catalog name such as \"cuda\"");
     for (const std::string& earlier : out) {
       if (earlier == *s) return item.fail("", {"catalog \"", *s, "\" is listed twice"});
+    }
+    if (auto unknown = not_built_in(*s)) {
+      // A usage error, as an unknown name is when the catalogs are selected.
+      Error e = item.fail("", *unknown);
+      e.kind = ErrorKind::kUsage;
+      catalogs.not_built_in.emplace_back(*s, std::move(e));
     }
     out.push_back(*s);
   }
@@ -245,8 +279,18 @@ Status read_probes(const ConfigValue& value, std::vector<ProbeSpec>& out) {
 
 }  // namespace
 
-void add_catalogs_section(ConfigSections& sections, std::vector<std::string>& catalogs) {
+void add_catalogs_section(ConfigSections& sections, CatalogNames& catalogs) {
   sections.add<read_catalogs>("catalogs", catalogs);
+}
+
+Status check_catalog_names(const CatalogNames& catalogs, const std::vector<ProbeSpec>& specs) {
+  for (const auto& unknown : catalogs.not_built_in) {
+    const std::string& name = unknown.first;
+    const bool user = std::any_of(specs.begin(), specs.end(),
+                                  [&](const ProbeSpec& s) { return s.name == name || s.domain == name; });
+    if (!user) return unknown.second;
+  }
+  return {};
 }
 
 void add_probe_section(ConfigSections& sections, std::vector<ProbeSpec>& specs) {

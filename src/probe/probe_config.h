@@ -4,9 +4,11 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/probe_spec.h"
+#include "core/result.h"
 
 namespace eacgm {
 class ConfigSections;
@@ -14,9 +16,21 @@ class ConfigSections;
 
 namespace eacgm::probe {
 
-// Adds `catalogs` to the file's sections: distinct, non-empty names, read into `catalogs`
-// (left empty when absent: the default catalogs).
-void add_catalogs_section(ConfigSections& sections, std::vector<std::string>& catalogs);
+// What `catalogs` names: distinct, non-empty names (left empty when absent: the default
+// catalogs). A name that is no built-in catalog or probe keeps its error, made at its place
+// in the file ("eacgm.toml:1:13: unknown catalog \"ncll\" (did you mean \"nccl\"?)..."),
+// until check_catalog_names knows the file's [[probe]]s: it may name one, or their domain.
+struct CatalogNames {
+  std::vector<std::string> names;
+  std::vector<std::pair<std::string, Error>> not_built_in;
+};
+
+// Adds `catalogs` to the file's sections, read into `catalogs`.
+void add_catalogs_section(ConfigSections& sections, CatalogNames& catalogs);
+
+// Once the whole file is read: the first name of `catalogs` that names nothing, neither
+// built in nor among the user's `specs` (their names and domains), is the error.
+Status check_catalog_names(const CatalogNames& catalogs, const std::vector<ProbeSpec>& specs);
 
 // Adds `[[probe]]` to the file's sections: each table one spec, checked by the rules the
 // built-in catalogs follow (core/spec_validate.h), read into `specs`.

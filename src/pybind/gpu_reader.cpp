@@ -9,7 +9,8 @@ Result<std::unique_ptr<GpuReader>> GpuReader::open(std::chrono::microseconds fir
   std::unique_ptr<GpuReader> reader(new GpuReader());
   reader->session_ = *session;
   reader->devices_ = std::make_unique<sample::DeviceSampler>(
-      reader->session_, sample::DeviceSamplerOptions{.slow_field_period = std::chrono::nanoseconds::zero()});
+      reader->session_,
+      sample::DeviceSamplerOptions{.slow_field_period = std::chrono::nanoseconds::zero(), .gpm_wait = false});
   reader->processes_ = std::make_unique<sample::ProcessSampler>(reader->session_, first_window);
   return reader;
 }

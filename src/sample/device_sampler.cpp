@@ -188,6 +188,12 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
     g.identity.error.clear();
   }
 
+  // Turned off, the reader is given no GPU: none is asked for support or sampled.
+  gpm_ = std::make_unique<GpmReader>(session_, options_.gpm ? handles : std::vector<nvml::Device>{},
+                                     options_.gpm_wait);
+  system_.gpm_off = !options_.gpm;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) gpus_[i].identity.gpm_supported = gpm_->supported(i);
+
   slow_readers_.resize(gpus_.size());
   slow_fields_.resize(gpus_.size());
   if (!slow_inline()) {
@@ -199,6 +205,12 @@ DeviceSampler::DeviceSampler(std::shared_ptr<const nvml::Session> session, Devic
 DeviceSampler::~DeviceSampler() {
   stop_slow_thread();
   if (events_ && session_->fn().EventSetFree) session_->fn().EventSetFree(events_);
+}
+
+std::size_t DeviceSampler::gpm_count() const {
+  std::size_t n = 0;
+  for (const Gpu& g : gpus_) n += g.identity.gpm_supported ? 1 : 0;
+  return n;
 }
 
 // The thread inherits a full signal mask, so signals go to the program's own threads.
@@ -476,6 +488,13 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   }
   if (!pcie_from_counters) read_pcie_throughput(q, f, d, out);
   read_error_counts(q, f, d, out);
+  if (out.lost || !out.gpm_supported) return;
+  GpmRead gpm = gpm_->read(i);
+  if (gpm.counters) {
+    out.gpm = std::move(gpm.counters);
+  } else {
+    q.check(gpm.call, gpm.status);
+  }
 }
 
 DevicePass DeviceSampler::sample() {

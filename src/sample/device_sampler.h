@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/gpu_sample.h"
+#include "sample/gpm_reader.h"
 #include "sample/nvml_api.h"
 
 namespace eacgm::sample {
@@ -33,6 +34,11 @@ struct DeviceSamplerOptions {
   // the sampler's own thread; a pass reports each field's latest successful read. Zero
   // (or less): no thread, every pass reads them itself.
   std::chrono::nanoseconds slow_field_period = std::chrono::seconds(10);
+  // Read GPM's profiling counters on the GPUs that have them ([gpu] profiling).
+  bool gpm = true;
+  // A pass sooner than GpmReader::kMinInterval after the previous GPM sample waits for it
+  // (true) or leaves that pass without GPM counters (false: for callers that must not block).
+  bool gpm_wait = true;
 };
 
 struct DevicePass {
@@ -53,6 +59,8 @@ class DeviceSampler {
   DeviceSampler& operator=(const DeviceSampler&) = delete;
 
   const GpuSystemInfo& system() const { return system_; }
+  // How many GPUs have their GPM counters read (0 when turned off).
+  std::size_t gpm_count() const;
   DevicePass sample();
 
   // CPU spent on slow-field rounds outside the passes (the constructor's and the
@@ -109,6 +117,7 @@ class DeviceSampler {
   DeviceSamplerOptions options_;
   GpuSystemInfo system_;
   std::vector<Gpu> gpus_;
+  std::unique_ptr<GpmReader> gpm_;
   nvml::EventSet events_ = nullptr;
 
   std::vector<SlowReader> slow_readers_;  // by GPU index

@@ -9,9 +9,10 @@ namespace eacgm::sample {
 namespace {
 
 Status read_gpu(const ConfigTable& table, GpuConfig& gpu) {
-  constexpr std::string_view kKeys[] = {"interval_s", "sample"};
+  constexpr std::string_view kKeys[] = {"interval_s", "sample", "profiling"};
   if (auto s = table.check_keys(kKeys); !s) return s;
   if (auto s = table.read_bool("sample", gpu.sample); !s) return s;
+  if (auto s = table.read_bool("profiling", gpu.profiling); !s) return s;
   return table.read_number("interval_s", 0.01, 3600, gpu.interval_s);
 }
 

@@ -12,6 +12,9 @@ struct GpuConfig {
   // `trace` and `run` also sample the GPUs (device-wide, and the traced processes);
   // without NVML they trace on with a notice.
   bool sample = true;
+  // Read the GPUs' profiling counters through NVML GPM (Hopper and newer): SM, tensor and
+  // DRAM activity. Off where another profiler must have the counters to itself.
+  bool profiling = true;
 };
 
 // Adds [gpu] to the file's sections, read into `gpu`.

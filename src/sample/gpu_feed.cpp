@@ -16,6 +16,7 @@ Result<std::unique_ptr<GpuFeed>> GpuFeed::start(const GpuFeedOptions& options,
   so.processes = true;
   so.interval = std::chrono::duration_cast<std::chrono::microseconds>(options.interval);
   so.nvml_library = options.nvml_library;
+  so.gpm = options.gpm;
   auto sampler = GpuSampler::open(so);
   if (!sampler) return std::move(sampler).take_error();
   std::unique_ptr<GpuFeed> feed(new GpuFeed(options, std::move(*sampler), std::move(mailbox)));
@@ -38,7 +39,8 @@ GpuFeed::GpuFeed(const GpuFeedOptions& options, std::unique_ptr<GpuSampler> samp
     : options_(options),
       sampler_(std::move(sampler)),
       mailbox_(std::move(mailbox)),
-      gpu_count_(sampler_->device_count()) {}
+      gpu_count_(sampler_->device_count()),
+      gpm_count_(sampler_->gpm_count()) {}
 
 GpuFeed::~GpuFeed() { stop(); }
 

@@ -23,6 +23,7 @@ struct GpuFeedOptions {
   bool filter_processes = false;
   std::vector<int> roots;
   std::string nvml_library;  // $EACGM_NVML_LIBRARY; empty: the driver's
+  bool gpm = true;           // read GPM's profiling counters ([gpu] profiling)
 };
 
 class GpuFeed {
@@ -41,6 +42,7 @@ class GpuFeed {
   void stop();
 
   std::size_t gpu_count() const { return gpu_count_; }
+  std::size_t gpm_count() const { return gpm_count_; }
   std::uint64_t passes() const;
   std::uint64_t skipped_deadlines() const;
   const std::string& failure() const { return failure_; }
@@ -55,6 +57,7 @@ class GpuFeed {
   std::shared_ptr<SnapshotMailbox> mailbox_;
   std::unique_ptr<SamplingLoop> loop_;
   std::size_t gpu_count_ = 0;
+  std::size_t gpm_count_ = 0;
   bool stopped_ = false;
   std::string failure_;
 };

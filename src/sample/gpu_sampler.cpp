@@ -13,7 +13,7 @@ Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const GpuSamplerOptions& op
 }
 
 GpuSampler::GpuSampler(const std::shared_ptr<const nvml::Session>& session, const GpuSamplerOptions& options)
-    : session_(session), devices_(session) {
+    : session_(session), devices_(session, DeviceSamplerOptions{.gpm = options.gpm}) {
   if (options.processes) processes_ = std::make_unique<ProcessSampler>(session, options.interval);
 }
 

@@ -21,6 +21,7 @@ struct GpuSamplerOptions {
   // since the previous one.
   std::chrono::microseconds interval = std::chrono::seconds(1);
   std::string nvml_library;  // $EACGM_NVML_LIBRARY; empty: the driver's (nvml::Session::open)
+  bool gpm = true;           // read GPM's profiling counters ([gpu] profiling)
 };
 
 class GpuSampler {
@@ -32,6 +33,7 @@ class GpuSampler {
   GpuSnapshot sample();
   const GpuSystemInfo& system() const { return devices_.system(); }
   std::size_t device_count() const { return session_->devices().size(); }
+  std::size_t gpm_count() const { return devices_.gpm_count(); }
   // The device sampler's reads of the expensive fields, off the passes: not in any
   // snapshot's pass_cpu_time (see DeviceSampler).
   std::chrono::nanoseconds slow_read_cpu_time() const { return devices_.slow_read_cpu_time(); }

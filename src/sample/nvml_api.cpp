@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-
 namespace eacgm::sample::nvml {
 namespace {
 
@@ -125,6 +124,11 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
   resolve(dl, "nvmlDeviceRegisterEvents", f.DeviceRegisterEvents);
   resolve(dl, "nvmlEventSetWait_v2", f.EventSetWait_v2);
   resolve(dl, "nvmlEventSetFree", f.EventSetFree);
+  resolve(dl, "nvmlGpmQueryDeviceSupport", f.GpmQueryDeviceSupport);
+  resolve(dl, "nvmlGpmSampleAlloc", f.GpmSampleAlloc);
+  resolve(dl, "nvmlGpmSampleFree", f.GpmSampleFree);
+  resolve(dl, "nvmlGpmSampleGet", f.GpmSampleGet);
+  resolve(dl, "nvmlGpmMetricsGet", f.GpmMetricsGet);
 
   if (Return r = f.Init_v2(); r != kSuccess) {
     return make_error(

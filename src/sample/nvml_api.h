@@ -2,6 +2,7 @@
 // (with a notice) on machines without the NVIDIA driver. Layouts follow NVIDIA's nvml.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -147,6 +148,63 @@ inline constexpr int kMemoryErrorUncorrected = 1;  // NVML_MEMORY_ERROR_TYPE_UNC
 inline constexpr int kVolatileEcc = 0;             // NVML_VOLATILE_ECC
 inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;
 
+// GPM (GPU Performance Monitoring, Hopper and newer, R520+): profiling counters read as
+// the difference of two samples. A sample is an opaque handle the library allocates.
+struct GpmSampleOpaque;
+using GpmSample = GpmSampleOpaque*;  // nvmlGpmSample_t
+
+struct GpmMetric {  // nvmlGpmMetric_t
+  unsigned int metricId;
+  Return nvmlReturn;  // per metric: "not supported" on a GPU without that unit
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+static_assert(sizeof(GpmMetric) == 40);
+
+// nvmlGpmMetricsGet_t with room for the metrics eacgm asks for: the library reads and
+// writes only the first numMetrics entries (nvml.h sizes the array NVML_GPM_METRIC_MAX).
+inline constexpr unsigned kGpmMaxAsked = 64;
+struct GpmMetricsGet {
+  unsigned int version;  // kGpmMetricsGetVersion
+  unsigned int numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMaxAsked];
+};
+static_assert(offsetof(GpmMetricsGet, metrics) == 24);
+inline constexpr unsigned int kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
+
+struct GpmSupport {      // nvmlGpmSupport_t
+  unsigned int version;  // kGpmSupportVersion
+  unsigned int isSupportedDevice;
+};
+inline constexpr unsigned int kGpmSupportVersion = 1;  // NVML_GPM_SUPPORT_VERSION
+
+// nvmlGpmMetricId_t: activities are percentages 0-100, traffic MiB per second.
+inline constexpr unsigned int kGpmGraphicsUtil = 1;
+inline constexpr unsigned int kGpmSmUtil = 2;
+inline constexpr unsigned int kGpmSmOccupancy = 3;
+inline constexpr unsigned int kGpmIntegerUtil = 4;
+inline constexpr unsigned int kGpmAnyTensorUtil = 5;
+inline constexpr unsigned int kGpmDfmaTensorUtil = 6;
+inline constexpr unsigned int kGpmHmmaTensorUtil = 7;
+inline constexpr unsigned int kGpmImmaTensorUtil = 9;
+inline constexpr unsigned int kGpmDramBwUtil = 10;
+inline constexpr unsigned int kGpmFp64Util = 11;
+inline constexpr unsigned int kGpmFp32Util = 12;
+inline constexpr unsigned int kGpmFp16Util = 13;
+inline constexpr unsigned int kGpmPcieTxPerSec = 20;
+inline constexpr unsigned int kGpmPcieRxPerSec = 21;
+inline constexpr unsigned int kGpmNvlinkTotalRxPerSec = 60;
+inline constexpr unsigned int kGpmNvlinkTotalTxPerSec = 61;
+// Link n: RX = kGpmNvlinkL0RxPerSec + 2n, TX = RX + 1, for n < kGpmNvlinkLinks.
+inline constexpr unsigned int kGpmNvlinkL0RxPerSec = 62;
+inline constexpr unsigned int kGpmNvlinkLinks = 18;
+
 // Entry points. Only those marked required must exist; a missing optional one reads as
 // NVML_ERROR_FUNCTION_NOT_FOUND, i.e. an absent field, so older drivers still work.
 struct Functions {
@@ -191,6 +249,11 @@ struct Functions {
   Return (*DeviceRegisterEvents)(Device, unsigned long long, EventSet) = nullptr;
   Return (*EventSetWait_v2)(EventSet, EventData*, unsigned int) = nullptr;
   Return (*EventSetFree)(EventSet) = nullptr;
+  Return (*GpmQueryDeviceSupport)(Device, GpmSupport*) = nullptr;
+  Return (*GpmSampleAlloc)(GpmSample*) = nullptr;
+  Return (*GpmSampleFree)(GpmSample) = nullptr;
+  Return (*GpmSampleGet)(Device, GpmSample) = nullptr;
+  Return (*GpmMetricsGet)(GpmMetricsGet*) = nullptr;
 };
 
 // Environment variable naming the exact library to load instead of searching; the

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "export/gpu_events_json.h"
 #include "export/inflight_json.h"
 #include "server/python_routes.h"
 #include "server/query_params.h"
@@ -43,6 +44,9 @@ void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> sour
   json_route("/api/v1/anomalies", exporting::api_anomalies);
   json_route("/api/v1/inflight",
              [options](const analysis::AnalysisSnapshot& s) { return exporting::api_inflight(s, options); });
+  json_route("/api/v1/gpu_events", [options](const analysis::AnalysisSnapshot& s) {
+    return exporting::api_gpu_events(s, options);
+  });
   add_python_routes(http, source);
   http.route("/api/v1/series", [source](const Request& req) {
     std::uint64_t window = kDefaultWindowS;

@@ -1,4 +1,5 @@
-// The history routes: parameters checked first, then one query of the store.
+// The history routes: parameters checked first, then the store's queries on a connection
+// of the request's own (history/history_reader.h: no request waits for another).
 #include "server/history_routes.h"
 
 #include <chrono>
@@ -11,6 +12,9 @@
 
 namespace eacgm::server {
 namespace {
+
+// The rows of a list's page when `limit` is not given.
+constexpr std::size_t kDefaultPageRows = 100;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,14 +35,32 @@ Result<history::HistoryQuery> query_of(const Request& req) {
   auto pid = pid_param(req);
   if (!pid) return std::move(pid).take_error();
   if (*pid) q->pid = **pid;
+  q->limit = kDefaultPageRows;
+  if (auto limit = req.param("limit")) {
+    auto n = history::parse_limit(*limit);
+    if (!n) return make_error(ErrorKind::kUsage, "limit: " + n.error());
+    q->limit = *n;
+  }
+  // The next page of a list: its window is the first page's.
+  if (auto cursor = req.param("cursor")) {
+    if (auto st = history::apply_cursor(*cursor, *q); !st)
+      return make_error(ErrorKind::kUsage, "cursor: " + st.error());
+  }
   return q;
+}
+
+using Body = std::function<Result<std::string>(history::Store&, history::Tier, const history::HistoryQuery&)>;
+
+// The document of one query of the store, from its rows.
+template <class Rows, class Render>
+Result<std::string> document(Result<Rows> rows, Render&& render) {
+  if (!rows) return std::move(rows).take_error();
+  return render(*rows);
 }
 
 }  // namespace
 
 void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader) {
-  using Body =
-      std::function<Result<std::string>(history::Store&, history::Tier, const history::HistoryQuery&)>;
   auto route = [&](const char* path, Body body) {
     http.route(path, [reader, body = std::move(body)](const Request& req) {
       if (!reader)
@@ -51,39 +73,53 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return Response::json(*doc);
     });
   };
-  route("/api/v1/history/processes",
-        [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-          auto rows = s.processes(q, tier);
-          if (!rows) return Result<std::string>(std::move(rows).take_error());
-          return Result<std::string>(exporting::history_processes_json(q, tier, *rows));
-        });
-  route("/api/v1/history/jobs", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.processes(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_jobs_json(q, tier, *rows));
+  using history::HistoryQuery;
+  using history::Store;
+  using history::Tier;
+  route("/api/v1/history/processes", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.processes(q, tier), [&](const history::ProcessPage& p) {
+      return exporting::history_processes_json(q, tier, p);
+    });
   });
-  route("/api/v1/history/functions",
-        [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-          auto rows = s.functions(q, tier);
-          if (!rows) return Result<std::string>(std::move(rows).take_error());
-          return Result<std::string>(exporting::history_functions_json(q, tier, *rows));
-        });
-  route("/api/v1/history/kernels", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.kernels(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_kernels_json(q, tier, *rows));
+  route("/api/v1/history/jobs", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.jobs(q, tier), [&](const history::Page<history::StoredJob>& p) {
+      return exporting::history_jobs_json(q, tier, p);
+    });
   });
-  route("/api/v1/history/gpus", [](history::Store& s, history::Tier tier, const history::HistoryQuery& q) {
-    auto rows = s.gpus(q, tier);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    return Result<std::string>(exporting::history_gpus_json(q, tier, *rows));
+  route("/api/v1/history/nodes", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.nodes(q, tier), [&](const history::Page<history::StoredNode>& p) {
+      return exporting::history_nodes_json(q, tier, p);
+    });
   });
-  route("/api/v1/history/anomalies", [](history::Store& s, history::Tier, const history::HistoryQuery& q) {
-    auto rows = s.anomalies(q);
-    if (!rows) return Result<std::string>(std::move(rows).take_error());
-    auto leaks = s.leaks(q);
-    if (!leaks) return Result<std::string>(std::move(leaks).take_error());
-    return Result<std::string>(exporting::history_anomalies_json(q, *rows, *leaks));
+  route("/api/v1/history/functions", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.functions(q, tier), [&](const std::vector<history::StoredFunction>& rows) {
+      return exporting::history_functions_json(q, tier, rows);
+    });
+  });
+  route("/api/v1/history/kernels", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.kernels(q, tier), [&](const std::vector<history::StoredKernel>& rows) {
+      return exporting::history_kernels_json(q, tier, rows);
+    });
+  });
+  route("/api/v1/history/gpus", [](Store& s, Tier tier, const HistoryQuery& q) {
+    return document(s.gpus(q, tier), [&](const std::vector<history::StoredGpuPoint>& rows) {
+      return exporting::history_gpus_json(q, tier, rows);
+    });
+  });
+  route("/api/v1/history/anomalies", [](Store& s, Tier, const HistoryQuery& q) {
+    auto anomalies = s.anomalies(q);
+    if (!anomalies) return Result<std::string>(std::move(anomalies).take_error());
+    // The first page of leaks beside any page of anomalies.
+    HistoryQuery first = q;
+    first.offset = 0;
+    return document(s.leaks(first), [&](const history::Page<history::StoredLeak>& leaks) {
+      return exporting::history_anomalies_json(q, *anomalies, leaks);
+    });
+  });
+  route("/api/v1/history/leaks", [](Store& s, Tier, const HistoryQuery& q) {
+    return document(s.leaks(q), [&](const history::Page<history::StoredLeak>& leaks) {
+      return exporting::history_leaks_json(q, leaks);
+    });
   });
 }
 

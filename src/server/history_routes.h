@@ -1,6 +1,7 @@
-// GET /api/v1/history/{processes,functions,kernels,gpus,anomalies}: the store's rows over
-// a window (`since`, or `from`/`to`; `step` for GPU points) and filters (`node`, `pid`,
-// `comm`), for the UI and scripts. 404 while the daemon keeps no store.
+// GET /api/v1/history/{processes,jobs,nodes,functions,kernels,gpus,anomalies,leaks}: the
+// store's rows over a window (`since`, or `from`/`to`; `step` for GPU points) and filters
+// (`node`, `pid`, `comm`), for the UI and scripts; the lists that grow with the processes
+// a page at a time (`limit`, `cursor`). 404 while the daemon keeps no store.
 #pragma once
 
 #include <memory>

@@ -190,9 +190,19 @@ constexpr std::string_view kLogoutPath = "/api/v1/logout";
 class RequestServer final : public httplib::Server {
  public:
   bool serve(httplib::Stream& strm, bool close_connection, bool& connection_closed) {
-    // The event loop has answered Expect: 100-continue already, when the body was wanted.
-    return process_request(strm, close_connection, connection_closed,
-                           [](httplib::Request& req) { req.headers.erase("Expect"); });
+    return process_request(strm, close_connection, connection_closed, [](httplib::Request& req) {
+      // The event loop has answered Expect: 100-continue already, when the body was wanted.
+      req.headers.erase("Expect");
+      // cpp-httplib compresses with brotli at its highest quality whenever a client takes
+      // it, as every browser does: seconds of a worker for a few hundred KiB of JSON.
+      // gzip at zlib's default level makes nearly as small an answer in milliseconds.
+      auto enc = req.headers.find("Accept-Encoding");
+      if (enc != req.headers.end() && enc->second.find("br") != std::string::npos) {
+        const bool gzip = enc->second.find("gzip") != std::string::npos;
+        req.headers.erase(enc);
+        if (gzip) req.headers.emplace("Accept-Encoding", "gzip");
+      }
+    });
   }
   // A duplicate of the socket bind_to_port made, for the event loop (cpp-httplib's accept
   // loop is not used). cpp-httplib's own stays open: a streamed response runs while it is.

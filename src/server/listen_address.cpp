@@ -45,6 +45,15 @@ Result<ListenAddress> parse_listen_address(std::string_view text) {
     return {};
   };
   if (text.empty()) return make_error("empty listen address");
+  // A URL (the address the agent is reached at, as `--server` takes it): it listens on
+  // HOST:PORT, without the scheme.
+  if (const auto scheme = text.find("://"); scheme != std::string_view::npos) {
+    std::string_view rest = text.substr(scheme + 3);
+    rest = rest.substr(0, rest.find('/'));
+    return make_error(fmt::format(
+        "listen address \"{}\" is a URL; drop the scheme \"{}\" and write HOST:PORT{}", text,
+        text.substr(0, scheme + 3), rest.empty() ? std::string() : fmt::format(" (\"{}\")", rest)));
+  }
   if (text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string_view::npos) return make_error(fmt::format("bad listen address \"{}\"", text));

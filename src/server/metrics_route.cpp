@@ -7,6 +7,7 @@
 #include "export/agent_metrics.h"
 #include "export/call_metrics.h"
 #include "export/dcgm_metrics.h"
+#include "export/gpu_health_metrics.h"
 #include "export/metrics_table.h"
 #include "export/pod_share_metrics.h"
 #include "export/python_metrics.h"
@@ -49,6 +50,8 @@ void write_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot* snap
     }
     if (options.dcgm_metrics) exporting::append_gpu_metrics(out, *pass, gpu);
     exporting::append_process_metrics(out, *pass, gpu);
+    if (const auto* health = snap->find<analysis::GpuHealthSummary>())
+      exporting::append_gpu_health_metrics(out, *health, pass->system, gpu);
     if (snap) exporting::append_pod_share_metrics(out, *snap, workload_of);
   }
   if (snap) {

@@ -13,13 +13,19 @@ and is listed apart. Also prints the median difference in microseconds over the 
 shapes (a constant offset per span shows there). Prints one line per
 shape, then the same per kernel name (shapes mixed, for information), and PASS/FAIL.
 
-Usage: gpu_time_compare.py WORKLOAD EACGM.json PROFILER.json
+With --short (a run of a few seconds, tests/gpu/gpu_time_check.sh's short runs) every
+profiler shape of p50 >= 20 us must also have been timed at least 20 times by eacgm (its
+`samples`, the first launch left out): a shape timed fewer times, or not at all, fails.
+
+Usage: gpu_time_compare.py WORKLOAD EACGM.json PROFILER.json [--short]
 """
 import json
 import statistics
 import sys
 
-MIN_TIMED = 3
+short = "--short" in sys.argv[4:]
+MIN_TIMED = 20 if short else 3
+MIN_US = 20 if short else 10
 workload, eacgm_path, prof_path = sys.argv[1:4]
 doc = json.load(open(eacgm_path))
 prof_doc = json.load(open(prof_path))
@@ -34,7 +40,7 @@ for k in doc["gpu_time"]["kernels"]:
         if sh["upper_bound"]:
             bounds += 1
             continue
-        queued = sh["timed"] - sh["idle_starts"]
+        queued = sh.get("samples", sh["timed"] - sh["idle_starts"])
         # One name in several processes or modules: keep the most timed row.
         if key not in ours or queued > ours[key][0]:
             ours[key] = (queued, sh["p50_ns"] / 1000.0, sh.get("mean_ns", 0) / 1000.0)
@@ -47,10 +53,14 @@ for name, by_shape in prof_shapes.items():
         rows.append((sum(durs), name, shape, durs))
 offsets = []
 splits = 0
+starved = []
 for _, name, shape, durs in sorted(rows, reverse=True):
     p50 = statistics.median(durs)
     got = ours.get((name, shape))
-    if p50 < 10 or got is None or got[0] < MIN_TIMED:
+    if short and p50 >= MIN_US and (got is None or got[0] < MIN_TIMED):
+        starved.append(f"{name[:40]} {shape} ({got[0] if got else 0} timed)")
+        print(f"{name[:56]:56} {shape[:22]:>22} {got[0] if got else 0:6d} starved: under {MIN_TIMED} timed")
+    if p50 < MIN_US or got is None or got[0] < MIN_TIMED:
         continue
     d = sorted(durs)
     split = d[int(len(d) * 0.55)] > 1.1 * d[int(len(d) * 0.45)]
@@ -66,10 +76,10 @@ for _, name, shape, durs in sorted(rows, reverse=True):
     worst = max(worst, abs(diff))
     if abs(diff) > 0.05:
         fails.append(f"{name[:40]} {shape}")
-prof_big = sum(1 for _, n, s, d in rows if statistics.median(d) >= 10)
+prof_big = sum(1 for _, n, s, d in rows if statistics.median(d) >= MIN_US)
 print(f"{workload}: {bounds} shapes only ever timed on an idle stream (upper bounds), {splits} split shapes: "
       f"not compared")
-print(f"{workload}: {compared} of {prof_big} profiler shapes of p50 >= 10 us compared (eacgm timed >= {MIN_TIMED}), "
+print(f"{workload}: {compared} of {prof_big} profiler shapes of p50 >= {MIN_US} us compared (eacgm timed >= {MIN_TIMED}), "
       f"worst {100 * worst:.2f}%, {compared - len(fails)} within 5%, median difference "
       f"{statistics.median(offsets) if offsets else 0:+.2f} us; process {doc['gpu_time']['processes']}")
 # The same per kernel name, shapes mixed (what a per-name figure would say), for information.
@@ -78,7 +88,7 @@ within = total = 0
 for name, durs in prof_doc["kernels"].items():
     p50 = statistics.median(durs)
     k = by_name.get(name)
-    if p50 < 10 or k is None or k["timed"] - k["idle_starts"] < MIN_TIMED:
+    if p50 < MIN_US or k is None or k.get("samples", k["timed"] - k["idle_starts"]) < MIN_TIMED:
         continue
     total += 1
     within += abs(k["p50_ns"] / 1000.0 - p50) / p50 <= 0.05
@@ -86,7 +96,11 @@ print(f"{workload}: per name (shapes mixed): {within} of {total} within 5%")
 if compared == 0:
     print(f"FAIL: {workload}: no kernel shape to compare")
     sys.exit(1)
+if starved:
+    print(f"FAIL: {workload}: {len(starved)} shapes of p50 >= {MIN_US} us timed under {MIN_TIMED} times: "
+          f"{starved[:6]}")
 if fails:
     print(f"FAIL: {workload}: {len(fails)} of {compared} shapes off by more than 5%: {fails[:6]}")
+if starved or fails:
     sys.exit(1)
 print(f"PASS: {workload}: every compared shape's p50 within 5% of the profiler's")

@@ -9,13 +9,21 @@ during the warm-up and the profiled steps, because each measurement disturbs the
 (the profiler's kernel tracing adds about 0.3 us to every event pair's span,
 tests/gpu/empty_kernel_time.py).
 
-Usage: gpu_time_models.py {gpt,cnn} OUT.json [STEPS]
+With GPU_TIME_SECONDS=S the run is a short one as a user would start it: the hook times
+from the first launch (the model's set-up and the warm-up included, not paused), the
+warm-up and the steps for eacgm take S seconds together, and the profiler then runs as
+many steps.
+
+Usage: gpu_time_models.py {gpt,cnn,alt} OUT.json [STEPS]
   gpt: a GPT-style decoder (d 1024, 4 layers, sequence 512, batch 8, bf16)
   cnn: a ResNet-style CNN (bf16, batch 64, 64x64 images)
+  alt: GEMMs of 4096x4096 outputs alternating between K = 2048 and K = 8192 (bf16): one
+       kernel name and launch shape serving two problem sizes launched alternately
 """
 import json
 import os
 import sys
+import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -55,6 +63,19 @@ def cnn():
     return step
 
 
+def alt():
+    a = torch.randn(4096, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
+    a1, b1 = a[:, :2048].contiguous(), b[:2048].contiguous()
+    out = torch.empty(4096, 4096, device="cuda", dtype=torch.bfloat16)
+
+    def step():
+        for _ in range(4):
+            torch.mm(a1, b1, out=out)
+            torch.mm(a, b, out=out)
+    return step
+
+
 def pause_hook(paused):
     """Sets the hook's `paused` word (at byte 256 of its ring) when the process has one."""
     path = f"/dev/shm/eacgm-gpu-time.{os.getpid()}"
@@ -68,14 +89,24 @@ def pause_hook(paused):
 def main():
     which, out = sys.argv[1], sys.argv[2]
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 100
-    step = {"gpt": gpt, "cnn": cnn}[which]()
-    pause_hook(True)
+    seconds = float(os.environ.get("GPU_TIME_SECONDS", "0"))
+    step = {"gpt": gpt, "cnn": cnn, "alt": alt}[which]()
+    start = time.monotonic()  # the warm-up steps and the steps for eacgm: S seconds
+    pause_hook(seconds <= 0)
     for _ in range(10):
         step()
     torch.cuda.synchronize()
     pause_hook(False)
-    for _ in range(steps):
-        step()
+    if seconds > 0:
+        steps = 0
+        while time.monotonic() - start < seconds:
+            step()
+            steps += 1
+            if steps % 10 == 0:
+                torch.cuda.synchronize()
+    else:
+        for _ in range(steps):
+            step()
     torch.cuda.synchronize()
     pause_hook(True)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:

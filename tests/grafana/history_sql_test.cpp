@@ -5,7 +5,8 @@
 // ranges that pick each tier (raw, 1-minute, hourly rows) and for "All" and chosen
 // nodes and jobs. Time series also have the time, metric and value columns Grafana's
 // time_series format reads; the jobs table has one row per job, a job over two nodes
-// with its two ranks.
+// with its two ranks; the GPU panel has GPM's activities where the GPU has GPM and
+// utilization alone where not.
 // The substitution of Grafana's macros and variables: tests/grafana/grafana_sql.h.
 #include <gtest/gtest.h>
 
@@ -98,6 +99,18 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
   }
   b.kernels.push_back({"gemm", 40});
   b.kernels.push_back({"softmax", 4});
+  // GPU 0 (with GPM) runs the node's job processes; node-a's GPU 1 (without GPM) pid 300.
+  // Index, UUID, name, samples, utilization mean and max, memory, power and temperature
+  // (unknown), SM, tensor and DRAM activity mean and max.
+  b.gpus.push_back(GpuRecord{
+      0, node + "-GPU-0", "H200", 10, 100.0, 100, {}, {}, {}, {}, {}, {}, 0.97, 0.99, 0.94, 0.95, {}, {}});
+  if (node == "node-a") {
+    b.gpus.push_back(
+        GpuRecord{1, "node-a-GPU-1", "T4", 10, 30.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
+  }
+  for (const ProcessRecord& p : b.processes) {
+    b.gpu_processes.push_back(GpuProcessRecord{p.key.pid == 300 ? 1u : 0u, p.key, 10, {}, {}});
+  }
   b.mode = "always-on";
   return b;
 }
@@ -258,6 +271,16 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
         const auto node = choice.find("node");
         const bool both_nodes = node == choice.end() || node->second.all || node->second.values.size() == 2;
         if (q.where.rfind("panel 'Jobs'", 0) == 0 && both_nodes) check_jobs(where, sql);
+        // GPM's activities beside utilization where the GPU has them; utilization only
+        // for a GPU without (node-a's GPU 1, in no job).
+        if (q.where.rfind("panel 'GPU utilization, SM and tensor activity'", 0) == 0) {
+          const std::string in = "SELECT count(*) FROM (" + sql + ") q WHERE q.metric = ";
+          EXPECT_GT(count(where, in + "'node-a GPU 0 tensor active' AND q.value > 0.9"), 0) << where;
+          EXPECT_GT(count(where, in + "'node-a GPU 0 utilization' AND q.value = 1"), 0) << where;
+          EXPECT_EQ(count(where, in + "'node-a GPU 1 SM active'"), 0) << where;
+          EXPECT_EQ(count(where, in + "'node-a GPU 1 utilization'") > 0, choice.find("job") == choice.end())
+              << where;
+        }
         if (q.where.rfind("panel 'Calls/s by function'", 0) == 0) {
           EXPECT_EQ(count(where, "SELECT count(*) FROM (" + sql + ") q WHERE q.metric = 'gemm'"), 0)
               << where << ": GPU launches shown as calls";

@@ -48,6 +48,13 @@ TEST(BadInput, UnknownProbeName) {
                         "unknown probe name 'nosuchprobe' (catalogs: cuda");
 }
 
+// A mistyped catalog in the file is named where it is, with the catalog most likely meant.
+TEST(BadInput, UnknownCatalogInTheConfigNamesItsPlace) {
+  std::string cfg = write_config("# probes\n\ncatalogs = [\"cuda\", \"ncll\"]\n");
+  expect_one_line_error(run_eacgm({"trace", "--config", cfg, "--", "/bin/true"}), 2,
+                        cfg + ":3:21: unknown catalog \"ncll\" (did you mean \"nccl\"?)");
+}
+
 TEST(BadInput, SpecForSymbolThatDoesNotExist) {
   std::string cfg =
       write_config("[[probe]]\nname = \"typo\"\nlibrary = \"libcudart.so*\"\nsymbol = \"cudaMallocc\"\n");

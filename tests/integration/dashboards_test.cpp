@@ -226,6 +226,8 @@ TEST_F(Dashboards, EveryExpressionRunsOnRealPrometheusWithData) {
   ASSERT_TRUE(std::filesystem::exists("/usr/bin/prometheus")) << "Debian's prometheus package is needed";
   // GPU 0 lists the ranked process holding memory (below) as on the GPU.
   setenv("EACGM_FAKE_NVML_GPU_COMM", "memory_leaks", 1);
+  // GPU 0 turns faulty from its third pass: the GPU health events have series.
+  setenv("EACGM_FAKE_NVML_SCENARIO", "health", 1);
   auto serve =
       start_serve({"--config", config("[gpu]\ninterval_s = 0.2\n[trace]\nhost_waits = true\n")}, "always-on");
   PrometheusServer prometheus(dir_, port_, {kRules});

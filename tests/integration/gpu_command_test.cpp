@@ -99,12 +99,33 @@ TEST(GpuCommand, TableShowsEveryGpuLikeACompactNvidiaSmi) {
   EXPECT_EQ(
       r.out,
       "Driver 999.99.99-fake  CUDA 12.4  2 GPUs\n"
-      "GPU  Name                           Bus-Id            Util  MemUtil  Memory used/total MiB  Temp  "
-      "Power/limit W  SM MHz  Mem MHz  Fan  XID\n"
-      "  0  Fake NVML GPU (test stand-in)  00000000:19:00.0   45%      12%           1024 / 81920   34C    "
-      "123.5 / 700    1980     2619  30%    1\n"
-      "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   35C    "
-      "124.5 / 700    1880     2619  31%    0\n");
+      "GPU  Name                           Bus-Id            Util   SM  Tensor  DRAM  MemUtil  "
+      "Memory used/total MiB  Temp  Power/limit W  SM MHz  Mem MHz  Fan  XID\n"
+      "  0  Fake NVML GPU (test stand-in)  00000000:19:00.0   45%  80%     60%   25%      12%           "
+      "1024 / 81920   34C    123.5 / 700    1980     2619  30%    1\n"
+      "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%  75%     55%   25%      13%           "
+      "2048 / 81920   35C    124.5 / 700    1880     2619  31%    0\n");
+}
+
+TEST(GpuCommand, GpusWithoutGpmShowADashAndAreNamedOnce) {
+  CommandRun r = run_fake("unsupported", {"gpu"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("SM, Tensor, DRAM: NVML GPM profiling counters, not on GPU 1 (they need a Hopper or newer "
+                 "GPU and driver R520+)\n"),
+      std::string::npos)
+      << r.out;
+  r = run_fake("full", {"gpu", "--json"});
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["gpus"][0]["gpm_supported"], true);
+  EXPECT_DOUBLE_EQ(j["gpus"][0]["gpm"]["sm_active"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(j["gpus"][0]["gpm"]["tensor_active"].get<double>(), 0.6);
+  EXPECT_DOUBLE_EQ(j["gpus"][0]["gpm"]["pcie_rx_bytes_per_second"].get<double>(), 250.0 * kMiB);
+  EXPECT_EQ(j["gpus"][0]["gpm"]["nvlinks"].size(), 4u);
+  r = run_fake("unsupported", {"gpu", "--json"});
+  const json u = json::parse(r.out);
+  EXPECT_EQ(u["gpus"][1]["gpm_supported"], false);
+  EXPECT_EQ(u["gpus"][1]["gpm"], nullptr);
 }
 
 TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
@@ -243,8 +264,8 @@ TEST(GpuCommand, UnsupportedFieldsAreNullForThatGpuOnly) {
   EXPECT_EQ(t.exit_code, 0);
   EXPECT_NE(
       t.out.find(
-          "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%      13%           2048 / 81920   "
-          "35C              -    1880     2619    -    -\n"),
+          "  1  Fake NVML GPU (test stand-in)  00000000:3B:00.0   55%    -       -     -      13%           "
+          "2048 / 81920   35C              -    1880     2619    -    -\n"),
       std::string::npos)
       << t.out;
 }

@@ -3,7 +3,8 @@
 // GPU time of a process that carries the hook included); a
 // SIGKILL mid-write leaves a file that passes PRAGMA integrity_check with every interval
 // written before it; a store written by a newer schema and a store that cannot be opened
-// are refused with one line.
+// are refused with one line, and `eacgm history` on a store that is not there makes
+// nothing.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -148,7 +150,8 @@ TEST_F(History, KeepsTheGpuTimeOfAProcessThatCarriesTheHook) {
     return row.is_object() && row["calls"] == 200;
   })) << get(port_, "/api/v1/history/functions?since=1h").body;
   const json row = gpu_row(api("/api/v1/history/functions?since=1h"));
-  EXPECT_GE(row["timed"].get<int>(), 12) << row.dump();
+  // 12 or 13 timed, of which the first launch is kept apart from the durations.
+  EXPECT_GE(row["timed"].get<int>(), 11) << row.dump();
   EXPECT_NEAR(row["p50_ns"].get<double>(), 50'000, 50'000 * 0.04) << row.dump();
   serve->signal(SIGTERM);
   ASSERT_EQ(serve->wait(), 0) << serve->err();
@@ -211,7 +214,7 @@ TEST_F(History, RefusesANewerSchemaAndAStoreThatCannotOpen) {
   Subprocess newer({bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port_), "--no-gpu",
                     "--store", store_});
   EXPECT_EQ(newer.wait(), 2);
-  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 3)"),
+  EXPECT_NE(newer.err().find("written by a newer eacgm (schema 7; this agent reads up to 5)"),
             std::string::npos)
       << newer.err();
   Subprocess bad({bin("eacgm"), "serve", "--no-gpu", "--store", "mysql://root:hunter2@db/x"});
@@ -226,6 +229,13 @@ TEST_F(History, RefusesANewerSchemaAndAStoreThatCannotOpen) {
   Subprocess history({bin("eacgm"), "history", "--store", "sqlite:" + path});
   EXPECT_EQ(history.wait(), 1);
   EXPECT_NE(history.err().find("newer eacgm"), std::string::npos) << history.err();
+  // Reading a store that is not there makes nothing.
+  const std::string missing = dir_ + "/missing/dir/eacgm.db";
+  Subprocess none({bin("eacgm"), "history", "--store", "sqlite:" + missing});
+  EXPECT_EQ(none.wait(), 1);
+  EXPECT_NE(none.err().find("cannot open store sqlite:" + missing + " (no such file)"), std::string::npos)
+      << none.err();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/missing"));
 }
 
 }  // namespace

@@ -193,6 +193,17 @@ TEST_F(Kubernetes, ApiMetricsAndStoreCarryEachProcesssPodContainerJobAndGpus) {
     all += value_of(body.substr(at + 1, body.find('\n', at + 1) - at - 1));
   }
   EXPECT_NEAR(all, util / 100.0, 1e-9);
+  // The fake GPU 0's SM activity (GPM, 0.8) divided on the same basis, summing to it.
+  const double sm = value_of(line_with("DCGM_FI_PROF_SM_ACTIVE", {"gpu=\"0\""}));
+  EXPECT_DOUBLE_EQ(sm, 0.8) << body.substr(0, 3000);
+  double sm_all = 0;
+  for (std::size_t at = 0; (at = body.find("\neacgm_pod_sm_active_ratio{gpu=\"0\"", at)) != std::string::npos;
+       ++at) {
+    sm_all += value_of(body.substr(at + 1, body.find('\n', at + 1) - at - 1));
+  }
+  EXPECT_NEAR(sm_all, sm, 1e-9);
+  EXPECT_NEAR(value_of(line_with("eacgm_pod_sm_active_ratio", {"gpu=\"0\"", "pod=\"trainer-0\""})),
+              share0 * sm / (util / 100.0), 1e-9);
 
   // The store: SIGHUP writes an interval now; the history has the same workload.
   serve->signal(SIGHUP);

@@ -99,11 +99,13 @@ inline nlohmann::json prometheus_api(std::uint16_t port, const std::string& path
 }
 
 // Debian's Prometheus (/usr/bin/prometheus) scraping the daemon on `target_port` every
-// second, with `rule_files` loaded (evaluated every second), on a port of its own.
+// second, with `rule_files` loaded (evaluated every second), on a port of its own;
+// `extra_config` is appended to its configuration and `flags` to its command line.
 class PrometheusServer {
  public:
   PrometheusServer(const std::string& dir, std::uint16_t target_port,
-                   const std::vector<std::string>& rule_files = {})
+                   const std::vector<std::string>& rule_files = {}, const std::string& extra_config = "",
+                   const std::vector<std::string>& flags = {})
       : port_(free_port()) {
     std::ofstream config(dir + "/prometheus.yml");
     config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -113,12 +115,13 @@ class PrometheusServer {
       config << "rule_files:\n";
       for (const auto& f : rule_files) config << "  - " << f << "\n";
     }
+    config << extra_config;
     config.close();
-    process_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                                 "--storage.tsdb.path=" + dir + "/prometheus",
-                                 "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
-        dir);
+    std::vector<std::string> argv{"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
+                                  "--storage.tsdb.path=" + dir + "/prometheus",
+                                  "--web.listen-address=127.0.0.1:" + std::to_string(port_)};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    process_ = std::make_unique<Subprocess>(argv, dir);
   }
   ~PrometheusServer() {
     process_->signal(SIGTERM);

@@ -312,8 +312,9 @@ TEST_F(Serve, HostWaitsOfAProcessFromItsFirstTracedCall) {
 }
 
 // The routes over the analysis's history: a call stream filtered by pid delivers the
-// program's calls, /api/v1/series has its calls, /api/v1/processes its first and last
-// seen times and, once it has exited, exited=true; bad query values are refused.
+// program's calls, /api/v1/series has its calls and the GPUs' GPM activity,
+// /api/v1/processes its first and last seen times and, once it has exited, exited=true;
+// bad query values are refused.
 TEST_F(Serve, CallStreamSeriesAndProcessLifetimes) {
   auto serve = start_serve();
   EXPECT_EQ(get(port_, "/api/v1/series?window=abc").status, 400);
@@ -348,6 +349,25 @@ TEST_F(Serve, CallStreamSeriesAndProcessLifetimes) {
   bool cuda_domain = false;
   for (const auto& p : series["points"]) cuda_domain |= p["domains"].contains("cuda");
   EXPECT_TRUE(cuda_domain) << series.dump();
+  // The fake's GPM beside its utilization, per GPU of a second (GPU 0: SM 80%, tensor
+  // 60%; GPU 1: 75%, 55%; DRAM 25% on both).
+  json gpus;
+  ASSERT_TRUE(eventually([&] {
+    series = json::parse(get(port_, "/api/v1/series?window=120").body);
+    for (const auto& p : series["points"]) {
+      if (p["gpus"].size() == 2 && !p["gpus"][0]["sm_active"].is_null() &&
+          !p["gpus"][1]["sm_active"].is_null())
+        gpus = p["gpus"];
+    }
+    return !gpus.is_null();
+  })) << series.dump();
+  for (const auto& g : gpus) {
+    const double i = g["gpu"].get<double>();
+    EXPECT_EQ(g["util"], 45.0 + 10 * i) << g;
+    EXPECT_DOUBLE_EQ(g["sm_active"].get<double>(), 0.80 - 0.05 * i) << g;
+    EXPECT_DOUBLE_EQ(g["tensor_active"].get<double>(), 0.60 - 0.05 * i) << g;
+    EXPECT_DOUBLE_EQ(g["dram_active"].get<double>(), 0.25) << g;
+  }
   json row;
   ASSERT_TRUE(eventually([&] {
     auto doc = json::parse(get(port_, "/api/v1/processes").body);

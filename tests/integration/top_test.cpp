@@ -1,10 +1,12 @@
 // `eacgm top` under tmux against a serve tracing a test program: the pane shows the
-// traced process with its numbers, reacts to a sort key and to a filter, and `q` ends it
-// with exit 0. With no agent at the default address it starts its own probes and shows
+// traced process with its numbers, reacts to a sort key and to a filter, `c` captures the
+// selected process into the state folder (not the current one), and `q` ends it with
+// exit 0. With no agent at the default address it starts its own probes and shows
 // the same; with no agent at a --server named by the user it says so in one line and
 // exits 2.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,9 +66,13 @@ TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
   std::ofstream(go) << "go";
   const std::string session = "eacgm-top-" + std::to_string(port_);
   const std::string code_file = dir_ + "/top.code";
-  shell("tmux new-session -d -s " + session + " -x 160 -y 40 '" + bin("eacgm") +
-        " top --server http://127.0.0.1:" + std::to_string(port_) + " --interval 0.5; echo $? > " +
-        code_file + "; sleep 30'");
+  // `c` writes into the state folder, never the current one (a repository's, often).
+  const std::string cwd = dir_ + "/cwd";
+  const std::string state = dir_ + "/state";
+  ASSERT_EQ(::mkdir(cwd.c_str(), 0755), 0);
+  shell("tmux new-session -d -s " + session + " -x 160 -y 40 'cd " + cwd + " && XDG_STATE_HOME=" + state +
+        " " + bin("eacgm") + " top --server http://127.0.0.1:" + std::to_string(port_) +
+        " --interval 0.5; echo $? > " + code_file + "; sleep 30'");
   const auto pane = [&] { return shell("tmux capture-pane -p -t " + session); };
   const std::string pid = std::to_string(loop.pid());
   EXPECT_TRUE(eventually(
@@ -93,6 +99,12 @@ TEST_F(Top, ShowsTheTracedProcessSortsFiltersAndQuits) {
   shell("tmux send-keys -t " + session + " / capture_c Enter");
   EXPECT_TRUE(eventually([&] { return pane().find(pid + " capture_calls") != std::string::npos; }, 5s))
       << pane();
+  shell("tmux send-keys -t " + session + " c");
+  const std::string written =
+      "captured 5 s of pid " + pid + " into " + state + "/eacgm/eacgm-capture-" + pid + "-";
+  EXPECT_TRUE(eventually([&] { return pane().find(written) != std::string::npos; }, 20s)) << pane();
+  EXPECT_NE(shell("ls " + state + "/eacgm").find("eacgm-capture-" + pid + "-"), std::string::npos);
+  EXPECT_EQ(shell("ls -A " + cwd), "") << "nothing in the current folder";
   shell("tmux send-keys -t " + session + " q");
   EXPECT_TRUE(eventually([&] { return exit_code_in(code_file) == "0"; }, 10s)) << pane();
   shell("tmux kill-session -t " + session);

@@ -114,16 +114,17 @@ TEST_F(TraceGpu, RunSummaryJoinsCallsAndGpuSamplesByProcess) {
   std::string out = eacgm.out();
   const std::string pid =
       out.substr(out.find("ready ") + 6, out.find('\n', out.find("ready ")) - out.find("ready ") - 6);
-  // GPU table: both fake GPUs with their fixed utilization, memory and power.
+  // GPU table: both fake GPUs with their fixed utilization, GPM activity (SM, tensor,
+  // DRAM: the fake's means), memory and power.
   EXPECT_TRUE(std::regex_search(
       out,
       std::regex(
-          R"(\n +0 +Fake NVML GPU \(test stand-in\) +\d+ +45% +45% +1024 +81920 +123\.5 +123\.5 +\d+ +34C +1\n)")))
+          R"(\n +0 +Fake NVML GPU \(test stand-in\) +\d+ +45% +45% +80% +60% +25% +1024 +81920 +123\.5 +123\.5 +\d+ +34C +1\n)")))
       << out;
   EXPECT_TRUE(std::regex_search(
       out,
       std::regex(
-          R"(\n +1 +Fake NVML GPU \(test stand-in\) +\d+ +55% +55% +2048 +81920 +124\.5 +124\.5 +\d+ +35C +0\n)")))
+          R"(\n +1 +Fake NVML GPU \(test stand-in\) +\d+ +55% +55% +75% +55% +25% +2048 +81920 +124\.5 +124\.5 +\d+ +35C +0\n)")))
       << out;
   // Process table: the traced command, its 12 calls (11 failing without a GPU; the
   // registration has no return code) and what NVML saw of it on GPU 0.
@@ -131,6 +132,28 @@ TEST_F(TraceGpu, RunSummaryJoinsCallsAndGpuSamplesByProcess) {
       std::regex_search(out, std::regex("\n *" + pid + R"( +cuda_calls +0 +12 +11 +\d+ +768 +\d+% +70%\n)")))
       << out;
   EXPECT_NE(out.find("accounting: events=12"), std::string::npos) << out;
+  EXPECT_EQ(out.find("none read on GPU"), std::string::npos) << "both fake GPUs have GPM: " << out;
+}
+
+TEST_F(TraceGpu, RunJsonCarriesTheLastPassGpmBesideUtilization) {
+  setenv("EACGM_FAKE_NVML_SCENARIO", "unsupported", 1);  // GPU 1 without GPM
+  std::string dir = temp_dir();
+  std::string go = dir + "/go";
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--config", fast_sampling_config(dir), "--probes", "cuda",
+                    "--", bin("cuda_calls"), "--wait-file", go});
+  ASSERT_TRUE(eacgm.wait_for("ready", /*in_stderr=*/true));  // --json: the command's output goes there
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  touch(go);
+  EXPECT_EQ(eacgm.wait(), 7) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  ASSERT_EQ(doc["gpus"].size(), 2u) << doc["gpus"];
+  const json& g0 = doc["gpus"][0];
+  EXPECT_EQ(g0["utilization_gpu_percent"], 45);
+  EXPECT_EQ(g0["gpm_supported"], true);
+  EXPECT_DOUBLE_EQ(g0["gpm"]["sm_active"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(g0["gpm"]["tensor_active"].get<double>(), 0.6);
+  EXPECT_EQ(doc["gpus"][1]["gpm_supported"], false);
+  EXPECT_EQ(doc["gpus"][1]["gpm"], nullptr);
 }
 
 TEST_F(TraceGpu, NoGpuFlagAndConfigSwitchSamplingOff) {

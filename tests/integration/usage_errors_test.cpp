@@ -55,6 +55,51 @@ TEST(UsageErrors, BadValuesExit2WithOneLine) {
   expect_usage_error({"no-such-command"}, "eacgm: ");
 }
 
+// A mistyped command or option is named as typed (CLI11 listed the leftover words
+// reversed), with the one most likely meant.
+TEST(UsageErrors, UnknownCommandOrOptionSaysWhatWasMeant) {
+  Ran r = eacgm({"toop"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "eacgm: unknown command 'toop' (did you mean 'top'?)\n");
+  r = eacgm({"serve", "--port", "9978"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "eacgm serve: unknown option --port (did you mean --listen?)\n");
+  r = eacgm({"trace", "--formt", "text", "--", "/bin/true"});
+  EXPECT_EQ(r.err, "eacgm trace: unknown option --formt (did you mean --format?)\n");
+  expect_usage_error({"frobnicate"}, "eacgm: unknown command 'frobnicate' (commands: trace, run, ");
+  expect_usage_error({"history", "--zzzzzz"},
+                     "eacgm history: unknown option --zzzzzz (see eacgm history --help)");
+}
+
+// `eacgm` alone traces nothing: it says how to call it, and exits 2.
+TEST(UsageErrors, NoCommandPrintsTheUsage) {
+  const Ran r = eacgm({});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("usage: eacgm COMMAND [OPTIONS]", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("\ncommands: trace, run, "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("tracing"), std::string::npos) << r.err;
+  const Ran help = eacgm({"--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+}
+
+// A URL where HOST:PORT belongs is told to drop the scheme (not to bracket an IPv6 address).
+TEST(UsageErrors, ListenAddressWrittenAsAUrl) {
+  const Ran r = eacgm({"serve", "--listen", "http://127.0.0.1:9978", "--store", "off"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("drop the scheme \"http://\" and write HOST:PORT (\"127.0.0.1:9978\")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("IPv6"), std::string::npos) << r.err;
+}
+
+// One prefix: "eacgm capture: ...", not "eacgm: eacgm capture: ...".
+TEST(UsageErrors, CaptureErrorsHaveOnePrefix) {
+  expect_usage_error({"capture", "--server", "http://127.0.0.1:1", "-o", "/dev/null"},
+                     "eacgm capture: name one process: --pid P, --comm NAME or --rank R");
+}
+
 TEST(UsageErrors, HelpAndVersionStillExit0) {
   const Ran help = eacgm({"trace", "--help"});
   EXPECT_EQ(help.exit_code, 0) << help.err;

@@ -1,7 +1,9 @@
 """Fixtures of the Python API's tests: the build's binaries, test programs and probes.
 
 Run by ctest (python_api) as `/usr/bin/python3 -m pytest tests/python` with
-PYTHONPATH=build/python and EACGM_TEST_BIN_DIR=build; they need root (real eBPF)."""
+PYTHONPATH=build/python and EACGM_TEST_BIN_DIR=build; they need root (real eBPF). With
+EACGM_TEST_INSTALLED=1 (python_pip_install) they test the package installed in the running
+Python instead of build/python."""
 import os
 import pathlib
 import subprocess
@@ -10,7 +12,8 @@ import sys
 import pytest
 
 BIN_DIR = pathlib.Path(os.environ.get("EACGM_TEST_BIN_DIR", pathlib.Path(__file__).parents[2] / "build"))
-sys.path.insert(0, str(BIN_DIR / "python"))
+if not os.environ.get("EACGM_TEST_INSTALLED"):
+    sys.path.insert(0, str(BIN_DIR / "python"))
 
 NEST_TOML = """
 [[probe]]

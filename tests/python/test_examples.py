@@ -185,6 +185,22 @@ def test_nvml_examples(bin_dir, tmp_path, name, output):
         assert any(s["gpu_utl"] == 50 and s["mem"] == 15 for s in samples)
 
 
+def test_gpu_sampler_gpm_activity(bin_dir):
+    # The fake NVML's GPU 0: SM active 0.8, tensor 0.6, DRAM 0.25. (A sample within 100 ms of
+    # the extension's sampler start has none yet: tests/unit/sample/gpm_reader_test.cpp; the
+    # command-line fallback runs `eacgm gpu`, which waits for its interval.)
+    script = ("import json, time\nfrom eacgm.nvml import GPUSampler\ng = GPUSampler()\n"
+              "first = g.sample()[0]\ntime.sleep(0.15)\nlater = g.sample()[0]\n"
+              "print(json.dumps([first.sm_active, later.sm_active, later.tensor_active, later.dram_active, later.sm]))")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(bin_dir / "python"),
+                                EACGM_NVML_LIBRARY=str(bin_dir / "fake_nvml" / "libnvidia-ml.so.1")))
+    assert r.returncode == 0, r.stderr
+    _, sm, tensor, dram, util = json.loads(r.stdout)
+    assert sm == pytest.approx(0.8) and tensor == pytest.approx(0.6) and dram == pytest.approx(0.25)
+    assert util == 45  # NVML's utilization stays `sm`, as the original's field
+
+
 def test_no_nvml_is_one_line(bin_dir):
     r = subprocess.run([sys.executable, "-c", "from eacgm.sampler import GPUSampler\nGPUSampler()"],
                        capture_output=True, text=True, timeout=60,

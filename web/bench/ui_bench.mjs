@@ -1,15 +1,18 @@
 // The web UI's first paint and its live CPU cost (BENCHMARKS.md, "Web UI"). Starts
 // `eacgm serve` with the fake NVML showing 8 GPUs and PROCS (200) traced driver_loop
-// processes that launch a few times a second, opens the overview in headless Chromium
-// and reports:
+// processes that launch a few times a second (ranks of 10 Slurm jobs), opens PAGE (the
+// overview, or the fleet) in headless Chromium and reports:
 //   - first paint: the page's first-contentful-paint (Performance API), and the time
-//     from navigation until the processes table holds every process and the GPU charts
-//     hold data;
+//     from navigation until the page holds its data (the overview: every process and
+//     GPU chart; the fleet: its jobs and nodes);
 //   - live cost: the renderer process's CPU time (/proc/PID/stat utime+stime) over
 //     SECONDS (30) while the page updates itself, as a share of one core; and the
-//     browser's other processes (GPU, network) beside it.
-// Usage: EACGM_BIN_DIR=build node web/bench/ui_bench.mjs [--procs 200] [--seconds 30]
-//          [--assets DIR] [--profile]
+//     browser's other processes (GPU, network) beside it; the requests the page made and
+//     the bytes it read;
+//   - with --clients N: N pages of PAGE open at once, and the agent's CPU (eacgm serve,
+//     /proc) over SECONDS beside its CPU with no page open.
+// Usage: EACGM_BIN_DIR=build node web/bench/ui_bench.mjs [--page overview|fleet]
+//          [--procs 200] [--seconds 30] [--clients N] [--assets DIR] [--profile]
 // --assets serves the page from a Vite build in DIR (`npm run build -- --outDir DIR`)
 // instead of the files embedded in the agent, to measure a change without relinking it.
 import fs from 'node:fs';
@@ -28,6 +31,11 @@ const ASSETS = (() => {
   const i = args.indexOf('--assets');
   return i >= 0 ? args[i + 1] : null;
 })();
+const PAGE = (() => {
+  const i = args.indexOf('--page');
+  return i >= 0 ? args[i + 1] : 'overview';
+})();
+const CLIENTS = arg('--clients', 0);
 const BIN = process.env.EACGM_BIN_DIR;
 if (!BIN) throw new Error('set EACGM_BIN_DIR to the build directory');
 
@@ -71,8 +79,25 @@ function descendants(root) {
 }
 
 
+// The page, and when it holds its data: the overview every process (up to its table's
+// 500 rows) and a GPU chart with points; the fleet its jobs and nodes.
+const HASH = PAGE === 'fleet' ? '#/fleet' : '';
+const FILLED = PAGE === 'fleet'
+  ? () => document.querySelector('#jobs tbody tr td.num') !== null && document.querySelector('#nodes tbody tr td.num') !== null
+  : (n) => document.querySelectorAll('#processes tbody tr').length >= Math.min(n, 500) && Number(document.querySelector('.chart')?.dataset.points ?? 0) > 0;
+
+// The requests a page made to the agent since it loaded, and the bytes of their answers
+// (Resource Timing; its buffer is made large enough at the start of each page).
+async function pageReads(page) {
+  return page.evaluate(() => {
+    const api = performance.getEntriesByType('resource').filter((e) => /\/api\/|\/metrics/.test(e.name) && !e.name.includes('/api/v1/stream'));
+    return { requests: api.length, bytes: api.reduce((s, e) => s + (e.encodedBodySize || 0), 0) };
+  });
+}
+
 // With --assets, the page's own files come from that directory.
 async function routeAssets(b) {
+  await b.context.addInitScript(() => performance.setResourceTimingBufferSize(100000));
   if (ASSETS) {
     const types = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html' };
     await b.context.route(
@@ -91,7 +116,8 @@ const dir = tempDir('eacgm-web-bench-');
 process.env.EACGM_FAKE_NVML_GPUS = '8';
 const programs = [];
 for (let i = 0; i < PROCS; ++i) {
-  programs.push(new Child([`${BIN}/driver_loop`, '--threads', '1', '--iters', '100000000', '--sleep-us', '250000'], { cwd: dir }));
+  const env = { SLURM_JOB_ID: `bench-${i % 10}`, RANK: String(Math.floor(i / 10)), WORLD_SIZE: String(Math.ceil(PROCS / 10)) };
+  programs.push(new Child([`${BIN}/driver_loop`, '--threads', '1', '--iters', '100000000', '--sleep-us', '250000'], { cwd: dir, env }));
 }
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
@@ -106,10 +132,14 @@ try {
   }, 120_000, 1000);
   if (!listed) throw new Error(`the agent listed ${seen} of the ${PROCS} driver_loop processes (${programs.filter((p) => p.proc.exitCode !== null).length} exited)`);
   const gpus = (await (await fetch(`${origin}/api/v1/gpus`)).json()).gpus.length;
-  console.log(`agent ready: ${listed} processes listed, ${gpus} GPUs, ${os.cpus().length} CPUs (${os.cpus()[0].model})`);
+  // The history store takes an interval every 10 s: the fleet page's lists need one.
+  const jobs = await eventually(async () => (await (await fetch(`${origin}/api/v1/history/jobs?since=15m`)).json()).jobs.length, 60_000, 1000);
+  console.log(`agent ready: ${listed} processes listed, ${gpus} GPUs, ${jobs} jobs in the store, ${os.cpus().length} CPUs (${os.cpus()[0].model})`);
 
-  // What the overview asks for on load, one at a time: each route's time (median of 3).
-  const routes = ['/', '/api/v1/history/gpus?since=15m&step=10s', '/api/v1/series?window=900', '/api/v1/gpus', '/api/v1/processes', '/api/v1/work', '/api/v1/overhead', '/api/v1/anomalies'];
+  // What the page asks for on load, one at a time: each route's time (median of 3).
+  const routes = PAGE === 'fleet'
+    ? ['/', '/api/v1/history/jobs?since=15m', '/api/v1/history/nodes?since=15m', '/api/v1/history/processes?since=15m']
+    : ['/', '/api/v1/history/gpus?since=15m&step=10s', '/api/v1/series?window=900', '/api/v1/gpus', '/api/v1/processes', '/api/v1/work', '/api/v1/overhead', '/api/v1/anomalies'];
   for (const r of routes) {
     const times = [];
     let size = 0;
@@ -128,12 +158,8 @@ try {
   for (let run = 0; run < 5; ++run) {
     const page = await browser.context.newPage();
     const t0 = Date.now();
-    await page.goto(`${origin}/`, { waitUntil: 'commit' });
-    await page.waitForFunction(
-      (n) => document.querySelectorAll('#processes tbody tr').length >= Math.min(n, 500) && Number(document.querySelector('.chart')?.dataset.points ?? 0) > 0,
-      PROCS,
-      { timeout: 30_000, polling: 20 },
-    );
+    await page.goto(`${origin}/${HASH}`, { waitUntil: 'commit' });
+    await page.waitForFunction(FILLED, PROCS, { timeout: 30_000, polling: 20 });
     const data = Date.now() - t0;
     const fcp = await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null);
     const nav = await page.evaluate(() => {
@@ -144,9 +170,9 @@ try {
     await page.close();
   }
   results.sort((a, b) => a.data - b.data);
-  for (const r of results) console.log(`first paint: fcp ${r.fcp?.toFixed(0)} ms, DOMContentLoaded ${r.dcl.toFixed(0)} ms, table and charts filled ${r.data} ms`);
+  for (const r of results) console.log(`first paint: fcp ${r.fcp?.toFixed(0)} ms, DOMContentLoaded ${r.dcl.toFixed(0)} ms, ${PAGE} filled ${r.data} ms`);
   const median = results[Math.floor(results.length / 2)];
-  console.log(`first paint median: fcp ${median.fcp?.toFixed(0)} ms; every process and GPU chart shown after ${median.data} ms`);
+  console.log(`first paint median: fcp ${median.fcp?.toFixed(0)} ms; the ${PAGE} page's data shown after ${median.data} ms`);
 
   // Live cost: one page open on the overview, measured over SECONDS, in a browser of its
   // own (the first-paint pages' renderers gone).
@@ -155,9 +181,10 @@ try {
   await routeAssets(browser);
   const page = await browser.context.newPage();
   for (const p of browser.context.pages()) if (p !== page) await p.close(); // the first, blank one
-  await page.goto(`${origin}/`);
-  await page.locator('#processes tbody tr').nth(PROCS - 1).waitFor({ timeout: 30_000 });
+  await page.goto(`${origin}/${HASH}`);
+  await page.waitForFunction(FILLED, PROCS, { timeout: 30_000 });
   await new Promise((r) => setTimeout(r, 3000));
+  const readBefore = await pageReads(page);
   const browserPid = browser.context.browser()?.process?.()?.pid;
   const roots = browserPid ? [browserPid] : [];
   if (!roots.length) {
@@ -214,6 +241,35 @@ try {
   console.log(`live: ${eventsAfter - eventsBefore} stream events in ${wall.toFixed(1)} s`);
   for (const p of all) console.log(`  ${typeOf(p)} (pid ${p}): ${(share([p]) * 100).toFixed(2)}% of one core`);
   console.log(`live cost: renderer ${(share(renderers) * 100).toFixed(2)}% of one core; all Chromium processes ${(share(all) * 100).toFixed(2)}%`);
+  const readAfter = await pageReads(page);
+  const reads = readAfter.requests - readBefore.requests;
+  const kib = (readAfter.bytes - readBefore.bytes) / 1024;
+  console.log(`live reads: ${reads} requests, ${kib.toFixed(1)} KiB in ${wall.toFixed(1)} s (${(kib / wall).toFixed(1)} KiB/s)`);
+
+  // The agent's cost of CLIENTS pages of PAGE open at once, beside its cost with none.
+  if (CLIENTS > 0) {
+    await browser.close();
+    browser = null;
+    const agentShare = async (seconds) => {
+      const c0 = cpuSeconds(serve.pid);
+      const t = Date.now();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      return (cpuSeconds(serve.pid) - c0) / ((Date.now() - t) / 1000);
+    };
+    const idle = await agentShare(SECONDS);
+    browser = await launch();
+    await routeAssets(browser);
+    const pages = [];
+    for (let i = 0; i < CLIENTS; ++i) {
+      const p = await browser.context.newPage();
+      await p.goto(`${origin}/${HASH}`);
+      pages.push(p);
+    }
+    await Promise.all(pages.map((p) => p.waitForFunction(FILLED, PROCS, { timeout: 120_000 })));
+    await new Promise((r) => setTimeout(r, 3000));
+    const busy = await agentShare(SECONDS);
+    console.log(`agent (eacgm serve): ${(idle * 100).toFixed(2)}% of one core with no page open, ${(busy * 100).toFixed(2)}% with ${CLIENTS} ${PAGE} pages open: ${(((busy - idle) * 100)).toFixed(2)}% for the pages`);
+  }
 } finally {
   await browser?.close();
   await serve.stop();

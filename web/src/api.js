@@ -14,26 +14,62 @@ export class ApiError extends Error {
   }
 }
 
-// At most this many requests at once: the agent serves a fixed number of connections
-// (8 by default, the event stream holding one), shared with Prometheus and other clients,
-// and the browser would open up to six.
-const MAX_IN_FLIGHT = 2;
-let inFlight = 0;
-const waiting = [];
+// At most this many requests at once per lane: the agent serves a fixed number of
+// connections (8 by default, the event stream holding one), shared with Prometheus and
+// other clients, and the browser would open up to six. The history store's routes have a
+// lane of their own: a slow query of the store never holds up the live routes.
+const LANES = {
+  live: { max: 2, busy: 0, waiting: [] },
+  history: { max: 2, busy: 0, waiting: [] },
+};
 
-async function limited(fn) {
-  if (inFlight >= MAX_IN_FLIGHT) await new Promise((resolve) => waiting.push(resolve));
-  inFlight += 1;
-  try {
-    return await fn();
-  } finally {
-    inFlight -= 1;
-    waiting.shift()?.();
-  }
+export function laneOf(path) {
+  return path.startsWith('/api/v1/history/') ? 'history' : 'live';
 }
 
-function request(path, init) {
-  return limited(() => fetch(path, { credentials: 'same-origin', ...init }));
+function aborted(signal) {
+  return signal?.reason ?? new DOMException('aborted', 'AbortError');
+}
+
+// Waits for a free place in the lane; a request aborted while it waits leaves the queue.
+function enter(lane, signal) {
+  if (signal?.aborted) return Promise.reject(aborted(signal));
+  if (lane.busy < lane.max) {
+    lane.busy += 1;
+    return Promise.resolve();
+  }
+  return new Promise((resolve, reject) => {
+    const waiter = () => {
+      signal?.removeEventListener('abort', onAbort);
+      lane.busy += 1;
+      resolve();
+    };
+    const onAbort = () => {
+      const i = lane.waiting.indexOf(waiter);
+      if (i >= 0) lane.waiting.splice(i, 1);
+      reject(aborted(signal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    lane.waiting.push(waiter);
+  });
+}
+
+function leave(lane) {
+  lane.busy -= 1;
+  lane.waiting.shift()?.();
+}
+
+// A POST is something the user asked for (Capture, login): it goes at once, not behind
+// the page's own polling.
+async function request(path, init = {}) {
+  if (init.method === 'POST') return fetch(path, { credentials: 'same-origin', ...init });
+  const lane = LANES[laneOf(path)];
+  await enter(lane, init.signal);
+  try {
+    return await fetch(path, { credentials: 'same-origin', ...init });
+  } finally {
+    leave(lane);
+  }
 }
 
 async function check(r) {
@@ -50,13 +86,14 @@ async function check(r) {
   return r;
 }
 
-export async function getJSON(path) {
-  const r = await request(path, { headers: { Accept: 'application/json' } });
+// `signal` (an AbortSignal) drops the request: a page that is left aborts what it asked.
+export async function getJSON(path, { signal } = {}) {
+  const r = await request(path, { headers: { Accept: 'application/json' }, signal });
   return (await check(r)).json();
 }
 
-export async function getText(path) {
-  const r = await request(path);
+export async function getText(path, { signal } = {}) {
+  const r = await request(path, { signal });
   return (await check(r)).text();
 }
 
@@ -71,12 +108,13 @@ export async function postJSON(path, body) {
 }
 
 // The value of a route, or `fallback` when the agent does not have it (404: no history
-// store) or is not ready yet (503).
-export async function getOptional(path, fallback = null) {
+// store, a route this agent was built without). Any other failure (503: not ready yet,
+// every worker busy, the store unreadable) is thrown: the page keeps what it showed.
+export async function getOptional(path, fallback = null, options = {}) {
   try {
-    return await getJSON(path);
+    return await getJSON(path, options);
   } catch (e) {
-    if (e instanceof ApiError && (e.status === 404 || e.status === 503)) return fallback;
+    if (e instanceof ApiError && e.status === 404) return fallback;
     throw e;
   }
 }

@@ -1,7 +1,12 @@
 // Time-series charts over uPlot: one chart per figure, one line per GPU (or series),
-// sized to their box and redrawn with the theme.
+// sized to their box and redrawn with the theme. A chart without a value is not drawn
+// (its box is hidden), and its axis never repeats a label.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { tickLabels } from './format.js';
+
+// Steps of a bytes axis: 1, 2, 4 ... 512 of each binary unit (256 MiB, not 238.4 MiB).
+const BINARY_STEPS = [0, 1, 2, 3, 4].flatMap((u) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((m) => m * 1024 ** u));
 
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
@@ -10,9 +15,11 @@ function cssVar(name) {
 }
 
 export class TimeChart {
-  // fmt: value => text for the axis and the legend
-  // sparse: values only at some times (nulls between are unknown, not gaps): lines join them
-  constructor(container, { title, fmt, height = 180, min, max, sparse = false }) {
+  // fmt: (value, digits) => text for the axis (digits: the decimals its ticks need) and
+  // the legend (digits undefined); minSpan: the least height of the y range, so that a
+  // flat line at 0 has an axis in sensible steps; sparse: values only at some times
+  // (nulls between are unknown, not gaps): lines join them; binary: the values are bytes
+  constructor(container, { title, fmt, height = 180, min, max, minSpan = 1, sparse = false, binary = false }) {
     this.box = document.createElement('div');
     this.box.className = 'chart';
     this.box.dataset.title = title;
@@ -20,8 +27,9 @@ export class TimeChart {
     this.title = title;
     this.fmt = fmt ?? ((v) => String(v));
     this.height = height;
-    this.range = { min, max };
+    this.range = { min, max, minSpan };
     this.sparse = sparse;
+    this.binary = binary;
     this.plot = null;
     this.names = [];
     this.points = 0;
@@ -50,7 +58,7 @@ export class TimeChart {
     const axis = cssVar('--muted') || '#888';
     const grid = cssVar('--grid') || 'rgba(128,128,128,0.2)';
     const fmt = this.fmt;
-    const { min, max } = this.range;
+    const { min, max, minSpan } = this.range;
     const opts = {
       title: this.title,
       width: this.width(),
@@ -59,14 +67,20 @@ export class TimeChart {
       legend: { live: true },
       scales: {
         x: { time: true },
-        y: { range: (u, lo, hi) => [min ?? Math.min(0, lo ?? 0), max ?? Math.max(hi ?? 1, min != null ? min + 1 : 1)] },
+        y: {
+          range: (u, lo, hi) => {
+            const bottom = min ?? Math.min(0, lo ?? 0);
+            return [bottom, max ?? Math.max(hi ?? bottom + minSpan, bottom + minSpan)];
+          },
+        },
       },
       axes: [
         { stroke: axis, grid: { stroke: grid }, ticks: { stroke: grid } },
-        { stroke: axis, grid: { stroke: grid }, ticks: { stroke: grid }, size: 70, values: (u, vals) => vals.map((v) => fmt(v)) },
+        { stroke: axis, grid: { stroke: grid }, ticks: { stroke: grid }, size: 70, values: (u, vals) => this.ticks(vals), ...(this.binary ? { incrs: BINARY_STEPS } : {}) },
       ],
       series: [
-        {},
+        // The time in the legend only while the pointer is on the chart (no "Time: --").
+        { label: 'Time', value: (u, v) => (v == null ? '' : new Date(v * 1000).toLocaleTimeString()) },
         ...names.map((n, i) => ({
           label: n,
           stroke: PALETTE[i % PALETTE.length],
@@ -81,11 +95,25 @@ export class TimeChart {
     this.plot = new uPlot(opts, [[], ...names.map(() => [])], this.box);
   }
 
-  // xs: Unix seconds; ys: one array per name, null where there is no value.
+  // The y axis's labels, also kept on the box (the tests read them: uPlot draws on a canvas).
+  ticks(values) {
+    const labels = tickLabels(values, this.fmt);
+    this.box.dataset.yTicks = labels.join('|');
+    return labels;
+  }
+
+  // xs: Unix seconds; ys: one array per name, null where there is no value. Without any
+  // value the chart is hidden.
   setData(xs, names, ys) {
+    const any = ys.some((col) => col.some((v) => v != null));
+    this.box.hidden = !any;
+    this.box.dataset.points = String(any ? xs.length : 0);
+    this.points = any ? xs.length : 0;
+    if (!any) {
+      this.data = null;
+      return;
+    }
     if (!this.plot || names.length !== this.names.length || names.some((n, i) => n !== this.names[i])) this.make(names);
-    this.points = xs.length;
-    this.box.dataset.points = String(xs.length);
     this.data = [xs, ...ys];
     if (this.onScreen) this.draw();
     else this.stale = true;
@@ -93,7 +121,7 @@ export class TimeChart {
 
   draw() {
     this.stale = false;
-    this.plot.setData(this.data);
+    if (this.plot && this.data) this.plot.setData(this.data);
   }
 
   // Redraws with the theme's colours (after a switch).

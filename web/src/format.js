@@ -3,7 +3,8 @@
 
 const DASH = '–';
 
-export function bytes(n) {
+// digits: the decimals to write (an axis's ticks); by default as many as the size needs.
+export function bytes(n, digits) {
   if (n == null || Number.isNaN(n)) return DASH;
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = Math.abs(n);
@@ -13,6 +14,7 @@ export function bytes(n) {
     i += 1;
   }
   const sign = n < 0 ? '-' : '';
+  if (digits != null) return `${sign}${v.toFixed(digits)} ${units[i]}`;
   return `${sign}${i === 0 ? v : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)} ${units[i]}`;
 }
 
@@ -72,4 +74,15 @@ export function processName(comm, cmdline) {
   if (comm) return comm;
   const program = String(cmdline ?? '').split(' ')[0];
   return program ? program.slice(program.lastIndexOf('/') + 1) : '';
+}
+
+// An axis's tick labels: `fmt(value, digits)` with the fewest decimals (0 to 4) at which
+// no two neighbouring ticks read the same ("0% 0% 1% 1%" is not an axis).
+export function tickLabels(values, fmt) {
+  let labels = [];
+  for (let digits = 0; digits <= 4; ++digits) {
+    labels = values.map((v) => fmt(v, digits));
+    if (labels.every((l, i) => i === 0 || l !== labels[i - 1])) return labels;
+  }
+  return labels;
 }

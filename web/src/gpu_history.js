@@ -1,15 +1,24 @@
 // The GPU figures over time, from the history store (/api/v1/history/gpus) or, live and
 // without a store, from the in-memory per-second series (/api/v1/series) plus each new
-// sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, mem, power, temp}.
+// sampling pass (/api/v1/gpus). Values are kept as {t (Unix s), gpu, util, sm, tensor, mem,
+// power, temp}, the GPM activities (sm, tensor) in percent like utilization.
+// And, for a machine without a GPU, the traced calls per second from the same series.
 
 export const FIGURES = [
-  { key: 'util', title: 'GPU utilization', unit: '%' },
-  { key: 'mem', title: 'GPU memory used', unit: 'bytes' },
+  // minSpan: the least height of the axis (a flat 0 reads 0, 20, 40... not 0, 0.2...).
+  { key: 'util', title: 'GPU utilization', unit: '%', minSpan: 100 },
+  // GPM's activities beside it (percent; none on a GPU without GPM): how much computed.
+  { key: 'sm', title: 'SM active', unit: '%', minSpan: 100 },
+  { key: 'tensor', title: 'Tensor active', unit: '%', minSpan: 100 },
+  { key: 'mem', title: 'GPU memory used', unit: 'bytes', minSpan: 1024 ** 3 },
   // Not in the per-second series: known at the store's steps and at each pass only, so
   // their lines join the points across the seconds between (sparse).
-  { key: 'power', title: 'Power', unit: 'W', sparse: true },
-  { key: 'temp', title: 'Temperature', unit: '°C', sparse: true },
+  { key: 'power', title: 'Power', unit: 'W', sparse: true, minSpan: 10 },
+  { key: 'temp', title: 'Temperature', unit: '°C', sparse: true, minSpan: 10 },
 ];
+
+// A GPM ratio (0..1) in percent; null stays null.
+const pct = (ratio) => (ratio == null ? null : ratio * 100);
 
 // GPUs are named by index; by node and index only when the store holds several nodes.
 export function fromHistory(doc) {
@@ -19,6 +28,8 @@ export function fromHistory(doc) {
     t: p.t_ns / 1e9,
     gpu: nodes.size > 1 ? `${p.node}/${p.gpu}` : String(p.gpu),
     util: p.utilization_mean_percent,
+    sm: pct(p.sm_active_mean),
+    tensor: pct(p.tensor_active_mean),
     mem: p.memory_used_mean_bytes,
     power: p.power_mean_watts,
     temp: p.temperature_max_celsius,
@@ -28,7 +39,7 @@ export function fromHistory(doc) {
 export function fromSeries(doc) {
   const out = [];
   for (const p of doc?.points ?? []) {
-    for (const g of p.gpus ?? []) out.push({ t: p.t, gpu: String(g.gpu), util: g.util, mem: g.memory_used_bytes, power: null, temp: null });
+    for (const g of p.gpus ?? []) out.push({ t: p.t, gpu: String(g.gpu), util: g.util, sm: pct(g.sm_active), tensor: pct(g.tensor_active), mem: g.memory_used_bytes, power: null, temp: null });
   }
   return out;
 }
@@ -39,6 +50,8 @@ export function fromPass(doc) {
     t,
     gpu: String(g.index),
     util: g.utilization_gpu_percent ?? null,
+    sm: pct(g.gpm?.sm_active),
+    tensor: pct(g.gpm?.tensor_active),
     mem: g.memory_used_bytes ?? null,
     power: g.power_usage_milliwatts != null ? g.power_usage_milliwatts / 1000 : null,
     temp: g.temperature_gpu_celsius ?? null,
@@ -73,4 +86,35 @@ export function mergePoints(old, fresh, now, windowS) {
     map.set(k, prev ? { ...prev, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v != null)), t: Math.floor(p.t) } : { ...p, t: Math.floor(p.t) });
   }
   return [...map.values()].filter((p) => p.t >= now - windowS);
+}
+
+// The series' points ({t, calls, errors, domains}) of the last `windowS` seconds before
+// `now`, a newer reading of a second replacing the older (it may have been read while
+// the second went on).
+export function mergeCalls(old, fresh, now, windowS) {
+  const map = new Map(old.map((p) => [p.t, p]));
+  for (const p of fresh) map.set(p.t, { t: p.t, calls: p.calls ?? 0, errors: p.errors ?? 0, domains: p.domains ?? {} });
+  return [...map.values()].filter((p) => p.t >= now - windowS).sort((a, b) => a.t - b.t);
+}
+
+// Columns for the calls chart: every second from the first to the last (a second the
+// series left out had no call: 0), one line per probe domain, busiest first, and the
+// errors.
+export function callColumns(points) {
+  if (points.length === 0) return { times: [], names: [], columns: [] };
+  const first = points[0].t;
+  const last = points[points.length - 1].t;
+  const times = [];
+  for (let t = first; t <= last; ++t) times.push(t);
+  const totals = new Map();
+  for (const p of points) for (const [d, n] of Object.entries(p.domains)) totals.set(d, (totals.get(d) ?? 0) + n);
+  const domains = [...totals.keys()].sort((a, b) => totals.get(b) - totals.get(a) || a.localeCompare(b));
+  const names = [...domains, 'errors'];
+  const columns = names.map(() => new Array(times.length).fill(0));
+  for (const p of points) {
+    const i = p.t - first;
+    domains.forEach((d, j) => (columns[j][i] = p.domains[d] ?? 0));
+    columns[domains.length][i] = p.errors;
+  }
+  return { times, names, columns };
 }

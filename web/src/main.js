@@ -16,12 +16,14 @@ const logoutButton = document.getElementById('logout');
 const live = new Live(document.getElementById('live'));
 
 const ctx = {
-  ticks: 0,
   range: () => rangeSelect.value,
+  // A part of the page got data: the agent answers, so the stream is opened.
+  onData: () => live.start(),
+  // The agent wants a token.
+  onAuth: () => needLogin(),
 };
 
 let page = null;
-let busy = false;
 
 function applyTheme(theme) {
   document.documentElement.dataset.theme = theme;
@@ -40,10 +42,7 @@ themeButton.addEventListener('click', () => {
   applyTheme(next);
 });
 
-rangeSelect.addEventListener('change', () => {
-  page?.rangeChanged();
-  refresh();
-});
+rangeSelect.addEventListener('change', () => page?.rangeChanged());
 
 logoutButton.addEventListener('click', async () => {
   try {
@@ -53,19 +52,8 @@ logoutButton.addEventListener('click', async () => {
   }
 });
 
-function showError(e) {
-  let box = document.getElementById('error');
-  if (!box) {
-    box = document.createElement('p');
-    box.id = 'error';
-    box.className = 'error-bar';
-    app.prepend(box);
-  }
-  box.textContent = e ? `The agent did not answer: ${e.message}` : '';
-  box.hidden = !e;
-}
-
 function needLogin() {
+  if (!page) return; // the form is up already (several parts were refused at once)
   live.stop();
   page?.unmount();
   page = null;
@@ -75,20 +63,10 @@ function needLogin() {
   });
 }
 
-async function refresh() {
-  if (!page || busy) return;
-  busy = true;
-  try {
-    await page.refresh();
-    ctx.ticks += 1;
-    showError(null);
-    live.start();
-  } catch (e) {
-    if (e instanceof AuthError) needLogin();
-    else showError(e);
-  } finally {
-    busy = false;
-  }
+// Each part of the page asks for its own data and draws it when it comes: a slow route
+// holds up only its part.
+function refresh() {
+  page?.refresh();
 }
 
 function route() {
@@ -97,7 +75,6 @@ function route() {
   const proc = hash.match(/^#\/process\/(\d+)$/);
   const current = proc ? '' : hash.startsWith('#/agent') ? 'agent' : hash.startsWith('#/fleet') ? 'fleet' : 'overview';
   for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === current);
-  ctx.ticks = 0;
   if (proc) page = processPage(app, ctx, proc[1]);
   else if (hash.startsWith('#/agent')) page = agentPage(app, ctx);
   else if (hash.startsWith('#/fleet')) page = fleetPage(app, ctx);

@@ -1,13 +1,17 @@
 // The hook's timing thread (gpu_timer.h): every few milliseconds (EACGM_GPU_TIME_POLL_MS,
 // 5) it reads back the event pairs the GPU has passed, places them on the host's clock
 // through an anchor event of its own, and writes them to the ring; every 100 ms it writes
-// the functions' names and exact launch counts; after every second of timing (paused time
-// left out) it adapts the sampling rate to its budget.
+// the functions' names and exact launch counts; after 100 ms of timing and every quarter
+// second after (paused time left out) it plans each function's sampling rate from its
+// budget (hookcore/sample_rate.h SamplePlanner).
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <span>
 
 #include "govern/hook/call_tally.h"
 #include "govern/hook/dispatch_gap.h"
@@ -21,7 +25,6 @@ namespace eacgm::govern::hook {
 namespace {
 
 constexpr std::uint64_t kCountsEveryNs = 100'000'000;
-constexpr std::uint64_t kAdaptEveryNs = 1'000'000'000;
 constexpr std::uint64_t kAnchorEveryNs = 1'000'000'000;
 
 std::uint64_t ms_to_ns(float ms) {
@@ -78,6 +81,20 @@ void write_names(TimerState& s) {
     all = all && e.name_sent;
   });
   if (all) s.names_sent = named;
+}
+
+// What the plan weighs a kernel by: its steady mean and the launch shapes it was timed with.
+void note_for_plan(LaunchEntry& e, std::uint64_t duration_ns, const gpu_time::LaunchShape* shape) {
+  e.timed_sum_ns += static_cast<double>(duration_ns);
+  ++e.timed_count;
+  if (shape == nullptr || e.shapes_seen == std::size(e.shape_hashes)) return;
+  std::uint32_t hash = 2166136261u;  // FNV-1a
+  for (const unsigned char b : std::span(reinterpret_cast<const unsigned char*>(shape), sizeof *shape))
+    hash = (hash ^ b) * 16777619u;
+  for (std::uint8_t i = 0; i < e.shapes_seen; ++i) {
+    if (e.shape_hashes[i] == hash) return;
+  }
+  e.shape_hashes[e.shapes_seen++] = hash;
 }
 
 // The pending pairs the GPU has passed, written out; the others kept for the next round.
@@ -143,7 +160,9 @@ void read_back(TimerState& s) {
       r.host_launch_ns = p.host_launch_ns;
       r.tid = p.tid;
       r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0) |
-                 (p.shaped ? gpu_time::kSpanShaped : 0);
+                 (p.shaped ? gpu_time::kSpanShaped : 0) | (p.first ? gpu_time::kSpanFirst : 0);
+      if (!p.first && p.entry != nullptr)
+        note_for_plan(*p.entry, r.duration_ns, p.shaped ? &p.shape : nullptr);
       if (p.shaped) {
         s.ring.write(r, p.shape);
       } else {
@@ -191,14 +210,39 @@ void write_counts(TimerState& s) {
   s.header()->timing_cost_ns.store(s.cost_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
+// Each function's 1 in N and cap for the next period, from its launches in the last one.
+void plan_functions(TimerState& s) {
+  static LaunchEntry* entries[kLaunchTableSize];
+  static FunctionDemand demand[kLaunchTableSize];
+  static FunctionPlan plans[kLaunchTableSize];
+  static std::uint32_t scratch[kLaunchTableSize];
+  std::size_t n = 0;
+  s.table.for_each([&](LaunchEntry& e) {
+    const std::uint64_t launches = e.launches.load(std::memory_order_relaxed);
+    entries[n] = &e;
+    demand[n] =
+        FunctionDemand{launches - e.launches_planned,
+                       e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
+                       e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen)};
+    plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
+    e.launches_planned = launches;
+    ++n;
+  });
+  s.planner.plan(demand, plans, scratch, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    entries[i]->every.store(plans[i].every, std::memory_order_relaxed);
+    entries[i]->left.store(plans[i].quota, std::memory_order_relaxed);
+  }
+}
+
 void* timing_thread(void*) {
   TimerState& s = *g_timer;
   std::uint64_t last_round = now_ns();
   std::uint64_t last_counts = last_round;
-  // The rate is adapted over time in which timing was on (not paused): a budget is a share
+  // The rate is planned over time in which timing was on (not paused): a budget is a share
   // of that time, and a process paused most of each second is not timed at 1 in N / 4.
   std::uint64_t on_ns = 0;
-  std::uint64_t on_at_adapt = 0;
+  std::uint64_t on_at_plan = 0;
   std::uint64_t timed_before = 0;
   std::uint64_t cost_before = 0;
   for (;;) {
@@ -221,15 +265,18 @@ void* timing_thread(void*) {
     const std::uint64_t now = now_ns();
     if (s.header()->paused.load(std::memory_order_relaxed) == 0) on_ns += now - last_round;
     last_round = now;
-    if (on_ns - on_at_adapt >= kAdaptEveryNs) {
-      const std::uint64_t timed = s.timed.load(std::memory_order_relaxed);
-      const std::uint64_t cost = s.cost_ns.load(std::memory_order_relaxed);
-      const std::uint32_t every = s.rate.adapt(on_ns - on_at_adapt, timed - timed_before, cost - cost_before);
+    if (on_ns - on_at_plan >= (on_at_plan == 0 ? kFirstPlanNs : kPlanEveryNs)) {
+      const std::uint64_t timed = s.timed.load(std::memory_order_relaxed) - timed_before;
+      const std::uint64_t cost = s.cost_ns.load(std::memory_order_relaxed) - cost_before;
+      const std::uint32_t every = s.rate.adapt(on_ns - on_at_plan, timed, cost);
       s.every.store(every, std::memory_order_relaxed);
       s.header()->sample_every.store(every, std::memory_order_relaxed);
-      timed_before = timed;
-      cost_before = cost;
-      on_at_adapt = on_ns;
+      s.planner.settle(on_ns - on_at_plan, timed,
+                       static_cast<double>(cost + timed * s.planner.config().gpu_cost_ns));
+      plan_functions(s);
+      timed_before += timed;
+      cost_before += cost;
+      on_at_plan = on_ns;
     }
   }
   return nullptr;

@@ -123,6 +123,7 @@ void init_gpu_time_from_env(bool governed) {
       [](const char* name, void*) -> const char* { return std::getenv(name); }, nullptr, &warnings);
   if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);
   s->rate = SampleRate(settings.rate);
+  s->planner = SamplePlanner(settings.rate);
   s->poll_ns = settings.poll_ns;
   DriverCalls& d = s->driver;
   d.ctx_get_current = real_driver<decltype(d.ctx_get_current)>("cuCtxGetCurrent");
@@ -177,8 +178,11 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
   if (s.header()->paused.load(std::memory_order_relaxed) != 0) return;
-  const bool nccl = e->nccl.load(std::memory_order_relaxed);
-  if (!nccl && !sample_launch(n, key, s.every.load(std::memory_order_relaxed))) return;
+  // The plan's cap keeps a function launching far more often than planned for from
+  // overrunning the budget before the next plan.
+  if (!time_launch(n, key, e->nccl.load(std::memory_order_relaxed), e->every.load(std::memory_order_relaxed),
+                   s.every.load(std::memory_order_relaxed), e->left))
+    return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -209,6 +213,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   t.began_ns = began;
   t.key = key;
   t.graph = graph;
+  t.first = n == 0;
 }
 
 void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
@@ -231,7 +236,9 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.shape = t.shape;
   p.shaped = t.shaped;
   p.graph = t.graph;
-  p.nccl = static_cast<LaunchEntry*>(t.entry)->nccl.load(std::memory_order_relaxed);
+  p.entry = static_cast<LaunchEntry*>(t.entry);
+  p.nccl = p.entry->nccl.load(std::memory_order_relaxed);
+  p.first = t.first;
   // Still waiting now that the kernel is queued behind it: the GPU will run the two back to
   // back. Already passed: the stream was idle, and the span will include the launch's latency.
   p.queued = s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY;

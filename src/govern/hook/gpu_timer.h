@@ -1,5 +1,6 @@
-// GPU time through the hook: for 1 launch in N per function (N adapted to a cost budget,
-// hookcore/sample_rate.h) and for every NCCL kernel, a pair of CUDA events recorded around
+// GPU time through the hook: for each function's first launch, 1 launch in N per function
+// after it (N planned per function from a cost budget, hookcore/sample_rate.h) and every
+// NCCL kernel, a pair of CUDA events recorded around
 // the launch on its own stream; a timing thread of the hook reads them back once the GPU
 // passed them and hands (function, stream, device, start, duration) to the agent through
 // the shared-memory ring (gpu_time_ring_writer.h), with every function's exact launch
@@ -39,6 +40,7 @@ struct TimedLaunch {
   gpu_time::LaunchShape shape{};  // set by the launch's wrapper once it is timed
   bool graph = false;
   bool shaped = false;
+  bool first = false;  // the function's first launch (kept apart: it runs cold)
 };
 
 // Reads EACGM_GPU_TIME (from the runtime's creation).

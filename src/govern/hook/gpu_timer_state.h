@@ -50,6 +50,8 @@ struct Pending {
   bool graph = false;
   bool nccl = false;
   bool queued = false;  // the start event had not been reached when the launch was queued
+  bool first = false;   // the function's first launch
+  LaunchEntry* entry = nullptr;
 };
 
 struct ContextState {
@@ -80,7 +82,8 @@ struct TimerState {
   DriverCalls driver;
   GpuTimeRingWriter ring;
   LaunchTable table;
-  SampleRate rate;
+  SampleRate rate;                    // the 1 in N of functions not planned yet
+  SamplePlanner planner;              // each function's 1 in N, every period
   std::uint64_t poll_ns = 5'000'000;  // the timing thread's round (EACGM_GPU_TIME_POLL_MS)
   std::atomic<std::uint32_t> every{SampleRateConfig{}.initial};
   std::mutex mu;  // pending, contexts, pools

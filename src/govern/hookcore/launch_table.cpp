@@ -29,7 +29,13 @@ void LaunchTable::clear() {
     e.nccl.store(false, std::memory_order_relaxed);
     e.graph.store(false, std::memory_order_relaxed);
     e.name.store(nullptr, std::memory_order_relaxed);  // the parent's copies stay allocated
+    e.every.store(0, std::memory_order_relaxed);
+    e.left.store(kUnplannedQuota, std::memory_order_relaxed);
     e.launches_sent = 0;
+    e.launches_planned = 0;
+    e.timed_sum_ns = 0;
+    e.timed_count = 0;
+    e.shapes_seen = 0;
     e.name_sent = false;
   }
   untracked_.store(0, std::memory_order_relaxed);

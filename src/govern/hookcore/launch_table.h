@@ -12,6 +12,9 @@
 namespace eacgm::govern {
 
 inline constexpr std::size_t kLaunchTableSize = 8192;  // a power of two
+// A function not planned yet (hookcore/sample_rate.h SamplePlanner) may have this many
+// launches timed at the default 1 in N before its first plan.
+inline constexpr std::int32_t kUnplannedQuota = 16;
 
 struct LaunchEntry {
   std::atomic<std::uintptr_t> key{0};      // CUfunction / CUgraphExec; 0: free
@@ -20,8 +23,18 @@ struct LaunchEntry {
   std::atomic<bool> nccl{false};
   std::atomic<bool> graph{false};
   std::atomic<char*> name{nullptr};  // owned; set once, never freed while the process lives
-  // The timing thread's own: what it sent last.
+  // Its sampling plan for this period, set by the timing thread: 1 in `every` (0: the
+  // default), and how many more launches may be timed (taken by the launching threads).
+  std::atomic<std::uint32_t> every{0};
+  std::atomic<std::int32_t> left{kUnplannedQuota};
+  // The timing thread's own: what it sent last, the count at the last plan, and the sum
+  // and number of the durations it read back (the kernel's mean, for its weight).
   std::uint64_t launches_sent = 0;
+  std::uint64_t launches_planned = 0;
+  double timed_sum_ns = 0;
+  std::uint64_t timed_count = 0;
+  std::uint32_t shape_hashes[8] = {};  // the launch shapes timed so far (hashes), the first 8
+  std::uint8_t shapes_seen = 0;
   bool name_sent = false;
 };
 

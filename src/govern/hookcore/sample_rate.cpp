@@ -1,11 +1,80 @@
 #include "govern/hookcore/sample_rate.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace eacgm::govern {
 namespace {
 constexpr std::uint64_t kMaxStep = 64;
+// The launching threads' time per timed launch before any was measured: two event records
+// and a query take 2 to 3 us on the H200.
+constexpr double kFirstCpuCostNs = 3000;
+constexpr double kMinWeight = 1.0 / 8;
+// A function that did not launch in the last period: what it may time before the next plan.
+constexpr std::int32_t kIdleQuota = 2;
+
+double weight_of(const FunctionDemand& d, const SampleRateConfig& c) {
+  const double shapes = std::clamp<std::uint32_t>(d.shapes, 1, kMaxPlannedShapes);
+  if (d.mean_ns <= 0 || c.long_kernel_ns == 0) return shapes;
+  return shapes * std::clamp(d.mean_ns / static_cast<double>(c.long_kernel_ns), kMinWeight, 1.0);
+}
+
 }  // namespace
+
+double SamplePlanner::settle(std::uint64_t period_ns, std::uint64_t timed, double spent_ns) {
+  const double share = c_.budget * static_cast<double>(period_ns);
+  if (timed > 0) {
+    const double per = spent_ns / static_cast<double>(timed);
+    cost_per_timed_ns_ = cost_per_timed_ns_ == 0 ? per : (cost_per_timed_ns_ + per) / 2;
+  }
+  balance_ns_ = std::clamp(balance_ns_ + share - spent_ns, -share, share);
+  allowance_ns_ = std::max(0.0, share + balance_ns_);
+  return allowance_ns_;
+}
+
+void SamplePlanner::plan(const FunctionDemand* demand, FunctionPlan* out, std::uint32_t* scratch,
+                         std::size_t n) const {
+  const double per =
+      cost_per_timed_ns_ > 0 ? cost_per_timed_ns_ : kFirstCpuCostNs + static_cast<double>(c_.gpu_cost_ns);
+  double left = allowance_ns_ / per;  // launches the period can afford
+  double weights = 0;
+  std::size_t m = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const FunctionDemand& d = demand[i];
+    if (d.nccl) {
+      left -= static_cast<double>(d.launches);  // all timed
+      out[i] = FunctionPlan{1, 0};
+    } else if (d.launches == 0) {
+      out[i].quota = kIdleQuota;  // its 1 in N as it was
+    } else {
+      scratch[m++] = static_cast<std::uint32_t>(i);
+      weights += weight_of(d, c_);
+    }
+  }
+  left = std::max(0.0, left);
+  // Water-filling: the functions that launched least (by weight) take all their launches
+  // while that is under the level the rest would get; the others get the level.
+  std::sort(scratch, scratch + m, [&](std::uint32_t a, std::uint32_t b) {
+    return static_cast<double>(demand[a].launches) / weight_of(demand[a], c_) <
+           static_cast<double>(demand[b].launches) / weight_of(demand[b], c_);
+  });
+  for (std::size_t k = 0; k < m; ++k) {
+    const FunctionDemand& d = demand[scratch[k]];
+    const double w = weight_of(d, c_);
+    const double launches = static_cast<double>(d.launches);
+    const double q = std::min(launches, weights > 0 ? w * left / weights : 0.0);
+    left = std::max(0.0, left - q);
+    weights -= w;
+    FunctionPlan& p = out[scratch[k]];
+    const double every = q >= launches ? 1
+                         : q > 0       ? std::round(launches / q)
+                                       : static_cast<double>(c_.max_every);
+    p.every = static_cast<std::uint32_t>(
+        std::clamp(every, static_cast<double>(std::max<std::uint32_t>(c_.min_every, 1)),
+                   static_cast<double>(c_.max_every)));
+    p.quota = q > 0 ? static_cast<std::int32_t>(std::ceil(2 * q)) + 1 : 0;
+  }
+}
 
 std::uint32_t SampleRate::clamp(std::uint32_t v) const {
   if (v < c_.min_every) v = c_.min_every;

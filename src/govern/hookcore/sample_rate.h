@@ -1,10 +1,13 @@
-// How often the hook times a launch: 1 in `every()` per function (NCCL kernels always),
-// which ones (sample_launch), and `every()` adapted once a second so that what timing
-// costs the program stays near its budget. The cost counted is the launching threads'
-// time spent recording events plus an allowance for the GPU time each event pair takes
-// on the stream.
+// How often the hook times a launch: 1 in N per function (NCCL kernels always), which ones
+// (sample_launch), and N per function planned every period from the budget left over the
+// run so far, shared out between the functions that launched (SamplePlanner), so that a
+// kernel launched once a step is timed as often as one launched a thousand times. The cost
+// counted is the launching threads' time spent recording events plus an allowance for the
+// GPU time each event pair takes on the stream.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace eacgm::govern {
@@ -18,6 +21,9 @@ struct SampleRateConfig {
   // that is kept busy (the GPU drains the kernel before each timestamp), 4.3 us on the H200
   // (bench/programs/event_pair_cost, 20 us kernels back to back).
   std::uint64_t gpu_cost_ns = 4300;
+  // Kernels at least this long get a full share of the timed launches, shorter ones a share
+  // in proportion down to 1/8: their time matters less, and timing costs them as much.
+  std::uint64_t long_kernel_ns = 20'000;
 };
 
 // Whether a function's launch number `n` (0 first) is timed at 1 in `every`: one launch
@@ -34,6 +40,72 @@ inline bool sample_launch(std::uint64_t n, std::uint64_t function, std::uint32_t
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
   return n % every == z % every;
+}
+
+// The timing thread's plan for one period, per function. `quota` caps the launches timed in
+// the period (NCCL kernels and first launches aside) when the function launches far more
+// often than it did in the last one.
+struct FunctionPlan {
+  std::uint32_t every = 0;
+  std::int32_t quota = 0;
+};
+
+// What one function did in the last period, for planning the next.
+struct FunctionDemand {
+  std::uint64_t launches = 0;  // in the last period
+  double mean_ns = 0;          // its timed launches' mean so far; 0: none yet
+  bool nccl = false;           // every launch timed: its cost comes off the top
+  // Launch shapes seen among its timed launches (at most kMaxPlannedShapes): the shapes
+  // share its timed launches, so it gets a share for each.
+  std::uint32_t shapes = 1;
+};
+inline constexpr std::uint32_t kMaxPlannedShapes = 8;
+
+// The first plan comes soon after the first launch, so that a warm-up is timed at the
+// default rate briefly; the next ones each quarter second: short enough that a run of a few
+// seconds is planned from its own launches, long enough that a kernel launched once a step
+// is seen in each.
+inline constexpr std::uint64_t kFirstPlanNs = 100'000'000;
+inline constexpr std::uint64_t kPlanEveryNs = 250'000'000;
+
+// Spreads the budget over the functions. The budget is accounted over the run so far: each
+// period adds its share of the budget to a balance and takes off what timing cost, and the
+// next period spends the balance. The balance is bounded to one period's budget either
+// way, so a costly warm-up (every first launch is timed, events are made) delays timing by
+// at most one period instead of starving it for the rest of a short run, and a run never
+// spends more than its budget plus one period's. What a period may time is shared out by
+// weighted water-filling: each function is given min(its launches, weight x L), with L the
+// level at which the total is the launches the period can afford; so every function that
+// launched gets the same number of timed launches (by weight: its duration, its shapes)
+// unless it launched fewer.
+class SamplePlanner {
+ public:
+  explicit SamplePlanner(SampleRateConfig c = {}) : c_(c) {}
+  // After a period of `period_ns` in which the timed launches cost `spent_ns` in all (the
+  // GPU allowance included) over `timed` launches: what the next period may spend, in ns.
+  double settle(std::uint64_t period_ns, std::uint64_t timed, double spent_ns);
+  // Plans the next period for `n` functions; `scratch` holds n indices.
+  void plan(const FunctionDemand* demand, FunctionPlan* out, std::uint32_t* scratch, std::size_t n) const;
+  double allowance_ns() const { return allowance_ns_; }
+  double cost_per_timed_ns() const { return cost_per_timed_ns_; }
+  const SampleRateConfig& config() const { return c_; }
+
+ private:
+  SampleRateConfig c_;
+  double balance_ns_ = 0;
+  double allowance_ns_ = 0;
+  double cost_per_timed_ns_ = 0;  // 0: no launch timed yet
+};
+
+// Whether the hook times launch `n` (0 first) of a function: its first launch always (the
+// agent keeps it apart: it runs cold), an NCCL kernel's always, any other at the function's
+// planned 1 in N (`planned`; 0: not planned yet, the process's `fallback`) while the
+// period's cap `left` lasts (taken here).
+inline bool time_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
+                        std::uint32_t fallback, std::atomic<std::int32_t>& left) {
+  if (n == 0 || nccl) return true;
+  if (!sample_launch(n, function, planned != 0 ? planned : fallback)) return false;
+  return left.fetch_sub(1, std::memory_order_relaxed) > 0;
 }
 
 class SampleRate {

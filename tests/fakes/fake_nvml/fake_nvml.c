@@ -10,6 +10,13 @@
  *                NVML_ERROR_UNKNOWN (an unexpected failure that must be reported)
  *   init_fail    nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED
  *   no_gpus      NVML works, zero devices
+ *   health       as full, then GPU 0 turns faulty: once the file $EACGM_FAKE_NVML_HEALTH_FILE
+ *                exists (unset: from its third sampling pass on) its uncorrected ECC count
+ *                is 2 (was 0), its clock event reasons gain HwSlowdown and XID 79 follows
+ *                the XID 31
+ * GPM (profiling counters): every GPU has it but GPU 1 of "unsupported"; $EACGM_FAKE_NVML_GPM=0
+ * takes it from all. Its metrics are fixed per GPU (gpm_value) and need two samples of
+ * one GPU in time order, as the real library does.
  * With $EACGM_FAKE_NVML_GPU_COMM set, GPU 0 also lists every live process of that name
  * (/proc/<pid>/comm) as a compute process holding 768 MiB with SM 70% / memory 30%, so
  * that tests can put a traced command "on the GPU".
@@ -25,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -41,6 +50,7 @@ enum {
   NVML_ERROR_TIMEOUT = 10,
   NVML_ERROR_FUNCTION_NOT_FOUND = 13,
   NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999,
 };
 
@@ -53,6 +63,7 @@ typedef struct nvmlDevice_st {
 
 typedef struct nvmlEventSet_st {
   int xid_delivered;
+  int fault_xid_delivered;
 } * nvmlEventSet_t;
 
 typedef struct {
@@ -114,7 +125,7 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 #define GIB (1024ULL * MIB)
 #define NOT_AVAILABLE (~0ULL)
 
-enum scenario { FULL, UNSUPPORTED, GPU_LOST, ENERGY_ERROR, INIT_FAIL, NO_GPUS };
+enum scenario { FULL, UNSUPPORTED, GPU_LOST, ENERGY_ERROR, INIT_FAIL, NO_GPUS, HEALTH };
 static enum scenario g_scenario = FULL;
 static int g_initialised = 0;
 /* $EACGM_FAKE_NVML_GPUS (1 to 16, default 2) GPUs; those past the second behave as the
@@ -131,6 +142,18 @@ static nvmlReturn_t check(nvmlDevice_t d) {
   if (d < &g_devices[0] || d >= &g_devices[g_gpu_count]) return NVML_ERROR_INVALID_ARGUMENT;
   if (__atomic_load_n(&d->lost, __ATOMIC_RELAXED)) return NVML_ERROR_GPU_IS_LOST;
   return NVML_SUCCESS;
+}
+
+/* GPU 0 of the "health" scenario once its fault began (it stays); read from the sampler's
+ * threads and the event thread. */
+static int g_faulty = 0;
+static int faulty(nvmlDevice_t d) {
+  if (g_scenario != HEALTH || d->index != 0) return 0;
+  if (__atomic_load_n(&g_faulty, __ATOMIC_RELAXED)) return 1;
+  const char* file = getenv("EACGM_FAKE_NVML_HEALTH_FILE");
+  const int now = file && *file ? access(file, F_OK) == 0 : __atomic_load_n(&d->utilization_calls, __ATOMIC_RELAXED) >= 3;
+  if (now) __atomic_store_n(&g_faulty, 1, __ATOMIC_RELAXED);
+  return now;
 }
 
 /* GPU 1 of the "unsupported" scenario: a GPU without most optional features. */
@@ -155,11 +178,13 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
   if (s && strcmp(s, "energy_error") == 0) g_scenario = ENERGY_ERROR;
   if (s && strcmp(s, "init_fail") == 0) g_scenario = INIT_FAIL;
   if (s && strcmp(s, "no_gpus") == 0) g_scenario = NO_GPUS;
+  if (s && strcmp(s, "health") == 0) g_scenario = HEALTH;
   if (g_scenario == INIT_FAIL) return NVML_ERROR_DRIVER_NOT_LOADED;
   const char* n = getenv("EACGM_FAKE_NVML_GPUS");
   g_gpu_count = 2;
   if (n && atoi(n) >= 1 && atoi(n) <= MAX_FAKE_GPUS) g_gpu_count = (unsigned)atoi(n);
   /* Each init starts a fresh run: tests open several sessions in one process. */
+  __atomic_store_n(&g_faulty, 0, __ATOMIC_RELAXED);
   for (unsigned i = 0; i < MAX_FAKE_GPUS; ++i) {
     g_devices[i].index = i;
     g_devices[i].utilization_calls = 0;
@@ -275,7 +300,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) 
 /* Called once per sampling pass, so it is where the "gpu_lost" GPU falls off the bus. */
 EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
   CHECK(d);
-  d->utilization_calls++;
+  __atomic_add_fetch(&d->utilization_calls, 1, __ATOMIC_RELAXED);
   if (g_scenario == GPU_LOST && d->index == 1 && d->utilization_calls >= 2) {
     __atomic_store_n(&d->lost, 1, __ATOMIC_RELAXED);
     return NVML_ERROR_GPU_IS_LOST;
@@ -426,7 +451,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int co
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
   if (counter != 0) return NVML_ERROR_INVALID_ARGUMENT;
-  *n = type == 0 ? 2 + d->index : 0;
+  *n = type == 0 ? 2 + d->index : faulty(d) ? 2 : 0;
   return NVML_SUCCESS;
 }
 
@@ -445,6 +470,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsig
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
   *reasons = d->index == 0 ? 0x5ULL : 0x0ULL; /* GpuIdle | SwPowerCap on GPU 0 */
+  if (faulty(d)) *reasons |= 0x8ULL;           /* HwSlowdown */
   return NVML_SUCCESS;
 }
 
@@ -578,6 +604,7 @@ static struct nvmlEventSet_st g_event_set;
 EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
   g_event_set.xid_delivered = 0;
+  g_event_set.fault_xid_delivered = 0;
   *set = &g_event_set;
   return NVML_SUCCESS;
 }
@@ -604,10 +631,135 @@ EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* dat
     data->computeInstanceId = 0xFFFFFFFFu;
     return NVML_SUCCESS;
   }
+  if (set->xid_delivered && !set->fault_xid_delivered && g_devices[0].events_registered && faulty(&g_devices[0])) {
+    set->fault_xid_delivered = 1;
+    memset(data, 0, sizeof *data);
+    data->device = &g_devices[0];
+    data->eventType = 0x8ULL;
+    data->eventData = 79; /* fell off the bus */
+    data->gpuInstanceId = 0xFFFFFFFFu;
+    data->computeInstanceId = 0xFFFFFFFFu;
+    return NVML_SUCCESS;
+  }
   return NVML_ERROR_TIMEOUT;
 }
 
 EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
   if (set != &g_event_set) return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+/* ---- GPM ---- */
+
+struct nvmlGpmSample_st {
+  nvmlDevice_t device; /* NULL until taken */
+  double taken_at;     /* CLOCK_MONOTONIC seconds */
+};
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+typedef struct {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;
+  struct {
+    char *shortName, *longName, *unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+typedef struct {
+  unsigned int version, numMetrics;
+  nvmlGpmSample_t sample1, sample2;
+  nvmlGpmMetric_t metrics[98]; /* NVML_GPM_METRIC_MAX */
+} nvmlGpmMetricsGet_t;
+typedef struct {
+  unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t layout");
+
+static int has_gpm(nvmlDevice_t d) {
+  const char* off = getenv("EACGM_FAKE_NVML_GPM");
+  if (off && strcmp(off, "0") == 0) return 0;
+  return !bare(d);
+}
+
+EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t* s) {
+  CHECK(d);
+  if (!s) return NVML_ERROR_INVALID_ARGUMENT;
+  if (s->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  s->isSupportedDevice = (unsigned)has_gpm(d);
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* out) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  *out = calloc(1, sizeof **out);
+  return *out ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
+  if (!s) return NVML_ERROR_INVALID_ARGUMENT;
+  free(s);
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s) {
+  CHECK(d);
+  if (!s) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!has_gpm(d)) return NVML_ERROR_NOT_SUPPORTED;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  s->device = d;
+  s->taken_at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  return NVML_SUCCESS;
+}
+
+/* GPU i's value of metric `id` (percent, or MiB/s for traffic); NOT_SUPPORTED for the
+ * links past the fourth and the metrics the fake GPUs lack (NVDEC, NVJPG, ...). */
+static nvmlReturn_t gpm_value(unsigned i, unsigned id, double* v) {
+  const double drop = 5.0 * i; /* each GPU a little less busy than the one before */
+  switch (id) {
+    case 1: *v = 85.0 - drop; return NVML_SUCCESS;  /* graphics */
+    case 2: *v = 80.0 - drop; return NVML_SUCCESS;  /* SM active */
+    case 3: *v = 40.0; return NVML_SUCCESS;         /* SM occupancy */
+    case 4: *v = 5.0; return NVML_SUCCESS;          /* integer */
+    case 5: *v = 60.0 - drop; return NVML_SUCCESS;  /* any tensor */
+    case 6: *v = 0.0; return NVML_SUCCESS;          /* DFMA */
+    case 7: *v = 55.0 - drop; return NVML_SUCCESS;  /* HMMA */
+    case 9: *v = 5.0; return NVML_SUCCESS;          /* IMMA */
+    case 10: *v = 25.0; return NVML_SUCCESS;        /* DRAM */
+    case 11: *v = 1.0; return NVML_SUCCESS;         /* FP64 */
+    case 12: *v = 20.0; return NVML_SUCCESS;        /* FP32 */
+    case 13: *v = 10.0; return NVML_SUCCESS;        /* FP16 */
+    case 20: *v = 100.0; return NVML_SUCCESS;       /* PCIe TX MiB/s */
+    case 21: *v = 250.0; return NVML_SUCCESS;       /* PCIe RX */
+    case 60: *v = 4 * 32.0; return NVML_SUCCESS;    /* NVLink RX, all links */
+    case 61: *v = 4 * 64.0; return NVML_SUCCESS;    /* NVLink TX */
+    default:
+      if (id >= 62 && id < 62 + 2 * 4) { /* links 0-3 */
+        *v = (id - 62) % 2 == 0 ? 32.0 : 64.0;
+        return NVML_SUCCESS;
+      }
+      return NVML_ERROR_NOT_SUPPORTED;
+  }
+}
+
+EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (!m) return NVML_ERROR_INVALID_ARGUMENT;
+  if (m->version != 1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (m->numMetrics > 98 || !m->sample1 || !m->sample2 || m->sample1 == m->sample2) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  /* Both taken, of one GPU, the first before the second. */
+  if (!m->sample1->device || m->sample1->device != m->sample2->device ||
+      m->sample2->taken_at <= m->sample1->taken_at) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  CHECK(m->sample1->device);
+  for (unsigned k = 0; k < m->numMetrics; ++k) {
+    nvmlGpmMetric_t* x = &m->metrics[k];
+    x->value = 0;
+    x->nvmlReturn = gpm_value(m->sample1->device->index, x->metricId, &x->value);
+    x->metricInfo.shortName = x->metricInfo.longName = x->metricInfo.unit = NULL;
+  }
   return NVML_SUCCESS;
 }

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <set>
+#include <string>
 
+#include "analysis/call_summary.h"
 #include "analysis/live_analysis.h"
 
 namespace eacgm::analysis {
@@ -172,6 +175,46 @@ TEST(MemoryLedger, FailedAllocationIsNotLiveAndFailedFreeKeepsTheAllocation) {
   EXPECT_EQ(r.live_bytes, 10u);
   l.add(call(p.free, {0x1111}));
   EXPECT_EQ(l.summary().rows.at(0).unknown_frees, 1u) << "the failed allocation never became live";
+}
+
+// The ledger's failed allocations and the function rows' errors count the same calls:
+// outer calls with an error return (a driver allocation inside a runtime one is the
+// runtime's), so per function they agree; the ledger's total is over every allocation
+// function, and says which.
+TEST(MemoryLedger, FailedAllocationsByFunctionAgreeWithTheFunctionRowsErrors) {
+  Probes p;
+  MemoryLedger l;
+  CallSummary calls;
+  auto both = [&](CallEvent e) {
+    l.add(e);
+    calls.add(e);
+  };
+  for (int i = 0; i < 3; ++i) {
+    CallEvent inner = call(p.drv_alloc, {0, kMiB}, 2);  // the driver's, inside the failing cudaMalloc
+    inner.nested = true;
+    both(inner);
+    both(call(p.malloc, {0, kMiB}, 2));
+  }
+  both(call(p.host, {0, kMiB, 0}, 2));
+  both(call(p.host, {0, kMiB, 0}, 2));
+  both(call(p.malloc, {0x5000, kMiB}));
+  const auto r = l.summary().rows.at(0);
+  EXPECT_EQ(r.failed_allocations, 5u);
+  ASSERT_EQ(r.failed_by_function.size(), 2u);
+  EXPECT_EQ(r.failed_by_function[0].function, "cudaMalloc");
+  EXPECT_EQ(r.failed_by_function[0].calls, 3u);
+  EXPECT_EQ(r.failed_by_function[1].function, "cudaHostAlloc");
+  EXPECT_EQ(r.failed_by_function[1].calls, 2u);
+  std::uint64_t errors = 0;
+  std::map<std::string, std::uint64_t> errors_of;
+  for (const auto& row : calls.rows()) {
+    errors += row.errors;
+    errors_of[row.function] = row.errors;
+  }
+  EXPECT_EQ(errors_of["cudaMalloc"], 3u);
+  EXPECT_EQ(errors_of["cudaHostAlloc"], 2u);
+  EXPECT_EQ(errors_of["cuMemAlloc_v2"], 0u) << "nested: counted by cudaMalloc";
+  EXPECT_EQ(errors, r.failed_allocations);
 }
 
 TEST(MemoryLedger, UnreadableOutPointerIsCountedApart) {

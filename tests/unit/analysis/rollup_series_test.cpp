@@ -1,4 +1,5 @@
-// RollupSeries: per-second calls, errors and domains; GPU utilization means and memory;
+// RollupSeries: per-second calls, errors and domains; GPU utilization and GPM activity
+// means and memory;
 // the ring forgets seconds older than an hour; a published view is not changed by later
 // writes (copy on write of shared chunks); the window bounds what points() returns.
 #include "analysis/rollup_series.h"
@@ -70,6 +71,29 @@ TEST(RollupSeries, CountsCallsErrorsAndDomainsPerSecond) {
   EXPECT_EQ(points[1].t, 1002);
   EXPECT_EQ(points[1].calls, 1u) << "nested calls are left out";
   EXPECT_EQ(view.points(1002, 1).size(), 1u) << "only the window";
+}
+
+TEST(RollupSeries, MeansGpmActivityPerSecondAndLeavesItOutWithoutGpm) {
+  RollupSeries series;
+  for (double sm : {0.5, 0.7}) {
+    GpuSnapshot s = gpus(1000, 10, 100);
+    s.devices[0].gpm_supported = true;
+    s.devices[0].gpm = GpmCounters{};
+    s.devices[0].gpm->sm_active = sm;
+    s.devices[0].gpm->tensor_active = sm / 2;
+    series.add(s);
+  }
+  // The first pass of a GPM GPU has no interval yet: no reading, not a zero.
+  GpuSnapshot first = gpus(1000, 10, 100);
+  first.devices[0].gpm_supported = true;
+  series.add(first);
+  auto points = series.view().points(1000, 1);
+  ASSERT_EQ(points.size(), 1u);
+  const RollupGpu& g0 = points[0].gpus[0];
+  EXPECT_NEAR(*g0.activity(RollupActivity::kSm), 0.6, 1e-6);
+  EXPECT_NEAR(*g0.activity(RollupActivity::kTensor), 0.3, 1e-6);
+  EXPECT_FALSE(g0.activity(RollupActivity::kDram)) << "not read: absent";
+  EXPECT_FALSE(points[0].gpus[1].activity(RollupActivity::kSm)) << "a GPU without GPM";
 }
 
 TEST(RollupSeries, ForgetsSecondsOlderThanTheRing) {

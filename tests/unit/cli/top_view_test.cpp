@@ -1,5 +1,6 @@
 // `eacgm top`'s model and rendering (cli/top_view.h): rates between refreshes, sorting,
-// filtering, grouping by rank, the GPU lines and the detail of the selected process.
+// filtering, grouping by rank, the GPU lines (utilization with SM and tensor activity)
+// and the detail of the selected process.
 #include "cli/top_view.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,8 @@ namespace eacgm::cli {
 namespace {
 
 const std::string kGpus =
-    R"({"gpus":[{"index":0,"name":"NVIDIA H100","utilization_gpu_percent":50,"memory_used_bytes":1073741824,"memory_total_bytes":85899345920}]})";
+    R"({"gpus":[{"index":0,"name":"NVIDIA H100","utilization_gpu_percent":50,"memory_used_bytes":1073741824,"memory_total_bytes":85899345920,"gpm_supported":true,"gpm":{"sm_active":0.8,"tensor_active":0.6,"dram_active":0.25}},)"
+    R"({"index":1,"name":"NVIDIA A100","utilization_gpu_percent":55,"memory_used_bytes":0,"memory_total_bytes":85899345920,"gpm_supported":false,"gpm":null}]})";
 const std::string kFunctions =
     R"({"functions":[{"function":"cuLaunchKernel","calls":300},{"function":"cuStreamSynchronize","calls":100}]})";
 const std::string kAnomalies = R"({"anomalies":[{"pid":20,"name":"cuStreamSynchronize","dur_ns":12300000}]})";
@@ -35,8 +37,11 @@ TEST(TopView, RatesComeFromTheTotalsBetweenRefreshes) {
   EXPECT_DOUBLE_EQ(m.processes[1].calls_per_s, 500.0);
   EXPECT_DOUBLE_EQ(m.processes[1].kernels_per_s, 375.0);  // the node's launch share, 3/4
   EXPECT_EQ(m.processes[1].anomalies, 1u);
-  ASSERT_EQ(m.gpus.size(), 1u);
+  ASSERT_EQ(m.gpus.size(), 2u);
   EXPECT_EQ(m.gpus[0].util_history.size(), 2u);
+  EXPECT_DOUBLE_EQ(*m.gpus[0].sm_active, 0.8);
+  EXPECT_DOUBLE_EQ(*m.gpus[0].tensor_active, 0.6);
+  EXPECT_FALSE(m.gpus[1].sm_active) << "no GPM";
 }
 
 TEST(TopView, SortsFiltersAndGroups) {
@@ -69,6 +74,9 @@ TEST(TopView, RendersTheGpusTheProcessesAndTheSelection) {
   EXPECT_NE(all.find("sort: calls/s"), std::string::npos) << all;
   EXPECT_NE(all.find("GPU 0 NVIDIA H100"), std::string::npos) << all;
   EXPECT_NE(all.find("50%"), std::string::npos) << all;
+  // SM and tensor activity beside utilization; "-" on the GPU without GPM.
+  EXPECT_NE(all.find("   50% sm  80% tensor  60% mem"), std::string::npos) << all;
+  EXPECT_NE(all.find("   55% sm    - tensor    - mem"), std::string::npos) << all;
   EXPECT_NE(all.find(">     20 loader"), std::string::npos) << all;  // selected, first by calls/s
   EXPECT_NE(all.find("500.0"), std::string::npos) << all;
   EXPECT_NE(all.find("pid 20 (loader): 1100 calls, 1 slow calls, last cuStreamSynchronize 12.3 ms"),

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace eacgm::cli {
 namespace {
 
@@ -62,6 +66,60 @@ TEST(UsageErrorLine, OneLineNamingTheSubcommand) {
     EXPECT_NE(line.find("(see eacgm trace --help)"), std::string::npos) << line;
     EXPECT_EQ(exit_for_parse_error(app, e), 2);
   }
+}
+
+// The commands and options of a small eacgm: the leftover words are named in the order
+// given, with the closest name.
+struct SmallEacgm {
+  CLI::App app{"test", "eacgm"};
+  std::string listen, format;
+  SmallEacgm() {
+    app.require_subcommand(0, 1);
+    auto* serve = app.add_subcommand("serve");
+    serve->add_option("--listen", listen);
+    serve->add_option("--token-file", format);
+    auto* trace = app.add_subcommand("trace");
+    trace->add_option("--format", format);
+    app.add_subcommand("top");
+  }
+  // The line for `args` (in order), "" when they parse.
+  std::string line(std::vector<std::string> args) {
+    std::reverse(args.begin(), args.end());  // CLI11 takes argv reversed
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return usage_error_line(app, e);
+    }
+    return "";
+  }
+};
+
+TEST(UsageErrorLine, UnknownCommandSaysWhichWasMeant) {
+  EXPECT_EQ(SmallEacgm().line({"toop"}), "eacgm: unknown command 'toop' (did you mean 'top'?)");
+  EXPECT_EQ(SmallEacgm().line({"trcae", "--format", "text"}),
+            "eacgm: unknown command 'trcae' (did you mean 'trace'?)");
+  EXPECT_EQ(SmallEacgm().line({"zzzzzz"}), "eacgm: unknown command 'zzzzzz' (commands: serve, trace, top)");
+}
+
+TEST(UsageErrorLine, UnknownOptionInOrderWithWhatWasMeant) {
+  EXPECT_EQ(SmallEacgm().line({"serve", "--port", "9978"}),
+            "eacgm serve: unknown option --port (did you mean --listen?)");
+  EXPECT_EQ(SmallEacgm().line({"serve", "--host=0.0.0.0"}),
+            "eacgm serve: unknown option --host (did you mean --listen?)");
+  EXPECT_EQ(SmallEacgm().line({"trace", "--fromat", "text"}),
+            "eacgm trace: unknown option --fromat (did you mean --format?)");
+  EXPECT_EQ(SmallEacgm().line({"trace", "--port", "1"}),
+            "eacgm trace: unknown option --port (see eacgm trace --help)")
+      << "no --listen to point at";
+  EXPECT_EQ(SmallEacgm().line({"serve", "extra"}),
+            "eacgm serve: unexpected argument 'extra' (see eacgm serve --help)");
+}
+
+TEST(UsageText, NamesEveryCommand) {
+  SmallEacgm e;
+  EXPECT_EQ(usage_text(e.app),
+            "usage: eacgm COMMAND [OPTIONS] (eacgm --help describes the commands, eacgm COMMAND --help their "
+            "options)\ncommands: serve, trace, top");
 }
 
 }  // namespace

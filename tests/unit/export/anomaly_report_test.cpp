@@ -56,7 +56,8 @@ analysis::AnomalySummary found() {
   b.sampled = true;
   b.calls = 3;
   s.recent.push_back(b);
-  s.intervals.push_back({1'000'000'000, 2'000'000'000, "user", "slow_step", 0, 333, 2.9, 310.2, 1'060'000});
+  s.intervals.push_back(
+      {1'000'000'000, 2'000'000'000, "user", "slow_step", 0, 333, 3'074'000, 1'060'000, 2.9, 310.2});
   s.total = 9;
   s.interval_total = 1;
   s.functions = 4;
@@ -109,6 +110,11 @@ TEST(AnomalyReport, JsonHasTheDocumentedFields) {
   EXPECT_EQ(v.at("calls"), 333);
   EXPECT_DOUBLE_EQ(v.at("ratio").get<double>(), 2.9);
   EXPECT_EQ(v.at("end_ns"), 2'000'000'000u);
+  // The value beside the median is the calls' duration, in the median's unit (not the
+  // interval's 1 s), and the ratio is their quotient.
+  EXPECT_EQ(v.at("dur_ns"), 3'074'000u);
+  EXPECT_NEAR(v.at("dur_ns").get<double>() / v.at("median_ns").get<double>(), v.at("ratio").get<double>(),
+              1e-9);
 }
 
 TEST(AnomalyReport, MetricsCountCallsAndIntervals) {

@@ -1,5 +1,5 @@
-// /api/v1/series, /api/v1/anomalies and the processes' seen times, exit and container
-// from one LiveAnalysis snapshot.
+// /api/v1/series (GPM activity beside utilization), /api/v1/anomalies and the processes' seen times, exit and
+// container from one LiveAnalysis snapshot.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -48,6 +48,13 @@ TEST(ApiSeries, PointsOfTheWindowWithDomainsAndGpus) {
   d.utilization_gpu_percent = 40;
   d.memory_used_bytes = 1234;
   g.devices.push_back(d);
+  d.index = 1;
+  d.gpm_supported = true;
+  d.gpm = GpmCounters{};
+  d.gpm->sm_active = 0.8;
+  d.gpm->tensor_active = 0.6;
+  d.gpm->dram_active = 0.25;
+  g.devices.push_back(d);
   live.on_gpu(g);
   live.on_tick(std::chrono::steady_clock::now(), CounterValues{});
   auto snap = live.snapshot();
@@ -60,6 +67,12 @@ TEST(ApiSeries, PointsOfTheWindowWithDomainsAndGpus) {
   EXPECT_EQ(doc["points"][1]["gpus"][0]["gpu"], 0);
   EXPECT_EQ(doc["points"][1]["gpus"][0]["util"], 40.0);
   EXPECT_EQ(doc["points"][1]["gpus"][0]["memory_used_bytes"], 1234);
+  for (const char* key : {"sm_active", "tensor_active", "dram_active"})
+    EXPECT_TRUE(doc["points"][1]["gpus"][0][key].is_null()) << key << ": no GPM";
+  // Summed in floats, written to 6 decimals: the ratios read as they were sampled.
+  EXPECT_EQ(doc["points"][1]["gpus"][1]["sm_active"], 0.8);
+  EXPECT_EQ(doc["points"][1]["gpus"][1]["tensor_active"], 0.6);
+  EXPECT_EQ(doc["points"][1]["gpus"][1]["dram_active"], 0.25);
   EXPECT_EQ(json::parse(api_series(analysis::series_window(*snap, 900)))["points"].size(), 3u);
 }
 

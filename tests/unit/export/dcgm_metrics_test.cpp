@@ -163,6 +163,31 @@ TEST(DcgmMetrics, AbsentFieldsAndLostGpusWriteNoSample) {
   }
 }
 
+TEST(DcgmMetrics, ProfilingFieldsFromGpmInDcgmExporterUnits) {
+  const GpuSnapshot snap = fake_snapshot("unsupported");  // GPU 1 has no GPM
+  GpuMetricsOptions options;
+  options.hostname = "node-1";
+  const auto s = samples_of(render(snap, options));
+  EXPECT_EQ(s.at("DCGM_FI_PROF_SM_ACTIVE{" + kGpu0 + "}"), "0.8");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + kGpu0 + "}"), "0.85");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_SM_OCCUPANCY{" + kGpu0 + "}"), "0.4");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" + kGpu0 + "}"), "0.6");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE{" + kGpu0 + "}"), "0.55");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PIPE_FP16_ACTIVE{" + kGpu0 + "}"), "0.1");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_DRAM_ACTIVE{" + kGpu0 + "}"), "0.25");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PCIE_TX_BYTES{" + kGpu0 + "}"), "104857600");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PCIE_RX_BYTES{" + kGpu0 + "}"), "262144000");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_NVLINK_TX_BYTES{" + kGpu0 + "}"), "268435456");
+  EXPECT_EQ(s.at("eacgm_gpu_nvlink_link_tx_bytes_per_second{" + kGpu0Own + ",link=\"3\"}"), "67108864");
+  EXPECT_EQ(s.at("eacgm_gpu_nvlink_link_rx_bytes_per_second{" + kGpu0Own + ",link=\"0\"}"), "33554432");
+  // GPU 1 without GPM: no profiling series at all, and no zeros standing in for them.
+  for (const auto& [k, v] : s) {
+    if (k.find("gpu=\"1\"") == std::string::npos) continue;
+    EXPECT_FALSE(k.starts_with("DCGM_FI_PROF_")) << k;
+    EXPECT_FALSE(k.starts_with("eacgm_gpu_nvlink_link_")) << k;
+  }
+}
+
 TEST(DcgmMetrics, PodLabelsFromTheHook) {
   GpuSnapshot snap = fake_snapshot();
   GpuMetricsOptions options;

@@ -119,29 +119,65 @@ TEST(GpuLines, TextLines) {
   EXPECT_EQ(lines[3].substr(8), ".123456 gpu: GPU 1: process list: GPU is lost");
 }
 
+TEST(GpuLines, TextLinesNameGpmActivityBesideUtilization) {
+  GpuSnapshot s = sample();
+  s.devices[0].gpm_supported = true;
+  s.devices[0].gpm = GpmCounters{};
+  s.devices[0].gpm->sm_active = 0.8;
+  s.devices[0].gpm->tensor_active = 0.6;
+  fmt::memory_buffer buf;
+  append_gpu_text(buf, s);
+  EXPECT_EQ(lines_of(buf)[0].substr(8),
+            ".123456 gpu 0 GPU zero: util 97%, sm active 80%, tensor active 60%, mem 3072/81920 MiB, 61C, "
+            "650.4/700 W, sm 1980 MHz")
+      << "an activity not read is left out";
+}
+
 TEST(GpuActivityTable, EmptyWithoutSamplesThenBothTables) {
   analysis::GpuActivity a;
   EXPECT_EQ(render_gpu_activity(a), "");
   GpuSnapshot s = sample();
+  s.devices[0].gpm_supported = true;
+  s.devices[0].gpm = GpmCounters{};
+  s.devices[0].gpm->sm_active = 0.7;
+  s.devices[0].gpm->tensor_active = 0.5;
+  s.devices[0].gpm->dram_active = 0.2;
   a.add(s);
   s.time += std::chrono::seconds(2);
+  s.devices[0].gpm->sm_active = 0.9;
+  s.devices[0].gpm->tensor_active = 0.7;
+  s.devices[0].gpm->dram_active = 0.3;
   a.add(s);
   const std::string out = render_gpu_activity(a);
+  // SM and tensor activity are the means over the run, beside utilization's.
   const std::string expected =
       "\n"
-      "gpu  name         samples  util mean  util max  mem max MiB  mem total MiB  power mean W  power max W "
-      " energy J  "
-      "temp max  xid\n"
-      "  0  GPU zero           2        97%       97%         3072          81920         650.4        650.4 "
-      "     1301  "
-      "     61C    -\n"
-      "  1  GPU one   0 (2 lost)          -         -            -              -             -            - "
-      "        -  "
-      "       -    -\n"
+      "gpu  name         samples  util mean  util max  sm active  tensor active  dram active  mem max MiB  "
+      "mem total MiB  power mean W  power max W  energy J  temp max  xid\n"
+      "  0  GPU zero           2        97%       97%        80%            60%          25%         3072  "
+      "        81920         650.4        650.4      1301       61C    -\n"
+      "  1  GPU one   0 (2 lost)          -         -          -              -            -            -  "
+      "            -             -            -         -         -    -\n"
       "\n"
       " pid  process  gpu  calls  errors  samples  mem max MiB  sm mean  sm max\n"
       "4242  python3    0      0       0        2         2048      88%     88%\n";
   EXPECT_EQ(out, expected);
+}
+
+TEST(GpuActivityTable, NamesTheGpusWithoutGpmReadings) {
+  analysis::GpuActivity a;
+  GpuSnapshot s = sample();
+  s.devices[1] = s.devices[0];
+  s.devices[1].index = 1;
+  s.devices[0].gpm_supported = true;
+  s.devices[0].gpm = GpmCounters{};
+  s.devices[0].gpm->sm_active = 0.8;
+  a.add(s);
+  const std::string out = render_gpu_activity(a);
+  EXPECT_NE(out.find("sm/tensor/dram active: means of NVML GPM profiling counters, none read on GPU 1 (they "
+                     "need a Hopper or newer GPU)\n"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ analysis::AnalysisSnapshot snapshot() {
   running.peak_bytes = 5 << 20;
   running.size_histogram[20] = 1;
   running.size_histogram[21] = 1;
+  running.failed_allocations = 5;
+  running.failed_by_function = {{"cudaMalloc", 3}, {"cudaHostAlloc", 2}};
   analysis::MemoryLedgerRow gone;
   gone.pid = 7;
   gone.comm = "leaky";
@@ -61,6 +63,10 @@ TEST(MemoryExport, JsonHasTheDocumentedFields) {
   EXPECT_EQ(p["size_histogram"],
             nlohmann::json::parse(R"([{"min_bytes":1048576,"count":1},{"min_bytes":2097152,"count":1}])"));
   EXPECT_EQ(p["leaks"], nlohmann::json::parse(R"({"count":0,"bytes":0,"largest":[]})"));
+  // failed_allocations named by function, as the function rows' errors are.
+  EXPECT_EQ(p["failed_allocations"], 5);
+  EXPECT_EQ(p["failed_allocations_by_function"],
+            nlohmann::json::parse(R"({"cudaMalloc":3,"cudaHostAlloc":2})"));
   const auto& g = doc["processes"][1];
   EXPECT_TRUE(g["exited"].get<bool>());
   EXPECT_EQ(g["device"], -1);

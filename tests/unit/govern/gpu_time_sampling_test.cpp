@@ -1,7 +1,11 @@
 // The hook's GPU-time bookkeeping: the launch table (exact counts, NCCL names, a full
-// table), the adaptive 1-in-N rate, and the buckets of the host waits it times.
+// table), the adaptive 1-in-N rate, the per-function plan over a simulated short run, and
+// the buckets of the host waits it times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <map>
 #include <string>
 #include <thread>
@@ -19,6 +23,7 @@ namespace {
 TEST(LaunchTable, CountsEachFunctionExactlyAcrossThreads) {
   static LaunchTable table;  // large: not on the stack
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([] {
       for (int i = 0; i < 10000; ++i) {
@@ -116,6 +121,235 @@ TEST(SampleLaunch, OnePerBlockAtOffsetsThatDoNotFollowTheProgramsPeriod) {
   }
   EXPECT_TRUE(sample_launch(5, 1, 1));
   EXPECT_TRUE(sample_launch(5, 1, 0));
+}
+
+// One kernel name and launch shape serving two problem sizes launched alternately (10 and
+// 30 us): whatever the 1 in N, the timed launches are half of each, so the timed mean is
+// the true 20 us. A fixed 1 in an even N would time only one of the two.
+TEST(SampleLaunch, TwoAlternatingSizesGiveAnUnbiasedMean) {
+  for (std::uint32_t every : {2u, 3u, 4u, 7u, 16u, 37u, 1024u, 32768u}) {
+    for (std::uint64_t function : {0x7f0012345600ull, 0x7f0012345640ull, 0x55550000a000ull}) {
+      const std::uint64_t blocks = every >= 1024 ? 1500 : 4000;
+      double sum = 0;
+      std::uint64_t timed = 0;
+      for (std::uint64_t n = 1; n < blocks * every; ++n) {
+        if (!sample_launch(n, function, every)) continue;
+        sum += n % 2 == 0 ? 10'000 : 30'000;
+        ++timed;
+      }
+      ASSERT_GT(timed, blocks - 2) << every;
+      const double mean = sum / static_cast<double>(timed);
+      // The share of the 30 us size is binomial: 4.5 standard errors of it at most.
+      const double bound = 20'000 * 4.5 * 0.5 / std::sqrt(static_cast<double>(timed));
+      EXPECT_NEAR(mean, 20'000, bound) << "1 in " << every << " of " << std::hex << function;
+    }
+  }
+  // The same when N changes from one period to the next, as the plan does.
+  double sum = 0;
+  std::uint64_t timed = 0;
+  std::uint64_t n = 1;
+  for (int period = 0; period < 2000; ++period) {
+    const std::uint32_t every = 2 + static_cast<std::uint32_t>(period % 5) * 2;
+    for (std::uint64_t end = n + 64; n < end; ++n) {
+      if (!sample_launch(n, 0x7f00deadbe00, every)) continue;
+      sum += n % 2 == 0 ? 10'000 : 30'000;
+      ++timed;
+    }
+  }
+  EXPECT_NEAR(sum / static_cast<double>(timed), 20'000,
+              20'000 * 4.5 * 0.5 / std::sqrt(static_cast<double>(timed)));
+}
+
+// A short training run, simulated launch by launch: 4 s at 65 steps a second, 26 kernels of
+// 25 to 200 us (16 launched once a step, 10 twice) and 30 of 5 us (three times a step),
+// after a warm-up of 0.3 s in which 400 kernels run 50 times each (autotuning). Each timed
+// launch costs its thread 3 us and the GPU the 4.3 us allowance; the budget is 0.2%.
+struct SimulatedRun {
+  std::vector<std::uint64_t> timed;  // per kernel, its first launch left out
+  std::vector<std::uint64_t> launches;
+  double cost_ns = 0;
+  double cost_after_first_plan_ns = 0;
+  double seconds = 4;
+};
+
+constexpr int kLongKernels = 26;
+constexpr int kShortKernels = 30;
+constexpr int kWarmupKernels = 400;
+constexpr double kCpuCostNs = 3000;
+
+// `planned`: the hook's per-function plan 100 ms in and every 250 ms after; otherwise the
+// rate alone, adapted once a second, as the hook did before.
+SimulatedRun simulate_short_run(bool planned) {
+  SampleRateConfig c;
+  const int kernels = kLongKernels + kShortKernels + kWarmupKernels;
+  SimulatedRun run;
+  run.timed.assign(kernels, 0);
+  run.launches.assign(kernels, 0);
+  std::vector<double> mean_ns(kernels), sum_ns(kernels, 0);
+  std::vector<std::uint64_t> count(kernels, 0), planned_at(kernels, 0);
+  std::vector<FunctionPlan> plan(kernels, FunctionPlan{0, kUnplannedQuota});
+  std::vector<std::atomic<std::int32_t>> left(kernels);  // the launch table's caps
+  for (auto& l : left) l.store(kUnplannedQuota);
+  std::vector<FunctionDemand> demand(kernels);
+  std::vector<std::uint32_t> scratch(kernels);
+  for (int k = 0; k < kernels; ++k) {
+    mean_ns[k] = k < kLongKernels ? 25'000 + 7'000.0 * k : 5'000;
+  }
+  SampleRate rate(c);
+  SamplePlanner planner(c);
+  std::uint64_t period_ns = planned ? kFirstPlanNs : 1'000'000'000;
+  std::uint64_t next_period = period_ns, timed_in_period = 0;
+  double cost_in_period = 0;
+  bool plan_made = false;
+  auto launch = [&](int k) {
+    const std::uint64_t n = run.launches[k]++;
+    const std::uint64_t key = 0x7f0000100000ull + 0x40ull * static_cast<std::uint64_t>(k);
+    if (planned ? !time_launch(n, key, false, plan[k].every, rate.every(), left[k])
+                : !sample_launch(n, key, rate.every()))
+      return;
+    if (n != 0) {
+      ++run.timed[k];
+      sum_ns[k] += mean_ns[k];
+      ++count[k];
+    }
+    ++timed_in_period;
+    const double cost = kCpuCostNs + static_cast<double>(c.gpu_cost_ns);
+    cost_in_period += cost;
+    run.cost_ns += cost;
+    if (plan_made) run.cost_after_first_plan_ns += cost;
+  };
+  auto end_period = [&] {
+    const auto cpu = static_cast<std::uint64_t>(static_cast<double>(timed_in_period) * kCpuCostNs);
+    rate.adapt(period_ns, timed_in_period, cpu);
+    if (planned) {
+      planner.settle(period_ns, timed_in_period, cost_in_period);
+      for (int k = 0; k < kernels; ++k) {
+        demand[k] = FunctionDemand{run.launches[k] - planned_at[k], count[k] > 0 ? sum_ns[k] / count[k] : 0,
+                                   false, 1};
+        planned_at[k] = run.launches[k];
+      }
+      planner.plan(demand.data(), plan.data(), scratch.data(), demand.size());
+      for (int k = 0; k < kernels; ++k) left[k].store(plan[k].quota);
+      plan_made = true;
+      period_ns = kPlanEveryNs;
+    }
+    timed_in_period = 0;
+    cost_in_period = 0;
+  };
+  const std::uint64_t step_ns = 1'000'000'000 / 65;
+  for (std::uint64_t t = 0; t < 4'000'000'000ull; t += step_ns) {
+    while (t >= next_period) {
+      end_period();
+      next_period += period_ns;
+    }
+    if (t < 300'000'000) {
+      // The warm-up: 400 kernels, 50 launches each over its 20 steps.
+      for (int k = kLongKernels + kShortKernels; k < kernels; ++k) {
+        for (int i = 0; i < 3; ++i) {
+          if (run.launches[k] < 50) launch(k);
+        }
+      }
+    }
+    for (int k = 0; k < kLongKernels; ++k) {
+      for (int i = 0; i < (k < 16 ? 1 : 2); ++i) launch(k);
+    }
+    for (int k = kLongKernels; k < kLongKernels + kShortKernels; ++k) {
+      for (int i = 0; i < 3; ++i) launch(k);
+    }
+  }
+  return run;
+}
+
+TEST(SamplePlanner, AShortRunTimesEveryLongKernelOftenWithinItsBudget) {
+  const SimulatedRun run = simulate_short_run(true);
+  const SampleRateConfig c;
+  const double budget_ns = c.budget * run.seconds * 1e9;
+  std::uint64_t fewest = ~0ull;
+  for (int k = 0; k < kLongKernels; ++k) fewest = std::min(fewest, run.timed[k]);
+  EXPECT_GE(fewest, 20u) << "every kernel of 25 us or more, 260 to 520 launches each";
+  std::uint64_t fewest_short = ~0ull;
+  for (int k = kLongKernels; k < kLongKernels + kShortKernels; ++k) {
+    EXPECT_GE(run.timed[k], 5u) << "a short kernel still has a share";
+    fewest_short = std::min(fewest_short, run.timed[k]);
+  }
+  // After the first plan the run keeps to its budget (plus one period's balance); the
+  // warm-up before it is what the first launches and the unplanned quotas cost.
+  EXPECT_LE(run.cost_after_first_plan_ns, budget_ns + c.budget * 0.25e9);
+  EXPECT_GE(run.cost_after_first_plan_ns, 0.6 * budget_ns) << "the budget is used, not hoarded";
+  std::printf(
+      "planned: fewest timed per long kernel %llu, per short kernel %llu; cost %.2f ms (%.2f ms after the "
+      "first plan), budget %.2f ms\n",
+      static_cast<unsigned long long>(fewest), static_cast<unsigned long long>(fewest_short),
+      run.cost_ns / 1e6, run.cost_after_first_plan_ns / 1e6, budget_ns / 1e6);
+}
+
+// The same run under the rate alone, adapted once a second: the warm-up drives N up, and
+// the long kernels are timed a handful of times at most.
+TEST(SamplePlanner, TheRateAloneStarvesTheSameRun) {
+  const SimulatedRun run = simulate_short_run(false);
+  std::uint64_t fewest = ~0ull, most = 0;
+  for (int k = 0; k < kLongKernels; ++k) {
+    fewest = std::min(fewest, run.timed[k]);
+    most = std::max(most, run.timed[k]);
+  }
+  EXPECT_LT(fewest, 20u);
+  std::printf("rate alone: timed per long kernel %llu to %llu, cost %.2f ms\n",
+              static_cast<unsigned long long>(fewest), static_cast<unsigned long long>(most),
+              run.cost_ns / 1e6);
+}
+
+TEST(SamplePlanner, SharesByWaterFillingAndKeepsNcclOffTheTop) {
+  SampleRateConfig c;
+  c.budget = 0.001;
+  SamplePlanner planner(c);
+  // 250 ms at 0.1%: 250 us, after 10 launches timed at 5 us each: 50 launches to share.
+  EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 10, 50'000), 250'000 + 200'000);
+  const FunctionDemand demand[] = {
+      {1000, 50'000, false, 1},  // long, launched often
+      {4, 50'000, false, 1},     // long, launched rarely: all its launches
+      {1000, 2'500, false, 1},   // short: 1/8 of a share
+      {0, 0, false, 1},          // idle
+      {20, 0, true, 1},          // NCCL: all, off the top
+      {1000, 50'000, false, 3},  // long, three shapes: three shares
+  };
+  FunctionPlan plans[6] = {{0, 0}, {0, 0}, {0, 0}, {8, 0}, {0, 0}, {0, 0}};
+  std::uint32_t scratch[6];
+  planner.plan(demand, plans, scratch, 6);
+  // 450 us / 5 us = 90 launches, less 20 NCCL = 70: 4 to the rare one, 66 over weights 1,
+  // 1/8 and 3 (a level of 66 / 4.125 launches a weight).
+  const double level = 66 / 4.125;
+  EXPECT_EQ(plans[1].every, 1u);
+  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / level)));
+  EXPECT_EQ(plans[2].every, static_cast<std::uint32_t>(std::round(1000 / (level / 8))));
+  EXPECT_EQ(plans[5].every, static_cast<std::uint32_t>(std::round(1000 / (3 * level))));
+  EXPECT_EQ(plans[3].every, 8u) << "an idle function keeps its 1 in N";
+  EXPECT_EQ(plans[3].quota, 2);
+  EXPECT_EQ(plans[4].every, 1u);
+  EXPECT_GT(plans[0].quota, level);
+  EXPECT_GT(plans[5].quota, 3 * level);
+  // Over budget by more than a period's: the next period times nothing, the one after is whole again.
+  EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 1000, 5'000'000), 0);
+  EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 0, 0), 250'000);
+}
+
+// The first launch is timed whatever the plan (the agent keeps it apart), an NCCL kernel
+// always; any other at its planned 1 in N (the process's before a plan) until the
+// period's cap runs out.
+TEST(TimeLaunch, FirstAndNcclAlwaysOthersByThePlanWithinItsCap) {
+  std::atomic<std::int32_t> left{0};
+  EXPECT_TRUE(time_launch(0, 0x7f0012345600, false, 1u << 16, 1u << 16, left)) << "a first launch, cap spent";
+  EXPECT_TRUE(time_launch(7, 0x7f0012345600, true, 1u << 16, 1u << 16, left)) << "NCCL";
+  EXPECT_EQ(left.load(), 0) << "neither takes from the cap";
+  left = 3;
+  int timed = 0;
+  for (std::uint64_t n = 1; n <= 100; ++n)
+    timed += time_launch(n, 0x7f0012345600, false, 1, 16, left) ? 1 : 0;
+  EXPECT_EQ(timed, 3) << "every launch chosen at 1 in 1, three allowed";
+  left = 1000;
+  timed = 0;
+  for (std::uint64_t n = 1; n < 1600; ++n)
+    timed += time_launch(n, 0x7f0012345600, false, 0, 16, left) ? 1 : 0;
+  EXPECT_EQ(timed, 99) << "not planned: the process's 1 in 16, one per block after the first";
 }
 
 using Env = std::map<std::string, std::string>;

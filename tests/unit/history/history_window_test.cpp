@@ -1,4 +1,5 @@
-// Windows of time from text: ages, Unix seconds, UTC times, their errors.
+// Windows of time from text: ages, Unix seconds, UTC times, their errors; page sizes and
+// the cursors of the pages after the first.
 #include "history/history_window.h"
 
 #include <gtest/gtest.h>
@@ -62,6 +63,28 @@ TEST(HistoryWindow, ErrorsNameTheParameter) {
   auto since = make_window(bad_since, kNow);
   ASSERT_FALSE(since);
   EXPECT_EQ(since.error().rfind("since:", 0), 0u) << since.error();
+}
+
+TEST(HistoryWindow, PageSizesAndCursors) {
+  EXPECT_EQ(parse_limit("20").value(), 20u);
+  for (const char* bad : {"0", "-1", "abc", "20x", "10001"}) {
+    auto l = parse_limit(bad);
+    ASSERT_FALSE(l) << bad;
+    EXPECT_EQ(l.error(), "\"" + std::string(bad) + "\" is not a number from 1 to 10000");
+  }
+  HistoryQuery q;
+  q.from_ns = kNow - 3600 * kS;
+  q.to_ns = kNow;
+  HistoryQuery next;
+  ASSERT_TRUE(apply_cursor(page_cursor(q, 40), next));
+  EXPECT_EQ(next.offset, 40u);
+  EXPECT_EQ(next.from_ns, q.from_ns);
+  EXPECT_EQ(next.to_ns, q.to_ns);
+  for (const char* bad : {"", "40", "40.1", "40.2.1", "a.b.c", "40.1.2.3", "-1.1.2"}) {
+    auto st = apply_cursor(bad, next);
+    ASSERT_FALSE(st) << bad;
+    EXPECT_NE(st.error().find("is not a cursor this agent gave"), std::string::npos) << st.error();
+  }
 }
 
 }  // namespace

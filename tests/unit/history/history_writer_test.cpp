@@ -29,9 +29,9 @@ class RefusingStore final : public Store {
   Status maintain(const std::string& node, std::int64_t now, const Retention& r) override {
     return real_->maintain(node, now, r);
   }
-  Result<std::vector<StoredProcess>> processes(const HistoryQuery& q, Tier t) override {
-    return real_->processes(q, t);
-  }
+  Result<ProcessPage> processes(const HistoryQuery& q, Tier t) override { return real_->processes(q, t); }
+  Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier t) override { return real_->jobs(q, t); }
+  Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier t) override { return real_->nodes(q, t); }
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier t) override {
     return real_->functions(q, t);
   }
@@ -41,8 +41,8 @@ class RefusingStore final : public Store {
   Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier t) override {
     return real_->gpus(q, t);
   }
-  Result<std::vector<StoredAnomaly>> anomalies(const HistoryQuery& q) override { return real_->anomalies(q); }
-  Result<std::vector<StoredLeak>> leaks(const HistoryQuery& q) override { return real_->leaks(q); }
+  Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) override { return real_->anomalies(q); }
+  Result<Page<StoredLeak>> leaks(const HistoryQuery& q) override { return real_->leaks(q); }
   Result<std::uint64_t> size_bytes() override { return real_->size_bytes(); }
   std::string description() const override { return real_->description(); }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/anomaly_detector.h"
+#include "analysis/gpu_health.h"
 #include "analysis/gpu_times.h"
 #include "analysis/hang_diagnosis.h"
 #include "history_fixtures.h"
@@ -183,6 +184,49 @@ TEST(IntervalBuilder, GpuPassesFoldIntoMeansAndMaxima) {
   EXPECT_TRUE(b.build(snap, 10, 20).gpus.empty());
 }
 
+// GPM's activities fold over the passes that had them (none on GPU 0's first pass, GPM
+// needing two samples); a GPU without GPM (GPU 1) has none.
+TEST(IntervalBuilder, GpmActivitiesFoldOverThePassesThatHadThem) {
+  IntervalBuilder b = builder();
+  const std::optional<double> sm[] = {std::nullopt, 0.5, 0.9};
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    GpuSnapshot pass;
+    pass.sequence = i + 1;
+    for (std::uint32_t gpu : {0u, 1u}) {
+      DeviceSample d;
+      d.index = gpu;
+      d.utilization_gpu_percent = 100;
+      d.gpm_supported = gpu == 0;
+      if (gpu == 0 && sm[i]) {
+        GpmCounters c;
+        c.sm_active = sm[i];
+        c.tensor_active = *sm[i] - 0.5;
+        c.dram_active = i == 1 ? std::optional<double>(0.25) : std::nullopt;
+        d.gpm = c;
+      }
+      pass.devices.push_back(d);
+    }
+    b.observe_gpu(pass);
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  ASSERT_EQ(batch.gpus.size(), 2u);
+  const GpuRecord& g = batch.gpus[0];
+  EXPECT_EQ(g.samples, 3u);
+  EXPECT_DOUBLE_EQ(g.sm_active_mean.value_or(0), 0.7);
+  EXPECT_DOUBLE_EQ(g.sm_active_max.value_or(0), 0.9);
+  EXPECT_NEAR(g.tensor_active_mean.value_or(0), 0.2, 1e-12);
+  EXPECT_NEAR(g.tensor_active_max.value_or(0), 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(g.dram_active_mean.value_or(0), 0.25);
+  EXPECT_DOUBLE_EQ(g.dram_active_max.value_or(0), 0.25);
+  const GpuRecord& plain = batch.gpus[1];
+  EXPECT_DOUBLE_EQ(plain.util_mean.value_or(0), 100.0);
+  EXPECT_FALSE(plain.sm_active_mean);
+  EXPECT_FALSE(plain.sm_active_max);
+  EXPECT_FALSE(plain.tensor_active_mean);
+  EXPECT_FALSE(plain.dram_active_max);
+}
+
 TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   IntervalBuilder b = builder();
   auto summary = std::make_shared<analysis::AnomalySummary>();
@@ -200,6 +244,40 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   EXPECT_EQ(first.anomalies[0].kind, "call");
   EXPECT_EQ(first.anomalies[0].end_ns, 107);
   EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
+}
+
+TEST(IntervalBuilder, AGpuHealthEventIsWrittenOnceWithTheProcessInACall) {
+  IntervalBuilder b = builder();
+  analysis::GpuHealthSummary health;
+  health.events.push_back(
+      {70,
+       1,
+       "GPU-1",
+       "xid",
+       "XID 79",
+       1,
+       {{8, "idle", {}}, {9, "trainer", {{10, "cuda", "cudaStreamSynchronize", 60, 10}}}}});
+  health.total = 1;
+  analysis::AnalysisSnapshot snap;
+  snap.parts.put(health);
+  IntervalBatch batch = b.build(snap, 0, 10);
+  ASSERT_EQ(batch.anomalies.size(), 1u);
+  const AnomalyRecord& r = batch.anomalies[0];
+  EXPECT_EQ(r.kind, "gpu");
+  EXPECT_EQ(r.t_ns, 70);
+  EXPECT_EQ(r.process.pid, 9u);
+  EXPECT_EQ(r.domain, "xid");
+  EXPECT_EQ(r.function, "XID 79");
+  EXPECT_EQ(r.score, 1.0);
+  EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
+  // The next event only, though the list still holds the first.
+  health.events.push_back({80, 0, "GPU-0", "hw_slowdown", "hw_slowdown began", 1, {}});
+  health.total = 2;
+  snap.parts.put(health);
+  batch = b.build(snap, 20, 30);
+  ASSERT_EQ(batch.anomalies.size(), 1u);
+  EXPECT_EQ(batch.anomalies[0].domain, "hw_slowdown");
+  EXPECT_EQ(batch.anomalies[0].process.pid, 0u);
 }
 
 TEST(IntervalBuilder, AHangIsWrittenOnceWhenOver) {

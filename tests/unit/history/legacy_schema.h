@@ -1,6 +1,7 @@
 // The history's schema as the build before its description (history/schema.h) made it:
-// its literal SQL, version by version (legacy_schema/*.sql, never changed), which the tests
-// compare the rendered schema with and make old stores from.
+// its literal SQL, version by version (legacy_schema/*.sql, never changed; the versions
+// after it written out the same way), which the tests compare the rendered schema with
+// and make old stores from.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -209,8 +209,8 @@ TEST_F(PostgresStoreTest, AnswersAsTheSqliteStoreDoes) {
                "/" + std::to_string(p.record.last_ns) + "/" + (p.record.exited ? "x" : "-");
       };
       std::multiset<std::string> ka, kb;
-      for (const auto& p : *pa) ka.insert(key(p));
-      for (const auto& p : *pb) kb.insert(key(p));
+      for (const auto& p : pa->rows) ka.insert(key(p));
+      for (const auto& p : pb->rows) kb.insert(key(p));
       EXPECT_EQ(ka, kb);
       auto ga = pg->gpus(q, tier);
       auto gb = (*lite)->gpus(q, tier);
@@ -241,20 +241,22 @@ TEST_F(PostgresStoreTest, AnswersAsTheSqliteStoreDoes) {
     auto aa = pg->anomalies(q);
     auto ab = (*lite)->anomalies(q);
     ASSERT_TRUE(aa && ab) << (aa ? ab.error() : aa.error());
-    ASSERT_EQ(aa->size(), ab->size());
-    for (std::size_t i = 0; i < aa->size(); ++i) {
-      EXPECT_EQ((*aa)[i].record.t_ns, (*ab)[i].record.t_ns);
-      EXPECT_EQ((*aa)[i].record.function, (*ab)[i].record.function);
-      EXPECT_DOUBLE_EQ((*aa)[i].record.value, (*ab)[i].record.value);
+    ASSERT_EQ(aa->rows.size(), ab->rows.size());
+    EXPECT_EQ(aa->total, ab->total);
+    for (std::size_t i = 0; i < aa->rows.size(); ++i) {
+      EXPECT_EQ(aa->rows[i].record.t_ns, ab->rows[i].record.t_ns);
+      EXPECT_EQ(aa->rows[i].record.function, ab->rows[i].record.function);
+      EXPECT_DOUBLE_EQ(aa->rows[i].record.value, ab->rows[i].record.value);
     }
     auto la = pg->leaks(q);
     auto lb = (*lite)->leaks(q);
     ASSERT_TRUE(la && lb) << (la ? lb.error() : la.error());
-    ASSERT_EQ(la->size(), lb->size());
-    for (std::size_t i = 0; i < la->size(); ++i) {
-      EXPECT_EQ((*la)[i].node, (*lb)[i].node);
-      EXPECT_EQ((*la)[i].comm, (*lb)[i].comm);
-      EXPECT_EQ((*la)[i].record.bytes, (*lb)[i].record.bytes);
+    ASSERT_EQ(la->rows.size(), lb->rows.size());
+    EXPECT_EQ(la->total, lb->total);
+    for (std::size_t i = 0; i < la->rows.size(); ++i) {
+      EXPECT_EQ(la->rows[i].node, lb->rows[i].node);
+      EXPECT_EQ(la->rows[i].comm, lb->rows[i].comm);
+      EXPECT_EQ(la->rows[i].record.bytes, lb->rows[i].record.bytes);
     }
   }
   std::filesystem::remove(path);
@@ -291,7 +293,8 @@ TEST_F(PostgresStoreTest, NodesWritingAtOnceMakeTheirNamesWithoutWaitingOnEachOt
   EXPECT_EQ(all->front().calls, 4u * 20 * 10);
   auto procs = store->processes(window(kT0, kT0 + 3600 * kS), Tier::kRaw);
   ASSERT_TRUE(procs);
-  EXPECT_EQ(procs->size(), 4u);
+  EXPECT_EQ(procs->rows.size(), 4u);
+  EXPECT_EQ(procs->totals.processes, 4u);
 }
 
 TEST_F(PostgresStoreTest, ALostServerFailsTheCallAndTheNextCallConnectsAgain) {

@@ -127,7 +127,8 @@ TEST(Schema, EachRowMappingWritesItsTablesColumnsInOrder) {
   }
   check_row(tables::kKernels, KernelRecord{"k", 1});
   check_row(tables::kGpus, GpuRecord{});
-  check_row(tables::kGpus, GpuRecord{0, "GPU-1", "H100", 1, 1.0, 2, 3.0, 4, 5, 6.0, 7.0, 8});
+  check_row(tables::kGpus,
+            GpuRecord{0, "GPU-1", "H100", 1, 1.0, 2, 3.0, 4, 5, 6.0, 7.0, 8, 0.9, 1.0, 0.5, 0.6, 0.2, 0.3});
   check_row(tables::kGpuProcesses, GpuProcessRecord{});
   check_row(tables::kGpuProcesses, GpuProcessRecord{1, {2, 3}, 4, 5, 6.0});
   check_row(tables::kAnomalies, AnomalyRecord{});
@@ -179,6 +180,16 @@ TEST(Schema, EachStepAddsWhatItsVersionSays) {
     EXPECT_NE(v2.find("processes_job"), std::string::npos) << v2;
     EXPECT_EQ(v2.find("CREATE TABLE"), std::string::npos) << v2;
     EXPECT_EQ(v3.find("CREATE TABLE IF NOT EXISTS node_clocks("), 0u) << v3;
+    // Version 5: the GPM activities, columns of gpus and nothing else.
+    const std::string v5 = migration_step(d, 5);
+    EXPECT_EQ(v5.find("CREATE TABLE"), std::string::npos) << v5;
+    for (const char* c : {"sm_active_mean", "sm_active_max", "tensor_active_mean", "tensor_active_max",
+                          "dram_active_mean", "dram_active_max"}) {
+      EXPECT_NE(v5.find(std::string("ALTER TABLE gpus ADD COLUMN ") +
+                        (d == Dialect::kPostgres ? "IF NOT EXISTS " : "") + c + " "),
+                std::string::npos)
+          << v5;
+    }
     EXPECT_EQ(migration_step(d, kSchemaVersion + 1), "");
   }
 }

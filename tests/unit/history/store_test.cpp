@@ -4,7 +4,8 @@
 // what is outside each tier's window (simulated clock); a newer schema is refused, older
 // ones migrated; a new store has the schema the build before the schema's description
 // made, and a store that build wrote reads back whole; a process's workload comes back
-// whole; the size cap lets the oldest raw rows go first.
+// whole; the size cap lets the oldest raw rows go first; GPM's activities roll up like
+// utilization and stay unknown without GPM.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -24,6 +25,15 @@ template <class T>
 std::vector<T> rows(Result<std::vector<T>> r) {
   EXPECT_TRUE(r) << r.error();
   return r ? std::move(r).value() : std::vector<T>();
+}
+template <class T>
+std::vector<T> rows(Result<Page<T>> r) {
+  EXPECT_TRUE(r) << r.error();
+  return r ? std::move(r->rows) : std::vector<T>();
+}
+std::vector<StoredProcess> rows(Result<ProcessPage> r) {
+  EXPECT_TRUE(r) << r.error();
+  return r ? std::move(r->rows) : std::vector<StoredProcess>();
 }
 
 class HistoryStore : public ::testing::TestWithParam<std::string> {
@@ -290,7 +300,7 @@ TEST_P(HistoryStore, AVersion2StoreIsMigratedWithNodeClocks) {
   EXPECT_EQ(procs.front().record.job, "j1");
   EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
             std::to_string(kSchemaVersion));
-  EXPECT_EQ(kSchemaVersion, 3);
+  EXPECT_GE(kSchemaVersion, 3);
 
   auto st = store->write("node-a", batch(kT0 + 20 * kS, 42, 10, 1000));
   ASSERT_TRUE(st) << st.error();
@@ -410,6 +420,8 @@ TEST_P(HistoryStore, AStoreWrittenByTheLiteralSqlReadsBack) {
   EXPECT_DOUBLE_EQ(*g.power_mean_w, 300.5);
   EXPECT_DOUBLE_EQ(*g.power_max_w, 400);
   EXPECT_EQ(g.temperature_max, 61u);
+  EXPECT_FALSE(g.sm_active_mean);  // written without GPM's columns
+  EXPECT_FALSE(g.tensor_active_max);
   auto anomalies = rows(store->anomalies(q));
   ASSERT_EQ(anomalies.size(), 1u);
   const AnomalyRecord& a = anomalies.front().record;
@@ -436,6 +448,117 @@ TEST_P(HistoryStore, AStoreWrittenByTheLiteralSqlReadsBack) {
   auto more = rows(store->functions(q, Tier::kRaw));
   ASSERT_EQ(more.size(), 1u);
   EXPECT_EQ(more.front().calls, 105u);
+}
+
+// One interval of node `node`'s processes, each with its calls (errors: one each) and,
+// where `job` is set, its rank of a job of `world` ranks in pod "ml/trainer-RANK".
+struct Proc {
+  std::uint32_t pid;
+  std::uint64_t calls;
+  std::string job;
+  long rank = 0;
+  long world = 1;
+  bool exited = false;
+};
+IntervalBatch processes_batch(std::int64_t t, const std::vector<Proc>& procs) {
+  IntervalBatch out = batch(t, procs.front().pid, procs.front().calls, 1000);
+  out.processes.clear();
+  out.functions.clear();
+  for (const Proc& p : procs) {
+    const IntervalBatch one = batch(t, p.pid, p.calls, 1000);
+    ProcessRecord r = one.processes.front();
+    r.job = p.job;
+    if (!p.job.empty()) {
+      r.rank = p.rank;
+      r.world_size = p.world;
+      r.pod = "trainer-" + std::to_string(p.rank);
+      r.namespace_ = "ml";
+    }
+    r.exited = p.exited;
+    out.processes.push_back(r);
+    out.functions.push_back(one.functions.front());
+  }
+  return out;
+}
+
+TEST_P(HistoryStore, ListsComeAPageAtATimeMostCallsFirstWithTheWindowsTotals) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->write(
+      "node-a",
+      processes_batch(kT0, {{1, 10, ""}, {2, 20, ""}, {3, 30, ""}, {4, 40, ""}, {5, 50, "", 0, 1, true}})));
+  HistoryQuery q = window(kT0, kT0 + 60 * kS);
+  q.limit = 2;
+  auto first = store->processes(q, Tier::kRaw);
+  ASSERT_TRUE(first) << first.error();
+  ASSERT_EQ(first->rows.size(), 2u);
+  EXPECT_EQ(first->rows[0].record.key.pid, 5u);
+  EXPECT_EQ(first->rows[1].record.key.pid, 4u);
+  EXPECT_EQ(first->totals.processes, 5u);
+  EXPECT_EQ(first->totals.running, 4u);
+  EXPECT_EQ(first->totals.calls, 150u);
+  EXPECT_EQ(first->totals.errors, 5u);
+  q.offset = 4;
+  auto last = store->processes(q, Tier::kRaw);
+  ASSERT_TRUE(last) << last.error();
+  ASSERT_EQ(last->rows.size(), 1u);
+  EXPECT_EQ(last->rows[0].record.key.pid, 1u);
+  EXPECT_EQ(last->totals.processes, 5u);
+  q.offset = 10;  // past the last row: no rows, the window's count all the same
+  auto past = store->processes(q, Tier::kRaw);
+  ASSERT_TRUE(past) << past.error();
+  EXPECT_TRUE(past->rows.empty());
+  EXPECT_EQ(past->totals.processes, 5u);
+  EXPECT_EQ(past->totals.calls, 150u);
+}
+
+TEST_P(HistoryStore, AJobAcrossNodesIsOneRowWithItsRanksAndNodesAreListedToo) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(
+      store->write("node-a", processes_batch(kT0, {{10, 100, "4711", 0, 4}, {11, 100, "4711", 1, 4, true}})));
+  ASSERT_TRUE(
+      store->write("node-b", processes_batch(kT0, {{20, 50, "4711", 3, 4}, {21, 500, "run-7", 0, 1}})));
+  ASSERT_TRUE(store->write("node-c", processes_batch(kT0, {{30, 900, ""}})));
+  HistoryQuery q = window(kT0, kT0 + 60 * kS);
+  auto jobs = store->jobs(q, Tier::kRaw);
+  ASSERT_TRUE(jobs) << jobs.error();
+  EXPECT_EQ(jobs->total, 2u);  // node-c's process has no job
+  ASSERT_EQ(jobs->rows.size(), 2u);
+  EXPECT_EQ(jobs->rows[0].job, "run-7");  // most calls first
+  const StoredJob& j = jobs->rows[1];
+  EXPECT_EQ(j.job, "4711");
+  EXPECT_EQ(j.nodes, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_EQ(j.ranks, (std::vector<long>{0, 1, 3}));
+  EXPECT_EQ(j.world_size, 4);
+  EXPECT_EQ(j.pods, (std::vector<std::string>{"ml/trainer-0", "ml/trainer-1", "ml/trainer-3"}));
+  EXPECT_EQ(j.processes, 3u);
+  EXPECT_EQ(j.running, 2u);
+  EXPECT_EQ(j.calls, 250u);
+  EXPECT_EQ(j.errors, 3u);
+  EXPECT_EQ(j.first_ns, kT0);
+  EXPECT_EQ(j.last_ns, kT0 + 10 * kS);
+  q.offset = 1;
+  q.limit = 1;
+  auto second = store->jobs(q, Tier::kRaw);
+  ASSERT_TRUE(second) << second.error();
+  ASSERT_EQ(second->rows.size(), 1u);
+  EXPECT_EQ(second->rows[0].job, "4711");
+  EXPECT_EQ(second->total, 2u);
+
+  auto nodes = store->nodes(window(kT0, kT0 + 60 * kS), Tier::kRaw);
+  ASSERT_TRUE(nodes) << nodes.error();
+  EXPECT_EQ(nodes->total, 3u);
+  ASSERT_EQ(nodes->rows.size(), 3u);
+  EXPECT_EQ(nodes->rows[0].node, "node-c");
+  EXPECT_EQ(nodes->rows[1].node, "node-b");
+  const StoredNode& a = nodes->rows[2];
+  EXPECT_EQ(a.node, "node-a");
+  EXPECT_EQ(a.processes, 2u);
+  EXPECT_EQ(a.running, 1u);
+  EXPECT_EQ(a.jobs, 1u);
+  EXPECT_EQ(a.calls, 200u);
+  EXPECT_EQ(a.errors, 2u);
 }
 
 TEST_P(HistoryStore, SizeCapLetsTheOldestRawRowsGoFirst) {
@@ -480,6 +603,113 @@ TEST_P(HistoryStore, SizeCapLetsTheOldestRawRowsGoFirst) {
   ASSERT_TRUE(store->maintain("n", now + 60 * kS, r));
   second_hour = rows(store->functions(window(kT0 + 3600 * kS, kT0 + 3610 * kS), Tier::kRaw));
   EXPECT_EQ(second_hour.size(), 1u);
+}
+
+// A GPU's interval with GPM activities, `busy` or not: 30 and 10 samples.
+// Index, UUID, name, samples, utilization mean and max, memory, power and temperature
+// (unknown), then SM, tensor and DRAM activity, mean and max of each.
+GpuRecord gpm_gpu(bool busy) {
+  return busy ? GpuRecord{0,  "GPU-1", "H100", 30,  100.0, 100, {},   {},  {},
+                          {}, {},      {},     0.9, 0.95,  0.8, 0.85, 0.2, 0.3}
+              : GpuRecord{0,  "GPU-1", "H100", 10,  20.0, 40,  {},  {},  {},
+                          {}, {},      {},     0.5, 0.6,  0.0, 0.1, 0.6, 0.7};
+}
+// A GPU without GPM: its activities stay unknown.
+GpuRecord no_gpm_gpu() {
+  return GpuRecord{1, "GPU-2", "T4", 10, 70.0, 80, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+}
+
+// GPM's activities are written, read back and rolled up beside utilization: a mean
+// weighted by the samples (as utilization's), the largest max; unknown (NULL) at every
+// tier for a GPU without GPM.
+TEST_P(HistoryStore, GpmActivitiesRollUpWeightedBySamplesAndStayUnknownWithoutGpm) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  // An hour of 10 s intervals alternating between a quiet and a busy GPU 0.
+  for (std::int64_t i = 0; i < 360; ++i) {
+    IntervalBatch b = batch(kT0 + 10 * kS * i, 1, 5, 1000);
+    b.gpus = {gpm_gpu(i % 2 == 1), no_gpm_gpu()};
+    ASSERT_TRUE(store->write("n", b));
+  }
+  const std::int64_t now = kT0 + 2 * 3600 * kS;
+  auto st = store->maintain("n", now, Retention{});
+  ASSERT_TRUE(st) << st.error();
+  // Per minute: 3 quiet intervals of 10 samples, 3 busy of 30.
+  for (auto [tier, step] : {std::pair{Tier::kRaw, 60 * kS}, std::pair{Tier::kMinute, 60 * kS},
+                            std::pair{Tier::kHour, 3600 * kS}}) {
+    HistoryQuery q = window(kT0, now);
+    q.step_ns = step;
+    auto points = rows(store->gpus(q, tier));
+    ASSERT_EQ(points.size(), step == 3600 * kS ? 2u : 120u) << tier_name(tier);
+    for (const StoredGpuPoint& p : points) {
+      SCOPED_TRACE(std::string(tier_name(tier)) + " GPU " + std::to_string(p.gpu));
+      if (p.gpu == 1) {
+        EXPECT_DOUBLE_EQ(*p.util_mean, 70.0);
+        EXPECT_FALSE(p.sm_active_mean);
+        EXPECT_FALSE(p.sm_active_max);
+        EXPECT_FALSE(p.tensor_active_mean);
+        EXPECT_FALSE(p.tensor_active_max);
+        EXPECT_FALSE(p.dram_active_mean);
+        EXPECT_FALSE(p.dram_active_max);
+        continue;
+      }
+      ASSERT_TRUE(p.sm_active_mean && p.tensor_active_mean && p.dram_active_mean);
+      EXPECT_NEAR(*p.util_mean, (30 * 20.0 + 90 * 100.0) / 120, 1e-9);
+      EXPECT_NEAR(*p.sm_active_mean, (30 * 0.5 + 90 * 0.9) / 120, 1e-9);
+      EXPECT_NEAR(*p.tensor_active_mean, (90 * 0.8) / 120, 1e-9);
+      EXPECT_NEAR(*p.dram_active_mean, (30 * 0.6 + 90 * 0.2) / 120, 1e-9);
+      EXPECT_DOUBLE_EQ(p.sm_active_max.value_or(0), 0.95);
+      EXPECT_DOUBLE_EQ(p.tensor_active_max.value_or(0), 0.85);
+      EXPECT_DOUBLE_EQ(p.dram_active_max.value_or(0), 0.7);
+    }
+  }
+}
+
+// A store of version 4 gains GPM's columns, its GPU rows unknown in them; new rows carry
+// them, and a minute of both kinds rolls up to the new rows' activities.
+TEST_P(HistoryStore, AVersion4StoreIsMigratedWithGpmColumns) {
+  ASSERT_EQ(make_old_store(4, "comm", "'old'"), "");
+  ASSERT_EQ(backend_->exec(
+                "INSERT INTO names(name) VALUES('GPU-1'), ('H100');"
+                "INSERT INTO gpus(tier, node, t_ns, span_ns, gpu, uuid, name, samples, util_mean, util_max) "
+                "VALUES(0, (SELECT id FROM names WHERE name = 'node-a'), " +
+                std::to_string(kT0) +
+                ", 10000000000, 0, (SELECT id FROM names WHERE name = 'GPU-1'), (SELECT id FROM names WHERE "
+                "name = 'H100'), 10, 40, 60);"),
+            "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  EXPECT_GE(kSchemaVersion, 5);
+  HistoryQuery q = window(kT0, kT0 + 60 * kS);
+  q.step_ns = 10 * kS;
+  auto old = rows(store->gpus(q, Tier::kRaw));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_DOUBLE_EQ(*old.front().util_mean, 40.0);
+  EXPECT_FALSE(old.front().sm_active_mean);
+  EXPECT_FALSE(old.front().dram_active_max);
+
+  IntervalBatch b = batch(kT0 + 10 * kS, 1, 5, 1000);
+  b.gpus = {gpm_gpu(true)};
+  auto st = store->write("node-a", b);
+  ASSERT_TRUE(st) << st.error();
+  auto both = rows(store->gpus(q, Tier::kRaw));
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_FALSE(both[0].sm_active_mean);
+  EXPECT_DOUBLE_EQ(both[1].sm_active_mean.value_or(0), 0.9);
+  EXPECT_DOUBLE_EQ(both[1].tensor_active_max.value_or(0), 0.85);
+
+  // The next minute's interval completes the first one, which then rolls up.
+  ASSERT_TRUE(store->write("node-a", batch(kT0 + 60 * kS, 1, 5, 1000)));
+  ASSERT_TRUE(store->maintain("node-a", kT0 + 3600 * kS, Retention{}));
+  q.step_ns = 60 * kS;
+  q.to_ns = kT0 + 60 * kS;
+  auto minute = rows(store->gpus(q, Tier::kMinute));
+  ASSERT_EQ(minute.size(), 1u);
+  EXPECT_NEAR(*minute.front().util_mean, (10 * 40.0 + 30 * 100.0) / 40, 1e-9);
+  EXPECT_DOUBLE_EQ(minute.front().sm_active_mean.value_or(0), 0.9);  // the old row has none
+  EXPECT_DOUBLE_EQ(minute.front().sm_active_max.value_or(0), 0.95);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),

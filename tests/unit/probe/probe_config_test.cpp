@@ -22,7 +22,7 @@ namespace {
 using test::lines;
 
 struct Probes {
-  std::vector<std::string> catalogs;
+  CatalogNames catalogs;
   std::vector<ProbeSpec> specs;
 };
 
@@ -43,7 +43,8 @@ TEST(ProbeConfig, CatalogsAndSpecs) {
                                          "library = \"libfoo.so*\"", "symbol = \"foo\""}),
                                   "eacgm.toml");
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r->catalogs, (std::vector<std::string>{"cuda", "nccl"}));
+  EXPECT_EQ(r->catalogs.names, (std::vector<std::string>{"cuda", "nccl"}));
+  EXPECT_TRUE(check_catalog_names(r->catalogs, r->specs).ok());
   ASSERT_EQ(r->specs.size(), 1u);
   EXPECT_EQ(r->specs[0].name, "f");
   EXPECT_EQ(r->specs[0].domain, "user");
@@ -93,6 +94,27 @@ TEST(ProbeConfig, Catalogs) {
               HasSubstr("eacgm.toml:1:21: catalogs entries must be strings"));
   EXPECT_THAT(probes.error_of(lines({"catalogs = [\"cuda\", \"cuda\"]"})),
               HasSubstr("eacgm.toml:1:21: catalog \"cuda\" is listed twice"));
+}
+
+// A name no catalog or probe has is an error at its place in the file, with the name most
+// likely meant; a [[probe]]'s name or domain is one too, known once the file is read.
+TEST(ProbeConfig, UnknownCatalogNamesItsPlaceAndWhatWasMeant) {
+  auto unknown = [](std::initializer_list<const char*> ls) {
+    Result<Probes> r = probes.parse(ls);
+    if (!r.ok()) return r.error();
+    Status s = check_catalog_names(r->catalogs, r->specs);
+    return s.ok() ? std::string("<accepted>") : s.error();
+  };
+  EXPECT_EQ(
+      unknown({"", "catalogs = [\"cuda\", \"ncll\"]"}),
+      "eacgm.toml:2:21: unknown catalog \"ncll\" (did you mean \"nccl\"?); catalogs: cuda, cuda_driver, "
+      "nccl, python, torch (or a probe's name: eacgm probes lists them)");
+  EXPECT_THAT(unknown({"catalogs = [\"zzzz\"]"}),
+              StartsWith("eacgm.toml:1:13: unknown catalog \"zzzz\"; catalogs: "));
+  EXPECT_EQ(unknown({"catalogs = [\"cudaMalloc\", \"cuda_driver\"]"}), "<accepted>");
+  EXPECT_EQ(unknown({"catalogs = [\"cuda\", \"mylib\", \"f\"]", "[[probe]]", "name = \"f\"",
+                     "domain = \"mylib\"", "library = \"libfoo.so*\"", "symbol = \"foo\""}),
+            "<accepted>");
 }
 
 TEST(ProbeConfig, ProbeRequiredKeys) {

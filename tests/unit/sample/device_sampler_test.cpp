@@ -17,8 +17,7 @@
 namespace eacgm::sample {
 namespace {
 
-using testing::fake_nvml_path;
-using testing::use_scenario;
+using testing::open_scenario;
 
 constexpr std::uint64_t kMiB = 1024ull * 1024;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
@@ -38,13 +37,6 @@ bool wait_for_rounds(const DeviceSampler& sampler, std::uint64_t rounds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
-}
-
-std::shared_ptr<const nvml::Session> open_scenario(const std::string& name) {
-  use_scenario(name);
-  auto s = nvml::Session::open(fake_nvml_path());
-  EXPECT_TRUE(s.ok()) << s.error();
-  return s.ok() ? *s : nullptr;
 }
 
 TEST(DeviceSampler, FullScenarioReportsEveryField) {

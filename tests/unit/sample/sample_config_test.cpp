@@ -18,17 +18,19 @@ const test::SectionText<GpuConfig> gpu(add_gpu_section);
 TEST(GpuConfig, ValuesAndDefaults) {
   EXPECT_EQ(GpuConfig{}.interval_s, 1.0);
   EXPECT_TRUE(GpuConfig{}.sample);
-  Result<GpuConfig> r = gpu.parse({"[gpu]", "interval_s = 2", "sample = false"});
+  EXPECT_TRUE(GpuConfig{}.profiling);
+  Result<GpuConfig> r = gpu.parse({"[gpu]", "interval_s = 2", "sample = false", "profiling = false"});
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_DOUBLE_EQ(r->interval_s, 2.0);
   EXPECT_FALSE(r->sample);
+  EXPECT_FALSE(r->profiling);
 }
 
 TEST(GpuConfig, UnknownKeysListWhatIsAllowed) {
   // Nothing close: list what is allowed instead of guessing.
   EXPECT_THAT(gpu.error_of({"[gpu]", "completely_different = 1"}),
               HasSubstr("eacgm.toml:2:1: [gpu]: unknown key \"completely_different\" "
-                        "(expected one of interval_s, sample)"));
+                        "(expected one of interval_s, sample, profiling)"));
 }
 
 TEST(GpuConfig, WrongTypesAndRanges) {
@@ -36,6 +38,8 @@ TEST(GpuConfig, WrongTypesAndRanges) {
               HasSubstr("eacgm.toml:2:14: [gpu]: interval_s must be a number, not a string"));
   EXPECT_THAT(gpu.error_of({"[gpu]", "sample = \"yes\""}),
               HasSubstr("eacgm.toml:2:10: [gpu]: sample must be true or false, not a string"));
+  EXPECT_THAT(gpu.error_of({"[gpu]", "profiling = 1"}),
+              HasSubstr("eacgm.toml:2:13: [gpu]: profiling must be true or false, not an integer"));
   EXPECT_THAT(gpu.error_of({"[gpu]", "interval_s = 0.001"}),
               HasSubstr("eacgm.toml:2:14: [gpu]: interval_s = 0.001 is out of range "
                         "0.01..3600"));

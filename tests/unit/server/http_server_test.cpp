@@ -326,6 +326,19 @@ TEST(HttpServer, AddressHelpers) {
   EXPECT_FALSE(parse_listen_address("").ok());
 }
 
+// A URL where HOST:PORT belongs is told to drop its scheme, not to bracket an IPv6 address.
+TEST(HttpServer, ListenAddressWrittenAsAUrlIsToldToDropTheScheme) {
+  auto a = parse_listen_address("http://127.0.0.1:9978");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error(),
+            "listen address \"http://127.0.0.1:9978\" is a URL; drop the scheme \"http://\" and write "
+            "HOST:PORT (\"127.0.0.1:9978\")");
+  a = parse_listen_address("https://[::1]:8000/");
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().find("(\"[::1]:8000\")"), std::string::npos) << a.error();
+  EXPECT_EQ(a.error().find("IPv6"), std::string::npos) << a.error();
+}
+
 TEST(HttpServer, PortInUseIsAnError) {
   HttpServer first;
   ASSERT_TRUE(first.start(test_options()).ok());
@@ -351,6 +364,28 @@ TEST(HttpServer, HandlerFailureIs500) {
   server.stop();
   EXPECT_EQ(server.counters().handler_errors.load(), 1u);
   EXPECT_EQ(log.count_containing("handler failure"), 1u);
+}
+
+// A browser takes br, gzip and deflate: it gets gzip, which is fast, never brotli at
+// cpp-httplib's highest quality, which took seconds for a few hundred KiB.
+TEST(HttpServer, BrowsersGetGzipNotBrotli) {
+  HttpServer server;
+  std::string big = "[";
+  for (int i = 0; i < 20000; ++i)
+    big += "{\"pid\":" + std::to_string(i * 7919 % 100003) + ",\"calls\":" + std::to_string(i) + "},";
+  big.back() = ']';
+  server.route("/big", [&big](const Request&) { return Response::json(big); });
+  ASSERT_TRUE(server.start(test_options()).ok());
+  auto r = get(server.port(), "/big", "Accept-Encoding: gzip, deflate, br\r\n");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("Content-Encoding"), "gzip");
+  EXPECT_LT(r.body.size(), big.size() / 3);
+  r = get(server.port(), "/big", "Accept-Encoding: br\r\n");
+  EXPECT_EQ(r.header("Content-Encoding"), "");
+  EXPECT_EQ(r.body, big);
+  r = get(server.port(), "/big");
+  EXPECT_EQ(r.body, big);
+  server.stop();
 }
 
 TEST(HttpServer, ClientCapAnswers503AfterAShortWait) {

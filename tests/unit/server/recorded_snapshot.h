@@ -130,6 +130,17 @@ inline GpuSnapshot gpus(std::chrono::system_clock::time_point t, std::uint64_t s
     d.ecc_uncorrected_volatile_total = 0;
     d.xid_errors_total = i;
     if (i == 1) d.last_xid = 79;
+    // GPU 0 has GPM (its activities in the exposition and JSON); GPU 1 has none.
+    d.gpm_supported = i == 0;
+    if (i == 0) {
+      GpmCounters c;
+      c.interval_seconds = 1.0;
+      c.sm_active = 0.75;
+      c.tensor_active = 0.5;
+      c.dram_active = 0.125;
+      c.pcie_tx_bytes_per_second = 1048576;
+      d.gpm = c;
+    }
     g.devices.push_back(d);
   }
   const std::pair<std::uint32_t, unsigned> on_gpu[] = {{kRank0, 0}, {kRank1, 1}, {kUntraced, 1}};

@@ -1,10 +1,15 @@
 // The fleet: the jobs of the history store's window across every node that writes to it
 // (one row per job, its nodes and ranks, the ranks never seen), and the nodes with their
 // processes. With a shared PostgreSQL store every agent's page shows the whole fleet;
-// with a node's own SQLite store, that node.
+// with a node's own SQLite store, that node. Both lists come summed by the agent, asked
+// about as often as the store takes an interval.
 import { getOptional } from '../api.js';
+import { Feed, Feeds } from '../feed.js';
 import { count, esc } from '../format.js';
 import { Table } from '../table.js';
+
+// The store takes an interval every 10 s: asked about that often (the page wakes every 3 s).
+const HISTORY_EVERY = 3;
 
 // The store's window for the range picker ("live" is the last 15 minutes).
 function since(range) {
@@ -23,6 +28,12 @@ function ranges(ranks) {
   return out.join(',');
 }
 
+// A list comes a page at a time (its first page: the rows with most calls): how many
+// of the window's rows it shows, when not all.
+export function pageNote(shown, total) {
+  return total != null && total > shown ? `the ${shown} with most calls of ${total}` : '';
+}
+
 function when(ns) {
   return ns == null ? '–' : new Date(ns / 1e6).toLocaleString();
 }
@@ -30,7 +41,7 @@ function when(ns) {
 export function fleetPage(root, ctx) {
   root.innerHTML = `
     <section class="card"><h2>Jobs <span id="jobs-note" class="muted small"></span></h2><div id="jobs"></div></section>
-    <section class="card"><h2>Nodes</h2><div id="nodes"></div></section>`;
+    <section class="card"><h2>Nodes <span id="nodes-note" class="muted small"></span></h2><div id="nodes"></div></section>`;
   const jobs = new Table(root.querySelector('#jobs'), {
     id: 'jobs',
     filterFields: ['job', 'nodes_text', 'pods_text'],
@@ -65,40 +76,49 @@ export function fleetPage(root, ctx) {
     ],
   });
 
-  async function refresh() {
-    const q = `since=${encodeURIComponent(since(ctx.range()))}`;
-    const [jobDoc, procDoc] = await Promise.all([
-      getOptional(`/api/v1/history/jobs?${q}`, null),
-      getOptional(`/api/v1/history/processes?${q}`, null),
-    ]);
-    root.querySelector('#jobs-note').textContent = jobDoc ? `over the last ${since(ctx.range())}, every node of the store` : 'this agent keeps no history (serve --store)';
-    jobs.setRows(
-      (jobDoc?.jobs ?? []).map((j) => ({
-        ...j,
-        nodes: j.nodes.length,
-        nodes_text: j.nodes.join(', '),
-        ranks_text: `${ranges(j.ranks)}${j.world_size != null ? ` of ${j.world_size}` : ''}`,
-        missing: ranges(j.missing_ranks ?? []),
-        pods_text: (j.pods ?? []).join(', '),
-      })),
-    );
-    const byNode = new Map();
-    for (const p of procDoc?.processes ?? []) {
-      const n = byNode.get(p.node) ?? { node: p.node, processes: 0, running: 0, jobs: new Set(), calls: 0, last_ns: 0 };
-      n.processes += 1;
-      if (!p.exited) n.running += 1;
-      if (p.job) n.jobs.add(p.job);
-      n.calls += p.calls ?? 0;
-      n.last_ns = Math.max(n.last_ns, p.last_ns ?? 0);
-      byNode.set(p.node, n);
-    }
-    nodes.setRows([...byNode.values()].map((n) => ({ ...n, jobs: n.jobs.size })));
-  }
+  const feeds = new Feeds();
+  feeds.add(new Feed(ctx, {
+    name: 'jobs',
+    box: root.querySelector('#jobs'),
+    every: HISTORY_EVERY,
+    load: ({ signal }) => getOptional(`/api/v1/history/jobs?since=${encodeURIComponent(since(ctx.range()))}`, null, { signal }),
+    draw(jobDoc) {
+      const page = pageNote(jobDoc?.jobs?.length ?? 0, jobDoc?.total);
+      root.querySelector('#jobs-note').textContent = jobDoc ? `over the last ${since(ctx.range())}, every node of the store${page ? `: ${page}` : ''}` : 'this agent keeps no history (serve --store)';
+      jobs.setRows(
+        (jobDoc?.jobs ?? []).map((j) => ({
+          ...j,
+          nodes: j.nodes.length,
+          nodes_text: j.nodes.join(', '),
+          ranks_text: `${ranges(j.ranks)}${j.world_size != null ? ` of ${j.world_size}` : ''}`,
+          missing: ranges(j.missing_ranks ?? []),
+          pods_text: (j.pods ?? []).join(', '),
+        })),
+      );
+    },
+  }));
+  feeds.add(new Feed(ctx, {
+    name: 'nodes',
+    box: root.querySelector('#nodes'),
+    every: HISTORY_EVERY,
+    // Per node, summed by the agent: the page never reads the window's whole process list
+    // (thousands of short processes on a busy node).
+    load: ({ signal }) => getOptional(`/api/v1/history/nodes?since=${encodeURIComponent(since(ctx.range()))}`, null, { signal }),
+    draw(nodeDoc) {
+      root.querySelector('#nodes-note').textContent = pageNote(nodeDoc?.nodes?.length ?? 0, nodeDoc?.total);
+      nodes.setRows(nodeDoc?.nodes ?? []);
+    },
+  }));
 
   return {
-    refresh,
-    rangeChanged() {},
+    refresh: () => feeds.poll(),
+    rangeChanged() {
+      for (const f of feeds.list) {
+        f.reset();
+        f.refetch();
+      }
+    },
     retheme() {},
-    unmount() {},
+    unmount: () => feeds.stop(),
   };
 }

@@ -1,26 +1,23 @@
-// The overview: each GPU over time, the processes (sortable, filterable) and the
-// anomalies.
+// The overview: each GPU now (utilization beside SM and tensor activity) and over time (or, on a machine without one, the traced calls over
+// time: overview_charts.js), the processes (sortable, filterable) and the anomalies. Each
+// part asks for its own data, so a slow history store holds up only the charts' older points.
 import { getJSON, getOptional } from '../api.js';
-import { TimeChart } from '../charts.js';
+import { Feed, Feeds } from '../feed.js';
 import { bytes, clock, count, duration, esc, percent, processName, rate, repeats } from '../format.js';
-import { FIGURES, fromHistory, fromPass, fromSeries, mergePoints, toColumns } from '../gpu_history.js';
 import { Table } from '../table.js';
-
-const LIVE_WINDOW_S = 900;
-
-function figureFormat(unit) {
-  if (unit === 'bytes') return bytes;
-  if (unit === '%') return (v) => `${Math.round(v)}%`;
-  return (v) => `${Math.round(v * 10) / 10} ${unit}`;
-}
+import { anomalyRows, SCORE_HELP } from '../anomalies.js';
+import { GPM_HELP } from '../gpu_now.js';
+import { overviewCharts } from './overview_charts.js';
 
 export function overviewPage(root, ctx) {
   root.innerHTML = `
-    <section class="card"><h2>GPUs <span id="gpu-source" class="muted small"></span></h2>
-      <div id="gpu-charts" class="charts"></div><p id="gpu-note" class="muted small"></p></section>
+    <section class="card" id="gpu-card"><h2>GPUs <span id="gpu-source" class="muted small"></span></h2>
+      <p id="gpu-none" class="plain" hidden></p><div id="gpu-now" class="table-wrap"></div>
+      <p id="gpu-help" class="muted small legend" hidden>${esc(GPM_HELP)}</p><div id="gpu-charts" class="charts"></div></section>
+    <section class="card" id="calls-card" hidden><h2>Traced calls <span class="muted small">per second, live</span></h2><div id="calls-chart" class="charts one-chart"></div></section>
     <section class="card"><h2>Processes</h2><div id="procs"></div></section>
-    <section class="card"><h2>Anomalies <span id="anom-total" class="muted small"></span></h2><div id="anoms"></div></section>`;
-  const charts = FIGURES.map((f) => new TimeChart(root.querySelector('#gpu-charts'), { title: f.title, fmt: figureFormat(f.unit), min: 0, sparse: f.sparse }));
+    <section class="card"><h2>Anomalies <span id="anom-total" class="muted small"></span></h2><div id="anoms"></div>
+      <p class="muted small legend">${esc(SCORE_HELP)}</p></section>`;
   const procs = new Table(root.querySelector('#procs'), {
     id: 'processes',
     filterFields: ['comm', 'cmdline', 'pid', 'workload', 'job', 'rank'],
@@ -51,122 +48,85 @@ export function overviewPage(root, ctx) {
       { key: 'kind', label: 'Kind' },
       { key: 'pid', label: 'PID', num: true, html: (r) => (r.pid ? `<a href="#/process/${r.pid}">${r.pid}</a>` : '–') },
       { key: 'name', label: 'Function', html: (r) => `<code>${esc(r.domain)}:${esc(r.name)}</code>` },
-      { key: 'dur_ns', label: 'Duration', num: true, html: (r) => duration(r.dur_ns) },
-      { key: 'median_ns', label: 'Median', num: true, html: (r) => duration(r.median_ns) },
-      { key: 'score', label: 'Score', num: true, html: (r) => (r.score == null ? '–' : r.score.toFixed(1)) },
+      { key: 'dur_ns', label: 'Duration', num: true, title: 'a slow call: its duration; a slow interval: the mean duration of its calls (geometric mean), with their number and the interval', html: (r) => `${duration(r.dur_ns)}${r.detail ? ` <span class="muted small">${esc(r.detail)}</span>` : ''}` },
+      { key: 'median_ns', label: 'Usual (median)', num: true, title: 'the median duration the detector had learnt for the function (and size class) when it flagged this row', html: (r) => duration(r.median_ns) },
+      { key: 'times', label: '× usual', num: true, title: 'the duration over the usual (median) duration', html: (r) => (r.times == null ? '–' : `×${count(r.times)}`) },
+      { key: 'score', label: 'Score', num: true, title: SCORE_HELP, html: (r) => (r.score == null ? '–' : r.score.toFixed(1)) },
       { key: 'repeats', label: 'Repeats', num: true, title: 'slow calls of the same function in a row, folded into this row, and the time from the first to the last', html: (r) => repeats(r.repeats, r.ts_ns, r.last_ts_ns) },
     ],
   });
 
-  let points = [];
-  let seeded = null; // the range the charts were filled for
+  const feeds = new Feeds();
+  const gpuCharts = overviewCharts(root, ctx, feeds);
+
   let prev = null; // {t, calls: Map, kernels: Map}
-
-  function drawCharts() {
-    const { times, gpus, figures } = toColumns(points);
-    FIGURES.forEach((f, i) => charts[i].setData(times, gpus.map((g) => `GPU ${g}`), figures[f.key]));
-    root.querySelector('#gpu-note').textContent = gpus.length === 0 ? 'No GPU sample in this range (no NVML on this machine, or nothing sampled yet).' : '';
-  }
-
-  async function refreshGpus(range) {
-    const source = root.querySelector('#gpu-source');
-    if (range !== 'live') {
-      if (seeded !== range || ctx.ticks % 15 === 0) {
-        const doc = await getOptional(`/api/v1/history/gpus?since=${range}`);
-        if (doc) {
-          points = fromHistory(doc);
-          source.textContent = `history store, last ${range} (${doc.window?.tier ?? ''})`;
-        } else {
-          points = [];
-          source.textContent = 'no history store: only the live range has data';
-        }
-        seeded = range;
-        drawCharts();
-      }
-      return;
-    }
-    const now = Date.now() / 1000;
-    if (seeded !== 'live') {
-      const [hist, series] = await Promise.all([
-        getOptional('/api/v1/history/gpus?since=15m&step=10s'),
-        getOptional(`/api/v1/series?window=${LIVE_WINDOW_S}`),
+  feeds.add(new Feed(ctx, {
+    name: 'processes',
+    box: root.querySelector('#procs'),
+    every: 2, // the costlier part to lay out, with hundreds of processes
+    async load({ signal }) {
+      const [procDoc, work, overhead] = await Promise.all([
+        getJSON('/api/v1/processes', { signal }),
+        getOptional('/api/v1/work', { processes: [] }, { signal }),
+        getOptional('/api/v1/overhead', { processes: [] }, { signal }),
       ]);
-      points = mergePoints(fromHistory(hist), fromSeries(series), now, LIVE_WINDOW_S);
-      seeded = 'live';
-      source.textContent = hist ? 'live, after the history store' : 'live, in-memory series';
-    }
-    const pass = await getOptional('/api/v1/gpus');
-    points = mergePoints(points, fromPass(pass), now, LIVE_WINDOW_S);
-    drawCharts();
-  }
-
-  async function refreshProcesses() {
-    const [procDoc, work, overhead] = await Promise.all([
-      getJSON('/api/v1/processes'),
-      getOptional('/api/v1/work', { processes: [] }),
-      getOptional('/api/v1/overhead', { processes: [] }),
-    ]);
-    const t = performance.now() / 1000;
-    const kernels = new Map(work.processes.map((w) => [w.pid, w.kernels]));
-    const cost = new Map(overhead.processes.map((o) => [o.pid, o]));
-    const estimated = overhead.attached_share != null && overhead.attached_share < 1;
-    const calls = new Map();
-    const rows = procDoc.processes.map((p) => {
-      calls.set(p.pid, p.calls);
+      return { procDoc, work, overhead, t: performance.now() / 1000 };
+    },
+    draw({ procDoc, work, overhead, t }) {
+      const kernels = new Map(work.processes.map((w) => [w.pid, w.kernels]));
+      const cost = new Map(overhead.processes.map((o) => [o.pid, o]));
+      const estimated = overhead.attached_share != null && overhead.attached_share < 1;
+      const callCounts = new Map();
       const dt = prev ? t - prev.t : 0;
       const r = (now, before) => (prev && before != null && dt > 0 ? Math.max(0, (now - before) / dt) : null);
-      const gpus = p.gpus ?? [];
-      return {
-        pid: p.pid,
-        comm: processName(p.comm, p.cmdline),
-        cmdline: p.cmdline ?? '',
-        rank: p.rank ?? null,
-        world_size: p.world_size ?? null,
-        container_id: p.container_id ?? null,
-        pod_uid: p.pod_uid ?? null,
-        // "namespace/pod · container" when the kubelet named it, else the ids.
-        workload: p.pod ? `${p.namespace}/${p.pod}${p.container ? ` · ${p.container}` : ''}` : (p.container_id ?? ''),
-        job: p.job ? `${p.job}${p.job_step != null ? `.${p.job_step}` : ''}` : null,
-        exited: p.exited === true,
-        gpu_mem: gpus.length ? gpus.reduce((s, g) => s + (g.memory_max_bytes ?? 0), 0) : null,
-        sm: gpus.length ? Math.max(...gpus.map((g) => g.sm_mean_percent ?? 0)) : null,
-        calls: p.calls,
-        calls_rate: r(p.calls, prev?.calls.get(p.pid)),
-        kernels_rate: r(kernels.get(p.pid) ?? 0, prev?.kernels.get(p.pid)),
-        errors: p.errors,
-        overhead: cost.get(p.pid)?.cpu_share ?? null,
-        estimated,
-      };
-    });
-    prev = { t, calls, kernels };
-    procs.setRows(rows);
-  }
+      const rows = procDoc.processes.map((p) => {
+        callCounts.set(p.pid, p.calls);
+        const gpus = p.gpus ?? [];
+        return {
+          pid: p.pid,
+          comm: processName(p.comm, p.cmdline),
+          cmdline: p.cmdline ?? '',
+          rank: p.rank ?? null,
+          world_size: p.world_size ?? null,
+          container_id: p.container_id ?? null,
+          pod_uid: p.pod_uid ?? null,
+          // "namespace/pod · container" when the kubelet named it, else the ids.
+          workload: p.pod ? `${p.namespace}/${p.pod}${p.container ? ` · ${p.container}` : ''}` : (p.container_id ?? ''),
+          job: p.job ? `${p.job}${p.job_step != null ? `.${p.job_step}` : ''}` : null,
+          exited: p.exited === true,
+          gpu_mem: gpus.length ? gpus.reduce((s, g) => s + (g.memory_max_bytes ?? 0), 0) : null,
+          sm: gpus.length ? Math.max(...gpus.map((g) => g.sm_mean_percent ?? 0)) : null,
+          calls: p.calls,
+          calls_rate: r(p.calls, prev?.calls.get(p.pid)),
+          kernels_rate: r(kernels.get(p.pid) ?? 0, prev?.kernels.get(p.pid)),
+          errors: p.errors,
+          overhead: cost.get(p.pid)?.cpu_share ?? null,
+          estimated,
+        };
+      });
+      prev = { t, calls: callCounts, kernels };
+      procs.setRows(rows);
+    },
+  }));
 
-  async function refreshAnomalies() {
-    const doc = await getJSON('/api/v1/anomalies');
-    const rows = [
-      ...doc.anomalies.map((a) => ({ ...a, kind: 'slow call' })),
-      ...doc.intervals.map((a) => ({ ts_ns: a.start_ns, kind: `slow interval ×${(a.ratio ?? 0).toFixed(1)}`, pid: null, domain: a.domain, name: a.name, dur_ns: a.end_ns - a.start_ns, median_ns: a.median_ns, score: a.score })),
-    ];
-    root.querySelector('#anom-total').textContent = `${doc.total} slow calls, ${doc.interval_total} slow intervals, ${doc.level_shifts} level shifts`;
-    anoms.setRows(rows);
-  }
+  feeds.add(new Feed(ctx, {
+    name: 'anomalies',
+    box: root.querySelector('#anoms'),
+    every: 2,
+    load: ({ signal }) => getJSON('/api/v1/anomalies', { signal }),
+    draw(doc) {
+      root.querySelector('#anom-total').textContent = `${doc.total} slow calls, ${doc.interval_total} slow intervals, ${doc.level_shifts} level shifts`;
+      anoms.setRows(anomalyRows(doc));
+    },
+  }));
 
   return {
-    // The charts move at every wake-up; the tables (the costlier part to lay out, with
-    // hundreds of processes) at every other one.
-    async refresh() {
-      const tables = ctx.ticks % 2 === 0 ? [refreshProcesses(), refreshAnomalies()] : [];
-      await Promise.all([refreshGpus(ctx.range()), ...tables]);
-    },
-    rangeChanged() {
-      seeded = null;
-    },
-    retheme() {
-      charts.forEach((c) => c.retheme());
-    },
+    refresh: () => feeds.poll(),
+    rangeChanged: () => gpuCharts.rangeChanged(),
+    retheme: () => gpuCharts.retheme(),
     unmount() {
-      charts.forEach((c) => c.destroy());
+      feeds.stop();
+      gpuCharts.destroy();
     },
   };
 }

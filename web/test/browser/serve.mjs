@@ -62,7 +62,8 @@ export class Child {
   }
 }
 
-export async function startServe(binDir, dir, { port, token, extra = [] } = {}) {
+// scenario: the fake NVML's ("full": both GPUs with GPM; "unsupported": GPU 1 without).
+export async function startServe(binDir, dir, { port, token, scenario = 'full', extra = [] } = {}) {
   const argv = [path.join(binDir, 'eacgm'), 'serve', '--listen', `127.0.0.1:${port}`, '--store', `sqlite:${path.join(dir, 'eacgm.db')}`, ...extra];
   if (token) {
     const file = path.join(dir, 'token');
@@ -73,7 +74,7 @@ export async function startServe(binDir, dir, { port, token, extra = [] } = {}) 
     cwd: dir,
     env: {
       EACGM_NVML_LIBRARY: path.join(binDir, 'fake_nvml', 'libnvidia-ml.so.1'),
-      EACGM_FAKE_NVML_SCENARIO: 'full',
+      EACGM_FAKE_NVML_SCENARIO: scenario,
       EACGM_FAKE_NVML_GPU_COMM: 'driver_loop',
     },
   });

@@ -22,6 +22,19 @@ async function liveEvents(page) {
   return Number(await page.getAttribute('#live', 'data-events'));
 }
 
+// The GPU rows' cells ({util, sm_active, tensor_active, dram_active}: text and tooltip)
+// once GPU `gpu`'s SM activity has a reading or says it has none.
+async function gpuNow(page, gpu) {
+  const row = page.locator(`#gpu-now tr[data-gpu="${gpu}"]`);
+  await eventually(async () => /%|—/.test(await row.locator('td[data-key="sm_active"]').innerText()), 20_000);
+  const cells = {};
+  for (const key of ['util', 'sm_active', 'tensor_active', 'dram_active']) {
+    const td = row.locator(`td[data-key="${key}"]`);
+    cells[key] = { text: await td.innerText(), title: await td.getAttribute('title') };
+  }
+  return cells;
+}
+
 async function chartPoints(page, title) {
   return page.evaluate((t) => Number(document.querySelector(`.chart[data-title="${t}"]`)?.dataset.points ?? 0), title);
 }
@@ -57,6 +70,14 @@ describe('web UI without a token', () => {
     await row.first().waitFor({ timeout: 45_000 });
     assert.ok(await eventually(async () => (await chartPoints(page, 'GPU utilization')) > 0, 20_000), 'the utilization chart has points');
     assert.ok((await chartPoints(page, 'Power')) > 0, 'the power chart has points (from the GPU passes)');
+    // The fake's GPM: SM and tensor activity beside NVML's utilization, in the rows and charts.
+    const gpu0 = await gpuNow(page, 0);
+    const gpu1 = await gpuNow(page, 1);
+    assert.deepEqual([gpu0.util.text, gpu0.sm_active.text, gpu0.tensor_active.text, gpu0.dram_active.text], ['45%', '80%', '60%', '25%']);
+    assert.deepEqual([gpu1.util.text, gpu1.sm_active.text, gpu1.tensor_active.text], ['55%', '75%', '55%']);
+    assert.ok((await chartPoints(page, 'SM active')) > 0, 'the SM activity chart has points');
+    assert.ok((await chartPoints(page, 'Tensor active')) > 0, 'the tensor activity chart has points');
+    assert.match(await page.locator('#gpu-help').innerText(), /Utilization only means a kernel was running/);
     const first = await liveEvents(page);
     assert.ok(await eventually(async () => (await liveEvents(page)) >= first + 3, 15_000), 'summary events arrive over /api/v1/stream');
     // calls/s needs two refreshes
@@ -124,6 +145,8 @@ describe('web UI without a token', () => {
   it('shows the agent page and switches to dark', async () => {
     await page.goto(`${origin}/#/agent`);
     await page.locator('#counters tbody tr', { hasText: 'events' }).first().waitFor({ timeout: 15_000 });
+    // Each part draws when its own answer comes.
+    await page.locator('#tiles .tile').first().waitFor({ timeout: 15_000 });
     assert.match(await page.locator('#tiles').innerText(), /Ring-buffer drops/);
     assert.match(await page.locator('#store').innerText(), /writing|failing/);
     await page.click('#theme');
@@ -178,7 +201,8 @@ describe('web UI with a token', () => {
     programs = startPrograms(BIN, dir);
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    serve = await startServe(BIN, dir, { port, token });
+    // GPU 1 without GPM (nor most optional fields).
+    serve = await startServe(BIN, dir, { port, token, scenario: 'unsupported' });
     browser = await launch();
     page = await browser.context.newPage();
   });
@@ -208,6 +232,11 @@ describe('web UI with a token', () => {
     const first = await liveEvents(page);
     assert.ok(await eventually(async () => (await liveEvents(page)) >= first + 2, 15_000), 'the stream works with the cookie');
     assert.equal(await page.isVisible('#logout'), true);
+    // A GPU without GPM: a dash that says why, beside its utilization.
+    const gpu1 = await gpuNow(page, 1);
+    assert.deepEqual([gpu1.sm_active.text, gpu1.tensor_active.text, gpu1.dram_active.text], ['—', '—', '—']);
+    assert.equal(gpu1.sm_active.title, 'no GPM profiling counters (Hopper or newer)');
+    assert.equal((await gpuNow(page, 0)).sm_active.text, '80%');
     await screenshot(page, SHOTS, 'overview-token.png');
   });
 

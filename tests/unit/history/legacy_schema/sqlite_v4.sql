@@ -1,0 +1,10 @@
+CREATE TABLE IF NOT EXISTS process_totals(
+  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
+  pid INTEGER NOT NULL, start_ns INTEGER NOT NULL, calls INTEGER NOT NULL, errors INTEGER NOT NULL,
+  PRIMARY KEY(tier, t_ns, node, pid, start_ns)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS function_totals(
+  tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,
+  domain INTEGER NOT NULL, function INTEGER NOT NULL,
+  calls INTEGER NOT NULL, errors INTEGER NOT NULL, bytes INTEGER NOT NULL, timed INTEGER NOT NULL,
+  estimated INTEGER NOT NULL, calls_variance REAL NOT NULL, latency BLOB,
+  PRIMARY KEY(tier, t_ns, node, domain, function)) WITHOUT ROWID;

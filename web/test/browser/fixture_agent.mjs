@@ -1,0 +1,154 @@
+// A made-up agent for the browser tests that need answers a real one gives only now and
+// then: every route the pages read, answered through the browser's request routing with
+// the UI's own build (DIST_DIR), its figures fixed (a process whose allocations fail, a
+// slow call and a slow interval, two nodes of a job, GPUs or none), and any route delayed,
+// failed or cut off on demand. No eacgm runs, so these tests need no root.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const ORIGIN = 'http://eacgm-agent.test';
+const TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html' };
+const S = 1e9;
+
+export const PID = 4242;
+
+function json(body, status = 200) {
+  return { status, type: 'application/json', body: JSON.stringify(body) };
+}
+
+// GPU 0's GPM activity; the other GPUs have no GPM.
+const GPM = { sm_active: 0.9, tensor_active: 0.7, dram_active: 0.3 };
+
+// `gpus`: 0 for a machine without one; `util`: the utilization every point reads (a
+// tiny one makes an axis of small steps).
+function answers(o, url) {
+  const now = Date.now();
+  const nowNs = now * 1e6;
+  const route = url.pathname;
+  const q = url.searchParams;
+  const gpuList = Array.from({ length: o.gpus }, (_, i) => i);
+  const header = { time_ns: nowNs, sequence: 7 };
+  const window = { from_ns: nowNs - 900 * S, to_ns: nowNs, tier: 'raw' };
+  switch (route) {
+    case '/api/v1/gpus':
+      return json({ ...header, gpus: gpuList.map((i) => ({ index: i, name: 'Fixture GPU', utilization_gpu_percent: o.util, memory_used_bytes: 0, power_usage_milliwatts: 71_000, temperature_gpu_celsius: 40, gpm_supported: i === 0, gpm: i === 0 ? GPM : null })) });
+    case '/api/v1/series': {
+      const n = Math.min(Number(q.get('window') ?? 900), 900);
+      const t0 = Math.floor(now / 1000) - n;
+      const points = [];
+      for (let t = t0 + 1; t <= t0 + n; ++t) {
+        points.push({ t, calls: 3000, errors: 20, domains: { cuda: 1000, cuda_driver: 2000 }, gpus: gpuList.map((g) => ({ gpu: g, util: o.util, sm_active: g === 0 ? GPM.sm_active : null, tensor_active: g === 0 ? GPM.tensor_active : null, dram_active: g === 0 ? GPM.dram_active : null, memory_used_bytes: 0 })) });
+      }
+      return json({ ...header, interval_s: 1, window_s: n, points });
+    }
+    case '/api/v1/processes':
+      return json({
+        ...header,
+        processes: [
+          { pid: PID, comm: 'trainer', calls: 1_200_000 + Math.floor(now / 10), errors: 17_400, gpus: [], cmdline: 'python3 train.py', exited: false, job: 'job-9', rank: 0, world_size: 4 },
+          { pid: 4343, comm: 'loader', calls: 5_000, errors: 0, gpus: [], cmdline: 'loader --fast', exited: false },
+        ],
+        folded: 0,
+      });
+    case '/api/v1/work':
+      return json({ ...header, processes: [{ pid: PID, comm: 'trainer', kernels: 9000, memsets: 10, copies: 5, errors: 0 }] });
+    case '/api/v1/overhead':
+      return json({ ...header, calibrated: true, budget: 0.01, over_budget: 0, reduced_probes: 0, max_sample_shift: 0, duty_fraction: 1, attached_share: 1, hit_cost_ns: { entry: 800, entry_return: 1500 }, processes: [{ pid: PID, cpu_share: 0.004 }] });
+    case '/api/v1/anomalies':
+      return json({
+        ...header,
+        anomalies: [{ ts_ns: nowNs - 60 * S, pid: PID, tid: PID, comm: 'trainer', domain: 'cuda', name: 'cudaStreamSynchronize', dur_ns: 39_200, bytes: 0, median_ns: 1_420, score: 7.4, args: {}, op: null, sampled: false, calls: 1, repeats: 3, last_ts_ns: nowNs - 30 * S, max_dur_ns: 52_000 }],
+        intervals: [{ start_ns: nowNs - 20 * S, end_ns: nowNs - 20 * S + 1_030_000_000, domain: 'cuda', name: 'cudaLaunchKernel', bytes_class: 0, calls: 500, ratio: 2.4, score: 26.1, median_ns: 1_200, dur_ns: 2_880 }],
+        total: 3, interval_total: 1, level_shifts: 0, functions: 12, untracked_calls: 0, coalesced: 2, hangs: [], hang_total: 0,
+      });
+    case '/api/v1/process':
+      return json({
+        ...header,
+        pid: Number(q.get('pid')),
+        comm: 'trainer',
+        functions: [
+          { domain: 'cuda', function: 'cudaMalloc', calls: 20_000, errors: 14_600, nested: 0, timed: 20_000, counted: 0, sampled: false, total_ns: 9e8, p50_ns: 30_000, p99_ns: 90_000, max_ns: 120_000 },
+          { domain: 'cuda', function: 'cudaMallocHost', calls: 3_000, errors: 2_800, nested: 0, timed: 3_000, counted: 0, sampled: false, total_ns: 2e8, p50_ns: 60_000, p99_ns: 99_000, max_ns: 150_000 },
+          { domain: 'cuda', function: 'cudaLaunchKernel', calls: 762_407, errors: 85, nested: 0, timed: 85, counted: 762_407, sampled: true, total_ns: 1.4e9, p50_ns: 1_000, p99_ns: 36_000, max_ns: 36_351 },
+        ],
+        work: [{ stream: 20480, kind: 'kernel', name: 'gemm_kernel', direction: '', count: 9000, graph: 0, errors: 0, bytes: 0 }],
+        waits: { pid: PID, comm: 'trainer', exited: false, wall_ns: 60 * S, waits: [{ kind: 'stream_sync', calls: 900, timed: 900, total_ns: 3 * S, estimated: false, share: 0.05, p50_ns: 2e6, p99_ns: 9e6, max_ns: 1e7 }] },
+        overhead: { pid: PID, cpu_share: 0.004 },
+      });
+    case '/api/v1/kernels':
+      return json({ ...header, kernels: [{ name: 'gemm_kernel', launches: 9000, errors: 0, shapes: [{ grid: [64, 1, 1], block: [256, 1, 1], launches: 9000 }] }], folded: 0 });
+    case '/api/v1/memory':
+      return json({ ...header, processes: [{ pid: PID, comm: 'trainer', device: 0, allocations: 5_600, allocated_bytes: 5e9, frees: 5_000, live_allocations: 600, live_bytes: 6e8, peak_bytes: 9e8, unknown_frees: 0, double_frees: 0, failed_allocations: 17_400, failed_allocations_by_function: { cudaMalloc: 14_600, cudaMallocHost: 2800 }, failed_frees: 0, size_histogram: [], leaks: { count: 0, bytes: 0, largest: [] }, exited: false }], exited_dropped: 0, overflow_calls: 0 });
+    case '/api/v1/nccl':
+      return json({ ...header, collectives: [], folded: 0, gpu_unjoined: 0, communicators: [], untracked_calls: 0 });
+    case '/api/v1/python/folded':
+      return { status: 200, type: 'text/plain', body: '' };
+    case '/api/v1/counters':
+      return json({ ...header, counters: { events: 48, drops: 0, probes: 187 } });
+    case '/metrics':
+      return {
+        status: 200,
+        type: 'text/plain; version=0.0.4',
+        body: ['eacgm_agent_cpu_seconds_total 12.5', 'eacgm_agent_resident_memory_bytes 52428800', 'eacgm_ring_buffer_drops_total 0', 'eacgm_events_total 48', 'eacgm_probes_attached 187', 'eacgm_libraries_attached 3', `eacgm_agent_start_time_seconds ${Math.floor(now / 1000) - 600}`, 'eacgm_store_up 1', 'eacgm_store_size_bytes 1048576'].join('\n') + '\n',
+      };
+    case '/api/v1/history/gpus': {
+      const step = 10;
+      const t0 = Math.floor(now / 1000 / step) * step;
+      const points = [];
+      for (let i = 60; i >= 1; --i) for (const g of gpuList) points.push({ node: 'node-a', gpu: g, t_ns: (t0 - i * step) * S, utilization_mean_percent: o.util, memory_used_mean_bytes: 0, power_mean_watts: 70, temperature_max_celsius: 40 });
+      return json({ window: { ...window, step_ns: step * S }, points });
+    }
+    case '/api/v1/history/jobs':
+      return json({ window, total: 1, next: null, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
+    case '/api/v1/history/nodes':
+      // The first page of three nodes (a page of two).
+      return json({ window, total: 3, next: 'c2', nodes: [
+        { node: 'node-a', processes: 8100, running: 40, jobs: 1, calls: 1_500_000, errors: 17_400, last_ns: nowNs },
+        { node: 'node-b', processes: 2, running: 2, jobs: 1, calls: 500_000, errors: 0, last_ns: nowNs },
+      ] });
+    case '/api/v1/history/processes':
+      return json({ window, processes: Array.from({ length: 8100 }, (_, i) => ({ node: 'node-a', pid: 10_000 + i, start_ns: nowNs - 800 * S, comm: 'short', cmdline: 'short --task', job: null, first_ns: nowNs - 800 * S, last_ns: nowNs - 700 * S, exited: true, calls: 100, errors: 0 })) });
+    default:
+      return json({ error: `no such path: ${route}` }, 404);
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Serves the UI and the made-up agent to `context`; the returned object changes its
+// answers while a test runs: gpus, util; delays and failures by path prefix (delay: ms;
+// fail: an HTTP status, answered with {"error":...}, or 'cut' for a connection that
+// breaks); `requests` lists what was asked, with the answer's size.
+export async function installAgent(context, dist, options = {}) {
+  if (!fs.existsSync(path.join(dist, 'index.html'))) throw new Error(`${dist} holds no build of the UI (cmake --build build --target eacgm_web)`);
+  const agent = { gpus: 2, util: 40, delays: new Map(), failures: new Map(), requests: [], ...options };
+  const match = (map, p) => [...map.entries()].find(([prefix]) => p.startsWith(prefix))?.[1];
+  await context.route(`${ORIGIN}/**`, async (route) => {
+    const url = new URL(route.request().url());
+    const p = url.pathname;
+    if (p === '/' || p.startsWith('/assets/')) {
+      const file = path.join(dist, p === '/' ? 'index.html' : p);
+      if (!fs.existsSync(file)) return route.fulfill({ status: 404, body: '' });
+      return route.fulfill({ status: 200, contentType: TYPES[path.extname(file)] ?? 'application/octet-stream', body: fs.readFileSync(file) });
+    }
+    if (p === '/api/v1/stream') {
+      // One summary event per connection; the page's EventSource comes back a second later.
+      const event = JSON.stringify({ sequence: 1, time_ns: Date.now() * 1e6, functions: [], counters: {} });
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `retry: 1000\n\nevent: summary\ndata: ${event}\n\n` });
+    }
+    const asked = { path: p + url.search, at: Date.now(), bytes: 0 };
+    agent.requests.push(asked);
+    const delay = match(agent.delays, p);
+    if (delay) await sleep(delay);
+    const failure = match(agent.failures, p);
+    try {
+      if (failure === 'cut') return await route.abort('connectionreset');
+      const a = failure ? json({ error: failure === 503 ? 'all workers busy' : `failed (${failure})` }, failure) : answers(agent, url);
+      asked.bytes = a.body.length;
+      return await route.fulfill({ status: a.status, contentType: a.type, body: a.body });
+    } catch {
+      // the page dropped the request (it was left) while it waited
+    }
+  });
+  return agent;
+}

@@ -1,0 +1,213 @@
+// The pages' states in a real browser against a made-up agent (fixture_agent.mjs; ctest
+// web_states): a slow history route holds up only its part of a page, a failed or slow
+// request keeps what was shown and says how old it is, the fleet page reads per-node
+// sums at the store's pace, the overview without a GPU says so once and draws what there
+// is, axes never repeat a label, anomaly rows compare like with like, and the process
+// page says what its two counts of failed allocations count. Usage: node --test
+// states_test.mjs, with EACGM_BIN_DIR=<build dir> (its web-dist/) or EACGM_WEB_DIST.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { launch, screenshot } from './browser.mjs';
+import { installAgent, ORIGIN, PID } from './fixture_agent.mjs';
+
+const BIN = process.env.EACGM_BIN_DIR;
+const DIST = process.env.EACGM_WEB_DIST ?? (BIN ? path.join(BIN, 'web-dist') : null);
+const SHOTS = process.env.EACGM_SHOT_DIR ?? path.join(BIN ?? '.', 'web-screenshots');
+if (!DIST) throw new Error('set EACGM_BIN_DIR to the build directory (or EACGM_WEB_DIST to a build of web/)');
+
+const HISTORY_DELAY_MS = 10_000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Follows a link as a user does (the app stays loaded), then waits until `ready` holds in
+// the page; the time it took, or a failure naming the page and what was missing.
+async function openWithin(page, hash, ms, ready, what) {
+  const t0 = Date.now();
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+  try {
+    await page.waitForFunction(ready, null, { timeout: ms, polling: 20 });
+  } catch {
+    const state = await page.evaluate(() => [...document.querySelectorAll('[data-feed]')].map((e) => `${e.dataset.feed}:${e.dataset.state}`).join(' '));
+    assert.fail(`${hash}: ${what} not shown within ${ms} ms (parts: ${state})`);
+  }
+  return Date.now() - t0;
+}
+
+// The state of a part of the page and the line beside its title.
+async function part(page, feed) {
+  return page.evaluate((name) => {
+    const box = document.querySelector(`[data-feed="${name}"]`);
+    const status = box?.closest('.card')?.querySelector('.feed-state');
+    return { state: box?.dataset.state, status: status?.textContent ?? '', note: box?.previousElementSibling?.textContent ?? '' };
+  }, feed);
+}
+
+describe('page states', () => {
+  let browser;
+  let page;
+  let agent;
+
+  before(async () => {
+    browser = await launch();
+    agent = await installAgent(browser.context, DIST);
+    page = await browser.context.newPage();
+    await page.goto(`${ORIGIN}/#/agent`);
+    await page.locator('#counters tbody tr').first().waitFor({ timeout: 15_000 });
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('with a history route delayed 10 s, every page shows its loading state and the rest of its data within 1 s', async () => {
+    agent.delays.set('/api/v1/history/', HISTORY_DELAY_MS);
+    const rows = (table, text) => `[...document.querySelectorAll('#${table} tbody tr')].some((r) => r.textContent.includes('${text}'))`;
+    const pages = [
+      ['#/', 'the processes, anomalies and live GPU charts, the history store loading',
+        new Function(`return ${rows('processes', 'trainer')} && ${rows('anomalies', 'slow interval')}
+          && Number(document.querySelector('.chart[data-title="GPU utilization"]').dataset.points) > 0
+          && document.querySelector('#gpu-card').dataset.history === 'loading'
+          && /loading/.test(document.querySelector('#gpu-source').textContent)`)],
+      ['#/fleet', 'both parts loading',
+        () => ['jobs', 'nodes'].every((n) => document.querySelector(`[data-feed="${n}"]`).dataset.state === 'loading' && /Loading/.test(document.querySelector(`[data-feed="${n}"]`).previousElementSibling.textContent))],
+      [`#/process/${PID}`, 'the functions, kernels and memory',
+        new Function(`return ${rows('functions', 'cudaMalloc')} && ${rows('kernels', 'gemm_kernel')} && ${rows('memory', '17.4k')}`)],
+      ['#/agent', 'the tiles and counters', new Function(`return /Ring-buffer drops/.test(document.querySelector('#tiles').textContent) && ${rows('counters', 'events')}`)],
+    ];
+    for (const [hash, what, ready] of pages) {
+      const ms = await openWithin(page, hash, 1000, ready, what);
+      console.log(`${hash}: ${what} in ${ms} ms`);
+    }
+    // Only the nodes' route slow: the jobs are there within 1 s, the nodes loading.
+    agent.delays.clear();
+    agent.delays.set('/api/v1/history/nodes', HISTORY_DELAY_MS);
+    await openWithin(page, '#/', 1000, () => document.querySelector('#processes tbody tr'), 'the processes');
+    const t0 = Date.now();
+    await openWithin(page, '#/fleet', 1000, () => /job-9/.test(document.querySelector('#jobs tbody').textContent) && document.querySelector('[data-feed="nodes"]').dataset.state === 'loading', 'the jobs, the nodes loading');
+    await screenshot(page, SHOTS, 'fleet-loading.png');
+    // ... and the nodes once their route answers.
+    await page.locator('#nodes tbody tr', { hasText: 'node-a' }).waitFor({ timeout: HISTORY_DELAY_MS + 5000 });
+    assert.ok(Date.now() - t0 >= HISTORY_DELAY_MS - 500, 'the nodes came with their delayed answer');
+    assert.equal((await part(page, 'nodes')).state, 'ready');
+    agent.delays.clear();
+  });
+
+  it('keeps the data it showed when a request fails or is slow, and says how old it is', async () => {
+    await page.evaluate(() => {
+      location.hash = '#/';
+    });
+    await page.locator('#processes tbody tr', { hasText: 'trainer' }).waitFor({ timeout: 5000 });
+    const wait = async (feed, state, timeout = 15_000) => {
+      const end = Date.now() + timeout;
+      for (;;) {
+        const p = await part(page, feed);
+        if (p.state === state) return p;
+        if (Date.now() > end) assert.fail(`${feed} never ${state}: ${JSON.stringify(p)}`);
+        await sleep(100);
+      }
+    };
+    agent.failures.set('/api/v1/processes', 503);
+    let p = await wait('processes', 'failed');
+    assert.match(p.status, /^updated \d+ s ago, the agent could not answer \(all workers busy\)$/);
+    assert.ok(await page.locator('#processes tbody tr', { hasText: 'trainer' }).count(), 'the rows stay');
+    agent.failures.set('/api/v1/processes', 'cut');
+    await page.waitForFunction(() => /the agent did not answer$/.test(document.querySelector('[data-feed="processes"]').closest('.card').querySelector('.feed-state').textContent), null, { timeout: 15_000 });
+    await screenshot(page, SHOTS, 'overview-failed.png');
+    agent.failures.clear();
+    await wait('processes', 'ready');
+    assert.equal((await part(page, 'processes')).status, '');
+    // A request out for more than 5 s: the data stays, and the line says it waits.
+    agent.delays.set('/api/v1/anomalies', 9000);
+    p = await wait('anomalies', 'slow', 20_000);
+    assert.match(p.status, /^updated \d+ s ago, waiting for the agent$/);
+    assert.ok(await page.locator('#anomalies tbody tr', { hasText: 'slow interval' }).count(), 'the anomalies stay');
+    agent.delays.clear();
+    await wait('anomalies', 'ready', 20_000);
+  });
+
+  it('reads the fleet as per-node sums at the store\'s pace, never the process list', async () => {
+    await page.evaluate(() => {
+      location.hash = '#/fleet';
+    });
+    await page.locator('#nodes tbody tr', { hasText: 'node-a' }).waitFor({ timeout: 5000 });
+    const from = agent.requests.length;
+    await sleep(12_000);
+    const asked = agent.requests.slice(from).map((r) => r.path);
+    assert.deepEqual(asked.filter((p) => p.startsWith('/api/v1/history/processes')), [], 'the process list is never read');
+    const nodes = agent.requests.slice(from).filter((r) => r.path.startsWith('/api/v1/history/nodes'));
+    assert.ok(nodes.length >= 1 && nodes.length <= 2, `the nodes asked once or twice in 12 s (the store takes an interval every 10 s): ${nodes.length}`);
+    assert.ok(nodes.every((r) => r.bytes < 2000), 'each answer is a few hundred bytes');
+    const text = await page.locator('#nodes tbody tr', { hasText: 'node-a' }).innerText();
+    assert.match(text, /8100/);
+    // A list's first page says how many of the window's rows it shows.
+    assert.equal(await page.locator('#nodes-note').innerText(), 'the 2 with most calls of 3');
+    assert.match(await page.locator('#jobs-note').innerText(), /every node of the store$/);
+  });
+
+  it('without a GPU, the overview says so once and shows the traced calls, no empty chart', async () => {
+    agent.gpus = 0;
+    await page.goto(`${ORIGIN}/#/`);
+    await page.locator('#calls-card .chart[data-points]:not([data-points="0"])').waitFor({ timeout: 10_000 });
+    await page.locator('#processes tbody tr', { hasText: 'trainer' }).waitFor({ timeout: 5000 });
+    const said = await page.locator('#gpu-none').innerText();
+    assert.match(said, /^No GPU on this machine/);
+    const body = await page.locator('main').innerText();
+    assert.equal(body.split('No GPU').length - 1, 1, 'said once');
+    assert.doesNotMatch(body, /Time:/);
+    assert.doesNotMatch(body, /after the history store/);
+    const visible = await page.$$eval('#gpu-charts .chart', (cs) => cs.filter((c) => c.offsetParent !== null).length);
+    assert.equal(visible, 0, 'no GPU chart is drawn');
+    const ticks = await page.getAttribute('#calls-card .chart', 'data-y-ticks');
+    assert.ok(ticks && new Set(ticks.split('|')).size === ticks.split('|').length, `calls axis: ${ticks}`);
+    await screenshot(page, SHOTS, 'overview-no-gpu.png');
+    agent.gpus = 2;
+  });
+
+  it('never repeats an axis label, even for values under 1%', async () => {
+    agent.util = 0.6;
+    await page.goto(`${ORIGIN}/#/`);
+    await page.locator('.chart[data-title="GPU utilization"][data-y-ticks]').waitFor({ timeout: 10_000 });
+    for (const title of ['GPU utilization', 'SM active', 'Tensor active', 'GPU memory used', 'Power', 'Temperature']) {
+      const ticks = (await page.getAttribute(`.chart[data-title="${title}"]`, 'data-y-ticks')).split('|');
+      assert.ok(ticks.length >= 2, `${title}: ${ticks}`);
+      ticks.forEach((t, i) => assert.ok(i === 0 || t !== ticks[i - 1], `${title}: ${ticks.join(' ')}`));
+    }
+    agent.util = 40;
+  });
+
+  it('shows an anomaly\'s duration beside a comparable median, and explains the score', async () => {
+    const interval = page.locator('#anomalies tbody tr', { hasText: 'slow interval' });
+    await interval.waitFor({ timeout: 10_000 });
+    const cells = await interval.locator('td').allInnerTexts();
+    // The interval's mean call (2.4 × 1.20 µs), not its length (1.03 s), beside the median.
+    assert.match(cells[4], /^2\.88 µs/);
+    assert.match(cells[4], /mean of 500 calls in 1\.03 s/);
+    assert.equal(cells[5], '1.20 µs');
+    assert.equal(cells[6], '×2.4');
+    const call = await page.locator('#anomalies tbody tr', { hasText: 'slow call' }).locator('td').allInnerTexts();
+    assert.deepEqual([call[4], call[5], call[6]], ['39.2 µs', '1.42 µs', '×27.6']);
+    assert.match(await page.getAttribute('#anomalies th[data-key="score"]', 'title'), /standard deviations/);
+    assert.match(await page.locator('#anoms ~ .legend').innerText(), /^Score: how unusual/);
+  });
+
+  it('says what the memory ledger\'s failed allocations count beside the functions\' errors', async () => {
+    await page.goto(`${ORIGIN}/#/process/${PID}`);
+    await page.locator('#memory tbody tr', { hasText: '17.4k' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#memory th[data-key="failed"]').innerText(), 'Failed allocs');
+    const note = await page.locator('#memory-failed').innerText();
+    assert.match(note, /^Failed allocs: 17\.4k allocation calls that returned an error, of every allocation function/);
+    assert.match(note, /cudaMalloc 14\.6k, cudaMallocHost 2800/);
+    // A function counted in the kernel: its errors are those of its timed calls, said so.
+    const launch = await page.locator('#functions tbody tr', { hasText: 'cudaLaunchKernel' }).locator('td').nth(3).innerText();
+    assert.equal(launch, '85 of 85 timed');
+    await screenshot(page, SHOTS, 'process-memory.png');
+  });
+
+  it('logged no error but the failures it asked for', () => {
+    assert.deepEqual(browser.log.pageErrors, []);
+    const unexpected = browser.log.console.filter((m) => !/status of 503|ERR_CONNECTION_RESET|ERR_FAILED/.test(m));
+    assert.deepEqual(unexpected, []);
+  });
+});
