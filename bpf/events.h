@@ -43,8 +43,9 @@ typedef __s16 eacgm_s16;
  * 12: the `calls_in_flight` map (struct eacgm_call_in_flight) in place of `waiting_calls`,
  * EACGM_CNT_IN_FLIGHT_FULL.
  * 13: the `capture_pids` map: counted probes record each call of those processes
- *     (EACGM_CAPTURE_COOKIE). */
-#define EACGM_ABI_VERSION 13
+ *     (EACGM_CAPTURE_COOKIE).
+ * 14: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED). */
+#define EACGM_ABI_VERSION 14
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -149,6 +150,12 @@ struct eacgm_arg_spec {
 				  * (the return is then asked for at every call) */
 #define EACGM_PROBE_CYCLED 0x400 /* counted probes the budget's duty cycle detaches part of the
 				  * time: they count only while `duty_window` is open */
+#define EACGM_PROBE_TALLY 0x800  /* per-call probes in always-on mode: each call that is not
+				  * nested is also counted at entry in `call_counts` (by process
+				  * and probe; handle, stream and bytes 0), so its count does not
+				  * depend on its record surviving the ring buffer; its record is
+				  * flagged EACGM_REC_TALLIED (a call the map had no room for is
+				  * not, and counts by its record) */
 
 #define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
 
@@ -291,6 +298,8 @@ enum eacgm_record_type {
 #define EACGM_REC_NESTED 0x4       /* made inside a call of an EACGM_PROBE_OUTER probe */
 #define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
 #define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
+#define EACGM_REC_TALLIED 0x20     /* the call is counted in `call_counts` (EACGM_PROBE_TALLY): the
+				    * record says what it did, the count that it happened */
 
 /* One record per call (or per discovery hint). The string areas come last, so a
  * record ends after the last area its probe uses: EACGM_REC_SIZE_* bytes. */

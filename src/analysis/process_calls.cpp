@@ -54,7 +54,7 @@ bool ProcessCalls::evict_exited() {
 void ProcessCalls::add(const CallEvent& event) {
   if (Slot* s = slot_for(event.pid)) {
     s->calls.add(event);
-  } else {
+  } else if (!event.tallied) {  // a tallied call overflows with its probe's count
     ++overflow_events_;
   }
 }

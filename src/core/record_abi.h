@@ -7,7 +7,7 @@
 #include "bpf/events.h"
 
 // The version both sides were built for; bump it (bpf/events.h) with any change here.
-static_assert(EACGM_ABI_VERSION == 13);
+static_assert(EACGM_ABI_VERSION == 14);
 static_assert(sizeof(eacgm_arg_spec) == 8);
 static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
 static_assert(offsetof(eacgm_arg_spec, disp) == 6);
@@ -45,7 +45,8 @@ static_assert(EACGM_PROBE_ENABLED == 0x2);  // muting clears it in place (BpfTra
 static_assert(EACGM_MAX_PROBES == 65536);   // probe ids, and entries of `probes` and `probe_hits`
 static_assert(EACGM_PROBE_SPLIT == 0x40);
 static_assert(EACGM_PROBE_COUNT == 0x80 && EACGM_PROBE_RET_ERR == 0x100 && EACGM_PROBE_WAIT == 0x200 &&
-              EACGM_PROBE_CYCLED == 0x400);
+              EACGM_PROBE_CYCLED == 0x400 && EACGM_PROBE_TALLY == 0x800);
+static_assert(EACGM_REC_TALLIED == 0x20);
 static_assert(sizeof(eacgm_call_in_flight) == 112);  // shared with bpf/py_sample.bpf.c
 static_assert(offsetof(eacgm_call_in_flight, sp) == 8);
 static_assert(offsetof(eacgm_call_in_flight, pid) == 16);

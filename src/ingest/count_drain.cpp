@@ -43,8 +43,10 @@ std::string CountDrain::name_of(const std::shared_ptr<const ProbeInfo>& probe, s
 }
 
 void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings,
-                       const std::function<void()>& after_read) {
+                       const std::function<void()>& after_read,
+                       const std::function<bool(std::uint32_t)>& alive) {
   ++counters_.drains;
+  const std::vector<std::uint32_t> ended = alive ? gone(alive) : std::vector<std::uint32_t>{};
   const std::vector<probe::CountEntry> entries = source_.read_counts();
   if (after_read) after_read();
   for (const probe::CountEntry& e : entries) {
@@ -97,13 +99,21 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     counters_.sampled_calls += t.count;
     timings.push_back(std::move(t));
   }
+  forget(ended);
 }
 
-std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+std::vector<std::uint32_t> CountDrain::gone(const std::function<bool(std::uint32_t)>& alive) const {
   std::set<std::uint32_t> pids;
   for (const auto& [k, v] : seen_) pids.insert(k.pid);
   for (const auto& [k, v] : seen_timings_) pids.insert(k.pid);
-  const std::vector<std::uint32_t> gone = gone_pids(pids, alive);
+  return gone_pids(pids, alive);
+}
+
+std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+  return forget(gone(alive));
+}
+
+std::size_t CountDrain::forget(const std::vector<std::uint32_t>& gone) {
   if (gone.empty()) return 0;
   source_.forget(gone);
   const std::set<std::uint32_t> doomed(gone.begin(), gone.end());

@@ -134,7 +134,7 @@ BpfTracer::~BpfTracer() {
 }
 
 Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted, std::uint8_t sample_shift,
-                            bool cycled) {
+                            bool cycled, bool tally) {
   if (id >= EACGM_MAX_PROBES) {
     return make_error(
         fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
@@ -142,7 +142,7 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   std::lock_guard<std::mutex> lock(ids_mutex_);
   // A reused id starts from zero hits; zeroed before the entry exists, so none are lost.
   if (auto st = reset_hits(id); !st) return st;
-  eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled);
+  eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled, tally);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
     const int err = errno;
     return make_errno_error(err,

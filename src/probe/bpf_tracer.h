@@ -103,9 +103,10 @@ class BpfTracer {
   BpfTracer& operator=(const BpfTracer&) = delete;
 
   // Stores a probe's entry (enabled) and zeroes its hit count; `counted`: an always-on
-  // probe, attached with attach_session; `cycled`: one the duty cycle switches.
+  // probe, attached with attach_session; `cycled`: one the duty cycle switches; `tally`: a
+  // per-call probe whose calls are counted at entry too (EACGM_PROBE_TALLY).
   Status set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted = false,
-                   std::uint8_t sample_shift = 0, bool cycled = false);
+                   std::uint8_t sample_shift = 0, bool cycled = false, bool tally = false);
   // Opens or closes the duty window (bpf/trace.bpf.c duty_window): cycled probes count
   // only while it is open. Open from load.
   Status set_duty_window(DutyWindow state);

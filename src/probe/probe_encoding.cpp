@@ -96,7 +96,8 @@ std::uint8_t stack_words(const eacgm_probe& p) {
 
 }  // namespace
 
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled) {
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled,
+                         bool tally) {
   eacgm_probe p{};
   p.count = count_rule(spec, sample_shift);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
@@ -122,7 +123,8 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
     // A split return is paired in user space: the kernel sends both halves as they come.
     const bool split = spec.with_exit && spec.split_return;
     p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
-              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
+              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0) |
+              (tally && !split ? EACGM_PROBE_TALLY : 0);
   }
   // Only a return can clear the thread's mark.
   if (waits_in_calls(spec) && (counted || (p.flags & EACGM_PROBE_EXIT) != 0)) p.flags |= EACGM_PROBE_WAIT;
