@@ -51,11 +51,11 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
   if (after_read) after_read();
   for (const probe::CountEntry& e : entries) {
     auto probe = table_.get(e.key.probe_id);
+    Seen& s = seen_[e.key];  // kept for unknown probes too, so that their keys are deleted
     if (!probe) {
       ++counters_.unknown_probe;
       continue;
     }
-    Seen& s = seen_[e.key];
     // Fewer calls than last time: the key was deleted and made anew (a reused pid). Each
     // cumulative value's part since the last drain, which it then becomes.
     const bool restarted = e.calls < s.calls;
@@ -85,8 +85,8 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
   counters_.keys = seen_.size();
   for (const probe::DurationEntry& e : source_.read_durations()) {
     auto probe = table_.get(e.key.probe_id);
-    if (!probe) continue;
     SeenTiming& s = seen_timings_[e.key];
+    if (!probe) continue;
     const bool restarted = e.count < s.count;
     CallTimings t{e.key.pid,
                   std::move(probe),
@@ -115,10 +115,20 @@ std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& 
 
 std::size_t CountDrain::forget(const std::vector<std::uint32_t>& gone) {
   if (gone.empty()) return 0;
-  source_.forget(gone);
   const std::set<std::uint32_t> doomed(gone.begin(), gone.end());
-  std::erase_if(seen_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
-  std::erase_if(seen_timings_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
+  std::vector<eacgm_count_key> counts;
+  std::vector<eacgm_duration_key> durations;
+  std::erase_if(seen_, [&](const auto& kv) {
+    if (!doomed.contains(kv.first.pid)) return false;
+    counts.push_back(kv.first);
+    return true;
+  });
+  std::erase_if(seen_timings_, [&](const auto& kv) {
+    if (!doomed.contains(kv.first.pid)) return false;
+    durations.push_back(kv.first);
+    return true;
+  });
+  source_.forget_keys(gone, std::move(counts), std::move(durations));
   counters_.forgotten_pids += gone.size();
   counters_.keys = seen_.size();
   return gone.size();

@@ -133,7 +133,8 @@ TEST_F(DrainFixture, DeletesOnlyTheKeysOfProcessesGoneBeforeTheRead) {
   std::vector<CallTimings> timings;
   bool ended = false;  // pid 11 ends while its counts are read
   const auto alive = [&](std::uint32_t pid) { return pid != 11 || !ended; };
-  drain.drain(counts, timings, [&] { ended = true; }, alive);
+  drain.drain(
+      counts, timings, [&] { ended = true; }, alive);
   EXPECT_TRUE(maps.forgotten.empty());
   maps.counts = {count(10, 1), count(11, 5)};  // its last 3 calls, after the read
   counts.clear();
