@@ -511,6 +511,20 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 		count(EACGM_CNT_RINGBUF_DROPS);
 }
 
+/* The count of `key`, made at its first call; 0 when `call_counts` is full. */
+static __always_inline struct eacgm_count_value *count_value(const struct eacgm_count_key *key)
+{
+	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, key);
+	if (v)
+		return v;
+	struct eacgm_count_value first = {};
+	bpf_map_update_elem(&call_counts, key, &first, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&call_counts, key);
+	if (!v)
+		count(EACGM_CNT_COUNT_MAP_FULL);
+	return v;
+}
+
 /* A per-call probe's call counted at entry (EACGM_PROBE_TALLY) under (process, probe):
  * what the analyses count it by, whether or not its record reaches user space. 0 when
  * `call_counts` is full: its record (unflagged) then counts it. */
@@ -519,16 +533,9 @@ static __always_inline int tally(__u32 pid, __u32 probe_id)
 	struct eacgm_count_key key = {};
 	key.pid = pid;
 	key.probe_id = probe_id;
-	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, &key);
-	if (!v) {
-		struct eacgm_count_value first = {};
-		bpf_map_update_elem(&call_counts, &key, &first, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&call_counts, &key);
-		if (!v) {
-			count(EACGM_CNT_COUNT_MAP_FULL);
-			return 0;
-		}
-	}
+	struct eacgm_count_value *v = count_value(&key);
+	if (!v)
+		return 0;
 	v->calls += 1;
 	return 1;
 }
@@ -898,16 +905,9 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 			bytes <<= (c->bytes_shift & 7);
 		}
 	}
-	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, &key);
-	if (!v) {
-		struct eacgm_count_value first = {};
-		bpf_map_update_elem(&call_counts, &key, &first, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&call_counts, &key);
-		if (!v) {
-			count(EACGM_CNT_COUNT_MAP_FULL);
-			return 1;
-		}
-	}
+	struct eacgm_count_value *v = count_value(&key);
+	if (!v)
+		return 1;
 	v->calls += 1;
 	v->bytes += bytes;
 	v->windowed += in_window;
