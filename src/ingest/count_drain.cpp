@@ -128,7 +128,7 @@ std::size_t CountDrain::forget(const std::vector<std::uint32_t>& gone) {
     durations.push_back(kv.first);
     return true;
   });
-  source_.forget_keys(gone, std::move(counts), std::move(durations));
+  source_.forget_keys(gone, counts, durations);
   counters_.forgotten_pids += gone.size();
   counters_.keys = seen_.size();
   return gone.size();

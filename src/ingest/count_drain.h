@@ -25,8 +25,8 @@ class CountSource {
   virtual void forget(const std::vector<std::uint32_t>& pids) = 0;
   // The keys of exited processes, every one of them read since they exited: deleted as
   // they are, without a walk of the maps. By default, by their processes.
-  virtual void forget_keys(const std::vector<std::uint32_t>& pids, std::vector<eacgm_count_key> counts,
-                           std::vector<eacgm_duration_key> durations) {
+  virtual void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>& counts,
+                           const std::vector<eacgm_duration_key>& durations) {
     (void)counts;
     (void)durations;
     forget(pids);
@@ -40,9 +40,9 @@ class BpfCountSource final : public CountSource {
   std::vector<probe::CountEntry> read_counts() override { return bpf_.read_counts(); }
   std::vector<probe::DurationEntry> read_durations() override { return bpf_.read_durations(); }
   void forget(const std::vector<std::uint32_t>& pids) override { bpf_.forget_counts(pids); }
-  void forget_keys(const std::vector<std::uint32_t>&, std::vector<eacgm_count_key> counts,
-                   std::vector<eacgm_duration_key> durations) override {
-    bpf_.forget_counts(std::move(counts), std::move(durations));
+  void forget_keys(const std::vector<std::uint32_t>&, const std::vector<eacgm_count_key>& counts,
+                   const std::vector<eacgm_duration_key>& durations) override {
+    bpf_.forget_counts(counts, durations);
   }
 
  private:

@@ -425,10 +425,10 @@ void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
   delete_keys_of<eacgm_duration_key>(bpf_map__fd(skel_->maps.call_durations), gone);
 }
 
-void BpfTracer::forget_counts(std::vector<eacgm_count_key> counts,
-                              std::vector<eacgm_duration_key> durations) {
-  delete_keys(bpf_map__fd(skel_->maps.call_counts), std::move(counts));
-  delete_keys(bpf_map__fd(skel_->maps.call_durations), std::move(durations));
+void BpfTracer::forget_counts(const std::vector<eacgm_count_key>& counts,
+                              const std::vector<eacgm_duration_key>& durations) {
+  delete_keys(bpf_map__fd(skel_->maps.call_counts), counts);
+  delete_keys(bpf_map__fd(skel_->maps.call_durations), durations);
 }
 
 Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,

@@ -155,7 +155,8 @@ class BpfTracer {
   void forget_counts(const std::vector<std::uint32_t>& pids);
   // Deletes these always-on keys (those of exited processes, after their last read):
   // no walk of the maps.
-  void forget_counts(std::vector<eacgm_count_key> counts, std::vector<eacgm_duration_key> durations);
+  void forget_counts(const std::vector<eacgm_count_key>& counts,
+                     const std::vector<eacgm_duration_key>& durations);
   // The waiting call of each thread that has made one (bpf/events.h struct
   // eacgm_call_in_flight; ts_ns 0: in none now), in one batch read.
   std::vector<eacgm_call_in_flight> read_calls_in_flight() const;
