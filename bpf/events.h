@@ -45,8 +45,9 @@ typedef __s16 eacgm_s16;
  * 13: the `capture_pids` map: counted probes record each call of those processes
  *     (EACGM_CAPTURE_COOKIE).
  * 14: EACGM_PROBE_CAPTURE_BEGIN/END and the `capturing` map: counted probes record each
- *     call of a process while one of its CUDA stream captures is open. */
-#define EACGM_ABI_VERSION 14
+ *     call of a process while one of its CUDA stream captures is open.
+ * 15: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED). */
+#define EACGM_ABI_VERSION 15
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -162,6 +163,12 @@ struct eacgm_arg_spec {
 				  * so the work recorded into the graph is seen call by call */
 #define EACGM_PROBE_CAPTURE_END 0x1000 /* per-call probes with EXIT: a stream capture closes
 				  * at the call's return */
+#define EACGM_PROBE_TALLY 0x2000 /* per-call probes in always-on mode: each call that is not
+				  * nested is also counted at entry in `call_counts` (by process
+				  * and probe; handle, stream and bytes 0), so its count does not
+				  * depend on its record surviving the ring buffer; its record is
+				  * flagged EACGM_REC_TALLIED (a call the map had no room for is
+				  * not, and counts by its record) */
 
 #define EACGM_COUNT_NONE 0xff /* struct eacgm_count: no such argument */
 
@@ -304,6 +311,8 @@ enum eacgm_record_type {
 #define EACGM_REC_NESTED 0x4       /* made inside a call of an EACGM_PROBE_OUTER probe */
 #define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
 #define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
+#define EACGM_REC_TALLIED 0x20     /* the call is counted in `call_counts` (EACGM_PROBE_TALLY): the
+				    * record says what it did, the count that it happened */
 
 /* One record per call (or per discovery hint). The string areas come last, so a
  * record ends after the last area its probe uses: EACGM_REC_SIZE_* bytes. */

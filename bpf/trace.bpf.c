@@ -529,13 +529,13 @@ static __always_inline void capture_args(const struct arg_regs *regs, struct eac
 	}
 }
 
-/* Fills the parts of a call record known at entry. */
+/* Fills the parts of a call record known at entry; `flags` are its EACGM_REC_* so far. */
 static __always_inline void open_record(struct pt_regs *ctx, struct eacgm_record *r,
 					const struct eacgm_probe *p, __u64 id, __u32 probe_id,
-					int nested)
+					__u16 flags)
 {
 	r->type = EACGM_REC_CALL;
-	r->flags = nested ? EACGM_REC_NESTED : 0;
+	r->flags = flags;
 	r->pid = id >> 32;
 	r->tid = (__u32)id;
 	r->probe_id = probe_id;
@@ -576,6 +576,35 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, r, size, flags) != 0)
 		count(EACGM_CNT_RINGBUF_DROPS);
+}
+
+/* The count of `key`, made at its first call; 0 when `call_counts` is full. */
+static __always_inline struct eacgm_count_value *count_value(const struct eacgm_count_key *key)
+{
+	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, key);
+	if (v)
+		return v;
+	struct eacgm_count_value first = {};
+	bpf_map_update_elem(&call_counts, key, &first, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&call_counts, key);
+	if (!v)
+		count(EACGM_CNT_COUNT_MAP_FULL);
+	return v;
+}
+
+/* A per-call probe's call counted at entry (EACGM_PROBE_TALLY) under (process, probe):
+ * what the analyses count it by, whether or not its record reaches user space. 0 when
+ * `call_counts` is full: its record (unflagged) then counts it. */
+static __always_inline int tally(__u32 pid, __u32 probe_id)
+{
+	struct eacgm_count_key key = {};
+	key.pid = pid;
+	key.probe_id = probe_id;
+	struct eacgm_count_value *v = count_value(&key);
+	if (!v)
+		return 0;
+	v->calls += 1;
+	return 1;
 }
 
 /* Whether a nested call's return is of no use: not where an `outer` probe keeps the
@@ -625,13 +654,18 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 	if (!t && has_exit)
 		t = bpf_task_storage_get(&thread_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	int nested = t && t->depth > 0;
+	/* Counted now, before anything can lose the record (too deep, a full ring buffer);
+	 * a nested call is its outer call's. */
+	__u16 flags = nested ? EACGM_REC_NESTED : 0;
+	if ((p->flags & EACGM_PROBE_TALLY) && !nested && tally(id >> 32, probe_id))
+		flags |= EACGM_REC_TALLIED;
 
 	if (!has_exit || (session && nested && return_of_no_use(ctx, p))) {
 		__u32 zero = 0;
 		struct eacgm_record *r = bpf_map_lookup_elem(&scratch, &zero);
 		if (!r)
 			return 1;
-		open_record(ctx, r, p, id, probe_id, nested);
+		open_record(ctx, r, p, id, probe_id, flags);
 		emit(r, record_size(p));
 		return (p->flags & EACGM_PROBE_SPLIT) ? 0 : 1; /* a split return is a record of its own */
 	}
@@ -648,7 +682,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 	}
 	/* Built in place: the slot is the record until the exit sends it. */
 	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
-	open_record(ctx, slot, p, id, probe_id, nested);
+	open_record(ctx, slot, p, id, probe_id, flags);
 	t->open = n + 1;
 	if (outer)
 		t->depth += 1;
@@ -872,7 +906,7 @@ static __always_inline int capture_entry(struct pt_regs *ctx, const struct eacgm
 	if (n >= EACGM_MAX_INFLIGHT)
 		return 0;
 	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
-	open_record(ctx, slot, p, id, probe_id, t->depth > 0);
+	open_record(ctx, slot, p, id, probe_id, t->depth > 0 ? EACGM_REC_NESTED : 0);
 	t->open = n + 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	*cookie = EACGM_CAPTURE_COOKIE;
@@ -948,16 +982,9 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 			bytes <<= (c->bytes_shift & 7);
 		}
 	}
-	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, &key);
-	if (!v) {
-		struct eacgm_count_value first = {};
-		bpf_map_update_elem(&call_counts, &key, &first, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&call_counts, &key);
-		if (!v) {
-			count(EACGM_CNT_COUNT_MAP_FULL);
-			return 1;
-		}
-	}
+	struct eacgm_count_value *v = count_value(&key);
+	if (!v)
+		return 1;
 	v->calls += 1;
 	v->bytes += bytes;
 	v->windowed += in_window;

@@ -91,7 +91,9 @@ void BudgetController::on_calls(std::span<const CallEvent> calls) {
 void BudgetController::on_counts(std::span<const CallCount> counts, std::span<const CallTimings> timings) {
   std::vector<CallCount> exact;  // while holding: the counts passed on now
   for (const CallCount& c : counts) {
-    if (c.probe && c.probe->hook) {  // counted by the process's hook: exact, and no probe's cost
+    // Counted by the process's hook (exact, and no probe's cost), or a per-call probe's
+    // calls counted at entry (their cost is their records').
+    if (c.probe && (c.probe->hook || c.probe->tallied)) {
       if (holding_) exact.push_back(c);
       continue;
     }

@@ -70,10 +70,11 @@ CallSummary::ProbeSlot CallSummary::slot_for(const std::shared_ptr<const ProbeIn
 }
 
 void CallSummary::add(const CallEvent& event) {
-  ++total_events_;
+  // A tallied call was counted by its probe's CallCount: its record adds only what it did.
+  if (!event.tallied) ++total_events_;
   const ProbeSlot slot = slot_for(event.probe);
   if (slot.slot == kNoEntry) {
-    ++overflow_events_;
+    if (!event.tallied) ++overflow_events_;
     return;
   }
   Entry& e = entries_[slot.slot];
@@ -81,7 +82,7 @@ void CallSummary::add(const CallEvent& event) {
     ++e.nested;  // already counted (and timed) by the outer call that made it
     return;
   }
-  ++e.calls;
+  if (!event.tallied) ++e.calls;
   if (slot.bytes.has_bytes()) {
     e.has_bytes = true;
     if (auto b = slot.bytes.bytes(event)) e.bytes += *b;
@@ -114,6 +115,12 @@ void CallSummary::add(const CallCount& count) {
   }
   Entry& e = entries_[slot.slot];
   e.calls += count.calls;
+  // A per-call probe's calls counted at entry: each has its record too, unless the ring
+  // dropped it.
+  if (count.probe && count.probe->tallied) {
+    e.tallied = true;
+    return;
+  }
   e.counted += count.calls;
   if (count.estimated) {
     e.estimated += count.calls;
@@ -152,7 +159,9 @@ std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
     r.estimated = e.estimated;
     r.calls_error = std::sqrt(e.variance);
     // Counted calls are timed one in N: their total time is estimated from the mean.
-    if (e.counted > 0 && r.timed > 0 && r.timed < r.calls) {
+    // Tallied calls whose records the ring dropped were counted, not timed: the same.
+    if ((e.counted > 0 && r.timed > 0 && r.timed < r.calls) ||
+        (e.tallied && r.timed > 0 && r.timed + r.entry_only < r.calls)) {
       r.total_ns =
           static_cast<std::uint64_t>(e.durations.mean() * static_cast<double>(r.calls - r.entry_only));
     }

@@ -111,6 +111,7 @@ class CallSummary {
     std::uint64_t bytes = 0;
     bool has_bytes = false;
     std::uint64_t counted = 0;
+    bool tallied = false;  // calls counted at entry by a per-call probe (ProbeInfo::tallied)
     std::uint64_t sampled_errors = 0;
     std::uint64_t estimated = 0;
     double variance = 0;  // of the estimated calls

@@ -28,7 +28,7 @@ void GpuActivity::add(const CallEvent& event) {
   if (p->comm.empty()) p->comm = std::string(event.comm_view());
   if (event.ts_ns != 0) p->seen(event.ts_ns, event.ts_ns + event.dur_ns);
   if (event.nested) return;
-  ++p->calls;
+  if (!event.tallied) ++p->calls;  // a tallied call is in its probe's CallCount
   if (event.is_error()) ++p->errors;
 }
 

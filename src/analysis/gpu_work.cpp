@@ -94,7 +94,8 @@ void GpuWorkStats::add(const CallEvent& event) {
 void GpuWorkStats::add(const CallCount& c) {
   // Counted in the kernel (always-on): one layer per operation, so nothing is nested;
   // graph launches are traced per call and never arrive here.
-  if (c.probe == nullptr || c.calls == 0) return;
+  // A per-call probe's counts: its records say what work each call issued.
+  if (c.probe == nullptr || c.calls == 0 || c.probe->tallied) return;
   const WorkRule r = WorkRule::of(c.probe->spec);
   const GpuWork kind = r.kind();
   if (kind != GpuWork::kKernel && kind != GpuWork::kMemset && kind != GpuWork::kCopy) return;

@@ -100,6 +100,7 @@ void HostWaits::add(std::span<const CallCount> counts, std::span<const CallTimin
   };
   std::map<std::pair<std::uint32_t, HostWaitKind>, Interval> intervals;
   for (const CallCount& c : counts) {
+    if (c.probe && c.probe->tallied) continue;  // its records are its calls' waits
     const auto kind = kind_of(c.probe);
     if (kind && from_source(c.pid, *kind, *c.probe)) intervals[{c.pid, *kind}].calls += c.calls;
   }

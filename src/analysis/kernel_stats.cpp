@@ -44,7 +44,8 @@ KernelStats::LaunchArgs KernelStats::launch_args(const CallEvent& event) {
 
 void KernelStats::add(const CallCount& count) {
   // Counted launches (always-on): the kernel by its handle's name; no shapes captured.
-  if (count.probe == nullptr || count.calls == 0) return;
+  // A per-call probe's counts (ProbeInfo::tallied): its records name its launches.
+  if (count.probe == nullptr || count.calls == 0 || count.probe->tallied) return;
   // A hook's launch counts are per function only; its per-kernel counts are GPU time's.
   if (count.probe->hook || dim3_arg(count.probe->spec, "grid") < 0) return;
   if (count.kernel.empty()) {

@@ -26,15 +26,25 @@ ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   return last_slot_;
 }
 
+bool ProcessCalls::current(const std::pair<Clock::time_point, std::uint32_t>& exit) const {
+  auto it = processes_.find(exit.second);
+  return it != processes_.end() && it->second.gone_since == exit.first;
+}
+
+void ProcessCalls::drop_stale_exits() {
+  while (!exits_.empty() && !current(exits_.front())) exits_.pop_front();
+  // Exits behind a kept one that went stale (let go, or the pid came back): bounded too.
+  if (exits_.size() > 2 * options_.max_processes) {
+    std::erase_if(exits_, [this](const auto& exit) { return !current(exit); });
+  }
+}
+
 // At the cap: the process gone the longest makes room, once gone for kMinKeepExited.
 bool ProcessCalls::evict_exited() {
-  auto oldest = processes_.end();
-  for (auto it = processes_.begin(); it != processes_.end(); ++it) {
-    const auto& gone = it->second.gone_since;
-    if (gone && (oldest == processes_.end() || *gone < *oldest->second.gone_since)) oldest = it;
-  }
-  if (oldest == processes_.end() || last_seen_now_ - *oldest->second.gone_since < kMinKeepExited)
-    return false;
+  drop_stale_exits();
+  if (exits_.empty() || last_seen_now_ - exits_.front().first < kMinKeepExited) return false;
+  auto oldest = processes_.find(exits_.front().second);
+  exits_.pop_front();
   if (last_slot_ == &oldest->second) last_slot_ = nullptr;
   processes_.erase(oldest);
   ++evicted_;
@@ -44,7 +54,7 @@ bool ProcessCalls::evict_exited() {
 void ProcessCalls::add(const CallEvent& event) {
   if (Slot* s = slot_for(event.pid)) {
     s->calls.add(event);
-  } else {
+  } else if (!event.tallied) {  // a tallied call overflows with its probe's count
     ++overflow_events_;
   }
 }
@@ -72,6 +82,7 @@ void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::ui
     if (!s.gone_since) {
       if (!is_alive(it->first)) {
         s.gone_since = now;
+        exits_.emplace_back(now, it->first);
         s.dirty = true;  // the view marks it exited
       }
       ++it;
@@ -85,6 +96,7 @@ void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::ui
     }
   }
   sweep_cursor_ = it == processes_.end() ? 0 : it->first;
+  drop_stale_exits();
 }
 
 std::shared_ptr<const ProcessCallsView> ProcessCalls::view() {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -65,9 +66,16 @@ class ProcessCalls {
   };
   Slot* slot_for(std::uint32_t pid);
   bool evict_exited();
+  // Whether `exit` still names its process's exit (not let go, not back since).
+  bool current(const std::pair<Clock::time_point, std::uint32_t>& exit) const;
+  void drop_stale_exits();
 
   Options options_;
   std::map<std::uint32_t, Slot> processes_;
+  // The exits found, oldest first (sweeps run in time order): eviction takes the front,
+  // so a new process at the cap costs no walk over the table (at hundreds of exits a
+  // second, each call of a process refused a place walked all of it).
+  std::deque<std::pair<Clock::time_point, std::uint32_t>> exits_;
   std::uint32_t last_pid_ = 0;
   Slot* last_slot_ = nullptr;
   std::uint32_t sweep_cursor_ = 0;

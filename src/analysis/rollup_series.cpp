@@ -60,8 +60,9 @@ void RollupSeries::add(const CallEvent& event) {
   if (event.nested) return;
   RollupPoint* p = point(static_cast<std::int64_t>(event.ts_ns / 1'000'000'000));
   if (p == nullptr) return;
-  ++p->calls;
   if (event.is_error()) ++p->errors;
+  if (event.tallied) return;  // counted by its probe's CallCount
+  ++p->calls;
   if (event.probe.get() != last_probe_ || last_probe_ == nullptr) {
     last_domain_ = domain_index(event.domain());
     last_probe_ = event.probe.get();

@@ -30,6 +30,9 @@ struct ProbeInfo {
   // Counted inside the process by libeacgm_hook.so, not by a uprobe (ingest/hook_calls.h):
   // exact, and costs the process no trap, so the budget leaves it out.
   bool hook = false;
+  // Per call, and counted at entry too (always-on: EACGM_PROBE_TALLY): its calls arrive
+  // as counts, and its records (CallEvent::tallied) say what each call did.
+  bool tallied = false;
 };
 
 // What a CUDA graph launch executes (ingest/graph_capture.h): the kernels, memsets and
@@ -65,7 +68,10 @@ struct CallEvent {
   std::string str2;  // the second string argument (Python: the source file)
   bool str2_truncated = false;
   bool nested = false;  // made inside a call of an `outer` probe on this thread
-  std::string kernel;   // launches: the kernel's name (DerivedArg kKernelName), or ""
+  // Counted at entry in the kernel (always-on, bpf/events.h EACGM_PROBE_TALLY): the call is
+  // counted by its probe's CallCount, so the record says only what the call did.
+  bool tallied = false;
+  std::string kernel;  // launches: the kernel's name (DerivedArg kKernelName), or ""
   // Recorded into a CUDA graph, not executed: work issued on a capturing stream, or a
   // node added to a graph (ingest/graph_capture.h).
   bool captured = false;

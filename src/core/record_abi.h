@@ -7,7 +7,7 @@
 #include "bpf/events.h"
 
 // The version both sides were built for; bump it (bpf/events.h) with any change here.
-static_assert(EACGM_ABI_VERSION == 14);
+static_assert(EACGM_ABI_VERSION == 15);
 static_assert(sizeof(eacgm_arg_spec) == 8);
 static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
 static_assert(offsetof(eacgm_arg_spec, disp) == 6);
@@ -46,7 +46,9 @@ static_assert(EACGM_MAX_PROBES == 65536);   // probe ids, and entries of `probes
 static_assert(EACGM_PROBE_SPLIT == 0x40);
 static_assert(EACGM_PROBE_COUNT == 0x80 && EACGM_PROBE_RET_ERR == 0x100 && EACGM_PROBE_WAIT == 0x200 &&
               EACGM_PROBE_CYCLED == 0x400);
-static_assert(EACGM_PROBE_CAPTURE_BEGIN == 0x800 && EACGM_PROBE_CAPTURE_END == 0x1000);
+static_assert(EACGM_PROBE_CAPTURE_BEGIN == 0x800 && EACGM_PROBE_CAPTURE_END == 0x1000 &&
+              EACGM_PROBE_TALLY == 0x2000);
+static_assert(EACGM_REC_TALLIED == 0x20);
 static_assert(sizeof(eacgm_call_in_flight) == 112);  // shared with bpf/py_sample.bpf.c
 static_assert(offsetof(eacgm_call_in_flight, sp) == 8);
 static_assert(offsetof(eacgm_call_in_flight, pid) == 16);

@@ -43,17 +43,19 @@ std::string CountDrain::name_of(const std::shared_ptr<const ProbeInfo>& probe, s
 }
 
 void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings,
-                       const std::function<void()>& after_read) {
+                       const std::function<void()>& after_read,
+                       const std::function<bool(std::uint32_t)>& alive) {
   ++counters_.drains;
+  const std::vector<std::uint32_t> ended = alive ? gone(alive) : std::vector<std::uint32_t>{};
   const std::vector<probe::CountEntry> entries = source_.read_counts();
   if (after_read) after_read();
   for (const probe::CountEntry& e : entries) {
     auto probe = table_.get(e.key.probe_id);
+    Seen& s = seen_[e.key];  // kept for unknown probes too, so that their keys are deleted
     if (!probe) {
       ++counters_.unknown_probe;
       continue;
     }
-    Seen& s = seen_[e.key];
     // Fewer calls than last time: the key was deleted and made anew (a reused pid). Each
     // cumulative value's part since the last drain, which it then becomes.
     const bool restarted = e.calls < s.calls;
@@ -83,8 +85,8 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
   counters_.keys = seen_.size();
   for (const probe::DurationEntry& e : source_.read_durations()) {
     auto probe = table_.get(e.key.probe_id);
-    if (!probe) continue;
     SeenTiming& s = seen_timings_[e.key];
+    if (!probe) continue;
     const bool restarted = e.count < s.count;
     CallTimings t{e.key.pid,
                   std::move(probe),
@@ -97,18 +99,36 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     counters_.sampled_calls += t.count;
     timings.push_back(std::move(t));
   }
+  forget(ended);
 }
 
-std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+std::vector<std::uint32_t> CountDrain::gone(const std::function<bool(std::uint32_t)>& alive) const {
   std::set<std::uint32_t> pids;
   for (const auto& [k, v] : seen_) pids.insert(k.pid);
   for (const auto& [k, v] : seen_timings_) pids.insert(k.pid);
-  const std::vector<std::uint32_t> gone = gone_pids(pids, alive);
+  return gone_pids(pids, alive);
+}
+
+std::size_t CountDrain::forget_unless(const std::function<bool(std::uint32_t)>& alive) {
+  return forget(gone(alive));
+}
+
+std::size_t CountDrain::forget(const std::vector<std::uint32_t>& gone) {
   if (gone.empty()) return 0;
-  source_.forget(gone);
   const std::set<std::uint32_t> doomed(gone.begin(), gone.end());
-  std::erase_if(seen_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
-  std::erase_if(seen_timings_, [&](const auto& kv) { return doomed.contains(kv.first.pid); });
+  std::vector<eacgm_count_key> counts;
+  std::vector<eacgm_duration_key> durations;
+  std::erase_if(seen_, [&](const auto& kv) {
+    if (!doomed.contains(kv.first.pid)) return false;
+    counts.push_back(kv.first);
+    return true;
+  });
+  std::erase_if(seen_timings_, [&](const auto& kv) {
+    if (!doomed.contains(kv.first.pid)) return false;
+    durations.push_back(kv.first);
+    return true;
+  });
+  source_.forget_keys(gone, counts, durations);
   counters_.forgotten_pids += gone.size();
   counters_.keys = seen_.size();
   return gone.size();

@@ -23,6 +23,14 @@ class CountSource {
   virtual std::vector<probe::CountEntry> read_counts() = 0;
   virtual std::vector<probe::DurationEntry> read_durations() = 0;
   virtual void forget(const std::vector<std::uint32_t>& pids) = 0;
+  // The keys of exited processes, every one of them read since they exited: deleted as
+  // they are, without a walk of the maps. By default, by their processes.
+  virtual void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>& counts,
+                           const std::vector<eacgm_duration_key>& durations) {
+    (void)counts;
+    (void)durations;
+    forget(pids);
+  }
 };
 
 // The BPF maps of a tracer.
@@ -32,6 +40,10 @@ class BpfCountSource final : public CountSource {
   std::vector<probe::CountEntry> read_counts() override { return bpf_.read_counts(); }
   std::vector<probe::DurationEntry> read_durations() override { return bpf_.read_durations(); }
   void forget(const std::vector<std::uint32_t>& pids) override { bpf_.forget_counts(pids); }
+  void forget_keys(const std::vector<std::uint32_t>&, const std::vector<eacgm_count_key>& counts,
+                   const std::vector<eacgm_duration_key>& durations) override {
+    bpf_.forget_counts(counts, durations);
+  }
 
  private:
   probe::BpfTracer& bpf_;
@@ -54,9 +66,13 @@ class CountDrain {
   // Reads the maps; `counts` and `timings` get what changed since the last drain.
   // `after_read` runs between reading the maps and naming their launch handles: the
   // reader takes in the ring buffer's records there, so that every naming call made
-  // before a counted launch has reached the chain when the launch is named.
+  // before a counted launch has reached the chain when the launch is named. With `alive`,
+  // the processes it finds gone before the read have their keys deleted right after it:
+  // a process can count no more once gone, so that read holds its last counts (one found
+  // gone only after the read might have counted in between).
   void drain(std::vector<CallCount>& counts, std::vector<CallTimings>& timings,
-             const std::function<void()>& after_read = {});
+             const std::function<void()>& after_read = {},
+             const std::function<bool(std::uint32_t)>& alive = {});
   // Deletes the keys of processes for which `alive(pid)` is false (call right after a
   // drain, so their last counts were delivered); returns how many processes.
   std::size_t forget_unless(const std::function<bool(std::uint32_t)>& alive);
@@ -92,6 +108,9 @@ class CountDrain {
       return a.pid == b.pid && a.probe_id == b.probe_id && a.bucket == b.bucket;
     }
   };
+  // The pids that `alive` says are gone, of those with keys.
+  std::vector<std::uint32_t> gone(const std::function<bool(std::uint32_t)>& alive) const;
+  std::size_t forget(const std::vector<std::uint32_t>& gone);
   // The kernel name of a launch handle, from the chain's kernel-name stage.
   std::string name_of(const std::shared_ptr<const ProbeInfo>& probe, std::uint32_t pid, std::uint64_t handle);
 

@@ -65,6 +65,7 @@ RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& 
   std::memcpy(event.ext.data(), r.ext, sizeof(r.ext));
   event.str_truncated = (r.flags & EACGM_REC_STR_TRUNC) != 0;
   event.nested = (r.flags & EACGM_REC_NESTED) != 0;
+  event.tallied = (r.flags & EACGM_REC_TALLIED) != 0;
   event.kernel.clear();  // named by ingest's kernel-name cache after decoding
   event.captured = false;
   if (event.graph) event.graph.reset();

@@ -184,7 +184,7 @@ void RingReader::loop() {
   batcher_.consumer().flush();
 }
 
-void RingReader::drain_counts() {
+void RingReader::drain_counts(bool forget_gone) {
   if (!counts_) return;
   count_batch_.clear();
   timing_batch_.clear();
@@ -192,10 +192,17 @@ void RingReader::drain_counts() {
   // cuModuleGetFunction) whose record may still wait in the ring while the launch is
   // already counted in the maps: the records written before the maps were read go
   // through the chain (and on to the consumers) before the counts are named.
-  counts_->drain(count_batch_, timing_batch_, [this] {
-    ring_buffer__consume(rb_);
-    batcher_.flush();
-  });
+  // Keys of exited processes go at every drain, not at the sweep: under churn hundreds
+  // of processes end a second, and the kernel's map must keep room for the new ones.
+  std::function<bool(std::uint32_t)> alive;
+  if (forget_gone) alive = [](std::uint32_t pid) { return process_exists(pid); };
+  counts_->drain(
+      count_batch_, timing_batch_,
+      [this] {
+        ring_buffer__consume(rb_);
+        batcher_.flush();
+      },
+      alive);
   if (!count_batch_.empty() || !timing_batch_.empty())
     batcher_.consumer().on_counts(count_batch_, timing_batch_);
   const auto& c = counts_->counters();
@@ -267,7 +274,7 @@ void RingReader::end_round() {
   // Counts and waits before the tick (so its snapshot has them) and before a sweep
   // deletes an exited process's keys (so its last counts are read first).
   if (tick || sweep) {
-    drain_counts();
+    drain_counts(true);
     drain_waits();
   }
   if (tick) {
@@ -280,7 +287,6 @@ void RingReader::end_round() {
     // is checked against the living ones (until it is reaped).
     auto alive = [](std::uint32_t pid) { return process_exists(pid); };
     auto gone = batcher_.chain().forget_unless(alive);
-    if (counts_) counts_->forget_unless(alive);
     if (waits_) waits_->forget_unless(alive);
     if (python_) python_->forget_unless(alive);
     forgotten_pids_.fetch_add(gone, std::memory_order_relaxed);

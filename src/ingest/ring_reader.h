@@ -94,7 +94,8 @@ class RingReader {
   void loop();
   void end_round();
   void publish_counters();
-  void drain_counts();
+  // `forget_gone`: also deletes the keys of the processes found gone before the read.
+  void drain_counts(bool forget_gone = false);
   void drain_waits();
   void drain_inflight();
   void drain_gpu_time();

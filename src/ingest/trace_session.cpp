@@ -153,6 +153,7 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   s->attacher_->set_sample_shift(
       static_cast<std::uint8_t>(std::min<std::uint32_t>(options.config.sample_shift, 31)));
   s->attacher_->set_pinned({options.config.pinned.begin(), options.config.pinned.end()});
+  s->attacher_->set_tally(s->count_source_ != nullptr);
   s->attacher_->scan_ld_cache();
   s->attacher_->scan_processes(options.filter_pids ? options.pids : std::vector<int>{});
   s->rescan_python(options.filter_pids ? options.pids : std::vector<int>{});

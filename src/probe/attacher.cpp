@@ -131,9 +131,12 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
   // are traced per call (the same numbers, at the per-call cost).
   info.counted = info.spec.always_on == AlwaysOn::kCount && bpf_.has_session();
   info.cycled = cycled_probe(info, pinned_);
+  // A split probe's halves are paired in user space, which counts the call once paired.
+  info.tallied = tally_ && !info.counted && !(info.spec.with_exit && info.spec.split_return);
   auto probe = table_.add(std::move(info));
   const std::uint8_t shift = times_every_call(probe->spec) ? 0 : sample_shift_;
-  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift, probe->cycled); !st) {
+  if (auto st = bpf_.set_probe(probe->id, probe->spec, probe->counted, shift, probe->cycled, probe->tallied);
+      !st) {
     table_.remove(probe->id);
     fail(st.error());
     return nullptr;
@@ -147,6 +150,11 @@ std::shared_ptr<const ProbeInfo> Attacher::register_probe(
 void Attacher::set_sample_shift(std::uint8_t shift) {
   std::lock_guard<std::mutex> lock(mutex_);
   sample_shift_ = shift;
+}
+
+void Attacher::set_tally(bool tally) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  tally_ = tally;
 }
 
 void Attacher::set_pinned(std::set<std::string> pinned) {

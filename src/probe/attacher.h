@@ -99,6 +99,9 @@ class Attacher {
   Status set_muted(const std::string& function, bool muted);
   // Times one call in 2^shift per CPU of each counted probe attached from now on.
   void set_sample_shift(std::uint8_t shift);
+  // Per-call probes attached from now on are counted at entry too (ProbeInfo::tallied):
+  // where the counted probes' maps are drained (always-on), before the first scan.
+  void set_tally(bool tally);
   // Probes (function or spec names) that stay attached when the others are cycled
   // (probe/always_on.h pinned_probe); before the first scan.
   void set_pinned(std::set<std::string> pinned);
@@ -236,6 +239,7 @@ class Attacher {
   std::set<std::string> muted_functions_;  // muted by name: probes of it attach muted
   AttachStats stats_;
   std::uint8_t sample_shift_ = 4;
+  bool tally_ = false;
   std::set<std::string> pinned_;
   bool cycled_attached_ = true;
   std::set<DriverOperation> at_driver_;  // operations whose driver probes have attached

@@ -144,7 +144,7 @@ BpfTracer::~BpfTracer() {
 }
 
 Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted, std::uint8_t sample_shift,
-                            bool cycled) {
+                            bool cycled, bool tally) {
   if (id >= EACGM_MAX_PROBES) {
     return make_error(
         fmt::format("too many probes (limit {}): narrow --probes or symbol patterns", EACGM_MAX_PROBES));
@@ -152,7 +152,7 @@ Status BpfTracer::set_probe(std::uint32_t id, const ProbeSpec& spec, bool counte
   std::lock_guard<std::mutex> lock(ids_mutex_);
   // A reused id starts from zero hits; zeroed before the entry exists, so none are lost.
   if (auto st = reset_hits(id); !st) return st;
-  eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled);
+  eacgm_probe p = encode_probe(spec, counted, sample_shift, cycled, tally);
   if (bpf_map__update_elem(skel_->maps.probes, &id, sizeof(id), &p, sizeof(p), BPF_ANY)) {
     const int err = errno;
     return make_errno_error(err,
@@ -438,6 +438,12 @@ void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
   const std::set<std::uint32_t> gone(pids.begin(), pids.end());
   delete_keys_of<eacgm_count_key>(bpf_map__fd(skel_->maps.call_counts), gone);
   delete_keys_of<eacgm_duration_key>(bpf_map__fd(skel_->maps.call_durations), gone);
+}
+
+void BpfTracer::forget_counts(const std::vector<eacgm_count_key>& counts,
+                              const std::vector<eacgm_duration_key>& durations) {
+  delete_keys(bpf_map__fd(skel_->maps.call_counts), counts);
+  delete_keys(bpf_map__fd(skel_->maps.call_durations), durations);
 }
 
 Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,

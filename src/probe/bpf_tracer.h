@@ -105,9 +105,10 @@ class BpfTracer {
   BpfTracer& operator=(const BpfTracer&) = delete;
 
   // Stores a probe's entry (enabled) and zeroes its hit count; `counted`: an always-on
-  // probe, attached with attach_session; `cycled`: one the duty cycle switches.
+  // probe, attached with attach_session; `cycled`: one the duty cycle switches; `tally`: a
+  // per-call probe whose calls are counted at entry too (EACGM_PROBE_TALLY).
   Status set_probe(std::uint32_t id, const ProbeSpec& spec, bool counted = false,
-                   std::uint8_t sample_shift = 0, bool cycled = false);
+                   std::uint8_t sample_shift = 0, bool cycled = false, bool tally = false);
   // Opens or closes the duty window (bpf/trace.bpf.c duty_window): cycled probes count
   // only while it is open. Open from load.
   Status set_duty_window(DutyWindow state);
@@ -157,6 +158,10 @@ class BpfTracer {
   std::vector<DurationEntry> read_durations() const;
   // Deletes the always-on keys of these processes (after their last read).
   void forget_counts(const std::vector<std::uint32_t>& pids);
+  // Deletes these always-on keys (those of exited processes, after their last read):
+  // no walk of the maps.
+  void forget_counts(const std::vector<eacgm_count_key>& counts,
+                     const std::vector<eacgm_duration_key>& durations);
   // The waiting call of each thread that has made one (bpf/events.h struct
   // eacgm_call_in_flight; ts_ns 0: in none now), in one batch read.
   std::vector<eacgm_call_in_flight> read_calls_in_flight() const;

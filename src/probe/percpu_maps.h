@@ -120,6 +120,21 @@ void read_hash(int fd, Fn&& each) {
   }
 }
 
+// Deletes these keys of a map, a batch at a time (one by one where the kernel lacks batch
+// deletes, and past a key already gone).
+template <typename Key>
+void delete_keys(int fd, std::vector<Key> keys) {
+  LIBBPF_OPTS(bpf_map_batch_opts, opts);
+  std::size_t at = 0;
+  while (at < keys.size()) {
+    auto n = static_cast<std::uint32_t>(keys.size() - at);
+    if (bpf_map_delete_batch(fd, &keys[at], &n, &opts) == 0) return;
+    if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP) break;
+    at += n + 1;  // keys[at + n] is the one that failed (already gone): skip it
+  }
+  for (; at < keys.size(); ++at) bpf_map_delete_elem(fd, &keys[at]);
+}
+
 // Deletes every key of a map whose `pid` field names one of `gone`.
 template <typename Key>
 void delete_keys_of(int fd, const std::set<std::uint32_t>& gone) {

@@ -99,7 +99,8 @@ std::uint8_t stack_words(const eacgm_probe& p) {
 
 }  // namespace
 
-eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled) {
+eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sample_shift, bool cycled,
+                         bool tally) {
   eacgm_probe p{};
   p.count = count_rule(spec, sample_shift);
   p.nargs = static_cast<std::uint32_t>(std::min(spec.args.size(), std::size_t{EACGM_MAX_ARGS}));
@@ -131,7 +132,8 @@ eacgm_probe encode_probe(const ProbeSpec& spec, bool counted, std::uint8_t sampl
     // A split return is paired in user space: the kernel sends both halves as they come.
     const bool split = spec.with_exit && spec.split_return;
     p.flags = EACGM_PROBE_ENABLED | (spec.with_exit && !split ? EACGM_PROBE_EXIT : 0) |
-              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0);
+              (split ? EACGM_PROBE_SPLIT : 0) | (spec.outer ? EACGM_PROBE_OUTER : 0) |
+              (tally && !split ? EACGM_PROBE_TALLY : 0);
     // The kernel opens a capture at the begin's entry and closes it at the end's return,
     // so it needs both halves of the call.
     if ((p.flags & EACGM_PROBE_EXIT) != 0) {

@@ -14,8 +14,9 @@ namespace eacgm::probe {
 // splits counts by (a launch's kernel) and its bytes, from the spec's derived args;
 // one call in 2^sample_shift per CPU is timed. Probes of calls a thread waits in
 // (waits_in_calls) with a return get EACGM_PROBE_WAIT. `cycled`: a counted probe that
-// counts only while the duty window is open.
+// counts only while the duty window is open. `tally`: a per-call probe whose calls are
+// also counted at entry (EACGM_PROBE_TALLY), so their count does not depend on the ring.
 eacgm_probe encode_probe(const ProbeSpec& spec, bool counted = false, std::uint8_t sample_shift = 0,
-                         bool cycled = false);
+                         bool cycled = false, bool tally = false);
 
 }  // namespace eacgm::probe

@@ -159,6 +159,35 @@ TEST(CallSummary, EntryOnlyCallsAreCountedButNotTimed) {
   EXPECT_EQ(rows[0].function, "cudaDeviceSynchronize");
 }
 
+// A per-call probe counted at entry too (always-on): its calls come from the count, its
+// durations and errors from the records that reached user space, and the total time of
+// the calls whose records were dropped is estimated from the others.
+TEST(CallSummary, TalliedCallsAreCountedOnceWhateverTheirRecords) {
+  auto info = std::make_shared<ProbeInfo>(*probe("cuda", "cudaMalloc"));
+  info->tallied = true;
+  std::shared_ptr<const ProbeInfo> p = info;
+  CallSummary s;
+  CallCount count;
+  count.pid = 1;
+  count.probe = p;
+  count.calls = 4;
+  s.add(count);
+  for (std::int64_t ret : {0, 0, 2}) {  // the fourth call's record was dropped
+    CallEvent e = exit_event(p, 100, ret);
+    e.tallied = true;
+    s.add(e);
+  }
+  const auto rows = s.rows();
+  const CallSummaryRow* r = find(rows, "cudaMalloc");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->calls, 4u);
+  EXPECT_EQ(r->counted, 0u);  // each call has a record, unless the ring dropped it
+  EXPECT_EQ(r->timed, 3u);
+  EXPECT_EQ(r->errors, 1u);
+  EXPECT_EQ(r->total_ns, 400u);
+  EXPECT_EQ(s.total_events(), 4u);
+}
+
 TEST(CallSummary, PointerReturnErrorsAreNulls) {
   auto p = probe("cuda_driver", "cuGetErrorString_like", ReturnKind::kPointer);
   CallSummary s;

@@ -124,6 +124,28 @@ TEST_F(DrainFixture, ForgetsOnlyDeadProcessesAndUnknownProbesAreDropped) {
   EXPECT_EQ(drain.counters().forgotten_pids, 1u);
 }
 
+// A process that ends between the read and the check must keep its keys until a read
+// made after it ended: the calls it made in between are counted then.
+TEST_F(DrainFixture, DeletesOnlyTheKeysOfProcessesGoneBeforeTheRead) {
+  CountDrain drain(maps, table, chain);
+  maps.counts = {count(10, 1), count(11, 2)};
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  bool ended = false;  // pid 11 ends while its counts are read
+  const auto alive = [&](std::uint32_t pid) { return pid != 11 || !ended; };
+  drain.drain(
+      counts, timings, [&] { ended = true; }, alive);
+  EXPECT_TRUE(maps.forgotten.empty());
+  maps.counts = {count(10, 1), count(11, 5)};  // its last 3 calls, after the read
+  counts.clear();
+  drain.drain(counts, timings, {}, alive);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].pid, 11u);
+  EXPECT_EQ(counts[0].calls, 3u);
+  EXPECT_EQ(maps.forgotten, std::vector<std::uint32_t>{11});
+  EXPECT_EQ(drain.counters().forgotten_pids, 1u);
+}
+
 class DropSink final : public CallSink {
  public:
   void take(CallEvent&) override {}
