@@ -43,8 +43,9 @@ typedef __s16 eacgm_s16;
  * 12: the `calls_in_flight` map (struct eacgm_call_in_flight) in place of `waiting_calls`,
  * EACGM_CNT_IN_FLIGHT_FULL.
  * 13: the `capture_pids` map: counted probes record each call of those processes
- *     (EACGM_CAPTURE_COOKIE). */
-#define EACGM_ABI_VERSION 13
+ *     (EACGM_CAPTURE_COOKIE).
+ * 14: eacgm_record.run_delay_ns and EACGM_REC_RUN_DELAY. */
+#define EACGM_ABI_VERSION 14
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -291,6 +292,7 @@ enum eacgm_record_type {
 #define EACGM_REC_NESTED 0x4       /* made inside a call of an EACGM_PROBE_OUTER probe */
 #define EACGM_REC_STR2_TRUNC 0x8   /* str2 was cut at EACGM_STR2_LEN - 1 bytes */
 #define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
+#define EACGM_REC_RUN_DELAY 0x20   /* run_delay_ns is valid (the kernel keeps sched_info) */
 
 /* One record per call (or per discovery hint). The string areas come last, so a
  * record ends after the last area its probe uses: EACGM_REC_SIZE_* bytes. */
@@ -305,7 +307,10 @@ struct eacgm_record {
 	eacgm_s64 ret;       /* return value (rax) */
 	eacgm_u8 fault_mask; /* bit i: argument i could not be read */
 	eacgm_u8 nargs;
-	eacgm_u8 pad[6];
+	eacgm_u8 pad[2];
+	/* Of dur_ns, the time the thread waited runnable for a CPU (its scheduler run delay,
+	 * preemptions included; not time blocked in the call); saturates at ~4.3 s. */
+	eacgm_u32 run_delay_ns;
 	char comm[EACGM_COMM_LEN];
 	eacgm_u64 args[EACGM_MAX_ARGS]; /* captured words (dim3: x | y << 32) */
 	eacgm_u32 ext[EACGM_MAX_ARGS];  /* dim3: z */

@@ -197,7 +197,9 @@ bool AnomalyDetector::add(const CallEvent& event) {
     ++summary_.untracked_calls;
     return false;
   }
-  const double z = judge(*s, std::log(static_cast<double>(event.dur_ns)), 1);
+  // At least 1 ns of the call's own, should the two clocks disagree by a tick.
+  const std::uint64_t own_ns = event.dur_ns - std::min(event.run_delay_ns, event.dur_ns - 1);
+  const double z = judge(*s, std::log(static_cast<double>(own_ns)), 1);
   if (z < 0) return false;
   Anomaly a;
   a.ts_ns = event.ts_ns;
@@ -206,6 +208,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
   a.domain = std::string(event.domain());
   a.name = std::string(event.function());
   a.dur_ns = event.dur_ns;
+  a.run_delay_ns = event.dur_ns - own_ns;
   a.bytes = bytes;
   a.score = z;
   a.median_ns = s->median_ns;
