@@ -381,9 +381,10 @@ TEST(AnomalyDetector, AUniformlySlowLoopIsOneEntryWithItsCount) {
   EXPECT_EQ(s.coalesced, flagged - 1);
 }
 
-// The same loop with the kernel's run delay: the calls held off the CPU are judged by
-// their own time and none is flagged, while a call slow in itself still is, with the part
-// of it that was a wait for a CPU.
+// The same loop with the kernel's run delay: the calls held off the CPU, whose own time
+// is 30 times the others' (they resume cold), are judged by their own time against each
+// other and none is flagged, while a call slow in itself still is, with the part of it
+// that was a wait for a CPU.
 TEST(AnomalyDetector, TimeHeldOffTheCpuIsNotTheCalls) {
   AnomalyDetector detector;
   auto p = probe("cudaMalloc");
@@ -392,8 +393,8 @@ TEST(AnomalyDetector, TimeHeldOffTheCpuIsNotTheCalls) {
     const std::uint64_t ts = 1'000 * kMs + i * kMs / 2;
     CallEvent e = call(p, lognormal(rng), ts);
     if (i > 500 && i % 50 == 0) {
-      e.run_delay_ns = 99 * e.dur_ns;
-      e.dur_ns += e.run_delay_ns;
+      e.run_delay_ns = 1000 * e.dur_ns;
+      e.dur_ns = 30 * e.dur_ns + e.run_delay_ns;
     }
     EXPECT_FALSE(detector.add(e)) << i;
   }
