@@ -46,8 +46,9 @@ typedef __s16 eacgm_s16;
  *     (EACGM_CAPTURE_COOKIE).
  * 14: EACGM_PROBE_CAPTURE_BEGIN/END and the `capturing` map: counted probes record each
  *     call of a process while one of its CUDA stream captures is open.
- * 15: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED). */
-#define EACGM_ABI_VERSION 15
+ * 15: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED).
+ * 16: eacgm_record.run_delay_ns and EACGM_REC_RUN_DELAY. */
+#define EACGM_ABI_VERSION 16
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -313,6 +314,7 @@ enum eacgm_record_type {
 #define EACGM_REC_STOPPED 0x10     /* hint: the process was stopped (SIGSTOP) until attached */
 #define EACGM_REC_TALLIED 0x20     /* the call is counted in `call_counts` (EACGM_PROBE_TALLY): the
 				    * record says what it did, the count that it happened */
+#define EACGM_REC_RUN_DELAY 0x40   /* run_delay_ns is valid (the kernel keeps sched_info) */
 
 /* One record per call (or per discovery hint). The string areas come last, so a
  * record ends after the last area its probe uses: EACGM_REC_SIZE_* bytes. */
@@ -327,7 +329,10 @@ struct eacgm_record {
 	eacgm_s64 ret;       /* return value (rax) */
 	eacgm_u8 fault_mask; /* bit i: argument i could not be read */
 	eacgm_u8 nargs;
-	eacgm_u8 pad[6];
+	eacgm_u8 pad[2];
+	/* Of dur_ns, the time the thread waited runnable for a CPU (its scheduler run delay,
+	 * preemptions included; not time blocked in the call); saturates at ~4.3 s. */
+	eacgm_u32 run_delay_ns;
 	char comm[EACGM_COMM_LEN];
 	eacgm_u64 args[EACGM_MAX_ARGS]; /* captured words (dim3: x | y << 32) */
 	eacgm_u32 ext[EACGM_MAX_ARGS];  /* dim3: z */

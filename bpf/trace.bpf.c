@@ -73,6 +73,29 @@ struct {
 	__uint(max_entries, 16 << 20); /* resized by the agent before load */
 } events SEC(".maps");
 
+/* The kernel's task, as far as read here (CO-RE). sched_info (CONFIG_SCHED_INFO) keeps
+ * run_delay: the ns the task has spent runnable on a run queue, waiting for a CPU (after
+ * a wake-up, or preempted), updated each time it gets one, so it does not move while the
+ * task runs a probe. */
+struct sched_info {
+	unsigned long long run_delay;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct sched_info sched_info;
+} __attribute__((preserve_access_index));
+
+/* The task's run delay so far, 0 where the kernel has no sched_info (the record's
+ * EACGM_REC_RUN_DELAY is then left clear). */
+static __always_inline __u64 task_run_delay(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->sched_info))
+		return 0;
+	return task->sched_info.run_delay;
+}
+
 /* Per-thread state, in task-local storage (no hash map on the hot path): the calls
  * this thread has entered and not yet left (innermost last), and how many `outer`
  * calls are open (what makes other records nested). */
@@ -81,6 +104,7 @@ struct thread_calls {
 	__u32 depth;   /* open EACGM_PROBE_OUTER calls */
 	__u32 dropped; /* entries seen and not stored (too deep) whose exits are to come */
 	__u32 pad;
+	__u64 entry_delay[EACGM_MAX_INFLIGHT]; /* each slot's task_run_delay() at its entry */
 	struct eacgm_record slot[EACGM_MAX_INFLIGHT];
 };
 
@@ -542,6 +566,7 @@ static __always_inline void open_record(struct pt_regs *ctx, struct eacgm_record
 	r->nargs = p->nargs;
 	r->fault_mask = 0;
 	r->dur_ns = 0;
+	r->run_delay_ns = 0;
 	r->ret = 0;
 	r->str[0] = 0;
 	r->str2[0] = 0;
@@ -683,6 +708,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, int session)
 	/* Built in place: the slot is the record until the exit sends it. */
 	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
 	open_record(ctx, slot, p, id, probe_id, flags);
+	t->entry_delay[n & (EACGM_MAX_INFLIGHT - 1)] = task_run_delay(task);
 	t->open = n + 1;
 	if (outer)
 		t->depth += 1;
@@ -715,6 +741,7 @@ static __always_inline int emit_return(struct pt_regs *ctx, const struct eacgm_p
 	r->fault_mask = 0;
 	r->ts_ns = now;
 	r->dur_ns = 0;
+	r->run_delay_ns = 0;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->args[0] = PT_REGS_SP(ctx);
 	r->str[0] = 0;
@@ -761,7 +788,9 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 	}
 	/* No pid filter for paired calls: a thread has open calls only where its entries
 	 * were traced. */
-	struct thread_calls *t = bpf_task_storage_get(&thread_state, bpf_get_current_task_btf(), 0, 0);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 delay = task_run_delay(task);
+	struct thread_calls *t = bpf_task_storage_get(&thread_state, task, 0, 0);
 	if (!t || t->open == 0)
 		return unpaired_exit(t, p);
 	/* Normally the innermost open call; deeper ones are calls whose exits were
@@ -814,6 +843,12 @@ static __always_inline int on_exit(struct pt_regs *ctx)
 	r->dur_ns = now - r->ts_ns;
 	r->ret = (__s64)PT_REGS_RC(ctx);
 	r->flags |= EACGM_REC_HAS_EXIT;
+	if (bpf_core_field_exists(task->sched_info)) {
+		/* The waits for a CPU between entry and exit: judged apart from the call's work. */
+		__u64 waited = delay - t->entry_delay[found & (EACGM_MAX_INFLIGHT - 1)];
+		r->run_delay_ns = waited > 0xffffffffULL ? 0xffffffffU : (__u32)waited;
+		r->flags |= EACGM_REC_RUN_DELAY;
+	}
 	emit(r, p ? record_size(p) : EACGM_REC_SIZE_FULL);
 	return 0;
 }
@@ -907,6 +942,7 @@ static __always_inline int capture_entry(struct pt_regs *ctx, const struct eacgm
 		return 0;
 	struct eacgm_record *slot = &t->slot[n & (EACGM_MAX_INFLIGHT - 1)];
 	open_record(ctx, slot, p, id, probe_id, t->depth > 0 ? EACGM_REC_NESTED : 0);
+	t->entry_delay[n & (EACGM_MAX_INFLIGHT - 1)] = task_run_delay(task);
 	t->open = n + 1;
 	count(EACGM_CNT_CALLS_OPENED);
 	*cookie = EACGM_CAPTURE_COOKIE;
@@ -1067,11 +1103,6 @@ int eacgm_semaphore_hold(struct pt_regs *ctx)
 }
 
 /* Children of traced processes are traced too. */
-struct task_struct {
-	int pid;
-	int tgid;
-} __attribute__((preserve_access_index));
-
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(eacgm_fork, struct task_struct *parent, struct task_struct *child)
 {

@@ -192,12 +192,15 @@ bool AnomalyDetector::add(const CallEvent& event) {
   if (event.dur_ns == 0 || entry->ignored) return false;
   if (interval_start_ns_ == 0) interval_start_ns_ = event.ts_ns;
   const std::uint64_t bytes = entry->bytes.has_bytes() ? entry->bytes.bytes(event).value_or(0) : 0;
-  Stats* s = stats_for(event.probe, *entry, size_class(bytes));
+  const bool held_off = event.run_delay_ns > 0 && 2 * event.run_delay_ns >= event.dur_ns;
+  Stats* s = stats_for(event.probe, *entry, size_class(bytes) + (held_off ? kClasses : 0));
   if (s == nullptr) {
     ++summary_.untracked_calls;
     return false;
   }
-  const double z = judge(*s, std::log(static_cast<double>(event.dur_ns)), 1);
+  // At least 1 ns of the call's own, should the two clocks disagree by a tick.
+  const std::uint64_t own_ns = event.dur_ns - std::min(event.run_delay_ns, event.dur_ns - 1);
+  const double z = judge(*s, std::log(static_cast<double>(own_ns)), 1);
   if (z < 0) return false;
   Anomaly a;
   a.ts_ns = event.ts_ns;
@@ -206,6 +209,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
   a.domain = std::string(event.domain());
   a.name = std::string(event.function());
   a.dur_ns = event.dur_ns;
+  a.run_delay_ns = event.dur_ns - own_ns;
   a.bytes = bytes;
   a.score = z;
   a.median_ns = s->median_ns;
@@ -293,8 +297,8 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
         if (options_.keep > 0) {
           if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
           summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
-                                        std::string(s->name), class_floor(s->size_class), s->k, mean_ns,
-                                        median_ns, ratio, score});
+                                        std::string(s->name), class_floor(s->size_class % kClasses), s->k,
+                                        mean_ns, median_ns, ratio, score});
         }
       } else if (!s->interval_fresh) {
         learn_interval(*s, dx, within);  // a slow interval, like a slow call, is not learnt

@@ -43,6 +43,16 @@
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
 //
+// A call is judged by its duration less its run delay (CallEvent::run_delay_ns: the time its
+// thread waited runnable for a CPU inside it), learnt and flagged alike: on a loaded
+// machine any call may be held off the CPU for milliseconds, which says nothing of the
+// call; time it blocked (a sleep, a wait for the GPU) is its own and stays. A call held
+// off the CPU for at least half its duration is learnt and judged apart from the others
+// of its key (a class of its own, like a size class): it resumes cold, after the switches
+// and with caches another task filled, so a sub-microsecond call's own time is then tens
+// of microseconds. Sampled buckets carry no run delay and are judged by their whole
+// duration.
+//
 // Calls come one by one (per-call records, with their args) or, in always-on mode, as
 // the sampled durations' log buckets per (process, probe): a bucket's calls are judged
 // together at the bucket's mean duration, and an anomaly found there is marked `sampled`
@@ -89,6 +99,7 @@ struct Anomaly {
   std::string domain;
   std::string name;
   std::uint64_t dur_ns = 0;         // the call's duration (a sampled bucket: its calls' mean)
+  std::uint64_t run_delay_ns = 0;   // of dur_ns, the waits for a CPU (judged without them)
   std::uint64_t bytes = 0;          // what the call moved, when its function moves bytes
   double score = 0;                 // the log-duration z-score
   double median_ns = 0;             // the model's median for the call's key when it was flagged
@@ -204,9 +215,9 @@ class AnomalyDetector {
   };
   struct ProbeEntry {
     BytesRule bytes;
-    std::array<Stats*, kClasses> by_class{};
-    bool context = false;  // a torch op or Python function: encloses anomalies
-    bool ignored = false;  // not judged (load-time registrations)
+    std::array<Stats*, 2 * kClasses> by_class{};  // then the same, held off the CPU (above)
+    bool context = false;                         // a torch op or Python function: encloses anomalies
+    bool ignored = false;                         // not judged (load-time registrations)
   };
   struct Pending {  // an anomaly still without its op
     std::uint64_t seq = 0;

@@ -53,6 +53,9 @@ struct GraphWork {
 struct CallEvent {
   std::uint64_t ts_ns = 0;   // entry time, ns since the Unix epoch
   std::uint64_t dur_ns = 0;  // 0 for entry-only probes
+  // Of dur_ns, the time the thread waited runnable for a CPU (the scheduler's run delay);
+  // 0 where unknown (no exit, or a kernel without sched_info).
+  std::uint64_t run_delay_ns = 0;
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::array<char, 16> comm{};  // NUL-terminated

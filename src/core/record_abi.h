@@ -7,7 +7,7 @@
 #include "bpf/events.h"
 
 // The version both sides were built for; bump it (bpf/events.h) with any change here.
-static_assert(EACGM_ABI_VERSION == 15);
+static_assert(EACGM_ABI_VERSION == 16);
 static_assert(sizeof(eacgm_arg_spec) == 8);
 static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
 static_assert(offsetof(eacgm_arg_spec, disp) == 6);
@@ -30,6 +30,7 @@ static_assert(offsetof(eacgm_record, type) == 28);
 static_assert(offsetof(eacgm_record, flags) == 30);
 static_assert(offsetof(eacgm_record, ret) == 32);
 static_assert(offsetof(eacgm_record, fault_mask) == 40);
+static_assert(offsetof(eacgm_record, run_delay_ns) == 44);
 static_assert(offsetof(eacgm_record, comm) == 48);
 static_assert(offsetof(eacgm_record, args) == 64);
 static_assert(offsetof(eacgm_record, ext) == 128);

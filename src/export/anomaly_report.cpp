@@ -35,6 +35,14 @@ std::string repeats_cell(const analysis::Anomaly& a) {
       format_duration(static_cast<double>(a.last_ts_ns > a.ts_ns ? a.last_ts_ns - a.ts_ns : 0)));
 }
 
+// The call's duration, with the part it waited for a CPU (not judged) when there was one.
+std::string duration_cell(const analysis::Anomaly& a) {
+  std::string cell = format_duration(static_cast<double>(a.dur_ns));
+  if (a.run_delay_ns > 0)
+    cell += fmt::format(" ({} run delay)", format_duration(static_cast<double>(a.run_delay_ns)));
+  return cell;
+}
+
 }  // namespace
 
 std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_rows) {
@@ -51,9 +59,9 @@ std::string render_anomalies(const analysis::AnomalySummary& s, std::size_t max_
       shown += a.repeats;
       rows.push_back(
           {std::to_string(a.pid), a.sampled ? "-" : std::to_string(a.tid), function_cell(a.domain, a.name),
-           a.bytes ? format_bytes(a.bytes) : "-", format_duration(static_cast<double>(a.dur_ns)),
-           format_duration(a.median_ns),
-           fmt::format("{:.0f}", a.median_ns > 0 ? static_cast<double>(a.dur_ns) / a.median_ns : 0.0),
+           a.bytes ? format_bytes(a.bytes) : "-", duration_cell(a), format_duration(a.median_ns),
+           fmt::format("{:.0f}",
+                       a.median_ns > 0 ? static_cast<double>(a.dur_ns - a.run_delay_ns) / a.median_ns : 0.0),
            fmt::format("{:.1f}", a.score), a.op.empty() ? "-" : a.op, repeats_cell(a), args_cell(a)});
     }
     out += render_columns(rows, {true, true, false, true, true, true, true, true, false, true, false});
@@ -83,23 +91,25 @@ nlohmann::json anomalies_json(const analysis::AnomalySummary& s) {
   json calls = json::array();
   for (const auto& a : s.recent) {
     // args: the call's, named as the events write them; {} for a sampled bucket.
-    calls.push_back(json{{"ts_ns", a.ts_ns},
-                         {"pid", a.pid},
-                         {"tid", a.tid},
-                         {"comm", a.comm},
-                         {"domain", a.domain},
-                         {"name", a.name},
-                         {"dur_ns", a.dur_ns},
-                         {"bytes", a.bytes},
-                         {"median_ns", a.median_ns},
-                         {"score", a.score},
-                         {"args", a.call ? json_args<json>(*a.call) : json::object()},
-                         {"op", a.op.empty() ? json(nullptr) : json(a.op)},
-                         {"sampled", a.sampled},
-                         {"calls", a.calls},
-                         {"repeats", a.repeats},
-                         {"last_ts_ns", a.last_ts_ns},
-                         {"max_dur_ns", a.max_dur_ns}});
+    json call{{"ts_ns", a.ts_ns},
+              {"pid", a.pid},
+              {"tid", a.tid},
+              {"comm", a.comm},
+              {"domain", a.domain},
+              {"name", a.name},
+              {"dur_ns", a.dur_ns},
+              {"bytes", a.bytes},
+              {"median_ns", a.median_ns},
+              {"score", a.score},
+              {"args", a.call ? json_args<json>(*a.call) : json::object()},
+              {"op", a.op.empty() ? json(nullptr) : json(a.op)},
+              {"sampled", a.sampled},
+              {"calls", a.calls},
+              {"repeats", a.repeats},
+              {"last_ts_ns", a.last_ts_ns},
+              {"max_dur_ns", a.max_dur_ns}};
+    if (a.run_delay_ns > 0) call["run_delay_ns"] = a.run_delay_ns;
+    calls.push_back(std::move(call));
   }
   json intervals = json::array();
   for (const auto& v : s.intervals) {

@@ -107,6 +107,9 @@ std::string capture_trace_json(const CapturedWindow& w, const std::vector<analys
   std::size_t anomalies_written = 0;
   for (const auto& a : anomalies) {
     if (a.pid != w.pid || a.ts_ns < begin || a.ts_ns > end) continue;
+    json args{{"domain", a.domain}, {"dur_ns", a.dur_ns}, {"median_ns", a.median_ns},
+              {"score", a.score},   {"op", a.op},         {"sampled", a.sampled}};
+    if (a.run_delay_ns > 0) args["run_delay_ns"] = a.run_delay_ns;
     add({{"ph", "i"},
          {"s", "t"},
          {"name", "anomaly: " + a.name},
@@ -114,13 +117,7 @@ std::string capture_trace_json(const CapturedWindow& w, const std::vector<analys
          {"ts", to_us(a.ts_ns)},
          {"pid", a.pid},
          {"tid", a.tid},
-         {"args",
-          {{"domain", a.domain},
-           {"dur_ns", a.dur_ns},
-           {"median_ns", a.median_ns},
-           {"score", a.score},
-           {"op", a.op},
-           {"sampled", a.sampled}}}});
+         {"args", std::move(args)}});
     ++anomalies_written;
   }
   for (const auto& s : w.stacks) add(python_sample(s, w.wall_offset_ns));

@@ -284,6 +284,10 @@ void append_jsonl(Buf& out, const CallEvent& e) {
   if (e.has_exit) {
     put(out, ",\"dur_ns\":");
     put_uint(out, e.dur_ns);
+    if (e.run_delay_ns > 0) {  // only where the thread waited for a CPU in the call
+      put(out, ",\"run_delay_ns\":");
+      put_uint(out, e.run_delay_ns);
+    }
     out.push_back(',');
     append_json_result(out, e);
   } else {

@@ -12,7 +12,7 @@
 namespace eacgm::exporting {
 
 // {"ts_ns":..,"pid":..,"tid":..,"comm":"..","domain":"..","name":"..","dur_ns":..,
-//  "ret":..,"args":{...}} followed by '\n'.
+//  ["run_delay_ns":..,] "ret":..,"args":{...}} followed by '\n'.
 void append_jsonl(fmt::memory_buffer& out, const CallEvent& e);
 
 // The pieces of a JSON Lines call record that other formats carry as they are:

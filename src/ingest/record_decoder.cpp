@@ -1,6 +1,7 @@
 // Record decoding: the hot path of ingest (millions of records per second).
 #include "ingest/record_decoder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/record_abi.h"
@@ -58,6 +59,9 @@ RecordKind RecordDecoder::decode(const void* data, std::size_t size, CallEvent& 
   event.probe = probe;
   event.has_exit = (r.flags & EACGM_REC_HAS_EXIT) != 0;
   event.dur_ns = event.has_exit ? r.dur_ns : 0;
+  event.run_delay_ns = event.has_exit && (r.flags & EACGM_REC_RUN_DELAY)
+                           ? std::min<std::uint64_t>(r.run_delay_ns, r.dur_ns)
+                           : 0;
   event.ret = event.has_exit ? r.ret : 0;
   event.fault_mask = r.fault_mask;
   event.nargs = r.nargs > kMaxArgs ? kMaxArgs : r.nargs;

@@ -4,7 +4,8 @@
 // loaded machine whose intervals swing together, which alone raises none; a lasting
 // shift is learnt again; an outlier does not hide the next; sizes are judged apart;
 // sampled buckets are judged; the enclosing op completes an anomaly; repeats of a
-// process's function are coalesced into one entry per window; memory is capped.
+// process's function are coalesced into one entry per window; a call is judged without
+// the time it waited for a CPU; memory is capped.
 #include "analysis/anomaly_detector.h"
 
 #include <gtest/gtest.h>
@@ -378,6 +379,34 @@ TEST(AnomalyDetector, AUniformlySlowLoopIsOneEntryWithItsCount) {
   EXPECT_EQ(a.max_dur_ns, slowest);
   EXPECT_LT(a.ts_ns, a.last_ts_ns);
   EXPECT_EQ(s.coalesced, flagged - 1);
+}
+
+// The same loop with the kernel's run delay: the calls held off the CPU, whose own time
+// is 30 times the others' (they resume cold), are judged by their own time against each
+// other and none is flagged, while a call slow in itself still is, with the part of it
+// that was a wait for a CPU.
+TEST(AnomalyDetector, TimeHeldOffTheCpuIsNotTheCalls) {
+  AnomalyDetector detector;
+  auto p = probe("cudaMalloc");
+  std::mt19937_64 rng(13);
+  for (std::uint64_t i = 0; i < 20'000; ++i) {
+    const std::uint64_t ts = 1'000 * kMs + i * kMs / 2;
+    CallEvent e = call(p, lognormal(rng), ts);
+    if (i > 500 && i % 50 == 0) {
+      e.run_delay_ns = 1000 * e.dur_ns;
+      e.dur_ns = 30 * e.dur_ns + e.run_delay_ns;
+    }
+    EXPECT_FALSE(detector.add(e)) << i;
+  }
+  CallEvent slow = call(p, 50 * kMs, 20'000 * kMs);
+  slow.run_delay_ns = 3 * kMs;
+  EXPECT_TRUE(detector.add(slow));
+  const auto& s = detector.summary();
+  EXPECT_EQ(s.total, 1u);
+  ASSERT_EQ(s.recent.size(), 1u);
+  EXPECT_EQ(s.recent[0].dur_ns, 50 * kMs);
+  EXPECT_EQ(s.recent[0].run_delay_ns, 3 * kMs);
+  EXPECT_EQ(s.level_shifts, 0u);
 }
 
 // Repeats merge per process, function and kind, within the window of the entry's last one.

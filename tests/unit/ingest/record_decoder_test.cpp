@@ -64,6 +64,26 @@ TEST(RecordDecoder, DecodesCallFields) {
   EXPECT_GE(e.ts_ns + 1'000'000, before);
   EXPECT_LE(e.ts_ns, realtime_ns());
   EXPECT_EQ(decoder.counters().calls, 1u);
+  EXPECT_EQ(e.run_delay_ns, 0u);  // no EACGM_REC_RUN_DELAY: unknown
+}
+
+// The run delay counts only where the kernel said it is kept, and never beyond the call.
+TEST(RecordDecoder, RunDelayIsTheCallsWaitForACpu) {
+  probe::ProbeTable table;
+  auto probe = table.add(malloc_probe());
+  RecordDecoder decoder(table);
+  eacgm_record r = call_record(probe->id);
+  r.flags |= EACGM_REC_RUN_DELAY;
+  r.run_delay_ns = 1000;
+  CallEvent e;
+  ASSERT_EQ(decoder.decode(&r, sizeof(r), e), RecordKind::kCall);
+  EXPECT_EQ(e.run_delay_ns, 1000u);
+  r.run_delay_ns = 5000;
+  ASSERT_EQ(decoder.decode(&r, sizeof(r), e), RecordKind::kCall);
+  EXPECT_EQ(e.run_delay_ns, 1234u);
+  r.flags = 0;  // entry only
+  ASSERT_EQ(decoder.decode(&r, sizeof(r), e), RecordKind::kCall);
+  EXPECT_EQ(e.run_delay_ns, 0u);
 }
 
 // A split probe's return (bpf/events.h EACGM_PROBE_SPLIT): the return value and, in
