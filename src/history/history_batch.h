@@ -92,6 +92,7 @@ struct GpuProcessRecord {
   std::uint64_t samples = 0;
   std::optional<std::uint64_t> memory_max;
   std::optional<double> sm_mean;
+  std::optional<std::uint64_t> idle_samples;  // of `samples`, those with the GPU idle
 };
 
 struct AnomalyRecord {

@@ -47,7 +47,7 @@ Result<std::shared_ptr<HistoryWriter>> make_history_writer(
   auto store = open_store(setup.url);
   if (!store) return std::move(store).take_error();
   if (!facts) facts = std::make_shared<sample::ProcFacts>();
-  IntervalBuilder builder(std::move(facts), proc_start_ns);
+  IntervalBuilder builder(std::move(facts), proc_start_ns, setup.idle_threshold);
   return std::make_shared<HistoryWriter>(std::move(store).value(), std::move(source), std::move(builder),
                                          setup.options, std::move(log));
 }

@@ -17,6 +17,7 @@ struct HistorySetup {
   std::string url;
   bool url_given = false;  // named by --store or [store] url (else the default)
   HistoryOptions options;
+  double idle_threshold = 0.05;  // [report]: a pass's activity under it is idle
 };
 
 // nullopt: no history ("off"). `flag_url` and `flag_node` override the config ("" not given).

@@ -36,8 +36,9 @@ void learn_workload(ProcessRecord& r, sample::Workload w) {
 
 }  // namespace
 
-IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of)
-    : facts_(std::move(facts)), start_of_(std::move(start_of)) {}
+IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of,
+                                 double idle_threshold)
+    : facts_(std::move(facts)), start_of_(std::move(start_of)), idle_threshold_(idle_threshold) {}
 
 IntervalBuilder::Known& IntervalBuilder::known(std::uint32_t pid, std::int64_t t_ns) {
   auto it = processes_.find(pid);
@@ -68,8 +69,16 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
   last_gpu_sequence_ = pass.sequence;
   const std::int64_t pass_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(pass.time.time_since_epoch()).count();
+  std::set<std::uint32_t> idle;  // the GPUs under the idle threshold in this pass
   for (const DeviceSample& d : pass.devices) {
     if (d.lost) continue;
+    std::optional<double> activity;
+    if (d.gpm && d.gpm->sm_active) {
+      activity = d.gpm->sm_active;
+    } else if (d.utilization_gpu_percent) {
+      activity = *d.utilization_gpu_percent / 100.0;
+    }
+    if (activity && *activity < idle_threshold_) idle.insert(d.index);
     EnergyTrack& e = energy_[d.index];
     if (d.energy_total_millijoules && e.read_mj != d.energy_total_millijoules) {
       e.read_mj = d.energy_total_millijoules;
@@ -107,6 +116,7 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
   for (const ProcessSample& p : pass.processes) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
     ++a.samples;
+    if (idle.count(p.gpu_index) != 0) ++a.idle_samples;
     if (p.used_memory_bytes) a.mem_max = std::max(a.mem_max.value_or(0), *p.used_memory_bytes);
     if (p.sm_utilization_percent) {
       a.sm_sum += *p.sm_utilization_percent;
@@ -224,6 +234,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     r.gpu = key.first;
     r.process = known(key.second, t_ns).record.key;
     r.samples = a.samples;
+    r.idle_samples = a.idle_samples;
     r.memory_max = a.mem_max;
     if (a.sm_n) r.sm_mean = a.sm_sum / static_cast<double>(a.sm_n);
     batch.gpu_processes.push_back(r);

@@ -29,7 +29,10 @@ class IntervalBuilder {
  public:
   // When a process started (Unix ns), nullopt when it is gone; default: /proc.
   using StartOf = std::function<std::optional<std::int64_t>(std::uint32_t pid)>;
-  IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of);
+  // `idle_threshold`: the activity (0..1: SM activity where GPM gives it, else
+  // utilization) under which a pass counts toward a process's idle_samples ([report]).
+  IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of,
+                  double idle_threshold = 0.05);
 
   // A GPU sampling pass (each is counted once, by its sequence).
   void observe_gpu(const GpuSnapshot& pass);
@@ -85,7 +88,7 @@ class IntervalBuilder {
   // reading of the last minute.
   static std::optional<double> energy_at(const EnergyTrack& e, std::int64_t end_ns);
   struct GpuProcAcc {
-    std::uint64_t samples = 0, sm_n = 0;
+    std::uint64_t samples = 0, idle_samples = 0, sm_n = 0;
     double sm_sum = 0;
     std::optional<std::uint64_t> mem_max;
   };
@@ -102,6 +105,7 @@ class IntervalBuilder {
 
   std::shared_ptr<const sample::ProcessFacts> facts_;
   StartOf start_of_;
+  double idle_threshold_;
   std::map<std::uint32_t, Known> processes_;
   std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
   std::map<std::string, std::uint64_t> kernels_written_;

@@ -3,6 +3,7 @@
 #include "history/job_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -33,10 +34,37 @@ struct HeldInterval {
   double sm_sum = 0;                // their SM shares
   std::uint64_t memory = 0;         // their memory together
   const HeldGpuRow* gpu = nullptr;  // the GPU's columns (the same in each of its rows)
+  // The parts of the span held and held idle: the most of any of the job's processes (the
+  // union of their passes is not stored; a job's processes on one GPU mostly overlap).
+  // No idle part where a row has no idle passes counted.
+  double held = 0;
+  std::optional<double> idle = 0.0;
+  void add(const HeldGpuRow& r);
 };
+
+// The part of an interval `n` of its `of` passes stand for; the whole where unknown.
+double part_of(std::uint64_t n, std::uint64_t of) {
+  if (of == 0 || n == 0) return 1.0;
+  return std::min(1.0, static_cast<double>(n) / static_cast<double>(of));
+}
+
+void HeldInterval::add(const HeldGpuRow& r) {
+  ++processes;
+  sm_sum += r.sm_mean.value_or(0);
+  memory += r.memory_max.value_or(0);
+  held = std::max(held, part_of(r.samples, r.gpu_samples));
+  if (!idle) return;
+  if (!r.idle_samples || r.gpu_samples == 0) {
+    idle.reset();
+  } else {
+    idle = std::max(*idle,
+                    std::min(1.0, static_cast<double>(*r.idle_samples) / static_cast<double>(r.gpu_samples)));
+  }
+}
 
 struct JobSums {
   JobReportRow row;
+  bool any = false;
   std::set<std::string> nodes;
   std::set<std::pair<std::string, std::uint32_t>> gpus;  // node, index
   Bases activity, energy, share;
@@ -60,36 +88,49 @@ std::pair<double, const char*> share_of(const HeldInterval& h) {
   return {static_cast<double>(h.processes) / static_cast<double>(g.gpu_processes), "equal"};
 }
 
-void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, const ReportOptions& options) {
-  const HeldGpuRow& g = *h.gpu;
-  JobReportRow& row = j.row;
-  const double hours = static_cast<double>(h.span_ns) / kNsPerHour;
-  row.gpu_hours += hours;
-  row.first_ns = row.last_ns == 0 ? h.t_ns : std::min(row.first_ns, h.t_ns);
-  row.last_ns = std::max(row.last_ns, h.t_ns + h.span_ns);
-
-  bool idle = false;
-  if (auto a = activity_of(g)) {
-    j.activity.seen.insert(a->second);
-    row.active_gpu_hours += hours * std::clamp(a->first, 0.0, 1.0);
-    idle = a->first < options.idle_threshold;
-  } else {
-    row.unmeasured_gpu_hours += hours;
-  }
-  // A stretch goes on while the same GPU's next interval follows on (within half a span).
-  const auto here = std::tuple{first.node, first.gpu, h.t_ns};
+// An idle run goes on through wholly idle intervals of one GPU that follow on (within
+// half a span); a partly idle one ends the run and starts the next, its idle passes taken
+// at both of its ends (where a compute/sleep cycle puts them).
+void add_idle(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, double idle_part) {
   const bool follows = j.idle_end && std::get<0>(*j.idle_end) == first.node &&
                        std::get<1>(*j.idle_end) == first.gpu &&
                        h.t_ns - std::get<2>(*j.idle_end) <= h.span_ns / 2;
-  if (idle) {
-    row.idle_gpu_hours += hours;
-    j.idle_run_ns = (follows ? j.idle_run_ns : 0) + h.span_ns;
-    row.longest_idle_ns = std::max(row.longest_idle_ns, j.idle_run_ns);
-    j.idle_end = std::tuple{std::get<0>(here), std::get<1>(here), h.t_ns + h.span_ns};
+  if (!follows) j.idle_run_ns = 0;
+  const auto idle_ns = static_cast<std::int64_t>(std::llround(static_cast<double>(h.span_ns) * idle_part));
+  std::int64_t& longest = j.row.longest_idle_ns;
+  if (idle_ns >= h.span_ns) {
+    j.idle_run_ns += h.span_ns;
+    longest = std::max(longest, j.idle_run_ns);
   } else {
-    j.idle_end.reset();
-    j.idle_run_ns = 0;
+    longest = std::max(longest, j.idle_run_ns + idle_ns);
+    j.idle_run_ns = idle_ns;
   }
+  j.idle_end = std::tuple{first.node, first.gpu, h.t_ns + h.span_ns};
+}
+
+void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, const ReportOptions& options) {
+  const HeldGpuRow& g = *h.gpu;
+  JobReportRow& row = j.row;
+  const double span_hours = static_cast<double>(h.span_ns) / kNsPerHour;
+  const double hours = span_hours * h.held;
+  row.gpu_hours += hours;
+  // Held time is at the interval's end where the job came, at its start where it went.
+  const auto held_ns = static_cast<std::int64_t>(std::llround(static_cast<double>(h.span_ns) * h.held));
+  row.first_ns = j.any ? std::min(row.first_ns, h.t_ns + h.span_ns - held_ns) : h.t_ns + h.span_ns - held_ns;
+  row.last_ns = j.any ? std::max(row.last_ns, h.t_ns + held_ns) : h.t_ns + held_ns;
+  j.any = true;
+
+  // Idle passes where counted, else the interval's mean activity decides for all of it.
+  double idle_part = h.idle ? std::min(*h.idle, h.held) : 0.0;
+  if (auto a = activity_of(g)) {
+    j.activity.seen.insert(a->second);
+    row.active_gpu_hours += hours * std::clamp(a->first, 0.0, 1.0);
+    if (!h.idle && a->first < options.idle_threshold) idle_part = h.held;
+  } else {
+    row.unmeasured_gpu_hours += hours;
+  }
+  row.idle_gpu_hours += span_hours * idle_part;
+  add_idle(j, first, h, idle_part);
 
   if (g.tensor_active_mean) {
     j.tensor_weighted += *g.tensor_active_mean * hours;
@@ -110,7 +151,7 @@ void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, co
   if (energy_mj) {
     const auto [share, basis] = share_of(h);
     j.share.seen.insert(basis);
-    row.energy_kwh += *energy_mj * share / kMjPerKwh;
+    row.energy_kwh += *energy_mj * h.held * share / kMjPerKwh;
   }
 }
 
@@ -138,13 +179,14 @@ std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const Re
   std::map<std::string, JobSums> jobs;
   for (std::size_t i = 0; i < held.size();) {
     const HeldGpuRow& first = held[i];
-    HeldInterval h{first.t_ns, first.span_ns, 0, 0, 0, &first};
+    HeldInterval h;
+    h.t_ns = first.t_ns;
+    h.span_ns = first.span_ns;
+    h.gpu = &first;
     for (; i < held.size() && held[i].job == first.job && held[i].node == first.node &&
            held[i].gpu == first.gpu && held[i].t_ns == first.t_ns;
          ++i) {
-      ++h.processes;
-      h.sm_sum += held[i].sm_mean.value_or(0);
-      h.memory += held[i].memory_max.value_or(0);
+      h.add(held[i]);
     }
     JobSums& j = jobs[first.job];
     j.row.job = first.job;
@@ -162,6 +204,8 @@ std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const Re
     row.activity_basis = j.activity.joined({"sm_active", "utilization"});
     row.energy_basis = j.energy.joined({"counter", "power"});
     row.share_basis = j.share.joined({"sole", "sm", "equal"});
+    // A job held for less than an interval: its times lie within that interval.
+    if (row.last_ns < row.first_ns) std::swap(row.first_ns, row.last_ns);
     if (j.tensor_hours > 0) row.tensor_active_mean = j.tensor_weighted / j.tensor_hours;
     row.cost = row.gpu_hours * options.gpu_hour_price;
     row.idle_cost = row.idle_gpu_hours * options.gpu_hour_price;

@@ -43,6 +43,11 @@ struct HeldGpuRow {
   std::optional<double> power_mean_w;
   std::optional<double> energy_mj;
   std::optional<std::int64_t> energy_counter_ns;
+  // The sampling passes of the interval that listed the process, those of them in which
+  // the GPU was idle (none in rows written before it was counted), and the GPU's passes.
+  std::uint64_t samples = 0;
+  std::optional<std::uint64_t> idle_samples;
+  std::uint64_t gpu_samples = 0;
 };
 
 // [report]: the price of a GPU-hour and when a held GPU counts as idle.
@@ -56,11 +61,11 @@ struct JobReportRow {
   std::string job;
   std::vector<std::string> nodes;    // sorted
   std::uint32_t gpus = 0;            // distinct (node, GPU) held
-  double gpu_hours = 0;              // held
-  double active_gpu_hours = 0;       // held, weighted by activity
-  double idle_gpu_hours = 0;         // held with activity under the threshold
+  double gpu_hours = 0;              // held (the passes that listed a process of the job)
+  double active_gpu_hours = 0;       // held, weighted by the interval's mean activity
+  double idle_gpu_hours = 0;         // held in passes with activity under the threshold
   double unmeasured_gpu_hours = 0;   // held with neither GPM nor utilization
-  std::int64_t longest_idle_ns = 0;  // one GPU's longest run of idle intervals
+  std::int64_t longest_idle_ns = 0;  // one GPU's longest idle run (docs/job-report.md)
   // What activity is: "sm_active" (GPM), "utilization" (NVML's, /100), both joined by
   // "+" when its GPUs differ, "none".
   std::string activity_basis;
@@ -75,8 +80,8 @@ struct JobReportRow {
   std::string share_basis;
   double cost = 0;
   double idle_cost = 0;
-  std::int64_t first_ns = 0;  // its first interval held
-  std::int64_t last_ns = 0;   // the end of its last
+  std::int64_t first_ns = 0;  // held from (its first interval's held time taken at its end)
+  std::int64_t last_ns = 0;   // held until (its last interval's held time taken at its start)
 };
 
 struct JobReport {

@@ -248,7 +248,8 @@ inline constexpr auto kGpuColumns = tiered(std::array{
 inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
 inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();
 
-// A process on a GPU over an interval.
+// A process on a GPU over an interval: the sampling passes that listed it. Version 6:
+// those of them in which the GPU's activity was under [report] idle_threshold.
 inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"gpu", T::kInt32},
     Column{"pid", T::kInt32},
@@ -256,6 +257,7 @@ inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"samples", T::kInt64, C::kSum},
     Column{"memory_max", T::kInt64, C::kMax}.nullable(),
     Column{"sm_mean", T::kReal, C::kMean}.nullable(),
+    Column{"idle_samples", T::kInt64, C::kSum}.nullable().added_in(6),
 });
 inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
 inline constexpr Table kGpuProcesses =

@@ -234,7 +234,7 @@ template <class Out>
 void put_row(Out& out, const RowPlace& at, const GpuProcessRecord& g) {
   RowWriter<Out> w{out};
   put_place(w, at);
-  fields(w, g.gpu, g.process.pid, g.process.start_ns, g.samples, g.memory_max, g.sm_mean);
+  fields(w, g.gpu, g.process.pid, g.process.start_ns, g.samples, g.memory_max, g.sm_mean, g.idle_samples);
 }
 template <class Out>
 void put_row(Out& out, const RowPlace& at, const AnomalyRecord& a) {

@@ -67,6 +67,7 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   auto setup = history::resolve_history(p.config.store, o.store, o.node_name);
   if (!setup) return usage((o.store.empty() ? "[store] url: " : "--store: ") + setup.error());
   if (!*setup) return {};
+  (*setup)->idle_threshold = p.config.report.idle_threshold;
   const history::HistorySetup& hs = **setup;
   auto analysis = p.analysis;
   auto notice = o.notice;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "analysis/anomaly_detector.h"
 #include "analysis/gpu_health.h"
 #include "analysis/gpu_times.h"
@@ -225,6 +227,54 @@ TEST(IntervalBuilder, GpmActivitiesFoldOverThePassesThatHadThem) {
   EXPECT_FALSE(plain.sm_active_max);
   EXPECT_FALSE(plain.tensor_active_mean);
   EXPECT_FALSE(plain.dram_active_max);
+}
+
+// A process's idle passes: those that listed it while its GPU's activity was under the
+// threshold, SM activity where GPM gives it (GPU 0, whose utilization says busy
+// throughout), else utilization (GPU 1); a GPU with neither is never idle (GPU 2).
+TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
+  IntervalBuilder b(
+      nullptr, [](std::uint32_t) { return std::optional<std::int64_t>(1); }, 0.1);
+  const double activity[] = {0.9, 0.05, 0.0, 0.5, 0.09};
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    GpuSnapshot pass;
+    pass.sequence = i + 1;
+    for (std::uint32_t gpu : {0u, 1u, 2u}) {
+      DeviceSample d;
+      d.index = gpu;
+      if (gpu == 0) {
+        d.utilization_gpu_percent = 100;
+        GpmCounters c;
+        c.sm_active = activity[i];
+        d.gpm = c;
+      } else if (gpu == 1) {
+        d.utilization_gpu_percent = static_cast<std::uint32_t>(activity[i] * 100);
+      }
+      pass.devices.push_back(d);
+      // Process 7 is listed on each GPU in all passes but the last; process 8 on GPU 0
+      // only in the last.
+      ProcessSample p;
+      p.pid = i < 4 ? 7 : 8;
+      p.gpu_index = gpu;
+      if (i < 4 || gpu == 0) pass.processes.push_back(p);
+    }
+    b.observe_gpu(pass);
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, GpuProcessRecord> rows;
+  for (const auto& r : batch.gpu_processes) rows[{r.gpu, r.process.pid}] = r;
+  ASSERT_EQ(rows.size(), 4u);
+  auto row = [&rows](std::uint32_t gpu, std::uint32_t pid) { return rows[{gpu, pid}]; };
+  EXPECT_EQ(row(0, 7).samples, 4u);
+  EXPECT_EQ(row(0, 7).idle_samples, 2u);
+  EXPECT_EQ(row(0, 8).samples, 1u);
+  EXPECT_EQ(row(0, 8).idle_samples, 1u);
+  EXPECT_EQ(row(1, 7).idle_samples, 2u);
+  EXPECT_EQ(row(2, 7).samples, 4u);
+  EXPECT_EQ(row(2, 7).idle_samples, 0u);
+  // The next interval counts afresh.
+  EXPECT_TRUE(b.build(snap, 10, 20).gpu_processes.empty());
 }
 
 // A GPU's energy per interval: the first from its mean power times the span (no counter

@@ -67,10 +67,11 @@ IntervalBatch interval(const std::string& node, std::int64_t i) {
   g.energy_mj = 10e6;  // 10 kJ a row: 1 kWh an hour
   g.energy_counter_ns = b.span_ns;
   b.gpus.push_back(g);
-  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0});
+  const std::uint64_t idle = i < 180 ? 0 : 10;  // every pass of an idle row
+  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle});
   if (node == "node-a") {
     b.processes.push_back(process(20, "", "notebook", b.t_ns));
-    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0});
+    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle});
   }
   return b;
 }
@@ -106,11 +107,10 @@ TEST_P(JobReportStore, JobsAndPodsAcrossNodesAddUpAtEveryTier) {
     EXPECT_EQ(pod.job, "team-a/notebook");
     EXPECT_NEAR(pod.gpu_hours, 1.0, 1e-9);
     EXPECT_NEAR(pod.energy_kwh, 0.25, 1e-6);
-    if (tier != Tier::kHour) {  // an hour's row is busy on average
-      EXPECT_NEAR(train.idle_gpu_hours, 1.0, 1e-9);
-      EXPECT_NEAR(train.idle_cost, 2.0, 1e-9);
-      EXPECT_EQ(train.longest_idle_ns, 1800 * kS);
-    }
+    // The idle passes add up in the rollups: an hour's row, busy on average, is half idle.
+    EXPECT_NEAR(train.idle_gpu_hours, 1.0, 1e-9);
+    EXPECT_NEAR(train.idle_cost, 2.0, 1e-9);
+    EXPECT_EQ(train.longest_idle_ns, 1800 * kS);
   }
   auto job = report({JobSelector::By::kJob, "train"}, Tier::kRaw, end);
   ASSERT_EQ(job.size(), 1u);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace eacgm::history {
 namespace {
 
@@ -158,6 +160,94 @@ TEST(JobReport, RowsComeMostIdleFirstWithTensorActivityWeighted) {
   EXPECT_NEAR(*out[1].tensor_active_mean, 0.6, 1e-12);
   EXPECT_NEAR(*out[0].tensor_active_mean, 0.0, 1e-12);  // one of its two rows had it
   EXPECT_TRUE(job_report_rows({}, {}).empty());
+}
+
+// A job that computes 10 s and sleeps 10 s for two minutes, from 3 s into the first
+// 10 s interval, its GPU sampled each second 0.4 s into it: the rows the agent writes
+// (passes listing it, idle passes, the GPU's passes, mean activity, energy) and the
+// report from them, to the pass.
+TEST(JobReport, ComputeAndSleepCyclesAreIdleHalfTheTimeAtPassResolution) {
+  constexpr double kStart = 3, kEnd = 123, kBusyW = 300, kIdleW = 100;
+  auto computing = [&](double t) { return t >= kStart && t < kEnd && std::fmod(t - kStart, 20) < 10; };
+  auto listed = [&](double t) { return t >= kStart && t < kEnd; };
+  std::vector<HeldGpuRow> rows;
+  double life_j = 0;  // the energy counter's difference over the job's life
+  for (std::int64_t i = 0; i < 13; ++i) {
+    HeldGpuRow r;
+    r.job = "duty";
+    r.node = "node-a";
+    r.t_ns = i * 10 * kS;
+    r.span_ns = 10 * kS;
+    r.pid = 100;
+    r.sm_active_mean = 0;
+    r.idle_samples = 0;
+    r.energy_mj = 0;
+    r.energy_counter_ns = r.span_ns;
+    for (int k = 0; k < 10; ++k) {
+      const double t = static_cast<double>(i) * 10 + k + 0.4;
+      ++r.gpu_samples;
+      *r.sm_active_mean += computing(t) ? 0.09 : 0;  // 0.9 busy, a tenth of the mean
+      if (!listed(t)) continue;
+      ++r.samples;
+      if (!computing(t)) ++*r.idle_samples;
+    }
+    // The GPU's power, integrated over the interval a millisecond at a time.
+    for (int ms = 0; ms < 10000; ++ms) {
+      const double t = static_cast<double>(i) * 10 + ms / 1000.0;
+      const double j = (computing(t) ? kBusyW : kIdleW) / 1000.0;
+      *r.energy_mj += j * 1000;
+      if (listed(t)) life_j += j;
+    }
+    if (r.samples > 0) rows.push_back(r);
+  }
+  auto out = job_report_rows(rows, {});
+  ASSERT_EQ(out.size(), 1u);
+  const JobReportRow& j = out[0];
+  const double held_s = j.gpu_hours * 3600;
+  EXPECT_NEAR(held_s, 120, 1e-6);
+  EXPECT_NEAR(j.idle_gpu_hours / j.gpu_hours, 0.5, 1e-9);
+  EXPECT_EQ(j.longest_idle_ns, 10 * kS);
+  // Held from the third second of the first interval to the third of the last.
+  EXPECT_EQ(j.first_ns, 3 * kS);
+  EXPECT_EQ(j.last_ns, 123 * kS);
+  // Active: held time by the interval's mean, diluted where the job came mid-interval.
+  EXPECT_NEAR(j.active_gpu_hours * 3600, 0.9 * 60, 0.9 * 3);
+  // Energy: each interval's by its held part; the first interval's passes before the
+  // job, idle, take a share of its busy seconds.
+  EXPECT_NEAR(j.energy_kwh * 3.6e6 / life_j, 1.0, 0.02);
+}
+
+// Rows written before idle passes were counted: the interval's mean activity decides,
+// over the part held.
+TEST(JobReport, RowsWithoutIdlePassesFallBackToTheIntervalsActivity) {
+  std::vector<HeldGpuRow> rows{held("j", 0, 0.01), held("j", 1, 0.01)};
+  rows[0].samples = 5;
+  rows[0].gpu_samples = 10;
+  rows[1].samples = 10;
+  rows[1].gpu_samples = 10;
+  auto out = job_report_rows(rows, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0].gpu_hours, 1.5 / 6, 1e-9);
+  EXPECT_NEAR(out[0].idle_gpu_hours, 1.5 / 6, 1e-9);
+  EXPECT_EQ(out[0].longest_idle_ns, kSpan * 3 / 2);
+  EXPECT_EQ(out[0].first_ns, kSpan / 2);
+  EXPECT_NEAR(out[0].energy_kwh, 1.5, 1e-9);
+  // Two processes of the job on the GPU: the part of the one listed longer.
+  rows[0].idle_samples = 2;
+  rows.push_back(rows[0]);
+  rows.back().pid = 101;
+  rows.back().samples = 8;
+  rows.back().idle_samples.reset();
+  out = job_report_rows(rows, {});
+  EXPECT_NEAR(out[0].gpu_hours, 1.8 / 6, 1e-9);
+  // One row of the interval without idle passes: the interval's activity decides.
+  EXPECT_NEAR(out[0].idle_gpu_hours, 1.8 / 6, 1e-9);
+  rows[1].idle_samples = 0;
+  rows[1].sm_active_mean = 0.5;
+  rows[2].idle_samples = 3;  // the same interval as rows[0]
+  rows[0].idle_samples = 4;
+  out = job_report_rows(rows, {});
+  EXPECT_NEAR(out[0].idle_gpu_hours, 0.4 / 6, 1e-9);
 }
 
 }  // namespace
