@@ -2,10 +2,12 @@
 # nvmlGpmSampleGet, and nvmlGpmMetricsGet over the 16 device-wide metrics eacgm asks for,
 # over those and the 36 per-link NVLink ones (52, what a pass asks today), and over one.
 # Says where a pass's GPM cost is, against docs' target of 1 ms per GPU per second.
-# Usage: python3 bench/gpu/gpm_call_cost.py [ROUNDS]
+# With --each, MetricsGet over each of the 16 alone too (which metric costs).
+# Usage: python3 bench/gpu/gpm_call_cost.py [ROUNDS] [--each]
 import ctypes, statistics, sys, time
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+EACH = "--each" in sys.argv
 nvml = ctypes.CDLL("libnvidia-ml.so.1")
 assert nvml.nvmlInit_v2() == 0
 dev = ctypes.c_void_p()
@@ -50,13 +52,16 @@ take = lambda s: (lambda: nvml.nvmlGpmSampleGet(dev, s))
 cpu_ms(take(samples[0]))
 rows = {"nvmlGpmSampleGet": [], "MetricsGet, 16 device-wide": [], "MetricsGet, 52 (with per-link NVLink)": [],
         "MetricsGet, 1 (SM activity)": []}
+singles = [(f"MetricsGet, id {i} alone", [i]) for i in BASE] if EACH else []
+for name, _ in singles:
+    rows[name] = []
 for _ in range(ROUNDS):
     time.sleep(0.12)
     ms, rc = cpu_ms(take(samples[1]))
     assert rc == 0, rc
     rows["nvmlGpmSampleGet"].append(ms)
     for name, ids in (("MetricsGet, 16 device-wide", BASE), ("MetricsGet, 52 (with per-link NVLink)", BASE + LINKS),
-                      ("MetricsGet, 1 (SM activity)", [2])):
+                      ("MetricsGet, 1 (SM activity)", [2]), *singles):
         ms, rc = cpu_ms(lambda: metrics_get(ids))
         assert rc == 0, rc
         rows[name].append(ms)
