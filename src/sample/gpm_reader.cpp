@@ -122,6 +122,15 @@ const std::vector<unsigned>& gpm_metric_ids() {
   return ids;
 }
 
+const std::vector<unsigned>& gpm_metric_ids_but_graphics() {
+  static const std::vector<unsigned> ids = [] {
+    std::vector<unsigned> all = make_metric_ids();
+    std::erase(all, nvml::kGpmGraphicsUtil);
+    return all;
+  }();
+  return ids;
+}
+
 GpmReader::GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices,
                      bool wait)
     : session_(std::move(session)), wait_(wait) {
@@ -196,7 +205,8 @@ GpmRead GpmReader::read(std::size_t i) {
   get.version = nvml::kGpmMetricsGetVersion;
   get.sample1 = g.samples[older];
   get.sample2 = g.samples[newer];
-  const std::vector<unsigned>& ids = gpm_metric_ids();
+  const bool graphics = g.reads % kGraphicsEvery == 0;
+  const std::vector<unsigned>& ids = graphics ? gpm_metric_ids() : gpm_metric_ids_but_graphics();
   get.numMetrics = static_cast<unsigned>(ids.size());
   for (std::size_t k = 0; k < ids.size(); ++k) get.metrics[k].metricId = ids[k];
   if (nvml::Return r = session_->fn().GpmMetricsGet(&get); r != nvml::kSuccess) {
@@ -207,6 +217,12 @@ GpmRead GpmReader::read(std::size_t i) {
   GpmCounters c;
   c.interval_seconds = std::chrono::duration<double>(g.taken_at - previous_at).count();
   fill(get, c);
+  ++g.reads;
+  if (graphics) {
+    g.graphics_active = c.graphics_active;
+  } else {
+    c.graphics_active = g.graphics_active;
+  }
   out.counters = std::move(c);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -149,6 +150,25 @@ TEST(GpmReader, LostGpuStopsItsCountersAndKeepsTheOther) {
   EXPECT_TRUE(second.devices[1].lost);
   EXPECT_FALSE(second.devices[1].gpm.has_value());
   EXPECT_TRUE(second.devices[0].gpm.has_value());
+}
+
+TEST(GpmReader, GraphicsActivityIsAskedForNowAndThenAndCarriedBetween) {
+  const std::vector<unsigned>& all = gpm_metric_ids();
+  const std::vector<unsigned>& rest = gpm_metric_ids_but_graphics();
+  EXPECT_EQ(rest.size() + 1, all.size());
+  EXPECT_EQ(std::count(rest.begin(), rest.end(), nvml::kGpmGraphicsUtil), 0);
+  auto session = open_scenario("full");
+  ASSERT_TRUE(session);
+  DeviceSampler sampler(session);
+  std::optional<double> first;
+  for (unsigned pass = 0; pass < GpmReader::kGraphicsEvery + 2; ++pass) {
+    DevicePass p = sampler.sample();
+    ASSERT_TRUE(p.devices[0].gpm.has_value()) << pass;
+    ASSERT_TRUE(p.devices[0].gpm->graphics_active.has_value()) << "pass " << pass;
+    if (!first) first = p.devices[0].gpm->graphics_active;
+    EXPECT_EQ(p.devices[0].gpm->graphics_active, first) << "pass " << pass;
+    EXPECT_TRUE(p.devices[0].gpm->sm_active.has_value()) << "pass " << pass;
+  }
 }
 
 TEST(GpmReader, AsksForDistinctKnownMetricsWithinTheBuffer) {
