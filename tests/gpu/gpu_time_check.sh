@@ -19,7 +19,7 @@ mkdir -p "$OUT"
 carry_libs "$BIN"
 need_torch_gpu
 status=0
-for w in ${GPU_TIME_WORKLOADS:-gpt cnn}; do
+for w in ${GPU_TIME_WORKLOADS-gpt cnn}; do
   start=$(date +%s)
   "$BIN/eacgm" run --json --no-gpu --gpu-time -- "$PY" "$HERE/gpu_time_models.py" "$w" "$OUT/$w.prof.json" \
     "${GPU_TIME_STEPS:-200}" >"$OUT/$w.eacgm.json" 2>"$OUT/$w.err"
