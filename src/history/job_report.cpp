@@ -91,9 +91,10 @@ std::pair<double, const char*> share_of(const HeldInterval& h) {
 // An idle run goes on through wholly idle intervals of one GPU that follow on (within
 // half a span); a partly idle one ends the run and starts the next, its idle passes taken
 // at both of its ends (where a compute/sleep cycle puts them).
-void add_idle(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, double idle_part) {
-  const bool follows = j.idle_end && std::get<0>(*j.idle_end) == first.node &&
-                       std::get<1>(*j.idle_end) == first.gpu &&
+void add_idle(JobSums& j, const HeldInterval& h, double idle_part) {
+  const HeldGpuRow& g = *h.gpu;
+  const bool follows = j.idle_end && std::get<0>(*j.idle_end) == g.node &&
+                       std::get<1>(*j.idle_end) == g.gpu &&
                        h.t_ns - std::get<2>(*j.idle_end) <= h.span_ns / 2;
   if (!follows) j.idle_run_ns = 0;
   const auto idle_ns = static_cast<std::int64_t>(std::llround(static_cast<double>(h.span_ns) * idle_part));
@@ -105,10 +106,10 @@ void add_idle(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, double
     longest = std::max(longest, j.idle_run_ns + idle_ns);
     j.idle_run_ns = idle_ns;
   }
-  j.idle_end = std::tuple{first.node, first.gpu, h.t_ns + h.span_ns};
+  j.idle_end = std::tuple{g.node, g.gpu, h.t_ns + h.span_ns};
 }
 
-void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, const ReportOptions& options) {
+void add_interval(JobSums& j, const HeldInterval& h, const ReportOptions& options) {
   const HeldGpuRow& g = *h.gpu;
   JobReportRow& row = j.row;
   const double span_hours = static_cast<double>(h.span_ns) / kNsPerHour;
@@ -130,7 +131,7 @@ void add_interval(JobSums& j, const HeldGpuRow& first, const HeldInterval& h, co
     row.unmeasured_gpu_hours += hours;
   }
   row.idle_gpu_hours += span_hours * idle_part;
-  add_idle(j, first, h, idle_part);
+  add_idle(j, h, idle_part);
 
   if (g.tensor_active_mean) {
     j.tensor_weighted += *g.tensor_active_mean * hours;
@@ -192,7 +193,7 @@ std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const Re
     j.row.job = first.job;
     j.nodes.insert(first.node);
     j.gpus.insert({first.node, first.gpu});
-    add_interval(j, first, h, options);
+    add_interval(j, h, options);
   }
   std::vector<JobReportRow> out;
   out.reserve(jobs.size());
