@@ -22,15 +22,10 @@ class CountSource {
   virtual ~CountSource() = default;
   virtual std::vector<probe::CountEntry> read_counts() = 0;
   virtual std::vector<probe::DurationEntry> read_durations() = 0;
-  virtual void forget(const std::vector<std::uint32_t>& pids) = 0;
-  // The keys of exited processes, every one of them read since they exited: deleted as
-  // they are, without a walk of the maps. By default, by their processes.
+  // The keys of exited processes (`pids`), every one of them read since they exited:
+  // deleted as they are, without a walk of the maps.
   virtual void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>& counts,
-                           const std::vector<eacgm_duration_key>& durations) {
-    (void)counts;
-    (void)durations;
-    forget(pids);
-  }
+                           const std::vector<eacgm_duration_key>& durations) = 0;
 };
 
 // The BPF maps of a tracer.
@@ -39,7 +34,6 @@ class BpfCountSource final : public CountSource {
   explicit BpfCountSource(probe::BpfTracer& bpf) : bpf_(bpf) {}
   std::vector<probe::CountEntry> read_counts() override { return bpf_.read_counts(); }
   std::vector<probe::DurationEntry> read_durations() override { return bpf_.read_durations(); }
-  void forget(const std::vector<std::uint32_t>& pids) override { bpf_.forget_counts(pids); }
   void forget_keys(const std::vector<std::uint32_t>&, const std::vector<eacgm_count_key>& counts,
                    const std::vector<eacgm_duration_key>& durations) override {
     bpf_.forget_counts(counts, durations);

@@ -433,13 +433,6 @@ std::vector<eacgm_call_in_flight> BpfTracer::read_calls_in_flight() const {
 
 int BpfTracer::calls_in_flight_fd() const { return bpf_map__fd(skel_->maps.calls_in_flight); }
 
-void BpfTracer::forget_counts(const std::vector<std::uint32_t>& pids) {
-  if (pids.empty()) return;
-  const std::set<std::uint32_t> gone(pids.begin(), pids.end());
-  delete_keys_of<eacgm_count_key>(bpf_map__fd(skel_->maps.call_counts), gone);
-  delete_keys_of<eacgm_duration_key>(bpf_map__fd(skel_->maps.call_durations), gone);
-}
-
 void BpfTracer::forget_counts(const std::vector<eacgm_count_key>& counts,
                               const std::vector<eacgm_duration_key>& durations) {
   delete_keys(bpf_map__fd(skel_->maps.call_counts), counts);

@@ -156,8 +156,6 @@ class BpfTracer {
   // The always-on maps, summed over CPUs.
   std::vector<CountEntry> read_counts() const;
   std::vector<DurationEntry> read_durations() const;
-  // Deletes the always-on keys of these processes (after their last read).
-  void forget_counts(const std::vector<std::uint32_t>& pids);
   // Deletes these always-on keys (those of exited processes, after their last read):
   // no walk of the maps.
   void forget_counts(const std::vector<eacgm_count_key>& counts,

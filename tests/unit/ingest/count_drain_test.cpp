@@ -19,7 +19,8 @@ class RecordedMaps final : public CountSource {
   std::vector<std::uint32_t> forgotten;
   std::vector<probe::CountEntry> read_counts() override { return counts; }
   std::vector<probe::DurationEntry> read_durations() override { return durations; }
-  void forget(const std::vector<std::uint32_t>& pids) override {
+  void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>&,
+                   const std::vector<eacgm_duration_key>&) override {
     forgotten.insert(forgotten.end(), pids.begin(), pids.end());
     std::erase_if(counts, [&](const auto& e) { return std::count(pids.begin(), pids.end(), e.key.pid) > 0; });
     std::erase_if(durations,
