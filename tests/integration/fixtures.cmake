@@ -116,6 +116,10 @@ add_executable(gpu_time_calls ${CMAKE_SOURCE_DIR}/tests/programs/gpu_time_calls.
 target_compile_options(gpu_time_calls PRIVATE -O2)
 target_link_libraries(gpu_time_calls PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(gpu_time_calls PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+add_executable(gpu_time_steps ${CMAKE_SOURCE_DIR}/tests/programs/gpu_time_steps.c)
+target_compile_options(gpu_time_steps PRIVATE -O2)
+target_link_libraries(gpu_time_steps PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(gpu_time_steps PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
 # Static CUDA runtimes (nvcc's default, -cudart static): a program that exits right after
 # its launches, and a shared library with the runtime linked in that issues memsets and

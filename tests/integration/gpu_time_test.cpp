@@ -169,6 +169,34 @@ TEST(GpuTime, PausedCountsEveryLaunchAndTimesNone) {
   EXPECT_EQ(doc["gpu_time"]["processes"][0]["timed"], 0);
 }
 
+// A short training-loop-shaped run whose kernels' first launches are slow (lazy module
+// loading: 3 ms each here): the slow launches are the program's own time, not timing's, so
+// after the warm-up every kernel is still timed within the budget, not starved by a cost
+// per timed launch that the cold launches made look a thousand times too high.
+TEST(GpuTime, SlowFirstLaunchesDoNotStarveAShortRun) {
+  constexpr int kKernels = 24;
+  constexpr double kSeconds = 3;
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", "EACGM_FAKE_FIRST_LAUNCH_US=3000",
+                    bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time", "--", bin("gpu_time_steps"),
+                    bin("fake_libcuda/libcuda.so.1"), fmt::format("{}", kSeconds),
+                    fmt::format("{}", kKernels)});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  int seen = 0;
+  for (const auto& k : doc["gpu_time"]["kernels"]) {
+    if (k["name"].get<std::string>().rfind("step_kernel_", 0) != 0) continue;
+    ++seen;
+    ASSERT_GE(k["launches"].get<int>(), 100) << k.dump(2);
+    EXPECT_GE(k["samples"].get<int>(), 10) << "timed after its first launch: " << k.dump(2);
+  }
+  EXPECT_EQ(seen, kKernels) << doc["gpu_time"].dump(2);
+  ASSERT_EQ(doc["gpu_time"]["processes"].size(), 1u);
+  // Timing's own time stays near its budget (0.2% of the run, plus a period's worth)
+  // rather than counting the 72 ms of first launches.
+  EXPECT_LT(doc["gpu_time"]["processes"][0]["timing_cost_ns"].get<double>(), 0.004 * kSeconds * 1e9)
+      << doc["gpu_time"]["processes"][0].dump(2);
+}
+
 // The hook's tuning: a bad budget is ignored with a line naming it, and timing goes on at
 // the default; a valid read-back interval is taken (spans still arrive).
 TEST(GpuTime, ABadBudgetIsNamedAndTimingGoesOn) {

@@ -17,7 +17,9 @@
 // call); cuEventQuery is ready once that time has passed; cuEventElapsedTime is the
 // difference. So a kernel timed with an event pair takes exactly $EACGM_FAKE_KERNEL_US.
 // With $EACGM_FAKE_KERNEL_PER_BLOCK=1, a cuLaunchKernel's work is that times its gridDimX
-// (one kernel launched with several shapes runs for different times).
+// (one kernel launched with several shapes runs for different times). With
+// $EACGM_FAKE_FIRST_LAUNCH_US, each function's first launch spins that long on the CPU
+// (a real driver's lazy module loading).
 // Names: cuFuncGetName answers the name cuModuleGetFunction was given.
 // Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
 // cuStreamEndCapture as capturing.
@@ -276,11 +278,15 @@ EXPORT CUresult cuArrayCreate_v2(void** array, const void* desc) {
 EXPORT CUresult cuArray3DCreate_v2(void** array, const void* desc) { return cuArrayCreate_v2(array, desc); }
 EXPORT CUresult cuArrayDestroy(void* array) { return array == NULL ? kInvalidValue : kSuccess; }
 
+static void load_on_first_launch(void* f);
+
 // Launch paths.
 EXPORT CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
   (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s, (void)params, (void)extra;
-  return f == NULL ? kInvalidValue : fake_launch(gx);
+  if (f == NULL) return kInvalidValue;
+  load_on_first_launch(f);
+  return fake_launch(gx);
 }
 EXPORT CUresult cuLaunchKernel_ptsz(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shared, CUstream s, void** params, void** extra) {
@@ -455,8 +461,31 @@ enum { kMaxFunctions = 256 };
 static struct {
   void* handle;
   char name[256];
+  int launched;
 } functions[kMaxFunctions];
 static int function_count;
+
+// With $EACGM_FAKE_FIRST_LAUNCH_US, each function's first launch spins that long on the
+// launching thread, as a real driver's lazy module loading does (milliseconds per module).
+static void load_on_first_launch(void* f) {
+  static int64_t cached = -1;
+  int64_t us = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (us < 0) {
+    const char* s = getenv("EACGM_FAKE_FIRST_LAUNCH_US");
+    us = s ? (int64_t)atoll(s) : 0;
+    if (us < 0) us = 0;
+    __atomic_store_n(&cached, us, __ATOMIC_RELAXED);
+  }
+  if (us == 0) return;
+  for (int i = 0; i < function_count; ++i) {
+    if (functions[i].handle != f) continue;
+    if (__atomic_exchange_n(&functions[i].launched, 1, __ATOMIC_RELAXED)) return;
+    const uint64_t until = now_ns() + (uint64_t)us * 1000;
+    while (now_ns() < until) {
+    }
+    return;
+  }
+}
 
 EXPORT CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
   (void)mod;
