@@ -93,6 +93,7 @@ struct GpuProcessRecord {
   std::optional<std::uint64_t> memory_max;
   std::optional<double> sm_mean;
   std::optional<std::uint64_t> idle_samples;  // of `samples`, those with the GPU idle
+  std::optional<double> power_sum_w;          // the GPU's power summed over `samples`
 };
 
 struct AnomalyRecord {

@@ -69,7 +69,8 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
   last_gpu_sequence_ = pass.sequence;
   const std::int64_t pass_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(pass.time.time_since_epoch()).count();
-  std::set<std::uint32_t> idle;  // the GPUs under the idle threshold in this pass
+  std::set<std::uint32_t> idle;           // the GPUs under the idle threshold in this pass
+  std::map<std::uint32_t, double> power;  // each GPU's power in this pass, in W
   for (const DeviceSample& d : pass.devices) {
     if (d.lost) continue;
     std::optional<double> activity;
@@ -84,7 +85,10 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       e.read_mj = d.energy_total_millijoules;
       e.read_ns = pass_ns;
     }
-    if (d.power_usage_milliwatts) e.power_w = *d.power_usage_milliwatts / 1000.0;
+    if (d.power_usage_milliwatts) {
+      e.power_w = *d.power_usage_milliwatts / 1000.0;
+      power[d.index] = *e.power_w;
+    }
     GpuAcc& g = gpus_[d.index];
     g.uuid = d.uuid;
     g.name = d.name;
@@ -117,6 +121,10 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
     ++a.samples;
     if (idle.count(p.gpu_index) != 0) ++a.idle_samples;
+    if (auto w = power.find(p.gpu_index); w != power.end()) {
+      a.power_sum += w->second;
+      ++a.power_n;
+    }
     if (p.used_memory_bytes) a.mem_max = std::max(a.mem_max.value_or(0), *p.used_memory_bytes);
     if (p.sm_utilization_percent) {
       a.sm_sum += *p.sm_utilization_percent;
@@ -237,6 +245,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     r.idle_samples = a.idle_samples;
     r.memory_max = a.mem_max;
     if (a.sm_n) r.sm_mean = a.sm_sum / static_cast<double>(a.sm_n);
+    if (a.power_n) r.power_sum_w = a.power_sum;
     batch.gpu_processes.push_back(r);
   }
   gpus_.clear();

@@ -88,8 +88,8 @@ class IntervalBuilder {
   // reading of the last minute.
   static std::optional<double> energy_at(const EnergyTrack& e, std::int64_t end_ns);
   struct GpuProcAcc {
-    std::uint64_t samples = 0, idle_samples = 0, sm_n = 0;
-    double sm_sum = 0;
+    std::uint64_t samples = 0, idle_samples = 0, sm_n = 0, power_n = 0;
+    double sm_sum = 0, power_sum = 0;  // power: the GPU's in the passes that listed it
     std::optional<std::uint64_t> mem_max;
   };
   Known& known(std::uint32_t pid, std::int64_t t_ns);

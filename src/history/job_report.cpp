@@ -39,6 +39,9 @@ struct HeldInterval {
   // No idle part where a row has no idle passes counted.
   double held = 0;
   std::optional<double> idle = 0.0;
+  // The part of the interval's energy drawn in the held passes: the GPU's power over them
+  // against its power over all of its passes; the held part where a row has no power sum.
+  double energy = 0;
   void add(const HeldGpuRow& r);
 };
 
@@ -53,6 +56,9 @@ void HeldInterval::add(const HeldGpuRow& r) {
   sm_sum += r.sm_mean.value_or(0);
   memory += r.memory_max.value_or(0);
   held = std::max(held, part_of(r.samples, r.gpu_samples));
+  const double all_w = r.power_mean_w.value_or(0) * static_cast<double>(r.gpu_samples);
+  energy = std::max(energy, r.power_sum_w && all_w > 0 ? std::min(1.0, *r.power_sum_w / all_w)
+                                                       : part_of(r.samples, r.gpu_samples));
   if (!idle) return;
   if (!r.idle_samples || r.gpu_samples == 0) {
     idle.reset();
@@ -152,7 +158,7 @@ void add_interval(JobSums& j, const HeldInterval& h, const ReportOptions& option
   if (energy_mj) {
     const auto [share, basis] = share_of(h);
     j.share.seen.insert(basis);
-    row.energy_kwh += *energy_mj * h.held * share / kMjPerKwh;
+    row.energy_kwh += *energy_mj * h.energy * share / kMjPerKwh;
   }
 }
 

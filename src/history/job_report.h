@@ -48,6 +48,8 @@ struct HeldGpuRow {
   std::uint64_t samples = 0;
   std::optional<std::uint64_t> idle_samples;
   std::uint64_t gpu_samples = 0;
+  // The GPU's power summed over the process's passes (none in rows written before it was).
+  std::optional<double> power_sum_w;
 };
 
 // [report]: the price of a GPU-hour and when a held GPU counts as idle.

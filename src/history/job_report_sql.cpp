@@ -41,14 +41,16 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
   // (a join with their GROUP BY would scan it once per row in SQLite).
   const std::string held = fmt::format(
       "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, "
-      "t.sm_mean, t.samples, t.idle_samples, COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS n_sm, "
+      "t.sm_mean, t.samples, t.idle_samples, t.power_sum_w, COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS "
+      "n_sm, "
       "SUM(t.sm_mean) OVER w AS sm FROM {} WINDOW w AS (PARTITION BY t.tier, t.node, t.t_ns, t.gpu))",
       over_ranges(d, tables::kGpuProcesses.name));
   s.text = fmt::format(
       "{}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
       "g.sm_mean, g.n, g.n_sm, g.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, "
       "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.samples, g.idle_samples, "
-      "d.samples FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = g.start_ns "
+      "d.samples, g.power_sum_w FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = "
+      "g.start_ns "
       "JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node AND "
       "d.t_ns = g.t_ns AND d.gpu = g.gpu",
       ranges, jobs, held);

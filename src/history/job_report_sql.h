@@ -13,7 +13,8 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
 // job, node, gpu, t_ns, span_ns, pid, start_ns, memory_max, sm_mean, the GPU's process
 // count, those with an SM share and their sum, then util_mean, sm_active_mean,
 // tensor_active_mean, memory_total, power_mean_w, energy_mj, energy_counter_ns, the
-// process's samples and idle samples, the GPU's samples.
+// process's samples and idle samples, the GPU's samples, the GPU's power over the
+// process's samples.
 template <class In>
 HeldGpuRow get_held_gpu(const In& in) {
   auto real = [&in](int col) { return in.is_null(col) ? std::nullopt : std::optional<double>(in.f64(col)); };
@@ -44,6 +45,7 @@ HeldGpuRow get_held_gpu(const In& in) {
   r.samples = static_cast<std::uint64_t>(in.i64(19));
   r.idle_samples = count(20);
   r.gpu_samples = in.is_null(21) ? 0 : static_cast<std::uint64_t>(in.i64(21));
+  r.power_sum_w = real(22);
   return r;
 }
 

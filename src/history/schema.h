@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -249,7 +249,10 @@ inline constexpr std::string_view kGpuKey[] = {"tier", "node", "t_ns", "gpu"};
 inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kGpuKey}.rows_replaced();
 
 // A process on a GPU over an interval: the sampling passes that listed it. Version 6:
-// those of them in which the GPU's activity was under [report] idle_threshold.
+// those of them in which the GPU's activity was under [report] idle_threshold. Version 7:
+// the GPU's power summed over the passes that listed it, so that a job's part of an
+// interval's energy is that of its passes, not its share of them (a GPU draws more while
+// the job runs than idle before it comes or after it goes).
 inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"gpu", T::kInt32},
     Column{"pid", T::kInt32},
@@ -258,6 +261,7 @@ inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"memory_max", T::kInt64, C::kMax}.nullable(),
     Column{"sm_mean", T::kReal, C::kMean}.nullable(),
     Column{"idle_samples", T::kInt64, C::kSum}.nullable().added_in(6),
+    Column{"power_sum_w", T::kReal, C::kSum}.nullable().added_in(7),
 });
 inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
 inline constexpr Table kGpuProcesses =

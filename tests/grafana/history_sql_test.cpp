@@ -110,7 +110,7 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
         1, "node-a-GPU-1", "T4", 10, 30.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
   }
   for (const ProcessRecord& p : b.processes) {
-    b.gpu_processes.push_back(GpuProcessRecord{p.key.pid == 300 ? 1u : 0u, p.key, 10, {}, {}, {}});
+    b.gpu_processes.push_back(GpuProcessRecord{p.key.pid == 300 ? 1u : 0u, p.key, 10, {}, {}, {}, {}});
   }
   b.mode = "always-on";
   return b;

@@ -231,7 +231,8 @@ TEST(IntervalBuilder, GpmActivitiesFoldOverThePassesThatHadThem) {
 
 // A process's idle passes: those that listed it while its GPU's activity was under the
 // threshold, SM activity where GPM gives it (GPU 0, whose utilization says busy
-// throughout), else utilization (GPU 1); a GPU with neither is never idle (GPU 2).
+// throughout), else utilization (GPU 1); a GPU with neither is never idle (GPU 2). Each
+// process's power sum: its GPU's power in the passes that listed it (GPU 0 only has power).
 TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
   IntervalBuilder b(
       nullptr, [](std::uint32_t) { return std::optional<std::int64_t>(1); }, 0.1);
@@ -247,6 +248,7 @@ TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
         GpmCounters c;
         c.sm_active = activity[i];
         d.gpm = c;
+        d.power_usage_milliwatts = static_cast<std::uint32_t>(100'000 * (i + 1));
       } else if (gpu == 1) {
         d.utilization_gpu_percent = static_cast<std::uint32_t>(activity[i] * 100);
       }
@@ -273,6 +275,9 @@ TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
   EXPECT_EQ(row(1, 7).idle_samples, 2u);
   EXPECT_EQ(row(2, 7).samples, 4u);
   EXPECT_EQ(row(2, 7).idle_samples, 0u);
+  EXPECT_EQ(row(0, 7).power_sum_w, 100.0 + 200 + 300 + 400);
+  EXPECT_EQ(row(0, 8).power_sum_w, 500.0);
+  EXPECT_FALSE(row(2, 7).power_sum_w.has_value()) << "no power read: none";
   // The next interval counts afresh.
   EXPECT_TRUE(b.build(snap, 10, 20).gpu_processes.empty());
 }

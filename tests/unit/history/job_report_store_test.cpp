@@ -68,10 +68,10 @@ IntervalBatch interval(const std::string& node, std::int64_t i) {
   g.energy_counter_ns = b.span_ns;
   b.gpus.push_back(g);
   const std::uint64_t idle = i < 180 ? 0 : 10;  // every pass of an idle row
-  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle});
+  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle, 3600.0});
   if (node == "node-a") {
     b.processes.push_back(process(20, "", "notebook", b.t_ns));
-    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle});
+    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle, 3600.0});
   }
   return b;
 }

@@ -183,12 +183,17 @@ TEST(JobReport, ComputeAndSleepCyclesAreIdleHalfTheTimeAtPassResolution) {
     r.idle_samples = 0;
     r.energy_mj = 0;
     r.energy_counter_ns = r.span_ns;
+    r.power_mean_w = 0;
+    r.power_sum_w = 0;
     for (int k = 0; k < 10; ++k) {
       const double t = static_cast<double>(i) * 10 + k + 0.4;
+      const double w = computing(t) ? kBusyW : kIdleW;
       ++r.gpu_samples;
       *r.sm_active_mean += computing(t) ? 0.09 : 0;  // 0.9 busy, a tenth of the mean
+      *r.power_mean_w += w / 10;
       if (!listed(t)) continue;
       ++r.samples;
+      *r.power_sum_w += w;
       if (!computing(t)) ++*r.idle_samples;
     }
     // The GPU's power, integrated over the interval a millisecond at a time.
@@ -212,9 +217,15 @@ TEST(JobReport, ComputeAndSleepCyclesAreIdleHalfTheTimeAtPassResolution) {
   EXPECT_EQ(j.last_ns, 123 * kS);
   // Active: held time by the interval's mean, diluted where the job came mid-interval.
   EXPECT_NEAR(j.active_gpu_hours * 3600, 0.9 * 60, 0.9 * 3);
-  // Energy: each interval's by its held part; the first interval's passes before the
-  // job, idle, take a share of its busy seconds.
-  EXPECT_NEAR(j.energy_kwh * 3.6e6 / life_j, 1.0, 0.02);
+  // Energy: each interval's by the power of its held passes against all of its passes'
+  // (the first interval's idle passes before the job draw less than its busy ones).
+  EXPECT_NEAR(j.energy_kwh * 3.6e6 / life_j, 1.0, 0.005);
+  // Rows written before the power sum: by the held part of the passes, the idle passes
+  // before the job taking a share of its busy seconds.
+  for (HeldGpuRow& r : rows) r.power_sum_w.reset();
+  const double by_passes = job_report_rows(rows, {})[0].energy_kwh * 3.6e6 / life_j;
+  EXPECT_NEAR(by_passes, 1.0, 0.03);
+  EXPECT_GT(std::abs(by_passes - 1.0), std::abs(j.energy_kwh * 3.6e6 / life_j - 1.0));
 }
 
 // Rows written before idle passes were counted: the interval's mean activity decides,

@@ -1,0 +1,1 @@
+ALTER TABLE gpu_processes ADD COLUMN IF NOT EXISTS power_sum_w DOUBLE PRECISION;

@@ -1,0 +1,1 @@
+ALTER TABLE gpu_processes ADD COLUMN power_sum_w REAL;
