@@ -1,6 +1,6 @@
 // The job report (/api/v1/history/report, docs/job-report.md) as the pages show it: a
-// job's figures, the jobs holding GPUs idle, the job page's address, and the fields on
-// where a job's time went, drawn from whatever the agent sends.
+// job's figures, the jobs holding GPUs idle, the job page's address, and where a job's
+// time went when the agent sends it.
 import { bytes, count, duration, energy, esc, gpuHours, money, percent, stretch } from './format.js';
 
 // The job page's windows; the idle list's is the default.
@@ -76,9 +76,14 @@ export function activityBasis(basis) {
   return ACTIVITY[basis] ?? basis ?? '–';
 }
 
+const SPLIT = { sm: 'by SM share', equal: 'equally' };
+
 export function energyBasis(basis, share) {
   const source = ENERGY[basis] ?? basis ?? '–';
-  return share && share !== 'none' ? `${source}; shared GPUs split by ${share}` : source;
+  const parts = (share ?? '').split('+').filter((b) => b && b !== 'none');
+  if (!parts.length) return source;
+  const split = parts.filter((b) => b !== 'sole').map((b) => SPLIT[b] ?? b);
+  return `${source}; ${split.length ? `shared GPUs split ${split.join(' or ')}` : 'its processes alone on their GPUs'}`;
 }
 
 // The job's figures as tiles: {key, label, value, note, bad}.
@@ -101,66 +106,57 @@ export function reportFigures(row, doc) {
   ];
 }
 
-// The fields on where a job's time went, in the order shown, with their titles; a
-// field the agent does not send is not shown.
-export const TIME_FIELDS = [
-  ['host_waits', 'Host waits'],
-  ['nccl_gpu', 'NCCL on the GPU'],
-  ['top_kernels', 'Top kernels by GPU time'],
-];
-
-// A value of those fields as read, by its name's unit: ratios and shares as
-// percentages, _ns and _s as durations, _bytes as bytes, _kwh as energy.
-export function fieldText(key, v) {
-  if (v == null) return '–';
-  if (typeof v === 'number') {
-    if (/(^|_)(share|ratio|mean|fraction)$/.test(key)) return percent(v);
-    if (/_ns$/.test(key)) return duration(v);
-    if (/_s$/.test(key)) return duration(v * 1e9);
-    if (/_bytes$/.test(key)) return bytes(v);
-    if (/_kwh$/.test(key)) return energy(v);
-    if (/_hours$/.test(key)) return gpuHours(v);
-    return count(v);
-  }
-  if (Array.isArray(v)) return v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ');
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+// Seconds as a duration ("1.50 s", "2h05m" past an hour).
+function seconds(s) {
+  if (s == null) return '–';
+  return s >= 3600 ? stretch(s) : duration(s * 1e9);
 }
 
-// "gpu_time_ns" → "GPU time".
-export function fieldLabel(key) {
-  const words = key.replace(/_(ns|s|bytes|kwh)$/, '').split('_');
-  const text = words.map((w) => (/^(gpu|nccl|sm|cpu)$/.test(w) ? w.toUpperCase() : w)).join(' ');
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-// A list of objects as a table: {columns: [key], rows: [[text]]}.
-function listTable(list) {
-  const columns = [];
-  for (const item of list) for (const k of Object.keys(item ?? {})) if (!columns.includes(k)) columns.push(k);
-  return { columns, labels: columns.map(fieldLabel), rows: list.map((item) => columns.map((k) => fieldText(k, item?.[k]))) };
-}
-
-// The sections on where the time went that the row has: {key, title, facts: [[label,
-// text]], tables: [{title, columns, labels, rows}]}.
+// Where a job's time went, from the row's `time` object (the agent sends it where the
+// report has it): host waits by kind over the processes' traced time, the GPU time with
+// NCCL's part where the hook timed it, and the top kernels. Sections {key, title, facts:
+// [[label, text]], tables: [{title, labels, rows}], note}; none without `time`.
 export function timeSections(row) {
+  const t = row?.time;
+  if (t == null || typeof t !== 'object') return [];
   const out = [];
-  for (const [key, title] of TIME_FIELDS) {
-    const v = row?.[key];
-    if (v == null) continue;
-    const section = { key, title, facts: [], tables: [] };
-    if (Array.isArray(v)) {
-      if (v.length) section.tables.push({ title: '', ...listTable(v) });
-    } else if (typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) {
-        if (Array.isArray(x) && x.length && typeof x[0] === 'object') section.tables.push({ title: fieldLabel(k), ...listTable(x) });
-        else if (x != null && !(typeof x === 'object' && !Array.isArray(x))) section.facts.push([fieldLabel(k), fieldText(k, x)]);
-        else if (x != null) for (const [k2, y] of Object.entries(x)) section.facts.push([`${fieldLabel(k)}: ${fieldLabel(k2)}`, fieldText(k2, y)]);
-      }
-    } else {
-      section.facts.push([title, fieldText(key, v)]);
-    }
-    if (section.facts.length || section.tables.length) out.push(section);
+  const waits = Array.isArray(t.host_waits) ? t.host_waits : [];
+  if (t.wall_s != null || waits.length) {
+    const basis = t.wall_basis === 'process_life' ? 'its processes\' lives, added up' : t.wall_basis;
+    out.push({
+      key: 'host_waits',
+      title: 'Host waits',
+      facts: [
+        ['Wall time', `${seconds(t.wall_s)}${basis ? ` (${basis})` : ''}${t.processes != null ? `, ${count(t.processes)} process${t.processes === 1 ? '' : 'es'}` : ''}`],
+        ['Waiting on the host', `${seconds(t.host_wait_s)}${t.host_wait_share != null ? `, ${percent(t.host_wait_share)} of the wall time` : ''}`],
+      ],
+      tables: waits.length
+        ? [{ title: '', labels: ['Kind', 'Waits', 'Time', 'Share of wall time'], rows: waits.map((w) => [w.kind ?? '?', `${w.estimated ? '~' : ''}${count(w.calls)}`, seconds(w.seconds), percent(w.share)]) }]
+        : [],
+    });
+  }
+  if (t.gpu_time_measured != null || t.gpu_s != null) {
+    const measured = t.gpu_time_measured !== false && t.gpu_s != null;
+    out.push({
+      key: 'nccl_gpu',
+      title: 'GPU time and NCCL',
+      facts: measured
+        ? [
+            ['GPU time', `${seconds(t.gpu_s)}${t.gpu_timed_launches != null ? ` over ${count(t.gpu_timed_launches)} timed launches` : ''}`],
+            ['NCCL on the GPU', `${seconds(t.nccl_gpu_s)}${t.nccl_share != null ? `, ${percent(t.nccl_share)} of the GPU time` : ''}${t.nccl_timed_launches != null ? ` (${count(t.nccl_timed_launches)} timed launches)` : ''}`],
+          ]
+        : [['GPU time', 'not measured: the hook timed no kernel of this job (docs/gpu-time.md)']],
+      tables: [],
+    });
+  }
+  const kernels = Array.isArray(t.top_kernels) ? t.top_kernels : [];
+  if (kernels.length) {
+    out.push({
+      key: 'top_kernels',
+      title: 'Top kernels by GPU time',
+      facts: [],
+      tables: [{ title: '', labels: ['Kernel', 'Launches', 'Timed', 'GPU time', 'Share of GPU time'], rows: kernels.map((k) => [k.name ?? '?', count(k.launches), count(k.timed), seconds(k.gpu_s), percent(k.share)]) }],
+    });
   }
   return out;
 }

@@ -3,11 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { energy, gpuHours, money, stretch } from '../src/format.js';
 import {
-  fieldLabel,
-  fieldText,
   idleRows,
   jobHref,
   capacityText,
+  energyBasis,
   parseJobHash,
   ranges,
   reportFigures,
@@ -104,7 +103,10 @@ describe('a job\'s figures', () => {
     expect(f.longest_idle_s.value).toBe('2h05m');
     expect(f.tensor_active_mean.value).toBe('31.0%');
     expect(f.memory).toMatchObject({ value: '12.0 GiB', note: 'of 80.0 GiB (15%): its processes on one GPU together' });
-    expect(f.energy_kwh).toMatchObject({ value: '18.25 kWh', note: 'the GPUs\' energy counters; shared GPUs split by sole+sm' });
+    expect(f.energy_kwh).toMatchObject({ value: '18.25 kWh', note: 'the GPUs\' energy counters; shared GPUs split by SM share' });
+    expect(energyBasis('counter+power', 'sole')).toBe('energy counters, mean power × time where none; its processes alone on their GPUs');
+    expect(energyBasis('power', 'sm+equal')).toBe('mean power × time; shared GPUs split by SM share or equally');
+    expect(energyBasis('none', 'none')).toBe('no energy measured');
     expect(f.cost).toMatchObject({ value: '79.75 EUR', note: '2.50 EUR per GPU-hour' });
     expect(f.idle_cost).toMatchObject({ value: '44.00 EUR', bad: true });
   });
@@ -121,38 +123,49 @@ describe('a job\'s figures', () => {
 });
 
 describe('where the time went', () => {
-  it('shows nothing for a row without those fields', () => {
+  const TIME = {
+    wall_s: 7200,
+    wall_basis: 'process_life',
+    processes: 2,
+    host_wait_s: 1440,
+    host_wait_share: 0.2,
+    host_waits: [{ kind: 'sync', calls: 120_000, seconds: 1000, share: 0.1389, estimated: true }, { kind: 'data<loader>', calls: 40, seconds: 440, share: 0.0611, estimated: false }],
+    gpu_time_measured: true,
+    gpu_s: 3000,
+    gpu_timed_launches: 2_000_000,
+    nccl_gpu_s: 600,
+    nccl_share: 0.2,
+    nccl_timed_launches: 5000,
+    top_kernels: [{ name: 'gemm<1>', launches: 900_000, timed: 900_000, gpu_s: 1800, share: 0.6 }],
+  };
+  it('shows nothing for a row without them', () => {
     expect(timeSections(ROW)).toEqual([]);
+    expect(timeSections({ ...ROW, time: null })).toEqual([]);
   });
-  it('shows the fields present, each value by its unit', () => {
-    const row = {
-      ...ROW,
-      host_waits: { share: 0.18, seconds_s: 1200, by_kind: { sync: 0.12, data_loading: 0.06 } },
-      top_kernels: [{ name: 'gemm<1>', gpu_time_ns: 5e9, share: 0.4 }, { name: 'softmax', gpu_time_ns: 1e9, share: 0.08 }],
-    };
-    const s = timeSections(row);
-    expect(s.map((x) => x.key)).toEqual(['host_waits', 'top_kernels']);
+  it('shows host waits by kind, the GPU time with NCCL\'s part and the top kernels', () => {
+    const s = timeSections({ ...ROW, time: TIME });
+    expect(s.map((x) => x.key)).toEqual(['host_waits', 'nccl_gpu', 'top_kernels']);
     expect(s[0].facts).toEqual([
-      ['Share', '18.0%'],
-      ['Seconds', '1200.00 s'],
-      ['By kind: Sync', '0.1'],
-      ['By kind: Data loading', '0.1'],
+      ['Wall time', '2h00m (its processes\' lives, added up), 2 processes'],
+      ['Waiting on the host', '1440.00 s, 20.0% of the wall time'],
     ]);
-    expect(s[1].tables[0].labels).toEqual(['Name', 'GPU time', 'Share']);
-    expect(s[1].tables[0].rows[0]).toEqual(['gemm<1>', '5.00 s', '40.0%']);
-    const html = sectionHtml(s[1]);
+    expect(s[0].tables[0].rows).toEqual([
+      ['sync', '~120k', '1000.00 s', '13.9%'],
+      ['data<loader>', '40', '440.00 s', '6.1%'],
+    ]);
+    expect(s[1].facts).toEqual([
+      ['GPU time', '3000.00 s over 2.00M timed launches'],
+      ['NCCL on the GPU', '600.00 s, 20.0% of the GPU time (5000 timed launches)'],
+    ]);
+    expect(s[2].tables[0].rows).toEqual([['gemm<1>', '900k', '900k', '1800.00 s', '60.0%']]);
+    const html = sectionHtml(s[2]);
     expect(html).toContain('gemm&lt;1&gt;');
     expect(html).not.toContain('gemm<1>');
   });
-  it('reads a list inside an object as a table', () => {
-    const s = timeSections({ nccl_gpu: { share: 0.1, basis: 'hook', collectives: [{ op: 'allreduce', time_ns: 2e6 }] } });
-    expect(s[0].facts).toEqual([['Share', '10.0%'], ['Basis', 'hook']]);
-    expect(s[0].tables[0]).toMatchObject({ title: 'Collectives', rows: [['allreduce', '2.00 ms']] });
-  });
-  it('labels fields by their names', () => {
-    expect(fieldLabel('gpu_time_ns')).toBe('GPU time');
-    expect(fieldText('wall_share', 0.5)).toBe('50.0%');
-    expect(fieldText('peak_bytes', 2048)).toBe('2.00 KiB');
-    expect(fieldText('x', null)).toBe('–');
+  it('says when the GPU time was not measured, and leaves out what is absent', () => {
+    const s = timeSections({ time: { wall_s: 10, host_wait_s: 0, host_wait_share: 0, host_waits: [], gpu_time_measured: false, gpu_s: null, top_kernels: [] } });
+    expect(s.map((x) => x.key)).toEqual(['host_waits', 'nccl_gpu']);
+    expect(s[0].tables).toEqual([]);
+    expect(s[1].facts[0][1]).toMatch(/^not measured/);
   });
 });

@@ -235,9 +235,10 @@ describe('page states', () => {
     assert.equal(await tile('idle_cost'), '10.00 EUR');
     assert.match(await page.locator('#job-legend').innerText(), /Activity: SM activity \(GPM\)\. Idle: a held GPU's activity under 5%/);
     // Where the time went: the fields the agent sent, and only those.
-    assert.match(await page.locator('[data-section="host_waits"]').innerText(), /Share\s+20\.0%/);
-    assert.match(await page.locator('[data-section="top_kernels"] tbody').innerText(), /gemm_kernel\s+9000\.00 s\s+60\.0%/);
-    assert.equal(await page.locator('[data-section="nccl_gpu"]').count(), 0);
+    assert.match(await page.locator('[data-section="host_waits"]').innerText(), /Waiting on the host\s+2880\.00 s, 20\.0% of the wall time/);
+    assert.match(await page.locator('[data-section="host_waits"] tbody').innerText(), /sync\s+9000\s+2880\.00 s\s+20\.0%/);
+    assert.match(await page.locator('[data-section="nccl_gpu"]').innerText(), /not measured/);
+    assert.match(await page.locator('[data-section="top_kernels"] tbody').innerText(), /gemm_kernel\s+5000\s+0\s+–\s+–/);
     await page.locator('#job-proc-facts', { hasText: 'missing 2' }).waitFor({ timeout: 5000 });
     assert.match(await page.locator('#job-proc-facts').innerText(), /0-1,3 of 4 \(missing 2\)/);
     await screenshot(page, SHOTS, 'job.png');
