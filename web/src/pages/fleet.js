@@ -56,11 +56,12 @@ export function fleetPage(root, ctx) {
   let currency = '';
   const idle = new Table(root.querySelector('#idle'), {
     id: 'idle-gpus',
-    filterFields: ['job', 'nodes_text'],
-    filterLabel: 'Filter (job, pod, node)',
+    limit: 100,
+    // Rows come most idle cost first; equal costs (no price) keep that order.
     sort: { key: 'idle_cost', dir: -1 },
     empty: 'No job or pod held a GPU idle in the last 24 hours.',
-    limit: 100,
+    filterFields: ['job', 'nodes_text'],
+    filterLabel: 'Filter (job, pod, node)',
     columns: [
       { key: 'job', label: 'Job / pod', html: (r) => `<a href="${esc(r.href)}"><code>${esc(r.job)}</code></a>` },
       { key: 'node_count', label: 'Nodes', num: true, html: (r) => `<span title="${esc(r.nodes_text)}">${r.node_count}</span>` },
