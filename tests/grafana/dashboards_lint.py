@@ -17,8 +17,9 @@ panel, target and variable names that data source by its uid; every target is ra
 in the table or time_series format (time series select `time`, `metric` and `value`);
 only the macros grafana_history_sql substitutes are used; every variable is a multi-value
 query variable whose "All" is the literal '__all', used only as `IN ($var)` beside an
-`'__all' IN ($var)` that lets "All" through. Its run is grafana_history_sql
-(tests/grafana/history_sql_test.cpp).
+`'__all' IN ($var)` that lets "All" through, or a textbox (a price, a currency) with a
+default, used only as `${var:sqlstring}` (Grafana quotes it as an SQL string). Its run
+is grafana_history_sql (tests/grafana/history_sql_test.cpp).
 
 Usage: dashboards_lint.py SOURCE_DIR
 """
@@ -165,7 +166,7 @@ def is_history(doc):
     return any(p.get("datasource", {}).get("uid") == HISTORY["uid"] for p in walk(doc.get("panels", [])))
 
 
-def lint_sql(lint, where, sql, variables):
+def lint_sql(lint, where, sql, variables, texts=frozenset()):
     if not sql.strip():
         lint.error(where, "empty rawSql")
         return
@@ -178,6 +179,11 @@ def lint_sql(lint, where, sql, variables):
         if name not in variables:
             lint.error(where, f"undefined variable ${name}")
             continue
+        if name in texts:
+            # Typed by the viewer: only as a quoted string, never as SQL.
+            if m.group(0) != f"${{{name}:sqlstring}}":
+                lint.error(where, f"{m.group(0)}: a textbox only as ${{{name}:sqlstring}}")
+            continue
         if not re.match(r"\s*\)", sql[m.end():]) or not re.search(r"\bIN\s*\($", sql[: m.start()]):
             lint.error(where, f"${name} outside IN (${name})")
         if f"'__all' IN (${name})" not in sql:
@@ -188,17 +194,22 @@ def lint_history_dashboard(lint, name, doc):
     """Panels and variables of a dashboard over the history store (SQL)."""
     templating = doc.get("templating", {}).get("list", [])
     variables = {v.get("name") for v in templating}
+    texts = frozenset(v.get("name") for v in templating if v.get("type") == "textbox")
     for v in templating:
         where = f"{name} ${v.get('name')}"
+        if v.get("type") == "textbox":
+            if not isinstance(v.get("query"), str) or v.get("current", {}).get("value") != v.get("query"):
+                lint.error(where, "a textbox without its default (query) as its current value")
+            continue
         if v.get("type") != "query":
-            lint.error(where, f"variable type {v.get('type')} (want query)")
+            lint.error(where, f"variable type {v.get('type')} (want query or textbox)")
             continue
         if v.get("datasource") != HISTORY:
             lint.error(where, f"datasource {v.get('datasource')} (want {HISTORY})")
         if not (v.get("multi") and v.get("includeAll") and v.get("allValue") == "'__all'"):
             lint.error(where, "not multi-value with includeAll and allValue '__all'")
         query = v["query"].get("rawSql", "") if isinstance(v.get("query"), dict) else v.get("query", "")
-        lint_sql(lint, where, query or "", variables)
+        lint_sql(lint, where, query or "", variables, texts)
     ids = set()
     panels = list(walk(doc.get("panels", [])))
     for p in panels:
@@ -220,7 +231,7 @@ def lint_history_dashboard(lint, name, doc):
                 lint.error(twhere, "a time series without time, metric and value columns")
             if ptype == "state-timeline" and fmt != "time_series":
                 lint.error(twhere, "a state timeline needs the time_series format")
-            lint_sql(lint, twhere, sql, variables)
+            lint_sql(lint, twhere, sql, variables, texts)
     if not panels:
         lint.error(name, "no panels")
     return len(panels), sum(len(p.get("targets", [])) for p in panels)

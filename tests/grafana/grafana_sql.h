@@ -1,6 +1,6 @@
-// The history dashboard's SQL as Grafana's PostgreSQL data source sends it: the queries
-// of deploy/grafana/dashboards/history.json (its query variables' and its panels') and
-// the substitution of Grafana's macros and variables into them. Used by
+// The history dashboards' SQL as Grafana's PostgreSQL data source sends it: the queries
+// of deploy/grafana/dashboards/history.json and efficiency.json (their query variables'
+// and their panels') and the substitution of Grafana's macros and variables into them. Used by
 // tests/grafana/history_sql_test.cpp and bench/fleet/fleet_store.cpp.
 //
 // The substitution (grafana_sql), as Grafana writes it for PostgreSQL:
@@ -12,6 +12,8 @@
 //                               (a quote doubled), joined by commas; "All" is the variable's
 //                               allValue as written (Grafana leaves a custom all value
 //                               unquoted), or every option quoted when it has none
+//   ${var:sqlstring}            a textbox's value in single quotes, a quote doubled
+//                               (grafana_text, before grafana_sql)
 // Anything else that starts with $ is left as it is.
 #pragma once
 
@@ -118,6 +120,21 @@ inline std::vector<Variable> dashboard_variables(const nlohmann::json& doc) {
     vars.push_back(var);
   }
   return vars;
+}
+
+// The dashboard's textboxes and their defaults.
+inline std::map<std::string, std::string> dashboard_texts(const nlohmann::json& doc) {
+  std::map<std::string, std::string> texts;
+  for (const auto& v : doc["templating"]["list"]) {
+    if (v.value("type", "") == "textbox") texts[v["name"]] = v.value("query", "");
+  }
+  return texts;
+}
+
+// The textboxes' values, each ${name:sqlstring} as an SQL string.
+inline std::string grafana_text(std::string sql, const std::map<std::string, std::string>& values) {
+  for (const auto& [name, value] : values) sql = replace_all(sql, "${" + name + ":sqlstring}", quoted(value));
+  return sql;
 }
 
 // Every panel's queries, rows' panels included.

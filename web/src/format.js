@@ -86,3 +86,31 @@ export function tickLabels(values, fmt) {
   }
   return labels;
 }
+
+// GPU-hours as the report writes them: two decimals, three under a tenth.
+export function gpuHours(h) {
+  if (h == null || Number.isNaN(h)) return DASH;
+  return `${h.toFixed(h !== 0 && Math.abs(h) < 0.1 ? 3 : 2)} GPU-h`;
+}
+
+// Energy in kWh; Wh under one.
+export function energy(kwh) {
+  if (kwh == null || Number.isNaN(kwh)) return DASH;
+  if (Math.abs(kwh) < 1) return `${(kwh * 1000).toFixed(kwh * 1000 < 10 ? 2 : 1)} Wh`;
+  return `${kwh.toFixed(kwh < 100 ? 2 : 0)} kWh`;
+}
+
+// A price with its currency (none said when the agent has none configured).
+export function money(v, currency) {
+  if (v == null || Number.isNaN(v)) return DASH;
+  return currency ? `${v.toFixed(2)} ${currency}` : v.toFixed(2);
+}
+
+// A stretch of time in seconds as the CLI's report writes it: "2h05m", "45m", "30s".
+export function stretch(seconds) {
+  if (seconds == null || Number.isNaN(seconds)) return DASH;
+  const s = Math.floor(seconds);
+  if (s >= 3600) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  if (s >= 60) return `${Math.floor(s / 60)}m`;
+  return `${s}s`;
+}

@@ -1,10 +1,12 @@
-// The app: a hash router over four pages (overview, process, fleet, agent), the range picker,
+// The app: a hash router over the pages (overview, process, fleet, job, agent), the range picker,
 // the theme, live updates, and the login form when the agent asks for a token.
 import './style.css';
 import { AuthError, postJSON } from './api.js';
+import { parseJobHash } from './job_report.js';
 import { Live } from './live.js';
 import { agentPage } from './pages/agent.js';
 import { fleetPage } from './pages/fleet.js';
+import { jobPage } from './pages/job.js';
 import { loginPage } from './pages/login.js';
 import { overviewPage } from './pages/overview.js';
 import { processPage } from './pages/process.js';
@@ -73,9 +75,11 @@ function route() {
   page?.unmount();
   const hash = location.hash || '#/';
   const proc = hash.match(/^#\/process\/(\d+)$/);
-  const current = proc ? '' : hash.startsWith('#/agent') ? 'agent' : hash.startsWith('#/fleet') ? 'fleet' : 'overview';
+  const job = parseJobHash(hash);
+  const current = proc ? '' : job || hash.startsWith('#/fleet') ? 'fleet' : hash.startsWith('#/agent') ? 'agent' : 'overview';
   for (const a of document.querySelectorAll('[data-nav]')) a.classList.toggle('active', a.dataset.nav === current);
   if (proc) page = processPage(app, ctx, proc[1]);
+  else if (job) page = jobPage(app, ctx, job.job, job.window);
   else if (hash.startsWith('#/agent')) page = agentPage(app, ctx);
   else if (hash.startsWith('#/fleet')) page = fleetPage(app, ctx);
   else page = overviewPage(app, ctx);

@@ -1,31 +1,23 @@
-// The fleet: the jobs of the history store's window across every node that writes to it
-// (one row per job, its nodes and ranks, the ranks never seen), and the nodes with their
+// The fleet: the jobs holding GPUs idle over the last day (the job report), the jobs of
+// the history store's window across every node that writes to it (one row per job, its
+// nodes and ranks, the ranks never seen, a link to its page), and the nodes with their
 // processes. With a shared PostgreSQL store every agent's page shows the whole fleet;
 // with a node's own SQLite store, that node. Both lists come summed by the agent, asked
 // about as often as the store takes an interval.
 import { getOptional } from '../api.js';
 import { Feed, Feeds } from '../feed.js';
-import { count, esc } from '../format.js';
+import { count, esc, gpuHours, money, percent, stretch } from '../format.js';
+import { DEFAULT_WINDOW, idleRows, jobHref, ranges, reportPath } from '../job_report.js';
 import { Table } from '../table.js';
 
 // The store takes an interval every 10 s: asked about that often (the page wakes every 3 s).
 const HISTORY_EVERY = 3;
+// The job report sums a day of the store's rows: asked about every 30 s.
+const REPORT_EVERY = 10;
 
 // The store's window for the range picker ("live" is the last 15 minutes).
 function since(range) {
   return range === 'live' ? '15m' : range;
-}
-
-// "0-3,5": sorted ranks as ranges.
-function ranges(ranks) {
-  const out = [];
-  for (let i = 0; i < ranks.length; ) {
-    let j = i;
-    while (j + 1 < ranks.length && ranks[j + 1] === ranks[j] + 1) j += 1;
-    out.push(j === i ? `${ranks[i]}` : `${ranks[i]}-${ranks[j]}`);
-    i = j + 1;
-  }
-  return out.join(',');
 }
 
 // A list comes a page at a time (its first page: the rows with most calls): how many
@@ -40,6 +32,7 @@ function when(ns) {
 
 export function fleetPage(root, ctx) {
   root.innerHTML = `
+    <section class="card"><h2>Idle GPUs <span id="idle-note" class="muted small"></span></h2><div id="idle"></div></section>
     <section class="card"><h2>Jobs <span id="jobs-note" class="muted small"></span></h2><div id="jobs"></div></section>
     <section class="card"><h2>Nodes <span id="nodes-note" class="muted small"></span></h2><div id="nodes"></div></section>`;
   const jobs = new Table(root.querySelector('#jobs'), {
@@ -49,7 +42,7 @@ export function fleetPage(root, ctx) {
     sort: { key: 'calls', dir: -1 },
     empty: 'No process of a batch job (SLURM_JOB_ID, torchrun) in this window.',
     columns: [
-      { key: 'job', label: 'Job', html: (r) => `<code>${esc(r.job)}</code>` },
+      { key: 'job', label: 'Job', html: (r) => `<a href="${esc(jobHref(r.job))}"><code>${esc(r.job)}</code></a>` },
       { key: 'nodes', label: 'Nodes', num: true, html: (r) => `<span title="${esc(r.nodes_text)}">${r.nodes}</span>` },
       { key: 'ranks_text', label: 'Ranks', html: (r) => `${esc(r.ranks_text)}${r.missing ? ` <span class="bad" title="ranks below world_size never seen">missing ${esc(r.missing)}</span>` : ''}` },
       { key: 'pods_text', label: 'Pods', html: (r) => esc(r.pods_text || '–') },
@@ -58,6 +51,26 @@ export function fleetPage(root, ctx) {
       { key: 'errors', label: 'Errors', num: true, html: (r) => (r.errors ? `<span class="bad">${count(r.errors)}</span>` : '0') },
       { key: 'first_ns', label: 'First seen', num: true, html: (r) => when(r.first_ns) },
       { key: 'last_ns', label: 'Last seen', num: true, html: (r) => when(r.last_ns) },
+    ],
+  });
+  let currency = '';
+  const idle = new Table(root.querySelector('#idle'), {
+    id: 'idle-gpus',
+    limit: 100,
+    // Rows come most idle cost first; equal costs (no price) keep that order.
+    sort: { key: 'idle_cost', dir: -1 },
+    empty: 'No job or pod held a GPU idle in the last 24 hours.',
+    filterFields: ['job', 'nodes_text'],
+    filterLabel: 'Filter (job, pod, node)',
+    columns: [
+      { key: 'job', label: 'Job / pod', html: (r) => `<a href="${esc(r.href)}"><code>${esc(r.job)}</code></a>` },
+      { key: 'node_count', label: 'Nodes', num: true, html: (r) => `<span title="${esc(r.nodes_text)}">${r.node_count}</span>` },
+      { key: 'gpus', label: 'GPUs', num: true },
+      { key: 'idle_gpu_hours', label: 'Idle GPU-hours', num: true, title: 'held (a process of the job had a context on the GPU) while its activity was under the idle threshold', html: (r) => gpuHours(r.idle_gpu_hours) },
+      { key: 'idle_share', label: 'Idle share', num: true, title: 'of the GPU-hours held', html: (r) => percent(r.idle_share) },
+      { key: 'longest_idle_s', label: 'Longest idle', num: true, html: (r) => stretch(r.longest_idle_s) },
+      { key: 'idle_cost', label: 'Idle cost', num: true, html: (r) => money(r.idle_cost, currency) },
+      { key: 'gpu_hours', label: 'GPU-hours held', num: true, html: (r) => gpuHours(r.gpu_hours) },
     ],
   });
   const nodes = new Table(root.querySelector('#nodes'), {
@@ -77,6 +90,21 @@ export function fleetPage(root, ctx) {
   });
 
   const feeds = new Feeds();
+  // Over the last day whatever the range picker says: the jobs to look at first.
+  feeds.add(new Feed(ctx, {
+    name: 'idle',
+    box: root.querySelector('#idle'),
+    every: REPORT_EVERY,
+    load: ({ signal }) => getOptional(reportPath(DEFAULT_WINDOW), null, { signal }),
+    draw(doc) {
+      currency = doc?.currency ?? '';
+      const rows = idleRows(doc);
+      root.querySelector('#idle-note').textContent = doc
+        ? `held but idle over the last ${DEFAULT_WINDOW}, every node of the store, most idle cost first${doc.gpu_hour_price > 0 ? '' : ' (no price set: most idle GPU-hours first)'}`
+        : 'this agent keeps no history (serve --store)';
+      idle.setRows(rows);
+    },
+  }));
   feeds.add(new Feed(ctx, {
     name: 'jobs',
     box: root.querySelector('#jobs'),

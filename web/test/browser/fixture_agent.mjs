@@ -108,6 +108,19 @@ function answers(o, url) {
     }
     case '/api/v1/history/jobs':
       return json({ window, total: 1, next: null, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
+    case '/api/v1/history/report': {
+      // job-9 held its GPUs half idle; a notebook pod without a job held one idle for
+      // longer, but at a lower price in total.
+      const rows = [
+        { job: 'job-9', nodes: ['node-a', 'node-b'], gpus: 4, gpu_hours: 8, active_gpu_hours: 3.6, idle_gpu_hours: 4, unmeasured_gpu_hours: 0, idle_share: 0.5, longest_idle_s: 5400, activity_basis: 'sm_active', tensor_active_mean: 0.42, memory_peak_bytes: 60 * 2 ** 30, memory_capacity_bytes: 80 * 2 ** 30, energy_kwh: 3.2, energy_basis: 'counter', share_basis: 'sole', cost: 20, idle_cost: 10, first_ns: nowNs - 7200 * S, last_ns: nowNs,
+          time: { wall_s: 14_400, wall_basis: 'process_life', processes: 3, host_wait_s: 2880, host_wait_share: 0.2, host_waits: [{ kind: 'sync', calls: 9000, seconds: 2880, share: 0.2, estimated: false }],
+            gpu_time_measured: false, gpu_s: null, gpu_timed_launches: 0, nccl_gpu_s: null, nccl_share: null, nccl_timed_launches: 0, top_kernels: [{ name: 'gemm_kernel', launches: 5000, timed: 0, gpu_s: null, share: null }] } },
+        { job: 'ml/notebook-0', nodes: ['node-b'], gpus: 1, gpu_hours: 6, active_gpu_hours: 0.1, idle_gpu_hours: 5.8, unmeasured_gpu_hours: 0, idle_share: 0.9667, longest_idle_s: 20_000, activity_basis: 'utilization', tensor_active_mean: null, memory_peak_bytes: 2 ** 30, memory_capacity_bytes: 16 * 2 ** 30, energy_kwh: 0.4, energy_basis: 'power', share_basis: 'sole', cost: 3, idle_cost: 2.9, first_ns: nowNs - 86_000 * S, last_ns: nowNs },
+      ];
+      const one = (by) => rows.filter((r) => (by === 'job' ? r.job === q.get('job') && !r.job.includes('/') : r.job === q.get('pod')));
+      const jobs = q.has('job') ? one('job') : q.has('pod') ? one('pod') : rows;
+      return json({ window: { ...window, tier: 'raw' }, selector: { by: q.has('job') ? 'job' : q.has('pod') ? 'pod' : 'all', value: q.get('job') ?? q.get('pod') }, idle_threshold: 0.05, gpu_hour_price: 2.5, currency: 'EUR', jobs });
+    }
     case '/api/v1/history/nodes':
       // The first page of three nodes (a page of two).
       return json({ window, total: 3, next: 'c2', nodes: [

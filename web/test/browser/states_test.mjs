@@ -3,7 +3,8 @@
 // request keeps what was shown and says how old it is, the fleet page reads per-node
 // sums at the store's pace, the overview without a GPU says so once and draws what there
 // is, axes never repeat a label, anomaly rows compare like with like, and the process
-// page says what its two counts of failed allocations count. Usage: node --test
+// page says what its two counts of failed allocations count; the fleet lists the jobs
+// holding GPUs idle and a job's page shows its report. Usage: node --test
 // states_test.mjs, with EACGM_BIN_DIR=<build dir> (its web-dist/) or EACGM_WEB_DIST.
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -214,6 +215,47 @@ describe('page states', () => {
     const launch = await page.locator('#functions tbody tr', { hasText: 'cudaLaunchKernel' }).locator('td').nth(3).innerText();
     assert.equal(launch, '85 of 85 timed');
     await screenshot(page, SHOTS, 'process-memory.png');
+  });
+
+  it('lists the jobs holding GPUs idle and opens a job\'s page from the fleet', async () => {
+    agent.gpus = 2;
+    await page.goto(`${ORIGIN}/#/fleet`);
+    const idle = page.locator('#idle-gpus tbody tr');
+    await idle.filter({ hasText: 'notebook-0' }).waitFor({ timeout: 10_000 });
+    assert.deepEqual((await idle.locator('td:first-child').allInnerTexts()).map((t) => t.trim()), ['job-9', 'ml/notebook-0'], 'most idle cost first');
+    assert.match(await idle.first().innerText(), /4\.00 GPU-h\s+50\.0%\s+1h30m\s+10\.00 EUR/);
+    await page.locator('#jobs tbody tr a', { hasText: 'job-9' }).click();
+    await page.waitForURL(/#\/job\/job-9$/);
+    const tile = (key) => page.locator(`#job-tiles [data-key="${key}"] .value`).innerText();
+    await page.locator('#job-tiles [data-key="gpu_hours"]').waitFor({ timeout: 5000 });
+    assert.equal(await tile('gpu_hours'), '8.00 GPU-h');
+    assert.equal(await tile('idle_gpu_hours'), '4.00 GPU-h');
+    assert.equal(await tile('memory'), '60.0 GiB');
+    assert.equal(await tile('energy_kwh'), '3.20 kWh');
+    assert.equal(await tile('idle_cost'), '10.00 EUR');
+    assert.match(await page.locator('#job-legend').innerText(), /Activity: SM activity \(GPM\)\. Idle: a held GPU's activity under 5%/);
+    // Where the time went: the fields the agent sent, and only those.
+    assert.match(await page.locator('[data-section="host_waits"]').innerText(), /Waiting on the host\s+2880\.00 s, 20\.0% of the wall time/);
+    assert.match(await page.locator('[data-section="host_waits"] tbody').innerText(), /sync\s+9000\s+2880\.00 s\s+20\.0%/);
+    assert.match(await page.locator('[data-section="nccl_gpu"]').innerText(), /not measured/);
+    assert.match(await page.locator('[data-section="top_kernels"] tbody').innerText(), /gemm_kernel\s+5000\s+0\s+–\s+–/);
+    await page.locator('#job-proc-facts', { hasText: 'missing 2' }).waitFor({ timeout: 5000 });
+    assert.match(await page.locator('#job-proc-facts').innerText(), /0-1,3 of 4 \(missing 2\)/);
+    await screenshot(page, SHOTS, 'job.png');
+    const asked = agent.requests.length;
+    await page.selectOption('#job-window', '7d');
+    assert.match(page.url(), /#\/job\/job-9\?since=7d$/);
+    await page.waitForFunction(() => document.querySelector('[data-feed="job-report"]').dataset.state === 'ready');
+    assert.ok(agent.requests.slice(asked).some((r) => r.path === '/api/v1/history/report?since=7d&job=job-9'), 'the report asked over 7 days');
+    // A pod without a job: its page asks by pod.
+    await page.goto(`${ORIGIN}/#/fleet`);
+    await page.locator('#idle-gpus tbody tr a', { hasText: 'notebook-0' }).click();
+    await page.locator('#job-title', { hasText: 'Pod ml/notebook-0' }).waitFor({ timeout: 5000 });
+    assert.equal(await tile('tensor_active_mean'), '–');
+    assert.equal(await page.locator('#job-time section').count(), 0);
+    // No such job: said in place of the figures.
+    await page.goto(`${ORIGIN}/#/job/nope`);
+    await page.locator('#job-none', { hasText: 'No GPU held by nope in the last 24h.' }).waitFor({ timeout: 5000 });
   });
 
   it('logged no error but the failures it asked for', () => {

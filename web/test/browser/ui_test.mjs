@@ -159,7 +159,7 @@ describe('web UI without a token', () => {
     await screenshot(page, SHOTS, 'overview-dark.png');
   });
 
-  it('shows the fleet: the job with its rank, the one never seen, and the node', async () => {
+  it('shows the fleet: the job with its rank, the one never seen, the node, and the job\'s page', async () => {
     await page.goto(`${origin}/#/fleet`);
     const row = page.locator('#jobs tbody tr', { hasText: 'ui-job-1' });
     // The history writes an interval every 10 s; the page asks again at each update.
@@ -168,7 +168,25 @@ describe('web UI without a token', () => {
     assert.match(text, /0 of 2/);
     assert.match(text, /missing 1/);
     assert.ok((await page.locator('#nodes tbody tr').count()) >= 1, 'a node row');
+    // The fake's GPU 0 lists driver_loop at 80% SM activity: held, never idle.
+    await page.locator('#idle-gpus tbody', { hasText: 'No job or pod held a GPU idle' }).waitFor({ timeout: 40_000 });
     await screenshot(page, SHOTS, 'fleet.png');
+    // Its page: the job report of the store's rows.
+    await row.first().locator('a', { hasText: 'ui-job-1' }).click();
+    await page.waitForURL(/#\/job\/ui-job-1$/);
+    // The last hour reads the raw rows (a day's window reads minutes, rolled up each minute).
+    await page.selectOption('#job-window', '1h');
+    assert.match(page.url(), /#\/job\/ui-job-1\?since=1h$/);
+    const tile = (key) => page.locator(`#job-tiles [data-key="${key}"] .value`).innerText();
+    await page.locator('#job-tiles [data-key="gpus"]').waitFor({ timeout: 40_000 });
+    assert.equal(await tile('gpus'), '1');
+    assert.match(await tile('gpu_hours'), /^0\.0\d\d GPU-h$/);
+    assert.notEqual(await tile('gpu_hours'), '0.000 GPU-h');
+    assert.equal(await tile('idle_gpu_hours'), '0.00 GPU-h');
+    assert.equal(await tile('memory'), '768 MiB');
+    assert.match(await page.locator('#job-legend').innerText(), /^Activity: SM activity \(GPM\)\./);
+    assert.match(await page.locator('#job-proc-facts').innerText(), /0 of 2 \(missing 1\)/);
+    await screenshot(page, SHOTS, 'job-serve.png');
     await page.goto(`${origin}/`);
     await page.locator('#processes tbody tr', { hasText: 'ui-job-1' }).first().waitFor({ timeout: 15_000 });
   });

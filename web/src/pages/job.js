@@ -1,0 +1,96 @@
+// One job (or a pod without a job) over a past window, from the job report: the GPUs it
+// held, how much of that time they computed or sat idle, energy and cost, where its time
+// went when the agent says, and its nodes, ranks and pods from the fleet's job list.
+import { getOptional } from '../api.js';
+import { Feed, Feeds } from '../feed.js';
+import { count, esc } from '../format.js';
+import { activityBasis, jobHref, ranges, reportFigures, reportPath, sectionHtml, timeSections, WINDOWS } from '../job_report.js';
+
+// The report is summed from the store's rows: asked again about every 30 s.
+const REPORT_EVERY = 10;
+
+function tile(f) {
+  return `<div class="tile${f.bad ? ' bad-tile' : ''}" data-key="${esc(f.key)}"><div class="label">${esc(f.label)}</div><div class="value">${esc(f.value)}</div><div class="muted small">${esc(f.note)}</div></div>`;
+}
+
+function when(ns) {
+  return ns ? new Date(ns / 1e6).toLocaleString() : '–';
+}
+
+export function jobPage(root, ctx, job, initialWin) {
+  let win = initialWin;
+  root.innerHTML = `
+    <section class="card head"><h2><span id="job-title">Job ${esc(job)}</span></h2>
+      <div class="actions"><label>Window <select id="job-window" aria-label="report window">${WINDOWS.map((w) => `<option value="${w}"${w === win ? ' selected' : ''}>last ${w}</option>`).join('')}</select></label>
+      <span id="job-facts" class="muted small"></span></div></section>
+    <section class="card"><h2>GPUs</h2><div id="job-report"><p id="job-none" class="plain" hidden></p><div id="job-tiles" class="tiles"></div>
+      <p id="job-legend" class="muted small legend"></p></div></section>
+    <div id="job-time"></div>
+    <section class="card"><h2>Processes and ranks</h2><div id="job-procs"><dl id="job-proc-facts" class="facts"></dl></div></section>`;
+
+  const feeds = new Feeds();
+  // The report answers by job first; a pod without a job is asked by pod.
+  feeds.add(new Feed(ctx, {
+    name: 'job-report',
+    box: root.querySelector('#job-report'),
+    every: REPORT_EVERY,
+    async load({ signal }) {
+      const byJob = await getOptional(reportPath(win, 'job', job), null, { signal });
+      if (!byJob || byJob.jobs.length) return { doc: byJob, by: 'job' };
+      const byPod = await getOptional(reportPath(win, 'pod', job), null, { signal });
+      return byPod?.jobs.length ? { doc: byPod, by: 'pod' } : { doc: byJob, by: 'job' };
+    },
+    draw({ doc, by }) {
+      const row = doc?.jobs?.find((r) => r.job === job) ?? doc?.jobs?.[0] ?? null;
+      root.querySelector('#job-title').textContent = `${by === 'pod' ? 'Pod' : 'Job'} ${job}`;
+      const none = root.querySelector('#job-none');
+      none.hidden = row != null;
+      none.textContent = !doc ? 'This agent keeps no history (serve --store): there is no job report.' : `No GPU held by ${job} in the last ${win}.`;
+      root.querySelector('#job-tiles').innerHTML = row ? reportFigures(row, doc).map(tile).join('') : '';
+      root.querySelector('#job-facts').textContent = row
+        ? `nodes ${row.nodes.join(', ')}, held ${when(row.first_ns)} to ${when(row.last_ns)}, from the ${doc.window.tier} rows`
+        : '';
+      root.querySelector('#job-legend').textContent = row
+        ? `Activity: ${activityBasis(row.activity_basis)}. Idle: a held GPU's activity under ${Math.round(doc.idle_threshold * 100)}% (docs/job-report.md).`
+        : '';
+      root.querySelector('#job-time').innerHTML = row ? timeSections(row).map(sectionHtml).join('') : '';
+    },
+  }));
+  // Its ranks, nodes and pods as the fleet page lists them (jobs only).
+  feeds.add(new Feed(ctx, {
+    name: 'job-procs',
+    box: root.querySelector('#job-procs'),
+    every: REPORT_EVERY,
+    load: ({ signal }) => getOptional(`/api/v1/history/jobs?since=${encodeURIComponent(win)}&limit=10000`, null, { signal }),
+    draw(doc) {
+      const j = doc?.jobs?.find((r) => r.job === job);
+      const facts = j
+        ? [
+            ['Nodes', j.nodes.join(', ')],
+            ['Ranks', `${ranges(j.ranks) || '–'}${j.world_size != null ? ` of ${j.world_size}` : ''}${j.missing_ranks?.length ? ` (missing ${ranges(j.missing_ranks)})` : ''}`],
+            ['Pods', (j.pods ?? []).join(', ') || '–'],
+            ['Processes', `${count(j.processes)}${j.running ? ` (${count(j.running)} running)` : ''}`],
+            ['Calls', `${count(j.calls)}, ${count(j.errors)} errors`],
+          ]
+        : [['', doc ? `No process of a batch job named ${job} in the last ${win}.` : 'This agent keeps no history (serve --store).']];
+      root.querySelector('#job-proc-facts').innerHTML = facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('');
+    },
+  }));
+
+  root.querySelector('#job-window').addEventListener('change', (e) => {
+    win = e.target.value;
+    // The address follows the window without loading the page again.
+    history.replaceState(null, '', jobHref(job, win));
+    for (const f of feeds.list) {
+      f.reset();
+      f.refetch();
+    }
+  });
+
+  return {
+    refresh: () => feeds.poll(),
+    rangeChanged() {}, // the page has its own window
+    retheme() {},
+    unmount: () => feeds.stop(),
+  };
+}
