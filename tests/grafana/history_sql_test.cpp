@@ -111,24 +111,26 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
   b.kernels.push_back({"softmax", 4});
   // GPU 0 (with GPM) runs the node's job processes (and on node-b the notebook); node-a's
   // GPU 1 (without GPM) pid 300. Index, UUID, name, samples, utilization mean and max,
-  // memory, power and temperature (unknown), SM, tensor and DRAM activity mean and max,
-  // energy (GPU 0: 1 Wh an interval, by its counter).
+  // memory (unknown), power (GPU 0: 300 W mean), temperature (unknown), SM, tensor and DRAM
+  // activity mean and max, energy (GPU 0: 1 Wh an interval, by its counter).
   b.gpus.push_back(GpuRecord{
-      0,  node + "-GPU-0", "H200", 10, 100.0, 100, {}, {}, {}, {}, {}, {}, 0.97, 0.99, 0.94, 0.95, {},
+      0,  node + "-GPU-0", "H200", 10, 100.0, 100, {}, {}, {}, 300.0, {}, {}, 0.97, 0.99, 0.94, 0.95, {},
       {}, 3.6e6,           10 * kS});
   if (node == "node-a") {
     b.gpus.push_back(GpuRecord{
         1, "node-a-GPU-1", "T4", 10, 30.0, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
   }
   // GPU 0 idle in 4 of its 10 passes; the notebook listed in 5 of them (idle in 4), with
-  // a quarter of the SM work beside rank 1 (the energy's share).
+  // a quarter of the SM work beside rank 1 (the energy's share); the passes that listed it
+  // drew 1,200 of the GPU's 3,000 W summed over all ten (its energy part: 0.4, not 0.5).
   for (const ProcessRecord& p : b.processes) {
     const std::uint32_t pid = p.key.pid;
     if (pid == 300) {
       b.gpu_processes.push_back(GpuProcessRecord{1, p.key, 10, {}, {}, {}, {}});
     } else {
       const std::optional<double> sm = pid == 400 ? 20.0 : pid == 200 ? 60.0 : std::optional<double>{};
-      b.gpu_processes.push_back(GpuProcessRecord{0, p.key, pid == 400 ? 5u : 10u, {}, sm, 4, {}});
+      b.gpu_processes.push_back(
+          GpuProcessRecord{0, p.key, pid == 400 ? 5u : 10u, {}, sm, 4, pid == 400 ? 1200.0 : 3000.0});
     }
   }
   b.mode = "always-on";
@@ -312,11 +314,12 @@ class GrafanaHistorySql : public ::testing::Test {
       near(i, 8, w.idle_cost, w.job + " idle cost");
       EXPECT_EQ(r->text(i, 9), "EUR") << where;
       // The data as the test means it: idle in 4 of 10 passes; the notebook's energy a
-      // quarter (its SM share) of half of its GPU's intervals.
+      // quarter (its SM share) of the 0.4 of its GPU's intervals its passes drew (held half
+      // of each: 0.8 of its held time's share).
       EXPECT_GT(w.idle_gpu_hours, 0) << where << ": " << w.job;
       if (w.job == "research/notebook-0") {
         EXPECT_EQ(w.share_basis, "sm") << where;
-        EXPECT_NEAR(w.energy_kwh, w.gpu_hours * 0.25 * 0.36, 1e-12) << where;
+        EXPECT_NEAR(w.energy_kwh, w.gpu_hours * 0.8 * 0.25 * 0.36, 1e-12) << where;
       }
     }
   }
