@@ -11,7 +11,8 @@
 #   3. store       a throwaway PostgreSQL (Debian's, initdb in a temporary directory, as
 #                  nobody when run as root; default settings, Unix socket only) and
 #                  eacgm_bench_fleet_store: writers' rows/s, the month's bytes, the
-#                  history dashboard's query times.
+#                  history dashboard's query times, and `eacgm report` over the month
+#                  (needs BUILD/eacgm).
 # Usage: bench/fleet/run.sh [BUILD] [all|metrics|prometheus|store]
 # Settings (environment): PROM_NODES="100 200 400" PROM_INTERVAL=10 PROM_SETTLE=30
 #   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=4 DAYS=30 REPEAT=5
@@ -135,4 +136,22 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
   "$store_bin" --url "host=$work/pg port=$port dbname=postgres user=postgres" --writers "$WRITERS" \
     --write-seconds "$WRITE_SECONDS" --fleet-nodes "$FLEET_NODES" --days "$DAYS" --repeat "$REPEAT" \
     --dashboard "$here/deploy/grafana/dashboards/history.json"
+  # The job report over the same month, as a user asks it: `eacgm report` against the
+  # store, one namespace and then every job, REPEAT runs each (wall time of the command).
+  if [ -x "$B/eacgm" ]; then
+    url="host=$work/pg port=$port dbname=postgres user=postgres"
+    echo; echo "the job report over the last $DAYS days, $FLEET_NODES nodes, $REPEAT runs each: p50 / p95 s (rows)"
+    echo "| report | p50 / p95 s (rows) |"; echo "|---|---|"
+    for sel in "--namespace ml" ""; do
+      : >"$work/times"
+      for _ in $(seq "$REPEAT"); do
+        start=$(date +%s.%N)
+        # shellcheck disable=SC2086
+        "$B/eacgm" report --store "$url" $sel --since "${DAYS}d" --json >"$work/report.json"
+        awk -v end="$(date +%s.%N)" -v start="$start" 'BEGIN {print end - start}' >>"$work/times"
+      done
+      rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$work/report.json")
+      echo "| ${sel:-every job} | $(sort -n "$work/times" | awk '{a[NR]=$1} END {printf "%.2f / %.2f", a[int((NR+1)/2)], a[NR]}') ($rows) |"
+    done
+  fi
 fi
