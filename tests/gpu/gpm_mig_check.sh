@@ -6,7 +6,7 @@
 # entry and one DCGM_FI_PROF_SM_ACTIVE series (GPU_I_PROFILE, GPU_I_ID) per GPU instance
 # `nvidia-smi mig -lgi` lists, with its id and profile; then, with torch, a bf16 GEMM loop
 # in the first MIG device makes its GPU instance's SM and tensor activity >= 0.5 while
-# the other instances stay under 0.05. It changes no MIG setting.
+# the other instances stay under 0.05. Prints a pass's CPU time. It changes no MIG setting.
 # Usage: tests/gpu/gpm_mig_check.sh CARRY_DIR [WORK_DIR]   (exit 0 all pass, 1 a FAIL, 77 skip)
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -21,6 +21,8 @@ nvidia-smi --query-gpu=index,mig.mode.current --format=csv,noheader >"$WORK/mig_
 nvidia-smi mig -lgi >"$WORK/lgi.txt" 2>&1 || true
 nvidia-smi -L >"$WORK/list.txt"
 "$BIN/eacgm" gpu --json >"$WORK/gpu.json" 2>"$WORK/gpu.err"
+# A sampling pass's CPU with every GPU instance read (printed, not judged).
+"$BIN/eacgm" gpu --json --watch --interval 1 --count 11 >"$WORK/cost.jsonl" 2>/dev/null
 PORT=$((20000 + RANDOM % 20000))
 "$BIN/eacgm" serve --listen "127.0.0.1:$PORT" 2>"$WORK/serve.err" &
 SERVE=$!
@@ -106,5 +108,11 @@ if os.path.exists(f"{work}/load_uuid.txt"):
     idle = [k for k, (s, t) in means.items() if s < 0.05]
     check(f"GEMM in {uuid}: its GPU instance busy, the others idle",
           len(busy) == 1 and len(idle) == len(means) - 1, {f"{k[0]}/{k[1]}": v for k, v in means.items()})
+passes = [json.loads(l) for l in open(f"{work}/cost.jsonl") if l.startswith("{")][1:]
+if passes:
+    ms = sum(p["pass_cpu_seconds"] for p in passes) / len(passes) * 1e3
+    n = sum(len(g.get("gpm_instances", [])) for g in passes[-1]["gpus"])
+    print(f"pass CPU: {ms:.3f} ms mean over {len(passes)} passes, {n} GPU instances read, "
+          f"{len(passes[-1]['gpus'])} GPUs")
 sys.exit(1 if fails else 0)
 PY
