@@ -42,6 +42,14 @@ struct GpmCounters {
   std::vector<NvlinkRate> nvlinks;  // links that carry traffic counters
 };
 
+// One MIG GPU instance's profiling counters: with MIG on, GPM gives none for the whole GPU,
+// only per GPU instance (its compute instances together).
+struct GpmInstanceCounters {
+  unsigned gpu_instance_id = 0;  // NVML's GPU instance id, dcgm-exporter's GPU_I_ID
+  std::string profile;           // "1g.10gb" (GPU_I_PROFILE); empty when NVML does not say
+  GpmCounters counters;
+};
+
 // Every metric is optional: a GPU that does not support a field reports it as absent
 // without losing the others. Units are NVML's own where they are exact integers.
 struct DeviceSample {
@@ -93,6 +101,11 @@ struct DeviceSample {
   // values over the last interval (absent on the first pass: GPM needs two samples).
   bool gpm_supported = false;
   std::optional<GpmCounters> gpm;
+  // MIG mode on a GPU with GPM: `gpm` stays absent and each GPU instance's counters over the
+  // interval are here, by instance id (an instance without GPM is left out, said once in
+  // field_errors).
+  bool gpm_mig = false;
+  std::vector<GpmInstanceCounters> gpm_instances;
 };
 
 struct ProcessSample {

@@ -152,10 +152,31 @@ void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const Gp
     }
     if (def.labels != LabelSet::kGpu) continue;
     const auto& labels = def.name.starts_with("DCGM_") ? dcgm_labels : own_labels;
+    const bool profiling = def.name.starts_with("DCGM_FI_PROF_");
     out.begin_family(family_of(def));
-    for (std::size_t i = 0; i < snap.devices.size(); ++i)
-      put(out, labels[i], device_value(def.name, snap.devices[i]));
+    for (std::size_t i = 0; i < snap.devices.size(); ++i) {
+      const DeviceSample& d = snap.devices[i];
+      put(out, labels[i], device_value(def.name, d));
+      if (!profiling || d.lost) continue;
+      for (const GpmInstanceCounters& in : d.gpm_instances) {
+        put(out, mig_instance_labels(labels[i], in), gpm_value(def.name, in.counters));
+      }
+    }
   }
+}
+
+Labels mig_instance_labels(const Labels& gpu, const GpmInstanceCounters& instance) {
+  // After modelName, where dcgm-exporter's template puts them.
+  Labels l;
+  l.reserve(gpu.size() + 2);
+  for (const auto& label : gpu) {
+    l.push_back(label);
+    if (label.name == "modelName") {
+      l.push_back({"GPU_I_PROFILE", instance.profile});
+      l.push_back({"GPU_I_ID", std::to_string(instance.gpu_instance_id)});
+    }
+  }
+  return l;
 }
 
 void append_process_metrics(ExpositionWriter& out, const GpuSnapshot& snap,

@@ -47,7 +47,12 @@ enum class LabelStyle { kDcgm, kEacgm };
 Labels gpu_labels(const DeviceSample& gpu, const GpuSystemInfo& system, const GpuMetricsOptions& options,
                   LabelStyle style = LabelStyle::kDcgm);
 
-// Device families (DCGM_FI_* and eacgm_gpu_*), family by family over all GPUs.
+// A MIG GPU instance's labels on the DCGM_FI_PROF_* families: its GPU's (dcgm style) with
+// dcgm-exporter's `GPU_I_PROFILE` and `GPU_I_ID` after `modelName`.
+Labels mig_instance_labels(const Labels& gpu, const GpmInstanceCounters& instance);
+
+// Device families (DCGM_FI_* and eacgm_gpu_*), family by family over all GPUs; a GPU in MIG
+// mode has one series per GPU instance in the DCGM_FI_PROF_* families.
 void append_gpu_metrics(ExpositionWriter& out, const GpuSnapshot& snap, const GpuMetricsOptions& options);
 
 // eacgm_process_* families for snap.processes.

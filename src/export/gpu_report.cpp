@@ -68,6 +68,47 @@ json gpm_json(const GpmCounters& c) {
   };
 }
 
+// GPUs in MIG mode: one row per GPU instance, since GPM gives nothing for the whole GPU.
+std::string render_mig_instances(const GpuSnapshot& snap) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"GPU", "GI", "Profile", "SM", "Tensor", "DRAM", "Graphics", "FP16", "FP32", "FP64"});
+  std::vector<std::string> without;
+  bool any = false;
+  for (const DeviceSample& d : snap.devices) {
+    if (d.lost || !d.gpm_mig) continue;
+    any = true;
+    if (d.gpm_instances.empty()) without.push_back(std::to_string(d.index));
+    for (const GpmInstanceCounters& in : d.gpm_instances) {
+      const std::optional<GpmCounters> c = in.counters;
+      rows.push_back({fmt::format("{}", d.index), fmt::format("{}", in.gpu_instance_id),
+                      in.profile.empty() ? "-" : in.profile, activity(c, &GpmCounters::sm_active),
+                      activity(c, &GpmCounters::tensor_active), activity(c, &GpmCounters::dram_active),
+                      activity(c, &GpmCounters::graphics_active), activity(c, &GpmCounters::fp16_active),
+                      activity(c, &GpmCounters::fp32_active), activity(c, &GpmCounters::fp64_active)});
+    }
+  }
+  if (!any) return "";
+  std::string out = "\nMIG: GPM counters per GPU instance (none for the whole GPU)\n";
+  if (rows.size() > 1) {
+    out += render_columns(rows, {true, true, false, true, true, true, true, true, true, true});
+  }
+  if (!without.empty()) {
+    out += fmt::format("GPU {}: no GPU instance with GPM counters in this pass\n", fmt::join(without, ", "));
+  }
+  return out;
+}
+
+json instances_json(const DeviceSample& d) {
+  json out = json::array();
+  for (const GpmInstanceCounters& in : d.gpm_instances) {
+    json j = {{"gpu_instance_id", in.gpu_instance_id},
+              {"profile", in.profile.empty() ? json(nullptr) : json(in.profile)}};
+    j.update(gpm_json(in.counters));
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
@@ -128,6 +169,7 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
           "driver R520+)\n",
           fmt::join(without, ", "));
     }
+    out += render_mig_instances(snap);
   }
 
   if (processes) {
@@ -164,7 +206,7 @@ std::string render_gpu_table(const GpuSnapshot& snap, bool processes) {
 json device_json(const DeviceSample& d) {
   json reasons = nullptr;
   if (d.clock_event_reasons) reasons = clock_event_reason_names(*d.clock_event_reasons);
-  return json{
+  json j{
       {"index", d.index},
       {"name", d.name},
       {"uuid", d.uuid},
@@ -206,6 +248,9 @@ json device_json(const DeviceSample& d) {
       {"gpm_supported", d.gpm_supported},
       {"gpm", d.gpm ? gpm_json(*d.gpm) : json(nullptr)},
   };
+  // Only for GPUs in MIG mode, so that the document of every other GPU stays as it was.
+  if (d.gpm_mig) j["gpm_instances"] = instances_json(d);
+  return j;
 }
 
 json process_json(const ProcessSample& p) {

@@ -490,6 +490,9 @@ void DeviceSampler::sample_gpu(std::size_t i, DeviceSample& out) {
   read_error_counts(q, f, d, out);
   if (out.lost || !out.gpm_supported) return;
   GpmRead gpm = gpm_->read(i);
+  for (std::string& note : gpm.notes) out.field_errors.push_back(std::move(note));
+  out.gpm_mig = gpm.mig;
+  out.gpm_instances = std::move(gpm.instances);
   if (gpm.counters) {
     out.gpm = std::move(gpm.counters);
   } else {

@@ -1,8 +1,11 @@
-// Two GPM sample buffers per GPU used in turn; nvmlGpmMetricsGet turns the older and the
-// newer into averages. Percentages become ratios and MiB/s bytes per second here, so
-// everything above sample/ speaks dcgm-exporter's units.
+// Two GPM sample buffers per GPU (per GPU instance under MIG) used in turn;
+// nvmlGpmMetricsGet turns the older and the newer into averages. Percentages become ratios
+// and MiB/s bytes per second here, so everything above sample/ speaks dcgm-exporter's units.
 #include "sample/gpm_reader.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <thread>
 #include <utility>
 
@@ -115,6 +118,113 @@ void fill(const nvml::GpmMetricsGet& get, GpmCounters& out) {
   }
 }
 
+using Series = GpmReader::Series;
+using Clock = std::chrono::steady_clock;
+
+// Takes a sample into `slot` with `take` (nvmlGpmSampleGet or nvmlGpmMigSampleGet).
+template <typename Take>
+nvml::Return take_into(Series& s, int slot, const Take& take) {
+  const nvml::Return r = take(s.samples[slot]);
+  if (r == nvml::kSuccess) {
+    s.latest = slot;
+    s.taken_at = Clock::now();
+  }
+  return r;
+}
+
+// One interval of a series: a new sample into the buffer not holding the previous one,
+// and the metrics between the two. `wait`: as GpmReader's.
+template <typename Take>
+GpmRead step(const nvml::Functions& f, Series& s, const char* call, const Take& take, bool wait) {
+  GpmRead out;
+  if (s.latest < 0) {
+    out.status = take_into(s, 0, take);
+    out.call = call;
+    return out;  // the next read has an interval
+  }
+  const auto since = Clock::now() - s.taken_at;
+  if (since < GpmReader::kMinInterval) {
+    if (!wait) return out;
+    std::this_thread::sleep_for(GpmReader::kMinInterval - since);
+  }
+  const int older = s.latest;
+  const int newer = 1 - older;
+  const auto previous_at = s.taken_at;
+  if (nvml::Return r = take_into(s, newer, take); r != nvml::kSuccess) {
+    out.status = r;
+    out.call = call;
+    return out;
+  }
+  nvml::GpmMetricsGet get{};
+  get.version = nvml::kGpmMetricsGetVersion;
+  get.sample1 = s.samples[older];
+  get.sample2 = s.samples[newer];
+  const bool graphics = s.reads % GpmReader::kGraphicsEvery == 0;
+  const std::vector<unsigned>& ids = graphics ? gpm_metric_ids() : gpm_metric_ids_but_graphics();
+  get.numMetrics = static_cast<unsigned>(ids.size());
+  for (std::size_t k = 0; k < ids.size(); ++k) get.metrics[k].metricId = ids[k];
+  if (nvml::Return r = f.GpmMetricsGet(&get); r != nvml::kSuccess) {
+    out.status = r;
+    out.call = "nvmlGpmMetricsGet";
+    return out;
+  }
+  GpmCounters c;
+  c.interval_seconds = std::chrono::duration<double>(s.taken_at - previous_at).count();
+  fill(get, c);
+  ++s.reads;
+  if (graphics) {
+    s.graphics_active = c.graphics_active;
+  } else {
+    c.graphics_active = s.graphics_active;
+  }
+  out.counters = std::move(c);
+  return out;
+}
+
+bool allocate(const nvml::Functions& f, Series& s) {
+  if (f.GpmSampleAlloc(&s.samples[0]) != nvml::kSuccess) {
+    s.samples[0] = nullptr;
+    return false;
+  }
+  if (f.GpmSampleAlloc(&s.samples[1]) != nvml::kSuccess) {
+    f.GpmSampleFree(s.samples[0]);
+    s.samples[0] = s.samples[1] = nullptr;
+    return false;
+  }
+  return true;
+}
+
+struct FoundInstance {
+  unsigned id;
+  std::string profile;
+};
+
+// The GPU instances of a GPU in MIG mode, by id, from its MIG devices (compute instances:
+// several may share a GPU instance).
+std::vector<FoundInstance> find_instances(const nvml::Functions& f, nvml::Device parent) {
+  std::vector<FoundInstance> found;
+  unsigned int max = 0;
+  if (f.DeviceGetMaxMigDeviceCount(parent, &max) != nvml::kSuccess) return found;
+  for (unsigned int k = 0; k < max; ++k) {
+    nvml::Device mig = nullptr;
+    unsigned int id = 0;
+    if (f.DeviceGetMigDeviceHandleByIndex(parent, k, &mig) != nvml::kSuccess || !mig ||
+        f.DeviceGetGpuInstanceId(mig, &id) != nvml::kSuccess) {
+      continue;  // no MIG device at this index
+    }
+    if (std::ranges::any_of(found, [&](const FoundInstance& x) { return x.id == id; })) continue;
+    std::string profile;
+    char name[nvml::kNameBufferSize] = {};
+    if (f.DeviceGetName && f.DeviceGetName(mig, name, nvml::kNameBufferSize) == nvml::kSuccess) {
+      name[sizeof name - 1] = 0;
+      profile = mig_profile_of_name(name);
+    }
+    found.push_back({id, std::move(profile)});
+  }
+  std::ranges::sort(found, {}, &FoundInstance::id);
+  return found;
+}
+
 }  // namespace
 
 const std::vector<unsigned>& gpm_metric_ids() {
@@ -131,9 +241,22 @@ const std::vector<unsigned>& gpm_metric_ids_but_graphics() {
   return ids;
 }
 
+std::string mig_profile_of_name(std::string_view name) {
+  const auto at = name.rfind("MIG ");
+  if (at == std::string_view::npos) return "";
+  std::string_view p = name.substr(at + 4);
+  // "<n>c.<gpu instance profile>": a compute instance of part of its GPU instance.
+  if (const auto dot = p.find('.'); dot != std::string_view::npos && dot > 0 && p[dot - 1] == 'c' &&
+                                    p.find('.', dot + 1) != std::string_view::npos) {
+    p = p.substr(dot + 1);
+  }
+  while (!p.empty() && (p.back() == ' ' || p.back() == '\n')) p.remove_suffix(1);
+  return std::string(p);
+}
+
 GpmReader::GpmReader(std::shared_ptr<const nvml::Session> session, const std::vector<nvml::Device>& devices,
-                     bool wait)
-    : session_(std::move(session)), wait_(wait) {
+                     bool wait, std::chrono::nanoseconds mig_period)
+    : session_(std::move(session)), wait_(wait), mig_period_(mig_period) {
   static_assert(nvml::kGpmMaxAsked >= 16 + 2 * nvml::kGpmNvlinkLinks);
   const nvml::Functions& f = session_->fn();
   gpus_.resize(devices.size());
@@ -147,84 +270,138 @@ GpmReader::GpmReader(std::shared_ptr<const nvml::Session> session, const std::ve
     if (!g.handle) continue;
     nvml::GpmSupport support{nvml::kGpmSupportVersion, 0};
     if (f.GpmQueryDeviceSupport(g.handle, &support) != nvml::kSuccess || !support.isSupportedDevice) continue;
-    if (f.GpmSampleAlloc(&g.samples[0]) != nvml::kSuccess) {
-      g.samples[0] = nullptr;
-      continue;
-    }
-    if (f.GpmSampleAlloc(&g.samples[1]) != nvml::kSuccess) {
-      f.GpmSampleFree(g.samples[0]);
-      g.samples[0] = g.samples[1] = nullptr;
-      continue;
-    }
-    take(g, 0);  // a failure here leaves latest at -1: the first read starts over
+    if (!allocate(f, g.whole)) continue;
+    list_instances(g, true);
+    // A failure here leaves latest at -1: the first read starts over.
+    if (!g.mig) take_into(g.whole, 0, [&](nvml::GpmSample s) { return f.GpmSampleGet(g.handle, s); });
   }
 }
 
 GpmReader::~GpmReader() {
-  const nvml::Functions& f = session_->fn();
   for (Gpu& g : gpus_) {
-    for (nvml::GpmSample& s : g.samples) {
-      if (s) f.GpmSampleFree(s);
-      s = nullptr;
+    release(g.whole);
+    for (Instance& in : g.instances) release(in.series);
+  }
+}
+
+void GpmReader::release(Series& s) {
+  for (nvml::GpmSample& x : s.samples) {
+    if (x) session_->fn().GpmSampleFree(x);
+    x = nullptr;
+  }
+}
+
+// Whether MIG is on and which GPU instances there are: instances still there keep their
+// buffers, new ones get two and their first sample, vanished ones are freed. A driver or
+// GPU that cannot say (no MIG) is not asked again.
+void GpmReader::list_instances(Gpu& g, bool at_start) {
+  const nvml::Functions& f = session_->fn();
+  g.listed_at = Clock::now();
+  g.list_due = false;
+  if (!g.mig_capable) return;
+  unsigned int current = 0, pending = 0;
+  const nvml::Return mode =
+      f.DeviceGetMigMode ? f.DeviceGetMigMode(g.handle, &current, &pending) : nvml::kErrorFunctionNotFound;
+  if (mode == nvml::kErrorNotSupported || mode == nvml::kErrorFunctionNotFound || !f.GpmMigSampleGet ||
+      !f.DeviceGetMaxMigDeviceCount || !f.DeviceGetMigDeviceHandleByIndex || !f.DeviceGetGpuInstanceId) {
+    g.mig_capable = false;
+    return;
+  }
+  if (mode != nvml::kSuccess) return;  // asked again at the next period
+  const bool was_mig = g.mig;
+  g.mig = current == nvml::kDeviceMigEnable;
+  if (was_mig && !g.mig) g.whole.latest = -1;  // the whole GPU's series starts over
+  std::vector<FoundInstance> found = g.mig ? find_instances(f, g.handle) : std::vector<FoundInstance>{};
+
+  std::vector<Instance> kept;
+  for (Instance& in : g.instances) {
+    if (std::ranges::any_of(found, [&](const FoundInstance& x) { return x.id == in.id; })) {
+      kept.push_back(std::move(in));
+    } else {
+      release(in.series);
+    }
+  }
+  // An instance destroyed and made again is asked again.
+  std::erase_if(g.without_gpm, [&](unsigned id) {
+    return std::ranges::none_of(found, [&](const FoundInstance& x) { return x.id == id; });
+  });
+  for (FoundInstance& x : found) {
+    if (std::ranges::any_of(kept, [&](const Instance& in) { return in.id == x.id; }) ||
+        std::ranges::find(g.without_gpm, x.id) != g.without_gpm.end()) {
+      continue;
+    }
+    Instance in{x.id, std::move(x.profile), {}, !at_start};
+    if (!allocate(f, in.series)) continue;
+    const unsigned id = in.id;
+    const nvml::Return r =
+        take_into(in.series, 0, [&](nvml::GpmSample s) { return f.GpmMigSampleGet(g.handle, id, s); });
+    if (r == nvml::kErrorNotSupported) {
+      g.notes.push_back(
+          fmt::format("GPU instance {}{}: no GPM profiling counters (nvmlGpmMigSampleGet: {}), left out", id,
+                      in.profile.empty() ? "" : fmt::format(" ({})", in.profile), session_->error_string(r)));
+      g.without_gpm.push_back(id);
+      release(in.series);
+      continue;
+    }
+    kept.push_back(std::move(in));  // another failure: the first read starts over
+  }
+  std::ranges::sort(kept, {}, &Instance::id);
+  g.instances = std::move(kept);
+}
+
+// Each GPU instance's interval. A failed read has the instances listed again at the next
+// read (the usual cause: the instance was destroyed); the GPU being lost ends the read.
+void GpmReader::read_instances(Gpu& g, GpmRead& out) {
+  const nvml::Functions& f = session_->fn();
+  for (Instance& in : g.instances) {
+    if (in.fresh) {
+      in.fresh = false;
+      continue;
+    }
+    const unsigned id = in.id;
+    GpmRead r = step(
+        f, in.series, "nvmlGpmMigSampleGet",
+        [&](nvml::GpmSample s) { return f.GpmMigSampleGet(g.handle, id, s); }, wait_);
+    if (r.counters) {
+      out.instances.push_back({id, in.profile, std::move(*r.counters)});
+      continue;
+    }
+    if (r.status == nvml::kSuccess) continue;  // a first sample, or too soon
+    // Listed again before the next read; an instance made again under the same id starts
+    // a new series rather than use a sample of the one destroyed.
+    g.list_due = true;
+    in.series.latest = -1;
+    if (nvml::is_gpu_lost(r.status)) {
+      out.status = r.status;
+      out.call = r.call;
+      return;
+    }
+    if (!nvml::is_absent(r.status)) {
+      out.notes.push_back(
+          fmt::format("GPU instance {}: {} failed: {}", id, r.call, session_->error_string(r.status)));
     }
   }
 }
 
-nvml::Return GpmReader::take(Gpu& g, int slot) {
-  const nvml::Return r = session_->fn().GpmSampleGet(g.handle, g.samples[slot]);
-  if (r == nvml::kSuccess) {
-    g.latest = slot;
-    g.taken_at = std::chrono::steady_clock::now();
-  }
-  return r;
-}
-
 GpmRead GpmReader::read(std::size_t i) {
-  GpmRead out;
-  if (!supported(i)) return out;
+  if (!supported(i)) return {};
   Gpu& g = gpus_[i];
-  if (g.latest < 0) {
-    out.status = take(g, 0);
-    out.call = "nvmlGpmSampleGet";
-    return out;  // the next read has an interval
-  }
-  const auto since = std::chrono::steady_clock::now() - g.taken_at;
-  if (since < kMinInterval) {
-    if (!wait_) return out;
-    std::this_thread::sleep_for(kMinInterval - since);
-  }
-  const int older = g.latest;
-  const int newer = 1 - older;
-  const auto previous_at = g.taken_at;
-  if (nvml::Return r = take(g, newer); r != nvml::kSuccess) {
-    out.status = r;
-    out.call = "nvmlGpmSampleGet";
+  if (g.list_due || Clock::now() - g.listed_at >= mig_period_) list_instances(g, false);
+  GpmRead out;
+  out.notes = std::move(g.notes);
+  g.notes.clear();
+  if (g.mig) {
+    out.mig = true;
+    read_instances(g, out);
     return out;
   }
-  nvml::GpmMetricsGet get{};
-  get.version = nvml::kGpmMetricsGetVersion;
-  get.sample1 = g.samples[older];
-  get.sample2 = g.samples[newer];
-  const bool graphics = g.reads % kGraphicsEvery == 0;
-  const std::vector<unsigned>& ids = graphics ? gpm_metric_ids() : gpm_metric_ids_but_graphics();
-  get.numMetrics = static_cast<unsigned>(ids.size());
-  for (std::size_t k = 0; k < ids.size(); ++k) get.metrics[k].metricId = ids[k];
-  if (nvml::Return r = session_->fn().GpmMetricsGet(&get); r != nvml::kSuccess) {
-    out.status = r;
-    out.call = "nvmlGpmMetricsGet";
-    return out;
-  }
-  GpmCounters c;
-  c.interval_seconds = std::chrono::duration<double>(g.taken_at - previous_at).count();
-  fill(get, c);
-  ++g.reads;
-  if (graphics) {
-    g.graphics_active = c.graphics_active;
-  } else {
-    c.graphics_active = g.graphics_active;
-  }
-  out.counters = std::move(c);
-  return out;
+  const nvml::Functions& f = session_->fn();
+  GpmRead whole = step(
+      f, g.whole, "nvmlGpmSampleGet", [&](nvml::GpmSample s) { return f.GpmSampleGet(g.handle, s); }, wait_);
+  // MIG turned on since the last listing shows first as a failed read.
+  if (whole.status != nvml::kSuccess) g.list_due = true;
+  whole.notes = std::move(out.notes);
+  return whole;
 }
 
 }  // namespace eacgm::sample

@@ -129,6 +129,11 @@ Result<std::shared_ptr<const Session>> Session::open(const std::string& library_
   resolve(dl, "nvmlGpmSampleFree", f.GpmSampleFree);
   resolve(dl, "nvmlGpmSampleGet", f.GpmSampleGet);
   resolve(dl, "nvmlGpmMetricsGet", f.GpmMetricsGet);
+  resolve(dl, "nvmlDeviceGetMigMode", f.DeviceGetMigMode);
+  resolve(dl, "nvmlDeviceGetMaxMigDeviceCount", f.DeviceGetMaxMigDeviceCount);
+  resolve(dl, "nvmlDeviceGetMigDeviceHandleByIndex", f.DeviceGetMigDeviceHandleByIndex);
+  resolve(dl, "nvmlDeviceGetGpuInstanceId", f.DeviceGetGpuInstanceId);
+  resolve(dl, "nvmlGpmMigSampleGet", f.GpmMigSampleGet);
 
   if (Return r = f.Init_v2(); r != kSuccess) {
     return make_error(

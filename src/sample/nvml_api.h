@@ -205,6 +205,11 @@ inline constexpr unsigned int kGpmNvlinkTotalTxPerSec = 61;
 inline constexpr unsigned int kGpmNvlinkL0RxPerSec = 62;
 inline constexpr unsigned int kGpmNvlinkLinks = 18;
 
+// MIG (Ampere and newer): nvmlDeviceGetMigMode's current mode, NVML_DEVICE_MIG_ENABLE. A
+// MIG device handle (nvmlDeviceGetMigDeviceHandleByIndex) is one compute instance; GPM
+// samples a whole GPU instance through its parent's handle (nvmlGpmMigSampleGet).
+inline constexpr unsigned int kDeviceMigEnable = 1;
+
 // Entry points. Only those marked required must exist; a missing optional one reads as
 // NVML_ERROR_FUNCTION_NOT_FOUND, i.e. an absent field, so older drivers still work.
 struct Functions {
@@ -254,6 +259,11 @@ struct Functions {
   Return (*GpmSampleFree)(GpmSample) = nullptr;
   Return (*GpmSampleGet)(Device, GpmSample) = nullptr;
   Return (*GpmMetricsGet)(GpmMetricsGet*) = nullptr;
+  Return (*DeviceGetMigMode)(Device, unsigned int* current, unsigned int* pending) = nullptr;
+  Return (*DeviceGetMaxMigDeviceCount)(Device, unsigned int*) = nullptr;
+  Return (*DeviceGetMigDeviceHandleByIndex)(Device, unsigned int, Device*) = nullptr;
+  Return (*DeviceGetGpuInstanceId)(Device, unsigned int*) = nullptr;
+  Return (*GpmMigSampleGet)(Device, unsigned int gpu_instance_id, GpmSample) = nullptr;
 };
 
 // Environment variable naming the exact library to load instead of searching; the

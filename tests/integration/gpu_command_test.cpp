@@ -128,6 +128,55 @@ TEST(GpuCommand, GpusWithoutGpmShowADashAndAreNamedOnce) {
   EXPECT_EQ(u["gpus"][1]["gpm"], nullptr);
 }
 
+// GPU 0 in MIG mode with GPU instances 1 (3g.40gb, two compute instances) and 5 (2g.20gb):
+// GPM per GPU instance, in a table of its own and in `gpm_instances`; GPU 1 as before.
+TEST(GpuCommand, MigGpuShowsGpmPerGpuInstance) {
+  CommandRun t = run_eacgm(
+      {"gpu"}, {"EACGM_NVML_LIBRARY=" + kFakeNvml, "EACGM_FAKE_NVML_SCENARIO=full", "EACGM_FAKE_NVML_MIG=2"});
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.err, "");
+  // The instances in a table of their own after the GPUs'.
+  const std::string instances =
+      "\n"
+      "MIG: GPM counters per GPU instance (none for the whole GPU)\n"
+      "GPU  GI  Profile   SM  Tensor  DRAM  Graphics  FP16  FP32  FP64\n"
+      "  0   1  3g.40gb  70%     50%   25%       75%   10%   20%    1%\n"
+      "  0   5  2g.20gb  60%     40%   25%       65%   10%   20%    1%\n";
+  ASSERT_TRUE(t.out.ends_with(instances)) << t.out;
+  // Above it, the table without MIG but for GPU 0's own SM, Tensor and DRAM.
+  std::string expected = run_fake("full", {"gpu"}).out;
+  const std::string whole = "45%  80%     60%   25%";
+  ASSERT_NE(expected.find(whole), std::string::npos) << expected;
+  expected.replace(expected.find(whole), whole.size(), "45%    -       -     -");
+  EXPECT_EQ(t.out.substr(0, t.out.size() - instances.size()), expected);
+
+  CommandRun r = run_eacgm({"gpu", "--json"}, {"EACGM_NVML_LIBRARY=" + kFakeNvml,
+                                               "EACGM_FAKE_NVML_SCENARIO=full", "EACGM_FAKE_NVML_MIG=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& g = j["gpus"][0];
+  EXPECT_EQ(g["gpm_supported"], true);
+  EXPECT_EQ(g["gpm"], nullptr);
+  EXPECT_EQ(g["field_errors"], json::array());
+  ASSERT_EQ(g["gpm_instances"].size(), 2u) << g.dump();
+  const json& gi = g["gpm_instances"][1];
+  EXPECT_EQ(gi["gpu_instance_id"], 5);
+  EXPECT_EQ(gi["profile"], "2g.20gb");
+  EXPECT_DOUBLE_EQ(gi["sm_active"].get<double>(), 0.6);
+  EXPECT_DOUBLE_EQ(gi["tensor_active"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(gi["pcie_rx_bytes_per_second"].get<double>(), 250.0 * kMiB);
+  EXPECT_EQ(gi["nvlink_tx_bytes_per_second"], nullptr);
+  EXPECT_EQ(gi["nvlinks"], json::array());
+  EXPECT_GE(gi["interval_seconds"].get<double>(), 0.09);
+  EXPECT_EQ(g["gpm_instances"][0]["gpu_instance_id"], 1);
+  EXPECT_EQ(g["gpm_instances"][0]["profile"], "3g.40gb");
+  // Keys only where MIG is on.
+  EXPECT_FALSE(j["gpus"][1].contains("gpm_instances"));
+  EXPECT_DOUBLE_EQ(j["gpus"][1]["gpm"]["sm_active"].get<double>(), 0.75);
+  const json plain = json::parse(run_fake("full", {"gpu", "--json"}).out);
+  EXPECT_FALSE(plain["gpus"][0].contains("gpm_instances"));
+}
+
 TEST(GpuCommand, JsonCarriesEveryFieldInBaseUnits) {
   CommandRun r = run_fake("full", {"gpu", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

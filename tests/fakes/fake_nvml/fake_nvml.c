@@ -17,6 +17,13 @@
  * GPM (profiling counters): every GPU has it but GPU 1 of "unsupported"; $EACGM_FAKE_NVML_GPM=0
  * takes it from all. Its metrics are fixed per GPU (gpm_value) and need two samples of
  * one GPU in time order, as the real library does.
+ * MIG: $EACGM_FAKE_NVML_MIG=<n> (1 to 4) puts GPU 0 in MIG mode with the first n GPU
+ * instances of k_mig_devices (ids 1, 5, 13, 14; instance 1 holds two compute instances,
+ * so n instances are n + 1 MIG devices). As on the real driver, GPM then gives nothing for
+ * the whole GPU (nvmlGpmSampleGet: NOT_SUPPORTED) and each GPU instance its own figures
+ * through nvmlGpmMigSampleGet (gpm_instance_value); $EACGM_FAKE_NVML_MIG_NO_GPM=<id> makes
+ * that instance answer NOT_SUPPORTED. Both are read at every call, so a test can create and
+ * destroy instances between passes.
  * With $EACGM_FAKE_NVML_GPU_COMM set, GPU 0 also lists every live process of that name
  * (/proc/<pid>/comm) as a compute process holding 768 MiB with SM 70% / memory 30%, so
  * that tests can put a traced command "on the GPU".
@@ -159,6 +166,41 @@ static int faulty(nvmlDevice_t d) {
 /* GPU 1 of the "unsupported" scenario: a GPU without most optional features. */
 static int bare(nvmlDevice_t d) { return g_scenario == UNSUPPORTED && d->index == 1; }
 
+/* ---- MIG ---- */
+
+/* The MIG devices (compute instances) GPU 0 can hold, in index order; `instance`: which of
+ * the $EACGM_FAKE_NVML_MIG GPU instances each belongs to. */
+static const struct {
+  unsigned gpu_instance_id, instance;
+  const char* profile; /* as the MIG device's name ends */
+} k_mig_devices[] = {
+    {1, 0, "2c.3g.40gb"}, {1, 0, "1c.3g.40gb"}, {5, 1, "2g.20gb"}, {13, 2, "1g.10gb"}, {14, 3, "1g.10gb"},
+};
+#define MIG_DEVICES (sizeof k_mig_devices / sizeof k_mig_devices[0])
+static struct nvmlDevice_st g_mig_handles[MIG_DEVICES]; /* outside g_devices: check() refuses them */
+
+static unsigned mig_instances(void) {
+  const char* n = getenv("EACGM_FAKE_NVML_MIG");
+  const int v = n ? atoi(n) : 0;
+  return v >= 1 && v <= 4 ? (unsigned)v : 0;
+}
+static int in_mig_mode(nvmlDevice_t d) { return d->index == 0 && mig_instances() > 0; }
+/* Which MIG device a handle is; -1 for any other. */
+static int mig_slot(nvmlDevice_t d) {
+  if (d < &g_mig_handles[0] || d >= &g_mig_handles[MIG_DEVICES]) return -1;
+  const int k = (int)(d - &g_mig_handles[0]);
+  return k_mig_devices[k].instance < mig_instances() ? k : -1;
+}
+/* Which of the GPU instances has NVML id `id`; -1 when none (never made, or destroyed). */
+static int mig_instance_of(unsigned id) {
+  for (unsigned k = 0; k < MIG_DEVICES; ++k) {
+    if (k_mig_devices[k].gpu_instance_id == id && k_mig_devices[k].instance < mig_instances()) {
+      return (int)k_mig_devices[k].instance;
+    }
+  }
+  return -1;
+}
+
 #define CHECK(d)                       \
   do {                                 \
     nvmlReturn_t r_ = check(d);        \
@@ -268,8 +310,49 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char* name, unsigned int length) {
+  const int mig = g_initialised ? mig_slot(d) : -1;
+  if (mig >= 0) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "Fake NVML GPU (test stand-in) MIG %s", k_mig_devices[mig].profile);
+    copy_string(name, length, buf);
+    return NVML_SUCCESS;
+  }
   CHECK(d);
   copy_string(name, length, "Fake NVML GPU (test stand-in)");
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* current, unsigned int* pending) {
+  CHECK(d);
+  if (!current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+  if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
+  *current = *pending = (unsigned)in_mig_mode(d); /* NVML_DEVICE_MIG_ENABLE = 1 */
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int* count) {
+  CHECK(d);
+  if (!count) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = in_mig_mode(d) ? 7 : 0; /* the most the GPU could hold, not how many there are */
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                        nvmlDevice_t* mig) {
+  CHECK(d);
+  if (!mig) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!in_mig_mode(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (index >= MIG_DEVICES || mig_slot(&g_mig_handles[index]) < 0) return NVML_ERROR_NOT_FOUND;
+  *mig = &g_mig_handles[index];
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int* id) {
+  if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
+  if (!id) return NVML_ERROR_INVALID_ARGUMENT;
+  const int k = mig_slot(d);
+  if (k < 0) return check(d) == NVML_SUCCESS ? NVML_ERROR_NOT_SUPPORTED : check(d);
+  *id = k_mig_devices[k].gpu_instance_id;
   return NVML_SUCCESS;
 }
 
@@ -654,6 +737,7 @@ EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
 struct nvmlGpmSample_st {
   nvmlDevice_t device; /* NULL until taken */
   double taken_at;     /* CLOCK_MONOTONIC seconds */
+  int gpu_instance;    /* the NVML GPU instance id sampled; -1: the whole GPU */
 };
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 typedef struct {
@@ -704,11 +788,27 @@ EXPORT nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s) {
 EXPORT nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s) {
   CHECK(d);
   if (!s) return NVML_ERROR_INVALID_ARGUMENT;
-  if (!has_gpm(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (!has_gpm(d) || in_mig_mode(d)) return NVML_ERROR_NOT_SUPPORTED;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   s->device = d;
   s->taken_at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  s->gpu_instance = -1;
+  return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpu_instance_id, nvmlGpmSample_t s) {
+  CHECK(d);
+  if (!s) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!has_gpm(d) || !in_mig_mode(d)) return NVML_ERROR_NOT_SUPPORTED;
+  if (mig_instance_of(gpu_instance_id) < 0) return NVML_ERROR_NOT_FOUND;
+  const char* without = getenv("EACGM_FAKE_NVML_MIG_NO_GPM");
+  if (without && *without && (unsigned)atoi(without) == gpu_instance_id) return NVML_ERROR_NOT_SUPPORTED;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  s->device = d;
+  s->taken_at = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  s->gpu_instance = (int)gpu_instance_id;
   return NVML_SUCCESS;
 }
 
@@ -742,6 +842,15 @@ static nvmlReturn_t gpm_value(unsigned i, unsigned id, double* v) {
   }
 }
 
+/* GPU instance k's value: GPU 0's, each instance a little less busy than the one before,
+ * and no NVLink (MIG instances do not use it). */
+static nvmlReturn_t gpm_instance_value(unsigned k, unsigned id, double* v) {
+  if (id >= 60) return NVML_ERROR_NOT_SUPPORTED;
+  const nvmlReturn_t r = gpm_value(0, id, v);
+  if (r == NVML_SUCCESS && (id == 1 || id == 2 || id == 5 || id == 7)) *v -= 10.0 * (k + 1);
+  return r;
+}
+
 EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
   if (!g_initialised) return NVML_ERROR_UNINITIALIZED;
   if (!m) return NVML_ERROR_INVALID_ARGUMENT;
@@ -751,14 +860,18 @@ EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
   }
   /* Both taken, of one GPU, the first before the second. */
   if (!m->sample1->device || m->sample1->device != m->sample2->device ||
-      m->sample2->taken_at <= m->sample1->taken_at) {
+      m->sample1->gpu_instance != m->sample2->gpu_instance || m->sample2->taken_at <= m->sample1->taken_at) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   CHECK(m->sample1->device);
+  const int instance =
+      m->sample1->gpu_instance < 0 ? -1 : mig_instance_of((unsigned)m->sample1->gpu_instance);
+  if (m->sample1->gpu_instance >= 0 && instance < 0) return NVML_ERROR_NOT_FOUND; /* destroyed */
   for (unsigned k = 0; k < m->numMetrics; ++k) {
     nvmlGpmMetric_t* x = &m->metrics[k];
     x->value = 0;
-    x->nvmlReturn = gpm_value(m->sample1->device->index, x->metricId, &x->value);
+    x->nvmlReturn = instance >= 0 ? gpm_instance_value((unsigned)instance, x->metricId, &x->value)
+                                  : gpm_value(m->sample1->device->index, x->metricId, &x->value);
     x->metricInfo.shortName = x->metricInfo.longName = x->metricInfo.unit = NULL;
   }
   return NVML_SUCCESS;

@@ -64,6 +64,8 @@ const std::string kGpu0Own =
     "device=\"nvidia0\",model_name=\"Fake NVML GPU (test stand-in)\",hostname=\"node-1\","
     "driver_version=\"999.99.99-fake\"";
 
+std::pair<int, std::string> promtool_check(const std::string& text);
+
 std::string render(const GpuSnapshot& snap, const GpuMetricsOptions& options,
                    ExpositionFormat format = ExpositionFormat::kPrometheusText) {
   ExpositionWriter w(format);
@@ -186,6 +188,52 @@ TEST(DcgmMetrics, ProfilingFieldsFromGpmInDcgmExporterUnits) {
     EXPECT_FALSE(k.starts_with("DCGM_FI_PROF_")) << k;
     EXPECT_FALSE(k.starts_with("eacgm_gpu_nvlink_link_")) << k;
   }
+}
+
+// A GPU in MIG mode: one series per GPU instance in each profiling family, with
+// dcgm-exporter's GPU_I_PROFILE and GPU_I_ID after modelName, and none for the whole GPU.
+TEST(DcgmMetrics, ProfilingFieldsPerMigInstance) {
+  setenv("EACGM_FAKE_NVML_MIG", "2", 1);
+  const GpuSnapshot snap = fake_snapshot();
+  unsetenv("EACGM_FAKE_NVML_MIG");
+  GpuMetricsOptions options;
+  options.hostname = "node-1";
+  const std::string text = render(snap, options);
+  const auto s = samples_of(text);
+  const std::string model = "modelName=\"Fake NVML GPU (test stand-in)\"";
+  auto instance = [&](const char* profile, const char* id) {
+    std::string l = kGpu0;
+    l.insert(l.find(model) + model.size(),
+             std::string(",GPU_I_PROFILE=\"") + profile + "\",GPU_I_ID=\"" + id + "\"");
+    return l;
+  };
+  EXPECT_EQ(s.at("DCGM_FI_PROF_SM_ACTIVE{" + instance("3g.40gb", "1") + "}"), "0.7");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_SM_ACTIVE{" + instance("2g.20gb", "5") + "}"), "0.6");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{" + instance("2g.20gb", "5") + "}"), "0.4");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_GR_ENGINE_ACTIVE{" + instance("3g.40gb", "1") + "}"), "0.75");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_DRAM_ACTIVE{" + instance("3g.40gb", "1") + "}"), "0.25");
+  EXPECT_EQ(s.count("DCGM_FI_PROF_SM_ACTIVE{" + kGpu0 + "}"), 0u);
+  EXPECT_EQ(s.count("DCGM_FI_PROF_NVLINK_TX_BYTES{" + instance("3g.40gb", "1") + "}"), 0u);
+  // The device families and the other GPU are as without MIG.
+  EXPECT_EQ(s.count("DCGM_FI_DEV_GPU_UTIL{" + kGpu0 + "}"), 1u);
+  std::string gpu1 = kGpu0;
+  gpu1.replace(gpu1.find("gpu=\"0\""), 7, "gpu=\"1\"");
+  gpu1.replace(gpu1.find("000000000000\""), 13, "000000000001\"");
+  gpu1.replace(gpu1.find("19:00.0"), 7, "3B:00.0");
+  gpu1.replace(gpu1.find("nvidia0"), 7, "nvidia1");
+  EXPECT_EQ(s.at("DCGM_FI_PROF_SM_ACTIVE{" + gpu1 + "}"), "0.75");
+  std::size_t with_instance = 0;
+  for (const auto& [k, v] : s) {
+    if (k.find("GPU_I_ID") == std::string::npos) continue;
+    ++with_instance;
+    EXPECT_TRUE(k.starts_with("DCGM_FI_PROF_")) << k;
+  }
+  EXPECT_EQ(with_instance % 2, 0u);  // both instances in every family that has one
+  EXPECT_GE(with_instance, 2u * 12);
+  // Instance series lint as the GPU's: GPU_I_* are not camelCase.
+  const auto [status, out] = promtool_check(text);
+  EXPECT_TRUE(status == 0 || status == 3) << out;
+  EXPECT_EQ(out.find("GPU_I_"), std::string::npos) << out;
 }
 
 TEST(DcgmMetrics, PodLabelsFromTheHook) {
