@@ -23,6 +23,47 @@ json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// `part` of `whole`; none of nothing.
+std::optional<double> share_of(double part, double whole) {
+  return whole > 0 ? std::optional<double>(part / whole) : std::nullopt;
+}
+
+// Where the job's time went: host waits over its processes' traced time, its GPU time
+// (null where the hook measured none) with NCCL's part and the top kernels.
+json time_json(const history::JobTime& t) {
+  json waits = json::array();
+  for (const auto& w : t.host_waits) {
+    waits.push_back({{"kind", w.kind},
+                     {"calls", w.calls},
+                     {"seconds", w.seconds},
+                     {"share", or_null(share_of(w.seconds, t.wall_seconds))},
+                     {"estimated", w.estimated}});
+  }
+  json kernels = json::array();
+  for (const auto& k : t.top_kernels) {
+    kernels.push_back({{"name", k.name},
+                       {"launches", k.launches},
+                       {"timed", k.timed},
+                       {"gpu_s", k.gpu_seconds},
+                       {"share", or_null(share_of(k.gpu_seconds, t.gpu_seconds.value_or(0)))}});
+  }
+  const std::optional<double> nccl_share =
+      t.nccl_gpu_seconds ? share_of(*t.nccl_gpu_seconds, t.gpu_seconds.value_or(0)) : std::nullopt;
+  return json{{"wall_s", t.wall_seconds},
+              {"wall_basis", "process_life"},
+              {"processes", t.processes},
+              {"host_wait_s", t.host_wait_seconds},
+              {"host_wait_share", or_null(share_of(t.host_wait_seconds, t.wall_seconds))},
+              {"host_waits", std::move(waits)},
+              {"gpu_time_measured", t.gpu_seconds.has_value()},
+              {"gpu_s", or_null(t.gpu_seconds)},
+              {"gpu_timed_launches", t.gpu_timed_launches},
+              {"nccl_gpu_s", or_null(t.nccl_gpu_seconds)},
+              {"nccl_share", or_null(nccl_share)},
+              {"nccl_timed_launches", t.nccl_timed_launches},
+              {"top_kernels", std::move(kernels)}};
+}
+
 json row_json(const history::JobReportRow& r) {
   return json{{"job", r.job},
               {"nodes", r.nodes},
@@ -43,7 +84,8 @@ json row_json(const history::JobReportRow& r) {
               {"cost", r.cost},
               {"idle_cost", r.idle_cost},
               {"first_ns", r.first_ns},
-              {"last_ns", r.last_ns}};
+              {"last_ns", r.last_ns},
+              {"time", time_json(r.time)}};
 }
 
 // A CSV field: quoted when it holds a separator, a quote or a line break.

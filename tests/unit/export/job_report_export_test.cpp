@@ -35,6 +35,15 @@ history::JobReport sample() {
   j.idle_cost = 5;
   j.first_ns = 1'000'000'000;
   j.last_ns = 2'000'000'000;
+  j.time.wall_seconds = 7200;
+  j.time.processes = 2;
+  j.time.host_wait_seconds = 720;
+  j.time.host_waits = {{"stream_sync", 1000, 540, false}, {"blocking_copy", 20, 180, true}};
+  j.time.gpu_seconds = 3600;
+  j.time.gpu_timed_launches = 500;
+  j.time.nccl_gpu_seconds = 900;
+  j.time.nccl_timed_launches = 50;
+  j.time.top_kernels = {{"gemm<float, 128>", 4000, 400, 2700}, {"ncclDevKernel_AllReduce", 100, 50, 900}};
   r.rows.push_back(j);
   history::JobReportRow none;
   none.job = "7";
@@ -62,6 +71,34 @@ TEST(JobReportExport, JsonHasEveryFieldAndTheWindow) {
   EXPECT_TRUE(n["idle_share"].is_null());
   EXPECT_TRUE(n["tensor_active_mean"].is_null());
   EXPECT_TRUE(n["memory_capacity_bytes"].is_null());
+  const auto& t = j["time"];
+  EXPECT_EQ(t["wall_s"], 7200.0);
+  EXPECT_EQ(t["wall_basis"], "process_life");
+  EXPECT_EQ(t["host_wait_share"], 0.1);
+  EXPECT_EQ(t["host_waits"][0], nlohmann::json({{"kind", "stream_sync"},
+                                                {"calls", 1000},
+                                                {"seconds", 540.0},
+                                                {"share", 0.075},
+                                                {"estimated", false}}));
+  EXPECT_EQ(t["host_waits"][1]["estimated"], true);
+  EXPECT_EQ(t["gpu_time_measured"], true);
+  EXPECT_EQ(t["gpu_s"], 3600.0);
+  EXPECT_EQ(t["nccl_gpu_s"], 900.0);
+  EXPECT_EQ(t["nccl_share"], 0.25);
+  EXPECT_EQ(t["nccl_timed_launches"], 50);
+  EXPECT_EQ(t["top_kernels"][0], nlohmann::json({{"name", "gemm<float, 128>"},
+                                                 {"launches", 4000},
+                                                 {"timed", 400},
+                                                 {"gpu_s", 2700.0},
+                                                 {"share", 0.75}}));
+  // No GPU time measured: null, never 0.
+  const auto& nt = n["time"];
+  EXPECT_EQ(nt["gpu_time_measured"], false);
+  EXPECT_TRUE(nt["gpu_s"].is_null());
+  EXPECT_TRUE(nt["nccl_gpu_s"].is_null());
+  EXPECT_TRUE(nt["nccl_share"].is_null());
+  EXPECT_TRUE(nt["host_wait_share"].is_null());
+  EXPECT_EQ(nt["top_kernels"], nlohmann::json::array());
   history::JobReport all = sample();
   all.selector = {};
   EXPECT_TRUE(nlohmann::json::parse(job_report_json(all))["selector"]["value"].is_null());
