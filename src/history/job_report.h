@@ -9,16 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "history/function_sums.h"
 #include "history/history_query.h"
 
 namespace eacgm::history {
 
 // Which jobs a report is of: every job and pod seen in the window, or one job id, one
-// pod ("pod" or "namespace/pod") or one namespace.
+// pod ("pod" or "namespace/pod"), one namespace, or the job ids `values` (a page of jobs).
 struct JobSelector {
-  enum class By : std::uint8_t { kAll, kJob, kPod, kNamespace };
+  enum class By : std::uint8_t { kAll, kJob, kPod, kNamespace, kJobs };
   By by = By::kAll;
   std::string value;
+  std::vector<std::string> values = {};
 };
 
 // One process of a job on one GPU over one interval, beside what the GPU measured then
@@ -128,8 +130,39 @@ struct JobReport {
   std::vector<JobReportRow> rows;  // the most idle GPU-hours first
 };
 
+// One of the selected jobs' processes and its traced life (processes.first_ns..last_ns).
+struct JobProcessLife {
+  std::string job, node;
+  std::uint32_t pid = 0;
+  std::int64_t start_ns = 0, first_ns = 0, last_ns = 0;
+};
+
+// A row of `functions` of one of those processes: a call that waits (by its function's
+// name, core/host_wait_kinds.h), or a kernel's GPU time (domain kGpuTimeDomain).
+struct JobFunctionRow {
+  std::string job, node;
+  std::uint32_t pid = 0;
+  std::int64_t start_ns = 0;
+  std::string domain, function;
+  FunctionSums sums;
+};
+
+// What where the time went is summed from (Store::job_time_rows).
+struct JobTimeRows {
+  std::vector<JobProcessLife> processes;
+  std::vector<JobFunctionRow> functions;
+};
+
 // The rows of `held` summed per job (any order in).
 std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const ReportOptions& options);
+
+// Fills each row's `time` from `in` (any order), over the window of `q`.
+void add_job_times(std::vector<JobReportRow>& rows, const JobTimeRows& in, const HistoryQuery& q,
+                   const ReportOptions& options);
+
+// The function names that may be host waits (each base name of core/host_wait_kinds.h
+// with the suffixes it ignores): what the store's query asks for.
+std::vector<std::string> host_wait_function_names();
 
 const char* selector_name(JobSelector::By by);
 
