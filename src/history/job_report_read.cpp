@@ -18,4 +18,18 @@ Result<std::vector<JobReportRow>> read_job_report(Store& store, const HistoryQue
   return rows;
 }
 
+Result<std::vector<JobReportRow>> read_jobs_usage(Store& store, const HistoryQuery& q, Tier tier,
+                                                  const std::vector<StoredJob>& jobs,
+                                                  const ReportOptions& options) {
+  if (jobs.empty()) return std::vector<JobReportRow>{};
+  // Past a page, every job's rows at once rather than a list of thousands of ids.
+  constexpr std::size_t kMostIds = 500;
+  JobSelector selector{JobSelector::By::kJobs, {}, {}};
+  if (jobs.size() > kMostIds) selector.by = JobSelector::By::kAll;
+  for (const StoredJob& j : jobs) {
+    if (jobs.size() <= kMostIds) selector.values.push_back(j.job);
+  }
+  return read_job_report(store, q, selector, tier, options, ReportParts::kHeld);
+}
+
 }  // namespace eacgm::history

@@ -19,4 +19,9 @@ Result<std::vector<JobReportRow>> read_job_report(Store& store, const HistoryQue
                                                   const ReportOptions& options,
                                                   ReportParts parts = ReportParts::kHeldAndTime);
 
+// The report's held-GPU rows (no time) of a page of jobs, for the jobs list's columns.
+Result<std::vector<JobReportRow>> read_jobs_usage(Store& store, const HistoryQuery& q, Tier tier,
+                                                  const std::vector<StoredJob>& jobs,
+                                                  const ReportOptions& options);
+
 }  // namespace eacgm::history

@@ -101,9 +101,12 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return exporting::history_processes_json(q, tier, p);
     });
   });
-  route("/api/v1/history/jobs", [](Store& s, Tier tier, const HistoryQuery& q) {
-    return document(s.jobs(q, tier), [&](const history::Page<history::StoredJob>& p) {
-      return exporting::history_jobs_json(q, tier, p);
+  route("/api/v1/history/jobs", [report](Store& s, Tier tier, const HistoryQuery& q) {
+    auto page = s.jobs(q, tier);
+    if (!page) return Result<std::string>(std::move(page).take_error());
+    auto usage = history::read_jobs_usage(s, q, tier, page->rows, report);
+    return document(std::move(usage), [&](const std::vector<history::JobReportRow>& u) {
+      return exporting::history_jobs_json(q, tier, *page, u);
     });
   });
   route("/api/v1/history/nodes", [](Store& s, Tier tier, const HistoryQuery& q) {

@@ -109,15 +109,19 @@ TEST(JobReportExport, CsvQuotesWhereItMustAndLeavesUnknownsEmpty) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "job,nodes,gpus,gpu_hours,active_gpu_hours,idle_gpu_hours,unmeasured_gpu_hours,idle_share,"
             "longest_idle_s,activity_basis,tensor_active_mean,memory_peak_bytes,memory_capacity_bytes,"
-            "energy_kwh,energy_basis,share_basis,cost,idle_cost,currency,first_ns,last_ns");
+            "energy_kwh,energy_basis,share_basis,cost,idle_cost,currency,first_ns,last_ns,wall_s,host_wait_s,"
+            "host_wait_share,host_waits,host_wait_estimated,gpu_s,gpu_timed_launches,nccl_gpu_s,nccl_share,"
+            "top_kernels");
   EXPECT_NE(csv.find("\n\"research/nb,1\",node-a;node-b,2,4.000000,1.000000,2.000000,0.000000,0.5000,5400,"
                      "sm_active,0.2500,8589934592,85899345920,1.500000,counter,sole+sm,10.0000,5.0000,EUR,"
-                     "1000000000,2000000000\n"),
+                     "1000000000,2000000000,7200.000,720.000000,0.1000,stream_sync=540.000000;"
+                     "blocking_copy=180.000000,1,3600.000000,500,900.000000,0.2500,"
+                     "\"gemm<float, 128>=2700.000000;ncclDevKernel_AllReduce=900.000000\"\n"),
             std::string::npos)
       << csv;
   EXPECT_NE(
       csv.find("\n7,,0,0.000000,0.000000,0.000000,0.000000,,0,none,,0,,0.000000,none,none,0.0000,0.0000,"
-               "EUR,0,0\n"),
+               "EUR,0,0,0.000,0.000000,,,0,,,,,\n"),
       std::string::npos)
       << csv;
 }
@@ -132,6 +136,18 @@ TEST(JobReportExport, TextTableWithItsFooter) {
                       "GPU-hour.\n"),
             std::string::npos)
       << text;
+  // Where the time went, per job: GPU time not measured said so, not as 0.
+  EXPECT_NE(
+      text.find("  research/nb,1: 2h00m traced over 2 processes, host waits 12m (10%): stream_sync 9m, "
+                "blocking_copy 3m (est.)\n    GPU 1h00m (500 timed launches), NCCL 15m (25%)\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      gemm<float, 128>  "), std::string::npos) << text;
+  EXPECT_NE(text.find("  7: no traced time\n    GPU time not measured\n"), std::string::npos) << text;
+  for (std::size_t at = text.find("\nWhere"), end = 0; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    EXPECT_LE(end - at, 120u) << text.substr(at, end - at);
+  }
   history::JobReport empty = sample();
   empty.rows.clear();
   EXPECT_EQ(job_report_text(empty), "no job held a GPU in this window\n");
