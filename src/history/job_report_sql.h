@@ -55,12 +55,8 @@ QuerySql job_lives_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
 template <class In>
 JobProcessLife get_job_life(const In& in) {
   JobProcessLife p;
-  p.job = in.text(0);
-  p.node = in.text(1);
-  p.pid = static_cast<std::uint32_t>(in.i64(2));
-  p.start_ns = in.i64(3);
-  p.first_ns = in.i64(4);
-  p.last_ns = in.i64(5);
+  RowReader<In> reader{in};
+  fields(reader, p.job, p.node, p.pid, p.start_ns, p.first_ns, p.last_ns);
   return p;
 }
 
@@ -72,13 +68,8 @@ QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& 
 template <class In>
 JobFunctionRow get_job_function(const In& in) {
   JobFunctionRow f;
-  f.job = in.text(0);
-  f.node = in.text(1);
-  f.pid = static_cast<std::uint32_t>(in.i64(2));
-  f.start_ns = in.i64(3);
-  f.domain = in.text(4);
-  f.function = in.text(5);
-  RowReader<In> reader{in, 6};
+  RowReader<In> reader{in};
+  fields(reader, f.job, f.node, f.pid, f.start_ns, f.domain, f.function);
   function_sums(f.sums, reader);
   return f;
 }

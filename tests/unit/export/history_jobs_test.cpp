@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "export/history_tables.h"
 
 namespace eacgm::exporting {
@@ -54,19 +56,17 @@ TEST(HistoryJobs, AJobCarriesItsReportsHeadlineFigures) {
   u.job = "4711";
   u.gpu_hours = 8;
   u.idle_gpu_hours = 2;
-  u.energy_kwh = 3.5;
-  u.cost = 20;
-  u.idle_cost = 5;
   u.activity_basis = "sm_active";
+  std::tie(u.energy_kwh, u.cost, u.idle_cost) = std::tuple{3.5, 20.0, 5.0};
   const auto doc = history_jobs_array({job_4711()}, {other, u});
   const auto& j = doc[0];
-  EXPECT_EQ(j["gpu_hours"], 8.0);
-  EXPECT_EQ(j["idle_gpu_hours"], 2.0);
-  EXPECT_EQ(j["idle_share"], 0.25);
-  EXPECT_EQ(j["energy_kwh"], 3.5);
-  EXPECT_EQ(j["cost"], 20.0);
-  EXPECT_EQ(j["idle_cost"], 5.0);
-  EXPECT_EQ(j["activity_basis"], "sm_active");
+  nlohmann::ordered_json figures;
+  for (const char* key :
+       {"gpu_hours", "idle_gpu_hours", "idle_share", "energy_kwh", "cost", "idle_cost", "activity_basis"})
+    figures[key] = j[key];
+  EXPECT_EQ(figures.dump(),
+            R"({"gpu_hours":8.0,"idle_gpu_hours":2.0,"idle_share":0.25,"energy_kwh":3.5,"cost":20.0,)"
+            R"("idle_cost":5.0,"activity_basis":"sm_active"})");
   // The list's own keys stay, first.
   EXPECT_EQ(j.begin().key(), "job");
   EXPECT_EQ(j["missing_ranks"], nlohmann::ordered_json::array({2}));
