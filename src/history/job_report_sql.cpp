@@ -44,6 +44,18 @@ std::string job_processes(QuerySql& s, const HistoryQuery& q, const JobSelector&
 // the process's first interval.
 constexpr std::int64_t kLongestSpanNs = 3600LL * 1'000'000'000;
 
+// "jn" and "rj": each node's ranges `r` cut to its selected processes' lives (`jp`), so
+// that a job on a few nodes for a few hours reads those nodes' rows of those hours, each
+// range once by the key's (tier, node, t_ns), however many processes the node ran.
+std::string ranges_of_lives(QuerySql& s) {
+  const bool lite = s.dialect == Dialect::kSqlite;
+  return fmt::format(
+      "jn AS (SELECT node, MIN(first_ns) - {} AS lo, MAX(last_ns) AS hi FROM jp GROUP BY node), "
+      "rj(tier, node, lo, hi) AS (SELECT r.tier, r.node, {}(r.lo, jn.lo), {}(r.hi, jn.hi) FROM r JOIN jn ON "
+      "jn.node = r.node)",
+      s.arg(kLongestSpanNs), lite ? "max" : "GREATEST", lite ? "min" : "LEAST");
+}
+
 }  // namespace
 
 QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
@@ -51,22 +63,24 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
   QuerySql s(d);
   const std::string ranges = ranges_cte(s, plan.ranges);
   const std::string jobs = job_processes(s, q, selector);
-  // Every process on the window's GPUs (a shared GPU's others too, for the shares), with
+  const std::string lives = ranges_of_lives(s);
+  // Every process on those GPUs then (a shared GPU's others too, for the shares), with
   // what all of a GPU's processes did in the interval together: a window over the rows
-  // (a join with their GROUP BY would scan it once per row in SQLite).
+  // (a join with their GROUP BY would scan it once per row in SQLite). A range holds an
+  // interval's rows whole, so the counts are the GPU's.
   const std::string held = fmt::format(
       "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, "
       "t.sm_mean, t.samples, t.idle_samples, COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS n_sm, "
       "SUM(t.sm_mean) OVER w AS sm FROM {} WINDOW w AS (PARTITION BY t.tier, t.node, t.t_ns, t.gpu))",
-      over_ranges(d, tables::kGpuProcesses.name));
+      over_ranges(d, tables::kGpuProcesses.name, "rj"));
   s.text = fmt::format(
-      "{}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
+      "{}, {}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
       "g.sm_mean, g.n, g.n_sm, g.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, "
       "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.samples, g.idle_samples, "
       "d.samples FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = g.start_ns "
       "JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node AND "
       "d.t_ns = g.t_ns AND d.gpu = g.gpu",
-      ranges, jobs, held);
+      ranges, jobs, lives, held);
   return s;
 }
 
@@ -82,17 +96,9 @@ QuerySql job_lives_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
 QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
                            const WindowPlan& plan) {
   QuerySql s(d);
-  const bool lite = d == Dialect::kSqlite;
   const std::string ranges = ranges_cte(s, plan.ranges);
   const std::string jobs = job_processes(s, q, selector);
-  // Each node's ranges cut to its selected processes' lives: one scan of each by the
-  // key's (tier, node, t_ns), however many of the job's processes the node ran.
-  const std::string slack = s.arg(kLongestSpanNs);
-  const std::string lives = fmt::format(
-      "jn AS (SELECT node, MIN(first_ns) - {} AS lo, MAX(last_ns) AS hi FROM jp GROUP BY node), "
-      "rj(tier, node, lo, hi) AS (SELECT r.tier, r.node, {}(r.lo, jn.lo), {}(r.hi, jn.hi) FROM r JOIN jn ON "
-      "jn.node = r.node)",
-      slack, lite ? "max" : "GREATEST", lite ? "min" : "LEAST");
+  const std::string lives = ranges_of_lives(s);
   std::string waits;
   for (const auto& name : host_wait_function_names()) waits += (waits.empty() ? "" : ", ") + s.arg(name);
   const std::string gpu_time = s.arg(std::string(kGpuTimeDomain));
