@@ -1,9 +1,11 @@
 // The job report's query time on a day of a small fleet's history: `--nodes` nodes of 8
 // GPUs each, one 10 s interval after another for `--hours`, GPU g of every node held by
-// job g's process (busy the first half of each hour, idle the second), written by the
+// job g's process (busy the first half of each hour, idle the second; each interval its
+// synchronizations, launches and the GPU time of five kernels, one NCCL's), written by the
 // real store code (SqliteStore, or PostgresStore with --store) and rolled up; then the
 // report of every job and of one job over the whole window, from raw rows, 1-minute and
-// 1-hour rollups, each the median of --repeat runs.
+// 1-hour rollups, the held GPUs alone and with where the time went, each the median of
+// --repeat runs.
 //   build/bench/eacgm_bench_job_report [--store sqlite:/tmp/eacgm-bench-report.db]
 //     [--nodes 4] [--hours 24] [--repeat 5]
 #include <fmt/format.h>
@@ -16,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/latency_sketch.h"
 #include "history/job_report.h"
+#include "history/job_report_read.h"
 #include "history/store.h"
 
 namespace {
@@ -27,6 +31,21 @@ constexpr std::int64_t kS = 1'000'000'000;
 constexpr std::int64_t kInterval = 10 * kS;
 constexpr std::int64_t kT0 = 1793491200LL * kS;  // an hour boundary
 constexpr int kGpus = 8;
+
+// `calls` calls of `function`, `timed` of them taking `each_ns`.
+FunctionRecord calls(ProcessKey key, const char* domain, std::string function, std::uint64_t calls,
+                     std::uint64_t timed, std::uint64_t each_ns) {
+  FunctionRecord f;
+  f.process = key;
+  f.domain = domain;
+  f.function = std::move(function);
+  f.calls = calls;
+  f.timed = timed;
+  eacgm::analysis::LatencySketch s;
+  for (std::uint64_t i = 0; i < timed; ++i) s.add(each_ns + i * 1000);
+  f.latency = stored(s);
+  return f;
+}
 
 IntervalBatch interval(int node, std::int64_t t) {
   IntervalBatch b;
@@ -56,8 +75,18 @@ IntervalBatch interval(int node, std::int64_t t) {
     r.energy_mj = *r.power_mean_w * 10'000;
     r.energy_counter_ns = kInterval;
     b.gpus.push_back(r);
-    b.gpu_processes.push_back(GpuProcessRecord{r.index, p.key, 10, 60ULL << 30, busy ? 95.0 : 0.0,
-                                               busy ? 0 : 10, *r.power_mean_w * 10});
+    b.gpu_processes.push_back(
+        GpuProcessRecord{r.index, p.key, 10, 60ULL << 30, busy ? 95.0 : 0.0, busy ? 0 : 10,
+                         *r.power_mean_w * 10});
+    b.functions.push_back(calls(p.key, "cudart", "cudaStreamSynchronize", 20, 20, 2'000'000));
+    b.functions.push_back(calls(p.key, "cudart", "cudaMemcpy", 4, 4, 500'000));
+    b.functions.push_back(calls(p.key, "cudart", "cudaLaunchKernel", 500, 500, 4'000));
+    b.functions.push_back(calls(p.key, "cudart", "cudaMemcpyAsync", 20, 20, 8'000));
+    for (int k = 0; k < 4; ++k)
+      b.functions.push_back(
+          calls(p.key, kGpuTimeDomain, fmt::format("kernel_{}", k), 100, 10, 100'000 * (k + 1)));
+    b.functions.push_back(
+        calls(p.key, kGpuTimeDomain, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 20, 10, 900'000));
   }
   return b;
 }
@@ -112,25 +141,32 @@ int main(int argc, char** argv) {
   HistoryQuery q;
   q.from_ns = kT0;
   q.to_ns = end;
-  std::printf("%-8s %-10s %8s %6s %12s %10s\n", "tier", "selector", "rows", "jobs", "median ms", "gpu_hours");
+  std::printf("%-8s %-10s %8s %9s %6s %10s %10s %10s %8s\n", "tier", "selector", "rows", "fn rows", "jobs",
+              "held ms", "+time ms", "gpu_hours", "wait s");
   for (Tier tier : {Tier::kRaw, Tier::kMinute, Tier::kHour}) {
-    for (const JobSelector& sel : {JobSelector{}, JobSelector{JobSelector::By::kJob, "job-3"}}) {
-      std::vector<double> ms;
-      std::size_t rows = 0;
+    for (const JobSelector& sel : {JobSelector{}, JobSelector{JobSelector::By::kJob, "job-3", {}}}) {
+      std::vector<double> held_ms, time_ms;
+      std::size_t rows = 0, fn_rows = 0;
       std::vector<JobReportRow> report;
       for (int r = 0; r < repeat; ++r) {
-        const auto t0 = Clock::now();
-        auto held = (*store)->held_gpus(q, sel, tier);
-        if (!held) {
-          std::fprintf(stderr, "report: %s\n", held.error().c_str());
-          return 1;
+        for (ReportParts parts : {ReportParts::kHeld, ReportParts::kHeldAndTime}) {
+          const auto t0 = Clock::now();
+          auto got = read_job_report(**store, q, sel, tier, ReportOptions{}, parts);
+          if (!got) {
+            std::fprintf(stderr, "report: %s\n", got.error().c_str());
+            return 1;
+          }
+          report = std::move(got).value();
+          (parts == ReportParts::kHeld ? held_ms : time_ms)
+              .push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         }
-        rows = held->size();
-        report = job_report_rows(std::move(held).value(), ReportOptions{});
-        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       }
-      std::printf("%-8s %-10s %8zu %6zu %12.1f %10.1f\n", tier_name(tier), selector_name(sel.by), rows,
-                  report.size(), median_ms(ms), report.empty() ? 0.0 : report.front().gpu_hours);
+      if (auto held = (*store)->held_gpus(q, sel, tier)) rows = held->size();
+      if (auto time = (*store)->job_time_rows(q, sel, tier)) fn_rows = time->functions.size();
+      std::printf("%-8s %-10s %8zu %9zu %6zu %10.1f %10.1f %10.1f %8.1f\n", tier_name(tier),
+                  selector_name(sel.by), rows, fn_rows, report.size(), median_ms(held_ms), median_ms(time_ms),
+                  report.empty() ? 0.0 : report.front().gpu_hours,
+                  report.empty() ? 0.0 : report.front().time.host_wait_seconds);
     }
   }
   return 0;

@@ -16,6 +16,7 @@
 #include "history/history_reader.h"
 #include "history/history_setup.h"
 #include "history/history_window.h"
+#include "history/job_report_read.h"
 #include "node/node_config.h"
 
 namespace eacgm::cli {
@@ -45,9 +46,18 @@ Status add_pages(Page& page, std::uint64_t total, history::HistoryQuery q, Ask&&
   return {};
 }
 
+// The job report's figures of the jobs listed.
+Result<bool> read_usage(history::Store& s, history::Tier tier, const history::HistoryQuery& q,
+                        const history::ReportOptions& options, exporting::HistoryReport& report) {
+  auto usage = history::read_jobs_usage(s, q, tier, report.jobs.rows, options);
+  if (!usage) return std::move(usage).take_error();
+  report.job_usage = std::move(usage).value();
+  return true;
+}
+
 // The report of a window: the lists' first pages (every page with --all).
 Result<bool> read_report(history::Store& s, history::Tier tier, const history::HistoryQuery& q, bool all,
-                         exporting::HistoryReport& report) {
+                         const history::ReportOptions& options, exporting::HistoryReport& report) {
   report.tier = tier;
   auto processes = s.processes(q, tier);
   if (!processes) return std::move(processes).take_error();
@@ -70,7 +80,7 @@ Result<bool> read_report(history::Store& s, history::Tier tier, const history::H
   report.gpus = std::move(gpus).value();
   report.anomalies = std::move(anomalies).value();
   report.leaks = std::move(leaks).value();
-  if (!all) return true;
+  if (!all) return read_usage(s, tier, q, options, report);
   Status st = add_pages(report.processes, report.processes.totals.processes, q,
                         [&](const history::HistoryQuery& p) { return s.processes(p, tier); });
   if (st) st = add_pages(report.jobs, report.jobs.total, q, [&](const auto& p) { return s.jobs(p, tier); });
@@ -79,7 +89,7 @@ Result<bool> read_report(history::Store& s, history::Tier tier, const history::H
         add_pages(report.anomalies, report.anomalies.total, q, [&](const auto& p) { return s.anomalies(p); });
   if (st) st = add_pages(report.leaks, report.leaks.total, q, [&](const auto& p) { return s.leaks(p); });
   if (!st) return std::move(st).take_error();
-  return true;
+  return read_usage(s, tier, q, options, report);
 }
 
 int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
@@ -95,8 +105,9 @@ int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
   history::HistoryReader reader(access->setup.url, access->setup.options.retention, 1);
   exporting::HistoryReport report;
   report.query = *q;
-  auto got = reader.query<bool>(
-      *q, [&](history::Store& s, history::Tier tier) { return read_report(s, tier, *q, flags.all, report); });
+  auto got = reader.query<bool>(*q, [&](history::Store& s, history::Tier tier) {
+    return read_report(s, tier, *q, flags.all, access->config.report, report);
+  });
   if (!got) {
     print_error(got.error());
     return 1;

@@ -11,6 +11,7 @@
 #include "cli/trace_runner.h"
 #include "export/job_report.h"
 #include "history/history_reader.h"
+#include "history/job_report_read.h"
 
 namespace eacgm::cli {
 namespace {
@@ -34,16 +35,16 @@ int report_command(const CommandContext& ctx, const ReportFlags& flags) {
 
   // Reads only: a store that is not there is an error, never made.
   history::HistoryReader reader(access->setup.url, access->setup.options.retention, 1);
-  auto held = reader.query<std::vector<history::HeldGpuRow>>(
+  auto rows = reader.query<std::vector<history::JobReportRow>>(
       report.query, [&](history::Store& s, history::Tier tier) {
         report.tier = tier;
-        return s.held_gpus(report.query, report.selector, tier);
+        return history::read_job_report(s, report.query, report.selector, tier, report.options);
       });
-  if (!held) {
-    print_error(held.error());
+  if (!rows) {
+    print_error(rows.error());
     return 1;
   }
-  report.rows = history::job_report_rows(std::move(held).value(), report.options);
+  report.rows = std::move(rows).value();
   const std::string out = flags.json  ? exporting::job_report_json(report) + "\n"
                           : flags.csv ? exporting::job_report_csv(report)
                                       : exporting::job_report_text(report);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "export/job_report.h"
+
 namespace eacgm::exporting {
 
 std::vector<long> missing_ranks(const history::StoredJob& job) {
@@ -14,9 +16,22 @@ std::vector<long> missing_ranks(const history::StoredJob& job) {
   return out;
 }
 
-nlohmann::ordered_json history_jobs_array(const std::vector<history::StoredJob>& jobs) {
+const history::JobReportRow* usage_of(const std::vector<history::JobReportRow>& usage,
+                                      const std::string& job) {
+  const auto it = std::find_if(usage.begin(), usage.end(),
+                               [&job](const history::JobReportRow& r) { return r.job == job; });
+  return it == usage.end() ? nullptr : &*it;
+}
+
+nlohmann::ordered_json history_jobs_array(const std::vector<history::StoredJob>& jobs,
+                                          const std::vector<history::JobReportRow>& usage) {
   auto out = nlohmann::ordered_json::array();
   for (const auto& j : jobs) {
+    history::JobReportRow none;
+    none.activity_basis = "none";
+    const history::JobReportRow* u = usage_of(usage, j.job);
+    if (u == nullptr) u = &none;
+    const std::optional<double> idle = idle_share(*u);
     out.push_back({{"job", j.job},
                    {"nodes", j.nodes},
                    {"ranks", j.ranks},
@@ -28,7 +43,14 @@ nlohmann::ordered_json history_jobs_array(const std::vector<history::StoredJob>&
                    {"calls", j.calls},
                    {"errors", j.errors},
                    {"first_ns", j.first_ns},
-                   {"last_ns", j.last_ns}});
+                   {"last_ns", j.last_ns},
+                   {"gpu_hours", u->gpu_hours},
+                   {"idle_gpu_hours", u->idle_gpu_hours},
+                   {"idle_share", idle ? nlohmann::ordered_json(*idle) : nullptr},
+                   {"energy_kwh", u->energy_kwh},
+                   {"cost", u->cost},
+                   {"idle_cost", u->idle_cost},
+                   {"activity_basis", u->activity_basis}});
   }
   return out;
 }

@@ -189,8 +189,9 @@ std::string history_leaks_json(const history::HistoryQuery& q,
 }
 
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
-                              const history::Page<history::StoredJob>& jobs) {
-  return json_text(page_doc(window(q, tier), q, "jobs", history_jobs_array(jobs.rows), jobs.total));
+                              const history::Page<history::StoredJob>& jobs,
+                              const std::vector<history::JobReportRow>& usage) {
+  return json_text(page_doc(window(q, tier), q, "jobs", history_jobs_array(jobs.rows, usage), jobs.total));
 }
 
 std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
@@ -207,7 +208,7 @@ std::string history_report_json(const HistoryReport& r) {
                         {"gpus", list(r.gpus, gpu_json)},
                         {"anomalies", list(r.anomalies.rows, anomaly_json)},
                         {"leaks", list(r.leaks.rows, leak_json)},
-                        {"jobs", history_jobs_array(r.jobs.rows)},
+                        {"jobs", history_jobs_array(r.jobs.rows, r.job_usage)},
                         {"totals",
                          {{"processes", r.processes.totals.processes},
                           {"jobs", r.jobs.total},

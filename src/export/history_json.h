@@ -8,6 +8,7 @@
 
 #include "analysis/call_summary.h"
 #include "history/history_query.h"
+#include "history/job_report.h"
 
 namespace eacgm::exporting {
 
@@ -27,9 +28,11 @@ std::string history_anomalies_json(const history::HistoryQuery& q,
                                    const history::Page<history::StoredLeak>& leaks);
 std::string history_leaks_json(const history::HistoryQuery& q,
                                const history::Page<history::StoredLeak>& leaks);
-// {"window":{...},"total","next","jobs":[...]} (export/history_jobs.h).
+// {"window":{...},"total","next","jobs":[...]} (export/history_jobs.h), with the job
+// report's rows of the page's jobs.
 std::string history_jobs_json(const history::HistoryQuery& q, history::Tier tier,
-                              const history::Page<history::StoredJob>& jobs);
+                              const history::Page<history::StoredJob>& jobs,
+                              const std::vector<history::JobReportRow>& usage);
 // {"window":{...},"total","next","nodes":[{"node","processes","running","jobs","calls",
 // "errors","last_ns"}]}.
 std::string history_nodes_json(const history::HistoryQuery& q, history::Tier tier,
@@ -42,6 +45,7 @@ struct HistoryReport {
   history::Tier tier = history::Tier::kRaw;
   history::ProcessPage processes;
   history::Page<history::StoredJob> jobs;
+  std::vector<history::JobReportRow> job_usage;  // the report's rows of those jobs
   std::vector<history::StoredFunction> functions;
   std::vector<history::StoredKernel> kernels;
   std::vector<history::StoredGpuPoint> gpus;

@@ -184,7 +184,8 @@ std::string anomaly_line(const history::AnomalyRecord& a) {
 
 }  // namespace
 
-std::string history_jobs_table(const std::vector<history::StoredJob>& jobs) {
+std::string history_jobs_table(const std::vector<history::StoredJob>& jobs,
+                               const std::vector<history::JobReportRow>& usage) {
   if (jobs.empty()) return "";
   std::string out =
       fmt::format("{:<20} {:>5} {:<16} {:>9} {:>10} {:>7} {:<19} {:<19}\n", "job", "nodes", "ranks",
@@ -197,6 +198,12 @@ std::string history_jobs_table(const std::vector<history::StoredJob>& jobs) {
                        utc(j.last_ns));
     if (const auto missing = missing_ranks(j); !missing.empty()) {
       out += fmt::format("  ranks {} of {} never seen in this window\n", ranges(missing), j.job);
+    }
+    if (const history::JobReportRow* u = usage_of(usage, j.job); u != nullptr && u->gpu_hours > 0) {
+      out += fmt::format(
+          "  {:.2f} GPU-h held, {:.2f} idle ({:.0f}%, {}), {:.3f} kWh, cost {:.2f}, idle {:.2f}\n",
+          u->gpu_hours, u->idle_gpu_hours, 100 * u->idle_gpu_hours / u->gpu_hours, u->activity_basis,
+          u->energy_kwh, u->cost, u->idle_cost);
     }
   }
   return out;
@@ -229,7 +236,7 @@ std::string render_history_text(const HistoryReport& r, std::size_t limit) {
     out += "\n";
   }
   if (!r.processes.rows.empty()) out += processes_table(r.processes) + "\n";
-  if (const std::string jobs = history_jobs_table(r.jobs.rows); !jobs.empty()) {
+  if (const std::string jobs = history_jobs_table(r.jobs.rows, r.job_usage); !jobs.empty()) {
     out += jobs + more(r.jobs.total, r.jobs.rows.size(), "jobs") + "\n";
   }
   if (!r.kernels.empty()) out += kernels_table(r.kernels, limit) + "\n";

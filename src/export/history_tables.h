@@ -16,7 +16,8 @@ namespace eacgm::exporting {
 std::string render_history_text(const HistoryReport& report, std::size_t limit = 20);
 
 // The jobs (export/history_jobs.h) as a text table ("" when there are none), as
-// render_history_text prints it.
-std::string history_jobs_table(const std::vector<history::StoredJob>& jobs);
+// render_history_text prints it; under a job that held GPUs, its line of `usage`.
+std::string history_jobs_table(const std::vector<history::StoredJob>& jobs,
+                               const std::vector<history::JobReportRow>& usage);
 
 }  // namespace eacgm::exporting

@@ -13,14 +13,50 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The share of held time idle (0..1); none for a job that held nothing.
-std::optional<double> idle_share(const history::JobReportRow& r) {
-  return r.gpu_hours > 0 ? std::optional<double>(r.idle_gpu_hours / r.gpu_hours) : std::nullopt;
-}
-
 template <class T>
 json or_null(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
+}
+
+// `part` of `whole`; none of nothing.
+std::optional<double> share_of(double part, double whole) {
+  return whole > 0 ? std::optional<double>(part / whole) : std::nullopt;
+}
+
+// Where the job's time went: host waits over its processes' traced time, its GPU time
+// (null where the hook measured none) with NCCL's part and the top kernels.
+json time_json(const history::JobTime& t) {
+  json waits = json::array();
+  for (const auto& w : t.host_waits) {
+    waits.push_back({{"kind", w.kind},
+                     {"calls", w.calls},
+                     {"seconds", w.seconds},
+                     {"share", or_null(share_of(w.seconds, t.wall_seconds))},
+                     {"estimated", w.estimated}});
+  }
+  json kernels = json::array();
+  for (const auto& k : t.top_kernels) {
+    kernels.push_back({{"name", k.name},
+                       {"launches", k.launches},
+                       {"timed", k.timed},
+                       {"gpu_s", k.gpu_seconds},
+                       {"share", or_null(share_of(k.gpu_seconds, t.gpu_seconds.value_or(0)))}});
+  }
+  const std::optional<double> nccl_share =
+      t.nccl_gpu_seconds ? share_of(*t.nccl_gpu_seconds, t.gpu_seconds.value_or(0)) : std::nullopt;
+  return json{{"wall_s", t.wall_seconds},
+              {"wall_basis", "process_life"},
+              {"processes", t.processes},
+              {"host_wait_s", t.host_wait_seconds},
+              {"host_wait_share", or_null(share_of(t.host_wait_seconds, t.wall_seconds))},
+              {"host_waits", std::move(waits)},
+              {"gpu_time_measured", t.gpu_seconds.has_value()},
+              {"gpu_s", or_null(t.gpu_seconds)},
+              {"gpu_timed_launches", t.gpu_timed_launches},
+              {"nccl_gpu_s", or_null(t.nccl_gpu_seconds)},
+              {"nccl_share", or_null(nccl_share)},
+              {"nccl_timed_launches", t.nccl_timed_launches},
+              {"top_kernels", std::move(kernels)}};
 }
 
 json row_json(const history::JobReportRow& r) {
@@ -43,7 +79,8 @@ json row_json(const history::JobReportRow& r) {
               {"cost", r.cost},
               {"idle_cost", r.idle_cost},
               {"first_ns", r.first_ns},
-              {"last_ns", r.last_ns}};
+              {"last_ns", r.last_ns},
+              {"time", time_json(r.time)}};
 }
 
 // A CSV field: quoted when it holds a separator, a quote or a line break.
@@ -68,11 +105,74 @@ std::string span_text(std::int64_t ns) {
   return fmt::format("{}s", s);
 }
 
+// The time columns of a CSV line: lists as "name=seconds" ";"-joined, GPU figures empty
+// where not measured.
+std::string time_csv(const history::JobTime& t) {
+  std::string waits, kernels;
+  bool estimated = false;
+  for (const auto& w : t.host_waits) {
+    waits += fmt::format("{}{}={:.6f}", waits.empty() ? "" : ";", w.kind, w.seconds);
+    estimated = estimated || w.estimated;
+  }
+  for (const auto& k : t.top_kernels)
+    kernels += fmt::format("{}{}={:.6f}", kernels.empty() ? "" : ";", k.name, k.gpu_seconds);
+  const std::optional<double> nccl_share =
+      t.nccl_gpu_seconds ? share_of(*t.nccl_gpu_seconds, t.gpu_seconds.value_or(0)) : std::nullopt;
+  return fmt::format(
+      "{:.3f},{:.6f},{},{},{},{},{},{},{},{}", t.wall_seconds, t.host_wait_seconds,
+      or_empty(share_of(t.host_wait_seconds, t.wall_seconds), "{:.4f}"), csv_field(waits), estimated ? 1 : 0,
+      or_empty(t.gpu_seconds, "{:.6f}"), t.gpu_seconds ? std::to_string(t.gpu_timed_launches) : std::string(),
+      or_empty(t.nccl_gpu_seconds, "{:.6f}"), or_empty(nccl_share, "{:.4f}"), csv_field(kernels));
+}
+
+// "2h05m", "45m", "12.5s".
+std::string seconds_text(double s) {
+  return s >= 60 ? span_text(static_cast<std::int64_t>(s * 1e9)) : fmt::format("{:.1f}s", s);
+}
+
+// A kernel's name in a line: its first 48 characters.
+std::string kernel_text(const std::string& name) {
+  return name.size() > 48 ? name.substr(0, 47) + "~" : name;
+}
+
+// The lines of where a job's time went, under the table.
+std::string time_text(const history::JobReportRow& r) {
+  const history::JobTime& t = r.time;
+  std::string out = fmt::format("  {}: ", r.job);
+  if (t.wall_seconds > 0) {
+    out += fmt::format("{} traced over {} process{}, host waits {} ({})", seconds_text(t.wall_seconds),
+                       t.processes, t.processes == 1 ? "" : "es", seconds_text(t.host_wait_seconds),
+                       format_ratio_percent(share_of(t.host_wait_seconds, t.wall_seconds)));
+    std::string kinds;
+    for (const auto& w : t.host_waits) {
+      kinds += fmt::format("{}{} {}{}", kinds.empty() ? "" : ", ", w.kind, seconds_text(w.seconds),
+                           w.estimated ? " (est.)" : "");
+    }
+    if (!kinds.empty()) out += ": " + kinds;
+  } else {
+    out += "no traced time";
+  }
+  if (!t.gpu_seconds) return out + "\n    GPU time not measured\n";
+  out += fmt::format("\n    GPU {} ({} timed launches), NCCL {} ({})\n", seconds_text(*t.gpu_seconds),
+                     t.gpu_timed_launches, seconds_text(t.nccl_gpu_seconds.value_or(0)),
+                     format_ratio_percent(share_of(t.nccl_gpu_seconds.value_or(0), *t.gpu_seconds)));
+  for (const auto& k : t.top_kernels) {
+    out += fmt::format("      {:<48} {:>8} {:>7} {:>10} launches\n", kernel_text(k.name),
+                       seconds_text(k.gpu_seconds),
+                       format_ratio_percent(share_of(k.gpu_seconds, *t.gpu_seconds)), k.launches);
+  }
+  return out;
+}
+
 std::string money(double v, const std::string& currency) {
   return currency.empty() ? fmt::format("{:.2f}", v) : fmt::format("{:.2f} {}", v, currency);
 }
 
 }  // namespace
+
+std::optional<double> idle_share(const history::JobReportRow& r) {
+  return r.gpu_hours > 0 ? std::optional<double>(r.idle_gpu_hours / r.gpu_hours) : std::nullopt;
+}
 
 std::string job_report_json(const history::JobReport& report) {
   const history::HistoryQuery& q = report.query;
@@ -96,7 +196,8 @@ std::string job_report_csv(const history::JobReport& report) {
       "job,nodes,gpus,gpu_hours,active_gpu_hours,idle_gpu_hours,unmeasured_gpu_hours,idle_share,longest_idle_"
       "s,"
       "activity_basis,tensor_active_mean,memory_peak_bytes,memory_capacity_bytes,energy_kwh,energy_basis,"
-      "share_basis,cost,idle_cost,currency,first_ns,last_ns\n";
+      "share_basis,cost,idle_cost,currency,first_ns,last_ns,wall_s,host_wait_s,host_wait_share,host_waits,"
+      "host_wait_estimated,gpu_s,gpu_timed_launches,nccl_gpu_s,nccl_share,top_kernels\n";
   for (const auto& r : report.rows) {
     std::string nodes;
     for (const auto& n : r.nodes) nodes += (nodes.empty() ? "" : ";") + n;
@@ -107,6 +208,8 @@ std::string job_report_csv(const history::JobReport& report) {
         r.activity_basis, or_empty(r.tensor_active_mean, "{:.4f}"), r.memory_peak_bytes,
         or_empty(r.memory_capacity_bytes), r.energy_kwh, r.energy_basis, r.share_basis, r.cost, r.idle_cost,
         csv_field(report.options.currency), r.first_ns, r.last_ns);
+    out.back() = ',';
+    out += time_csv(r.time) + "\n";
   }
   return out;
 }
@@ -128,6 +231,10 @@ std::string job_report_text(const history::JobReport& report) {
   }
   std::string out = render_columns(
       rows, {false, true, true, true, true, true, true, true, false, true, true, true, true, true});
+  out +=
+      "\nWhere the time went (host waits against the processes' traced time; GPU time where the hook "
+      "timed kernels):\n";
+  for (const auto& r : report.rows) out += time_text(r);
   out += fmt::format(
       "\n{} from the {} rows. Idle: a held GPU's activity under {:.0f}%. Price: {} per GPU-hour{}.\n",
       report.rows.size() == 1 ? "1 job" : fmt::format("{} jobs", report.rows.size()),

@@ -172,6 +172,8 @@ const char* selector_name(JobSelector::By by) {
       return "pod";
     case JobSelector::By::kNamespace:
       return "namespace";
+    case JobSelector::By::kJobs:
+      return "jobs";
     case JobSelector::By::kAll:
       break;
   }

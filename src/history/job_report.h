@@ -9,16 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "history/function_sums.h"
 #include "history/history_query.h"
 
 namespace eacgm::history {
 
 // Which jobs a report is of: every job and pod seen in the window, or one job id, one
-// pod ("pod" or "namespace/pod") or one namespace.
+// pod ("pod" or "namespace/pod"), one namespace, or the job ids `values` (a page of jobs).
 struct JobSelector {
-  enum class By : std::uint8_t { kAll, kJob, kPod, kNamespace };
+  enum class By : std::uint8_t { kAll, kJob, kPod, kNamespace, kJobs };
   By by = By::kAll;
   std::string value;
+  std::vector<std::string> values = {};
 };
 
 // One process of a job on one GPU over one interval, beside what the GPU measured then
@@ -57,6 +59,41 @@ struct ReportOptions {
   double idle_threshold = 0.05;  // activity (0..1) below which a held GPU is idle
   double gpu_hour_price = 0;
   std::string currency;
+  std::uint32_t top_kernels = 5;  // the kernels by GPU time each job lists
+};
+
+// A job's host waits of one kind (core/host_wait.h's names): the calls of the functions
+// core/host_wait_kinds.h classifies as that kind, and the time they took.
+struct JobWaitTime {
+  std::string kind;
+  std::uint64_t calls = 0;
+  double seconds = 0;      // per process and function: calls times the mean of the timed ones
+  bool estimated = false;  // some calls counted for part of the time and scaled, or untimed
+};
+
+// One kernel's time on the GPU (the hook's, kGpuTimeDomain rows), the job's processes'
+// launches of it together.
+struct JobKernelTime {
+  std::string name;
+  std::uint64_t launches = 0;
+  std::uint64_t timed = 0;  // the launches the hook timed
+  double gpu_seconds = 0;   // per process: launches times the mean of the timed ones
+};
+
+// Where a job's time went (docs/job-report.md#where-the-time-went).
+struct JobTime {
+  // Its processes' traced lives (processes.first_ns..last_ns) inside the window, added up:
+  // the basis of the host waits' share.
+  double wall_seconds = 0;
+  std::uint32_t processes = 0;
+  double host_wait_seconds = 0;
+  std::vector<JobWaitTime> host_waits;  // by kind, the most time first
+  // GPU time; none where the hook measured none of the job's kernels.
+  std::optional<double> gpu_seconds;       // every kernel
+  std::optional<double> nccl_gpu_seconds;  // kernels named "nccl..."
+  std::uint64_t gpu_timed_launches = 0;    // the samples behind gpu_seconds
+  std::uint64_t nccl_timed_launches = 0;
+  std::vector<JobKernelTime> top_kernels;  // the most GPU time first, ReportOptions::top_kernels
 };
 
 struct JobReportRow {
@@ -84,6 +121,7 @@ struct JobReportRow {
   double idle_cost = 0;
   std::int64_t first_ns = 0;  // held from (its first interval's held time taken at its end)
   std::int64_t last_ns = 0;   // held until (its last interval's held time taken at its start)
+  JobTime time;
 };
 
 struct JobReport {
@@ -94,8 +132,39 @@ struct JobReport {
   std::vector<JobReportRow> rows;  // the most idle GPU-hours first
 };
 
+// One of the selected jobs' processes and its traced life (processes.first_ns..last_ns).
+struct JobProcessLife {
+  std::string job, node;
+  std::uint32_t pid = 0;
+  std::int64_t start_ns = 0, first_ns = 0, last_ns = 0;
+};
+
+// A row of `functions` of one of those processes: a call that waits (by its function's
+// name, core/host_wait_kinds.h), or a kernel's GPU time (domain kGpuTimeDomain).
+struct JobFunctionRow {
+  std::string job, node;
+  std::uint32_t pid = 0;
+  std::int64_t start_ns = 0;
+  std::string domain, function;
+  FunctionSums sums;
+};
+
+// What where the time went is summed from (Store::job_time_rows).
+struct JobTimeRows {
+  std::vector<JobProcessLife> processes;
+  std::vector<JobFunctionRow> functions;
+};
+
 // The rows of `held` summed per job (any order in).
 std::vector<JobReportRow> job_report_rows(std::vector<HeldGpuRow> held, const ReportOptions& options);
+
+// Fills each row's `time` from `in` (any order), over the window of `q`.
+void add_job_times(std::vector<JobReportRow>& rows, const JobTimeRows& in, const HistoryQuery& q,
+                   const ReportOptions& options);
+
+// The function names that may be host waits (each base name of core/host_wait_kinds.h
+// with the suffixes it ignores): what the store's query asks for.
+std::vector<std::string> host_wait_function_names();
 
 const char* selector_name(JobSelector::By by);
 

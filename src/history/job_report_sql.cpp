@@ -19,10 +19,45 @@ std::string selected(QuerySql& s, const JobSelector& selector) {
       const std::string ns = s.arg(selector.value.substr(0, slash));
       return fmt::format(" AND p.namespace = {} AND p.pod = {}", ns, s.arg(selector.value.substr(slash + 1)));
     }
+    case JobSelector::By::kJobs: {
+      std::string in;
+      for (const auto& v : selector.values) in += (in.empty() ? "" : ", ") + s.arg(v);
+      return in.empty() ? " AND false" : fmt::format(" AND p.job IN ({})", in);
+    }
     case JobSelector::By::kAll:
       break;
   }
   return " AND (p.job <> '' OR p.pod <> '')";
+}
+
+// "jp": the selected jobs' processes alive in the window, each with its job (the job id,
+// else "namespace/pod") and its traced life.
+std::string job_processes(QuerySql& s, const HistoryQuery& q, const JobSelector& selector) {
+  const std::string alive = alive_in_window(s, q, "p");
+  return fmt::format(
+      "jp AS (SELECT p.node, p.pid, p.start_ns, p.first_ns, p.last_ns, CASE WHEN p.job <> '' THEN p.job WHEN "
+      "p.namespace <> '' THEN p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE {}{})",
+      alive, selected(s, selector));
+}
+
+// The longest span of a rolled-up row: a row of a process's may start that long before
+// the process's first interval.
+constexpr std::int64_t kLongestSpanNs = 3600LL * 1'000'000'000;
+
+// The ranges `r`, the selected processes `jp`, and "rj": each node's ranges cut to its
+// selected processes' lives, so that a job on a few nodes for a few hours reads those
+// nodes' rows of those hours, each range once by the key's (tier, node, t_ns), however
+// many processes the node ran.
+std::string lived_ranges(QuerySql& s, const HistoryQuery& q, const JobSelector& selector,
+                         const WindowPlan& plan) {
+  const bool lite = s.dialect == Dialect::kSqlite;
+  const std::string ranges = ranges_cte(s, plan.ranges);
+  const std::string jobs = job_processes(s, q, selector);
+  return fmt::format(
+      "{}, {}, jn AS (SELECT node, MIN(first_ns) - {} AS lo, MAX(last_ns) AS hi FROM jp GROUP BY node), "
+      "rj(tier, node, lo, hi) AS (SELECT r.tier, r.node, {}(r.lo, jn.lo), {}(r.hi, jn.hi) FROM r JOIN jn ON "
+      "jn.node = r.node)",
+      ranges, jobs, s.arg(kLongestSpanNs), lite ? "max" : "GREATEST", lite ? "min" : "LEAST");
 }
 
 }  // namespace
@@ -30,30 +65,52 @@ std::string selected(QuerySql& s, const JobSelector& selector) {
 QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
                        const WindowPlan& plan) {
   QuerySql s(d);
-  const std::string ranges = ranges_cte(s, plan.ranges);
-  const std::string alive = alive_in_window(s, q, "p");
-  const std::string jobs = fmt::format(
-      "jp AS (SELECT p.node, p.pid, p.start_ns, CASE WHEN p.job <> '' THEN p.job WHEN p.namespace <> '' THEN "
-      "p.namespace || '/' || p.pod ELSE p.pod END AS job FROM processes p WHERE {}{})",
-      alive, selected(s, selector));
-  // Every process on the window's GPUs (a shared GPU's others too, for the shares), with
+  const std::string head = lived_ranges(s, q, selector, plan);
+  // Every process on those GPUs then (a shared GPU's others too, for the shares), with
   // what all of a GPU's processes did in the interval together: a window over the rows
-  // (a join with their GROUP BY would scan it once per row in SQLite).
+  // (a join with their GROUP BY would scan it once per row in SQLite). A range holds an
+  // interval's rows whole, so the counts are the GPU's.
   const std::string held = fmt::format(
       "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, "
       "t.sm_mean, t.samples, t.idle_samples, t.power_sum_w, COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS "
       "n_sm, "
       "SUM(t.sm_mean) OVER w AS sm FROM {} WINDOW w AS (PARTITION BY t.tier, t.node, t.t_ns, t.gpu))",
-      over_ranges(d, tables::kGpuProcesses.name));
+      over_ranges(d, tables::kGpuProcesses.name, "rj"));
   s.text = fmt::format(
-      "{}, {}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
+      "{}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
       "g.sm_mean, g.n, g.n_sm, g.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, "
       "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.samples, g.idle_samples, "
       "d.samples, g.power_sum_w FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = "
       "g.start_ns "
       "JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node AND "
       "d.t_ns = g.t_ns AND d.gpu = g.gpu",
-      ranges, jobs, held);
+      head, held);
+  return s;
+}
+
+QuerySql job_lives_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector) {
+  QuerySql s(d);
+  s.text = fmt::format(
+      "WITH {} SELECT jp.job, nn.name, jp.pid, jp.start_ns, jp.first_ns, jp.last_ns FROM jp JOIN names nn ON "
+      "nn.id = jp.node",
+      job_processes(s, q, selector));
+  return s;
+}
+
+QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
+                           const WindowPlan& plan) {
+  QuerySql s(d);
+  const std::string head = lived_ranges(s, q, selector, plan);
+  std::string waits;
+  for (const auto& name : host_wait_function_names()) waits += (waits.empty() ? "" : ", ") + s.arg(name);
+  const std::string gpu_time = s.arg(std::string(kGpuTimeDomain));
+  s.text = fmt::format(
+      "{} SELECT jp.job, nn.name, jp.pid, jp.start_ns, dn.name, fn.name, t.calls, t.errors, t.bytes, "
+      "t.timed, t.estimated, t.calls_variance, t.latency FROM {} JOIN jp ON jp.node = t.node AND jp.pid = "
+      "t.pid AND jp.start_ns = t.start_ns JOIN names nn ON nn.id = t.node JOIN names dn ON dn.id = t.domain "
+      "JOIN names fn ON fn.id = t.function WHERE t.function IN (SELECT id FROM names WHERE name IN ({})) OR "
+      "t.domain = (SELECT id FROM names WHERE name = {})",
+      head, over_ranges(d, tables::kFunctions.name, "rj"), waits, gpu_time);
   return s;
 }
 

@@ -1,9 +1,11 @@
 // The SQL of a job report, the same in both stores: each process of the selected jobs on
 // a GPU per interval (gpu_processes over the window's tier ranges), with the GPU's own
-// row then and what every process on it did together, as get_held_gpu reads it.
+// row then and what every process on it did together, as get_held_gpu reads it; and where
+// the time went: the processes' lives and their rows of waits and GPU time.
 #pragma once
 
 #include "history/job_report.h"
+#include "history/schema_rows.h"
 #include "history/window_sql.h"
 
 namespace eacgm::history {
@@ -47,6 +49,31 @@ HeldGpuRow get_held_gpu(const In& in) {
   r.gpu_samples = in.is_null(21) ? 0 : static_cast<std::uint64_t>(in.i64(21));
   r.power_sum_w = real(22);
   return r;
+}
+
+// The selected jobs' processes alive in the window: job, node, pid, start_ns, first_ns,
+// last_ns.
+QuerySql job_lives_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector);
+template <class In>
+JobProcessLife get_job_life(const In& in) {
+  JobProcessLife p;
+  RowReader<In> reader{in};
+  fields(reader, p.job, p.node, p.pid, p.start_ns, p.first_ns, p.last_ns);
+  return p;
+}
+
+// Their rows of `functions` over the window's ranges (each node's cut to its processes'
+// lives) whose function may be a wait (host_wait_function_names) or whose domain is the
+// GPU time's: job, node, pid, start_ns, domain, function, then the function's sums.
+QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
+                           const WindowPlan& plan);
+template <class In>
+JobFunctionRow get_job_function(const In& in) {
+  JobFunctionRow f;
+  RowReader<In> reader{in};
+  fields(reader, f.job, f.node, f.pid, f.start_ns, f.domain, f.function);
+  function_sums(f.sums, reader);
+  return f;
 }
 
 }  // namespace eacgm::history

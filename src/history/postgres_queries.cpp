@@ -196,6 +196,23 @@ Result<std::vector<HeldGpuRow>> PostgresStore::held_gpus(const HistoryQuery& q, 
   return out;
 }
 
+Result<JobTimeRows> PostgresStore::job_time_rows(const HistoryQuery& q, const JobSelector& selector,
+                                                 Tier tier) {
+  if (auto st = ready(); !st) return std::move(st).take_error();
+  auto plan = this->plan(q, tier);
+  if (!plan) return std::move(plan).take_error();
+  JobTimeRows out;
+  auto lives = query(job_lives_sql(Dialect::kPostgres, q, selector));
+  if (!lives) return std::move(lives).take_error();
+  for (int i = 0; i < lives->rows(); ++i) out.processes.push_back(get_job_life(PgRow(*lives, i)));
+  const QuerySql rows = job_functions_sql(Dialect::kPostgres, q, selector, *plan);
+  auto st = conn_.each_row(rows.text, params_of(rows), [&out](const PgResult& r) {
+    out.functions.push_back(get_job_function(PgRow(r, 0)));
+  });
+  if (!st) return std::move(st).take_error();
+  return out;
+}
+
 Result<Page<StoredAnomaly>> PostgresStore::anomalies(const HistoryQuery& q) {
   if (auto st = ready(); !st) return std::move(st).take_error();
   auto r = query(anomalies_page_sql(Dialect::kPostgres, q));

@@ -15,10 +15,11 @@ bool plain_code(const std::string& currency) {
 }
 
 Status read_report(const ConfigTable& table, ReportOptions& report) {
-  constexpr std::string_view kKeys[] = {"gpu_hour_price", "currency", "idle_threshold"};
+  constexpr std::string_view kKeys[] = {"gpu_hour_price", "currency", "idle_threshold", "top_kernels"};
   if (auto s = table.check_keys(kKeys); !s) return s;
   if (auto s = table.read_number("gpu_hour_price", 0, 1e6, report.gpu_hour_price); !s) return s;
   if (auto s = table.read_number("idle_threshold", 0, 1, report.idle_threshold); !s) return s;
+  if (auto s = table.read_integer("top_kernels", 1, 100, report.top_kernels); !s) return s;
   if (auto s = table.read_string("currency", report.currency); !s) return s;
   if (plain_code(report.currency)) return {};
   return table.fail_at("currency",

@@ -164,6 +164,21 @@ Result<std::vector<HeldGpuRow>> SqliteStore::held_gpus(const HistoryQuery& q, co
   return out;
 }
 
+Result<JobTimeRows> SqliteStore::job_time_rows(const HistoryQuery& q, const JobSelector& selector,
+                                               Tier tier) {
+  auto plan = this->plan(q, tier);
+  if (!plan) return std::move(plan).take_error();
+  JobTimeRows out;
+  auto st = each_row(job_lives_sql(Dialect::kSqlite, q, selector),
+                     [&out](const SqliteStmt& s) { out.processes.push_back(get_job_life(s)); });
+  if (st) {
+    st = each_row(job_functions_sql(Dialect::kSqlite, q, selector, *plan),
+                  [&out](const SqliteStmt& s) { out.functions.push_back(get_job_function(s)); });
+  }
+  if (!st) return std::move(st).take_error();
+  return out;
+}
+
 Result<Page<StoredAnomaly>> SqliteStore::anomalies(const HistoryQuery& q) {
   Page<StoredAnomaly> page;
   auto st = each_row(anomalies_page_sql(Dialect::kSqlite, q), [&page](const SqliteStmt& s) {

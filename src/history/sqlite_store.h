@@ -34,6 +34,7 @@ class SqliteStore final : public Store {
   Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& selector,
                                             Tier tier) override;
+  Result<JobTimeRows> job_time_rows(const HistoryQuery& q, const JobSelector& selector, Tier tier) override;
   Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<StoredKernel>> kernels(const HistoryQuery& q, Tier tier) override;

@@ -50,6 +50,10 @@ class Store {
   // window (job_report.h sums them up).
   virtual Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& selector,
                                                     Tier tier) = 0;
+  // Where those jobs' time went: their processes alive in the window, and their rows of
+  // waits and GPU time (add_job_times sums them up).
+  virtual Result<JobTimeRows> job_time_rows(const HistoryQuery& q, const JobSelector& selector,
+                                            Tier tier) = 0;
   virtual Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
   virtual Result<Page<StoredLeak>> leaks(const HistoryQuery& q) = 0;
   // The node's clock against the store's (PostgreSQL: the server's), as of the last

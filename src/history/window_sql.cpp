@@ -133,20 +133,19 @@ std::string ranges_cte(QuerySql& s, const std::vector<TierRange>& ranges) {
   return fmt::format("WITH r(tier, node, lo, hi) AS (VALUES {})", values.empty() ? "(0, 0, 0, 0)" : values);
 }
 
-std::string over_ranges(Dialect d, std::string_view table) {
+std::string over_ranges(Dialect d, std::string_view table, std::string_view ranges) {
   // SQLite: the ranges lead (CROSS JOIN keeps them outside), each one range of the key.
   // PostgreSQL: the subquery is kept whole (OFFSET 0): joined as a table, the ranges'
   // bounds would be unknown to the planner, which would scan the whole table.
   if (lite(d)) {
     return fmt::format(
-        "r CROSS JOIN {} t ON t.tier = r.tier AND t.node = r.node AND t.t_ns >= r.lo AND t.t_ns < r.hi",
-        table);
+        "{1} r CROSS JOIN {0} t ON t.tier = r.tier AND t.node = r.node AND t.t_ns >= r.lo AND t.t_ns < r.hi",
+        table, ranges);
   }
   return fmt::format(
-      "r CROSS JOIN LATERAL (SELECT * FROM {} x WHERE x.tier = r.tier AND x.node = r.node AND x.t_ns >= r.lo "
-      "AND "
-      "x.t_ns < r.hi OFFSET 0) t",
-      table);
+      "{1} r CROSS JOIN LATERAL (SELECT * FROM {0} x WHERE x.tier = r.tier AND x.node = r.node AND x.t_ns >= "
+      "r.lo AND x.t_ns < r.hi OFFSET 0) t",
+      table, ranges);
 }
 
 QuerySql process_list_sql(Dialect d, ProcessList list, const HistoryQuery& q, const WindowPlan& plan) {

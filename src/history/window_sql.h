@@ -69,8 +69,9 @@ WindowPlan plan_window(const std::vector<NodeMarks>& nodes, Tier tier, const His
 
 // "WITH r(tier, node, lo, hi) AS (...)": the ranges, the first of a query's WITH list.
 std::string ranges_cte(QuerySql& s, const std::vector<TierRange>& ranges);
-// `table`'s rows over the ranges `r`, as alias `t` (a FROM clause).
-std::string over_ranges(Dialect d, std::string_view table);
+// `table`'s rows over the ranges `ranges` (a CTE of ranges_cte's columns), as alias `t`
+// (a FROM clause).
+std::string over_ranges(Dialect d, std::string_view table, std::string_view ranges = "r");
 
 // The lists over a window's processes (each process seen in it, with its calls there).
 enum class ProcessList { kProcesses, kJobs, kNodes };

@@ -9,6 +9,7 @@
 #include "export/history_json.h"
 #include "export/job_report.h"
 #include "history/history_window.h"
+#include "history/job_report_read.h"
 #include "server/query_params.h"
 
 namespace eacgm::server {
@@ -100,9 +101,12 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return exporting::history_processes_json(q, tier, p);
     });
   });
-  route("/api/v1/history/jobs", [](Store& s, Tier tier, const HistoryQuery& q) {
-    return document(s.jobs(q, tier), [&](const history::Page<history::StoredJob>& p) {
-      return exporting::history_jobs_json(q, tier, p);
+  route("/api/v1/history/jobs", [report](Store& s, Tier tier, const HistoryQuery& q) {
+    auto page = s.jobs(q, tier);
+    if (!page) return Result<std::string>(std::move(page).take_error());
+    auto usage = history::read_jobs_usage(s, q, tier, page->rows, report);
+    return document(std::move(usage), [&](const std::vector<history::JobReportRow>& u) {
+      return exporting::history_jobs_json(q, tier, *page, u);
     });
   });
   route("/api/v1/history/nodes", [](Store& s, Tier tier, const HistoryQuery& q) {
@@ -142,13 +146,13 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
     auto selector = selector_of(req);
     if (!selector) return Response::json_error(400, selector.error());
     history::JobReport doc{*q, history::Tier::kRaw, *selector, report, {}};
-    auto held =
-        reader->query<std::vector<history::HeldGpuRow>>(*q, [&](history::Store& s, history::Tier tier) {
+    auto rows =
+        reader->query<std::vector<history::JobReportRow>>(*q, [&](history::Store& s, history::Tier tier) {
           doc.tier = tier;
-          return s.held_gpus(*q, *selector, tier);
+          return history::read_job_report(s, *q, *selector, tier, report);
         });
-    if (!held) return Response::json_error(503, "history: " + held.error());
-    doc.rows = history::job_report_rows(std::move(held).value(), report);
+    if (!rows) return Response::json_error(503, "history: " + rows.error());
+    doc.rows = std::move(rows).value();
     return Response::json(exporting::job_report_json(doc));
   });
   route("/api/v1/history/leaks", [](Store& s, Tier, const HistoryQuery& q) {

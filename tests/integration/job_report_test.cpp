@@ -139,6 +139,20 @@ TEST_F(JobReport, APostgresAndASqliteStoreGiveTheSameRows) {
     EXPECT_NEAR(a["cost"].get<double>(), b["cost"].get<double>(), 3.6 * 4.0 / 3600);
     EXPECT_NEAR(a["energy_kwh"].get<double>(), b["energy_kwh"].get<double>(),
                 0.3 * a["energy_kwh"].get<double>());
+    // Where the time went: the job's process on each node, traced the whole window; no
+    // CUDA calls and no hook, so no waits and GPU time not measured (null, not 0).
+    for (const json* t : {&a["time"], &b["time"]}) {
+      SCOPED_TRACE(t->dump());
+      EXPECT_EQ((*t)["processes"], 2);
+      EXPECT_EQ((*t)["wall_basis"], "process_life");
+      EXPECT_NEAR((*t)["wall_s"].get<double>(), 2 * 3600 * window_h, 4.0);
+      EXPECT_EQ((*t)["host_wait_s"], 0.0);
+      EXPECT_EQ((*t)["host_waits"], json::array());
+      EXPECT_EQ((*t)["gpu_time_measured"], false);
+      EXPECT_TRUE((*t)["gpu_s"].is_null());
+      EXPECT_TRUE((*t)["nccl_gpu_s"].is_null());
+      EXPECT_EQ((*t)["top_kernels"], json::array());
+    }
   }
 
   // One job, through the API of a PostgreSQL agent and in CSV from SQLite.
@@ -149,6 +163,20 @@ TEST_F(JobReport, APostgresAndASqliteStoreGiveTheSameRows) {
   EXPECT_EQ(api["jobs"][0]["job"], "7001");
   EXPECT_EQ(api["selector"], json({{"by", "job"}, {"value", "7001"}}));
   EXPECT_EQ(server::testing::get(agents[0].port, "/api/v1/history/report?job=1&pod=p").status, 400);
+  // The jobs list carries the report's figures of each job over the same window.
+  const auto jobs = json::parse(
+      server::testing::get(agents[0].port, "/api/v1/history/jobs?from=" + from + "&to=" + to).body, nullptr,
+      false);
+  ASSERT_EQ(jobs["jobs"].size(), 2u) << jobs.dump();
+  for (const json& j : jobs["jobs"]) {
+    SCOPED_TRACE(j.dump());
+    const json& r = pg["jobs"][0]["job"] == j["job"] ? pg["jobs"][0] : pg["jobs"][1];
+    ASSERT_EQ(r["job"], j["job"]);
+    EXPECT_TRUE(j.contains("missing_ranks"));
+    for (const char* key :
+         {"gpu_hours", "idle_gpu_hours", "idle_share", "energy_kwh", "cost", "idle_cost", "activity_basis"})
+      EXPECT_EQ(j[key], r[key]) << key;
+  }
   Subprocess csv(
       {bin("eacgm"), "report", "--store", local, "--job", "7002", "--from", from, "--to", to, "--csv"}, dir_);
   EXPECT_EQ(csv.wait(), 0) << csv.err();

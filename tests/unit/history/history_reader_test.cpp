@@ -36,6 +36,9 @@ class GatedStore final : public Store {
   Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery&, const JobSelector&, Tier) override {
     return std::vector<HeldGpuRow>{};
   }
+  Result<JobTimeRows> job_time_rows(const HistoryQuery&, const JobSelector&, Tier) override {
+    return JobTimeRows{};
+  }
   Result<Page<StoredNode>> nodes(const HistoryQuery&, Tier) override { return Page<StoredNode>{}; }
   Result<std::vector<StoredFunction>> functions(const HistoryQuery&, Tier) override {
     return std::vector<StoredFunction>{};

@@ -34,6 +34,9 @@ class RefusingStore final : public Store {
   Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& s, Tier t) override {
     return real_->held_gpus(q, s, t);
   }
+  Result<JobTimeRows> job_time_rows(const HistoryQuery& q, const JobSelector& s, Tier t) override {
+    return real_->job_time_rows(q, s, t);
+  }
   Result<Page<StoredNode>> nodes(const HistoryQuery& q, Tier t) override { return real_->nodes(q, t); }
   Result<std::vector<StoredFunction>> functions(const HistoryQuery& q, Tier t) override {
     return real_->functions(q, t);

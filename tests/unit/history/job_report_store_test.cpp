@@ -1,13 +1,17 @@
 // Both history stores give a job report's rows alike: the selected jobs' processes on
 // GPUs with their GPU's row and the GPU's other processes, at every tier, so a report
 // from the minute or hour rollups adds up to the one from the raw intervals.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analysis/latency_sketch.h"
 #include "history/job_report.h"
+#include "history/job_report_read.h"
 #include "store_backends.h"
 #include "store_batches.h"
 
@@ -26,11 +30,9 @@ class JobReportStore : public ::testing::TestWithParam<std::string> {
     store_ = std::move(s).value();
   }
   std::vector<JobReportRow> report(const JobSelector& selector, Tier tier, std::int64_t to_ns) {
-    HistoryQuery q = window(kT0, to_ns);
-    auto held = store_->held_gpus(q, selector, tier);
-    EXPECT_TRUE(held) << held.error();
-    return held ? job_report_rows(std::move(held).value(), ReportOptions{0.05, 2.0, "USD"})
-                : std::vector<JobReportRow>();
+    auto rows = read_job_report(*store_, window(kT0, to_ns), selector, tier, ReportOptions{0.05, 2.0, "USD"});
+    EXPECT_TRUE(rows) << rows.error();
+    return rows ? std::move(rows).value() : std::vector<JobReportRow>();
   }
   std::unique_ptr<StoreBackend> backend_;
   std::unique_ptr<Store> store_;
@@ -48,8 +50,27 @@ ProcessRecord process(std::uint32_t pid, std::string job, std::string pod, std::
   return p;
 }
 
+// `calls` calls of `function` in `domain` by process `key`, `timed` of them taking `each_ns`.
+FunctionRecord calls(ProcessKey key, std::string domain, std::string function, std::uint64_t calls,
+                     std::uint64_t timed, std::uint64_t each_ns) {
+  FunctionRecord f;
+  f.process = key;
+  f.domain = std::move(domain);
+  f.function = std::move(function);
+  f.calls = calls;
+  f.timed = timed;
+  f.estimated = timed < calls ? calls : 0;
+  analysis::LatencySketch s;
+  for (std::uint64_t i = 0; i < timed; ++i) s.add(each_ns);
+  f.latency = stored(s);
+  return f;
+}
+
 // An interval of `node`: job "train" (pid 10) on GPU 0, busy the first half hour and idle
 // after; on node-a pod "notebook" (pid 20) shares GPU 0 with SM shares 30 against 10.
+// "train" synchronizes its stream 10 times for 5 ms each (50 ms), runs 100 GEMMs (10 timed
+// at 4 ms: 400 ms of GPU time) and 10 all-reduces of 10 ms (100 ms); the notebook copies
+// (an always-on estimate: 8 calls, 4 timed at 25 ms: 200 ms), its GPU time not measured.
 IntervalBatch interval(const std::string& node, std::int64_t i) {
   IntervalBatch b;
   b.t_ns = kT0 + 10 * kS * i;
@@ -69,9 +90,15 @@ IntervalBatch interval(const std::string& node, std::int64_t i) {
   b.gpus.push_back(g);
   const std::uint64_t idle = i < 180 ? 0 : 10;  // every pass of an idle row
   b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle, 3600.0});
+  const ProcessKey train = b.processes[0].key;
+  b.functions.push_back(calls(train, "cudart", "cudaStreamSynchronize", 10, 10, 5'000'000));
+  b.functions.push_back(calls(train, "cudart", "cudaLaunchKernel", 110, 110, 5'000));
+  b.functions.push_back(calls(train, kGpuTimeDomain, "gemm", 100, 10, 4'000'000));
+  b.functions.push_back(calls(train, kGpuTimeDomain, "ncclDevKernel_AllReduce_Sum_f32", 10, 10, 10'000'000));
   if (node == "node-a") {
     b.processes.push_back(process(20, "", "notebook", b.t_ns));
     b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle, 3600.0});
+    b.functions.push_back(calls(b.processes[1].key, "cuda", "cuMemcpyDtoH_v2", 8, 4, 25'000'000));
   }
   return b;
 }
@@ -111,7 +138,42 @@ TEST_P(JobReportStore, JobsAndPodsAcrossNodesAddUpAtEveryTier) {
     EXPECT_NEAR(train.idle_gpu_hours, 1.0, 1e-9);
     EXPECT_NEAR(train.idle_cost, 2.0, 1e-9);
     EXPECT_EQ(train.longest_idle_ns, 1800 * kS);
+    // Where the time went: an hour of each node's process, 50 ms of waits and 500 ms of
+    // GPU time (a fifth NCCL's) each 10 s.
+    const JobTime& t = train.time;
+    EXPECT_EQ(t.processes, 2u);
+    EXPECT_NEAR(t.wall_seconds, 7200, 1e-6);
+    EXPECT_NEAR(t.host_wait_seconds, 36, 1e-6);
+    ASSERT_EQ(t.host_waits.size(), 1u);
+    EXPECT_EQ(t.host_waits[0].kind, "stream_sync");
+    EXPECT_EQ(t.host_waits[0].calls, 7200u);
+    EXPECT_FALSE(t.host_waits[0].estimated);
+    ASSERT_TRUE(t.gpu_seconds);
+    EXPECT_NEAR(*t.gpu_seconds, 360, 1e-6);
+    EXPECT_NEAR(t.nccl_gpu_seconds.value_or(0), 72, 1e-6);
+    EXPECT_EQ(t.nccl_timed_launches, 7200u);
+    EXPECT_EQ(t.gpu_timed_launches, 14400u);
+    ASSERT_EQ(t.top_kernels.size(), 2u);
+    EXPECT_EQ(t.top_kernels[0].name, "gemm");
+    EXPECT_EQ(t.top_kernels[0].launches, 72000u);
+    EXPECT_NEAR(t.top_kernels[0].gpu_seconds, 288, 1e-6);
+    // The notebook: 100 ms of estimated copies each 10 s of its hour; no GPU time.
+    EXPECT_NEAR(pod.time.wall_seconds, 3600, 1e-6);
+    EXPECT_NEAR(pod.time.host_wait_seconds, 72, 1e-6);
+    ASSERT_EQ(pod.time.host_waits.size(), 1u);
+    EXPECT_EQ(pod.time.host_waits[0].kind, "blocking_copy");
+    EXPECT_TRUE(pod.time.host_waits[0].estimated);
+    EXPECT_FALSE(pod.time.gpu_seconds);
+    EXPECT_FALSE(pod.time.nccl_gpu_seconds);
   }
+  // A window of the second half hour: the lives and rows in it only.
+  auto half = read_job_report(*store_, window(kT0 + 1800 * kS, end), {JobSelector::By::kJob, "train"},
+                              Tier::kRaw, ReportOptions{});
+  ASSERT_TRUE(half) << half.error();
+  ASSERT_EQ(half->size(), 1u);
+  EXPECT_NEAR((*half)[0].time.wall_seconds, 3600, 1e-6);
+  EXPECT_NEAR((*half)[0].time.host_wait_seconds, 18, 1e-6);
+  EXPECT_NEAR((*half)[0].time.gpu_seconds.value_or(0), 180, 1e-6);
   auto job = report({JobSelector::By::kJob, "train"}, Tier::kRaw, end);
   ASSERT_EQ(job.size(), 1u);
   EXPECT_EQ(job[0].job, "train");
@@ -122,6 +184,60 @@ TEST_P(JobReportStore, JobsAndPodsAcrossNodesAddUpAtEveryTier) {
   EXPECT_EQ(report({JobSelector::By::kNamespace, "team-a"}, Tier::kRaw, end).size(), 2u);
   EXPECT_TRUE(report({JobSelector::By::kNamespace, "team-b"}, Tier::kRaw, end).empty());
   EXPECT_TRUE(report({JobSelector::By::kJob, "other"}, Tier::kRaw, end).empty());
+}
+
+// Every figure of a row, numbers to the last bit (fmt's shortest exact form).
+std::string figures(const JobReportRow& r) {
+  const JobTime& t = r.time;
+  std::string out =
+      fmt::format("{} {} {} {} {} {} {} {} {} {}", r.job, fmt::join(r.nodes, ","), r.gpus, r.gpu_hours,
+                  r.idle_gpu_hours, r.energy_kwh, r.cost, r.share_basis, r.first_ns, r.last_ns);
+  out += fmt::format("\n{} processes, {} s, waits {} s:", t.processes, t.wall_seconds, t.host_wait_seconds);
+  for (const auto& w : t.host_waits)
+    out += fmt::format(" {}/{}/{}/{}", w.kind, w.calls, w.seconds, w.estimated);
+  out += fmt::format("\nGPU {} s ({}), NCCL {} s ({}):", t.gpu_seconds.value_or(-1), t.gpu_timed_launches,
+                     t.nccl_gpu_seconds.value_or(-1), t.nccl_timed_launches);
+  for (const auto& k : t.top_kernels)
+    out += fmt::format(" {}/{}/{}/{}", k.name, k.launches, k.timed, k.gpu_seconds);
+  return out;
+}
+
+// The same rows written into both stores give the same report, figure for figure, at
+// every tier: equal, not near.
+TEST(JobReportStoresAgree, RowByRowAtEveryTier) {
+  std::vector<std::unique_ptr<StoreBackend>> backends;
+  std::vector<std::unique_ptr<Store>> stores;
+  for (const char* name : {"sqlite", "postgres"}) {
+    backends.push_back(backend_named(name));
+    ASSERT_EQ(backends.back()->fresh(), "");
+    auto s = backends.back()->open();
+    ASSERT_TRUE(s) << s.error();
+    stores.push_back(std::move(s).value());
+  }
+  const std::int64_t end = kT0 + 3600 * kS;
+  for (auto& store : stores) {
+    for (std::int64_t i = 0; i < 360; ++i) {
+      for (const char* node : {"node-a", "node-b"}) ASSERT_TRUE(store->write(node, interval(node, i)));
+    }
+    for (const char* node : {"node-a", "node-b"})
+      ASSERT_TRUE(store->maintain(node, end + 3600 * kS, Retention{}));
+  }
+  for (Tier tier : {Tier::kRaw, Tier::kMinute, Tier::kHour}) {
+    SCOPED_TRACE(tier_name(tier));
+    std::vector<std::vector<JobReportRow>> got;
+    for (auto& store : stores) {
+      // Past the first 10 minutes (an hour's rows hold whole hours only).
+      const std::int64_t from = tier == Tier::kHour ? kT0 : kT0 + 600 * kS;
+      auto rows = read_job_report(*store, window(from, end), {}, tier, ReportOptions{0.05, 2.0, "USD"});
+      ASSERT_TRUE(rows) << rows.error();
+      got.push_back(std::move(rows).value());
+    }
+    ASSERT_EQ(got[0].size(), 2u);
+    ASSERT_EQ(got[0].size(), got[1].size());
+    for (std::size_t i = 0; i < got[0].size(); ++i) EXPECT_EQ(figures(got[0][i]), figures(got[1][i]));
+    // Some time in each (the comparison is not of two empty reports).
+    EXPECT_GT(got[0][0].time.host_wait_seconds, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, JobReportStore, ::testing::Values("sqlite", "postgres"),

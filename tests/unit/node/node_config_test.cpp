@@ -246,17 +246,21 @@ TEST(NodeConfig, UnknownSectionsAreErrorsWithSuggestion) {
 }
 
 TEST(NodeConfig, ReportSectionPricesGpuHours) {
-  auto r =
-      parse_config(lines({"[report]", "gpu_hour_price = 2.5", "currency = \"EUR\"", "idle_threshold = 0.1"}),
-                   "eacgm.toml");
+  auto r = parse_config(lines({"[report]", "gpu_hour_price = 2.5", "currency = \"EUR\"",
+                               "idle_threshold = 0.1", "top_kernels = 8"}),
+                        "eacgm.toml");
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->report.gpu_hour_price, 2.5);
   EXPECT_EQ(r->report.currency, "EUR");
   EXPECT_EQ(r->report.idle_threshold, 0.1);
+  EXPECT_EQ(r->report.top_kernels, 8u);
   auto defaults = parse_config("", "eacgm.toml");
   ASSERT_TRUE(defaults);
   EXPECT_EQ(defaults->report.idle_threshold, 0.05);
   EXPECT_EQ(defaults->report.gpu_hour_price, 0.0);
+  EXPECT_EQ(defaults->report.top_kernels, 5u);
+  EXPECT_THAT(error_of(lines({"[report]", "top_kernels = 0"})),
+              HasSubstr("[report]: top_kernels = 0 is out of range"));
   EXPECT_THAT(error_of(lines({"[report]", "gpu_hour_price = -1"})),
               HasSubstr("eacgm.toml:2:18: [report]: gpu_hour_price = -1 is out of range"));
   EXPECT_THAT(error_of(lines({"[report]", "idle_threshold = 2"})),
