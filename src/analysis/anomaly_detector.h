@@ -161,6 +161,17 @@ class AnomalyDetector {
     double min_log_sd = 0.05;
     double tail_ratio = 2;
     double extreme_ratio = 20;
+    // A slow call's reporting (header): its least excess over the median, the excess that
+    // is news alone, and the group of slow calls within `cluster_ns` that is.
+    std::uint64_t min_excess_ns = 1'000'000;
+    std::uint64_t alone_excess_ns = 100'000'000;
+    std::uint64_t cluster_ns = 10'000'000'000;
+    std::uint64_t cluster_min = 3;
+    double cluster_alpha = 1e-4;
+    // A slow interval is reported alone when it is this far beyond the spread and the
+    // median; otherwise only when the next interval of its key is slow too.
+    double interval_alone_z = 8;
+    double interval_alone_ratio = 2;
     std::size_t keep = 256;
     std::uint64_t coalesce_ns = 60'000'000'000;  // repeats within this long merge (0: never)
     std::size_t max_functions = 4096;
@@ -209,6 +220,12 @@ class AnomalyDetector {
     double between_var = 0;
     std::uint64_t intervals = 0;
     bool touched = false;
+    // Slow calls: held ones (weight, in `held_`), the last reported one's time, and the
+    // slow calls that stayed alone since `first_ns` (the key's own rate of them).
+    std::uint64_t held = 0;
+    std::uint64_t reported_ns = 0;
+    std::uint64_t first_ns = 0;
+    double lone = 0;
     std::string_view domain;
     std::string_view name;
     std::size_t size_class = 0;
@@ -226,6 +243,20 @@ class AnomalyDetector {
     std::uint64_t start = 0;
     std::uint64_t end = 0;
   };
+  struct Held {  // a slow call not reported yet: alone so far
+    Stats* key = nullptr;
+    std::uint64_t weight = 0;
+    Anomaly anomaly;
+  };
+  // A slow interval waiting for the next of its key to confirm it, or a confirmed one whose
+  // slowdown goes on: the next is judged against the same model, as it was at the first.
+  struct SlowInterval {
+    Stats* key = nullptr;
+    IntervalAnomaly interval;
+    double base = 0;  // the model's mean log duration then
+    double se = 0;    // and the standard error of an interval's mean
+    bool recorded = false;
+  };
   using Key = std::tuple<std::string, std::string, std::size_t>;
   using RepeatKey = std::tuple<std::uint32_t, std::string, std::string, bool>;  // pid, domain, name, sampled
 
@@ -240,6 +271,13 @@ class AnomalyDetector {
   void learn_interval(Stats& s, double dx, double within) const;
   // The upper edge of the bucket holding the learnt durations' 99.9th percentile (ns).
   static double tail_ns(const Stats& s);
+  // Reports a slow call (weight calls at `ts_ns`) now, holds it, or reports it with the
+  // held ones of its key (header); true when reported.
+  bool report(Stats& s, Anomaly a, std::uint64_t weight, std::uint64_t excess_ns);
+  // The slow calls within `cluster_ns` that make a group for `s` at `ts_ns`.
+  std::uint64_t group_size(const Stats& s, std::uint64_t ts_ns) const;
+  // Lets go of the held slow calls older than `cluster_ns` at `now_ns`: they stayed alone.
+  void release(std::uint64_t now_ns);
   // Keeps a flagged call, or merges it into the kept anomaly it repeats; true when merged.
   bool keep(Anomaly a);
   void complete_context(const CallEvent& op);
@@ -252,6 +290,8 @@ class AnomalyDetector {
   std::vector<Stats*> touched_;
   std::uint64_t interval_start_ns_ = 0;
   std::deque<Pending> pending_;
+  std::deque<Held> held_;                      // oldest first
+  std::vector<SlowInterval> slow_intervals_;   // of the last interval
   std::map<RepeatKey, std::uint64_t> newest_;  // the sequence number of each key's newest kept anomaly
   std::uint64_t next_seq_ = 0;                 // the sequence number of the next kept anomaly
   AnomalySummary summary_;
