@@ -152,10 +152,10 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
 }
 
 std::uint64_t AnomalyDetector::group_size(const Stats& s, std::uint64_t ts_ns) const {
-  // The key's own rate of slow calls that stayed alone (a prior of one a minute, worth a
-  // minute) gives the calls expected within a window; a group is as many as that rate leaves
-  // less likely than `cluster_alpha`.
-  constexpr double kPriorLone = 1;
+  // The key's own rate of slow calls before the window (a prior of one a minute, worth a
+  // minute) gives the calls expected within it; a group is as many as that rate leaves less
+  // likely than `cluster_alpha`.
+  constexpr double kPriorLone = 6;
   constexpr double kPriorNs = 60e9;
   const double elapsed = static_cast<double>(ts_ns - std::min(s.first_ns, ts_ns));
   const double mu = (s.lone + kPriorLone) * static_cast<double>(options_.cluster_ns) / (elapsed + kPriorNs);
@@ -171,12 +171,12 @@ std::uint64_t AnomalyDetector::group_size(const Stats& s, std::uint64_t ts_ns) c
 }
 
 void AnomalyDetector::release(std::uint64_t now_ns) {
-  while (!held_.empty() &&
-         (held_.front().anomaly.ts_ns + options_.cluster_ns < now_ns || held_.size() > kMaxPending)) {
-    Held& h = held_.front();
-    h.key->held -= std::min(h.key->held, h.weight);
+  while (!slow_.empty() &&
+         (slow_.front().ts_ns + options_.cluster_ns < now_ns || slow_.size() > kMaxPending)) {
+    Slow& h = slow_.front();
+    h.key->recent -= std::min(h.key->recent, h.weight);
     h.key->lone += static_cast<double>(h.weight);
-    held_.pop_front();
+    slow_.pop_front();
   }
 }
 
@@ -193,27 +193,22 @@ bool AnomalyDetector::report(Stats& s, Anomaly a, std::uint64_t weight, std::uin
       pending_.push_back({next_seq_ - 1, pid, tid, start, end});
     }
   };
-  // Alone: far beyond the key's median, or while the key's slow calls are reported.
-  if (excess_ns >= options_.alone_excess_ns ||
-      (s.reported_ns != 0 && ts <= s.reported_ns + options_.cluster_ns)) {
-    s.reported_ns = ts;
-    keep_one(std::move(a));
-    return true;
+  s.recent += weight;
+  const bool alone = excess_ns >= options_.alone_excess_ns;
+  if (!alone && s.recent < group_size(s, ts)) {
+    slow_.push_back({&s, ts, weight, true, std::move(a)});
+    return false;
   }
-  s.held += weight;
-  held_.push_back({&s, weight, std::move(a)});
-  if (s.held < group_size(s, ts)) return false;
-  // A group: the held calls of the key are reported, oldest first.
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (it->key != &s) {
-      ++it;
-      continue;
+  // Reported, with the held slow calls of its key when they make a group, oldest first.
+  if (!alone) {
+    for (Slow& h : slow_) {
+      if (h.key != &s || !h.held) continue;
+      h.held = false;
+      keep_one(std::move(h.anomaly));
     }
-    keep_one(std::move(it->anomaly));
-    it = held_.erase(it);
   }
-  s.held = 0;
-  s.reported_ns = ts;
+  slow_.push_back({&s, ts, weight, false, {}});
+  keep_one(std::move(a));
   return true;
 }
 
@@ -255,7 +250,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
     if (event.dur_ns != 0) ++summary_.untracked_calls;
     return false;
   }
-  if (entry->context && (!pending_.empty() || !held_.empty())) complete_context(event);
+  if (entry->context && (!pending_.empty() || !slow_.empty())) complete_context(event);
   if (event.dur_ns == 0 || entry->ignored) return false;
   if (interval_start_ns_ == 0) interval_start_ns_ = event.ts_ns;
   const std::uint64_t bytes = entry->bytes.has_bytes() ? entry->bytes.bytes(event).value_or(0) : 0;
@@ -330,9 +325,9 @@ void AnomalyDetector::complete_context(const CallEvent& op) {
     it = (encloses || expired) ? pending_.erase(it) : std::next(it);
   }
   // Held slow calls get their context too, so that it is there when they are reported.
-  for (Held& h : held_) {
+  for (Slow& h : slow_) {
     Anomaly& a = h.anomaly;
-    if (a.sampled || !a.op.empty() || a.pid != op.pid || a.tid != op.tid) continue;
+    if (!h.held || a.sampled || !a.op.empty() || a.pid != op.pid || a.tid != op.tid) continue;
     if (op.ts_ns <= a.ts_ns && a.ts_ns + a.dur_ns <= op_end) a.op = std::string(op.function());
   }
 }
