@@ -235,6 +235,7 @@ bool AnomalyDetector::keep(Anomaly a) {
   if (summary_.recent.size() >= options_.keep) summary_.recent.pop_front();
   summary_.recent.push_back(std::move(a));
   newest_[std::move(key)] = next_seq_++;
+  summary_.kept = next_seq_;
   if (newest_.size() > 2 * options_.keep) {
     // Keys whose newest anomaly has left the kept ones: nothing to merge into.
     const std::uint64_t first_seq = next_seq_ - summary_.recent.size();

@@ -159,6 +159,9 @@ struct AnomalySummary {
   std::uint64_t untracked_calls = 0;  // timed calls past max_functions
   std::uint64_t context_updates = 0;  // anomalies whose op was found after they were flagged
   std::uint64_t coalesced = 0;        // flagged calls merged into an earlier anomaly (repeats)
+  // Entries ever kept in `recent` (its last is the kept-th): a held call reported with its
+  // group is kept after newer ones of other keys, so the order of keeping is not of ts_ns.
+  std::uint64_t kept = 0;
 };
 
 class AnomalyDetector {

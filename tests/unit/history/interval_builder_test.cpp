@@ -333,6 +333,42 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
 }
 
+// A slow call held until its group formed is kept after a newer one of another function,
+// and a slow interval with the next that confirmed it: both are written, each once.
+TEST(IntervalBuilder, AnomaliesAreWrittenInTheOrderKeptNotOfTime) {
+  IntervalBuilder b = builder();
+  auto summary = std::make_shared<analysis::AnomalySummary>();
+  analysis::Anomaly a;
+  a.ts_ns = 100;
+  a.name = "cudaMalloc";
+  summary->recent.push_back(a);
+  summary->kept = 1;
+  analysis::IntervalAnomaly v;
+  v.start_ns = 50;
+  v.name = "cudaMemcpy";
+  summary->intervals.push_back(v);
+  summary->interval_total = 1;
+  analysis::AnalysisSnapshot snap;
+  snap.parts.put<analysis::AnomalySummary>(summary);
+  ASSERT_EQ(b.build(snap, 0, 10).anomalies.size(), 2u);
+  auto later = std::make_shared<analysis::AnomalySummary>(*summary);
+  a.ts_ns = 40;
+  a.name = "slow_step";
+  later->recent.push_back(a);
+  later->kept = 2;
+  v.start_ns = 50;
+  later->intervals.push_back(v);
+  later->interval_total = 2;
+  analysis::AnalysisSnapshot next;
+  next.parts.put<analysis::AnomalySummary>(later);
+  IntervalBatch batch = b.build(next, 10, 20);
+  ASSERT_EQ(batch.anomalies.size(), 2u);
+  EXPECT_EQ(batch.anomalies[0].function, "slow_step");
+  EXPECT_EQ(batch.anomalies[0].t_ns, 40);
+  EXPECT_EQ(batch.anomalies[1].kind, "interval");
+  EXPECT_TRUE(b.build(next, 20, 30).anomalies.empty());
+}
+
 TEST(IntervalBuilder, AGpuHealthEventIsWrittenOnceWithTheProcessInACall) {
   IntervalBuilder b = builder();
   analysis::GpuHealthSummary health;
