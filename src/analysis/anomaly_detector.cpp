@@ -411,7 +411,7 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
                           median_ns,
                           ratio,
                           score};
-        const bool alone = score > options_.interval_alone_z && ratio >= options_.interval_alone_ratio;
+        const bool alone = ratio >= options_.interval_alone_ratio;
         if (alone) record(v);
         slow_intervals_.push_back({s, std::move(v), s->interval_mean, se, alone});
       } else if (!goes_on && !s->interval_fresh) {

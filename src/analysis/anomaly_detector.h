@@ -51,10 +51,10 @@
 //   the prior (worth 8 intervals) and so judges the first intervals. With tau = 0 this is the plain sum of
 //   the calls' z-scores over sqrt(calls). Each call's share of the mean is capped at 10 standard deviations,
 //   so one outlier alone does not make a slow interval. Such an interval is reported alone
-//   when its score exceeds `interval_alone_z` and its ratio `interval_alone_ratio`;
-//   otherwise only when the key's next interval is slow too, against the model as it was
-//   at the first (the model learns part of a slowdown while it lasts), and then both are;
-//   each further slow interval of the slowdown is judged against that same model.
+//   when its ratio is at least `interval_alone_ratio`; one of less (within what a loaded
+//   machine's seconds swing by) only when the key's next interval is slow too, against
+//   the model as it was at the first (the model learns part of a slowdown while it
+//   lasts), and then both are; each further slow interval of the slowdown is judged against that same model.
 // - `shift_run` slow calls in a row mean the function's level changed: its model is
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
@@ -187,9 +187,8 @@ class AnomalyDetector {
     std::uint64_t cluster_ns = 10'000'000'000;
     std::uint64_t cluster_min = 3;
     double cluster_alpha = 1e-4;
-    // A slow interval is reported alone when it is this far beyond the spread and the
-    // median; otherwise only when the next interval of its key is slow too.
-    double interval_alone_z = 8;
+    // A slow interval of at least this ratio is reported alone; one of less only when the
+    // next interval of its key is slow too.
     double interval_alone_ratio = 2;
     std::size_t keep = 256;
     std::uint64_t coalesce_ns = 60'000'000'000;  // repeats within this long merge (0: never)
