@@ -365,6 +365,18 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
     }
     return nullptr;
   };
+  const auto slow_interval = [&](const Stats& s, double mean_ns, double median_ns, double score) {
+    return IntervalAnomaly{interval_start_ns_,
+                           now_ns,
+                           std::string(s.domain),
+                           std::string(s.name),
+                           class_floor(s.size_class % kClasses),
+                           s.k,
+                           mean_ns,
+                           median_ns,
+                           mean_ns / median_ns,
+                           score};
+  };
   for (Stats* s : touched_) {
     if (s->k >= options_.interval_calls) {
       const double k = static_cast<double>(s->k);
@@ -385,32 +397,14 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
         const double score0 = dx0 / before->se;
         if (score0 > options_.interval_z && std::exp(dx0) >= options_.interval_ratio) {
           if (!before->recorded) record(before->interval);
-          IntervalAnomaly v{interval_start_ns_,
-                            now_ns,
-                            std::string(s->domain),
-                            std::string(s->name),
-                            class_floor(s->size_class % kClasses),
-                            s->k,
-                            mean_ns,
-                            std::exp(before->base),
-                            std::exp(dx0),
-                            score0};
+          IntervalAnomaly v = slow_interval(*s, mean_ns, std::exp(before->base), score0);
           record(v);
           slow_intervals_.push_back({s, std::move(v), before->base, before->se, true});
           goes_on = true;
         }
       }
       if (!goes_on && score > options_.interval_z && ratio >= options_.interval_ratio) {
-        IntervalAnomaly v{interval_start_ns_,
-                          now_ns,
-                          std::string(s->domain),
-                          std::string(s->name),
-                          class_floor(s->size_class % kClasses),
-                          s->k,
-                          mean_ns,
-                          median_ns,
-                          ratio,
-                          score};
+        IntervalAnomaly v = slow_interval(*s, mean_ns, median_ns, score);
         const bool alone = ratio >= options_.interval_alone_ratio;
         if (alone) record(v);
         slow_intervals_.push_back({s, std::move(v), s->interval_mean, se, alone});

@@ -337,36 +337,32 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
 // and a slow interval with the next that confirmed it: both are written, each once.
 TEST(IntervalBuilder, AnomaliesAreWrittenInTheOrderKeptNotOfTime) {
   IntervalBuilder b = builder();
-  auto summary = std::make_shared<analysis::AnomalySummary>();
-  analysis::Anomaly a;
-  a.ts_ns = 100;
-  a.name = "cudaMalloc";
-  summary->recent.push_back(a);
-  summary->kept = 1;
-  analysis::IntervalAnomaly v;
-  v.start_ns = 50;
-  v.name = "cudaMemcpy";
-  summary->intervals.push_back(v);
-  summary->interval_total = 1;
-  analysis::AnalysisSnapshot snap;
-  snap.parts.put<analysis::AnomalySummary>(summary);
-  ASSERT_EQ(b.build(snap, 0, 10).anomalies.size(), 2u);
-  auto later = std::make_shared<analysis::AnomalySummary>(*summary);
-  a.ts_ns = 40;
-  a.name = "slow_step";
-  later->recent.push_back(a);
-  later->kept = 2;
-  v.start_ns = 50;
-  later->intervals.push_back(v);
-  later->interval_total = 2;
-  analysis::AnalysisSnapshot next;
-  next.parts.put<analysis::AnomalySummary>(later);
-  IntervalBatch batch = b.build(next, 10, 20);
-  ASSERT_EQ(batch.anomalies.size(), 2u);
-  EXPECT_EQ(batch.anomalies[0].function, "slow_step");
-  EXPECT_EQ(batch.anomalies[0].t_ns, 40);
-  EXPECT_EQ(batch.anomalies[1].kind, "interval");
-  EXPECT_TRUE(b.build(next, 20, 30).anomalies.empty());
+  const auto written = [&](const analysis::AnomalySummary& summary, std::int64_t from) {
+    analysis::AnalysisSnapshot snap;
+    snap.parts.put<analysis::AnomalySummary>(std::make_shared<const analysis::AnomalySummary>(summary));
+    return b.build(snap, from, from + 10).anomalies;
+  };
+  analysis::AnomalySummary summary;
+  analysis::Anomaly call;
+  analysis::IntervalAnomaly interval;
+  call.ts_ns = 100;
+  interval.start_ns = 50;
+  summary.recent.push_back(call);
+  summary.intervals.push_back(interval);
+  summary.kept = summary.interval_total = 1;
+  ASSERT_EQ(written(summary, 0).size(), 2u);
+  // Kept later, older: a held call and a slow interval of the same start as the last.
+  call.ts_ns = 40;
+  call.name = "slow_step";
+  summary.recent.push_back(call);
+  summary.intervals.push_back(interval);
+  summary.kept = summary.interval_total = 2;
+  const std::vector<AnomalyRecord> next = written(summary, 10);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].function, "slow_step");
+  EXPECT_EQ(next[0].t_ns, 40);
+  EXPECT_EQ(next[1].kind, "interval");
+  EXPECT_TRUE(written(summary, 20).empty());
 }
 
 TEST(IntervalBuilder, AGpuHealthEventIsWrittenOnceWithTheProcessInACall) {
