@@ -380,7 +380,7 @@ TEST(AnomalyDetector, SampledBucketsAreJudged) {
     EXPECT_FALSE(detector.add(t, 1'000));
   }
   t.count = 2;
-  t.sum_ns = 2 * 200'000'000;
+  t.sum_ns = 2 * 200'000'000ull;
   EXPECT_TRUE(detector.add(t, 7'000));
   const auto& a = detector.summary().recent.back();
   EXPECT_TRUE(a.sampled);
@@ -557,7 +557,7 @@ TEST(AnomalyDetector, RepeatsMergePerProcessFunctionAndKindWithinTheWindow) {
   t.pid = 42;
   t.probe = p;
   t.count = 4;
-  t.sum_ns = 4 * 200'000'000;
+  t.sum_ns = 4 * 200'000'000ull;
   EXPECT_TRUE(detector.add(t, 40'001 * kMs));
   const auto& s = detector.summary();
   EXPECT_EQ(s.total, 6u);
