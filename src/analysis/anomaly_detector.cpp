@@ -114,7 +114,8 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
     if (x - s.mean >= log_ratio_) {
       const double dur = std::exp(x);
       const double tail = tail_ns(s);
-      if (dur >= options_.tail_ratio * tail &&
+      if (dur - std::exp(s.mean) >= static_cast<double>(options_.min_excess_ns) &&
+          dur >= options_.tail_ratio * tail &&
           (z > options_.z_threshold || dur >= options_.extreme_ratio * tail)) {
         flagged_z = z;
         s.median_ns = std::exp(s.mean);
@@ -150,6 +151,67 @@ double AnomalyDetector::judge(Stats& s, double x, std::uint64_t weight) {
   return flagged_z;
 }
 
+std::uint64_t AnomalyDetector::group_size(const Stats& s, std::uint64_t ts_ns) const {
+  // The key's own rate of slow calls before the window (a prior of one a minute, worth a
+  // minute) gives the calls expected within it; a group is as many as that rate leaves less
+  // likely than `cluster_alpha`.
+  constexpr double kPriorLone = 6;
+  constexpr double kPriorNs = 60e9;
+  const double elapsed = static_cast<double>(ts_ns - std::min(s.first_ns, ts_ns));
+  const double mu = (s.lone + kPriorLone) * static_cast<double>(options_.cluster_ns) / (elapsed + kPriorNs);
+  double term = std::exp(-mu);  // P(X = k)
+  double below = 0;             // P(X < k)
+  std::uint64_t k = 0;
+  for (; k < 64; ++k) {
+    if (1 - below < options_.cluster_alpha) break;
+    below += term;
+    term *= mu / static_cast<double>(k + 1);
+  }
+  return std::max(k, options_.cluster_min);
+}
+
+void AnomalyDetector::release(std::uint64_t now_ns) {
+  while (!slow_.empty() &&
+         (slow_.front().ts_ns + options_.cluster_ns < now_ns || slow_.size() > kMaxPending)) {
+    Slow& h = slow_.front();
+    h.key->recent -= std::min(h.key->recent, h.weight);
+    h.key->lone += static_cast<double>(h.weight);
+    slow_.pop_front();
+  }
+}
+
+bool AnomalyDetector::report(Stats& s, Anomaly a, std::uint64_t weight, std::uint64_t excess_ns) {
+  const std::uint64_t ts = a.ts_ns;
+  release(ts);
+  const auto keep_one = [&](Anomaly one) {
+    const std::uint32_t pid = one.pid, tid = one.tid;
+    const std::uint64_t start = one.ts_ns, end = one.ts_ns + one.dur_ns;
+    const bool wants_op = !one.sampled && one.op.empty();
+    // A repeat's context is its entry's first call's.
+    if (!keep(std::move(one)) && wants_op && options_.keep > 0) {
+      if (pending_.size() >= kMaxPending) pending_.pop_front();
+      pending_.push_back({next_seq_ - 1, pid, tid, start, end});
+    }
+  };
+  s.recent += weight;
+  const bool alone = excess_ns >= options_.alone_excess_ns;
+  if (!alone && s.recent < group_size(s, ts)) {
+    slow_.push_back({&s, ts, weight, true, std::move(a)});
+    return false;
+  }
+  // Reported, with the held slow calls of its key when they make a group, oldest first.
+  if (!alone) {
+    for (Slow& h : slow_) {
+      if (h.key != &s || !h.held) continue;
+      h.held = false;
+      keep_one(std::move(h.anomaly));
+    }
+  }
+  slow_.push_back({&s, ts, weight, false, {}});
+  keep_one(std::move(a));
+  return true;
+}
+
 bool AnomalyDetector::keep(Anomaly a) {
   ++summary_.total;
   if (options_.keep == 0) return false;
@@ -173,6 +235,7 @@ bool AnomalyDetector::keep(Anomaly a) {
   if (summary_.recent.size() >= options_.keep) summary_.recent.pop_front();
   summary_.recent.push_back(std::move(a));
   newest_[std::move(key)] = next_seq_++;
+  summary_.kept = next_seq_;
   if (newest_.size() > 2 * options_.keep) {
     // Keys whose newest anomaly has left the kept ones: nothing to merge into.
     const std::uint64_t first_seq = next_seq_ - summary_.recent.size();
@@ -188,7 +251,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
     if (event.dur_ns != 0) ++summary_.untracked_calls;
     return false;
   }
-  if (entry->context && !pending_.empty()) complete_context(event);
+  if (entry->context && (!pending_.empty() || !slow_.empty())) complete_context(event);
   if (event.dur_ns == 0 || entry->ignored) return false;
   if (interval_start_ns_ == 0) interval_start_ns_ = event.ts_ns;
   const std::uint64_t bytes = entry->bytes.has_bytes() ? entry->bytes.bytes(event).value_or(0) : 0;
@@ -200,6 +263,7 @@ bool AnomalyDetector::add(const CallEvent& event) {
   }
   // At least 1 ns of the call's own, should the two clocks disagree by a tick.
   const std::uint64_t own_ns = event.dur_ns - std::min(event.run_delay_ns, event.dur_ns - 1);
+  if (s->first_ns == 0) s->first_ns = event.ts_ns;
   const double z = judge(*s, std::log(static_cast<double>(own_ns)), 1);
   if (z < 0) return false;
   Anomaly a;
@@ -216,12 +280,8 @@ bool AnomalyDetector::add(const CallEvent& event) {
   a.comm = std::string(event.comm_view());
   a.args.assign(event.args.begin(), event.args.begin() + std::min<std::size_t>(event.nargs, kMaxArgs));
   a.call = std::make_shared<const CallEvent>(event);
-  if (keep(std::move(a))) return true;  // a repeat: its entry's context is the first call's
-  if (options_.keep > 0) {
-    if (pending_.size() >= kMaxPending) pending_.pop_front();
-    pending_.push_back({next_seq_ - 1, event.pid, event.tid, event.ts_ns, event.ts_ns + event.dur_ns});
-  }
-  return true;
+  const double excess = static_cast<double>(own_ns) - s->median_ns;
+  return report(*s, std::move(a), 1, static_cast<std::uint64_t>(std::max(excess, 0.0)));
 }
 
 bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
@@ -234,6 +294,7 @@ bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
     return false;
   }
   if (interval_start_ns_ == 0) interval_start_ns_ = now_ns;
+  if (s->first_ns == 0) s->first_ns = now_ns;
   const double mean_ns = static_cast<double>(t.sum_ns) / static_cast<double>(t.count);
   const double z = judge(*s, std::log(mean_ns), t.count);
   if (z < 0) return false;
@@ -247,8 +308,8 @@ bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
   a.median_ns = s->median_ns;
   a.sampled = true;
   a.calls = t.count;
-  keep(std::move(a));
-  return true;
+  const double excess = mean_ns - s->median_ns;
+  return report(*s, std::move(a), t.count, static_cast<std::uint64_t>(std::max(excess, 0.0)));
 }
 
 void AnomalyDetector::complete_context(const CallEvent& op) {
@@ -263,6 +324,12 @@ void AnomalyDetector::complete_context(const CallEvent& op) {
       ++summary_.context_updates;
     }
     it = (encloses || expired) ? pending_.erase(it) : std::next(it);
+  }
+  // Held slow calls get their context too, so that it is there when they are reported.
+  for (Slow& h : slow_) {
+    Anomaly& a = h.anomaly;
+    if (!h.held || a.sampled || !a.op.empty() || a.pid != op.pid || a.tid != op.tid) continue;
+    if (op.ts_ns <= a.ts_ns && a.ts_ns + a.dur_ns <= op_end) a.op = std::string(op.function());
   }
 }
 
@@ -281,6 +348,35 @@ void AnomalyDetector::learn_interval(Stats& s, double dx, double within) const {
 
 void AnomalyDetector::close_interval(std::uint64_t now_ns) {
   const double floor = options_.min_interval_sd * options_.min_interval_sd;
+  release(now_ns);
+  const auto record = [&](const IntervalAnomaly& v) {
+    ++summary_.interval_total;
+    if (options_.keep == 0) return;
+    if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
+    summary_.intervals.push_back(v);
+  };
+  // The slow intervals of the last round: confirmed by a slow one of their key in this
+  // round, else let go (not learnt, like any slow interval).
+  std::vector<SlowInterval> waiting;
+  waiting.swap(slow_intervals_);
+  const auto take_waiting = [&](const Stats* s) -> SlowInterval* {
+    for (SlowInterval& w : waiting) {
+      if (w.key == s) return &w;
+    }
+    return nullptr;
+  };
+  const auto slow_interval = [&](const Stats& s, double mean_ns, double median_ns, double score) {
+    return IntervalAnomaly{interval_start_ns_,
+                           now_ns,
+                           std::string(s.domain),
+                           std::string(s.name),
+                           class_floor(s.size_class % kClasses),
+                           s.k,
+                           mean_ns,
+                           median_ns,
+                           mean_ns / median_ns,
+                           score};
+  };
   for (Stats* s : touched_) {
     if (s->k >= options_.interval_calls) {
       const double k = static_cast<double>(s->k);
@@ -288,19 +384,31 @@ void AnomalyDetector::close_interval(std::uint64_t now_ns) {
       // its standard error: the calls' own spread and that of interval means (header).
       const double dx = s->interval_sd * s->z_sum / k;
       const double within = s->interval_sd * s->interval_sd / k;
-      const double score = dx / std::sqrt(within + std::max(s->between_var, floor));
+      const double se = std::sqrt(within + std::max(s->between_var, floor));
+      const double score = dx / se;
       const double median_ns = std::exp(s->interval_mean);
       const double mean_ns = std::exp(s->interval_mean + s->dx_sum / k);
       const double ratio = mean_ns / median_ns;
-      if (score > options_.interval_z && ratio >= options_.interval_ratio) {
-        ++summary_.interval_total;
-        if (options_.keep > 0) {
-          if (summary_.intervals.size() >= options_.keep) summary_.intervals.pop_front();
-          summary_.intervals.push_back({interval_start_ns_, now_ns, std::string(s->domain),
-                                        std::string(s->name), class_floor(s->size_class % kClasses), s->k,
-                                        mean_ns, median_ns, ratio, score});
+      bool goes_on = false;
+      if (SlowInterval* before = take_waiting(s)) {
+        // The slowdown goes on: judged against the model as it was at its first interval
+        // (the model has learnt part of it since).
+        const double dx0 = std::log(mean_ns) - before->base;
+        const double score0 = dx0 / before->se;
+        if (score0 > options_.interval_z && std::exp(dx0) >= options_.interval_ratio) {
+          if (!before->recorded) record(before->interval);
+          IntervalAnomaly v = slow_interval(*s, mean_ns, std::exp(before->base), score0);
+          record(v);
+          slow_intervals_.push_back({s, std::move(v), before->base, before->se, true});
+          goes_on = true;
         }
-      } else if (!s->interval_fresh) {
+      }
+      if (!goes_on && score > options_.interval_z && ratio >= options_.interval_ratio) {
+        IntervalAnomaly v = slow_interval(*s, mean_ns, median_ns, score);
+        const bool alone = ratio >= options_.interval_alone_ratio;
+        if (alone) record(v);
+        slow_intervals_.push_back({s, std::move(v), s->interval_mean, se, alone});
+      } else if (!goes_on && !s->interval_fresh) {
         learn_interval(*s, dx, within);  // a slow interval, like a slow call, is not learnt
       }
     }

@@ -22,7 +22,19 @@
 //   call at least `extreme_ratio` times that percentile is flagged whatever its z-score:
 //   two modes far apart (two ranks' synchronisations, one waiting for the other) widen
 //   the normal so much that no z-score reaches the threshold, while a call 20 times
-//   beyond 99.9% of all is as rare as a 6-sigma one of a log-normal of sigma 1.
+//   beyond 99.9% of all is as rare as a 6-sigma one of a log-normal of sigma 1. It must
+//   also last at least `min_excess_ns` more than the median: on a loaded machine a 2 us
+//   call often takes 30 us or 300 us (an interrupt), which is no news.
+// - Such a slow call is reported (counted in `total`, kept) at once when it lasts at least
+//   `alone_excess_ns` more than the median. Otherwise it is held: a loaded virtual machine
+//   delays single calls by milliseconds that no run delay shows (the hypervisor's steal,
+//   interrupts), so one slow call alone says little. It is reported, with the held slow
+//   calls of its key, when the slow calls of the key within `cluster_ns` (held or
+//   reported) are more than the key's own rate of them explains: as many as a Poisson
+//   count of that rate's mean reaches with a chance under `cluster_alpha`, and at least
+//   `cluster_min`. The rate is the key's slow calls that left the window, over the time
+//   since its first call, with a prior of six a minute worth a minute (a busy machine's,
+//   until the key shows its own). Held calls that leave the window are let go.
 // - An interval (the time between two ticks) is anomalous for a key when at least
 //   `interval_calls` calls came in it, their mean log-duration lies more than
 //   `interval_z` of its standard errors above the model's mean, and their geometric mean
@@ -38,8 +50,12 @@
 //   whose mean is partly the model's own), with a floor `min_interval_sd` that is also
 //   the prior (worth 8 intervals) and so judges the first intervals. With tau = 0 this is the plain sum of
 //   the calls' z-scores over sqrt(calls). Each call's share of the mean is capped at 10 standard deviations,
-//   so one outlier alone does not make a slow interval.
-// - `shift_run` flagged calls in a row mean the function's level changed: its model is
+//   so one outlier alone does not make a slow interval. Such an interval is reported alone
+//   when its ratio is at least `interval_alone_ratio`; one of less (within what a loaded
+//   machine's seconds swing by) only when the key's next interval is slow too, against
+//   the model as it was at the first (the model learns part of a slowdown while it
+//   lasts), and then both are; each further slow interval of the slowdown is judged against that same model.
+// - `shift_run` slow calls in a row mean the function's level changed: its model is
 //   learnt again from the next call (counted in `level_shifts`), instead of flagging
 //   every call of the new level.
 //
@@ -143,6 +159,9 @@ struct AnomalySummary {
   std::uint64_t untracked_calls = 0;  // timed calls past max_functions
   std::uint64_t context_updates = 0;  // anomalies whose op was found after they were flagged
   std::uint64_t coalesced = 0;        // flagged calls merged into an earlier anomaly (repeats)
+  // Entries ever kept in `recent` (its last is the kept-th): a held call reported with its
+  // group is kept after newer ones of other keys, so the order of keeping is not of ts_ns.
+  std::uint64_t kept = 0;
 };
 
 class AnomalyDetector {
@@ -161,6 +180,16 @@ class AnomalyDetector {
     double min_log_sd = 0.05;
     double tail_ratio = 2;
     double extreme_ratio = 20;
+    // A slow call's reporting (header): its least excess over the median, the excess that
+    // is news alone, and the group of slow calls within `cluster_ns` that is.
+    std::uint64_t min_excess_ns = 1'000'000;
+    std::uint64_t alone_excess_ns = 100'000'000;
+    std::uint64_t cluster_ns = 10'000'000'000;
+    std::uint64_t cluster_min = 3;
+    double cluster_alpha = 1e-4;
+    // A slow interval of at least this ratio is reported alone; one of less only when the
+    // next interval of its key is slow too.
+    double interval_alone_ratio = 2;
     std::size_t keep = 256;
     std::uint64_t coalesce_ns = 60'000'000'000;  // repeats within this long merge (0: never)
     std::size_t max_functions = 4096;
@@ -209,6 +238,11 @@ class AnomalyDetector {
     double between_var = 0;
     std::uint64_t intervals = 0;
     bool touched = false;
+    // Slow calls: those within `cluster_ns` (weight, in `slow_`), and those before it since
+    // `first_ns` (the key's own rate of them).
+    std::uint64_t recent = 0;
+    std::uint64_t first_ns = 0;
+    double lone = 0;
     std::string_view domain;
     std::string_view name;
     std::size_t size_class = 0;
@@ -226,6 +260,22 @@ class AnomalyDetector {
     std::uint64_t start = 0;
     std::uint64_t end = 0;
   };
+  struct Slow {  // a slow call within `cluster_ns`: held (alone so far) or reported
+    Stats* key = nullptr;
+    std::uint64_t ts_ns = 0;
+    std::uint64_t weight = 0;
+    bool held = false;
+    Anomaly anomaly;  // while held
+  };
+  // A slow interval waiting for the next of its key to confirm it, or a confirmed one whose
+  // slowdown goes on: the next is judged against the same model, as it was at the first.
+  struct SlowInterval {
+    Stats* key = nullptr;
+    IntervalAnomaly interval;
+    double base = 0;  // the model's mean log duration then
+    double se = 0;    // and the standard error of an interval's mean
+    bool recorded = false;
+  };
   using Key = std::tuple<std::string, std::string, std::size_t>;
   using RepeatKey = std::tuple<std::uint32_t, std::string, std::string, bool>;  // pid, domain, name, sampled
 
@@ -240,6 +290,14 @@ class AnomalyDetector {
   void learn_interval(Stats& s, double dx, double within) const;
   // The upper edge of the bucket holding the learnt durations' 99.9th percentile (ns).
   static double tail_ns(const Stats& s);
+  // Reports a slow call (`weight` calls) now, holds it, or reports it with the held ones of
+  // its key (header); true when reported.
+  bool report(Stats& s, Anomaly a, std::uint64_t weight, std::uint64_t excess_ns);
+  // The slow calls within `cluster_ns` that make a group for `s` at `ts_ns`.
+  std::uint64_t group_size(const Stats& s, std::uint64_t ts_ns) const;
+  // Lets go of the slow calls older than `cluster_ns` at `now_ns` (held ones stayed alone):
+  // they join the key's rate.
+  void release(std::uint64_t now_ns);
   // Keeps a flagged call, or merges it into the kept anomaly it repeats; true when merged.
   bool keep(Anomaly a);
   void complete_context(const CallEvent& op);
@@ -252,6 +310,8 @@ class AnomalyDetector {
   std::vector<Stats*> touched_;
   std::uint64_t interval_start_ns_ = 0;
   std::deque<Pending> pending_;
+  std::deque<Slow> slow_;                      // oldest first
+  std::vector<SlowInterval> slow_intervals_;   // of the last interval
   std::map<RepeatKey, std::uint64_t> newest_;  // the sequence number of each key's newest kept anomaly
   std::uint64_t next_seq_ = 0;                 // the sequence number of the next kept anomaly
   AnomalySummary summary_;

@@ -262,8 +262,12 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
 
   // Anomalies not written yet: the summary keeps the recent ones, oldest first.
   if (const auto* anomalies = snap.find<analysis::AnomalySummary>()) {
-    for (const auto& a : anomalies->recent) {
-      if (a.ts_ns <= anomalies_through_) continue;
+    // By the order of keeping, not of time: a held slow call is kept with its group, after
+    // newer ones of other functions, and a slow interval with the next that confirms it.
+    const std::uint64_t kept = std::max<std::uint64_t>(anomalies->kept, anomalies->recent.size());
+    const std::uint64_t first = kept - anomalies->recent.size();
+    for (std::uint64_t i = std::max(anomalies_kept_, first); i < kept; ++i) {
+      const analysis::Anomaly& a = anomalies->recent[i - first];
       AnomalyRecord r;
       r.t_ns = static_cast<std::int64_t>(a.ts_ns);
       r.end_ns = static_cast<std::int64_t>(a.ts_ns + a.dur_ns);
@@ -275,10 +279,13 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
       r.value = static_cast<double>(a.dur_ns);
       r.median_ns = a.median_ns;
       batch.anomalies.push_back(std::move(r));
-      anomalies_through_ = a.ts_ns;
     }
-    for (const auto& a : anomalies->intervals) {
-      if (a.start_ns <= intervals_through_) continue;
+    anomalies_kept_ = std::max(anomalies_kept_, kept);
+    const std::uint64_t intervals =
+        std::max<std::uint64_t>(anomalies->interval_total, anomalies->intervals.size());
+    const std::uint64_t first_interval = intervals - anomalies->intervals.size();
+    for (std::uint64_t i = std::max(intervals_kept_, first_interval); i < intervals; ++i) {
+      const analysis::IntervalAnomaly& a = anomalies->intervals[i - first_interval];
       AnomalyRecord r;
       r.t_ns = static_cast<std::int64_t>(a.start_ns);
       r.end_ns = static_cast<std::int64_t>(a.end_ns);
@@ -289,8 +296,8 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
       r.value = a.ratio;
       r.median_ns = a.median_ns;
       batch.anomalies.push_back(std::move(r));
-      intervals_through_ = a.start_ns;
     }
+    intervals_kept_ = std::max(intervals_kept_, intervals);
   }
 
   // Hangs: written once, when over (their whole span).

@@ -110,8 +110,8 @@ class IntervalBuilder {
   std::map<std::uint32_t, std::int64_t> first_seen_;  // this build's snapshot: first traced call
   std::map<std::string, std::uint64_t> kernels_written_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, GpuWritten> gpu_written_;
-  std::uint64_t anomalies_through_ = 0;   // newest call anomaly written (ts_ns)
-  std::uint64_t intervals_through_ = 0;   // newest slow interval written (start_ns)
+  std::uint64_t anomalies_kept_ = 0;      // call anomalies written (AnomalySummary::kept)
+  std::uint64_t intervals_kept_ = 0;      // slow intervals written (interval_total)
   std::uint64_t hangs_through_ = 0;       // newest ended hang written (end_ns)
   std::uint64_t gpu_events_written_ = 0;  // GPU health events written (their total then)
   std::set<std::uint32_t> leaks_written_;

@@ -338,6 +338,38 @@ TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   EXPECT_TRUE(b.build(snap, 10, 20).anomalies.empty());
 }
 
+// A slow call held until its group formed is kept after a newer one of another function,
+// and a slow interval with the next that confirmed it: both are written, each once.
+TEST(IntervalBuilder, AnomaliesAreWrittenInTheOrderKeptNotOfTime) {
+  IntervalBuilder b = builder();
+  const auto written = [&](const analysis::AnomalySummary& summary, std::int64_t from) {
+    analysis::AnalysisSnapshot snap;
+    snap.parts.put<analysis::AnomalySummary>(std::make_shared<const analysis::AnomalySummary>(summary));
+    return b.build(snap, from, from + 10).anomalies;
+  };
+  analysis::AnomalySummary summary;
+  analysis::Anomaly call;
+  analysis::IntervalAnomaly interval;
+  call.ts_ns = 100;
+  interval.start_ns = 50;
+  summary.recent.push_back(call);
+  summary.intervals.push_back(interval);
+  summary.kept = summary.interval_total = 1;
+  ASSERT_EQ(written(summary, 0).size(), 2u);
+  // Kept later, older: a held call and a slow interval of the same start as the last.
+  call.ts_ns = 40;
+  call.name = "slow_step";
+  summary.recent.push_back(call);
+  summary.intervals.push_back(interval);
+  summary.kept = summary.interval_total = 2;
+  const std::vector<AnomalyRecord> next = written(summary, 10);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].function, "slow_step");
+  EXPECT_EQ(next[0].t_ns, 40);
+  EXPECT_EQ(next[1].kind, "interval");
+  EXPECT_TRUE(written(summary, 20).empty());
+}
+
 TEST(IntervalBuilder, AGpuHealthEventIsWrittenOnceWithTheProcessInACall) {
   IntervalBuilder b = builder();
   analysis::GpuHealthSummary health;
