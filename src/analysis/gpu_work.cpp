@@ -59,7 +59,7 @@ void GpuWorkStats::count(std::uint32_t pid, std::string_view comm, std::uint64_t
     it = rows_.emplace(std::move(key), std::move(row)).first;
   }
   // A call after the exit was seen: the pid is another process's now, and runs.
-  processes_[pid].exit_seq = 0;
+  processes_[pid].exit.seq = 0;
   it->second.count += n;
   it->second.graph += graph_n;
   it->second.errors += error ? 1 : 0;
@@ -132,34 +132,13 @@ void GpuWorkStats::name_late(std::uint32_t pid, std::uint64_t stream, const std:
 
 void GpuWorkStats::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
                          std::size_t max_checks, Clock::duration grace) {
-  if (processes_.empty() || !is_alive) return;
-  auto it = processes_.lower_bound(sweep_cursor_);
-  for (std::size_t checked = 0; checked < max_checks && checked < processes_.size(); ++checked) {
-    if (it == processes_.end()) it = processes_.begin();
-    auto& [pid, p] = *it;
-    ++it;
-    if (p.exit_seq != 0) continue;
-    if (is_alive(pid)) {
-      p.gone_since.reset();
-      continue;
-    }
-    if (!p.gone_since) p.gone_since = now;
-    if (now - *p.gone_since < grace) continue;
-    p.exit_seq = ++exit_seq_;
-    exited_.emplace_back(pid, p.exit_seq);
-  }
-  sweep_cursor_ = it == processes_.end() ? 0 : it->first;
-  while (exited_.size() > options_.max_exited) {
-    const auto [pid, seq] = exited_.front();
-    exited_.pop_front();
-    auto found = processes_.find(pid);
-    if (found == processes_.end() || found->second.exit_seq != seq) continue;  // it ran again since
+  exits_.sweep(processes_, now, is_alive, max_checks, grace, options_.max_exited, [this](auto found) {
+    const std::uint32_t pid = found->first;
     processes_.erase(found);
     // The rows are ordered by pid first: the process's rows are one range.
     auto row = rows_.lower_bound(Key{pid, 0, GpuWork::kNone, {}, {}});
     while (row != rows_.end() && std::get<0>(row->first) == pid) row = rows_.erase(row);
-    ++exited_dropped_;
-  }
+  });
 }
 
 std::vector<GpuWorkRow> GpuWorkStats::rows() const {

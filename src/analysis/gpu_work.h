@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/exit_order.h"
 #include "analysis/unnamed_launches.h"
 #include "core/call_counts.h"
 #include "core/call_event.h"
@@ -78,12 +79,11 @@ class GpuWorkStats {
   std::size_t process_count() const { return processes_.size(); }
   std::size_t row_count() const { return rows_.size(); }
   // Exited processes whose rows went to keep max_exited.
-  std::uint64_t exited_dropped() const { return exited_dropped_; }
+  std::uint64_t exited_dropped() const { return exits_.dropped(); }
 
  private:
   struct Process {
-    std::optional<Clock::time_point> gone_since;
-    std::uint64_t exit_seq = 0;  // its place in exited_; 0 while it runs
+    ExitMark exit;
   };
   using Key = std::tuple<std::uint32_t, std::uint64_t, GpuWork, std::string, std::string>;
   void count(std::uint32_t pid, std::string_view comm, std::uint64_t stream, GpuWork kind,
@@ -103,11 +103,8 @@ class GpuWorkStats {
   std::uint64_t unknown_graph_launches_ = 0;
   std::map<GpuWork, std::uint64_t> totals_;
   UnnamedLaunches unnamed_;
-  std::map<std::uint32_t, Process> processes_;                  // those with rows
-  std::deque<std::pair<std::uint32_t, std::uint64_t>> exited_;  // (pid, exit_seq), first exit first
-  std::uint64_t exit_seq_ = 0;
-  std::uint32_t sweep_cursor_ = 0;
-  std::uint64_t exited_dropped_ = 0;
+  std::map<std::uint32_t, Process> processes_;  // those with rows
+  ExitOrder exits_;
 };
 
 }  // namespace eacgm::analysis
