@@ -138,6 +138,7 @@ void GpuWorkStats::sweep(Clock::time_point now, const std::function<bool(std::ui
     // The rows are ordered by pid first: the process's rows are one range.
     auto row = rows_.lower_bound(Key{pid, 0, GpuWork::kNone, {}, {}});
     while (row != rows_.end() && std::get<0>(row->first) == pid) row = rows_.erase(row);
+    unnamed_.forget(pid);
   });
 }
 
