@@ -6,13 +6,13 @@
 namespace eacgm::analysis {
 
 GpuActivity::Process* GpuActivity::process(std::uint32_t pid) {
-  if (pid == last_pid_ && last_process_ != nullptr && last_process_->exit_seq == 0) return last_process_;
+  if (pid == last_pid_ && last_process_ != nullptr && last_process_->exit.seq == 0) return last_process_;
   auto it = processes_.find(pid);
   if (it == processes_.end()) {
     if (processes_.size() >= max_processes_) return nullptr;
     it = processes_.emplace(pid, Process{}).first;
-  } else if (it->second.exit_seq != 0) {
-    it->second = Process{};  // a new process under an exited one's pid: its entry in exited_ goes stale
+  } else if (it->second.exit.seq != 0) {
+    it->second = Process{};  // a new process under an exited one's pid: its exit in exits_ goes stale
   }
   last_pid_ = pid;
   last_process_ = &it->second;  // std::map nodes do not move
@@ -95,32 +95,10 @@ void GpuActivity::add(const GpuSnapshot& snapshot) {
 
 void GpuActivity::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
                         std::size_t max_checks, Clock::duration grace) {
-  if (processes_.empty() || !is_alive) return;
-  auto it = processes_.lower_bound(sweep_cursor_);
-  for (std::size_t checked = 0; checked < max_checks && checked < processes_.size(); ++checked) {
-    if (it == processes_.end()) it = processes_.begin();
-    auto& [pid, p] = *it;
-    ++it;
-    if (p.exit_seq != 0) continue;
-    if (is_alive(pid)) {
-      p.gone_since.reset();
-      continue;
-    }
-    if (!p.gone_since) p.gone_since = now;
-    if (now - *p.gone_since < grace) continue;
-    p.exit_seq = ++exit_seq_;
-    exited_.emplace_back(pid, p.exit_seq);
-  }
-  sweep_cursor_ = it == processes_.end() ? 0 : it->first;
-  while (exited_.size() > max_exited_) {
-    const auto [pid, seq] = exited_.front();
-    exited_.pop_front();
-    auto found = processes_.find(pid);
-    if (found == processes_.end() || found->second.exit_seq != seq) continue;  // stale
+  exits_.sweep(processes_, now, is_alive, max_checks, grace, max_exited_, [this](auto found) {
     if (last_process_ == &found->second) last_process_ = nullptr;
     processes_.erase(found);
-    ++exited_dropped_;
-  }
+  });
 }
 
 std::vector<DeviceActivityRow> GpuActivity::devices() const {

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -15,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/exit_order.h"
 #include "core/call_counts.h"
 #include "core/call_event.h"
 #include "core/gpu_sample.h"
@@ -79,12 +79,9 @@ class GpuActivity {
         max_exited_(o.max_exited_),
         snapshots_(o.snapshots_),
         overflow_calls_(o.overflow_calls_),
-        exited_dropped_(o.exited_dropped_),
         devices_(o.devices_),
         processes_(o.processes_),
-        exited_(o.exited_),
-        exit_seq_(o.exit_seq_),
-        sweep_cursor_(o.sweep_cursor_) {}
+        exits_(o.exits_) {}
   GpuActivity& operator=(const GpuActivity& o) {
     if (this != &o) *this = GpuActivity(o);
     return *this;
@@ -114,9 +111,9 @@ class GpuActivity {
   void sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
              std::size_t max_checks, Clock::duration grace);
   std::size_t process_count() const { return processes_.size(); }
-  std::size_t exited_count() const { return exited_.size(); }
+  std::size_t exited_count() const { return exits_.size(); }
   // Exited processes' rows let go to keep max_exited.
-  std::uint64_t exited_dropped() const { return exited_dropped_; }
+  std::uint64_t exited_dropped() const { return exits_.dropped(); }
 
  private:
   using Mean = RunningMean;
@@ -149,8 +146,7 @@ class GpuActivity {
     std::map<unsigned, OnGpu> gpus;
     std::uint64_t first_seen_ns = 0;
     std::uint64_t last_seen_ns = 0;
-    std::optional<Clock::time_point> gone_since;
-    std::uint64_t exit_seq = 0;  // its entry in exited_; 0 while it runs
+    ExitMark exit;
     void seen(std::uint64_t from, std::uint64_t to) {
       if (first_seen_ns == 0 || from < first_seen_ns) first_seen_ns = from;
       if (to > last_seen_ns) last_seen_ns = to;
@@ -162,14 +158,9 @@ class GpuActivity {
   std::size_t max_exited_;
   std::uint64_t snapshots_ = 0;
   std::uint64_t overflow_calls_ = 0;
-  std::uint64_t exited_dropped_ = 0;
   std::map<unsigned, Device> devices_;
   std::map<std::uint32_t, Process> processes_;
-  // Exited processes (pid, exit_seq), in the order found gone; an entry whose exit_seq no
-  // longer matches its process's is stale (the pid came back: reused).
-  std::deque<std::pair<std::uint32_t, std::uint64_t>> exited_;
-  std::uint64_t exit_seq_ = 0;
-  std::uint32_t sweep_cursor_ = 0;  // the pid the next sweep starts at
+  ExitOrder exits_;
   std::uint32_t last_pid_ = 0;
   Process* last_process_ = nullptr;
 };

@@ -58,6 +58,8 @@ void GpuWorkStats::count(std::uint32_t pid, std::string_view comm, std::uint64_t
     row.direction = direction;
     it = rows_.emplace(std::move(key), std::move(row)).first;
   }
+  // A call after the exit was seen: the pid is another process's now, and runs.
+  processes_[pid].exit.seq = 0;
   it->second.count += n;
   it->second.graph += graph_n;
   it->second.errors += error ? 1 : 0;
@@ -126,6 +128,18 @@ void GpuWorkStats::name_late(std::uint32_t pid, std::uint64_t stream, const std:
   if (it->second.count == 0) rows_.erase(it);
   totals_[GpuWork::kKernel] -= n;  // count() adds them again: a move, not new launches
   count(pid, comm, stream, GpuWork::kKernel, name, direction, n, 0, false, 0);
+}
+
+void GpuWorkStats::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
+                         std::size_t max_checks, Clock::duration grace) {
+  exits_.sweep(processes_, now, is_alive, max_checks, grace, options_.max_exited, [this](auto found) {
+    const std::uint32_t pid = found->first;
+    processes_.erase(found);
+    // The rows are ordered by pid first: the process's rows are one range.
+    auto row = rows_.lower_bound(Key{pid, 0, GpuWork::kNone, {}, {}});
+    while (row != rows_.end() && std::get<0>(row->first) == pid) row = rows_.erase(row);
+    unnamed_.forget(pid);
+  });
 }
 
 std::vector<GpuWorkRow> GpuWorkStats::rows() const {

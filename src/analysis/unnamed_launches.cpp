@@ -30,4 +30,13 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> UnnamedLaunches::take(std::
   return out;
 }
 
+void UnnamedLaunches::forget(std::uint32_t pid) {
+  auto first = held_.lower_bound(Key{pid, 0});
+  auto last = first;
+  while (last != held_.end() && last->first.first == pid) ++last;
+  if (first == last) return;
+  held_.erase(first, last);
+  std::erase_if(order_, [pid](const Key& k) { return k.first == pid; });
+}
+
 }  // namespace eacgm::analysis

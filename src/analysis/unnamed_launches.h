@@ -24,6 +24,8 @@ class UnnamedLaunches {
   void add(std::uint32_t pid, std::uint64_t handle, std::uint64_t stream, std::uint64_t calls);
   // What was held for (pid, handle), by stream, and no longer held: the name has come.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> take(std::uint32_t pid, std::uint64_t handle);
+  // The process has gone: its handles are never named now.
+  void forget(std::uint32_t pid);
   std::size_t handles() const { return held_.size(); }
 
  private:

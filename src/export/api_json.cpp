@@ -217,6 +217,7 @@ json gpu_work_json(const analysis::GpuWorkStats& work) {
               {"copies", work.total(GpuWork::kCopy)},
               {"rows", std::move(rows)},
               {"folded", work.folded()},
+              {"exited_dropped", work.exited_dropped()},
               {"graph_launches_unknown", work.unknown_graph_launches()}};
 }
 

@@ -39,6 +39,10 @@ std::string render_gpu_work(const analysis::GpuWorkStats& work, std::size_t max_
   out += render_columns(cells, {true, false, false, false, true, true, true, true});
   if (rows.size() > n) out += fmt::format("({} more rows not shown; all in --json)\n", rows.size() - n);
   if (work.folded() > 0) out += fmt::format("({} operations beyond the row cap not shown)\n", work.folded());
+  if (work.exited_dropped() > 0)
+    out += fmt::format(
+        "({} earlier exited processes are not in this table; their operations are in the totals)\n",
+        work.exited_dropped());
   return out + unknown_note;
 }
 

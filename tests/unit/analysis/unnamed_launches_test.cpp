@@ -84,5 +84,18 @@ TEST(UnnamedLaunches, TheOldestHandleIsForgottenAtTheCap) {
   EXPECT_EQ(held.handles(), 1u);
 }
 
+TEST(UnnamedLaunches, AGoneProcessesHandlesAreForgotten) {
+  UnnamedLaunches held;
+  held.add(1, 0x10, 0, 5);
+  held.add(2, 0x10, 0, 6);
+  held.add(2, 0x20, 0, 7);
+  held.add(3, 0x10, 0, 8);
+  held.forget(2);
+  EXPECT_EQ(held.handles(), 2u);
+  EXPECT_TRUE(held.take(2, 0x20).empty());
+  EXPECT_EQ(held.take(1, 0x10).size(), 1u);
+  EXPECT_EQ(held.take(3, 0x10).size(), 1u);
+}
+
 }  // namespace
 }  // namespace eacgm::analysis
