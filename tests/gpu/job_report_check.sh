@@ -4,6 +4,8 @@
 # COMPUTE_S and sleeps for IDLE_S seconds in turns, holding GPU 0 throughout; then
 # `eacgm report --job` must give an idle share of 50% +- 5 points and the job's energy
 # within 2% of the GPU's energy counter difference over its life (read by the job itself).
+# Then two jobs share the GPU (JOB_SHARED_CYCLES, 3; 0 leaves it out): their energy divided
+# by a documented basis and, together, within 2% of the counter over their lives.
 # Usage: tests/gpu/job_report_check.sh CARRY_DIR [WORK_DIR]   (exit 0 pass, 1 FAIL, 77 skip)
 #   (JOB_CYCLES=6 JOB_COMPUTE_S=10 JOB_IDLE_S=10: two minutes)
 set -uo pipefail
@@ -25,10 +27,27 @@ JOB_RC=$?
 sleep 22  # the last intervals written (every 10 s) and the process gone from the GPU
 "$BIN/eacgm" report --job "$JOB" --since 1h --store "sqlite:$WORK/history.db" --json >"$WORK/report.json" 2>"$WORK/report.err"
 "$BIN/eacgm" report --job "$JOB" --since 1h --store "sqlite:$WORK/history.db" 2>&1 | tail -n 8
+# Two jobs sharing GPU 0: A computes and sleeps in turns (JOB_SHARED_CYCLES rounds), B
+# computes without pause for two of A's rounds, from 3 s into A's life: each gets the part
+# of the GPU's energy its share says (docs/job-report.md "Energy"), and together the
+# counter's difference over A's life.
+SHARED_RC=0
+if [ "${JOB_SHARED_CYCLES:-3}" -gt 0 ]; then
+  SLURM_JOB_ID="$JOB-a" "$PY" "$HERE/job_duty.py" "${JOB_SHARED_CYCLES:-3}" "${JOB_COMPUTE_S:-10}" \
+    "${JOB_IDLE_S:-10}" >"$WORK/job_a.json" 2>"$WORK/job_a.err" &
+  A=$!
+  sleep 3
+  SLURM_JOB_ID="$JOB-b" "$PY" "$HERE/job_duty.py" 1 "$(( 2 * ${JOB_COMPUTE_S:-10} ))" 0 \
+    >"$WORK/job_b.json" 2>"$WORK/job_b.err" || SHARED_RC=1
+  wait $A || SHARED_RC=1
+  sleep 22
+  "$BIN/eacgm" report --since 1h --store "sqlite:$WORK/history.db" --json >"$WORK/shared.json" 2>>"$WORK/report.err"
+  "$BIN/eacgm" report --since 1h --store "sqlite:$WORK/history.db" 2>&1 | tail -n 10
+fi
 kill -TERM $SERVE; wait $SERVE
-"$PY" - "$WORK" "$JOB_RC" <<'PY'
+"$PY" - "$WORK" "$JOB_RC" "$JOB" "$SHARED_RC" "${JOB_SHARED_CYCLES:-3}" <<'PY'
 import json, sys
-work, job_rc = sys.argv[1], int(sys.argv[2])
+work, job_rc, job, shared_rc, shared = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 fails = 0
 def check(name, ok, detail):
     global fails
@@ -56,5 +75,30 @@ if rows:
               f"report {r['energy_kwh']:.6f} kWh, counter {counter_kwh:.6f} kWh")
     else:
         check("the GPU has an energy counter", False, "nvmlDeviceGetTotalEnergyConsumption failed")
+if shared:
+    try:
+        a_job = json.loads(open(f"{work}/job_a.json").read())
+        by_job = {r["job"]: r for r in json.load(open(f"{work}/shared.json"))["jobs"]}
+    except (OSError, ValueError, KeyError) as e:
+        print(f"FAIL: no shared jobs' figures or report: {e}"); sys.exit(1)
+    check("the shared jobs ran", shared_rc == 0, shared_rc)
+    a, b = by_job.get(job + "-a"), by_job.get(job + "-b")
+    check("a report row for each shared job", a is not None and b is not None, sorted(by_job))
+    if a and b:
+        print("| job | held GPU-h | energy kWh | share basis |")
+        for name, r in (("A", a), ("B", b)):
+            print(f"| {name} | {r['gpu_hours']:.5f} | {r['energy_kwh']:.6f} | {r['share_basis']} |")
+        bases = set(a["share_basis"].split("+")) | set(b["share_basis"].split("+"))
+        check("the shared intervals divided by a documented basis", bases <= {"sole", "sm", "equal"} and
+              ("sm" in bases or "equal" in bases), f"A {a['share_basis']}, B {b['share_basis']}")
+        e0, e1 = a_job["energy_mj"]
+        if e0 is not None and e1 is not None:
+            counter_kwh = (e1 - e0) / 1e3 / 3.6e6
+            both = a["energy_kwh"] + b["energy_kwh"]
+            check("A and B together within 2% of the counter's difference over A's life",
+                  abs(both - counter_kwh) <= 0.02 * counter_kwh,
+                  f"A {a['energy_kwh']:.6f} + B {b['energy_kwh']:.6f} = {both:.6f} kWh, counter {counter_kwh:.6f} kWh")
+            check("B, computing throughout, draws more than A, idle half its life", b["energy_kwh"] > a["energy_kwh"] * 0.5,
+                  f"A {a['energy_kwh']:.6f}, B {b['energy_kwh']:.6f}")
 sys.exit(1 if fails else 0)
 PY
