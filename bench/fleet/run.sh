@@ -150,7 +150,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
         "$B/eacgm" report --store "$url" $sel --since "${DAYS}d" --json >"$work/report.json"
         awk -v end="$(date +%s.%N)" -v start="$start" 'BEGIN {print end - start}' >>"$work/times"
       done
-      rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["rows"]))' "$work/report.json")
+      rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["jobs"]))' "$work/report.json")
       echo "| ${sel:-every job} | $(sort -n "$work/times" | awk '{a[NR]=$1} END {printf "%.2f / %.2f", a[int((NR+1)/2)], a[NR]}') ($rows) |"
     done
   fi
