@@ -34,6 +34,17 @@ void learn_workload(ProcessRecord& r, sample::Workload w) {
   learn(r.job_step, w.job_step);
 }
 
+// Each entry of `kept` (the newest of the `total` ever kept, oldest first) past the first
+// `written` of the total, to `write`; `written` becomes the total. A summary that counts
+// none (a total under the list's length) counts the list.
+template <class List, class Write>
+void write_new(const List& kept, std::uint64_t total, std::uint64_t& written, Write write) {
+  total = std::max<std::uint64_t>(total, kept.size());
+  const std::uint64_t first = total - kept.size();
+  for (std::uint64_t i = std::max(written, first); i < total; ++i) write(kept[i - first]);
+  written = std::max(written, total);
+}
+
 }  // namespace
 
 IntervalBuilder::IntervalBuilder(std::shared_ptr<const sample::ProcessFacts> facts, StartOf start_of,
@@ -264,10 +275,7 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
   if (const auto* anomalies = snap.find<analysis::AnomalySummary>()) {
     // By the order of keeping, not of time: a held slow call is kept with its group, after
     // newer ones of other functions, and a slow interval with the next that confirms it.
-    const std::uint64_t kept = std::max<std::uint64_t>(anomalies->kept, anomalies->recent.size());
-    const std::uint64_t first = kept - anomalies->recent.size();
-    for (std::uint64_t i = std::max(anomalies_kept_, first); i < kept; ++i) {
-      const analysis::Anomaly& a = anomalies->recent[i - first];
+    write_new(anomalies->recent, anomalies->kept, anomalies_kept_, [&](const analysis::Anomaly& a) {
       AnomalyRecord r;
       r.t_ns = static_cast<std::int64_t>(a.ts_ns);
       r.end_ns = static_cast<std::int64_t>(a.ts_ns + a.dur_ns);
@@ -279,25 +287,20 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
       r.value = static_cast<double>(a.dur_ns);
       r.median_ns = a.median_ns;
       batch.anomalies.push_back(std::move(r));
-    }
-    anomalies_kept_ = std::max(anomalies_kept_, kept);
-    const std::uint64_t intervals =
-        std::max<std::uint64_t>(anomalies->interval_total, anomalies->intervals.size());
-    const std::uint64_t first_interval = intervals - anomalies->intervals.size();
-    for (std::uint64_t i = std::max(intervals_kept_, first_interval); i < intervals; ++i) {
-      const analysis::IntervalAnomaly& a = anomalies->intervals[i - first_interval];
-      AnomalyRecord r;
-      r.t_ns = static_cast<std::int64_t>(a.start_ns);
-      r.end_ns = static_cast<std::int64_t>(a.end_ns);
-      r.kind = "interval";
-      r.domain = a.domain;
-      r.function = a.name;
-      r.score = a.score;
-      r.value = a.ratio;
-      r.median_ns = a.median_ns;
-      batch.anomalies.push_back(std::move(r));
-    }
-    intervals_kept_ = std::max(intervals_kept_, intervals);
+    });
+    write_new(anomalies->intervals, anomalies->interval_total, intervals_kept_,
+              [&](const analysis::IntervalAnomaly& a) {
+                AnomalyRecord r;
+                r.t_ns = static_cast<std::int64_t>(a.start_ns);
+                r.end_ns = static_cast<std::int64_t>(a.end_ns);
+                r.kind = "interval";
+                r.domain = a.domain;
+                r.function = a.name;
+                r.score = a.score;
+                r.value = a.ratio;
+                r.median_ns = a.median_ns;
+                batch.anomalies.push_back(std::move(r));
+              });
   }
 
   // Hangs: written once, when over (their whole span).

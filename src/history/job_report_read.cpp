@@ -24,10 +24,10 @@ Result<std::vector<JobReportRow>> read_jobs_usage(Store& store, const HistoryQue
   if (jobs.empty()) return std::vector<JobReportRow>{};
   // Past a page, every job's rows at once rather than a list of thousands of ids.
   constexpr std::size_t kMostIds = 500;
-  JobSelector selector{JobSelector::By::kJobs, {}, {}};
-  if (jobs.size() > kMostIds) selector.by = JobSelector::By::kAll;
-  for (const StoredJob& j : jobs) {
-    if (jobs.size() <= kMostIds) selector.values.push_back(j.job);
+  JobSelector selector{JobSelector::By::kAll, {}, {}};
+  if (jobs.size() <= kMostIds) {
+    selector.by = JobSelector::By::kJobs;
+    for (const StoredJob& j : jobs) selector.values.push_back(j.job);
   }
   return read_job_report(store, q, selector, tier, options, ReportParts::kHeld);
 }
