@@ -176,8 +176,20 @@ Status SqliteStore::migrate() {
   }
   if (*version == kSchemaVersion) return {};
   // Each step in its transaction: a file is at one version or the next, never between.
+  // The version is read again under the write lock: another agent opening the same file
+  // may have made this step while this one waited for the lock.
   for (auto v = *version; v < kSchemaVersion; ++v) {
     if (auto st = db_.exec("BEGIN IMMEDIATE"); !st) return st;
+    auto now = meta_int("schema_version", 0);
+    if (!now) {
+      (void)db_.exec("ROLLBACK");
+      return make_error(now.error());
+    }
+    if (*now > v) {
+      if (auto c = db_.exec("COMMIT"); !c) return c;
+      v = std::min<std::int64_t>(*now, kSchemaVersion) - 1;
+      continue;
+    }
     auto st = db_.exec(migration_step(Dialect::kSqlite, v + 1));
     if (st) st = set_meta("schema_version", v + 1);
     if (!st) {

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store_backends.h"
@@ -279,6 +280,30 @@ TEST_P(HistoryStore, AVersion1StoreIsMigrated) {
   EXPECT_EQ(backend_->query("SELECT (SELECT value FROM meta WHERE key = 'schema_version'), job, job_step, "
                             "pod_uid, pod, namespace, container_name FROM processes WHERE pid = 42"),
             std::to_string(kSchemaVersion) + "|4242|0|" + b.processes[0].pod_uid + "|trainer-0|ml|pytorch");
+}
+
+// Agents starting together on one old store (two nodes' agents on a shared file, or a
+// restart beside a running one) each find the schema migrated once: a step that another
+// made while this one waited for the lock is not made again ("duplicate column").
+TEST_P(HistoryStore, AgentsOpeningAnOldStoreAtOnceAllMigrateIt) {
+  ASSERT_EQ(make_old_store(1, "comm", "'old'"), "");
+  constexpr int kAgents = 6;
+  std::vector<std::string> errors(kAgents);
+  std::vector<std::thread> agents;
+  agents.reserve(kAgents);
+  for (int i = 0; i < kAgents; ++i) {
+    agents.emplace_back([this, &errors, i] {
+      auto s = backend_->open();
+      if (!s) errors[static_cast<std::size_t>(i)] = s.error();
+    });
+  }
+  for (std::thread& t : agents) t.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(rows(store->processes(window(kT0, kT0 + 60 * kS), Tier::kRaw)).size(), 1u);
 }
 
 // A store of version 2 (the workload columns, no node_clocks) opens, is migrated to this
