@@ -47,8 +47,9 @@ typedef __s16 eacgm_s16;
  * 14: EACGM_PROBE_CAPTURE_BEGIN/END and the `capturing` map: counted probes record each
  *     call of a process while one of its CUDA stream captures is open.
  * 15: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED).
- * 16: eacgm_record.run_delay_ns and EACGM_REC_RUN_DELAY. */
-#define EACGM_ABI_VERSION 16
+ * 16: eacgm_record.run_delay_ns and EACGM_REC_RUN_DELAY.
+ * 17: eacgm_duration_value.held, held_sum_ns, held_delay_ns (errors 32 bits). */
+#define EACGM_ABI_VERSION 17
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -236,7 +237,10 @@ struct eacgm_duration_key {
 struct eacgm_duration_value {
 	eacgm_u64 count;
 	eacgm_u64 sum_ns;
-	eacgm_u64 errors; /* of these calls, how many failed (EACGM_PROBE_RET_ERR) */
+	eacgm_u32 errors; /* of these calls, how many failed (EACGM_PROBE_RET_ERR) */
+	eacgm_u32 held;   /* of these calls, those held off the CPU for at least half their time */
+	eacgm_u64 held_sum_ns;   /* their durations summed */
+	eacgm_u64 held_delay_ns; /* their waits for a CPU inside the calls, summed */
 };
 
 /* The waiting call each thread is in (`calls_in_flight`, bpf/trace.bpf.c): a hash map

@@ -96,6 +96,23 @@ static __always_inline __u64 task_run_delay(struct task_struct *task)
 	return task->sched_info.run_delay;
 }
 
+/* A timed counted call's session cookie: its entry's time (mod 2^44 ns, about 4.9 h) and
+ * its thread's run delay then (in 1,024 ns units, mod 2^20: about 1.07 s), so that the
+ * return tells the call's waits for a CPU from its own time without a map. Never 0 (not
+ * timed) nor EACGM_CAPTURE_COOKIE. */
+#define EACGM_COOKIE_TS_BITS 44
+#define EACGM_COOKIE_DELAY_BITS 20
+#define EACGM_COOKIE_DELAY_SHIFT 10
+
+static __always_inline __u64 timing_cookie(__u64 now, __u64 delay)
+{
+	__u64 c = (now << EACGM_COOKIE_DELAY_BITS) |
+		  ((delay >> EACGM_COOKIE_DELAY_SHIFT) & ((1ULL << EACGM_COOKIE_DELAY_BITS) - 1));
+	if (c == 0)
+		return 1;
+	return c == EACGM_CAPTURE_COOKIE ? c - 1 : c;
+}
+
 /* Per-thread state, in task-local storage (no hash map on the hot path): the calls
  * this thread has entered and not yet left (innermost last), and how many `outer`
  * calls are open (what makes other records nested). */
@@ -1038,7 +1055,7 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 	if (!cookie)
 		return 1;
 	__u64 now = bpf_ktime_get_ns();
-	*cookie = (seen & mask) ? 0 : now;
+	*cookie = (seen & mask) ? 0 : timing_cookie(now, task_run_delay(bpf_get_current_task_btf()));
 	if (waits) {
 		if (r)
 			r->nargs = p->nargs;
@@ -1058,9 +1075,18 @@ static __always_inline int on_count_return(struct pt_regs *ctx)
 	const struct eacgm_probe *p = bpf_map_lookup_elem(&probes, &probe_id);
 	if (p && (p->flags & EACGM_PROBE_WAIT))
 		leave_wait(ctx);
-	if (!cookie || *cookie == 0 || *cookie > now)
+	if (!cookie || *cookie == 0)
 		return 0;
-	__u64 dur = now - *cookie;
+	const __u64 ts_mask = (1ULL << EACGM_COOKIE_TS_BITS) - 1;
+	const __u64 delay_mask = (1ULL << EACGM_COOKIE_DELAY_BITS) - 1;
+	__u64 dur = (now - (*cookie >> EACGM_COOKIE_DELAY_BITS)) & ts_mask;
+	if (dur >> (EACGM_COOKIE_TS_BITS - 1))
+		return 0; /* the clocks disagree: entered "after" it returned */
+	/* Held off the CPU for at least half its duration: its time is mostly the scheduler's. */
+	__u64 waited = (((task_run_delay(bpf_get_current_task_btf()) >> EACGM_COOKIE_DELAY_SHIFT) - *cookie) &
+			delay_mask)
+		       << EACGM_COOKIE_DELAY_SHIFT;
+	int held = waited > 0 && 2 * waited >= dur;
 	struct eacgm_duration_key key = {};
 	key.pid = bpf_get_current_pid_tgid() >> 32;
 	key.probe_id = probe_id;
@@ -1079,6 +1105,11 @@ static __always_inline int on_count_return(struct pt_regs *ctx)
 	v->sum_ns += dur;
 	if (p && (p->flags & EACGM_PROBE_RET_ERR) && (__s32)PT_REGS_RC(ctx) != 0)
 		v->errors += 1;
+	if (held) {
+		v->held += 1;
+		v->held_sum_ns += dur;
+		v->held_delay_ns += waited < dur ? waited : dur;
+	}
 	return 0;
 }
 

@@ -288,15 +288,31 @@ bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
   if (!t.probe || t.count == 0 || t.sum_ns == 0) return false;
   ProbeEntry* entry = entry_for(t.probe);
   if (entry != nullptr && entry->ignored) return false;
-  Stats* s = entry ? stats_for(t.probe, *entry, 0) : nullptr;
+  // The calls held off the CPU for half their time or more apart, as per-call records are,
+  // at their own time (less the waits for a CPU); the others at their whole duration.
+  const std::uint64_t held = std::min(t.held, t.count);
+  const std::uint64_t held_sum = std::min(t.held_sum_ns, t.sum_ns);
+  bool flagged = false;
+  if (t.count > held) flagged |= add_bucket(t, entry, 0, t.count - held, t.sum_ns - held_sum, 0, now_ns);
+  if (held > 0)
+    flagged |= add_bucket(t, entry, kClasses, held, held_sum, std::min(t.held_delay_ns, held_sum), now_ns);
+  return flagged;
+}
+
+bool AnomalyDetector::add_bucket(const CallTimings& t, ProbeEntry* entry, std::size_t cls,
+                                 std::uint64_t count, std::uint64_t sum_ns, std::uint64_t delay_ns,
+                                 std::uint64_t now_ns) {
+  Stats* s = entry ? stats_for(t.probe, *entry, cls) : nullptr;
   if (s == nullptr) {
-    summary_.untracked_calls += t.count;
+    summary_.untracked_calls += count;
     return false;
   }
   if (interval_start_ns_ == 0) interval_start_ns_ = now_ns;
   if (s->first_ns == 0) s->first_ns = now_ns;
-  const double mean_ns = static_cast<double>(t.sum_ns) / static_cast<double>(t.count);
-  const double z = judge(*s, std::log(mean_ns), t.count);
+  const double n = static_cast<double>(count);
+  const double mean_ns = static_cast<double>(sum_ns) / n;
+  const double own_ns = std::max(1.0, static_cast<double>(sum_ns - delay_ns) / n);
+  const double z = judge(*s, std::log(own_ns), count);
   if (z < 0) return false;
   Anomaly a;
   a.ts_ns = now_ns;
@@ -304,12 +320,13 @@ bool AnomalyDetector::add(const CallTimings& t, std::uint64_t now_ns) {
   a.domain = t.probe->spec.domain;
   a.name = t.probe->function;
   a.dur_ns = static_cast<std::uint64_t>(mean_ns);
+  a.run_delay_ns = static_cast<std::uint64_t>(mean_ns - own_ns);
   a.score = z;
   a.median_ns = s->median_ns;
   a.sampled = true;
-  a.calls = t.count;
-  const double excess = mean_ns - s->median_ns;
-  return report(*s, std::move(a), t.count, static_cast<std::uint64_t>(std::max(excess, 0.0)));
+  a.calls = count;
+  const double excess = own_ns - s->median_ns;
+  return report(*s, std::move(a), count, static_cast<std::uint64_t>(std::max(excess, 0.0)));
 }
 
 void AnomalyDetector::complete_context(const CallEvent& op) {

@@ -66,8 +66,10 @@
 // off the CPU for at least half its duration is learnt and judged apart from the others
 // of its key (a class of its own, like a size class): it resumes cold, after the switches
 // and with caches another task filled, so a sub-microsecond call's own time is then tens
-// of microseconds. Sampled buckets carry no run delay and are judged by their whole
-// duration.
+// of microseconds. Sampled buckets do the same by count: the kernel splits each bucket's
+// calls held off the CPU for half their time or more (CallTimings::held, their durations
+// and waits summed) from the others, and the two parts are judged apart, the held ones at
+// their mean time less their mean wait.
 //
 // Calls come one by one (per-call records, with their args) or, in always-on mode, as
 // the sampled durations' log buckets per (process, probe): a bucket's calls are judged
@@ -281,6 +283,10 @@ class AnomalyDetector {
 
   ProbeEntry* entry_for(const std::shared_ptr<const ProbeInfo>& probe);
   Stats* stats_for(const std::shared_ptr<const ProbeInfo>& probe, ProbeEntry& entry, std::size_t size_class);
+  // One part of a sampled bucket: `count` calls of `sum_ns` in all, of which `delay_ns`
+  // waits for a CPU, judged in class `cls` at their mean time less their mean wait.
+  bool add_bucket(const CallTimings& t, ProbeEntry* entry, std::size_t cls, std::uint64_t count,
+                  std::uint64_t sum_ns, std::uint64_t delay_ns, std::uint64_t now_ns);
   // Judges `weight` calls of mean log-duration `x` and learns them unless flagged; the
   // z-score when they were flagged, else a negative value.
   double judge(Stats& s, double x, std::uint64_t weight);

@@ -33,6 +33,10 @@ constexpr std::array kTable = {
                      "Calls of always-on probes, counted at entry in the kernel (no record each)."},
     AgentCounterSpec{"sampled_calls", "eacgm_sampled_calls_total", kC, kNonZero, "",
                      "Of the counted calls, those timed (one in 2^trace.sample_shift per CPU and probe)."},
+    AgentCounterSpec{
+        "sampled_held_calls", "eacgm_sampled_held_calls_total", kC, kNonZero, "",
+        "Of the timed calls, those held off the CPU (runnable, waiting for it) for at least half "
+        "their duration: judged apart by the anomaly detector."},
     AgentCounterSpec{"budget_shift_raises", "eacgm_budget_shift_raises_total", kC, kNonZero, "",
                      "Times a counted probe was timed less often to keep a process within trace.budget."},
     AgentCounterSpec{"budget_shift_lowers", "eacgm_budget_shift_lowers_total", kC, kNonZero, "",

@@ -55,6 +55,11 @@ struct CallTimings {
   std::uint64_t count = 0;   // sampled calls in the bucket since the last delivery
   std::uint64_t sum_ns = 0;
   std::uint64_t errors = 0;  // of them, failed ones
+  // Of them, those held off the CPU (waiting runnable) for at least half their duration:
+  // their count, durations and waits summed. Zero where the kernel keeps no run delay.
+  std::uint64_t held = 0;
+  std::uint64_t held_sum_ns = 0;
+  std::uint64_t held_delay_ns = 0;
 };
 
 }  // namespace eacgm

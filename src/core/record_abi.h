@@ -7,7 +7,7 @@
 #include "bpf/events.h"
 
 // The version both sides were built for; bump it (bpf/events.h) with any change here.
-static_assert(EACGM_ABI_VERSION == 16);
+static_assert(EACGM_ABI_VERSION == 17);
 static_assert(sizeof(eacgm_arg_spec) == 8);
 static_assert(offsetof(eacgm_arg_spec, deref_offset) == 4);
 static_assert(offsetof(eacgm_arg_spec, disp) == 6);
@@ -18,7 +18,7 @@ static_assert(offsetof(eacgm_count, stack_words) == 7);
 static_assert(sizeof(eacgm_count_key) == 24);
 static_assert(sizeof(eacgm_count_value) == 64);
 static_assert(sizeof(eacgm_duration_key) == 16);
-static_assert(sizeof(eacgm_duration_value) == 24);
+static_assert(sizeof(eacgm_duration_value) == 40);
 static_assert(offsetof(eacgm_probe, args) == 8);
 static_assert(sizeof(eacgm_record) == 352);
 static_assert(offsetof(eacgm_record, ts_ns) == 0);

@@ -88,15 +88,22 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     SeenTiming& s = seen_timings_[e.key];
     if (!probe) continue;
     const bool restarted = e.count < s.count;
+    const auto since = [restarted](std::uint64_t now, std::uint64_t before) {
+      return restarted || now < before ? now : now - before;
+    };
     CallTimings t{e.key.pid,
                   std::move(probe),
                   e.key.bucket,
-                  restarted ? e.count : e.count - s.count,
-                  restarted ? e.sum_ns : e.sum_ns - s.sum_ns,
-                  restarted ? e.errors : e.errors - s.errors};
-    s = SeenTiming{e.count, e.sum_ns, e.errors};
+                  since(e.count, s.count),
+                  since(e.sum_ns, s.sum_ns),
+                  since(e.errors, s.errors),
+                  since(e.held, s.held),
+                  since(e.held_sum_ns, s.held_sum_ns),
+                  since(e.held_delay_ns, s.held_delay_ns)};
+    s = SeenTiming{e.count, e.sum_ns, e.errors, e.held, e.held_sum_ns, e.held_delay_ns};
     if (t.count == 0) continue;
     counters_.sampled_calls += t.count;
+    counters_.sampled_held_calls += t.held;
     timings.push_back(std::move(t));
   }
   forget(ended);

@@ -45,11 +45,12 @@ class BpfCountSource final : public CountSource {
 
 struct CountDrainCounters {
   std::uint64_t drains = 0;
-  std::uint64_t keys = 0;            // count keys held now (one per process, probe, handle)
-  std::uint64_t unknown_probe = 0;   // keys whose probe id names no probe (dropped)
-  std::uint64_t forgotten_pids = 0;  // exited processes whose keys were deleted
-  std::uint64_t counted_calls = 0;   // calls delivered as counts, in total
-  std::uint64_t sampled_calls = 0;   // of those, timed
+  std::uint64_t keys = 0;                // count keys held now (one per process, probe, handle)
+  std::uint64_t unknown_probe = 0;       // keys whose probe id names no probe (dropped)
+  std::uint64_t forgotten_pids = 0;      // exited processes whose keys were deleted
+  std::uint64_t counted_calls = 0;       // calls delivered as counts, in total
+  std::uint64_t sampled_calls = 0;       // of those, timed
+  std::uint64_t sampled_held_calls = 0;  // of those, held off the CPU half their time or more
 };
 
 class CountDrain {
@@ -83,7 +84,7 @@ class CountDrain {
     bool named = false;  // the kernel name was looked up and found
   };
   struct SeenTiming {
-    std::uint64_t count = 0, sum_ns = 0, errors = 0;
+    std::uint64_t count = 0, sum_ns = 0, errors = 0, held = 0, held_sum_ns = 0, held_delay_ns = 0;
   };
   struct KeyHash {
     std::size_t operator()(const eacgm_count_key& k) const {

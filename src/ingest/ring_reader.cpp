@@ -51,6 +51,8 @@ void RingReader::register_counters(CounterRegistry& registry) {
                  [this] { return counted_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("sampled_calls"),
                  [this] { return sampled_calls_.load(std::memory_order_relaxed); });
+    registry.add(agent_counter("sampled_held_calls"),
+                 [this] { return sampled_held_calls_.load(std::memory_order_relaxed); });
     registry.add(agent_counter("count_keys"), [this] { return count_keys_.load(std::memory_order_relaxed); });
   }
   if (waits_) {
@@ -208,6 +210,7 @@ void RingReader::drain_counts(bool forget_gone) {
   const auto& c = counts_->counters();
   counted_calls_.store(c.counted_calls, std::memory_order_relaxed);
   sampled_calls_.store(c.sampled_calls, std::memory_order_relaxed);
+  sampled_held_calls_.store(c.sampled_held_calls, std::memory_order_relaxed);
   count_keys_.store(c.keys, std::memory_order_relaxed);
 }
 

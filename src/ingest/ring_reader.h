@@ -129,9 +129,9 @@ class RingReader {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::atomic<std::uint64_t> calls_{0}, hints_{0}, malformed_{0}, unknown_{0}, poll_errors_{0},
-      forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, count_keys_{0}, python_samples_{0},
-      python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0}, wait_processes_{0},
-      in_flight_{0}, stuck_read_{0}, stuck_unknown_{0}, stuck_unreadable_{0};
+      forgotten_pids_{0}, counted_calls_{0}, sampled_calls_{0}, sampled_held_calls_{0}, count_keys_{0},
+      python_samples_{0}, python_unnamed_{0}, python_reread_{0}, python_in_calls_{0}, host_waits_{0},
+      wait_processes_{0}, in_flight_{0}, stuck_read_{0}, stuck_unknown_{0}, stuck_unreadable_{0};
 };
 
 }  // namespace eacgm::ingest

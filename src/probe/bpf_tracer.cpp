@@ -412,11 +412,14 @@ std::vector<DurationEntry> BpfTracer::read_durations() const {
   read_percpu_hash<eacgm_duration_key, eacgm_duration_value>(
       bpf_map__fd(skel_->maps.call_durations),
       [&](const eacgm_duration_key& k, std::span<const eacgm_duration_value> v) {
-        DurationEntry e{k, 0, 0, 0};
+        DurationEntry e{k};
         for (const auto& d : v) {
           e.count += d.count;
           e.sum_ns += d.sum_ns;
           e.errors += d.errors;
+          e.held += d.held;
+          e.held_sum_ns += d.held_sum_ns;
+          e.held_delay_ns += d.held_delay_ns;
         }
         out.push_back(e);
       });

@@ -76,6 +76,9 @@ struct DurationEntry {
   std::uint64_t count = 0;
   std::uint64_t sum_ns = 0;
   std::uint64_t errors = 0;
+  std::uint64_t held = 0;  // of them, held off the CPU for at least half their time
+  std::uint64_t held_sum_ns = 0;
+  std::uint64_t held_delay_ns = 0;  // their waits for a CPU
 };
 
 // Attached uprobes (a libbpf link, or a uprobe_multi link fd); detach when destroyed.

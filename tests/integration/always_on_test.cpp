@@ -1,6 +1,7 @@
 // Integration tests (root, real eBPF uprobe sessions): the always-on mode counts every
 // call exactly at one trap per call, with the same totals as per-call tracing, under a
-// multi-threaded tight loop (no ring buffer, so nothing to drop), and times a sample.
+// multi-threaded tight loop (no ring buffer, so nothing to drop), and times a sample,
+// the calls held off the CPU counted apart.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -73,6 +74,22 @@ TEST(AlwaysOn, CountsEveryCallOfAMultiThreadedLoopExactly) {
   EXPECT_EQ(doc["accounting"]["events"], 0) << doc["accounting"].dump(2);
   EXPECT_EQ(doc["accounting"]["counted_calls"], 3 * kCalls);
   EXPECT_EQ(doc["accounting"]["drops"], 0);
+}
+
+// Two threads of the loop on one CPU preempt each other: the timed calls a switch held off
+// the CPU for half their time or more are counted apart (the kernel's run delay, read at
+// the sampled call's entry and return), for the anomaly detector to judge apart.
+TEST(AlwaysOn, TimedCallsHeldOffTheCpuAreCountedApart) {
+  const std::string config = temp_dir() + "/held.toml";
+  std::ofstream(config) << "[trace]\nbudget = 0\n";
+  Subprocess eacgm({bin("eacgm"), "run", "--json", "--no-gpu", "--config", config, "--mode", "always-on",
+                    "--probes", "cuda_driver", "--", "taskset", "-c", "0", bin("driver_loop"), "--threads",
+                    "2", "--iters", "200000"});
+  ASSERT_EQ(eacgm.wait(), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  const auto held = doc["accounting"].value("sampled_held_calls", std::uint64_t{0});
+  EXPECT_GT(held, 0u) << doc["accounting"].dump(2);
+  EXPECT_LT(held, doc["accounting"]["sampled_calls"].get<std::uint64_t>() / 10) << doc["accounting"].dump(2);
 }
 
 TEST(AlwaysOn, TraceAsksForItWithMode) {

@@ -3,9 +3,9 @@
 // warm-up; a sustained slowdown below the per-call ratio is a slow interval, also on a
 // loaded machine whose intervals swing together, which alone raises none; a lasting
 // shift is learnt again; an outlier does not hide the next; sizes are judged apart;
-// sampled buckets are judged; the enclosing op completes an anomaly; repeats of a
-// process's function are coalesced into one entry per window; a call is judged without
-// the time it waited for a CPU; memory is capped.
+// sampled buckets are judged, their calls held off the CPU apart; the enclosing op completes an anomaly;
+// repeats of a process's function are coalesced into one entry per window; a call is judged without the time
+// it waited for a CPU; memory is capped.
 #include "analysis/anomaly_detector.h"
 
 #include <gtest/gtest.h>
@@ -534,6 +534,48 @@ TEST(AnomalyDetector, TimeHeldOffTheCpuIsNotTheCalls) {
   EXPECT_EQ(s.recent[0].dur_ns, 200 * kMs);
   EXPECT_EQ(s.recent[0].run_delay_ns, 3 * kMs);
   EXPECT_EQ(s.level_shifts, 0u);
+}
+
+// The same in always-on mode: each second's sampled buckets of a sync loop, where the
+// scheduler held dozens of calls a second off the CPU for milliseconds (the kernel counts
+// them apart: CallTimings::held), raise nothing for ten minutes; a bucket of calls slow in
+// themselves still is flagged, with its waits for a CPU.
+TEST(AnomalyDetector, SampledCallsHeldOffTheCpuAreNotTheCalls) {
+  AnomalyDetector detector;
+  auto p = probe("cudaStreamSynchronize");
+  std::mt19937_64 rng(17);
+  std::uniform_int_distribution<std::uint64_t> held_n(10, 60);
+  std::uniform_int_distribution<std::uint64_t> delay_us(500, 30'000);
+  CallTimings fast, held;
+  fast.pid = held.pid = 9;
+  fast.probe = held.probe = p;
+  for (std::uint64_t sec = 1; sec <= 600; ++sec) {
+    const std::uint64_t now = sec * 1000 * kMs;
+    fast.count = 5'000;
+    fast.sum_ns = 5'000 * 900;
+    EXPECT_FALSE(detector.add(fast, now)) << sec;
+    // One bucket: calls of a few milliseconds, nearly all of it waits for a CPU.
+    held.count = held.held = held_n(rng);
+    held.held_delay_ns = 0;
+    for (std::uint64_t i = 0; i < held.count; ++i) held.held_delay_ns += delay_us(rng) * 1'000;
+    held.sum_ns = held.held_sum_ns = held.held_delay_ns + held.count * 20'000;
+    EXPECT_FALSE(detector.add(held, now + 1)) << sec;
+    detector.close_interval(now + 2);
+  }
+  EXPECT_EQ(detector.summary().total, 0u);
+  CallTimings slow = held;
+  slow.count = 4;
+  slow.held = 1;
+  slow.held_delay_ns = 5 * kMs;
+  slow.held_sum_ns = 5 * kMs + 20'000;
+  slow.sum_ns = 3 * 200 * kMs + slow.held_sum_ns;
+  EXPECT_TRUE(detector.add(slow, 601'000 * kMs));
+  const auto& s = detector.summary();
+  ASSERT_EQ(s.recent.size(), 1u);
+  EXPECT_TRUE(s.recent[0].sampled);
+  EXPECT_EQ(s.recent[0].calls, 3u);
+  EXPECT_EQ(s.recent[0].dur_ns, 200 * kMs);
+  EXPECT_EQ(s.recent[0].run_delay_ns, 0u);
 }
 
 // Repeats merge per process, function and kind, within the window of the entry's last one.

@@ -100,6 +100,9 @@ TEST_F(DrainFixture, TimingsAreDeltasPerBucket) {
   drain.drain(counts, timings);
   d.count = 5;
   d.sum_ns = 5100;
+  d.held = 1;  // one of the three new calls was held off the CPU
+  d.held_sum_ns = 1100;
+  d.held_delay_ns = 900;
   maps.durations = {d};
   timings.clear();
   drain.drain(counts, timings);
@@ -108,6 +111,18 @@ TEST_F(DrainFixture, TimingsAreDeltasPerBucket) {
   EXPECT_EQ(timings[0].sum_ns, 3100u);
   EXPECT_EQ(timings[0].errors, 0u);
   EXPECT_EQ(timings[0].bucket, eacgm_hist_key(1000));
+  EXPECT_EQ(timings[0].held, 1u);
+  EXPECT_EQ(timings[0].held_sum_ns, 1100u);
+  EXPECT_EQ(timings[0].held_delay_ns, 900u);
+  EXPECT_EQ(drain.counters().sampled_held_calls, 1u);
+  d.count = 6;
+  d.sum_ns = 6100;
+  maps.durations = {d};
+  timings.clear();
+  drain.drain(counts, timings);
+  ASSERT_EQ(timings.size(), 1u);
+  EXPECT_EQ(timings[0].held, 0u);
+  EXPECT_EQ(timings[0].held_sum_ns, 0u);
 }
 
 TEST_F(DrainFixture, ForgetsOnlyDeadProcessesAndUnknownProbesAreDropped) {
