@@ -15,33 +15,11 @@ using analysis::FlightRank;
 using analysis::FlightState;
 using analysis::NcclCollective;
 
-std::string_view collective_op(NcclCollective kind) {
-  switch (kind) {
-    case NcclCollective::kAllReduce:
-      return "all_reduce";
-    case NcclCollective::kReduceScatter:
-      return "reduce_scatter";
-    case NcclCollective::kAllGather:
-      return "all_gather";
-    case NcclCollective::kAlltoAll:
-      return "all_to_all";
-    case NcclCollective::kBroadcast:
-      return "broadcast";
-    case NcclCollective::kReduce:
-      return "reduce";
-    case NcclCollective::kGather:
-      return "gather";
-    case NcclCollective::kScatter:
-      return "scatter";
-    case NcclCollective::kSend:
-      return "send";
-    case NcclCollective::kRecv:
-      return "recv";
-    case NcclCollective::kNone:
-      break;
-  }
-  return "";
-}
+// PyTorch's names of the operations, by NcclCollective.
+constexpr std::string_view kOpNames[] = {
+    "",       "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
+    "reduce", "gather",     "scatter",        "send",       "recv"};
+static_assert(std::size(kOpNames) == analysis::kNcclCollectiveKinds);
 
 void sizes(PickleWriter& w, const std::vector<std::int64_t>& shape) {
   w.begin_list().begin_list();
@@ -127,7 +105,7 @@ std::string_view flight_state_name(FlightState state) {
 }
 
 std::string flight_profiling_name(const FlightEntry& e, std::int32_t rank) {
-  const std::string_view op = collective_op(e.kind);
+  const std::string_view op = kOpNames[static_cast<std::size_t>(e.kind)];
   if (e.kind == NcclCollective::kSend) return fmt::format("nccl:send {}->{}", rank, e.peer);
   if (e.kind == NcclCollective::kRecv) return fmt::format("nccl:recv {}<-{}", rank, e.peer);
   return fmt::format("nccl:{}", op);

@@ -1,11 +1,8 @@
 // JSON of the NCCL flight recorder (export/flight_recorder_json.h).
 #include "export/flight_recorder_json.h"
 
-#include <chrono>
-
 #include "core/nccl_types.h"
 #include "export/flight_recorder_dump.h"
-#include "export/json_text.h"
 #include "export/python_stack_text.h"
 
 namespace eacgm::exporting {
@@ -70,14 +67,6 @@ json flight_recorder_json(const analysis::FlightRecord& record, const FlightFilt
               {"untracked_calls", record.untracked_calls},
               {"dropped_ranks", record.dropped_ranks},
               {"communicators", std::move(comms)}};
-}
-
-std::string api_flight_recorder(const analysis::AnalysisSnapshot& snap, const FlightFilter& filter) {
-  json doc{
-      {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
-      {"sequence", snap.sequence}};
-  doc.update(flight_recorder_json(snap.get<analysis::FlightRecord>(), filter));
-  return json_text(doc);
 }
 
 }  // namespace eacgm::exporting

@@ -4,9 +4,7 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 
-#include "analysis/analysis_snapshot.h"
 #include "analysis/nccl_flight_recorder.h"
 #include "export/json_opt.h"
 
@@ -22,6 +20,5 @@ struct FlightFilter {
 //  "collective_seq_id","p2p_seq_id","instance","name","profiling_name","count","datatype",
 //  "op","peer","state","tid","entered_ns","returned_ns","duration_ns","python_stack"}]}]}]}
 json flight_recorder_json(const analysis::FlightRecord& record, const FlightFilter& filter);
-std::string api_flight_recorder(const analysis::AnalysisSnapshot& snap, const FlightFilter& filter);
 
 }  // namespace eacgm::exporting

@@ -87,25 +87,17 @@ PickleWriter& PickleWriter::str(std::string_view v) {
   return *this;
 }
 
-PickleWriter& PickleWriter::begin_list() {
-  byte(kEmptyList);
+PickleWriter& PickleWriter::open(Open container) {
+  if (container == Open::kList) byte(kEmptyList);
+  if (container == Open::kDict) byte(kEmptyDict);
   byte(kMark);
-  open_.push_back(Open::kList);
+  open_.push_back(container);
   return *this;
 }
 
-PickleWriter& PickleWriter::begin_tuple() {
-  byte(kMark);
-  open_.push_back(Open::kTuple);
-  return *this;
-}
-
-PickleWriter& PickleWriter::begin_dict() {
-  byte(kEmptyDict);
-  byte(kMark);
-  open_.push_back(Open::kDict);
-  return *this;
-}
+PickleWriter& PickleWriter::begin_list() { return open(Open::kList); }
+PickleWriter& PickleWriter::begin_tuple() { return open(Open::kTuple); }
+PickleWriter& PickleWriter::begin_dict() { return open(Open::kDict); }
 
 PickleWriter& PickleWriter::end() {
   assert(!open_.empty());

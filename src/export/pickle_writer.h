@@ -32,6 +32,7 @@ class PickleWriter {
   enum class Open : std::uint8_t { kList, kTuple, kDict };
   void byte(std::uint8_t b) { out_.push_back(static_cast<char>(b)); }
   void little_endian(std::uint64_t v, int bytes);
+  PickleWriter& open(Open container);
 
   std::string out_;
   std::vector<Open> open_;
