@@ -75,7 +75,7 @@ NcclFlightRecorder::Ring* NcclFlightRecorder::ring_for(const CallEvent& call) {
     }
     return &r;
   }
-  if (rings_.size() >= options_.max_ranks) {
+  if (rings_.size() >= std::min(options_.max_ranks, kMaxTotalEntries / options_.entries)) {
     // Full: the rank whose process exited longest ago makes room.
     std::size_t oldest = rings_.size();
     for (std::size_t i = 0; i < rings_.size(); ++i) {

@@ -76,9 +76,11 @@ class NcclFlightRecorder {
  public:
   static constexpr std::size_t kDefaultEntries = 64;
   static constexpr std::size_t kMaxEntries = 4096;
+  static constexpr std::size_t kMaxTotalEntries = 262'144;
   struct Options {
     std::size_t entries = kDefaultEntries;  // per rank, at most kMaxEntries
-    // (communicator, rank) pairs followed: with 64 entries of about 200 bytes, 13 MiB.
+    // (communicator, rank) pairs followed, and fewer with long rings: at most
+    // kMaxTotalEntries entries in all (120 bytes each: 30 MiB, and the published copy).
     std::size_t max_ranks = 1024;
     // A rank whose process exited is kept this long, then let go (the first to go when
     // the cap is reached).

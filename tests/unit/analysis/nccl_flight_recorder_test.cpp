@@ -241,6 +241,22 @@ TEST(NcclFlightRecorder, CapsRanksAndLetsGoOfExitedProcesses) {
   EXPECT_TRUE(rec.record().ranks.empty());
 }
 
+TEST(NcclFlightRecorder, LongRingsFollowFewerRanks) {
+  NcclFlightRecorder::Options o;
+  o.entries = NcclFlightRecorder::kMaxEntries;
+  NcclFlightRecorder rec(o);
+  auto ar = nccl_probe("ncclAllReduce");
+  NcclCall c;
+  for (int rank = 0; rank < 100; ++rank) {
+    c.rank = rank;
+    c.nranks = 100;
+    rec.add(nccl_call(ar, c));
+  }
+  const FlightRecord out = rec.record();
+  EXPECT_EQ(out.ranks.size(), NcclFlightRecorder::kMaxTotalEntries / NcclFlightRecorder::kMaxEntries);
+  EXPECT_EQ(out.untracked_calls, 100 - out.ranks.size());
+}
+
 TEST(NcclFlightRecorder, ResizingKeepsTheNewestEntries) {
   NcclFlightRecorder rec;
   auto ar = nccl_probe("ncclAllReduce");
