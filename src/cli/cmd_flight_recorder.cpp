@@ -150,13 +150,13 @@ void add_flight_recorder_command(CLI::App& app, CommandContext& ctx) {
                   "write one file per rank of one communicator into this directory (nccl_trace_rank_<rank>)");
   sub->add_option("--comm", flags->comm,
                   "the communicator (its comm_id, 0x...); default: the one with the most ranks");
+  sub->final_callback([&ctx, flags] { ctx.exit_code = flight_recorder_command(*flags); });
   sub->footer(
       "Examples:\n"
       "  eacgm flight-recorder\n"
       "  eacgm flight-recorder --dump fr/ && python -m torch.distributed.flight_recorder.fr_trace fr/\n"
       "  eacgm flight-recorder --server http://node-b:9977 --token-file ~/.eacgm-token --comm 0x1f2e... "
       "--dump fr/");
-  sub->final_callback([&ctx, flags] { ctx.exit_code = flight_recorder_command(*flags); });
 }
 
 }  // namespace eacgm::cli

@@ -12,11 +12,11 @@ namespace {
 class FlightRecorder final : public Analysis {
  public:
   explicit FlightRecorder(const Environment& env) : env_(env) {}
-  Declaration declaration() const override {
-    return {"flight_recorder", Input::kCalls | Input::kInflight | Input::kTick, {typeid(FlightRecord)}};
-  }
   void configure(const AnalysisSettings& settings) override {
     recorder_.set_entries(settings.flight_recorder_entries);
+  }
+  Declaration declaration() const override {
+    return {"flight_recorder", Input::kCalls | Input::kInflight | Input::kTick, {typeid(FlightRecord)}};
   }
   void on_calls(std::span<const CallEvent> calls) override { add_each(recorder_, calls); }
   void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns, const Moment&) override {
