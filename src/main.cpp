@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
   add_history_command(app, ctx);
   add_report_command(app, ctx);
   add_capture_command(app, ctx);
+  add_flight_recorder_command(app, ctx);
   add_top_command(app, ctx);
 
   try {

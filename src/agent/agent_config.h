@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/hangs_config.h"
+#include "agent/nccl_config.h"
 #include "agent/python_config.h"
 #include "core/probe_spec.h"
 #include "core/result.h"
@@ -20,6 +21,7 @@ struct AgentConfig {
   sample::GpuConfig gpu;
   PythonConfig python;
   HangsConfig hangs;
+  NcclConfig nccl;
   std::vector<std::string> catalogs;  // enabled built-in catalogs (empty: defaults)
   std::vector<ProbeSpec> probes;      // user-defined probe specs
 };

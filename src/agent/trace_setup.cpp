@@ -99,6 +99,7 @@ void configure_analysis(analysis::LiveAnalysis& analysis, const TraceRequest& re
   settings.python_limits = profile_limits(config.python, request.job == TraceJob::kServe);
   settings.inflight_min_age_ns = seconds_to_ns(config.hangs.min_age_s);
   settings.hang_after_ns = seconds_to_ns(config.hangs.hang_after_s);
+  settings.flight_recorder_entries = config.nccl.flight_recorder_entries;
   analysis.configure(settings);
 }
 

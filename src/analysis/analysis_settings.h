@@ -3,10 +3,12 @@
 // a daemon's reload; each reads the fields that concern it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "analysis/hang_diagnosis.h"
 #include "analysis/inflight_calls.h"
+#include "analysis/nccl_flight_recorder.h"
 #include "analysis/python_profile.h"
 
 namespace eacgm::analysis {
@@ -18,6 +20,8 @@ struct AnalysisSettings {
   std::uint64_t inflight_min_age_ns = InflightCalls::kDefaultMinAgeNs;
   // A call in flight this long is a hang whatever it waits for ([hangs] hang_after_s; 0: never).
   std::uint64_t hang_after_ns = HangDiagnosis::kDefaultHangAfterNs;
+  // The NCCL flight recorder's entries per communicator and rank ([nccl] flight_recorder_entries).
+  std::size_t flight_recorder_entries = NcclFlightRecorder::kDefaultEntries;
 };
 
 }  // namespace eacgm::analysis

@@ -19,6 +19,14 @@ const NcclProbeRule& NcclProbeRules::of(const CallEvent& event) {
     rule.bytes = BytesRule::of(probe->spec);
     rule.kind = nccl_collective_of(probe->function);
     if (rule.bytes.has_bytes()) rule.function = intern(probe->function);
+    for (std::size_t i = 0; i < probe->spec.args.size() && i < NcclProbeRule::kNoArg; ++i) {
+      const std::string& name = probe->spec.args[i].name;
+      const auto index = static_cast<std::uint8_t>(i);
+      if (name == "count" || name == "recvcount" || name == "sendcount") rule.count_arg = index;
+      if (name == "datatype") rule.dtype_arg = index;
+      if (name == "op") rule.op_arg = index;
+      if (name == "peer" || name == "root") rule.peer_arg = index;
+    }
   }
   if (pinned_.size() < kMaxPinnedProbes) {
     pinned_.push_back(event.probe);

@@ -19,6 +19,13 @@ struct NcclProbeRule {
   BytesRule bytes;                              // none outside the nccl domain
   NcclCollective kind = NcclCollective::kNone;  // from the function name
   std::uint32_t function = 0;                   // index for function_name(); probes with bytes only
+  // The call's arguments by role (their index in CallEvent::args; kNoArg: the spec has
+  // none): the element count, datatype, reduction op, and root or peer rank.
+  static constexpr std::uint8_t kNoArg = 0xff;
+  std::uint8_t count_arg = kNoArg;
+  std::uint8_t dtype_arg = kNoArg;
+  std::uint8_t op_arg = kNoArg;
+  std::uint8_t peer_arg = kNoArg;
 };
 
 // Issued: ncclSuccess, or ncclInProgress (7) from a non-blocking communicator, whose

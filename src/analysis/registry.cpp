@@ -16,6 +16,7 @@ std::unique_ptr<Analysis> make_kernels(const Environment& env);
 std::unique_ptr<Analysis> make_gpu_work(const Environment& env);
 std::unique_ptr<Analysis> make_nccl(const Environment& env);
 std::unique_ptr<Analysis> make_collectives(const Environment& env);
+std::unique_ptr<Analysis> make_nccl_recorder(const Environment& env);
 std::unique_ptr<Analysis> make_op_kernels(const Environment& env);
 std::unique_ptr<Analysis> make_series(const Environment& env);
 std::unique_ptr<Analysis> make_anomalies(const Environment& env);
@@ -37,6 +38,7 @@ constexpr AnalysisFactory kBuiltin[] = {
     make_gpu_work,       // kernels, memsets, copies per process and stream
     make_nccl,           // NCCL calls, bandwidth, kernels on the GPU
     make_collectives,    // ranks' skew, calls in flight, hangs
+    make_nccl_recorder,  // the flight recorder: the last collectives per rank
     make_op_kernels,     // kernels per PyTorch op
     make_series,         // per-second rollups
     make_anomalies,      // slow calls and intervals

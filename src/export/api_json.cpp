@@ -26,6 +26,7 @@
 #include "core/gpu_sample.h"
 #include "core/probe_cost.h"
 #include "export/anomaly_report.h"
+#include "export/flight_recorder_json.h"
 #include "export/gpu_json.h"
 #include "export/gpu_time_table.h"
 #include "export/hang_json.h"
@@ -321,6 +322,10 @@ json ops_json(const analysis::OpKernelSummary& ops) {
 }
 
 std::string api_nccl(const analysis::AnalysisSnapshot& snap) { return with_header(snap, nccl_json(snap)); }
+
+std::string api_flight_recorder(const analysis::AnalysisSnapshot& snap, const FlightFilter& filter) {
+  return with_header(snap, flight_recorder_json(snap.get<analysis::FlightRecord>(), filter));
+}
 
 std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels) {
   return with_header(snap, gpu_time_json(snap.get<analysis::GpuTimeSummary>(), max_kernels));

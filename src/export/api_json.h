@@ -58,6 +58,9 @@ json kernels_json(const analysis::AnalysisSnapshot& snap, std::size_t max_kernel
 //  "mean_lateness_ns","straggler"}]}],"untracked_calls":N}: NCCL calls per communicator
 //  and function, and the ranks' arrival skew per communicator (docs/report.md).
 std::string api_nccl(const analysis::AnalysisSnapshot& snap);
+// The NCCL flight recorder's ranks that `filter` keeps (flight_recorder_json.h).
+struct FlightFilter;
+std::string api_flight_recorder(const analysis::AnalysisSnapshot& snap, const FlightFilter& filter);
 // What the hooks timed on the GPU (gpu_time_table.h), at most `max_kernels` kernels.
 std::string api_gpu_time(const analysis::AnalysisSnapshot& snap, std::size_t max_kernels = 2000);
 json nccl_json(const analysis::AnalysisSnapshot& snap);

@@ -18,6 +18,7 @@ void add_sections(ConfigSections& sections, NodeConfig& config, probe::CatalogNa
   probe::add_probe_section(sections, config.agent.probes);
   server::add_serve_section(sections, config.serve);
   agent::add_hangs_section(sections, config.agent.hangs);
+  agent::add_nccl_section(sections, config.agent.nccl);
   history::add_store_section(sections, config.store);
   history::add_report_section(sections, config.report);
   sample::add_kubernetes_section(sections, config.kubernetes);

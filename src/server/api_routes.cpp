@@ -8,6 +8,7 @@
 
 #include "export/gpu_events_json.h"
 #include "export/inflight_json.h"
+#include "server/flight_recorder_routes.h"
 #include "server/python_routes.h"
 #include "server/query_params.h"
 #include "server/summary_stream.h"
@@ -48,6 +49,7 @@ void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> sour
     return exporting::api_gpu_events(s, options);
   });
   add_python_routes(http, source);
+  add_flight_recorder_routes(http, source);
   http.route("/api/v1/series", [source](const Request& req) {
     std::uint64_t window = kDefaultWindowS;
     if (auto w = req.param("window")) {

@@ -239,10 +239,19 @@ TEST(NodeConfig, UnknownSectionsAreErrorsWithSuggestion) {
   // Nothing close: every section, in the order the documentation gives them.
   EXPECT_EQ(error_of(lines({"[metrics]"})),
             "eacgm.toml:1:2: unknown key \"metrics\" (expected one of catalogs, trace, gpu, python, probe, "
-            "serve, hangs, store, report, kubernetes)");
+            "serve, hangs, nccl, store, report, kubernetes)");
   EXPECT_THAT(error_of(lines({"trace = 3"})), HasSubstr("eacgm.toml:1:9: trace must be a table"));
   EXPECT_THAT(error_of(lines({"[serve]", "max_clients = 0"})),
               HasSubstr("eacgm.toml:2:15: [serve]: max_clients = 0 is out of range 1..256"));
+}
+
+TEST(NodeConfig, NcclSectionSizesTheFlightRecorder) {
+  auto r = parse_config(lines({"[nccl]", "flight_recorder_entries = 256"}), "eacgm.toml");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->agent.nccl.flight_recorder_entries, 256u);
+  EXPECT_EQ(parse_config("", "eacgm.toml")->agent.nccl.flight_recorder_entries, 64u);
+  EXPECT_THAT(error_of(lines({"[nccl]", "flight_recorder_entries = 0"})), HasSubstr("out of range 1..4096"));
+  EXPECT_THAT(error_of(lines({"[nccl]", "entries = 8"})), HasSubstr("unknown key \"entries\""));
 }
 
 TEST(NodeConfig, ReportSectionPricesGpuHours) {
