@@ -34,17 +34,20 @@ void append_progress_metrics(ExpositionWriter& out, const analysis::AnalysisSnap
     l.push_back({"pid", std::to_string(r.pid)});
     return l;
   };
-  begin_family(out, "eacgm_nccl_rank_collective_entered");
-  for (const auto& c : comms) {
-    for (const auto& r : c.ranks) out.add(labels(c, r), r.entered);
-  }
-  begin_family(out, "eacgm_nccl_rank_collective_finished");
-  for (const auto& c : comms) {
-    for (const auto& r : c.ranks) out.add(labels(c, r), r.finished);
-  }
-  begin_family(out, "eacgm_nccl_rank_waiting_seconds");
-  for (const auto& c : comms) {
-    for (const auto& r : c.ranks) out.add(labels(c, r), static_cast<double>(r.waiting_ns) / 1e9);
+  using Standing = analysis::NcclRankStanding;
+  const std::pair<const char*, double (*)(const Standing&)> families[] = {
+      {"eacgm_nccl_rank_collective_entered",
+       [](const Standing& r) { return static_cast<double>(r.entered); }},
+      {"eacgm_nccl_rank_collective_finished",
+       [](const Standing& r) { return static_cast<double>(r.finished); }},
+      {"eacgm_nccl_rank_waiting_seconds",
+       [](const Standing& r) { return static_cast<double>(r.waiting_ns) / 1e9; }},
+  };
+  for (const auto& [name, value] : families) {
+    begin_family(out, name);
+    for (const auto& c : comms) {
+      for (const auto& r : c.ranks) out.add(labels(c, r), value(r));
+    }
   }
   begin_family(out, "eacgm_nccl_communicator_ranks");
   for (const auto& c : comms) {

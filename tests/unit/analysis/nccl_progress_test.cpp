@@ -15,14 +15,10 @@
 namespace eacgm::analysis {
 namespace {
 
+constexpr std::uint64_t kMs = 1'000'000, kSecond = 1000 * kMs, kT0 = 1'700'000'000 * kSecond;
+const auto kAllAlive = [](std::uint32_t) { return true; };
 using testing::nccl_call;
 using testing::nccl_probe;
-
-constexpr std::uint64_t kSecond = 1'000'000'000;
-constexpr std::uint64_t kMs = 1'000'000;
-constexpr std::uint64_t kT0 = 1'700'000'000'000'000'000;
-
-const auto kAllAlive = [](std::uint32_t) { return true; };
 
 // A call of `probe` by `rank` (pid 1000 + rank) in flight since `entry_ns`.
 InflightCall in_flight(const std::shared_ptr<const ProbeInfo>& probe, std::int32_t rank,
