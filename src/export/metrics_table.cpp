@@ -334,6 +334,28 @@ constexpr std::array kTable = {
               "1 for the rank that arrived last at more than half of at least 20 instances and by "
               "at least 1 ms on average; 0 for the communicator's other ranks.",
               kNcclRank, kNccl, "probes (NCCL arrival matching)"},
+    MetricDef{"eacgm_nccl_rank_collective_entered", kGauge, "", "number",
+              "The number of the last collective the rank entered on the communicator, the one it is "
+              "inside now included: its collectives counted in call order from the communicator's "
+              "creation (1-based; 0: none yet), which NCCL makes the same numbering on every node. "
+              "A rank below the communicator's highest number has not entered the collectives above "
+              "it. No series once the rank's process exits.",
+              kNcclSteps, kNccl, "probes (NCCL calls per communicator), the calls in flight"},
+    MetricDef{"eacgm_nccl_rank_collective_finished", kGauge, "", "number",
+              "The number of the last collective of the rank whose call returned (NCCL enqueues the "
+              "work: the GPU may still run it); one below eacgm_nccl_rank_collective_entered while the "
+              "rank is inside a collective call.",
+              kNcclSteps, kNccl, "probes (NCCL calls per communicator)"},
+    MetricDef{"eacgm_nccl_rank_waiting_seconds", kGauge, "seconds", "s",
+              "How long the rank's process has been in its oldest waiting call in flight (the "
+              "collective itself, or the synchronisation that waits for it), at the last scan of the "
+              "calls in flight; 0 when none is in flight.",
+              kNcclSteps, kNccl, "the kernel's table of calls in flight, read each second"},
+    MetricDef{"eacgm_nccl_communicator_ranks", kGauge, "", "count",
+              "The communicator's size (its ranks on every node), for the communicators with a "
+              "eacgm_nccl_rank_collective_entered series whose size is known: the ranks no agent "
+              "reports are the size minus the ranks reported.",
+              kNcclComm, kNccl, "probes (NCCL communicator creation)"},
 
     // Host waits: time traced processes spend blocked on the host
     MetricDef{"eacgm_host_waits_total", kCounter, "", "count",
@@ -528,6 +550,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`comm_id`";
     case kNcclRank:
       return "`comm_id`, `nccl_rank`, `pid`";
+    case kNcclSteps:
+      return "`comm_id`, `nccl_rank`, `nranks` (when known), `pid`";
     case kWaits:
       return "`pid`, `comm`, `kind`, rank labels";
     case kWaitKind:

@@ -27,6 +27,7 @@ enum class LabelSet {
   kNcclCall,   // comm_id, function
   kNcclComm,   // comm_id
   kNcclRank,   // comm_id, nccl_rank, pid
+  kNcclSteps,  // comm_id, nccl_rank, nranks (when known), pid: where the rank stands
   kWaits,      // pid, comm, kind (a host-wait kind), and rank labels when known
   kWaitKind,   // kind (a host-wait kind)
   kPythonCap,  // cap (processes, rows, stacks)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/nccl_progress.h"
 #include "analysis/nccl_skew.h"
 #include "analysis/nccl_stats.h"
 #include "export/call_metrics.h"
@@ -21,12 +22,47 @@ Labels rank_labels(const analysis::NcclCommSkew& c, const analysis::NcclRankArri
           {"pid", std::to_string(r.pid)}};
 }
 
+// Where each rank stands in its communicator's numbering (analysis/nccl_progress.h): the
+// series a rule compares across nodes.
+void append_progress_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
+                             std::size_t max_series) {
+  const auto& all = snap.get<analysis::NcclProgressSummary>().comms;
+  const std::span<const analysis::NcclCommStanding> comms(all.data(), std::min(all.size(), max_series));
+  auto labels = [](const analysis::NcclCommStanding& c, const analysis::NcclRankStanding& r) {
+    Labels l{{"comm_id", comm_label(c.comm_id)}, {"nccl_rank", std::to_string(r.rank)}};
+    if (c.nranks > 0) l.push_back({"nranks", std::to_string(c.nranks)});
+    l.push_back({"pid", std::to_string(r.pid)});
+    return l;
+  };
+  using Standing = analysis::NcclRankStanding;
+  const std::pair<const char*, double (*)(const Standing&)> families[] = {
+      {"eacgm_nccl_rank_collective_entered",
+       [](const Standing& r) { return static_cast<double>(r.entered); }},
+      {"eacgm_nccl_rank_collective_finished",
+       [](const Standing& r) { return static_cast<double>(r.finished); }},
+      {"eacgm_nccl_rank_waiting_seconds",
+       [](const Standing& r) { return static_cast<double>(r.waiting_ns) / 1e9; }},
+  };
+  for (const auto& [name, value] : families) {
+    begin_family(out, name);
+    for (const auto& c : comms) {
+      for (const auto& r : c.ranks) out.add(labels(c, r), value(r));
+    }
+  }
+  begin_family(out, "eacgm_nccl_communicator_ranks");
+  for (const auto& c : comms) {
+    if (c.nranks > 0) out.add({{"comm_id", comm_label(c.comm_id)}}, static_cast<std::uint64_t>(c.nranks));
+  }
+}
+
 }  // namespace
 
 std::uint64_t nccl_series_left_out(const analysis::AnalysisSnapshot& snap, std::size_t max_series) {
   const std::size_t rows = snap.get<analysis::NcclStats>().key_count();
   const std::size_t comms = snap.get<analysis::NcclSkewSummary>().comms.size();
-  return (rows > max_series ? rows - max_series : 0) + (comms > max_series ? comms - max_series : 0);
+  const std::size_t progress = snap.get<analysis::NcclProgressSummary>().comms.size();
+  return (rows > max_series ? rows - max_series : 0) + (comms > max_series ? comms - max_series : 0) +
+         (progress > max_series ? progress - max_series : 0);
 }
 
 void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,
@@ -83,6 +119,7 @@ void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   for (const auto& c : comms) {
     for (const auto& r : c.ranks) out.add(rank_labels(c, r), std::uint64_t{r.straggler ? 1u : 0u});
   }
+  append_progress_metrics(out, snap, max_series);
 }
 
 }  // namespace eacgm::exporting

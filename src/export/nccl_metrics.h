@@ -1,5 +1,5 @@
-// The NCCL families of /metrics: bandwidth per (communicator, call), and per
-// communicator the arrival skew of this node's ranks and which rank straggles.
+// The NCCL families of /metrics: bandwidth per (communicator, call), per communicator the
+// arrival skew of this node's ranks and which rank straggles, and where each rank stands.
 #pragma once
 
 #include <cstddef>
@@ -10,8 +10,9 @@
 
 namespace eacgm::exporting {
 
-// The (communicator, call) rows and the communicators past `max_series` each, which
-// append_nccl_metrics leaves out (eacgm_series_folded_total{kind="nccl"} counts them).
+// The (communicator, call) rows and the communicators past `max_series` (the skew's, and
+// the progress's), which append_nccl_metrics leaves out (eacgm_series_folded_total{kind="nccl"}
+// counts them).
 std::uint64_t nccl_series_left_out(const analysis::AnalysisSnapshot& snap, std::size_t max_series);
 
 void append_nccl_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot& snap,

@@ -5,7 +5,9 @@
 #    then rank 1 sleeps HANG_S (120) seconds before its next all-reduce while rank 0
 #    enters it and waits in a synchronisation. Within 10 s of min_age_s, /api/v1/inflight
 #    names rank 1 as never entered and rank 0 as waiting (verdict, communicator hang), and
-#    /metrics has eacgm_hangs{rule="communicator"} 1; once rank 1 arrives and the job goes
+#    /metrics has eacgm_hangs{rule="communicator"} 1, and its progress series have rank 1
+#    behind rank 0 while rank 0 waits (what the alert EacgmNcclRankMissing compares across
+#    nodes); once rank 1 arrives and the job goes
 #    on, the hang is over: /api/v1/anomalies lists it with over=true, and the history
 #    store has an anomaly row of kind hang. Rank 0's waiting thread (off the CPU, so never
 #    sampled) has its Python stack read: communicators[].in[] and the hang's python_stacks
@@ -89,7 +91,8 @@ poll() {
   while kill -0 "$pid" 2>/dev/null; do
     { get /api/v1/inflight | "$PY" -c 'import json,sys,time; d=json.load(sys.stdin); d["poll_time"]=time.time(); print(json.dumps(d))'; } \
       >>"$WORK/$name.jsonl" 2>/dev/null
-    get /metrics 2>/dev/null | grep '^eacgm_hangs{' | sed "s/^/$(date +%s.%N) /" >>"$WORK/$name.metrics"
+    get /metrics 2>/dev/null | grep -E '^eacgm_(hangs|nccl_rank_collective_entered|nccl_rank_waiting_seconds)\{' \
+      | sed "s/^/$(date +%s.%N) /" >>"$WORK/$name.metrics"
     sleep 1
   done
 }
@@ -137,6 +140,22 @@ metrics = [l.split() for l in open(f"{work}/ranks.metrics")] if __import__("os")
 hung = any('rule="communicator"' in m[1] and float(m[2]) >= 1 for m in metrics)
 print(("PASS" if hung else "FAIL") + ': /metrics eacgm_hangs{rule="communicator"} was 1 during the hang')
 ok = ok and hung
+# The progress series at one poll: per communicator, each rank's number and wait.
+import re
+polled = {}
+for ts, series, value in (m for m in metrics if len(m) == 3):
+    g = re.match(r'eacgm_nccl_rank_(collective_entered|waiting_seconds)\{comm_id="([^"]+)",nccl_rank="(\d+)"', series)
+    if g:
+        polled.setdefault((ts, g[2]), {}).setdefault(int(g[3]), {})[g[1]] = float(value)
+behind = [(ts, ranks) for (ts, _), ranks in sorted(polled.items())
+          if {0, 1} <= ranks.keys() and ranks[1].get("collective_entered", 0) < ranks[0].get("collective_entered", 0)
+          and ranks[0].get("waiting_seconds", 0) >= 5]
+if behind:
+    ts, ranks = behind[0]
+    print(f"{'progress':>12} at {float(ts) - start:.1f} s: " + ", ".join(
+        f"rank {r} #{v.get('collective_entered', 0):.0f} waiting {v.get('waiting_seconds', 0):.1f} s" for r, v in sorted(ranks.items())))
+print(("PASS" if behind else "FAIL") + ": the progress series had rank 1 behind rank 0 while rank 0 waited 5 s or more")
+ok = ok and bool(behind)
 anoms = json.load(open(f"{work}/anomalies.json")).get("hangs", [])
 over = [h for h in anoms if h["rule"] == "communicator" and h["over"] and h["missing_ranks"] == [1]]
 print(("PASS" if over else "FAIL") + f": /api/v1/anomalies has the hang, over ({len(anoms)} hangs: "

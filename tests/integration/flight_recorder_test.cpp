@@ -1,5 +1,5 @@
 // The NCCL flight recorder end to end: `eacgm serve` traces the ranks of one communicator
-// over the FAKE libnccl (tests/fakes/fake_libnccl, tests/programs/nccl_ranks.c); rank 1 stops
+// over the FAKE libnccl (tests/fakes/fake_libnccl, tests/programs/nccl_fork_ranks.c); rank 1 stops
 // before all-reduce #20 while rank 0 waits inside it. /api/v1/nccl/flight_recorder lists each
 // rank's last calls (rank 0 one collective ahead, started, rank 1 not), and `eacgm
 // flight-recorder --dump` writes one pickle per rank that python3 reads with the fields
@@ -49,7 +49,7 @@ TEST(FlightRecorder, ListsEachRanksLastCollectivesAndDumpsThemForPyTorchsAnalyze
   ASSERT_TRUE(serve.wait_for("tracing all processes", true)) << serve.err();
   // Two ranks, 30 all-reduces; rank 1 stops 8 s before #20, rank 0 waits 8 s inside it.
   const std::string go = dir + "/go";
-  Subprocess ranks({bin("nccl_ranks"), go, "2", "30", "1", "20", "8"}, dir);
+  Subprocess ranks({bin("nccl_fork_ranks"), go, "2", "30", "1", "20", "8"}, dir);
   ASSERT_TRUE(ranks.wait_for("ready")) << ranks.err();
   ASSERT_TRUE(serve.wait_for("probes to " + bin("fake_libnccl/libnccl.so.2"), true)) << serve.err();
   std::ofstream(go) << "go";

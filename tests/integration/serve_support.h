@@ -98,19 +98,27 @@ inline nlohmann::json prometheus_api(std::uint16_t port, const std::string& path
   return nlohmann::json::parse(body, nullptr, false);
 }
 
-// Debian's Prometheus (/usr/bin/prometheus) scraping the daemon on `target_port` every
-// second, with `rule_files` loaded (evaluated every second), on a port of its own;
-// `extra_config` is appended to its configuration and `flags` to its command line.
+// Debian's Prometheus (/usr/bin/prometheus) scraping the daemon on `target_port` (or
+// each of `target_ports`) every second, with `rule_files` loaded (evaluated every second),
+// on a port of its own; `extra_config` is appended to its configuration and `flags` to
+// its command line.
 class PrometheusServer {
  public:
   PrometheusServer(const std::string& dir, std::uint16_t target_port,
                    const std::vector<std::string>& rule_files = {}, const std::string& extra_config = "",
                    const std::vector<std::string>& flags = {})
+      : PrometheusServer(dir, std::vector<std::uint16_t>{target_port}, rule_files, extra_config, flags) {}
+  PrometheusServer(const std::string& dir, const std::vector<std::uint16_t>& target_ports,
+                   const std::vector<std::string>& rule_files = {}, const std::string& extra_config = "",
+                   const std::vector<std::string>& flags = {})
       : port_(free_port()) {
     std::ofstream config(dir + "/prometheus.yml");
     config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-           << "scrape_configs:\n  - job_name: eacgm\n    static_configs:\n"
-           << "      - targets: ['127.0.0.1:" << target_port << "']\n";
+           << "scrape_configs:\n  - job_name: eacgm\n    static_configs:\n      - targets: [";
+    for (std::size_t i = 0; i < target_ports.size(); ++i) {
+      config << (i ? ", " : "") << "'127.0.0.1:" << target_ports[i] << "'";
+    }
+    config << "]\n";
     if (!rule_files.empty()) {
       config << "rule_files:\n";
       for (const auto& f : rule_files) config << "  - " << f << "\n";

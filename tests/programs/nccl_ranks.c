@@ -1,74 +1,73 @@
-/* The ranks of one NCCL communicator as processes (linked to the FAKE libnccl,
- * tests/fakes/fake_libnccl): the parent makes the id, each child creates its rank and runs
- * CALLS all-reduces of 1024 floats; rank STOP_RANK stops STOP_S seconds before all-reduce
- * number STOP_AT (from 0) while the others wait STOP_S seconds inside it, as NCCL ranks
- * whose peer never arrives do. The parent prints "ready PID" and waits for WAIT_FILE (the
- * tracer attaches to the library meanwhile); each child prints "rank R pid P" once its
- * communicator exists; the parent waits for them all.
- *
- * Usage: nccl_ranks WAIT_FILE NRANKS CALLS STOP_RANK STOP_AT STOP_S */
+/* One rank of a communicator, for the cross-node hang tests: dlopens the FAKE libnccl
+ * (tests/fakes/fake_libnccl) by path, prints "ready PID" and waits for the go file, creates
+ * its communicator (the id's first two words from the command line), then calls COUNT
+ * all-reduces 20 ms apart; with --stop-before K it stops before the K-th (1-based),
+ * printing "stopped K", until the release file exists. Then prints "finished" and waits for
+ * the done file before it exits.
+ * Usage: nccl_ranks LIBNCCL RANK NRANKS ID0 ID1 COUNT GO_FILE DONE_FILE
+ *                   [--stop-before K RELEASE_FILE] */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct {
   char internal[128];
 } ncclUniqueId;
-typedef struct fake_comm* ncclComm_t;
-int ncclGetUniqueId(ncclUniqueId* id);
-int ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank);
-int ncclCommDestroy(ncclComm_t comm);
-int ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op, ncclComm_t comm,
-                  void* stream);
+typedef int (*init_fn)(void**, int, ncclUniqueId, int);
+typedef int (*allreduce_fn)(const void*, void*, size_t, int, int, void*, void*);
+typedef int (*destroy_fn)(void*);
 
-enum { kFloat32 = 7, kSum = 0 };
-
-static int run_rank(ncclUniqueId id, int nranks, int rank, int calls, int stop_rank, int stop_at,
-                    int stop_s) {
-  ncclComm_t comm = NULL;
-  if (ncclCommInitRank(&comm, nranks, id, rank) != 0) return 1;
-  printf("rank %d pid %d\n", rank, (int)getpid());
-  fflush(stdout);
-  for (int i = 0; i < calls; ++i) {
-    if (i == stop_at && rank == stop_rank) sleep((unsigned)stop_s);
-    if (ncclAllReduce((void*)0x1000, (void*)0x2000, 1024, kFloat32, kSum, comm, NULL) != 0) return 1;
-    usleep(2000);
-  }
-  ncclCommDestroy(comm);
-  return 0;
+static void wait_for_file(const char* path) {
+  struct stat st;
+  while (stat(path, &st) != 0) usleep(2000);
 }
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: nccl_ranks WAIT_FILE NRANKS CALLS STOP_RANK STOP_AT STOP_S\n");
+  if (argc != 9 && argc != 12) {
+    fprintf(
+        stderr,
+        "usage: nccl_ranks LIBNCCL RANK NRANKS ID0 ID1 COUNT GO_FILE DONE_FILE [--stop-before K RELEASE]\n");
     return 2;
   }
-  const int nranks = atoi(argv[2]), calls = atoi(argv[3]), stop_rank = atoi(argv[4]), stop_at = atoi(argv[5]),
-            stop_s = atoi(argv[6]);
+  const int rank = atoi(argv[2]), nranks = atoi(argv[3]), count = atoi(argv[6]);
+  const int stop_before = argc == 12 ? atoi(argv[10]) : 0;
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    fprintf(stderr, "cannot open %s: %s\n", argv[1], dlerror());
+    return 1;
+  }
+  init_fn init = (init_fn)dlsym(lib, "ncclCommInitRank");
+  allreduce_fn allreduce = (allreduce_fn)dlsym(lib, "ncclAllReduce");
+  destroy_fn destroy = (destroy_fn)dlsym(lib, "ncclCommDestroy");
+  if (!init || !allreduce || !destroy) return 1;
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
-  struct stat st;
-  while (stat(argv[1], &st) != 0) usleep(20000);
+  wait_for_file(argv[7]);
+
   ncclUniqueId id;
-  ncclGetUniqueId(&id);
-  /* The ranks that arrive wait inside the collective their peer stops before. */
-  char at[16], wait_s[16];
-  snprintf(at, sizeof(at), "%d", stop_at);
-  snprintf(wait_s, sizeof(wait_s), "%d", stop_s);
-  for (int r = 0; r < nranks; ++r) {
-    if (fork() == 0) {
-      if (r != stop_rank) {
-        setenv("EACGM_FAKE_NCCL_WAIT_AT", at, 1);
-        setenv("EACGM_FAKE_NCCL_WAIT_S", wait_s, 1);
-      }
-      _exit(run_rank(id, nranks, r, calls, stop_rank, stop_at, stop_s));
+  memset(&id, 0, sizeof(id));
+  const uint64_t w0 = strtoull(argv[4], NULL, 16), w1 = strtoull(argv[5], NULL, 16);
+  memcpy(id.internal, &w0, 8);
+  memcpy(id.internal + 8, &w1, 8);
+  void* comm = NULL;
+  if (init(&comm, nranks, id, rank) != 0) return 1;
+  for (int k = 1; k <= count; ++k) {
+    if (k == stop_before) {
+      printf("stopped %d\n", k);
+      fflush(stdout);
+      wait_for_file(argv[11]);
     }
+    if (allreduce((void*)0x1000, (void*)0x2000, 1024, 7, 0, comm, NULL) != 0) return 1;
+    usleep(20000);
   }
-  int failed = 0, status = 0;
-  while (wait(&status) > 0) failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  return failed;
+  printf("finished\n");
+  fflush(stdout);
+  wait_for_file(argv[8]);
+  destroy(comm);
+  return 0;
 }

@@ -1,10 +1,11 @@
 // Where each communicator's ranks stand and what waits: the arrival skew of the ranks on
-// this node (from the NCCL calls), the waiting calls in flight (each scan) and the hang
-// diagnosis over both, made at each scan.
+// this node (from the NCCL calls), the waiting calls in flight (each scan), the hang
+// diagnosis over both, made at each scan, and each rank's progress, each tick.
 #include "analysis/analysis.h"
 #include "analysis/environment.h"
 #include "analysis/hang_diagnosis.h"
 #include "analysis/inflight_calls.h"
+#include "analysis/nccl_progress.h"
 #include "analysis/nccl_skew.h"
 
 namespace eacgm::analysis {
@@ -17,9 +18,10 @@ class Collectives final : public Analysis {
         [&env](std::uint32_t pid, std::uint32_t tid) { return env.thread_alive(pid, tid); });
   }
   Declaration declaration() const override {
-    return {"collectives",
-            Input::kCalls | Input::kInflight,
-            {typeid(NcclSkewSummary), typeid(InflightSummary), typeid(HangSummary)}};
+    return {
+        "collectives",
+        Input::kCalls | Input::kInflight,
+        {typeid(NcclSkewSummary), typeid(InflightSummary), typeid(HangSummary), typeid(NcclProgressSummary)}};
   }
   void configure(const AnalysisSettings& settings) override {
     inflight_.set_min_age_ns(settings.inflight_min_age_ns);
@@ -29,12 +31,14 @@ class Collectives final : public Analysis {
   void on_inflight(std::span<const InflightCall> calls, std::uint64_t scan_mono_ns,
                    const Moment& now) override {
     inflight_.update(calls, scan_mono_ns);
+    progress_.on_scan(calls, scan_mono_ns);
     hangs_.update(skew_.progress(), inflight_.summary(), now.wall_ns(), env_.process_alive);
   }
   void publish(SnapshotParts& parts, const Moment&, bool) override {
     parts.put(skew_.summary());
     parts.put(inflight_.summary());
     parts.put(hangs_.summary());
+    parts.put(progress_.standing(skew_.progress(), env_.process_alive));
   }
 
  private:
@@ -42,6 +46,7 @@ class Collectives final : public Analysis {
   NcclSkew skew_;
   InflightCalls inflight_;
   HangDiagnosis hangs_;
+  NcclProgress progress_;
 };
 
 }  // namespace

@@ -1,11 +1,13 @@
 // The NCCL outputs: bandwidth and arrival skew in /api/v1/nccl and `run --json`, the
-// `eacgm run` NCCL tables, and the eacgm_nccl_* families of /metrics.
+// `eacgm run` NCCL tables, and the eacgm_nccl_* families of /metrics (the ranks' progress
+// among them).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "../analysis/nccl_events.h"
 #include "analysis/live_analysis.h"
+#include "analysis/nccl_progress.h"
 #include "analysis/nccl_skew.h"
 #include "analysis/nccl_stats.h"
 #include "export/api_json.h"
@@ -131,6 +133,42 @@ TEST(NcclExport, MetricsCarryBandwidthSkewAndTheStraggler) {
   ExpositionWriter small(ExpositionFormat::kPrometheusText);
   append_call_metrics(small, snap, capped);
   EXPECT_NE(small.finish().find("eacgm_series_folded_total{kind=\"nccl\"} 1"), std::string::npos);
+}
+
+// Two ranks of a communicator of 16 (rank 9 one collective behind, rank 8 waiting in
+// #18204 for 94 s), and one rank of a communicator whose size is not known.
+TEST(NcclExport, MetricsCarryEachRanksProgressAndTheCommunicatorsSize) {
+  analysis::AnalysisSnapshot snap;
+  auto& comms = snap.edit<analysis::NcclProgressSummary>().comms;
+  comms.push_back({0xab, 16, {{8, 4243, 18204, 18204, 94'500'000'000}, {9, 4244, 18203, 18203, 0}}});
+  comms.push_back({0xcd, -1, {{0, 4245, 1, 0, 2'000'000'000}}});
+  ExpositionWriter out(ExpositionFormat::kPrometheusText);
+  append_call_metrics(out, snap, CallMetricsOptions{});
+  const std::string text = out.finish();
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  const std::string r8 = R"({comm_id="0x00000000000000ab",nccl_rank="8",nranks="16",pid="4243"})";
+  const std::string r9 = R"({comm_id="0x00000000000000ab",nccl_rank="9",nranks="16",pid="4244"})";
+  const std::string unsized = R"({comm_id="0x00000000000000cd",nccl_rank="0",pid="4245"})";
+  EXPECT_TRUE(has("eacgm_nccl_rank_collective_entered" + r8 + " 18204")) << text;
+  EXPECT_TRUE(has("eacgm_nccl_rank_collective_entered" + r9 + " 18203"));
+  EXPECT_TRUE(has("eacgm_nccl_rank_collective_entered" + unsized + " 1"));
+  EXPECT_TRUE(has("eacgm_nccl_rank_collective_finished" + r8 + " 18204"));
+  EXPECT_TRUE(has("eacgm_nccl_rank_collective_finished" + unsized + " 0"));
+  EXPECT_TRUE(has("eacgm_nccl_rank_waiting_seconds" + r8 + " 94.5"));
+  EXPECT_TRUE(has("eacgm_nccl_rank_waiting_seconds" + r9 + " 0"));
+  EXPECT_TRUE(has(R"(eacgm_nccl_communicator_ranks{comm_id="0x00000000000000ab"} 16)"));
+  EXPECT_EQ(text.find(R"(eacgm_nccl_communicator_ranks{comm_id="0x00000000000000cd"})"), std::string::npos);
+  EXPECT_TRUE(has("# TYPE eacgm_nccl_rank_collective_entered gauge"));
+
+  // Communicators are capped as the other NCCL series: the first ones kept, the others counted.
+  CallMetricsOptions capped;
+  capped.max_function_series = 1;
+  ExpositionWriter small(ExpositionFormat::kPrometheusText);
+  append_call_metrics(small, snap, capped);
+  const std::string few = small.finish();
+  EXPECT_NE(few.find("eacgm_nccl_rank_collective_entered" + r9), std::string::npos);
+  EXPECT_EQ(few.find("eacgm_nccl_rank_collective_entered" + unsized), std::string::npos);
+  EXPECT_NE(few.find("eacgm_series_folded_total{kind=\"nccl\"} 1"), std::string::npos) << few;
 }
 
 }  // namespace
