@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -323,10 +323,55 @@ inline constexpr std::string_view kFunctionTotalKey[] = {"tier", "node", "t_ns",
 inline constexpr Table kFunctionTotals =
     Table{"function_totals", TableKind::kTiered, kFunctionTotalColumns, kFunctionTotalKey}.added_in(4);
 
+// Version 8: what a job report reads of each complete hour, written once by the store's
+// maintenance when it rolls the hour up (history/job_rollup.h), kept as long as the hour
+// rows: each process's GPU rows with their GPU's columns and what all of the GPU's
+// processes did together, and each process's calls of the waits and GPU time as plain
+// sums (the count and sum of their latency, not the sketch). Rows of tier 2 only: they
+// never roll further.
+inline constexpr auto kJobGpuColumns = tiered(std::array{
+    Column{"gpu", T::kInt32},
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"samples", T::kInt64, C::kSum},
+    Column{"memory_max", T::kInt64, C::kMax}.nullable(),
+    Column{"sm_mean", T::kReal, C::kMax}.nullable(),
+    Column{"idle_samples", T::kInt64, C::kSum}.nullable(),
+    Column{"power_sum_w", T::kReal, C::kSum}.nullable(),
+    Column{"gpu_processes", T::kInt64, C::kMax},
+    Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
+    Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
+    Column{"gpu_samples", T::kInt64, C::kMax}.nullable(),
+    Column{"util_mean", T::kReal, C::kMax}.nullable(),
+    Column{"sm_active_mean", T::kReal, C::kMax}.nullable(),
+    Column{"tensor_active_mean", T::kReal, C::kMax}.nullable(),
+    Column{"memory_total", T::kInt64, C::kMax}.nullable(),
+    Column{"power_mean_w", T::kReal, C::kMax}.nullable(),
+    Column{"energy_mj", T::kReal, C::kMax}.nullable(),
+    Column{"energy_counter_ns", T::kInt64, C::kMax}.nullable(),
+});
+inline constexpr Table kJobGpus =
+    Table{"job_gpus", TableKind::kTiered, kJobGpuColumns, kGpuProcessKey}.added_in(8).rows_replaced();
+
+inline constexpr auto kJobCallColumns = tiered(std::array{
+    Column{"pid", T::kInt32},
+    Column{"start_ns", T::kInt64},
+    Column{"domain", T::kInt32}.names(),
+    Column{"function", T::kInt32}.names(),
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"timed", T::kInt64, C::kSum},
+    Column{"estimated", T::kInt64, C::kSum},
+    Column{"latency_count", T::kInt64, C::kSum},
+    Column{"latency_sum_ns", T::kInt64, C::kSum},
+});
+inline constexpr Table kJobCalls =
+    Table{"job_calls", TableKind::kTiered, kJobCallColumns, kFunctionKey}.added_in(8).rows_replaced();
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {
-    &kMeta,         &kNames,     &kProcesses, &kIntervals,  &kFunctions,     &kKernels,       &kGpus,
-    &kGpuProcesses, &kAnomalies, &kLeaks,     &kNodeClocks, &kProcessTotals, &kFunctionTotals};
+inline constexpr const Table* kAll[] = {&kMeta,           &kNames,   &kProcesses,  &kIntervals,
+                                        &kFunctions,      &kKernels, &kGpus,       &kGpuProcesses,
+                                        &kAnomalies,      &kLeaks,   &kNodeClocks, &kProcessTotals,
+                                        &kFunctionTotals, &kJobGpus, &kJobCalls};
 
 }  // namespace tables
 }  // namespace eacgm::history
