@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "history/job_rollup.h"
+
 namespace eacgm::history {
 namespace {
 
@@ -122,16 +124,13 @@ QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& 
                            const WindowPlan& plan) {
   QuerySql s(d);
   const std::string head = lived_ranges(s, q, selector, plan);
-  std::string waits;
-  for (const auto& name : host_wait_function_names()) waits += (waits.empty() ? "" : ", ") + s.arg(name);
-  const std::string gpu_time = s.arg(std::string(kGpuTimeDomain));
+  const std::string kept = waits_or_gpu_time(s);
   s.text = fmt::format(
       "{} SELECT jp.job, nn.name, jp.pid, jp.start_ns, dn.name, fn.name, t.calls, t.errors, t.bytes, "
       "t.timed, t.estimated, t.calls_variance, t.latency FROM {} JOIN jp ON jp.node = t.node AND jp.pid = "
       "t.pid AND jp.start_ns = t.start_ns JOIN names nn ON nn.id = t.node JOIN names dn ON dn.id = t.domain "
-      "JOIN names fn ON fn.id = t.function WHERE t.function IN (SELECT id FROM names WHERE name IN ({})) OR "
-      "t.domain = (SELECT id FROM names WHERE name = {})",
-      head, over_ranges(d, tables::kFunctions.name, "rj"), waits, gpu_time);
+      "JOIN names fn ON fn.id = t.function WHERE {}",
+      head, over_ranges(d, tables::kFunctions.name, "rj"), kept);
   return s;
 }
 

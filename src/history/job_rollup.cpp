@@ -36,16 +36,23 @@ QuerySql job_calls_source_sql(Dialect d, std::int64_t node, std::int64_t from_ns
   const std::string n = s.arg(node);
   const std::string from = s.arg(from_ns);
   const std::string to = s.arg(to_ns);
+  const std::string kept = waits_or_gpu_time(s);
+  s.text = fmt::format(
+      "SELECT t.t_ns, t.span_ns, t.pid, t.start_ns, t.domain, t.function, t.calls, t.timed, t.estimated, "
+      "t.latency FROM functions t WHERE t.tier = 2 AND t.node = {} AND t.t_ns >= {} AND t.t_ns < {} AND {}",
+      n, from, to, kept);
+  return s;
+}
+
+std::string waits_or_gpu_time(QuerySql& s) {
   std::string waits;
   for (const auto& name : host_wait_function_names()) waits += (waits.empty() ? "" : ", ") + s.arg(name);
   const std::string gpu_time = s.arg(std::string(kGpuTimeDomain));
-  s.text = fmt::format(
-      "SELECT t.t_ns, t.span_ns, t.pid, t.start_ns, t.domain, t.function, t.calls, t.timed, t.estimated, "
-      "t.latency FROM functions t WHERE t.tier = 2 AND t.node = {} AND t.t_ns >= {} AND t.t_ns < {} AND "
+  return fmt::format(
       "(t.function IN (SELECT id FROM names WHERE name IN ({})) OR t.domain = (SELECT id FROM names WHERE "
-      "name = {}))",
-      n, from, to, waits, gpu_time);
-  return s;
+      "name "
+      "= {}))",
+      waits, gpu_time);
 }
 
 std::string first_hour_row_sql(Dialect d) {

@@ -26,6 +26,9 @@ std::string job_gpus_roll_sql(Dialect d);
 // The node's hour rows of functions that job_calls keeps (the waits and GPU time a job
 // report reads), as get_job_call_source reads them.
 QuerySql job_calls_source_sql(Dialect d, std::int64_t node, std::int64_t from_ns, std::int64_t to_ns);
+// " (t.function IN (...) OR t.domain = (...))": a row of functions (alias t) whose
+// function may be a wait (host_wait_function_names) or whose domain is the GPU time's.
+std::string waits_or_gpu_time(QuerySql& s);
 // The first hour row of the node (gpu_processes or functions): parameter 1 the node.
 std::string first_hour_row_sql(Dialect d);
 

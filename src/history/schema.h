@@ -253,7 +253,7 @@ inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kG
 // the GPU's power summed over the passes that listed it, so that a job's part of an
 // interval's energy is that of its passes, not its share of them (a GPU draws more while
 // the job runs than idle before it comes or after it goes).
-inline constexpr auto kGpuProcessColumns = tiered(std::array{
+inline constexpr std::array kGpuProcessValues{
     Column{"gpu", T::kInt32},
     Column{"pid", T::kInt32},
     Column{"start_ns", T::kInt64},
@@ -262,7 +262,8 @@ inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"sm_mean", T::kReal, C::kMean}.nullable(),
     Column{"idle_samples", T::kInt64, C::kSum}.nullable().added_in(6),
     Column{"power_sum_w", T::kReal, C::kSum}.nullable().added_in(7),
-});
+};
+inline constexpr auto kGpuProcessColumns = tiered(kGpuProcessValues);
 inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
 inline constexpr Table kGpuProcesses =
     Table{"gpu_processes", TableKind::kTiered, kGpuProcessColumns, kGpuProcessKey}.rows_replaced();
@@ -329,41 +330,39 @@ inline constexpr Table kFunctionTotals =
 // processes did together, and each process's calls of the waits and GPU time as plain
 // sums (the count and sum of their latency, not the sketch). Rows of tier 2 only: they
 // never roll further.
-inline constexpr auto kJobGpuColumns = tiered(std::array{
-    Column{"gpu", T::kInt32},
-    Column{"pid", T::kInt32},
-    Column{"start_ns", T::kInt64},
-    Column{"samples", T::kInt64, C::kSum},
-    Column{"memory_max", T::kInt64, C::kMax}.nullable(),
-    Column{"sm_mean", T::kReal, C::kMax}.nullable(),
-    Column{"idle_samples", T::kInt64, C::kSum}.nullable(),
-    Column{"power_sum_w", T::kReal, C::kSum}.nullable(),
-    Column{"gpu_processes", T::kInt64, C::kMax},
-    Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
-    Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
-    Column{"gpu_samples", T::kInt64, C::kMax}.nullable(),
-    Column{"util_mean", T::kReal, C::kMax}.nullable(),
-    Column{"sm_active_mean", T::kReal, C::kMax}.nullable(),
-    Column{"tensor_active_mean", T::kReal, C::kMax}.nullable(),
-    Column{"memory_total", T::kInt64, C::kMax}.nullable(),
-    Column{"power_mean_w", T::kReal, C::kMax}.nullable(),
-    Column{"energy_mj", T::kReal, C::kMax}.nullable(),
-    Column{"energy_counter_ns", T::kInt64, C::kMax}.nullable(),
-});
+// The columns `names` of `from`, as they are there (a rollup's copies of its sources').
+template <std::size_t N, std::size_t M>
+constexpr std::array<Column, N> copied(const std::array<Column, M>& from,
+                                       const std::array<std::string_view, N>& names) {
+  std::array<Column, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    for (const Column& c : from) {
+      if (c.name == names[i]) out[i] = c;
+    }
+  }
+  return out;
+}
+inline constexpr auto kJobGpuColumns =
+    tiered(joined(joined(kGpuProcessValues,
+                         std::array{
+                             Column{"gpu_processes", T::kInt64, C::kMax},
+                             Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
+                             Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
+                             Column{"gpu_samples", T::kInt64, C::kMax}.nullable(),
+                         }),
+                  copied(kGpuColumns, std::array<std::string_view, 7>{
+                                          "util_mean", "sm_active_mean", "tensor_active_mean", "memory_total",
+                                          "power_mean_w", "energy_mj", "energy_counter_ns"})));
 inline constexpr Table kJobGpus =
     Table{"job_gpus", TableKind::kTiered, kJobGpuColumns, kGpuProcessKey}.added_in(8).rows_replaced();
 
-inline constexpr auto kJobCallColumns = tiered(std::array{
-    Column{"pid", T::kInt32},
-    Column{"start_ns", T::kInt64},
-    Column{"domain", T::kInt32}.names(),
-    Column{"function", T::kInt32}.names(),
-    Column{"calls", T::kInt64, C::kSum},
-    Column{"timed", T::kInt64, C::kSum},
-    Column{"estimated", T::kInt64, C::kSum},
-    Column{"latency_count", T::kInt64, C::kSum},
-    Column{"latency_sum_ns", T::kInt64, C::kSum},
-});
+inline constexpr auto kJobCallColumns = tiered(
+    joined(copied(kFunctionColumns, std::array<std::string_view, 7>{"pid", "start_ns", "domain", "function",
+                                                                    "calls", "timed", "estimated"}),
+           std::array{
+               Column{"latency_count", T::kInt64, C::kSum},
+               Column{"latency_sum_ns", T::kInt64, C::kSum},
+           }));
 inline constexpr Table kJobCalls =
     Table{"job_calls", TableKind::kTiered, kJobCallColumns, kFunctionKey}.added_in(8).rows_replaced();
 
