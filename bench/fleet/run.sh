@@ -139,19 +139,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
   # The job report over the same month, as a user asks it: `eacgm report` against the
   # store, one namespace and then every job, REPEAT runs each (wall time of the command);
   # then again with the job rollups deleted (the hour rows in detail, as before them).
-  # EXPLAIN=1: the plans of the report's statements over 100 ms (auto_explain, ANALYZE)
-  # from the server's log.
+  # EXPLAIN=1: the plans of the statements over 100 ms (auto_explain, ANALYZE) of one
+  # more report, untimed, from the server's log.
   if [ -x "$B/eacgm" ]; then
     url="host=$work/pg port=$port dbname=postgres user=postgres"
     psql_do() { "$pg_bin/psql" -X -q -At -h "$work/pg" -p "$port" -U postgres -d postgres -c "$1"; }
-    if [ "${EXPLAIN:-0}" = 1 ]; then
-      psql_do "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'"
-      psql_do "ALTER SYSTEM SET auto_explain.log_min_duration = 100"
-      psql_do "ALTER SYSTEM SET auto_explain.log_analyze = on"
-      psql_do "ALTER SYSTEM SET auto_explain.log_buffers = on"
-      psql_do "SELECT pg_reload_conf()" >/dev/null
-      log_from=$(wc -l <"$work/pg/server.log")
-    fi
     echo; echo "the job report over the last $DAYS days, $FLEET_NODES nodes, $REPEAT runs each: p50 / p95 s (rows)"
     echo "| report | p50 / p95 s (rows) |"; echo "|---|---|"
     time_reports() {
@@ -171,7 +163,14 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
       "$work/report.json" >"$work/rolled.json"
     if [ "${EXPLAIN:-0}" = 1 ]; then
-      echo; echo "plans of the report's statements over 100 ms (the runs above):"
+      psql_do "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'"
+      psql_do "ALTER SYSTEM SET auto_explain.log_min_duration = 100"
+      psql_do "ALTER SYSTEM SET auto_explain.log_analyze = on"
+      psql_do "ALTER SYSTEM SET auto_explain.log_buffers = on"
+      psql_do "SELECT pg_reload_conf()" >/dev/null
+      log_from=$(wc -l <"$work/pg/server.log")
+      "$B/eacgm" report --store "$url" --namespace ml --since "${DAYS}d" --json >/dev/null
+      echo; echo "plans of the statements over 100 ms of one more --namespace ml report (untimed):"
       tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400
       psql_do "ALTER SYSTEM RESET ALL"
       psql_do "SELECT pg_reload_conf()" >/dev/null
