@@ -163,11 +163,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
       "$work/report.json" >"$work/rolled.json"
     if [ "${EXPLAIN:-0}" = 1 ]; then
-      psql_do "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'"
-      psql_do "ALTER SYSTEM SET auto_explain.log_min_duration = 100"
-      psql_do "ALTER SYSTEM SET auto_explain.log_analyze = on"
-      psql_do "ALTER SYSTEM SET auto_explain.log_buffers = on"
-      psql_do "SELECT pg_reload_conf()" >/dev/null
+      # The module's settings are known to the session that loaded it.
+      "$pg_bin/psql" -X -q -h "$work/pg" -p "$port" -U postgres -d postgres -c "LOAD 'auto_explain'" \
+        -c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" \
+        -c "ALTER SYSTEM SET auto_explain.log_min_duration = 100" \
+        -c "ALTER SYSTEM SET auto_explain.log_analyze = on" -c "ALTER SYSTEM SET auto_explain.log_buffers = on" \
+        -c "SELECT pg_reload_conf()" >/dev/null
       log_from=$(wc -l <"$work/pg/server.log")
       "$B/eacgm" report --store "$url" --namespace ml --since "${DAYS}d" --json >/dev/null
       echo; echo "plans of the statements over 100 ms of one more --namespace ml report (untimed):"
