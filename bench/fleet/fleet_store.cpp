@@ -9,7 +9,8 @@
 // 2. The fleet's month: the hour rows the real rollup made for node 0's hour (every
 //    (process, function), kernel, GPU, GPU process) and its process rows, copied by SQL
 //    to every hour of the last `days` days for `fleet-nodes` nodes (jobs spread over 4
-//    nodes each), day by day across the nodes, as a fleet writes them; VACUUM ANALYZE.
+//    nodes each), day by day across the nodes, as a fleet writes them; VACUUM ANALYZE;
+//    then each node's maintenance makes the job report's rollups of those hours.
 //    Bytes per node-day of the hour tier.
 // 3. The history dashboard's SQL (deploy/grafana/dashboards/history.json: its variables'
 //    and panels', Grafana's macros substituted as tests/grafana/grafana_sql.h does) over
@@ -166,7 +167,8 @@ Result<std::int64_t> fill_fleet(PgConn& conn, const Options& o, std::int64_t hou
   }
   sql += fmt::format("CREATE TEMP TABLE tpl_processes AS SELECT * FROM processes WHERE node = {};", *id);
   sql +=
-      "TRUNCATE functions, kernels, gpus, gpu_processes, processes, intervals, anomalies, leaks;"
+      "TRUNCATE functions, kernels, gpus, gpu_processes, processes, intervals, anomalies, leaks, job_gpus, "
+      "job_calls;"
       "DELETE FROM meta WHERE key LIKE 'written_to:%' OR key LIKE 'rolled_%';";
   sql += fmt::format(
       "INSERT INTO names(name) SELECT format('gpu-node-%s', lpad(n::text, 4, '0')) FROM generate_series(0, "
@@ -316,6 +318,24 @@ int run(const Options& o) {
     std::fprintf(stderr, "%s\n", rows.error().c_str());
     return 1;
   }
+  // Each node's maintenance then makes the job report's rollups of the month's hours
+  // (job_rollup.h), as a store made before them gets them once.
+  const auto j0 = Clock::now();
+  for (int n = 0; n < o.fleet_nodes; ++n) {
+    if (auto st = (*store)->maintain(node_name(n), now, r); !st) {
+      std::fprintf(stderr, "fleet: maintain: %s\n", st.error().c_str());
+      return 1;
+    }
+  }
+  const double rollup_s = seconds_since(j0);
+  if (auto st = run_sql(*conn, "VACUUM ANALYZE job_gpus, job_calls"); !st) {
+    std::fprintf(stderr, "%s\n", st.error().c_str());
+    return 1;
+  }
+  auto rolled = scalar(*conn, "SELECT (SELECT count(*) FROM job_gpus) + (SELECT count(*) FROM job_calls)");
+  if (!rolled) return 1;
+  std::printf("job rollups: %lld rows (job_gpus, job_calls) made by the nodes' maintenance in %.1f s\n",
+              static_cast<long long>(*rolled), rollup_s);
   auto month_bytes = (*store)->size_bytes();
   if (!month_bytes) return 1;
   std::printf(

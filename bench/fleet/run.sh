@@ -137,21 +137,54 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
     --write-seconds "$WRITE_SECONDS" --fleet-nodes "$FLEET_NODES" --days "$DAYS" --repeat "$REPEAT" \
     --dashboard "$here/deploy/grafana/dashboards/history.json"
   # The job report over the same month, as a user asks it: `eacgm report` against the
-  # store, one namespace and then every job, REPEAT runs each (wall time of the command).
+  # store, one namespace and then every job, REPEAT runs each (wall time of the command);
+  # then again with the job rollups deleted (the hour rows in detail, as before them).
+  # EXPLAIN=1: the plans of the statements over 100 ms (auto_explain, ANALYZE) of one
+  # more report, untimed, from the server's log.
   if [ -x "$B/eacgm" ]; then
     url="host=$work/pg port=$port dbname=postgres user=postgres"
+    psql_do() { "$pg_bin/psql" -X -q -At -h "$work/pg" -p "$port" -U postgres -d postgres -c "$1"; }
     echo; echo "the job report over the last $DAYS days, $FLEET_NODES nodes, $REPEAT runs each: p50 / p95 s (rows)"
     echo "| report | p50 / p95 s (rows) |"; echo "|---|---|"
-    for sel in "--namespace ml" ""; do
-      : >"$work/times"
-      for _ in $(seq "$REPEAT"); do
-        start=$(date +%s.%N)
-        # shellcheck disable=SC2086
-        "$B/eacgm" report --store "$url" $sel --since "${DAYS}d" --json >"$work/report.json"
-        awk -v end="$(date +%s.%N)" -v start="$start" 'BEGIN {print end - start}' >>"$work/times"
+    time_reports() {
+      for sel in "--namespace ml" ""; do
+        : >"$work/times"
+        for _ in $(seq "$REPEAT"); do
+          start=$(date +%s.%N)
+          # shellcheck disable=SC2086
+          "$B/eacgm" report --store "$url" $sel --since "${DAYS}d" --json >"$work/report.json"
+          awk -v end="$(date +%s.%N)" -v start="$start" 'BEGIN {print end - start}' >>"$work/times"
+        done
+        rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["jobs"]))' "$work/report.json")
+        echo "| ${sel:-every job}$1 | $(sort -n "$work/times" | awk '{a[NR]=$1} END {printf "%.2f / %.2f", a[int((NR+1)/2)], a[NR]}') ($rows) |"
       done
-      rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["jobs"]))' "$work/report.json")
-      echo "| ${sel:-every job} | $(sort -n "$work/times" | awk '{a[NR]=$1} END {printf "%.2f / %.2f", a[int((NR+1)/2)], a[NR]}') ($rows) |"
-    done
+    }
+    time_reports ""
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
+      "$work/report.json" >"$work/rolled.json"
+    if [ "${EXPLAIN:-0}" = 1 ]; then
+      # The module's settings are known to the session that loaded it.
+      "$pg_bin/psql" -X -q -h "$work/pg" -p "$port" -U postgres -d postgres -c "LOAD 'auto_explain'" \
+        -c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" \
+        -c "ALTER SYSTEM SET auto_explain.log_min_duration = 100" \
+        -c "ALTER SYSTEM SET auto_explain.log_analyze = on" -c "ALTER SYSTEM SET auto_explain.log_buffers = on" \
+        -c "SELECT pg_reload_conf()" >/dev/null
+      log_from=$(wc -l <"$work/pg/server.log")
+      "$B/eacgm" report --store "$url" --namespace ml --since "${DAYS}d" --json >/dev/null
+      echo; echo "plans of the statements over 100 ms of one more --namespace ml report (untimed):"
+      tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400
+      psql_do "ALTER SYSTEM RESET ALL"
+      psql_do "SELECT pg_reload_conf()" >/dev/null
+    fi
+    psql_do "DELETE FROM job_gpus; DELETE FROM job_calls; DELETE FROM meta WHERE key LIKE 'rolled_jobs:%'"
+    psql_do "VACUUM ANALYZE job_gpus, job_calls"
+    time_reports " (hour rows, no job rollups)"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
+      "$work/report.json" >"$work/detail.json"
+    if cmp -s "$work/rolled.json" "$work/detail.json"; then
+      echo "every job's report: the same from the job rollups and from the hour rows"
+    else
+      echo "every job's report: DIFFERS between the job rollups and the hour rows"
+    fi
   fi
 fi

@@ -3,6 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
+#include "history/job_rollup.h"
+
 namespace eacgm::history {
 namespace {
 
@@ -44,20 +49,34 @@ std::string job_processes(QuerySql& s, const HistoryQuery& q, const JobSelector&
 // the process's first interval.
 constexpr std::int64_t kLongestSpanNs = 3600LL * 1'000'000'000;
 
-// The ranges `r`, the selected processes `jp`, and "rj": each node's ranges cut to its
+// The ranges of the plan with each node's hours already in the job rollups as ranges of
+// kJobRollupTier: no detailed rows match them, and "rr" reads them from the rollups.
+std::vector<TierRange> job_ranges(const WindowPlan& plan) {
+  const std::map<std::int32_t, std::int64_t> rolled(plan.jobs_rolled_to.begin(), plan.jobs_rolled_to.end());
+  std::vector<TierRange> out;
+  for (const TierRange& r : plan.ranges) {
+    const auto it = rolled.find(r.node);
+    const std::int64_t mark = it == rolled.end() || r.tier != 2 ? r.lo : std::clamp(it->second, r.lo, r.hi);
+    if (mark > r.lo) out.push_back({r.node, kJobRollupTier, r.lo, mark});
+    if (r.hi > mark) out.push_back({r.node, r.tier, mark, r.hi});
+  }
+  return out;
+}
+
+// The ranges `r`, the selected processes `jp`, "rj": each node's ranges cut to its
 // selected processes' lives, so that a job on a few nodes for a few hours reads those
 // nodes' rows of those hours, each range once by the key's (tier, node, t_ns), however
-// many processes the node ran.
+// many processes the node ran; and "rr": those of them in the rollups, as hour ranges.
 std::string lived_ranges(QuerySql& s, const HistoryQuery& q, const JobSelector& selector,
                          const WindowPlan& plan) {
   const bool lite = s.dialect == Dialect::kSqlite;
-  const std::string ranges = ranges_cte(s, plan.ranges);
+  const std::string ranges = ranges_cte(s, job_ranges(plan));
   const std::string jobs = job_processes(s, q, selector);
   return fmt::format(
       "{}, {}, jn AS (SELECT node, MIN(first_ns) - {} AS lo, MAX(last_ns) AS hi FROM jp GROUP BY node), "
       "rj(tier, node, lo, hi) AS (SELECT r.tier, r.node, {}(r.lo, jn.lo), {}(r.hi, jn.hi) FROM r JOIN jn ON "
-      "jn.node = r.node)",
-      ranges, jobs, s.arg(kLongestSpanNs), lite ? "max" : "GREATEST", lite ? "min" : "LEAST");
+      "jn.node = r.node), rr(tier, node, lo, hi) AS (SELECT 2, node, lo, hi FROM rj WHERE tier = {})",
+      ranges, jobs, s.arg(kLongestSpanNs), lite ? "max" : "GREATEST", lite ? "min" : "LEAST", kJobRollupTier);
 }
 
 }  // namespace
@@ -83,8 +102,12 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
       "d.samples, g.power_sum_w FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = "
       "g.start_ns "
       "JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node AND "
-      "d.t_ns = g.t_ns AND d.gpu = g.gpu",
-      head, held);
+      "d.t_ns = g.t_ns AND d.gpu = g.gpu UNION ALL SELECT jp.job, nn.name, t.gpu, t.t_ns, t.span_ns, t.pid, "
+      "t.start_ns, t.memory_max, t.sm_mean, t.gpu_processes, t.gpu_processes_with_sm, t.gpu_sm_sum, "
+      "t.util_mean, t.sm_active_mean, t.tensor_active_mean, t.memory_total, t.power_mean_w, t.energy_mj, "
+      "t.energy_counter_ns, t.samples, t.idle_samples, t.gpu_samples, t.power_sum_w FROM {} JOIN jp ON "
+      "jp.node = t.node AND jp.pid = t.pid AND jp.start_ns = t.start_ns JOIN names nn ON nn.id = t.node",
+      head, held, over_ranges(d, tables::kJobGpus.name, "rr"));
   return s;
 }
 
@@ -101,16 +124,29 @@ QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& 
                            const WindowPlan& plan) {
   QuerySql s(d);
   const std::string head = lived_ranges(s, q, selector, plan);
-  std::string waits;
-  for (const auto& name : host_wait_function_names()) waits += (waits.empty() ? "" : ", ") + s.arg(name);
-  const std::string gpu_time = s.arg(std::string(kGpuTimeDomain));
+  const std::string kept = waits_or_gpu_time(s);
   s.text = fmt::format(
       "{} SELECT jp.job, nn.name, jp.pid, jp.start_ns, dn.name, fn.name, t.calls, t.errors, t.bytes, "
       "t.timed, t.estimated, t.calls_variance, t.latency FROM {} JOIN jp ON jp.node = t.node AND jp.pid = "
       "t.pid AND jp.start_ns = t.start_ns JOIN names nn ON nn.id = t.node JOIN names dn ON dn.id = t.domain "
-      "JOIN names fn ON fn.id = t.function WHERE t.function IN (SELECT id FROM names WHERE name IN ({})) OR "
-      "t.domain = (SELECT id FROM names WHERE name = {})",
-      head, over_ranges(d, tables::kFunctions.name, "rj"), waits, gpu_time);
+      "JOIN names fn ON fn.id = t.function WHERE {}",
+      head, over_ranges(d, tables::kFunctions.name, "rj"), kept);
+  return s;
+}
+
+QuerySql job_calls_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
+                       const WindowPlan& plan) {
+  QuerySql s(d);
+  const std::string head = lived_ranges(s, q, selector, plan);
+  s.text = fmt::format(
+      "{} SELECT c.job, nn.name, c.pid, c.start_ns, dn.name, fn.name, c.calls, c.timed, c.estimated, c.n, "
+      "c.sum_ns FROM (SELECT jp.job, t.node, t.pid, t.start_ns, t.domain, t.function, CAST(SUM(t.calls) AS "
+      "BIGINT) AS calls, CAST(SUM(t.timed) AS BIGINT) AS timed, CAST(SUM(t.estimated) AS BIGINT) AS "
+      "estimated, CAST(SUM(t.latency_count) AS BIGINT) AS n, CAST(SUM(t.latency_sum_ns) AS BIGINT) AS sum_ns "
+      "FROM {} JOIN jp ON jp.node = t.node AND jp.pid = t.pid AND jp.start_ns = t.start_ns GROUP BY jp.job, "
+      "t.node, t.pid, t.start_ns, t.domain, t.function) c JOIN names nn ON nn.id = c.node JOIN names dn ON "
+      "dn.id = c.domain JOIN names fn ON fn.id = c.function",
+      head, over_ranges(d, tables::kJobCalls.name, "rr"));
   return s;
 }
 

@@ -1,5 +1,6 @@
 // The SQL of a job report, the same in both stores: each process of the selected jobs on
-// a GPU per interval (gpu_processes over the window's tier ranges), with the GPU's own
+// a GPU per interval (gpu_processes over the window's tier ranges, job_gpus over its hours
+// already in the job rollups), with the GPU's own
 // row then and what every process on it did together, as get_held_gpu reads it; and where
 // the time went: the processes' lives and their rows of waits and GPU time.
 #pragma once
@@ -10,6 +11,11 @@
 
 namespace eacgm::history {
 
+// The ranges of a window a report reads from the job rollups (job_rollup.h), each node's
+// hours before its mark: a tier of their own in the ranges, which no detailed row has.
+inline constexpr int kJobRollupTier = 3;
+
+// Over the rolled hours, the same columns from job_gpus.
 QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector, const WindowPlan& plan);
 
 // job, node, gpu, t_ns, span_ns, pid, start_ns, memory_max, sm_mean, the GPU's process
@@ -62,7 +68,7 @@ JobProcessLife get_job_life(const In& in) {
   return p;
 }
 
-// Their rows of `functions` over the window's ranges (each node's cut to its processes'
+// Their rows of `functions` over the window's ranges outside the rollups (each node's cut to its processes'
 // lives) whose function may be a wait (host_wait_function_names) or whose domain is the
 // GPU time's: job, node, pid, start_ns, domain, function, then the function's sums.
 QuerySql job_functions_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector,
@@ -73,6 +79,19 @@ JobFunctionRow get_job_function(const In& in) {
   RowReader<In> reader{in};
   fields(reader, f.job, f.node, f.pid, f.start_ns, f.domain, f.function);
   function_sums(f.sums, reader);
+  return f;
+}
+
+// The same processes' sums of job_calls over the rolled hours, one row per process and
+// function: job, node, pid, start_ns, domain, function, calls, timed, estimated, the
+// latency's count and sum (all the report reads of a sketch).
+QuerySql job_calls_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector, const WindowPlan& plan);
+template <class In>
+JobFunctionRow get_job_calls(const In& in) {
+  JobFunctionRow f;
+  RowReader<In> reader{in};
+  fields(reader, f.job, f.node, f.pid, f.start_ns, f.domain, f.function, f.sums.calls, f.sums.timed,
+         f.sums.estimated, f.sums.latency.count, f.sums.latency.sum_ns);
   return f;
 }
 

@@ -4,9 +4,11 @@
 // node per period through a row of `meta`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
+#include "history/job_rollup.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -103,6 +105,48 @@ Status PostgresStore::roll_up(std::int32_t node, int to_tier, std::int64_t from_
   return {};
 }
 
+Status PostgresStore::roll_up_job_hours(std::int32_t node, std::int64_t from_ns, std::int64_t to_ns) {
+  const PgParams range = PgParams().i32(node).i64(from_ns).i64(to_ns);
+  for (const Table* t : {&tables::kJobGpus, &tables::kJobCalls}) {
+    if (auto st = conn_.exec(job_rollup_delete_sql(Dialect::kPostgres, *t), range); !st) return st;
+  }
+  if (auto st = conn_.exec(job_gpus_roll_sql(Dialect::kPostgres), range); !st) return st;
+  const QuerySql source = job_calls_source_sql(Dialect::kPostgres, node, from_ns, to_ns);
+  auto rows = query(source);
+  if (!rows) return std::move(rows).take_error();
+  if (rows->rows() == 0) return {};
+  PgCopy copy;
+  for (int i = 0; i < rows->rows(); ++i) {
+    PgCopyOut out(copy, tables::kJobCalls, names_);
+    put_row(out, RowPlace{2, node, 0, 0}, get_job_call_source(PgRow(*rows, i)));
+  }
+  return conn_.copy_in(copy_sql(tables::kJobCalls), copy.finish());
+}
+
+Status PostgresStore::roll_up_jobs(std::int32_t node, const std::string& name, std::int64_t hours_to) {
+  const std::string mark = kJobsRolledKey + name;
+  auto rolled = meta_int(mark, -1);
+  if (!rolled) return std::move(rolled).take_error();
+  std::int64_t at = *rolled;
+  if (at < 0) {
+    // A node's first rollup (a store older than them): from its first hour row.
+    auto first = conn_.query(first_hour_row_sql(Dialect::kPostgres), PgParams().i32(node));
+    if (!first) return std::move(first).take_error();
+    at = std::min(first->i64(0, 0), hours_to);
+  }
+  while (at < hours_to) {
+    const std::int64_t until = std::min(hours_to, floor_to(at, kJobRollupChunkNs) + kJobRollupChunkNs);
+    auto st = in_transaction([&]() -> Status {
+      if (auto s = roll_up_job_hours(node, at, until); !s) return s;
+      return set_meta(mark, until);
+    });
+    if (!st) return st;
+    at = until;
+  }
+  if (*rolled < hours_to) return set_meta(mark, hours_to);
+  return {};
+}
+
 Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) {
   if (auto st = ready(); !st) return st;
   if (auto st = resolve({node}); !st) return st;
@@ -147,6 +191,9 @@ Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, con
     if (*rolled < step.to) {
       if (auto st = set_meta(mark, step.to); !st) return st;
     }
+  }
+  if (*written > 0) {
+    if (auto st = roll_up_jobs(node_id, node, hours_to); !st) return st;
   }
   if (auto st = apply_retention(node_id, now_ns, retention); !st) return st;
   if (retention.max_bytes > 0) return enforce_cap(now_ns, retention.max_bytes);

@@ -210,6 +210,9 @@ Result<JobTimeRows> PostgresStore::job_time_rows(const HistoryQuery& q, const Jo
     out.functions.push_back(get_job_function(PgRow(r, 0)));
   });
   if (!st) return std::move(st).take_error();
+  auto rolled = query(job_calls_sql(Dialect::kPostgres, q, selector, *plan));
+  if (!rolled) return std::move(rolled).take_error();
+  for (int i = 0; i < rolled->rows(); ++i) out.functions.push_back(get_job_calls(PgRow(*rolled, i)));
   return out;
 }
 

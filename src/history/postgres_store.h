@@ -69,6 +69,10 @@ class PostgresStore final : public Store {
   // Rolls up a table of latency sketches (functions, function_totals), merged here.
   Status roll_up_sketches(const Table& table, std::int32_t node, int to_tier, std::int64_t from_ns,
                           std::int64_t to_ns, std::int64_t span_ns);
+  // The job report's rollups of the node's hours before `hours_to` (job_rollup.h), a day
+  // at a time from its mark, and of one range of them.
+  Status roll_up_jobs(std::int32_t node, const std::string& name, std::int64_t hours_to);
+  Status roll_up_job_hours(std::int32_t node, std::int64_t from_ns, std::int64_t to_ns);
   Status apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention);
   Status enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes);
   // True when this call may do a fleet-wide task due every `period_ns` (one node does it).

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -253,7 +253,7 @@ inline constexpr Table kGpus = Table{"gpus", TableKind::kTiered, kGpuColumns, kG
 // the GPU's power summed over the passes that listed it, so that a job's part of an
 // interval's energy is that of its passes, not its share of them (a GPU draws more while
 // the job runs than idle before it comes or after it goes).
-inline constexpr auto kGpuProcessColumns = tiered(std::array{
+inline constexpr std::array kGpuProcessValues{
     Column{"gpu", T::kInt32},
     Column{"pid", T::kInt32},
     Column{"start_ns", T::kInt64},
@@ -262,7 +262,8 @@ inline constexpr auto kGpuProcessColumns = tiered(std::array{
     Column{"sm_mean", T::kReal, C::kMean}.nullable(),
     Column{"idle_samples", T::kInt64, C::kSum}.nullable().added_in(6),
     Column{"power_sum_w", T::kReal, C::kSum}.nullable().added_in(7),
-});
+};
+inline constexpr auto kGpuProcessColumns = tiered(kGpuProcessValues);
 inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
 inline constexpr Table kGpuProcesses =
     Table{"gpu_processes", TableKind::kTiered, kGpuProcessColumns, kGpuProcessKey}.rows_replaced();
@@ -323,10 +324,53 @@ inline constexpr std::string_view kFunctionTotalKey[] = {"tier", "node", "t_ns",
 inline constexpr Table kFunctionTotals =
     Table{"function_totals", TableKind::kTiered, kFunctionTotalColumns, kFunctionTotalKey}.added_in(4);
 
+// Version 8: what a job report reads of each complete hour, written once by the store's
+// maintenance when it rolls the hour up (history/job_rollup.h), kept as long as the hour
+// rows: each process's GPU rows with their GPU's columns and what all of the GPU's
+// processes did together, and each process's calls of the waits and GPU time as plain
+// sums (the count and sum of their latency, not the sketch). Rows of tier 2 only: they
+// never roll further.
+// The columns `names` of `from`, as they are there (a rollup's copies of its sources').
+template <std::size_t N, std::size_t M>
+constexpr std::array<Column, N> copied(const std::array<Column, M>& from,
+                                       const std::array<std::string_view, N>& names) {
+  std::array<Column, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    for (const Column& c : from) {
+      if (c.name == names[i]) out[i] = c;
+    }
+  }
+  return out;
+}
+inline constexpr auto kJobGpuColumns =
+    tiered(joined(joined(kGpuProcessValues,
+                         std::array{
+                             Column{"gpu_processes", T::kInt64, C::kMax},
+                             Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
+                             Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
+                             Column{"gpu_samples", T::kInt64, C::kMax}.nullable(),
+                         }),
+                  copied(kGpuColumns, std::array<std::string_view, 7>{
+                                          "util_mean", "sm_active_mean", "tensor_active_mean", "memory_total",
+                                          "power_mean_w", "energy_mj", "energy_counter_ns"})));
+inline constexpr Table kJobGpus =
+    Table{"job_gpus", TableKind::kTiered, kJobGpuColumns, kGpuProcessKey}.added_in(8).rows_replaced();
+
+inline constexpr auto kJobCallColumns = tiered(
+    joined(copied(kFunctionColumns, std::array<std::string_view, 7>{"pid", "start_ns", "domain", "function",
+                                                                    "calls", "timed", "estimated"}),
+           std::array{
+               Column{"latency_count", T::kInt64, C::kSum},
+               Column{"latency_sum_ns", T::kInt64, C::kSum},
+           }));
+inline constexpr Table kJobCalls =
+    Table{"job_calls", TableKind::kTiered, kJobCallColumns, kFunctionKey}.added_in(8).rows_replaced();
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {
-    &kMeta,         &kNames,     &kProcesses, &kIntervals,  &kFunctions,     &kKernels,       &kGpus,
-    &kGpuProcesses, &kAnomalies, &kLeaks,     &kNodeClocks, &kProcessTotals, &kFunctionTotals};
+inline constexpr const Table* kAll[] = {&kMeta,           &kNames,   &kProcesses,  &kIntervals,
+                                        &kFunctions,      &kKernels, &kGpus,       &kGpuProcesses,
+                                        &kAnomalies,      &kLeaks,   &kNodeClocks, &kProcessTotals,
+                                        &kFunctionTotals, &kJobGpus, &kJobCalls};
 
 }  // namespace tables
 }  // namespace eacgm::history

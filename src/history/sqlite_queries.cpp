@@ -175,6 +175,10 @@ Result<JobTimeRows> SqliteStore::job_time_rows(const HistoryQuery& q, const JobS
     st = each_row(job_functions_sql(Dialect::kSqlite, q, selector, *plan),
                   [&out](const SqliteStmt& s) { out.functions.push_back(get_job_function(s)); });
   }
+  if (st) {
+    st = each_row(job_calls_sql(Dialect::kSqlite, q, selector, *plan),
+                  [&out](const SqliteStmt& s) { out.functions.push_back(get_job_calls(s)); });
+  }
   if (!st) return std::move(st).take_error();
   return out;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "history/interval_totals.h"
+#include "history/job_rollup.h"
 #include "history/schema_rows.h"
 #include "history/schema_sql.h"
 #include "history/window_sql.h"
@@ -317,6 +318,31 @@ Status SqliteStore::roll_up(std::int64_t node_id, int to_tier, std::int64_t from
   return {};
 }
 
+Status SqliteStore::roll_up_jobs(const std::string& node, std::int64_t node_id, std::int64_t hours_to) {
+  auto rolled = meta_int(kJobsRolledKey + node, 0);
+  if (!rolled) return make_error(rolled.error());
+  if (hours_to <= *rolled) return {};
+  auto range = [&](const std::string& sql) -> Status {
+    auto s = db_.prepare(sql);
+    if (!s) return make_error(s.error());
+    s->bind(1, node_id);
+    s->bind(2, *rolled);
+    s->bind(3, hours_to);
+    return s->run();
+  };
+  for (const Table* t : {&tables::kJobGpus, &tables::kJobCalls}) {
+    if (auto st = range(job_rollup_delete_sql(Dialect::kSqlite, *t)); !st) return st;
+  }
+  if (auto st = range(job_gpus_roll_sql(Dialect::kSqlite)); !st) return st;
+  std::vector<JobCallRecord> calls;
+  auto st = each_row(job_calls_source_sql(Dialect::kSqlite, node_id, *rolled, hours_to),
+                     [&calls](const SqliteStmt& s) { calls.push_back(get_job_call_source(s)); });
+  if (!st) return st;
+  st = insert_rows(tables::kJobCalls, RowPlace{2, node_id, 0, 0}, calls);
+  if (!st) return st;
+  return set_meta(kJobsRolledKey + node, hours_to);
+}
+
 Status SqliteStore::maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) {
   auto written = meta_int("written_to:" + node, 0);
   if (!written) return make_error(written.error());
@@ -346,6 +372,7 @@ Status SqliteStore::maintain(const std::string& node, std::int64_t now_ns, const
       if (auto st = roll_up(node_id, 2, from_h, hours_to, kHourNs); !st) return fail(st.error());
       if (auto st = set_meta("rolled_1h:" + node, hours_to); !st) return fail(st.error());
     }
+    if (auto st = roll_up_jobs(node, node_id, hours_to); !st) return fail(st.error());
   }
   // Retention: each tier keeps its window; events and processes the longest one.
   const std::pair<int, std::int64_t> tiers[] = {

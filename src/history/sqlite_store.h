@@ -52,6 +52,8 @@ class SqliteStore final : public Store {
   Result<std::int64_t> name_id(std::string_view name);
   Status roll_up(std::int64_t node_id, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                  std::int64_t span_ns);
+  // The job report's rollups of the node's hours before `hours_to` (job_rollup.h).
+  Status roll_up_jobs(const std::string& node, std::int64_t node_id, std::int64_t hours_to);
   Result<std::int64_t> meta_int(const std::string& key, std::int64_t fallback);
   Status set_meta(const std::string& key, std::int64_t value);
   Status enforce_cap(const std::string& node, std::uint64_t max_bytes);

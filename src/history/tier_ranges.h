@@ -20,6 +20,7 @@ struct NodeRollups {
   std::int64_t rolled_1m = 0;
   std::int64_t rolled_1h = 0;
   std::optional<std::int64_t> oldest;  // none: the tier has no rows of the node
+  std::int64_t rolled_jobs = 0;        // its hours in the job report's rollups (job_rollup.h)
 };
 
 struct TierRange {

@@ -84,7 +84,9 @@ QuerySql node_marks_sql(Dialect d, const HistoryQuery& q, Tier tier) {
       "coalesce((SELECT value FROM meta WHERE key = 'rolled_1h:' || n.name), 0), "
       "(SELECT f.t_ns FROM functions f WHERE f.tier = {} AND f.node = n.id ORDER BY f.t_ns LIMIT 1), "
       "w.value, "
-      "(SELECT value FROM meta WHERE key = 'totals_from:' || n.name) FROM meta w JOIN names n ON n.name = "
+      "(SELECT value FROM meta WHERE key = 'totals_from:' || n.name), "
+      "coalesce((SELECT value FROM meta WHERE key = 'rolled_jobs:' || n.name), 0) FROM meta w JOIN names n "
+      "ON n.name = "
       "substr(w.key, 12) WHERE substr(w.key, 1, 11) = 'written_to:'",
       t);
   if (q.node) s.text += fmt::format(" AND n.name = {}", s.arg(*q.node));
@@ -97,6 +99,7 @@ WindowPlan plan_window(const std::vector<NodeMarks>& nodes, Tier tier, const His
   for (const NodeMarks& n : nodes) {
     auto part = tier_ranges(n.rollups, tier, q.from_ns, q.to_ns);
     plan.ranges.insert(plan.ranges.end(), part.begin(), part.end());
+    plan.jobs_rolled_to.emplace_back(n.rollups.node, n.rollups.rolled_jobs);
     // A node whose rows end before the window has none in it.
     if (n.written_to > q.from_ns && (!n.totals_from || *n.totals_from > q.from_ns)) plan.totals = false;
   }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -45,7 +46,7 @@ struct NodeMarks {
 };
 
 // The nodes of `q` (its node, or every node that wrote) with their marks and the oldest
-// row of `tier`, as get_node_marks reads each row.
+// row of `tier`, as get_node_marks reads each row (the job rollups' mark last).
 QuerySql node_marks_sql(Dialect d, const HistoryQuery& q, Tier tier);
 template <class In>
 NodeMarks get_node_marks(const In& in) {
@@ -56,6 +57,7 @@ NodeMarks get_node_marks(const In& in) {
   if (!in.is_null(3)) m.rollups.oldest = in.i64(3);
   m.written_to = in.i64(4);
   if (!in.is_null(5)) m.totals_from = in.i64(5);
+  m.rollups.rolled_jobs = in.i64(6);
   return m;
 }
 
@@ -64,6 +66,8 @@ NodeMarks get_node_marks(const In& in) {
 struct WindowPlan {
   std::vector<TierRange> ranges;
   bool totals = false;
+  // Each node's hours before this are in the job report's rollups (job_report_sql.h).
+  std::vector<std::pair<std::int32_t, std::int64_t>> jobs_rolled_to;
 };
 WindowPlan plan_window(const std::vector<NodeMarks>& nodes, Tier tier, const HistoryQuery& q);
 

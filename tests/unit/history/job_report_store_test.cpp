@@ -240,6 +240,54 @@ TEST(JobReportStoresAgree, RowByRowAtEveryTier) {
   }
 }
 
+// A report reads each node's hours rolled up for jobs (job_gpus, job_calls) and only the
+// window's other rows in detail: figure for figure the report of the hour rows. A store
+// whose hours have no job rollups (made before them) gets them at its next maintenance.
+TEST_P(JobReportStore, TheJobRollupsGiveTheReportOfTheHourRows) {
+  const std::int64_t end = kT0 + 7200 * kS;
+  for (std::int64_t i = 0; i < 720; ++i) {
+    for (const char* node : {"node-a", "node-b"}) ASSERT_TRUE(store_->write(node, interval(node, i)));
+  }
+  auto maintain = [&] {
+    for (const char* node : {"node-a", "node-b"})
+      ASSERT_TRUE(store_->maintain(node, end + 3600 * kS, Retention{}));
+  };
+  maintain();
+  const std::string rolled =
+      "SELECT (SELECT count(*) FROM job_gpus) || ' ' || (SELECT count(*) FROM job_calls)";
+  // Two hours of two nodes: 3 GPU rows an hour, 7 of waits and GPU time.
+  EXPECT_EQ(backend_->query(rolled), "6 14");
+  auto all = [&] {
+    std::vector<std::string> out;
+    for (Tier tier : {Tier::kRaw, Tier::kHour}) {
+      for (const JobSelector& selector : {JobSelector{}, JobSelector{JobSelector::By::kJob, "train"},
+                                          JobSelector{JobSelector::By::kNamespace, "team-a"}}) {
+        // From the tenth minute: its first hour from the finer tiers, the second rolled.
+        for (std::int64_t from : {kT0, kT0 + 600 * kS}) {
+          auto rows =
+              read_job_report(*store_, window(from, end), selector, tier, ReportOptions{0.05, 2.0, "USD"});
+          EXPECT_TRUE(rows) << rows.error();
+          if (!rows) continue;
+          for (const JobReportRow& r : *rows) out.push_back(figures(r));
+        }
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> with = all();
+  EXPECT_EQ(with.size(), 20u);
+  // They are what is read: their calls doubled, the reports differ.
+  ASSERT_EQ(backend_->exec("UPDATE job_calls SET calls = calls * 2;"), "");
+  EXPECT_NE(all(), with);
+  ASSERT_EQ(backend_->exec("DELETE FROM job_gpus; DELETE FROM job_calls; DELETE FROM meta WHERE key LIKE "
+                           "'rolled_jobs:%';"),
+            "");
+  EXPECT_EQ(all(), with);
+  maintain();
+  EXPECT_EQ(backend_->query(rolled), "6 14");
+  EXPECT_EQ(all(), with);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, JobReportStore, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "history/job_report_read.h"
 #include "store_backends.h"
 #include "store_batches.h"
 
@@ -731,6 +732,46 @@ TEST_P(HistoryStore, AVersion4StoreIsMigratedWithGpmColumns) {
   EXPECT_NEAR(*minute.front().util_mean, (10 * 40.0 + 30 * 100.0) / 40, 1e-9);
   EXPECT_DOUBLE_EQ(minute.front().sm_active_mean.value_or(0), 0.9);  // the old row has none
   EXPECT_DOUBLE_EQ(minute.front().sm_active_max.value_or(0), 0.95);
+}
+
+// A store of version 7 gains the job report's rollups: its next maintenance makes them of
+// the hours it already holds, and a report of those hours reads them.
+TEST_P(HistoryStore, AVersion7StoreIsMigratedAndItsHoursRolledUpForJobs) {
+  ASSERT_EQ(make_old_store(7, "comm, job", "'old', 'j1'"), "");
+  const std::string node = "(SELECT id FROM names WHERE name = 'node-a')";
+  const std::string hour = std::to_string(kT0);
+  const std::string end = std::to_string(kT0 + 3600 * kS);
+  ASSERT_EQ(
+      backend_->exec(
+          "INSERT INTO names(name) VALUES('GPU-1'), ('H100');"
+          "INSERT INTO gpus(tier, node, t_ns, span_ns, gpu, uuid, name, samples, util_mean, memory_total, "
+          "power_mean_w, energy_mj, energy_counter_ns) VALUES(2, " +
+          node + ", " + hour +
+          ", 3600000000000, 0, (SELECT id FROM names WHERE name = 'GPU-1'), (SELECT id FROM names WHERE "
+          "name = 'H100'), 360, 40, 80, 100, 360000000, 3600000000000);"
+          "INSERT INTO gpu_processes(tier, node, t_ns, span_ns, gpu, pid, start_ns, samples, memory_max, "
+          "sm_mean, idle_samples, power_sum_w) VALUES(2, " +
+          node + ", " + hour + ", 3600000000000, 0, 7, 100, 360, 5, 20, 36, 36000);" +
+          "INSERT INTO meta(key, value) VALUES('written_to:node-a', " + end + "), ('rolled_1m:node-a', " +
+          end + "), ('rolled_1h:node-a', " + end + ");"),
+      "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(backend_->query("SELECT count(*) FROM job_gpus"), "0");
+  ASSERT_TRUE(store->maintain("node-a", kT0 + 7200 * kS, Retention{}));
+  EXPECT_EQ(backend_->query(
+                "SELECT pid, start_ns, samples, gpu_processes, gpu_samples, memory_total FROM job_gpus"),
+            "7|100|360|1|360|80");
+  auto rows = read_job_report(*store, window(kT0, kT0 + 3600 * kS), {JobSelector::By::kJob, "j1"},
+                              Tier::kHour, ReportOptions{});
+  ASSERT_TRUE(rows) << rows.error();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_DOUBLE_EQ((*rows)[0].gpu_hours, 1.0);
+  EXPECT_NEAR((*rows)[0].idle_gpu_hours, 0.1, 1e-12);
+  EXPECT_NEAR((*rows)[0].energy_kwh, 0.1, 1e-12);
+  EXPECT_EQ((*rows)[0].memory_peak_bytes, 5u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),
