@@ -98,31 +98,32 @@ TEST_F(DrainFixture, TimingsAreDeltasPerBucket) {
   std::vector<CallCount> counts;
   std::vector<CallTimings> timings;
   drain.drain(counts, timings);
-  d.count = 5;
-  d.sum_ns = 5100;
+  // The map's next values, drained: one bucket's deltas.
+  const auto next = [&](std::uint64_t count, std::uint64_t sum_ns) {
+    d.count = count;
+    d.sum_ns = sum_ns;
+    maps.durations = {d};
+    timings.clear();
+    drain.drain(counts, timings);
+    EXPECT_EQ(timings.size(), 1u);
+    return timings.empty() ? CallTimings{} : timings[0];
+  };
   d.held = 1;  // one of the three new calls was held off the CPU
   d.held_sum_ns = 1100;
   d.held_delay_ns = 900;
-  maps.durations = {d};
-  timings.clear();
-  drain.drain(counts, timings);
-  ASSERT_EQ(timings.size(), 1u);
-  EXPECT_EQ(timings[0].count, 3u);
-  EXPECT_EQ(timings[0].sum_ns, 3100u);
-  EXPECT_EQ(timings[0].errors, 0u);
-  EXPECT_EQ(timings[0].bucket, eacgm_hist_key(1000));
-  EXPECT_EQ(timings[0].held, 1u);
-  EXPECT_EQ(timings[0].held_sum_ns, 1100u);
-  EXPECT_EQ(timings[0].held_delay_ns, 900u);
+  CallTimings t = next(5, 5100);
+  EXPECT_EQ(t.count, 3u);
+  EXPECT_EQ(t.sum_ns, 3100u);
+  EXPECT_EQ(t.errors, 0u);
+  EXPECT_EQ(t.bucket, eacgm_hist_key(1000));
+  EXPECT_EQ(t.held, 1u);
+  EXPECT_EQ(t.held_sum_ns, 1100u);
+  EXPECT_EQ(t.held_delay_ns, 900u);
   EXPECT_EQ(drain.counters().sampled_held_calls, 1u);
-  d.count = 6;
-  d.sum_ns = 6100;
-  maps.durations = {d};
-  timings.clear();
-  drain.drain(counts, timings);
-  ASSERT_EQ(timings.size(), 1u);
-  EXPECT_EQ(timings[0].held, 0u);
-  EXPECT_EQ(timings[0].held_sum_ns, 0u);
+  t = next(6, 6100);
+  EXPECT_EQ(t.count, 1u);
+  EXPECT_EQ(t.held, 0u);
+  EXPECT_EQ(t.held_sum_ns, 0u);
 }
 
 TEST_F(DrainFixture, ForgetsOnlyDeadProcessesAndUnknownProbesAreDropped) {
