@@ -139,12 +139,12 @@ QuerySql job_calls_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
   QuerySql s(d);
   const std::string head = lived_ranges(s, q, selector, plan);
   s.text = fmt::format(
-      "{} SELECT c.job, nn.name, c.pid, c.start_ns, dn.name, fn.name, c.calls, c.timed, c.estimated, c.n, "
-      "c.sum_ns FROM (SELECT jp.job, t.node, t.pid, t.start_ns, t.domain, t.function, CAST(SUM(t.calls) AS "
+      "{} SELECT jp.job, nn.name, c.pid, c.start_ns, dn.name, fn.name, c.calls, c.timed, c.estimated, c.n, "
+      "c.sum_ns FROM (SELECT t.node, t.pid, t.start_ns, t.domain, t.function, CAST(SUM(t.calls) AS "
       "BIGINT) AS calls, CAST(SUM(t.timed) AS BIGINT) AS timed, CAST(SUM(t.estimated) AS BIGINT) AS "
       "estimated, CAST(SUM(t.latency_count) AS BIGINT) AS n, CAST(SUM(t.latency_sum_ns) AS BIGINT) AS sum_ns "
-      "FROM {} JOIN jp ON jp.node = t.node AND jp.pid = t.pid AND jp.start_ns = t.start_ns GROUP BY jp.job, "
-      "t.node, t.pid, t.start_ns, t.domain, t.function) c JOIN names nn ON nn.id = c.node JOIN names dn ON "
+      "FROM {} GROUP BY t.node, t.pid, t.start_ns, t.domain, t.function) c JOIN jp ON jp.node = c.node AND "
+      "jp.pid = c.pid AND jp.start_ns = c.start_ns JOIN names nn ON nn.id = c.node JOIN names dn ON "
       "dn.id = c.domain JOIN names fn ON fn.id = c.function",
       head, over_ranges(d, tables::kJobCalls.name, "rr"));
   return s;
