@@ -8,6 +8,14 @@
 namespace eacgm::ingest {
 namespace {
 
+// A cumulative map value's part since the last drain, which it then becomes; all of it
+// when the key was made anew (`restarted`) or the value went back.
+std::uint64_t delta_since(bool restarted, std::uint64_t now, std::uint64_t& before) {
+  const std::uint64_t d = restarted || now < before ? now : now - before;
+  before = now;
+  return d;
+}
+
 // Keeps what the chain hands out, instead of passing it to the consumers.
 class KeepSink final : public CallSink {
  public:
@@ -56,13 +64,10 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
       ++counters_.unknown_probe;
       continue;
     }
-    // Fewer calls than last time: the key was deleted and made anew (a reused pid). Each
-    // cumulative value's part since the last drain, which it then becomes.
+    // Fewer calls than last time: the key was deleted and made anew (a reused pid).
     const bool restarted = e.calls < s.calls;
     const auto since = [restarted](std::uint64_t now, std::uint64_t& before) {
-      const std::uint64_t d = restarted || now < before ? now : now - before;
-      before = now;
-      return d;
+      return delta_since(restarted, now, before);
     };
     const std::uint64_t calls = since(e.calls, s.calls);
     const std::uint64_t bytes = since(e.bytes, s.bytes);
@@ -88,8 +93,8 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     SeenTiming& s = seen_timings_[e.key];
     if (!probe) continue;
     const bool restarted = e.count < s.count;
-    const auto since = [restarted](std::uint64_t now, std::uint64_t before) {
-      return restarted || now < before ? now : now - before;
+    const auto since = [restarted](std::uint64_t now, std::uint64_t& before) {
+      return delta_since(restarted, now, before);
     };
     CallTimings t{e.key.pid,
                   std::move(probe),
@@ -100,7 +105,6 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
                   since(e.held, s.held),
                   since(e.held_sum_ns, s.held_sum_ns),
                   since(e.held_delay_ns, s.held_delay_ns)};
-    s = SeenTiming{e.count, e.sum_ns, e.errors, e.held, e.held_sum_ns, e.held_delay_ns};
     if (t.count == 0) continue;
     counters_.sampled_calls += t.count;
     counters_.sampled_held_calls += t.held;
