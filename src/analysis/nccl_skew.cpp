@@ -9,11 +9,23 @@ namespace eacgm::analysis {
 
 NcclSkew::Comm* NcclSkew::comm_for(const CallEvent& event) {
   if (auto it = by_id_.find(event.nccl_comm_id); it != by_id_.end()) return &comms_[it->second];
-  if (comms_.size() >= options_.max_comms) return nullptr;
-  by_id_.emplace(event.nccl_comm_id, comms_.size());
-  Comm& c = comms_.emplace_back();
-  c.comm_id = event.nccl_comm_id;
-  return &c;
+  if (comms_.size() < options_.max_comms) {
+    by_id_.emplace(event.nccl_comm_id, comms_.size());
+    Comm& c = comms_.emplace_back();
+    c.comm_id = event.nccl_comm_id;
+    return &c;
+  }
+  // At the cap (rare: a new communicator then): the one idle the longest makes room.
+  if (comms_.empty()) return nullptr;
+  auto idle = std::min_element(comms_.begin(), comms_.end(),
+                               [](const Comm& a, const Comm& b) { return a.newest_ts < b.newest_ts; });
+  if (event.ts_ns < idle->newest_ts || event.ts_ns - idle->newest_ts < options_.forget_idle_ns) return nullptr;
+  by_id_.erase(idle->comm_id);
+  *idle = Comm{};
+  idle->comm_id = event.nccl_comm_id;
+  by_id_.emplace(event.nccl_comm_id, static_cast<std::size_t>(idle - comms_.begin()));
+  ++forgotten_comms_;
+  return &*idle;
 }
 
 // The rank's slot; a new rank restarts the wait for the communicator's ranks to settle.

@@ -77,7 +77,11 @@ class NcclSkew {
   static constexpr std::size_t kMaxLocalRanks = 32;
 
   struct Options {
+    // Communicators followed. At the cap, a new one takes the place of the one whose last
+    // call is the oldest, once that is forget_idle_ns older than the new one's call (its
+    // numbering starts again should it come back); until then the new one is untracked.
     std::size_t max_comms = 256;
+    std::uint64_t forget_idle_ns = 600'000'000'000;
     // Instances of one communicator waiting for ranks; past it the oldest is given up.
     std::size_t window = 64;
     // With fewer ranks seen here than the communicator has (it spans nodes), the ranks
@@ -105,6 +109,8 @@ class NcclSkew {
   std::vector<NcclCommProgress> progress() const;
   // Calls on communicators past max_comms, and of ranks past kMaxLocalRanks.
   std::uint64_t untracked_calls() const { return untracked_calls_; }
+  // Communicators let go at the cap for a new one.
+  std::uint64_t forgotten_comms() const { return forgotten_comms_; }
 
  private:
   static constexpr std::size_t kKinds = kNcclCollectiveKinds;
@@ -156,6 +162,7 @@ class NcclSkew {
   std::unordered_map<std::uint64_t, std::size_t> by_id_;
   NcclProbeRules rules_;
   std::uint64_t untracked_calls_ = 0;
+  std::uint64_t forgotten_comms_ = 0;
 };
 
 }  // namespace eacgm::analysis

@@ -20,6 +20,7 @@ using testing::nccl_probe;
 using testing::NcclCall;
 
 constexpr std::uint64_t kMs = 1'000'000;
+constexpr std::uint64_t kS = 1000 * kMs;
 constexpr std::uint64_t kUs = 1'000;
 constexpr std::uint64_t kT0 = 1'700'000'000'000'000'000;
 
@@ -262,6 +263,32 @@ TEST(NcclSkew, CapsCommunicatorsAndRanksAndCountsTheRest) {
   // Two ranks known: room for kMaxLocalRanks - 2 more; one past it.
   for (int r = 0; r < static_cast<int>(NcclSkew::kMaxLocalRanks) - 1; ++r)
     s.add(nccl_call(p.allreduce, {.comm_id = 1, .rank = r + 100, .nranks = 200}));
+  EXPECT_EQ(s.untracked_calls(), 2u);
+}
+
+TEST(NcclSkew, ACommunicatorIdleLongEnoughMakesRoomAtTheCap) {
+  Probes p;
+  NcclSkew::Options o;
+  o.max_comms = 2;
+  o.forget_idle_ns = 60 * kS;
+  NcclSkew s(o);
+  s.add(nccl_call(p.allreduce, {.comm_id = 1, .rank = 0, .nranks = 1, .ts_ns = kT0}));
+  s.add(nccl_call(p.allreduce, {.comm_id = 2, .rank = 0, .nranks = 1, .ts_ns = kT0 + 30 * kS}));
+  // Full, and communicator 1 idle for 50 s only: the new one is not followed.
+  s.add(nccl_call(p.allreduce, {.comm_id = 3, .rank = 0, .nranks = 1, .ts_ns = kT0 + 50 * kS}));
+  EXPECT_EQ(s.untracked_calls(), 1u);
+  EXPECT_EQ(s.forgotten_comms(), 0u);
+  // Communicator 1, idle for 70 s, the longest, makes room; communicator 2 stays.
+  s.add(nccl_call(p.allreduce, {.comm_id = 3, .rank = 0, .nranks = 1, .ts_ns = kT0 + 70 * kS}));
+  EXPECT_EQ(s.untracked_calls(), 1u);
+  EXPECT_EQ(s.forgotten_comms(), 1u);
+  std::vector<std::uint64_t> ids;
+  for (const auto& c : s.progress()) ids.push_back(c.comm_id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::uint64_t>{2, 3}));
+  // Communicator 3's calls keep their place; 1 is a new communicator again when it returns.
+  s.add(nccl_call(p.allreduce, {.comm_id = 3, .rank = 0, .nranks = 1, .ts_ns = kT0 + 71 * kS}));
+  s.add(nccl_call(p.allreduce, {.comm_id = 1, .rank = 0, .nranks = 1, .ts_ns = kT0 + 72 * kS}));
   EXPECT_EQ(s.untracked_calls(), 2u);
 }
 
