@@ -54,7 +54,7 @@ def check(name, ok, detail):
     print(f"{'PASS' if ok else 'FAIL'}: {name}: {detail}")
     fails += 0 if ok else 1
 try:
-    job = json.loads(open(f"{work}/job.json").read())
+    duty = json.loads(open(f"{work}/job.json").read())  # the job's own figures
     rows = json.load(open(f"{work}/report.json"))["jobs"]
 except (OSError, ValueError, KeyError) as e:
     print(f"FAIL: no job figures or no report: {e}"); sys.exit(1)
@@ -62,12 +62,12 @@ check("the job ran", job_rc == 0, job_rc)
 check("one report row", len(rows) == 1, [r.get("job") for r in rows])
 if rows:
     r = rows[0]
-    life = job["end"] - job["start"]
+    life = duty["end"] - duty["start"]
     print(f"| held GPU-h | active GPU-h | idle share | longest idle s | energy kWh | basis | job's life s |")
     print(f"| {r['gpu_hours']:.5f} | {r['active_gpu_hours']:.5f} | {r['idle_share']:.3f} | {r['longest_idle_s']} | "
           f"{r['energy_kwh']:.6f} | {r['activity_basis']}, {r['energy_basis']}, {r['share_basis']} | {life:.1f} |")
     check("idle share 50% +- 5 points", abs(r["idle_share"] - 0.5) <= 0.05, r["idle_share"])
-    e0, e1 = job["energy_mj"]
+    e0, e1 = duty["energy_mj"]
     if e0 is not None and e1 is not None:
         counter_kwh = (e1 - e0) / 1e3 / 3.6e6
         check("energy within 2% of the counter's difference over the job's life",
