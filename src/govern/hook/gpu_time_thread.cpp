@@ -223,7 +223,8 @@ void plan_functions(TimerState& s) {
     demand[n] =
         FunctionDemand{launches - e.launches_planned,
                        e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
-                       e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen)};
+                       e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen),
+                       e.timed_count};
     plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
     e.launches_planned = launches;
     ++n;

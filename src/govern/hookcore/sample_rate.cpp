@@ -15,7 +15,7 @@ constexpr std::int32_t kIdleQuota = 2;
 
 double weight_of(const FunctionDemand& d, const SampleRateConfig& c) {
   const double shapes = std::clamp<std::uint32_t>(d.shapes, 1, kMaxPlannedShapes);
-  if (d.mean_ns <= 0 || c.long_kernel_ns == 0) return shapes;
+  if (d.mean_ns <= 0 || c.long_kernel_ns == 0 || d.samples < c.min_samples) return shapes;
   return shapes * std::clamp(d.mean_ns / static_cast<double>(c.long_kernel_ns), kMinWeight, 1.0);
 }
 

@@ -22,8 +22,12 @@ struct SampleRateConfig {
   // (bench/programs/event_pair_cost, 20 us kernels back to back).
   std::uint64_t gpu_cost_ns = 4300;
   // Kernels at least this long get a full share of the timed launches, shorter ones a share
-  // in proportion down to 1/8: their time matters less, and timing costs them as much.
+  // in proportion down to 1/8 once they have min_samples: their time matters less, and
+  // timing costs them as much.
   std::uint64_t long_kernel_ns = 20'000;
+  // Until a kernel has this many steady samples (its first launch left out) it gets a full
+  // share whatever its length, so that a run of a few seconds gives every kernel a figure.
+  std::uint64_t min_samples = 10;
 };
 
 // Whether a function's launch number `n` (0 first) is timed at 1 in `every`: one launch
@@ -58,6 +62,7 @@ struct FunctionDemand {
   // Launch shapes seen among its timed launches (at most kMaxPlannedShapes): the shapes
   // share its timed launches, so it gets a share for each.
   std::uint32_t shapes = 1;
+  std::uint64_t samples = 0;  // its launches timed so far, the first left out
 };
 inline constexpr std::uint32_t kMaxPlannedShapes = 8;
 

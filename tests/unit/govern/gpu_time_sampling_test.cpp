@@ -225,7 +225,7 @@ SimulatedRun simulate_short_run(bool planned) {
       planner.settle(period_ns, timed_in_period, cost_in_period);
       for (int k = 0; k < kernels; ++k) {
         demand[k] = FunctionDemand{run.launches[k] - planned_at[k], count[k] > 0 ? sum_ns[k] / count[k] : 0,
-                                   false, 1};
+                                   false, 1, count[k]};
         planned_at[k] = run.launches[k];
       }
       planner.plan(demand.data(), plan.data(), scratch.data(), demand.size());
@@ -269,7 +269,7 @@ TEST(SamplePlanner, AShortRunTimesEveryLongKernelOftenWithinItsBudget) {
   EXPECT_GE(fewest, 20u) << "every kernel of 25 us or more, 260 to 520 launches each";
   std::uint64_t fewest_short = ~0ull;
   for (int k = kLongKernels; k < kLongKernels + kShortKernels; ++k) {
-    EXPECT_GE(run.timed[k], 5u) << "a short kernel still has a share";
+    EXPECT_GE(run.timed[k], 10u) << "a short kernel, 780 launches: its first 10 samples at a full share";
     fewest_short = std::min(fewest_short, run.timed[k]);
   }
   // After the first plan the run keeps to its budget (plus one period's balance); the
@@ -305,12 +305,12 @@ TEST(SamplePlanner, SharesByWaterFillingAndKeepsNcclOffTheTop) {
   // 250 ms at 0.1%: 250 us, after 10 launches timed at 5 us each: 50 launches to share.
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 10, 50'000), 250'000 + 200'000);
   const FunctionDemand demand[] = {
-      {1000, 50'000, false, 1},  // long, launched often
-      {4, 50'000, false, 1},     // long, launched rarely: all its launches
-      {1000, 2'500, false, 1},   // short: 1/8 of a share
-      {0, 0, false, 1},          // idle
-      {20, 0, true, 1},          // NCCL: all, off the top
-      {1000, 50'000, false, 3},  // long, three shapes: three shares
+      {1000, 50'000, false, 1, 100},  // long, launched often
+      {4, 50'000, false, 1, 100},     // long, launched rarely: all its launches
+      {1000, 2'500, false, 1, 100},   // short, with its first samples: 1/8 of a share
+      {0, 0, false, 1, 0},            // idle
+      {20, 0, true, 1, 0},            // NCCL: all, off the top
+      {1000, 50'000, false, 3, 100},  // long, three shapes: three shares
   };
   FunctionPlan plans[6] = {{0, 0}, {0, 0}, {0, 0}, {8, 0}, {0, 0}, {0, 0}};
   std::uint32_t scratch[6];
@@ -330,6 +330,21 @@ TEST(SamplePlanner, SharesByWaterFillingAndKeepsNcclOffTheTop) {
   // Over budget by more than a period's: the next period times nothing, the one after is whole again.
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 1000, 5'000'000), 0);
   EXPECT_DOUBLE_EQ(planner.settle(250'000'000, 0, 0), 250'000);
+}
+
+TEST(SamplePlanner, AShortKernelHasAFullShareUntilItHasItsFirstSamples) {
+  SampleRateConfig c;
+  c.budget = 0.001;
+  SamplePlanner planner(c);
+  planner.settle(250'000'000, 10, 50'000);
+  // Two short kernels launched as often: one with 9 samples so far, one with 10.
+  const FunctionDemand demand[] = {{1000, 2'500, false, 1, 9}, {1000, 2'500, false, 1, 10}};
+  FunctionPlan plans[2] = {};
+  std::uint32_t scratch[2];
+  planner.plan(demand, plans, scratch, 2);
+  // 90 launches over weights 1 and 1/8.
+  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / (90 / 1.125))));
+  EXPECT_EQ(plans[1].every, static_cast<std::uint32_t>(std::round(1000 / (90 / 1.125 / 8))));
 }
 
 // The first launch is timed whatever the plan (the agent keeps it apart), an NCCL kernel
