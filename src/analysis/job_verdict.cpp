@@ -118,7 +118,8 @@ std::vector<JobCommVerdict> judge_job(std::span<const RankReport> reports, std::
         v.missing.push_back(std::move(j));
       }
     }
-    if (lo == hi && std::none_of(v.in.begin(), v.in.end(), [](const JobRank& j) { return j.entered > j.finished; }))
+    if (lo == hi &&
+        std::none_of(v.in.begin(), v.in.end(), [](const JobRank& j) { return j.entered > j.finished; }))
       continue;  // all returned from it: nothing is open that a rank reported waits in
     if (v.age_ns == 0 || v.age_ns < min_age_ns) continue;
     v.nodes.assign(nodes.begin(), nodes.end());
@@ -172,7 +173,8 @@ void JobVerdict::update(const NcclProgressSummary& local, const FleetReports* fl
   for (JobCommVerdict& v : s.communicators) {
     if (!v.hang) continue;
     v.start_ns = now_ns > v.age_ns ? now_ns - v.age_ns : 0;
-    if (auto it = current_.find(v.comm_id); it != current_.end()) v.start_ns = std::min(v.start_ns, it->second.start_ns);
+    if (auto it = current_.find(v.comm_id); it != current_.end())
+      v.start_ns = std::min(v.start_ns, it->second.start_ns);
     found.emplace(v.comm_id, v);
   }
   for (auto& [id, v] : current_) {

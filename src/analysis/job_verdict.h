@@ -56,19 +56,19 @@ struct JobRank {
   std::uint32_t pid = 0;
   std::uint64_t entered = 0;
   std::uint64_t finished = 0;
-  std::uint64_t waiting_ns = 0;  // how long its process waits now (a row's wait grown by the row's age)
-  std::string collective;        // the last collective it entered ("ncclAllReduce"), "" when none
+  std::uint64_t waiting_ns = 0;     // how long its process waits now (a row's wait grown by the row's age)
+  std::string collective;           // the last collective it entered ("ncclAllReduce"), "" when none
   std::uint64_t report_age_ns = 0;  // how old its row is (0: this node's own standing)
 };
 
 struct JobCommVerdict {
   std::uint64_t comm_id = 0;
   std::int32_t nranks = -1;
-  std::string function;          // the open instance's collective, "" when no rank in it says
-  std::uint64_t number = 0;      // its number: the communicator's n-th collective, from 1
-  std::uint64_t age_ns = 0;      // the longest wait of a rank in it
-  std::vector<JobRank> in;       // ranks that entered it, by rank
-  std::vector<JobRank> missing;  // ranks reported that never entered it, by rank
+  std::string function;                  // the open instance's collective, "" when no rank in it says
+  std::uint64_t number = 0;              // its number: the communicator's n-th collective, from 1
+  std::uint64_t age_ns = 0;              // the longest wait of a rank in it
+  std::vector<JobRank> in;               // ranks that entered it, by rank
+  std::vector<JobRank> missing;          // ranks reported that never entered it, by rank
   std::vector<std::int32_t> unreported;  // the communicator's ranks no agent reports
   std::vector<std::string> nodes;        // the nodes reporting its ranks, sorted
   bool hang = false;
@@ -78,10 +78,10 @@ struct JobCommVerdict {
 };
 
 struct JobVerdictSummary {
-  bool shared = false;          // other nodes are read from a shared store
-  std::string node;             // this node's name there
-  std::uint64_t read_age_ns = 0;  // how old the last read of the store was at the last update
-  std::size_t other_ranks = 0;  // ranks of other nodes merged at the last update
+  bool shared = false;                        // other nodes are read from a shared store
+  std::string node;                           // this node's name there
+  std::uint64_t read_age_ns = 0;              // how old the last read of the store was at the last update
+  std::size_t other_ranks = 0;                // ranks of other nodes merged at the last update
   std::vector<JobCommVerdict> communicators;  // an open instance waited in past the minimum age, by id
   std::deque<JobCommVerdict> ended;           // hangs over, oldest first
   std::uint64_t total = 0;                    // hangs found since the start

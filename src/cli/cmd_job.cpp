@@ -27,9 +27,9 @@ using exporting::json;
 
 struct JobFlags {
   std::string store;
-  std::string comm;           // a communicator's id, hex
-  double stale_s = 30;        // rows older than this report nothing
-  double min_age_s = -1;      // -1: [hangs] min_age_s
+  std::string comm;       // a communicator's id, hex
+  double stale_s = 30;    // rows older than this report nothing
+  double min_age_s = -1;  // -1: [hangs] min_age_s
   bool json = false;
 };
 
@@ -48,21 +48,23 @@ std::string render(const std::map<std::uint64_t, std::vector<analysis::RankRepor
     }
     out += fmt::format("communicator 0x{:016x}: {} ranks reported of {}\n", id, rows.size(),
                        nranks < 0 ? std::string("?") : std::to_string(nranks));
-    out += fmt::format("  {:<20} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10}  {}\n", "NODE", "RANK", "PID", "ENTERED",
-                       "FINISHED", "WAITING", "WRITTEN", "LAST");
+    out += fmt::format("  {:<20} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10}  {}\n", "NODE", "RANK", "PID",
+                       "ENTERED", "FINISHED", "WAITING", "WRITTEN", "LAST");
     std::vector<const analysis::RankReport*> sorted;
     for (const auto& r : rows) sorted.push_back(&r);
     std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
       return std::tie(a->node, a->standing.rank) < std::tie(b->node, b->standing.rank);
     });
     for (const auto* r : sorted) {
-      const std::uint64_t age = now_ns > r->written_ns ? static_cast<std::uint64_t>(now_ns - r->written_ns) : 0;
+      const std::uint64_t age =
+          now_ns > r->written_ns ? static_cast<std::uint64_t>(now_ns - r->written_ns) : 0;
       out += fmt::format("  {:<20} {:>6} {:>8} {:>9} {:>9} {:>10} {:>10}  {}\n", r->node, r->standing.rank,
                          r->standing.pid, r->standing.entered, r->standing.finished,
                          r->standing.waiting_ns == 0 ? std::string("-") : seconds(r->standing.waiting_ns),
                          seconds(age) + " ago", analysis::nccl_collective_name(r->standing.last));
     }
-    auto v = std::find_if(verdicts.begin(), verdicts.end(), [id](const auto& x) { return x.comm_id == id; });
+    auto v =
+        std::find_if(verdicts.begin(), verdicts.end(), [id = id](const auto& x) { return x.comm_id == id; });
     out += fmt::format("  {}: {}\n", v != verdicts.end() && v->hang ? "HANG" : "verdict",
                        v != verdicts.end() ? v->verdict : std::string("no rank waits past the minimum age"));
   }
@@ -86,7 +88,8 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
       used = 0;
     }
     if (used != flags.comm.size() || id == 0) {
-      print_error(fmt::format("--comm {}: not a communicator id (hex, as /api/v1/inflight's comm_id)", flags.comm));
+      print_error(
+          fmt::format("--comm {}: not a communicator id (hex, as /api/v1/inflight's comm_id)", flags.comm));
       return 2;
     }
     ids.push_back(id);
@@ -141,7 +144,8 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
                             {"waiting_ns", r.standing.waiting_ns},
                             {"written_ns", r.written_ns}});
       }
-      auto v = std::find_if(verdicts.begin(), verdicts.end(), [id = id](const auto& x) { return x.comm_id == id; });
+      auto v = std::find_if(verdicts.begin(), verdicts.end(),
+                            [id = id](const auto& x) { return x.comm_id == id; });
       comms.push_back(json{{"comm_id", fmt::format("0x{:016x}", id)},
                            {"nranks", ranks.front().nranks},
                            {"ranks", std::move(list)},
@@ -165,9 +169,11 @@ void add_job_command(CLI::App& app, CommandContext& ctx) {
       "a job's NCCL ranks on every node, as their agents wrote them into the shared store, and the verdict "
       "on the collective they wait in: the rank missing and its node");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url, [hangs] min_age_s)");
-  sub->add_option("--store", flags->store,
-                  "the store the agents write: postgresql://... (a fleet) or sqlite:PATH (default [store] url)");
-  sub->add_option("--comm", flags->comm, "only this communicator (its id in hex, as /api/v1/inflight says it)");
+  sub->add_option(
+      "--store", flags->store,
+      "the store the agents write: postgresql://... (a fleet) or sqlite:PATH (default [store] url)");
+  sub->add_option("--comm", flags->comm,
+                  "only this communicator (its id in hex, as /api/v1/inflight says it)");
   sub->add_option("--stale", flags->stale_s,
                   "seconds: a node's rows written longer ago than this report nothing (default 30)")
       ->check(CLI::Range(1.0, 86400.0));

@@ -26,7 +26,8 @@ bool same_standings(const std::vector<analysis::RankReport>& a, const std::vecto
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
     return x.comm_id == y.comm_id && x.nranks == y.nranks && x.standing.rank == y.standing.rank &&
            x.standing.pid == y.standing.pid && x.standing.entered == y.standing.entered &&
-           x.standing.finished == y.standing.finished && (x.standing.waiting_ns == 0) == (y.standing.waiting_ns == 0);
+           x.standing.finished == y.standing.finished &&
+           (x.standing.waiting_ns == 0) == (y.standing.waiting_ns == 0);
   });
 }
 
@@ -130,7 +131,8 @@ void HistoryWriter::poll_standings(const analysis::AnalysisSnapshot& snap) {
                    (((changed || waiting) && since >= kStandingsEveryNs) || since >= interval_ns);
   if (due) {
     if (auto st = store_->write_standings(options_.node, rows, at); !st) {
-      if (!standings_failing_ && log_) log_("store " + description_ + ": writing NCCL standings failed: " + st.error());
+      if (!standings_failing_ && log_)
+        log_("store " + description_ + ": writing NCCL standings failed: " + st.error());
       standings_failing_ = true;
     } else {
       if (standings_failing_ && log_) log_("store " + description_ + ": writing NCCL standings again");

@@ -14,7 +14,8 @@ namespace eacgm::history {
 
 // One rank's row of `node_id` written at `written_ns` (the row's own time is not read),
 // inserted or written over the one there.
-QuerySql put_standing_sql(Dialect d, std::int64_t node_id, const analysis::RankReport& r, std::int64_t written_ns);
+QuerySql put_standing_sql(Dialect d, std::int64_t node_id, const analysis::RankReport& r,
+                          std::int64_t written_ns);
 // The node's rows that the write at `written_ns` did not write: ranks gone.
 QuerySql drop_unwritten_standings_sql(Dialect d, std::int64_t node_id, std::int64_t written_ns);
 // Every node's rows of the communicators `comm_ids` (all when empty) written at

@@ -28,7 +28,8 @@ Status SqliteStore::write_standings(const std::string& node, std::span<const ana
   auto node_id = name_id(node);
   if (!node_id) return fail(node_id.error());
   for (const analysis::RankReport& r : rows) {
-    if (auto st = run(put_standing_sql(Dialect::kSqlite, *node_id, r, written_ns)); !st) return fail(st.error());
+    if (auto st = run(put_standing_sql(Dialect::kSqlite, *node_id, r, written_ns)); !st)
+      return fail(st.error());
   }
   if (auto st = run(drop_unwritten_standings_sql(Dialect::kSqlite, *node_id, written_ns)); !st)
     return fail(st.error());

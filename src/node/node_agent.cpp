@@ -90,9 +90,8 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
   // The job's ranks on other nodes, from the writer's reads of the store to the analysis.
   auto fleet = std::make_shared<Published<analysis::FleetReports>>();
-  p.writer->set_fleet_sink([fleet](std::shared_ptr<const analysis::FleetReports> reports) {
-    fleet->publish(std::move(reports));
-  });
+  p.writer->set_fleet_sink(
+      [fleet](std::shared_ptr<const analysis::FleetReports> reports) { fleet->publish(std::move(reports)); });
   p.analysis->set_fleet_reports([fleet] { return fleet->get(); });
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);

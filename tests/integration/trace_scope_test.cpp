@@ -72,13 +72,15 @@ class TraceScope : public ::testing::Test {
         dir_);
   }
   // An agent as node `name` writing into the store `url`.
-  std::unique_ptr<Subprocess> serve_node(std::uint16_t port, const std::string& cgroup, const std::string& name,
-                                         const std::string& url, const std::string& config) {
+  std::unique_ptr<Subprocess> serve_node(std::uint16_t port, const std::string& cgroup,
+                                         const std::string& name, const std::string& url,
+                                         const std::string& config) {
     const std::string cfg = dir_ + "/" + name + ".toml";
     std::ofstream(cfg) << "[trace]\ncgroup = \"" << cgroup << "\"\n" << config;
     return std::make_unique<Subprocess>(
         std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node", name},
+                                 "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node",
+                                 name},
         dir_);
   }
   // Four stand-in ranks of one communicator, 0 and 1 in cgroup a, 2 and 3 in b; rank 3
@@ -86,7 +88,8 @@ class TraceScope : public ::testing::Test {
   std::vector<std::unique_ptr<Subprocess>> nccl_ranks() {
     const std::string lib = EACGM_TEST_BIN_DIR "/fake_libnccl/libnccl.so.2";
     ::setenv("EACGM_FAKE_NCCL_DIR", dir_.c_str(), 1);
-    const std::string id0 = fmt::format("{:x}", 0xeac90000ull + static_cast<unsigned>(getpid())), id1 = "5eed";
+    const std::string id0 = fmt::format("{:x}", 0xeac90000ull + static_cast<unsigned>(getpid())),
+                      id1 = "5eed";
     std::vector<std::unique_ptr<Subprocess>> ranks;
     for (int r = 0; r < 4; ++r) {
       std::vector<std::string> argv{bin("nccl_ranks"), lib,           std::to_string(r), "4", id0, id1, "10",
@@ -292,7 +295,8 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   const auto job_of = [](std::uint16_t port) {
     const auto answer = server::testing::get(port, "/api/v1/inflight");
     const json doc = json::parse(answer.body, nullptr, false);
-    if (answer.status != 200 || !doc.is_object()) return json{{"status", answer.status}, {"body", answer.body}};
+    if (answer.status != 200 || !doc.is_object())
+      return json{{"status", answer.status}, {"body", answer.body}};
     return doc["job"];
   };
   const auto names_rank_3 = [](const json& job) {
@@ -322,8 +326,8 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
     EXPECT_EQ(c["name"], "ncclAllReduce");
     EXPECT_EQ(c["missing"][0]["pid"], ranks[3]->pid());
     EXPECT_EQ(c["nodes"], json::array({"node-a", "node-b"}));
-    EXPECT_NE(c["verdict"].get<std::string>().find(
-                  "rank 3 on node node-b never entered ncclAllReduce #6; ranks 0-2 on nodes node-a,node-b waiting for"),
+    EXPECT_NE(c["verdict"].get<std::string>().find("rank 3 on node node-b never entered ncclAllReduce #6; "
+                                                   "ranks 0-2 on nodes node-a,node-b waiting for"),
               std::string::npos)
         << c["verdict"];
   }
@@ -350,14 +354,17 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   std::ofstream(dir_ + "/release") << "go";
   for (auto& r : ranks) ASSERT_TRUE(r->wait_for("finished")) << r->err();
   const auto over = [](const json& job) {
-    return job.contains("ended") && job["communicators"].empty() && job["ended"].size() == 1 && !job["ended"][0]["end_ns"].is_null() &&
-           job["ended"][0]["missing"][0]["rank"] == 3 && job["hang_total"] == 1;
+    return job.contains("ended") && job["communicators"].empty() && job["ended"].size() == 1 &&
+           !job["ended"][0]["end_ns"].is_null() && job["ended"][0]["missing"][0]["rank"] == 3 &&
+           job["hang_total"] == 1;
   };
   EXPECT_TRUE(eventually([&] {
     job_a = job_of(port_a);
     job_b = job_of(port_b);
     return over(job_a) && over(job_b);
-  })) << job_a.dump() << "\n" << job_b.dump();
+  })) << job_a.dump()
+      << "\n"
+      << job_b.dump();
   std::ofstream(dir_ + "/done") << "go";
   for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
 }

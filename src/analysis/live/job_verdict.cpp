@@ -2,11 +2,12 @@
 // collectives analysis (registered before this one) put them into the snapshot being
 // made, merged with the other nodes' rows of the shared store, each tick; nothing
 // without a shared store.
+#include "analysis/job_verdict.h"
+
 #include <utility>
 
 #include "analysis/analysis.h"
 #include "analysis/environment.h"
-#include "analysis/job_verdict.h"
 
 namespace eacgm::analysis {
 namespace {
@@ -17,7 +18,9 @@ class JobVerdicts final : public Analysis {
   Declaration declaration() const override {
     return {"job_verdict", Input::kTick, {typeid(JobVerdictSummary)}};
   }
-  void configure(const AnalysisSettings& settings) override { verdict_.set_min_age_ns(settings.inflight_min_age_ns); }
+  void configure(const AnalysisSettings& settings) override {
+    verdict_.set_min_age_ns(settings.inflight_min_age_ns);
+  }
   void publish(SnapshotParts& parts, const Moment& now, bool) override {
     // Without a shared store the node's own hang diagnosis says all there is to say.
     if (!env_.fleet_reports) return parts.put(JobVerdictSummary{});
@@ -39,6 +42,8 @@ class JobVerdicts final : public Analysis {
 
 }  // namespace
 
-std::unique_ptr<Analysis> make_job_verdict(const Environment& env) { return std::make_unique<JobVerdicts>(env); }
+std::unique_ptr<Analysis> make_job_verdict(const Environment& env) {
+  return std::make_unique<JobVerdicts>(env);
+}
 
 }  // namespace eacgm::analysis

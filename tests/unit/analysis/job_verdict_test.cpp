@@ -18,7 +18,9 @@ constexpr std::uint64_t kComm = 0xeac9;
 
 NcclRankStanding standing(std::int32_t rank, std::uint64_t entered, std::uint64_t finished,
                           std::uint64_t waiting_ns) {
-  return {rank, static_cast<std::uint32_t>(1000 + rank), entered, finished, waiting_ns, NcclCollective::kAllReduce};
+  return {rank,       static_cast<std::uint32_t>(1000 + rank),
+          entered,    finished,
+          waiting_ns, NcclCollective::kAllReduce};
 }
 
 RankReport row(const std::string& node, const NcclRankStanding& s, std::uint64_t written_ns) {
@@ -44,7 +46,8 @@ FleetReports fleet(std::vector<RankReport> rows, std::uint64_t read_ns) {
 TEST(JobVerdict, NamesTheRankAnotherNodeNeverSentIntoTheCollectiveAndWhoWaits) {
   JobVerdict v;
   v.set_min_age_ns(5 * kSecond);
-  const auto f = fleet({row("b", standing(2, 6, 5, 6 * kSecond), kT0), row("b", standing(3, 5, 5, 0), kT0)}, kT0);
+  const auto f =
+      fleet({row("b", standing(2, 6, 5, 6 * kSecond), kT0), row("b", standing(3, 5, 5, 0), kT0)}, kT0);
   v.update(node_a(7 * kSecond), &f, kT0 + kSecond);
   const auto& s = v.summary();
   EXPECT_TRUE(s.shared);
@@ -64,7 +67,8 @@ TEST(JobVerdict, NamesTheRankAnotherNodeNeverSentIntoTheCollectiveAndWhoWaits) {
   EXPECT_EQ(c.age_ns, 7 * kSecond);
   EXPECT_TRUE(c.unreported.empty());
   EXPECT_EQ(c.nodes, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(c.verdict, "rank 3 on node b never entered ncclAllReduce #6; ranks 0-2 on nodes a,b waiting for 7 s");
+  EXPECT_EQ(c.verdict,
+            "rank 3 on node b never entered ncclAllReduce #6; ranks 0-2 on nodes a,b waiting for 7 s");
   EXPECT_EQ(s.total, 1u);
   EXPECT_EQ(c.start_ns, kT0 + kSecond - 7 * kSecond);
 }
@@ -96,7 +100,8 @@ TEST(JobVerdict, StaleRowsAndRowsOfThisNodesNameReportNothing) {
   EXPECT_TRUE(c.hang);
   EXPECT_TRUE(c.missing.empty());
   EXPECT_EQ(c.unreported, (std::vector<std::int32_t>{2, 3}));
-  EXPECT_EQ(c.verdict, "ranks 0,1 on node a waiting in ncclAllReduce #6 for 10 s; ranks 2,3 reported by no agent");
+  EXPECT_EQ(c.verdict,
+            "ranks 0,1 on node a waiting in ncclAllReduce #6 for 10 s; ranks 2,3 reported by no agent");
 }
 
 TEST(JobVerdict, ThisNodesStandingOfARankIsItsOwnOverAnotherNodesRow) {
@@ -121,7 +126,8 @@ TEST(JobVerdict, ThisNodesStandingOfARankIsItsOwnOverAnotherNodesRow) {
 TEST(JobVerdict, AHangLastsAcrossUpdatesAndIsOverOnceTheRankArrives) {
   JobVerdict v;
   v.set_min_age_ns(kSecond);
-  auto behind = fleet({row("b", standing(2, 6, 5, 2 * kSecond), kT0), row("b", standing(3, 5, 5, 0), kT0)}, kT0);
+  auto behind =
+      fleet({row("b", standing(2, 6, 5, 2 * kSecond), kT0), row("b", standing(3, 5, 5, 0), kT0)}, kT0);
   v.update(node_a(2 * kSecond), &behind, kT0);
   behind = fleet({row("b", standing(2, 6, 5, 12 * kSecond), kT0 + 10 * kSecond),
                   row("b", standing(3, 5, 5, 0), kT0 + 10 * kSecond)},
@@ -154,7 +160,8 @@ TEST(JudgeJob, NamesMissingRanksPerNode) {
   const auto verdicts = judge_job(rows, static_cast<std::int64_t>(kT0), 5 * kSecond);
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_EQ(verdicts[0].verdict,
-            "ranks 1,2 on node b, rank 3 on node c never entered ncclAllReduce #9; rank 0 on node a waiting for 20 s");
+            "ranks 1,2 on node b, rank 3 on node c never entered ncclAllReduce #9; rank 0 on node a waiting "
+            "for 20 s");
 }
 
 }  // namespace

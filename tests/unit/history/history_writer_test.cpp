@@ -173,9 +173,9 @@ TEST(HistoryWriter, WritesTheNodesNcclStandingsWhenDueAndHandsBackTheJobsRows) {
   h.writer->set_fleet_sink([&handed](auto reports) { handed.push_back(std::move(reports)); });
   // Another node's rank of the same communicator, and one of another communicator.
   const analysis::NcclRankStanding behind{1, 501, 5, 5, 0, analysis::NcclCollective::kAllReduce};
-  ASSERT_TRUE(h.store->write_standings("n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, h.now},
-                                                                                {"", 0xd0, 2, behind, h.now}},
-                                       h.now));
+  ASSERT_TRUE(h.store->write_standings(
+      "n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, h.now}, {"", 0xd0, 2, behind, h.now}},
+      h.now));
   const auto standing = [&h](std::uint64_t waiting_ns, std::uint64_t entered = 6) {
     analysis::AnalysisSnapshot snap;
     snap.edit<analysis::NcclProgressSummary>().comms.push_back(
@@ -244,7 +244,9 @@ TEST(HistoryWriter, WritesTheNodesNcclStandingsWhenDueAndHandsBackTheJobsRows) {
   h.now += kS;
   h.writer->poll_once();
   EXPECT_EQ(std::count_if(h.log.begin(), h.log.end(),
-                          [](const std::string& l) { return l.find("writing NCCL standings failed") != std::string::npos; }),
+                          [](const std::string& l) {
+                            return l.find("writing NCCL standings failed") != std::string::npos;
+                          }),
             1);
 }
 

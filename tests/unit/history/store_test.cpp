@@ -800,14 +800,17 @@ TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
   auto store = open();
   ASSERT_TRUE(store);
   auto rank = [](std::int32_t r, std::uint64_t entered, std::uint64_t waiting, std::uint64_t comm = kComm) {
-    return analysis::RankReport{"", comm, 4,
+    return analysis::RankReport{"",
+                                comm,
+                                4,
                                 {r, static_cast<std::uint32_t>(100 + r), entered, entered - 1, waiting,
                                  analysis::NcclCollective::kAllReduce},
                                 0};
   };
   const auto t1 = static_cast<std::int64_t>(kT0), t2 = t1 + static_cast<std::int64_t>(kS);
   ASSERT_TRUE(store->write_standings("node-a", std::vector{rank(0, 6, 5 * kS), rank(1, 6, 5 * kS)}, t1));
-  ASSERT_TRUE(store->write_standings("node-b", std::vector{rank(2, 6, 4 * kS), rank(3, 5, 0), rank(0, 1, 0, 7)}, t1));
+  ASSERT_TRUE(
+      store->write_standings("node-b", std::vector{rank(2, 6, 4 * kS), rank(3, 5, 0), rank(0, 1, 0, 7)}, t1));
   const std::uint64_t comm[] = {kComm};
   auto got = store->standings(comm, t1, 100);
   ASSERT_TRUE(got) << got.error();
