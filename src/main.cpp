@@ -37,6 +37,7 @@ int run(int argc, char** argv) {
   add_report_command(app, ctx);
   add_capture_command(app, ctx);
   add_flight_recorder_command(app, ctx);
+  add_job_command(app, ctx);
   add_top_command(app, ctx);
 
   try {

@@ -62,6 +62,10 @@ class LiveAnalysis final : public Consumer {
   void set_process_start(decltype(Environment::process_start) start_of) {
     env_->process_start = std::move(start_of);
   }
+  // Where the other nodes' NCCL ranks are read from (before the trace starts).
+  void set_fleet_reports(decltype(Environment::fleet_reports) reports) {
+    env_->fleet_reports = std::move(reports);
+  }
 
   // What each registered analysis declared, in registration order.
   std::vector<Declaration> declarations() const;

@@ -18,8 +18,9 @@ void NcclProgress::on_scan(std::span<const InflightCall> calls, std::uint64_t sc
     auto [it, added] = waiting_ns_.emplace(e.pid, age);
     if (!added) it->second = std::max(it->second, age);
     if (e.nccl_comm_id == 0 || e.nccl_rank < 0 || e.nested || e.probe == nullptr) continue;
-    if (!nccl_is_collective(nccl_collective_of(e.function()))) continue;
-    in_collective_.push_back({e.nccl_comm_id, e.nccl_rank, e.nccl_nranks, e.pid, e.ts_ns});
+    const NcclCollective kind = nccl_collective_of(e.function());
+    if (!nccl_is_collective(kind)) continue;
+    in_collective_.push_back({e.nccl_comm_id, e.nccl_rank, e.nccl_nranks, e.pid, e.ts_ns, kind});
   }
 }
 
@@ -49,13 +50,17 @@ NcclProgressSummary NcclProgress::standing(std::span<const NcclCommProgress> com
         if (nccl_is_collective(static_cast<NcclCollective>(k))) rs.finished += r.entered[k];
       }
       rs.entered = rs.finished;
+      rs.last = r.last_kind;
       // Inside a collective now, entered after the last one whose record came (a call that
       // returned since the scan has both its record and its row: counted once).
-      const bool inside =
-          std::any_of(in_collective_.begin(), in_collective_.end(), [&](const InCollective& in) {
+      const auto inside =
+          std::find_if(in_collective_.begin(), in_collective_.end(), [&](const InCollective& in) {
             return in.comm_id == c.comm_id && in.rank == r.rank && in.ts_ns > r.last_ts_ns;
           });
-      if (inside) ++rs.entered;
+      if (inside != in_collective_.end()) {
+        ++rs.entered;
+        rs.last = inside->kind;
+      }
       s.ranks.push_back(rs);
     }
   }
@@ -66,7 +71,7 @@ NcclProgressSummary NcclProgress::standing(std::span<const NcclCommProgress> com
     if (in.nranks > 0) s.nranks = in.nranks;
     const bool known = std::any_of(s.ranks.begin(), s.ranks.end(),
                                    [&](const NcclRankStanding& r) { return r.rank == in.rank; });
-    if (!known) s.ranks.push_back({in.rank, in.pid, 1, 0, 0});
+    if (!known) s.ranks.push_back({in.rank, in.pid, 1, 0, 0, in.kind});
   }
 
   NcclProgressSummary out;

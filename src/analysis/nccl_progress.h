@@ -28,6 +28,9 @@ struct NcclRankStanding {
   // How long its process had been in its oldest waiting call in flight (the collective
   // itself, or the synchronisation that waits for it) at the last scan; 0 when none was.
   std::uint64_t waiting_ns = 0;
+  // The last collective it entered (the one it is inside now, if any): the function of the
+  // instance numbered `entered`.
+  NcclCollective last = NcclCollective::kNone;
 };
 
 struct NcclCommStanding {
@@ -60,6 +63,7 @@ class NcclProgress {
     std::int32_t nranks = -1;
     std::uint32_t pid = 0;
     std::uint64_t ts_ns = 0;  // its entry
+    NcclCollective kind = NcclCollective::kNone;
   };
   std::unordered_map<std::uint32_t, std::uint64_t> waiting_ns_;  // by pid: its oldest call's age
   std::vector<InCollective> in_collective_;

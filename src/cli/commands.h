@@ -23,6 +23,7 @@ void add_history_command(CLI::App& app, CommandContext& ctx);
 void add_report_command(CLI::App& app, CommandContext& ctx);
 void add_capture_command(CLI::App& app, CommandContext& ctx);
 void add_flight_recorder_command(CLI::App& app, CommandContext& ctx);
+void add_job_command(CLI::App& app, CommandContext& ctx);
 void add_top_command(CLI::App& app, CommandContext& ctx);
 
 // `eacgm --demo`: the bundled CUDA demo started beside a trace of its calls, in text.

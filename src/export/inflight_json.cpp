@@ -9,6 +9,7 @@
 #include "analysis/inflight_calls.h"
 #include "export/event_format.h"
 #include "export/hang_json.h"
+#include "export/job_verdict_json.h"
 #include "export/json_text.h"
 #include "export/python_stack_text.h"
 
@@ -52,6 +53,7 @@ std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOption
       {"sequence", snap.sequence}};
   doc.update(inflight_json(snap.get<analysis::InflightSummary>(), options));
   doc.update(hangs_json(snap.get<analysis::HangSummary>()));
+  doc["job"] = job_verdict_json(snap.get<analysis::JobVerdictSummary>());
   return json_text(doc);
 }
 

@@ -4,7 +4,11 @@
 // Never on the ring-buffer reader's thread. When the store fails (PostgreSQL down, a full
 // disk, a read-only file) the batches wait in a bounded spool and are written, in order,
 // when it answers again (with back-off); what the spool cannot hold is dropped and
-// counted. stop() writes what is left, the final snapshot's rows included.
+// counted. stop() writes what is left, the final snapshot's rows included. While the
+// node has NCCL ranks, each second's poll also replaces the node's rows of
+// nccl_standings when they changed or a rank waits (else each interval), and reads the
+// other nodes' rows of the same communicators for the job's verdict
+// (analysis/job_verdict.h), handed to the fleet sink.
 #pragma once
 
 #include <atomic>
@@ -19,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "analysis/job_verdict.h"
 #include "history/interval_builder.h"
 #include "history/store.h"
 
@@ -59,6 +64,7 @@ class HistoryWriter {
  public:
   using Source = std::function<std::shared_ptr<const analysis::AnalysisSnapshot>()>;
   using Log = std::function<void(const std::string&)>;
+  using FleetSink = std::function<void(std::shared_ptr<const analysis::FleetReports>)>;
 
   HistoryWriter(std::unique_ptr<Store> store, Source source, IntervalBuilder builder, HistoryOptions options,
                 Log log);
@@ -73,6 +79,8 @@ class HistoryWriter {
   void stop();
   // The mode the rows were made under ("always-on", "per-call"); any thread.
   void set_mode(std::function<std::string()> mode) { mode_ = std::move(mode); }
+  // Where the rows of the job's NCCL ranks go after each read (before start()).
+  void set_fleet_sink(FleetSink sink) { fleet_sink_ = std::move(sink); }
 
   StoreStats stats() const;
   std::string description() const { return description_; }
@@ -85,6 +93,8 @@ class HistoryWriter {
  private:
   void run();
   void write_spool();
+  // The node's NCCL rank standings written when due, the job's rows read back.
+  void poll_standings(const analysis::AnalysisSnapshot& snap);
 
   std::unique_ptr<Store> store_;
   Source source_;
@@ -92,7 +102,12 @@ class HistoryWriter {
   HistoryOptions options_;
   Log log_;
   std::function<std::string()> mode_;
+  FleetSink fleet_sink_;
   std::string description_;
+
+  std::vector<analysis::RankReport> standings_;  // as last written
+  std::int64_t standings_written_ns_ = 0;        // the writer's clock
+  bool standings_failing_ = false;
 
   std::deque<IntervalBatch> spool_;
   std::int64_t interval_start_ns_ = 0;

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -366,11 +366,38 @@ inline constexpr auto kJobCallColumns = tiered(
 inline constexpr Table kJobCalls =
     Table{"job_calls", TableKind::kTiered, kJobCallColumns, kFunctionKey}.added_in(8).rows_replaced();
 
+// Version 9: where each rank of each NCCL communicator stands on each node
+// (analysis/nccl_progress.h), one row per (node, comm_id, rank) that the node's agent
+// replaces while the rank runs (each second while a rank of the communicator waits, else
+// each interval), so that every agent of a job can name the rank another node's ranks
+// wait for (analysis/job_verdict.h). `written_ns` is on the store's clock (PostgreSQL:
+// the server's); a node's write drops its rows of ranks gone, maintain() those of agents
+// that stopped writing. `comm_id` holds the id's 64 bits as a signed integer.
+inline constexpr Column kNcclStandingColumns[] = {
+    Column{"node", T::kInt32}.names(),
+    Column{"comm_id", T::kInt64},
+    Column{"rank", T::kInt32},
+    Column{"pid", T::kInt32},
+    Column{"nranks", T::kInt32},
+    Column{"entered", T::kInt64},
+    Column{"finished", T::kInt64},
+    Column{"waiting_ns", T::kInt64},
+    Column{"collective", T::kText}.defaults("''"),
+    Column{"written_ns", T::kInt64},
+};
+inline constexpr std::string_view kNcclStandingKey[] = {"node", "comm_id", "rank"};
+inline constexpr std::string_view kByComm[] = {"comm_id"};
+inline constexpr Index kNcclStandingIndexes[] = {{"nccl_standings_comm", kByComm, 9}};
+inline constexpr Table kNcclStandings =
+    Table{"nccl_standings", TableKind::kPlain, kNcclStandingColumns, kNcclStandingKey, kNcclStandingIndexes}
+        .added_in(9)
+        .rows_replaced();
+
 // Every table, in the order the steps make them.
 inline constexpr const Table* kAll[] = {&kMeta,           &kNames,   &kProcesses,  &kIntervals,
                                         &kFunctions,      &kKernels, &kGpus,       &kGpuProcesses,
                                         &kAnomalies,      &kLeaks,   &kNodeClocks, &kProcessTotals,
-                                        &kFunctionTotals, &kJobGpus, &kJobCalls};
+                                        &kFunctionTotals, &kJobGpus, &kJobCalls,   &kNcclStandings};
 
 }  // namespace tables
 }  // namespace eacgm::history

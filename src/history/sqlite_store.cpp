@@ -11,6 +11,7 @@
 #include "history/job_rollup.h"
 #include "history/schema_rows.h"
 #include "history/schema_sql.h"
+#include "history/standings_sql.h"
 #include "history/window_sql.h"
 
 namespace eacgm::history {
@@ -387,6 +388,8 @@ Status SqliteStore::maintain(const std::string& node, std::int64_t now_ns, const
       if (auto st = s->run(); !st) return fail(st.error());
     }
   }
+  if (auto st = run(expire_standings_sql(Dialect::kSqlite, now_ns - kStandingsKeptNs)); !st)
+    return fail(st.error());
   for (const char* sql :
        {"DELETE FROM anomalies WHERE t_ns < ?", "DELETE FROM leaks WHERE t_ns < ?",
         "DELETE FROM processes WHERE last_ns < ?", "DELETE FROM intervals WHERE t_ns < ?"}) {

@@ -41,6 +41,10 @@ class SqliteStore final : public Store {
   Result<std::vector<StoredGpuPoint>> gpus(const HistoryQuery& q, Tier tier) override;
   Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) override;
   Result<Page<StoredLeak>> leaks(const HistoryQuery& q) override;
+  Status write_standings(const std::string& node, std::span<const analysis::RankReport> rows,
+                         std::int64_t written_ns) override;
+  Result<std::vector<analysis::RankReport>> standings(std::span<const std::uint64_t> comm_ids,
+                                                      std::int64_t since_ns, std::size_t limit) override;
   Result<std::uint64_t> size_bytes() override;
   std::string description() const override { return "sqlite:" + path_; }
 

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "analysis/job_verdict.h"
 #include "core/result.h"
 #include "history/clock_offset.h"
 #include "history/history_batch.h"
@@ -56,6 +58,18 @@ class Store {
                                             Tier tier) = 0;
   virtual Result<Page<StoredAnomaly>> anomalies(const HistoryQuery& q) = 0;
   virtual Result<Page<StoredLeak>> leaks(const HistoryQuery& q) = 0;
+  // Where the node's NCCL ranks stand (schema version 9, nccl_standings): `rows` replace
+  // the node's rows, each written at `written_ns` (the store's clock), in one transaction.
+  virtual Status write_standings(const std::string& node, std::span<const analysis::RankReport> rows,
+                                 std::int64_t written_ns);
+  // Every node's rows of the communicators `comm_ids` (all when empty) written at
+  // `since_ns` or later, at most `limit`, the newest first.
+  virtual Result<std::vector<analysis::RankReport>> standings(std::span<const std::uint64_t> comm_ids,
+                                                              std::int64_t since_ns, std::size_t limit);
+  // maintain() deletes the rows of nccl_standings written longer ago than this (agents
+  // that stopped writing).
+  static constexpr std::int64_t kStandingsKeptNs = 600'000'000'000;
+
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.
   virtual std::optional<ClockEstimate> clock() const { return std::nullopt; }

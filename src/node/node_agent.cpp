@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "agent/capture_recorder.h"
+#include "analysis/job_verdict.h"
 #include "analysis/live_analysis.h"
+#include "core/published.h"
 #include "core/trace_mode.h"
 #include "history/history_setup.h"
 #include "node/facts_reader.h"
@@ -86,6 +88,11 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.writer = std::move(made).value();
   auto mode = p.mode;
   p.writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
+  // The job's ranks on other nodes, from the writer's reads of the store to the analysis.
+  auto fleet = std::make_shared<Published<analysis::FleetReports>>();
+  p.writer->set_fleet_sink(
+      [fleet](std::shared_ptr<const analysis::FleetReports> reports) { fleet->publish(std::move(reports)); });
+  p.analysis->set_fleet_reports([fleet] { return fleet->get(); });
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
   d.store_stats = [w = p.writer] { return w->stats(); };

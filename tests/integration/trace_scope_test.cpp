@@ -3,11 +3,14 @@
 // outside both: each agent counts exactly its own loop's calls and lists no other
 // process; a path that is no cgroup is refused at start with what to do. As two nodes of
 // a job: NCCL stand-in ranks on both, one stopped before a collective, are named by the
-// missing-rank rule's expression over both agents' progress series, in a real Prometheus.
+// missing-rank rule's expression over both agents' progress series, in a real Prometheus,
+// and, through a shared PostgreSQL store (a throwaway cluster), by each agent's own
+// job-wide verdict and by `eacgm job`.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "../unit/history/pg_cluster.h"
 #include "../unit/server/http_client.h"
 #include "core/proc_file.h"
 #include "sample/cgroup_scope.h"
@@ -66,6 +70,36 @@ class TraceScope : public ::testing::Test {
                                  "--no-gpu", "--probes", probes, "--config", cfg, "--store",
                                  "sqlite:" + dir_ + "/" + name + ".db"},
         dir_);
+  }
+  // An agent as node `name` writing into the store `url`.
+  std::unique_ptr<Subprocess> serve_node(std::uint16_t port, const std::string& cgroup,
+                                         const std::string& name, const std::string& url,
+                                         const std::string& config) {
+    const std::string cfg = dir_ + "/" + name + ".toml";
+    std::ofstream(cfg) << "[trace]\ncgroup = \"" << cgroup << "\"\n" << config;
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node",
+                                 name},
+        dir_);
+  }
+  // Four stand-in ranks of one communicator, 0 and 1 in cgroup a, 2 and 3 in b; rank 3
+  // stops before collective #6 until the release file exists.
+  std::vector<std::unique_ptr<Subprocess>> nccl_ranks() {
+    const std::string lib = EACGM_TEST_BIN_DIR "/fake_libnccl/libnccl.so.2";
+    ::setenv("EACGM_FAKE_NCCL_DIR", dir_.c_str(), 1);
+    const std::string id0 = fmt::format("{:x}", 0xeac90000ull + static_cast<unsigned>(getpid())),
+                      id1 = "5eed";
+    std::vector<std::unique_ptr<Subprocess>> ranks;
+    for (int r = 0; r < 4; ++r) {
+      std::vector<std::string> argv{bin("nccl_ranks"), lib,           std::to_string(r), "4", id0, id1, "10",
+                                    dir_ + "/go",      dir_ + "/done"};
+      if (r == 3) argv.insert(argv.end(), {"--stop-before", "6", dir_ + "/release"});
+      ranks.push_back(std::make_unique<Subprocess>(argv, dir_));
+      EXPECT_TRUE(ranks.back()->wait_for("ready")) << ranks.back()->err();
+      std::ofstream(mount_ + cgroups_[r < 2 ? 0 : 1] + "/cgroup.procs") << ranks.back()->pid() << "\n";
+    }
+    return ranks;
   }
   static std::string metric(std::uint16_t port, const std::string& series) {
     const std::string body = server::testing::get(port, "/metrics").body;
@@ -148,7 +182,8 @@ std::map<int, double> by_rank(std::uint16_t port, const std::string& family) {
 // while the others enter it and wait inside the call: a's agent sees only waiting ranks,
 // b's one waiting and one behind, and the missing-rank rule over both scrapes (its 60 s
 // cut to 1 s) names rank 3 on b and collective #6; once rank 3 enters it every rank goes
-// on, the rule names nobody, and the series go with the processes.
+// on, the rule names nobody, and the series go with the processes. Sharing a PostgreSQL
+// store instead, each agent's own verdict names rank 3 and node b.
 TEST_F(TraceScope, TwoAgentsProgressSeriesLetTheRuleNameTheRankAnotherNodeWaitsFor) {
   if (!std::filesystem::exists("/usr/bin/prometheus"))
     GTEST_SKIP() << "Debian's prometheus package is needed";
@@ -231,6 +266,107 @@ TEST_F(TraceScope, TwoAgentsProgressSeriesLetTheRuleNameTheRankAnotherNodeWaitsF
   std::ofstream(dir_ + "/done") << "go";
   for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
   EXPECT_TRUE(eventually([&] { return by_rank(port_a, "eacgm_nccl_rank_collective_entered").empty(); }));
+}
+
+// The job-wide verdict through the shared store: agents a and b (each scoped to its node's
+// cgroup) write their ranks' standings into one PostgreSQL database and read each
+// other's. Rank 3 (node b) stops before all-reduce #6: within 10 s of min_age_s, both
+// agents' /api/v1/inflight name rank 3 on node b as the rank that never entered it, with
+// ranks 0-2 on nodes a and b waiting, and so does `eacgm job` over the store; once rank 3
+// enters it both agents list the hang as over.
+TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
+  history::test::PgCluster cluster;
+  ASSERT_EQ(cluster.start(), "");
+  ASSERT_EQ(cluster.create_database("job"), "");
+  const std::string url = cluster.url("job");
+  auto ranks = nccl_ranks();
+  const std::uint16_t port_a = free_port(), port_b = free_port();
+  auto serve_a = serve_node(port_a, cgroups_[0], "node-a", url, "[hangs]\nmin_age_s = 1\n");
+  auto serve_b = serve_node(port_b, cgroups_[1], "node-b", url, "[hangs]\nmin_age_s = 1\n");
+  for (auto* s : {serve_a.get(), serve_b.get()}) {
+    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
+    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
+  }
+  std::ofstream(dir_ + "/go") << "go";
+  ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
+  const auto stopped = std::chrono::steady_clock::now();
+
+  // Each agent's verdict: the communicator with a hang whose missing rank is 3 on node-b.
+  const auto job_of = [](std::uint16_t port) {
+    const auto answer = server::testing::get(port, "/api/v1/inflight");
+    const json doc = json::parse(answer.body, nullptr, false);
+    if (answer.status != 200 || !doc.is_object())
+      return json{{"status", answer.status}, {"body", answer.body}};
+    return doc["job"];
+  };
+  const auto names_rank_3 = [](const json& job) {
+    if (!job.contains("communicators")) return false;
+    for (const json& c : job["communicators"]) {
+      if (!c["hang"].get<bool>() || c["missing"].size() != 1) continue;
+      const json& m = c["missing"][0];
+      if (m["rank"] == 3 && m["node"] == "node-b" && c["instance"] == 6 && c["in"].size() == 3) return true;
+    }
+    return false;
+  };
+  json job_a, job_b;
+  const bool named = eventually(
+      [&] {
+        job_a = job_of(port_a);
+        job_b = job_of(port_b);
+        return names_rank_3(job_a) && names_rank_3(job_b);
+      },
+      std::chrono::seconds(30));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  ASSERT_TRUE(named) << job_a.dump() << "\n" << job_b.dump() << "\n" << serve_a->err() << serve_b->err();
+  RecordProperty("verdict_after_ms", static_cast<int>(took * 1000));
+  EXPECT_LE(took, 1 + 10) << "the verdict came " << took << " s after rank 3 stopped (min_age_s 1)";
+  for (const json* job : {&job_a, &job_b}) {
+    const json& c = (*job)["communicators"][0];
+    EXPECT_EQ((*job)["store"], true);
+    EXPECT_EQ(c["name"], "ncclAllReduce");
+    EXPECT_EQ(c["missing"][0]["pid"], ranks[3]->pid());
+    EXPECT_EQ(c["nodes"], json::array({"node-a", "node-b"}));
+    EXPECT_NE(c["verdict"].get<std::string>().find("rank 3 on node node-b never entered ncclAllReduce #6; "
+                                                   "ranks 0-2 on nodes node-a,node-b waiting for"),
+              std::string::npos)
+        << c["verdict"];
+  }
+  EXPECT_EQ(job_a["node"], "node-a");
+  EXPECT_EQ(job_a["other_ranks"], 2) << "node a merged b's two ranks";
+  EXPECT_EQ(job_b["other_ranks"], 2);
+
+  // `eacgm job` over the store says the same.
+  Subprocess cli({bin("eacgm"), "job", "--store", url, "--min-age", "1", "--json"}, dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const json doc = json::parse(cli.out());
+  ASSERT_EQ(doc["communicators"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["communicators"][0]["ranks"].size(), 4u);
+  const json& verdict = doc["communicators"][0]["verdict"];
+  ASSERT_TRUE(verdict.is_object()) << doc.dump();
+  EXPECT_EQ(verdict["missing"][0]["rank"], 3);
+  EXPECT_EQ(verdict["missing"][0]["node"], "node-b");
+  Subprocess text({bin("eacgm"), "job", "--store", url, "--min-age", "1"}, dir_);
+  ASSERT_EQ(text.wait(), 0) << text.err();
+  EXPECT_NE(text.out().find("HANG: rank 3 on node node-b never entered ncclAllReduce #6"), std::string::npos)
+      << text.out();
+
+  // Rank 3 enters #6: both agents find the hang over, rank 3 still named in it.
+  std::ofstream(dir_ + "/release") << "go";
+  for (auto& r : ranks) ASSERT_TRUE(r->wait_for("finished")) << r->err();
+  const auto over = [](const json& job) {
+    return job.contains("ended") && job["communicators"].empty() && job["ended"].size() == 1 &&
+           !job["ended"][0]["end_ns"].is_null() && job["ended"][0]["missing"][0]["rank"] == 3 &&
+           job["hang_total"] == 1;
+  };
+  EXPECT_TRUE(eventually([&] {
+    job_a = job_of(port_a);
+    job_b = job_of(port_b);
+    return over(job_a) && over(job_b);
+  })) << job_a.dump()
+      << "\n"
+      << job_b.dump();
+  std::ofstream(dir_ + "/done") << "go";
+  for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 // utilization and stay unknown without GPM.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -772,6 +773,81 @@ TEST_P(HistoryStore, AVersion7StoreIsMigratedAndItsHoursRolledUpForJobs) {
   EXPECT_NEAR((*rows)[0].idle_gpu_hours, 0.1, 1e-12);
   EXPECT_NEAR((*rows)[0].energy_kwh, 0.1, 1e-12);
   EXPECT_EQ((*rows)[0].memory_peak_bytes, 5u);
+}
+
+// A store of version 8 gains nccl_standings, empty, and takes a node's rows.
+TEST_P(HistoryStore, AVersion8StoreIsMigratedWithNcclStandings) {
+  ASSERT_EQ(make_old_store(8, "comm", "'old'"), "");
+  EXPECT_NE(backend_->query("SELECT count(*) FROM nccl_standings").rfind("error", 0), std::string::npos)
+      << "no nccl_standings before";
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+  EXPECT_EQ(backend_->query("SELECT count(*) FROM nccl_standings"), "0");
+  analysis::RankReport r{"", 0xab, 2, {1, 4242, 7, 6, 0, analysis::NcclCollective::kAllReduce}, 0};
+  ASSERT_TRUE(store->write_standings("node-a", std::vector{r}, static_cast<std::int64_t>(kT0)));
+  EXPECT_EQ(backend_->query("SELECT rank, pid, nranks, entered, finished, collective FROM nccl_standings"),
+            "1|4242|2|7|6|ncclAllReduce");
+}
+
+// Each node's write replaces its rows (a rank gone loses its row, another node's stay);
+// the rows come back per communicator with their node, written since a time, the newest
+// first; an id with its top bit set comes back whole; maintain() deletes the rows of
+// agents that stopped writing.
+constexpr std::uint64_t kComm = 0xfeed0000000000abULL;
+
+TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto rank = [](std::int32_t r, std::uint64_t entered, std::uint64_t waiting, std::uint64_t comm = kComm) {
+    return analysis::RankReport{"",
+                                comm,
+                                4,
+                                {r, static_cast<std::uint32_t>(100 + r), entered, entered - 1, waiting,
+                                 analysis::NcclCollective::kAllReduce},
+                                0};
+  };
+  const auto t1 = static_cast<std::int64_t>(kT0), t2 = t1 + static_cast<std::int64_t>(kS);
+  ASSERT_TRUE(store->write_standings("node-a", std::vector{rank(0, 6, 5 * kS), rank(1, 6, 5 * kS)}, t1));
+  ASSERT_TRUE(
+      store->write_standings("node-b", std::vector{rank(2, 6, 4 * kS), rank(3, 5, 0), rank(0, 1, 0, 7)}, t1));
+  const std::uint64_t comm[] = {kComm};
+  auto got = store->standings(comm, t1, 100);
+  ASSERT_TRUE(got) << got.error();
+  ASSERT_EQ(got->size(), 4u);
+  std::map<std::int32_t, analysis::RankReport> by_rank;
+  for (const auto& r : *got) by_rank[r.standing.rank] = r;
+  EXPECT_EQ(by_rank[3].node, "node-b");
+  EXPECT_EQ(by_rank[3].comm_id, kComm);
+  EXPECT_EQ(by_rank[3].nranks, 4);
+  EXPECT_EQ(by_rank[3].standing.pid, 103u);
+  EXPECT_EQ(by_rank[3].standing.entered, 5u);
+  EXPECT_EQ(by_rank[3].standing.finished, 4u);
+  EXPECT_EQ(by_rank[3].standing.last, analysis::NcclCollective::kAllReduce);
+  EXPECT_EQ(by_rank[3].written_ns, t1);
+  EXPECT_EQ(by_rank[0].node, "node-a");
+  EXPECT_EQ(by_rank[0].standing.waiting_ns, static_cast<std::uint64_t>(5 * kS));
+  ASSERT_TRUE(store->standings({}, t1, 100));
+  EXPECT_EQ(store->standings({}, t1, 100)->size(), 5u) << "every communicator";
+
+  // Node a's rank 1 exited; rank 0 went on.
+  ASSERT_TRUE(store->write_standings("node-a", std::vector{rank(0, 7, 0)}, t2));
+  got = store->standings(comm, t1, 100);
+  ASSERT_TRUE(got) << got.error();
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_EQ(got->front().node, "node-a") << "the newest first";
+  EXPECT_EQ(got->front().standing.entered, 7u);
+  EXPECT_EQ(got->front().written_ns, t2);
+  EXPECT_EQ(store->standings(comm, t2, 100)->size(), 1u) << "written since t2";
+  EXPECT_EQ(store->standings(comm, t1, 2)->size(), 2u) << "the limit";
+
+  // Node b's agent stopped writing at t1: its rows go once they are kStandingsKeptNs old.
+  ASSERT_TRUE(store->maintain("node-a", t1 + Store::kStandingsKeptNs - 1, Retention{}));
+  EXPECT_EQ(store->standings({}, 0, 100)->size(), 4u);
+  ASSERT_TRUE(store->maintain("node-a", t1 + Store::kStandingsKeptNs + 1, Retention{}));
+  got = store->standings({}, 0, 100);
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(got->front().node, "node-a");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),
