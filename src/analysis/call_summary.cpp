@@ -141,6 +141,48 @@ void CallSummary::add(const CallTimings& timings) {
   e.sampled_errors += timings.errors;
 }
 
+CallSummary CallSummary::frozen() const {
+  CallSummary out(Options{{}, max_keys_}, prototype_);
+  out.entries_.reserve(entries_.size());
+  for (const Entry& e : entries_) {
+    Entry copy;
+    copy.domain = e.domain;
+    copy.function = e.function;
+    copy.calls = e.calls;
+    copy.errors = e.errors;
+    copy.entry_only = e.entry_only;
+    copy.nested = e.nested;
+    copy.bytes = e.bytes;
+    copy.has_bytes = e.has_bytes;
+    copy.counted = e.counted;
+    copy.tallied = e.tallied;
+    copy.sampled_errors = e.sampled_errors;
+    copy.estimated = e.estimated;
+    copy.variance = e.variance;
+    copy.durations = e.durations.compact();
+    copy.error_codes = e.error_codes;
+    out.entries_.push_back(std::move(copy));
+  }
+  out.by_name_ = by_name_;
+  out.overflow_events_ = overflow_events_;
+  out.total_events_ = total_events_;
+  return out;
+}
+
+std::size_t CallSummary::heap_bytes() const {
+  // A string's characters past the inline buffer; a hash node's key, value and link.
+  const auto chars = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+  std::size_t bytes = entries_.capacity() * sizeof(Entry) + pinned_.capacity() * sizeof(pinned_[0]);
+  for (const Entry& e : entries_) {
+    bytes += chars(e.domain) + chars(e.function) + e.durations.heap_bytes() +
+             e.error_codes.capacity() * sizeof(ErrorCodeCount);
+  }
+  for (const auto& [key, slot] : by_name_) bytes += sizeof(void*) * 2 + sizeof(std::string) + sizeof(slot) + chars(key);
+  bytes += by_name_.bucket_count() * sizeof(void*);
+  bytes += by_probe_.size() * (sizeof(void*) * 2 + sizeof(ProbeSlot)) + by_probe_.bucket_count() * sizeof(void*);
+  return bytes;
+}
+
 std::vector<CallSummaryRow> CallSummary::rows(bool quantiles) const {
   std::vector<CallSummaryRow> out;
   out.reserve(entries_.size());

@@ -92,6 +92,14 @@ class CallSummary {
   // counts and the sketches themselves skip it).
   std::vector<CallSummaryRow> rows(bool quantiles = true) const;
 
+  // A copy for readers (a published view): the same rows and sketches, each sketch's
+  // window cut to the buckets it holds, without the lookup the hot path keeps by probe
+  // (adding to the copy still works: its probes are found by name once).
+  CallSummary frozen() const;
+  // Bytes this summary holds on the heap, near enough to bound a table by (its rows,
+  // names, sketches, error codes and lookups; an allocator's overhead left out).
+  std::size_t heap_bytes() const;
+
   std::size_t key_count() const { return entries_.size(); }
   std::size_t max_keys() const { return max_keys_; }
   // Events dropped because max_keys distinct functions were already tracked.

@@ -206,6 +206,26 @@ Status LatencySketch::merge(const LatencySketch& other) {
   return {};
 }
 
+LatencySketch LatencySketch::compact() const {
+  LatencySketch out(Options{alpha_, cap_}, 0);
+  out.bits_ = bits_;
+  out.lo_ = lo_;
+  out.hi_ = hi_;
+  out.nonzero_ = nonzero_;
+  out.count_ = count_;
+  out.zero_count_ = zero_count_;
+  out.collapsed_ = collapsed_;
+  out.sum_ = sum_;
+  out.min_ = min_;
+  out.max_ = max_;
+  if (nonzero_ != 0) {
+    const auto first = static_cast<std::ptrdiff_t>(lo_ - offset_);
+    out.counts_.assign(counts_.begin() + first, counts_.begin() + first + (hi_ - lo_) + 1);
+    out.offset_ = lo_;
+  }
+  return out;
+}
+
 std::vector<LatencySketch::Bucket> LatencySketch::buckets() const {
   std::vector<Bucket> out;
   if (nonzero_ == 0) return out;

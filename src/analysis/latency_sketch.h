@@ -5,6 +5,7 @@
 // sampled durations are buckets of this sketch and merge into it exactly.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -91,6 +92,13 @@ class LatencySketch {
   double relative_accuracy() const { return alpha_; }
   std::uint32_t bits() const { return bits_; }
   std::uint32_t max_buckets() const { return cap_; }
+
+  // A copy whose bucket window is exactly its lowest to highest non-empty bucket: the
+  // same values, without the slack a growing window keeps (up to half of it). For copies
+  // that are read, not added to (a published summary); adding to one still works.
+  LatencySketch compact() const;
+  // Bytes this sketch holds on the heap (its bucket window).
+  std::size_t heap_bytes() const { return counts_.capacity() * sizeof(std::uint64_t); }
 
   // Non-empty buckets in ascending index order (zeros excluded: see zero_count()).
   std::vector<Bucket> buckets() const;

@@ -7,6 +7,17 @@ namespace eacgm::analysis {
 
 ProcessCalls::ProcessCalls(Options options) : options_(options) {}
 
+CallSummary ProcessCalls::new_summary() const {
+  auto made = CallSummary::create(options_.summary);
+  return made ? std::move(made).value() : CallSummary{};
+}
+
+std::size_t ProcessCalls::live_count() const {
+  std::size_t n = 0;
+  for (const auto& [pid, s] : processes_) n += s.calls.has_value() ? 1 : 0;
+  return n;
+}
+
 ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   if (last_slot_ != nullptr && pid == last_pid_) {
     last_slot_->dirty = true;
@@ -15,10 +26,10 @@ ProcessCalls::Slot* ProcessCalls::slot_for(std::uint32_t pid) {
   auto it = processes_.find(pid);
   if (it == processes_.end()) {
     if (processes_.size() >= options_.max_processes && !evict_exited()) return nullptr;
-    auto made = CallSummary::create(options_.summary);
-    it = processes_.emplace(pid, Slot{made ? std::move(made).value() : CallSummary{}, nullptr, true, {}})
-             .first;
+    it = processes_.emplace(pid, Slot{new_summary(), nullptr, true, {}}).first;
   }
+  // A call after the process's summary was reduced to its published copy: from that copy.
+  if (!it->second.calls) it->second.calls = *it->second.published;
   it->second.dirty = true;
   it->second.gone_since.reset();  // a call: the pid lives (again)
   last_pid_ = pid;
@@ -53,7 +64,7 @@ bool ProcessCalls::evict_exited() {
 
 void ProcessCalls::add(const CallEvent& event) {
   if (Slot* s = slot_for(event.pid)) {
-    s->calls.add(event);
+    s->calls->add(event);
   } else if (!event.tallied) {  // a tallied call overflows with its probe's count
     ++overflow_events_;
   }
@@ -61,14 +72,14 @@ void ProcessCalls::add(const CallEvent& event) {
 
 void ProcessCalls::add(const CallCount& count) {
   if (Slot* s = slot_for(count.pid)) {
-    s->calls.add(count);
+    s->calls->add(count);
   } else {
     overflow_events_ += count.calls;
   }
 }
 
 void ProcessCalls::add(const CallTimings& timings) {
-  if (Slot* s = slot_for(timings.pid)) s->calls.add(timings);
+  if (Slot* s = slot_for(timings.pid)) s->calls->add(timings);
 }
 
 void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::uint32_t)>& is_alive,
@@ -83,7 +94,7 @@ void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::ui
       if (!is_alive(it->first)) {
         s.gone_since = now;
         exits_.emplace_back(now, it->first);
-        s.dirty = true;  // the view marks it exited
+        // Not dirty: the view marks it exited and shares the summary it published.
       }
       ++it;
       continue;
@@ -102,13 +113,21 @@ void ProcessCalls::sweep(Clock::time_point now, const std::function<bool(std::ui
 std::shared_ptr<const ProcessCallsView> ProcessCalls::view() {
   auto v = std::make_shared<ProcessCallsView>();
   v->overflow_events = overflow_events_;
+  std::size_t bytes = 0;
   for (auto& [pid, s] : processes_) {
     if (s.dirty || !s.published) {
-      s.published = std::make_shared<const CallSummary>(s.calls);
+      s.published = std::make_shared<const CallSummary>(s.calls->frozen());
       s.dirty = false;
     }
+    // Gone, and its last calls published: the published copy is all that is kept.
+    if (s.gone_since && s.calls) {
+      if (last_slot_ == &s) last_slot_ = nullptr;
+      s.calls.reset();
+    }
+    bytes += s.published->heap_bytes() + (s.calls ? s.calls->heap_bytes() : 0);
     v->processes.emplace(pid, ProcessCallsView::Process{s.published, s.gone_since.has_value()});
   }
+  v->bytes = bytes;
   return v;
 }
 

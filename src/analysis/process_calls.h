@@ -2,8 +2,11 @@
 // latency sketch per (domain, function)), for what keeps history per process. Bounded in
 // processes; a process found gone is kept for kKeepExited (so that a reader polling
 // snapshots sees its last calls) and then let go, or earlier, once gone for
-// kMinKeepExited, when a new process needs its place at the cap (churn). Published copy-on-write: a view
-// shares the summaries of processes that made no call since the last one.
+// kMinKeepExited, when a new process needs its place at the cap (churn). Published
+// copy-on-write: a view shares the summaries of processes that made no call since the
+// last one (finding a process gone copies nothing), and the published copies are frozen
+// (CallSummary::frozen: sketches cut to what they hold). Once an exited process's last
+// calls are published, the table keeps only that copy, the one every view shares.
 #pragma once
 
 #include <chrono>
@@ -26,6 +29,9 @@ struct ProcessCallsView {
   };
   std::map<std::uint32_t, Process> processes;
   std::uint64_t overflow_events = 0;  // calls of processes past the cap: counted nowhere here
+  // Heap bytes of the summaries the table held when this view was made: the live ones
+  // and the published ones (each counted once, however many views share it).
+  std::size_t bytes = 0;
 };
 
 class ProcessCalls {
@@ -56,14 +62,20 @@ class ProcessCalls {
   std::size_t process_count() const { return processes_.size(); }
   // Exited processes let go before kKeepExited to make room for new ones.
   std::uint64_t evicted() const { return evicted_; }
+  // Processes whose summary is open to calls: all but those gone whose last calls the
+  // last view published (the table keeps only that copy of theirs).
+  std::size_t live_count() const;
 
  private:
   struct Slot {
-    CallSummary calls;
+    // What calls add to; empty once the process is gone and its last calls published
+    // (a late call makes it again from `published`).
+    std::optional<CallSummary> calls;
     std::shared_ptr<const CallSummary> published;
     bool dirty = true;
     std::optional<Clock::time_point> gone_since;
   };
+  CallSummary new_summary() const;
   Slot* slot_for(std::uint32_t pid);
   bool evict_exited();
   // Whether `exit` still names its process's exit (not let go, not back since).

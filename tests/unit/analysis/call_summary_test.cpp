@@ -275,5 +275,37 @@ TEST(CallSummary, CreateRejectsBadOptions) {
   EXPECT_NE(r.error().find("relative accuracy"), std::string::npos) << r.error();
 }
 
+// frozen(): the rows and sketches a reader sees, in no more memory than the live summary.
+TEST(CallSummary, FrozenCopyHasTheSameRowsInLessMemory) {
+  auto malloc_probe = probe("cuda", "cudaMalloc");
+  auto launch = probe("cuda", "cudaLaunchKernelWithALongName");
+  CallSummary s;
+  for (std::uint64_t d = 1'000; d < 4'000'000; d = d * 3 / 2) s.add(exit_event(malloc_probe, d));
+  s.add(exit_event(malloc_probe, 50, 2));
+  s.add(exit_event(launch, 7'000));
+  const CallSummary f = s.frozen();
+  const auto live = s.rows();
+  const auto copy = f.rows();
+  ASSERT_EQ(copy.size(), live.size());
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(copy[i].function, live[i].function);
+    EXPECT_EQ(copy[i].calls, live[i].calls);
+    EXPECT_EQ(copy[i].errors, live[i].errors);
+    EXPECT_EQ(copy[i].total_ns, live[i].total_ns);
+    EXPECT_EQ(copy[i].p99_ns, live[i].p99_ns);
+    EXPECT_EQ(copy[i].error_codes.size(), live[i].error_codes.size());
+  }
+  EXPECT_EQ(f.sketch("cuda", "cudaMalloc")->count(), s.sketch("cuda", "cudaMalloc")->count());
+  EXPECT_EQ(f.total_events(), s.total_events());
+  EXPECT_GT(f.heap_bytes(), 0u);
+  EXPECT_LT(f.heap_bytes(), s.heap_bytes());
+
+  // Adding to a frozen copy goes on where the summary was.
+  CallSummary more = f;
+  more.add(exit_event(launch, 9'000));
+  EXPECT_EQ(more.sketch("cuda", "cudaLaunchKernelWithALongName")->count(), 2u);
+  EXPECT_EQ(more.key_count(), 2u);
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

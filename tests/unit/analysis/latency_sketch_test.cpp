@@ -414,5 +414,38 @@ TEST(LatencySketchKernelBuckets, FinerKernelBucketsNestInACoarserSketch) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].index, c[i].index);
 }
 
+// compact(): the same values in a window cut to the non-empty buckets; adding to it works.
+TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
+  LatencySketch s;
+  for (std::uint64_t v : {1'000u, 1'200u, 3'000u, 7'000u}) s.add(v);  // the window doubled to 256 buckets
+  s.add(0);
+  const LatencySketch c = s.compact();
+  const auto buckets = s.buckets();
+  ASSERT_EQ(c.buckets().size(), buckets.size());
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    EXPECT_EQ(c.buckets()[i].index, buckets[i].index);
+    EXPECT_EQ(c.buckets()[i].count, buckets[i].count);
+  }
+  EXPECT_EQ(c.count(), s.count());
+  EXPECT_EQ(c.sum(), s.sum());
+  EXPECT_EQ(c.zero_count(), 1u);
+  EXPECT_EQ(c.min(), s.min());
+  EXPECT_EQ(c.max(), s.max());
+  EXPECT_EQ(c.quantile(0.5), s.quantile(0.5));
+  const auto span = static_cast<std::size_t>(buckets.back().index - buckets.front().index + 1);
+  EXPECT_EQ(c.heap_bytes(), span * sizeof(std::uint64_t));
+  EXPECT_LT(c.heap_bytes(), s.heap_bytes()) << "the live window keeps slack";
+  EXPECT_EQ(LatencySketch{}.compact().heap_bytes(), 0u);
+
+  LatencySketch grown = c;
+  grown.add(10);
+  grown.add(1'000'000);
+  s.add(10);
+  s.add(1'000'000);
+  EXPECT_EQ(grown.count(), s.count());
+  EXPECT_EQ(grown.buckets().size(), s.buckets().size());
+  EXPECT_EQ(grown.quantile(0.99), s.quantile(0.99));
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

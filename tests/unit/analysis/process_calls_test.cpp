@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace eacgm::analysis {
 namespace {
 
@@ -129,6 +131,73 @@ TEST(ProcessCalls, RecentExitsKeepTheirPlace) {
   EXPECT_EQ(calls.view()->overflow_events, 1u);
   EXPECT_EQ(calls.evicted(), 1u);
   EXPECT_TRUE(calls.view()->processes.count(4));
+}
+
+// Finding a process gone copies nothing: the view marks it and shares what it published.
+TEST(ProcessCalls, AnExitSharesThePublishedSummary) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls calls;
+  calls.add(call(p, 7, 5));
+  calls.add(call(p, 8, 5));
+  auto before = calls.view();
+  calls.sweep(std::chrono::steady_clock::time_point{}, [](std::uint32_t pid) { return pid == 8; }, 10);
+  auto after = calls.view();
+  EXPECT_TRUE(after->processes.at(7).exited);
+  EXPECT_EQ(after->processes.at(7).calls, before->processes.at(7).calls);
+  EXPECT_EQ(after->processes.at(8).calls, before->processes.at(8).calls);
+}
+
+// Once a gone process's last calls are published, that copy is all the table keeps of
+// it; a late call (its counts drained after the exit was found) goes on from the copy.
+TEST(ProcessCalls, AGoneProcessKeepsOnlyItsPublishedSummary) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls calls;
+  for (std::uint64_t d = 1'000; d < 4'000'000; d = d * 3 / 2) calls.add(call(p, 7, d));
+  calls.add(call(p, 8, 5));
+  const auto running = calls.view();
+  auto gone = [](std::uint32_t pid) { return pid == 8; };
+  calls.sweep(std::chrono::steady_clock::time_point{}, gone, 10);
+  EXPECT_EQ(calls.live_count(), 2u);
+  const auto both = calls.view();  // 7's last calls were published: only that copy is kept
+  EXPECT_EQ(calls.live_count(), 1u);
+  EXPECT_EQ(both->processes.at(7).calls, running->processes.at(7).calls);
+  // What went is the live summary, larger than its frozen copy (the window's slack).
+  EXPECT_GT(running->bytes - both->bytes, both->processes.at(7).calls->heap_bytes());
+
+  calls.add(call(p, 7, 5));
+  EXPECT_EQ(calls.live_count(), 2u);
+  const auto back = calls.view();
+  EXPECT_FALSE(back->processes.at(7).exited);
+  EXPECT_EQ(back->processes.at(7).calls->rows().front().calls,
+            both->processes.at(7).calls->rows().front().calls + 1);
+}
+
+// Churn at the cap: the table's bytes are its cap's worth of published summaries (one
+// copy each) and the live processes' own; they do not grow with the processes churned.
+TEST(ProcessCalls, BytesUnderChurnStayWithinTheCap) {
+  auto p = probe("cudaMalloc");
+  ProcessCalls::Options o;
+  o.max_processes = 8;
+  ProcessCalls calls(o);
+  auto alive = [](std::uint32_t pid) { return pid == 1; };
+  auto t = std::chrono::steady_clock::time_point{};
+  calls.add(call(p, 1, 5));
+  std::size_t at_the_cap = 0;
+  std::size_t most = 0;
+  for (std::uint32_t pid = 100; pid < 1100; ++pid) {
+    for (std::uint64_t d = 1'000; d < 4'000'000; d = d * 3 / 2) calls.add(call(p, pid, d));
+    calls.sweep(t, alive, 16);
+    t += ProcessCalls::kMinKeepExited / 2;
+    const auto v = calls.view();
+    if (pid == 120) at_the_cap = v->bytes;
+    if (pid > 120) most = std::max(most, v->bytes);
+  }
+  EXPECT_EQ(calls.live_count(), 1u) << "only pid 1 lives";
+  EXPECT_EQ(most, at_the_cap) << "the same processes' worth of bytes once the table is full";
+  const auto v = calls.view();
+  std::size_t published = 0;
+  for (const auto& [pid, proc] : v->processes) published += proc.calls->heap_bytes();
+  EXPECT_LT(v->bytes, 2 * published) << "one copy of each gone process, not two";
 }
 
 }  // namespace
