@@ -88,7 +88,39 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
         if (auto st = conn_.copy_in(copy_sql(t), copy.finish()); !st) return st;
         continue;
       }
-      const std::string sql = t.key.empty() ? insert_new_sql(t) : insert_row(Dialect::kPostgres, t);
+      if (part.rows.empty()) continue;
+      if (!t.key.empty()) {
+        // Every row by COPY into a table of this session, then one upsert from it that
+        // combines each with the row there as a write's does.
+        const std::string staged = fmt::format("shipped_{}", t.name);
+        // Made once a session; its notice that it is there is not worth a line.
+        if (auto st =
+                conn_.script(fmt::format("SET LOCAL client_min_messages = warning; CREATE TEMP TABLE IF "
+                                         "NOT EXISTS {} (LIKE {}) ON COMMIT DELETE ROWS",
+                                         staged, t.name));
+            !st) {
+          return st;
+        }
+        PgCopy copy;
+        for (const ShippedRow& row : part.rows) {
+          PgCopyOut out(copy, t, names_);
+          put_shipped(out, t, row);
+        }
+        if (auto st = conn_.copy_in(
+                fmt::format("COPY {}({}) FROM STDIN (FORMAT binary)", staged, column_list(t)), copy.finish());
+            !st) {
+          return st;
+        }
+        std::string upsert = insert_row(Dialect::kPostgres, t);
+        const std::string values = fmt::format("VALUES({})", values_list(Dialect::kPostgres, t));
+        const auto at = upsert.find(values);
+        if (at == std::string::npos)
+          return make_error(fmt::format("shipping {}: no VALUES in its insert", t.name));
+        upsert.replace(at, values.size(), fmt::format("SELECT {} FROM {}", column_list(t), staged));
+        if (auto st = conn_.exec(upsert); !st) return st;
+        continue;
+      }
+      const std::string sql = insert_new_sql(t);
       for (const ShippedRow& row : part.rows) {
         PgParams params;
         PgParamsOut out(params, t, names_);
