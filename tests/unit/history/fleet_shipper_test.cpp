@@ -213,7 +213,7 @@ TEST(FleetShipperAgrees, WithAStoreWrittenDirectly) {
     o.node = node;
     o.local_path = locals.back()->path();
     o.fleet_url = PostgresBackend::cluster().url(fleet_db.database());
-    o.now_ns = [now] { return now; };
+    o.now_ns = [] { return kT0 + 3 * 3600 * kS; };  // now, an hour past the rows
     FleetShipper shipper(o, nullptr);
     ASSERT_TRUE(shipper.ship_once());
   }
