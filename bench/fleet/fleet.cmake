@@ -12,3 +12,6 @@ set_target_properties(eacgm_bench_fleet_metrics PROPERTIES RUNTIME_OUTPUT_DIRECT
 add_executable(eacgm_bench_fleet_store ${CMAKE_SOURCE_DIR}/bench/fleet/fleet_store.cpp)
 target_link_libraries(eacgm_bench_fleet_store PRIVATE eacgm_bench_fleet_node nlohmann_json::nlohmann_json)
 set_target_properties(eacgm_bench_fleet_store PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+add_executable(eacgm_bench_fleet_ship ${CMAKE_SOURCE_DIR}/bench/fleet/fleet_ship.cpp)
+target_link_libraries(eacgm_bench_fleet_ship PRIVATE eacgm_bench_fleet_node)
+set_target_properties(eacgm_bench_fleet_ship PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -13,9 +13,15 @@
 #                  eacgm_bench_fleet_store: writers' rows/s, the month's bytes, the
 #                  history dashboard's query times, and `eacgm report` over the month
 #                  (needs BUILD/eacgm).
-# Usage: bench/fleet/run.sh [BUILD] [all|metrics|prometheus|store]
+#   4. ship        the same server and eacgm_bench_fleet_ship: the write load per node on
+#                  PostgreSQL when every interval goes there (direct) and when the node
+#                  keeps its intervals in SQLite and ships rollups and facts ([store]
+#                  fleet_url): rows/s, bytes/s, the server's CPU, nodes per core, bytes a
+#                  node-day; SHIP_NODES writers × SHIP_MINUTES simulated minutes each.
+# Usage: bench/fleet/run.sh [BUILD] [all|metrics|prometheus|store|ship]
 # Settings (environment): PROM_NODES="100 200 400" PROM_INTERVAL=10 PROM_SETTLE=30
-#   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=4 DAYS=30 REPEAT=5
+#   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=4 DAYS=30 REPEAT=5 SHIP_NODES=4
+#   SHIP_MINUTES=80
 set -euo pipefail
 B=${1:-build}
 WHAT=${2:-all}
@@ -28,10 +34,19 @@ WRITE_SECONDS=${WRITE_SECONDS:-60}
 FLEET_NODES=${FLEET_NODES:-4}
 DAYS=${DAYS:-30}
 REPEAT=${REPEAT:-5}
+SHIP_NODES=${SHIP_NODES:-4}
+SHIP_MINUTES=${SHIP_MINUTES:-80}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 metrics_bin=$B/bench/eacgm_bench_fleet_metrics
 store_bin=$B/bench/eacgm_bench_fleet_store
-for b in "$metrics_bin" "$store_bin"; do
+ship_bin=$B/bench/eacgm_bench_fleet_ship
+case "$WHAT" in
+  metrics | prometheus) needed=("$metrics_bin") ;;
+  store) needed=("$store_bin") ;;
+  ship) needed=("$ship_bin") ;;
+  *) needed=("$metrics_bin" "$store_bin" "$ship_bin") ;;
+esac
+for b in "${needed[@]}"; do
   [ -x "$b" ] || { echo "fleet: no $b (cmake --build $B --target $(basename "$b"))" >&2; exit 2; }
 done
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -117,7 +132,8 @@ EOF
   grep -i "level=error" "$work/prom/log" | head -3 || true
 fi
 
-if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
+# A throwaway PostgreSQL server (default settings, Unix socket only) for store and ship.
+start_postgres() {
   pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
   [ -x "$pg_bin/initdb" ] || { echo "fleet: no PostgreSQL server under /usr/lib/postgresql (make setup)" >&2; exit 2; }
   mkdir -p "$work/pg"
@@ -133,6 +149,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
   echo; echo "== $("$pg_bin/postgres" --version), default settings: $("$pg_bin/psql" -X -At -h "$work/pg" -p "$port" -U postgres -d postgres -c \
     "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ' ') FROM pg_settings WHERE name IN
      ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'synchronous_commit')")"
+}
+
+if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
+  start_postgres
   "$store_bin" --url "host=$work/pg port=$port dbname=postgres user=postgres" --writers "$WRITERS" \
     --write-seconds "$WRITE_SECONDS" --fleet-nodes "$FLEET_NODES" --days "$DAYS" --repeat "$REPEAT" \
     --dashboard "$here/deploy/grafana/dashboards/history.json"
@@ -187,4 +207,12 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
       echo "every job's report: DIFFERS between the job rollups and the hour rows"
     fi
   fi
+fi
+
+if [ "$WHAT" = all ] || [ "$WHAT" = ship ]; then
+  [ -n "${pg_bin:-}" ] || start_postgres
+  echo; echo "== the write load per node on PostgreSQL: every interval (direct) or the node's rollups and facts (ship), $SHIP_NODES nodes × $SHIP_MINUTES simulated minutes"
+  mkdir -p "$work/local"
+  "$ship_bin" --url "host=$work/pg port=$port dbname=postgres user=postgres" --dir "$work/local" \
+    --nodes "$SHIP_NODES" --minutes "$SHIP_MINUTES"
 fi

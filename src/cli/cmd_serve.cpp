@@ -62,6 +62,9 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "postgresql://..., or off");
   sub->add_option("--node", flags->options.node_name,
                   "this node's name in the store (default the host name)");
+  sub->add_option("--fleet-store", flags->options.fleet_store,
+                  "the fleet's PostgreSQL (postgresql://...): the node keeps its own store (--store, "
+                  "SQLite) and ships its minute and hour rollups and facts there");
   add_mode_option(*sub, flags->mode, "always-on");
   sub->footer(
       "Examples:\n"

@@ -461,14 +461,41 @@ constexpr std::array kTable = {
     MetricDef{"eacgm_store_clock_offset_seconds", kGauge, "seconds", "s",
               "The PostgreSQL server's clock minus this node's (CLOCK_REALTIME), measured at each write "
               "NTP-style (the best of the last 8 round trips). Add it to a node's timestamps to put them "
-              "on the server's clock before comparing them with another node's. Absent until measured "
-              "and for a SQLite store.",
+              "on the server's clock before comparing them with another node's. With a fleet store "
+              "([store] fleet_url), the fleet server's, measured at each shipment. Absent until measured "
+              "and for a SQLite store alone.",
               kNone, kStore, "history writer"},
     MetricDef{"eacgm_store_clock_uncertainty_seconds", kGauge, "seconds", "s",
               "The bound on eacgm_store_clock_offset_seconds's error: half the round trip it was measured "
               "over, plus half the server clock's microsecond. A cross-node difference smaller than the two "
               "nodes' uncertainties added is not meaningful.",
               kNone, kStore, "history writer"},
+    MetricDef{"eacgm_fleet_store_up", kGauge, "", "",
+              "1 while the last round of shipping to the fleet store ([store] fleet_url) shipped all the "
+              "node's store had rolled up; 0 while it fails (the rows wait in the node's store).",
+              kNone, kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_shipments_total", kCounter, "", "count",
+              "Transactions committed to the fleet store: minute, hour and job rollups, processes, "
+              "anomalies and leaks of this node.",
+              kNone, kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_rows_shipped_total", kCounter, "", "count",
+              "Rows shipped to the fleet store (never the raw intervals, which stay on the node).", kNone,
+              kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_sent_bytes_total", kCounter, "bytes", "bytes",
+              "Bytes of statements, parameters and COPY data sent to the fleet store (the protocol's "
+              "framing aside).",
+              kNone, kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_failures_total", kCounter, "", "count",
+              "Rounds of shipping that failed (the fleet store away or refusing); each is retried with "
+              "back-off from where it stopped.",
+              kNone, kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_behind_seconds", kGauge, "seconds", "s",
+              "How much of the node's minute rollups the fleet store does not have yet (0 once it caught "
+              "up).",
+              kNone, kStore, "fleet shipper"},
+    MetricDef{"eacgm_fleet_store_last_shipment_timestamp_seconds", kGauge, "seconds", "s",
+              "When the last shipment was committed, seconds since the Unix epoch.", kNone, kStore,
+              "fleet shipper"},
 
     // The HTTP server itself
     MetricDef{"eacgm_http_requests_total", kCounter, "", "count", "HTTP responses sent, every status.", kNone,

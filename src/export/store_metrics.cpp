@@ -26,11 +26,36 @@ void append_store_metrics(ExpositionWriter& out, const history::StoreStats& s) {
     begin_family(out, "eacgm_store_last_write_timestamp_seconds");
     out.add({}, s.last_write_unix);
   }
-  if (s.clock_offset_seconds && s.clock_uncertainty_seconds) {
+  // The clock against a PostgreSQL server: the store's, else the fleet store's.
+  auto offset = s.clock_offset_seconds;
+  auto uncertainty = s.clock_uncertainty_seconds;
+  if (!offset && s.fleet) {
+    offset = s.fleet->clock_offset_seconds;
+    uncertainty = s.fleet->clock_uncertainty_seconds;
+  }
+  if (offset && uncertainty) {
     begin_family(out, "eacgm_store_clock_offset_seconds");
-    out.add({}, *s.clock_offset_seconds);
+    out.add({}, *offset);
     begin_family(out, "eacgm_store_clock_uncertainty_seconds");
-    out.add({}, *s.clock_uncertainty_seconds);
+    out.add({}, *uncertainty);
+  }
+  if (!s.fleet) return;
+  const history::FleetStats& f = *s.fleet;
+  begin_family(out, "eacgm_fleet_store_up");
+  out.add({}, std::uint64_t{f.up ? 1u : 0u});
+  begin_family(out, "eacgm_fleet_store_shipments_total");
+  out.add({}, f.shipments);
+  begin_family(out, "eacgm_fleet_store_rows_shipped_total");
+  out.add({}, f.rows_shipped);
+  begin_family(out, "eacgm_fleet_store_sent_bytes_total");
+  out.add({}, f.bytes_sent);
+  begin_family(out, "eacgm_fleet_store_failures_total");
+  out.add({}, f.failures);
+  begin_family(out, "eacgm_fleet_store_behind_seconds");
+  out.add({}, f.behind_seconds);
+  if (f.last_ship_unix > 0) {
+    begin_family(out, "eacgm_fleet_store_last_shipment_timestamp_seconds");
+    out.add({}, f.last_ship_unix);
   }
 }
 

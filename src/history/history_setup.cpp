@@ -26,13 +26,30 @@ Retention retention_of(const StoreConfig& c) {
 }
 
 Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, const std::string& flag_url,
-                                                    const std::string& flag_node) {
+                                                    const std::string& flag_node,
+                                                    const std::string& flag_fleet_url) {
   HistorySetup s;
   s.url = !flag_url.empty() ? flag_url : config.url;
   s.url_given = !s.url.empty();
   if (s.url == "off") return std::optional<HistorySetup>();
   if (s.url.empty()) s.url = std::string(kDefaultStoreUrl);
-  if (auto parsed = parse_store_url(s.url); !parsed) return std::move(parsed).take_error();
+  auto parsed = parse_store_url(s.url);
+  if (!parsed) return std::move(parsed).take_error();
+  s.fleet_url = !flag_fleet_url.empty() ? flag_fleet_url : config.fleet_url;
+  if (!s.fleet_url.empty()) {
+    auto fleet = parse_store_url(s.fleet_url);
+    if (!fleet) return make_error("fleet store: " + fleet.error());
+    if (fleet->kind != StoreKind::kPostgres)
+      return make_error("fleet store " + redact_store_url(s.fleet_url) +
+                        ": must be postgresql://... (the fleet's database)");
+    if (parsed->kind != StoreKind::kSqlite) {
+      return make_error(
+          "a fleet store ships from the node's own SQLite store: url must be sqlite:PATH (or "
+          "unset), not " +
+          redact_store_url(s.url));
+    }
+    s.local_path = parsed->target;
+  }
   s.options.node = !flag_node.empty() ? flag_node : (!config.node.empty() ? config.node : host_name());
   s.options.interval =
       std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(config.interval_s * 1000)));
@@ -50,6 +67,18 @@ Result<std::shared_ptr<HistoryWriter>> make_history_writer(
   IntervalBuilder builder(std::move(facts), proc_start_ns, setup.idle_threshold);
   return std::make_shared<HistoryWriter>(std::move(store).value(), std::move(source), std::move(builder),
                                          setup.options, std::move(log));
+}
+
+std::unique_ptr<FleetShipper> make_fleet_shipper(const HistorySetup& setup, FleetShipper::Log log) {
+  if (setup.fleet_url.empty()) return nullptr;
+  FleetShipperOptions o;
+  o.node = setup.options.node;
+  o.local_path = setup.local_path;
+  o.fleet_url = setup.fleet_url;
+  o.retention = setup.options.retention;
+  o.retention.max_bytes = 0;
+  o.every = setup.options.maintain_every;
+  return std::make_unique<FleetShipper>(std::move(o), std::move(log));
 }
 
 }  // namespace eacgm::history

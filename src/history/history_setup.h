@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "history/fleet_shipper.h"
 #include "history/history_writer.h"
 #include "history/store_config.h"
 #include "sample/process_facts.h"
@@ -18,11 +19,16 @@ struct HistorySetup {
   bool url_given = false;  // named by --store or [store] url (else the default)
   HistoryOptions options;
   double idle_threshold = 0.05;  // [report]: a pass's activity under it is idle
+  // The fleet's PostgreSQL ("" none) and, with it, the local SQLite file it ships from.
+  std::string fleet_url;
+  std::string local_path;
 };
 
-// nullopt: no history ("off"). `flag_url` and `flag_node` override the config ("" not given).
+// nullopt: no history ("off"). `flag_url`, `flag_node` and `flag_fleet_url` override the
+// config ("" not given). A fleet store must be PostgreSQL, and needs a local SQLite store.
 Result<std::optional<HistorySetup>> resolve_history(const StoreConfig& config, const std::string& flag_url,
-                                                    const std::string& flag_node);
+                                                    const std::string& flag_node,
+                                                    const std::string& flag_fleet_url = {});
 Retention retention_of(const StoreConfig& config);
 std::string host_name();
 
@@ -31,5 +37,9 @@ std::string host_name();
 Result<std::shared_ptr<HistoryWriter>> make_history_writer(
     const HistorySetup& setup, HistoryWriter::Source source, HistoryWriter::Log log,
     std::shared_ptr<const sample::ProcessFacts> facts = nullptr);
+
+// The shipper to the setup's fleet store (not started; it connects at its first round);
+// null without one.
+std::unique_ptr<FleetShipper> make_fleet_shipper(const HistorySetup& setup, FleetShipper::Log log);
 
 }  // namespace eacgm::history

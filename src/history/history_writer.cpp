@@ -181,6 +181,8 @@ void HistoryWriter::flush_once(bool maintain) {
     last_maintain_ns_ = now;
     if (auto st = store_->maintain(options_.node, now, options_.retention); !st) {
       if (log_) log_("store " + description_ + ": maintenance failed: " + st.error());
+    } else if (after_maintain_) {
+      after_maintain_();
     }
     if (auto size = store_->size_bytes()) {
       std::lock_guard<std::mutex> lock(mutex_);

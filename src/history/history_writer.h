@@ -43,6 +43,20 @@ struct HistoryOptions {
   };
 };
 
+// What /metrics says of the fleet store (eacgm_fleet_store_*).
+struct FleetStats {
+  bool up = false;                 // the last round shipped all it had
+  std::uint64_t shipments = 0;     // transactions committed
+  std::uint64_t rows_shipped = 0;  // rows in them
+  std::uint64_t bytes_sent = 0;    // statements, parameters and COPY data sent
+  std::uint64_t failures = 0;      // rounds that failed (each retried)
+  double last_ship_unix = 0;       // 0: none yet
+  double behind_seconds = 0;       // the local minute rollups not in the fleet store yet
+  // The node's clock against the fleet server's, measured at each shipment.
+  std::optional<double> clock_offset_seconds;
+  std::optional<double> clock_uncertainty_seconds;
+};
+
 // What /metrics says of the store (eacgm_store_*).
 struct StoreStats {
   std::uint64_t batches_written = 0;
@@ -58,6 +72,8 @@ struct StoreStats {
   // and the bound on its error; absent until measured (SQLite: never).
   std::optional<double> clock_offset_seconds;
   std::optional<double> clock_uncertainty_seconds;
+  // The shipping to a fleet store, when the node has one ([store] fleet_url).
+  std::optional<FleetStats> fleet;
 };
 
 class HistoryWriter {
@@ -81,6 +97,9 @@ class HistoryWriter {
   void set_mode(std::function<std::string()> mode) { mode_ = std::move(mode); }
   // Where the rows of the job's NCCL ranks go after each read (before start()).
   void set_fleet_sink(FleetSink sink) { fleet_sink_ = std::move(sink); }
+  // Called on the writer's thread after each maintenance of the store (new rollups are
+  // there: the fleet shipper's cue). Set before start().
+  void set_after_maintain(std::function<void()> fn) { after_maintain_ = std::move(fn); }
 
   StoreStats stats() const;
   std::string description() const { return description_; }
@@ -103,6 +122,7 @@ class HistoryWriter {
   Log log_;
   std::function<std::string()> mode_;
   FleetSink fleet_sink_;
+  std::function<void()> after_maintain_;
   std::string description_;
 
   std::vector<analysis::RankReport> standings_;  // as last written

@@ -216,13 +216,16 @@ Result<PgConn> PgConn::connect(const std::string& conninfo) {
   return conn;
 }
 
-PgConn::PgConn(PgConn&& o) noexcept : c_(o.c_), secrets_(std::move(o.secrets_)) { o.c_ = nullptr; }
+PgConn::PgConn(PgConn&& o) noexcept : c_(o.c_), secrets_(std::move(o.secrets_)), sent_(o.sent_) {
+  o.c_ = nullptr;
+}
 
 PgConn& PgConn::operator=(PgConn&& o) noexcept {
   if (this != &o) {
     if (c_ != nullptr) PQfinish(c_);
     c_ = o.c_;
     secrets_ = std::move(o.secrets_);
+    sent_ = o.sent_;
     o.c_ = nullptr;
   }
   return *this;
@@ -268,7 +271,9 @@ struct RawParams {
 
 Status PgConn::send(const std::string& sql, const PgParams& p) {
   RawParams raw;
+  sent_ += sql.size();
   for (std::size_t i = 0; i < p.size(); ++i) {
+    sent_ += p.values_[i].size();
     raw.values.push_back(p.nulls_[i] ? nullptr : p.values_[i].data());
     raw.lengths.push_back(static_cast<int>(p.values_[i].size()));
     raw.formats.push_back(1);
@@ -308,6 +313,7 @@ Status PgConn::exec(const std::string& sql, const PgParams& params) {
 
 Status PgConn::script(const std::string& sql) {
   if (c_ == nullptr) return make_error("no connection");
+  sent_ += sql.size();
   pg_result* r = PQexec(c_, sql.c_str());
   const auto status = PQresultStatus(r);
   std::string error = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK
@@ -344,6 +350,7 @@ Status PgConn::each_row(const std::string& sql, const PgParams& params,
 
 Status PgConn::copy_in(const std::string& copy_sql, const std::string& data) {
   if (c_ == nullptr) return make_error("no connection");
+  sent_ += copy_sql.size() + data.size();
   pg_result* start = PQexec(c_, copy_sql.c_str());
   const bool copying = PQresultStatus(start) == PGRES_COPY_IN;
   std::string error = copying ? std::string() : scrub(PQresultErrorMessage(start));

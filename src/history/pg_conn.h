@@ -119,6 +119,10 @@ class PgConn {
   // `copy_sql`: COPY ... FROM STDIN (FORMAT binary); `data`: a PgCopy's buffer.
   Status copy_in(const std::string& copy_sql, const std::string& data);
 
+  // The bytes of statements, parameters and COPY data handed to the server so far (the
+  // protocol's framing aside), over every connection this object made.
+  std::uint64_t sent_bytes() const { return sent_; }
+
   // `text` without the connection's password, on one line.
   std::string scrub(std::string text) const;
 
@@ -129,6 +133,7 @@ class PgConn {
 
   pg_conn* c_ = nullptr;
   std::vector<std::string> secrets_;  // the password, as written and decoded
+  std::uint64_t sent_ = 0;
 };
 
 // The password of a connection string, in every form it was written (empty when none):

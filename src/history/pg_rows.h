@@ -55,6 +55,10 @@ class PgCopyOut {
     }
   }
   void name(const std::string& n) { integer(ids_.at(n)); }
+  void blob(std::string_view bytes) {
+    next();
+    copy_.text(bytes);
+  }
   void null() {
     next();
     copy_.null();
@@ -98,6 +102,10 @@ class PgParamsOut {
     }
   }
   void name(const std::string& n) { integer(ids_.at(n)); }
+  void blob(std::string_view bytes) {
+    ++at_;
+    params_.bytes(bytes);
+  }
   void null() {
     ++at_;
     params_.null();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "history/pg_conn.h"
+#include "history/shipment.h"
 #include "history/store.h"
 #include "history/window_sql.h"
 
@@ -30,6 +31,14 @@ class PostgresStore final : public Store {
 
   Status write(const std::string& node, const IntervalBatch& batch) override;
   Status maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) override;
+  // Rows a node's own store made, shipped here (history/fleet_shipper.h), in one
+  // transaction with the node's clock; a shipment written again changes nothing.
+  Status ship(const std::string& node, const Shipment& shipment);
+  // A shipping node's maintenance of this store: its rows past each tier's window go
+  // (once an hour, every node's), no rollups (its own store made them) and no size cap.
+  Status age_out(const std::string& node, std::int64_t now_ns, const Retention& retention);
+  // The bytes handed to the server so far (PgConn::sent_bytes).
+  std::uint64_t sent_bytes() const { return conn_.sent_bytes(); }
   Result<ProcessPage> processes(const HistoryQuery& q, Tier tier) override;
   Result<Page<StoredJob>> jobs(const HistoryQuery& q, Tier tier) override;
   Result<std::vector<HeldGpuRow>> held_gpus(const HistoryQuery& q, const JobSelector& selector,

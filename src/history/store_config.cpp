@@ -10,11 +10,12 @@ namespace eacgm::history {
 namespace {
 
 Status read_store(const ConfigTable& table, StoreConfig& store) {
-  constexpr std::string_view kKeys[] = {"url",         "node",      "interval_s", "raw_hours",
-                                        "minute_days", "hour_days", "max_size",   "spool_batches"};
+  constexpr std::string_view kKeys[] = {"url",       "node",     "interval_s",    "raw_hours", "minute_days",
+                                        "hour_days", "max_size", "spool_batches", "fleet_url"};
   if (auto s = table.check_keys(kKeys); !s) return s;
   if (auto s = table.read_string("url", store.url); !s) return s;
   if (auto s = table.read_string("node", store.node); !s) return s;
+  if (auto s = table.read_string("fleet_url", store.fleet_url); !s) return s;
   if (auto s = table.read_number("interval_s", 1, 600, store.interval_s); !s) return s;
   if (auto s = table.read_number("raw_hours", 0.1, 24.0 * 366, store.raw_hours); !s) return s;
   if (auto s = table.read_number("minute_days", 0.01, 3660, store.minute_days); !s) return s;

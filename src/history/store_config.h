@@ -20,6 +20,9 @@ struct StoreConfig {
   double hour_days = 90.0;   // 1-hour rollups, anomalies, leaks and processes
   std::uint64_t max_bytes = std::uint64_t{1} << 30;  // the store's size cap; 0 none
   std::uint32_t spool_batches = 360;                 // batches kept while the store is away
+  // The fleet's PostgreSQL ("" none): the node keeps its own store (url) and ships its
+  // rollups and facts there (history/fleet_shipper.h).
+  std::string fleet_url;
 };
 
 // Adds [store] to the file's sections, read into `store`.

@@ -25,11 +25,14 @@ std::vector<TierRange> tier_ranges(const NodeRollups& n, Tier tier, std::int64_t
   auto add = [&](int t, std::int64_t lo, std::int64_t hi) {
     if (lo < hi) out.push_back({n.node, t, lo, hi});
   };
-  if (tier == Tier::kHour || !n.oldest) {
+  // A node whose rows come rolled up has none finer to stand for: its rollups answer
+  // from the window's start (the edges below a minute are its own agent's to tell).
+  const std::optional<std::int64_t> first = n.rollups_only ? std::optional<std::int64_t>(from_ns) : n.oldest;
+  if (tier == Tier::kHour || !first) {
     add(asked, from_ns, to_ns);
     return out;
   }
-  const std::int64_t oldest = *n.oldest;
+  const std::int64_t oldest = *first;
   // [s, e) from the coarser tier where it holds whole spans already rolled, `finer`
   // before and after.
   auto split = [&](std::int64_t s, std::int64_t e, int coarse, std::int64_t span, std::int64_t mark,

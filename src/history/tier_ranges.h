@@ -21,6 +21,9 @@ struct NodeRollups {
   std::int64_t rolled_1h = 0;
   std::optional<std::int64_t> oldest;  // none: the tier has no rows of the node
   std::int64_t rolled_jobs = 0;        // its hours in the job report's rollups (job_rollup.h)
+  // Its rows come rolled up from its own store (history/fleet_shipper.h): it has no finer
+  // rows, so its whole minutes and hours are read from the rollups whatever the tier.
+  bool rollups_only = false;
 };
 
 struct TierRange {

@@ -85,7 +85,8 @@ QuerySql node_marks_sql(Dialect d, const HistoryQuery& q, Tier tier) {
       "(SELECT f.t_ns FROM functions f WHERE f.tier = {} AND f.node = n.id ORDER BY f.t_ns LIMIT 1), "
       "w.value, "
       "(SELECT value FROM meta WHERE key = 'totals_from:' || n.name), "
-      "coalesce((SELECT value FROM meta WHERE key = 'rolled_jobs:' || n.name), 0) FROM meta w JOIN names n "
+      "coalesce((SELECT value FROM meta WHERE key = 'rolled_jobs:' || n.name), 0), "
+      "(SELECT value FROM meta WHERE key = 'shipped_to:' || n.name) FROM meta w JOIN names n "
       "ON n.name = "
       "substr(w.key, 12) WHERE substr(w.key, 1, 11) = 'written_to:'",
       t);

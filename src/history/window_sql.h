@@ -46,7 +46,8 @@ struct NodeMarks {
 };
 
 // The nodes of `q` (its node, or every node that wrote) with their marks and the oldest
-// row of `tier`, as get_node_marks reads each row (the job rollups' mark last).
+// row of `tier`, as get_node_marks reads each row (the job rollups' mark, then whether
+// its rows come rolled up: shipped_to, history/fleet_shipper.h).
 QuerySql node_marks_sql(Dialect d, const HistoryQuery& q, Tier tier);
 template <class In>
 NodeMarks get_node_marks(const In& in) {
@@ -58,6 +59,7 @@ NodeMarks get_node_marks(const In& in) {
   m.written_to = in.i64(4);
   if (!in.is_null(5)) m.totals_from = in.i64(5);
   m.rollups.rolled_jobs = in.i64(6);
+  m.rollups.rollups_only = !in.is_null(7);
   return m;
 }
 

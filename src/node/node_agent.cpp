@@ -34,6 +34,7 @@ struct NodeAgent::Parts {
   std::shared_ptr<std::atomic<TraceMode>> mode;
   std::optional<history::HistorySetup> history;
   std::shared_ptr<history::HistoryWriter> writer;
+  std::shared_ptr<history::FleetShipper> shipper;  // with a fleet store
   std::shared_ptr<analysis::LiveAnalysis> analysis;
   std::unique_ptr<server::Daemon> daemon;
   ReloadingTrace trace;
@@ -66,8 +67,13 @@ std::shared_ptr<sample::PodDirectory> make_pods(const NodeOptions& o, const samp
 Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFacts> facts,
                     server::DaemonOptions& d) {
   const NodeOptions& o = p.options;
-  auto setup = history::resolve_history(p.config.store, o.store, o.node_name);
-  if (!setup) return usage((o.store.empty() ? "[store] url: " : "--store: ") + setup.error());
+  auto setup = history::resolve_history(p.config.store, o.store, o.node_name, o.fleet_store);
+  if (!setup) {
+    const bool fleet = setup.error().find("fleet store") != std::string::npos;
+    const char* where = fleet ? (o.fleet_store.empty() ? "[store] fleet_url: " : "--fleet-store: ")
+                              : (o.store.empty() ? "[store] url: " : "--store: ");
+    return usage(where + setup.error());
+  }
   if (!*setup) return {};
   (*setup)->idle_threshold = p.config.report.idle_threshold;
   const history::HistorySetup& hs = **setup;
@@ -95,7 +101,17 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.analysis->set_fleet_reports([fleet] { return fleet->get(); });
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
-  d.store_stats = [w = p.writer] { return w->stats(); };
+  // With a fleet store the node keeps its own and ships its rollups and facts there
+  // (history/fleet_shipper.h), right after each maintenance of its own.
+  p.shipper = history::make_fleet_shipper(hs, [notice](const std::string& line) {
+    if (notice) notice(line);
+  });
+  if (p.shipper) p.writer->set_after_maintain([s = p.shipper] { s->ship_soon(); });
+  d.store_stats = [w = p.writer, s = p.shipper] {
+    history::StoreStats stats = w->stats();
+    if (s) stats.fleet = s->stats();
+    return stats;
+  };
   d.report = p.config.report;
   return {};
 }
@@ -191,8 +207,10 @@ NodeAgent::~NodeAgent() { stop(); }
 int NodeAgent::run(const std::atomic<int>& stop, std::atomic<bool>& reload) {
   Parts& p = *parts_;
   if (p.writer) p.writer->start();
+  if (p.shipper) p.shipper->start();
   const int code = run_reloading(daemon_agent_config(p.config), p.trace, stop, reload);
-  if (p.writer) p.writer->stop();  // the final snapshot's interval and the spool
+  if (p.writer) p.writer->stop();    // the final snapshot's interval and the spool
+  if (p.shipper) p.shipper->stop();  // and its facts to the fleet store
   p.daemon->stop();
   return code;
 }
@@ -232,9 +250,12 @@ std::string NodeAgent::url() const {
 std::string NodeAgent::history_line() const {
   const Parts& p = *parts_;
   if (!p.writer || !p.history) return "";
-  return fmt::format("keeping history in {} (node {}, every {} s)", p.writer->description(),
-                     p.history->options.node,
-                     std::chrono::duration<double>(p.history->options.interval).count());
+  std::string line = fmt::format("keeping history in {} (node {}, every {} s)", p.writer->description(),
+                                 p.history->options.node,
+                                 std::chrono::duration<double>(p.history->options.interval).count());
+  if (p.shipper)
+    line += fmt::format("; its rollups and facts go to the fleet store {}", p.shipper->description());
+  return line;
 }
 
 std::shared_ptr<const analysis::AnalysisSnapshot> NodeAgent::snapshot() const {

@@ -31,9 +31,10 @@ struct NodeOptions {
   std::string listen;           // HOST:PORT; "" : [serve] listen (port 0: the system picks one)
   // The bearer-token file: unset, [serve] token_file; "" none (a loopback-only agent).
   std::optional<std::string> token_file;
-  bool history = true;    // false: no store at all (`top`'s own agent)
-  std::string store;      // "" : [store] url; "off": none
-  std::string node_name;  // "" : [store] node, else the host name
+  bool history = true;      // false: no store at all (`top`'s own agent)
+  std::string store;        // "" : [store] url; "off": none
+  std::string node_name;    // "" : [store] node, else the host name
+  std::string fleet_store;  // "" : [store] fleet_url (none when empty too)
   // Where pod names and GPU assignment come from when [kubernetes] enabled (the kubelet's
   // pod-resources client, kubelet/pod_resources_client.h); null: pods keep their UIDs.
   std::function<sample::PodResourcesList(const std::string& socket)> pod_source;

@@ -65,8 +65,9 @@ agent::AgentConfig daemon_agent_config(NodeConfig config) {
 
 std::vector<std::string> next_start_changes(const NodeConfig& before, const NodeConfig& after) {
   std::vector<std::string> lines;
-  if (after.store.url != before.store.url || after.store.node != before.store.node) {
-    lines.emplace_back("reload: [store] url and node apply at the next start");
+  if (after.store.url != before.store.url || after.store.node != before.store.node ||
+      after.store.fleet_url != before.store.fleet_url) {
+    lines.emplace_back("reload: [store] url, node and fleet_url apply at the next start");
   }
   if (after.kubernetes != before.kubernetes)
     lines.emplace_back("reload: [kubernetes] applies at the next start");

@@ -204,6 +204,82 @@ TEST_F(HistoryPostgres, EachNodeMeasuresItsClockAgainstTheServer) {
   }
 }
 
+// A node with its own store and a fleet store: its SQLite file keeps every interval, the
+// fleet's database gets its minute rollups, processes and clock, never a raw row. With the
+// fleet server away while the node rolls a minute up, shipping fails and is retried; once
+// the server is back, the minutes made meanwhile arrive with the calls of the outage.
+TEST_F(HistoryPostgres, ANodeShipsItsRollupsToTheFleetStoreThroughAnOutage) {
+  Agent a;
+  a.node = "node-s";
+  a.port = free_port();
+  a.serve = std::make_unique<Subprocess>(
+      std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(a.port),
+                               "--mode", "per-call", "--no-gpu", "--config", dir_ + "/eacgm.toml", "--store",
+                               "sqlite:" + dir_ + "/node.db", "--fleet-store", cluster_.url("fleet"),
+                               "--node", a.node},
+      dir_);
+  ASSERT_TRUE(a.serve->wait_for("tracing all processes", true)) << a.serve->err();
+  EXPECT_NE(
+      a.serve->err().find("keeping history in sqlite:" + dir_ +
+                          "/node.db (node node-s, every 1 s); its rollups and facts go to the fleet store "
+                          "postgresql://eacgm:***@127.0.0.1:" +
+                          std::to_string(cluster_.port()) + "/fleet"),
+      std::string::npos)
+      << a.serve->err();
+  auto fleet = [&](const std::string& sql) {
+    auto [rc, out] = cluster_.psql("fleet", sql);
+    return rc == 0 ? out : "error: " + out;
+  };
+  // Only this test's runs count: the agent traces every process of the machine.
+  std::vector<std::string> pids;
+  auto ours = [&pids] {
+    std::string list;
+    for (const auto& p : pids) list += (list.empty() ? "" : ", ") + p;
+    return list;
+  };
+  auto malloc_calls = [&] {
+    return "SELECT coalesce(sum(t.calls), 0) FROM functions t JOIN names f ON f.id = t.function WHERE t.tier "
+           "= 1 "
+           "AND f.name = 'cudaMalloc' AND t.pid IN (" +
+           ours() + ")";
+  };
+  auto processes = [&] { return "SELECT count(*) FROM processes WHERE pid IN (" + ours() + ")"; };
+  auto run_program = [&] {
+    Subprocess program({bin("cuda_calls")}, dir_);
+    pids.push_back(std::to_string(program.pid()));
+    EXPECT_EQ(program.wait(), 7);
+  };
+  for (int i = 0; i < 3; ++i) run_program();
+  // The node rolls each complete minute up once a minute and ships it at once.
+  EXPECT_TRUE(eventually([&] { return fleet(malloc_calls()) == "6"; }, 180s)) << fleet(malloc_calls()) << "\n"
+                                                                              << a.serve->err();
+  EXPECT_EQ(fleet("SELECT count(*) FROM functions WHERE tier = 0"), "0");
+  EXPECT_EQ(fleet("SELECT count(*) FROM intervals"), "0");
+  EXPECT_TRUE(eventually([&] { return fleet(processes()) == "3"; }, 30s)) << fleet(processes());
+  EXPECT_EQ(fleet("SELECT n.name FROM node_clocks c JOIN names n ON n.id = c.node"), "node-s");
+  EXPECT_EQ(a.metric("eacgm_fleet_store_up"), "1");
+  EXPECT_FALSE(a.metric("eacgm_store_clock_offset_seconds").empty());
+
+  ASSERT_EQ(cluster_.stop(), "");
+  for (int i = 0; i < 3; ++i) run_program();
+  EXPECT_TRUE(eventually([&] { return a.number("eacgm_fleet_store_failures_total") > 0; }, 90s))
+      << get(a.port, "/metrics").body;
+  EXPECT_EQ(a.metric("eacgm_fleet_store_up"), "0");
+  ASSERT_EQ(cluster_.start_server(), "");
+  EXPECT_TRUE(eventually([&] { return fleet(malloc_calls()) == "12"; }, 180s)) << fleet(malloc_calls());
+  EXPECT_TRUE(eventually([&] { return fleet(processes()) == "6"; }, 30s)) << fleet(processes());
+  EXPECT_EQ(fleet("SELECT count(*) FROM functions WHERE tier = 0"), "0");
+  EXPECT_TRUE(eventually([&] { return a.metric("eacgm_fleet_store_up") == "1"; }, 30s));
+  // The node's own store has every interval.
+  EXPECT_NE(a.number("eacgm_store_rows_written_total"), 0);
+  a.serve->signal(SIGTERM);
+  EXPECT_EQ(a.serve->wait(), 0) << a.serve->err();
+  const std::string err = a.serve->err();
+  EXPECT_NE(err.find("shipping failed (retried)"), std::string::npos) << err;
+  EXPECT_NE(err.find("shipping again"), std::string::npos) << err;
+  EXPECT_EQ(err.find(PgCluster::kPassword), std::string::npos) << err;
+}
+
 TEST_F(HistoryPostgres, AStoreThatCannotOpenIsOneLineWithoutThePassword) {
   const std::string wrong =
       "postgresql://eacgm:Not-the-pw-808@127.0.0.1:" + std::to_string(cluster_.port()) + "/fleet";

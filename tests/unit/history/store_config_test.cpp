@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "../common/config_text.h"
+#include "history/history_setup.h"
 
 namespace eacgm::history {
 namespace {
@@ -32,6 +33,38 @@ TEST(StoreConfig, ValuesAndDefaults) {
   EXPECT_EQ(r->max_bytes, 500000000u);
   EXPECT_EQ(r->spool_batches, 10u);
   EXPECT_EQ(store.parse({"[store]", "max_size = \"0\""})->max_bytes, 0u);
+  EXPECT_EQ(d.fleet_url, "");
+  EXPECT_EQ(store.parse({"[store]", "fleet_url = \"postgresql://e@db/eacgm\""})->fleet_url,
+            "postgresql://e@db/eacgm");
+}
+
+// A fleet store is the fleet's PostgreSQL, fed from the node's own SQLite store (the
+// default file or url's); --fleet-store wins over the file.
+TEST(StoreConfig, AFleetStoreIsPostgresqlFedFromTheNodesSqlite) {
+  StoreConfig c;
+  c.node = "n1";
+  c.fleet_url = "postgresql://e@db/eacgm";
+  auto s = resolve_history(c, "", "");
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_TRUE(*s);
+  EXPECT_EQ((*s)->fleet_url, "postgresql://e@db/eacgm");
+  EXPECT_EQ((*s)->local_path, "/var/lib/eacgm/eacgm.db");
+  s = resolve_history(c, "sqlite:/tmp/n.db", "", "postgresql://e@other/eacgm");
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_EQ((*s)->fleet_url, "postgresql://e@other/eacgm");
+  EXPECT_EQ((*s)->local_path, "/tmp/n.db");
+  EXPECT_EQ(resolve_history(StoreConfig{}, "", "")->value().fleet_url, "");
+
+  c.fleet_url = "sqlite:/tmp/f.db";
+  auto bad = resolve_history(c, "", "");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "fleet store sqlite:/tmp/f.db: must be postgresql://... (the fleet's database)");
+  c.fleet_url = "postgresql://e@db/eacgm";
+  bad = resolve_history(c, "postgresql://e:Secret-pw@db/node", "");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error(),
+              HasSubstr("a fleet store ships from the node's own SQLite store: url must be sqlite:PATH"));
+  EXPECT_THAT(bad.error(), ::testing::Not(HasSubstr("Secret-pw")));
 }
 
 TEST(StoreConfig, Errors) {

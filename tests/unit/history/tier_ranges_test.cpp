@@ -45,6 +45,17 @@ TEST(TierRanges, OnlyWhereTheTierStillHasRows) {
   EXPECT_EQ(text(tier_ranges(n, Tier::kRaw, kT0, kT0 + 3 * kH)), "0:0-5460 1:5460-7200 2:7200-10800 ");
 }
 
+// A node whose rows come rolled up (shipped from its own store) has no raw rows: its whole
+// minutes and hours answer a raw window, only the edges are left to the raw tier (empty).
+TEST(TierRanges, ANodeOfRollupsOnlyReadsThemWithoutFinerRows) {
+  NodeRollups n{1, kT0 + 3 * kH + 30 * kM, kT0 + 3 * kH, std::nullopt};
+  n.rollups_only = true;
+  EXPECT_EQ(text(tier_ranges(n, Tier::kRaw, kT0 + 20 * kS, kT0 + 3 * kH + 40 * kM)),
+            "0:20-60 1:60-3600 2:3600-10800 1:10800-12600 0:12600-13200 ");
+  EXPECT_EQ(text(tier_ranges(n, Tier::kMinute, kT0 + 5 * kM, kT0 + 4 * kH)),
+            "1:300-3600 2:3600-10800 1:10800-14400 ");
+}
+
 TEST(TierRanges, MinuteWindowsUseRolledHours) {
   const NodeRollups n{1, kT0 + 5 * kH, kT0 + 2 * kH, kT0};
   EXPECT_EQ(text(tier_ranges(n, Tier::kMinute, kT0 + 5 * kM, kT0 + 4 * kH)),

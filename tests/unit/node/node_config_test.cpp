@@ -315,7 +315,7 @@ TEST(NodeConfig, AReloadSaysWhatWaitsForTheNextStart) {
   after.kubernetes.refresh_s = 5;
   after.serve.token_file = "/etc/eacgm/token";
   EXPECT_EQ(next_start_changes(before, after),
-            (std::vector<std::string>{"reload: [store] url and node apply at the next start",
+            (std::vector<std::string>{"reload: [store] url, node and fleet_url apply at the next start",
                                       "reload: [kubernetes] applies at the next start",
                                       "reload: [serve] listen and token_file apply at the next start"}));
 }
