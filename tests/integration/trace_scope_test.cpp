@@ -187,18 +187,8 @@ std::map<int, double> by_rank(std::uint16_t port, const std::string& family) {
 TEST_F(TraceScope, TwoAgentsProgressSeriesLetTheRuleNameTheRankAnotherNodeWaitsFor) {
   if (!std::filesystem::exists("/usr/bin/prometheus"))
     GTEST_SKIP() << "Debian's prometheus package is needed";
-  const std::string lib = EACGM_TEST_BIN_DIR "/fake_libnccl/libnccl.so.2";
-  ::setenv("EACGM_FAKE_NCCL_DIR", dir_.c_str(), 1);
-  const std::string id0 = fmt::format("{:x}", 0xeac90000ull + static_cast<unsigned>(getpid())), id1 = "5eed";
-  std::vector<std::unique_ptr<Subprocess>> ranks;
-  for (int r = 0; r < 4; ++r) {
-    std::vector<std::string> argv{bin("nccl_ranks"), lib,           std::to_string(r), "4", id0, id1, "10",
-                                  dir_ + "/go",      dir_ + "/done"};
-    if (r == 3) argv.insert(argv.end(), {"--stop-before", "6", dir_ + "/release"});
-    ranks.push_back(std::make_unique<Subprocess>(argv, dir_));
-    ASSERT_TRUE(ranks.back()->wait_for("ready")) << ranks.back()->err();
-    std::ofstream(mount_ + cgroups_[r < 2 ? 0 : 1] + "/cgroup.procs") << ranks.back()->pid() << "\n";
-  }
+  auto ranks = nccl_ranks();
+  ASSERT_FALSE(HasFailure()) << "a stand-in rank did not start";
   const std::uint16_t port_a = free_port(), port_b = free_port();
   auto serve_a = serve(port_a, cgroups_[0], "a", "nccl", "[hangs]\nmin_age_s = 1\n");
   auto serve_b = serve(port_b, cgroups_[1], "b", "nccl", "[hangs]\nmin_age_s = 1\n");
