@@ -146,21 +146,8 @@ CallSummary CallSummary::frozen() const {
   out.entries_.reserve(entries_.size());
   for (const Entry& e : entries_) {
     Entry copy;
-    copy.domain = e.domain;
-    copy.function = e.function;
-    copy.calls = e.calls;
-    copy.errors = e.errors;
-    copy.entry_only = e.entry_only;
-    copy.nested = e.nested;
-    copy.bytes = e.bytes;
-    copy.has_bytes = e.has_bytes;
-    copy.counted = e.counted;
-    copy.tallied = e.tallied;
-    copy.sampled_errors = e.sampled_errors;
-    copy.estimated = e.estimated;
-    copy.variance = e.variance;
+    static_cast<Figures&>(copy) = e;
     copy.durations = e.durations.compact();
-    copy.error_codes = e.error_codes;
     out.entries_.push_back(std::move(copy));
   }
   out.by_name_ = by_name_;

@@ -109,7 +109,9 @@ class CallSummary {
   const LatencySketch* sketch(std::string_view domain, std::string_view function) const;
 
  private:
-  struct Entry {
+  // A row's figures but its latency sketch: frozen() copies them whole and the sketch
+  // compacted, so a figure added here reaches every published copy.
+  struct Figures {
     std::string domain;
     std::string function;
     std::uint64_t calls = 0;
@@ -123,8 +125,10 @@ class CallSummary {
     std::uint64_t sampled_errors = 0;
     std::uint64_t estimated = 0;
     double variance = 0;  // of the estimated calls
-    LatencySketch durations;
     std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
+  };
+  struct Entry : Figures {
+    LatencySketch durations;
   };
   static constexpr std::uint32_t kNoEntry = 0xffffffffu;
 
