@@ -39,6 +39,10 @@ struct RankReport {
   std::int32_t nranks = -1;
   NcclRankStanding standing;
   std::int64_t written_ns = 0;  // on the store's clock (PostgreSQL: the server's)
+  // Read from the store: standing.arrivals are on the store's clock too, put there with
+  // the writer's measured offset, and this is that offset's bound (0 on the store's own
+  // clock, -1 when the writer had not measured it).
+  std::int64_t clock_uncertainty_ns = 0;
 };
 
 // What the store held of the job's nodes at the writer's last read.

@@ -51,6 +51,7 @@ NcclProgressSummary NcclProgress::standing(std::span<const NcclCommProgress> com
       }
       rs.entered = rs.finished;
       rs.last = r.last_kind;
+      rs.arrivals = r.arrivals;
       // Inside a collective now, entered after the last one whose record came (a call that
       // returned since the scan has both its record and its row: counted once).
       const auto inside =
@@ -71,7 +72,7 @@ NcclProgressSummary NcclProgress::standing(std::span<const NcclCommProgress> com
     if (in.nranks > 0) s.nranks = in.nranks;
     const bool known = std::any_of(s.ranks.begin(), s.ranks.end(),
                                    [&](const NcclRankStanding& r) { return r.rank == in.rank; });
-    if (!known) s.ranks.push_back({in.rank, in.pid, 1, 0, 0, in.kind});
+    if (!known) s.ranks.push_back({in.rank, in.pid, 1, 0, 0, in.kind, {}});
   }
 
   NcclProgressSummary out;

@@ -31,6 +31,8 @@ struct NcclRankStanding {
   // The last collective it entered (the one it is inside now, if any): the function of the
   // instance numbered `entered`.
   NcclCollective last = NcclCollective::kNone;
+  // Its starts of the kept instances (NcclSkew's), for stragglers across nodes.
+  std::vector<NcclArrival> arrivals;
 };
 
 struct NcclCommStanding {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
 namespace eacgm::analysis {
 
@@ -26,6 +27,28 @@ NcclSkew::Comm* NcclSkew::comm_for(const CallEvent& event) {
   by_id_.emplace(event.nccl_comm_id, static_cast<std::size_t>(idle - comms_.begin()));
   ++forgotten_comms_;
   return &*idle;
+}
+
+void NcclSkew::RankState::keep_arrival(NcclCollective kind, std::uint64_t seq, std::uint64_t ts_ns) {
+  for (std::size_t level = 0; level < kArrivalLevels; ++level) {
+    const unsigned bits = kArrivalLevelBits * static_cast<unsigned>(level + 1);
+    if ((seq & ((std::uint64_t{1} << bits) - 1)) != 0) break;  // not a multiple: nor of the next
+    arrivals[level][arrivals_next[level]] = {kind, seq, ts_ns};
+    arrivals_next[level] = static_cast<std::uint8_t>((arrivals_next[level] + 1) % kArrivalsPerLevel);
+  }
+}
+
+std::vector<NcclArrival> NcclSkew::RankState::kept_arrivals() const {
+  std::vector<NcclArrival> out;
+  for (const auto& level : arrivals) {
+    for (const NcclArrival& a : level) {
+      if (a.ts_ns != 0) out.push_back(a);
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NcclArrival& a, const NcclArrival& b) { return std::tie(a.kind, a.seq) < std::tie(b.kind, b.seq); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 // The rank's slot; a new rank restarts the wait for the communicator's ranks to settle.
@@ -81,6 +104,7 @@ void NcclSkew::arrive(Comm& c, int slot, const NcclProbeRule& rule, const CallEv
   const auto kind = static_cast<std::size_t>(rule.kind);
   RankState& rs = c.ranks[static_cast<std::size_t>(slot)];
   const std::uint64_t seq = rs.next_seq[kind]++;
+  rs.keep_arrival(rule.kind, seq, event.ts_ns);
   if (event.ts_ns >= rs.last_ts) {
     rs.last_kind = rule.kind;
     rs.last_ts = event.ts_ns;
@@ -237,7 +261,8 @@ std::vector<NcclCommProgress> NcclSkew::progress() const {
     NcclCommProgress p;
     p.comm_id = c.comm_id;
     p.nranks = c.nranks;
-    for (const RankState& s : c.ranks) p.ranks.push_back({s.rank, s.pid, s.next_seq, s.last_kind, s.last_ts});
+    for (const RankState& s : c.ranks)
+      p.ranks.push_back({s.rank, s.pid, s.next_seq, s.last_kind, s.last_ts, s.kept_arrivals()});
     for (const Instance& w : c.window) {
       if (!w.used) continue;
       NcclOpenInstance o;

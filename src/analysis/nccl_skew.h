@@ -41,6 +41,23 @@ struct NcclCommSkew {
   std::int32_t straggler = -1;          // the flagged rank, -1 when none
 };
 
+// One rank's start of a collective instance, kept to compare ranks across nodes
+// (analysis/job_stragglers.h): the instance (its kind and number, per kind from 0, the
+// same on every rank since NCCL orders a communicator's collectives alike) and the call's
+// start, ns since the epoch on this node's clock.
+struct NcclArrival {
+  NcclCollective kind = NcclCollective::kNone;
+  std::uint64_t seq = 0;
+  std::uint64_t ts_ns = 0;
+  bool operator==(const NcclArrival&) const = default;
+};
+// Which instances a rank keeps: the last kArrivalsPerLevel numbered a multiple of 16, of
+// 16^2, 16^3 and 16^4 (of one kind), so that nodes whose rows were written seconds apart
+// still share instances: the coarsest level spans 4 x 65,536 collectives.
+inline constexpr std::size_t kArrivalLevels = 4;
+inline constexpr std::size_t kArrivalsPerLevel = 4;
+inline constexpr unsigned kArrivalLevelBits = 4;
+
 // Where each rank of a communicator stands (for the hang diagnosis, analysis/nccl_hangs.h):
 // per collective kind how many it entered (the next instance's number, counted from 0 as
 // the instances are matched), and the instances still open: entered by some ranks, not
@@ -51,6 +68,7 @@ struct NcclRankProgress {
   std::array<std::uint64_t, kNcclCollectiveKinds> entered{};  // by NcclCollective
   NcclCollective last_kind = NcclCollective::kNone;           // the last one it entered
   std::uint64_t last_ts_ns = 0;                               // its start
+  std::vector<NcclArrival> arrivals;                          // kept instances, by (kind, seq)
 };
 struct NcclOpenInstance {
   NcclCollective kind = NcclCollective::kNone;
@@ -123,6 +141,11 @@ class NcclSkew {
     std::uint64_t instances = 0;
     std::uint64_t last = 0;
     std::uint64_t lateness_sum_ns = 0;
+    // Per level, the last kArrivalsPerLevel instances kept (a ring; ts_ns 0: empty).
+    std::array<std::array<NcclArrival, kArrivalsPerLevel>, kArrivalLevels> arrivals{};
+    std::array<std::uint8_t, kArrivalLevels> arrivals_next{};
+    void keep_arrival(NcclCollective kind, std::uint64_t seq, std::uint64_t ts_ns);
+    std::vector<NcclArrival> kept_arrivals() const;
   };
   struct Instance {
     bool used = false;

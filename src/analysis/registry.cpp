@@ -18,6 +18,7 @@ std::unique_ptr<Analysis> make_nccl(const Environment& env);
 std::unique_ptr<Analysis> make_collectives(const Environment& env);
 std::unique_ptr<Analysis> make_nccl_recorder(const Environment& env);
 std::unique_ptr<Analysis> make_job_verdict(const Environment& env);
+std::unique_ptr<Analysis> make_job_stragglers(const Environment& env);
 std::unique_ptr<Analysis> make_op_kernels(const Environment& env);
 std::unique_ptr<Analysis> make_series(const Environment& env);
 std::unique_ptr<Analysis> make_anomalies(const Environment& env);
@@ -41,6 +42,7 @@ constexpr AnalysisFactory kBuiltin[] = {
     make_collectives,    // ranks' skew, calls in flight, hangs
     make_nccl_recorder,  // the flight recorder: the last collectives per rank
     make_job_verdict,    // the hang verdict across nodes (after collectives: reads its standings)
+    make_job_stragglers,  // the rank arriving last across nodes
     make_op_kernels,     // kernels per PyTorch op
     make_series,         // per-second rollups
     make_anomalies,      // slow calls and intervals

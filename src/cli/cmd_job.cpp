@@ -11,10 +11,12 @@
 #include <string>
 #include <tuple>
 
+#include "analysis/job_stragglers.h"
 #include "analysis/job_verdict.h"
 #include "analysis/nccl_bandwidth.h"
 #include "cli/commands.h"
 #include "cli/trace_runner.h"
+#include "export/job_stragglers_json.h"
 #include "export/job_verdict_json.h"
 #include "history/history_setup.h"
 #include "history/store.h"
@@ -37,7 +39,8 @@ std::string seconds(std::uint64_t ns) { return fmt::format("{:.1f} s", static_ca
 
 // Each communicator's ranks by node, then its verdict ("none" when no rank waits).
 std::string render(const std::map<std::uint64_t, std::vector<analysis::RankReport>>& comms,
-                   const std::vector<analysis::JobCommVerdict>& verdicts, std::int64_t now_ns) {
+                   const std::vector<analysis::JobCommVerdict>& verdicts,
+                   const std::vector<analysis::JobCommStragglers>& stragglers, std::int64_t now_ns) {
   std::string out;
   for (const auto& [id, rows] : comms) {
     std::map<std::string, std::vector<std::int32_t>> by_node;
@@ -67,6 +70,9 @@ std::string render(const std::map<std::uint64_t, std::vector<analysis::RankRepor
         std::find_if(verdicts.begin(), verdicts.end(), [id = id](const auto& x) { return x.comm_id == id; });
     out += fmt::format("  {}: {}\n", v != verdicts.end() && v->hang ? "HANG" : "verdict",
                        v != verdicts.end() ? v->verdict : std::string("no rank waits past the minimum age"));
+    auto s = std::find_if(stragglers.begin(), stragglers.end(),
+                          [id = id](const auto& x) { return x.comm_id == id; });
+    if (s != stragglers.end()) out += fmt::format("  arrivals across nodes: {}\n", s->verdict);
   }
   if (comms.empty()) out = "no NCCL ranks reported recently\n";
   return out;
@@ -131,6 +137,7 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
   }
   const double min_age = flags.min_age_s >= 0 ? flags.min_age_s : config->agent.hangs.min_age_s;
   const auto verdicts = analysis::judge_job(merged, now, static_cast<std::uint64_t>(min_age * 1e9));
+  const auto stragglers = analysis::job_stragglers(merged);
   if (flags.json) {
     json comms = json::array();
     for (const auto& [id, ranks] : by_comm) {
@@ -151,10 +158,14 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
                            {"ranks", std::move(list)},
                            {"verdict", v != verdicts.end() ? exporting::job_comm_json(*v) : json(nullptr)}});
     }
-    const std::string out = json{{"time_ns", now}, {"communicators", std::move(comms)}}.dump() + "\n";
+    const std::string out = json{{"time_ns", now},
+                                 {"communicators", std::move(comms)},
+                                 {"job_stragglers", exporting::job_stragglers_json(stragglers)}}
+                                .dump() +
+                            "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
-    const std::string out = render(by_comm, verdicts, now);
+    const std::string out = render(by_comm, verdicts, stragglers, now);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return 0;
@@ -167,7 +178,8 @@ void add_job_command(CLI::App& app, CommandContext& ctx) {
   auto* sub = app.add_subcommand(
       "job",
       "a job's NCCL ranks on every node, as their agents wrote them into the shared store, and the verdict "
-      "on the collective they wait in: the rank missing and its node");
+      "on the collective they wait in: the rank missing and its node; and the rank that arrives last across "
+      "nodes");
   sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url, [hangs] min_age_s)");
   sub->add_option(
       "--store", flags->store,

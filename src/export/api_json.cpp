@@ -32,6 +32,7 @@
 #include "export/hang_json.h"
 #include "export/host_waits_json.h"
 #include "export/inflight_json.h"
+#include "export/job_stragglers_json.h"
 #include "export/json_text.h"
 #include "export/overhead_report.h"
 #include "export/python_hot_spots_table.h"
@@ -305,7 +306,8 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
               {"folded", nccl.folded_calls()},
               {"gpu_unjoined", nccl.gpu_unjoined()},
               {"communicators", std::move(comms)},
-              {"untracked_calls", skew.untracked_calls}};
+              {"untracked_calls", skew.untracked_calls},
+              {"job_stragglers", job_stragglers_json(snap.get<analysis::JobStragglersSummary>().communicators)}};
 }
 
 json ops_json(const analysis::OpKernelSummary& ops) {

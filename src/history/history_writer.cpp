@@ -120,7 +120,7 @@ void HistoryWriter::poll_standings(const analysis::AnalysisSnapshot& snap) {
   for (const analysis::NcclCommStanding& c : snap.get<analysis::NcclProgressSummary>().comms) {
     comms.push_back(c.comm_id);
     for (const analysis::NcclRankStanding& r : c.ranks) {
-      rows.push_back({options_.node, c.comm_id, c.nranks, r, at});
+      rows.push_back({options_.node, c.comm_id, c.nranks, r, at, 0});
       waiting = waiting || r.waiting_ns > 0;
     }
   }

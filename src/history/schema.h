@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 12;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -384,6 +384,11 @@ inline constexpr Column kNcclStandingColumns[] = {
     Column{"waiting_ns", T::kInt64},
     Column{"collective", T::kText}.defaults("''"),
     Column{"written_ns", T::kInt64},
+    // Version 12: the rank's kept starts (analysis/nccl_skew.h NcclArrival) as "KIND:SEQ:TS"
+    // separated by spaces, TS on the store's clock, and the bound of the writer's offset
+    // that put them there (-1: not measured), for stragglers across nodes.
+    Column{"arrivals", T::kText}.defaults("''").added_in(12),
+    Column{"clock_uncertainty_ns", T::kInt64}.defaults("-1").added_in(12),
 };
 inline constexpr std::string_view kNcclStandingKey[] = {"node", "comm_id", "rank"};
 inline constexpr std::string_view kByComm[] = {"comm_id"};

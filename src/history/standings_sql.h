@@ -1,10 +1,13 @@
-// The SQL of nccl_standings (schema.h, version 9), the same in both stores: a node's rows
+// The SQL of nccl_standings (schema.h, versions 9 and 12), the same in both stores: a node's rows
 // replaced, the rows of a job's communicators read back, and the rows of agents that
 // stopped writing deleted.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "analysis/job_verdict.h"
 #include "analysis/nccl_bandwidth.h"
@@ -12,10 +15,16 @@
 
 namespace eacgm::history {
 
+// A rank's kept starts as the arrivals column holds them, each moved by `offset_ns` (the
+// store's clock minus the node's), and back; a malformed item is left out.
+std::string encode_arrivals(std::span<const analysis::NcclArrival> arrivals, std::int64_t offset_ns);
+std::vector<analysis::NcclArrival> decode_arrivals(std::string_view text);
+
 // One rank's row of `node_id` written at `written_ns` (the row's own time is not read),
-// inserted or written over the one there.
+// inserted or written over the one there; its starts moved onto the store's clock by
+// `offset_ns`, whose bound is `uncertainty_ns` (-1: not measured).
 QuerySql put_standing_sql(Dialect d, std::int64_t node_id, const analysis::RankReport& r,
-                          std::int64_t written_ns);
+                          std::int64_t written_ns, std::int64_t offset_ns, std::int64_t uncertainty_ns);
 // The node's rows that the write at `written_ns` did not write: ranks gone.
 QuerySql drop_unwritten_standings_sql(Dialect d, std::int64_t node_id, std::int64_t written_ns);
 // Every node's rows of the communicators `comm_ids` (all when empty) written at
@@ -38,6 +47,8 @@ analysis::RankReport get_standing(const In& in) {
   r.standing.waiting_ns = static_cast<std::uint64_t>(in.i64(7));
   r.standing.last = analysis::nccl_collective_of(in.text(8));
   r.written_ns = in.i64(9);
+  r.standing.arrivals = decode_arrivals(in.text(10));
+  r.clock_uncertainty_ns = in.i64(11);
   return r;
 }
 

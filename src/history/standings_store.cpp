@@ -28,7 +28,8 @@ Status SqliteStore::write_standings(const std::string& node, std::span<const ana
   auto node_id = name_id(node);
   if (!node_id) return fail(node_id.error());
   for (const analysis::RankReport& r : rows) {
-    if (auto st = run(put_standing_sql(Dialect::kSqlite, *node_id, r, written_ns)); !st)
+    // The node's own clock: nothing to move, nothing uncertain.
+    if (auto st = run(put_standing_sql(Dialect::kSqlite, *node_id, r, written_ns, 0, 0)); !st)
       return fail(st.error());
   }
   if (auto st = run(drop_unwritten_standings_sql(Dialect::kSqlite, *node_id, written_ns)); !st)
@@ -51,9 +52,16 @@ Status PostgresStore::write_standings(const std::string& node, std::span<const a
   if (auto st = ready(); !st) return st;
   if (auto st = resolve({node}); !st) return st;
   const std::int32_t node_id = id_of(node);
+  // The starts go onto the server's clock: a sample of it with each write keeps the
+  // offset's bound current (a failed sample leaves the last estimate).
+  (void)sample_clock();
+  const auto clock = clock_.best();
+  const std::int64_t offset = clock ? clock->offset_ns : 0;
+  const std::int64_t bound = clock ? clock->uncertainty_ns : -1;
   return in_transaction([&]() -> Status {
     for (const analysis::RankReport& r : rows) {
-      if (auto st = exec(put_standing_sql(Dialect::kPostgres, node_id, r, written_ns)); !st) return st;
+      if (auto st = exec(put_standing_sql(Dialect::kPostgres, node_id, r, written_ns, offset, bound)); !st)
+        return st;
     }
     return exec(drop_unwritten_standings_sql(Dialect::kPostgres, node_id, written_ns));
   });

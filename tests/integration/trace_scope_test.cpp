@@ -83,18 +83,20 @@ class TraceScope : public ::testing::Test {
                                  name},
         dir_);
   }
-  // Four stand-in ranks of one communicator, 0 and 1 in cgroup a, 2 and 3 in b; rank 3
-  // stops before collective #6 until the release file exists.
-  std::vector<std::unique_ptr<Subprocess>> nccl_ranks() {
+  // Four stand-in ranks of one communicator, 0 and 1 in cgroup a, 2 and 3 in b, each
+  // making `count` all-reduces; rank 3 stops before collective #6 until the release file
+  // exists (`stop`), and calls `late_ms` after the others each time.
+  std::vector<std::unique_ptr<Subprocess>> nccl_ranks(int count = 10, bool stop = true, int late_ms = 0) {
     const std::string lib = EACGM_TEST_BIN_DIR "/fake_libnccl/libnccl.so.2";
     ::setenv("EACGM_FAKE_NCCL_DIR", dir_.c_str(), 1);
     const std::string id0 = fmt::format("{:x}", 0xeac90000ull + static_cast<unsigned>(getpid())),
                       id1 = "5eed";
     std::vector<std::unique_ptr<Subprocess>> ranks;
     for (int r = 0; r < 4; ++r) {
-      std::vector<std::string> argv{bin("nccl_ranks"), lib,           std::to_string(r), "4", id0, id1, "10",
-                                    dir_ + "/go",      dir_ + "/done"};
-      if (r == 3) argv.insert(argv.end(), {"--stop-before", "6", dir_ + "/release"});
+      std::vector<std::string> argv{bin("nccl_ranks"), lib,          std::to_string(r), "4", id0, id1,
+                                    std::to_string(count), dir_ + "/go", dir_ + "/done"};
+      if (r == 3 && stop) argv.insert(argv.end(), {"--stop-before", "6", dir_ + "/release"});
+      if (r == 3 && late_ms > 0) argv.insert(argv.end(), {"--late", std::to_string(late_ms)});
       ranks.push_back(std::make_unique<Subprocess>(argv, dir_));
       EXPECT_TRUE(ranks.back()->wait_for("ready")) << ranks.back()->err();
       std::ofstream(mount_ + cgroups_[r < 2 ? 0 : 1] + "/cgroup.procs") << ranks.back()->pid() << "\n";
@@ -355,6 +357,74 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   })) << job_a.dump()
       << "\n"
       << job_b.dump();
+  std::ofstream(dir_ + "/done") << "go";
+  for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
+}
+
+// Rank 3 (node b) calls each all-reduce 6 ms after ranks 0-2 (nodes a and b): both agents,
+// joining the ranks' kept starts through the shared store on its clock, name rank 3 on
+// node-b as the straggler, with the clocks' bound under its lateness; `eacgm job` says
+// the same.
+TEST_F(TraceScope, TwoAgentsSharingAStoreNameTheRankThatArrivesLastOnAnotherNode) {
+  history::test::PgCluster cluster;
+  ASSERT_EQ(cluster.start(), "");
+  ASSERT_EQ(cluster.create_database("job"), "");
+  const std::string url = cluster.url("job");
+  auto ranks = nccl_ranks(200, false, 6);
+  const std::uint16_t port_a = free_port(), port_b = free_port();
+  auto serve_a = serve_node(port_a, cgroups_[0], "node-a", url, "");
+  auto serve_b = serve_node(port_b, cgroups_[1], "node-b", url, "");
+  for (auto* s : {serve_a.get(), serve_b.get()}) {
+    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
+    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
+  }
+  std::ofstream(dir_ + "/go") << "go";
+  for (auto& r : ranks) ASSERT_TRUE(r->wait_for("finished")) << r->err();
+
+  const auto stragglers_of = [](std::uint16_t port) {
+    const auto answer = server::testing::get(port, "/api/v1/nccl");
+    const json doc = json::parse(answer.body, nullptr, false);
+    if (answer.status != 200 || !doc.is_object() || !doc.contains("job_stragglers"))
+      return json{{"status", answer.status}, {"body", answer.body}};
+    return doc["job_stragglers"];
+  };
+  const auto names_rank_3 = [](const json& s) {
+    return s.is_array() && s.size() == 1 && s[0]["straggler"] == 3 && s[0]["straggler_node"] == "node-b";
+  };
+  json a, b;
+  ASSERT_TRUE(eventually(
+      [&] {
+        a = stragglers_of(port_a);
+        b = stragglers_of(port_b);
+        return names_rank_3(a) && names_rank_3(b);
+      },
+      std::chrono::seconds(30)))
+      << a.dump() << "\n"
+      << b.dump() << "\n"
+      << serve_a->err() << serve_b->err();
+  for (const json* s : {&a, &b}) {
+    const json& c = (*s)[0];
+    EXPECT_EQ(c["nodes"], json::array({"node-a", "node-b"}));
+    EXPECT_GE(c["instances"].get<int>(), 4);
+    ASSERT_EQ(c["ranks"].size(), 4u);
+    const json& r3 = c["ranks"][3];
+    EXPECT_EQ(r3["rank"], 3);
+    EXPECT_EQ(r3["last"], c["instances"]);
+    // 6 ms planned; the calls' own delays on a loaded machine move it by a little.
+    EXPECT_GT(r3["mean_lateness_ns"].get<double>(), 4e6) << c.dump();
+    EXPECT_LT(r3["mean_lateness_ns"].get<double>(), 12e6) << c.dump();
+    ASSERT_TRUE(r3["uncertainty_ns"].is_number()) << c.dump();
+    EXPECT_LT(r3["uncertainty_ns"].get<double>(), r3["mean_lateness_ns"].get<double>());
+    for (int r = 0; r < 3; ++r) EXPECT_LT(c["ranks"][r]["mean_lateness_ns"].get<double>(), 3e6) << c.dump();
+    EXPECT_NE(c["verdict"].get<std::string>().find("straggler: rank 3 on node node-b arrives last at"),
+              std::string::npos)
+        << c["verdict"];
+  }
+
+  Subprocess text({bin("eacgm"), "job", "--store", url}, dir_);
+  ASSERT_EQ(text.wait(), 0) << text.err();
+  EXPECT_NE(text.out().find("arrivals across nodes: straggler: rank 3 on node node-b"), std::string::npos)
+      << text.out();
   std::ofstream(dir_ + "/done") << "go";
   for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
 }

@@ -305,5 +305,28 @@ TEST(NcclSkew, LiveAnalysisSnapshotsCarryTheSkew) {
   EXPECT_EQ(rank_of(snap->get<analysis::NcclSkewSummary>().comms[0], 0).last, 3u);
 }
 
+// A rank keeps its starts of the instances numbered a multiple of 16, 256, ... (the last
+// four of each), the same instances on every rank, for comparing ranks across nodes.
+TEST(NcclSkew, EachRankKeepsItsStartsOfTheSameSparseInstances) {
+  Probes p;
+  NcclSkew s;
+  // One rank here of a communicator of 4 (the others on other nodes).
+  for (int k = 0; k < 600; ++k) {
+    s.add(nccl_call(p.allreduce, {.comm_id = 0xc0, .rank = 2, .nranks = 4,
+                                  .ts_ns = kT0 + static_cast<std::uint64_t>(k) * kMs}));
+  }
+  const auto progress = s.progress();
+  ASSERT_EQ(progress.size(), 1u);
+  ASSERT_EQ(progress[0].ranks.size(), 1u);
+  std::vector<std::uint64_t> seqs;
+  for (const NcclArrival& a : progress[0].ranks[0].arrivals) {
+    EXPECT_EQ(a.kind, NcclCollective::kAllReduce);
+    EXPECT_EQ(a.ts_ns, kT0 + a.seq * kMs) << a.seq;
+    seqs.push_back(a.seq);
+  }
+  // The last four multiples of 16 below 600, and of 256: 0, 256 and 512 (0 once).
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{0, 256, 512, 544, 560, 576, 592}));
+}
+
 }  // namespace
 }  // namespace eacgm::analysis

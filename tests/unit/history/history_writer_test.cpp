@@ -172,14 +172,14 @@ TEST(HistoryWriter, WritesTheNodesNcclStandingsWhenDueAndHandsBackTheJobsRows) {
   std::vector<std::shared_ptr<const analysis::FleetReports>> handed;
   h.writer->set_fleet_sink([&handed](auto reports) { handed.push_back(std::move(reports)); });
   // Another node's rank of the same communicator, and one of another communicator.
-  const analysis::NcclRankStanding behind{1, 501, 5, 5, 0, analysis::NcclCollective::kAllReduce};
+  const analysis::NcclRankStanding behind{1, 501, 5, 5, 0, analysis::NcclCollective::kAllReduce, {}};
   ASSERT_TRUE(h.store->write_standings(
-      "n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, h.now}, {"", 0xd0, 2, behind, h.now}},
+      "n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, h.now, 0}, {"", 0xd0, 2, behind, h.now, 0}},
       h.now));
   const auto standing = [&h](std::uint64_t waiting_ns, std::uint64_t entered = 6) {
     analysis::AnalysisSnapshot snap;
     snap.edit<analysis::NcclProgressSummary>().comms.push_back(
-        {0xc0, 2, {{0, 500, entered, 5, waiting_ns, analysis::NcclCollective::kAllReduce}}});
+        {0xc0, 2, {{0, 500, entered, 5, waiting_ns, analysis::NcclCollective::kAllReduce, {}}}});
     h.snap = std::make_shared<analysis::AnalysisSnapshot>(std::move(snap));
   };
   const auto written_at = [&h]() -> std::int64_t {

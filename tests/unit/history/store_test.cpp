@@ -8,6 +8,7 @@
 // utilization and stay unknown without GPM.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -782,12 +783,54 @@ TEST_P(HistoryStore, AVersion8StoreIsMigratedWithNcclStandings) {
       << "no nccl_standings before";
   auto store = open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
   EXPECT_EQ(backend_->query("SELECT count(*) FROM nccl_standings"), "0");
-  analysis::RankReport r{"", 0xab, 2, {1, 4242, 7, 6, 0, analysis::NcclCollective::kAllReduce}, 0};
+  analysis::RankReport r{"", 0xab, 2, {1, 4242, 7, 6, 0, analysis::NcclCollective::kAllReduce, {}}, 0, 0};
   ASSERT_TRUE(store->write_standings("node-a", std::vector{r}, static_cast<std::int64_t>(kT0)));
   EXPECT_EQ(backend_->query("SELECT rank, pid, nranks, entered, finished, collective FROM nccl_standings"),
             "1|4242|2|7|6|ncclAllReduce");
+}
+
+// A store of version 9 gains the standings' kept starts and clock bound (version 12): a
+// row written before reads back with none and the bound unknown; a rank's starts written
+// now come back on the store's clock with the writer's bound.
+TEST_P(HistoryStore, AVersion9StoreKeepsTheRanksStartsAfterItsMigration) {
+  ASSERT_EQ(make_old_store(9), "");
+  ASSERT_EQ(backend_->exec("INSERT INTO names(name) VALUES('node-z');INSERT INTO nccl_standings(node, comm_id, "
+                           "rank, pid, nranks, entered, finished, waiting_ns, collective, written_ns) VALUES("
+                           "(SELECT id FROM names WHERE name = 'node-z'), 5, 0, 1, 2, 3, 3, 0, '', " +
+                           std::to_string(kT0) + ");"),
+            "");
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto old = store->standings({}, 0, 10);
+  ASSERT_TRUE(old) << old.error();
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_TRUE((*old)[0].standing.arrivals.empty());
+  EXPECT_EQ((*old)[0].clock_uncertainty_ns, -1);
+
+  analysis::RankReport r;
+  r.comm_id = 0xab;
+  r.nranks = 2;
+  r.standing.rank = 1;
+  r.standing.pid = 4242;
+  r.standing.arrivals = {{analysis::NcclCollective::kAllReduce, 0, kT0 + 7}, {analysis::NcclCollective::kAllReduce, 16, kT0 + 9 * kS}};
+  ASSERT_TRUE(store->write_standings("node-a", std::vector{r}, static_cast<std::int64_t>(kT0)));
+  const std::vector<std::uint64_t> comm{0xab};
+  auto back = store->standings(comm, 0, 10);
+  ASSERT_TRUE(back) << back.error();
+  ASSERT_EQ(back->size(), 1u);
+  const auto& a = (*back)[0].standing.arrivals;
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1].kind, analysis::NcclCollective::kAllReduce);
+  EXPECT_EQ(a[1].seq, 16u);
+  // SQLite keeps the node's own clock; PostgreSQL moves them by the measured offset (here,
+  // one machine: within its bound, under a millisecond).
+  const auto bound = (*back)[0].clock_uncertainty_ns;
+  ASSERT_GE(bound, 0);
+  EXPECT_LT(bound, 1'000'000);
+  EXPECT_LE(std::abs(static_cast<std::int64_t>(a[0].ts_ns - (kT0 + 7))), 2 * bound + 1000);
 }
 
 // Each node's write replaces its rows (a rank gone loses its row, another node's stay);
@@ -804,7 +847,8 @@ TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
                                 comm,
                                 4,
                                 {r, static_cast<std::uint32_t>(100 + r), entered, entered - 1, waiting,
-                                 analysis::NcclCollective::kAllReduce},
+                                 analysis::NcclCollective::kAllReduce, {}},
+                                0,
                                 0};
   };
   const auto t1 = static_cast<std::int64_t>(kT0), t2 = t1 + static_cast<std::int64_t>(kS);
