@@ -52,20 +52,43 @@ void SamplePlanner::plan(const FunctionDemand* demand, FunctionPlan* out, std::u
     }
   }
   left = std::max(0.0, left);
+  // First what the functions short of min_samples lack, equally (the smallest wants whole
+  // while under the share the rest would get), out of half of what the period affords.
+  std::size_t short_of = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const FunctionDemand& d = demand[scratch[k]];
+    out[scratch[k]].first = 0;
+    if (d.samples < c_.min_samples) std::swap(scratch[short_of++], scratch[k]);
+  }
+  const auto want = [&](std::uint32_t i) {
+    return std::min(static_cast<double>(demand[i].launches), static_cast<double>(c_.min_samples - demand[i].samples));
+  };
+  std::sort(scratch, scratch + short_of, [&](std::uint32_t a, std::uint32_t b) { return want(a) < want(b); });
+  // At most half the period: the rest is shared as below, so a warm-up of many new kernels
+  // does not stop the timing of the others.
+  double first_left = left / 2;
+  for (std::size_t k = 0; k < short_of; ++k) {
+    const double q = std::min(want(scratch[k]), first_left / static_cast<double>(short_of - k));
+    out[scratch[k]].first = q;
+    first_left -= q;
+    left -= q;
+  }
+  left = std::max(0.0, left);
   // Water-filling: the functions that launched least (by weight) take all their launches
   // while that is under the level the rest would get; the others get the level.
+  const auto rest = [&](std::uint32_t i) { return static_cast<double>(demand[i].launches) - out[i].first; };
   std::sort(scratch, scratch + m, [&](std::uint32_t a, std::uint32_t b) {
-    return static_cast<double>(demand[a].launches) / weight_of(demand[a], c_) <
-           static_cast<double>(demand[b].launches) / weight_of(demand[b], c_);
+    return rest(a) / weight_of(demand[a], c_) < rest(b) / weight_of(demand[b], c_);
   });
   for (std::size_t k = 0; k < m; ++k) {
     const FunctionDemand& d = demand[scratch[k]];
+    FunctionPlan& p = out[scratch[k]];
     const double w = weight_of(d, c_);
     const double launches = static_cast<double>(d.launches);
-    const double q = std::min(launches, weights > 0 ? w * left / weights : 0.0);
-    left = std::max(0.0, left - q);
+    const double more = std::min(rest(scratch[k]), weights > 0 ? w * left / weights : 0.0);
+    left = std::max(0.0, left - more);
     weights -= w;
-    FunctionPlan& p = out[scratch[k]];
+    const double q = p.first + more;
     const double every = q >= launches ? 1
                          : q > 0       ? std::round(launches / q)
                                        : static_cast<double>(c_.max_every);

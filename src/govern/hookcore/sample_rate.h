@@ -52,6 +52,8 @@ inline bool sample_launch(std::uint64_t n, std::uint64_t function, std::uint32_t
 struct FunctionPlan {
   std::uint32_t every = 0;
   std::int32_t quota = 0;
+  // Of the launches planned, those given first to a kernel short of min_samples.
+  double first = 0;
 };
 
 // What one function did in the last period, for planning the next.
@@ -82,7 +84,9 @@ inline constexpr std::uint64_t kPlanEveryNs = 250'000'000;
 // weighted water-filling: each function is given min(its launches, weight x L), with L the
 // level at which the total is the launches the period can afford; so every function that
 // launched gets the same number of timed launches (by weight: its duration, its shapes)
-// unless it launched fewer.
+// unless it launched fewer. Before that, the functions short of min_samples are given what
+// they lack (water-filled alike, out of half of what the period affords): a kernel of many shapes or
+// a long one does not take the launches that would give a rare one its first figures.
 class SamplePlanner {
  public:
   explicit SamplePlanner(SampleRateConfig c = {}) : c_(c) {}

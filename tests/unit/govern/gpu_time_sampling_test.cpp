@@ -342,9 +342,36 @@ TEST(SamplePlanner, AShortKernelHasAFullShareUntilItHasItsFirstSamples) {
   FunctionPlan plans[2] = {};
   std::uint32_t scratch[2];
   planner.plan(demand, plans, scratch, 2);
-  // 90 launches over weights 1 and 1/8.
-  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / (90 / 1.125))));
-  EXPECT_EQ(plans[1].every, static_cast<std::uint32_t>(std::round(1000 / (90 / 1.125 / 8))));
+  // 90 launches: first the one sample the first lacks, then 89 over weights 1 and 1/8.
+  EXPECT_DOUBLE_EQ(plans[0].first, 1);
+  EXPECT_DOUBLE_EQ(plans[1].first, 0);
+  EXPECT_EQ(plans[0].every, static_cast<std::uint32_t>(std::round(1000 / (1 + 89 / 1.125))));
+  EXPECT_EQ(plans[1].every, static_cast<std::uint32_t>(std::round(1000 / (89 / 1.125 / 8))));
+}
+
+// A rare kernel with no samples yet, among kernels of many shapes that launch far more:
+// it is given the 10 it lacks before the period is shared by weight (shared alone, it
+// would get about one).
+TEST(SamplePlanner, AKernelShortOfItsSamplesIsGivenThemBeforeTheShares) {
+  SampleRateConfig c;
+  c.budget = 0.001;
+  SamplePlanner planner(c);
+  planner.settle(250'000'000, 10, 50'000);  // 250 us a period: 50 launches at 5 us
+  FunctionDemand demand[7];
+  for (int k = 0; k < 6; ++k) demand[k] = {2000, 30'000, false, 8, 50};
+  demand[6] = {26, 8'000, false, 1, 0};
+  FunctionPlan plans[7] = {};
+  std::uint32_t scratch[7];
+  planner.plan(demand, plans, scratch, 7);
+  EXPECT_DOUBLE_EQ(plans[6].first, 10);
+  EXPECT_LE(plans[6].every, 3u) << "26 launches, at least 10 of them planned";
+  EXPECT_GE(plans[6].quota, 20);
+  for (int k = 0; k < 6; ++k) EXPECT_LT(plans[k].every, 2000u) << "the others still timed";
+  // Once it has its samples, it is shared by weight like the rest.
+  demand[6].samples = 10;
+  planner.plan(demand, plans, scratch, 7);
+  EXPECT_DOUBLE_EQ(plans[6].first, 0);
+  EXPECT_GT(plans[6].every, 3u);
 }
 
 // The first launch is timed whatever the plan (the agent keeps it apart), an NCCL kernel
