@@ -100,5 +100,19 @@ if shared:
                   f"A {a['energy_kwh']:.6f} + B {b['energy_kwh']:.6f} = {both:.6f} kWh, counter {counter_kwh:.6f} kWh")
             check("B, computing throughout, draws more than A, idle half its life", b["energy_kwh"] > a["energy_kwh"] * 0.5,
                   f"A {a['energy_kwh']:.6f}, B {b['energy_kwh']:.6f}")
+            # The raw intervals of GPU 0 over A's life, with each process's row, to read a
+            # difference from: the GPU's energy, passes and SM sum against the processes'.
+            import sqlite3
+            db = sqlite3.connect(f"{work}/history.db")
+            t0, t1 = int(a_job["start"] * 1e9) - 10**10, int(a_job["end"] * 1e9) + 10**10
+            print("| t s | span s | energy J | passes | power W | processes (pid: passes, sm, power sum W, idle) |")
+            for t, span, mj, n, w in db.execute(
+                    "SELECT t_ns, span_ns, energy_mj, samples, power_mean_w FROM gpus WHERE tier = 0 AND gpu = 0 "
+                    "AND t_ns BETWEEN ? AND ? ORDER BY t_ns", (t0, t1)):
+                procs = db.execute("SELECT pid, samples, sm_mean, power_sum_w, idle_samples FROM gpu_processes "
+                                   "WHERE tier = 0 AND gpu = 0 AND t_ns = ?", (t,)).fetchall()
+                print(f"| {(t - t0) / 1e9:.1f} | {span / 1e9:.1f} | {(mj or 0) / 1e3:.0f} | {n} | {w or 0:.0f} | "
+                      + "; ".join(f"{p}: {s_}, {sm if sm is None else round(sm, 1)}, {pw if pw is None else round(pw)}, {idl}"
+                                  for p, s_, sm, pw, idl in procs) + " |")
 sys.exit(1 if fails else 0)
 PY
