@@ -88,13 +88,13 @@ void FleetLink::poll_once() {
   if (!st) {
     ++stats_.failures;
     stats_.up = false;
-    if (!failing_ && log_) log_("fleet store " + description_ + ": " + st.error() + " (retried)");
+    if (!failing_ && log_) log_("fleet link to " + description_ + ": " + st.error() + " (retried)");
     failing_ = true;
     backoff_ns_ = backoff_ns_ == 0 ? kFirstBackoffNs : std::min(backoff_ns_ * 2, kMaxBackoffNs);
     retry_at_ns_ = now + backoff_ns_;
     return;
   }
-  if (failing_ && log_) log_("fleet store " + description_ + ": answering again");
+  if (failing_ && log_) log_("fleet link to " + description_ + ": answering again");
   failing_ = false;
   backoff_ns_ = 0;
   stats_.up = true;

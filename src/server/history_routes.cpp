@@ -115,7 +115,7 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return exporting::history_nodes_json(q, tier, p);
     });
   });
-  http.route("/api/v1/history/agents", [fleet](const Request&) {
+  http.route("/api/v1/history/agents", [fleet = std::move(fleet)](const Request&) {
     if (!fleet) return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
     auto doc = fleet->query<std::string>(history::HistoryQuery{}, [&](history::Store& s, history::Tier) {
       return document(s.agents(), [&](const history::AgentList& list) {
