@@ -1,7 +1,7 @@
 // JobVerdict: the hang verdict of a whole job, across its nodes. Each node's agent writes
-// where its NCCL ranks stand (analysis/nccl_progress.h) into the shared store's
+// where its NCCL ranks stand (analysis/nccl_progress.h) into the fleet's store's
 // nccl_standings; this reads this node's standings with the other nodes' rows of the same
-// communicators (as the history writer last read them, history/history_writer.h) and says
+// communicators (as the agent's fleet link last read them, history/fleet_link.h) and says
 // per communicator, in the numbering every node shares (the communicator's n-th
 // collective, of any kind):
 //
@@ -45,7 +45,7 @@ struct RankReport {
   std::int64_t clock_uncertainty_ns = 0;
 };
 
-// What the store held of the job's nodes at the writer's last read.
+// What the fleet's store held of the job's nodes at the fleet link's last read.
 struct FleetReports {
   std::string node;                  // this node's name in the store
   std::int64_t read_ns = 0;          // the read, on the store's clock

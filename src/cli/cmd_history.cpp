@@ -11,12 +11,14 @@
 #include "cli/commands.h"
 #include "cli/history_access.h"
 #include "cli/trace_runner.h"
+#include "export/agent_list.h"
 #include "export/history_json.h"
 #include "export/history_tables.h"
 #include "history/history_reader.h"
 #include "history/history_setup.h"
 #include "history/history_window.h"
 #include "history/job_report_read.h"
+#include "history/store_url.h"
 #include "node/node_config.h"
 
 namespace eacgm::cli {
@@ -119,6 +121,27 @@ int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
   return 0;
 }
 
+// `eacgm history nodes`: every node's agent in the fleet's store (--store, else [store]
+// fleet_url, else [store] url), with where its API answers and whether it is up.
+int history_nodes_command(const CommandContext& ctx, const HistoryFlags& flags) {
+  auto access = open_history_access(ctx, flags.access);
+  if (!access) return 2;
+  const std::string url =
+      flags.access.store.empty() ? history::fleet_store_url(access->setup) : access->setup.url;
+  history::HistoryReader reader(url, access->setup.options.retention, 1);
+  auto list = reader.query<history::AgentList>(
+      history::HistoryQuery{}, [](history::Store& s, history::Tier) { return s.agents(); });
+  if (!list) {
+    print_error(list.error());
+    return 1;
+  }
+  const std::string store = history::redact_store_url(url);
+  const std::string out =
+      flags.json ? exporting::agents_json(*list, store) + "\n" : exporting::render_agents_text(*list, store);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 void add_history_command(CLI::App& app, CommandContext& ctx) {
@@ -140,8 +163,17 @@ void add_history_command(CLI::App& app, CommandContext& ctx) {
       "Examples:\n"
       "  eacgm history --since 6h\n"
       "  eacgm history --since 24h --limit 100\n"
+      "  eacgm history nodes\n"
       "  eacgm history --from 2026-11-28T08:00:00Z --until 2026-11-28T09:00:00Z --comm python3 --json");
-  sub->final_callback([&ctx, flags] { ctx.exit_code = history_command(ctx, *flags); });
+  auto* nodes = sub->add_subcommand(
+      "nodes",
+      "every node's agent in the fleet's store ([store] fleet_url, else the store): its API's URL, its "
+      "version, and whether it is up (seen within three heartbeats) or down since when (--json: one "
+      "document)");
+  nodes->fallthrough();  // --store, --config and --json are history's
+  sub->final_callback([&ctx, flags, nodes] {
+    ctx.exit_code = nodes->parsed() ? history_nodes_command(ctx, *flags) : history_command(ctx, *flags);
+  });
 }
 
 }  // namespace eacgm::cli

@@ -109,7 +109,9 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
     print_error("the history is off ([store] url = \"off\"); name a store with --store");
     return 2;
   }
-  auto store = history::open_store((*setup)->url, history::StoreAccess::kRead);
+  // The rows are in the fleet's store: [store] fleet_url when the node ships there.
+  const std::string url = flags.store.empty() ? history::fleet_store_url(**setup) : (*setup)->url;
+  auto store = history::open_store(url, history::StoreAccess::kRead);
   if (!store) {
     print_error(store.error());
     return 1;
@@ -183,7 +185,8 @@ void add_job_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--config", ctx.config_path, "configuration file (TOML; [store] url, [hangs] min_age_s)");
   sub->add_option(
       "--store", flags->store,
-      "the store the agents write: postgresql://... (a fleet) or sqlite:PATH (default [store] url)");
+      "the store the agents write: postgresql://... (a fleet) or sqlite:PATH (default [store] fleet_url, "
+      "else [store] url)");
   sub->add_option("--comm", flags->comm,
                   "only this communicator (its id in hex, as /api/v1/inflight says it)");
   sub->add_option("--stale", flags->stale_s,

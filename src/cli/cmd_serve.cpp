@@ -50,6 +50,9 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       "HOST:PORT to serve on (default [serve] listen, 127.0.0.1:9977); not loopback needs a token");
   sub->add_option("--token-file", flags->token_file,
                   "file holding the bearer token every request must carry (mode 0600)");
+  sub->add_option("--advertise-url", flags->options.advertise_url,
+                  "where other machines reach this agent's API, as the fleet's store lists it (default "
+                  "[serve] advertise_url, else http://HOST:PORT of --listen; 0.0.0.0 as the host's name)");
   add_list_option(*sub, "--probes", flags->options.request.probes,
                   "catalogs or probe names, comma-separated");
   sub->add_option("--btf", flags->options.request.btf_path,

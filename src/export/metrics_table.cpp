@@ -470,6 +470,25 @@ constexpr std::array kTable = {
               "over, plus half the server clock's microsecond. A cross-node difference smaller than the two "
               "nodes' uncertainties added is not meaningful.",
               kNone, kStore, "history writer"},
+    MetricDef{"eacgm_fleet_link_up", kGauge, "", "",
+              "1 while the fleet link's last round with the fleet's store ([store] fleet_url, else [store] "
+              "url) succeeded: the agent's heartbeat in `agents` and its NCCL rank standings; 0 while it "
+              "fails (said once, retried with back-off up to 30 s; the writer and the shipper go on).",
+              kNone, kStore, "fleet link"},
+    MetricDef{"eacgm_fleet_link_failures_total", kCounter, "", "count",
+              "Rounds of the fleet link that failed (the fleet's store away or refusing).", kNone, kStore,
+              "fleet link"},
+    MetricDef{"eacgm_fleet_link_standings_writes_total", kCounter, "", "count",
+              "Writes of the node's NCCL rank standings to the fleet's store (each second while a rank "
+              "waits or they changed, else each interval).",
+              kNone, kStore, "fleet link"},
+    MetricDef{"eacgm_fleet_link_standings_reads_total", kCounter, "", "count",
+              "Reads of the job's NCCL rank standings of every node (each second while a rank waits here "
+              "or in the rows last read, else each interval; none while the node has no NCCL rank).",
+              kNone, kStore, "fleet link"},
+    MetricDef{"eacgm_fleet_link_last_heartbeat_timestamp_seconds", kGauge, "seconds", "s",
+              "When the agent's row of `agents` was last written, seconds since the Unix epoch.", kNone,
+              kStore, "fleet link"},
     MetricDef{"eacgm_fleet_store_up", kGauge, "", "",
               "1 while the last round of shipping to the fleet store ([store] fleet_url) shipped all the "
               "node's store had rolled up; 0 while it fails (the rows wait in the node's store).",

@@ -39,6 +39,21 @@ void append_store_metrics(ExpositionWriter& out, const history::StoreStats& s) {
     begin_family(out, "eacgm_store_clock_uncertainty_seconds");
     out.add({}, *uncertainty);
   }
+  if (s.link) {
+    const history::FleetLinkStats& l = *s.link;
+    begin_family(out, "eacgm_fleet_link_up");
+    out.add({}, std::uint64_t{l.up ? 1u : 0u});
+    begin_family(out, "eacgm_fleet_link_failures_total");
+    out.add({}, l.failures);
+    begin_family(out, "eacgm_fleet_link_standings_writes_total");
+    out.add({}, l.standings_writes);
+    begin_family(out, "eacgm_fleet_link_standings_reads_total");
+    out.add({}, l.standings_reads);
+    if (l.last_heartbeat_unix > 0) {
+      begin_family(out, "eacgm_fleet_link_last_heartbeat_timestamp_seconds");
+      out.add({}, l.last_heartbeat_unix);
+    }
+  }
   if (!s.fleet) return;
   const history::FleetStats& f = *s.fleet;
   begin_family(out, "eacgm_fleet_store_up");

@@ -84,6 +84,29 @@ struct StoredNode {
   std::int64_t last_ns = 0;
 };
 
+// A node's agent as its fleet link last wrote it (schema version 10, `agents`); times on
+// the store's clock.
+struct StoredAgent {
+  std::string node;
+  std::string url;      // where its API answers
+  std::string version;  // its build's
+  std::int64_t started_ns = 0;
+  std::int64_t last_seen_ns = 0;
+  std::int64_t every_ns = 0;  // its heartbeat's period
+};
+
+// Every node's agent, and the store's clock when they were read.
+struct AgentList {
+  std::int64_t now_ns = 0;
+  std::vector<StoredAgent> rows;  // by node
+};
+
+// An agent is up while it was seen within three of its heartbeats (and no later than now:
+// a row from the future, a clock gone wrong, still counts as seen).
+inline bool agent_up(const StoredAgent& a, std::int64_t now_ns) {
+  return now_ns - a.last_seen_ns <= 3 * a.every_ns;
+}
+
 struct StoredFunction {
   std::string domain;
   std::string function;

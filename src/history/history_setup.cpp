@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/build_info.h"
 #include "history/store_url.h"
 #include "sample/process_facts.h"
 
@@ -79,6 +80,21 @@ std::unique_ptr<FleetShipper> make_fleet_shipper(const HistorySetup& setup, Flee
   o.retention.max_bytes = 0;
   o.every = setup.options.maintain_every;
   return std::make_unique<FleetShipper>(std::move(o), std::move(log));
+}
+
+std::string fleet_store_url(const HistorySetup& setup) {
+  return setup.fleet_url.empty() ? setup.url : setup.fleet_url;
+}
+
+std::unique_ptr<FleetLink> make_fleet_link(const HistorySetup& setup, FleetLink::Source source,
+                                           FleetLink::Log log, const std::string& agent_url) {
+  FleetLinkOptions o;
+  o.node = setup.options.node;
+  o.url = fleet_store_url(setup);
+  o.interval = setup.options.interval;
+  o.agent_url = agent_url;
+  o.version = std::string(build_version());
+  return std::make_unique<FleetLink>(std::move(o), std::move(source), std::move(log));
 }
 
 }  // namespace eacgm::history

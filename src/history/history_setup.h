@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "history/fleet_link.h"
 #include "history/fleet_shipper.h"
 #include "history/history_writer.h"
 #include "history/store_config.h"
@@ -41,5 +42,13 @@ Result<std::shared_ptr<HistoryWriter>> make_history_writer(
 // The shipper to the setup's fleet store (not started; it connects at its first round);
 // null without one.
 std::unique_ptr<FleetShipper> make_fleet_shipper(const HistorySetup& setup, FleetShipper::Log log);
+
+// The fleet's store: the fleet store when there is one, else the node's own.
+std::string fleet_store_url(const HistorySetup& setup);
+
+// The link to the fleet's store (not started; it connects at its first round), for the
+// agent whose API answers at `agent_url`.
+std::unique_ptr<FleetLink> make_fleet_link(const HistorySetup& setup, FleetLink::Source source,
+                                           FleetLink::Log log, const std::string& agent_url);
 
 }  // namespace eacgm::history

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "analysis/analysis_snapshot.h"
-#include "analysis/nccl_progress.h"
 #include "core/gpu_sample.h"
 
 namespace eacgm::history {
@@ -13,22 +12,6 @@ namespace {
 std::size_t rows_of(const IntervalBatch& b) {
   return b.processes.size() + b.functions.size() + b.kernels.size() + b.gpus.size() + b.gpu_processes.size() +
          b.anomalies.size() + b.leaks.size();
-}
-
-// While a rank waits its node's standings are written at most this often (a poll is
-// about a second, a little less after a slow one).
-constexpr std::int64_t kStandingsEveryNs = 900'000'000;
-// The most rows of the job's communicators read back at once.
-constexpr std::size_t kMaxFleetRows = 65536;
-
-// The same ranks at the same numbers (their waits aside: they grow each second).
-bool same_standings(const std::vector<analysis::RankReport>& a, const std::vector<analysis::RankReport>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
-    return x.comm_id == y.comm_id && x.nranks == y.nranks && x.standing.rank == y.standing.rank &&
-           x.standing.pid == y.standing.pid && x.standing.entered == y.standing.entered &&
-           x.standing.finished == y.standing.finished &&
-           (x.standing.waiting_ns == 0) == (y.standing.waiting_ns == 0);
-  });
 }
 
 constexpr std::int64_t kMaxBackoffNs = 300'000'000'000;  // 5 minutes
@@ -105,54 +88,6 @@ void HistoryWriter::run() {
 void HistoryWriter::poll_once() {
   auto snap = source_();
   if (const GpuSnapshot* pass = snap ? snap->find<GpuSnapshot>() : nullptr) builder_.observe_gpu(*pass);
-  if (snap && fleet_sink_) poll_standings(*snap);
-}
-
-void HistoryWriter::poll_standings(const analysis::AnalysisSnapshot& snap) {
-  const std::int64_t now = options_.now_ns();
-  if (failing_ && now < retry_at_ns_) return;  // the store is away: the spool's retry tries it first
-  const auto clock = store_->clock();
-  const std::int64_t offset = clock ? clock->offset_ns : 0;
-  const std::int64_t at = now + offset;  // on the store's clock
-  std::vector<analysis::RankReport> rows;
-  std::vector<std::uint64_t> comms;
-  bool waiting = false;
-  for (const analysis::NcclCommStanding& c : snap.get<analysis::NcclProgressSummary>().comms) {
-    comms.push_back(c.comm_id);
-    for (const analysis::NcclRankStanding& r : c.ranks) {
-      rows.push_back({options_.node, c.comm_id, c.nranks, r, at, 0});
-      waiting = waiting || r.waiting_ns > 0;
-    }
-  }
-  const auto interval_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count();
-  const std::int64_t since = now - standings_written_ns_;
-  const bool changed = !same_standings(rows, standings_);
-  const bool due = (!rows.empty() || !standings_.empty()) &&
-                   (((changed || waiting) && since >= kStandingsEveryNs) || since >= interval_ns);
-  if (due) {
-    if (auto st = store_->write_standings(options_.node, rows, at); !st) {
-      if (!standings_failing_ && log_)
-        log_("store " + description_ + ": writing NCCL standings failed: " + st.error());
-      standings_failing_ = true;
-    } else {
-      if (standings_failing_ && log_) log_("store " + description_ + ": writing NCCL standings again");
-      standings_failing_ = false;
-      standings_ = rows;
-      standings_written_ns_ = now;
-    }
-  }
-  auto fleet = std::make_shared<analysis::FleetReports>();
-  fleet->node = options_.node;
-  fleet->read_ns = at;
-  fleet->clock_offset_ns = offset;
-  // A node's rows are written at least each interval: three missed, it reports nothing.
-  fleet->stale_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(3 * interval_ns, 5'000'000'000));
-  if (!comms.empty()) {
-    auto read = store_->standings(comms, at - static_cast<std::int64_t>(fleet->stale_ns), kMaxFleetRows);
-    if (!read) return;  // the last read stands; the write's failure was said
-    fleet->rows = std::move(*read);
-  }
-  fleet_sink_(std::move(fleet));
 }
 
 void HistoryWriter::flush_once(bool maintain) {

@@ -4,11 +4,9 @@
 // Never on the ring-buffer reader's thread. When the store fails (PostgreSQL down, a full
 // disk, a read-only file) the batches wait in a bounded spool and are written, in order,
 // when it answers again (with back-off); what the spool cannot hold is dropped and
-// counted. stop() writes what is left, the final snapshot's rows included. While the
-// node has NCCL ranks, each second's poll also replaces the node's rows of
-// nccl_standings when they changed or a rank waits (else each interval), and reads the
-// other nodes' rows of the same communicators for the job's verdict
-// (analysis/job_verdict.h), handed to the fleet sink.
+// counted. stop() writes what is left, the final snapshot's rows included. What the
+// agent writes and reads of the fleet while it runs (its heartbeat, the NCCL rank
+// standings) is the fleet link's (history/fleet_link.h), on a connection of its own.
 #pragma once
 
 #include <atomic>
@@ -23,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "analysis/job_verdict.h"
+#include "history/fleet_link.h"
 #include "history/interval_builder.h"
 #include "history/store.h"
 
@@ -74,13 +72,14 @@ struct StoreStats {
   std::optional<double> clock_uncertainty_seconds;
   // The shipping to a fleet store, when the node has one ([store] fleet_url).
   std::optional<FleetStats> fleet;
+  // The fleet link's rounds with the fleet's store (history/fleet_link.h).
+  std::optional<FleetLinkStats> link;
 };
 
 class HistoryWriter {
  public:
   using Source = std::function<std::shared_ptr<const analysis::AnalysisSnapshot>()>;
   using Log = std::function<void(const std::string&)>;
-  using FleetSink = std::function<void(std::shared_ptr<const analysis::FleetReports>)>;
 
   HistoryWriter(std::unique_ptr<Store> store, Source source, IntervalBuilder builder, HistoryOptions options,
                 Log log);
@@ -95,8 +94,6 @@ class HistoryWriter {
   void stop();
   // The mode the rows were made under ("always-on", "per-call"); any thread.
   void set_mode(std::function<std::string()> mode) { mode_ = std::move(mode); }
-  // Where the rows of the job's NCCL ranks go after each read (before start()).
-  void set_fleet_sink(FleetSink sink) { fleet_sink_ = std::move(sink); }
   // Called on the writer's thread after each maintenance of the store (new rollups are
   // there: the fleet shipper's cue). Set before start().
   void set_after_maintain(std::function<void()> fn) { after_maintain_ = std::move(fn); }
@@ -112,8 +109,6 @@ class HistoryWriter {
  private:
   void run();
   void write_spool();
-  // The node's NCCL rank standings written when due, the job's rows read back.
-  void poll_standings(const analysis::AnalysisSnapshot& snap);
 
   std::unique_ptr<Store> store_;
   Source source_;
@@ -121,13 +116,8 @@ class HistoryWriter {
   HistoryOptions options_;
   Log log_;
   std::function<std::string()> mode_;
-  FleetSink fleet_sink_;
   std::function<void()> after_maintain_;
   std::string description_;
-
-  std::vector<analysis::RankReport> standings_;  // as last written
-  std::int64_t standings_written_ns_ = 0;        // the writer's clock
-  bool standings_failing_ = false;
 
   std::deque<IntervalBatch> spool_;
   std::int64_t interval_start_ns_ = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "history/job_rollup.h"
+#include "history/agents_sql.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -230,6 +231,7 @@ Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, co
       return st;
     }
     if (auto st = exec(expire_standings_sql(Dialect::kPostgres, now_ns - kStandingsKeptNs)); !st) return st;
+    if (auto st = exec(expire_agents_sql(Dialect::kPostgres, now_ns - retention.hour_ns)); !st) return st;
     // Events and processes are kept by time (indexed) for every node: the longest window.
     for (const char* sql : {"DELETE FROM anomalies WHERE t_ns < $1", "DELETE FROM leaks WHERE t_ns < $1",
                             "DELETE FROM processes WHERE last_ns < $1"}) {

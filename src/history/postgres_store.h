@@ -54,6 +54,8 @@ class PostgresStore final : public Store {
                          std::int64_t written_ns) override;
   Result<std::vector<analysis::RankReport>> standings(std::span<const std::uint64_t> comm_ids,
                                                       std::int64_t since_ns, std::size_t limit) override;
+  Status put_agent(const StoredAgent& agent) override;
+  Result<AgentList> agents() override;
   // The tables' bytes on the server, indexes and TOAST included.
   Result<std::uint64_t> size_bytes() override;
   // The node's clock against the server's: the best of the last few writes' samples.

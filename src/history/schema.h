@@ -398,11 +398,30 @@ inline constexpr Table kNcclStandings =
         .added_in(9)
         .rows_replaced();
 
+// Version 10: each node's agent, one row per node that its fleet link (history/fleet_link.h)
+// writes at its start and once per interval (its heartbeat): where its API answers
+// (`url`, [serve] advertise_url or its listen address), its build's version, when it
+// started and when it was last seen (both on the store's clock: PostgreSQL's server's),
+// and how often it writes (`every_ns`): an agent not seen for three of those is down.
+// maintain() deletes the rows of agents gone longer than the hour rows are kept.
+inline constexpr Column kAgentColumns[] = {
+    Column{"node", T::kInt32}.names(),
+    Column{"url", T::kText}.defaults("''"),
+    Column{"version", T::kText}.defaults("''"),
+    Column{"started_ns", T::kInt64},
+    Column{"last_seen_ns", T::kInt64},
+    Column{"every_ns", T::kInt64},
+};
+inline constexpr std::string_view kAgentKey[] = {"node"};
+inline constexpr Table kAgents =
+    Table{"agents", TableKind::kPlain, kAgentColumns, kAgentKey}.added_in(10).rows_replaced();
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {&kMeta,           &kNames,   &kProcesses,  &kIntervals,
-                                        &kFunctions,      &kKernels, &kGpus,       &kGpuProcesses,
-                                        &kAnomalies,      &kLeaks,   &kNodeClocks, &kProcessTotals,
-                                        &kFunctionTotals, &kJobGpus, &kJobCalls,   &kNcclStandings};
+inline constexpr const Table* kAll[] = {&kMeta,          &kNames,          &kProcesses,  &kIntervals,
+                                        &kFunctions,     &kKernels,        &kGpus,       &kGpuProcesses,
+                                        &kAnomalies,     &kLeaks,          &kNodeClocks, &kProcessTotals,
+                                        &kFunctionTotals, &kJobGpus,       &kJobCalls,   &kNcclStandings,
+                                        &kAgents};
 
 }  // namespace tables
 }  // namespace eacgm::history

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "history/agents_sql.h"
 #include "history/interval_totals.h"
 #include "history/job_rollup.h"
 #include "history/schema_rows.h"
@@ -389,6 +390,8 @@ Status SqliteStore::maintain(const std::string& node, std::int64_t now_ns, const
     }
   }
   if (auto st = run(expire_standings_sql(Dialect::kSqlite, now_ns - kStandingsKeptNs)); !st)
+    return fail(st.error());
+  if (auto st = run(expire_agents_sql(Dialect::kSqlite, now_ns - retention.hour_ns)); !st)
     return fail(st.error());
   for (const char* sql :
        {"DELETE FROM anomalies WHERE t_ns < ?", "DELETE FROM leaks WHERE t_ns < ?",

@@ -45,6 +45,8 @@ class SqliteStore final : public Store {
                          std::int64_t written_ns) override;
   Result<std::vector<analysis::RankReport>> standings(std::span<const std::uint64_t> comm_ids,
                                                       std::int64_t since_ns, std::size_t limit) override;
+  Status put_agent(const StoredAgent& agent) override;
+  Result<AgentList> agents() override;
   Result<std::uint64_t> size_bytes() override;
   std::string description() const override { return "sqlite:" + path_; }
 

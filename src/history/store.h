@@ -69,6 +69,12 @@ class Store {
   // maintain() deletes the rows of nccl_standings written longer ago than this (agents
   // that stopped writing).
   static constexpr std::int64_t kStandingsKeptNs = 600'000'000'000;
+  // The node's agent (schema version 10, agents), written over its row. `agent`'s times
+  // are on the node's clock: the store writes them on its own (PostgreSQL measures the
+  // server's against the node's in this call, so clock() is fresh after it).
+  virtual Status put_agent(const StoredAgent& agent);
+  // Every node's agent, by node, with the store's clock now.
+  virtual Result<AgentList> agents();
 
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.

@@ -35,6 +35,7 @@ struct NodeAgent::Parts {
   std::optional<history::HistorySetup> history;
   std::shared_ptr<history::HistoryWriter> writer;
   std::shared_ptr<history::FleetShipper> shipper;  // with a fleet store
+  std::shared_ptr<history::FleetLink> link;        // with any store
   std::shared_ptr<analysis::LiveAnalysis> analysis;
   std::unique_ptr<server::Daemon> daemon;
   ReloadingTrace trace;
@@ -94,26 +95,48 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.writer = std::move(made).value();
   auto mode = p.mode;
   p.writer->set_mode([mode] { return std::string(trace_mode_name(mode->load())); });
-  // The job's ranks on other nodes, from the writer's reads of the store to the analysis.
+  // The agent's heartbeat and the job's ranks on other nodes, through the fleet link's
+  // connection to the fleet's store (its agent URL is set once the port is bound).
+  p.link = history::make_fleet_link(
+      hs, [analysis] { return analysis->snapshot(); },
+      [notice](const std::string& line) {
+        if (notice) notice(line);
+      },
+      "");
   auto fleet = std::make_shared<Published<analysis::FleetReports>>();
-  p.writer->set_fleet_sink(
+  p.link->set_fleet_sink(
       [fleet](std::shared_ptr<const analysis::FleetReports> reports) { fleet->publish(std::move(reports)); });
   p.analysis->set_fleet_reports([fleet] { return fleet->get(); });
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
+  // The agents' list is in the fleet store when the node has one (two connections: a
+  // rarely asked list).
+  if (!hs.fleet_url.empty())
+    d.fleet_history = std::make_shared<history::HistoryReader>(hs.fleet_url, hs.options.retention, 2);
   // With a fleet store the node keeps its own and ships its rollups and facts there
   // (history/fleet_shipper.h), right after each maintenance of its own.
   p.shipper = history::make_fleet_shipper(hs, [notice](const std::string& line) {
     if (notice) notice(line);
   });
   if (p.shipper) p.writer->set_after_maintain([s = p.shipper] { s->ship_soon(); });
-  d.store_stats = [w = p.writer, s = p.shipper] {
+  d.store_stats = [w = p.writer, s = p.shipper, l = p.link] {
     history::StoreStats stats = w->stats();
     if (s) stats.fleet = s->stats();
+    stats.link = l->stats();
     return stats;
   };
   d.report = p.config.report;
   return {};
+}
+
+// Where other machines reach the agent's API: the flag, [serve] advertise_url, else the
+// listen address, a wildcard one (no machine reaches 0.0.0.0) as the host's name.
+std::string advertised_url(const NodeOptions& o, const server::ServeConfig& serve,
+                           const server::ListenAddress& listen, std::uint16_t port) {
+  if (!o.advertise_url.empty()) return o.advertise_url;
+  if (!serve.advertise_url.empty()) return serve.advertise_url;
+  const bool wildcard = listen.host.empty() || listen.host == "0.0.0.0" || listen.host == "::";
+  return "http://" + server::host_port(wildcard ? history::host_name() : listen.host, port);
 }
 
 // What the trace feeds: the analysis, the live stream and captures, behind the facts'
@@ -153,6 +176,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
   p.config = std::move(*config);
   auto listen = server::parse_listen_address(o.listen.empty() ? p.config.serve.listen : o.listen);
   if (!listen) return usage("--listen: " + listen.error());
+  if (auto st = server::check_advertise_url(o.advertise_url); !st) return usage("--advertise-url: " + st.error());
   p.listen = *listen;
   p.reloaded = p.config;
   p.mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(o.request, p.config.agent));
@@ -197,6 +221,7 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
     p.config = p.reloaded;
   };
   if (auto st = p.daemon->start(); !st) return std::move(st).take_error();
+  if (p.link) p.link->set_agent_url(advertised_url(o, p.config.serve, p.listen, p.daemon->port()));
   return std::unique_ptr<NodeAgent>(new NodeAgent(std::move(parts)));
 }
 
@@ -208,7 +233,9 @@ int NodeAgent::run(const std::atomic<int>& stop, std::atomic<bool>& reload) {
   Parts& p = *parts_;
   if (p.writer) p.writer->start();
   if (p.shipper) p.shipper->start();
+  if (p.link) p.link->start();
   const int code = run_reloading(daemon_agent_config(p.config), p.trace, stop, reload);
+  if (p.link) p.link->stop();
   if (p.writer) p.writer->stop();    // the final snapshot's interval and the spool
   if (p.shipper) p.shipper->stop();  // and its facts to the fleet store
   p.daemon->stop();

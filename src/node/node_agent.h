@@ -31,6 +31,10 @@ struct NodeOptions {
   std::string listen;           // HOST:PORT; "" : [serve] listen (port 0: the system picks one)
   // The bearer-token file: unset, [serve] token_file; "" none (a loopback-only agent).
   std::optional<std::string> token_file;
+  // Where other machines reach the agent's API, as the fleet's store lists it: "" :
+  // [serve] advertise_url, else http://HOST:PORT of the listen address (a wildcard
+  // address becomes the host's name).
+  std::string advertise_url;
   bool history = true;      // false: no store at all (`top`'s own agent)
   std::string store;        // "" : [store] url; "off": none
   std::string node_name;    // "" : [store] node, else the host name

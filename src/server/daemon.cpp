@@ -86,7 +86,7 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   api.workload_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->workload(pid); };
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
-  add_history_routes(p.http, o.history, o.report);
+  add_history_routes(p.http, o.history, o.report, o.fleet_history ? o.fleet_history : o.history);
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());
   if (o.capture) {

@@ -41,6 +41,9 @@ struct DaemonOptions {
   // /metrics come from the writer's counters (absent while null).
   std::shared_ptr<history::HistoryReader> history;
   std::function<history::StoreStats()> store_stats;
+  // The fleet's store, where the agents' rows are (GET /api/v1/history/agents; null: the
+  // history's store).
+  std::shared_ptr<history::HistoryReader> fleet_history;
   history::ReportOptions report;  // /api/v1/history/report's price and idle threshold
   // On-demand captures (POST /api/v1/capture; 404 while null).
   std::shared_ptr<CaptureControl> capture;

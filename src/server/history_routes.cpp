@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "export/agent_list.h"
 #include "export/history_json.h"
 #include "export/job_report.h"
 #include "history/history_window.h"
@@ -80,7 +81,7 @@ Result<history::JobSelector> selector_of(const Request& req) {
 }  // namespace
 
 void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader,
-                        const history::ReportOptions& report) {
+                        const history::ReportOptions& report, std::shared_ptr<history::HistoryReader> fleet) {
   auto route = [&](const char* path, Body body) {
     http.route(path, [reader, body = std::move(body)](const Request& req) {
       if (!reader)
@@ -113,6 +114,16 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
     return document(s.nodes(q, tier), [&](const history::Page<history::StoredNode>& p) {
       return exporting::history_nodes_json(q, tier, p);
     });
+  });
+  http.route("/api/v1/history/agents", [fleet = std::move(fleet)](const Request&) {
+    if (!fleet) return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
+    auto doc = fleet->query<std::string>(history::HistoryQuery{}, [&](history::Store& s, history::Tier) {
+      return document(s.agents(), [&](const history::AgentList& list) {
+        return exporting::agents_json(list, s.description());
+      });
+    });
+    if (!doc) return Response::json_error(503, "history: " + doc.error());
+    return Response::json(*doc);
   });
   route("/api/v1/history/functions", [](Store& s, Tier tier, const HistoryQuery& q) {
     return document(s.functions(q, tier), [&](const std::vector<history::StoredFunction>& rows) {

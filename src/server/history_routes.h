@@ -2,7 +2,9 @@
 // store's rows over a window (`since`, or `from`/`to`; `step` for GPU points) and filters
 // (`node`, `pid`, `comm`), for the UI and scripts; the lists that grow with the processes
 // a page at a time (`limit`, `cursor`). /api/v1/history/report: the job report
-// (`job`, `pod` or `namespace`; priced by `report`). 404 while the daemon keeps no store.
+// (`job`, `pod` or `namespace`; priced by `report`). /api/v1/history/agents: every node's
+// agent in the fleet's store `fleet` (its API's URL, up or down since when). 404 while
+// the daemon keeps no store.
 #pragma once
 
 #include <memory>
@@ -13,6 +15,7 @@
 namespace eacgm::server {
 
 void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader,
-                        const history::ReportOptions& report = {});
+                        const history::ReportOptions& report = {},
+                        std::shared_ptr<history::HistoryReader> fleet = nullptr);
 
 }  // namespace eacgm::server

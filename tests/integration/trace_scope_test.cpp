@@ -21,6 +21,7 @@
 
 #include "../unit/history/pg_cluster.h"
 #include "../unit/server/http_client.h"
+#include "history/store.h"
 #include "core/proc_file.h"
 #include "sample/cgroup_scope.h"
 #include "serve_support.h"
@@ -71,17 +72,37 @@ class TraceScope : public ::testing::Test {
                                  "sqlite:" + dir_ + "/" + name + ".db"},
         dir_);
   }
-  // An agent as node `name` writing into the store `url`.
+  // An agent as node `name` writing into the store `url` (and shipping to `fleet_url`,
+  // given), with `more` flags.
   std::unique_ptr<Subprocess> serve_node(std::uint16_t port, const std::string& cgroup,
                                          const std::string& name, const std::string& url,
-                                         const std::string& config) {
+                                         const std::string& config, const std::string& fleet_url = "",
+                                         const std::vector<std::string>& more = {}) {
     const std::string cfg = dir_ + "/" + name + ".toml";
     std::ofstream(cfg) << "[trace]\ncgroup = \"" << cgroup << "\"\n" << config;
-    return std::make_unique<Subprocess>(
-        std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node",
-                                 name},
-        dir_);
+    std::vector<std::string> argv{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
+                                  "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node",
+                                  name};
+    if (!fleet_url.empty()) argv.insert(argv.end(), {"--fleet-store", fleet_url});
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<Subprocess>(argv, dir_);
+  }
+  // The job of an agent's /api/v1/inflight (its status and body when it did not answer).
+  static json job_of(std::uint16_t port) {
+    const auto answer = server::testing::get(port, "/api/v1/inflight");
+    const json doc = json::parse(answer.body, nullptr, false);
+    if (answer.status != 200 || !doc.is_object()) return json{{"status", answer.status}, {"body", answer.body}};
+    return doc["job"];
+  }
+  // Whether a job's verdict names rank 3 on node-b missing from all-reduce #6, three ranks in it.
+  static bool names_rank_3(const json& job) {
+    if (!job.contains("communicators")) return false;
+    for (const json& c : job["communicators"]) {
+      if (!c["hang"].get<bool>() || c["missing"].size() != 1) continue;
+      const json& m = c["missing"][0];
+      if (m["rank"] == 3 && m["node"] == "node-b" && c["instance"] == 6 && c["in"].size() == 3) return true;
+    }
+    return false;
   }
   // Four stand-in ranks of one communicator, 0 and 1 in cgroup a, 2 and 3 in b, each
   // making `count` all-reduces; rank 3 stops before collective #6 until the release file
@@ -284,22 +305,6 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   const auto stopped = std::chrono::steady_clock::now();
 
   // Each agent's verdict: the communicator with a hang whose missing rank is 3 on node-b.
-  const auto job_of = [](std::uint16_t port) {
-    const auto answer = server::testing::get(port, "/api/v1/inflight");
-    const json doc = json::parse(answer.body, nullptr, false);
-    if (answer.status != 200 || !doc.is_object())
-      return json{{"status", answer.status}, {"body", answer.body}};
-    return doc["job"];
-  };
-  const auto names_rank_3 = [](const json& job) {
-    if (!job.contains("communicators")) return false;
-    for (const json& c : job["communicators"]) {
-      if (!c["hang"].get<bool>() || c["missing"].size() != 1) continue;
-      const json& m = c["missing"][0];
-      if (m["rank"] == 3 && m["node"] == "node-b" && c["instance"] == 6 && c["in"].size() == 3) return true;
-    }
-    return false;
-  };
   json job_a, job_b;
   const bool named = eventually(
       [&] {
@@ -357,6 +362,100 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   })) << job_a.dump()
       << "\n"
       << job_b.dump();
+  std::ofstream(dir_ + "/done") << "go";
+  for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
+}
+
+// The same job with two stores: each agent keeps its own SQLite store and ships to one
+// PostgreSQL fleet store ([store] fleet_url). Their fleet links write and read the
+// standings there (none in the nodes' files), so each agent's verdict names rank 3 on
+// node b; both agents are in the fleet store's agents list, up, at their advertised URLs
+// (a's given by --advertise-url, b's from its listen address), on each agent's
+// /api/v1/history/agents and through `eacgm history nodes`.
+TEST_F(TraceScope, TwoAgentsWithAFleetStoreEachNameTheRankAndNodeTheJobWaitsForAndListEachOther) {
+  history::test::PgCluster cluster;
+  ASSERT_EQ(cluster.start(), "");
+  ASSERT_EQ(cluster.create_database("fleet"), "");
+  const std::string fleet = cluster.url("fleet");
+  auto ranks = nccl_ranks();
+  const std::uint16_t port_a = free_port(), port_b = free_port();
+  const std::string url_a = fmt::format("http://node-a.example:{}", port_a);
+  auto serve_a = serve_node(port_a, cgroups_[0], "node-a", "sqlite:" + dir_ + "/node-a.db",
+                            "[hangs]\nmin_age_s = 1\n", fleet, {"--advertise-url", url_a});
+  auto serve_b =
+      serve_node(port_b, cgroups_[1], "node-b", "sqlite:" + dir_ + "/node-b.db", "[hangs]\nmin_age_s = 1\n", fleet);
+  for (auto* s : {serve_a.get(), serve_b.get()}) {
+    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
+    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
+  }
+  std::ofstream(dir_ + "/go") << "go";
+  ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
+  const auto stopped = std::chrono::steady_clock::now();
+
+  json job_a, job_b;
+  const bool named = eventually(
+      [&] {
+        job_a = job_of(port_a);
+        job_b = job_of(port_b);
+        return names_rank_3(job_a) && names_rank_3(job_b);
+      },
+      std::chrono::seconds(30));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  ASSERT_TRUE(named) << job_a.dump() << "\n" << job_b.dump() << "\n" << serve_a->err() << serve_b->err();
+  RecordProperty("verdict_after_ms", static_cast<int>(took * 1000));
+  EXPECT_LE(took, 1 + 10) << "the verdict came " << took << " s after rank 3 stopped (min_age_s 1)";
+  for (const json* job : {&job_a, &job_b}) {
+    const json& c = (*job)["communicators"][0];
+    EXPECT_EQ((*job)["store"], true);
+    EXPECT_EQ(c["nodes"], json::array({"node-a", "node-b"}));
+  }
+  EXPECT_EQ(job_a["other_ranks"], 2) << "node a merged b's two ranks";
+  EXPECT_EQ(job_b["other_ranks"], 2);
+  // The standings are in the fleet store, not in the nodes' own files.
+  for (const char* node : {"node-a", "node-b"}) {
+    auto local = history::open_store(fmt::format("sqlite:{}/{}.db", dir_, node), history::StoreAccess::kRead);
+    ASSERT_TRUE(local) << local.error();
+    auto rows = (*local)->standings({}, 0, 100);
+    ASSERT_TRUE(rows) << rows.error();
+    EXPECT_TRUE(rows->empty()) << node;
+  }
+  // `eacgm job` over the node's config (fleet_url) reads the fleet store.
+  std::ofstream(dir_ + "/job.toml") << "[store]\nurl = \"sqlite:" << dir_ << "/node-a.db\"\nfleet_url = \""
+                                    << fleet << "\"\n";
+  Subprocess cli({bin("eacgm"), "job", "--config", dir_ + "/job.toml", "--min-age", "1", "--json"}, dir_);
+  ASSERT_EQ(cli.wait(), 0) << cli.err();
+  const json doc = json::parse(cli.out());
+  ASSERT_EQ(doc["communicators"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["communicators"][0]["ranks"].size(), 4u);
+
+  // Both agents are listed up, each at its URL, by either agent and by the CLI.
+  const auto agents_ok = [&](const json& list) {
+    if (!list.contains("agents") || list["agents"].size() != 2) return false;
+    const json& a = list["agents"][0];
+    const json& b = list["agents"][1];
+    return a["node"] == "node-a" && a["url"] == url_a && a["up"] == true && a["down_since_ns"].is_null() &&
+           b["node"] == "node-b" && b["url"] == fmt::format("http://127.0.0.1:{}", port_b) && b["up"] == true &&
+           !a["version"].get<std::string>().empty();
+  };
+  for (std::uint16_t port : {port_a, port_b}) {
+    const auto answer = server::testing::get(port, "/api/v1/history/agents");
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const json list = json::parse(answer.body);
+    EXPECT_TRUE(agents_ok(list)) << list.dump();
+    EXPECT_EQ(list["store"].get<std::string>().rfind("postgresql://", 0), 0u) << list.dump();
+  }
+  Subprocess nodes({bin("eacgm"), "history", "nodes", "--config", dir_ + "/job.toml", "--json"}, dir_);
+  ASSERT_EQ(nodes.wait(), 0) << nodes.err();
+  EXPECT_TRUE(agents_ok(json::parse(nodes.out()))) << nodes.out();
+  Subprocess text({bin("eacgm"), "history", "nodes", "--store", fleet}, dir_);
+  ASSERT_EQ(text.wait(), 0) << text.err();
+  EXPECT_NE(text.out().find(url_a), std::string::npos) << text.out();
+  EXPECT_EQ(std::regex_search(text.out(), std::regex("node-b +http://127\\.0\\.0\\.1:[0-9]+ +\\S+ +up\n")), true)
+      << text.out();
+  EXPECT_EQ(metric(port_a, "eacgm_fleet_link_up"), "1");
+  EXPECT_NE(metric(port_a, "eacgm_fleet_link_standings_reads_total"), "0");
+
+  std::ofstream(dir_ + "/release") << "go";
   std::ofstream(dir_ + "/done") << "go";
   for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
 }

@@ -109,6 +109,13 @@ TEST(UsageErrors, ListenAddressWrittenAsAUrl) {
   EXPECT_EQ(r.err.find("IPv6"), std::string::npos) << r.err;
 }
 
+// The advertised URL is where other machines reach the API: a scheme is needed.
+TEST(UsageErrors, AdvertiseUrlWithoutAScheme) {
+  expect_usage_error(
+      {"serve", "--listen", "127.0.0.1:9978", "--advertise-url", "node-7:9977", "--store", "off"},
+      "eacgm: --advertise-url: \"node-7:9977\" is no URL of the agent's API: give http://HOST:PORT\n");
+}
+
 // One prefix: "eacgm capture: ...", not "eacgm: eacgm capture: ...".
 TEST(UsageErrors, CaptureErrorsHaveOnePrefix) {
   expect_usage_error({"capture", "--server", "http://127.0.0.1:1", "-o", "/dev/null"},

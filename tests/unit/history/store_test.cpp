@@ -894,6 +894,68 @@ TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
   EXPECT_EQ(got->front().node, "node-a");
 }
 
+// A store of version 9 gains agents, empty, and takes a node's agent; its standings stay.
+TEST_P(HistoryStore, AVersion9StoreIsMigratedWithAgents) {
+  ASSERT_EQ(make_old_store(9, "comm", "'old'"), "");
+  ASSERT_EQ(backend_->exec("INSERT INTO nccl_standings(node, comm_id, rank, pid, nranks, entered, finished, "
+                           "waiting_ns, written_ns) VALUES((SELECT id FROM names WHERE name = 'node-a'), 5, 0, "
+                           "42, 2, 3, 3, 0, 7);"),
+            "");
+  EXPECT_NE(backend_->query("SELECT count(*) FROM agents").rfind("error", 0), std::string::npos)
+      << "no agents before";
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(backend_->query("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  EXPECT_GE(kSchemaVersion, 10);
+  EXPECT_EQ(backend_->query("SELECT count(*) FROM agents"), "0");
+  EXPECT_EQ(backend_->query("SELECT pid FROM nccl_standings"), "42");
+  ASSERT_TRUE(store->put_agent({"node-a", "http://a:9977", "1.0", 5, 6, 10 * static_cast<std::int64_t>(kS)}));
+  EXPECT_EQ(backend_->query("SELECT url, version, every_ns FROM agents"), "http://a:9977|1.0|10000000000");
+}
+
+// Each node's agent has one row, written over by its heartbeat and read back by node with
+// the store's clock (PostgreSQL: the server's, and the row's times moved onto it);
+// maintain() deletes the rows of agents gone longer than the hour rows are kept.
+TEST_P(HistoryStore, AgentsRowsAreWrittenOverReadBackAndExpire) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  const std::int64_t every = 10 * static_cast<std::int64_t>(kS);
+  ASSERT_TRUE(store->put_agent({"node-b", "http://b:9977", "1.0", now - 100 * every, now - 10 * every, every}));
+  ASSERT_TRUE(store->put_agent({"node-a", "http://a:1", "0.9", now - every, now - every, every}));
+  ASSERT_TRUE(store->put_agent({"node-a", "http://a:9977", "1.0", now - every, now, every}));
+  auto list = store->agents();
+  ASSERT_TRUE(list) << list.error();
+  ASSERT_EQ(list->rows.size(), 2u);
+  const StoredAgent& a = list->rows[0];
+  const StoredAgent& b = list->rows[1];
+  EXPECT_EQ(a.node, "node-a");
+  EXPECT_EQ(a.url, "http://a:9977");
+  EXPECT_EQ(a.version, "1.0");
+  EXPECT_EQ(a.every_ns, every);
+  EXPECT_EQ(b.node, "node-b");
+  // The store's clock: this machine's (the throwaway server runs here too, within a second).
+  EXPECT_NEAR(static_cast<double>(list->now_ns), static_cast<double>(now), 5e9);
+  const std::int64_t offset = store->clock() ? store->clock()->offset_ns : 0;
+  EXPECT_EQ(store->clock().has_value(), backend_->measures_clock());
+  EXPECT_EQ(a.last_seen_ns, now + offset);
+  EXPECT_EQ(a.started_ns - a.last_seen_ns, -every);
+  EXPECT_TRUE(agent_up(a, list->now_ns));
+  EXPECT_FALSE(agent_up(b, list->now_ns)) << "not seen for ten heartbeats";
+
+  Retention r;
+  ASSERT_TRUE(store->maintain("node-a", b.last_seen_ns + r.hour_ns - 1, r));
+  EXPECT_EQ(store->agents()->rows.size(), 2u);
+  ASSERT_TRUE(store->maintain("node-a", b.last_seen_ns + r.hour_ns + every, r));
+  list = store->agents();
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->rows.size(), 1u);
+  EXPECT_EQ(list->rows[0].node, "node-a");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

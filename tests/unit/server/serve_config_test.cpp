@@ -28,6 +28,10 @@ TEST(ServeConfig, ValuesAndDefaults) {
   EXPECT_EQ(r->max_process_series, 50u);
   EXPECT_EQ(r->max_histogram_series, 0u);
   EXPECT_EQ(r->rescan_interval_s, 30.0);
+  EXPECT_EQ(r->advertise_url, "");
+  r = serve.parse({"[serve]", "advertise_url = \"http://node-7.example:9977\""});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->advertise_url, "http://node-7.example:9977");
   const ServeConfig d;
   EXPECT_EQ(d.listen, "127.0.0.1:9977");
   EXPECT_EQ(d.max_clients, 8u);
@@ -42,6 +46,8 @@ TEST(ServeConfig, Errors) {
   EXPECT_THAT(serve.error_of({"[serve]", "listen = 9977"}),
               HasSubstr("eacgm.toml:2:10: [serve]: listen must be a string, not an integer"));
   EXPECT_THAT(serve.error_of({"[serve]", "max_clint = 2"}), HasSubstr("(did you mean \"max_clients\"?)"));
+  EXPECT_THAT(serve.error_of({"[serve]", "advertise_url = \"node-7:9977\""}),
+              HasSubstr("[serve]: \"node-7:9977\" is no URL of the agent's API: give http://HOST:PORT"));
 }
 
 }  // namespace

@@ -1,0 +1,2 @@
+ALTER TABLE nccl_standings ADD COLUMN IF NOT EXISTS arrivals TEXT NOT NULL DEFAULT '';
+ALTER TABLE nccl_standings ADD COLUMN IF NOT EXISTS clock_uncertainty_ns BIGINT NOT NULL DEFAULT -1;
