@@ -61,6 +61,13 @@ for part in 1 2 3; do
   seq "$n" | "${PINNED[@]}" xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" >/dev/null 2>&1
   busy=$(awk -v b="$busy" -v t="$t0" -v now="$(date +%s.%N)" 'BEGIN {print b + now - t}')
   sleep "$SETTLE"
+  if ! kill -0 "$AGENT" 2>/dev/null; then
+    echo "FAIL: serve exited during the churn; its last lines:"
+    tail -20 "$TMP/agent.err"
+    wait "$AGENT"
+    echo "exit status $?"
+    exit 1
+  fi
   rows+=("$((part == 3 ? N : part * third)) $(rss_of "$AGENT")")
 done
 functions >"$TMP/after"
@@ -70,7 +77,7 @@ drops=$(metric eacgm_ring_buffer_drops_total)
 [ -z "${METRICS_OUT:-}" ] || curl -s "http://127.0.0.1:$PORT/metrics" >"$METRICS_OUT"
 # Where a counted call can be lost in the kernel, and whether the duty cycle scaled any.
 lost_in_kernel=$(curl -s "http://127.0.0.1:$PORT/metrics" |
-  awk '$1 ~ /^eacgm_(count_map_full|duration_map_full|probe_duty_switches|probe_duty_switch_traps)_total$/ && $2 != 0 {printf "%s %s  ", $1, $2}')
+  awk '$1 ~ /^eacgm_(count_map_full|count_spilled|duration_map_full|probe_duty_switches|probe_duty_switch_traps)_total$/ && $2 != 0 {printf "%s %s  ", $1, $2}')
 kill -TERM "$AGENT"
 wait "$AGENT"
 
