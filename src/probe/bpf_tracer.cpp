@@ -472,10 +472,9 @@ void BpfTracer::forget_counts(const std::vector<eacgm_count_key>& counts,
   // The spill holds few keys, or none: those of these it holds, found in one read (a
   // batch delete of keys it lacks would stop at each).
   std::vector<eacgm_count_key> spilled;
-  read_hash<eacgm_count_key, eacgm_count_value>(bpf_map__fd(skel_->maps.call_counts_spill),
-                                                [&](const eacgm_count_key& k, const eacgm_count_value&) {
-                                                  spilled.push_back(k);
-                                                });
+  read_hash<eacgm_count_key, eacgm_count_value>(
+      bpf_map__fd(skel_->maps.call_counts_spill),
+      [&](const eacgm_count_key& k, const eacgm_count_value&) { spilled.push_back(k); });
   if (spilled.empty()) return;
   std::set<decltype(key_tuple(eacgm_count_key{}))> doomed;
   for (const eacgm_count_key& k : counts) doomed.insert(key_tuple(k));

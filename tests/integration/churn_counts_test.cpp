@@ -91,8 +91,8 @@ TEST_F(ServeFixture, ShortProcessesAreCountedExactlyWhenTheRingDropsTheirRecords
 json run_counted(const std::vector<std::string>& command, const std::string& trace, int want_exit) {
   const std::string config = temp_dir() + "/churn.toml";
   std::ofstream(config) << "[trace]\nbudget = 0\n" << trace;
-  std::vector<std::string> argv{bin("eacgm"), "run", "--json",  "--no-gpu", "--config",
-                                config,       "--mode", "always-on", "--probes", "cuda", "--"};
+  std::vector<std::string> argv{bin("eacgm"), "run",       "--json",   "--no-gpu", "--config", config,
+                                "--mode",     "always-on", "--probes", "cuda",     "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   Subprocess eacgm(argv);
   EXPECT_EQ(eacgm.wait(), want_exit) << eacgm.err();
@@ -116,7 +116,8 @@ std::map<std::string, std::uint64_t> calls_by_function(const json& doc) {
 TEST(ChurnCounts, CallsWhoseKeysTheCountMapRefusesAreCountedInItsSpill) {
   constexpr int kRounds = 20, kLanes = 4, kPerLane = 5;
   const std::string prog = bin("cuda_calls") + " --repeat " + std::to_string(kRounds) + " >/dev/null";
-  const auto alone = calls_by_function(run_counted({bin("cuda_calls"), "--repeat", std::to_string(kRounds)}, "", 7));
+  const auto alone =
+      calls_by_function(run_counted({bin("cuda_calls"), "--repeat", std::to_string(kRounds)}, "", 7));
   ASSERT_TRUE(alone.contains("cudaLaunchKernel")) << "no counted launches in one process alone";
   const std::string lanes = "for l in $(seq " + std::to_string(kLanes) + "); do (for i in $(seq " +
                             std::to_string(kPerLane) + "); do " + prog + "; done) & done; wait";
