@@ -13,7 +13,8 @@
 #   processes are pinned to it with taskset, so the reader competes with them for it);
 #   LIMIT_KIB (default 512); SETTLE (seconds after each third before RSS is read, default
 #   32: serve hands the allocator's free pages back every 30 s, src/node/memory_trim.h);
-#   EACGM_ARGS (more arguments for serve, e.g. --config FILE).
+#   EACGM_ARGS (more arguments for serve, e.g. --config FILE); METRICS_OUT (a file that gets
+#   serve's /metrics as they were at the end).
 # The probes are the CUDA runtime's only (--probes cuda): a libcuda loaded by another
 # process would otherwise move the counting of launches, copies and synchronisations to
 # the driver, which these calls never reach without a GPU. Needs root (eBPF). Other CUDA
@@ -60,18 +61,30 @@ for part in 1 2 3; do
   seq "$n" | "${PINNED[@]}" xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" >/dev/null 2>&1
   busy=$(awk -v b="$busy" -v t="$t0" -v now="$(date +%s.%N)" 'BEGIN {print b + now - t}')
   sleep "$SETTLE"
+  if ! kill -0 "$AGENT" 2>/dev/null; then
+    echo "FAIL: serve exited during the churn; its last lines:"
+    tail -20 "$TMP/agent.err"
+    wait "$AGENT"
+    echo "exit status $?"
+    exit 1
+  fi
   rows+=("$((part == 3 ? N : part * third)) $(rss_of "$AGENT")")
 done
 functions >"$TMP/after"
 foreign=$(curl -s "http://127.0.0.1:$PORT/api/v1/processes" | python3 -c 'import json,sys
 print(sum(p.get("calls", 0) for p in json.load(sys.stdin).get("processes", []) if p.get("comm") != "churn_cuda"))' 2>/dev/null)
 drops=$(metric eacgm_ring_buffer_drops_total)
+[ -z "${METRICS_OUT:-}" ] || curl -s "http://127.0.0.1:$PORT/metrics" >"$METRICS_OUT"
+# Where a counted call can be lost in the kernel, and whether the duty cycle scaled any.
+lost_in_kernel=$(curl -s "http://127.0.0.1:$PORT/metrics" |
+  awk '$1 ~ /^eacgm_(count_map_full|count_spilled|duration_map_full|probe_duty_switches|probe_duty_switch_traps)_total$/ && $2 != 0 {printf "%s %s  ", $1, $2}')
 kill -TERM "$AGENT"
 wait "$AGENT"
 
 rate=$(awk -v n="$N" -v b="$busy" 'BEGIN {printf "%.0f", n / b}')
 echo "$N processes, $REPEAT rounds each, PAR=$PAR${PIN:+, pinned to CPUs $PIN}: $rate processes/s"
 echo "ring buffer drops: ${drops:-0}"
+[ -z "$lost_in_kernel" ] || echo "kernel-side counters: $lost_in_kernel"
 [ "${foreign:-0}" = 0 ] || echo "WARNING: other processes made ${foreign} CUDA calls meanwhile: the counts include them"
 printf '%-10s %10s %10s\n' processes "VmRSS KiB" growth
 last=

@@ -48,8 +48,9 @@ typedef __s16 eacgm_s16;
  *     call of a process while one of its CUDA stream captures is open.
  * 15: per-call probes counted at entry too (EACGM_PROBE_TALLY, EACGM_REC_TALLIED).
  * 16: eacgm_record.run_delay_ns and EACGM_REC_RUN_DELAY.
- * 17: eacgm_duration_value.held, held_sum_ns, held_delay_ns (errors 32 bits). */
-#define EACGM_ABI_VERSION 17
+ * 17: eacgm_duration_value.held, held_sum_ns, held_delay_ns (errors 32 bits).
+ * 18: the `call_counts_spill` map and EACGM_CNT_COUNT_SPILLED. */
+#define EACGM_ABI_VERSION 18
 
 /* The session cookie of a counted probe's call recorded per call for a capture: its
  * return closes the record (no sampled duration is ever this large). */
@@ -360,12 +361,15 @@ enum eacgm_counter {
 	EACGM_CNT_TOO_DEEP = 7,      /* entries not stored: EACGM_MAX_INFLIGHT calls open */
 	EACGM_CNT_EXITS_BEFORE_ATTACH = 8, /* a traced thread's exit whose entry ran before
 					    * the entry probe was attached (--pid, late attach) */
-	EACGM_CNT_COUNT_MAP_FULL = 9,	   /* counted calls not kept: `call_counts` full */
+	EACGM_CNT_COUNT_MAP_FULL = 9,	   /* counted calls not kept: `call_counts` and
+					    * `call_counts_spill` could not take their key */
 	EACGM_CNT_DURATION_MAP_FULL = 10, /* sampled durations not kept: `call_durations` full */
 	EACGM_CNT_SWITCH_TRAPS = 11,	  /* hits of cycled probes while they were being attached
 					   * or detached (any process: before the pid filter) */
 	EACGM_CNT_IN_FLIGHT_FULL = 12,	  /* waiting calls not listed: `calls_in_flight` was full */
-	EACGM_CNT_MAX = 13,
+	EACGM_CNT_COUNT_SPILLED = 13,	  /* counted calls kept in `call_counts_spill`: `call_counts`
+					   * could not take their key */
+	EACGM_CNT_MAX = 14,
 };
 
 #endif

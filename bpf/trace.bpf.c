@@ -219,6 +219,20 @@ struct {
 	__type(value, struct eacgm_count_value);
 } call_counts SEC(".maps");
 
+/* Where a call is counted when `call_counts` cannot take its key: its keys are allocated
+ * as they appear, from small per-CPU caches that the kernel refills after the program
+ * returns (a few elements each), so a CPU on which short processes make their first
+ * calls one after another finds the cache empty at times, and a map full until the
+ * reader deletes the keys of exited processes refuses them too. This one is allocated
+ * at load (an update never waits for memory) and shared by the CPUs: added to
+ * atomically. The reader adds it to `call_counts` key by key. Sized by the agent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct eacgm_count_key);
+	__type(value, struct eacgm_count_value);
+} call_counts_spill SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -620,18 +634,37 @@ static __always_inline void emit(struct eacgm_record *r, __u32 size)
 		count(EACGM_CNT_RINGBUF_DROPS);
 }
 
-/* The count of `key`, made at its first call; 0 when `call_counts` is full. */
-static __always_inline struct eacgm_count_value *count_value(const struct eacgm_count_key *key)
+/* The count of `key`, made at its first call: this CPU's in `call_counts`, else (the
+ * key could not be made there) the one in `call_counts_spill`, which every CPU adds to:
+ * `*shared` is then 1 and the caller adds atomically. 0 when neither map has room. */
+static __always_inline struct eacgm_count_value *count_value(const struct eacgm_count_key *key, int *shared)
 {
+	*shared = 0;
 	struct eacgm_count_value *v = bpf_map_lookup_elem(&call_counts, key);
 	if (v)
 		return v;
 	struct eacgm_count_value first = {};
 	bpf_map_update_elem(&call_counts, key, &first, BPF_NOEXIST);
 	v = bpf_map_lookup_elem(&call_counts, key);
-	if (!v)
-		count(EACGM_CNT_COUNT_MAP_FULL);
+	if (v)
+		return v;
+	*shared = 1;
+	v = bpf_map_lookup_elem(&call_counts_spill, key);
+	if (!v) {
+		bpf_map_update_elem(&call_counts_spill, key, &first, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&call_counts_spill, key);
+	}
+	count(v ? EACGM_CNT_COUNT_SPILLED : EACGM_CNT_COUNT_MAP_FULL);
 	return v;
+}
+
+/* Adds `n` to a count field: plainly to this CPU's value, atomically to a shared one. */
+static __always_inline void add_to(__u64 *field, __u64 n, int shared)
+{
+	if (shared)
+		__sync_fetch_and_add(field, n);
+	else
+		*field += n;
 }
 
 /* A per-call probe's call counted at entry (EACGM_PROBE_TALLY) under (process, probe):
@@ -642,10 +675,11 @@ static __always_inline int tally(__u32 pid, __u32 probe_id)
 	struct eacgm_count_key key = {};
 	key.pid = pid;
 	key.probe_id = probe_id;
-	struct eacgm_count_value *v = count_value(&key);
+	int shared;
+	struct eacgm_count_value *v = count_value(&key, &shared);
 	if (!v)
 		return 0;
-	v->calls += 1;
+	add_to(&v->calls, 1, shared);
 	return 1;
 }
 
@@ -914,7 +948,7 @@ int eacgm_call_session(struct pt_regs *ctx)
 /* The gap from this thread's previous call of an uncycled probe, added to the pace's
  * sums when both fell in one stretch of the same state (open, or off); the duty cycle's
  * moves only (the window starts open and never moves without one). */
-static __always_inline void add_pace_gap(struct eacgm_count_value *v, __u32 state)
+static __always_inline void add_pace_gap(struct eacgm_count_value *v, __u32 state, int shared)
 {
 	__u32 one = 1;
 	__u32 *moves = bpf_map_lookup_elem(&duty_window, &one);
@@ -927,11 +961,11 @@ static __always_inline void add_pace_gap(struct eacgm_count_value *v, __u32 stat
 	__u64 now = bpf_ktime_get_ns();
 	if (m->ts != 0 && m->moves == *moves && m->state == state && now > m->ts) {
 		if (state == EACGM_DUTY_OPEN) {
-			v->in_gap_ns += now - m->ts;
-			v->in_gaps += 1;
+			add_to(&v->in_gap_ns, now - m->ts, shared);
+			add_to(&v->in_gaps, 1, shared);
 		} else if (state == EACGM_DUTY_OFF) {
-			v->out_gap_ns += now - m->ts;
-			v->out_gaps += 1;
+			add_to(&v->out_gap_ns, now - m->ts, shared);
+			add_to(&v->out_gaps, 1, shared);
 		}
 	}
 	m->ts = now;
@@ -1035,15 +1069,16 @@ static __always_inline int on_count_entry(struct pt_regs *ctx)
 			bytes <<= (c->bytes_shift & 7);
 		}
 	}
-	struct eacgm_count_value *v = count_value(&key);
+	int shared;
+	struct eacgm_count_value *v = count_value(&key, &shared);
 	if (!v)
 		return 1;
-	v->calls += 1;
-	v->bytes += bytes;
-	v->windowed += in_window;
-	v->switching += switching;
+	add_to(&v->calls, 1, shared);
+	add_to(&v->bytes, bytes, shared);
+	add_to(&v->windowed, in_window, shared);
+	add_to(&v->switching, switching, shared);
 	if (window && !(p->flags & EACGM_PROBE_CYCLED))
-		add_pace_gap(v, *window);
+		add_pace_gap(v, *window, shared);
 
 	/* Waiting calls ask for every return, to clear their mark; only sampled ones are timed
 	 * (a cookie of 0 is not). */

@@ -44,7 +44,10 @@ constexpr std::array kTable = {
     AgentCounterSpec{"count_keys", "eacgm_count_keys", kG, kHidden, "",
                      "Always-on count keys held (one per process, probe and handle)."},
     AgentCounterSpec{"count_map_full", "eacgm_count_map_full_total", kC, kNonZero, "",
-                     "Counted calls not kept because the kernel's count map was full."},
+                     "Counted calls not kept because the kernel's count map and its spill were full."},
+    AgentCounterSpec{"count_spilled", "eacgm_count_spilled_total", kC, kNonZero, "",
+                     "Counted calls kept in the count map's spill: the per-CPU map could not take "
+                     "their key (no memory at hand, or full)."},
     AgentCounterSpec{"duration_map_full", "eacgm_duration_map_full_total", kC, kNonZero, "",
                      "Sampled durations not kept because the kernel's duration map was full."},
     AgentCounterSpec{"read_faults", "eacgm_read_faults_total", kC, kAlways, "",

@@ -54,7 +54,7 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
                        const std::function<void()>& after_read,
                        const std::function<bool(std::uint32_t)>& alive) {
   ++counters_.drains;
-  const std::vector<std::uint32_t> ended = alive ? gone(alive) : std::vector<std::uint32_t>{};
+  std::vector<std::uint32_t> ended = alive ? gone(alive) : std::vector<std::uint32_t>{};
   const std::vector<probe::CountEntry> entries = source_.read_counts();
   if (after_read) after_read();
   for (const probe::CountEntry& e : entries) {
@@ -110,6 +110,7 @@ void CountDrain::drain(std::vector<CallCount>& counts, std::vector<CallTimings>&
     counters_.sampled_held_calls += t.held;
     timings.push_back(std::move(t));
   }
+  if (!source_.read_complete()) ended.clear();  // their keys go after the next read
   forget(ended);
 }
 

@@ -26,6 +26,9 @@ class CountSource {
   // deleted as they are, without a walk of the maps.
   virtual void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>& counts,
                            const std::vector<eacgm_duration_key>& durations) = 0;
+  // Whether the last reads saw every key: a key left unread may have counted since its
+  // last read, so no key is deleted after a read that missed some.
+  virtual bool read_complete() const { return true; }
 };
 
 // The BPF maps of a tracer.
@@ -38,6 +41,7 @@ class BpfCountSource final : public CountSource {
                    const std::vector<eacgm_duration_key>& durations) override {
     bpf_.forget_counts(counts, durations);
   }
+  bool read_complete() const override { return bpf_.last_read_complete(); }
 
  private:
   probe::BpfTracer& bpf_;

@@ -13,7 +13,7 @@ constexpr std::string_view kTraceKeys[] = {
     "ringbuf_mib", "wakeup_kib",   "poll_timeout_ms", "rescan_interval_s", "status_interval_s",
     "mode",        "sample_shift", "budget",          "calibrate",         "pinned",
     "host_waits",  "duty_cycle",   "one_layer",       "duty_fraction",     "duty_switch_log",
-    "duty_log",    "cgroup"};
+    "duty_log",    "cgroup",       "count_keys"};
 
 bool is_power_of_two(std::uint32_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -95,6 +95,7 @@ Status read_session(const ConfigTable& table, TraceConfig& trace) {
          " allows at most ", std::to_string(max_wakeup), "); lower wakeup_kib or raise ringbuf_mib"});
   }
   if (auto s = table.read_integer("poll_timeout_ms", 1, 10000, trace.poll_timeout_ms); !s) return s;
+  if (auto s = table.read_integer("count_keys", 16, 1 << 22, trace.count_keys); !s) return s;
   if (auto s = table.read_number("rescan_interval_s", 0.05, 3600, trace.rescan_interval_s); !s) return s;
   if (auto s = table.read_number("status_interval_s", trace.status_interval_s); !s) return s;
   if (table.contains("status_interval_s") && trace.status_interval_s != 0.0 &&

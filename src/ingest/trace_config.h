@@ -58,6 +58,7 @@ struct TraceConfig {
   std::uint32_t ringbuf_mib = 16;       // BPF ring buffer size (power of two)
   std::uint32_t wakeup_kib = 256;       // wake the reader once this much is queued
   std::uint32_t poll_timeout_ms = 100;  // latest delivery of a queued record
+  std::uint32_t count_keys = 32768;     // always-on: keys of the kernel's per-CPU count map
   double rescan_interval_s = 1.0;       // /proc/*/maps rescan for new libraries
   double status_interval_s = 5.0;       // text-format status lines
 };

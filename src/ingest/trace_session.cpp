@@ -74,6 +74,10 @@ Result<std::unique_ptr<TraceSession>> TraceSession::start(const TraceOptions& op
   std::unique_ptr<TraceSession> s(new TraceSession(options, std::move(notice)));
   probe::BpfOptions bo;
   bo.ringbuf_bytes = options.config.ringbuf_mib << 20;
+  bo.count_keys = options.config.count_keys;
+  // An eighth of the count map (4,096 at its default), at least 1,024: the keys that
+  // find no room there while the reader catches up with exited processes.
+  bo.count_spill_keys = std::clamp<std::uint32_t>(options.config.count_keys / 8, 1024, 65536);
   bo.wakeup_bytes = options.config.wakeup_kib << 10;
   bo.filter_pids = options.filter_pids;
   bo.scope_cgroup_fd = options.scope_cgroup_fd;
@@ -307,6 +311,7 @@ void TraceSession::register_counters(CounterRegistry& registry) {
   registry.add(agent_counter("files_forgotten"), atomic(files_forgotten_));
   registry.add(agent_counter("too_deep"), bpf(&probe::BpfCounters::too_deep));
   registry.add(agent_counter("count_map_full"), bpf(&probe::BpfCounters::count_map_full));
+  registry.add(agent_counter("count_spilled"), bpf(&probe::BpfCounters::count_spilled));
   registry.add(agent_counter("duration_map_full"), bpf(&probe::BpfCounters::duration_map_full));
   registry.add(agent_counter("duty_switch_traps"), bpf(&probe::BpfCounters::switch_traps));
   registry.add(agent_counter("in_flight_full"), bpf(&probe::BpfCounters::in_flight_full));

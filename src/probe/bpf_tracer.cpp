@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "probe/always_on.h"
@@ -44,6 +47,7 @@ Result<std::unique_ptr<BpfTracer>> BpfTracer::open_and_load(const BpfOptions& op
                                              options.ringbuf_bytes, errno_text(err)));
   }
   for (auto [map, keys] : {std::pair{t->skel_->maps.call_counts, options.count_keys},
+                           std::pair{t->skel_->maps.call_counts_spill, options.count_spill_keys},
                            std::pair{t->skel_->maps.call_durations, options.duration_keys}}) {
     if (int err = bpf_map__set_max_entries(map, keys)) {
       return make_errno_error(err,
@@ -388,28 +392,53 @@ Result<UprobeLink> BpfTracer::attach_calls(const std::string& path, const std::v
   return link_points(skel_->progs.eacgm_call_session, path, points, MultiLinkKind::kSession);
 }
 
+namespace {
+
+void add_value(CountEntry& e, const eacgm_count_value& c) {
+  e.calls += c.calls;
+  e.bytes += c.bytes;
+  e.windowed += c.windowed;
+  e.switching += c.switching;
+  e.gaps += PaceGaps{c.in_gap_ns, c.in_gaps, c.out_gap_ns, c.out_gaps};
+}
+
+auto key_tuple(const eacgm_count_key& k) { return std::tuple(k.pid, k.probe_id, k.handle, k.stream); }
+
+}  // namespace
+
 std::vector<CountEntry> BpfTracer::read_counts() const {
   std::vector<CountEntry> out;
-  read_percpu_hash<eacgm_count_key, eacgm_count_value>(
+  last_read_complete_ = read_percpu_hash<eacgm_count_key, eacgm_count_value>(
       bpf_map__fd(skel_->maps.call_counts),
       [&](const eacgm_count_key& k, std::span<const eacgm_count_value> v) {
         CountEntry e{};
         e.key = k;
-        for (const auto& c : v) {
-          e.calls += c.calls;
-          e.bytes += c.bytes;
-          e.windowed += c.windowed;
-          e.switching += c.switching;
-          e.gaps += PaceGaps{c.in_gap_ns, c.in_gaps, c.out_gap_ns, c.out_gaps};
-        }
+        for (const auto& c : v) add_value(e, c);
         out.push_back(e);
       });
+  // The spill is read after the per-CPU map: both only grow while a process lives, so
+  // their sum read in this order never falls below an earlier one's.
+  std::vector<std::pair<eacgm_count_key, eacgm_count_value>> spilled;
+  last_read_complete_ &= read_hash<eacgm_count_key, eacgm_count_value>(
+      bpf_map__fd(skel_->maps.call_counts_spill),
+      [&](const eacgm_count_key& k, const eacgm_count_value& v) { spilled.emplace_back(k, v); });
+  if (spilled.empty()) return out;
+  std::map<decltype(key_tuple(eacgm_count_key{})), std::size_t> at;
+  for (std::size_t i = 0; i < out.size(); ++i) at.emplace(key_tuple(out[i].key), i);
+  for (const auto& [k, v] : spilled) {
+    auto it = at.find(key_tuple(k));
+    if (it == at.end()) {
+      it = at.emplace(key_tuple(k), out.size()).first;
+      out.push_back(CountEntry{k});
+    }
+    add_value(out[it->second], v);
+  }
   return out;
 }
 
 std::vector<DurationEntry> BpfTracer::read_durations() const {
   std::vector<DurationEntry> out;
-  read_percpu_hash<eacgm_duration_key, eacgm_duration_value>(
+  last_read_complete_ &= read_percpu_hash<eacgm_duration_key, eacgm_duration_value>(
       bpf_map__fd(skel_->maps.call_durations),
       [&](const eacgm_duration_key& k, std::span<const eacgm_duration_value> v) {
         DurationEntry e{k};
@@ -440,6 +469,17 @@ void BpfTracer::forget_counts(const std::vector<eacgm_count_key>& counts,
                               const std::vector<eacgm_duration_key>& durations) {
   delete_keys(bpf_map__fd(skel_->maps.call_counts), counts);
   delete_keys(bpf_map__fd(skel_->maps.call_durations), durations);
+  // The spill holds few keys, or none: those of these it holds, found in one read (a
+  // batch delete of keys it lacks would stop at each).
+  std::vector<eacgm_count_key> spilled;
+  read_hash<eacgm_count_key, eacgm_count_value>(
+      bpf_map__fd(skel_->maps.call_counts_spill),
+      [&](const eacgm_count_key& k, const eacgm_count_value&) { spilled.push_back(k); });
+  if (spilled.empty()) return;
+  std::set<decltype(key_tuple(eacgm_count_key{}))> doomed;
+  for (const eacgm_count_key& k : counts) doomed.insert(key_tuple(k));
+  std::erase_if(spilled, [&](const eacgm_count_key& k) { return !doomed.contains(key_tuple(k)); });
+  delete_keys(bpf_map__fd(skel_->maps.call_counts_spill), spilled);
 }
 
 Result<UprobeLink> BpfTracer::attach_semaphore_hold(const std::string& path, std::uint64_t file_offset,
@@ -492,6 +532,7 @@ BpfCounters BpfTracer::counters() const {
   c.too_deep = sum(EACGM_CNT_TOO_DEEP);
   c.exits_before_attach = sum(EACGM_CNT_EXITS_BEFORE_ATTACH);
   c.count_map_full = sum(EACGM_CNT_COUNT_MAP_FULL);
+  c.count_spilled = sum(EACGM_CNT_COUNT_SPILLED);
   c.duration_map_full = sum(EACGM_CNT_DURATION_MAP_FULL);
   c.switch_traps = sum(EACGM_CNT_SWITCH_TRAPS);
   c.in_flight_full = sum(EACGM_CNT_IN_FLIGHT_FULL);

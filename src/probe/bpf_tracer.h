@@ -42,6 +42,9 @@ struct BpfOptions {
   // bucket) durations. Full maps count what they could not keep.
   std::uint32_t count_keys = 32768;
   std::uint32_t duration_keys = 32768;
+  // Keys of the count map's spill (allocated at load): where a call is counted when the
+  // per-CPU count map cannot take its key (no memory at hand, or full).
+  std::uint32_t count_spill_keys = 4096;
 };
 
 // Kernel-side counters (bpf/events.h, enum eacgm_counter), summed over CPUs.
@@ -55,7 +58,8 @@ struct BpfCounters {
   std::uint64_t calls_closed = 0;         // of those, completed or given up as lost
   std::uint64_t too_deep = 0;             // entries not traced: too many calls open on a thread
   std::uint64_t exits_before_attach = 0;  // traced threads' exits of calls entered before the attach
-  std::uint64_t count_map_full = 0;       // counted calls not kept: the count map was full
+  std::uint64_t count_map_full = 0;       // counted calls not kept: the count map and its spill were full
+  std::uint64_t count_spilled = 0;        // counted calls kept in the spill: the count map refused their key
   std::uint64_t duration_map_full = 0;    // sampled durations not kept: the duration map was full
   std::uint64_t switch_traps = 0;         // cycled probes' hits while being attached or detached
   std::uint64_t in_flight_full = 0;       // waiting calls not listed in flight: the table was full
@@ -156,9 +160,13 @@ class BpfTracer {
   // session link: the entry declines the returns it has no use for (an untraced process,
   // a nested call), which then cost no trap. Needs has_session().
   Result<UprobeLink> attach_calls(const std::string& path, const std::vector<ProbePoint>& points);
-  // The always-on maps, summed over CPUs.
+  // The always-on maps, summed over CPUs; a key's counts are its per-CPU values and what
+  // the spill holds of it.
   std::vector<CountEntry> read_counts() const;
   std::vector<DurationEntry> read_durations() const;
+  // Whether the last read_counts() and read_durations() saw every key (a batch read that
+  // failed midway did not): keys of exited processes are deleted only after one that did.
+  bool last_read_complete() const { return last_read_complete_; }
   // Deletes these always-on keys (those of exited processes, after their last read):
   // no walk of the maps.
   void forget_counts(const std::vector<eacgm_count_key>& counts,
@@ -194,6 +202,7 @@ class BpfTracer {
   Status write_duty_state(DutyWindow state);
   trace_bpf* skel_ = nullptr;
   std::uint32_t duty_moves_ = 0;
+  mutable bool last_read_complete_ = true;
   bool multi_ = false;
   bool session_ = false;
   std::vector<BpfLink> tp_links_;

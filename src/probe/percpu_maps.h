@@ -53,11 +53,12 @@ Result<std::uint64_t> sum_percpu(const bpf_map* map, const Key& key) {
 }
 
 // Every key and per-CPU value of a per-CPU hash map, a batch at a time (keys one by one
-// where the kernel lacks batch lookups). `Value` is the per-CPU value type.
+// where the kernel lacks batch lookups). `Value` is the per-CPU value type. False when a
+// batch after the first failed: the keys past it were not read.
 template <typename Key, typename Value, typename Fn>
-void read_percpu_hash(int fd, Fn&& each) {
+bool read_percpu_hash(int fd, Fn&& each) {
   const auto possible = possible_cpus();
-  if (!possible) return;
+  if (!possible) return false;
   const std::size_t cpus = *possible;
   static_assert(sizeof(Value) % 8 == 0, "per-CPU values are laid out in 8-byte steps");
   constexpr std::uint32_t kBatch = 1024;
@@ -72,10 +73,10 @@ void read_percpu_hash(int fd, Fn&& each) {
     const int saved = errno;
     if (err != 0 && saved != ENOENT) {
       if (first) break;  // no batch lookups here: walk the keys instead
-      return;
+      return false;
     }
     for (std::uint32_t i = 0; i < n; ++i) each(keys[i], std::span<const Value>(&values[i * cpus], cpus));
-    if (err != 0) return;  // ENOENT: that was the last batch
+    if (err != 0) return true;  // ENOENT: that was the last batch
     in_batch = out_batch;
   }
   Key key{}, next{};
@@ -86,12 +87,13 @@ void read_percpu_hash(int fd, Fn&& each) {
     key = next;
     prev = &key;
   }
+  return true;
 }
 
 // Every key and value of a (not per-CPU) hash map, a batch at a time (keys one by one
-// where the kernel lacks batch lookups).
+// where the kernel lacks batch lookups). False when a batch after the first failed.
 template <typename Key, typename Value, typename Fn>
-void read_hash(int fd, Fn&& each) {
+bool read_hash(int fd, Fn&& each) {
   constexpr std::uint32_t kBatch = 256;
   std::vector<Key> keys(kBatch);
   std::vector<Value> values(kBatch);
@@ -104,10 +106,10 @@ void read_hash(int fd, Fn&& each) {
     const int saved = errno;
     if (err != 0 && saved != ENOENT) {
       if (first) break;  // no batch lookups here: walk the keys instead
-      return;
+      return false;
     }
     for (std::uint32_t i = 0; i < n; ++i) each(keys[i], values[i]);
-    if (err != 0) return;  // ENOENT: that was the last batch
+    if (err != 0) return true;  // ENOENT: that was the last batch
     in_batch = out_batch;
   }
   Key key{}, next{};
@@ -118,6 +120,7 @@ void read_hash(int fd, Fn&& each) {
     key = next;
     prev = &key;
   }
+  return true;
 }
 
 // Deletes these keys of a map, a batch at a time (one by one where the kernel lacks batch

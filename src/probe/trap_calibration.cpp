@@ -183,6 +183,7 @@ Result<TrapCosts> calibrate_traps(const CalibrationOptions& options) {
   bo.ringbuf_bytes = 4u << 20;  // per-call records of the last phase, never read
   bo.filter_pids = true;        // the child only
   bo.count_keys = 16;
+  bo.count_spill_keys = 16;
   bo.duration_keys = 256;
   auto opened = BpfTracer::open(bo);
   if (!opened) return std::move(opened).take_error();

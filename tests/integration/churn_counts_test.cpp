@@ -1,5 +1,6 @@
 // Always-on counts of per-call probes come from the kernel's counters, not from their
-// records: short processes whose records the ring buffer drops are still counted exactly.
+// records: short processes whose records the ring buffer drops are still counted exactly;
+// and a call whose key the kernel's per-CPU count map cannot take is counted in its spill.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -82,6 +84,54 @@ TEST_F(ServeFixture, ShortProcessesAreCountedExactlyWhenTheRingDropsTheirRecords
   const std::string drops = metric("eacgm_ring_buffer_drops_total");
   ASSERT_FALSE(drops.empty());
   EXPECT_GT(std::stoull(drops), 0u) << "the ring buffer dropped nothing: the test proves nothing";
+}
+
+// `eacgm run --json` of `command` (always-on, the CUDA runtime's probes, a fixed sample
+// rate and no duty cycle, so every count is exact), with more [trace] settings.
+json run_counted(const std::vector<std::string>& command, const std::string& trace, int want_exit) {
+  const std::string config = temp_dir() + "/churn.toml";
+  std::ofstream(config) << "[trace]\nbudget = 0\n" << trace;
+  std::vector<std::string> argv{bin("eacgm"), "run",       "--json",   "--no-gpu", "--config", config,
+                                "--mode",     "always-on", "--probes", "cuda",     "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  Subprocess eacgm(argv);
+  EXPECT_EQ(eacgm.wait(), want_exit) << eacgm.err();
+  return json::parse(eacgm.out(), nullptr, false);
+}
+
+std::map<std::string, std::uint64_t> calls_by_function(const json& doc) {
+  std::map<std::string, std::uint64_t> out;
+  if (!doc.is_object()) return out;
+  for (const auto& f : doc.value("functions", json::array())) {
+    out[f.value("function", "")] += f.value("calls", std::uint64_t{0});
+  }
+  return out;
+}
+
+// Short CUDA processes, four at a time, against a per-CPU count map of 16 keys: each
+// process needs 8 (its counted functions and the per-call ones' tallies), and an exited
+// process's keys stay until the next tick, so the map refuses the keys of most of them
+// (the kernel's allocation of a key can fail the same way under churn, when the per-CPU
+// cache it takes keys from is empty). Every call is counted all the same, in the spill.
+TEST(ChurnCounts, CallsWhoseKeysTheCountMapRefusesAreCountedInItsSpill) {
+  constexpr int kRounds = 20, kLanes = 4, kPerLane = 5;
+  const std::string prog = bin("cuda_calls") + " --repeat " + std::to_string(kRounds) + " >/dev/null";
+  const auto alone =
+      calls_by_function(run_counted({bin("cuda_calls"), "--repeat", std::to_string(kRounds)}, "", 7));
+  ASSERT_TRUE(alone.contains("cudaLaunchKernel")) << "no counted launches in one process alone";
+  const std::string lanes = "for l in $(seq " + std::to_string(kLanes) + "); do (for i in $(seq " +
+                            std::to_string(kPerLane) + "); do " + prog + "; done) & done; wait";
+  const json doc = run_counted({"/bin/sh", "-c", lanes}, "count_keys = 16\n", 0);
+  ASSERT_TRUE(doc.is_object());
+  const auto churned = calls_by_function(doc);
+  for (const auto& [function, calls] : alone) {
+    EXPECT_EQ(churned.contains(function) ? churned.at(function) : 0, calls * kLanes * kPerLane) << function;
+  }
+  const json& acc = doc["accounting"];
+  EXPECT_EQ(acc.value("count_map_full", std::uint64_t{0}), 0u) << acc.dump(2);
+  EXPECT_GT(acc.value("count_spilled", std::uint64_t{0}), 0u)
+      << "the count map took every key: the test proves nothing\n"
+      << acc.dump(2);
 }
 
 }  // namespace

@@ -17,7 +17,9 @@ class RecordedMaps final : public CountSource {
   std::vector<probe::CountEntry> counts;
   std::vector<probe::DurationEntry> durations;
   std::vector<std::uint32_t> forgotten;
+  bool complete = true;
   std::vector<probe::CountEntry> read_counts() override { return counts; }
+  bool read_complete() const override { return complete; }
   std::vector<probe::DurationEntry> read_durations() override { return durations; }
   void forget_keys(const std::vector<std::uint32_t>& pids, const std::vector<eacgm_count_key>&,
                    const std::vector<eacgm_duration_key>&) override {
@@ -161,6 +163,30 @@ TEST_F(DrainFixture, DeletesOnlyTheKeysOfProcessesGoneBeforeTheRead) {
   EXPECT_EQ(counts[0].calls, 3u);
   EXPECT_EQ(maps.forgotten, std::vector<std::uint32_t>{11});
   EXPECT_EQ(drain.counters().forgotten_pids, 1u);
+}
+
+// A read that stopped midway (a batch lookup failed) may have missed a gone process's
+// keys, whose last calls were made after their previous read: none are deleted then.
+TEST_F(DrainFixture, KeepsTheKeysOfGoneProcessesAfterAReadThatMissedSome) {
+  CountDrain drain(maps, table, chain);
+  maps.counts = {count(10, 1), count(11, 2)};
+  std::vector<CallCount> counts;
+  std::vector<CallTimings> timings;
+  drain.drain(counts, timings);
+  const auto alive = [](std::uint32_t pid) { return pid != 11; };
+  maps.counts = {count(10, 1)};  // pid 11's key (now 5 calls) was not reached
+  maps.complete = false;
+  counts.clear();
+  drain.drain(counts, timings, {}, alive);
+  EXPECT_TRUE(counts.empty());
+  EXPECT_TRUE(maps.forgotten.empty());
+  maps.counts = {count(10, 1), count(11, 5)};
+  maps.complete = true;
+  drain.drain(counts, timings, {}, alive);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].pid, 11u);
+  EXPECT_EQ(counts[0].calls, 3u);
+  EXPECT_EQ(maps.forgotten, std::vector<std::uint32_t>{11});
 }
 
 class DropSink final : public CallSink {
