@@ -1,0 +1,1 @@
+-- Version 10 changes nothing here.
