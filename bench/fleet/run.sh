@@ -192,7 +192,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
       log_from=$(wc -l <"$work/pg/server.log")
       "$B/eacgm" report --store "$url" --namespace ml --since "${DAYS}d" --json >/dev/null
       echo; echo "plans of the statements over 100 ms of one more --namespace ml report (untimed):"
-      tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400
+      tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400 || true
       psql_do "ALTER SYSTEM RESET ALL"
       psql_do "SELECT pg_reload_conf()" >/dev/null
     fi
