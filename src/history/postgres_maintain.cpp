@@ -251,7 +251,13 @@ Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, co
     return *sweep ? fmt::format("= ANY({})", kNodeIds) : fmt::format("= ${}", at);
   };
   auto with_node = [&sweep, node](PgParams p) { return *sweep ? p : p.i32(node); };
-  if (*sweep) {
+  // The days past their window go at the sweep, and at once where this node has just
+  // made one (a node back after an outage writing intervals older than its window: they
+  // go as soon as a store that deletes by row would delete them).
+  const std::int64_t keep[kTiers] = {retention.raw_ns, retention.minute_ns, retention.hour_ns};
+  bool made_past = false;
+  for (const auto& [tier, day] : days_made_) made_past = made_past || day + kDayNs <= now_ns - keep[tier];
+  if (*sweep || made_past) {
     if (auto st = drop_days(now_ns, retention); !st) return st;
   }
   return in_transaction([&]() -> Status {
