@@ -35,6 +35,7 @@
 #include "history/pg_conn.h"
 #include "history/postgres_store.h"
 #include "history/schema.h"
+#include "history/schema_sql.h"
 
 namespace {
 
@@ -168,7 +169,7 @@ Result<std::int64_t> fill_fleet(PgConn& conn, const Options& o, std::int64_t hou
   sql += fmt::format("CREATE TEMP TABLE tpl_processes AS SELECT * FROM processes WHERE node = {};", *id);
   sql +=
       "TRUNCATE functions, kernels, gpus, gpu_processes, processes, intervals, anomalies, leaks, job_gpus, "
-      "job_calls;"
+      "job_calls, namespace_gpus;"
       "DELETE FROM meta WHERE key LIKE 'written_to:%' OR key LIKE 'rolled_%';";
   sql += fmt::format(
       "INSERT INTO names(name) SELECT format('gpu-node-%s', lpad(n::text, 4, '0')) FROM generate_series(0, "
@@ -205,6 +206,9 @@ Result<std::int64_t> fill_fleet(PgConn& conn, const Options& o, std::int64_t hou
       !st) {
     return std::move(st).take_error();
   }
+  // The month's day tables of the hour tier (the store makes those it writes itself).
+  if (auto st = conn.exec(make_days_sql(), PgParams().i32(2).i64(first_hour).i64(last_hour + kHour)); !st)
+    return std::move(st).take_error();
   std::int64_t rows = 0;
   const auto t0 = Clock::now();
   for (std::int64_t day = first_hour; day <= last_hour; day += kDay) {

@@ -21,7 +21,7 @@
 # Usage: bench/fleet/run.sh [BUILD] [all|metrics|prometheus|store|ship]
 # Settings (environment): PROM_NODES="100 200 400" PROM_INTERVAL=10 PROM_SETTLE=30
 #   PROM_WINDOW=60 WRITERS=8 WRITE_SECONDS=60 FLEET_NODES=4 DAYS=30 REPEAT=5 SHIP_NODES=4
-#   SHIP_MINUTES=80
+#   SHIP_MINUTES=80 EXPLAIN=0 DETAIL=1 (0: no reports from the hour rows without the job rollups)
 set -euo pipefail
 B=${1:-build}
 WHAT=${2:-all}
@@ -192,19 +192,21 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
       log_from=$(wc -l <"$work/pg/server.log")
       "$B/eacgm" report --store "$url" --namespace ml --since "${DAYS}d" --json >/dev/null
       echo; echo "plans of the statements over 100 ms of one more --namespace ml report (untimed):"
-      tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400
+      tail -n +"$((log_from + 1))" "$work/pg/server.log" | grep -v "^\s*$" | head -400 || true
       psql_do "ALTER SYSTEM RESET ALL"
       psql_do "SELECT pg_reload_conf()" >/dev/null
     fi
-    psql_do "DELETE FROM job_gpus; DELETE FROM job_calls; DELETE FROM meta WHERE key LIKE 'rolled_jobs:%'"
-    psql_do "VACUUM ANALYZE job_gpus, job_calls"
-    time_reports " (hour rows, no job rollups)"
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
-      "$work/report.json" >"$work/detail.json"
-    if cmp -s "$work/rolled.json" "$work/detail.json"; then
-      echo "every job's report: the same from the job rollups and from the hour rows"
-    else
-      echo "every job's report: DIFFERS between the job rollups and the hour rows"
+    if [ "${DETAIL:-1}" = 1 ]; then
+      psql_do "DELETE FROM job_gpus; DELETE FROM job_calls; DELETE FROM meta WHERE key LIKE 'rolled_jobs:%'"
+      psql_do "VACUUM ANALYZE job_gpus, job_calls"
+      time_reports " (hour rows, no job rollups)"
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d["jobs"], sort_keys=True))' \
+        "$work/report.json" >"$work/detail.json"
+      if cmp -s "$work/rolled.json" "$work/detail.json"; then
+        echo "every job's report: the same from the job rollups and from the hour rows"
+      else
+        echo "every job's report: DIFFERS between the job rollups and the hour rows"
+      fi
     fi
   fi
 fi

@@ -52,6 +52,16 @@ double part_of(std::uint64_t n, std::uint64_t of) {
 }
 
 void HeldInterval::add(const HeldGpuRow& r) {
+  if (r.together) {
+    const HeldTogether& t = *r.together;
+    processes += t.processes;
+    sm_sum += t.sm_sum;
+    memory += t.memory;
+    held = std::max(held, t.held);
+    energy = std::max(energy, t.energy);
+    if (idle) idle = t.idle ? std::optional<double>(std::max(*idle, *t.idle)) : std::nullopt;
+    return;
+  }
   ++processes;
   sm_sum += r.sm_mean.value_or(0);
   memory += r.memory_max.value_or(0);

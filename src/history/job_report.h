@@ -23,6 +23,17 @@ struct JobSelector {
   std::vector<std::string> values = {};
 };
 
+// What several of a job's processes on one GPU over one interval held together, as the
+// report combines them (a row of the namespace rollup, history/namespace_rollup.h).
+struct HeldTogether {
+  std::uint64_t processes = 0;
+  double sm_sum = 0;           // their SM shares added up
+  std::uint64_t memory = 0;    // their memory together
+  double held = 0;             // the part of the interval held: the most of any of them
+  std::optional<double> idle;  // the part held idle (none where a row had no idle passes)
+  double energy = 0;           // the part of the interval's energy drawn in the held passes
+};
+
 // One process of a job on one GPU over one interval, beside what the GPU measured then
 // and what every process on it did together.
 struct HeldGpuRow {
@@ -52,6 +63,9 @@ struct HeldGpuRow {
   std::uint64_t gpu_samples = 0;
   // The GPU's power summed over the process's passes (none in rows written before it was).
   std::optional<double> power_sum_w;
+  // Set: the row stands for every process of the job on the GPU then, combined (its
+  // per-process columns above unused).
+  std::optional<HeldTogether> together;
 };
 
 // [report]: the price of a GPU-hour and when a held GPU counts as idle.

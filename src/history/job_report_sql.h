@@ -15,8 +15,11 @@ namespace eacgm::history {
 // hours before its mark: a tier of their own in the ranges, which no detailed row has.
 inline constexpr int kJobRollupTier = 3;
 
-// Over the rolled hours, the same columns from job_gpus.
-QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector, const WindowPlan& plan);
+// Over the rolled hours, the same columns from job_gpus; or, for a namespace with
+// `namespace_rollup` (PostgreSQL), from namespace_gpus, each row of it with the combined
+// columns that get_held_together reads after the others (NULL in the detailed rows).
+QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& selector, const WindowPlan& plan,
+                       bool namespace_rollup = false);
 
 // job, node, gpu, t_ns, span_ns, pid, start_ns, memory_max, sm_mean, the GPU's process
 // count, those with an SM share and their sum, then util_mean, sm_active_mean,
@@ -55,6 +58,21 @@ HeldGpuRow get_held_gpu(const In& in) {
   r.gpu_samples = in.is_null(21) ? 0 : static_cast<std::uint64_t>(in.i64(21));
   r.power_sum_w = real(22);
   return r;
+}
+
+// The combined columns after get_held_gpu's (a row of namespace_gpus): processes, SM
+// shares, memory, held, idle, energy part; none where NULL (a detailed row).
+template <class In>
+std::optional<HeldTogether> get_held_together(const In& in) {
+  if (in.is_null(23)) return std::nullopt;
+  HeldTogether t;
+  t.processes = static_cast<std::uint64_t>(in.i64(23));
+  t.sm_sum = in.f64(24);
+  t.memory = static_cast<std::uint64_t>(in.i64(25));
+  t.held = in.f64(26);
+  if (!in.is_null(27)) t.idle = in.f64(27);
+  t.energy = in.f64(28);
+  return t;
 }
 
 // The selected jobs' processes alive in the window: job, node, pid, start_ns, first_ns,

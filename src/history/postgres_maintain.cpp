@@ -10,6 +10,7 @@
 
 #include "history/job_rollup.h"
 #include "history/agents_sql.h"
+#include "history/namespace_rollup.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -20,7 +21,8 @@ namespace {
 
 constexpr std::int64_t kMinuteNs = 60'000'000'000;
 constexpr std::int64_t kHourNs = 60 * kMinuteNs;
-constexpr std::int64_t kDayNs = 24 * kHourNs;
+// The days whose tables maintenance makes ahead: today and the next two.
+constexpr int kDaysAhead = 3;
 
 std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step) + step) % step; }
 
@@ -47,6 +49,37 @@ bool rolls_in_sql(const Table& t) {
 }
 
 }  // namespace
+
+Status PostgresStore::make_days(int tier, std::int64_t from_ns, std::int64_t to_ns) {
+  if (to_ns <= from_ns) return {};
+  bool known = true;
+  for (std::int64_t day = floor_to(from_ns, kDayNs); day < to_ns && known; day += kDayNs)
+    known = days_made_.contains({tier, day});
+  if (known) return {};
+  if (auto st = conn_.exec(make_days_sql(), PgParams().i32(tier).i64(from_ns).i64(to_ns)); !st) return st;
+  for (std::int64_t day = floor_to(from_ns, kDayNs); day < to_ns; day += kDayNs)
+    days_made_.insert({tier, day});
+  return {};
+}
+
+Status PostgresStore::make_days_ahead(std::int64_t now_ns) {
+  const std::int64_t today = floor_to(now_ns, kDayNs);
+  for (int tier = 0; tier < kTiers; ++tier) {
+    if (auto st = make_days(tier, today, today + kDaysAhead * kDayNs); !st) return st;
+  }
+  return {};
+}
+
+Status PostgresStore::drop_days(std::int64_t now_ns, const Retention& retention) {
+  const std::int64_t keep[kTiers] = {retention.raw_ns, retention.minute_ns, retention.hour_ns};
+  for (int tier = 0; tier < kTiers; ++tier) {
+    auto dropped = conn_.query(drop_days_sql(), PgParams().i32(tier).i64(now_ns - keep[tier]));
+    if (!dropped) return std::move(dropped).take_error();
+  }
+  // A day dropped here may be written again (a node back from a long outage): made again.
+  days_made_.clear();
+  return {};
+}
 
 Status PostgresStore::roll_up_sketches(const Table& table, std::int32_t node, int to_tier,
                                        std::int64_t from_ns, std::int64_t to_ns, std::int64_t span_ns) {
@@ -92,6 +125,7 @@ Status PostgresStore::roll_up_sketches(const Table& table, std::int32_t node, in
 
 Status PostgresStore::roll_up(std::int32_t node, int to_tier, std::int64_t from_ns, std::int64_t to_ns,
                               std::int64_t span_ns) {
+  if (auto st = make_days(to_tier, floor_to(from_ns, span_ns), to_ns); !st) return st;
   for (const Table* t : tiered_tables()) {
     if (!rolls_in_sql(*t)) {
       if (auto st = roll_up_sketches(*t, node, to_tier, from_ns, to_ns, span_ns); !st) return st;
@@ -113,6 +147,8 @@ Status PostgresStore::roll_up_job_hours(std::int32_t node, std::int64_t from_ns,
     if (auto st = conn_.exec(job_rollup_delete_sql(Dialect::kPostgres, *t), range); !st) return st;
   }
   if (auto st = conn_.exec(job_gpus_roll_sql(Dialect::kPostgres), range); !st) return st;
+  if (auto st = conn_.exec(namespace_delete_sql(), range); !st) return st;
+  if (auto st = conn_.exec(namespace_roll_node_sql(), range); !st) return st;
   const QuerySql source = job_calls_source_sql(Dialect::kPostgres, node, from_ns, to_ns);
   auto rows = query(source);
   if (!rows) return std::move(rows).take_error();
@@ -138,6 +174,7 @@ Status PostgresStore::roll_up_jobs(std::int32_t node, const std::string& name, s
   }
   while (at < hours_to) {
     const std::int64_t until = std::min(hours_to, floor_to(at, kJobRollupChunkNs) + kJobRollupChunkNs);
+    if (auto st = make_days(2, at, until); !st) return st;
     auto st = in_transaction([&]() -> Status {
       if (auto s = roll_up_job_hours(node, at, until); !s) return s;
       return set_meta(mark, until);
@@ -152,6 +189,7 @@ Status PostgresStore::roll_up_jobs(std::int32_t node, const std::string& name, s
 Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, const Retention& retention) {
   if (auto st = ready(); !st) return st;
   if (auto st = resolve({node}); !st) return st;
+  if (auto st = make_days_ahead(now_ns); !st) return st;
   const std::int32_t node_id = id_of(node);
   auto written = meta_int("written_to:" + node, 0);
   if (!written) return std::move(written).take_error();
@@ -203,10 +241,10 @@ Status PostgresStore::maintain(const std::string& node, std::int64_t now_ns, con
 }
 
 Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention) {
-  const std::pair<int, std::int64_t> tiers[] = {
-      {0, retention.raw_ns}, {1, retention.minute_ns}, {2, retention.hour_ns}};
-  // Once an hour one node also ages out the rows of every node (those that stopped
-  // writing included).
+  // Once an hour one node ages out the rows of every node (those that stopped writing
+  // included): the interval tables' days past each tier's window are dropped whole (a
+  // tier's rows stay until their day has passed its window, up to a day longer), the
+  // rest deleted by time.
   auto sweep = claim("retention_swept", now_ns, kHourNs);
   if (!sweep) return std::move(sweep).take_error();
   // The node filter: this node's id as parameter `at`, or every node's.
@@ -214,17 +252,16 @@ Status PostgresStore::apply_retention(std::int32_t node, std::int64_t now_ns, co
     return *sweep ? fmt::format("= ANY({})", kNodeIds) : fmt::format("= ${}", at);
   };
   auto with_node = [&sweep, node](PgParams p) { return *sweep ? p : p.i32(node); };
+  // The days past their window go at the sweep, and at once where this node has just
+  // made one (a node back after an outage writing intervals older than its window: they
+  // go as soon as a store that deletes by row would delete them).
+  const std::int64_t keep[kTiers] = {retention.raw_ns, retention.minute_ns, retention.hour_ns};
+  bool made_past = false;
+  for (const auto& [tier, day] : days_made_) made_past = made_past || day + kDayNs <= now_ns - keep[tier];
+  if (*sweep || made_past) {
+    if (auto st = drop_days(now_ns, retention); !st) return st;
+  }
   return in_transaction([&]() -> Status {
-    for (const Table* table : tiered_tables()) {
-      for (const auto& [tier, keep] : tiers) {
-        if (auto st = conn_.exec(fmt::format("DELETE FROM {} WHERE tier = $1 AND t_ns < $2 AND node {}",
-                                             table->name, nodes(3)),
-                                 with_node(PgParams().i32(tier).i64(now_ns - keep)));
-            !st) {
-          return st;
-        }
-      }
-    }
     if (auto st = conn_.exec(fmt::format("DELETE FROM intervals WHERE t_ns < $1 AND node {}", nodes(2)),
                              with_node(PgParams().i64(now_ns - retention.hour_ns)));
         !st) {

@@ -188,11 +188,17 @@ Result<std::vector<HeldGpuRow>> PostgresStore::held_gpus(const HistoryQuery& q, 
   if (auto st = ready(); !st) return std::move(st).take_error();
   auto plan = this->plan(q, tier);
   if (!plan) return std::move(plan).take_error();
-  auto r = query(held_gpus_sql(Dialect::kPostgres, q, selector, *plan));
+  // A namespace's rolled hours from its own rollup (namespace_rollup.h).
+  const bool combined = selector.by == JobSelector::By::kNamespace;
+  auto r = query(held_gpus_sql(Dialect::kPostgres, q, selector, *plan, combined));
   if (!r) return std::move(r).take_error();
   std::vector<HeldGpuRow> out;
   out.reserve(static_cast<std::size_t>(r->rows()));
-  for (int i = 0; i < r->rows(); ++i) out.push_back(get_held_gpu(PgRow(*r, i)));
+  for (int i = 0; i < r->rows(); ++i) {
+    const PgRow row(*r, i);
+    out.push_back(get_held_gpu(row));
+    if (combined) out.back().together = get_held_together(row);
+  }
   return out;
 }
 

@@ -3,9 +3,13 @@
 // node's clock against the server's.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <utility>
 #include <variant>
+#include <vector>
 
+#include "history/namespace_rollup.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
 #include "history/schema_sql.h"
@@ -67,7 +71,25 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
   }
   if (auto st = resolve(wanted); !st) return st;
   const std::int32_t node_id = id_of(node);
-  return in_transaction([&]() -> Status {
+  // The days of the shipped interval rows have their tables (t_ns is their third column).
+  std::int64_t lo = 0, hi = 0;
+  bool any = false;
+  for (const ShippedRows& part : s.tables) {
+    if (!part.table->tiered()) continue;
+    for (const ShippedRow& row : part.rows) {
+      const auto* t = std::get_if<std::int64_t>(&row.at(2));
+      if (t == nullptr)
+        return make_error(fmt::format("shipped rows of {}: a row without t_ns", part.table->name));
+      lo = any ? std::min(lo, *t) : *t;
+      hi = any ? std::max(hi, *t + 1) : *t + 1;
+      any = true;
+    }
+  }
+  if (any) {
+    if (auto st = make_days(s.tier, lo, hi); !st) return st;
+  }
+  std::vector<std::int64_t> renamed_hours;
+  auto st = in_transaction([&]() -> Status {
     if (auto st = record_clock(node_id); !st) return st;
     for (const ShippedRows& part : s.tables) {
       const Table& t = *part.table;
@@ -117,6 +139,19 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
         if (at == std::string::npos)
           return make_error(fmt::format("shipping {}: no VALUES in its insert", t.name));
         upsert.replace(at, values.size(), fmt::format("SELECT {} FROM {}", column_list(t), staged));
+        if (&t == &tables::kProcesses) {
+          // Hours already in the job rollups of processes whose namespace, job or pod
+          // this shipment tells first (a node catching up ships an hour's job rollups
+          // before its processes): their namespace rows are made again below.
+          auto late = conn_.query(
+              "SELECT DISTINCT j.t_ns FROM shipped_processes s JOIN job_gpus j ON j.tier = 2 AND j.node = "
+              "s.node AND j.pid = s.pid AND j.start_ns = s.start_ns WHERE s.namespace <> '' AND NOT EXISTS "
+              "(SELECT 1 FROM processes p WHERE p.node = s.node AND p.pid = s.pid AND p.start_ns = "
+              "s.start_ns "
+              "AND p.namespace = s.namespace AND p.job = s.job AND p.pod = s.pod)");
+          if (!late) return std::move(late).take_error();
+          for (int i = 0; i < late->rows(); ++i) renamed_hours.push_back(late->i64(i, 0));
+        }
         if (auto st = conn_.exec(upsert); !st) return st;
         continue;
       }
@@ -127,6 +162,18 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
         put_shipped(out, t, row);
         if (auto st = conn_.exec(sql, params); !st) return st;
       }
+    }
+    // The namespace rollup of the job rollups' hours shipped (namespace_rollup.h), and
+    // of those whose processes came after them.
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+    for (const ShippedRows& part : s.tables) {
+      if (part.table == &tables::kJobGpus) ranges.emplace_back(s.from_ns, s.to_ns);
+    }
+    for (std::int64_t hour : renamed_hours) ranges.emplace_back(hour, hour + 1);
+    for (const auto& [from, to] : ranges) {
+      const PgParams range = PgParams().i32(node_id).i64(from).i64(to);
+      if (auto st = conn_.exec(namespace_delete_sql(), range); !st) return st;
+      if (auto st = conn_.exec(namespace_roll_node_sql(), range); !st) return st;
     }
     for (const ShipMark& m : s.marks) {
       const char* conflict =
@@ -140,11 +187,14 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
     }
     return {};
   });
+  if (!st) days_made_.clear();
+  return st;
 }
 
 Status PostgresStore::age_out(const std::string& node, std::int64_t now_ns, const Retention& retention) {
   if (auto st = ready(); !st) return st;
   if (auto st = resolve({node}); !st) return st;
+  if (auto st = make_days_ahead(now_ns); !st) return st;
   return apply_retention(id_of(node), now_ns, retention);
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "history/namespace_rollup.h"
 #include "history/schema_sql.h"
 #include "history/store_url.h"
 
@@ -62,10 +63,19 @@ Status PostgresStore::migrate() {
     if (*version == kSchemaVersion) return {};
     // All steps in this one transaction: a database is at its version or the newest.
     for (auto v = *version; v < kSchemaVersion; ++v) {
-      if (auto st = conn_.script(migration_step(Dialect::kPostgres, v + 1)); !st) {
+      const std::string step = migration_step(Dialect::kPostgres, v + 1);
+      if (step.empty()) continue;  // a version of the other store alone
+      if (auto st = conn_.script(step); !st) {
         return make_error(
             fmt::format("migrating the schema from version {} to {}: {}", v, v + 1, st.error()));
       }
+    }
+    // The namespace rollup of the hours already in the job rollups.
+    if (*version < tables::kNamespaceGpus.since) {
+      auto st = conn_.exec(fmt::format("SELECT {}(ARRAY['{}'], 2, min(t_ns), max(t_ns) + 1) FROM job_gpus",
+                                       kMakeDaysFunction, tables::kNamespaceGpus.name));
+      if (st) st = conn_.exec(namespace_roll_sql("true"));
+      if (!st) return make_error(fmt::format("migrating the schema: the namespace rollup: {}", st.error()));
     }
     return set_meta("schema_version", kSchemaVersion);
   });
@@ -121,9 +131,14 @@ Status PostgresStore::resolve(const std::set<std::string>& wanted) {
 
 Result<std::uint64_t> PostgresStore::size_bytes() {
   if (auto st = ready(); !st) return std::move(st).take_error();
+  // A partitioned table's size is its partitions' (pg_partition_tree: a plain table alone).
   std::string sql = "SELECT (0";
-  for (const Table* table : tables::kAll)
-    sql += fmt::format(" + coalesce(pg_total_relation_size(to_regclass('{}')), 0)", table->name);
+  for (const Table* table : tables::kAll) {
+    sql += fmt::format(
+        " + coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(to_regclass('{}'))), "
+        "0)",
+        table->name);
+  }
   sql += ")::bigint";
   auto r = conn_.query(sql);
   if (!r) return std::move(r).take_error();

@@ -89,6 +89,14 @@ class PostgresStore final : public Store {
   Status roll_up_jobs(std::int32_t node, const std::string& name, std::int64_t hours_to);
   Status roll_up_job_hours(std::int32_t node, std::int64_t from_ns, std::int64_t to_ns);
   Status apply_retention(std::int32_t node, std::int64_t now_ns, const Retention& retention);
+  // The day tables of `tier` over [from_ns, to_ns) (schema_sql.h), made where missing: in
+  // the caller's transaction if any, else in one of their own. Days made before by this
+  // connection are not asked again.
+  Status make_days(int tier, std::int64_t from_ns, std::int64_t to_ns);
+  // Today's and the next days' tables of every tier, made ahead of the writes.
+  Status make_days_ahead(std::int64_t now_ns);
+  // Drops the day tables past each tier's retention.
+  Status drop_days(std::int64_t now_ns, const Retention& retention);
   Status enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes);
   // True when this call may do a fleet-wide task due every `period_ns` (one node does it).
   Result<bool> claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns);
@@ -104,7 +112,8 @@ class PostgresStore final : public Store {
   std::string description_;
   StoreAccess access_;
   std::unordered_map<std::string, std::int32_t> names_;
-  std::set<std::string> totals_marked_;  // nodes whose totals_from is set
+  std::set<std::string> totals_marked_;               // nodes whose totals_from is set
+  std::set<std::pair<int, std::int64_t>> days_made_;  // (tier, day) with their tables
   ClockEstimator clock_;
 };
 

@@ -21,6 +21,9 @@ Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
   });
   if (auto st = resolve(wanted.names); !st) return st;
   const std::int32_t node_id = id_of(node);
+  // The interval's day has its tables (a node back after an outage may write one older
+  // than any there).
+  if (auto st = make_days(0, b.t_ns, b.t_ns + 1); !st) return st;
   auto st = in_transaction([&]() -> Status {
     if (auto st = record_clock(node_id); !st) return st;
     PgParams interval;
@@ -57,7 +60,12 @@ Status PostgresStore::write(const std::string& node, const IntervalBatch& b) {
         "GREATEST(meta.value, excluded.value)",
         PgParams().text("written_to:" + node).i64(b.t_ns + b.span_ns));
   });
-  if (st) totals_marked_.insert(node);
+  if (st) {
+    totals_marked_.insert(node);
+  } else {
+    // A day table dropped since it was made here (retention) is made again next time.
+    days_made_.clear();
+  }
   return st;
 }
 

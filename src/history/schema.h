@@ -14,6 +14,10 @@ namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
 inline constexpr int kSchemaVersion = 12;
+// From this version on PostgreSQL lays an interval table (TableKind::kTiered) out for time:
+// partitioned by tier (LIST), each tier by day of t_ns (RANGE), so that retention drops a
+// tier's whole days and a window's reads prune to its days (docs/history.md).
+inline constexpr int kPartitionedSince = 11;
 
 // Logical types; each store names them in its own words (SQLite INTEGER for every integer,
 // PostgreSQL SMALLINT / INTEGER / BIGINT).
@@ -70,6 +74,9 @@ struct Index {
   std::string_view name;
   std::span<const std::string_view> columns = {};
   int since = 1;
+  // From this version on PostgreSQL makes it a BRIN index (rows written in the order of
+  // its column: a few pages of summaries instead of a B-tree to keep up); 0 never.
+  int brin_since = 0;
 };
 
 // kTiered: rows of intervals (tier 0 raw, 1 minute, 2 hour) that roll up. Their first
@@ -278,7 +285,7 @@ inline constexpr Column kAnomalyColumns[] = {
     Column{"median_ns", T::kReal},
 };
 inline constexpr std::string_view kByTime[] = {"t_ns"};
-inline constexpr Index kAnomalyIndexes[] = {{"anomalies_t", kByTime}};
+inline constexpr Index kAnomalyIndexes[] = {{"anomalies_t", kByTime, 1, kPartitionedSince}};
 inline constexpr Table kAnomalies{"anomalies", TableKind::kPlain, kAnomalyColumns, {}, kAnomalyIndexes};
 
 // What a process left allocated when it exited.
@@ -287,7 +294,7 @@ inline constexpr Column kLeakColumns[] = {
     Column{"start_ns", T::kInt64},     Column{"device", T::kInt32}, Column{"allocations", T::kInt64},
     Column{"bytes", T::kInt64},
 };
-inline constexpr Index kLeakIndexes[] = {{"leaks_t", kByTime}};
+inline constexpr Index kLeakIndexes[] = {{"leaks_t", kByTime, 1, kPartitionedSince}};
 inline constexpr Table kLeaks{"leaks", TableKind::kPlain, kLeakColumns, {}, kLeakIndexes};
 
 // Version 3: each node's clock against the PostgreSQL server's (history/clock_offset.h). A
@@ -416,12 +423,44 @@ inline constexpr std::string_view kAgentKey[] = {"node"};
 inline constexpr Table kAgents =
     Table{"agents", TableKind::kPlain, kAgentColumns, kAgentKey}.added_in(10).rows_replaced();
 
+// Version 11: the namespace report's rollup (history/namespace_rollup.h), made with the job
+// rollups from job_gpus and the processes' namespaces and jobs: per hour, node, namespace,
+// job and GPU, what the job's processes on the GPU held together (their count, SM shares,
+// memory, the parts of the hour held, held idle and of its energy), beside the GPU's
+// columns, so that a namespace's report over weeks reads one row per job's GPU-hour. Rows
+// of tier 2 only; PostgreSQL fills it (a SQLite store keeps it empty).
+inline constexpr auto kNamespaceGpuColumns = tiered(std::array{
+    Column{"namespace", T::kText},
+    Column{"job", T::kText},
+    Column{"gpu", T::kInt32},
+    Column{"processes", T::kInt64, C::kSum},
+    Column{"sm_sum", T::kReal, C::kSum},
+    Column{"memory", T::kInt64, C::kSum},
+    Column{"held", T::kReal, C::kMax},
+    Column{"idle", T::kReal, C::kMax}.nullable(),
+    Column{"energy_part", T::kReal, C::kMax},
+    Column{"gpu_processes", T::kInt64, C::kMax},
+    Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
+    Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
+    Column{"util_mean", T::kReal, C::kMax}.nullable(),
+    Column{"sm_active_mean", T::kReal, C::kMax}.nullable(),
+    Column{"tensor_active_mean", T::kReal, C::kMax}.nullable(),
+    Column{"memory_total", T::kInt64, C::kMax}.nullable(),
+    Column{"power_mean_w", T::kReal, C::kMax}.nullable(),
+    Column{"energy_mj", T::kReal, C::kMax}.nullable(),
+    Column{"energy_counter_ns", T::kInt64, C::kMax}.nullable(),
+});
+inline constexpr std::string_view kNamespaceGpuKey[] = {"tier", "node", "t_ns", "namespace", "job", "gpu"};
+inline constexpr Table kNamespaceGpus =
+    Table{"namespace_gpus", TableKind::kTiered, kNamespaceGpuColumns, kNamespaceGpuKey}
+        .added_in(11)
+        .rows_replaced();
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {&kMeta,          &kNames,          &kProcesses,  &kIntervals,
-                                        &kFunctions,     &kKernels,        &kGpus,       &kGpuProcesses,
-                                        &kAnomalies,     &kLeaks,          &kNodeClocks, &kProcessTotals,
-                                        &kFunctionTotals, &kJobGpus,       &kJobCalls,   &kNcclStandings,
-                                        &kAgents};
+inline constexpr const Table* kAll[] = {
+    &kMeta,           &kNames,        &kProcesses, &kIntervals,     &kFunctions,    &kKernels,
+    &kGpus,           &kGpuProcesses, &kAnomalies, &kLeaks,         &kNodeClocks,   &kProcessTotals,
+    &kFunctionTotals, &kJobGpus,      &kJobCalls,  &kNcclStandings, &kAgents,       &kNamespaceGpus};
 
 }  // namespace tables
 }  // namespace eacgm::history

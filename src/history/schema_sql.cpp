@@ -33,10 +33,75 @@ std::string column_def(Dialect d, const Table& t, const Column& c) {
   return def;
 }
 
-std::string create_index(const Table& t, const Index& i) {
+bool brin(Dialect d, const Index& i, int version) {
+  return d == Dialect::kPostgres && i.brin_since > 0 && version >= i.brin_since;
+}
+
+std::string create_index(Dialect d, const Table& t, const Index& i, int version) {
   std::string cols;
   for (auto c : i.columns) cols += fmt::format("{}{}", cols.empty() ? "" : ", ", c);
-  return fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}({});\n", i.name, t.name, cols);
+  return fmt::format("CREATE INDEX IF NOT EXISTS {} ON {}{}({});\n", i.name, t.name,
+                     brin(d, i, version) ? " USING brin" : "", cols);
+}
+
+// The interval tables laid out for time on PostgreSQL (kPartitionedSince on).
+bool partitioned(Dialect d, const Table& t, int version) {
+  return d == Dialect::kPostgres && t.tiered() && version >= kPartitionedSince;
+}
+
+// The columns of `t` a store of `version` has.
+std::string columns_of(const Table& t, int version) {
+  std::string out;
+  for (const Column& c : t.columns) {
+    if (c.since <= version) out += fmt::format("{}{}", out.empty() ? "" : ", ", c.name);
+  }
+  return out;
+}
+
+// An advisory lock of the partitions' making ("eacgday1"): two writers landing in one new
+// day make its tables once.
+constexpr std::int64_t kDayLock = 0x6561636764617931;
+
+// PostgreSQL's functions of the partitions (docs/history.md#layout): make the day tables
+// of one tier of some interval tables over [from, to) (at most 1,000 days a call), and
+// drop those that end at or before a time. Each returns how many tables it made or dropped.
+std::string partition_functions() {
+  return fmt::format(
+      "CREATE OR REPLACE FUNCTION {0}(p_tables text[], p_tier int, p_from bigint, p_to bigint) RETURNS int "
+      "LANGUAGE plpgsql AS $f$ DECLARE d bigint; t text; part text; made int := 0; first_day bigint; "
+      "last_day bigint; BEGIN IF p_from IS NULL OR p_to IS NULL OR p_to <= p_from THEN RETURN 0; END IF; "
+      "first_day := p_from / {2} - "
+      "(p_from % {2} < 0)::int; last_day := (p_to - 1) / {2} - ((p_to - 1) % {2} < 0)::int; IF last_day - "
+      "first_day >= 1000 "
+      "THEN RAISE EXCEPTION 'partitions of % days asked (from % to %)', last_day - first_day + 1, p_from, "
+      "p_to; END IF; FOR d IN first_day..last_day LOOP FOREACH t IN ARRAY p_tables LOOP part := "
+      "format('%s_t%s_d%s', t, p_tier, to_char(to_timestamp(d * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD')); "
+      "IF to_regclass(part) IS NULL THEN PERFORM pg_advisory_xact_lock({3}); IF NOT EXISTS (SELECT 1 FROM "
+      "pg_class WHERE relname = part AND relnamespace = current_schema()::regnamespace) THEN BEGIN EXECUTE "
+      "format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', part, t || '_t' || p_tier, d "
+      "* {2}, (d + 1) * {2}); made := made + 1; EXCEPTION WHEN duplicate_table THEN NULL; END; END IF; END "
+      "IF; END LOOP; END LOOP; RETURN "
+      "made; END $f$;\n"
+      "CREATE OR REPLACE FUNCTION {1}(p_tables text[], p_tier int, p_before bigint) RETURNS int LANGUAGE "
+      "plpgsql AS $f$ DECLARE r record; dropped int := 0; BEGIN FOR r IN SELECT c.relname FROM "
+      "unnest(p_tables) AS tb(name) JOIN pg_inherits i ON i.inhparent = to_regclass(tb.name || '_t' || "
+      "p_tier) JOIN pg_class c ON c.oid = i.inhrelid WHERE substring(pg_get_expr(c.relpartbound, c.oid) "
+      "FROM 'TO \\(''?(-?[0-9]+)''?\\)')::bigint <= p_before ORDER BY c.relname LOOP EXECUTE "
+      "format('DROP TABLE %I', r.relname); dropped := dropped + 1; END LOOP; RETURN dropped; END $f$;\n",
+      kMakeDaysFunction, kDropDaysFunction, kDayNs, kDayLock);
+}
+
+// Version kPartitionedSince on PostgreSQL: each interval table made before it becomes a
+// partitioned one holding every row (made beside it, the rows moved, the names swapped),
+// in the migration's transaction.
+std::string partition_existing(const Table& t, int version) {
+  const std::string old = fmt::format("{}_v{}", t.name, version - 1);
+  const std::string cols = columns_of(t, version - 1);
+  return fmt::format(
+      "ALTER TABLE {0} RENAME TO {1};\nALTER INDEX IF EXISTS {0}_pkey RENAME TO {1}_pkey;\n{2}"
+      "SELECT {3}(ARRAY['{0}'], tier, min(t_ns), max(t_ns) + 1) FROM {1} GROUP BY tier;\n"
+      "INSERT INTO {0}({4}) SELECT {4} FROM {1};\nDROP TABLE {1};\n",
+      t.name, old, create_table(Dialect::kPostgres, t, version), kMakeDaysFunction, cols);
 }
 
 std::string param(Dialect d, int i) { return fmt::format("{}{}", d == Dialect::kSqlite ? '?' : '$', i); }
@@ -67,31 +132,69 @@ std::string create_table(Dialect d, const Table& t, int version) {
   if (t.key.size() > 1) sql += fmt::format(", PRIMARY KEY({})", joined(physical_key(d, t)));
   sql += ")";
   if (d == Dialect::kSqlite && t.key.size() > 1) sql += " WITHOUT ROWID";
+  if (partitioned(d, t, version)) {
+    sql += " PARTITION BY LIST (tier);\n";
+    for (int tier = 0; tier < kTiers; ++tier) {
+      sql += fmt::format(
+          "CREATE TABLE IF NOT EXISTS {0}_t{1} PARTITION OF {0} FOR VALUES IN ({1}) PARTITION BY RANGE "
+          "(t_ns)",
+          t.name, tier);
+      if (tier + 1 < kTiers) sql += ";\n";
+    }
+  }
   sql += ";\n";
   for (const Index& i : t.indexes) {
-    if (i.since <= version) sql += create_index(t, i);
+    if (i.since <= version) sql += create_index(d, t, i, version);
   }
   return sql;
 }
 
 std::string migration_step(Dialect d, int version) {
   std::string sql;
+  const bool partitions = d == Dialect::kPostgres && version == kPartitionedSince;
+  if (partitions) sql += partition_functions();
   for (const Table* t : tables::kAll) {
     if (t->since == 0 || t->since > version) continue;
     if (t->since == version) {
       sql += create_table(d, *t, version);
       continue;
     }
+    if (partitions && t->tiered()) sql += partition_existing(*t, version);
     for (const Column& c : t->columns) {
       if (c.since != version) continue;
       sql += fmt::format("ALTER TABLE {} ADD COLUMN {}{};\n", t->name,
                          d == Dialect::kPostgres ? "IF NOT EXISTS " : "", column_def(d, *t, c));
     }
     for (const Index& i : t->indexes) {
-      if (i.since == version) sql += create_index(*t, i);
+      if (i.since == version) sql += create_index(d, *t, i, version);
+      // Made again as a BRIN index.
+      if (i.since < version && brin(d, i, version) && i.brin_since == version) {
+        sql += fmt::format("DROP INDEX IF EXISTS {};\n", i.name);
+        sql += create_index(d, *t, i, version);
+      }
     }
   }
   return sql;
+}
+
+namespace {
+
+std::string tiered_names() {
+  std::string out;
+  for (const Table* t : tables::kAll) {
+    if (t->tiered()) out += fmt::format("{}'{}'", out.empty() ? "" : ", ", t->name);
+  }
+  return fmt::format("ARRAY[{}]", out);
+}
+
+}  // namespace
+
+std::string make_days_sql() {
+  return fmt::format("SELECT {}({}, $1, $2, $3)", kMakeDaysFunction, tiered_names());
+}
+
+std::string drop_days_sql() {
+  return fmt::format("SELECT {}({}, $1, $2)", kDropDaysFunction, tiered_names());
 }
 
 std::vector<std::string_view> physical_key(Dialect d, const Table& t) {

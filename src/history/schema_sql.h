@@ -4,6 +4,7 @@
 // retention; PostgreSQL keeps (tier, node, t_ns) so that a node's rows are one range.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,23 @@ std::string create_table(Dialect d, const Table& t, int version);
 // The statements that take a store from version `version - 1` to `version`: the tables
 // it adds, the columns it adds to older ones, its indexes.
 std::string migration_step(Dialect d, int version);
+
+// PostgreSQL from kPartitionedSince on: an interval table (tiered) is partitioned by tier
+// (LIST) into <table>_t0.._t2, each by day of t_ns (RANGE) into <table>_t<tier>_d<YYYYMMDD>
+// (UTC). The day tables are made by a function in the database, ahead by maintenance and
+// when a write lands in a day that has none, and dropped whole by retention.
+inline constexpr int kTiers = 3;
+inline constexpr std::int64_t kDayNs = 24LL * 3600 * 1'000'000'000;
+// eacgm_make_days(tables text[], tier int, from bigint, to bigint): makes the day tables of
+// `tier` of each of `tables` covering [from, to) that are not there; how many it made.
+inline constexpr const char* kMakeDaysFunction = "eacgm_make_days";
+// eacgm_drop_days(tables text[], tier int, before bigint): drops the day tables of `tier`
+// of each of `tables` that end at or before `before`; how many it dropped.
+inline constexpr const char* kDropDaysFunction = "eacgm_drop_days";
+// The day tables of every interval table: parameters 1 the tier, 2 from, 3 to (ns).
+std::string make_days_sql();
+// Drops every interval table's day tables of a tier: parameters 1 the tier, 2 before (ns).
+std::string drop_days_sql();
 
 // The key in the dialect's physical order.
 std::vector<std::string_view> physical_key(Dialect d, const Table& t);

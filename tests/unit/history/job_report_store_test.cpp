@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -206,6 +207,54 @@ TEST_P(JobReportStore, TheJobRollupsGiveTheReportOfTheHourRows) {
   maintain();
   EXPECT_EQ(backend_->query(rolled), "6 14");
   EXPECT_EQ(all(), with);
+}
+
+// Every figure of a row, the GPU's as well as figures()'s.
+std::string every_figure(const JobReportRow& r) {
+  return fmt::format("{} {} {} {} {} {} {} {} {} {}", figures(r), r.active_gpu_hours, r.unmeasured_gpu_hours,
+                     r.longest_idle_ns, r.activity_basis, r.tensor_active_mean.value_or(-1),
+                     r.memory_peak_bytes, r.memory_capacity_bytes.value_or(0), r.energy_basis, r.idle_cost);
+}
+
+// A namespace's report reads its rolled hours from the namespace rollup (PostgreSQL;
+// SQLite's from the job rollups), figure for figure the report of its jobs from the job
+// rollups, whatever part of the window is rolled; and the rollup is what it reads.
+TEST_P(JobReportStore, TheNamespaceRollupGivesTheReportOfTheJobRollups) {
+  const std::int64_t end = kT0 + 7200 * kS;
+  for (std::int64_t i = 0; i < 720; ++i) {
+    for (const char* node : {"node-a", "node-b"}) ASSERT_TRUE(store_->write(node, interval(node, i)));
+  }
+  for (const char* node : {"node-a", "node-b"}) {
+    auto st = store_->maintain(node, end + 3600 * kS, Retention{});
+    ASSERT_TRUE(st) << st.error();
+  }
+  const bool postgres = GetParam() == "postgres";
+  // Two hours: node-a's GPU held by the job and the pod, node-b's by the job.
+  EXPECT_EQ(backend_->query("SELECT count(*) FROM namespace_gpus"), postgres ? "6" : "0");
+  auto figures_of = [&](std::int64_t from, const std::vector<JobSelector>& selectors) {
+    std::vector<std::string> out;
+    for (const JobSelector& selector : selectors) {
+      auto rows =
+          read_job_report(*store_, window(from, end), selector, Tier::kHour, ReportOptions{0.05, 2.0, "USD"});
+      EXPECT_TRUE(rows) << rows.error();
+      if (!rows) continue;
+      for (const JobReportRow& r : *rows) out.push_back(every_figure(r));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<JobSelector> jobs = {{JobSelector::By::kJob, "train"},
+                                         {JobSelector::By::kPod, "team-a/notebook"}};
+  const std::vector<JobSelector> ns = {{JobSelector::By::kNamespace, "team-a"}};
+  for (std::int64_t from : {kT0, kT0 + 600 * kS}) {
+    SCOPED_TRACE(from);
+    const auto by_jobs = figures_of(from, jobs);
+    ASSERT_EQ(by_jobs.size(), 2u);
+    EXPECT_EQ(figures_of(from, ns), by_jobs);
+  }
+  if (!postgres) return;
+  ASSERT_EQ(backend_->exec("UPDATE namespace_gpus SET memory = memory * 2;"), "");
+  EXPECT_NE(figures_of(kT0, ns), figures_of(kT0, jobs));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, JobReportStore, ::testing::Values("sqlite", "postgres"),

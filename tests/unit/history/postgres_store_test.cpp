@@ -6,6 +6,7 @@
 // never shows.
 #include "history/postgres_store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "history/sqlite_store.h"
+#include "legacy_schema.h"
 #include "store_backends.h"
 #include "store_batches.h"
 
@@ -279,7 +281,10 @@ TEST_F(PostgresStoreTest, NodesWritingAtOnceMakeTheirNamesWithoutWaitingOnEachOt
         IntervalBatch b = batch(kT0 + kS * 10 * i, 1, 10, 100);
         // Names new to every node at once, in different orders.
         for (int k = 0; k < 30; ++k) b.kernels.push_back({"k" + std::to_string((k * (n + 1) + i) % 40), 1});
-        if (!(*s)->write("node-" + std::to_string(n), b)) ++failures;
+        if (auto st = (*s)->write("node-" + std::to_string(n), b); !st) {
+          ++failures;
+          ADD_FAILURE() << st.error();
+        }
       }
     });
   }
@@ -347,6 +352,128 @@ TEST_F(PostgresStoreTest, ThePasswordNeverShows) {
   auto ok = PostgresStore::open(cluster_->url(db_));
   ASSERT_TRUE(ok) << ok.error();
   EXPECT_EQ((*ok)->description().find(PgCluster::kPassword), std::string::npos);
+}
+
+// The interval tables are partitioned by tier, each tier by day (docs/history.md): a
+// node's maintenance makes today's and the next two days' tables; a write older than any
+// day there (a node back after an outage) makes its day and keeps its rows; retention
+// drops a tier's days once they have passed its window (whole days: a row stays until
+// its day has), and a day dropped is made again when written again.
+TEST_F(PostgresStoreTest, IntervalTablesArePartitionedByTierAndDayAndRetentionDropsWholeDays) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  auto sql = [this](const std::string& q) {
+    auto [rc, out] = cluster_->psql(db_, q);
+    EXPECT_EQ(rc, 0) << out;
+    return out;
+  };
+  auto days = [&sql](const std::string& parent) {
+    return sql(
+        "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_inherits i JOIN pg_class c ON "
+        "c.oid = i.inhrelid WHERE i.inhparent = '" +
+        parent + "'::regclass");
+  };
+  EXPECT_EQ(sql("SELECT relkind FROM pg_class WHERE relname IN ('functions', 'functions_t0', 'gpus_t2', "
+                "'namespace_gpus') ORDER BY relname"),
+            "p\np\np\np");
+  ASSERT_TRUE(store->write("n", batch(kT0, 1, 10, 100)));  // 2026-11-01, a day's start
+  ASSERT_TRUE(store->maintain("n", kT0 + 10 * kS, Retention{}));
+  EXPECT_EQ(days("functions_t0"), "functions_t0_d20261101 functions_t0_d20261102 functions_t0_d20261103");
+  EXPECT_EQ(days("job_gpus_t2"), "job_gpus_t2_d20261101 job_gpus_t2_d20261102 job_gpus_t2_d20261103");
+  // Ten days late.
+  auto st = store->write("n", batch(kT0 - 10 * kDay + 30 * kS, 2, 7, 100));
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(sql("SELECT count(*), sum(calls) FROM functions_t0_d20261022"), "1|7");
+  EXPECT_EQ(sql("SELECT count(*) FROM functions WHERE tier = 0"), "2");
+  // Three days on, raw rows kept a day: the days that ended a day ago or before go whole.
+  Retention r;
+  r.raw_ns = kDay;
+  ASSERT_TRUE(store->maintain("n", kT0 + 3 * kDay, r));
+  EXPECT_EQ(days("functions_t0"),
+            "functions_t0_d20261103 functions_t0_d20261104 functions_t0_d20261105 functions_t0_d20261106");
+  EXPECT_EQ(sql("SELECT count(*) FROM functions WHERE tier = 0"), "0");
+  // The minutes' days (kept 7 days) stay.
+  EXPECT_NE(days("functions_t1").find("functions_t1_d20261101"), std::string::npos);
+  // The same late node again: its day is made again.
+  st = store->write("n", batch(kT0 - 10 * kDay + 40 * kS, 2, 5, 100));
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(sql("SELECT count(*) FROM functions_t0_d20261022"), "1");
+}
+
+// A window's rows are read from its days' tables alone: the plan of a day's hour rows
+// names that day's table of tier 2 and no other.
+TEST_F(PostgresStoreTest, AWindowReadsOnlyItsDaysTables) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  for (int d = 0; d < 3; ++d) ASSERT_TRUE(store->write("n", batch(kT0 + d * kDay, 1, 10, 100)));
+  auto maintained = store->maintain("n", kT0 + 3 * kDay, Retention{});
+  ASSERT_TRUE(maintained) << maintained.error();
+  auto [rc, plan] = cluster_->psql(
+      db_, "EXPLAIN (COSTS OFF) SELECT sum(calls) FROM functions WHERE tier = 2 AND t_ns >= " +
+               std::to_string(kT0 + kDay) + " AND t_ns < " + std::to_string(kT0 + kDay + 3600 * kS));
+  ASSERT_EQ(rc, 0) << plan;
+  EXPECT_NE(plan.find("functions_t2_d20261102"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("functions_t2_d20261101"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("functions_t2_d20261103"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("functions_t0"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("functions_t1"), std::string::npos) << plan;
+}
+
+// A store written at version 9 (its literal SQL, rows of every tier over several days)
+// is migrated to partitioned tables in one step: every row kept, the old tables gone,
+// and the namespace rollup made from its job rollups.
+TEST_F(PostgresStoreTest, AVersion9StoreIsMigratedToPartitionedTablesKeepingEveryRow) {
+  const std::string t = std::to_string(kT0);
+  const std::string h = std::to_string(3600 * kS);
+  std::string old = legacy_schema_sql("postgres", 9) +
+                    "INSERT INTO meta(key, value) VALUES('schema_version', 9);"
+                    "INSERT INTO names(name) VALUES('node-a'), ('cudart'), ('f'), ('H100'), ('GPU-0');"
+                    "INSERT INTO processes(node, pid, start_ns, first_ns, last_ns, namespace, job, pod) "
+                    "VALUES(1, 7, 100, " +
+                    t + ", " + t + ", 'ml', 'j1', 'p0'), (1, 8, 100, " + t + ", " + t + ", 'ml', '', 'nb');";
+  // Raw rows on one day, minutes on two, hours on five; a GPU's hour rows.
+  for (int i = 0; i < 5; ++i) {
+    const std::string at = std::to_string(kT0 - i * kDay);
+    const int tier = i == 0 ? 0 : i < 2 ? 1 : 2;
+    old += fmt::format(
+        "INSERT INTO functions VALUES({0}, 1, {1}, {2}, 7, 100, 2, 3, {3}, 0, 0, 0, 0, 0, NULL);"
+        "INSERT INTO kernels VALUES({0}, 1, {1}, {2}, 3, {3});"
+        "INSERT INTO gpus(tier, node, t_ns, span_ns, gpu, uuid, name, samples) VALUES({0}, 1, {1}, {2}, 0, "
+        "5, "
+        "4, 10);",
+        tier, at, h, 10 + i);
+  }
+  old +=
+      "INSERT INTO job_gpus(tier, node, t_ns, span_ns, gpu, pid, start_ns, samples, sm_mean, gpu_processes, "
+      "gpu_processes_with_sm, gpu_sm_sum, gpu_samples, memory_total) VALUES(2, 1, " +
+      t + ", " + h + ", 0, 7, 100, 10, 30, 2, 2, 40, 10, 80), (2, 1, " + t + ", " + h +
+      ", 0, 8, 100, 5, 10, 2, 2, 40, 10, 80);";
+  ASSERT_EQ(backend_.exec(old), "");
+  auto sql = [this](const std::string& q) {
+    auto [rc, out] = cluster_->psql(db_, q);
+    EXPECT_EQ(rc, 0) << out;
+    return out;
+  };
+  const std::string before = sql("SELECT tier, t_ns, calls FROM functions ORDER BY 1, 2");
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(sql("SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(sql("SELECT tier, t_ns, calls FROM functions ORDER BY 1, 2"), before);
+  EXPECT_EQ(sql("SELECT count(*), sum(launches) FROM kernels"), "5|60");
+  EXPECT_EQ(sql("SELECT count(*) FROM gpus"), "5");
+  EXPECT_EQ(sql("SELECT relkind FROM pg_class WHERE relname = 'functions'"), "p");
+  EXPECT_EQ(sql("SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_v10%'"), "0");
+  // Each row in its tier's day.
+  EXPECT_EQ(sql("SELECT count(*) FROM functions_t2_d20261029"), "1");
+  EXPECT_EQ(sql("SELECT count(*) FROM functions_t1_d20261031"), "1");
+  EXPECT_EQ(sql("SELECT count(*) FROM functions_t0_d20261101"), "1");
+  // The namespace's hour: job j1 and pod ml/nb sharing GPU 0.
+  EXPECT_EQ(sql("SELECT job, processes, sm_sum, held FROM namespace_gpus ORDER BY job"),
+            "j1|1|30|1\nml/nb|1|10|0.5");
+  // It takes writes as a new store.
+  auto st = store->write("node-a", batch(kT0 + 20 * kS, 42, 10, 1000));
+  ASSERT_TRUE(st) << st.error();
+  EXPECT_EQ(sql("SELECT count(*) FROM functions WHERE tier = 0"), "2");
 }
 
 }  // namespace

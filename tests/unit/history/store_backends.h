@@ -42,6 +42,9 @@ class StoreBackend {
   // SQLite gives the space of deleted rows back at once (incremental vacuum); PostgreSQL
   // keeps it for new rows.
   virtual bool cap_shrinks_file() const = 0;
+  // Retention drops an interval table's whole days (PostgreSQL's day tables): a row stays
+  // until its day has passed its tier's window.
+  virtual bool drops_whole_days() const = 0;
 };
 
 inline std::string hex(const std::string& bytes) {
@@ -117,6 +120,7 @@ class SqliteBackend final : public StoreBackend {
   std::string blob_literal(const std::string& bytes) const override { return "X'" + hex(bytes) + "'"; }
   bool measures_clock() const override { return false; }
   bool cap_shrinks_file() const override { return true; }
+  bool drops_whole_days() const override { return false; }
 
  private:
   std::filesystem::path dir_;
@@ -179,6 +183,7 @@ class PostgresBackend final : public StoreBackend {
   }
   bool measures_clock() const override { return true; }
   bool cap_shrinks_file() const override { return false; }
+  bool drops_whole_days() const override { return true; }
 
  private:
   std::string db_;
