@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -87,6 +88,13 @@ class TraceScope : public ::testing::Test {
     argv.insert(argv.end(), more.begin(), more.end());
     return std::make_unique<Subprocess>(argv, dir_);
   }
+  // Waits until each agent traces its cgroup and has attached to `library`.
+  static void wait_attached(std::initializer_list<const Subprocess*> agents, const std::string& library) {
+    for (const Subprocess* s : agents) {
+      ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
+      ASSERT_TRUE(s->wait_for(library, true)) << s->err();
+    }
+  }
   // The job of an agent's /api/v1/inflight (its status and body when it did not answer).
   static json job_of(std::uint16_t port) {
     const auto answer = server::testing::get(port, "/api/v1/inflight");
@@ -142,10 +150,7 @@ TEST_F(TraceScope, EachAgentCountsOnlyTheProcessesOfItsCgroup) {
   const std::uint16_t port_a = free_port(), port_b = free_port();
   auto serve_a = serve(port_a, cgroups_[0], "a");
   auto serve_b = serve(port_b, cgroups_[1], "b");
-  for (auto* s : {serve_a.get(), serve_b.get()}) {
-    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
-    ASSERT_TRUE(s->wait_for("libcuda.so", true)) << s->err();
-  }
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libcuda.so"));
   std::ofstream(dir_ + "/go") << "go";
   for (auto* l : {in_a.get(), in_b.get(), outside.get()}) ASSERT_EQ(l->wait(), 0) << l->err();
   const std::string launches = "eacgm_calls_total{domain=\"cuda_driver\",function=\"cuLaunchKernel\"}";
@@ -215,10 +220,7 @@ TEST_F(TraceScope, TwoAgentsProgressSeriesLetTheRuleNameTheRankAnotherNodeWaitsF
   const std::uint16_t port_a = free_port(), port_b = free_port();
   auto serve_a = serve(port_a, cgroups_[0], "a", "nccl", "[hangs]\nmin_age_s = 1\n");
   auto serve_b = serve(port_b, cgroups_[1], "b", "nccl", "[hangs]\nmin_age_s = 1\n");
-  for (auto* s : {serve_a.get(), serve_b.get()}) {
-    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
-    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
-  }
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
   PrometheusServer prometheus(dir_, std::vector<std::uint16_t>{port_a, port_b});
   std::ofstream(dir_ + "/go") << "go";
   ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
@@ -296,10 +298,7 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   const std::uint16_t port_a = free_port(), port_b = free_port();
   auto serve_a = serve_node(port_a, cgroups_[0], "node-a", url, "[hangs]\nmin_age_s = 1\n");
   auto serve_b = serve_node(port_b, cgroups_[1], "node-b", url, "[hangs]\nmin_age_s = 1\n");
-  for (auto* s : {serve_a.get(), serve_b.get()}) {
-    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
-    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
-  }
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
   std::ofstream(dir_ + "/go") << "go";
   ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
   const auto stopped = std::chrono::steady_clock::now();
@@ -384,10 +383,7 @@ TEST_F(TraceScope, TwoAgentsWithAFleetStoreEachNameTheRankAndNodeTheJobWaitsForA
                             "[hangs]\nmin_age_s = 1\n", fleet, {"--advertise-url", url_a});
   auto serve_b =
       serve_node(port_b, cgroups_[1], "node-b", "sqlite:" + dir_ + "/node-b.db", "[hangs]\nmin_age_s = 1\n", fleet);
-  for (auto* s : {serve_a.get(), serve_b.get()}) {
-    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
-    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
-  }
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
   std::ofstream(dir_ + "/go") << "go";
   ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
   const auto stopped = std::chrono::steady_clock::now();
@@ -473,10 +469,7 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreNameTheRankThatArrivesLastOnAnotherNode
   const std::uint16_t port_a = free_port(), port_b = free_port();
   auto serve_a = serve_node(port_a, cgroups_[0], "node-a", url, "");
   auto serve_b = serve_node(port_b, cgroups_[1], "node-b", url, "");
-  for (auto* s : {serve_a.get(), serve_b.get()}) {
-    ASSERT_TRUE(s->wait_for("tracing all processes in cgroup /eacgm-scope-", true)) << s->err();
-    ASSERT_TRUE(s->wait_for("libnccl.so", true)) << s->err();
-  }
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
   std::ofstream(dir_ + "/go") << "go";
   for (auto& r : ranks) ASSERT_TRUE(r->wait_for("finished")) << r->err();
 
