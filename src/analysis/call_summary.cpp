@@ -164,9 +164,11 @@ std::size_t CallSummary::heap_bytes() const {
     bytes += chars(e.domain) + chars(e.function) + e.durations.heap_bytes() +
              e.error_codes.capacity() * sizeof(ErrorCodeCount);
   }
-  for (const auto& [key, slot] : by_name_) bytes += sizeof(void*) * 2 + sizeof(std::string) + sizeof(slot) + chars(key);
+  for (const auto& [key, slot] : by_name_)
+    bytes += sizeof(void*) * 2 + sizeof(std::string) + sizeof(slot) + chars(key);
   bytes += by_name_.bucket_count() * sizeof(void*);
-  bytes += by_probe_.size() * (sizeof(void*) * 2 + sizeof(ProbeSlot)) + by_probe_.bucket_count() * sizeof(void*);
+  bytes +=
+      by_probe_.size() * (sizeof(void*) * 2 + sizeof(ProbeSlot)) + by_probe_.bucket_count() * sizeof(void*);
   return bytes;
 }
 

@@ -124,7 +124,7 @@ class CallSummary {
     bool tallied = false;  // calls counted at entry by a per-call probe (ProbeInfo::tallied)
     std::uint64_t sampled_errors = 0;
     std::uint64_t estimated = 0;
-    double variance = 0;  // of the estimated calls
+    double variance = 0;                      // of the estimated calls
     std::vector<ErrorCodeCount> error_codes;  // unsorted; errors are rare, so a linear scan
   };
   struct Entry : Figures {

@@ -29,8 +29,10 @@ JobCommStragglers judge(std::uint64_t comm_id, std::vector<const RankReport*> ro
   for (const RankReport* r : rows) {
     nodes.insert(r->node);
     auto [it, added] = bound.emplace(r->node, r->clock_uncertainty_ns);
-    if (!added && (it->second < 0 || r->clock_uncertainty_ns < 0)) it->second = -1;
-    else if (!added) it->second = std::max(it->second, r->clock_uncertainty_ns);
+    if (!added && (it->second < 0 || r->clock_uncertainty_ns < 0))
+      it->second = -1;
+    else if (!added)
+      it->second = std::max(it->second, r->clock_uncertainty_ns);
   }
   out.nodes.assign(nodes.begin(), nodes.end());
 
@@ -69,15 +71,17 @@ JobCommStragglers judge(std::uint64_t comm_id, std::vector<const RankReport*> ro
     std::int64_t own = bound[l.node], other = 0;
     for (const auto& [node, b] : bound) {
       if (node == l.node) continue;
-      if (b < 0) other = -1;
-      else if (other >= 0) other = std::max(other, b);
+      if (b < 0)
+        other = -1;
+      else if (other >= 0)
+        other = std::max(other, b);
     }
     l.uncertainty_ns = own < 0 || other < 0 ? -1 : own + other;
   }
 
   if (out.instances < o.min_instances) {
-    out.verdict = fmt::format("{} instance(s) kept by every rank, fewer than the {} to compare", out.instances,
-                              o.min_instances);
+    out.verdict = fmt::format("{} instance(s) kept by every rank, fewer than the {} to compare",
+                              out.instances, o.min_instances);
     return out;
   }
   const auto worst = std::max_element(out.ranks.begin(), out.ranks.end(), [](const auto& a, const auto& b) {
@@ -92,7 +96,8 @@ JobCommStragglers judge(std::uint64_t comm_id, std::vector<const RankReport*> ro
                                         worst->last, out.instances, ms(worst->mean_lateness_ns), clocks);
   if (share <= o.min_share || worst->mean_lateness_ns < static_cast<double>(o.min_lateness_ns)) {
     out.verdict = fmt::format("no straggler: the latest, {}", facts);
-  } else if (worst->uncertainty_ns < 0 || worst->mean_lateness_ns <= static_cast<double>(worst->uncertainty_ns)) {
+  } else if (worst->uncertainty_ns < 0 ||
+             worst->mean_lateness_ns <= static_cast<double>(worst->uncertainty_ns)) {
     out.verdict = fmt::format("no straggler named: {}: within the clocks' uncertainty", facts);
   } else {
     out.straggler = worst->rank;

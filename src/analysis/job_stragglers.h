@@ -32,10 +32,10 @@ struct JobRankLateness {
 
 struct JobCommStragglers {
   std::uint64_t comm_id = 0;
-  std::vector<std::string> nodes;     // the nodes reporting its ranks, sorted
-  std::uint64_t instances = 0;        // compared
+  std::vector<std::string> nodes;      // the nodes reporting its ranks, sorted
+  std::uint64_t instances = 0;         // compared
   std::vector<JobRankLateness> ranks;  // by rank
-  std::int32_t straggler = -1;        // the rank named, -1 when none
+  std::int32_t straggler = -1;         // the rank named, -1 when none
   std::string straggler_node;
   std::string verdict;  // what the comparison says, in one line
 };

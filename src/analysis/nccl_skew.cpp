@@ -20,7 +20,8 @@ NcclSkew::Comm* NcclSkew::comm_for(const CallEvent& event) {
   if (comms_.empty()) return nullptr;
   auto idle = std::min_element(comms_.begin(), comms_.end(),
                                [](const Comm& a, const Comm& b) { return a.newest_ts < b.newest_ts; });
-  if (event.ts_ns < idle->newest_ts || event.ts_ns - idle->newest_ts < options_.forget_idle_ns) return nullptr;
+  if (event.ts_ns < idle->newest_ts || event.ts_ns - idle->newest_ts < options_.forget_idle_ns)
+    return nullptr;
   by_id_.erase(idle->comm_id);
   *idle = Comm{};
   idle->comm_id = event.nccl_comm_id;
@@ -45,8 +46,9 @@ std::vector<NcclArrival> NcclSkew::RankState::kept_arrivals() const {
       if (a.ts_ns != 0) out.push_back(a);
     }
   }
-  std::sort(out.begin(), out.end(),
-            [](const NcclArrival& a, const NcclArrival& b) { return std::tie(a.kind, a.seq) < std::tie(b.kind, b.seq); });
+  std::sort(out.begin(), out.end(), [](const NcclArrival& a, const NcclArrival& b) {
+    return std::tie(a.kind, a.seq) < std::tie(b.kind, b.seq);
+  });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }

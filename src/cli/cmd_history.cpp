@@ -129,8 +129,8 @@ int history_nodes_command(const CommandContext& ctx, const HistoryFlags& flags) 
   const std::string url =
       flags.access.store.empty() ? history::fleet_store_url(access->setup) : access->setup.url;
   history::HistoryReader reader(url, access->setup.options.retention, 1);
-  auto list = reader.query<history::AgentList>(
-      history::HistoryQuery{}, [](history::Store& s, history::Tier) { return s.agents(); });
+  auto list = reader.query<history::AgentList>(history::HistoryQuery{},
+                                               [](history::Store& s, history::Tier) { return s.agents(); });
   if (!list) {
     print_error(list.error());
     return 1;

@@ -48,7 +48,8 @@ std::string render_agents_text(const history::AgentList& list, const std::string
     url_w = std::max(url_w, a.url.size());
     version_w = std::max(version_w, a.version.size());
   }
-  out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "NODE", node_w, "URL", url_w, "VERSION", version_w, "STATE");
+  out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "NODE", node_w, "URL", url_w, "VERSION", version_w,
+                     "STATE");
   for (const history::StoredAgent& a : list.rows) {
     const std::string state =
         history::agent_up(a, list.now_ns) ? std::string("up") : "down since " + utc(a.last_seen_ns) + " UTC";

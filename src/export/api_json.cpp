@@ -302,12 +302,13 @@ json nccl_json(const analysis::AnalysisSnapshot& snap) {
                          {"straggler", c.straggler >= 0 ? json(c.straggler) : json(nullptr)},
                          {"ranks", std::move(ranks)}});
   }
-  return json{{"collectives", std::move(list)},
-              {"folded", nccl.folded_calls()},
-              {"gpu_unjoined", nccl.gpu_unjoined()},
-              {"communicators", std::move(comms)},
-              {"untracked_calls", skew.untracked_calls},
-              {"job_stragglers", job_stragglers_json(snap.get<analysis::JobStragglersSummary>().communicators)}};
+  return json{
+      {"collectives", std::move(list)},
+      {"folded", nccl.folded_calls()},
+      {"gpu_unjoined", nccl.gpu_unjoined()},
+      {"communicators", std::move(comms)},
+      {"untracked_calls", skew.untracked_calls},
+      {"job_stragglers", job_stragglers_json(snap.get<analysis::JobStragglersSummary>().communicators)}};
 }
 
 json ops_json(const analysis::OpKernelSummary& ops) {

@@ -10,12 +10,13 @@ json job_stragglers_json(std::span<const analysis::JobCommStragglers> comms) {
   for (const auto& c : comms) {
     json ranks = json::array();
     for (const auto& r : c.ranks) {
-      ranks.push_back(json{{"node", r.node},
-                           {"rank", r.rank},
-                           {"instances", r.instances},
-                           {"last", r.last},
-                           {"mean_lateness_ns", r.mean_lateness_ns},
-                           {"uncertainty_ns", r.uncertainty_ns < 0 ? json(nullptr) : json(r.uncertainty_ns)}});
+      ranks.push_back(
+          json{{"node", r.node},
+               {"rank", r.rank},
+               {"instances", r.instances},
+               {"last", r.last},
+               {"mean_lateness_ns", r.mean_lateness_ns},
+               {"uncertainty_ns", r.uncertainty_ns < 0 ? json(nullptr) : json(r.uncertainty_ns)}});
     }
     out.push_back(json{{"comm_id", fmt::format("0x{:016x}", c.comm_id)},
                        {"nodes", c.nodes},

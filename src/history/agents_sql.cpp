@@ -15,7 +15,8 @@ QuerySql put_agent_sql(Dialect d, std::int64_t node_id, const StoredAgent& a, st
   const std::string seen = s.arg(a.last_seen_ns + offset_ns);
   const std::string every = s.arg(a.every_ns);
   s.text = fmt::format(
-      "INSERT INTO agents(node, url, version, started_ns, last_seen_ns, every_ns) VALUES({}, {}, {}, {}, {}, {}) "
+      "INSERT INTO agents(node, url, version, started_ns, last_seen_ns, every_ns) VALUES({}, {}, {}, {}, {}, "
+      "{}) "
       "ON CONFLICT(node) DO UPDATE SET url = excluded.url, version = excluded.version, started_ns = "
       "excluded.started_ns, last_seen_ns = excluded.last_seen_ns, every_ns = excluded.every_ns",
       node, url, version, started, seen, every);
@@ -25,7 +26,8 @@ QuerySql put_agent_sql(Dialect d, std::int64_t node_id, const StoredAgent& a, st
 QuerySql read_agents_sql(Dialect d) {
   QuerySql s(d);
   s.text =
-      "SELECT n.name, a.url, a.version, a.started_ns, a.last_seen_ns, a.every_ns FROM agents a JOIN names n ON "
+      "SELECT n.name, a.url, a.version, a.started_ns, a.last_seen_ns, a.every_ns FROM agents a JOIN names n "
+      "ON "
       "n.id = a.node ORDER BY n.name";
   return s;
 }

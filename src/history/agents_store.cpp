@@ -14,7 +14,9 @@ Status Store::put_agent(const StoredAgent&) {
   return make_error(fmt::format("store {} keeps no agents", description()));
 }
 
-Result<AgentList> Store::agents() { return make_error(fmt::format("store {} keeps no agents", description())); }
+Result<AgentList> Store::agents() {
+  return make_error(fmt::format("store {} keeps no agents", description()));
+}
 
 Status SqliteStore::put_agent(const StoredAgent& agent) {
   auto node_id = name_id(agent.node);

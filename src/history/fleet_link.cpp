@@ -139,7 +139,8 @@ Status FleetLink::poll_standings(const analysis::AnalysisSnapshot& snap, std::in
   std::vector<std::uint64_t> comms;
   for (const analysis::NcclCommStanding& c : snap.get<analysis::NcclProgressSummary>().comms) {
     comms.push_back(c.comm_id);
-    for (const analysis::NcclRankStanding& r : c.ranks) rows.push_back({options_.node, c.comm_id, c.nranks, r, at, 0});
+    for (const analysis::NcclRankStanding& r : c.ranks)
+      rows.push_back({options_.node, c.comm_id, c.nranks, r, at, 0});
   }
   const auto interval_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.interval).count();
   StandingsMoment m;

@@ -31,8 +31,8 @@ struct AnalysisSnapshot;
 namespace eacgm::history {
 
 struct FleetLinkOptions {
-  std::string node;  // the node's name in the store
-  std::string url;   // the fleet's store
+  std::string node;                            // the node's name in the store
+  std::string url;                             // the fleet's store
   std::chrono::milliseconds interval{10'000};  // the heartbeat's period
   std::string agent_url;                       // where the agent's API answers
   std::string version;                         // the agent's build
@@ -46,11 +46,11 @@ struct FleetLinkOptions {
 
 // What /metrics says of the link (eacgm_fleet_link_*).
 struct FleetLinkStats {
-  bool up = false;                    // the last round with the fleet's store succeeded
-  std::uint64_t failures = 0;         // rounds that failed (each retried after a back-off)
+  bool up = false;             // the last round with the fleet's store succeeded
+  std::uint64_t failures = 0;  // rounds that failed (each retried after a back-off)
   std::uint64_t standings_writes = 0;
   std::uint64_t standings_reads = 0;
-  double last_heartbeat_unix = 0;     // 0: none yet
+  double last_heartbeat_unix = 0;  // 0: none yet
 };
 
 class FleetLink {

@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
-#include "history/job_rollup.h"
 #include "history/agents_sql.h"
+#include "history/job_rollup.h"
 #include "history/namespace_rollup.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"

@@ -412,12 +412,9 @@ inline constexpr Table kNcclStandings =
 // and how often it writes (`every_ns`): an agent not seen for three of those is down.
 // maintain() deletes the rows of agents gone longer than the hour rows are kept.
 inline constexpr Column kAgentColumns[] = {
-    Column{"node", T::kInt32}.names(),
-    Column{"url", T::kText}.defaults("''"),
-    Column{"version", T::kText}.defaults("''"),
-    Column{"started_ns", T::kInt64},
-    Column{"last_seen_ns", T::kInt64},
-    Column{"every_ns", T::kInt64},
+    Column{"node", T::kInt32}.names(),          Column{"url", T::kText}.defaults("''"),
+    Column{"version", T::kText}.defaults("''"), Column{"started_ns", T::kInt64},
+    Column{"last_seen_ns", T::kInt64},          Column{"every_ns", T::kInt64},
 };
 inline constexpr std::string_view kAgentKey[] = {"node"};
 inline constexpr Table kAgents =
@@ -458,9 +455,9 @@ inline constexpr Table kNamespaceGpus =
 
 // Every table, in the order the steps make them.
 inline constexpr const Table* kAll[] = {
-    &kMeta,           &kNames,        &kProcesses, &kIntervals,     &kFunctions,    &kKernels,
-    &kGpus,           &kGpuProcesses, &kAnomalies, &kLeaks,         &kNodeClocks,   &kProcessTotals,
-    &kFunctionTotals, &kJobGpus,      &kJobCalls,  &kNcclStandings, &kAgents,       &kNamespaceGpus};
+    &kMeta,           &kNames,        &kProcesses, &kIntervals,     &kFunctions,  &kKernels,
+    &kGpus,           &kGpuProcesses, &kAnomalies, &kLeaks,         &kNodeClocks, &kProcessTotals,
+    &kFunctionTotals, &kJobGpus,      &kJobCalls,  &kNcclStandings, &kAgents,     &kNamespaceGpus};
 
 }  // namespace tables
 }  // namespace eacgm::history

@@ -33,8 +33,8 @@ constexpr StandingsDue standings_due(const StandingsMoment& m) {
   const bool urgent_write = m.changed || m.waiting_here;
   const bool urgent_read = m.changed || m.waiting_here || m.waiting_read;
   StandingsDue due;
-  due.write = (m.has_rows || m.had_rows) &&
-              ((urgent_write && m.since_written_ns >= kStandingsEveryNs) || m.since_written_ns >= m.interval_ns);
+  due.write = (m.has_rows || m.had_rows) && ((urgent_write && m.since_written_ns >= kStandingsEveryNs) ||
+                                             m.since_written_ns >= m.interval_ns);
   // Only a node with ranks asks for its communicators' rows.
   due.read = m.has_rows &&
              ((urgent_read && m.since_read_ns >= kStandingsEveryNs) || m.since_read_ns >= m.interval_ns);

@@ -61,7 +61,8 @@ QuerySql put_standing_sql(Dialect d, std::int64_t node_id, const analysis::RankR
       "INSERT INTO nccl_standings(node, comm_id, rank, pid, nranks, entered, finished, waiting_ns, "
       "collective, "
       "written_ns, arrivals, clock_uncertainty_ns) VALUES({}) ON CONFLICT(node, comm_id, rank) DO UPDATE SET "
-      "pid = excluded.pid, nranks = excluded.nranks, entered = excluded.entered, finished = excluded.finished, "
+      "pid = excluded.pid, nranks = excluded.nranks, entered = excluded.entered, finished = "
+      "excluded.finished, "
       "waiting_ns = excluded.waiting_ns, collective = excluded.collective, written_ns = excluded.written_ns, "
       "arrivals = excluded.arrivals, clock_uncertainty_ns = excluded.clock_uncertainty_ns",
       values);
@@ -81,7 +82,8 @@ QuerySql read_standings_sql(Dialect d, std::span<const std::uint64_t> comm_ids, 
   QuerySql s(d);
   s.text = fmt::format(
       "SELECT n.name, s.comm_id, s.rank, s.pid, s.nranks, s.entered, s.finished, s.waiting_ns, s.collective, "
-      "s.written_ns, s.arrivals, s.clock_uncertainty_ns FROM nccl_standings s JOIN names n ON n.id = s.node WHERE s.written_ns >= {}",
+      "s.written_ns, s.arrivals, s.clock_uncertainty_ns FROM nccl_standings s JOIN names n ON n.id = s.node "
+      "WHERE s.written_ns >= {}",
       s.arg(since_ns));
   if (!comm_ids.empty()) {
     // Integers written into the text: the same in both dialects, and no array to bind.

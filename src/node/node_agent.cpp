@@ -176,7 +176,8 @@ Result<std::unique_ptr<NodeAgent>> NodeAgent::create(NodeOptions options) {
   p.config = std::move(*config);
   auto listen = server::parse_listen_address(o.listen.empty() ? p.config.serve.listen : o.listen);
   if (!listen) return usage("--listen: " + listen.error());
-  if (auto st = server::check_advertise_url(o.advertise_url); !st) return usage("--advertise-url: " + st.error());
+  if (auto st = server::check_advertise_url(o.advertise_url); !st)
+    return usage("--advertise-url: " + st.error());
   p.listen = *listen;
   p.reloaded = p.config;
   p.mode = std::make_shared<std::atomic<TraceMode>>(agent::trace_mode(o.request, p.config.agent));

@@ -9,15 +9,10 @@ namespace eacgm::server {
 namespace {
 
 Status read_serve(const ConfigTable& table, ServeConfig& serve) {
-  constexpr std::string_view kKeys[] = {"listen",
-                                        "token_file",
-                                        "advertise_url",
-                                        "max_clients",
-                                        "dcgm_metrics",
-                                        "max_function_series",
-                                        "max_process_series",
-                                        "max_histogram_series",
-                                        "rescan_interval_s"};
+  constexpr std::string_view kKeys[] = {
+      "listen",           "token_file",          "advertise_url",      "max_clients",
+      "dcgm_metrics",     "max_function_series", "max_process_series", "max_histogram_series",
+      "rescan_interval_s"};
   if (auto s = table.check_keys(kKeys); !s) return s;
   if (auto s = table.read_string("listen", serve.listen); !s) return s;
   if (auto s = table.read_string("token_file", serve.token_file); !s) return s;

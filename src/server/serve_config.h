@@ -13,8 +13,8 @@ class ConfigSections;
 namespace eacgm::server {
 
 struct ServeConfig {
-  std::string listen = "127.0.0.1:9977";     // HOST:PORT; not loopback needs a token file
-  std::string token_file;                    // bearer token, mode 0600; "" none
+  std::string listen = "127.0.0.1:9977";  // HOST:PORT; not loopback needs a token file
+  std::string token_file;                 // bearer token, mode 0600; "" none
   // Where other machines reach this agent's API (http://HOST:PORT), as the fleet's store
   // lists it; "" : from listen (a wildcard address becomes the host's name).
   std::string advertise_url;

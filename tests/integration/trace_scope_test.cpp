@@ -22,8 +22,8 @@
 
 #include "../unit/history/pg_cluster.h"
 #include "../unit/server/http_client.h"
-#include "history/store.h"
 #include "core/proc_file.h"
+#include "history/store.h"
 #include "sample/cgroup_scope.h"
 #include "serve_support.h"
 #include "subprocess.h"
@@ -81,8 +81,9 @@ class TraceScope : public ::testing::Test {
                                          const std::vector<std::string>& more = {}) {
     const std::string cfg = dir_ + "/" + name + ".toml";
     std::ofstream(cfg) << "[trace]\ncgroup = \"" << cgroup << "\"\n" << config;
-    std::vector<std::string> argv{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(port),
-                                  "--no-gpu", "--probes", "nccl", "--config", cfg, "--store", url, "--node",
+    std::vector<std::string> argv{bin("eacgm"), "serve",    "--listen", "127.0.0.1:" + std::to_string(port),
+                                  "--no-gpu",   "--probes", "nccl",     "--config",
+                                  cfg,          "--store",  url,        "--node",
                                   name};
     if (!fleet_url.empty()) argv.insert(argv.end(), {"--fleet-store", fleet_url});
     argv.insert(argv.end(), more.begin(), more.end());
@@ -99,7 +100,8 @@ class TraceScope : public ::testing::Test {
   static json job_of(std::uint16_t port) {
     const auto answer = server::testing::get(port, "/api/v1/inflight");
     const json doc = json::parse(answer.body, nullptr, false);
-    if (answer.status != 200 || !doc.is_object()) return json{{"status", answer.status}, {"body", answer.body}};
+    if (answer.status != 200 || !doc.is_object())
+      return json{{"status", answer.status}, {"body", answer.body}};
     return doc["job"];
   }
   // Whether a job's verdict names rank 3 on node-b missing from all-reduce #6, three ranks in it.
@@ -122,7 +124,7 @@ class TraceScope : public ::testing::Test {
                       id1 = "5eed";
     std::vector<std::unique_ptr<Subprocess>> ranks;
     for (int r = 0; r < 4; ++r) {
-      std::vector<std::string> argv{bin("nccl_ranks"), lib,          std::to_string(r), "4", id0, id1,
+      std::vector<std::string> argv{bin("nccl_ranks"),     lib,          std::to_string(r), "4", id0, id1,
                                     std::to_string(count), dir_ + "/go", dir_ + "/done"};
       if (r == 3 && stop) argv.insert(argv.end(), {"--stop-before", "6", dir_ + "/release"});
       if (r == 3 && late_ms > 0) argv.insert(argv.end(), {"--late", std::to_string(late_ms)});
@@ -381,8 +383,8 @@ TEST_F(TraceScope, TwoAgentsWithAFleetStoreEachNameTheRankAndNodeTheJobWaitsForA
   const std::string url_a = fmt::format("http://node-a.example:{}", port_a);
   auto serve_a = serve_node(port_a, cgroups_[0], "node-a", "sqlite:" + dir_ + "/node-a.db",
                             "[hangs]\nmin_age_s = 1\n", fleet, {"--advertise-url", url_a});
-  auto serve_b =
-      serve_node(port_b, cgroups_[1], "node-b", "sqlite:" + dir_ + "/node-b.db", "[hangs]\nmin_age_s = 1\n", fleet);
+  auto serve_b = serve_node(port_b, cgroups_[1], "node-b", "sqlite:" + dir_ + "/node-b.db",
+                            "[hangs]\nmin_age_s = 1\n", fleet);
   ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
   std::ofstream(dir_ + "/go") << "go";
   ASSERT_TRUE(ranks[3]->wait_for("stopped 6")) << ranks[3]->err();
@@ -430,8 +432,8 @@ TEST_F(TraceScope, TwoAgentsWithAFleetStoreEachNameTheRankAndNodeTheJobWaitsForA
     const json& a = list["agents"][0];
     const json& b = list["agents"][1];
     return a["node"] == "node-a" && a["url"] == url_a && a["up"] == true && a["down_since_ns"].is_null() &&
-           b["node"] == "node-b" && b["url"] == fmt::format("http://127.0.0.1:{}", port_b) && b["up"] == true &&
-           !a["version"].get<std::string>().empty();
+           b["node"] == "node-b" && b["url"] == fmt::format("http://127.0.0.1:{}", port_b) &&
+           b["up"] == true && !a["version"].get<std::string>().empty();
   };
   for (std::uint16_t port : {port_a, port_b}) {
     const auto answer = server::testing::get(port, "/api/v1/history/agents");
@@ -446,7 +448,8 @@ TEST_F(TraceScope, TwoAgentsWithAFleetStoreEachNameTheRankAndNodeTheJobWaitsForA
   Subprocess text({bin("eacgm"), "history", "nodes", "--store", fleet}, dir_);
   ASSERT_EQ(text.wait(), 0) << text.err();
   EXPECT_NE(text.out().find(url_a), std::string::npos) << text.out();
-  EXPECT_EQ(std::regex_search(text.out(), std::regex("node-b +http://127\\.0\\.0\\.1:[0-9]+ +\\S+ +up\n")), true)
+  EXPECT_EQ(std::regex_search(text.out(), std::regex("node-b +http://127\\.0\\.0\\.1:[0-9]+ +\\S+ +up\n")),
+            true)
       << text.out();
   EXPECT_EQ(metric(port_a, "eacgm_fleet_link_up"), "1");
   EXPECT_NE(metric(port_a, "eacgm_fleet_link_standings_reads_total"), "0");

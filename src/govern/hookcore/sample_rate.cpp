@@ -61,7 +61,8 @@ void SamplePlanner::plan(const FunctionDemand* demand, FunctionPlan* out, std::u
     if (d.samples < c_.min_samples) std::swap(scratch[short_of++], scratch[k]);
   }
   const auto want = [&](std::uint32_t i) {
-    return std::min(static_cast<double>(demand[i].launches), static_cast<double>(c_.min_samples - demand[i].samples));
+    return std::min(static_cast<double>(demand[i].launches),
+                    static_cast<double>(c_.min_samples - demand[i].samples));
   };
   std::sort(scratch, scratch + short_of, [&](std::uint32_t a, std::uint32_t b) { return want(a) < want(b); });
   // At most half the period: the rest is shared as below, so a warm-up of many new kernels

@@ -47,7 +47,8 @@ TEST(JobStragglers, TheRankArrivingLastOnAnotherNodeIsNamedAboveTheClocksBound) 
   EXPECT_EQ(c.ranks[3].uncertainty_ns, 80'000 + 50'000);
   EXPECT_DOUBLE_EQ(c.ranks[0].mean_lateness_ns, 0);
   EXPECT_EQ(c.verdict,
-            "straggler: rank 3 on node b arrives last at 6 of 6 instances, 5.00 ms late on average (clocks ±0.13 ms)");
+            "straggler: rank 3 on node b arrives last at 6 of 6 instances, 5.00 ms late on average (clocks "
+            "±0.13 ms)");
 }
 
 TEST(JobStragglers, ALatenessWithinTheClocksBoundIsSaidNotRanked) {

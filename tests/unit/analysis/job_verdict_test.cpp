@@ -20,7 +20,8 @@ NcclRankStanding standing(std::int32_t rank, std::uint64_t entered, std::uint64_
                           std::uint64_t waiting_ns) {
   return {rank,       static_cast<std::uint32_t>(1000 + rank),
           entered,    finished,
-          waiting_ns, NcclCollective::kAllReduce, {}};
+          waiting_ns, NcclCollective::kAllReduce,
+          {}};
 }
 
 RankReport row(const std::string& node, const NcclRankStanding& s, std::uint64_t written_ns) {

@@ -312,8 +312,9 @@ TEST(NcclSkew, EachRankKeepsItsStartsOfTheSameSparseInstances) {
   NcclSkew s;
   // One rank here of a communicator of 4 (the others on other nodes).
   for (int k = 0; k < 600; ++k) {
-    s.add(nccl_call(p.allreduce, {.comm_id = 0xc0, .rank = 2, .nranks = 4,
-                                  .ts_ns = kT0 + static_cast<std::uint64_t>(k) * kMs}));
+    s.add(nccl_call(
+        p.allreduce,
+        {.comm_id = 0xc0, .rank = 2, .nranks = 4, .ts_ns = kT0 + static_cast<std::uint64_t>(k) * kMs}));
   }
   const auto progress = s.progress();
   ASSERT_EQ(progress.size(), 1u);

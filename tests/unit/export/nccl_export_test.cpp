@@ -140,7 +140,8 @@ TEST(NcclExport, MetricsCarryBandwidthSkewAndTheStraggler) {
 TEST(NcclExport, MetricsCarryEachRanksProgressAndTheCommunicatorsSize) {
   analysis::AnalysisSnapshot snap;
   auto& comms = snap.edit<analysis::NcclProgressSummary>().comms;
-  comms.push_back({0xab, 16, {{8, 4243, 18204, 18204, 94'500'000'000, {}, {}}, {9, 4244, 18203, 18203, 0, {}, {}}}});
+  comms.push_back(
+      {0xab, 16, {{8, 4243, 18204, 18204, 94'500'000'000, {}, {}}, {9, 4244, 18203, 18203, 0, {}, {}}}});
   comms.push_back({0xcd, -1, {{0, 4245, 1, 0, 2'000'000'000, {}, {}}}});
   ExpositionWriter out(ExpositionFormat::kPrometheusText);
   append_call_metrics(out, snap, CallMetricsOptions{});

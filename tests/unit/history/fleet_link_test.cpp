@@ -78,9 +78,11 @@ struct LinkHarness {
   }
   // n2's rank 1 of communicator 0xc0 (and one of 0xd0), written now.
   void other_node(std::uint64_t waiting_ns) {
-    const analysis::NcclRankStanding behind{1, 501, 5, 5, waiting_ns, analysis::NcclCollective::kAllReduce, {}};
+    const analysis::NcclRankStanding behind{1, 501, 5, 5, waiting_ns, analysis::NcclCollective::kAllReduce,
+                                            {}};
     ASSERT_TRUE(check->write_standings(
-        "n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, now, 0}, {"", 0xd0, 2, behind, now, 0}}, now));
+        "n2", std::vector<analysis::RankReport>{{"", 0xc0, 2, behind, now, 0}, {"", 0xd0, 2, behind, now, 0}},
+        now));
   }
   // When n1's row of 0xc0 was written; -1: none.
   std::int64_t written_at() {

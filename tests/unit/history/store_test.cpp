@@ -806,11 +806,12 @@ TEST_P(HistoryStore, AVersion8StoreIsMigratedWithNcclStandings) {
 // now come back on the store's clock with the writer's bound.
 TEST_P(HistoryStore, AVersion9StoreKeepsTheRanksStartsAfterItsMigration) {
   ASSERT_EQ(make_old_store(9), "");
-  ASSERT_EQ(backend_->exec("INSERT INTO names(name) VALUES('node-z');INSERT INTO nccl_standings(node, comm_id, "
-                           "rank, pid, nranks, entered, finished, waiting_ns, collective, written_ns) VALUES("
-                           "(SELECT id FROM names WHERE name = 'node-z'), 5, 0, 1, 2, 3, 3, 0, '', " +
-                           std::to_string(kT0) + ");"),
-            "");
+  ASSERT_EQ(
+      backend_->exec("INSERT INTO names(name) VALUES('node-z');INSERT INTO nccl_standings(node, comm_id, "
+                     "rank, pid, nranks, entered, finished, waiting_ns, collective, written_ns) VALUES("
+                     "(SELECT id FROM names WHERE name = 'node-z'), 5, 0, 1, 2, 3, 3, 0, '', " +
+                     std::to_string(kT0) + ");"),
+      "");
   auto store = open();
   ASSERT_TRUE(store);
   auto old = store->standings({}, 0, 10);
@@ -824,7 +825,8 @@ TEST_P(HistoryStore, AVersion9StoreKeepsTheRanksStartsAfterItsMigration) {
   r.nranks = 2;
   r.standing.rank = 1;
   r.standing.pid = 4242;
-  r.standing.arrivals = {{analysis::NcclCollective::kAllReduce, 0, kT0 + 7}, {analysis::NcclCollective::kAllReduce, 16, kT0 + 9 * kS}};
+  r.standing.arrivals = {{analysis::NcclCollective::kAllReduce, 0, kT0 + 7},
+                         {analysis::NcclCollective::kAllReduce, 16, kT0 + 9 * kS}};
   ASSERT_TRUE(store->write_standings("node-a", std::vector{r}, static_cast<std::int64_t>(kT0)));
   const std::vector<std::uint64_t> comm{0xab};
   auto back = store->standings(comm, 0, 10);
@@ -855,8 +857,13 @@ TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
     return analysis::RankReport{"",
                                 comm,
                                 4,
-                                {r, static_cast<std::uint32_t>(100 + r), entered, entered - 1, waiting,
-                                 analysis::NcclCollective::kAllReduce, {}},
+                                {r,
+                                 static_cast<std::uint32_t>(100 + r),
+                                 entered,
+                                 entered - 1,
+                                 waiting,
+                                 analysis::NcclCollective::kAllReduce,
+                                 {}},
                                 0,
                                 0};
   };
@@ -906,10 +913,11 @@ TEST_P(HistoryStore, NodesNcclStandingsAreReplacedReadBackAndExpire) {
 // A store of version 9 gains agents, empty, and takes a node's agent; its standings stay.
 TEST_P(HistoryStore, AVersion9StoreIsMigratedWithAgents) {
   ASSERT_EQ(make_old_store(9, "comm", "'old'"), "");
-  ASSERT_EQ(backend_->exec("INSERT INTO nccl_standings(node, comm_id, rank, pid, nranks, entered, finished, "
-                           "waiting_ns, written_ns) VALUES((SELECT id FROM names WHERE name = 'node-a'), 5, 0, "
-                           "42, 2, 3, 3, 0, 7);"),
-            "");
+  ASSERT_EQ(
+      backend_->exec("INSERT INTO nccl_standings(node, comm_id, rank, pid, nranks, entered, finished, "
+                     "waiting_ns, written_ns) VALUES((SELECT id FROM names WHERE name = 'node-a'), 5, 0, "
+                     "42, 2, 3, 3, 0, 7);"),
+      "");
   EXPECT_NE(backend_->query("SELECT count(*) FROM agents").rfind("error", 0), std::string::npos)
       << "no agents before";
   auto store = open();
@@ -933,7 +941,8 @@ TEST_P(HistoryStore, AgentsRowsAreWrittenOverReadBackAndExpire) {
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   const std::int64_t every = 10 * static_cast<std::int64_t>(kS);
-  ASSERT_TRUE(store->put_agent({"node-b", "http://b:9977", "1.0", now - 100 * every, now - 10 * every, every}));
+  ASSERT_TRUE(
+      store->put_agent({"node-b", "http://b:9977", "1.0", now - 100 * every, now - 10 * every, every}));
   ASSERT_TRUE(store->put_agent({"node-a", "http://a:1", "0.9", now - every, now - every, every}));
   ASSERT_TRUE(store->put_agent({"node-a", "http://a:9977", "1.0", now - every, now, every}));
   auto list = store->agents();
