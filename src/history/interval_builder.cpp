@@ -128,6 +128,21 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       g.dram_active.add(d.gpm->dram_active);
     }
   }
+  // Each GPU's processes in this pass, for their shares of its power: by SM share where
+  // every one of them has one and they add up above 0, else equal.
+  struct Listed {
+    std::uint32_t n = 0, with_sm = 0;
+    double sm = 0;
+  };
+  std::map<std::uint32_t, Listed> listed;
+  for (const ProcessSample& p : pass.processes) {
+    Listed& l = listed[p.gpu_index];
+    ++l.n;
+    if (p.sm_utilization_percent) {
+      ++l.with_sm;
+      l.sm += *p.sm_utilization_percent;
+    }
+  }
   for (const ProcessSample& p : pass.processes) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
     ++a.samples;
@@ -135,6 +150,9 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
     if (auto w = power.find(p.gpu_index); w != power.end()) {
       a.power_sum += w->second;
       ++a.power_n;
+      const Listed& l = listed[p.gpu_index];
+      const double part = l.with_sm == l.n && l.sm > 0 ? *p.sm_utilization_percent / l.sm : 1.0 / l.n;
+      a.power_share += w->second * part;
     }
     if (p.used_memory_bytes) a.mem_max = std::max(a.mem_max.value_or(0), *p.used_memory_bytes);
     if (p.sm_utilization_percent) {
@@ -256,7 +274,10 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     r.idle_samples = a.idle_samples;
     r.memory_max = a.mem_max;
     if (a.sm_n) r.sm_mean = a.sm_sum / static_cast<double>(a.sm_n);
-    if (a.power_n) r.power_sum_w = a.power_sum;
+    if (a.power_n) {
+      r.power_sum_w = a.power_sum;
+      r.power_share_w = a.power_share;
+    }
     batch.gpu_processes.push_back(r);
   }
   gpus_.clear();

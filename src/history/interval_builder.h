@@ -90,6 +90,7 @@ class IntervalBuilder {
   struct GpuProcAcc {
     std::uint64_t samples = 0, idle_samples = 0, sm_n = 0, power_n = 0;
     double sm_sum = 0, power_sum = 0;  // power: the GPU's in the passes that listed it
+    double power_share = 0;            // the process's share of that power, pass by pass
     std::optional<std::uint64_t> mem_max;
   };
   Known& known(std::uint32_t pid, std::int64_t t_ns);

@@ -282,6 +282,51 @@ TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
   EXPECT_TRUE(b.build(snap, 10, 20).gpu_processes.empty());
 }
 
+// Each pass's power is split among the processes it listed on the GPU: by SM share where
+// each had one, else equally; the processes' splits add up to the power of the passes that
+// listed any of them, whatever passes each held (a pass listing none is nobody's).
+TEST(IntervalBuilder, EachPassesPowerIsSplitAmongTheProcessesItListed) {
+  IntervalBuilder b = builder();
+  // Pass 1: no process (100 W). Passes 2-3: pid 7 alone (200, 300 W). Pass 4: 7 and 8 with
+  // SM 30 and 10 (400 W). Pass 5: 8 and 9, 9 without an SM share (500 W). Pass 6: 8 alone
+  // with SM 0 (600 W).
+  struct Listed {
+    std::uint32_t pid;
+    std::optional<std::uint32_t> sm;
+  };
+  const std::vector<std::vector<Listed>> passes = {
+      {}, {{7, 50}}, {{7, {}}}, {{7, 30}, {8, 10}}, {{8, 20}, {9, {}}}, {{8, 0}}};
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    GpuSnapshot pass;
+    pass.sequence = i + 1;
+    DeviceSample d;
+    d.index = 0;
+    d.power_usage_milliwatts = static_cast<std::uint32_t>(100'000 * (i + 1));
+    pass.devices.push_back(d);
+    for (const Listed& l : passes[i]) {
+      ProcessSample p;
+      p.pid = l.pid;
+      p.gpu_index = 0;
+      p.sm_utilization_percent = l.sm;
+      pass.processes.push_back(p);
+    }
+    b.observe_gpu(pass);
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  std::map<std::uint32_t, GpuProcessRecord> rows;
+  for (const auto& r : batch.gpu_processes) rows[r.process.pid] = r;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(rows[7].power_share_w.value_or(-1), 200.0 + 300 + 400 * 0.75);
+  EXPECT_DOUBLE_EQ(rows[8].power_share_w.value_or(-1), 400 * 0.25 + 500 * 0.5 + 600);
+  EXPECT_DOUBLE_EQ(rows[9].power_share_w.value_or(-1), 500 * 0.5);
+  EXPECT_DOUBLE_EQ(rows[7].power_share_w.value_or(0) + rows[8].power_share_w.value_or(0) +
+                       rows[9].power_share_w.value_or(0),
+                   200.0 + 300 + 400 + 500 + 600)
+      << "the passes that listed a process, whole";
+  EXPECT_DOUBLE_EQ(rows[7].power_sum_w.value_or(-1), 200.0 + 300 + 400);
+}
+
 // A GPU's energy per interval: the first from its mean power times the span (no counter
 // estimate at its start yet), then the difference of NVML's energy counter at the ends,
 // each end the newest reading and the power since. A GPU without the counter: power.
