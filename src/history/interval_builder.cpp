@@ -92,13 +92,22 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
     }
     if (activity && *activity < idle_threshold_) idle.insert(d.index);
     EnergyTrack& e = energy_[d.index];
+    const std::optional<double> pass_w =
+        d.power_usage_milliwatts ? std::optional<double>(*d.power_usage_milliwatts / 1000.0) : std::nullopt;
     if (d.energy_total_millijoules && e.read_mj != d.energy_total_millijoules) {
       e.read_mj = d.energy_total_millijoules;
       e.read_ns = pass_ns;
+      e.since_mj = 0;
+      e.power_ns = pass_ns;
+    } else if (pass_w && e.power_w && pass_ns > e.power_ns) {
+      // Between the passes, the mean of their two readings.
+      e.since_mj += (*e.power_w + *pass_w) / 2 * static_cast<double>(pass_ns - e.power_ns) / 1e6;
+      e.power_ns = pass_ns;
     }
-    if (d.power_usage_milliwatts) {
-      e.power_w = *d.power_usage_milliwatts / 1000.0;
-      power[d.index] = *e.power_w;
+    if (pass_w) {
+      e.power_w = pass_w;
+      e.power_ns = pass_ns;
+      power[d.index] = *pass_w;
     }
     GpuAcc& g = gpus_[d.index];
     g.uuid = d.uuid;
@@ -165,8 +174,9 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
 std::optional<double> IntervalBuilder::energy_at(const EnergyTrack& e, std::int64_t end_ns) {
   constexpr std::int64_t kStaleNs = 60'000'000'000;
   if (!e.read_mj || end_ns - e.read_ns > kStaleNs) return std::nullopt;
-  const double since_s = static_cast<double>(std::max<std::int64_t>(0, end_ns - e.read_ns)) / 1e9;
-  return static_cast<double>(*e.read_mj) + e.power_w.value_or(0) * since_s * 1000.0;
+  const std::int64_t from_ns = std::max(e.read_ns, e.power_ns);
+  const double since_s = static_cast<double>(std::max<std::int64_t>(0, end_ns - from_ns)) / 1e9;
+  return static_cast<double>(*e.read_mj) + e.since_mj + e.power_w.value_or(0) * since_s * 1000.0;
 }
 
 IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns,

@@ -364,6 +364,44 @@ TEST(IntervalBuilder, EnergyIsTheCountersDifferenceElsePowerTimesTime) {
   }
 }
 
+// Between two readings of the counter, the estimate at an interval's end integrates the
+// passes' power: a GPU that computes 5 s at 500 W and idles 5 s at 100 W in turns, its
+// counter read every 20 s, gets 3 kJ in each 10 s interval (holding the newest power over
+// the 10 s since a reading gave 1, 5 and 3 kJ).
+TEST(IntervalBuilder, BetweenCounterReadingsTheEnergyFollowsThePassesPower) {
+  IntervalBuilder b = builder();
+  constexpr std::uint64_t kBase = 5'000'000'000;
+  std::uint64_t counter = kBase;  // mJ: each pass's power held until the next pass
+  std::uint64_t read = kBase;     // the counter's newest reading
+  std::vector<IntervalBatch> out;
+  for (std::int64_t t = 0; t < 40; ++t) {
+    GpuSnapshot pass;
+    pass.sequence = static_cast<std::uint64_t>(t) + 1;
+    pass.time = std::chrono::system_clock::time_point(std::chrono::seconds(t));
+    DeviceSample d;
+    d.index = 0;
+    const std::uint32_t mw = (t / 5) % 2 == 0 ? 500'000 : 100'000;
+    d.power_usage_milliwatts = mw;
+    if (t % 20 == 0) read = counter;
+    d.energy_total_millijoules = read;
+    pass.devices.push_back(d);
+    b.observe_gpu(pass);
+    counter += mw;  // one second
+    if (t % 10 == 9) {
+      analysis::AnalysisSnapshot snap;
+      const std::int64_t start = (t - 9) * 1'000'000'000;
+      out.push_back(b.build(snap, start, start + 10'000'000'000));
+    }
+  }
+  ASSERT_EQ(out.size(), 4u);
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(out[i].gpus.size(), 1u);
+    EXPECT_EQ(out[i].gpus[0].energy_counter_ns.value_or(-1), 10'000'000'000);
+    EXPECT_NEAR(out[i].gpus[0].energy_mj.value_or(0), 3e6, 1.0);
+  }
+}
+
 TEST(IntervalBuilder, AnomaliesAreWrittenOnce) {
   IntervalBuilder b = builder();
   auto summary = std::make_shared<analysis::AnomalySummary>();
