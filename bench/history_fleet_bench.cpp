@@ -78,7 +78,7 @@ IntervalBatch interval(const Shapes& s, std::int64_t i) {
       fr.bytes = f % 3 == 0 ? fr.calls * 65536 : 0;
       b.functions.push_back(std::move(fr));
     }
-    b.gpu_processes.push_back({p % 8, key, 10, 40ULL << 30, 80, 0, 4000.0});
+    b.gpu_processes.push_back({p % 8, key, 10, 40ULL << 30, 80, 0, 4000.0, 4000.0});
   }
   for (const auto& k : s.kernels) b.kernels.push_back({k, 1000});
   bench::add_busy_gpus(b);

@@ -136,7 +136,7 @@ IntervalBatch interval(const Shapes& s, std::int64_t i, std::int64_t t0, int per
     r.last_ns = b.t_ns + b.span_ns;
     b.processes.push_back(r);
     for (std::size_t f = 0; f < 20; ++f) b.functions.push_back(function_row(s, key, f, f + p + i));
-    b.gpu_processes.push_back({p, key, 10, 40ULL << 30, 80, 0, 4000.0});
+    b.gpu_processes.push_back({p, key, 10, 40ULL << 30, 80, 0, 4000.0, 4000.0});
   }
   // The short processes alive in this interval (each lives at most 3).
   const std::int64_t first_k = std::max<std::int64_t>(0, (i - 3) * per_hour / 360 - 1);

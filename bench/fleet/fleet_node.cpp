@@ -302,7 +302,7 @@ history::IntervalBatch IntervalShapes::interval(unsigned node, std::int64_t t_ns
         if (pod < kTrainingPods) {
           for (const auto& p : probes_.nccl) function(key, *p);
         }
-        b.gpu_processes.push_back({pod % kGpus, key, 10, 9ULL << 30, 80, 0, 4000.0});
+        b.gpu_processes.push_back({pod % kGpus, key, 10, 9ULL << 30, 80, 0, 4000.0, 4000.0});
       } else {
         for (const auto& p : probes_.worker) function(key, *p);
       }

@@ -94,6 +94,9 @@ struct GpuProcessRecord {
   std::optional<double> sm_mean;
   std::optional<std::uint64_t> idle_samples;  // of `samples`, those with the GPU idle
   std::optional<double> power_sum_w;          // the GPU's power summed over `samples`
+  // The process's share of that power, pass by pass: each pass's power split among the
+  // processes it listed on the GPU by SM share, or equally where one of them had none.
+  std::optional<double> power_share_w;
 };
 
 struct AnomalyRecord {

@@ -92,13 +92,22 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
     }
     if (activity && *activity < idle_threshold_) idle.insert(d.index);
     EnergyTrack& e = energy_[d.index];
+    const std::optional<double> pass_w =
+        d.power_usage_milliwatts ? std::optional<double>(*d.power_usage_milliwatts / 1000.0) : std::nullopt;
     if (d.energy_total_millijoules && e.read_mj != d.energy_total_millijoules) {
       e.read_mj = d.energy_total_millijoules;
       e.read_ns = pass_ns;
+      e.since_mj = 0;
+      e.power_ns = pass_ns;
+    } else if (pass_w && e.power_w && pass_ns > e.power_ns) {
+      // Between the passes, the mean of their two readings.
+      e.since_mj += (*e.power_w + *pass_w) / 2 * static_cast<double>(pass_ns - e.power_ns) / 1e6;
+      e.power_ns = pass_ns;
     }
-    if (d.power_usage_milliwatts) {
-      e.power_w = *d.power_usage_milliwatts / 1000.0;
-      power[d.index] = *e.power_w;
+    if (pass_w) {
+      e.power_w = pass_w;
+      e.power_ns = pass_ns;
+      power[d.index] = *pass_w;
     }
     GpuAcc& g = gpus_[d.index];
     g.uuid = d.uuid;
@@ -128,6 +137,21 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
       g.dram_active.add(d.gpm->dram_active);
     }
   }
+  // Each GPU's processes in this pass, for their shares of its power: by SM share where
+  // every one of them has one and they add up above 0, else equal.
+  struct Listed {
+    std::uint32_t n = 0, with_sm = 0;
+    double sm = 0;
+  };
+  std::map<std::uint32_t, Listed> listed;
+  for (const ProcessSample& p : pass.processes) {
+    Listed& l = listed[p.gpu_index];
+    ++l.n;
+    if (p.sm_utilization_percent) {
+      ++l.with_sm;
+      l.sm += *p.sm_utilization_percent;
+    }
+  }
   for (const ProcessSample& p : pass.processes) {
     GpuProcAcc& a = gpu_processes_[{p.gpu_index, p.pid}];
     ++a.samples;
@@ -135,6 +159,9 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
     if (auto w = power.find(p.gpu_index); w != power.end()) {
       a.power_sum += w->second;
       ++a.power_n;
+      const Listed& l = listed[p.gpu_index];
+      const double part = l.with_sm == l.n && l.sm > 0 ? *p.sm_utilization_percent / l.sm : 1.0 / l.n;
+      a.power_share += w->second * part;
     }
     if (p.used_memory_bytes) a.mem_max = std::max(a.mem_max.value_or(0), *p.used_memory_bytes);
     if (p.sm_utilization_percent) {
@@ -147,8 +174,9 @@ void IntervalBuilder::observe_gpu(const GpuSnapshot& pass) {
 std::optional<double> IntervalBuilder::energy_at(const EnergyTrack& e, std::int64_t end_ns) {
   constexpr std::int64_t kStaleNs = 60'000'000'000;
   if (!e.read_mj || end_ns - e.read_ns > kStaleNs) return std::nullopt;
-  const double since_s = static_cast<double>(std::max<std::int64_t>(0, end_ns - e.read_ns)) / 1e9;
-  return static_cast<double>(*e.read_mj) + e.power_w.value_or(0) * since_s * 1000.0;
+  const std::int64_t from_ns = std::max(e.read_ns, e.power_ns);
+  const double since_s = static_cast<double>(std::max<std::int64_t>(0, end_ns - from_ns)) / 1e9;
+  return static_cast<double>(*e.read_mj) + e.since_mj + e.power_w.value_or(0) * since_s * 1000.0;
 }
 
 IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std::int64_t t_ns,
@@ -256,7 +284,10 @@ IntervalBatch IntervalBuilder::build(const analysis::AnalysisSnapshot& snap, std
     r.idle_samples = a.idle_samples;
     r.memory_max = a.mem_max;
     if (a.sm_n) r.sm_mean = a.sm_sum / static_cast<double>(a.sm_n);
-    if (a.power_n) r.power_sum_w = a.power_sum;
+    if (a.power_n) {
+      r.power_sum_w = a.power_sum;
+      r.power_share_w = a.power_share;
+    }
     batch.gpu_processes.push_back(r);
   }
   gpus_.clear();

@@ -74,22 +74,28 @@ class IntervalBuilder {
     RatioAcc sm_active, tensor_active, dram_active;  // NVML GPM
   };
   // A GPU's energy counter: its newest reading, from the first pass that carried it (the
-  // slow reader took it since the pass before), the newest power, and the counter as
-  // estimated at the end of the last interval written. An interval's energy is the
-  // difference of the estimates at its ends: over a process's life the estimates'
-  // errors cancel but for the two ends, each under one slow-read period of power.
+  // slow reader took it since the pass before), the passes' power integrated since that
+  // reading (each pair of passes by the mean of their readings), the newest power and its
+  // pass, and the counter as estimated at the end of the last interval written. An
+  // interval's energy is the difference of the estimates at its ends: over a process's
+  // life the estimates' errors cancel but for the two ends, each the error of a slow-read
+  // period's power sampled once a pass (not the newest power held over the period: a job
+  // that computes and sleeps in turns swings it by hundreds of watts).
   struct EnergyTrack {
     std::optional<std::uint64_t> read_mj;
     std::int64_t read_ns = 0;
+    double since_mj = 0;
     std::optional<double> power_w;
+    std::int64_t power_ns = 0;
     std::optional<double> at_end_mj;
   };
-  // The counter at `end_ns`: the newest reading and the power since; none without a
-  // reading of the last minute.
+  // The counter at `end_ns`: the newest reading, the power integrated since and the newest
+  // power after it; none without a reading of the last minute.
   static std::optional<double> energy_at(const EnergyTrack& e, std::int64_t end_ns);
   struct GpuProcAcc {
     std::uint64_t samples = 0, idle_samples = 0, sm_n = 0, power_n = 0;
     double sm_sum = 0, power_sum = 0;  // power: the GPU's in the passes that listed it
+    double power_share = 0;            // the process's share of that power, pass by pass
     std::optional<std::uint64_t> mem_max;
   };
   Known& known(std::uint32_t pid, std::int64_t t_ns);

@@ -42,6 +42,9 @@ struct HeldInterval {
   // The part of the interval's energy drawn in the held passes: the GPU's power over them
   // against its power over all of its passes; the held part where a row has no power sum.
   double energy = 0;
+  // The job's processes' shares of the interval's energy pass by pass, added up: the
+  // split that `energy` and share_of() approximate where a row has none.
+  std::optional<double> split = 0.0;
   void add(const HeldGpuRow& r);
 };
 
@@ -59,6 +62,7 @@ void HeldInterval::add(const HeldGpuRow& r) {
     memory += t.memory;
     held = std::max(held, t.held);
     energy = std::max(energy, t.energy);
+    split = split && t.energy_share ? std::optional<double>(*split + *t.energy_share) : std::nullopt;
     if (idle) idle = t.idle ? std::optional<double>(std::max(*idle, *t.idle)) : std::nullopt;
     return;
   }
@@ -69,6 +73,8 @@ void HeldInterval::add(const HeldGpuRow& r) {
   const double all_w = r.power_mean_w.value_or(0) * static_cast<double>(r.gpu_samples);
   energy = std::max(energy, r.power_sum_w && all_w > 0 ? std::min(1.0, *r.power_sum_w / all_w)
                                                        : part_of(r.samples, r.gpu_samples));
+  split = split && r.power_share_w && all_w > 0 ? std::optional<double>(*split + *r.power_share_w / all_w)
+                                                : std::nullopt;
   if (!idle) return;
   if (!r.idle_samples || r.gpu_samples == 0) {
     idle.reset();
@@ -168,7 +174,8 @@ void add_interval(JobSums& j, const HeldInterval& h, const ReportOptions& option
   if (energy_mj) {
     const auto [share, basis] = share_of(h);
     j.share.seen.insert(basis);
-    row.energy_kwh += *energy_mj * h.energy * share / kMjPerKwh;
+    const double part = h.split ? std::min(1.0, *h.split) : h.energy * share;
+    row.energy_kwh += *energy_mj * part / kMjPerKwh;
   }
 }
 

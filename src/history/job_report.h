@@ -32,6 +32,9 @@ struct HeldTogether {
   double held = 0;             // the part of the interval held: the most of any of them
   std::optional<double> idle;  // the part held idle (none where a row had no idle passes)
   double energy = 0;           // the part of the interval's energy drawn in the held passes
+  // Their shares of that energy together (HeldGpuRow::power_share_w over the GPU's power);
+  // none where a row had no share (written before schema version 13).
+  std::optional<double> energy_share;
 };
 
 // One process of a job on one GPU over one interval, beside what the GPU measured then
@@ -63,6 +66,9 @@ struct HeldGpuRow {
   std::uint64_t gpu_samples = 0;
   // The GPU's power summed over the process's passes (none in rows written before it was).
   std::optional<double> power_sum_w;
+  // The process's share of that power, pass by pass (by SM share among the processes each
+  // pass listed, else equal); none in rows written before it was (schema version 13).
+  std::optional<double> power_share_w;
   // Set: the row stands for every process of the job on the GPU then, combined (its
   // per-process columns above unused).
   std::optional<HeldTogether> together;

@@ -25,7 +25,7 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
 // count, those with an SM share and their sum, then util_mean, sm_active_mean,
 // tensor_active_mean, memory_total, power_mean_w, energy_mj, energy_counter_ns, the
 // process's samples and idle samples, the GPU's samples, the GPU's power over the
-// process's samples.
+// process's samples, and the process's share of it.
 template <class In>
 HeldGpuRow get_held_gpu(const In& in) {
   auto real = [&in](int col) { return in.is_null(col) ? std::nullopt : std::optional<double>(in.f64(col)); };
@@ -57,21 +57,23 @@ HeldGpuRow get_held_gpu(const In& in) {
   r.idle_samples = count(20);
   r.gpu_samples = in.is_null(21) ? 0 : static_cast<std::uint64_t>(in.i64(21));
   r.power_sum_w = real(22);
+  r.power_share_w = real(23);
   return r;
 }
 
 // The combined columns after get_held_gpu's (a row of namespace_gpus): processes, SM
-// shares, memory, held, idle, energy part; none where NULL (a detailed row).
+// shares, memory, held, idle, energy part, energy share; none where NULL (a detailed row).
 template <class In>
 std::optional<HeldTogether> get_held_together(const In& in) {
-  if (in.is_null(23)) return std::nullopt;
+  if (in.is_null(24)) return std::nullopt;
   HeldTogether t;
-  t.processes = static_cast<std::uint64_t>(in.i64(23));
-  t.sm_sum = in.f64(24);
-  t.memory = static_cast<std::uint64_t>(in.i64(25));
-  t.held = in.f64(26);
-  if (!in.is_null(27)) t.idle = in.f64(27);
-  t.energy = in.f64(28);
+  t.processes = static_cast<std::uint64_t>(in.i64(24));
+  t.sm_sum = in.f64(25);
+  t.memory = static_cast<std::uint64_t>(in.i64(26));
+  t.held = in.f64(27);
+  if (!in.is_null(28)) t.idle = in.f64(28);
+  t.energy = in.f64(29);
+  if (!in.is_null(30)) t.energy_share = in.f64(30);
   return t;
 }
 

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 // From this version on PostgreSQL lays an interval table (TableKind::kTiered) out for time:
 // partitioned by tier (LIST), each tier by day of t_ns (RANGE), so that retention drops a
 // tier's whole days and a window's reads prune to its days (docs/history.md).
@@ -270,7 +270,14 @@ inline constexpr std::array kGpuProcessValues{
     Column{"idle_samples", T::kInt64, C::kSum}.nullable().added_in(6),
     Column{"power_sum_w", T::kReal, C::kSum}.nullable().added_in(7),
 };
-inline constexpr auto kGpuProcessColumns = tiered(kGpuProcessValues);
+// Version 13: the process's share of that power, pass by pass (each pass's power split
+// among the processes it listed on the GPU by SM share, else equally), so that the
+// processes of a shared GPU divide each pass's energy whole, whatever passes each held.
+// Last in job_gpus too, where ALTER TABLE appends it.
+inline constexpr std::array kGpuProcessShare{
+    Column{"power_share_w", T::kReal, C::kSum}.nullable().added_in(13),
+};
+inline constexpr auto kGpuProcessColumns = tiered(joined(kGpuProcessValues, kGpuProcessShare));
 inline constexpr std::string_view kGpuProcessKey[] = {"tier", "node", "t_ns", "gpu", "pid", "start_ns"};
 inline constexpr Table kGpuProcesses =
     Table{"gpu_processes", TableKind::kTiered, kGpuProcessColumns, kGpuProcessKey}.rows_replaced();
@@ -349,17 +356,19 @@ constexpr std::array<Column, N> copied(const std::array<Column, M>& from,
   }
   return out;
 }
-inline constexpr auto kJobGpuColumns =
-    tiered(joined(joined(kGpuProcessValues,
+inline constexpr auto kJobGpuColumns = tiered(
+    joined(joined(joined(kGpuProcessValues,
                          std::array{
                              Column{"gpu_processes", T::kInt64, C::kMax},
                              Column{"gpu_processes_with_sm", T::kInt64, C::kMax},
                              Column{"gpu_sm_sum", T::kReal, C::kMax}.nullable(),
                              Column{"gpu_samples", T::kInt64, C::kMax}.nullable(),
                          }),
-                  copied(kGpuColumns, std::array<std::string_view, 7>{
-                                          "util_mean", "sm_active_mean", "tensor_active_mean", "memory_total",
-                                          "power_mean_w", "energy_mj", "energy_counter_ns"})));
+                  copied(kGpuColumns,
+                         std::array<std::string_view, 7>{"util_mean", "sm_active_mean", "tensor_active_mean",
+                                                         "memory_total", "power_mean_w", "energy_mj",
+                                                         "energy_counter_ns"})),
+           kGpuProcessShare));
 inline constexpr Table kJobGpus =
     Table{"job_gpus", TableKind::kTiered, kJobGpuColumns, kGpuProcessKey}.added_in(8).rows_replaced();
 
@@ -446,6 +455,9 @@ inline constexpr auto kNamespaceGpuColumns = tiered(std::array{
     Column{"power_mean_w", T::kReal, C::kMax}.nullable(),
     Column{"energy_mj", T::kReal, C::kMax}.nullable(),
     Column{"energy_counter_ns", T::kInt64, C::kMax}.nullable(),
+    // Version 13: the job's processes' shares of the hour's power over the GPU's (their
+    // power_share_w over its power over all passes); none where a row had no share.
+    Column{"energy_share", T::kReal, C::kSum}.nullable().added_in(13),
 });
 inline constexpr std::string_view kNamespaceGpuKey[] = {"tier", "node", "t_ns", "namespace", "job", "gpu"};
 inline constexpr Table kNamespaceGpus =

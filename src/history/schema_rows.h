@@ -235,7 +235,7 @@ void put_row(Out& out, const RowPlace& at, const GpuProcessRecord& g) {
   RowWriter<Out> w{out};
   put_place(w, at);
   fields(w, g.gpu, g.process.pid, g.process.start_ns, g.samples, g.memory_max, g.sm_mean, g.idle_samples,
-         g.power_sum_w);
+         g.power_sum_w, g.power_share_w);
 }
 template <class Out>
 void put_row(Out& out, const RowPlace& at, const AnomalyRecord& a) {

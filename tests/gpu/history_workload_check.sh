@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device check for the workload in the history: `eacgm serve` keeps a short PyTorch
 # training run, started as step 0 of a Slurm job (SLURM_JOB_ID, SLURM_STEP_ID in its
-# environment), in a new SQLite file (of the build's schema version, src/history/schema.h kSchemaVersion: 12); `eacgm history --json` shows the
+# environment), in a new SQLite file (of the build's schema version, src/history/schema.h kSchemaVersion: 13); `eacgm history --json` shows the
 # training process with its job and step, and the text table a job column. Prints a table
 # and PASS/FAIL per check. The job comes from ProcessFacts::workload, which reads the
 # process's environment.
@@ -57,7 +57,7 @@ trainer = [p for p in doc["processes"] if "train.py" in p["cmdline"] and p["call
 header = next((l for l in text.splitlines() if l.startswith("node ")), "")
 checks = [
     ("schema version of a new file", open(f"{work}/version.txt").read().strip(),
-     open(f"{work}/version.txt").read().strip() == "12"),
+     open(f"{work}/version.txt").read().strip() == "13"),
     ("the training process with its calls", [(p["pid"], p["calls"]) for p in trainer], len(trainer) == 1),
     ("its job and step", [(p["job"], p["job_step"]) for p in trainer],
      any(p["job"] == job and p["job_step"] == "0" for p in trainer)),

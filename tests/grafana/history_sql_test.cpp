@@ -126,11 +126,11 @@ IntervalBatch interval(const std::string& node, std::int64_t t) {
   for (const ProcessRecord& p : b.processes) {
     const std::uint32_t pid = p.key.pid;
     if (pid == 300) {
-      b.gpu_processes.push_back(GpuProcessRecord{1, p.key, 10, {}, {}, {}, {}});
+      b.gpu_processes.push_back(GpuProcessRecord{1, p.key, 10, {}, {}, {}, {}, {}});
     } else {
       const std::optional<double> sm = pid == 400 ? 20.0 : pid == 200 ? 60.0 : std::optional<double>{};
       b.gpu_processes.push_back(
-          GpuProcessRecord{0, p.key, pid == 400 ? 5u : 10u, {}, sm, 4, pid == 400 ? 1200.0 : 3000.0});
+          GpuProcessRecord{0, p.key, pid == 400 ? 5u : 10u, {}, sm, 4, pid == 400 ? 1200.0 : 3000.0, {}});
     }
   }
   b.mode = "always-on";

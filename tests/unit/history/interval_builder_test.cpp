@@ -282,6 +282,51 @@ TEST(IntervalBuilder, IdlePassesAreThoseListingTheProcessOnAnIdleGpu) {
   EXPECT_TRUE(b.build(snap, 10, 20).gpu_processes.empty());
 }
 
+// Each pass's power is split among the processes it listed on the GPU: by SM share where
+// each had one, else equally; the processes' splits add up to the power of the passes that
+// listed any of them, whatever passes each held (a pass listing none is nobody's).
+TEST(IntervalBuilder, EachPassesPowerIsSplitAmongTheProcessesItListed) {
+  IntervalBuilder b = builder();
+  // Pass 1: no process (100 W). Passes 2-3: pid 7 alone (200, 300 W). Pass 4: 7 and 8 with
+  // SM 30 and 10 (400 W). Pass 5: 8 and 9, 9 without an SM share (500 W). Pass 6: 8 alone
+  // with SM 0 (600 W).
+  struct Listed {
+    std::uint32_t pid;
+    std::optional<std::uint32_t> sm;
+  };
+  const std::vector<std::vector<Listed>> passes = {
+      {}, {{7, 50}}, {{7, {}}}, {{7, 30}, {8, 10}}, {{8, 20}, {9, {}}}, {{8, 0}}};
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    GpuSnapshot pass;
+    pass.sequence = i + 1;
+    DeviceSample d;
+    d.index = 0;
+    d.power_usage_milliwatts = static_cast<std::uint32_t>(100'000 * (i + 1));
+    pass.devices.push_back(d);
+    for (const Listed& l : passes[i]) {
+      ProcessSample p;
+      p.pid = l.pid;
+      p.gpu_index = 0;
+      p.sm_utilization_percent = l.sm;
+      pass.processes.push_back(p);
+    }
+    b.observe_gpu(pass);
+  }
+  analysis::AnalysisSnapshot snap;
+  IntervalBatch batch = b.build(snap, 0, 10);
+  std::map<std::uint32_t, GpuProcessRecord> rows;
+  for (const auto& r : batch.gpu_processes) rows[r.process.pid] = r;
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(rows[7].power_share_w.value_or(-1), 200.0 + 300 + 400 * 0.75);
+  EXPECT_DOUBLE_EQ(rows[8].power_share_w.value_or(-1), 400 * 0.25 + 500 * 0.5 + 600);
+  EXPECT_DOUBLE_EQ(rows[9].power_share_w.value_or(-1), 500 * 0.5);
+  EXPECT_DOUBLE_EQ(rows[7].power_share_w.value_or(0) + rows[8].power_share_w.value_or(0) +
+                       rows[9].power_share_w.value_or(0),
+                   200.0 + 300 + 400 + 500 + 600)
+      << "the passes that listed a process, whole";
+  EXPECT_DOUBLE_EQ(rows[7].power_sum_w.value_or(-1), 200.0 + 300 + 400);
+}
+
 // A GPU's energy per interval: the first from its mean power times the span (no counter
 // estimate at its start yet), then the difference of NVML's energy counter at the ends,
 // each end the newest reading and the power since. A GPU without the counter: power.
@@ -316,6 +361,44 @@ TEST(IntervalBuilder, EnergyIsTheCountersDifferenceElsePowerTimesTime) {
     EXPECT_EQ(out[i].gpus[0].energy_counter_ns.value_or(-1), i == 0 ? 0 : 10'000'000'000);
     EXPECT_NEAR(out[i].gpus[1].energy_mj.value_or(0), 1e6, 1e-3);
     EXPECT_EQ(out[i].gpus[1].energy_counter_ns.value_or(-1), 0);
+  }
+}
+
+// Between two readings of the counter, the estimate at an interval's end integrates the
+// passes' power: a GPU that computes 5 s at 500 W and idles 5 s at 100 W in turns, its
+// counter read every 20 s, gets 3 kJ in each 10 s interval (holding the newest power over
+// the 10 s since a reading gave 1, 5 and 3 kJ).
+TEST(IntervalBuilder, BetweenCounterReadingsTheEnergyFollowsThePassesPower) {
+  IntervalBuilder b = builder();
+  constexpr std::uint64_t kBase = 5'000'000'000;
+  std::uint64_t counter = kBase;  // mJ: each pass's power held until the next pass
+  std::uint64_t read = kBase;     // the counter's newest reading
+  std::vector<IntervalBatch> out;
+  for (std::int64_t t = 0; t < 40; ++t) {
+    GpuSnapshot pass;
+    pass.sequence = static_cast<std::uint64_t>(t) + 1;
+    pass.time = std::chrono::system_clock::time_point(std::chrono::seconds(t));
+    DeviceSample d;
+    d.index = 0;
+    const std::uint32_t mw = (t / 5) % 2 == 0 ? 500'000 : 100'000;
+    d.power_usage_milliwatts = mw;
+    if (t % 20 == 0) read = counter;
+    d.energy_total_millijoules = read;
+    pass.devices.push_back(d);
+    b.observe_gpu(pass);
+    counter += mw;  // one second
+    if (t % 10 == 9) {
+      analysis::AnalysisSnapshot snap;
+      const std::int64_t start = (t - 9) * 1'000'000'000;
+      out.push_back(b.build(snap, start, start + 10'000'000'000));
+    }
+  }
+  ASSERT_EQ(out.size(), 4u);
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(out[i].gpus.size(), 1u);
+    EXPECT_EQ(out[i].gpus[0].energy_counter_ns.value_or(-1), 10'000'000'000);
+    EXPECT_NEAR(out[i].gpus[0].energy_mj.value_or(0), 3e6, 1.0);
   }
 }
 

@@ -64,7 +64,9 @@ inline IntervalBatch interval(const std::string& node, std::int64_t i) {
   g.energy_counter_ns = b.span_ns;
   b.gpus.push_back(g);
   const std::uint64_t idle = i < 180 ? 0 : 10;  // every pass of an idle row
-  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle, 3600.0});
+  // Each pass's 360 W split by SM share: train's 30 of 40 on node-a, all of it elsewhere.
+  const double train_share = node == "node-a" ? 2700.0 : 3600.0;
+  b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[0].key, 10, 40, 30.0, idle, 3600.0, train_share});
   const ProcessKey train = b.processes[0].key;
   b.functions.push_back(calls(train, "cudart", "cudaStreamSynchronize", 10, 10, 5'000'000));
   b.functions.push_back(calls(train, "cudart", "cudaLaunchKernel", 110, 110, 5'000));
@@ -72,7 +74,7 @@ inline IntervalBatch interval(const std::string& node, std::int64_t i) {
   b.functions.push_back(calls(train, kGpuTimeDomain, "ncclDevKernel_AllReduce_Sum_f32", 10, 10, 10'000'000));
   if (node == "node-a") {
     b.processes.push_back(process(20, "", "notebook", b.t_ns));
-    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle, 3600.0});
+    b.gpu_processes.push_back(GpuProcessRecord{0, b.processes[1].key, 10, 8, 10.0, idle, 3600.0, 900.0});
     b.functions.push_back(calls(b.processes[1].key, "cuda", "cuMemcpyDtoH_v2", 8, 4, 25'000'000));
   }
   return b;

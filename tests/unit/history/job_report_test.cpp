@@ -128,6 +128,51 @@ TEST(JobReport, ASharedGpusEnergyIsSplitBySmShareElseEqually) {
   EXPECT_EQ(jb.memory_peak_bytes, 20u);
 }
 
+// Two jobs holding different passes of one interval (A the first six at 300 W, B the
+// last six at 500 W, both in passes 5-6 with SM shares 40 and 60): each pass's power split
+// among the processes it listed adds up to the energy of every pass either held, where the
+// held part times the SM share over the interval would lose a third of it.
+TEST(JobReport, JobsHoldingDifferentPassesOfAnIntervalDivideItsEnergyWhole) {
+  const std::vector<double> power = {300, 300, 300, 300, 400, 400, 500, 500, 500, 500};
+  HeldGpuRow a = held("a", 0, 0.8), b = held("b", 0, 0.8);
+  b.pid = 200;
+  double all_w = 0;
+  for (double w : power) all_w += w;
+  for (HeldGpuRow* r : {&a, &b}) {
+    r->gpu_processes = 2;
+    r->gpu_processes_with_sm = 2;
+    r->gpu_sm_sum = 100;
+    r->gpu_samples = 10;
+    r->power_mean_w = all_w / 10;
+    r->energy_mj = all_w * 60 * 1000;  // 600 s at the passes' power
+    r->power_sum_w = 0;
+    r->power_share_w = 0;
+  }
+  a.sm_mean = 40;
+  b.sm_mean = 60;
+  for (std::size_t k = 0; k < power.size(); ++k) {
+    const bool in_a = k < 6, in_b = k >= 4;
+    if (in_a) ++a.samples, *a.power_sum_w += power[k];
+    if (in_b) ++b.samples, *b.power_sum_w += power[k];
+    *a.power_share_w += in_a ? (in_b ? power[k] * 0.4 : power[k]) : 0;
+    *b.power_share_w += in_b ? (in_a ? power[k] * 0.6 : power[k]) : 0;
+  }
+  auto out = job_report_rows({a, b}, {});
+  ASSERT_EQ(out.size(), 2u);
+  const JobReportRow& ja = out[0].job == "a" ? out[0] : out[1];
+  const JobReportRow& jb = out[0].job == "a" ? out[1] : out[0];
+  const double kwh = *a.energy_mj / 3.6e9;
+  EXPECT_NEAR(ja.energy_kwh + jb.energy_kwh, kwh, 1e-9);
+  EXPECT_NEAR(ja.energy_kwh, kwh * (4 * 300 + 2 * 400 * 0.4) / all_w, 1e-9);
+  EXPECT_EQ(ja.share_basis, "sm");
+  // Rows written before the split: the held passes' part times the SM share is not a
+  // partition of the interval.
+  a.power_share_w.reset();
+  b.power_share_w.reset();
+  auto old = job_report_rows({a, b}, {});
+  EXPECT_LT(old[0].energy_kwh + old[1].energy_kwh, 0.7 * kwh);
+}
+
 TEST(JobReport, PowerTimesTimeWhereTheCounterIsMissing) {
   HeldGpuRow r = held("j", 0, 0.5);
   r.energy_mj.reset();

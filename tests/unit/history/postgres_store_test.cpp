@@ -143,7 +143,7 @@ IntervalBatch full_batch(const std::string& node, int i) {
   g.power_max_w = 400 + i;
   g.temperature_max = 60 + i % 5;
   b.gpus.push_back(g);
-  b.gpu_processes.push_back({1, p2.key, 5, 1ULL << 30, 42.5, 2, 1500.0});
+  b.gpu_processes.push_back({1, p2.key, 5, 1ULL << 30, 42.5, 2, 1500.0, 1500.0});
   if (i % 5 == 0)
     b.anomalies.push_back(
         {b.t_ns + kS, b.t_ns + 2 * kS, p2.key, "call", "nccl", "ncclAllReduce", 9.5, 1.5e6, 2e5});

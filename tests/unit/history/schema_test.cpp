@@ -130,7 +130,7 @@ TEST(Schema, EachRowMappingWritesItsTablesColumnsInOrder) {
   check_row(tables::kGpus, GpuRecord{0,   "GPU-1", "H100", 1,   1.0, 2,   3.0, 4,   5,   6.0,
                                      7.0, 8,       0.9,    1.0, 0.5, 0.6, 0.2, 0.3, 9.0, 10});
   check_row(tables::kGpuProcesses, GpuProcessRecord{});
-  check_row(tables::kGpuProcesses, GpuProcessRecord{1, {2, 3}, 4, 5, 6.0, 7, 8.0});
+  check_row(tables::kGpuProcesses, GpuProcessRecord{1, {2, 3}, 4, 5, 6.0, 7, 8.0, 9.0});
   check_row(tables::kAnomalies, AnomalyRecord{});
   check_row(tables::kLeaks, LeakRecord{});
   // Every table a batch fills is mapped.
