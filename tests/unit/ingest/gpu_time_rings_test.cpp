@@ -57,7 +57,7 @@ class Ring {
       for (std::uint32_t i = 0; i < gpu_time::name_slots(r.length); ++i) {
         char* slot = reinterpret_cast<char*>(&slots[head++ % gpu_time::kSlots]);
         std::memset(slot, 0, gpu_time::kSlotBytes);
-        std::strncpy(slot, text + i * gpu_time::kSlotBytes, gpu_time::kSlotBytes);
+        std::strncpy(slot, text + static_cast<std::size_t>(i) * gpu_time::kSlotBytes, gpu_time::kSlotBytes);
       }
     }
     header().head.store(head);
