@@ -11,9 +11,30 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
+#include "core/gpu_time_ring.h"
+
+extern char** environ;
+
 namespace eacgm::agent {
+namespace {
+
+// eacgm's environment for the command, with this process named as the reader of the GPU-time
+// ring of a hook in it (core/gpu_time_ring.h): another agent on the node leaves it alone.
+std::vector<std::string> command_environment() {
+  const std::string key = std::string(gpu_time::kReaderEnv) + "=";
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with(key)) continue;
+    env.emplace_back(*e);
+  }
+  env.push_back(key + std::to_string(getpid()));
+  return env;
+}
+
+}  // namespace
 
 Result<std::string> find_executable(const std::string& name, const std::string& search_path) {
   auto executable = [](const std::string& p) {
@@ -57,6 +78,11 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::vector<std::string> env_strings = command_environment();
+  std::vector<char*> env;
+  env.reserve(env_strings.size() + 1);
+  for (const auto& e : env_strings) env.push_back(const_cast<char*>(e.c_str()));
+  env.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     const int e = errno;
@@ -70,7 +96,7 @@ Result<LaunchedCommand> LaunchedCommand::spawn(const std::vector<std::string>& a
     while (read(gate[0], &c, 1) < 0 && errno == EINTR) {
     }
     if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
-    execv(exe->c_str(), args.data());
+    execve(exe->c_str(), args.data(), env.data());
     int e = errno;
     (void)!write(err[1], &e, sizeof(e));
     _exit(127);

@@ -8,7 +8,11 @@
 //
 // One producer (the hook's timing thread) and one consumer (the agent): the producer owns
 // `head`, the consumer `tail`; both count 64-byte slots since the start and are masked by
-// kSlots - 1. A record is one slot; a name record is followed by its text in the next
+// kSlots - 1. One consumer even when several agents run on the node (`eacgm serve` and an
+// `eacgm run`): an agent claims the ring (`reader`) before it reads, and leaves alone a ring
+// that another live agent holds or that was started for another live agent
+// (`reserved_reader`); two readers would each take part of the records (the names of one,
+// the spans of the other). A record is one slot; a name record is followed by its text in the next
 // slots, a kernel span with kSpanShaped by its launch's shape (LaunchShape) in the next, a
 // memory call by its MemoryPayload in the next.
 // When the consumer is absent or slow the producer drops (counted in `dropped`): the hook
@@ -26,11 +30,15 @@ namespace eacgm::gpu_time {
 inline constexpr char kShmPrefix[] = "eacgm-gpu-time.";  // + the pid, under /dev/shm
 inline constexpr std::uint32_t kMagic = 0x54475145;      // "EQGT"
 // 2: kernel spans carry their shape; 3: kCalls, a private-driver process's calls; 4:
-// kWaits, its host waits; 5: kMemory, its allocations and frees.
-inline constexpr std::uint32_t kVersion = 5;
+// kWaits, its host waits; 5: kMemory, its allocations and frees; 6: one reader, claimed
+// by its pid (`reader`, `reserved_reader`).
+inline constexpr std::uint32_t kVersion = 6;
 inline constexpr std::uint32_t kSlots = 8192;  // a power of two
 inline constexpr std::uint32_t kSlotBytes = 64;
 inline constexpr std::uint32_t kMaxNameBytes = 4096;  // longer names are cut
+// Set by an agent in the environment of a command it starts (`run`, `trace -- CMD`): its
+// pid, which the hook writes into its ring's `reserved_reader`.
+inline constexpr char kReaderEnv[] = "EACGM_GPU_TIME_READER";
 
 enum class RecordKind : std::uint32_t {
   kKernel = 1,  // a sampled kernel launch: its span on the GPU
@@ -123,8 +131,9 @@ struct alignas(64) Header {
   std::atomic<std::uint64_t> timing_cost_ns;       // time the launching threads spent timing
   std::atomic<std::uint32_t> sample_every;         // the current 1-in-N
   std::atomic<std::uint32_t> errors;               // event calls that failed
-  // Set by the agent when it maps the ring: the hook then leaves the file at exit for the
-  // agent to read last and remove.
+  // The pid of the agent that reads the ring (0: none), claimed by compare-and-swap from 0
+  // (or from an agent no longer alive) and given back when that agent stops first. While it
+  // is set the hook leaves the file at exit for the agent to read last and remove.
   std::atomic<std::uint32_t> reader;
   // What the hook subtracts from each queued span: the event pair's dispatch gap measured
   // on the first context (0: not measured).
@@ -136,6 +145,9 @@ struct alignas(64) Header {
   // EACGM_PRIVATE_DRIVER): the driver's uprobes never reach it, and its launches are
   // counted here only. Written before the magic.
   std::uint32_t private_driver;
+  // The pid of the agent that started the process ($EACGM_GPU_TIME_READER; 0: any): while
+  // that agent lives, no other claims the ring. Written before the magic.
+  std::uint32_t reserved_reader;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 inline constexpr std::size_t kPausedOffset = 256;

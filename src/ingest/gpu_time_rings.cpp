@@ -42,8 +42,33 @@ bool read_text(const gpu_time::Record* slots, std::uint64_t head, std::uint64_t&
 
 }  // namespace
 
+GpuTimeRings::GpuTimeRings(std::string dir, std::function<bool(std::uint32_t)> wanted, std::uint32_t self)
+    : dir_(std::move(dir)),
+      wanted_(std::move(wanted)),
+      self_(self != 0 ? self : static_cast<std::uint32_t>(getpid())) {}
+
 GpuTimeRings::~GpuTimeRings() {
-  for (auto& [pid, m] : rings_) release(m, false);
+  // The processes still running keep their rings: another agent may take them over, and
+  // with none the hook removes its file at exit.
+  for (auto& [pid, m] : rings_) {
+    if (m.base == nullptr) continue;
+    std::uint32_t mine = self_;
+    static_cast<gpu_time::Header*>(m.base)->reader.compare_exchange_strong(mine, 0,
+                                                                           std::memory_order_acq_rel);
+    release(m, false);
+  }
+}
+
+bool GpuTimeRings::claim(gpu_time::Header& h) const {
+  const std::uint32_t reserved = h.reserved_reader;
+  if (reserved != 0 && reserved != self_ && process_exists(reserved)) return false;
+  std::uint32_t reader = h.reader.load(std::memory_order_acquire);
+  for (;;) {
+    if (reader == self_) return true;
+    if (reader != 0 && process_exists(reader)) return false;
+    // Free, or held by an agent that is gone (what it read is lost; the rest is ours).
+    if (h.reader.compare_exchange_weak(reader, self_, std::memory_order_acq_rel)) return true;
+  }
 }
 
 void GpuTimeRings::release(Mapped& m, bool remove_file) {
@@ -55,6 +80,7 @@ void GpuTimeRings::release(Mapped& m, bool remove_file) {
 void GpuTimeRings::scan() {
   DIR* d = opendir(dir_.c_str());
   if (d == nullptr) return;
+  counters_.elsewhere = 0;
   const std::size_t prefix = std::strlen(gpu_time::kShmPrefix);
   while (dirent* e = readdir(d)) {
     const std::string_view name(e->d_name);
@@ -88,7 +114,11 @@ void GpuTimeRings::scan() {
       ++counters_.refused;
       continue;
     }
-    static_cast<gpu_time::Header*>(base)->reader.store(1, std::memory_order_release);
+    if (!claim(*static_cast<gpu_time::Header*>(base))) {
+      munmap(base, gpu_time::kFileBytes);
+      ++counters_.elsewhere;
+      continue;
+    }
     rings_[pid] = Mapped{base, path, read_proc_comm(pid)};
     ++counters_.opened;
   }

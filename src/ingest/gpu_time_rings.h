@@ -4,6 +4,11 @@
 // exact launch counts. A ring whose process is gone is drained a last time, unmapped, and
 // its file removed (the hook removes it itself at a normal exit).
 //
+// One reader per ring (core/gpu_time_ring.h): a ring is read only once claimed under this
+// agent's pid; one that another live agent holds, or that was started for another live
+// agent, is left to it (`elsewhere`) and looked at again each scan, so that it is taken
+// over when that agent is gone. Claims are given back when the reader is destroyed.
+//
 // The file's pid is the process as it sees itself: rings of processes in another pid
 // namespace, or with a private /dev/shm (a container without the host's IPC namespace),
 // are not found.
@@ -23,14 +28,16 @@ struct GpuTimeRingCounters {
   std::uint64_t rings = 0;      // mapped now
   std::uint64_t opened = 0;     // ever
   std::uint64_t refused = 0;    // files that were not a ring of this version
+  std::uint64_t elsewhere = 0;  // rings of live processes that another live agent reads (now)
   std::uint64_t malformed = 0;  // records of an unknown kind (the rest of that read skipped)
 };
 
 class GpuTimeRings {
  public:
-  // `wanted(pid)`: whether to read this process's ring (`run` reads only its own).
-  explicit GpuTimeRings(std::string dir = "/dev/shm", std::function<bool(std::uint32_t)> wanted = {})
-      : dir_(std::move(dir)), wanted_(std::move(wanted)) {}
+  // `wanted(pid)`: whether to read this process's ring (`run` reads only its own). `self`:
+  // the pid rings are claimed under (0: this process's).
+  explicit GpuTimeRings(std::string dir = "/dev/shm", std::function<bool(std::uint32_t)> wanted = {},
+                        std::uint32_t self = 0);
   ~GpuTimeRings();
   GpuTimeRings(const GpuTimeRings&) = delete;
   GpuTimeRings& operator=(const GpuTimeRings&) = delete;
@@ -50,9 +57,12 @@ class GpuTimeRings {
   };
   void read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeBatch& out);
   void release(Mapped& m, bool remove_file);
+  // Whether this agent may read the mapped ring, claiming it if so.
+  bool claim(gpu_time::Header& h) const;
 
   std::string dir_;
   std::function<bool(std::uint32_t)> wanted_;
+  std::uint32_t self_;
   std::map<std::uint32_t, Mapped> rings_;
   GpuTimeRingCounters counters_;
 };

@@ -172,10 +172,16 @@ TEST(GpuTime, PausedCountsEveryLaunchAndTimesNone) {
 // A short training-loop-shaped run whose kernels' first launches are slow (lazy module
 // loading: 3 ms each here): the slow launches are the program's own time, not timing's, so
 // after the warm-up every kernel is still timed within the budget, not starved by a cost
-// per timed launch that the cold launches made look a thousand times too high.
+// per timed launch that the cold launches made look a thousand times too high. The
+// acceptance: a 5 s run gives each kernel launched 100 times or more at least 10 samples
+// (the spans its figures rest on), on a busy host too: there the launches right after a
+// step's synchronisation mostly find the stream idle (upper bounds, not samples), and the
+// plan counts samples as the agent does; a thread descheduled inside the hook costs the
+// budget no more than the hook's own work. The ring is the run's alone: another agent on
+// the node (a `serve`, another test's) leaves it to this one, so every name reaches it.
 TEST(GpuTime, SlowFirstLaunchesDoNotStarveAShortRun) {
   constexpr int kKernels = 24;
-  constexpr double kSeconds = 3;
+  constexpr double kSeconds = 5;
   Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", "EACGM_FAKE_FIRST_LAUNCH_US=3000",
                     bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time", "--", bin("gpu_time_steps"),
                     bin("fake_libcuda/libcuda.so.1"), fmt::format("{}", kSeconds),

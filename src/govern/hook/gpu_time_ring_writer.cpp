@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -18,6 +19,15 @@ std::uint64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// The agent that started the process, if one did: only it reads the ring while it lives.
+std::uint32_t reader_from_env() {
+  const char* v = std::getenv(gpu_time::kReaderEnv);
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long pid = std::strtoul(v, &end, 10);
+  return *end == '\0' && pid <= 0x7fffffffUL ? static_cast<std::uint32_t>(pid) : 0;
 }
 
 }  // namespace
@@ -44,6 +54,7 @@ bool GpuTimeRingWriter::open() {
   h->pid = static_cast<std::uint32_t>(getpid());
   h->created_ns = monotonic_ns();
   h->private_driver = private_driver_loaded() ? 1 : 0;
+  h->reserved_reader = reader_from_env();
   // The magic last: a reader that sees it sees the rest.
   __atomic_store_n(&h->magic, gpu_time::kMagic, __ATOMIC_RELEASE);
   header_ = h;

@@ -83,10 +83,13 @@ void write_names(TimerState& s) {
   if (all) s.names_sent = named;
 }
 
-// What the plan weighs a kernel by: its steady mean and the launch shapes it was timed with.
-void note_for_plan(LaunchEntry& e, std::uint64_t duration_ns, const gpu_time::LaunchShape* shape) {
+// What the plan weighs a kernel by: its steady mean and the launch shapes it was timed with;
+// and its samples as the agent counts them.
+void note_for_plan(LaunchEntry& e, std::uint64_t duration_ns, bool queued,
+                   const gpu_time::LaunchShape* shape) {
   e.timed_sum_ns += static_cast<double>(duration_ns);
   ++e.timed_count;
+  if (queued) ++e.queued_count;
   if (shape == nullptr || e.shapes_seen == std::size(e.shape_hashes)) return;
   std::uint32_t hash = 2166136261u;  // FNV-1a
   for (const unsigned char b : std::span(reinterpret_cast<const unsigned char*>(shape), sizeof *shape))
@@ -162,7 +165,7 @@ void read_back(TimerState& s) {
       r.length = (p.nccl ? gpu_time::kSpanNccl : 0) | (p.queued ? gpu_time::kSpanQueued : 0) |
                  (p.shaped ? gpu_time::kSpanShaped : 0) | (p.first ? gpu_time::kSpanFirst : 0);
       if (!p.first && p.entry != nullptr)
-        note_for_plan(*p.entry, r.duration_ns, p.shaped ? &p.shape : nullptr);
+        note_for_plan(*p.entry, r.duration_ns, p.queued, p.shaped ? &p.shape : nullptr);
       if (p.shaped) {
         s.ring.write(r, p.shape);
       } else {
@@ -224,7 +227,7 @@ void plan_functions(TimerState& s) {
         FunctionDemand{launches - e.launches_planned,
                        e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
                        e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen),
-                       e.timed_count};
+                       figure_samples(e.timed_count, e.queued_count)};
     plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
     e.launches_planned = launches;
     ++n;

@@ -253,8 +253,10 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   // Timing's own time: before the launch and after it, not the launch itself, which costs
   // the program the same timed or not, and whose first call of a kernel can take
   // milliseconds (lazy module loading): counted, it made a short run's plan think each
-  // timed launch cost that much and time nearly none after its warm-up.
-  s.cost_ns.fetch_add((t.recorded_ns - t.began_ns) + (now_ns() - returned), std::memory_order_relaxed);
+  // timed launch cost that much and time nearly none after its warm-up. Each part is
+  // capped (counted_host_cost): past a few microseconds it is the thread waiting for a CPU.
+  s.cost_ns.fetch_add(counted_host_cost(t.recorded_ns - t.began_ns, now_ns() - returned),
+                      std::memory_order_relaxed);
   start_timing_thread(s);
 }
 

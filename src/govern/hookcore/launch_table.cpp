@@ -35,6 +35,7 @@ void LaunchTable::clear() {
     e.launches_planned = 0;
     e.timed_sum_ns = 0;
     e.timed_count = 0;
+    e.queued_count = 0;
     e.shapes_seen = 0;
     e.name_sent = false;
   }

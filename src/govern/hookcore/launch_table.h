@@ -33,6 +33,7 @@ struct LaunchEntry {
   std::uint64_t launches_planned = 0;
   double timed_sum_ns = 0;
   std::uint64_t timed_count = 0;
+  std::uint64_t queued_count = 0;      // of those, the spans queued behind earlier work
   std::uint32_t shape_hashes[8] = {};  // the launch shapes timed so far (hashes), the first 8
   std::uint8_t shapes_seen = 0;
   bool name_sent = false;

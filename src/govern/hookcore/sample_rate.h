@@ -46,6 +46,18 @@ inline bool sample_launch(std::uint64_t n, std::uint64_t function, std::uint32_t
   return n % every == z % every;
 }
 
+// The launching thread's time counted for one timed launch: its time in the hook before the
+// launch and after it (two event records, a query, a lock), each part at most
+// kMaxCountedPartNs. The work takes 1 to 3 us a part (3.4 to 4.8 us a launch on the H200); a
+// part far longer is the thread descheduled there by a busy host, which would have stopped
+// the program as long wherever it was: counted whole, one such wait of a few milliseconds
+// weighed as much as a thousand timed launches and stopped the timing for periods after it.
+inline constexpr std::uint64_t kMaxCountedPartNs = 25'000;
+inline std::uint64_t counted_host_cost(std::uint64_t before_ns, std::uint64_t after_ns) {
+  return (before_ns < kMaxCountedPartNs ? before_ns : kMaxCountedPartNs) +
+         (after_ns < kMaxCountedPartNs ? after_ns : kMaxCountedPartNs);
+}
+
 // The timing thread's plan for one period, per function. `quota` caps the launches timed in
 // the period (NCCL kernels and first launches aside) when the function launches far more
 // often than it did in the last one.
@@ -64,8 +76,20 @@ struct FunctionDemand {
   // Launch shapes seen among its timed launches (at most kMaxPlannedShapes): the shapes
   // share its timed launches, so it gets a share for each.
   std::uint32_t shapes = 1;
-  std::uint64_t samples = 0;  // its launches timed so far, the first left out
+  // Its samples so far as the agent counts them (figure_samples), the first launch left out.
+  std::uint64_t samples = 0;
 };
+
+// The samples a kernel's figures rest on, of `timed` launches read back (the first left
+// out), `queued` of them queued behind earlier work, as the agent counts them: the queued
+// spans, which are the kernel's own time; only when there is none, the spans that started
+// on an idle stream, which also hold the launch's latency (upper bounds). A kernel launched
+// first after each synchronisation, or on a host slowed by CPU pressure, finds the stream
+// idle most of the time: counted by its timed launches it would leave the full share with
+// fewer than min_samples figures behind it.
+inline std::uint64_t figure_samples(std::uint64_t timed, std::uint64_t queued) {
+  return queued > 0 ? queued : timed;
+}
 inline constexpr std::uint32_t kMaxPlannedShapes = 8;
 
 // The first plan comes soon after the first launch, so that a warm-up is timed at the
