@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -613,29 +614,38 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
     EXPECT_TRUE(rank_pid.contains(r)) << name << " in " << json(names).dump();
   }
   ASSERT_EQ(rank_pid.size(), 4u);
-  // Each rank's all-reduces, on the store's clock: every one of rank 0's that the others'
-  // windows also hold has one of each other rank within 5 ms (the schedule's period is 20).
+  // Each rank's all-reduces, on the store's clock: for each of rank 0's that the others'
+  // windows also hold, the farthest of the other ranks' nearest calls. The ranks call on
+  // one schedule every 20 ms, so clocks put right leave that within a few ms (a rank
+  // woken late on a loaded machine, more now and then); clocks 10 ms apart would not.
   std::map<std::uint64_t, std::vector<double>> calls;
   for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] == "X" && e["name"] == "ncclAllReduce")
       calls[e["pid"].get<std::uint64_t>()].push_back(e["ts"].get<double>());
   }
   for (int r = 0; r < 4; ++r) EXPECT_GE(calls[rank_pid[r]].size(), 50u) << "rank " << r << ": 2 s at 20 ms";
-  std::size_t matched = 0;
+  std::vector<double> apart_us;
   for (double t : calls[rank_pid[0]]) {
-    bool all = true, inside = true;
+    double farthest = 0;
+    bool inside = true;
     for (int r = 1; r < 4; ++r) {
       const auto& other = calls[rank_pid[r]];
       if (other.empty() || t < other.front() + 10000 || t > other.back() - 10000) inside = false;
-      bool near = false;
-      for (double u : other) near = near || std::abs(u - t) < 5000;
-      all = all && near;
+      double nearest = 1e12;
+      for (double u : other) nearest = std::min(nearest, std::abs(u - t));
+      farthest = std::max(farthest, nearest);
     }
-    if (!inside) continue;
-    EXPECT_TRUE(all) << "rank 0's all-reduce at " << t << " µs has no partner on every rank";
-    matched += all ? 1 : 0;
+    if (inside) apart_us.push_back(farthest);
   }
-  EXPECT_GE(matched, 40u);
+  ASSERT_GE(apart_us.size(), 40u) << "rank 0's all-reduces inside every rank's window";
+  std::sort(apart_us.begin(), apart_us.end());
+  const double median = apart_us[apart_us.size() / 2];
+  const auto close = static_cast<std::size_t>(
+      std::count_if(apart_us.begin(), apart_us.end(), [](double d) { return d < 5000; }));
+  RecordProperty("allreduce_apart_median_us", static_cast<int>(median));
+  EXPECT_LT(median, 2000) << "µs between one collective's calls across ranks";
+  EXPECT_GE(close * 10, apart_us.size() * 9)
+      << close << " of " << apart_us.size() << " within 5 ms; farthest " << apart_us.back() << " µs";
   EXPECT_EQ(doc["eacgm_job_capture"]["job"], job);
   EXPECT_EQ(doc["eacgm_job_capture"]["parts"].size(), 4u);
   EXPECT_TRUE(doc["eacgm_job_capture"]["missing"].empty()) << doc["eacgm_job_capture"].dump();
