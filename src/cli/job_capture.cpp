@@ -205,7 +205,16 @@ int capture_job_command(const CommandContext& ctx, const JobCaptureFlags& flags)
                    {"clock",
                     "ts: Unix-epoch microseconds on the store's clock: each node's times plus its offset_ns "
                     "(node_clocks: the store's clock minus the node's; 0 where not measured)"}};
-  auto merged = exporting::merge_perfetto_traces(parts, missing, about);
+  // An answer that is no capture (a proxy's page, a cut body) is one rank not captured.
+  std::vector<exporting::MissingPart> refused;
+  auto merged = exporting::merge_perfetto_traces(parts, missing, about, &refused);
+  for (const auto& r : refused)
+    print_command_error("capture", fmt::format("{} not captured: {}", r.label, r.reason));
+  if (merged && refused.size() == parts.size()) {
+    merged =
+        make_error(fmt::format("job {}: no node's agent answered with a capture ({} ranks on {} nodes asked)",
+                               flags.job, captures.size(), nodes.size()));
+  }
   if (!merged) {
     close_out();
     print_command_error("capture", merged.error());

@@ -76,7 +76,8 @@ std::optional<double> window_begin_us(const json& capture, std::int64_t offset_n
 }  // namespace
 
 Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
-                                          const std::vector<MissingPart>& missing, const json& about) {
+                                          const std::vector<MissingPart>& missing, const json& about,
+                                          std::vector<MissingPart>* refused) {
   // Every part's and missing part's place among the processes: by sort key, then label.
   std::vector<std::tuple<long, std::string, std::size_t>> order;
   for (std::size_t i = 0; i < parts.size(); ++i) order.emplace_back(parts[i].sort_key, parts[i].label, i);
@@ -91,7 +92,9 @@ Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
   std::uint64_t next_id = 1;
   json listed = json::array();
   std::optional<double> begin_us;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
+  // One part's events into `part_out`; an error (and nothing kept) when its trace is no
+  // capture document.
+  const auto merge_part = [&](std::size_t i, std::string& part_out, bool& part_any) -> Status {
     const TracePart& part = parts[i];
     json doc = json::parse(part.trace, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
@@ -149,7 +152,7 @@ Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
           *id = fmt::format("{}:{}", i, id->is_string() ? id->get<std::string>() : id->dump());
         }
       }
-      put_event(out, e, any);
+      put_event(part_out, e, part_any);
     }
     // The part's processes, named by its label and placed by its sort key: the captured
     // process first, then the others, then the GPUs.
@@ -164,9 +167,9 @@ Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
       } else {
         label = fmt::format("{}: {} (pid {})", part.label, own, old);
       }
-      put_event(out, process_name(merged, label), any);
+      put_event(part_out, process_name(merged, label), part_any);
       const long rank_in_part = captured && old == *captured ? 0 : (old == PerfettoTrace::kGpuPid ? 2 : 1);
-      put_event(out, sort_index(merged, place[i] * 4 + rank_in_part), any);
+      put_event(part_out, sort_index(merged, place[i] * 4 + rank_in_part), part_any);
     }
     json entry = part.about;
     entry["label"] = part.label;
@@ -175,15 +178,33 @@ Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
     listed.push_back(std::move(entry));
     if (const auto b = window_begin_us(capture, part.offset_ns); b && (!begin_us || *b < *begin_us))
       begin_us = b;
+    return {};
+  };
+  std::vector<std::pair<MissingPart, long>> absent_parts;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::string part_out;
+    bool part_any = any;
+    auto st = merge_part(i, part_out, part_any);
+    if (!st) {
+      if (refused == nullptr) return std::move(st).take_error();
+      MissingPart m{parts[i].label, "its agent's answer is no capture: " + st.error(), parts[i].sort_key,
+                    parts[i].about};
+      refused->push_back(m);
+      absent_parts.emplace_back(std::move(m), place[i]);
+      continue;
+    }
+    out += part_out;
+    any = part_any;
   }
+  for (std::size_t j = 0; j < missing.size(); ++j)
+    absent_parts.emplace_back(missing[j], place[parts.size() + j]);
   // The parts that did not come: a process each, named, with one instant saying why at
   // the window's start.
   json absent = json::array();
-  for (std::size_t j = 0; j < missing.size(); ++j) {
-    const MissingPart& m = missing[j];
+  for (const auto& [m, at] : absent_parts) {
     const std::uint64_t pid = next_id++;
     put_event(out, process_name(pid, fmt::format("{}: not captured", m.label)), any);
-    put_event(out, sort_index(pid, place[parts.size() + j] * 4), any);
+    put_event(out, sort_index(pid, at * 4), any);
     put_event(out,
               json{{"ph", "i"},
                    {"s", "p"},

@@ -34,11 +34,13 @@ struct MissingPart {
 };
 
 // One document of every part's events and the missing parts' instants, with
-// `eacgm_job_capture` = `about` plus "parts" and "missing". An error names the part whose
-// trace is no capture document (not JSON, no traceEvents array, an event without a pid)
-// and what is wrong with it.
+// `eacgm_job_capture` = `about` plus "parts" and "missing". A part whose trace is no
+// capture document (not JSON, no traceEvents array, an event without a pid) is an error
+// naming the part and what is wrong with it; with `refused` given, it is left out as a
+// missing part instead (that error its reason) and added to `*refused`.
 Result<std::string> merge_perfetto_traces(const std::vector<TracePart>& parts,
                                           const std::vector<MissingPart>& missing,
-                                          const nlohmann::json& about);
+                                          const nlohmann::json& about,
+                                          std::vector<MissingPart>* refused = nullptr);
 
 }  // namespace eacgm::exporting

@@ -180,5 +180,27 @@ TEST(PerfettoMerge, ATraceThatIsNoCaptureIsRefusedNamingItsPart) {
   }
 }
 
+// Given a list for them, a part that is no capture is left out and named instead: the
+// other parts are merged and the refused one is a missing part with the reason.
+TEST(PerfettoMerge, ARefusedPartIsNamedAsMissingWhenAListIsGiven) {
+  std::vector<MissingPart> refused;
+  auto merged = merge_perfetto_traces({{"node-a/rank 0", capture_of(0), 0, 0, json{{"node", "node-a"}}},
+                                       {"node-b/rank 1", "<html>502</html>", 0, 1, json{{"node", "node-b"}}}},
+                                      {}, {}, &refused);
+  ASSERT_TRUE(merged) << merged.error();
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].label, "node-b/rank 1");
+  EXPECT_NE(refused[0].reason.find("the trace of node-b/rank 1 is not a JSON object"), std::string::npos)
+      << refused[0].reason;
+  const json doc = json::parse(*merged);
+  std::set<std::string> labels;
+  for (const auto& [pid, name] : process_names(doc)) labels.insert(name);
+  EXPECT_EQ(labels,
+            (std::set<std::string>{"node-a/rank 0: trainer (pid 77)", "node-b/rank 1: not captured"}));
+  ASSERT_EQ(doc["eacgm_job_capture"]["parts"].size(), 1u);
+  ASSERT_EQ(doc["eacgm_job_capture"]["missing"].size(), 1u);
+  EXPECT_EQ(doc["eacgm_job_capture"]["missing"][0]["node"], "node-b");
+}
+
 }  // namespace
 }  // namespace eacgm::exporting
