@@ -12,11 +12,13 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cli/trace_runner.h"
+#include "export/json_text.h"
 #include "export/perfetto_merge.h"
 #include "history/history_setup.h"
 #include "history/job_ranks.h"
@@ -48,24 +50,46 @@ std::string label_of(const RankCapture& c) {
                            : fmt::format("{}/pid {}", c.node, c.place.pid);
 }
 
-void capture_one(RankCapture& c, const std::string& token, double seconds) {
-  auto client =
-      server::ApiClient::open(c.url, token, std::chrono::seconds(static_cast<long>(std::ceil(seconds)) + 30));
-  if (!client) {
-    c.error = fmt::format("the agent's URL in the store: {}", client.error());
-    return;
-  }
-  const json ask{{"pid", c.place.pid}, {"seconds", seconds}};
+// One request for all of a node's ranks (`pids`: one window, one of the agent's capture
+// slots); each rank gets its trace or why it has none.
+void capture_node(std::span<RankCapture*> ranks, const std::string& token, double seconds) {
+  const RankCapture& first = *ranks.front();
+  const auto fail = [&](const std::string& why) {
+    for (RankCapture* c : ranks) {
+      c->error = why;
+      if (!c->agent_up) c->error += " (the store lists its agent as down)";
+    }
+  };
+  auto client = server::ApiClient::open(first.url, token,
+                                        std::chrono::seconds(static_cast<long>(std::ceil(seconds)) + 30));
+  if (!client) return fail(fmt::format("the agent's URL in the store: {}", client.error()));
+  json ask{{"pids", json::array()}, {"seconds", seconds}};
+  for (const RankCapture* c : ranks) ask["pids"].push_back(c->place.pid);
   auto reply = (*client)->post_json("/api/v1/capture", ask.dump());
-  if (!reply) {
-    c.error = reply.error();
-  } else if (reply->status != 200) {
-    c.error =
-        fmt::format("the agent at {} answered {}: {}", c.url, reply->status, server::api_error_text(*reply));
-  } else {
-    c.trace = std::move(reply->body);
+  if (!reply) return fail(reply.error());
+  if (reply->status != 200) {
+    return fail(fmt::format("the agent at {} answered {}: {}", first.url, reply->status,
+                            server::api_error_text(*reply)));
   }
-  if (!c.error.empty() && !c.agent_up) c.error += " (the store lists its agent as down)";
+  json doc = json::parse(reply->body, nullptr, false);
+  reply->body.clear();
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("captures") || !doc["captures"].is_array()) {
+    return fail(fmt::format("the agent at {} answered with no list of captures", first.url));
+  }
+  for (RankCapture* c : ranks) {
+    c->error = fmt::format("the agent at {} answered without pid {}", first.url, c->place.pid);
+    for (auto& one : doc["captures"]) {
+      if (!one.is_object() || one.value("pid", json()) != json(c->place.pid)) continue;
+      if (one.contains("trace")) {
+        c->trace = exporting::json_text(one["trace"]);
+        one["trace"] = nullptr;  // the text is all that is needed of it now
+        c->error.clear();
+      } else {
+        c->error = fmt::format("the agent at {} answered {}: {}", first.url, one.value("status", 0),
+                               one.value("error", std::string("no trace")));
+      }
+    }
+  }
 }
 
 json about_of(const RankCapture& c) {
@@ -168,13 +192,19 @@ int capture_job_command(const CommandContext& ctx, const JobCaptureFlags& flags)
                                     flags.job, store_name, flags.lookback_s));
     return 1;
   }
-  // Every request at once: the agents' windows start within a round trip of each other.
+  // Every node's request at once: the agents' windows start within a round trip of each
+  // other.
   {
-    std::vector<std::jthread> threads;
-    threads.reserve(captures.size());
+    std::vector<std::vector<RankCapture*>> by_node;
     for (auto& c : captures) {
-      if (c.error.empty())
-        threads.emplace_back([&c, &token, &flags] { capture_one(c, token, flags.seconds); });
+      if (!c.error.empty()) continue;
+      if (by_node.empty() || by_node.back().front()->node != c.node) by_node.emplace_back();
+      by_node.back().push_back(&c);
+    }
+    std::vector<std::jthread> threads;
+    threads.reserve(by_node.size());
+    for (auto& ranks : by_node) {
+      threads.emplace_back([&ranks, &token, &flags] { capture_node(ranks, token, flags.seconds); });
     }
   }
   std::vector<exporting::TracePart> parts;
