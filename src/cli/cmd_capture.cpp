@@ -12,6 +12,7 @@
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
+#include "cli/job_capture.h"
 #include "cli/trace_runner.h"
 
 namespace eacgm::cli {
@@ -24,12 +25,34 @@ struct CaptureFlags {
   long rank = -1;
   double seconds = 5;
   std::string output;
+  JobCaptureFlags job;
 };
 
-int capture_command(const CaptureFlags& flags) {
+int capture_command(const CommandContext& ctx, CaptureFlags& flags, const CLI::App& sub) {
+  if (!flags.job.job.empty()) {
+    for (const char* other : {"--pid", "--comm", "--rank", "--server"}) {
+      if (sub.count(other) > 0) {
+        print_command_error(
+            "capture", fmt::format("--job captures every rank of the job through the agents the store lists: "
+                                   "leave out {}",
+                                   other));
+        return 2;
+      }
+    }
+    flags.job.seconds = flags.seconds;
+    flags.job.output = flags.output;
+    flags.job.token_file = flags.client.token_file;
+    return capture_job_command(ctx, flags.job);
+  }
+  for (const char* job_only : {"--store", "--config"}) {
+    if (sub.count(job_only) > 0) {
+      print_command_error("capture", fmt::format("{} goes with --job (the fleet's store)", job_only));
+      return 2;
+    }
+  }
   const int selectors = (flags.pid != 0 ? 1 : 0) + (!flags.comm.empty() ? 1 : 0) + (flags.rank >= 0 ? 1 : 0);
   if (selectors != 1) {
-    print_command_error("capture", "name one process: --pid P, --comm NAME or --rank R");
+    print_command_error("capture", "name one process: --pid P, --comm NAME or --rank R (or a job: --job J)");
     return 2;
   }
   if (!(flags.seconds > 0 && flags.seconds <= 60)) {
@@ -96,14 +119,26 @@ void add_capture_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--comm", flags->comm, "the process of this name (it must be the only one)");
   sub->add_option("--rank", flags->rank, "the traced process of this training rank (RANK)")
       ->check(CLI::Range(0L, 1L << 24));
+  sub->add_option(
+      "--job", flags->job.job,
+      "every rank of this job (SLURM_JOB_ID, torchrun's run id) on every node, through the agents "
+      "the fleet's store lists, merged into one timeline");
+  sub->add_option(
+      "--store", flags->job.store,
+      "with --job: the fleet's store, postgresql://... (default [store] fleet_url, else [store] url "
+      "of --config)");
+  sub->add_option("--config", ctx.config_path, "with --job: the configuration file naming the fleet's store");
   sub->add_option("--seconds", flags->seconds, "how long, at most 60 (default 5)");
   sub->add_option("-o,--output", flags->output, "where to write the timeline (- for stdout)")->required();
   sub->footer(
       "Examples:\n"
       "  eacgm capture --pid 4242 --seconds 5 -o step.json\n"
       "  eacgm capture --server http://gpu-node-3:9977 --token-file ~/.eacgm-token --rank 0 --seconds 3 -o "
-      "r0.json");
-  sub->final_callback([&ctx, flags] { ctx.exit_code = capture_command(*flags); });
+      "r0.json\n"
+      "  eacgm capture --job 81723 --store postgresql://eacgm@db/fleet --token-file ~/.eacgm-token --seconds "
+      "3 "
+      "-o job.json");
+  sub->final_callback([&ctx, flags, sub] { ctx.exit_code = capture_command(ctx, *flags, *sub); });
 }
 
 }  // namespace eacgm::cli

@@ -32,6 +32,14 @@ QuerySql read_agents_sql(Dialect d) {
   return s;
 }
 
+QuerySql read_node_clocks_sql(Dialect d) {
+  QuerySql s(d);
+  s.text =
+      "SELECT n.name, c.measured_ns, c.offset_ns, c.uncertainty_ns FROM node_clocks c JOIN names n ON n.id = "
+      "c.node ORDER BY n.name";
+  return s;
+}
+
 QuerySql expire_agents_sql(Dialect d, std::int64_t before_ns) {
   QuerySql s(d);
   s.text = fmt::format("DELETE FROM agents WHERE last_seen_ns < {}", s.arg(before_ns));

@@ -1,5 +1,5 @@
 // agents in each store (history/agents_sql.h): a node's agent written over its row, and
-// every node's read back with the store's clock.
+// every node's read back with the store's clock; the nodes' clocks read back.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -18,6 +18,10 @@ Result<AgentList> Store::agents() {
   return make_error(fmt::format("store {} keeps no agents", description()));
 }
 
+Result<std::vector<NodeClock>> Store::node_clocks() {
+  return make_error(fmt::format("store {} keeps no clocks", description()));
+}
+
 Status SqliteStore::put_agent(const StoredAgent& agent) {
   auto node_id = name_id(agent.node);
   if (!node_id) return std::move(node_id).take_error();
@@ -32,6 +36,15 @@ Result<AgentList> SqliteStore::agents() {
                    .count();
   auto st = each_row(read_agents_sql(Dialect::kSqlite),
                      [&out](const SqliteStmt& s) { out.rows.push_back(get_agent(s)); });
+  if (!st) return std::move(st).take_error();
+  return out;
+}
+
+Result<std::vector<NodeClock>> SqliteStore::node_clocks() {
+  // Written by PostgreSQL's writes only: a file on the node's own clock holds none.
+  std::vector<NodeClock> out;
+  auto st = each_row(read_node_clocks_sql(Dialect::kSqlite),
+                     [&out](const SqliteStmt& s) { out.push_back(get_node_clock(s)); });
   if (!st) return std::move(st).take_error();
   return out;
 }
@@ -55,6 +68,16 @@ Result<AgentList> PostgresStore::agents() {
   if (!r) return std::move(r).take_error();
   out.rows.reserve(static_cast<std::size_t>(r->rows()));
   for (int i = 0; i < r->rows(); ++i) out.rows.push_back(get_agent(PgRow(*r, i)));
+  return out;
+}
+
+Result<std::vector<NodeClock>> PostgresStore::node_clocks() {
+  if (auto st = ready(); !st) return std::move(st).take_error();
+  auto r = query(read_node_clocks_sql(Dialect::kPostgres));
+  if (!r) return std::move(r).take_error();
+  std::vector<NodeClock> out;
+  out.reserve(static_cast<std::size_t>(r->rows()));
+  for (int i = 0; i < r->rows(); ++i) out.push_back(get_node_clock(PgRow(*r, i)));
   return out;
 }
 

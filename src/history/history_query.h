@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "history/clock_offset.h"
 #include "history/history_batch.h"
 
 namespace eacgm::history {
@@ -99,6 +100,13 @@ struct StoredAgent {
 struct AgentList {
   std::int64_t now_ns = 0;
   std::vector<StoredAgent> rows;  // by node
+};
+
+// A node's clock against the store's as the node's last write measured it (node_clocks,
+// PostgreSQL only): the store's clock minus the node's is estimate.offset_ns.
+struct NodeClock {
+  std::string node;
+  ClockEstimate estimate;
 };
 
 // An agent is up while it was seen within three of its heartbeats (and no later than now:

@@ -75,6 +75,8 @@ class Store {
   virtual Status put_agent(const StoredAgent& agent);
   // Every node's agent, by node, with the store's clock now.
   virtual Result<AgentList> agents();
+  // Every node's clock against the store's, by node (none in a store on one clock).
+  virtual Result<std::vector<NodeClock>> node_clocks();
 
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.

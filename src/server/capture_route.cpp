@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -196,16 +198,28 @@ Result<CaptureAsk> parse_capture_ask(const Request& req) {
       if (!r) return std::move(r).take_error();
       ask.rank = *r;
       ++selectors;
+    } else if (k == "pids") {
+      if (!v.is_array() || v.empty() || v.size() > kMaxCapturePids) {
+        return make_error(fmt::format("pids: an array of 1 to {} process ids", kMaxCapturePids));
+      }
+      for (const auto& one : v) {
+        auto p = pid_of(one);
+        if (!p) return make_error("pids: each a process id (a whole number from 1)");
+        if (std::find(ask.pids.begin(), ask.pids.end(), *p) != ask.pids.end())
+          return make_error(fmt::format("pids: {} is there twice", *p));
+        ask.pids.push_back(*p);
+      }
+      ++selectors;
     } else if (k == "seconds") {
       auto s = seconds_of(v);
       if (!s) return std::move(s).take_error();
       ask.seconds = *s;
     } else {
-      return make_error(fmt::format("unknown field \"{}\" (pid, comm, rank, seconds)", k));
+      return make_error(fmt::format("unknown field \"{}\" (pid, comm, rank, pids, seconds)", k));
     }
   }
-  if (selectors == 0) return make_error("nothing selects a process: give pid, comm or rank");
-  if (selectors > 1) return make_error("give one of pid, comm and rank");
+  if (selectors == 0) return make_error("nothing selects a process: give pid, comm, rank or pids");
+  if (selectors > 1) return make_error("give one of pid, comm, rank and pids");
   if (ask.seconds == 0) return make_error("seconds: missing (more than 0 and at most 60)");
   return ask;
 }
@@ -216,8 +230,16 @@ void add_capture_route(HttpServer& http, CaptureRouteParts parts) {
   http.post_route("/api/v1/capture", [shared, running](const Request& req) {
     auto ask = parse_capture_ask(req);
     if (!ask) return Response::json_error(400, ask.error());
-    auto pid = resolve(*ask, *shared);
-    if (!pid) return Response::json_error(400, pid.error());
+    std::vector<std::uint32_t> pids = ask->pids;
+    if (pids.empty()) {
+      auto pid = resolve(*ask, *shared);
+      if (!pid) return Response::json_error(400, pid.error());
+      pids.push_back(*pid);
+    }
+    for (auto p : ask->pids) {
+      if (!shared->facts->alive(p))
+        return Response::json_error(400, fmt::format("pid {}: no such process", p));
+    }
     if (running->fetch_add(1) >= shared->max_running) {
       running->fetch_sub(1);
       Response r = Response::json_error(
@@ -233,18 +255,55 @@ void add_capture_route(HttpServer& http, CaptureRouteParts parts) {
     } done{*running};
     const auto window =
         std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ask->seconds * 1000)));
-    CaptureResult got = shared->control->capture(*pid, window, *shared->cancel);
-    if (got.refusal != CaptureRefusal::kNone) {
-      return Response::json_error(refusal_status(got.refusal),
-                                  got.message.empty() ? refusal_status_text(got.refusal) : got.message);
+    // Each process on a thread of its own over the same window (the recorder arms several
+    // at once); this worker waits for all of them.
+    std::vector<CaptureResult> got(pids.size());
+    if (pids.size() == 1) {
+      got[0] = shared->control->capture(pids[0], window, *shared->cancel);
+    } else {
+      std::vector<std::jthread> threads;
+      threads.reserve(pids.size());
+      for (std::size_t i = 0; i < pids.size(); ++i) {
+        threads.emplace_back([&, i] { got[i] = shared->control->capture(pids[i], window, *shared->cancel); });
+      }
     }
-    if (got.window.comm.empty()) got.window.comm = read_proc_comm(shared->proc_root, std::to_string(*pid));
     std::vector<analysis::Anomaly> anomalies;
     if (auto snap = shared->source->latest(); snap) {
       const auto& recent = snap->get<analysis::AnomalySummary>().recent;
       anomalies.assign(recent.begin(), recent.end());
     }
-    return Response::json(exporting::capture_trace_json(got.window, anomalies, CaptureControl::Limits{}));
+    const auto render = [&](std::size_t i) {
+      if (got[i].window.comm.empty())
+        got[i].window.comm = read_proc_comm(shared->proc_root, std::to_string(pids[i]));
+      return exporting::capture_trace_json(got[i].window, anomalies, CaptureControl::Limits{});
+    };
+    if (ask->pids.empty()) {
+      if (got[0].refusal != CaptureRefusal::kNone) {
+        return Response::json_error(refusal_status(got[0].refusal), got[0].message.empty()
+                                                                        ? refusal_status_text(got[0].refusal)
+                                                                        : got[0].message);
+      }
+      return Response::json(render(0));
+    }
+    // {"captures":[{"pid":P,"trace":{...}} or {"pid":P,"status":409,"error":"..."}, ...]}
+    std::string body = "{\"captures\":[";
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      if (i > 0) body += ',';
+      if (got[i].refusal != CaptureRefusal::kNone) {
+        body += json{{"pid", pids[i]},
+                     {"status", refusal_status(got[i].refusal)},
+                     {"error", got[i].message.empty() ? refusal_status_text(got[i].refusal) : got[i].message}}
+                    .dump();
+      } else {
+        body += fmt::format("{{\"pid\":{},\"trace\":", pids[i]);
+        std::string trace = render(i);
+        while (!trace.empty() && trace.back() == '\n') trace.pop_back();
+        body += trace;
+        body += '}';
+      }
+    }
+    body += "]}\n";
+    return Response::json(std::move(body));
   });
 }
 

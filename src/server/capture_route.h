@@ -1,6 +1,8 @@
 // POST /api/v1/capture (docs/api.md): one process traced call by call for up to 60 s,
 // answered with its Perfetto timeline (export/capture_trace.h). The process is named by
-// `pid`, `comm` or `rank`, in a JSON body, a form body or the query string.
+// `pid`, `comm` or `rank`, in a JSON body, a form body or the query string; or several
+// processes by `pids` (a JSON array), captured over one window and answered as one
+// document of their timelines.
 #pragma once
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/capture.h"
 #include "core/result.h"
@@ -25,8 +28,14 @@ struct CaptureAsk {
   std::optional<std::uint32_t> pid;
   std::optional<std::string> comm;
   std::optional<long> rank;
+  // Or several processes over one window (a node's ranks of a job): each captured as
+  // `pid` would be, answered together.
+  std::vector<std::uint32_t> pids;
   double seconds = 0;
 };
+
+// The most processes one request captures together.
+inline constexpr std::size_t kMaxCapturePids = 64;
 // From the request's body (JSON object, or form fields) and query parameters; a
 // message naming the field when one is wrong.
 Result<CaptureAsk> parse_capture_ask(const Request& req);

@@ -5,12 +5,17 @@
 // a job: NCCL stand-in ranks on both, one stopped before a collective, are named by the
 // missing-rank rule's expression over both agents' progress series, in a real Prometheus,
 // and, through a shared PostgreSQL store (a throwaway cluster), by each agent's own
-// job-wide verdict and by `eacgm job`.
+// job-wide verdict and by `eacgm job`; `eacgm capture --job` merges both nodes' captures
+// of the job's ranks into one timeline, naming a node whose agent is down.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -23,6 +28,7 @@
 #include "../unit/history/pg_cluster.h"
 #include "../unit/server/http_client.h"
 #include "core/proc_file.h"
+#include "history/job_ranks.h"
 #include "history/store.h"
 #include "sample/cgroup_scope.h"
 #include "serve_support.h"
@@ -522,6 +528,165 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreNameTheRankThatArrivesLastOnAnotherNode
       << text.out();
   std::ofstream(dir_ + "/done") << "go";
   for (auto& r : ranks) EXPECT_EQ(r->wait(), 0) << r->err();
+}
+
+// `eacgm capture --job`: the job's four stand-in ranks (SLURM_JOB_ID set), two on each
+// node, their agents sharing a PostgreSQL store and asking for a token. Once the store
+// holds the job's ranks and both agents, one command captures the same 2 s on both nodes
+// and writes one trace with a process per rank, named by node and rank, whose all-reduces
+// (called on one schedule by every rank) start together on the store's clock. With node
+// b's agent killed, the capture names b's ranks as not captured, on stderr and in the
+// trace, and still writes a's; with both killed it fails, saying no agent answered.
+TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeThatDoesNotAnswer) {
+  history::test::PgCluster cluster;
+  ASSERT_EQ(cluster.start(), "");
+  ASSERT_EQ(cluster.create_database("job"), "");
+  const std::string url = cluster.url("job");
+  const std::string job = fmt::format("capture-{}", getpid());
+  ::setenv("SLURM_JOB_ID", job.c_str(), 1);
+  auto ranks = nccl_ranks(3000, false);
+  ::unsetenv("SLURM_JOB_ID");
+  ASSERT_FALSE(HasFailure()) << "a stand-in rank did not start";
+  const std::string token_file = dir_ + "/token";
+  { std::ofstream(token_file) << "s3cret\n"; }
+  ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
+  const std::uint16_t port_a = free_port(), port_b = free_port();
+  const std::string config = "[store]\ninterval_s = 1\n";
+  auto serve_a = serve_node(port_a, cgroups_[0], "node-a", url, config, "", {"--token-file", token_file});
+  auto serve_b = serve_node(port_b, cgroups_[1], "node-b", url, config, "", {"--token-file", token_file});
+  ASSERT_NO_FATAL_FAILURE(wait_attached({serve_a.get(), serve_b.get()}, "libnccl.so"));
+  std::ofstream(dir_ + "/go") << "go";
+
+  // The store holds the four ranks on two nodes and both agents.
+  std::string seen;
+  const bool placed = eventually(
+      [&] {
+        auto store = history::open_store(url, history::StoreAccess::kRead);
+        if (!store) {
+          seen = store.error();
+          return false;
+        }
+        const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+        auto places = history::read_job_places(**store, job, now, 600'000'000'000, 60'000'000'000);
+        if (!places) {
+          seen = places.error();
+          return false;
+        }
+        seen.clear();
+        std::size_t n = 0;
+        for (const auto& node : places->nodes) {
+          seen += fmt::format("{} at '{}': {} ranks;", node.node, node.agent_url, node.ranks.size());
+          for (const auto& r : node.ranks) n += r.rank >= 0 && !node.agent_url.empty() ? 1 : 0;
+        }
+        return places->nodes.size() == 2 && n == 4;
+      },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(placed) << seen << "\n" << serve_a->err() << serve_b->err();
+
+  const std::string out = dir_ + "/job.json";
+  const std::vector<std::string> capture{bin("eacgm"), "capture", "--job", job, "--store",      url,
+                                         "--seconds",  "2",       "-o",    out, "--token-file", token_file};
+  Subprocess both(capture, dir_);
+  ASSERT_EQ(both.wait(), 0) << both.err();
+  EXPECT_NE(both.err().find("captured 4 of 4 ranks of job " + job + " on 2 nodes"), std::string::npos)
+      << both.err();
+  const auto read_trace = [&] {
+    std::ifstream in(out);
+    return json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);
+  };
+  json doc = read_trace();
+  ASSERT_TRUE(doc.is_object() && doc.contains("traceEvents")) << "not a trace";
+  std::map<std::uint64_t, std::string> names;  // merged pid → name
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name")
+      names[e["pid"].get<std::uint64_t>()] = e["args"]["name"].get<std::string>();
+  }
+  // A process per rank, named by its node, rank and pid.
+  std::map<int, std::uint64_t> rank_pid;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name =
+        fmt::format("{}/rank {}: nccl_ranks (pid {})", r < 2 ? "node-a" : "node-b", r, ranks[r]->pid());
+    for (const auto& [pid, n] : names) {
+      if (n == name) rank_pid[r] = pid;
+    }
+    EXPECT_TRUE(rank_pid.contains(r)) << name << " in " << json(names).dump();
+  }
+  ASSERT_EQ(rank_pid.size(), 4u);
+  // Each rank's all-reduces, on the store's clock: for each of rank 0's that the others'
+  // windows also hold, the farthest of the other ranks' nearest calls. The ranks call on
+  // one schedule every 20 ms, so clocks put right leave that within a few ms (a rank
+  // woken late on a loaded machine, more now and then); clocks 10 ms apart would not.
+  std::map<std::uint64_t, std::vector<double>> calls;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "ncclAllReduce")
+      calls[e["pid"].get<std::uint64_t>()].push_back(e["ts"].get<double>());
+  }
+  for (int r = 0; r < 4; ++r) EXPECT_GE(calls[rank_pid[r]].size(), 50u) << "rank " << r << ": 2 s at 20 ms";
+  std::vector<double> apart_us;
+  for (double t : calls[rank_pid[0]]) {
+    double farthest = 0;
+    bool inside = true;
+    for (int r = 1; r < 4; ++r) {
+      const auto& other = calls[rank_pid[r]];
+      if (other.empty() || t < other.front() + 10000 || t > other.back() - 10000) inside = false;
+      double nearest = 1e12;
+      for (double u : other) nearest = std::min(nearest, std::abs(u - t));
+      farthest = std::max(farthest, nearest);
+    }
+    if (inside) apart_us.push_back(farthest);
+  }
+  ASSERT_GE(apart_us.size(), 40u) << "rank 0's all-reduces inside every rank's window";
+  std::sort(apart_us.begin(), apart_us.end());
+  const double median = apart_us[apart_us.size() / 2];
+  const auto close = static_cast<std::size_t>(
+      std::count_if(apart_us.begin(), apart_us.end(), [](double d) { return d < 5000; }));
+  RecordProperty("allreduce_apart_median_us", static_cast<int>(median));
+  EXPECT_LT(median, 2000) << "µs between one collective's calls across ranks";
+  EXPECT_GE(close * 10, apart_us.size() * 9)
+      << close << " of " << apart_us.size() << " within 5 ms; farthest " << apart_us.back() << " µs";
+  EXPECT_EQ(doc["eacgm_job_capture"]["job"], job);
+  EXPECT_EQ(doc["eacgm_job_capture"]["parts"].size(), 4u);
+  EXPECT_TRUE(doc["eacgm_job_capture"]["missing"].empty()) << doc["eacgm_job_capture"].dump();
+
+  // Node b's agent is gone: its ranks are named, not captured; a's are in the trace.
+  serve_b->signal(SIGKILL);
+  serve_b->wait();
+  Subprocess one(capture, dir_);
+  ASSERT_EQ(one.wait(), 0) << one.err();
+  for (int r = 2; r < 4; ++r) {
+    EXPECT_NE(one.err().find(fmt::format("node-b/rank {} (pid {}) not captured: cannot reach the agent at "
+                                         "http://127.0.0.1:{}",
+                                         r, ranks[r]->pid(), port_b)),
+              std::string::npos)
+        << one.err();
+  }
+  EXPECT_NE(one.err().find("captured 2 of 4 ranks"), std::string::npos) << one.err();
+  doc = read_trace();
+  ASSERT_TRUE(doc.is_object() && doc.contains("eacgm_job_capture"));
+  std::set<std::string> labels;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") labels.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_TRUE(labels.contains(fmt::format("node-a/rank 0: nccl_ranks (pid {})", ranks[0]->pid())));
+  EXPECT_TRUE(labels.contains(fmt::format("node-a/rank 1: nccl_ranks (pid {})", ranks[1]->pid())));
+  EXPECT_TRUE(labels.contains("node-b/rank 2: not captured")) << json(labels).dump();
+  EXPECT_TRUE(labels.contains("node-b/rank 3: not captured")) << json(labels).dump();
+  ASSERT_EQ(doc["eacgm_job_capture"]["missing"].size(), 2u);
+  EXPECT_EQ(doc["eacgm_job_capture"]["missing"][0]["node"], "node-b");
+
+  // No agent answers: an error, and no trace.
+  serve_a->signal(SIGKILL);
+  serve_a->wait();
+  std::filesystem::remove(out);
+  Subprocess none(capture, dir_);
+  EXPECT_EQ(none.wait(), 1) << none.err();
+  EXPECT_NE(none.err().find("job " + job + ": no node's agent answered (4 ranks on 2 nodes asked)"),
+            std::string::npos)
+      << none.err();
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a failed capture leaves no file";
+  for (auto& r : ranks) r->signal(SIGKILL);
 }
 
 }  // namespace

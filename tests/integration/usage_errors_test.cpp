@@ -122,6 +122,22 @@ TEST(UsageErrors, CaptureErrorsHaveOnePrefix) {
                      "eacgm capture: name one process: --pid P, --comm NAME or --rank R");
 }
 
+// A job's capture goes through the fleet's store, never one agent or one process.
+TEST(UsageErrors, CaptureJobTakesNoProcessOrServerAndTheStoreOnlyWithAJob) {
+  expect_usage_error(
+      {"capture", "--job", "81723", "--rank", "0", "-o", "/dev/null"},
+      "eacgm capture: --job captures every rank of the job through the agents the store lists: "
+      "leave out --rank\n");
+  expect_usage_error(
+      {"capture", "--job", "81723", "--server", "http://127.0.0.1:1", "-o", "/dev/null"},
+      "eacgm capture: --job captures every rank of the job through the agents the store lists: "
+      "leave out --server\n");
+  expect_usage_error({"capture", "--pid", "1", "--store", "sqlite:/nonexistent.db", "-o", "/dev/null"},
+                     "eacgm capture: --store goes with --job (the fleet's store)\n");
+  expect_usage_error({"capture", "--job", "81723", "--store", "mysql://db/fleet", "-o", "/dev/null"},
+                     "eacgm capture: --store: store URL \"mysql://db/fleet\" is not one eacgm knows");
+}
+
 TEST(UsageErrors, HelpAndVersionStillExit0) {
   const Ran help = eacgm({"trace", "--help"});
   EXPECT_EQ(help.exit_code, 0) << help.err;

@@ -974,6 +974,31 @@ TEST_P(HistoryStore, AgentsRowsAreWrittenOverReadBackAndExpire) {
   EXPECT_EQ(list->rows[0].node, "node-a");
 }
 
+// Each node's clock as its writes measured it: PostgreSQL's node_clocks holds the offset
+// of the node's last write (this machine against the throwaway server, well under a
+// second, with its bound); a SQLite file, on the node's own clock, holds none.
+TEST_P(HistoryStore, NodeClocksAreTheOffsetsOfEachNodesWrites) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->write("node-b", batch(kT0, 7, 5, 50)));
+  ASSERT_TRUE(store->write("node-a", batch(kT0, 42, 100, 1000)));
+  auto clocks = store->node_clocks();
+  ASSERT_TRUE(clocks) << clocks.error();
+  if (!backend_->measures_clock()) {
+    EXPECT_TRUE(clocks->empty());
+    return;
+  }
+  ASSERT_EQ(clocks->size(), 2u);
+  EXPECT_EQ((*clocks)[0].node, "node-a");
+  EXPECT_EQ((*clocks)[1].node, "node-b");
+  ASSERT_TRUE(store->clock());
+  EXPECT_EQ((*clocks)[0].estimate.offset_ns, store->clock()->offset_ns) << "the last write's estimate";
+  for (const auto& c : *clocks) {
+    EXPECT_LT(std::abs(c.estimate.offset_ns), 1'000'000'000) << c.node;
+    EXPECT_GT(c.estimate.uncertainty_ns, 0) << c.node;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStore, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

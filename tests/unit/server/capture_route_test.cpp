@@ -31,6 +31,14 @@ TEST(CaptureAsk, TakesAJsonBody) {
   EXPECT_FALSE(ask->comm);
 }
 
+TEST(CaptureAsk, TakesSeveralPidsForOneWindow) {
+  auto ask = parse_capture_ask(post(R"({"pids":[4242,4243],"seconds":2})"));
+  ASSERT_TRUE(ask) << ask.error();
+  EXPECT_EQ(ask->pids, (std::vector<std::uint32_t>{4242, 4243}));
+  EXPECT_FALSE(ask->pid);
+  EXPECT_DOUBLE_EQ(ask->seconds, 2);
+}
+
 TEST(CaptureAsk, TakesFormFieldsAndTheQueryString) {
   Request r = post("comm=python3&seconds=0.5", "application/x-www-form-urlencoded");
   auto ask = parse_capture_ask(r);
@@ -56,7 +64,12 @@ TEST(CaptureAsk, RefusesWhatItCannotDo) {
            {R"({"pid":1,"rank":0,"seconds":1})", "one of"},
            {R"({"comm":"a-name-longer-than-15","seconds":1})", "comm"},
            {R"([1,2])", "JSON object"},
-           {R"({"pid":1,"seconds":1,"what":2})", "unknown field"}}) {
+           {R"({"pid":1,"seconds":1,"what":2})", "unknown field"},
+           {R"({"pids":[],"seconds":1})", "pids: an array of 1 to 64"},
+           {R"({"pids":7,"seconds":1})", "pids: an array of 1 to 64"},
+           {R"({"pids":[7,"x"],"seconds":1})", "pids: each a process id"},
+           {R"({"pids":[7,8,7],"seconds":1})", "pids: 7 is there twice"},
+           {R"({"pids":[7],"pid":7,"seconds":1})", "one of"}}) {
     auto ask = parse_capture_ask(post(body));
     ASSERT_FALSE(ask) << body;
     EXPECT_NE(ask.error().find(says), std::string::npos) << body << ": " << ask.error();
