@@ -56,6 +56,7 @@ class PostgresStore final : public Store {
                                                       std::int64_t since_ns, std::size_t limit) override;
   Status put_agent(const StoredAgent& agent) override;
   Result<AgentList> agents() override;
+  Result<NodeKeeping> node_keeping(const std::string& node) override;
   // The tables' bytes on the server, indexes and TOAST included.
   Result<std::uint64_t> size_bytes() override;
   // The node's clock against the server's: the best of the last few writes' samples.

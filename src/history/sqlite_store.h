@@ -47,6 +47,7 @@ class SqliteStore final : public Store {
                                                       std::int64_t since_ns, std::size_t limit) override;
   Status put_agent(const StoredAgent& agent) override;
   Result<AgentList> agents() override;
+  Result<NodeKeeping> node_keeping(const std::string& node) override;
   Result<std::uint64_t> size_bytes() override;
   std::string description() const override { return "sqlite:" + path_; }
 

@@ -76,6 +76,9 @@ class Store {
   // Every node's agent, by node, with the store's clock now.
   virtual Result<AgentList> agents();
 
+  // What the store keeps of `node` (history_query.h's NodeKeeping), from its marks.
+  virtual Result<NodeKeeping> node_keeping(const std::string& node);
+
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.
   virtual std::optional<ClockEstimate> clock() const { return std::nullopt; }
