@@ -41,11 +41,12 @@ HistorySource choose_history_source(const HistoryRouteFacts& facts) {
 }
 
 std::string span_text(std::int64_t ns) {
+  constexpr std::int64_t kMinute = 60, kHour = 3600, kDay = 86400;
   const std::int64_t s = std::max<std::int64_t>(ns, 0) / 1'000'000'000;
-  if (s < 120) return fmt::format("{} s", s);
-  if (s < 2 * 3600) return fmt::format("{} min", s / 60);
-  if (s < 2 * 86400) return fmt::format("{} h", s / 3600);
-  return fmt::format("{} d", s / 86400);
+  if (s < 2 * kMinute) return fmt::format("{} s", s);
+  if (s < 2 * kHour) return fmt::format("{} min", s / kMinute);
+  if (s < 2 * kDay) return fmt::format("{} h", s / kHour);
+  return fmt::format("{} d", s / kDay);
 }
 
 HistoryForward::HistoryForward(HistoryForwardOptions options, std::shared_ptr<history::HistoryReader> local,
