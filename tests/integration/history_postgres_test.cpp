@@ -346,6 +346,28 @@ TEST_F(HistoryPostgres, ANodesRawIntervalsAreAskedOfItsAgentFoundThroughTheFleet
   const json again = json::parse(back.body);
   EXPECT_EQ(calls_of(again, "cudaMalloc"), 2u) << again.dump();
   EXPECT_EQ(again["source"]["node"], "node-b");
+
+  // Once b's minutes are in the fleet store, its raw window there has its whole minutes
+  // only: `eacgm history` over the fleet store says where the rest is; a still asks b.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return cluster_.psql("fleet", "SELECT count(*) FROM meta WHERE key = 'shipped_to:node-b'").second ==
+               "1";
+      },
+      180s));
+  Subprocess cli(
+      {bin("eacgm"), "history", "--store", cluster_.url("fleet"), "--node", "node-b", "--since", "10m"},
+      dir_);
+  EXPECT_EQ(cli.wait(), 0) << cli.err();
+  EXPECT_NE(
+      cli.err().find("note: node node-b ships only its minutes and hours to this store; its rows below a "
+                     "minute are on its agent at " +
+                     b_url + " (up)"),
+      std::string::npos)
+      << cli.err();
+  const json shipped = json::parse(get(a.port, path).body, nullptr, false);
+  EXPECT_EQ(shipped["source"]["node"], "node-b") << shipped.dump();
+  EXPECT_EQ(calls_of(shipped, "cudaMalloc"), 2u) << shipped.dump();
   for (Agent* x : {&a, &b}) {
     x->serve->signal(SIGTERM);
     EXPECT_EQ(x->serve->wait(), 0) << x->serve->err();
