@@ -20,6 +20,7 @@
 #include "history/job_report_read.h"
 #include "history/store_url.h"
 #include "node/node_config.h"
+#include "server/history_forward.h"
 
 namespace eacgm::cli {
 namespace {
@@ -94,6 +95,33 @@ Result<bool> read_report(history::Store& s, history::Tier tier, const history::H
   return read_usage(s, tier, q, options, report);
 }
 
+// A node that ships its rollups to this store keeps its raw intervals itself: a window of
+// it at the raw tier has here only its whole minutes. Says where the rest is (its agent,
+// which any agent asks for it: server/history_forward.h).
+void say_where_raw_rows_are(history::HistoryReader& reader, const history::HistoryQuery& q,
+                            history::Tier tier) {
+  if (!q.node || tier != history::Tier::kRaw) return;
+  auto keeping = reader.query<history::NodeKeeping>(
+      q, [&](history::Store& s, history::Tier) { return s.node_keeping(*q.node); });
+  if (!keeping || !keeping->rollups_only) return;
+  auto list = reader.query<history::AgentList>(history::HistoryQuery{},
+                                               [](history::Store& s, history::Tier) { return s.agents(); });
+  std::string where = "its agent (none listed in this store's agents)";
+  if (list) {
+    for (const history::StoredAgent& a : list->rows) {
+      if (a.node != *q.node) continue;
+      where = fmt::format("its agent at {} ({})", a.url,
+                          history::agent_up(a, list->now_ns)
+                              ? "up"
+                              : "last seen " + server::span_text(list->now_ns - a.last_seen_ns) + " ago");
+    }
+  }
+  std::fprintf(stderr,
+               "note: node %s ships only its minutes and hours to this store; its rows below a minute are on "
+               "%s: GET /api/v1/history/...?node=%s there, or on any agent of the fleet\n",
+               q.node->c_str(), where.c_str(), q.node->c_str());
+}
+
 int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
   auto access = open_history_access(ctx, flags.access);
   if (!access) return 2;
@@ -118,6 +146,7 @@ int history_command(const CommandContext& ctx, const HistoryFlags& flags) {
       flags.json ? exporting::history_report_json(report) + "\n"
                  : exporting::render_history_text(report, flags.all ? report.kernels.size() : flags.limit);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  say_where_raw_rows_are(reader, *q, report.tier);
   return 0;
 }
 

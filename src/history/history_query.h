@@ -109,6 +109,14 @@ struct NodeClock {
   ClockEstimate estimate;
 };
 
+// What a store keeps of a node: whether the node's rows are there at all (it wrote or
+// shipped there), and whether they come rolled up only (a node that ships its minute and
+// hour rows to a fleet store and keeps its raw intervals to itself: `shipped_to:`).
+struct NodeKeeping {
+  bool written = false;
+  bool rollups_only = false;
+};
+
 // An agent is up while it was seen within three of its heartbeats (and no later than now:
 // a row from the future, a clock gone wrong, still counts as seen).
 inline bool agent_up(const StoredAgent& a, std::int64_t now_ns) {

@@ -237,6 +237,12 @@ PgConn::~PgConn() {
 
 bool PgConn::ok() const { return c_ != nullptr && PQstatus(c_) == CONNECTION_OK; }
 
+bool PgConn::in_transaction() const {
+  if (c_ == nullptr) return false;
+  const PGTransactionStatusType t = PQtransactionStatus(c_);
+  return t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
 Status PgConn::reset() {
   if (c_ == nullptr) return make_error("no connection");
   PQreset(c_);

@@ -107,6 +107,8 @@ class PgConn {
 
   // False once the server went away; reset() connects again.
   bool ok() const;
+  // Inside a transaction block (BEGIN without its end yet).
+  bool in_transaction() const;
   Status reset();
 
   Status exec(const std::string& sql, const PgParams& params = {});

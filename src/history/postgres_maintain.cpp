@@ -23,6 +23,12 @@ constexpr std::int64_t kMinuteNs = 60'000'000'000;
 constexpr std::int64_t kHourNs = 60 * kMinuteNs;
 // The days whose tables maintenance makes ahead: today and the next two.
 constexpr int kDaysAhead = 3;
+// Making or dropping a day table locks its parent table exclusively, and that lock waits
+// behind every query reading the table: a reader of a long window would hold up the DDL,
+// and with it the writer and every query arriving after it. The DDL gives up after this
+// long instead, and is tried again at the next write or maintenance (days are made ahead,
+// and dropped at the next sweep).
+constexpr int kPartitionLockTimeoutMs = 5000;
 
 std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step) + step) % step; }
 
@@ -56,10 +62,23 @@ Status PostgresStore::make_days(int tier, std::int64_t from_ns, std::int64_t to_
   for (std::int64_t day = floor_to(from_ns, kDayNs); day < to_ns && known; day += kDayNs)
     known = days_made_.contains({tier, day});
   if (known) return {};
-  if (auto st = conn_.exec(make_days_sql(), PgParams().i32(tier).i64(from_ns).i64(to_ns)); !st) return st;
+  if (auto st = partition_ddl(make_days_sql(), PgParams().i32(tier).i64(from_ns).i64(to_ns)); !st) return st;
   for (std::int64_t day = floor_to(from_ns, kDayNs); day < to_ns; day += kDayNs)
     days_made_.insert({tier, day});
   return {};
+}
+
+Status PostgresStore::partition_ddl(const std::string& sql, const PgParams& params) {
+  const std::string limit = fmt::format("SET LOCAL lock_timeout = {}", kPartitionLockTimeoutMs);
+  if (!conn_.in_transaction()) {
+    return in_transaction([&]() -> Status {
+      if (auto st = conn_.exec(limit); !st) return st;
+      return conn_.exec(sql, params);
+    });
+  }
+  if (auto st = conn_.exec(limit); !st) return st;
+  if (auto st = conn_.exec(sql, params); !st) return st;
+  return conn_.exec("SET LOCAL lock_timeout = DEFAULT");
 }
 
 Status PostgresStore::make_days_ahead(std::int64_t now_ns) {
@@ -73,8 +92,8 @@ Status PostgresStore::make_days_ahead(std::int64_t now_ns) {
 Status PostgresStore::drop_days(std::int64_t now_ns, const Retention& retention) {
   const std::int64_t keep[kTiers] = {retention.raw_ns, retention.minute_ns, retention.hour_ns};
   for (int tier = 0; tier < kTiers; ++tier) {
-    auto dropped = conn_.query(drop_days_sql(), PgParams().i32(tier).i64(now_ns - keep[tier]));
-    if (!dropped) return std::move(dropped).take_error();
+    if (auto st = partition_ddl(drop_days_sql(), PgParams().i32(tier).i64(now_ns - keep[tier])); !st)
+      return st;
   }
   // A day dropped here may be written again (a node back from a long outage): made again.
   days_made_.clear();

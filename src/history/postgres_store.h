@@ -57,6 +57,7 @@ class PostgresStore final : public Store {
   Status put_agent(const StoredAgent& agent) override;
   Result<AgentList> agents() override;
   Result<std::vector<NodeClock>> node_clocks() override;
+  Result<NodeKeeping> node_keeping(const std::string& node) override;
   // The tables' bytes on the server, indexes and TOAST included.
   Result<std::uint64_t> size_bytes() override;
   // The node's clock against the server's: the best of the last few writes' samples.
@@ -98,6 +99,9 @@ class PostgresStore final : public Store {
   Status make_days_ahead(std::int64_t now_ns);
   // Drops the day tables past each tier's retention.
   Status drop_days(std::int64_t now_ns, const Retention& retention);
+  // A statement that makes or drops day tables, under kPartitionLockTimeoutMs: in the
+  // caller's transaction if any (the session's timeout back after it), else in its own.
+  Status partition_ddl(const std::string& sql, const PgParams& params);
   Status enforce_cap(std::int64_t now_ns, std::uint64_t max_bytes);
   // True when this call may do a fleet-wide task due every `period_ns` (one node does it).
   Result<bool> claim(const std::string& key, std::int64_t now_ns, std::int64_t period_ns);

@@ -48,6 +48,7 @@ class SqliteStore final : public Store {
   Status put_agent(const StoredAgent& agent) override;
   Result<AgentList> agents() override;
   Result<std::vector<NodeClock>> node_clocks() override;
+  Result<NodeKeeping> node_keeping(const std::string& node) override;
   Result<std::uint64_t> size_bytes() override;
   std::string description() const override { return "sqlite:" + path_; }
 

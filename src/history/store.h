@@ -78,6 +78,9 @@ class Store {
   // Every node's clock against the store's, by node (none in a store on one clock).
   virtual Result<std::vector<NodeClock>> node_clocks();
 
+  // What the store keeps of `node` (history_query.h's NodeKeeping), from its marks.
+  virtual Result<NodeKeeping> node_keeping(const std::string& node);
+
   // The node's clock against the store's (PostgreSQL: the server's), as of the last
   // write; none for a store on the node's own clock (SQLite) or before a write.
   virtual std::optional<ClockEstimate> clock() const { return std::nullopt; }

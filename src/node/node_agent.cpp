@@ -107,6 +107,7 @@ Status open_history(NodeAgent::Parts& p, std::shared_ptr<const sample::ProcessFa
   p.link->set_fleet_sink(
       [fleet](std::shared_ptr<const analysis::FleetReports> reports) { fleet->publish(std::move(reports)); });
   p.analysis->set_fleet_reports([fleet] { return fleet->get(); });
+  d.history_node = hs.options.node;
   // A connection per worker of the server: no history request waits for another.
   d.history = std::make_shared<history::HistoryReader>(hs.url, hs.options.retention, d.serve.max_clients);
   // The agents' list is in the fleet store when the node has one (two connections: a

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -43,8 +44,21 @@ namespace {
 
 Result<ApiReply> reply_of(const httplib::Result& r, const std::string& url) {
   if (!r) {
-    return make_error(fmt::format("cannot reach the agent at {}: {} (is `eacgm serve` running?)", url,
-                                  httplib::to_string(r.error())));
+    Error e = make_error(fmt::format("cannot reach the agent at {}: {} (is `eacgm serve` running?)", url,
+                                     httplib::to_string(r.error())));
+    // cpp-httplib says Read when no answer came within the read timeout.
+    switch (r.error()) {
+      case httplib::Error::ConnectionTimeout:
+      case httplib::Error::Read:
+        e.sys_errno = ETIMEDOUT;
+        break;
+      case httplib::Error::Connection:
+        e.sys_errno = ECONNREFUSED;
+        break;
+      default:
+        break;
+    }
+    return e;
   }
   ApiReply out;
   out.status = r->status;
@@ -56,6 +70,12 @@ Result<ApiReply> reply_of(const httplib::Result& r, const std::string& url) {
 }  // namespace
 
 Result<ApiReply> ApiClient::get(const std::string& path) { return reply_of(impl_->client.Get(path), url_); }
+
+Result<ApiReply> ApiClient::get(const std::string& path, const Fields& params, const Fields& headers) {
+  httplib::Params p(params.begin(), params.end());
+  httplib::Headers h(headers.begin(), headers.end());
+  return reply_of(impl_->client.Get(path, p, h), url_);
+}
 
 Result<ApiReply> ApiClient::post_json(const std::string& path, const std::string& body) {
   return reply_of(impl_->client.Post(path, body, "application/json"), url_);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -30,7 +32,12 @@ class ApiClient {
 
   // A failure to reach the agent is an error ("cannot reach the agent at URL: ..."); any
   // HTTP answer, 4xx and 5xx included, is a reply.
+  // (The error's sys_errno says why: ETIMEDOUT for no connection or no answer in time,
+  // ECONNREFUSED for a connection refused or failed, 0 otherwise.)
   Result<ApiReply> get(const std::string& path);
+  // GET with query parameters (encoded here) and extra request headers.
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  Result<ApiReply> get(const std::string& path, const Fields& params, const Fields& headers);
   Result<ApiReply> post_json(const std::string& path, const std::string& body);
   const std::string& url() const { return url_; }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/access_token.h"
 #include "server/api_routes.h"
 #include "server/capture_route.h"
 #include "server/history_routes.h"
@@ -86,7 +87,18 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   api.workload_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->workload(pid); };
   add_api_routes(p.http, o.source, api);
   add_stream_route(p.http, p.channel);
-  add_history_routes(p.http, o.history, o.report, o.fleet_history ? o.fleet_history : o.history);
+  auto fleet_history = o.fleet_history ? o.fleet_history : o.history;
+  std::shared_ptr<const HistoryForward> forward;
+  if (o.history && !o.history_node.empty()) {
+    HistoryForwardOptions fo;
+    fo.node = o.history_node;
+    // A token file that cannot be read stops start() with its reason.
+    if (!o.token_file.empty()) {
+      if (auto token = load_token_file(o.token_file)) fo.token = *token;
+    }
+    forward = std::make_shared<HistoryForward>(std::move(fo), o.history, fleet_history);
+  }
+  add_history_routes(p.http, o.history, o.report, fleet_history, std::move(forward));
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());
   if (o.capture) {

@@ -44,6 +44,10 @@ struct DaemonOptions {
   // The fleet's store, where the agents' rows are (GET /api/v1/history/agents; null: the
   // history's store).
   std::shared_ptr<history::HistoryReader> fleet_history;
+  // The history's node ("" none): a history request naming another node whose rows
+  // neither store keeps at the window's tier goes to that node's agent, listed in the
+  // fleet's store, with this agent's token (server/history_forward.h).
+  std::string history_node;
   history::ReportOptions report;  // /api/v1/history/report's price and idle threshold
   // On-demand captures (POST /api/v1/capture; 404 while null).
   std::shared_ptr<CaptureControl> capture;

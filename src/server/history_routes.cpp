@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "export/agent_list.h"
@@ -11,6 +12,7 @@
 #include "export/job_report.h"
 #include "history/history_window.h"
 #include "history/job_report_read.h"
+#include "server/history_forward.h"
 #include "server/query_params.h"
 
 namespace eacgm::server {
@@ -78,17 +80,44 @@ Result<history::JobSelector> selector_of(const Request& req) {
   return selector;
 }
 
+// The reader that answers `req` (null: its node's agent answered, in `answered`).
+std::shared_ptr<history::HistoryReader> reader_for(const Request& req, const history::HistoryQuery& q,
+                                                   const std::shared_ptr<history::HistoryReader>& reader,
+                                                   const HistoryForward* forward,
+                                                   std::optional<Response>& answered) {
+  if (!forward) return reader;
+  auto route = forward->route_of(req, q);
+  if (!route) {
+    answered = Response::json_error(503, "history: " + route.error());
+    return nullptr;
+  }
+  switch (route->source) {
+    case HistorySource::kLocal:
+      return reader;
+    case HistorySource::kFleet:
+      return forward->fleet();
+    case HistorySource::kAgent:
+      answered = forward->ask_agent(req, *q.node, route->known);
+      return answered ? nullptr : reader;
+  }
+  return reader;
+}
+
 }  // namespace
 
 void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader> reader,
-                        const history::ReportOptions& report, std::shared_ptr<history::HistoryReader> fleet) {
+                        const history::ReportOptions& report, std::shared_ptr<history::HistoryReader> fleet,
+                        std::shared_ptr<const HistoryForward> forward) {
   auto route = [&](const char* path, Body body) {
-    http.route(path, [reader, body = std::move(body)](const Request& req) {
+    http.route(path, [reader, forward, body = std::move(body)](const Request& req) {
       if (!reader)
         return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
       auto q = query_of(req);
       if (!q) return Response::json_error(400, q.error());
-      auto doc = reader->query<std::string>(
+      std::optional<Response> answered;
+      auto from = reader_for(req, *q, reader, forward.get(), answered);
+      if (!from) return std::move(*answered);
+      auto doc = from->query<std::string>(
           *q, [&](history::Store& store, history::Tier tier) { return body(store, tier, *q); });
       if (!doc) return Response::json_error(503, "history: " + doc.error());
       return Response::json(*doc);
@@ -150,15 +179,18 @@ void add_history_routes(HttpServer& http, std::shared_ptr<history::HistoryReader
       return exporting::history_anomalies_json(q, *anomalies, leaks);
     });
   });
-  http.route("/api/v1/history/report", [reader, report](const Request& req) {
+  http.route("/api/v1/history/report", [reader, report, forward](const Request& req) {
     if (!reader) return Response::json_error(404, "this agent keeps no history (serve --store, [store] url)");
     auto q = query_of(req);
     if (!q) return Response::json_error(400, q.error());
     auto selector = selector_of(req);
     if (!selector) return Response::json_error(400, selector.error());
+    std::optional<Response> answered;
+    auto from = reader_for(req, *q, reader, forward.get(), answered);
+    if (!from) return std::move(*answered);
     history::JobReport doc{*q, history::Tier::kRaw, *selector, report, {}};
     auto rows =
-        reader->query<std::vector<history::JobReportRow>>(*q, [&](history::Store& s, history::Tier tier) {
+        from->query<std::vector<history::JobReportRow>>(*q, [&](history::Store& s, history::Tier tier) {
           doc.tier = tier;
           return history::read_job_report(s, *q, *selector, tier, report);
         });

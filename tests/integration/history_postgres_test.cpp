@@ -280,6 +280,100 @@ TEST_F(HistoryPostgres, ANodeShipsItsRollupsToTheFleetStoreThroughAnOutage) {
   EXPECT_EQ(err.find(PgCluster::kPassword), std::string::npos) << err;
 }
 
+// Two nodes, each keeping its own store and shipping to the fleet store: node a's agent,
+// asked for node b's raw intervals (below a minute: none in the fleet store), finds b's
+// agent in the fleet store's agents and answers with b's rows, marked as b's. With b
+// stopped the answer is an error naming b, the URL tried and when it was last seen; with
+// b started again, b's rows again.
+TEST_F(HistoryPostgres, ANodesRawIntervalsAreAskedOfItsAgentFoundThroughTheFleetStore) {
+  auto start_shipping = [&](Agent& a) {
+    a.serve = std::make_unique<Subprocess>(
+        std::vector<std::string>{bin("eacgm"), "serve", "--listen", "127.0.0.1:" + std::to_string(a.port),
+                                 "--mode", "per-call", "--no-gpu", "--config", dir_ + "/eacgm.toml",
+                                 "--store", "sqlite:" + dir_ + "/" + a.node + ".db", "--fleet-store",
+                                 cluster_.url("fleet"), "--node", a.node},
+        dir_);
+    ASSERT_TRUE(a.serve->wait_for("tracing all processes", true)) << a.serve->err();
+    const std::uint16_t port = a.port;
+    ASSERT_TRUE(eventually([port] { return get(port, "/readyz").status == 200; })) << a.serve->err();
+  };
+  Agent a{"node-a", free_port(), nullptr};
+  Agent b{"node-b", free_port(), nullptr};
+  ASSERT_NO_FATAL_FAILURE(start_shipping(a));
+  ASSERT_NO_FATAL_FAILURE(start_shipping(b));
+  const std::string b_url = "http://127.0.0.1:" + std::to_string(b.port);
+  Subprocess program({bin("cuda_calls")}, dir_);
+  const std::string pid = std::to_string(program.pid());
+  ASSERT_EQ(program.wait(), 7);
+  const std::string path = "/api/v1/history/functions?since=10m&node=node-b&pid=" + pid;
+  // b's own answer, then a's once b's agent is in the fleet store.
+  ASSERT_TRUE(eventually([&] {
+    return calls_of(json::parse(get(b.port, path).body, nullptr, false), "cudaMalloc") == 2;
+  })) << get(b.port, path).body;
+  json doc;
+  ASSERT_TRUE(eventually([&] {
+    doc = json::parse(get(a.port, path).body, nullptr, false);
+    return calls_of(doc, "cudaMalloc") == 2;
+  })) << doc.dump()
+      << "\n"
+      << a.serve->err();
+  EXPECT_EQ(doc["source"], json({{"node", "node-b"}, {"agent", b_url}})) << doc.dump();
+  EXPECT_EQ(cluster_.psql("fleet", "SELECT count(*) FROM functions WHERE tier = 0").second, "0");
+  // a's own rows are its own.
+  json own;
+  EXPECT_TRUE(eventually([&] {
+    own = json::parse(get(a.port, "/api/v1/history/functions?since=10m&node=node-a&pid=" + pid).body, nullptr,
+                      false);
+    return calls_of(own, "cudaMalloc") == 2;
+  })) << own.dump();
+  EXPECT_FALSE(own.contains("source"));
+
+  b.serve->signal(SIGTERM);
+  ASSERT_EQ(b.serve->wait(), 0) << b.serve->err();
+  const auto down = get(a.port, path);
+  EXPECT_EQ(down.status, 502) << down.body;
+  const json err = json::parse(down.body, nullptr, false);
+  EXPECT_EQ(err["node"], "node-b") << down.body;
+  EXPECT_EQ(err["agent"], b_url) << down.body;
+  EXPECT_NE(
+      down.body.find("node node-b's agent at " + b_url + " did not answer: could not connect; last seen "),
+      std::string::npos)
+      << down.body;
+
+  ASSERT_NO_FATAL_FAILURE(start_shipping(b));
+  const auto back = get(a.port, path);
+  ASSERT_EQ(back.status, 200) << back.body;
+  const json again = json::parse(back.body);
+  EXPECT_EQ(calls_of(again, "cudaMalloc"), 2u) << again.dump();
+  EXPECT_EQ(again["source"]["node"], "node-b");
+
+  // Once b's minutes are in the fleet store, its raw window there has its whole minutes
+  // only: `eacgm history` over the fleet store says where the rest is; a still asks b.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return cluster_.psql("fleet", "SELECT count(*) FROM meta WHERE key = 'shipped_to:node-b'").second ==
+               "1";
+      },
+      180s));
+  Subprocess cli(
+      {bin("eacgm"), "history", "--store", cluster_.url("fleet"), "--node", "node-b", "--since", "10m"},
+      dir_);
+  EXPECT_EQ(cli.wait(), 0) << cli.err();
+  EXPECT_NE(
+      cli.err().find("note: node node-b ships only its minutes and hours to this store; its rows below a "
+                     "minute are on its agent at " +
+                     b_url + " (up)"),
+      std::string::npos)
+      << cli.err();
+  const json shipped = json::parse(get(a.port, path).body, nullptr, false);
+  EXPECT_EQ(shipped["source"]["node"], "node-b") << shipped.dump();
+  EXPECT_EQ(calls_of(shipped, "cudaMalloc"), 2u) << shipped.dump();
+  for (Agent* x : {&a, &b}) {
+    x->serve->signal(SIGTERM);
+    EXPECT_EQ(x->serve->wait(), 0) << x->serve->err();
+  }
+}
+
 TEST_F(HistoryPostgres, AStoreThatCannotOpenIsOneLineWithoutThePassword) {
   const std::string wrong =
       "postgresql://eacgm:Not-the-pw-808@127.0.0.1:" + std::to_string(cluster_.port()) + "/fleet";

@@ -143,6 +143,31 @@ TEST_F(FleetShipperTest, ShipsTheRollupsAndFactsNeverTheRawIntervals) {
   EXPECT_TRUE(stats.clock_offset_seconds);
 }
 
+// What each store says it keeps of the node (the history routes' drill-down asks it): its
+// own store every row, the fleet store its rollups only, and nothing of a node neither knows.
+TEST_F(FleetShipperTest, EachStoreSaysWhatItKeepsOfTheNode) {
+  write(0, 30);
+  auto before = fleet_.open();
+  ASSERT_TRUE(before) << before.error();
+  auto none = (*before)->node_keeping("node-a");
+  ASSERT_TRUE(none) << none.error();
+  EXPECT_FALSE(none->written) << "nothing shipped yet";
+  FleetShipper shipper(options(), nullptr);
+  ASSERT_TRUE(shipper.ship_once());
+  auto fleet = fleet_.open();
+  ASSERT_TRUE(fleet) << fleet.error();
+  for (auto [store, rollups_only] : {std::pair{store_.get(), false}, std::pair{fleet->get(), true}}) {
+    auto k = store->node_keeping("node-a");
+    ASSERT_TRUE(k) << k.error();
+    EXPECT_TRUE(k->written) << store->description();
+    EXPECT_EQ(k->rollups_only, rollups_only) << store->description();
+    auto other = store->node_keeping("node-b");
+    ASSERT_TRUE(other) << other.error();
+    EXPECT_FALSE(other->written) << store->description();
+    EXPECT_FALSE(other->rollups_only) << store->description();
+  }
+}
+
 // Each table's mark moves on after the fleet store committed: a shipper started again
 // (an agent restarted) ships what came since, once; a round with nothing new ships no row;
 // marks lost after a commit (a crash) ship rows again that change nothing there.

@@ -14,10 +14,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "history/pg_conn.h"
 #include "history/sqlite_store.h"
 #include "legacy_schema.h"
 #include "store_backends.h"
@@ -398,6 +400,35 @@ TEST_F(PostgresStoreTest, IntervalTablesArePartitionedByTierAndDayAndRetentionDr
   st = store->write("n", batch(kT0 - 10 * kDay + 40 * kS, 2, 5, 100));
   ASSERT_TRUE(st) << st.error();
   EXPECT_EQ(sql("SELECT count(*) FROM functions_t0_d20261022"), "1");
+}
+
+// A reader in the middle of a long query holds its tables: the write that must make a new
+// day's table gives up after the lock timeout (an error, the batch spooled and written
+// again) instead of waiting behind it with every query queued after; once the reader is
+// done the same write goes through.
+TEST_F(PostgresStoreTest, ADayTableWaitsForAReaderOnlyUpToTheLockTimeout) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->write("n", batch(kT0, 1, 10, 100)));
+  auto reader = PgConn::connect(cluster_->url(db_));
+  ASSERT_TRUE(reader) << reader.error();
+  ASSERT_TRUE(reader->exec("BEGIN"));
+  auto held = reader->query("SELECT count(*) FROM functions");
+  ASSERT_TRUE(held) << held.error();
+  // Five days on: a day with no table yet.
+  auto write =
+      std::async(std::launch::async, [&] { return store->write("n", batch(kT0 + 5 * kDay, 2, 7, 100)); });
+  const bool returned = write.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  ASSERT_TRUE(reader->exec("COMMIT"));
+  ASSERT_TRUE(returned) << "the write waited behind the reader";
+  const Status st = write.get();
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().find("lock timeout"), std::string::npos) << st.error();
+  auto again = store->write("n", batch(kT0 + 5 * kDay, 2, 7, 100));
+  ASSERT_TRUE(again) << again.error();
+  auto [rc, out] = cluster_->psql(db_, "SELECT sum(calls) FROM functions_t0_d20261106");
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out, "7");
 }
 
 // A window's rows are read from its days' tables alone: the plan of a day's hour rows
