@@ -330,6 +330,14 @@ TEST(IntervalBuilder, EachPassesPowerIsSplitAmongTheProcessesItListed) {
 // A GPU's energy per interval: the first from its mean power times the span (no counter
 // estimate at its start yet), then the difference of NVML's energy counter at the ends,
 // each end the newest reading and the power since. A GPU without the counter: power.
+// Passes a second apart (pass t at t s): after every tenth, the interval of those ten.
+void build_after_tenth_second(IntervalBuilder& b, std::int64_t t, std::vector<IntervalBatch>& out) {
+  if (t % 10 != 9) return;
+  analysis::AnalysisSnapshot snap;
+  const std::int64_t start = (t - 9) * 1'000'000'000;
+  out.push_back(b.build(snap, start, start + 10'000'000'000));
+}
+
 TEST(IntervalBuilder, EnergyIsTheCountersDifferenceElsePowerTimesTime) {
   IntervalBuilder b = builder();
   constexpr std::uint64_t kBase = 5'000'000'000;  // mJ since the driver loaded
@@ -347,11 +355,7 @@ TEST(IntervalBuilder, EnergyIsTheCountersDifferenceElsePowerTimesTime) {
       pass.devices.push_back(d);
     }
     b.observe_gpu(pass);
-    if (t % 10 == 9) {
-      analysis::AnalysisSnapshot snap;
-      const std::int64_t start = (t - 9) * 1'000'000'000;
-      out.push_back(b.build(snap, start, start + 10'000'000'000));
-    }
+    build_after_tenth_second(b, t, out);
   }
   ASSERT_EQ(out.size(), 3u);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -387,11 +391,7 @@ TEST(IntervalBuilder, BetweenCounterReadingsTheEnergyFollowsThePassesPower) {
     pass.devices.push_back(d);
     b.observe_gpu(pass);
     counter += mw;  // one second
-    if (t % 10 == 9) {
-      analysis::AnalysisSnapshot snap;
-      const std::int64_t start = (t - 9) * 1'000'000'000;
-      out.push_back(b.build(snap, start, start + 10'000'000'000));
-    }
+    build_after_tenth_second(b, t, out);
   }
   ASSERT_EQ(out.size(), 4u);
   for (std::size_t i = 1; i < out.size(); ++i) {
