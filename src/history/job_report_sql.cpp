@@ -92,7 +92,8 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
   // interval's rows whole, so the counts are the GPU's.
   const std::string held = fmt::format(
       "g AS (SELECT t.tier, t.node, t.t_ns, t.span_ns, t.gpu, t.pid, t.start_ns, t.memory_max, "
-      "t.sm_mean, t.samples, t.idle_samples, t.power_sum_w, t.power_share_w, COUNT(*) OVER w AS n, COUNT(t.sm_mean) OVER w AS "
+      "t.sm_mean, t.samples, t.idle_samples, t.power_sum_w, t.power_share_w, COUNT(*) OVER w AS n, "
+      "COUNT(t.sm_mean) OVER w AS "
       "n_sm, "
       "SUM(t.sm_mean) OVER w AS sm FROM {} WINDOW w AS (PARTITION BY t.tier, t.node, t.t_ns, t.gpu))",
       over_ranges(d, tables::kGpuProcesses.name, "rj"));
@@ -100,7 +101,8 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
       "{}, {} SELECT jp.job, nn.name, g.gpu, g.t_ns, g.span_ns, g.pid, g.start_ns, g.memory_max, "
       "g.sm_mean, g.n, g.n_sm, g.sm, d.util_mean, d.sm_active_mean, d.tensor_active_mean, "
       "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.samples, g.idle_samples, "
-      "d.samples, g.power_sum_w, g.power_share_w{} FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND jp.start_ns = "
+      "d.samples, g.power_sum_w, g.power_share_w{} FROM g JOIN jp ON jp.node = g.node AND jp.pid = g.pid AND "
+      "jp.start_ns = "
       "g.start_ns "
       "JOIN names nn ON nn.id = g.node LEFT JOIN gpus d ON d.tier = g.tier AND d.node = g.node AND "
       "d.t_ns = g.t_ns AND d.gpu = g.gpu UNION ALL ",
@@ -113,7 +115,8 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
         "SELECT jp.job, nn.name, t.gpu, t.t_ns, t.span_ns, t.pid, "
         "t.start_ns, t.memory_max, t.sm_mean, t.gpu_processes, t.gpu_processes_with_sm, t.gpu_sm_sum, "
         "t.util_mean, t.sm_active_mean, t.tensor_active_mean, t.memory_total, t.power_mean_w, t.energy_mj, "
-        "t.energy_counter_ns, t.samples, t.idle_samples, t.gpu_samples, t.power_sum_w, t.power_share_w FROM {} "
+        "t.energy_counter_ns, t.samples, t.idle_samples, t.gpu_samples, t.power_sum_w, t.power_share_w FROM "
+        "{} "
         "JOIN jp ON "
         "jp.node = t.node AND jp.pid = t.pid AND jp.start_ns = t.start_ns JOIN names nn ON nn.id = t.node",
         over_ranges(d, tables::kJobGpus.name, "rr"));
@@ -124,7 +127,8 @@ QuerySql held_gpus_sql(Dialect d, const HistoryQuery& q, const JobSelector& sele
       "SELECT t.job, nn.name, t.gpu, t.t_ns, t.span_ns, 0, 0, NULL, NULL, t.gpu_processes, "
       "t.gpu_processes_with_sm, t.gpu_sm_sum, t.util_mean, t.sm_active_mean, t.tensor_active_mean, "
       "t.memory_total, t.power_mean_w, t.energy_mj, t.energy_counter_ns, 0, NULL, 0, NULL, NULL, "
-      "t.processes, t.sm_sum, t.memory, t.held, t.idle, t.energy_part, t.energy_share FROM {} JOIN names nn ON nn.id = t.node WHERE "
+      "t.processes, t.sm_sum, t.memory, t.held, t.idle, t.energy_part, t.energy_share FROM {} JOIN names nn "
+      "ON nn.id = t.node WHERE "
       "t.namespace = {}",
       over_ranges(d, tables::kNamespaceGpus.name, "rr"), s.arg(selector.value));
   return s;

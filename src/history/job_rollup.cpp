@@ -25,7 +25,8 @@ std::string job_gpus_roll_sql(Dialect d) {
       "INSERT INTO job_gpus ({}) SELECT 2, g.node, g.t_ns, g.span_ns, g.gpu, g.pid, g.start_ns, g.samples, "
       "g.memory_max, g.sm_mean, g.idle_samples, g.power_sum_w, COUNT(*) OVER w, COUNT(g.sm_mean) OVER w, "
       "SUM(g.sm_mean) OVER w, d.samples, d.util_mean, d.sm_active_mean, d.tensor_active_mean, "
-      "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.power_share_w FROM gpu_processes g LEFT JOIN gpus "
+      "d.memory_total, d.power_mean_w, d.energy_mj, d.energy_counter_ns, g.power_share_w FROM gpu_processes "
+      "g LEFT JOIN gpus "
       "d ON d.tier = g.tier AND d.node = g.node AND d.t_ns = g.t_ns AND d.gpu = g.gpu WHERE g.tier = 2 AND "
       "g.node = {} AND g.t_ns >= {} AND g.t_ns < {} WINDOW w AS (PARTITION BY g.t_ns, g.gpu)",
       column_list(tables::kJobGpus), param(d, 1), param(d, 2), param(d, 3));
