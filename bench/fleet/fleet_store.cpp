@@ -1,6 +1,6 @@
 // The fleet simulation's store side: a fleet's history in one PostgreSQL database.
 //   eacgm_bench_fleet_store --url URL [--writers 8] [--write-seconds 60] [--fleet-nodes 8]
-//                           [--days 30] [--repeat 5] [--dashboard PATH]
+//                           [--days 30] [--repeat 5] [--dashboard PATH]...
 // 1. Writes: `writers` nodes (a thread and a PostgresStore connection each, as agents
 //    have) write back to back, with a compressed clock, the 10 s intervals of the busy
 //    50-pod node (fleet_node.h: 1,946 rows each), starting 20 simulated minutes before
@@ -10,10 +10,11 @@
 //    (process, function), kernel, GPU, GPU process) and its process rows, copied by SQL
 //    to every hour of the last `days` days for `fleet-nodes` nodes (jobs spread over 4
 //    nodes each), day by day across the nodes, as a fleet writes them; VACUUM ANALYZE;
-//    then each node's maintenance makes the job report's rollups of those hours.
+//    then each node's maintenance makes the job report's rollups of those hours (and
+//    the fleet's calls per job).
 //    Bytes per node-day of the hour tier.
-// 3. The history dashboard's SQL (deploy/grafana/dashboards/history.json: its variables'
-//    and panels', Grafana's macros substituted as tests/grafana/grafana_sql.h does) over
+// 3. Each dashboard's SQL (deploy/grafana/dashboards/history.json, or each --dashboard: its
+//    variables' and panels', Grafana's macros substituted as tests/grafana/grafana_sql.h does) over
 //    the last `days` days, `repeat` times each: p50/p95 for All nodes and for one node;
 //    All at 1,000 nodes, linear in the rows read.
 // bench/fleet/run.sh starts a throwaway server and runs it.
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -70,7 +72,7 @@ struct Options {
   int fleet_nodes = 8;
   int days = 30;
   int repeat = 5;
-  std::string dashboard = "deploy/grafana/dashboards/history.json";
+  std::vector<std::string> dashboards;  // --dashboard, each; history.json when none
 };
 
 struct WriteRun {
@@ -169,7 +171,7 @@ Result<std::int64_t> fill_fleet(PgConn& conn, const Options& o, std::int64_t hou
   sql += fmt::format("CREATE TEMP TABLE tpl_processes AS SELECT * FROM processes WHERE node = {};", *id);
   sql +=
       "TRUNCATE functions, kernels, gpus, gpu_processes, processes, intervals, anomalies, leaks, job_gpus, "
-      "job_calls, namespace_gpus;"
+      "job_calls, namespace_gpus, job_functions;"
       "DELETE FROM meta WHERE key LIKE 'written_to:%' OR key LIKE 'rolled_%';";
   sql += fmt::format(
       "INSERT INTO names(name) SELECT format('gpu-node-%s', lpad(n::text, 4, '0')) FROM generate_series(0, "
@@ -332,14 +334,17 @@ int run(const Options& o) {
     }
   }
   const double rollup_s = seconds_since(j0);
-  if (auto st = run_sql(*conn, "VACUUM ANALYZE job_gpus, job_calls"); !st) {
+  if (auto st = run_sql(*conn, "VACUUM ANALYZE job_gpus, job_calls, namespace_gpus, job_functions"); !st) {
     std::fprintf(stderr, "%s\n", st.error().c_str());
     return 1;
   }
   auto rolled = scalar(*conn, "SELECT (SELECT count(*) FROM job_gpus) + (SELECT count(*) FROM job_calls)");
-  if (!rolled) return 1;
-  std::printf("job rollups: %lld rows (job_gpus, job_calls) made by the nodes' maintenance in %.1f s\n",
-              static_cast<long long>(*rolled), rollup_s);
+  auto per_job = scalar(*conn, "SELECT count(*) FROM job_functions");
+  if (!rolled || !per_job) return 1;
+  std::printf(
+      "job rollups: %lld rows (job_gpus, job_calls) and %lld of calls per job (job_functions) made by the "
+      "nodes' maintenance in %.1f s\n",
+      static_cast<long long>(*rolled), static_cast<long long>(*per_job), rollup_s);
   auto month_bytes = (*store)->size_bytes();
   if (!month_bytes) return 1;
   std::printf(
@@ -349,20 +354,11 @@ int run(const Options& o) {
       static_cast<double>(*month_bytes) / o.fleet_nodes / 1073741824, o.days);
   std::fflush(stdout);
 
-  // 3. The dashboard.
-  std::ifstream in(o.dashboard);
-  if (!in) {
-    std::fprintf(stderr, "fleet: cannot read %s\n", o.dashboard.c_str());
-    return 1;
-  }
-  const auto doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded()) {
-    std::fprintf(stderr, "fleet: %s is not JSON\n", o.dashboard.c_str());
-    return 1;
-  }
-  auto vars = grafana::dashboard_variables(doc);
-  const auto panels = grafana::dashboard_queries(doc);
-  const grafana::Range range{now_ns() - o.days * kDay, now_ns()};
+  // 3. The dashboards.
+  std::vector<std::string> dashboards = o.dashboards;
+  if (dashboards.empty()) dashboards.emplace_back("deploy/grafana/dashboards/history.json");
+  std::vector<std::string> names;
+  std::map<std::string, std::map<std::string, Timed>> times;
   struct Selection {
     std::string name;
     std::map<std::string, grafana::Choice> choice;
@@ -371,38 +367,53 @@ int run(const Options& o) {
       {"All", {}},
       {"one node", {{"node", {false, {node_name(0)}}}}},
   };
-  // Per query (variables first, then panels), per selection: the times.
-  std::vector<std::string> names;
-  names.reserve(vars.size() + panels.size());
-  for (const auto& v : vars) names.push_back("$" + v.name + " (variable)");
-  for (const auto& p : panels) names.push_back(p.where);
-  std::map<std::string, std::map<std::string, Timed>> times;
-  for (const auto& s : selections) {
-    for (auto& v : vars) {
-      const std::string sql = grafana::grafana_sql(v.sql, range, vars, s.choice);
-      auto t = time_query(*conn, sql, o.repeat);
-      if (!t) {
-        std::fprintf(stderr, "%s\n", t.error().c_str());
-        return 1;
-      }
-      times["$" + v.name + " (variable)"][s.name] = *t;
-      auto opts = conn->query(sql);
-      if (!opts) return 1;
-      v.options.clear();
-      for (int i = 0; i < opts->rows(); ++i) v.options.push_back(opts->text(i, 0));
+  for (const std::string& path : dashboards) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "fleet: cannot read %s\n", path.c_str());
+      return 1;
     }
-    for (const auto& p : panels) {
-      auto t = time_query(*conn, grafana::grafana_sql(p.sql, range, vars, s.choice), o.repeat);
-      if (!t) {
-        std::fprintf(stderr, "%s\n", t.error().c_str());
-        return 1;
+    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded()) {
+      std::fprintf(stderr, "fleet: %s is not JSON\n", path.c_str());
+      return 1;
+    }
+    const std::string file = std::filesystem::path(path).filename().string();
+    auto vars = grafana::dashboard_variables(doc);
+    const auto texts = grafana::dashboard_texts(doc);  // the textboxes at their defaults
+    const auto panels = grafana::dashboard_queries(doc);
+    const grafana::Range range{now_ns() - o.days * kDay, now_ns()};
+    // Per query (variables first, then panels), per selection: the times.
+    for (const auto& v : vars) names.push_back(file + " $" + v.name + " (variable)");
+    for (const auto& p : panels) names.push_back(file + " " + p.where);
+    for (const auto& s : selections) {
+      for (auto& v : vars) {
+        const std::string sql = grafana::grafana_sql(v.sql, range, vars, s.choice);
+        auto t = time_query(*conn, sql, o.repeat);
+        if (!t) {
+          std::fprintf(stderr, "%s\n", t.error().c_str());
+          return 1;
+        }
+        times[file + " $" + v.name + " (variable)"][s.name] = *t;
+        auto opts = conn->query(sql);
+        if (!opts) return 1;
+        v.options.clear();
+        for (int i = 0; i < opts->rows(); ++i) v.options.push_back(opts->text(i, 0));
       }
-      times[p.where][s.name] = *t;
+      for (const auto& p : panels) {
+        auto t = time_query(*conn,
+                            grafana::grafana_text(grafana::grafana_sql(p.sql, range, vars, s.choice), texts),
+                            o.repeat);
+        if (!t) {
+          std::fprintf(stderr, "%s: %s\n", p.where.c_str(), t.error().c_str());
+          return 1;
+        }
+        times[file + " " + p.where][s.name] = *t;
+      }
     }
   }
-  std::printf(
-      "\nthe history dashboard, last %d days (hour rows), %d nodes, %d runs each: p50 / p95 ms (rows)\n",
-      o.days, o.fleet_nodes, o.repeat);
+  std::printf("\nthe dashboards, last %d days (hour rows), %d nodes, %d runs each: p50 / p95 ms (rows)\n",
+              o.days, o.fleet_nodes, o.repeat);
   std::printf("| query |");
   for (const auto& s : selections) std::printf(" %s |", s.name.c_str());
   std::printf("\n|---|");
@@ -452,7 +463,7 @@ int main(int argc, char** argv) try {
     } else if (a == "--repeat") {
       o.repeat = std::atoi(v);
     } else if (a == "--dashboard") {
-      o.dashboard = v;
+      o.dashboards.emplace_back(v);
     } else {
       std::fprintf(stderr, "fleet: unknown option %s\n", a.c_str());
       return 2;

@@ -11,7 +11,7 @@
 #   3. store       a throwaway PostgreSQL (Debian's, initdb in a temporary directory, as
 #                  nobody when run as root; default settings, Unix socket only) and
 #                  eacgm_bench_fleet_store: writers' rows/s, the month's bytes, the
-#                  history dashboard's query times, and `eacgm report` over the month
+#                  history and efficiency dashboards' query times, and `eacgm report` over the month
 #                  (needs BUILD/eacgm).
 #   4. ship        the same server and eacgm_bench_fleet_ship: the write load per node on
 #                  PostgreSQL when every interval goes there (direct) and when the node
@@ -155,7 +155,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = store ]; then
   start_postgres
   "$store_bin" --url "host=$work/pg port=$port dbname=postgres user=postgres" --writers "$WRITERS" \
     --write-seconds "$WRITE_SECONDS" --fleet-nodes "$FLEET_NODES" --days "$DAYS" --repeat "$REPEAT" \
-    --dashboard "$here/deploy/grafana/dashboards/history.json"
+    --dashboard "$here/deploy/grafana/dashboards/history.json" --dashboard "$here/deploy/grafana/dashboards/efficiency.json"
   # The job report over the same month, as a user asks it: `eacgm report` against the
   # store, one namespace and then every job, REPEAT runs each (wall time of the command);
   # then again with the job rollups deleted (the hour rows in detail, as before them).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "history/agents_sql.h"
+#include "history/job_functions_rollup.h"
 #include "history/job_rollup.h"
 #include "history/namespace_rollup.h"
 #include "history/pg_rows.h"
@@ -168,6 +169,8 @@ Status PostgresStore::roll_up_job_hours(std::int32_t node, std::int64_t from_ns,
   if (auto st = conn_.exec(job_gpus_roll_sql(Dialect::kPostgres), range); !st) return st;
   if (auto st = conn_.exec(namespace_delete_sql(), range); !st) return st;
   if (auto st = conn_.exec(namespace_roll_node_sql(), range); !st) return st;
+  if (auto st = conn_.exec(job_functions_delete_sql(), range); !st) return st;
+  if (auto st = conn_.exec(job_functions_roll_node_sql(), range); !st) return st;
   const QuerySql source = job_calls_source_sql(Dialect::kPostgres, node, from_ns, to_ns);
   auto rows = query(source);
   if (!rows) return std::move(rows).take_error();

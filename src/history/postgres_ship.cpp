@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "history/job_functions_rollup.h"
 #include "history/namespace_rollup.h"
 #include "history/pg_rows.h"
 #include "history/postgres_store.h"
@@ -16,6 +17,8 @@
 
 namespace eacgm::history {
 namespace {
+
+constexpr std::int64_t kHourNs = 3'600'000'000'000;
 
 // One shipped value, as column `c` takes it.
 template <class Out>
@@ -89,6 +92,12 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
     if (auto st = make_days(s.tier, lo, hi); !st) return st;
   }
   std::vector<std::int64_t> renamed_hours;
+  // The hours whose calls per job are made again (job_functions_rollup.h): a shipment's
+  // hour rows of functions, and those of processes whose job came after them.
+  std::vector<std::pair<std::int64_t, std::int64_t>> job_ranges;
+  for (const ShippedRows& part : s.tables) {
+    if (s.tier == 2 && part.table == &tables::kFunctions) job_ranges.emplace_back(s.from_ns, s.to_ns);
+  }
   auto st = in_transaction([&]() -> Status {
     if (auto st = record_clock(node_id); !st) return st;
     for (const ShippedRows& part : s.tables) {
@@ -151,6 +160,20 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
               "AND p.namespace = s.namespace AND p.job = s.job AND p.pod = s.pod)");
           if (!late) return std::move(late).take_error();
           for (int i = 0; i < late->rows(); ++i) renamed_hours.push_back(late->i64(i, 0));
+          // Likewise the hours of functions of processes whose job this shipment tells
+          // first: their calls per job are made again below.
+          auto jobs_late = conn_.query(fmt::format(
+              "SELECT DISTINCT h FROM shipped_processes s, generate_series(s.first_ns - s.first_ns % {0}, "
+              "s.last_ns, {0}) h WHERE s.job <> '' AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.node = "
+              "s.node AND p.pid = s.pid AND p.start_ns = s.start_ns AND p.job = s.job) AND EXISTS (SELECT 1 "
+              "FROM functions f WHERE f.tier = 2 AND f.node = s.node AND f.t_ns = h AND f.pid = s.pid AND "
+              "f.start_ns = s.start_ns)",
+              kHourNs));
+          if (!jobs_late) return std::move(jobs_late).take_error();
+          for (int i = 0; i < jobs_late->rows(); ++i) {
+            const std::int64_t h = jobs_late->i64(i, 0);
+            job_ranges.emplace_back(h, h + 1);
+          }
         }
         if (auto st = conn_.exec(upsert); !st) return st;
         continue;
@@ -174,6 +197,11 @@ Status PostgresStore::ship(const std::string& node, const Shipment& s) {
       const PgParams range = PgParams().i32(node_id).i64(from).i64(to);
       if (auto st = conn_.exec(namespace_delete_sql(), range); !st) return st;
       if (auto st = conn_.exec(namespace_roll_node_sql(), range); !st) return st;
+    }
+    for (const auto& [from, to] : job_ranges) {
+      const PgParams range = PgParams().i32(node_id).i64(from).i64(to);
+      if (auto st = conn_.exec(job_functions_delete_sql(), range); !st) return st;
+      if (auto st = conn_.exec(job_functions_roll_node_sql(), range); !st) return st;
     }
     for (const ShipMark& m : s.marks) {
       const char* conflict =

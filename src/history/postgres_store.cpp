@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "history/job_functions_rollup.h"
 #include "history/namespace_rollup.h"
 #include "history/schema_sql.h"
 #include "history/store_url.h"
@@ -76,6 +77,15 @@ Status PostgresStore::migrate() {
                                        kMakeDaysFunction, tables::kNamespaceGpus.name));
       if (st) st = conn_.exec(namespace_roll_sql("true"));
       if (!st) return make_error(fmt::format("migrating the schema: the namespace rollup: {}", st.error()));
+    }
+    // The fleet's calls per job of the hours already rolled up.
+    if (*version < tables::kJobFunctions.since) {
+      auto st =
+          conn_.exec(fmt::format("SELECT {}(ARRAY['{}'], 2, min(t_ns), max(t_ns) + 1) FROM functions "
+                                 "WHERE tier = 2",
+                                 kMakeDaysFunction, tables::kJobFunctions.name));
+      if (st) st = conn_.exec(job_functions_roll_sql("true"));
+      if (!st) return make_error(fmt::format("migrating the schema: the calls per job: {}", st.error()));
     }
     return set_meta("schema_version", kSchemaVersion);
   });

@@ -13,7 +13,7 @@
 namespace eacgm::history {
 
 // The schema this build writes and reads; a store written by a newer one is refused.
-inline constexpr int kSchemaVersion = 13;
+inline constexpr int kSchemaVersion = 14;
 // From this version on PostgreSQL lays an interval table (TableKind::kTiered) out for time:
 // partitioned by tier (LIST), each tier by day of t_ns (RANGE), so that retention drops a
 // tier's whole days and a window's reads prune to its days (docs/history.md).
@@ -465,11 +465,34 @@ inline constexpr Table kNamespaceGpus =
         .added_in(11)
         .rows_replaced();
 
+// Version 14: the fleet's rollup of calls per job (history/job_functions_rollup.h), made
+// with the job rollups from the hour rows of functions and the processes' jobs: per hour,
+// node, job and function, the job's processes that called it, their calls and errors; and
+// per hour, node and job a row of domain and function 0 with the job's processes that made
+// any call and all their calls and errors (GPU time's launches not among them), so that the
+// fleet dashboard's month reads one narrow row per job and function-hour, not one with a
+// latency sketch per process. `job` is the processes' job id, '' for none. Rows of tier 2
+// only; PostgreSQL fills it (a SQLite store keeps it empty).
+inline constexpr auto kJobFunctionColumns = tiered(std::array{
+    Column{"job", T::kText},
+    Column{"domain", T::kInt32},  // an id into names, 0 for the job's row
+    Column{"function", T::kInt32},
+    Column{"processes", T::kInt64, C::kSum},
+    Column{"calls", T::kInt64, C::kSum},
+    Column{"errors", T::kInt64, C::kSum},
+});
+inline constexpr std::string_view kJobFunctionKey[] = {"tier", "node", "t_ns", "job", "domain", "function"};
+inline constexpr Table kJobFunctions =
+    Table{"job_functions", TableKind::kTiered, kJobFunctionColumns, kJobFunctionKey}
+        .added_in(14)
+        .rows_replaced();
+
 // Every table, in the order the steps make them.
-inline constexpr const Table* kAll[] = {
-    &kMeta,           &kNames,        &kProcesses, &kIntervals,     &kFunctions,  &kKernels,
-    &kGpus,           &kGpuProcesses, &kAnomalies, &kLeaks,         &kNodeClocks, &kProcessTotals,
-    &kFunctionTotals, &kJobGpus,      &kJobCalls,  &kNcclStandings, &kAgents,     &kNamespaceGpus};
+inline constexpr const Table* kAll[] = {&kMeta,           &kNames,         &kProcesses,   &kIntervals,
+                                        &kFunctions,      &kKernels,       &kGpus,        &kGpuProcesses,
+                                        &kAnomalies,      &kLeaks,         &kNodeClocks,  &kProcessTotals,
+                                        &kFunctionTotals, &kJobGpus,       &kJobCalls,    &kNcclStandings,
+                                        &kAgents,         &kNamespaceGpus, &kJobFunctions};
 
 }  // namespace tables
 }  // namespace eacgm::history

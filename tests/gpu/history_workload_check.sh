@@ -57,7 +57,7 @@ trainer = [p for p in doc["processes"] if "train.py" in p["cmdline"] and p["call
 header = next((l for l in text.splitlines() if l.startswith("node ")), "")
 checks = [
     ("schema version of a new file", open(f"{work}/version.txt").read().strip(),
-     open(f"{work}/version.txt").read().strip() == "13"),
+     open(f"{work}/version.txt").read().strip() == "14"),
     ("the training process with its calls", [(p["pid"], p["calls"]) for p in trainer], len(trainer) == 1),
     ("its job and step", [(p["job"], p["job_step"]) for p in trainer],
      any(p["job"] == job and p["job_step"] == "0" for p in trainer)),

@@ -9,6 +9,7 @@
 // utilization alone where not. The efficiency dashboard (efficiency.json) likewise, and its
 // jobs table agrees with the job report's own sums (history/job_report.h) over the raw rows.
 // The substitution of Grafana's macros and variables: tests/grafana/grafana_sql.h.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -206,6 +207,17 @@ class GrafanaHistorySql : public ::testing::Test {
     EXPECT_TRUE(r) << where << ": " << r.error() << "\n" << sql;
     return r ? r->rows() : -1;
   }
+  // The rows of a query of `columns` columns as text, a line each, the columns separated by '|'.
+  std::string text(const std::string& where, const std::string& sql, int columns) {
+    auto r = conn_.query(sql);
+    EXPECT_TRUE(r) << where << ": " << r.error() << "\n" << sql;
+    std::string out;
+    for (int i = 0; r && i < r->rows(); ++i) {
+      for (int c = 0; c < columns; ++c) out += (c == 0 ? "" : "|") + (r->is_null(i, c) ? "" : r->text(i, c));
+      out += "\n";
+    }
+    return out;
+  }
   std::int64_t count(const std::string& where, const std::string& sql) {
     auto r = conn_.query(sql);
     EXPECT_TRUE(r) << where << ": " << r.error() << "\n" << sql;
@@ -342,7 +354,9 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
       {"node-a, job 4242", {{"node", {false, {"node-a"}}}, {"job", {false, {"4242"}}}}},
       {"both nodes, job 4242", {{"node", {false, {"node-a", "node-b"}}}, {"job", {false, {"4242"}}}}}};
   int ran = 0;
-  for (const auto& [range_name, range] : ranges()) {
+  const auto all_ranges = ranges();
+  for (std::size_t tier = 0; tier < all_ranges.size(); ++tier) {
+    const auto& [range_name, range] = all_ranges[tier];
     for (const auto& [choice_name, choice] : selections) {
       ASSERT_NO_FATAL_FAILURE(run_variables(vars, range, range_name, choice));
       for (const auto& q : queries) {
@@ -352,7 +366,23 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
         ASSERT_NO_FATAL_FAILURE(sql = run_panel(q, grafana_sql(q.sql, range, vars, choice), where));
         const auto node = choice.find("node");
         const bool both_nodes = node == choice.end() || node->second.all || node->second.values.size() == 2;
-        if (q.where.rfind("panel 'Jobs'", 0) == 0 && both_nodes) check_jobs(where, sql);
+        if (q.where.rfind("panel 'Jobs'", 0) == 0 && both_nodes) {
+          check_jobs(where, sql);
+          // Each job's calls and errors are its processes' rows of the window's tier (the
+          // hour tier's through the calls per job, job_functions), GPU time's aside.
+          EXPECT_EQ(text(where, "SELECT q.job, q.calls, q.errors FROM (" + sql + ") q ORDER BY 1", 3),
+                    text(where,
+                         fmt::format("SELECT CASE WHEN p.job <> '' THEN p.job ELSE '(no job)' END, "
+                                     "sum(t.calls), sum(t.errors) FROM functions t JOIN processes p ON "
+                                     "p.node = t.node AND p.pid = t.pid AND p.start_ns = t.start_ns "
+                                     "WHERE t.tier = {} AND t.t_ns >= {} AND t.t_ns < {} AND t.domain <> "
+                                     "(SELECT id FROM names WHERE name = 'gpu_time') {} GROUP BY 1 "
+                                     "ORDER BY 1",
+                                     tier, range.from_ns, range.to_ns,
+                                     choice.count("job") != 0 ? "AND p.job = '4242'" : ""),
+                         3))
+              << where;
+        }
         // GPM's activities beside utilization where the GPU has them; utilization only
         // for a GPU without (node-a's GPU 1, in no job).
         if (q.where.rfind("panel 'GPU utilization, SM and tensor activity'", 0) == 0) {
@@ -371,7 +401,7 @@ TEST_F(GrafanaHistorySql, EveryQueryRunsAndEveryPanelHasData) {
       }
     }
   }
-  EXPECT_EQ(ran, static_cast<int>(queries.size() * ranges().size() * selections.size()));
+  EXPECT_EQ(ran, static_cast<int>(queries.size() * all_ranges.size() * selections.size()));
 }
 
 // The efficiency dashboard: every query runs and has rows for each tier and selection,

@@ -48,8 +48,9 @@ IntervalBatch with_events(const std::string& node, std::int64_t i) {
 std::string holding(StoreBackend& b, int min_tier = 1) {
   std::string out;
   for (const Table* t : tables::kAll) {
-    // The namespace rollup is the fleet store's own (made from the job rollups there).
-    if (!t->tiered() || t == &tables::kNamespaceGpus) continue;
+    // The namespace rollup and the calls per job are the fleet store's own (made from the
+    // rows shipped there).
+    if (!t->tiered() || t == &tables::kNamespaceGpus || t == &tables::kJobFunctions) continue;
     out += fmt::format(
         "{}: {}\n", t->name,
         b.query(fmt::format("SELECT tier, count(*), min(t_ns), max(t_ns) FROM {} WHERE tier >= {} "
@@ -105,7 +106,16 @@ class FleetShipperTest : public ::testing::Test {
         fleet_.query("SELECT count(DISTINCT t_ns) FROM namespace_gpus"),
         fleet_.query("SELECT count(DISTINCT j.t_ns) FROM job_gpus j JOIN processes p ON p.node = j.node "
                      "AND p.pid = j.pid AND p.start_ns = j.start_ns WHERE p.namespace <> ''"));
+    // Every hour row of functions is in the calls per job, under its process's job as the
+    // fleet store knows it, whichever came first.
+    EXPECT_EQ(
+        fleet_.query("SELECT t.t_ns, coalesce(p.job, ''), sum(t.calls), count(DISTINCT t.pid) FROM functions "
+                     "t LEFT JOIN processes p ON p.node = t.node AND p.pid = t.pid AND p.start_ns = "
+                     "t.start_ns WHERE t.tier = 2 GROUP BY 1, 2 ORDER BY 1, 2"),
+        fleet_.query("SELECT t_ns, job, sum(calls) FILTER (WHERE domain <> 0), max(processes) FILTER "
+                     "(WHERE domain = 0) FROM job_functions GROUP BY 1, 2 ORDER BY 1, 2"));
     // Some rows of each kind (the comparison is not of two empty stores).
+    EXPECT_NE(fleet_.query("SELECT count(*) FROM job_functions"), "0");
     EXPECT_NE(fleet_.query("SELECT count(*) FROM functions WHERE tier = 1"), "0");
     EXPECT_NE(fleet_.query("SELECT count(*) FROM job_calls"), "0");
     EXPECT_NE(fleet_.query("SELECT count(*) FROM anomalies"), "0");

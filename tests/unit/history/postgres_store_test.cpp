@@ -501,6 +501,12 @@ TEST_F(PostgresStoreTest, AVersion9StoreIsMigratedToPartitionedTablesKeepingEver
   // The namespace's hour: job j1 and pod ml/nb sharing GPU 0.
   EXPECT_EQ(sql("SELECT job, processes, sm_sum, held FROM namespace_gpus ORDER BY job"),
             "j1|1|30|1\nml/nb|1|10|0.5");
+  // The calls per job of the hours already there: pid 7's in job j1, each hour's function
+  // row and the job's row.
+  EXPECT_EQ(
+      sql("SELECT job, domain, function, count(*), sum(processes), sum(calls) FROM job_functions GROUP BY "
+          "1, 2, 3 ORDER BY 2"),
+      "j1|0|0|3|3|39\nj1|2|3|3|3|39");
   // It takes writes as a new store.
   auto st = store->write("node-a", batch(kT0 + 20 * kS, 42, 10, 1000));
   ASSERT_TRUE(st) << st.error();

@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS job_functions(tier INTEGER NOT NULL, node INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL, job TEXT NOT NULL, domain INTEGER NOT NULL, function INTEGER NOT NULL, processes INTEGER NOT NULL, calls INTEGER NOT NULL, errors INTEGER NOT NULL, PRIMARY KEY(tier, t_ns, node, job, domain, function)) WITHOUT ROWID;
