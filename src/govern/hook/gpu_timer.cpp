@@ -2,9 +2,6 @@
 // the timing thread that reads them back is in gpu_time_thread.cpp.
 #include "govern/hook/gpu_timer.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +13,7 @@
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/private_driver.h"
 #include "govern/hook/real_functions.h"
+#include "govern/hook/thread_id.h"
 #include "govern/hook/wait_times.h"
 
 namespace eacgm::govern::hook {
@@ -232,7 +230,7 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.stream = t.stream;
   p.launch_ns = t.launch_ns;
   p.host_launch_ns = returned > t.recorded_ns ? returned - t.recorded_ns : 0;
-  p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  p.tid = thread_id();
   p.shape = t.shape;
   p.shaped = t.shaped;
   p.graph = t.graph;
