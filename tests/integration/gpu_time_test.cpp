@@ -271,6 +271,7 @@ TEST(GpuTime, HookAloneLeavesNoFileBehind) {
 // timed launch (whose two events its launching thread makes: the timing thread did not know
 // the context yet), 24 timed launches pending at once take all 48 of their events from the
 // pool and make none on the launching thread (cuEventCreate takes a real driver microseconds).
+// The program releases its context in an exit handler that runs after the hook's: it exits.
 TEST(GpuTime, TimedLaunchesTakeEventsTheTimingThreadMade) {
   Subprocess p({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
                 "EACGM_FAKE_KERNEL_US=50", bin("gpu_time_events"), bin("fake_libcuda/libcuda.so.1")});

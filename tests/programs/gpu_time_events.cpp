@@ -6,7 +6,9 @@
 // stream, all queued on the pretend GPU together ($EACGM_FAKE_KERNEL_US each, so their
 // event pairs are all pending at once). Prints the events the launching thread made for
 // the first launch and for the 24 after it, and the launches the hook timed (its ring's
-// counter), after waiting for the timing thread to read them back.
+// counter), after waiting for the timing thread to read them back. At exit it releases the
+// primary context from a handler registered before its first launch, which therefore runs
+// after the hook's own (the hook must not wait for its stopped timing thread then).
 //
 // Usage: gpu_time_events LIBCUDA_PATH
 #include <dlfcn.h>
@@ -35,6 +37,12 @@ void* must(void* lib, const char* name) {
   return p;
 }
 
+int (*g_release)(int) = nullptr;
+
+void release_at_exit() {
+  if (g_release(0) != 0) std::fprintf(stderr, "gpu_time_events: cuDevicePrimaryCtxRelease failed\n");
+}
+
 void sleep_ms(long ms) {
   timespec t{ms / 1000, (ms % 1000) * 1'000'000};
   nanosleep(&t, nullptr);
@@ -59,6 +67,8 @@ int main(int argc, char** argv) {
   auto launch = reinterpret_cast<Launch>(must(lib, "cuLaunchKernel"));
   auto sync = reinterpret_cast<int (*)()>(must(lib, "cuCtxSynchronize"));
   auto created = reinterpret_cast<int (*)(int)>(must(lib, "eacgm_fake_events_created"));
+  g_release = reinterpret_cast<int (*)(int)>(must(lib, "cuDevicePrimaryCtxRelease_v2"));
+  std::atexit(release_at_exit);
   void* ctx = nullptr;
   void* nccl = nullptr;
   if (init(0) != 0 || retain(&ctx, 0) != 0 || set_current(ctx) != 0 ||

@@ -284,7 +284,10 @@ void gpu_time_capture_end(bool capture_ended) {
 }
 
 void gpu_time_context_gone() {
-  if (g_timer == nullptr) return;
+  // Off: after exit began (gpu_time_at_exit holds `poll` for good, and the timing thread is
+  // done with the driver) or in a fork's child (its copy of `poll` may be held by a timing
+  // thread that the child does not have): nothing to forget, and waiting would hang.
+  if (g_timer == nullptr || !g_gpu_time_active.load(std::memory_order_acquire)) return;
   TimerState& s = *g_timer;
   std::lock_guard<std::mutex> poll(s.poll);
   std::lock_guard<std::mutex> lock(s.mu);
