@@ -41,3 +41,10 @@ target_include_directories(event_pair_cost PRIVATE ${EACGM_CUDA_INCLUDE_DIRS} ${
 target_link_libraries(event_pair_cost PRIVATE ${EACGM_CUDA_STUB} Threads::Threads)
 set_target_properties(event_pair_cost PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
   BUILD_RPATH ${CMAKE_BINARY_DIR}/stub_libcuda)
+
+# What each driver call of a timed launch costs when it runs once every few milliseconds
+# (a GPU machine; opens libcuda.so.1 itself).
+add_executable(event_call_cost ${CMAKE_SOURCE_DIR}/bench/programs/event_call_cost.c)
+target_compile_options(event_call_cost PRIVATE -O2)
+target_link_libraries(event_call_cost PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(event_call_cost PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

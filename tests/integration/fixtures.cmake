@@ -120,6 +120,13 @@ add_executable(gpu_time_steps ${CMAKE_SOURCE_DIR}/tests/programs/gpu_time_steps.
 target_compile_options(gpu_time_steps PRIVATE -O2)
 target_link_libraries(gpu_time_steps PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(gpu_time_steps PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+# The hook's pool of events: gpu_time_events reads the FAKE libcuda's count of the events
+# each thread made, and its ring's header.
+add_executable(gpu_time_events ${CMAKE_SOURCE_DIR}/tests/programs/gpu_time_events.cpp)
+target_compile_options(gpu_time_events PRIVATE -O2)
+target_include_directories(gpu_time_events PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(gpu_time_events PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(gpu_time_events PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
 # Static CUDA runtimes (nvcc's default, -cudart static): a program that exits right after
 # its launches, and a shared library with the runtime linked in that issues memsets and

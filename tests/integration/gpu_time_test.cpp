@@ -267,6 +267,18 @@ TEST(GpuTime, HookAloneLeavesNoFileBehind) {
   EXPECT_FALSE(std::filesystem::exists("/dev/shm/eacgm-gpu-time." + std::to_string(p.pid())));
 }
 
+// The timing thread keeps each context's pool of events stocked: after a context's first
+// timed launch (whose two events its launching thread makes: the timing thread did not know
+// the context yet), 24 timed launches pending at once take all 48 of their events from the
+// pool and make none on the launching thread (cuEventCreate takes a real driver microseconds).
+// The program releases its context in an exit handler that runs after the hook's: it exits.
+TEST(GpuTime, TimedLaunchesTakeEventsTheTimingThreadMade) {
+  Subprocess p({"/usr/bin/env", "LD_PRELOAD=" + bin("libeacgm_hook.so"), "EACGM_GPU_TIME=1",
+                "EACGM_FAKE_KERNEL_US=50", bin("gpu_time_events"), bin("fake_libcuda/libcuda.so.1")});
+  ASSERT_EQ(p.wait(std::chrono::seconds(60)), 0) << p.err();
+  EXPECT_EQ(p.out(), "first=2 later=0 timed=25 failed=0\n");
+}
+
 std::map<std::string, std::uint64_t> calls_by_function(const json& doc) {
   std::map<std::string, std::uint64_t> out;
   for (const auto& f : doc["functions"])

@@ -1,6 +1,8 @@
 // The hook's timing thread (gpu_timer.h): every few milliseconds (EACGM_GPU_TIME_POLL_MS,
 // 5) it reads back the event pairs the GPU has passed, places them on the host's clock
-// through an anchor event of its own, and writes them to the ring; every 100 ms it writes
+// through an anchor event of its own, and writes them to the ring, and tops up each
+// context's pool of free events (so that a timed launch never waits for cuEventCreate on
+// the launching thread but the first of a context); every 100 ms it writes
 // the functions' names and exact launch counts; after 100 ms of timing and every quarter
 // second after (paused time left out) it plans each function's sampling rate from its
 // budget (hookcore/sample_rate.h SamplePlanner).
@@ -186,6 +188,62 @@ void read_back(TimerState& s) {
   }
 }
 
+// Each known context's pool of free events topped up to its stock, made here with the
+// context current (cuEventCreate takes the driver microseconds, which a timed launch would
+// otherwise pay on the program's thread). A context is known from its first timed launch;
+// its stock starts at kPoolStock and doubles (to kPoolEvents) after a launch found the pool
+// empty. Events go into the pool 16 at a time, so that launches meanwhile find the first;
+// the stock is set once some are in: until then a launch that finds the pool empty makes
+// its own (take_events). The pool is never filled past the room that
+// the events out (pending or in flight) will find when they come back: give_back_events
+// keeps kPoolEvents at most. A new event's first record costs the driver microseconds more
+// than its later ones: each is recorded once here, on this thread's own stream (nothing
+// else runs there: it completes at once). Contexts are forgotten (gpu_time_context_gone)
+// only under `poll`, which this thread holds: `c` stays the same context throughout.
+void stock_event_pools(TimerState& s) {
+  const DriverCalls& d = s.driver;
+  for (int i = 0;; ++i) {
+    ContextState* c = nullptr;
+    int stock = 0;
+    int want = 0;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (i >= s.context_count) return;
+      c = &s.contexts[i];
+      stock = c->stock == 0 ? kPoolStock : c->ran_dry ? std::min(kPoolEvents, 2 * c->stock) : c->stock;
+      c->ran_dry = false;
+      want = std::min(stock, kPoolEvents - 2 * (s.pending_count + s.in_flight)) - c->free_count;
+      if (want <= 0) c->stock = stock;
+    }
+    if (want <= 0) continue;
+    if (d.ctx_set_current(c->ctx) != CUDA_SUCCESS) {
+      s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (c->own_stream == nullptr && d.stream_create(&c->own_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+      c->own_stream = nullptr;
+    for (int made_count = 0; made_count < want;) {
+      CUevent made[16];
+      const int chunk = std::min(want - made_count, static_cast<int>(std::size(made)));
+      int n = 0;
+      while (n < chunk && d.event_create(&made[n], CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
+        if (c->own_stream != nullptr) d.event_record(made[n], c->own_stream);
+        ++n;
+      }
+      {
+        std::lock_guard<std::mutex> lock(s.mu);
+        for (int k = 0; k < n && c->free_count < kPoolEvents; ++k) c->free_events[c->free_count++] = made[k];
+        if (n > 0) c->stock = stock;
+      }
+      if (n < chunk) {
+        s.header()->errors.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      made_count += n;
+    }
+  }
+}
+
 // Names once, and the launch counts that changed (and, on the private driver, the calls).
 void write_counts(TimerState& s) {
   write_names(s);
@@ -249,6 +307,13 @@ void* timing_thread(void*) {
   std::uint64_t on_at_plan = 0;
   std::uint64_t timed_before = 0;
   std::uint64_t cost_before = 0;
+  {
+    // The first timed launch made its context known: its pool is stocked at once, before the
+    // launches after it (every kernel's first launch is timed) find it empty.
+    std::lock_guard<std::mutex> poll(s.poll);
+    if (!s.stopping.load(std::memory_order_acquire) && s.captures.load(std::memory_order_acquire) == 0)
+      stock_event_pools(s);
+  }
   for (;;) {
     timespec nap{static_cast<time_t>(s.poll_ns / 1'000'000'000),
                  static_cast<long>(s.poll_ns % 1'000'000'000)};
@@ -256,7 +321,10 @@ void* timing_thread(void*) {
     {
       std::lock_guard<std::mutex> poll(s.poll);
       if (s.stopping.load(std::memory_order_acquire)) break;
-      if (s.captures.load(std::memory_order_acquire) == 0) read_back(s);
+      if (s.captures.load(std::memory_order_acquire) == 0) {
+        read_back(s);  // first: the pairs read back return to the pools
+        stock_event_pools(s);
+      }
       // Memory calls every round: their queue is short.
       if (g_tally_calls.load(std::memory_order_relaxed)) write_memory_calls(s.ring);
       // The ring has one writer at a time: this thread, under `poll` (and at exit).

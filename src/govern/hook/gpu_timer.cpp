@@ -2,9 +2,6 @@
 // the timing thread that reads them back is in gpu_time_thread.cpp.
 #include "govern/hook/gpu_timer.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +13,7 @@
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/private_driver.h"
 #include "govern/hook/real_functions.h"
+#include "govern/hook/thread_id.h"
 #include "govern/hook/wait_times.h"
 
 namespace eacgm::govern::hook {
@@ -72,11 +70,20 @@ ContextState* context_state(TimerState& s, CUcontext ctx) {
   return &c;
 }
 
-// Two events of `ctx` (the current context) from its pool, made when the pool is empty.
-bool take_events(TimerState& s, CUcontext ctx, CUevent* start, CUevent* end) {
+// Two events of `ctx` (the current context) from the pool that the timing thread keeps
+// stocked (gpu_time_thread.cpp), and its device. An empty pool, and the stock grows at the
+// timing thread's next round. Before the timing thread first stocked the context (its first
+// timed launches), and for a launch that is timed every time (`must`: a function's first,
+// an NCCL kernel), the events are made here; a sampled launch is left untimed rather than
+// pay cuEventCreate (microseconds each) on the program's thread.
+bool take_events(TimerState& s, CUcontext ctx, bool must, CUevent* start, CUevent* end, int* device) {
   std::lock_guard<std::mutex> lock(s.mu);
   ContextState* c = context_state(s, ctx);
   if (c == nullptr || s.pending_count + s.in_flight >= kMaxPending) return false;
+  if (c->free_count < 2) {
+    c->ran_dry = true;
+    if (c->stock > 0 && !must) return false;
+  }
   CUevent got[2] = {nullptr, nullptr};
   for (CUevent& e : got) {
     if (c->free_count > 0) {
@@ -90,6 +97,7 @@ bool take_events(TimerState& s, CUcontext ctx, CUevent* start, CUevent* end) {
   ++s.in_flight;
   *start = got[0];
   *end = got[1];
+  *device = c->device;
   return true;
 }
 
@@ -178,9 +186,10 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   const std::uint64_t n = e->launches.fetch_add(1, std::memory_order_relaxed);
   if (e->naming.load(std::memory_order_acquire) == 0) name_entry(*e, key, graph);
   if (s.header()->paused.load(std::memory_order_relaxed) != 0) return;
+  const bool nccl = e->nccl.load(std::memory_order_relaxed);
   // The plan's cap keeps a function launching far more often than planned for from
   // overrunning the budget before the next plan.
-  if (!time_launch(n, key, e->nccl.load(std::memory_order_relaxed), e->every.load(std::memory_order_relaxed),
+  if (!time_launch(n, key, nccl, e->every.load(std::memory_order_relaxed),
                    s.every.load(std::memory_order_relaxed), e->left))
     return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
@@ -197,7 +206,8 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   CUcontext ctx = nullptr;
   if (s.driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   CUevent start = nullptr, end = nullptr;
-  if (!take_events(s, ctx, &start, &end)) return;
+  int device = -1;
+  if (!take_events(s, ctx, n == 0 || nccl, &start, &end, &device)) return;
   if (s.driver.event_record(start, record_on) != CUDA_SUCCESS) {
     s.header()->errors.fetch_add(1, std::memory_order_relaxed);
     give_back_events(s, ctx, start, end);
@@ -209,6 +219,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   t.end = end;
   t.stream = record_on;
   t.context = ctx;
+  t.device = device;
   t.launch_ns = began;
   t.began_ns = began;
   t.key = key;
@@ -230,9 +241,10 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.end = t.end;
   p.key = t.key;
   p.stream = t.stream;
+  p.device = t.device;
   p.launch_ns = t.launch_ns;
   p.host_launch_ns = returned > t.recorded_ns ? returned - t.recorded_ns : 0;
-  p.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  p.tid = thread_id();
   p.shape = t.shape;
   p.shaped = t.shaped;
   p.graph = t.graph;
@@ -246,8 +258,6 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.in_flight > 0) --s.in_flight;
     s.pending[s.pending_count++] = p;  // room was reserved by take_events
-    ContextState* c = context_state(s, t.context);
-    if (c != nullptr) s.pending[s.pending_count - 1].device = c->device;
   }
   s.timed.fetch_add(1, std::memory_order_relaxed);
   // Timing's own time: before the launch and after it, not the launch itself, which costs
@@ -274,7 +284,10 @@ void gpu_time_capture_end(bool capture_ended) {
 }
 
 void gpu_time_context_gone() {
-  if (g_timer == nullptr) return;
+  // Off: after exit began (gpu_time_at_exit holds `poll` for good, and the timing thread is
+  // done with the driver) or in a fork's child (its copy of `poll` may be held by a timing
+  // thread that the child does not have): nothing to forget, and waiting would hang.
+  if (g_timer == nullptr || !g_gpu_time_active.load(std::memory_order_acquire)) return;
   TimerState& s = *g_timer;
   std::lock_guard<std::mutex> poll(s.poll);
   std::lock_guard<std::mutex> lock(s.mu);

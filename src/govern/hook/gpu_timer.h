@@ -33,6 +33,7 @@ struct TimedLaunch {
   CUevent end = nullptr;
   CUstream stream = nullptr;  // as recorded (the per-thread stream made explicit)
   CUcontext context = nullptr;
+  int device = -1;  // the context's
   std::uint64_t launch_ns = 0;
   std::uint64_t began_ns = 0;     // for the cost
   std::uint64_t recorded_ns = 0;  // the start event was recorded

@@ -16,6 +16,7 @@ namespace eacgm::govern::hook {
 
 inline constexpr int kMaxContexts = 16;
 inline constexpr int kPoolEvents = 512;   // free events kept per context
+inline constexpr int kPoolStock = 128;    // free events the timing thread keeps ready per context, at first
 inline constexpr int kMaxPending = 1024;  // timed launches not yet read back
 inline constexpr int kGapRounds = 10;     // dispatch-gap measurements per context (one a second)
 inline constexpr int kGapSpansPerRound = 5;
@@ -59,6 +60,11 @@ struct ContextState {
   int device = -1;
   CUevent free_events[kPoolEvents] = {};
   int free_count = 0;
+  // The free events the timing thread tops the pool up to (0: not stocked yet), so that
+  // timed launches take events rather than make them; doubled, to kPoolEvents at most,
+  // after a launch found the pool empty (`ran_dry`).
+  int stock = 0;
+  bool ran_dry = false;
   // The timing thread's clock anchor: an event of its own stream, and when it completed.
   CUstream own_stream = nullptr;
   CUevent anchor = nullptr;

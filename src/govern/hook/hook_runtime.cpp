@@ -12,6 +12,7 @@
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/private_driver.h"
 #include "govern/hook/quota_gate.h"
+#include "govern/hook/thread_id.h"
 #include "govern/hookcore/memory_limits.h"
 
 namespace eacgm::govern::hook {
@@ -50,6 +51,7 @@ void after_fork_child() {
   rt.host_bytes.store(0, std::memory_order_relaxed);
   quota_after_fork_child();
   gpu_time_after_fork_child();
+  forget_thread_id();
 }
 
 HookRuntime* create_runtime() {

@@ -3,13 +3,12 @@
 #include "govern/hook/memory_calls.h"
 
 #include <dlfcn.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstring>
 
+#include "govern/hook/thread_id.h"
 #include "govern/hookcore/memory_call_queue.h"
 
 namespace eacgm::govern::hook {
@@ -50,7 +49,7 @@ bool note_memory_call(HookId id, const MemoryArgs& args, int result, std::uint64
   call.address = args.address;
   call.bytes = args.bytes;
   call.rows = args.rows;
-  call.tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  call.tid = thread_id();
   call.result = result;
   call.hook = static_cast<std::uint16_t>(index_of(id));
   call.by_runtime = by_runtime(caller);

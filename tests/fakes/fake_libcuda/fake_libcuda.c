@@ -20,6 +20,10 @@
 // (one kernel launched with several shapes runs for different times). With
 // $EACGM_FAKE_FIRST_LAUNCH_US, each function's first launch spins that long on the CPU
 // (a real driver's lazy module loading).
+// cuEventCreate spins $EACGM_FAKE_EVENT_CREATE_US microseconds (default 0) on the calling
+// thread, as a real driver's event creation takes some; eacgm_fake_events_created(1) counts
+// the events the calling thread created, eacgm_fake_events_created(0) all threads' (an
+// export of the fake alone, for tests and benchmarks to see which thread made events).
 // Names: cuFuncGetName answers the name cuModuleGetFunction was given.
 // Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
 // cuStreamEndCapture as capturing.
@@ -365,9 +369,33 @@ EXPORT CUresult cuStreamCreate(CUstream* s, unsigned flags) {
   *s = (CUstream)(uintptr_t)h;
   return kSuccess;
 }
+static __thread int events_created_here;
+static int events_created;
+static void spin_until(uint64_t until) {
+  while (now_ns() < until) {
+  }
+}
+static uint64_t event_create_ns(void) {
+  static int64_t cached = -1;  // read once
+  int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char* s = getenv("EACGM_FAKE_EVENT_CREATE_US");
+    v = s ? (int64_t)atoll(s) * 1000 : 0;
+    if (v < 0) v = 0;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+  }
+  return (uint64_t)v;
+}
+EXPORT int eacgm_fake_events_created(int here) {
+  return here ? events_created_here : __atomic_load_n(&events_created, __ATOMIC_RELAXED);
+}
 EXPORT CUresult cuEventCreate(void** e, unsigned flags) {
   (void)flags;
   if (e == NULL) return kInvalidValue;
+  const uint64_t cost = event_create_ns();
+  if (cost > 0) spin_until(now_ns() + cost);
+  ++events_created_here;
+  __atomic_fetch_add(&events_created, 1, __ATOMIC_RELAXED);
   uint64_t i = __atomic_fetch_add(&next_event, 1, __ATOMIC_RELAXED);
   if (i >= kMaxEvents) return kOutOfMemory;
   events[i].used = 1;
