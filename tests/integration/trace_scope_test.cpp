@@ -5,8 +5,9 @@
 // a job: NCCL stand-in ranks on both, one stopped before a collective, are named by the
 // missing-rank rule's expression over both agents' progress series, in a real Prometheus,
 // and, through a shared PostgreSQL store (a throwaway cluster), by each agent's own
-// job-wide verdict and by `eacgm job`; `eacgm capture --job` merges both nodes' captures
-// of the job's ranks into one timeline, naming a node whose agent is down.
+// job-wide verdict and by `eacgm job`, each asking the other's agent for its ranks' stacks;
+// `eacgm capture --job` merges both nodes' captures of the job's ranks into one timeline,
+// naming a node whose agent is down.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -346,6 +347,24 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   EXPECT_EQ(job_a["other_ranks"], 2) << "node a merged b's two ranks";
   EXPECT_EQ(job_b["other_ranks"], 2);
 
+  // ?stacks=1: node a asks node b's agent (found in the store's agents) for b's ranks'
+  // stacks, one request; the stand-in ranks are no Python processes, so b answers with
+  // none, and each of b's ranks says so in b's words.
+  const auto with_stacks = server::testing::get(port_a, "/api/v1/inflight?stacks=1");
+  ASSERT_EQ(with_stacks.status, 200) << with_stacks.body;
+  const json stacked = json::parse(with_stacks.body)["job"];
+  ASSERT_EQ(stacked["stacks"].size(), 1u) << stacked.dump();
+  EXPECT_EQ(stacked["stacks"][0]["node"], "node-b");
+  EXPECT_EQ(stacked["stacks"][0]["agent"], fmt::format("http://127.0.0.1:{}", port_b)) << stacked.dump();
+  EXPECT_TRUE(stacked["stacks"][0]["error"].is_null()) << stacked.dump();
+  EXPECT_EQ(stacked["stacks"][0]["pids"].size(), 2u) << "b's two ranks in one request";
+  const json& missing = stacked["communicators"][0]["missing"][0];
+  EXPECT_TRUE(missing["python_stack"].is_null());
+  EXPECT_NE(missing["stack_error"].get<std::string>().find(
+                fmt::format("node node-b has no Python stack of pid {}", ranks[3]->pid())),
+            std::string::npos)
+      << missing.dump();
+
   // `eacgm job` over the store says the same.
   Subprocess cli({bin("eacgm"), "job", "--store", url, "--min-age", "1", "--json"}, dir_);
   ASSERT_EQ(cli.wait(), 0) << cli.err();
@@ -360,6 +379,17 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   ASSERT_EQ(text.wait(), 0) << text.err();
   EXPECT_NE(text.out().find("HANG: rank 3 on node node-b never entered ncclAllReduce #6"), std::string::npos)
       << text.out();
+  // --stacks: both agents asked, each for its node's ranks.
+  Subprocess stacks({bin("eacgm"), "job", "--store", url, "--min-age", "1", "--stacks", "--json"}, dir_);
+  ASSERT_EQ(stacks.wait(), 0) << stacks.err();
+  const json stacked_doc = json::parse(stacks.out());
+  const json& asked = stacked_doc["stacks"];
+  ASSERT_EQ(asked.size(), 2u) << stacked_doc.dump();
+  for (const json& n : asked) EXPECT_TRUE(n["error"].is_null()) << asked.dump();
+  const json& rank3 = stacked_doc["communicators"][0]["verdict"]["missing"][0];
+  EXPECT_NE(rank3.value("stack_error", std::string()).find("node node-b has no Python stack of pid"),
+            std::string::npos)
+      << stacked_doc.dump();
 
   // Rank 3 enters #6: both agents find the hang over, rank 3 still named in it.
   std::ofstream(dir_ + "/release") << "go";
@@ -687,7 +717,6 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
   EXPECT_TRUE(labels.contains("node-b/rank 3: not captured")) << json(labels).dump();
   ASSERT_EQ(doc["eacgm_job_capture"]["missing"].size(), 2u);
   EXPECT_EQ(doc["eacgm_job_capture"]["missing"][0]["node"], "node-b");
-
   // No agent answers: an error, and no trace.
   serve_a->signal(SIGKILL);
   serve_a->wait();
