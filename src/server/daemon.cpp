@@ -13,6 +13,7 @@
 #include "server/api_routes.h"
 #include "server/capture_route.h"
 #include "server/history_routes.h"
+#include "server/job_capture_route.h"
 #include "server/job_stacks.h"
 #include "server/metrics_route.h"
 #include "server/process_routes.h"
@@ -103,6 +104,8 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
       return fleet_history->query<history::AgentList>(
           history::HistoryQuery{}, [](history::Store& s, history::Tier) { return s.agents(); });
     });
+    // The job's capture from the web UI's job page, through the same agents.
+    add_job_capture_route(p.http, JobCaptureRouteParts{fleet_history, fo.token});
     forward = std::make_shared<HistoryForward>(std::move(fo), o.history, fleet_history);
   }
   add_api_routes(p.http, o.source, api, stacks);

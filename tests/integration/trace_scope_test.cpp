@@ -6,8 +6,8 @@
 // missing-rank rule's expression over both agents' progress series, in a real Prometheus,
 // and, through a shared PostgreSQL store (a throwaway cluster), by each agent's own
 // job-wide verdict and by `eacgm job`, each asking the other's agent for its ranks' stacks;
-// `eacgm capture --job` merges both nodes' captures of the job's ranks into one timeline,
-// naming a node whose agent is down.
+// `eacgm capture --job` and an agent's POST /api/v1/capture/job merge both nodes' captures
+// of the job's ranks into one timeline, naming a node whose agent is down.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -692,6 +692,39 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
   EXPECT_EQ(doc["eacgm_job_capture"]["parts"].size(), 4u);
   EXPECT_TRUE(doc["eacgm_job_capture"]["missing"].empty()) << doc["eacgm_job_capture"].dump();
 
+  // The same from the web UI's job page: POST /api/v1/capture/job to node a's agent, which
+  // asks both nodes and answers the merged trace with each node's outcome.
+  const auto ask_a = [&] {
+    const std::string body = fmt::format(R"({{"job":"{}","seconds":2}})", job);
+    return server::testing::round_trip(
+        port_a, fmt::format("POST /api/v1/capture/job HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                            "Authorization: Bearer s3cret\r\nContent-Type: application/json\r\n"
+                            "Content-Length: {}\r\n\r\n{}",
+                            body.size(), body));
+  };
+  const auto process_names = [](const json& trace) {
+    std::set<std::string> out;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "process_name") out.insert(e["args"]["name"].get<std::string>());
+    }
+    return out;
+  };
+  {
+    const auto r = ask_a();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json routed = json::parse(r.body);
+    EXPECT_EQ(routed["captured"], 4);
+    EXPECT_EQ(routed["asked"], 4);
+    ASSERT_EQ(routed["nodes"].size(), 2u) << routed.dump();
+    const auto got = process_names(routed["trace"]);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_TRUE(got.contains(
+          fmt::format("{}/rank {}: nccl_ranks (pid {})", r < 2 ? "node-a" : "node-b", r, ranks[r]->pid())))
+          << json(got).dump();
+    }
+    EXPECT_EQ(routed["trace"]["eacgm_job_capture"]["parts"].size(), 4u);
+  }
+
   // Node b's agent is gone: its ranks are named, not captured; a's are in the trace.
   serve_b->signal(SIGKILL);
   serve_b->wait();
@@ -717,6 +750,27 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
   EXPECT_TRUE(labels.contains("node-b/rank 3: not captured")) << json(labels).dump();
   ASSERT_EQ(doc["eacgm_job_capture"]["missing"].size(), 2u);
   EXPECT_EQ(doc["eacgm_job_capture"]["missing"][0]["node"], "node-b");
+  // The route names node b's ranks and why, and answers a's.
+  {
+    const auto r = ask_a();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json routed = json::parse(r.body);
+    EXPECT_EQ(routed["captured"], 2);
+    const json& b = routed["nodes"][1];
+    EXPECT_EQ(b["node"], "node-b");
+    for (const json& rank : b["ranks"]) {
+      EXPECT_FALSE(rank["captured"].get<bool>());
+      EXPECT_NE(rank["error"].get<std::string>().find(
+                    fmt::format("cannot reach the agent at http://127.0.0.1:{}", port_b)),
+                std::string::npos)
+          << rank.dump();
+    }
+    EXPECT_EQ(routed["not_captured"].size(), 2u);
+    const auto got = process_names(routed["trace"]);
+    EXPECT_TRUE(got.contains("node-b/rank 3: not captured")) << json(got).dump();
+    EXPECT_TRUE(got.contains(fmt::format("node-a/rank 0: nccl_ranks (pid {})", ranks[0]->pid())));
+  }
+
   // No agent answers: an error, and no trace.
   serve_a->signal(SIGKILL);
   serve_a->wait();
