@@ -12,7 +12,7 @@
 
 #include "cli/client_flags.h"
 #include "cli/commands.h"
-#include "cli/job_capture.h"
+#include "cli/job_capture_command.h"
 #include "cli/trace_runner.h"
 
 namespace eacgm::cli {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "analysis/job_stragglers.h"
 #include "analysis/job_verdict.h"
@@ -21,6 +22,8 @@
 #include "history/history_setup.h"
 #include "history/store.h"
 #include "node/node_config.h"
+#include "server/access_token.h"
+#include "server/job_stacks.h"
 
 namespace eacgm::cli {
 namespace {
@@ -33,14 +36,36 @@ struct JobFlags {
   double stale_s = 30;    // rows older than this report nothing
   double min_age_s = -1;  // -1: [hangs] min_age_s
   bool json = false;
+  bool stacks = false;     // the verdicts' ranks' Python stacks, from their agents
+  std::string token_file;  // the agents' bearer token ("" : [serve] token_file)
 };
 
 std::string seconds(std::uint64_t ns) { return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9); }
 
+// The Python stacks JobStacks put on a verdict's ranks, each under its rank.
+std::string stacks_text(const json& verdict) {
+  std::string out;
+  for (const char* list : {"in", "missing"}) {
+    for (const auto& r : verdict[list]) {
+      out += fmt::format("  rank {} on node {} (pid {}, {}):", r["rank"].get<int>(),
+                         r["node"].get<std::string>(), r["pid"].get<std::uint32_t>(),
+                         std::string(list) == "in" ? "waiting" : "never entered");
+      if (r["python_stack"].is_null()) {
+        out += fmt::format(" no stack: {}\n", r.value("stack_error", std::string()));
+        continue;
+      }
+      out += "\n";
+      for (const auto& f : r["python_stack"]) out += fmt::format("      {}\n", f.get<std::string>());
+    }
+  }
+  return out;
+}
+
 // Each communicator's ranks by node, then its verdict ("none" when no rank waits).
 std::string render(const std::map<std::uint64_t, std::vector<analysis::RankReport>>& comms,
                    const std::vector<analysis::JobCommVerdict>& verdicts,
-                   const std::vector<analysis::JobCommStragglers>& stragglers, std::int64_t now_ns) {
+                   const std::vector<analysis::JobCommStragglers>& stragglers, std::int64_t now_ns,
+                   const std::map<std::uint64_t, json>& stacks) {
   std::string out;
   for (const auto& [id, rows] : comms) {
     std::map<std::string, std::vector<std::int32_t>> by_node;
@@ -70,6 +95,7 @@ std::string render(const std::map<std::uint64_t, std::vector<analysis::RankRepor
         std::find_if(verdicts.begin(), verdicts.end(), [id = id](const auto& x) { return x.comm_id == id; });
     out += fmt::format("  {}: {}\n", v != verdicts.end() && v->hang ? "HANG" : "verdict",
                        v != verdicts.end() ? v->verdict : std::string("no rank waits past the minimum age"));
+    if (auto st = stacks.find(id); st != stacks.end()) out += stacks_text(st->second);
     auto s = std::find_if(stragglers.begin(), stragglers.end(),
                           [id = id](const auto& x) { return x.comm_id == id; });
     if (s != stragglers.end()) out += fmt::format("  arrivals across nodes: {}\n", s->verdict);
@@ -140,6 +166,34 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
   const double min_age = flags.min_age_s >= 0 ? flags.min_age_s : config->agent.hangs.min_age_s;
   const auto verdicts = analysis::judge_job(merged, now, static_cast<std::uint64_t>(min_age * 1e9));
   const auto stragglers = analysis::job_stragglers(merged);
+  // --stacks: each verdict's ranks' stacks, asked of their nodes' agents.
+  std::map<std::uint64_t, json> with_stacks;
+  json stack_nodes = nullptr;
+  if (flags.stacks) {
+    std::string token;
+    const std::string& token_file = flags.token_file.empty() ? config->serve.token_file : flags.token_file;
+    if (!token_file.empty()) {
+      auto t = server::load_token_file(token_file);
+      if (!t) {
+        print_error("--token-file: " + t.error());
+        return 2;
+      }
+      token = std::move(*t);
+    }
+    std::vector<json*> docs;
+    for (const auto& v : verdicts) {
+      auto [it, added] = with_stacks.emplace(v.comm_id, exporting::job_comm_json(v));
+      docs.push_back(&it->second);
+    }
+    server::JobStackOptions options;
+    options.peer.token = token;
+    auto* from = store->get();
+    server::JobStacks stacks(options, [from] { return from->agents(); });
+    stack_nodes = stacks.attach(docs, "", nullptr);
+    for (const auto& n : stack_nodes) {
+      if (!n["error"].is_null()) print_error(n["error"].get<std::string>());
+    }
+  }
   if (flags.json) {
     json comms = json::array();
     for (const auto& [id, ranks] : by_comm) {
@@ -155,19 +209,22 @@ int job_command(const CommandContext& ctx, const JobFlags& flags) {
       }
       auto v = std::find_if(verdicts.begin(), verdicts.end(),
                             [id = id](const auto& x) { return x.comm_id == id; });
+      auto st = with_stacks.find(id);
       comms.push_back(json{{"comm_id", fmt::format("0x{:016x}", id)},
                            {"nranks", ranks.front().nranks},
                            {"ranks", std::move(list)},
-                           {"verdict", v != verdicts.end() ? exporting::job_comm_json(*v) : json(nullptr)}});
+                           {"verdict", st != with_stacks.end() ? st->second
+                                       : v != verdicts.end()   ? exporting::job_comm_json(*v)
+                                                               : json(nullptr)}});
     }
-    const std::string out = json{{"time_ns", now},
-                                 {"communicators", std::move(comms)},
-                                 {"job_stragglers", exporting::job_stragglers_json(stragglers)}}
-                                .dump() +
-                            "\n";
+    json doc{{"time_ns", now},
+             {"communicators", std::move(comms)},
+             {"job_stragglers", exporting::job_stragglers_json(stragglers)}};
+    if (flags.stacks) doc["stacks"] = std::move(stack_nodes);
+    const std::string out = doc.dump() + "\n";
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
-    const std::string out = render(by_comm, verdicts, stragglers, now);
+    const std::string out = render(by_comm, verdicts, stragglers, now, with_stacks);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return 0;
@@ -196,10 +253,16 @@ void add_job_command(CLI::App& app, CommandContext& ctx) {
                   "seconds a rank must have waited for a verdict (default [hangs] min_age_s, 5)")
       ->check(CLI::Range(0.0, 86400.0));
   sub->add_flag("--json", flags->json, "one JSON document instead of tables");
+  sub->add_flag("--stacks", flags->stacks,
+                "the Python stack of each rank a verdict names, asked of its node's agent (found in the "
+                "store's agents; one request per node, 2 s at most)");
+  sub->add_option("--token-file", flags->token_file,
+                  "with --stacks: the agents' bearer token (default [serve] token_file)");
   sub->footer(
       "Examples:\n"
       "  eacgm job --store postgresql://eacgm@db/fleet\n"
-      "  eacgm job --store postgresql://eacgm@db/fleet --comm 0x5eed000000000001 --json");
+      "  eacgm job --store postgresql://eacgm@db/fleet --comm 0x5eed000000000001 --json\n"
+      "  eacgm job --store postgresql://eacgm@db/fleet --stacks --token-file ~/.eacgm-token");
   sub->final_callback([&ctx, flags] { ctx.exit_code = job_command(ctx, *flags); });
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "analysis/hang_diagnosis.h"
@@ -47,14 +48,35 @@ json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& 
               {"over_cap", inflight.over_cap}};
 }
 
-std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+json inflight_doc(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
   json doc{
       {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(snap.time.time_since_epoch()).count()},
       {"sequence", snap.sequence}};
   doc.update(inflight_json(snap.get<analysis::InflightSummary>(), options));
   doc.update(hangs_json(snap.get<analysis::HangSummary>()));
   doc["job"] = job_verdict_json(snap.get<analysis::JobVerdictSummary>());
-  return json_text(doc);
+  return doc;
+}
+
+std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options) {
+  return json_text(inflight_doc(snap, options));
+}
+
+json inflight_stacks_json(const analysis::InflightSummary& inflight, std::span<const std::uint32_t> pids) {
+  json out = json::array();
+  for (const std::uint32_t pid : pids) {
+    // The rows are oldest first: a process's first row with a stack is its longest wait.
+    const auto row = std::find_if(inflight.rows.begin(), inflight.rows.end(), [pid](const auto& r) {
+      return r.call.call.pid == pid && r.call.python_stack != nullptr;
+    });
+    if (row == inflight.rows.end()) continue;
+    out.push_back(json{{"pid", pid},
+                       {"tid", row->call.call.tid},
+                       {"name", std::string(row->call.call.function())},
+                       {"age_ns", row->age_ns},
+                       {"python_stack", python_stack_frames(*row->call.python_stack)}});
+  }
+  return out;
 }
 
 }  // namespace eacgm::exporting

@@ -2,6 +2,8 @@
 // "in_flight" (docs/api.md, docs/report.md).
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "analysis/inflight_calls.h"
@@ -19,7 +21,13 @@ namespace eacgm::exporting {
 json inflight_json(const analysis::InflightSummary& inflight, const ApiOptions& options);
 
 // The route's document: the snapshot's time and sequence, then inflight_json's fields and
-// the hang diagnosis's (export/hang_json.h hangs_json).
+// the hang diagnosis's (export/hang_json.h hangs_json), and "job" (job_verdict_json).
+json inflight_doc(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
 std::string api_inflight(const analysis::AnalysisSnapshot& snap, const ApiOptions& options);
+
+// The Python stack of each of `pids` waiting in a call: its oldest call in flight whose
+// thread's stack was read, {"pid","tid","name","age_ns","python_stack"}; a pid with none is
+// left out. `GET /api/v1/inflight/stacks?pids=` and the job verdict's stacks.
+json inflight_stacks_json(const analysis::InflightSummary& inflight, std::span<const std::uint32_t> pids);
 
 }  // namespace eacgm::exporting

@@ -2,12 +2,15 @@
 // consistent within itself; query parameters are checked before the snapshot is read.
 #include "server/api_routes.h"
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "export/gpu_events_json.h"
 #include "export/inflight_json.h"
+#include "export/json_text.h"
 #include "server/flight_recorder_routes.h"
 #include "server/python_routes.h"
 #include "server/query_params.h"
@@ -22,7 +25,7 @@ constexpr std::uint64_t kDefaultWindowS = 900;
 }  // namespace
 
 void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> source,
-                    const exporting::ApiOptions& options) {
+                    const exporting::ApiOptions& options, std::shared_ptr<JobStacks> stacks) {
   using Body = std::function<std::string(const analysis::AnalysisSnapshot&)>;
   auto json_route = [&](const char* path, Body body) {
     http.route(path, [source, body = std::move(body)](const Request&) {
@@ -43,8 +46,41 @@ void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> sour
   json_route("/api/v1/processes",
              [options](const analysis::AnalysisSnapshot& s) { return exporting::api_processes(s, options); });
   json_route("/api/v1/anomalies", exporting::api_anomalies);
-  json_route("/api/v1/inflight",
-             [options](const analysis::AnalysisSnapshot& s) { return exporting::api_inflight(s, options); });
+  if (!stacks) {
+    stacks = std::make_shared<JobStacks>(JobStackOptions{}, [] {
+      return Result<history::AgentList>(make_error("this agent reads no fleet store ([store] url)"));
+    });
+  }
+  http.route("/api/v1/inflight", [source, options, stacks](const Request& req) {
+    bool want_stacks = false;
+    if (auto s = req.param("stacks")) {
+      if (*s != "0" && *s != "1") return Response::json_error(400, "stacks: 0 or 1");
+      want_stacks = *s == "1";
+    }
+    auto snap = source->latest();
+    if (!snap) return Response::json_error(503, kNoSnapshotYet);
+    if (!want_stacks) return Response::json(exporting::api_inflight(*snap, options));
+    exporting::json doc = exporting::inflight_doc(*snap, options);
+    exporting::json& job = doc["job"];
+    std::vector<exporting::json*> verdicts;
+    for (auto& c : job["communicators"]) verdicts.push_back(&c);
+    // A request from another agent is answered from this node alone (no request goes on).
+    const bool ask_others = req.header(kForwardedHeader).empty();
+    job["stacks"] = stacks->attach(verdicts, job["node"].get<std::string>(),
+                                   &snap->get<analysis::InflightSummary>(), ask_others);
+    return Response::json(exporting::json_text(doc));
+  });
+  http.route("/api/v1/inflight/stacks", [source](const Request& req) {
+    auto pids = pids_param(req, JobStackOptions{}.max_pids);
+    if (!pids) return Response::json_error(400, pids.error());
+    auto snap = source->latest();
+    if (!snap) return Response::json_error(503, kNoSnapshotYet);
+    exporting::json doc{
+        {"time_ns",
+         std::chrono::duration_cast<std::chrono::nanoseconds>(snap->time.time_since_epoch()).count()},
+        {"stacks", exporting::inflight_stacks_json(snap->get<analysis::InflightSummary>(), *pids)}};
+    return Response::json(exporting::json_text(doc));
+  });
   json_route("/api/v1/gpu_events", [options](const analysis::AnalysisSnapshot& s) {
     return exporting::api_gpu_events(s, options);
   });

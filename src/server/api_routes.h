@@ -7,14 +7,17 @@
 
 #include "export/api_json.h"
 #include "server/http_server.h"
+#include "server/job_stacks.h"
 #include "server/snapshot_source.h"
 
 namespace eacgm::server {
 
 // Adds the routes to `http` (before it starts). `options` says what the process
-// documents carry beside the snapshot (rank, command line, container, exit).
+// documents carry beside the snapshot (rank, command line, container, exit). `stacks`:
+// where `/api/v1/inflight?stacks=1` finds the job verdict's ranks' Python stacks (nullptr:
+// no fleet store, so only this node's).
 void add_api_routes(HttpServer& http, std::shared_ptr<const SnapshotSource> source,
-                    const exporting::ApiOptions& options);
+                    const exporting::ApiOptions& options, std::shared_ptr<JobStacks> stacks = nullptr);
 
 // Adds GET /api/v1/stream: `summary` events, and with `calls=1` (and `pid=P`) sampled
 // `call` events, from `channel`.

@@ -13,6 +13,8 @@
 #include "server/api_routes.h"
 #include "server/capture_route.h"
 #include "server/history_routes.h"
+#include "server/job_capture_route.h"
+#include "server/job_stacks.h"
 #include "server/metrics_route.h"
 #include "server/process_routes.h"
 #include "server/standard_routes.h"
@@ -85,10 +87,9 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
   api.cmdline_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->cmdline(pid); };
   api.process_alive = [facts = o.facts](std::uint32_t pid) { return facts->alive(pid); };
   api.workload_of_pid = [facts = o.facts](std::uint32_t pid) { return facts->workload(pid); };
-  add_api_routes(p.http, o.source, api);
-  add_stream_route(p.http, p.channel);
   auto fleet_history = o.fleet_history ? o.fleet_history : o.history;
   std::shared_ptr<const HistoryForward> forward;
+  std::shared_ptr<JobStacks> stacks;
   if (o.history && !o.history_node.empty()) {
     HistoryForwardOptions fo;
     fo.node = o.history_node;
@@ -96,8 +97,19 @@ Daemon::Daemon(DaemonOptions options) : parts_(std::make_unique<Parts>()) {
     if (!o.token_file.empty()) {
       if (auto token = load_token_file(o.token_file)) fo.token = *token;
     }
+    JobStackOptions so;
+    so.peer.node = fo.node;
+    so.peer.token = fo.token;
+    stacks = std::make_shared<JobStacks>(so, [fleet_history] {
+      return fleet_history->query<history::AgentList>(
+          history::HistoryQuery{}, [](history::Store& s, history::Tier) { return s.agents(); });
+    });
+    // The job's capture from the web UI's job page, through the same agents.
+    add_job_capture_route(p.http, JobCaptureRouteParts{fleet_history, fo.token});
     forward = std::make_shared<HistoryForward>(std::move(fo), o.history, fleet_history);
   }
+  add_api_routes(p.http, o.source, api, stacks);
+  add_stream_route(p.http, p.channel);
   add_history_routes(p.http, o.history, o.report, fleet_history, std::move(forward));
   add_process_routes(p.http, o.source);
   p.web_paths = add_web_routes(p.http, web_assets());

@@ -5,12 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "history/store_url.h"
-#include "server/api_client.h"
 
 namespace eacgm::server {
 namespace {
@@ -97,38 +95,9 @@ std::optional<Response> HistoryForward::ask_agent(const Request& req, const std:
                        node, nullptr);
   }
   const history::StoredAgent& agent = *row;
-  const std::string seen = fmt::format("last seen {} ago", span_text(list->now_ns - agent.last_seen_ns));
-  auto client = ApiClient::open(agent.url, options_.token, options_.timeout);
-  if (!client) {
-    return agent_error(
-        502,
-        fmt::format("node {}'s agent at {} cannot be asked: {}; {}", node, agent.url, client.error(), seen),
-        node, &agent);
-  }
-  auto reply = (*client)->get(req.path, req.params, {{std::string(kForwardedHeader), options_.node}});
-  if (!reply) {
-    const bool late = reply.error_errno() == ETIMEDOUT;
-    const std::string why = late ? fmt::format("no answer within {} s", options_.timeout.count())
-                            : reply.error_errno() == ECONNREFUSED ? "could not connect"
-                                                                  : reply.error();
-    return agent_error(
-        late ? 504 : 502,
-        fmt::format("node {}'s agent at {} did not answer: {}; {}", node, agent.url, why, seen), node,
-        &agent);
-  }
-  if (reply->status != 200) {
-    const std::string hint =
-        reply->status == 401 ? " (the agents of a fleet share one token: [serve] token_file)" : "";
-    return agent_error(502,
-                       fmt::format("node {}'s agent at {} answered {}: {}{}", node, agent.url, reply->status,
-                                   api_error_text(*reply), hint),
-                       node, &agent);
-  }
-  json doc = json::parse(reply->body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return agent_error(502, fmt::format("node {}'s agent at {} answered no JSON document", node, agent.url),
-                       node, &agent);
-  }
+  PeerAnswer answer = ask_peer(options_, agent, last_seen_text(*list, agent), req.path, req.params);
+  if (!answer.ok()) return agent_error(answer.status, answer.error, node, &agent);
+  json& doc = *answer.doc;
   doc["source"] = json{{"node", node}, {"agent", agent.url}};
   return Response::json(doc.dump());
 }

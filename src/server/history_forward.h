@@ -19,11 +19,9 @@
 #include "core/result.h"
 #include "history/history_reader.h"
 #include "server/http_server.h"
+#include "server/peer_agent.h"
 
 namespace eacgm::server {
-
-// Set on a request one agent forwards to another (its value: the forwarding node).
-inline constexpr std::string_view kForwardedHeader = "X-Eacgm-Forwarded-By";
 
 // Where a history request is answered.
 enum class HistorySource { kLocal, kFleet, kAgent };
@@ -45,11 +43,8 @@ HistorySource choose_history_source(const HistoryRouteFacts& facts);
 // "12 s", "5 min", "3 h", "2 d" (rounded down; a negative span is "0 s").
 std::string span_text(std::int64_t ns);
 
-struct HistoryForwardOptions {
-  std::string node;   // this agent's node
-  std::string token;  // the bearer token sent to the other agents ("" none)
-  std::chrono::seconds timeout{5};
-};
+// node: this agent's; token: the one sent to the other agents (server/peer_agent.h).
+using HistoryForwardOptions = PeerCallOptions;
 
 class HistoryForward {
  public:

@@ -5,7 +5,8 @@
 // a job: NCCL stand-in ranks on both, one stopped before a collective, are named by the
 // missing-rank rule's expression over both agents' progress series, in a real Prometheus,
 // and, through a shared PostgreSQL store (a throwaway cluster), by each agent's own
-// job-wide verdict and by `eacgm job`; `eacgm capture --job` merges both nodes' captures
+// job-wide verdict and by `eacgm job`, each asking the other's agent for its ranks' stacks;
+// `eacgm capture --job` and an agent's POST /api/v1/capture/job merge both nodes' captures
 // of the job's ranks into one timeline, naming a node whose agent is down.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -346,6 +347,24 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   EXPECT_EQ(job_a["other_ranks"], 2) << "node a merged b's two ranks";
   EXPECT_EQ(job_b["other_ranks"], 2);
 
+  // ?stacks=1: node a asks node b's agent (found in the store's agents) for b's ranks'
+  // stacks, one request; the stand-in ranks are no Python processes, so b answers with
+  // none, and each of b's ranks says so in b's words.
+  const auto with_stacks = server::testing::get(port_a, "/api/v1/inflight?stacks=1");
+  ASSERT_EQ(with_stacks.status, 200) << with_stacks.body;
+  const json stacked = json::parse(with_stacks.body)["job"];
+  ASSERT_EQ(stacked["stacks"].size(), 1u) << stacked.dump();
+  EXPECT_EQ(stacked["stacks"][0]["node"], "node-b");
+  EXPECT_EQ(stacked["stacks"][0]["agent"], fmt::format("http://127.0.0.1:{}", port_b)) << stacked.dump();
+  EXPECT_TRUE(stacked["stacks"][0]["error"].is_null()) << stacked.dump();
+  EXPECT_EQ(stacked["stacks"][0]["pids"].size(), 2u) << "b's two ranks in one request";
+  const json& missing = stacked["communicators"][0]["missing"][0];
+  EXPECT_TRUE(missing["python_stack"].is_null());
+  EXPECT_NE(missing["stack_error"].get<std::string>().find(
+                fmt::format("node node-b has no Python stack of pid {}", ranks[3]->pid())),
+            std::string::npos)
+      << missing.dump();
+
   // `eacgm job` over the store says the same.
   Subprocess cli({bin("eacgm"), "job", "--store", url, "--min-age", "1", "--json"}, dir_);
   ASSERT_EQ(cli.wait(), 0) << cli.err();
@@ -360,6 +379,17 @@ TEST_F(TraceScope, TwoAgentsSharingAStoreEachNameTheRankAndNodeTheJobWaitsFor) {
   ASSERT_EQ(text.wait(), 0) << text.err();
   EXPECT_NE(text.out().find("HANG: rank 3 on node node-b never entered ncclAllReduce #6"), std::string::npos)
       << text.out();
+  // --stacks: both agents asked, each for its node's ranks.
+  Subprocess stacks({bin("eacgm"), "job", "--store", url, "--min-age", "1", "--stacks", "--json"}, dir_);
+  ASSERT_EQ(stacks.wait(), 0) << stacks.err();
+  const json stacked_doc = json::parse(stacks.out());
+  const json& asked = stacked_doc["stacks"];
+  ASSERT_EQ(asked.size(), 2u) << stacked_doc.dump();
+  for (const json& n : asked) EXPECT_TRUE(n["error"].is_null()) << asked.dump();
+  const json& rank3 = stacked_doc["communicators"][0]["verdict"]["missing"][0];
+  EXPECT_NE(rank3.value("stack_error", std::string()).find("node node-b has no Python stack of pid"),
+            std::string::npos)
+      << stacked_doc.dump();
 
   // Rank 3 enters #6: both agents find the hang over, rank 3 still named in it.
   std::ofstream(dir_ + "/release") << "go";
@@ -662,6 +692,39 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
   EXPECT_EQ(doc["eacgm_job_capture"]["parts"].size(), 4u);
   EXPECT_TRUE(doc["eacgm_job_capture"]["missing"].empty()) << doc["eacgm_job_capture"].dump();
 
+  // The same from the web UI's job page: POST /api/v1/capture/job to node a's agent, which
+  // asks both nodes and answers the merged trace with each node's outcome.
+  const auto ask_a = [&] {
+    const std::string body = fmt::format(R"({{"job":"{}","seconds":2}})", job);
+    return server::testing::round_trip(
+        port_a, fmt::format("POST /api/v1/capture/job HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                            "Authorization: Bearer s3cret\r\nContent-Type: application/json\r\n"
+                            "Content-Length: {}\r\n\r\n{}",
+                            body.size(), body));
+  };
+  const auto process_names = [](const json& trace) {
+    std::set<std::string> out;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "M" && e["name"] == "process_name") out.insert(e["args"]["name"].get<std::string>());
+    }
+    return out;
+  };
+  {
+    const auto r = ask_a();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json routed = json::parse(r.body);
+    EXPECT_EQ(routed["captured"], 4);
+    EXPECT_EQ(routed["asked"], 4);
+    ASSERT_EQ(routed["nodes"].size(), 2u) << routed.dump();
+    const auto got = process_names(routed["trace"]);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_TRUE(got.contains(
+          fmt::format("{}/rank {}: nccl_ranks (pid {})", r < 2 ? "node-a" : "node-b", r, ranks[r]->pid())))
+          << json(got).dump();
+    }
+    EXPECT_EQ(routed["trace"]["eacgm_job_capture"]["parts"].size(), 4u);
+  }
+
   // Node b's agent is gone: its ranks are named, not captured; a's are in the trace.
   serve_b->signal(SIGKILL);
   serve_b->wait();
@@ -687,6 +750,26 @@ TEST_F(TraceScope, CaptureJobMergesEveryRanksProcessIntoOneTraceAndNamesANodeTha
   EXPECT_TRUE(labels.contains("node-b/rank 3: not captured")) << json(labels).dump();
   ASSERT_EQ(doc["eacgm_job_capture"]["missing"].size(), 2u);
   EXPECT_EQ(doc["eacgm_job_capture"]["missing"][0]["node"], "node-b");
+  // The route names node b's ranks and why, and answers a's.
+  {
+    const auto r = ask_a();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json routed = json::parse(r.body);
+    EXPECT_EQ(routed["captured"], 2);
+    const json& b = routed["nodes"][1];
+    EXPECT_EQ(b["node"], "node-b");
+    for (const json& rank : b["ranks"]) {
+      EXPECT_FALSE(rank["captured"].get<bool>());
+      EXPECT_NE(rank["error"].get<std::string>().find(
+                    fmt::format("cannot reach the agent at http://127.0.0.1:{}", port_b)),
+                std::string::npos)
+          << rank.dump();
+    }
+    EXPECT_EQ(routed["not_captured"].size(), 2u);
+    const auto got = process_names(routed["trace"]);
+    EXPECT_TRUE(got.contains("node-b/rank 3: not captured")) << json(got).dump();
+    EXPECT_TRUE(got.contains(fmt::format("node-a/rank 0: nccl_ranks (pid {})", ranks[0]->pid())));
+  }
 
   // No agent answers: an error, and no trace.
   serve_a->signal(SIGKILL);

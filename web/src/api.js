@@ -8,9 +8,11 @@ export class AuthError extends Error {
 }
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  // `body`: the agent's JSON answer, when it sent one ({"error":..., and what else it says}).
+  constructor(status, message, body = null) {
     super(message || `HTTP ${status}`);
     this.status = status;
+    this.body = body;
   }
 }
 
@@ -76,12 +78,14 @@ async function check(r) {
   if (r.status === 401) throw new AuthError();
   if (!r.ok) {
     let message = '';
+    let body = null;
     try {
-      message = (await r.json()).error;
+      body = await r.json();
+      message = body.error;
     } catch {
       message = r.statusText;
     }
-    throw new ApiError(r.status, message);
+    throw new ApiError(r.status, message, body);
   }
   return r;
 }

@@ -1,13 +1,17 @@
 // One job (or a pod without a job) over a past window, from the job report: the GPUs it
 // held, how much of that time they computed or sat idle, energy and cost, where its time
 // went when the agent says, and its nodes, ranks and pods from the fleet's job list.
-import { getOptional } from '../api.js';
+import { ApiError, getOptional, postJSON } from '../api.js';
+import { saveFile } from '../download.js';
 import { Feed, Feeds } from '../feed.js';
-import { count, esc } from '../format.js';
+import { captureFileName, captureOutcome } from '../job_capture.js';
+import { bytes, count, esc } from '../format.js';
 import { activityBasis, jobHref, ranges, reportFigures, reportPath, sectionHtml, timeSections, WINDOWS } from '../job_report.js';
 
 // The report is summed from the store's rows: asked again about every 30 s.
 const REPORT_EVERY = 10;
+// The job's capture: the same window on every node holding a rank (POST /api/v1/capture/job).
+const CAPTURE_SECONDS = 5;
 
 function tile(f) {
   return `<div class="tile${f.bad ? ' bad-tile' : ''}" data-key="${esc(f.key)}"><div class="label">${esc(f.label)}</div><div class="value">${esc(f.value)}</div><div class="muted small">${esc(f.note)}</div></div>`;
@@ -22,11 +26,44 @@ export function jobPage(root, ctx, job, initialWin) {
   root.innerHTML = `
     <section class="card head"><h2><span id="job-title">Job ${esc(job)}</span></h2>
       <div class="actions"><label>Window <select id="job-window" aria-label="report window">${WINDOWS.map((w) => `<option value="${w}"${w === win ? ' selected' : ''}>last ${w}</option>`).join('')}</select></label>
-      <span id="job-facts" class="muted small"></span></div></section>
+      <span id="job-facts" class="muted small"></span>
+      <button id="job-capture" type="button" title="record every traced call of the job's ranks on every node for ${CAPTURE_SECONDS} s, merged into one Perfetto trace">Capture ${CAPTURE_SECONDS} s on every node</button>
+      <span id="job-capture-status" class="muted small" role="status"></span></div>
+      <ul id="job-capture-nodes" class="small plain" hidden></ul></section>
     <section class="card"><h2>GPUs</h2><div id="job-report"><p id="job-none" class="plain" hidden></p><div id="job-tiles" class="tiles"></div>
       <p id="job-legend" class="muted small legend"></p></div></section>
     <div id="job-time"></div>
     <section class="card"><h2>Processes and ranks</h2><div id="job-procs"><dl id="job-proc-facts" class="facts"></dl></div></section>`;
+
+  const button = root.querySelector('#job-capture');
+  const status = root.querySelector('#job-capture-status');
+  const nodes = root.querySelector('#job-capture-nodes');
+  const showNodes = (doc) => {
+    const lines = captureOutcome(doc);
+    nodes.hidden = lines.length === 0;
+    nodes.innerHTML = lines.map((l) => `<li data-node="${esc(l.node)}" class="${l.ok ? '' : 'bad'}">${esc(l.text)}</li>`).join('');
+  };
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    status.textContent = `Recording ${CAPTURE_SECONDS} s on every node of ${job}…`;
+    delete status.dataset.saved;
+    showNodes(null);
+    try {
+      const r = await postJSON('/api/v1/capture/job', { job, seconds: CAPTURE_SECONDS });
+      const doc = await r.json();
+      const blob = new Blob([JSON.stringify(doc.trace)], { type: 'application/json' });
+      const name = captureFileName(job);
+      saveFile(blob, name);
+      showNodes(doc);
+      status.textContent = `Saved ${name} (${bytes(blob.size)}): ${doc.captured} of ${doc.asked} ranks on ${count(doc.nodes.length)} nodes; open it in Perfetto.`;
+      status.dataset.saved = name;
+    } catch (e) {
+      status.textContent = e instanceof ApiError ? `Capture failed: ${e.message}` : `Capture failed: ${e}`;
+      if (e instanceof ApiError) showNodes(e.body);
+    } finally {
+      button.disabled = false;
+    }
+  });
 
   const feeds = new Feeds();
   // The report answers by job first; a pod without a job is asked by pod.
@@ -43,6 +80,8 @@ export function jobPage(root, ctx, job, initialWin) {
     draw({ doc, by }) {
       const row = doc?.jobs?.find((r) => r.job === job) ?? doc?.jobs?.[0] ?? null;
       root.querySelector('#job-title').textContent = `${by === 'pod' ? 'Pod' : 'Job'} ${job}`;
+      // A capture finds a batch job's ranks; a pod without a job has none to find.
+      button.hidden = by === 'pod';
       const none = root.querySelector('#job-none');
       none.hidden = row != null;
       none.textContent = !doc ? 'This agent keeps no history (serve --store): there is no job report.' : `No GPU held by ${job} in the last ${win}.`;

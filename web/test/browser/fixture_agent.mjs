@@ -129,6 +129,15 @@ function answers(o, url) {
       ] });
     case '/api/v1/history/processes':
       return json({ window, processes: Array.from({ length: 8100 }, (_, i) => ({ node: 'node-a', pid: 10_000 + i, start_ns: nowNs - 800 * S, comm: 'short', cmdline: 'short --task', job: null, first_ns: nowNs - 800 * S, last_ns: nowNs - 700 * S, exited: true, calls: 100, errors: 0 })) });
+    case '/api/v1/capture/job': {
+      // job-9's four ranks: node-a's captured, node-b's agent gone.
+      const rank = (node, r, captured) => ({ rank: r, pid: 4242 + r, captured, error: captured ? null : 'cannot reach the agent at http://node-b:9977: Connection refused' });
+      const trace = { traceEvents: [0, 1].map((r) => ({ ph: 'M', name: 'process_name', pid: r + 1, args: { name: `node-a/rank ${r}: trainer (pid ${4242 + r})` } })), eacgm_job_capture: { job: 'job-9', parts: [{}, {}], missing: [{}, {}] } };
+      return json({ job: 'job-9', seconds: 5, store: 'postgresql://db/fleet', captured: 2, asked: 4,
+        nodes: [{ node: 'node-a', agent: 'http://node-a:9977', ranks: [rank('node-a', 0, true), rank('node-a', 1, true)] },
+          { node: 'node-b', agent: 'http://node-b:9977', ranks: [rank('node-b', 2, false), rank('node-b', 3, false)] }],
+        not_captured: ['node-b/rank 2 (pid 4244) not captured: ...', 'node-b/rank 3 (pid 4245) not captured: ...'], trace });
+    }
     default:
       return json({ error: `no such path: ${route}` }, 404);
   }
@@ -157,7 +166,7 @@ export async function installAgent(context, dist, options = {}) {
       const event = JSON.stringify({ sequence: 1, time_ns: Date.now() * 1e6, functions: [], counters: {} });
       return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `retry: 1000\n\nevent: summary\ndata: ${event}\n\n` });
     }
-    const asked = { path: p + url.search, at: Date.now(), bytes: 0 };
+    const asked = { path: p + url.search, at: Date.now(), bytes: 0, method: route.request().method(), body: route.request().postData() };
     agent.requests.push(asked);
     const delay = match(agent.delays, p);
     if (delay) await sleep(delay);

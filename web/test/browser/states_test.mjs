@@ -4,9 +4,10 @@
 // sums at the store's pace, the overview without a GPU says so once and draws what there
 // is, axes never repeat a label, anomaly rows compare like with like, and the process
 // page says what its two counts of failed allocations count; the fleet lists the jobs
-// holding GPUs idle and a job's page shows its report. Usage: node --test
+// holding GPUs idle and a job's page shows its report and captures the job on every node. Usage: node --test
 // states_test.mjs, with EACGM_BIN_DIR=<build dir> (its web-dist/) or EACGM_WEB_DIST.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launch, screenshot } from './browser.mjs';
@@ -242,6 +243,28 @@ describe('page states', () => {
     await page.locator('#job-proc-facts', { hasText: 'missing 2' }).waitFor({ timeout: 5000 });
     assert.match(await page.locator('#job-proc-facts').innerText(), /0-1,3 of 4 \(missing 2\)/);
     await screenshot(page, SHOTS, 'job.png');
+    // The job's capture: one POST for every node, the merged trace saved, each node's outcome said.
+    const download = page.waitForEvent('download', { timeout: 10_000 });
+    await page.click('#job-capture');
+    const file = await download;
+    assert.match(file.suggestedFilename(), /^eacgm-job-job-9-.*\.json$/);
+    const saved = JSON.parse(fs.readFileSync(await file.path(), 'utf8'));
+    assert.equal(saved.eacgm_job_capture.job, 'job-9', 'the trace itself, not the outcome around it');
+    assert.equal(saved.traceEvents.length, 2);
+    const posted = agent.requests.filter((r) => r.path === '/api/v1/capture/job');
+    assert.equal(posted.length, 1);
+    assert.equal(posted[0].method, 'POST');
+    assert.deepEqual(JSON.parse(posted[0].body), { job: 'job-9', seconds: 5 });
+    await page.locator('#job-capture-status', { hasText: '2 of 4 ranks on 2 nodes' }).waitFor({ timeout: 5000 });
+    assert.equal(await page.locator('#job-capture-nodes li[data-node="node-a"]').innerText(), 'node-a: 2 of 2 ranks captured');
+    assert.match(await page.locator('#job-capture-nodes li[data-node="node-b"]').innerText(), /^node-b: 0 of 2 ranks captured; rank 2 not: cannot reach the agent at http:\/\/node-b:9977/);
+    assert.ok(await page.locator('#job-capture-nodes li[data-node="node-b"].bad').count(), 'a node not captured stands out');
+    // A refusal (another capture running, the store away): its reason, the outcome cleared.
+    agent.failures.set('/api/v1/capture/job', 503);
+    await page.click('#job-capture');
+    await page.locator('#job-capture-status', { hasText: 'Capture failed: all workers busy' }).waitFor({ timeout: 5000 });
+    assert.ok(await page.locator('#job-capture-nodes').isHidden());
+    agent.failures.delete('/api/v1/capture/job');
     const asked = agent.requests.length;
     await page.selectOption('#job-window', '7d');
     assert.match(page.url(), /#\/job\/job-9\?since=7d$/);

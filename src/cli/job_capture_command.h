@@ -1,6 +1,5 @@
 // `eacgm capture --job J`: the same window captured on every node that holds a rank of the
-// job, through each node's agent as the fleet's store lists it, merged into one Perfetto
-// timeline on the store's clock (export/perfetto_merge.h).
+// job (server/job_capture.h), written to a file.
 #pragma once
 
 #include <string>
