@@ -82,16 +82,22 @@ static CUresult fake_alloc(CUdeviceptr* dptr, size_t size) {
   return kSuccess;
 }
 
-static uint64_t kernel_ns(void) {
-  static int64_t cached = -1;  // read once: a launch must cost next to nothing
-  int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+// Microseconds from the environment variable `name`, as ns, read once into `*cached`
+// (-1 until read): a call must cost next to nothing.
+static uint64_t env_us_as_ns(const char* name, int64_t* cached) {
+  int64_t v = __atomic_load_n(cached, __ATOMIC_RELAXED);
   if (v < 0) {
-    const char* s = getenv("EACGM_FAKE_KERNEL_US");
+    const char* s = getenv(name);
     v = s ? (int64_t)atoll(s) * 1000 : 0;
     if (v < 0) v = 0;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    __atomic_store_n(cached, v, __ATOMIC_RELAXED);
   }
   return (uint64_t)v;
+}
+
+static uint64_t kernel_ns(void) {
+  static int64_t cached = -1;
+  return env_us_as_ns("EACGM_FAKE_KERNEL_US", &cached);
 }
 
 // Whether the variable `name` is "1", read once into `cached` (-1: not yet).
@@ -376,15 +382,8 @@ static void spin_until(uint64_t until) {
   }
 }
 static uint64_t event_create_ns(void) {
-  static int64_t cached = -1;  // read once
-  int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char* s = getenv("EACGM_FAKE_EVENT_CREATE_US");
-    v = s ? (int64_t)atoll(s) * 1000 : 0;
-    if (v < 0) v = 0;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-  }
-  return (uint64_t)v;
+  static int64_t cached = -1;
+  return env_us_as_ns("EACGM_FAKE_EVENT_CREATE_US", &cached);
 }
 EXPORT int eacgm_fake_events_created(int here) {
   return here ? events_created_here : __atomic_load_n(&events_created, __ATOMIC_RELAXED);
