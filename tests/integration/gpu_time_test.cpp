@@ -203,6 +203,28 @@ TEST(GpuTime, SlowFirstLaunchesDoNotStarveAShortRun) {
       << doc["gpu_time"]["processes"][0].dump(2);
 }
 
+// A kernel launched right after a step's synchronisation in one step and behind the step's
+// other kernels in the next: once it has a span that found work queued (a sample), its
+// launches chosen for timing that would find the stream idle are left untimed (their spans
+// would be upper bounds the agent sets aside), so its timed launches are samples, not
+// wasted budget. A kernel that only ever finds its stream idle keeps its upper bounds (the
+// test above: step_kernel_00 there).
+TEST(GpuTime, LaunchesOntoAnIdleStreamAreLeftUntimedOnceAKernelHasSamples) {
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", bin("eacgm"), "run", "--json", "--no-gpu",
+                    "--gpu-time", "--", bin("gpu_time_steps"), bin("fake_libcuda/libcuda.so.1"), "3", "8",
+                    "alternate"});
+  ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  const json doc = json::parse(eacgm.out());
+  const auto kernels = kernels_by_name(doc);
+  ASSERT_EQ(kernels.count("step_kernel_00"), 1u) << doc["gpu_time"].dump(2);
+  const json& k = kernels.at("step_kernel_00");
+  EXPECT_GE(k["samples"].get<int>(), 10) << k.dump(2);
+  EXPECT_FALSE(k["upper_bound"].get<bool>()) << k.dump(2);
+  // At most the idle starts before its first queued one (a launch in each of a step or two).
+  EXPECT_LE(k["idle_starts"].get<int>(), 4) << k.dump(2);
+  EXPECT_GE(k["launches"].get<int>(), 100) << k.dump(2);
+}
+
 // The hook's tuning: a bad budget is ignored with a line naming it, and timing goes on at
 // the default; a valid read-back interval is taken (spans still arrive).
 TEST(GpuTime, ABadBudgetIsNamedAndTimingGoesOn) {

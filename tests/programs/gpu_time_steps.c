@@ -2,13 +2,16 @@
 // the command line: a training-loop shape, KERNELS kernels (step_kernel_00, ...) launched
 // once each per step on one stream and a synchronize per step, for SECONDS seconds. With
 // $EACGM_FAKE_FIRST_LAUNCH_US each kernel's first launch is slow, as lazy module loading
-// makes it on a real GPU. Run under `eacgm run --gpu-time`.
+// makes it on a real GPU. With `alternate`, every other step launches step_kernel_00 last
+// instead of first: it finds its stream idle in one step (right after the synchronize) and
+// work queued in the next. Run under `eacgm run --gpu-time`.
 //
-// Usage: gpu_time_steps LIBCUDA_PATH SECONDS KERNELS
+// Usage: gpu_time_steps LIBCUDA_PATH SECONDS KERNELS [alternate]
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef int (*init_fn)(unsigned);
@@ -37,10 +40,11 @@ static double now_s(void) {
 }
 
 int main(int argc, char** argv) {
-  const double seconds = argc == 4 ? atof(argv[2]) : 0;
-  const int kernels = argc == 4 ? atoi(argv[3]) : 0;
+  const int alternate = argc == 5 && strcmp(argv[4], "alternate") == 0;
+  const double seconds = argc == 4 || alternate ? atof(argv[2]) : 0;
+  const int kernels = argc == 4 || alternate ? atoi(argv[3]) : 0;
   if (seconds <= 0 || kernels <= 0 || kernels > kMaxKernels) {
-    fprintf(stderr, "usage: gpu_time_steps LIBCUDA_PATH SECONDS KERNELS (1..%d)\n", kMaxKernels);
+    fprintf(stderr, "usage: gpu_time_steps LIBCUDA_PATH SECONDS KERNELS (1..%d) [alternate]\n", kMaxKernels);
     return 2;
   }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
@@ -70,8 +74,11 @@ int main(int argc, char** argv) {
   long steps = 0;
   const double end = now_s() + seconds;
   while (now_s() < end) {
-    for (int k = 0; k < kernels; ++k)
+    const int last_first = alternate && steps % 2 == 1;  // step_kernel_00 last this step
+    for (int i = 0; i < kernels; ++i) {
+      const int k = last_first ? (i + 1) % kernels : i;
       failed += launch(fn[k], 1, 1, 1, 32, 1, 1, 0, (void*)0x5000, NULL, NULL) != 0;
+    }
     failed += sync() != 0;
     ++steps;
   }

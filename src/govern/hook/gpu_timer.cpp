@@ -139,6 +139,7 @@ void init_gpu_time_from_env(bool governed) {
   d.event_create = real_driver<decltype(d.event_create)>("cuEventCreate");
   d.event_record = real_driver<decltype(d.event_record)>("cuEventRecord");
   d.event_query = real_driver<decltype(d.event_query)>("cuEventQuery");
+  d.stream_query = real_driver<decltype(d.stream_query)>("cuStreamQuery");
   d.event_synchronize = real_driver<decltype(d.event_synchronize)>("cuEventSynchronize");
   d.event_elapsed = real_driver<decltype(d.event_elapsed)>("cuEventElapsedTime_v2");
   if (d.event_elapsed == nullptr)
@@ -203,6 +204,18 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  // A launch onto an idle stream gives an upper bound, not a sample (its span holds the
+  // launch's own latency), which the agent sets aside once the function has a span that
+  // found work queued. From then on such a launch is left untimed (its quota given back, the
+  // query's time counted) and the budget goes to launches that find work queued. A function
+  // only ever launched onto an idle stream keeps its upper bounds: they are its figures.
+  if (n != 0 && !nccl && s.driver.stream_query != nullptr &&
+      e->queued_starts.load(std::memory_order_relaxed) != 0 &&
+      s.driver.stream_query(record_on) == CUDA_SUCCESS) {
+    e->left.fetch_add(1, std::memory_order_relaxed);
+    s.cost_ns.fetch_add(counted_host_cost(now_ns() - began, 0), std::memory_order_relaxed);
+    return;
+  }
   CUcontext ctx = nullptr;
   if (s.driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   CUevent start = nullptr, end = nullptr;
@@ -254,6 +267,7 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   // Still waiting now that the kernel is queued behind it: the GPU will run the two back to
   // back. Already passed: the stream was idle, and the span will include the launch's latency.
   p.queued = s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY;
+  if (p.queued && !p.first) p.entry->queued_starts.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.in_flight > 0) --s.in_flight;

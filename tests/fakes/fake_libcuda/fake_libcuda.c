@@ -25,6 +25,7 @@
 // the events the calling thread created, eacgm_fake_events_created(0) all threads' (an
 // export of the fake alone, for tests and benchmarks to see which thread made events).
 // Names: cuFuncGetName answers the name cuModuleGetFunction was given.
+// Streams: cuStreamQuery is done once the pretend queue has drained.
 // Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
 // cuStreamEndCapture as capturing.
 // Lookup: cuGetProcAddress(_v2) answers from a static table by name, requested version
@@ -336,6 +337,12 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   return fake_sync();
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
+// Done (success) once the pretend queue has drained, else CUDA_ERROR_NOT_READY.
+EXPORT CUresult cuStreamQuery(CUstream s) {
+  (void)s;
+  return now_ns() >= __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED) ? kSuccess : 600;
+}
+EXPORT CUresult cuStreamQuery_ptsz(CUstream s) { return cuStreamQuery(s); }
 // Events are slots of a table; a handle outside it is someone else's (a test passing a
 // made-up handle), synchronized as the whole queue.
 typedef struct {
@@ -662,6 +669,8 @@ static const struct ProcEntry kProcs[] = {
     E("cuEventRecord", 2000, 0, cuEventRecord),
     E("cuEventRecord", 7000, 1, cuEventRecord_ptsz),
     E("cuEventQuery", 2000, 0, cuEventQuery),
+    E("cuStreamQuery", 2000, 0, cuStreamQuery),
+    E("cuStreamQuery", 7000, 1, cuStreamQuery_ptsz),
     E("cuEventElapsedTime", 2000, 0, cuEventElapsedTime),
     E("cuEventElapsedTime", 12080, 0, cuEventElapsedTime_v2),
     E("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
