@@ -273,7 +273,8 @@ LatencySketch LatencySketch::compact() const {
     for_each_bucket([&out](std::int32_t k, std::uint64_t c) { out.sparse_.push_back({k, c}); });
   } else {
     out.counts_.assign(span, 0);
-    for_each_bucket([&](std::int32_t k, std::uint64_t c) { out.counts_[static_cast<std::size_t>(k - lo_)] = c; });
+    for_each_bucket(
+        [&](std::int32_t k, std::uint64_t c) { out.counts_[static_cast<std::size_t>(k - lo_)] = c; });
     out.offset_ = lo_;
   }
   return out;

@@ -6,9 +6,8 @@
 // their own (map_large_blocks), so a transient big vector goes back whole when freed.
 #pragma once
 
-#include <cstddef>
-
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -19,7 +18,7 @@ namespace eacgm::node {
 class MemoryTrim final : public Consumer {
  public:
   static constexpr std::chrono::seconds kPeriod{30};
-  static constexpr std::size_t kMmapThreshold = 128 * 1024;
+  static constexpr std::size_t kMmapThreshold = std::size_t{128} * 1024;
 
   // Fixes glibc's mmap threshold at kMmapThreshold (its default start). Left alone, glibc
   // raises it to the size of each mapped block freed (up to 32 MiB), so after the first

@@ -434,7 +434,7 @@ TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
   EXPECT_EQ(c.min(), s.min());
   EXPECT_EQ(c.max(), s.max());
   EXPECT_EQ(c.quantile(0.5), s.quantile(0.5));
-  const auto span = static_cast<std::size_t>(buckets.back().index - buckets.front().index + 1);
+  const auto span = static_cast<std::size_t>(buckets.back().index - buckets.front().index) + 1;
   EXPECT_FALSE(c.sparse());
   EXPECT_EQ(c.heap_bytes(), span * sizeof(std::uint64_t));
   EXPECT_LT(c.heap_bytes(), s.heap_bytes()) << "the live window keeps slack";
@@ -456,6 +456,7 @@ TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
 TEST(LatencySketch, FewBucketsFarApartAreAListOfThem) {
   LatencySketch s;
   std::vector<std::uint64_t> values;
+  values.reserve(301);
   for (int i = 0; i < 300; ++i) values.push_back(2'000 + static_cast<std::uint64_t>(i % 7) * 40);
   values.push_back(20'000'000);  // 13 octaves above: a window would span ~850 buckets
   for (std::uint64_t v : values) s.add(v);
