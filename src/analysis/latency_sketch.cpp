@@ -1,5 +1,6 @@
-// LatencySketch: bucket window management, quantile walk and exact merge. Only the
-// window changes (growth, collapse) live here; the per-value path is inline in the header.
+// LatencySketch: bucket list and window management, quantile walk and exact merge. Only
+// the list's and the window's changes (growth, collapse) live here; the per-value path of
+// a window is inline in the header.
 #include "analysis/latency_sketch.h"
 
 #include <fmt/format.h>
@@ -111,7 +112,42 @@ void LatencySketch::rebase(std::int32_t new_lo, std::int32_t new_hi) {
   counts_[static_cast<std::size_t>(new_lo - offset_)] += folded;
 }
 
+bool LatencySketch::add_sparse(std::int32_t key, std::uint64_t n) {
+  const std::int32_t new_lo = nonzero_ != 0 ? std::min(lo_, key) : key;
+  const std::int32_t new_hi = nonzero_ != 0 ? std::max(hi_, key) : key;
+  if (static_cast<std::int64_t>(new_hi) - new_lo >= cap_) return false;  // would collapse: a window's job
+  if (sparse_.empty()) sparse_.reserve(4);
+  auto it = std::lower_bound(sparse_.begin(), sparse_.end(), key,
+                             [](const Bucket& b, std::int32_t k) { return b.index < k; });
+  if (it != sparse_.end() && it->index == key) {
+    it->count += n;
+  } else {
+    if (sparse_.size() >= kMaxSparseBuckets) return false;
+    sparse_.insert(it, Bucket{key, n});
+  }
+  nonzero_ += n;
+  lo_ = new_lo;
+  hi_ = new_hi;
+  return true;
+}
+
+void LatencySketch::densify() {
+  if (nonzero_ != 0) {
+    // The list never spans more than the cap (add_sparse, compact).
+    const auto span = static_cast<std::size_t>(hi_ - lo_) + 1;
+    std::vector<std::uint64_t> window(std::min<std::size_t>(std::max(span, kInitialWindow), cap_), 0);
+    for (const Bucket& b : sparse_) window[static_cast<std::size_t>(b.index - lo_)] = b.count;
+    counts_ = std::move(window);
+    offset_ = lo_;
+  }
+  sparse_ = std::vector<Bucket>{};
+}
+
 void LatencySketch::add_slow(std::int32_t key, std::uint64_t n) {
+  if (sparse()) {
+    if (add_sparse(key, n)) return;
+    densify();
+  }
   std::int32_t new_lo = key;
   std::int32_t new_hi = key;
   if (nonzero_ != 0) {
@@ -149,6 +185,15 @@ double LatencySketch::quantile(double q) const {
   if (rank < zero_count_) return 0.0;
   const std::uint64_t target = rank - zero_count_;
   std::uint64_t seen = 0;
+  if (sparse()) {
+    for (const Bucket& b : sparse_) {
+      seen += b.count;
+      if (seen > target) {
+        return std::clamp(bucket_value(b.index), static_cast<double>(min_), static_cast<double>(max_));
+      }
+    }
+    return static_cast<double>(max_);  // unreachable while counts are consistent
+  }
   for (std::int32_t k = lo_; k <= hi_; ++k) {
     seen += at(k);
     if (seen > target) {
@@ -177,6 +222,8 @@ Status LatencySketch::merge(const LatencySketch& other) {
   zero_count_ += other.zero_count_;
   if (other.nonzero_ == 0) return {};
 
+  if (sparse() && other.sparse() && merge_lists(other)) return {};
+  if (sparse()) densify();
   std::int32_t new_lo = other.lo_;
   std::int32_t new_hi = other.hi_;
   if (nonzero_ != 0) {
@@ -190,14 +237,13 @@ Status LatencySketch::merge(const LatencySketch& other) {
   // The other side's collapsed values all sit in other.lo_; if that bucket survives,
   // they stay counted as collapsed, otherwise everything folded is.
   std::uint64_t folded = 0;
-  for (std::int32_t k = other.lo_; k <= other.hi_; ++k) {
-    const std::uint64_t c = other.at(k);
+  other.for_each_bucket([&](std::int32_t k, std::uint64_t c) {
     if (k < new_lo) {
       folded += c;
     } else {
       counts_[static_cast<std::size_t>(k - offset_)] += c;
     }
-  }
+  });
   counts_[static_cast<std::size_t>(new_lo - offset_)] += folded;
   collapsed_ += other.lo_ < new_lo ? folded : other.collapsed_;
   nonzero_ += other.nonzero_;
@@ -218,20 +264,54 @@ LatencySketch LatencySketch::compact() const {
   out.sum_ = sum_;
   out.min_ = min_;
   out.max_ = max_;
-  if (nonzero_ != 0) {
-    const auto first = static_cast<std::ptrdiff_t>(lo_ - offset_);
-    out.counts_.assign(counts_.begin() + first, counts_.begin() + first + (hi_ - lo_) + 1);
+  if (nonzero_ == 0) return out;
+  std::size_t entries = 0;
+  for_each_bucket([&entries](std::int32_t, std::uint64_t) { ++entries; });
+  const auto span = static_cast<std::size_t>(hi_ - lo_) + 1;
+  if (entries <= kMaxSparseBuckets && entries * sizeof(Bucket) <= span * sizeof(std::uint64_t)) {
+    out.sparse_.reserve(entries);
+    for_each_bucket([&out](std::int32_t k, std::uint64_t c) { out.sparse_.push_back({k, c}); });
+  } else {
+    out.counts_.assign(span, 0);
+    for_each_bucket(
+        [&](std::int32_t k, std::uint64_t c) { out.counts_[static_cast<std::size_t>(k - lo_)] = c; });
     out.offset_ = lo_;
   }
   return out;
 }
 
-std::vector<LatencySketch::Bucket> LatencySketch::buckets() const {
-  std::vector<Bucket> out;
-  if (nonzero_ == 0) return out;
-  for (std::int32_t k = lo_; k <= hi_; ++k) {
-    if (const std::uint64_t c = at(k)) out.push_back({k, c});
+bool LatencySketch::merge_lists(const LatencySketch& other) {
+  const std::int32_t new_lo = nonzero_ != 0 ? std::min(lo_, other.lo_) : other.lo_;
+  const std::int32_t new_hi = nonzero_ != 0 ? std::max(hi_, other.hi_) : other.hi_;
+  if (static_cast<std::int64_t>(new_hi) - new_lo >= cap_) return false;
+  std::vector<Bucket> merged;
+  merged.reserve(sparse_.size() + other.sparse_.size());
+  auto a = sparse_.begin();
+  auto b = other.sparse_.begin();
+  while (a != sparse_.end() || b != other.sparse_.end()) {
+    if (b == other.sparse_.end() || (a != sparse_.end() && a->index < b->index)) {
+      merged.push_back(*a++);
+    } else if (a == sparse_.end() || b->index < a->index) {
+      merged.push_back(*b++);
+    } else {
+      merged.push_back({a->index, a->count + b->count});
+      ++a;
+      ++b;
+    }
   }
+  if (merged.size() > kMaxSparseBuckets) return false;
+  sparse_ = std::move(merged);
+  nonzero_ += other.nonzero_;
+  collapsed_ += other.collapsed_;  // nothing folds: the lists' values all sit in their buckets
+  lo_ = new_lo;
+  hi_ = new_hi;
+  return true;
+}
+
+std::vector<LatencySketch::Bucket> LatencySketch::buckets() const {
+  if (sparse()) return sparse_;
+  std::vector<Bucket> out;
+  for_each_bucket([&out](std::int32_t k, std::uint64_t c) { out.push_back({k, c}); });
   return out;
 }
 

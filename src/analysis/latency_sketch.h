@@ -2,7 +2,10 @@
 // bounded number of buckets, and exact merge across threads, nodes and the kernel. Its
 // buckets are log-linear (bpf/events.h eacgm_hist_key_bits: each power of two split into
 // 2^bits equal buckets), integer-computed, so the BPF programs' in-kernel histograms of
-// sampled durations are buckets of this sketch and merge into it exactly.
+// sampled durations are buckets of this sketch and merge into it exactly. A sketch of
+// few distinct buckets keeps them as a sorted list (kMaxSparseBuckets at most, whatever
+// their range: a process's 5 us calls and one 20 ms stall are 2 entries, not a window of
+// 1,000 buckets); past that, a dense window.
 #pragma once
 
 #include <cstddef>
@@ -40,8 +43,13 @@ class LatencySketch {
   // Rejects accuracies outside (0, 1) and bucket caps below 1.
   static Result<LatencySketch> create(const Options& options);
 
+  // Distinct non-empty buckets kept as a sorted list before the sketch takes a dense
+  // window: the list's bytes (16 each) stay within the smallest window's (64 of 8).
+  static constexpr std::size_t kMaxSparseBuckets = 32;
+
   // Hot path: O(1), no allocation once the bucket window has grown to cover the
-  // observed range (it only grows when a new lowest or highest bucket appears).
+  // observed range (it only grows when a new lowest or highest bucket appears). While
+  // the sketch holds few distinct buckets, a binary search of their list.
   void add(std::uint64_t ns) {
     ++count_;
     if (__builtin_add_overflow(sum_, ns, &sum_)) sum_ = std::numeric_limits<std::uint64_t>::max();
@@ -93,12 +101,17 @@ class LatencySketch {
   std::uint32_t bits() const { return bits_; }
   std::uint32_t max_buckets() const { return cap_; }
 
-  // A copy whose bucket window is exactly its lowest to highest non-empty bucket: the
-  // same values, without the slack a growing window keeps (up to half of it). For copies
-  // that are read, not added to (a published summary); adding to one still works.
+  // A copy holding its buckets in the fewest bytes: the list of its non-empty buckets,
+  // or a window of exactly its lowest to highest one, whichever is smaller; the same
+  // values, without the slack a growing window keeps (up to half of it). For copies that
+  // are read, not added to (a published summary); adding to one still works.
   LatencySketch compact() const;
-  // Bytes this sketch holds on the heap (its bucket window).
-  std::size_t heap_bytes() const { return counts_.capacity() * sizeof(std::uint64_t); }
+  // Bytes this sketch holds on the heap (its bucket window or list).
+  std::size_t heap_bytes() const {
+    return counts_.capacity() * sizeof(std::uint64_t) + sparse_.capacity() * sizeof(Bucket);
+  }
+  // Whether the buckets are kept as a list (few distinct ones; empty sketches too).
+  bool sparse() const { return counts_.empty(); }
 
   // Non-empty buckets in ascending index order (zeros excluded: see zero_count()).
   std::vector<Bucket> buckets() const;
@@ -119,6 +132,14 @@ class LatencySketch {
  private:
   LatencySketch(const Options& options, int /*validated*/);
   void add_slow(std::int32_t key, std::uint64_t n);
+  // Adds `n` to bucket `key` in the list; false (nothing changed) when the list is full
+  // or the range would pass the bucket cap: the caller then takes a window.
+  bool add_sparse(std::int32_t key, std::uint64_t n);
+  // The list's buckets moved into a window over [lo_, hi_].
+  void densify();
+  // Merges `other`'s list into this one's; false (nothing changed) when the union would
+  // not fit a list.
+  bool merge_lists(const LatencySketch& other);
   // Re-centres the window on [new_lo, new_hi] (new_hi - new_lo < cap_), folding any
   // stored bucket below new_lo into new_lo.
   void rebase(std::int32_t new_lo, std::int32_t new_hi);
@@ -126,12 +147,25 @@ class LatencySketch {
     const auto slot = static_cast<std::int64_t>(key) - offset_;
     return slot >= 0 && static_cast<std::uint64_t>(slot) < counts_.size() ? counts_[slot] : 0;
   }
+  // Each non-empty bucket in ascending order, from the list or the window.
+  template <typename F>
+  void for_each_bucket(F&& f) const {
+    if (sparse()) {
+      for (const Bucket& b : sparse_) f(b.index, b.count);
+      return;
+    }
+    if (nonzero_ == 0) return;
+    for (std::int32_t k = lo_; k <= hi_; ++k) {
+      if (const std::uint64_t c = at(k)) f(k, c);
+    }
+  }
 
   double alpha_ = 0.01;
   std::uint32_t bits_ = EACGM_HIST_BITS;
   std::uint32_t cap_ = 4096;
 
   std::vector<std::uint64_t> counts_;  // dense window: counts_[i] is bucket offset_ + i
+  std::vector<Bucket> sparse_;         // or, while counts_ is empty, the non-empty buckets
   std::int64_t offset_ = 0;
   std::int32_t lo_ = 0;        // lowest non-empty bucket (valid when nonzero_ > 0)
   std::int32_t hi_ = 0;        // highest non-empty bucket

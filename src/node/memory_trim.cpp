@@ -5,6 +5,10 @@
 
 namespace eacgm::node {
 
+bool MemoryTrim::map_large_blocks() {
+  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold)) == 1;
+}
+
 void MemoryTrim::on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) {
   (void)counters;
   if (!last_) {

@@ -2,10 +2,12 @@
 // output thread's tick (a long-running agent: `serve`). Under process churn the agent's
 // live memory stays within its tables' caps (docs/ARCHITECTURE.md, "Per-process state"),
 // but the freed memory stays resident in glibc's arenas, spread over the threads that
-// allocated it; malloc_trim returns it.
+// allocated it; malloc_trim returns it. Blocks of kMmapThreshold and more are mapped on
+// their own (map_large_blocks), so a transient big vector goes back whole when freed.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -16,6 +18,14 @@ namespace eacgm::node {
 class MemoryTrim final : public Consumer {
  public:
   static constexpr std::chrono::seconds kPeriod{30};
+  static constexpr std::size_t kMmapThreshold = std::size_t{128} * 1024;
+
+  // Fixes glibc's mmap threshold at kMmapThreshold (its default start). Left alone, glibc
+  // raises it to the size of each mapped block freed (up to 32 MiB), so after the first
+  // snapshot's or response's big vector every later one comes from an arena, where the
+  // long-lived small blocks allocated meanwhile keep its pages from going back. Whether
+  // glibc took it.
+  static bool map_large_blocks();
 
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
 

@@ -149,6 +149,7 @@ agent::TraceConsumers make_node_consumers(const NodeAgent::Parts& p, std::shared
                                          std::move(capture));
   consumers.head = with_facts_first(std::move(facts), std::move(consumers.head));
   if (p.options.trim_memory) {
+    MemoryTrim::map_large_blocks();
     auto with_trim = std::make_shared<ConsumerList>();
     with_trim->add(std::move(consumers.head));
     with_trim->add(std::make_shared<MemoryTrim>());

@@ -417,7 +417,9 @@ TEST(LatencySketchKernelBuckets, FinerKernelBucketsNestInACoarserSketch) {
 // compact(): the same values in a window cut to the non-empty buckets; adding to it works.
 TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
   LatencySketch s;
-  for (std::uint64_t v : {1'000u, 1'200u, 3'000u, 7'000u}) s.add(v);  // the window doubled to 256 buckets
+  // More distinct buckets than a list holds: a window, doubled to 256 buckets.
+  for (std::uint64_t v = 1'000; v <= 7'000; v += 100) s.add(v);
+  ASSERT_FALSE(s.sparse());
   s.add(0);
   const LatencySketch c = s.compact();
   const auto buckets = s.buckets();
@@ -432,7 +434,8 @@ TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
   EXPECT_EQ(c.min(), s.min());
   EXPECT_EQ(c.max(), s.max());
   EXPECT_EQ(c.quantile(0.5), s.quantile(0.5));
-  const auto span = static_cast<std::size_t>(buckets.back().index - buckets.front().index + 1);
+  const auto span = static_cast<std::size_t>(buckets.back().index - buckets.front().index) + 1;
+  EXPECT_FALSE(c.sparse());
   EXPECT_EQ(c.heap_bytes(), span * sizeof(std::uint64_t));
   EXPECT_LT(c.heap_bytes(), s.heap_bytes()) << "the live window keeps slack";
   EXPECT_EQ(LatencySketch{}.compact().heap_bytes(), 0u);
@@ -445,6 +448,95 @@ TEST(LatencySketch, CompactKeepsTheValuesInATightWindow) {
   EXPECT_EQ(grown.count(), s.count());
   EXPECT_EQ(grown.buckets().size(), s.buckets().size());
   EXPECT_EQ(grown.quantile(0.99), s.quantile(0.99));
+}
+
+// A few distinct buckets far apart (a short process's calls and one stall) are a list of
+// them, not a window over the range between: the live sketches of hundreds of short
+// processes at once were windows of 1,000 to 4,096 buckets each.
+TEST(LatencySketch, FewBucketsFarApartAreAListOfThem) {
+  LatencySketch s;
+  std::vector<std::uint64_t> values;
+  values.reserve(301);
+  for (int i = 0; i < 300; ++i) values.push_back(2'000 + static_cast<std::uint64_t>(i % 7) * 40);
+  values.push_back(20'000'000);  // 13 octaves above: a window would span ~850 buckets
+  for (std::uint64_t v : values) s.add(v);
+  EXPECT_TRUE(s.sparse());
+  EXPECT_EQ(s.buckets().size(), 8u);
+  EXPECT_LE(s.heap_bytes(), LatencySketch::kMaxSparseBuckets * sizeof(LatencySketch::Bucket));
+  expect_within(s, values, 0.01);
+  EXPECT_EQ(s.max(), 20'000'000u);
+  // The kernel's buckets go to the list too.
+  LatencySketch k;
+  for (std::uint64_t v : values) k.add_bucket(eacgm_hist_key(v), EACGM_HIST_BITS, 1, v);
+  EXPECT_TRUE(k.sparse());
+  EXPECT_LE(k.heap_bytes(), LatencySketch::kMaxSparseBuckets * sizeof(LatencySketch::Bucket));
+}
+
+// Past kMaxSparseBuckets distinct buckets the list becomes a window holding the same counts.
+TEST(LatencySketch, AFullListBecomesAWindowWithTheSameBuckets) {
+  LatencySketch s;
+  std::map<std::int32_t, std::uint64_t> want;
+  std::vector<std::uint64_t> values;
+  for (std::uint64_t v = 500; v < 200'000; v = v * 21 / 20 + 1) {
+    for (std::uint64_t i = 0; i < 1 + v % 3; ++i) {
+      s.add(v);
+      values.push_back(v);
+      ++want[s.key_of(v)];
+    }
+    EXPECT_EQ(s.sparse(), want.size() <= LatencySketch::kMaxSparseBuckets) << want.size() << " buckets";
+  }
+  ASSERT_GT(want.size(), LatencySketch::kMaxSparseBuckets);
+  const auto got = s.buckets();
+  ASSERT_EQ(got.size(), want.size());
+  std::size_t i = 0;
+  for (const auto& [key, count] : want) {
+    EXPECT_EQ(got[i].index, key);
+    EXPECT_EQ(got[i].count, count);
+    ++i;
+  }
+  expect_within(s, values, 0.01);
+}
+
+// Merges between lists, windows and empty sketches, in both directions, equal the sketch
+// of the union bucket for bucket, the collapse at a small cap included.
+TEST(LatencySketch, MergesOfListsAndWindowsEqualTheSketchOfTheUnion) {
+  const std::vector<std::uint64_t> few_low{900, 950, 1'000, 1'000};
+  const std::vector<std::uint64_t> few_high{30'000'000, 31'000'000};
+  std::vector<std::uint64_t> many;
+  for (std::uint64_t v = 3'000; v < 900'000; v += v / 9) many.push_back(v);
+  const std::vector<std::vector<std::uint64_t>> parts{{}, few_low, few_high, many};
+  for (std::uint32_t cap : {4096u, 300u}) {
+    for (std::size_t a = 0; a < parts.size(); ++a) {
+      for (std::size_t b = 0; b < parts.size(); ++b) {
+        LatencySketch into = make(0.01, cap), from = make(0.01, cap), all = make(0.01, cap);
+        for (std::uint64_t v : parts[a]) {
+          into.add(v);
+          all.add(v);
+        }
+        for (std::uint64_t v : parts[b]) {
+          from.add(v);
+          all.add(v);
+        }
+        ASSERT_TRUE(into.merge(from).ok());
+        SCOPED_TRACE(testing::Message() << "cap " << cap << ", part " << a << " <- part " << b);
+        expect_same(into, all);
+      }
+    }
+  }
+}
+
+// A frozen copy of a list is the list, its capacity cut to its buckets; adding to it works.
+TEST(LatencySketch, CompactOfAListIsTheList) {
+  LatencySketch s;
+  for (std::uint64_t v : {1'000u, 1'200u, 3'000u, 7'000'000u}) s.add(v);
+  const LatencySketch c = s.compact();
+  EXPECT_TRUE(c.sparse());
+  EXPECT_EQ(c.heap_bytes(), 4 * sizeof(LatencySketch::Bucket));
+  expect_same(c, s);
+  LatencySketch grown = c;
+  grown.add(50);
+  s.add(50);
+  expect_same(grown, s);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
-// MemoryTrim: at most one trim per kPeriod of ticks, none at the first tick.
+// MemoryTrim: at most one trim per kPeriod of ticks, none at the first tick; blocks past
+// the mmap threshold mapped on their own, whatever was freed before.
 #include "node/memory_trim.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
 
 namespace eacgm::node {
 namespace {
@@ -18,6 +23,32 @@ TEST(MemoryTrim, OncePerPeriod) {
   EXPECT_EQ(trim.trims(), 1u);
   for (int s = 31; s <= 90; ++s) trim.on_tick(t0 + std::chrono::seconds(s), counters);
   EXPECT_EQ(trim.trims(), 3u);
+}
+
+void* volatile g_sink = nullptr;  // keeps the compiler from eliding the allocations
+
+// Bytes in blocks mapped on their own while a block of `size` is held.
+std::size_t mapped_while_holding(std::size_t size) {
+  void* block = std::malloc(size);
+  EXPECT_NE(block, nullptr);
+  std::memset(block, 1, size);
+  g_sink = block;
+  const std::size_t mapped = mallinfo2().hblkhd;
+  std::free(block);
+  g_sink = nullptr;
+  return mapped;
+}
+
+// A freed mapped block of 4 MiB raised glibc's threshold to 4 MiB, so a later 1 MiB
+// vector came from an arena and stayed there once freed; with the threshold fixed it is
+// mapped, and unmapped when freed.
+TEST(MemoryTrim, LargeBlocksAreMappedWhateverWasFreedBefore) {
+  ASSERT_TRUE(MemoryTrim::map_large_blocks());
+  const std::size_t before = mallinfo2().hblkhd;
+  EXPECT_GE(mapped_while_holding(std::size_t{4} << 20), before + (std::size_t{4} << 20));
+  EXPECT_GE(mapped_while_holding(std::size_t{1} << 20), before + (std::size_t{1} << 20));
+  EXPECT_GE(mapped_while_holding(MemoryTrim::kMmapThreshold * 2), before + MemoryTrim::kMmapThreshold * 2);
+  EXPECT_EQ(mallinfo2().hblkhd, before) << "freed mapped blocks are unmapped";
 }
 
 }  // namespace
