@@ -143,10 +143,33 @@ void LatencySketch::densify() {
   sparse_ = std::vector<Bucket>{};
 }
 
+void LatencySketch::sparsify() {
+  std::vector<Bucket> list;
+  list.reserve(kMaxSparseBuckets);
+  for_each_bucket([&list](std::int32_t k, std::uint64_t c) { list.push_back({k, c}); });
+  sparse_ = std::move(list);
+  counts_ = std::vector<std::uint64_t>{};
+}
+
 void LatencySketch::add_slow(std::int32_t key, std::uint64_t n) {
+  // The buckets' span once `key` is in. A narrow range is a window's (its adds take the
+  // inline path); a list only saves memory where few values lie far apart.
+  const std::int64_t span =
+      nonzero_ != 0
+          ? static_cast<std::int64_t>(std::max(hi_, key)) - static_cast<std::int64_t>(std::min(lo_, key)) + 1
+          : 1;
   if (sparse()) {
-    if (add_sparse(key, n)) return;
+    if (span > static_cast<std::int64_t>(kInitialWindow) && add_sparse(key, n)) return;
     densify();
+  } else if (span > static_cast<std::int64_t>(std::max(counts_.size(), kInitialWindow))) {
+    // The window would grow for a value far from the few it holds: a list instead.
+    std::size_t held = 0;
+    for_each_bucket([&held](std::int32_t, std::uint64_t) { ++held; });
+    if (held < kMaxSparseBuckets) {
+      sparsify();
+      if (add_sparse(key, n)) return;
+      densify();
+    }
   }
   std::int32_t new_lo = key;
   std::int32_t new_hi = key;

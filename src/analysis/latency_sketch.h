@@ -2,10 +2,12 @@
 // bounded number of buckets, and exact merge across threads, nodes and the kernel. Its
 // buckets are log-linear (bpf/events.h eacgm_hist_key_bits: each power of two split into
 // 2^bits equal buckets), integer-computed, so the BPF programs' in-kernel histograms of
-// sampled durations are buckets of this sketch and merge into it exactly. A sketch of
-// few distinct buckets keeps them as a sorted list (kMaxSparseBuckets at most, whatever
-// their range: a process's 5 us calls and one 20 ms stall are 2 entries, not a window of
-// 1,000 buckets); past that, a dense window.
+// sampled durations are buckets of this sketch and merge into it exactly. Its buckets are
+// a dense window; a sketch of few distinct buckets spread wider than the smallest window
+// keeps them as a sorted list instead (kMaxSparseBuckets at most: a process's 5 us calls
+// and one 20 ms stall are 2 entries, not a window of 1,000 buckets), and takes a window
+// again past that. Values within a narrow range (most functions') stay in a window, whose
+// adds are the inline path.
 #pragma once
 
 #include <cstddef>
@@ -137,6 +139,8 @@ class LatencySketch {
   bool add_sparse(std::int32_t key, std::uint64_t n);
   // The list's buckets moved into a window over [lo_, hi_].
   void densify();
+  // The window's buckets moved into a list (the caller knows they fit).
+  void sparsify();
   // Merges `other`'s list into this one's; false (nothing changed) when the union would
   // not fit a list.
   bool merge_lists(const LatencySketch& other);

@@ -483,7 +483,10 @@ TEST(LatencySketch, AFullListBecomesAWindowWithTheSameBuckets) {
       values.push_back(v);
       ++want[s.key_of(v)];
     }
-    EXPECT_EQ(s.sparse(), want.size() <= LatencySketch::kMaxSparseBuckets) << want.size() << " buckets";
+    // A list once the buckets spread past the smallest window (64), while they are few.
+    const std::int32_t span = want.rbegin()->first - want.begin()->first + 1;
+    EXPECT_EQ(s.sparse(), want.size() <= LatencySketch::kMaxSparseBuckets && span > 64)
+        << want.size() << " buckets over " << span;
   }
   ASSERT_GT(want.size(), LatencySketch::kMaxSparseBuckets);
   const auto got = s.buckets();
@@ -495,6 +498,20 @@ TEST(LatencySketch, AFullListBecomesAWindowWithTheSameBuckets) {
     ++i;
   }
   expect_within(s, values, 0.01);
+}
+
+// A function whose calls take about the same time keeps its few buckets in a window: its
+// adds take the inline path (a list's binary search made them 6 times slower:
+// BM_LatencySketchAddNarrow), and a window of them is no larger than their list.
+TEST(LatencySketch, ValuesInANarrowRangeStayInAWindow) {
+  LatencySketch s;
+  for (std::uint64_t v = 5'000; v < 5'600; v += 7) s.add(v);
+  EXPECT_FALSE(s.sparse());
+  EXPECT_LE(s.buckets().size(), LatencySketch::kMaxSparseBuckets);
+  // One value far away: the few buckets become a list rather than a window 1,000 wide.
+  s.add(20'000'000);
+  EXPECT_TRUE(s.sparse());
+  EXPECT_LT(s.heap_bytes(), 1024u);
 }
 
 // Merges between lists, windows and empty sketches, in both directions, equal the sketch
