@@ -6,7 +6,6 @@
 import { getOptional } from './api.js';
 import { age, Feed } from './feed.js';
 import { clock, esc } from './format.js';
-import { ranges } from './job_report.js';
 
 // Asked with the stacks at most this often (the agent reuses another node's answer for
 // 5 s): every second poll of a page that wakes every 3 s.
@@ -16,18 +15,41 @@ export const ENDED_KEEP_NS = 10 * 60 * 1e9;
 // At most this many stack groups per communicator (a rank's own stack each at worst).
 export const MAX_GROUPS = 32;
 
-// "a", "a,b": the distinct node names of `ranks`, in their first order.
-function nodesOf(ranks) {
-  return [...new Set(ranks.map((r) => r.node))].join(',');
+// Rank numbers as the agent writes them: sorted, each once, runs of three or more as
+// "a-b" ("0-8,10,11").
+export function rankList(numbers) {
+  const sorted = [...new Set(numbers)].sort((a, b) => a - b);
+  const out = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j += 1;
+    if (j - i >= 2) out.push(`${sorted[i]}-${sorted[j]}`);
+    else out.push(...sorted.slice(i, j + 1));
+    i = j + 1;
+  }
+  return out.join(',');
 }
 
-// Ranks as the verdict says them: "rank 9 on node b", "ranks 0-8,10-15 on nodes a,b,c,d".
-export function rankPhrase(ranks) {
+const nodeName = (r) => r.node || '(unnamed)';
+
+// Ranks as the agent's verdict says the waiting side: "rank 9 on node b", "ranks
+// 0-8,10-15 on nodes a,b,c,d" (nodes in name order).
+export function ranksOnNodes(ranks) {
   if (!ranks?.length) return '';
-  const numbers = [...new Set(ranks.map((r) => r.rank))].sort((a, b) => a - b);
-  const nodes = nodesOf([...ranks].sort((a, b) => a.rank - b.rank));
-  const many = nodes.includes(',');
-  return `${numbers.length === 1 ? 'rank' : 'ranks'} ${ranges(numbers)} on ${many ? 'nodes' : 'node'} ${nodes}`;
+  const numbers = new Set(ranks.map((r) => r.rank));
+  const nodes = [...new Set(ranks.map(nodeName))].sort();
+  return `${numbers.size === 1 ? 'rank' : 'ranks'} ${rankList(numbers)} on ${nodes.length === 1 ? 'node' : 'nodes'} ${nodes.join(',')}`;
+}
+
+// Ranks node by node, as the verdict says the missing side: "rank 9 on node b", "ranks
+// 2,3 on node b, rank 7 on node c".
+export function ranksByNode(ranks) {
+  const byNode = new Map();
+  for (const r of ranks ?? []) {
+    if (!byNode.has(nodeName(r))) byNode.set(nodeName(r), []);
+    byNode.get(nodeName(r)).push(r);
+  }
+  return [...byNode.keys()].sort().map((n) => ranksOnNodes(byNode.get(n))).join(', ');
 }
 
 // The ranks sharing one Python stack (or one reason for none), missing ranks first, each
@@ -69,7 +91,7 @@ export function verdictView(job, { nowNs, keep = () => true } = {}) {
 }
 
 function stackHtml(g, key) {
-  const who = `${rankPhrase(g.ranks)}${g.ranks.length === 1 ? ` (pid ${g.ranks[0].pid})` : ''}`;
+  const who = `${ranksOnNodes(g.ranks)}${g.ranks.length === 1 ? ` (pid ${g.ranks[0].pid})` : ''}`;
   const where = g.kind === 'missing' ? 'missing, in' : 'waiting, in';
   const call = g.call ? ` <span class="muted">${where}</span> <code>${esc(g.call)}</code>` : '';
   const body = g.stack
@@ -81,15 +103,14 @@ function stackHtml(g, key) {
 // One hung communicator.
 export function hangHtml(c) {
   const call = c.name ? `${c.name} #${c.instance}` : `collective #${c.instance}`;
-  const waitFor = Math.max(0, ...(c.in ?? []).map((r) => r.waiting_ns ?? 0), c.age_ns ?? 0);
   const facts = [];
-  if (c.missing?.length) facts.push(['Missing', `<span class="bad">${esc(rankPhrase(c.missing))}</span> <span class="muted">never entered ${esc(call)}</span>`]);
-  if (c.unreported?.length) facts.push(['Unreported', `<span class="bad">ranks ${esc(ranges([...c.unreported].sort((a, b) => a - b)))}</span> <span class="muted">reported by no agent</span>`]);
-  if (c.in?.length) facts.push(['Waiting', `${esc(rankPhrase(c.in))} in ${esc(call)} for ${esc(age(waitFor / 1e6))}`]);
+  if (c.missing?.length) facts.push(['Missing', `<span class="bad">${esc(ranksByNode(c.missing))}</span> <span class="muted">never entered ${esc(call)}</span>`]);
+  if (c.unreported?.length) facts.push(['Unreported', `<span class="bad">ranks ${esc(rankList(c.unreported))}</span> <span class="muted">reported by no agent</span>`]);
+  if (c.in?.length) facts.push(['Waiting', `${esc(ranksOnNodes(c.in))} in ${esc(call)} for ${esc(age((c.age_ns ?? 0) / 1e6))}`]);
   facts.push(['Communicator', `<code>${esc(c.comm_id)}</code>, ${c.nranks} ranks on ${esc((c.nodes ?? []).join(', ') || '–')}, since ${esc(clock(c.start_ns))}`]);
   const { groups, left_out: leftOut } = stackGroups(c);
   const stacks = groups.length
-    ? `<h3>Python stacks <span class="muted small">read by each rank's node, innermost frame first</span></h3>${groups.map((g, i) => stackHtml(g, `${c.comm_id}/${c.instance}/${i}`)).join('')}${leftOut ? `<p class="muted small">${leftOut} more stacks not listed</p>` : ''}`
+    ? `<h3>Python stacks <span class="muted small">read by each rank's node, innermost frame first</span></h3>${groups.map((g) => stackHtml(g, `${c.comm_id}/${c.instance}/${g.kind}/${g.ranks[0].rank}`)).join('')}${leftOut ? `<p class="muted small">${leftOut} more stacks not listed</p>` : ''}`
     : '';
   return `<div class="hang" data-comm="${esc(c.comm_id)}"><p class="verdict bad">${esc(c.verdict)}</p>
     <dl class="facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd data-fact="${esc(k.toLowerCase())}">${v}</dd>`).join('')}</dl>${stacks}</div>`;

@@ -4,7 +4,9 @@
 // sums at the store's pace, the overview without a GPU says so once and draws what there
 // is, axes never repeat a label, anomaly rows compare like with like, and the process
 // page says what its two counts of failed allocations count; the fleet lists the jobs
-// holding GPUs idle and a job's page shows its report and captures the job on every node. Usage: node --test
+// holding GPUs idle and a job's page shows its report and captures the job on every node;
+// the job's hang across nodes shows its missing and waiting ranks, their stacks and the
+// node that did not answer. Usage: node --test
 // states_test.mjs, with EACGM_BIN_DIR=<build dir> (its web-dist/) or EACGM_WEB_DIST.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -309,7 +311,7 @@ describe('page states', () => {
     const groups = hang.locator('details.rank-stack');
     assert.deepEqual((await groups.locator('summary').allInnerTexts()).map((t) => t.trim()), [
       'rank 5 on node node-b (pid 5005) missing, in cudaStreamSynchronize',
-      'ranks 0-4,6-7 on nodes node-a,node-b waiting, in ncclAllReduce',
+      'ranks 0-4,6,7 on nodes node-a,node-b waiting, in ncclAllReduce',
       'ranks 8-11 on node node-c no stack',
     ]);
     const waiting = groups.nth(1);
@@ -323,6 +325,7 @@ describe('page states', () => {
     assert.equal(await page.locator('#hangs .unanswered li[data-node="node-c"].bad').innerText(), NODE_C_ERROR);
     assert.match(await page.locator('#hangs .ended li').innerText(), /^over rank 7 on node node-b never entered ncclBroadcast #3/);
     await screenshot(page, SHOTS, 'fleet-hang.png');
+    await page.locator('#hangs-card').screenshot({ path: path.join(SHOTS, 'fleet-hang-card.png') }); // docs/ui-fleet-hang.png
     // Polled every other wake of the page (about 6 s), the opened stacks staying open.
     asked = agent.requests.length;
     await sleep(8000);
