@@ -1,4 +1,4 @@
-// The fleet: the jobs holding GPUs idle over the last day (the job report), the jobs of
+// The fleet: the NCCL hangs across nodes now (job_verdict.js), the jobs holding GPUs idle over the last day (the job report), the jobs of
 // the history store's window across every node that writes to it (one row per job, its
 // nodes and ranks, the ranks never seen, a link to its page), and the nodes with their
 // processes. With a shared PostgreSQL store every agent's page shows the whole fleet;
@@ -9,6 +9,7 @@ import { Feed, Feeds } from '../feed.js';
 import { count, esc, gpuHours, money, percent, stretch } from '../format.js';
 import { DEFAULT_WINDOW, idleRows, jobHref, ranges, reportPath } from '../job_report.js';
 import { Table } from '../table.js';
+import { verdictFeed } from '../job_verdict.js';
 
 // The store takes an interval every 10 s: asked about that often (the page wakes every 3 s).
 const HISTORY_EVERY = 3;
@@ -32,6 +33,7 @@ function when(ns) {
 
 export function fleetPage(root, ctx) {
   root.innerHTML = `
+    <section class="card hangs-card" id="hangs-card"><h2>Hangs across nodes</h2><div id="hangs"></div></section>
     <section class="card"><h2>Idle GPUs <span id="idle-note" class="muted small"></span></h2><div id="idle"></div></section>
     <section class="card"><h2>Jobs <span id="jobs-note" class="muted small"></span></h2><div id="jobs"></div></section>
     <section class="card"><h2>Nodes <span id="nodes-note" class="muted small"></span></h2><div id="nodes"></div></section>`;
@@ -90,6 +92,9 @@ export function fleetPage(root, ctx) {
   });
 
   const feeds = new Feeds();
+  // The job's verdict across nodes, live whatever the range picker says: a quiet line
+  // when no communicator hangs.
+  feeds.add(verdictFeed(ctx, { box: root.querySelector('#hangs') }));
   // Over the last day whatever the range picker says: the jobs to look at first.
   feeds.add(new Feed(ctx, {
     name: 'idle',
@@ -142,6 +147,7 @@ export function fleetPage(root, ctx) {
     refresh: () => feeds.poll(),
     rangeChanged() {
       for (const f of feeds.list) {
+        if (f.name === 'job-verdict') continue; // live, whatever the range
         f.reset();
         f.refetch();
       }

@@ -1,4 +1,5 @@
-// One job (or a pod without a job) over a past window, from the job report: the GPUs it
+// One job (or a pod without a job) over a past window, from the job report (and, while
+// one hangs, the NCCL hangs on its nodes now, job_verdict.js): the GPUs it
 // held, how much of that time they computed or sat idle, energy and cost, where its time
 // went when the agent says, and its nodes, ranks and pods from the fleet's job list.
 import { ApiError, getOptional, postJSON } from '../api.js';
@@ -6,6 +7,7 @@ import { saveFile } from '../download.js';
 import { Feed, Feeds } from '../feed.js';
 import { captureFileName, captureOutcome } from '../job_capture.js';
 import { bytes, count, esc } from '../format.js';
+import { verdictFeed } from '../job_verdict.js';
 import { activityBasis, jobHref, ranges, reportFigures, reportPath, sectionHtml, timeSections, WINDOWS } from '../job_report.js';
 
 // The report is summed from the store's rows: asked again about every 30 s.
@@ -30,6 +32,8 @@ export function jobPage(root, ctx, job, initialWin) {
       <button id="job-capture" type="button" title="record every traced call of the job's ranks on every node for ${CAPTURE_SECONDS} s, merged into one Perfetto trace">Capture ${CAPTURE_SECONDS} s on every node</button>
       <span id="job-capture-status" class="muted small" role="status"></span></div>
       <ul id="job-capture-nodes" class="small plain" hidden></ul></section>
+    <section class="card hangs-card" id="hangs-card" hidden><h2>Hangs on the job's nodes</h2><div id="hangs"></div>
+      <p class="muted small legend">The communicators whose ranks all run on this job's nodes (the verdict names nodes and pids, not jobs).</p></section>
     <section class="card"><h2>GPUs</h2><div id="job-report"><p id="job-none" class="plain" hidden></p><div id="job-tiles" class="tiles"></div>
       <p id="job-legend" class="muted small legend"></p></div></section>
     <div id="job-time"></div>
@@ -66,6 +70,20 @@ export function jobPage(root, ctx, job, initialWin) {
   });
 
   const feeds = new Feeds();
+  // The job's nodes in the window (from the job list below): the hangs shown are those of
+  // communicators on them only.
+  let jobNodes = null;
+  const hangsCard = root.querySelector('#hangs-card');
+  const verdict = feeds.add(verdictFeed(ctx, {
+    box: root.querySelector('#hangs'),
+    keep: () => {
+      const nodes = jobNodes;
+      return nodes ? (c) => (c.nodes ?? []).length > 0 && c.nodes.every((n) => nodes.has(n)) : () => false;
+    },
+    show: (view) => {
+      hangsCard.hidden = !view.hangs.length && !view.ended.length;
+    },
+  }));
   // The report answers by job first; a pod without a job is asked by pod.
   feeds.add(new Feed(ctx, {
     name: 'job-report',
@@ -103,6 +121,9 @@ export function jobPage(root, ctx, job, initialWin) {
     load: ({ signal }) => getOptional(`/api/v1/history/jobs?since=${encodeURIComponent(win)}&limit=10000`, null, { signal }),
     draw(doc) {
       const j = doc?.jobs?.find((r) => r.job === job);
+      const known = jobNodes != null;
+      jobNodes = j ? new Set(j.nodes) : null;
+      if (!known && jobNodes) verdict.refetch(); // the hangs, now that the nodes are known
       const facts = j
         ? [
             ['Nodes', j.nodes.join(', ')],
@@ -121,6 +142,7 @@ export function jobPage(root, ctx, job, initialWin) {
     // The address follows the window without loading the page again.
     history.replaceState(null, '', jobHref(job, win));
     for (const f of feeds.list) {
+      if (f.name === 'job-verdict') continue; // live, whatever the window
       f.reset();
       f.refetch();
     }

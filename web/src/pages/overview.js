@@ -1,4 +1,4 @@
-// The overview: each GPU now (utilization beside SM and tensor activity) and over time (or, on a machine without one, the traced calls over
+// The overview: the job's hangs across nodes while there is one (job_verdict.js), each GPU now (utilization beside SM and tensor activity) and over time (or, on a machine without one, the traced calls over
 // time: overview_charts.js), the processes (sortable, filterable), the anomalies and the GPUs'
 // health events. Each
 // part asks for its own data, so a slow history store holds up only the charts' older points.
@@ -10,9 +10,11 @@ import { anomalyRows, SCORE_HELP } from '../anomalies.js';
 import { GPU_EVENTS_HELP, gpuEventRows } from '../gpu_events.js';
 import { GPM_HELP } from '../gpu_now.js';
 import { overviewCharts } from './overview_charts.js';
+import { verdictFeed } from '../job_verdict.js';
 
 export function overviewPage(root, ctx) {
   root.innerHTML = `
+    <section class="card hangs-card" id="hangs-card" hidden><h2>Hangs across nodes</h2><div id="hangs"></div></section>
     <section class="card" id="gpu-card"><h2>GPUs <span id="gpu-source" class="muted small"></span></h2>
       <p id="gpu-none" class="plain" hidden></p><div id="gpu-now" class="table-wrap"></div>
       <p id="gpu-help" class="muted small legend" hidden>${esc(GPM_HELP)}</p><div id="gpu-charts" class="charts"></div></section>
@@ -124,6 +126,15 @@ export function overviewPage(root, ctx) {
       });
       prev = { t, calls: callCounts, kernels };
       procs.setRows(rows);
+    },
+  }));
+
+  // The job's verdict across nodes: shown while a communicator hangs or one ended lately.
+  const hangsCard = root.querySelector('#hangs-card');
+  feeds.add(verdictFeed(ctx, {
+    box: root.querySelector('#hangs'),
+    show: (view) => {
+      hangsCard.hidden = !view.hangs.length && !view.ended.length;
     },
   }));
 

@@ -91,6 +91,9 @@ function answers(o, url) {
       return json({ ...header, collectives: [], folded: 0, gpu_unjoined: 0, communicators: [], untracked_calls: 0 });
     case '/api/v1/python/folded':
       return { status: 200, type: 'text/plain', body: '' };
+    case '/api/v1/inflight':
+      return json({ ...header, min_age_ns: 5 * S, in_flight: 0, calls: [], over_cap: 0, communicators: [], hangs: [], hang_total: 0,
+        job: jobVerdict({ ...o, stacks: o.stacks && q.get('stacks') === '1' }, nowNs) });
     case '/api/v1/counters':
       return json({ ...header, counters: { events: 48, drops: 0, probes: 187 } });
     case '/metrics':
@@ -107,7 +110,7 @@ function answers(o, url) {
       return json({ window: { ...window, step_ns: step * S }, points });
     }
     case '/api/v1/history/jobs':
-      return json({ window, total: 1, next: null, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
+      return json({ window, total: 1, next: null, jobs: [{ job: 'job-9', nodes: ['node-a', 'node-b', 'node-c'], ranks: [0, 1, 3], world_size: 4, missing_ranks: [2], pods: [], processes: 3, running: 3, calls: 2_000_000, errors: 17_400, first_ns: nowNs - 800 * S, last_ns: nowNs }] });
     case '/api/v1/history/report': {
       // job-9 held its GPUs half idle; a notebook pod without a job held one idle for
       // longer, but at a lower price in total.
@@ -143,15 +146,45 @@ function answers(o, url) {
   }
 }
 
+// The job's verdict across nodes (/api/v1/inflight's `job`): with `hang`, communicator
+// 0x...c0ffee of 12 ranks hangs: rank 5 on node-b never entered ncclAllReduce #18204,
+// ranks 0-4 and 6-11 on node-a, node-b and node-c wait; node-a and node-b read their
+// ranks' stacks, node-c's agent did not answer. Without, the store holds no hang.
+export const HANG_VERDICT = 'rank 5 on node node-b never entered ncclAllReduce #18204; ranks 0-4,6-11 on nodes node-a,node-b,node-c waiting for 94 s';
+export const NODE_C_ERROR = "node node-c's agent at http://node-c:9977 did not answer: no answer within 2 s; last seen 40 s ago";
+const WAITING_STACK = ['[nccl] ncclAllReduce', 'all_reduce (torch/distributed/distributed_c10d.py:2501)', 'train_step (train.py:88)', 'main (train.py:120)'];
+const LOADER_STACK = ['[cuda] cudaStreamSynchronize', '__next__ (torch/utils/data/dataloader.py:631)', 'train_step (train.py:80)', 'main (train.py:120)'];
+
+function jobVerdict(o, nowNs) {
+  const empty = { store: true, node: 'node-a', read_age_ns: 400_000_000, other_ranks: 8, communicators: [], ended: [], hang_total: 1 };
+  const ended = [{ comm_id: '0x00000000000beef1', nranks: 12, name: 'ncclBroadcast', instance: 3, age_ns: 0, in: [], missing: [], unreported: [], nodes: ['node-a', 'node-b'], hang: true,
+    start_ns: nowNs - 300 * S, end_ns: nowNs - 240 * S, verdict: 'rank 7 on node node-b never entered ncclBroadcast #3; ranks 0-6,8-11 on nodes node-a,node-b waiting for 60 s' }];
+  if (o.noStore) return { store: false, node: '', read_age_ns: 0, other_ranks: 0, communicators: [], ended: [], hang_total: 0 };
+  if (!o.hang) return { ...empty, ended: o.hangEnded ? ended : [] };
+  const node = (r) => (r < 4 ? 'node-a' : r < 8 ? 'node-b' : 'node-c');
+  const rank = (r, missing) => {
+    const base = { node: node(r), rank: r, pid: 5000 + r, entered: missing ? 18203 : 18204, finished: 18203, waiting_ns: missing ? 0 : 94 * S - r * 1e6, collective: missing ? 'ncclAllGather' : 'ncclAllReduce', report_age_ns: r < 4 ? 0 : 600_000_000 };
+    if (!o.stacks) return base;
+    if (node(r) === 'node-c') return { ...base, python_stack: null, stack_error: NODE_C_ERROR };
+    return { ...base, python_stack: missing ? LOADER_STACK : WAITING_STACK, stack_call: missing ? 'cudaStreamSynchronize' : 'ncclAllReduce', stack_tid: 5000 + r };
+  };
+  const ranks = Array.from({ length: 12 }, (_, r) => r);
+  const comm = { comm_id: '0x0000000000c0ffee', nranks: 12, name: 'ncclAllReduce', instance: 18204, age_ns: 94 * S, in: ranks.filter((r) => r !== 5).map((r) => rank(r, false)), missing: [rank(5, true)], unreported: [],
+    nodes: ['node-a', 'node-b', 'node-c'], hang: true, start_ns: nowNs - 89 * S, end_ns: null, verdict: HANG_VERDICT };
+  const stacks = o.stacks ? [{ node: 'node-b', agent: 'http://node-b:9977', pids: [5004, 5005, 5006, 5007], error: null, answer_age_ns: 1_000_000_000 },
+    { node: 'node-c', agent: 'http://node-c:9977', pids: [5008, 5009, 5010, 5011], error: NODE_C_ERROR, answer_age_ns: null }] : undefined;
+  return { ...empty, communicators: [comm], ended, hang_total: 2, ...(stacks ? { stacks } : {}) };
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Serves the UI and the made-up agent to `context`; the returned object changes its
-// answers while a test runs: gpus, util; delays and failures by path prefix (delay: ms;
+// answers while a test runs: gpus, util, hang (and hangEnded, stacks, noStore); delays and failures by path prefix (delay: ms;
 // fail: an HTTP status, answered with {"error":...}, or 'cut' for a connection that
 // breaks); `requests` lists what was asked, with the answer's size.
 export async function installAgent(context, dist, options = {}) {
   if (!fs.existsSync(path.join(dist, 'index.html'))) throw new Error(`${dist} holds no build of the UI (cmake --build build --target eacgm_web)`);
-  const agent = { gpus: 2, util: 40, delays: new Map(), failures: new Map(), requests: [], ...options };
+  const agent = { gpus: 2, util: 40, hang: false, hangEnded: false, stacks: true, noStore: false, delays: new Map(), failures: new Map(), requests: [], ...options };
   const match = (map, p) => [...map.entries()].find(([prefix]) => p.startsWith(prefix))?.[1];
   await context.route(`${ORIGIN}/**`, async (route) => {
     const url = new URL(route.request().url());

@@ -4,14 +4,16 @@
 // sums at the store's pace, the overview without a GPU says so once and draws what there
 // is, axes never repeat a label, anomaly rows compare like with like, and the process
 // page says what its two counts of failed allocations count; the fleet lists the jobs
-// holding GPUs idle and a job's page shows its report and captures the job on every node. Usage: node --test
+// holding GPUs idle and a job's page shows its report and captures the job on every node;
+// the job's hang across nodes shows its missing and waiting ranks, their stacks and the
+// node that did not answer. Usage: node --test
 // states_test.mjs, with EACGM_BIN_DIR=<build dir> (its web-dist/) or EACGM_WEB_DIST.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launch, screenshot } from './browser.mjs';
-import { installAgent, ORIGIN, PID } from './fixture_agent.mjs';
+import { HANG_VERDICT, installAgent, NODE_C_ERROR, ORIGIN, PID } from './fixture_agent.mjs';
 
 const BIN = process.env.EACGM_BIN_DIR;
 const DIST = process.env.EACGM_WEB_DIST ?? (BIN ? path.join(BIN, 'web-dist') : null);
@@ -279,6 +281,72 @@ describe('page states', () => {
     // No such job: said in place of the figures.
     await page.goto(`${ORIGIN}/#/job/nope`);
     await page.locator('#job-none', { hasText: 'No GPU held by nope in the last 24h.' }).waitFor({ timeout: 5000 });
+  });
+
+  it('shows the job\'s hang across nodes with the ranks\' stacks, and nothing alarming without one', async () => {
+    // No hang: a quiet line on the fleet page, no card on the overview.
+    agent.hang = false;
+    await page.goto(`${ORIGIN}/#/fleet`);
+    await page.locator('#hangs-note', { hasText: 'No hang across nodes' }).waitFor({ timeout: 10_000 });
+    assert.match(await page.locator('#hangs-note').innerText(), /^No hang across nodes \(node node-a, with 8 ranks of other nodes read 0 s ago\)\.$/);
+    assert.equal(await page.locator('#hangs .bad, #hangs .hang, #hangs details').count(), 0, 'nothing alarming');
+    let asked = agent.requests.length;
+    await page.goto(`${ORIGIN}/#/`);
+    await page.locator('#processes tbody tr', { hasText: 'trainer' }).waitFor({ timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('[data-feed="job-verdict"]').dataset.state === 'ready', null, { timeout: 10_000 });
+    assert.ok(await page.locator('#hangs-card').isHidden(), 'the overview shows no hang card');
+    assert.ok(agent.requests.slice(asked).some((r) => r.path === '/api/v1/inflight?stacks=1'), 'asked with the stacks');
+
+    // A hang across three nodes: node-a's and node-b's ranks with stacks, node-c unreachable.
+    agent.hang = true;
+    await page.goto(`${ORIGIN}/#/fleet`);
+    const hang = page.locator('#hangs .hang[data-comm="0x0000000000c0ffee"]');
+    await hang.waitFor({ timeout: 10_000 });
+    assert.equal(await hang.locator('.verdict').innerText(), HANG_VERDICT);
+    assert.equal(await hang.locator('dd[data-fact="missing"] .bad').innerText(), 'rank 5 on node node-b');
+    assert.match(await hang.locator('dd[data-fact="missing"]').innerText(), /never entered ncclAllReduce #18204$/);
+    assert.equal(await hang.locator('dd[data-fact="waiting"]').innerText(), 'ranks 0-4,6-11 on nodes node-a,node-b,node-c in ncclAllReduce #18204 for 94 s');
+    // One group per stack: the missing rank's, the waiting ranks' on node-a and node-b,
+    // and node-c's ranks without one (their node's agent did not answer).
+    const groups = hang.locator('details.rank-stack');
+    assert.deepEqual((await groups.locator('summary').allInnerTexts()).map((t) => t.trim()), [
+      'rank 5 on node node-b (pid 5005) missing, in cudaStreamSynchronize',
+      'ranks 0-4,6,7 on nodes node-a,node-b waiting, in ncclAllReduce',
+      'ranks 8-11 on node node-c no stack',
+    ]);
+    const waiting = groups.nth(1);
+    assert.ok(await waiting.locator('.py-stack').isHidden(), 'a stack is folded until asked for');
+    await waiting.locator('summary').click();
+    assert.deepEqual(await waiting.locator('.py-stack li').allInnerTexts(), ['[nccl] ncclAllReduce', 'all_reduce (torch/distributed/distributed_c10d.py:2501)', 'train_step (train.py:88)', 'main (train.py:120)']);
+    await groups.nth(0).locator('summary').click();
+    assert.match(await groups.nth(0).locator('.py-stack li').nth(1).innerText(), /^__next__ \(torch\/utils\/data\/dataloader\.py:631\)$/);
+    await groups.nth(2).locator('summary').click();
+    assert.equal(await groups.nth(2).locator('.stack-error').innerText(), NODE_C_ERROR);
+    assert.equal(await page.locator('#hangs .unanswered li[data-node="node-c"].bad').innerText(), NODE_C_ERROR);
+    assert.match(await page.locator('#hangs .ended li').innerText(), /^over rank 7 on node node-b never entered ncclBroadcast #3/);
+    await screenshot(page, SHOTS, 'fleet-hang.png');
+    await page.locator('#hangs-card').screenshot({ path: path.join(SHOTS, 'fleet-hang-card.png') }); // docs/ui-fleet-hang.png
+    // Polled every other wake of the page (about 6 s), the opened stacks staying open.
+    asked = agent.requests.length;
+    await sleep(8000);
+    const polls = agent.requests.slice(asked).filter((r) => r.path.startsWith('/api/v1/inflight'));
+    assert.ok(polls.length >= 1 && polls.length <= 2, `the verdict asked once or twice in 8 s: ${polls.length}`);
+    assert.ok(await waiting.locator('.py-stack').isVisible(), 'an opened stack stays open across updates');
+
+    // The overview shows the card while the hang lasts; the job page, for a job on its nodes.
+    await page.goto(`${ORIGIN}/#/`);
+    await page.locator('#hangs-card .verdict', { hasText: HANG_VERDICT }).waitFor({ timeout: 10_000 });
+    await screenshot(page, SHOTS, 'overview-hang.png');
+    await page.goto(`${ORIGIN}/#/job/job-9`);
+    await page.locator('#hangs-card .verdict', { hasText: HANG_VERDICT }).waitFor({ timeout: 10_000 });
+
+    // An agent without a store says why it gives no verdict.
+    agent.hang = false;
+    agent.noStore = true;
+    await page.goto(`${ORIGIN}/#/fleet`);
+    await page.locator('#hangs-note', { hasText: 'This agent has no store' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#hangs .hang').count(), 0);
+    agent.noStore = false;
   });
 
   it('logged no error but the failures it asked for', () => {

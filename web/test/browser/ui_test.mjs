@@ -170,6 +170,9 @@ describe('web UI without a token', () => {
     assert.ok((await page.locator('#nodes tbody tr').count()) >= 1, 'a node row');
     // The fake's GPU 0 lists driver_loop at 80% SM activity: held, never idle.
     await page.locator('#idle-gpus tbody', { hasText: 'No job or pod held a GPU idle' }).waitFor({ timeout: 40_000 });
+    // The job's verdict across nodes (the node's own store): no NCCL call waits, no hang.
+    await page.locator('#hangs-note', { hasText: /^No hang across nodes \(node \S+\)\.$/ }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.locator('#hangs .hang, #hangs .bad').count(), 0);
     await screenshot(page, SHOTS, 'fleet.png');
     // Its page: the job report of the store's rows.
     await row.first().locator('a', { hasText: 'ui-job-1' }).click();
