@@ -154,10 +154,9 @@ void LatencySketch::sparsify() {
 void LatencySketch::add_slow(std::int32_t key, std::uint64_t n) {
   // The buckets' span once `key` is in. A narrow range is a window's (its adds take the
   // inline path); a list only saves memory where few values lie far apart.
-  const std::int64_t span =
-      nonzero_ != 0
-          ? static_cast<std::int64_t>(std::max(hi_, key)) - static_cast<std::int64_t>(std::min(lo_, key)) + 1
-          : 1;
+  const std::int64_t span = nonzero_ != 0 ? static_cast<std::int64_t>(std::max(hi_, key)) -
+                                                static_cast<std::int64_t>(std::min(lo_, key)) + 1
+                                          : 1;
   if (sparse()) {
     if (span > static_cast<std::int64_t>(kInitialWindow) && add_sparse(key, n)) return;
     densify();
