@@ -28,10 +28,11 @@ std::vector<std::uint64_t> durations(std::size_t n) {
   return out;
 }
 
-void BM_LatencySketchAdd(benchmark::State& state) {
-  const auto values = durations(1 << 16);
+// Adds `values` (a power of two of them) round and round, after one warm pass: the window
+// has reached its size.
+void add_values(benchmark::State& state, const std::vector<std::uint64_t>& values) {
   LatencySketch sketch;
-  for (auto v : values) sketch.add(v);  // warm: the window has reached its size
+  for (auto v : values) sketch.add(v);
   std::size_t i = 0;
   for (auto _ : state) {
     sketch.add(values[i]);
@@ -40,6 +41,8 @@ void BM_LatencySketchAdd(benchmark::State& state) {
   benchmark::DoNotOptimize(sketch.count());
   state.SetItemsProcessed(state.iterations());
 }
+
+void BM_LatencySketchAdd(benchmark::State& state) { add_values(state, durations(1 << 16)); }
 BENCHMARK(BM_LatencySketchAdd);
 
 // A function whose calls all take about the same time (5.0-5.6 us: a handful of buckets),
@@ -53,15 +56,7 @@ void BM_LatencySketchAddNarrow(benchmark::State& state) {
     x ^= x << 17;
     v = 5000 + x % 600;
   }
-  LatencySketch sketch;
-  for (auto v : values) sketch.add(v);
-  std::size_t i = 0;
-  for (auto _ : state) {
-    sketch.add(values[i]);
-    i = (i + 1) & (values.size() - 1);
-  }
-  benchmark::DoNotOptimize(sketch.count());
-  state.SetItemsProcessed(state.iterations());
+  add_values(state, values);
 }
 BENCHMARK(BM_LatencySketchAddNarrow);
 
