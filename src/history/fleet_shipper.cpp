@@ -22,15 +22,12 @@ std::int64_t floor_to(std::int64_t t, std::int64_t step) { return t - ((t % step
 
 bool job_rollup(const Table& t) { return &t == &tables::kJobGpus || &t == &tables::kJobCalls; }
 
-// The fleet store's own rollups, made there from what nodes ship (a node's store keeps them
-// empty): never shipped, so that a shipment's empty part does not delete them.
-bool fleet_rollup(const Table& t) { return &t == &tables::kNamespaceGpus || &t == &tables::kJobFunctions; }
-
 // The interval tables a tier's shipment carries: the job rollups apart.
 std::vector<const Table*> tier_tables(bool jobs) {
   std::vector<const Table*> out;
   for (const Table* t : tables::kAll) {
-    if (t->tiered() && !fleet_rollup(*t) && job_rollup(*t) == jobs) out.push_back(t);
+    // The fleet store's own rollups are never shipped: a shipment's empty part would delete them.
+    if (t->tiered() && !t->fleet_rollup && job_rollup(*t) == jobs) out.push_back(t);
   }
   return out;
 }

@@ -93,9 +93,13 @@ struct Table {
   int since = 1;  // 0: made before any version (meta, which holds the version)
   // A row written onto a key already there replaces it (else their values combine).
   bool replace_on_write = false;
+  // A rollup the fleet store makes from what its nodes write or ship (a node's own store
+  // keeps it empty): never shipped, since a shipped part replaces its table's range.
+  bool fleet_rollup = false;
 
   constexpr Table added_in(int version) const { return with_member(*this, &Table::since, version); }
   constexpr Table rows_replaced() const { return with_member(*this, &Table::replace_on_write, true); }
+  constexpr Table made_by_fleet_store() const { return with_member(*this, &Table::fleet_rollup, true); }
 
   constexpr bool tiered() const { return kind == TableKind::kTiered; }
   // The column named `n`; nullptr when there is none.
@@ -463,7 +467,8 @@ inline constexpr std::string_view kNamespaceGpuKey[] = {"tier", "node", "t_ns", 
 inline constexpr Table kNamespaceGpus =
     Table{"namespace_gpus", TableKind::kTiered, kNamespaceGpuColumns, kNamespaceGpuKey}
         .added_in(11)
-        .rows_replaced();
+        .rows_replaced()
+        .made_by_fleet_store();
 
 // Version 14: the fleet's rollup of calls per job (history/job_functions_rollup.h), made
 // with the job rollups from the hour rows of functions and the processes' jobs: per hour,
@@ -485,7 +490,8 @@ inline constexpr std::string_view kJobFunctionKey[] = {"tier", "node", "t_ns", "
 inline constexpr Table kJobFunctions =
     Table{"job_functions", TableKind::kTiered, kJobFunctionColumns, kJobFunctionKey}
         .added_in(14)
-        .rows_replaced();
+        .rows_replaced()
+        .made_by_fleet_store();
 
 // Every table, in the order the steps make them.
 inline constexpr const Table* kAll[] = {&kMeta,           &kNames,         &kProcesses,   &kIntervals,

@@ -48,9 +48,9 @@ IntervalBatch with_events(const std::string& node, std::int64_t i) {
 std::string holding(StoreBackend& b, int min_tier = 1) {
   std::string out;
   for (const Table* t : tables::kAll) {
-    // The namespace rollup and the calls per job are the fleet store's own (made from the
-    // rows shipped there).
-    if (!t->tiered() || t == &tables::kNamespaceGpus || t == &tables::kJobFunctions) continue;
+    // The fleet store's own rollups (the namespace rollup, the calls per job) are made from
+    // the rows shipped there.
+    if (!t->tiered() || t->fleet_rollup) continue;
     out += fmt::format(
         "{}: {}\n", t->name,
         b.query(fmt::format("SELECT tier, count(*), min(t_ns), max(t_ns) FROM {} WHERE tier >= {} "
