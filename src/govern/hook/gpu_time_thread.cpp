@@ -91,7 +91,7 @@ void note_for_plan(LaunchEntry& e, std::uint64_t duration_ns, bool queued,
                    const gpu_time::LaunchShape* shape) {
   e.timed_sum_ns += static_cast<double>(duration_ns);
   ++e.timed_count;
-  if (queued) ++e.queued_count;
+  if (queued) e.queued_count.fetch_add(1, std::memory_order_relaxed);
   if (shape == nullptr || e.shapes_seen == std::size(e.shape_hashes)) return;
   std::uint32_t hash = 2166136261u;  // FNV-1a
   for (const unsigned char b : std::span(reinterpret_cast<const unsigned char*>(shape), sizeof *shape))
@@ -285,7 +285,7 @@ void plan_functions(TimerState& s) {
         FunctionDemand{launches - e.launches_planned,
                        e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
                        e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen),
-                       figure_samples(e.timed_count, e.queued_count)};
+                       figure_samples(e.timed_count, e.queued_count.load(std::memory_order_relaxed))};
     plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
     e.launches_planned = launches;
     ++n;

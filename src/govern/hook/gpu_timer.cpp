@@ -206,11 +206,12 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   }
   // A launch onto an idle stream gives an upper bound, not a sample (its span holds the
   // launch's own latency), which the agent sets aside once the function has a span that
-  // found work queued. From then on such a launch is left untimed (its quota given back, the
-  // query's time counted) and the budget goes to launches that find work queued. A function
-  // only ever launched onto an idle stream keeps its upper bounds: they are its figures.
+  // found work queued. Once one is read back (queued_count), such a launch is left untimed
+  // (its quota given back, the query's time counted) and the budget goes to launches that
+  // find work queued. A function only ever launched onto an idle stream keeps its upper
+  // bounds: they are its figures.
   if (n != 0 && !nccl && s.driver.stream_query != nullptr &&
-      e->queued_starts.load(std::memory_order_relaxed) != 0 &&
+      e->queued_count.load(std::memory_order_relaxed) != 0 &&
       s.driver.stream_query(record_on) == CUDA_SUCCESS) {
     e->left.fetch_add(1, std::memory_order_relaxed);
     s.cost_ns.fetch_add(counted_host_cost(now_ns() - began, 0), std::memory_order_relaxed);
@@ -267,7 +268,6 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   // Still waiting now that the kernel is queued behind it: the GPU will run the two back to
   // back. Already passed: the stream was idle, and the span will include the launch's latency.
   p.queued = s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY;
-  if (p.queued && !p.first) p.entry->queued_starts.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.in_flight > 0) --s.in_flight;

@@ -35,7 +35,7 @@ void LaunchTable::clear() {
     e.launches_planned = 0;
     e.timed_sum_ns = 0;
     e.timed_count = 0;
-    e.queued_count = 0;
+    e.queued_count.store(0, std::memory_order_relaxed);
     e.shapes_seen = 0;
     e.name_sent = false;
   }

@@ -27,17 +27,16 @@ struct LaunchEntry {
   // default), and how many more launches may be timed (taken by the launching threads).
   std::atomic<std::uint32_t> every{0};
   std::atomic<std::int32_t> left{kUnplannedQuota};
-  // Its timed launches that found work queued on their stream (samples), counted by the
-  // launching threads: once it has one, a launch chosen for timing whose stream is idle is
-  // left untimed (hook/gpu_timer.cpp).
-  std::atomic<std::uint32_t> queued_starts{0};
   // The timing thread's own: what it sent last, the count at the last plan, and the sum
   // and number of the durations it read back (the kernel's mean, for its weight).
   std::uint64_t launches_sent = 0;
   std::uint64_t launches_planned = 0;
   double timed_sum_ns = 0;
   std::uint64_t timed_count = 0;
-  std::uint64_t queued_count = 0;      // of those, the spans queued behind earlier work
+  // Of those, the spans queued behind earlier work (samples). Read by the launching threads
+  // too: once a function has one, a launch chosen for timing whose stream is idle is left
+  // untimed (hook/gpu_timer.cpp).
+  std::atomic<std::uint64_t> queued_count{0};
   std::uint32_t shape_hashes[8] = {};  // the launch shapes timed so far (hashes), the first 8
   std::uint8_t shapes_seen = 0;
   bool name_sent = false;
