@@ -144,11 +144,14 @@ void LatencySketch::densify() {
 }
 
 void LatencySketch::sparsify() {
-  std::vector<Bucket> list;
-  list.reserve(kMaxSparseBuckets);
-  for_each_bucket([&list](std::int32_t k, std::uint64_t c) { list.push_back({k, c}); });
-  sparse_ = std::move(list);
+  sparse_ = buckets();
   counts_ = std::vector<std::uint64_t>{};
+}
+
+std::size_t LatencySketch::held_buckets() const {
+  std::size_t held = 0;
+  for_each_bucket([&held](std::int32_t, std::uint64_t) { ++held; });
+  return held;
 }
 
 void LatencySketch::add_slow(std::int32_t key, std::uint64_t n) {
@@ -162,9 +165,7 @@ void LatencySketch::add_slow(std::int32_t key, std::uint64_t n) {
     densify();
   } else if (span > static_cast<std::int64_t>(std::max(counts_.size(), kInitialWindow))) {
     // The window would grow for a value far from the few it holds: a list instead.
-    std::size_t held = 0;
-    for_each_bucket([&held](std::int32_t, std::uint64_t) { ++held; });
-    if (held < kMaxSparseBuckets) {
+    if (held_buckets() < kMaxSparseBuckets) {
       sparsify();
       if (add_sparse(key, n)) return;
       densify();
@@ -287,12 +288,10 @@ LatencySketch LatencySketch::compact() const {
   out.min_ = min_;
   out.max_ = max_;
   if (nonzero_ == 0) return out;
-  std::size_t entries = 0;
-  for_each_bucket([&entries](std::int32_t, std::uint64_t) { ++entries; });
+  const std::size_t entries = held_buckets();
   const auto span = static_cast<std::size_t>(hi_ - lo_) + 1;
   if (entries <= kMaxSparseBuckets && entries * sizeof(Bucket) <= span * sizeof(std::uint64_t)) {
-    out.sparse_.reserve(entries);
-    for_each_bucket([&out](std::int32_t k, std::uint64_t c) { out.sparse_.push_back({k, c}); });
+    out.sparse_ = buckets();
   } else {
     out.counts_.assign(span, 0);
     for_each_bucket(
@@ -333,6 +332,7 @@ bool LatencySketch::merge_lists(const LatencySketch& other) {
 std::vector<LatencySketch::Bucket> LatencySketch::buckets() const {
   if (sparse()) return sparse_;
   std::vector<Bucket> out;
+  out.reserve(held_buckets());
   for_each_bucket([&out](std::int32_t k, std::uint64_t c) { out.push_back({k, c}); });
   return out;
 }

@@ -141,6 +141,8 @@ class LatencySketch {
   void densify();
   // The window's buckets moved into a list (the caller knows they fit).
   void sparsify();
+  // Its non-empty buckets' number.
+  std::size_t held_buckets() const;
   // Merges `other`'s list into this one's; false (nothing changed) when the union would
   // not fit a list.
   bool merge_lists(const LatencySketch& other);
