@@ -13,10 +13,7 @@
 // Usage: eacgm_bench_gpu_time_launch [SECONDS [KERNELS [LAUNCHES [HOST_US]]]]
 //        (run from anywhere; the paths of the fake and of the hook are built in)
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -25,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../tests/programs/own_gpu_time_ring.h"
 #include "core/gpu_time_ring.h"
 
 namespace {
@@ -118,16 +116,8 @@ int main(int argc, char** argv) {
   timespec settle{0, 300'000'000};
   nanosleep(&settle, nullptr);
 
-  const std::string ring = "/dev/shm/" + std::string(eacgm::gpu_time::kShmPrefix) + std::to_string(getpid());
-  const int fd = open(ring.c_str(), O_RDONLY | O_CLOEXEC);
-  void* base =
-      fd < 0 ? MAP_FAILED : mmap(nullptr, eacgm::gpu_time::kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (fd >= 0) close(fd);
-  if (base == MAP_FAILED) {
-    std::fprintf(stderr, "eacgm_bench_gpu_time_launch: the hook made no ring at %s\n", ring.c_str());
-    return 1;
-  }
-  const auto* h = static_cast<const eacgm::gpu_time::Header*>(base);
+  const auto* h = eacgm::test::own_gpu_time_ring("eacgm_bench_gpu_time_launch");
+  if (h == nullptr) return 1;
   const std::uint64_t timed = h->sampled.load(std::memory_order_relaxed);
   const std::uint64_t cost = h->timing_cost_ns.load(std::memory_order_relaxed);
   const char* budget = std::getenv("EACGM_GPU_TIME_BUDGET");

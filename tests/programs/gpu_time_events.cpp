@@ -12,16 +12,14 @@
 //
 // Usage: gpu_time_events LIBCUDA_PATH
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "core/gpu_time_ring.h"
+#include "own_gpu_time_ring.h"
 
 namespace {
 
@@ -86,17 +84,9 @@ int main(int argc, char** argv) {
   failed += sync() != 0;
   sleep_ms(300);
 
-  const std::string path = "/dev/shm/" + std::string(eacgm::gpu_time::kShmPrefix) + std::to_string(getpid());
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  void* ring =
-      fd < 0 ? MAP_FAILED : mmap(nullptr, eacgm::gpu_time::kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (fd >= 0) close(fd);
-  if (ring == MAP_FAILED) {
-    std::fprintf(stderr, "gpu_time_events: cannot map %s\n", path.c_str());
-    return 1;
-  }
-  const auto timed =
-      static_cast<const eacgm::gpu_time::Header*>(ring)->sampled.load(std::memory_order_relaxed);
+  const auto* ring = eacgm::test::own_gpu_time_ring("gpu_time_events");
+  if (ring == nullptr) return 1;
+  const auto timed = ring->sampled.load(std::memory_order_relaxed);
   std::printf("first=%d later=%d timed=%llu failed=%d\n", first, later,
               static_cast<unsigned long long>(timed), failed);
   return failed == 0 ? 0 : 1;
