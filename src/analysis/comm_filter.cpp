@@ -17,14 +17,10 @@ CommFilter::CommFilter(const std::vector<std::string>& names, std::shared_ptr<Co
 }
 
 bool CommFilter::pid_matches(std::uint32_t pid) {
-  auto it = pid_names_.find(pid);
-  if (it == pid_names_.end()) {
-    if (pid_names_.size() >= kMaxPidsCached) pid_names_.clear();
-    std::string comm = comm_of_(pid);
-    const bool m = matches(comm);
-    it = pid_names_.emplace(pid, std::pair{m, std::move(comm)}).first;
-  }
-  return it->second.first;
+  if (const auto* known = pid_names_.find(pid)) return known->first;
+  std::string comm = comm_of_(pid);
+  const bool m = matches(comm);
+  return pid_names_.put(pid, std::pair{m, std::move(comm)}).first;
 }
 
 void CommFilter::count_left_out(std::string_view comm, std::uint64_t calls) {
@@ -47,7 +43,7 @@ void CommFilter::on_counts(std::span<const CallCount> counts, std::span<const Ca
       kept_counts_.push_back(c);
       passed_ += c.calls;
     } else {
-      count_left_out(pid_names_[c.pid].second, c.calls);
+      count_left_out(pid_names_.find(c.pid)->second, c.calls);  // put by pid_matches
     }
   }
   for (const auto& t : timings) {

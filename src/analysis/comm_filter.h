@@ -10,10 +10,10 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/consumer.h"
+#include "core/pid_fifo.h"
 
 namespace eacgm::analysis {
 
@@ -55,7 +55,7 @@ class CommFilter final : public ForwardingConsumer {
   static constexpr std::size_t kMaxPidsCached = 8192;
   std::set<std::string> names_;
   std::function<std::string(std::uint32_t)> comm_of_;
-  std::unordered_map<std::uint32_t, std::pair<bool, std::string>> pid_names_;  // pid -> (matches, comm)
+  PidFifo<std::pair<bool, std::string>> pid_names_{kMaxPidsCached};  // pid -> (matches, comm)
   std::vector<CallCount> kept_counts_;
   std::vector<CallTimings> kept_timings_;
   std::vector<HostWaitProcess> kept_wait_processes_;

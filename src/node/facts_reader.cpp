@@ -13,8 +13,7 @@ std::shared_ptr<Consumer> with_facts_first(std::shared_ptr<const sample::Process
 
 void FactsReader::seen(std::uint32_t pid) {
   if (pid == 0 || pids_.contains(pid)) return;
-  if (pids_.size() >= kMaxPids) pids_.clear();
-  pids_.insert(pid);
+  pids_.put(pid, true);
   ++reads_;
   facts_->remember(pid);
 }

@@ -3,22 +3,22 @@
 // asks that need it, off this thread) the first time one of its calls arrives, on the
 // output thread, so that a process that exits before the history's next interval or the next
 // scrape is still written with them (ProcessFacts keeps what it read after the exit).
-// Remembers at most kMaxPids pids and starts over when full (a pid read again costs one
-// more read, nothing else).
+// Remembers the last kMaxPids pids it read, the one read longest ago forgotten first (a
+// pid read again costs one more read, nothing else).
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <unordered_set>
 
 #include "core/consumer.h"
+#include "core/pid_fifo.h"
 #include "sample/process_facts.h"
 
 namespace eacgm::node {
 
 class FactsReader final : public Consumer {
  public:
-  static constexpr std::size_t kMaxPids = 8192;
+  static constexpr std::size_t kMaxPids = 4096;
   explicit FactsReader(std::shared_ptr<const sample::ProcessFacts> facts) : facts_(std::move(facts)) {}
 
   void on_calls(std::span<const CallEvent> calls) override;
@@ -30,7 +30,7 @@ class FactsReader final : public Consumer {
   void seen(std::uint32_t pid);
 
   std::shared_ptr<const sample::ProcessFacts> facts_;
-  std::unordered_set<std::uint32_t> pids_;
+  PidFifo<bool> pids_{kMaxPids};
   std::uint64_t reads_ = 0;
 };
 

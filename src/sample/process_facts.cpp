@@ -21,25 +21,16 @@ std::uint64_t start_of(std::uint32_t pid, const std::string& proc_root) {
   return stat ? stat->start_ticks : 0;
 }
 
-// Room in a full cache: the entries `stale(pid, entry)` picks (no running process asks
-// for them) go first; only when none is picked does the cache start over.
-template <typename Map, typename Stale>
-void make_room(Map& cache, std::size_t max, Stale stale) {
-  if (cache.size() < max) return;
-  std::erase_if(cache, [&](const auto& e) { return stale(e.first, e.second); });
-  if (cache.size() >= max) cache.clear();
-}
-
 }  // namespace
 
 ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
   const std::uint64_t start = start_of(pid, proc_root_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = cached_.find(pid); it != cached_.end()) {
+    if (const Cached* kept = cached_.find(pid)) {
       // Kept for a process that is gone; another process with the same pid is asked anew.
-      if (start == 0 || it->second.start_ticks == start) return it->second;
-      cached_.erase(it);
+      if (start == 0 || kept->start_ticks == start) return *kept;
+      cached_.erase(pid);
     }
   }
   Cached c;
@@ -51,10 +42,10 @@ ProcFacts::Cached ProcFacts::cached(std::uint32_t pid) const {
   // not readable yet is asked again next time rather than kept without its rank.
   if (!env || start == 0) return c;
   std::lock_guard<std::mutex> lock(mutex_);
-  // Gone, or its pid another process's now.
-  make_room(cached_, kMaxCachedRanks,
-            [this](std::uint32_t p, const Cached& e) { return start_of(p, proc_root_) != e.start_ticks; });
-  return cached_.emplace(pid, std::move(c)).first->second;
+  // The oldest is spared while its process runs.
+  return cached_.put(pid, std::move(c), [this](std::uint32_t p, const Cached& e) {
+    return start_of(p, proc_root_) == e.start_ticks;
+  });
 }
 
 RankInfo ProcFacts::rank(std::uint32_t pid) const { return cached(pid).env.rank; }
@@ -77,14 +68,13 @@ std::string ProcFacts::cmdline(std::uint32_t pid) const {
   std::string now = read_cmdline(pid);  // "" when gone (and for a kernel thread)
   std::lock_guard<std::mutex> lock(mutex_);
   if (!now.empty()) {
-    // Gone (a pid another process has now is written over at its next ask).
-    if (!cmdlines_.contains(pid))
-      make_room(cmdlines_, kMaxCachedRanks,
-                [this](std::uint32_t p, const std::string&) { return start_of(p, proc_root_) == 0; });
-    cmdlines_[pid] = now;
+    // The oldest is spared while a process has its pid (one that another process has now is
+    // written over at that one's next ask).
+    cmdlines_.put(pid, now,
+                  [this](std::uint32_t p, const std::string&) { return start_of(p, proc_root_) != 0; });
     return now;
   }
-  if (auto it = cmdlines_.find(pid); it != cmdlines_.end()) return it->second;
+  if (const std::string* kept = cmdlines_.find(pid)) return *kept;
   return now;
 }
 

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "core/pid_fifo.h"
 #include "sample/cgroup_ids.h"
 #include "sample/pod_directory.h"
 #include "sample/process_env.h"
@@ -49,9 +49,10 @@ class ProcessFacts {
 // every request); its command line is read at each ask while it runs (an exec changes
 // it) and the last one kept for after its exit. The cached environment is checked
 // against the process's start time at each ask: a pid that another process now has is
-// read anew. Each cache holds at most kMaxCachedRanks pids; when full, the entries of
-// processes that are gone go first. Pod and container names come from `pods` (the kubelet) at
-// each ask, so a pod that is gone leaves no name behind.
+// read anew. Each cache holds at most kMaxCachedRanks pids; when full, the pid put longest
+// ago goes first, unless its process still runs (core/pid_fifo.h). Pod and container
+// names come from `pods` (the kubelet) at each ask, so a pod that is gone leaves no name
+// behind.
 class ProcFacts final : public ProcessFacts {
  public:
   static constexpr std::size_t kMaxCachedRanks = 4096;
@@ -74,8 +75,8 @@ class ProcFacts final : public ProcessFacts {
   std::shared_ptr<PodDirectory> pods_;
   std::string proc_root_;
   mutable std::mutex mutex_;
-  mutable std::map<std::uint32_t, Cached> cached_;
-  mutable std::map<std::uint32_t, std::string> cmdlines_;
+  mutable PidFifo<Cached> cached_{kMaxCachedRanks};
+  mutable PidFifo<std::string> cmdlines_{kMaxCachedRanks};
 };
 
 }  // namespace eacgm::sample
