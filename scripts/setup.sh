@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev libncurses-dev tmux
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev libncurses-dev libjemalloc-dev tmux
   libpq-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev libc-ares-dev libre2-dev
   python3 python3-dev pybind11-dev python3-numpy python3-pytest python3-yaml procps util-linux

@@ -1,9 +1,14 @@
 // MemoryTrim: hands the allocator's free pages back to the system every kPeriod, on the
 // output thread's tick (a long-running agent: `serve`). Under process churn the agent's
 // live memory stays within its tables' caps (docs/ARCHITECTURE.md, "Per-process state"),
-// but the freed memory stays resident in glibc's arenas, spread over the threads that
-// allocated it; malloc_trim returns it. Blocks of kMmapThreshold and more are mapped on
-// their own (map_large_blocks), so a transient big vector goes back whole when freed.
+// but freed memory stays resident in the allocator. The agent's program is linked with
+// jemalloc (CMakeLists.txt), whose pages each hold blocks of one size: a page freed whole
+// goes back by itself some seconds later (its decay), and no MemoryTrim is needed. Under
+// glibc's malloc (the tests' programs, sanitizer builds) malloc_trim returns what it can,
+// and blocks of kMmapThreshold and more are mapped on their own (map_large_blocks), so a
+// transient big vector goes back whole when freed; the small long-lived blocks spread
+// over its arenas keep the rest of their pages resident (BENCHMARKS.md, "The agent's
+// allocator under churn").
 #pragma once
 
 #include <chrono>
@@ -26,6 +31,10 @@ class MemoryTrim final : public Consumer {
   // long-lived small blocks allocated meanwhile keep its pages from going back. Whether
   // glibc took it.
   static bool map_large_blocks();
+  // Whether this program's malloc is jemalloc's (else glibc's).
+  static bool jemalloc();
+  // glibc's free pages back to the system now (malloc_trim).
+  static void hand_back();
 
   void on_tick(std::chrono::steady_clock::time_point now, const CounterValues& counters) override;
 

@@ -148,7 +148,7 @@ agent::TraceConsumers make_node_consumers(const NodeAgent::Parts& p, std::shared
   auto consumers = agent::make_consumers(p.options.request, p.config.agent, std::move(stream), p.analysis,
                                          std::move(capture));
   consumers.head = with_facts_first(std::move(facts), std::move(consumers.head));
-  if (p.options.trim_memory) {
+  if (p.options.trim_memory && !MemoryTrim::jemalloc()) {
     MemoryTrim::map_large_blocks();
     auto with_trim = std::make_shared<ConsumerList>();
     with_trim->add(std::move(consumers.head));

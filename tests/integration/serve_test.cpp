@@ -47,6 +47,13 @@ TEST_F(Serve, AlwaysOnByDefaultCountsEveryDriverCallExactly) {
   EXPECT_NE(metric("eacgm_counted_calls_total"), "") << "always-on counts are exported";
 }
 
+// The agent's program is linked with jemalloc, whose freed pages go back under process churn
+// (glibc's stayed resident); serve says which allocator it runs on.
+TEST_F(Serve, SaysItsAllocatorIsJemalloc) {
+  auto serve = start_serve({"--probes", "cuda_driver"}, "always-on");
+  EXPECT_TRUE(serve->wait_for("memory: jemalloc", true)) << serve->err();
+}
+
 TEST_F(Serve, PrometheusScrapesExactCallCountsOfTheTracedProgram) {
   auto serve = start_serve({"--config", config("[gpu]\ninterval_s = 0.2\n")});
   const std::uint16_t prom_port = free_port();

@@ -1,5 +1,6 @@
 // MemoryTrim: at most one trim per kPeriod of ticks, none at the first tick; blocks past
-// the mmap threshold mapped on their own, whatever was freed before.
+// the mmap threshold mapped on their own, whatever was freed before; glibc's trim where the
+// program has no jemalloc.
 #include "node/memory_trim.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,13 @@ TEST(MemoryTrim, LargeBlocksAreMappedWhateverWasFreedBefore) {
   EXPECT_GE(mapped_while_holding(std::size_t{1} << 20), before + (std::size_t{1} << 20));
   EXPECT_GE(mapped_while_holding(MemoryTrim::kMmapThreshold * 2), before + MemoryTrim::kMmapThreshold * 2);
   EXPECT_EQ(mallinfo2().hblkhd, before) << "freed mapped blocks are unmapped";
+}
+
+// This test program is not linked with jemalloc (the agent's program is: its integration
+// test reads serve's line): the trim is glibc's malloc_trim.
+TEST(MemoryTrim, AProgramWithoutJemallocTrimsGlibcsArenas) {
+  EXPECT_FALSE(MemoryTrim::jemalloc());
+  MemoryTrim::hand_back();
 }
 
 }  // namespace
