@@ -46,13 +46,17 @@ class PidFifo {
       it->second.value = std::move(value);
       return it->second.value;
     }
-    for (int spared = 0; spared < kSpares; ++spared) {
-      Entry* oldest = holder(slots_[next_]);
-      if (oldest == nullptr || !keep(slots_[next_].pid, std::as_const(oldest->value))) break;
-      slots_[next_].seq = oldest->seq = ++seq_;
+    for (int spared = 0;; ++spared) {
+      Slot& oldest = slots_[next_];
+      Entry* held = holder(oldest);
+      if (held == nullptr) break;
+      if (spared == kSpares || !keep(oldest.pid, std::as_const(held->value))) {
+        map_.erase(oldest.pid);
+        break;
+      }
+      oldest.seq = held->seq = ++seq_;
       advance();
     }
-    if (holder(slots_[next_]) != nullptr) map_.erase(slots_[next_].pid);
     slots_[next_] = Slot{pid, ++seq_};
     advance();
     return map_.insert_or_assign(pid, Entry{std::move(value), seq_}).first->second.value;
