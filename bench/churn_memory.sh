@@ -18,27 +18,32 @@
 #   BUILD: the build folder (eacgm, cuda_calls); MODES: comma-separated, default
 #   trace,serve,run; WARMUP default 1000, BATCH default 2000, BATCHES default 2.
 #   Environment: PAR (processes at once, default 4), REPEAT (cuda_calls --repeat, default 1),
-#   SETTLE (seconds, default 3), EACGM_ARGS (more arguments for each mode, e.g. --no-gpu).
+#   SETTLE (seconds, default 3), EACGM_ARGS (more arguments for each mode, e.g. --no-gpu),
+#   CALLS_ARGS (more arguments for churn_cuda: --gpu on a machine with a GPU).
 # Needs root (eBPF). Other CUDA processes on the machine are traced too (whole-machine
 # modes) but not counted.
 set -uo pipefail
 B=$(readlink -f "$1")
 MODES=${2:-trace,serve,run} WARMUP=${3:-1000} BATCH=${4:-2000} BATCHES=${5:-2}
-PAR=${PAR:-4} REPEAT=${REPEAT:-1} SETTLE=${SETTLE:-3} EACGM_ARGS=${EACGM_ARGS:-}
+PAR=${PAR:-4} REPEAT=${REPEAT:-1} SETTLE=${SETTLE:-3} EACGM_ARGS=${EACGM_ARGS:-} CALLS_ARGS=${CALLS_ARGS:-}
 LIMIT_KIB=$((256 * BATCH / 2000))
 . "$(dirname "$0")/common.sh"
 ln -s "$B/cuda_calls" "$TMP/churn_cuda"
 # The calls one process shows traced alone: per call (trace) and always-on (serve, run).
 # shellcheck disable=SC2086
-PER_CALL=$("$B/eacgm" trace $EACGM_ARGS -- "$TMP/churn_cuda" --repeat "$REPEAT" 2>/dev/null | grep -c '"comm":"churn_cuda"')
+PER_CALL=$("$B/eacgm" trace $EACGM_ARGS -- "$TMP/churn_cuda" --repeat "$REPEAT" $CALLS_ARGS 2>/dev/null | grep -c '"comm":"churn_cuda"')
 # shellcheck disable=SC2086
-ALWAYS_ON=$("$B/eacgm" run $EACGM_ARGS --json -- "$TMP/churn_cuda" --repeat "$REPEAT" 2>/dev/null |
+ALWAYS_ON=$("$B/eacgm" run $EACGM_ARGS --json -- "$TMP/churn_cuda" --repeat "$REPEAT" $CALLS_ARGS 2>/dev/null |
   python3 -c 'import json,sys; print(sum(f["calls"] for f in json.load(sys.stdin)["functions"]))')
 echo "one process traced alone: $PER_CALL calls per call, $ALWAYS_ON always-on"
 
-# Runs N churn_cuda processes, PAR at a time.
+# Runs N churn_cuda processes, PAR at a time (each exits 7); fails if one was killed,
+# which also stops xargs.
+# shellcheck disable=SC2086
 churn() {
-  seq "$1" | xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" >/dev/null
+  seq "$1" | xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" $CALLS_ARGS >/dev/null
+  local rc=$?
+  [ "$rc" -lt 124 ] || { echo "a churn_cuda process was killed (xargs exit $rc)" >&2; return 1; }
 }
 rss_of() { awk '/^VmRSS/ {r=$2} /^RssAnon/ {a=$2} END {print r, a}' "/proc/$1/status"; }
 # Waits up to 60 s until the command prints a number >= $1 (while the agent, AGENT, runs).
@@ -86,12 +91,12 @@ mode_trace() {
   AGENT=$agent
   wait_line "tracing" "$TMP/agent.err" || return 1
   local done=0
-  churn "$WARMUP"
+  churn "$WARMUP" || return 1
   done=$WARMUP
   wait_count $((done * PER_CALL)) trace_count || return 1
   sample trace "$done" "$agent"
   for _ in $(seq "$BATCHES"); do
-    churn "$BATCH"
+    churn "$BATCH" || return 1
     done=$((done + BATCH))
     wait_count $((done * PER_CALL)) trace_count || return 1
     sample trace "$done" "$agent"
@@ -120,12 +125,12 @@ mode_serve() {
   local base done
   sleep 1
   base=$(serve_metric_calls)
-  churn "$WARMUP"
+  churn "$WARMUP" || return 1
   done=$WARMUP
   wait_count $((base + done * ALWAYS_ON)) serve_metric_calls || return 1
   sample serve "$done" "$agent"
   for _ in $(seq "$BATCHES"); do
-    churn "$BATCH"
+    churn "$BATCH" || return 1
     done=$((done + BATCH))
     wait_count $((base + done * ALWAYS_ON)) serve_metric_calls || return 1
     sample serve "$done" "$agent"
@@ -142,7 +147,7 @@ mode_run() {
 phase=0
 for n in $WARMUP $(printf "$BATCH %.0s" $(seq "$BATCHES")); do
   while [ ! -e "$TMP/go.\$phase" ]; do sleep 0.05; done
-  seq "\$n" | xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" >/dev/null
+  seq "\$n" | xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" $CALLS_ARGS >/dev/null
   echo "phase \$phase done" >>"$TMP/phases"
   phase=\$((phase + 1))
 done
@@ -168,17 +173,19 @@ EOF
 }
 
 printf '%-6s %9s %10s %10s %10s\n' mode processes "VmRSS KiB" "anon KiB" "growth" | tee "$TMP/rows"
+touch "$TMP/counts" "$TMP/growth"
+fail=0
 for m in ${MODES//,/ }; do
   LAST_RSS=
   if ! "mode_$m"; then
     echo "$m: FAIL (the run did not complete; agent's stderr above)"
+    fail=1
     continue
   fi
 done
 echo
 echo "counts (expected, seen):"
 cat "$TMP/counts"
-fail=0
 while read -r m grow; do
   if [ "$grow" -gt "$LIMIT_KIB" ]; then
     echo "$m: FAIL growth $grow KiB over $BATCH processes (limit $LIMIT_KIB KiB)"

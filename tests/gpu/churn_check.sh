@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Device check for memory under process churn: bench/churn_memory.sh with real CUDA
-# processes (cuda_calls makes a context, allocates and launches on the GPU), under
+# processes (cuda_calls --gpu makes a context, allocates and launches on the GPU), under
 # `serve` and `run` by default. Prints the bench's table, the counts and PASS/FAIL
 # (growth per BATCH processes after the warm-up within 256 KiB per 2,000, counts exact).
 #
@@ -15,5 +15,5 @@ command -v nvidia-smi >/dev/null || skip "nvidia-smi not found"
 nvidia-smi -L >/dev/null 2>&1 || skip "nvidia-smi cannot see a GPU"
 [ -x "$BIN/eacgm" ] && [ -x "$BIN/cuda_calls" ] || { echo "FAIL: $BIN lacks eacgm or cuda_calls"; exit 1; }
 [ -d "$BIN/lib" ] && export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PAR=${PAR:-$(nproc)}
+export PAR=${PAR:-$(nproc)} CALLS_ARGS=--gpu
 exec "$(dirname "$0")/../../bench/churn_memory.sh" "$BIN" "${2:-serve,run}" "${3:-1200}" "${4:-1000}" "${5:-2}"

@@ -4,13 +4,16 @@
 // but they still enter libcudart, so the probes fire.
 //
 // Usage: cuda_calls [--wait-file PATH] [--repeat N] [--exit-file PATH]
-//                   [--driver LIBCUDA --driver-after R]
+//                   [--driver LIBCUDA --driver-after R] [--gpu]
 //   --wait-file: print "ready <pid>" and wait until PATH exists before calling.
 //   --exit-file: print "calls done" and wait until PATH exists before exiting (so a
 //                tracer can still read /proc/<pid>/maps for names).
 //   --driver: before repetition R (default 0), dlopen LIBCUDA (a driver found late, as
 //             one outside the loader cache is), and from then on also make 3 launches
 //             per repetition through its cuLaunchKernel, as the runtime's would reach it.
+//   --gpu: the same calls, safe on a real GPU: the default stream instead of the made-up
+//          0x5000 (which the runtime would read as a stream object and crash on). The
+//          copies to and from made-up addresses still fail, as they do without a GPU.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -20,7 +23,9 @@
 #include <cstdlib>
 #include <cstring>
 
-__global__ void probe_kernel(int* out) { *out = 1; }
+__global__ void probe_kernel(int* out) {
+  if (out != nullptr) *out = 1;
+}
 
 static void wait_for(const char* path) {
   struct stat st;
@@ -33,6 +38,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   const char* driver = nullptr;
   int driver_after = 0;
+  bool gpu = false;
   using CuLaunchKernel = int (*)(const void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                  unsigned, void*, void**, void**);
   CuLaunchKernel cu_launch_kernel = nullptr;
@@ -42,13 +48,14 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--exit-file") && i + 1 < argc) exit_file = argv[++i];
     if (!std::strcmp(argv[i], "--driver") && i + 1 < argc) driver = argv[++i];
     if (!std::strcmp(argv[i], "--driver-after") && i + 1 < argc) driver_after = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--gpu")) gpu = true;
   }
   if (wait_file) {
     std::printf("ready %d\n", getpid());
     std::fflush(stdout);
     wait_for(wait_file);
   }
-  void* fake_stream = reinterpret_cast<void*>(0x5000);
+  void* fake_stream = gpu ? nullptr : reinterpret_cast<void*>(0x5000);
   for (int r = 0; r < repeat; ++r) {
     if (driver && r == driver_after) {
       void* lib = dlopen(driver, RTLD_NOW | RTLD_LOCAL);
