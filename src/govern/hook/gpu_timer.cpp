@@ -190,9 +190,9 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   const bool nccl = e->nccl.load(std::memory_order_relaxed);
   // The plan's cap keeps a function launching far more often than planned for from
   // overrunning the budget before the next plan.
-  if (!time_launch(n, key, nccl, e->every.load(std::memory_order_relaxed),
-                   s.every.load(std::memory_order_relaxed), e->left))
-    return;
+  const LaunchTiming how = choose_launch(n, key, nccl, e->every.load(std::memory_order_relaxed),
+                                        s.every.load(std::memory_order_relaxed), e->left, e->in_place);
+  if (how == LaunchTiming::kUntimed) return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -209,14 +209,17 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   // found work queued. Once one is read back (queued_count), such a launch is left untimed
   // (its quota given back, the query's time counted) and the budget goes to launches that
   // find work queued. A function only ever launched onto an idle stream keeps its upper
-  // bounds: they are its figures.
+  // bounds: they are its figures. The function's next launches may be timed in its place,
+  // the first that finds work queued (choose_launch), so that its plan still gives samples.
   if (n != 0 && !nccl && s.driver.stream_query != nullptr &&
       e->queued_count.load(std::memory_order_relaxed) != 0 &&
       s.driver.stream_query(record_on) == CUDA_SUCCESS) {
     e->left.fetch_add(1, std::memory_order_relaxed);
+    if (how == LaunchTiming::kChosen) e->in_place.store(kIdleRetries, std::memory_order_relaxed);
     s.cost_ns.fetch_add(counted_host_cost(now_ns() - began, 0), std::memory_order_relaxed);
     return;
   }
+  if (how == LaunchTiming::kInPlace) e->in_place.store(0, std::memory_order_relaxed);
   CUcontext ctx = nullptr;
   if (s.driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   CUevent start = nullptr, end = nullptr;

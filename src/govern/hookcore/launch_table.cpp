@@ -31,6 +31,7 @@ void LaunchTable::clear() {
     e.name.store(nullptr, std::memory_order_relaxed);  // the parent's copies stay allocated
     e.every.store(0, std::memory_order_relaxed);
     e.left.store(kUnplannedQuota, std::memory_order_relaxed);
+    e.in_place.store(0, std::memory_order_relaxed);
     e.launches_sent = 0;
     e.launches_planned = 0;
     e.timed_sum_ns = 0;

@@ -27,6 +27,9 @@ struct LaunchEntry {
   // default), and how many more launches may be timed (taken by the launching threads).
   std::atomic<std::uint32_t> every{0};
   std::atomic<std::int32_t> left{kUnplannedQuota};
+  // Launches that may still be timed in place of a chosen one left untimed on an idle stream
+  // (hookcore/sample_rate.h choose_launch).
+  std::atomic<std::int32_t> in_place{0};
   // The timing thread's own: what it sent last, the count at the last plan, and the sum
   // and number of the durations it read back (the kernel's mean, for its weight).
   std::uint64_t launches_sent = 0;

@@ -130,15 +130,39 @@ class SamplePlanner {
   double cost_per_timed_ns_ = 0;  // 0: no launch timed yet
 };
 
+// How launch `n` of a function is timed (choose_launch): not at all, as chosen by its plan
+// (time_launch), or in place of an earlier chosen launch that found its stream idle.
+enum class LaunchTiming : std::uint8_t { kUntimed, kChosen, kInPlace };
+
+// The launches after a chosen one left untimed on an idle stream that may be timed in its
+// place, the first that finds work queued. A kernel launched first after each
+// synchronisation finds the stream idle most times it is chosen: left untimed, its planned
+// samples were lost with its idle starts, and a short run gave it a handful.
+inline constexpr std::int32_t kIdleRetries = 4;
+
 // Whether the hook times launch `n` (0 first) of a function: its first launch always (the
 // agent keeps it apart: it runs cold), an NCCL kernel's always, any other at the function's
 // planned 1 in N (`planned`; 0: not planned yet, the process's `fallback`) while the
-// period's cap `left` lasts (taken here).
+// period's cap `left` lasts (taken here); and else one in place of a chosen launch left
+// untimed (`in_place`: the launches that may still take its place, set to kIdleRetries by
+// the hook when it leaves a chosen launch untimed, cleared when one in its place is timed),
+// within the cap too.
+inline LaunchTiming choose_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
+                                  std::uint32_t fallback, std::atomic<std::int32_t>& left,
+                                  std::atomic<std::int32_t>& in_place) {
+  if (n == 0 || nccl) return LaunchTiming::kChosen;
+  if (sample_launch(n, function, planned != 0 ? planned : fallback))
+    return left.fetch_sub(1, std::memory_order_relaxed) > 0 ? LaunchTiming::kChosen : LaunchTiming::kUntimed;
+  if (in_place.load(std::memory_order_relaxed) <= 0 || in_place.fetch_sub(1, std::memory_order_relaxed) <= 0)
+    return LaunchTiming::kUntimed;
+  return left.fetch_sub(1, std::memory_order_relaxed) > 0 ? LaunchTiming::kInPlace : LaunchTiming::kUntimed;
+}
+
+// choose_launch without launches in place.
 inline bool time_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
                         std::uint32_t fallback, std::atomic<std::int32_t>& left) {
-  if (n == 0 || nccl) return true;
-  if (!sample_launch(n, function, planned != 0 ? planned : fallback)) return false;
-  return left.fetch_sub(1, std::memory_order_relaxed) > 0;
+  std::atomic<std::int32_t> none{0};
+  return choose_launch(n, function, nccl, planned, fallback, left, none) != LaunchTiming::kUntimed;
 }
 
 class SampleRate {

@@ -386,7 +386,10 @@ struct IdleStartRun {
   double cost_after_first_plan_ns = 0;
 };
 
-IdleStartRun simulate_idle_starts(bool count_as_the_agent) {
+// `skip_idle`: as the hook does, a chosen launch that would find the stream idle is left
+// untimed once its kernel has a queued span (its quota given back, a stream query's 1 us
+// counted); `in_place`: and the kernel's next launches may be timed in its place.
+IdleStartRun simulate_idle_starts(bool count_as_the_agent, bool skip_idle = false, bool in_place = false) {
   constexpr int kKernels = 24;
   const SampleRateConfig c;
   SamplePlanner planner(c);
@@ -395,7 +398,7 @@ IdleStartRun simulate_idle_starts(bool count_as_the_agent) {
   run.timed.assign(kKernels, 0);
   std::vector<std::uint64_t> launches(kKernels, 0), queued(kKernels, 0), planned_at(kKernels, 0);
   std::vector<FunctionPlan> plan(kKernels, FunctionPlan{0, kUnplannedQuota});
-  std::vector<std::atomic<std::int32_t>> left(kKernels);
+  std::vector<std::atomic<std::int32_t>> left(kKernels), retries(kKernels);
   for (auto& l : left) l.store(kUnplannedQuota);
   std::vector<FunctionDemand> demand(kKernels);
   std::vector<std::uint32_t> scratch(kKernels);
@@ -422,14 +425,23 @@ IdleStartRun simulate_idle_starts(bool count_as_the_agent) {
     for (int k = 0; k < kKernels; ++k) {
       const std::uint64_t n = launches[k]++;
       const std::uint64_t key = 0x7f0000200000ull + 0x40ull * static_cast<std::uint64_t>(k);
-      if (!time_launch(n, key, false, plan[k].every, 16, left[k])) continue;
+      const LaunchTiming how = choose_launch(n, key, false, plan[k].every, 16, left[k], retries[k]);
+      if (how == LaunchTiming::kUntimed || (how == LaunchTiming::kInPlace && !in_place)) continue;
+      const bool is_queued = k >= 2 || (k == 1 && n % 8 == 5);
+      if (skip_idle && n != 0 && queued[k] != 0 && !is_queued) {
+        left[k].fetch_add(1);
+        if (how == LaunchTiming::kChosen) retries[k].store(kIdleRetries);
+        cost_in_period += 1000;
+        if (plan_made) run.cost_after_first_plan_ns += 1000;
+        continue;
+      }
+      if (how == LaunchTiming::kInPlace) retries[k].store(0);
       const double cost = 3000 + static_cast<double>(c.gpu_cost_ns);
       cost_in_period += cost;
       ++timed_in_period;
       if (plan_made) run.cost_after_first_plan_ns += cost;
       if (n == 0) continue;  // the first launch, apart
       ++run.timed[k];
-      const bool is_queued = k >= 2 || (k == 1 && n % 8 == 5);
       if (is_queued) ++queued[k];
     }
   }
@@ -455,6 +467,45 @@ TEST(SamplePlanner, AKernelThatMostlyFindsTheStreamIdleGetsItsSamplesAsTheAgentC
       static_cast<unsigned long long>(run.figures[1]), static_cast<unsigned long long>(run.timed[1]),
       static_cast<unsigned long long>(before.figures[1]), static_cast<unsigned long long>(before.timed[1]),
       run.cost_after_first_plan_ns / 1e6, c.budget * 5e3);
+}
+
+// The hook leaves a chosen launch untimed when it would find the stream idle: the kernel
+// that finds work queued 1 time in 8 then lost 7 of every 8 launches its plan chose.
+// Timed in their place, its next launches give it its samples within the budget.
+TEST(SamplePlanner, LaunchesInPlaceOfIdleStartsGiveAKernelItsSamples) {
+  const IdleStartRun skipped = simulate_idle_starts(true, true, false);
+  const IdleStartRun run = simulate_idle_starts(true, true, true);
+  for (std::size_t k = 0; k < run.figures.size(); ++k)
+    EXPECT_GE(run.figures[k], 10u) << "kernel " << k << ", " << run.timed[k] << " timed";
+  EXPECT_LT(skipped.figures[1], run.figures[1]);
+  const SampleRateConfig c;
+  EXPECT_LE(run.cost_after_first_plan_ns, c.budget * 5e9 + c.budget * 0.25e9) << "within the budget";
+  std::printf("idle starts left untimed: the second kernel %llu samples (%llu without launches in place)\n",
+              static_cast<unsigned long long>(run.figures[1]), static_cast<unsigned long long>(skipped.figures[1]));
+}
+
+// A launch chosen by the plan, else one in place of a chosen one left untimed: at most
+// kIdleRetries of them, within the period's cap.
+TEST(ChooseLaunch, InPlaceOfAnIdleStartAtMostItsRetriesWithinTheCap) {
+  constexpr std::uint64_t key = 0x7f0012345600;
+  std::atomic<std::int32_t> left{100}, in_place{0};
+  // Never chosen at 1 in 65,536 within the first block.
+  for (std::uint64_t n = 1; n < 50; ++n)
+    EXPECT_EQ(choose_launch(n, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kUntimed);
+  in_place = kIdleRetries;
+  int in_place_timed = 0;
+  for (std::uint64_t n = 50; n < 100; ++n)
+    in_place_timed += choose_launch(n, key, false, 1u << 16, 16, left, in_place) == LaunchTiming::kInPlace;
+  EXPECT_EQ(in_place_timed, kIdleRetries);
+  EXPECT_EQ(left.load(), 100 - kIdleRetries) << "each from the cap";
+  in_place = kIdleRetries;
+  left = 1;
+  EXPECT_EQ(choose_launch(100, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kInPlace);
+  EXPECT_EQ(choose_launch(101, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kUntimed) << "cap spent";
+  // Chosen by the plan (1 in 1) whatever is left in place.
+  left = 5;
+  EXPECT_EQ(choose_launch(102, key, false, 1, 16, left, in_place), LaunchTiming::kChosen);
+  EXPECT_EQ(choose_launch(0, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kChosen) << "a first launch";
 }
 
 TEST(CountedHostCost, ADescheduledPartCountsAsTheHooksWorkAtMost) {
