@@ -191,7 +191,7 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   // The plan's cap keeps a function launching far more often than planned for from
   // overrunning the budget before the next plan.
   const LaunchTiming how = choose_launch(n, key, nccl, e->every.load(std::memory_order_relaxed),
-                                        s.every.load(std::memory_order_relaxed), e->left, e->in_place);
+                                         s.every.load(std::memory_order_relaxed), e->left, e->in_place);
   if (how == LaunchTiming::kUntimed) return;
   if (s.captures.load(std::memory_order_acquire) > 0) {
     s.header()->skipped_capturing.fetch_add(1, std::memory_order_relaxed);

@@ -481,7 +481,8 @@ TEST(SamplePlanner, LaunchesInPlaceOfIdleStartsGiveAKernelItsSamples) {
   const SampleRateConfig c;
   EXPECT_LE(run.cost_after_first_plan_ns, c.budget * 5e9 + c.budget * 0.25e9) << "within the budget";
   std::printf("idle starts left untimed: the second kernel %llu samples (%llu without launches in place)\n",
-              static_cast<unsigned long long>(run.figures[1]), static_cast<unsigned long long>(skipped.figures[1]));
+              static_cast<unsigned long long>(run.figures[1]),
+              static_cast<unsigned long long>(skipped.figures[1]));
 }
 
 // A launch chosen by the plan, else one in place of a chosen one left untimed: at most
@@ -501,11 +502,13 @@ TEST(ChooseLaunch, InPlaceOfAnIdleStartAtMostItsRetriesWithinTheCap) {
   in_place = kIdleRetries;
   left = 1;
   EXPECT_EQ(choose_launch(100, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kInPlace);
-  EXPECT_EQ(choose_launch(101, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kUntimed) << "cap spent";
+  EXPECT_EQ(choose_launch(101, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kUntimed)
+      << "cap spent";
   // Chosen by the plan (1 in 1) whatever is left in place.
   left = 5;
   EXPECT_EQ(choose_launch(102, key, false, 1, 16, left, in_place), LaunchTiming::kChosen);
-  EXPECT_EQ(choose_launch(0, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kChosen) << "a first launch";
+  EXPECT_EQ(choose_launch(0, key, false, 1u << 16, 16, left, in_place), LaunchTiming::kChosen)
+      << "a first launch";
 }
 
 TEST(CountedHostCost, ADescheduledPartCountsAsTheHooksWorkAtMost) {
