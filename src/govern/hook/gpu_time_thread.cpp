@@ -281,11 +281,12 @@ void plan_functions(TimerState& s) {
   s.table.for_each([&](LaunchEntry& e) {
     const std::uint64_t launches = e.launches.load(std::memory_order_relaxed);
     entries[n] = &e;
-    demand[n] =
-        FunctionDemand{launches - e.launches_planned,
-                       e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
-                       e.nccl.load(std::memory_order_relaxed), std::max<std::uint32_t>(1, e.shapes_seen),
-                       figure_samples(e.timed_count, e.queued_count.load(std::memory_order_relaxed))};
+    demand[n] = FunctionDemand{launches - e.launches_planned,
+                               e.timed_count > 0 ? e.timed_sum_ns / static_cast<double>(e.timed_count) : 0,
+                               e.nccl.load(std::memory_order_relaxed),
+                               std::max<std::uint32_t>(1, e.shapes_seen),
+                               figure_samples(e.timed_count, e.queued_count.load(std::memory_order_relaxed)),
+                               e.timed_count};
     plans[n] = FunctionPlan{e.every.load(std::memory_order_relaxed), 0};
     e.launches_planned = launches;
     ++n;

@@ -12,6 +12,19 @@ constexpr double kFirstCpuCostNs = 3000;
 constexpr double kMinWeight = 1.0 / 8;
 // A function that did not launch in the last period: what it may time before the next plan.
 constexpr std::int32_t kIdleQuota = 2;
+// What the functions short of min_samples may take of a period first, and the fewest timed
+// launches read back before the share of them that became samples is believed (at least 1
+// in 8 of them counted).
+constexpr double kShortShare = 0.5;
+constexpr std::uint64_t kYieldAfter = 4;
+constexpr double kMinYield = 1.0 / 8;
+
+// The timed launches a function short of min_samples needs for each sample it lacks.
+double launches_per_sample(const FunctionDemand& d) {
+  if (d.timed < kYieldAfter) return 1;
+  const double yield = static_cast<double>(d.samples) / static_cast<double>(d.timed);
+  return 1 / std::clamp(yield, kMinYield, 1.0);
+}
 
 double weight_of(const FunctionDemand& d, const SampleRateConfig& c) {
   const double shapes = std::clamp<std::uint32_t>(d.shapes, 1, kMaxPlannedShapes);
@@ -53,7 +66,8 @@ void SamplePlanner::plan(const FunctionDemand* demand, FunctionPlan* out, std::u
   }
   left = std::max(0.0, left);
   // First what the functions short of min_samples lack, equally (the smallest wants whole
-  // while under the share the rest would get), out of half of what the period affords.
+  // while under the share the rest would get), out of kShortShare of what the period
+  // affords.
   std::size_t short_of = 0;
   for (std::size_t k = 0; k < m; ++k) {
     const FunctionDemand& d = demand[scratch[k]];
@@ -62,12 +76,12 @@ void SamplePlanner::plan(const FunctionDemand* demand, FunctionPlan* out, std::u
   }
   const auto want = [&](std::uint32_t i) {
     return std::min(static_cast<double>(demand[i].launches),
-                    static_cast<double>(c_.min_samples - demand[i].samples));
+                    static_cast<double>(c_.min_samples - demand[i].samples) * launches_per_sample(demand[i]));
   };
   std::sort(scratch, scratch + short_of, [&](std::uint32_t a, std::uint32_t b) { return want(a) < want(b); });
-  // At most half the period: the rest is shared as below, so a warm-up of many new kernels
-  // does not stop the timing of the others.
-  double first_left = left / 2;
+  // At most kShortShare of the period: the rest is shared as below, so a warm-up of many
+  // new kernels does not stop the timing of the others.
+  double first_left = left * kShortShare;
   for (std::size_t k = 0; k < short_of; ++k) {
     const double q = std::min(want(scratch[k]), first_left / static_cast<double>(short_of - k));
     out[scratch[k]].first = q;

@@ -78,6 +78,9 @@ struct FunctionDemand {
   std::uint32_t shapes = 1;
   // Its samples so far as the agent counts them (figure_samples), the first launch left out.
   std::uint64_t samples = 0;
+  // Its timed launches read back so far, the first left out: with `samples`, the share of
+  // them that become samples (the rest found the stream idle).
+  std::uint64_t timed = 0;
 };
 
 // The samples a kernel's figures rest on, of `timed` launches read back (the first left
@@ -109,8 +112,11 @@ inline constexpr std::uint64_t kPlanEveryNs = 250'000'000;
 // level at which the total is the launches the period can afford; so every function that
 // launched gets the same number of timed launches (by weight: its duration, its shapes)
 // unless it launched fewer. Before that, the functions short of min_samples are given what
-// they lack (water-filled alike, out of half of what the period affords): a kernel of many shapes or
-// a long one does not take the launches that would give a rare one its first figures.
+// they lack (water-filled alike, out of half of what the period affords), as
+// timed launches at the rate its timed launches became samples so far (a kernel that finds
+// the stream idle two times in three needs three launches a sample): a kernel of many
+// shapes or a long one does not take the launches that would give a rare one its first
+// figures.
 class SamplePlanner {
  public:
   explicit SamplePlanner(SampleRateConfig c = {}) : c_(c) {}

@@ -469,6 +469,29 @@ TEST(SamplePlanner, AKernelThatMostlyFindsTheStreamIdleGetsItsSamplesAsTheAgentC
       run.cost_after_first_plan_ns / 1e6, c.budget * 5e3);
 }
 
+// A kernel short of its samples whose timed launches mostly found the stream idle is given
+// as many more launches as a sample costs it: 7 samples lacking at 1 sample in 3 timed is
+// 21 launches, against 7 for one whose every timed launch was a sample.
+TEST(SamplePlanner, AShortKernelThatFindsTheStreamIdleIsGivenLaunchesForTheSamplesItLacks) {
+  SampleRateConfig c;
+  c.budget = 0.001;
+  SamplePlanner planner(c);
+  planner.settle(250'000'000, 10, 50'000);  // 90 launches at 5 us (the balance left)
+  const FunctionDemand demand[] = {
+      {1000, 30'000, false, 1, 3, 9}, {1000, 30'000, false, 1, 3, 3}, {1000, 30'000, false, 1, 3, 2}};
+  FunctionPlan plans[3] = {};
+  std::uint32_t scratch[3];
+  planner.plan(demand, plans, scratch, 3);
+  EXPECT_DOUBLE_EQ(plans[0].first, 21) << "a sample in 3 timed launches";
+  EXPECT_DOUBLE_EQ(plans[1].first, 7) << "every timed launch a sample";
+  EXPECT_DOUBLE_EQ(plans[2].first, 7) << "too few timed launches to tell";
+  EXPECT_LT(plans[0].every, plans[1].every);
+  // None in 40: counted at 1 in 8, 80 wanted, out of half of the period (45 launches).
+  const FunctionDemand none[] = {{1000, 30'000, false, 1, 0, 40}};
+  planner.plan(none, plans, scratch, 1);
+  EXPECT_DOUBLE_EQ(plans[0].first, 45);
+}
+
 // The hook leaves a chosen launch untimed when it would find the stream idle: the kernel
 // that finds work queued 1 time in 8 then lost 7 of every 8 launches its plan chose.
 // Timed in their place, its next launches give it its samples within the budget.
