@@ -40,8 +40,8 @@ double SamplePlanner::settle(std::uint64_t period_ns, std::uint64_t timed, doubl
     const double per = spent_ns / static_cast<double>(timed);
     cost_per_timed_ns_ = cost_per_timed_ns_ == 0 ? per : (cost_per_timed_ns_ + per) / 2;
   }
-  balance_ns_ = std::clamp(balance_ns_ + share - spent_ns, -share, share);
-  allowance_ns_ = std::max(0.0, share + balance_ns_);
+  balance_ns_ = std::clamp(balance_ns_ + share - spent_ns, -share, c_.saved_periods * share);
+  allowance_ns_ = std::clamp(share + balance_ns_, 0.0, c_.most_periods_at_once * share);
   return allowance_ns_;
 }
 

@@ -28,6 +28,11 @@ struct SampleRateConfig {
   // Until a kernel has this many steady samples (its first launch left out) it gets a full
   // share whatever its length, so that a run of a few seconds gives every kernel a figure.
   std::uint64_t min_samples = 10;
+  // What the periods with too little to time (a warm-up, the program paused) may save of
+  // their budget, in periods' budgets, and the most of its budget one period may then spend:
+  // a short run whose warm-up took a second or two still spends its budget over the run.
+  double saved_periods = 8;
+  double most_periods_at_once = 3;
 };
 
 // Whether a function's launch number `n` (0 first) is timed at 1 in `every`: one launch
@@ -104,10 +109,12 @@ inline constexpr std::uint64_t kPlanEveryNs = 250'000'000;
 
 // Spreads the budget over the functions. The budget is accounted over the run so far: each
 // period adds its share of the budget to a balance and takes off what timing cost, and the
-// next period spends the balance. The balance is bounded to one period's budget either
-// way, so a costly warm-up (every first launch is timed, events are made) delays timing by
-// at most one period instead of starving it for the rest of a short run, and a run never
-// spends more than its budget plus one period's. What a period may time is shared out by
+// next period spends the balance. A debt is bounded to one period's budget, so a costly
+// warm-up (every first launch is timed, events are made) delays timing by at most one
+// period instead of starving it for the rest of a short run; savings to saved_periods of
+// them, spent at most_periods_at_once a period at most, so that the budget of a warm-up
+// with little to time is spent after it, and a run never spends more than its budget plus
+// one period's. What a period may time is shared out by
 // weighted water-filling: each function is given min(its launches, weight x L), with L the
 // level at which the total is the launches the period can afford; so every function that
 // launched gets the same number of timed launches (by weight: its duration, its shapes)
