@@ -63,11 +63,7 @@ for part in 1 2 3; do
   seq "$n" | "${PINNED[@]}" xargs -P "$PAR" -I{} "$TMP/churn_cuda" --repeat "$REPEAT" >/dev/null 2>&1
   busy=$(awk -v b="$busy" -v t="$t0" -v now="$(date +%s.%N)" 'BEGIN {print b + now - t}')
   floor=
-  for _ in $(seq "$SETTLE"); do
-    sleep 1
-    r=$(rss_of "$AGENT" 2>/dev/null) || break
-    [ -n "$floor" ] && [ "$floor" -le "$r" ] || floor=$r
-  done
+  read -r floor _ < <(rss_floor "$AGENT" "$SETTLE")
   if ! kill -0 "$AGENT" 2>/dev/null; then
     echo "FAIL: serve exited during the churn; its last lines:"
     tail -20 "$TMP/agent.err"

@@ -7,8 +7,9 @@
 # - run:   `eacgm run --json` (always-on) of a launcher that forks the processes.
 # WARMUP processes first, then BATCHES batches of BATCH. After the warm-up and after each
 # batch the agent's resident memory (VmRSS, and the anonymous part RssAnon, from
-# /proc/PID/status) is read once the agent has seen the batch's calls and a few ticks have
-# passed (SETTLE seconds). At the end the counts are checked against the calls one
+# /proc/PID/status) is read once the agent has seen the batch's calls, once a second for
+# SETTLE seconds, and its floor kept (the lowest reading: one moment's reading moves by
+# megabytes with what the agent has in flight). At the end the counts are checked against the calls one
 # churn_cuda process shows when it is traced alone in the same mode (measured first):
 # for trace the JSON lines of comm churn_cuda, for serve the store's processes and their
 # calls, for run the report's calls. Prints one table row per sample and a
@@ -18,14 +19,15 @@
 #   BUILD: the build folder (eacgm, cuda_calls); MODES: comma-separated, default
 #   trace,serve,run; WARMUP default 1000, BATCH default 2000, BATCHES default 2.
 #   Environment: PAR (processes at once, default 4), REPEAT (cuda_calls --repeat, default 1),
-#   SETTLE (seconds, default 3), EACGM_ARGS (more arguments for each mode, e.g. --no-gpu),
+#   SETTLE (seconds RSS is read for, default 12: jemalloc gives a freed page back after
+#   about 10), EACGM_ARGS (more arguments for each mode, e.g. --no-gpu),
 #   CALLS_ARGS (more arguments for churn_cuda: --gpu on a machine with a GPU).
 # Needs root (eBPF). Other CUDA processes on the machine are traced too (whole-machine
 # modes) but not counted.
 set -uo pipefail
 B=$(readlink -f "$1")
 MODES=${2:-trace,serve,run} WARMUP=${3:-1000} BATCH=${4:-2000} BATCHES=${5:-2}
-PAR=${PAR:-4} REPEAT=${REPEAT:-1} SETTLE=${SETTLE:-3} EACGM_ARGS=${EACGM_ARGS:-} CALLS_ARGS=${CALLS_ARGS:-}
+PAR=${PAR:-4} REPEAT=${REPEAT:-1} SETTLE=${SETTLE:-12} EACGM_ARGS=${EACGM_ARGS:-} CALLS_ARGS=${CALLS_ARGS:-}
 LIMIT_KIB=$((256 * BATCH / 2000))
 . "$(dirname "$0")/common.sh"
 ln -s "$B/cuda_calls" "$TMP/churn_cuda"
@@ -45,7 +47,6 @@ churn() {
   local rc=$?
   [ "$rc" -lt 124 ] || { echo "a churn_cuda process was killed (xargs exit $rc)" >&2; return 1; }
 }
-rss_of() { awk '/^VmRSS/ {r=$2} /^RssAnon/ {a=$2} END {print r, a}' "/proc/$1/status"; }
 # Waits up to 60 s until the command prints a number >= $1 (while the agent, AGENT, runs).
 wait_count() {
   local want=$1
@@ -71,11 +72,11 @@ wait_line() {
   cat "$2" >&2
   return 1
 }
-# A sample row: mode, processes so far, VmRSS and RssAnon (KiB), growth since the last row.
+# A sample row: mode, processes so far, VmRSS's floor over the settle and RssAnon then
+# (KiB), growth since the last row.
 sample() {
   local mode=$1 procs=$2 pid=$3
-  sleep "$SETTLE"
-  read -r rss anon < <(rss_of "$pid")
+  read -r rss anon < <(rss_floor "$pid" "$SETTLE")
   local grow=-
   [ -n "${LAST_RSS:-}" ] && grow=$((rss - LAST_RSS))
   printf '%-6s %9s %10s %10s %10s\n' "$mode" "$procs" "$rss" "$anon" "$grow" | tee -a "$TMP/rows"
