@@ -143,8 +143,8 @@ class SamplePlanner {
   double cost_per_timed_ns_ = 0;  // 0: no launch timed yet
 };
 
-// How launch `n` of a function is timed (choose_launch): not at all, as chosen by its plan
-// (time_launch), or in place of an earlier chosen launch that found its stream idle.
+// How launch `n` of a function is timed (choose_launch): not at all, as chosen by its plan,
+// or in place of an earlier chosen launch that found its stream idle.
 enum class LaunchTiming : std::uint8_t { kUntimed, kChosen, kInPlace };
 
 // The launches after a chosen one left untimed on an idle stream that may be timed in its
@@ -169,13 +169,6 @@ inline LaunchTiming choose_launch(std::uint64_t n, std::uint64_t function, bool 
   if (in_place.load(std::memory_order_relaxed) <= 0 || in_place.fetch_sub(1, std::memory_order_relaxed) <= 0)
     return LaunchTiming::kUntimed;
   return left.fetch_sub(1, std::memory_order_relaxed) > 0 ? LaunchTiming::kInPlace : LaunchTiming::kUntimed;
-}
-
-// choose_launch without launches in place.
-inline bool time_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
-                        std::uint32_t fallback, std::atomic<std::int32_t>& left) {
-  std::atomic<std::int32_t> none{0};
-  return choose_launch(n, function, nccl, planned, fallback, left, none) != LaunchTiming::kUntimed;
 }
 
 class SampleRate {

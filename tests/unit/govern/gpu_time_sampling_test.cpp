@@ -20,6 +20,13 @@
 namespace eacgm::govern {
 namespace {
 
+// choose_launch with no launch in place of another (the simulations before idle starts).
+bool time_launch(std::uint64_t n, std::uint64_t function, bool nccl, std::uint32_t planned,
+                 std::uint32_t fallback, std::atomic<std::int32_t>& left) {
+  std::atomic<std::int32_t> none{0};
+  return choose_launch(n, function, nccl, planned, fallback, left, none) != LaunchTiming::kUntimed;
+}
+
 TEST(LaunchTable, CountsEachFunctionExactlyAcrossThreads) {
   static LaunchTable table;  // large: not on the stack
   std::vector<std::thread> threads;
@@ -381,6 +388,25 @@ TEST(SamplePlanner, AKernelShortOfItsSamplesIsGivenThemBeforeTheShares) {
 // behind a host slowed by CPU pressure, finds it idle 7 times in 8; the others are queued.
 // Each timed launch costs its thread 3 us and the GPU the 4.3 us allowance; the budget is
 // 0.2%. `figures`: per kernel, the samples the agent's figures rest on.
+// What the hook does with a launch choose_launch picked (hook/gpu_timer.cpp), as the
+// simulations see it: when its stream query before the launch finds the stream idle
+// (`idle_seen`), the launch is left untimed, its quota given back and the kernel's next
+// launches allowed in its place, at the query's 1 us; else it is timed at `timed_cost_ns`.
+struct HookedLaunch {
+  bool timed = false;
+  double cost_ns = 0;
+};
+HookedLaunch hook_launch(LaunchTiming how, bool idle_seen, double timed_cost_ns,
+                         std::atomic<std::int32_t>& left, std::atomic<std::int32_t>& in_place) {
+  if (idle_seen) {
+    left.fetch_add(1);
+    if (how == LaunchTiming::kChosen) in_place.store(kIdleRetries);
+    return {false, 1000};
+  }
+  if (how == LaunchTiming::kInPlace) in_place.store(0);
+  return {true, timed_cost_ns};
+}
+
 struct IdleStartRun {
   std::vector<std::uint64_t> figures, timed;
   double cost_after_first_plan_ns = 0;
@@ -428,18 +454,12 @@ IdleStartRun simulate_idle_starts(bool count_as_the_agent, bool skip_idle = fals
       const LaunchTiming how = choose_launch(n, key, false, plan[k].every, 16, left[k], retries[k]);
       if (how == LaunchTiming::kUntimed || (how == LaunchTiming::kInPlace && !in_place)) continue;
       const bool is_queued = k >= 2 || (k == 1 && n % 8 == 5);
-      if (skip_idle && n != 0 && queued[k] != 0 && !is_queued) {
-        left[k].fetch_add(1);
-        if (how == LaunchTiming::kChosen) retries[k].store(kIdleRetries);
-        cost_in_period += 1000;
-        if (plan_made) run.cost_after_first_plan_ns += 1000;
-        continue;
-      }
-      if (how == LaunchTiming::kInPlace) retries[k].store(0);
-      const double cost = 3000 + static_cast<double>(c.gpu_cost_ns);
-      cost_in_period += cost;
+      const HookedLaunch h = hook_launch(how, skip_idle && n != 0 && queued[k] != 0 && !is_queued,
+                                         3000 + static_cast<double>(c.gpu_cost_ns), left[k], retries[k]);
+      cost_in_period += h.cost_ns;
+      if (plan_made) run.cost_after_first_plan_ns += h.cost_ns;
+      if (!h.timed) continue;
       ++timed_in_period;
-      if (plan_made) run.cost_after_first_plan_ns += cost;
       if (n == 0) continue;  // the first launch, apart
       ++run.timed[k];
       if (is_queued) ++queued[k];
@@ -560,18 +580,14 @@ ReplayRun replay_h100_gpt_short_run(bool count_yield, const SampleRateConfig& c,
         const LaunchTiming how = choose_launch(n, key, false, plan[k].every, 16, left[k], in_place[k]);
         if (how == LaunchTiming::kUntimed) continue;
         const bool found_idle = uniform() < idle[k];
-        if (n != 0 && queued[k] != 0 && found_idle && uniform() < 0.5) {  // seen before the launch
-          left[k].fetch_add(1);
-          if (how == LaunchTiming::kChosen) in_place[k].store(kIdleRetries);
-          cost_in_period += 1000;
-          if (plan_made) run.cost_after_first_plan_ns += 1000;
-          continue;
-        }
-        if (how == LaunchTiming::kInPlace) in_place[k].store(0);
-        const double cost = kHostNs + static_cast<double>(c.gpu_cost_ns);
-        cost_in_period += cost;
+        const bool idle_seen =
+            n != 0 && queued[k] != 0 && found_idle && uniform() < 0.5;  // before the launch
+        const HookedLaunch h =
+            hook_launch(how, idle_seen, kHostNs + static_cast<double>(c.gpu_cost_ns), left[k], in_place[k]);
+        cost_in_period += h.cost_ns;
+        if (plan_made) run.cost_after_first_plan_ns += h.cost_ns;
+        if (!h.timed) continue;
         ++timed_in_period;
-        if (plan_made) run.cost_after_first_plan_ns += cost;
         if (n == 0) continue;
         ++timed[k];
         if (!found_idle) ++queued[k];
