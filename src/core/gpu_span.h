@@ -96,6 +96,8 @@ struct GpuRingState {
   std::uint32_t sample_every = 0;
   std::uint32_t errors = 0;
   std::uint64_t dispatch_gap_ns = 0;  // what the hook subtracts from each queued span
+  std::uint64_t held = 0;             // launches timed behind a hold of an idle stream
+  std::uint64_t holds_expired = 0;    // holds the hook's watchdog released
   bool exited = false;                // the process is gone: this was its ring's last read
   bool private_driver = false;        // it runs its own copy of libcuda: no driver uprobe sees it
 };

@@ -148,6 +148,10 @@ struct alignas(64) Header {
   // The pid of the agent that started the process ($EACGM_GPU_TIME_READER; 0: any): while
   // that agent lives, no other claims the ring. Written before the magic.
   std::uint32_t reserved_reader;
+  // Launches timed behind a hold (the hook's stream_hold.h: an idle stream made to wait
+  // until the kernel was queued), and the holds its watchdog had to release.
+  std::atomic<std::uint64_t> held;
+  std::atomic<std::uint64_t> holds_expired;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 inline constexpr std::size_t kPausedOffset = 256;

@@ -85,6 +85,11 @@ std::string render_gpu_time(const analysis::GpuTimeSummary& summary, std::size_t
           "pid {}: {} records dropped (ring full), {} event errors, {} launches not timed "
           "while a stream capture was underway\n",
           p.ring.pid, p.ring.dropped, p.ring.errors, p.ring.skipped_capturing);
+    if (p.ring.holds_expired > 0)
+      out += fmt::format(
+          "pid {}: {} of {} holds of an idle stream released by the hook's watchdog (the launching "
+          "thread did not come back from the launch within 5 ms)\n",
+          p.ring.pid, p.ring.holds_expired, p.ring.held + p.ring.holds_expired);
   }
   return out;
 }
@@ -158,6 +163,8 @@ json gpu_time_json(const analysis::GpuTimeSummary& summary, std::size_t max_kern
                              {"errors", p.ring.errors},
                              {"timing_cost_ns", p.ring.timing_cost_ns},
                              {"dispatch_gap_ns", p.ring.dispatch_gap_ns},
+                             {"held", p.ring.held},
+                             {"holds_expired", p.ring.holds_expired},
                              {"gpu_ns", p.est_gpu_ns},
                              {"devices", p.devices},
                              {"busy_percent", opt(p.busy_percent)},

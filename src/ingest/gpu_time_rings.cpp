@@ -231,6 +231,8 @@ void GpuTimeRings::read_ring(std::uint32_t pid, Mapped& m, bool exited, GpuTimeB
   st.sample_every = h->sample_every.load(std::memory_order_relaxed);
   st.errors = h->errors.load(std::memory_order_relaxed);
   st.dispatch_gap_ns = h->dispatch_gap_ns.load(std::memory_order_relaxed);
+  st.held = h->held.load(std::memory_order_relaxed);
+  st.holds_expired = h->holds_expired.load(std::memory_order_relaxed);
   st.exited = exited;
   st.private_driver = h->private_driver != 0;
   out.rings.push_back(st);

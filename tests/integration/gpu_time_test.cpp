@@ -204,15 +204,16 @@ TEST(GpuTime, SlowFirstLaunchesDoNotStarveAShortRun) {
 }
 
 // A kernel launched right after a step's synchronisation in one step and behind the step's
-// other kernels in the next: once it has a span that found work queued (a sample), its
+// other kernels in the next, where the driver cannot hold a stream (the fake refusing
+// cuStreamWaitValue32): once it has a span that found work queued (a sample), its
 // launches chosen for timing that would find the stream idle are left untimed (their spans
 // would be upper bounds the agent sets aside), so its timed launches are samples, not
 // wasted budget. A kernel that only ever finds its stream idle keeps its upper bounds (the
-// test above: step_kernel_00 there).
+// test below without holds).
 TEST(GpuTime, LaunchesOntoAnIdleStreamAreLeftUntimedOnceAKernelHasSamples) {
-  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", bin("eacgm"), "run", "--json", "--no-gpu",
-                    "--gpu-time", "--", bin("gpu_time_steps"), bin("fake_libcuda/libcuda.so.1"), "3", "8",
-                    "alternate"});
+  Subprocess eacgm({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", "EACGM_FAKE_NO_HOLDS=1", bin("eacgm"), "run",
+                    "--json", "--no-gpu", "--gpu-time", "--", bin("gpu_time_steps"),
+                    bin("fake_libcuda/libcuda.so.1"), "3", "8", "alternate"});
   ASSERT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
   const json doc = json::parse(eacgm.out());
   const auto kernels = kernels_by_name(doc);
@@ -223,6 +224,63 @@ TEST(GpuTime, LaunchesOntoAnIdleStreamAreLeftUntimedOnceAKernelHasSamples) {
   // At most the idle starts before its first queued one (a launch in each of a step or two).
   EXPECT_LE(k["idle_starts"].get<int>(), 4) << k.dump(2);
   EXPECT_GE(k["launches"].get<int>(), 100) << k.dump(2);
+}
+
+// step_kernel_00 is launched right after each step's synchronisation: it always finds its
+// stream idle. Held (the stream waits until the kernel is queued behind the start event),
+// its spans are samples of the kernel's own 20 us, none an idle start, and every hold is
+// released by the launching thread. Without holds (the driver refusing them, or
+// EACGM_GPU_TIME_HOLD=0) its figures are upper bounds from idle starts, as before.
+json steps_with(std::vector<std::string> env) {
+  std::vector<std::string> argv = {"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  for (std::string a : {bin("eacgm"), std::string("run"), std::string("--json"), std::string("--no-gpu"),
+                        std::string("--gpu-time"), std::string("--"), bin("gpu_time_steps"),
+                        bin("fake_libcuda/libcuda.so.1"), std::string("3"), std::string("8")})
+    argv.push_back(a);
+  Subprocess eacgm(argv);
+  EXPECT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
+  EXPECT_EQ(eacgm.err().find("never released"), std::string::npos) << eacgm.err();
+  return json::parse(eacgm.out());
+}
+
+TEST(GpuTime, ALaunchOntoAnIdleStreamIsHeldUntilItsKernelIsQueued) {
+  const json doc = steps_with({});
+  const auto kernels = kernels_by_name(doc);
+  ASSERT_EQ(kernels.count("step_kernel_00"), 1u) << doc["gpu_time"].dump(2);
+  const json& k = kernels.at("step_kernel_00");
+  EXPECT_GE(k["samples"].get<int>(), 10) << k.dump(2);
+  EXPECT_EQ(k["idle_starts"].get<int>(), 0) << k.dump(2);
+  EXPECT_FALSE(k["upper_bound"].get<bool>()) << k.dump(2);
+  EXPECT_NEAR(k["p50_ns"].get<double>(), 20'000, 1'000) << k.dump(2);
+  const json& p = doc["gpu_time"]["processes"][0];
+  EXPECT_GE(p["held"].get<int>(), k["samples"].get<int>()) << p.dump(2);
+  EXPECT_EQ(p["holds_expired"].get<int>(), 0) << p.dump(2);
+
+  for (const std::string off : {"EACGM_FAKE_NO_HOLDS=1", "EACGM_GPU_TIME_HOLD=0"}) {
+    const json without = steps_with({off});
+    const json k0 = kernels_by_name(without).at("step_kernel_00");
+    EXPECT_TRUE(k0["upper_bound"].get<bool>()) << off << ": " << k0.dump(2);
+    EXPECT_GT(k0["idle_starts"].get<int>(), 0) << off << ": " << k0.dump(2);
+    EXPECT_EQ(without["gpu_time"]["processes"][0]["held"].get<int>(), 0) << off;
+  }
+}
+
+// A held launch whose launching thread stays in the driver (5 ms here, as a driver waiting
+// for the GPU inside the launch would, with the stream waiting for that thread): the
+// watchdog releases the stream, the span counts as an idle start, and the run says so.
+TEST(GpuTime, TheWatchdogReleasesAHoldTheLaunchDoesNotEnd) {
+  const json doc = steps_with({"EACGM_FAKE_HELD_LAUNCH_US=8000"});
+  const json& p = doc["gpu_time"]["processes"][0];
+  EXPECT_GT(p["holds_expired"].get<int>(), 0) << p.dump(2);
+  const json k = kernels_by_name(doc).at("step_kernel_00");
+  EXPECT_GT(k["idle_starts"].get<int>(), 0) << k.dump(2);
+  // The table says so.
+  Subprocess text({"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20", "EACGM_FAKE_HELD_LAUNCH_US=8000", bin("eacgm"),
+                   "run", "--no-gpu", "--gpu-time", "--", bin("gpu_time_steps"),
+                   bin("fake_libcuda/libcuda.so.1"), "1", "2"});
+  ASSERT_EQ(text.wait(std::chrono::seconds(120)), 0) << text.err();
+  EXPECT_NE(text.out().find("released by the hook's watchdog"), std::string::npos) << text.out();
 }
 
 // The hook's tuning: a bad budget is ignored with a line naming it, and timing goes on at

@@ -21,6 +21,7 @@
 #include "govern/hook/gpu_timer_state.h"
 #include "govern/hook/memory_calls.h"
 #include "govern/hook/monotonic_clock.h"
+#include "govern/hook/stream_holds.h"
 #include "govern/hook/wait_times.h"
 
 namespace eacgm::govern::hook {
@@ -198,7 +199,8 @@ void read_back(TimerState& s) {
 // the events out (pending or in flight) will find when they come back: give_back_events
 // keeps kPoolEvents at most. A new event's first record costs the driver microseconds more
 // than its later ones: each is recorded once here, on this thread's own stream (nothing
-// else runs there: it completes at once). Contexts are forgotten (gpu_time_context_gone)
+// else runs there: it completes at once); and registers a new context's page of hold words.
+// Contexts are forgotten (gpu_time_context_gone)
 // only under `poll`, which this thread holds: `c` stays the same context throughout.
 void stock_event_pools(TimerState& s) {
   const DriverCalls& d = s.driver;
@@ -206,20 +208,24 @@ void stock_event_pools(TimerState& s) {
     ContextState* c = nullptr;
     int stock = 0;
     int want = 0;
+    bool hold_page = false;
     {
       std::lock_guard<std::mutex> lock(s.mu);
       if (i >= s.context_count) return;
       c = &s.contexts[i];
+      hold_page = !c->hold_tried && s.hold_on.load(std::memory_order_relaxed);
+      c->hold_tried = true;
       stock = c->stock == 0 ? kPoolStock : c->ran_dry ? std::min(kPoolEvents, 2 * c->stock) : c->stock;
       c->ran_dry = false;
       want = std::min(stock, kPoolEvents - 2 * (s.pending_count + s.in_flight)) - c->free_count;
       if (want <= 0) c->stock = stock;
     }
-    if (want <= 0) continue;
+    if (want <= 0 && !hold_page) continue;
     if (d.ctx_set_current(c->ctx) != CUDA_SUCCESS) {
       s.header()->errors.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    if (hold_page) register_hold_page(s, *c, i);
     if (c->own_stream == nullptr && d.stream_create(&c->own_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
       c->own_stream = nullptr;
     for (int made_count = 0; made_count < want;) {

@@ -13,6 +13,7 @@
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/private_driver.h"
 #include "govern/hook/real_functions.h"
+#include "govern/hook/stream_holds.h"
 #include "govern/hook/thread_id.h"
 #include "govern/hook/wait_times.h"
 
@@ -76,7 +77,14 @@ ContextState* context_state(TimerState& s, CUcontext ctx) {
 // timed launches), and for a launch that is timed every time (`must`: a function's first,
 // an NCCL kernel), the events are made here; a sampled launch is left untimed rather than
 // pay cuEventCreate (microseconds each) on the program's thread.
-bool take_events(TimerState& s, CUcontext ctx, bool must, CUevent* start, CUevent* end, int* device) {
+// Also the context's page of hold words and its device address (null when its launches
+// are not held).
+struct HoldPage {
+  std::uint32_t* page = nullptr;
+  CUdeviceptr device = 0;
+};
+bool take_events(TimerState& s, CUcontext ctx, bool must, CUevent* start, CUevent* end, int* device,
+                 HoldPage* hold) {
   std::lock_guard<std::mutex> lock(s.mu);
   ContextState* c = context_state(s, ctx);
   if (c == nullptr || s.pending_count + s.in_flight >= kMaxPending) return false;
@@ -98,6 +106,7 @@ bool take_events(TimerState& s, CUcontext ctx, bool must, CUevent* start, CUeven
   *start = got[0];
   *end = got[1];
   *device = c->device;
+  *hold = HoldPage{c->hold_page, c->hold_device};
   return true;
 }
 
@@ -147,6 +156,13 @@ void init_gpu_time_from_env(bool governed) {
   d.stream_create = real_driver<decltype(d.stream_create)>("cuStreamCreate");
   d.func_get_name = real_driver<decltype(d.func_get_name)>("cuFuncGetName");
   d.kernel_get_name = real_driver<decltype(d.kernel_get_name)>("cuKernelGetName");
+  d.stream_wait_value32 = real_driver<decltype(d.stream_wait_value32)>("cuStreamWaitValue32_v2");
+  d.mem_host_register = real_driver<decltype(d.mem_host_register)>("cuMemHostRegister_v2");
+  d.mem_host_get_device_pointer =
+      real_driver<decltype(d.mem_host_get_device_pointer)>("cuMemHostGetDevicePointer_v2");
+  s->hold_on.store(settings.hold && d.stream_query != nullptr && d.stream_wait_value32 != nullptr &&
+                       d.mem_host_register != nullptr && d.mem_host_get_device_pointer != nullptr,
+                   std::memory_order_relaxed);
   if (d.ctx_get_current == nullptr || d.ctx_set_current == nullptr || d.event_create == nullptr ||
       d.event_record == nullptr || d.event_query == nullptr || d.event_synchronize == nullptr ||
       d.event_elapsed == nullptr || d.stream_create == nullptr) {
@@ -205,27 +221,47 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
     return;
   }
   // A launch onto an idle stream gives an upper bound, not a sample (its span holds the
-  // launch's own latency), which the agent sets aside once the function has a span that
-  // found work queued. Once one is read back (queued_count), such a launch is left untimed
-  // (its quota given back, the query's time counted) and the budget goes to launches that
-  // find work queued. A function only ever launched onto an idle stream keeps its upper
-  // bounds: they are its figures. The function's next launches may be timed in its place,
-  // the first that finds work queued (choose_launch), so that its plan still gives samples.
-  if (n != 0 && !nccl && s.driver.stream_query != nullptr &&
-      e->queued_count.load(std::memory_order_relaxed) != 0 &&
-      s.driver.stream_query(record_on) == CUDA_SUCCESS) {
+  // launch's own latency). So a launch found to be onto an idle stream (cuStreamQuery,
+  // about a microsecond, counted in timing's cost) is held (stream_holds.h): the stream
+  // waits until the kernel is queued behind the start event, and the span is a sample.
+  // A function's first launch (it may load its module, which can wait for the GPU), an
+  // NCCL kernel's (the next collective often waits for its peers) and a graph's are never
+  // held. Where a launch cannot be held, once the function has a span that found work
+  // queued (queued_count), such a launch is left untimed (its quota given back) and the
+  // budget goes to launches that find work queued; a function only ever launched onto an
+  // idle stream keeps its upper bounds: they are its figures. The function's next launches
+  // may be timed in its place, the first that finds work queued (choose_launch), so that
+  // its plan still gives samples.
+  const bool queued_before = e->queued_count.load(std::memory_order_relaxed) != 0;
+  const bool may_hold = n != 0 && !nccl && !graph && s.hold_on.load(std::memory_order_relaxed);
+  const bool idle = n != 0 && !nccl && s.driver.stream_query != nullptr && (queued_before || may_hold) &&
+                    s.driver.stream_query(record_on) == CUDA_SUCCESS;
+  const auto leave_untimed = [&] {
     e->left.fetch_add(1, std::memory_order_relaxed);
     if (how == LaunchTiming::kChosen) e->in_place.store(kIdleRetries, std::memory_order_relaxed);
     s.cost_ns.fetch_add(counted_host_cost(now_ns() - began, 0), std::memory_order_relaxed);
+  };
+  if (idle && queued_before && !may_hold) {
+    leave_untimed();
     return;
   }
-  if (how == LaunchTiming::kInPlace) e->in_place.store(0, std::memory_order_relaxed);
   CUcontext ctx = nullptr;
   if (s.driver.ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   CUevent start = nullptr, end = nullptr;
   int device = -1;
-  if (!take_events(s, ctx, n == 0 || nccl, &start, &end, &device)) return;
+  HoldPage hold;
+  if (!take_events(s, ctx, n == 0 || nccl, &start, &end, &device, &hold)) return;
+  int hold_slot = -1;
+  if (idle && may_hold && hold.page != nullptr)
+    hold_slot = begin_hold(s, record_on, hold.page, hold.device, began);
+  if (idle && hold_slot < 0 && queued_before) {
+    give_back_events(s, ctx, start, end);
+    leave_untimed();
+    return;
+  }
+  if (how == LaunchTiming::kInPlace) e->in_place.store(0, std::memory_order_relaxed);
   if (s.driver.event_record(start, record_on) != CUDA_SUCCESS) {
+    if (hold_slot >= 0) end_hold(s, hold_slot);
     s.header()->errors.fetch_add(1, std::memory_order_relaxed);
     give_back_events(s, ctx, start, end);
     return;
@@ -242,11 +278,15 @@ void gpu_time_before_slow(TimedLaunch& t, std::uintptr_t key, CUstream stream, b
   t.key = key;
   t.graph = graph;
   t.first = n == 0;
+  t.hold_slot = hold_slot;
 }
 
 void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
-  const std::uint64_t returned = now_ns();
   TimerState& s = *g_timer;
+  // The kernel is queued (or the launch failed): the held stream goes on at once.
+  const bool held = t.hold_slot >= 0 && end_hold(s, t.hold_slot);
+  const std::uint64_t returned = now_ns();
+  if (held) s.header()->held.fetch_add(1, std::memory_order_relaxed);
   if (launched != CUDA_SUCCESS || s.driver.event_record(t.end, t.stream) != CUDA_SUCCESS) {
     if (launched == CUDA_SUCCESS) s.header()->errors.fetch_add(1, std::memory_order_relaxed);
     give_back_events(s, t.context, t.start, t.end);
@@ -270,7 +310,9 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   p.first = t.first;
   // Still waiting now that the kernel is queued behind it: the GPU will run the two back to
   // back. Already passed: the stream was idle, and the span will include the launch's latency.
-  p.queued = s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY;
+  // A held launch was queued behind its start event before the stream went on (unless the
+  // watchdog released it first: then the span may hold the launch's latency).
+  p.queued = held || (t.hold_slot < 0 && s.driver.event_query(t.start) == CUDA_ERROR_NOT_READY);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.in_flight > 0) --s.in_flight;

@@ -42,6 +42,7 @@ struct TimedLaunch {
   bool graph = false;
   bool shaped = false;
   bool first = false;  // the function's first launch (kept apart: it runs cold)
+  int hold_slot = -1;  // the launch's hold of an idle stream (stream_holds.h), or -1
 };
 
 // Reads EACGM_GPU_TIME (from the runtime's creation).

@@ -11,6 +11,7 @@
 #include "govern/hookcore/gpu_time_settings.h"
 #include "govern/hookcore/launch_table.h"
 #include "govern/hookcore/sample_rate.h"
+#include "govern/hookcore/stream_hold.h"
 
 namespace eacgm::govern::hook {
 
@@ -35,6 +36,10 @@ struct DriverCalls {
   CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
   CUresult (*func_get_name)(const char**, CUfunction) = nullptr;  // CUDA 12.3+
   CUresult (*kernel_get_name)(const char**, CUkernel) = nullptr;  // CUDA 12.3+
+  // Holds (stream_hold.h); without any of the three, launches are never held.
+  CUresult (*stream_wait_value32)(CUstream, CUdeviceptr, cuuint32_t, unsigned) = nullptr;
+  CUresult (*mem_host_register)(void*, size_t, unsigned) = nullptr;
+  CUresult (*mem_host_get_device_pointer)(CUdeviceptr*, void*, unsigned) = nullptr;
 };
 
 struct Pending {
@@ -51,7 +56,7 @@ struct Pending {
   bool shaped = false;
   bool graph = false;
   bool nccl = false;
-  bool queued = false;  // the start event had not been reached when the launch was queued
+  bool queued = false;  // the start event had not been reached when the launch was queued (or held)
   bool first = false;   // the function's first launch
   LaunchEntry* entry = nullptr;
 };
@@ -83,6 +88,11 @@ struct ContextState {
   int gap_span_count = 0;
   int gap_rounds = 0;       // measurements made (one per anchor refresh, kGapRounds at most)
   bool gap_failed = false;  // a step failed (no PTX JIT, the fake libcuda): no more rounds
+  // The context's page of hold words (stream_hold.h), registered with it by the timing
+  // thread, and its address on the device; null: launches here are not held.
+  std::uint32_t* hold_page = nullptr;
+  CUdeviceptr hold_device = 0;
+  bool hold_tried = false;
 };
 
 struct TimerState {
@@ -108,6 +118,14 @@ struct TimerState {
   std::uint64_t names_sent = 0;         // the timing thread's: `named` when it last sent names
   std::atomic<std::uint64_t> timed{0};
   std::atomic<std::uint64_t> cost_ns{0};
+  // Holds: on unless EACGM_GPU_TIME_HOLD=0, CUDA_LAUNCH_BLOCKING=1 or the driver lacks a
+  // call; the watchdog thread started at the first, and asleep (1) while none was made
+  // for a while.
+  std::atomic<bool> hold_on{false};
+  StreamHolds holds;
+  std::atomic<bool> watchdog_started{false};
+  std::atomic<std::uint32_t> watchdog_asleep{0};
+  std::atomic<std::uint64_t> last_hold_ns{0};
 
   gpu_time::Header* header() { return ring.header(); }
 };

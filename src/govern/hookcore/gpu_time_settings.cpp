@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 namespace eacgm::govern {
 namespace {
@@ -50,6 +51,16 @@ GpuTimeSettings read_gpu_time_settings(EnvLookup lookup, void* context, std::str
       s.poll_ns = static_cast<std::uint64_t>(ms) * 1'000'000;
     }
   }
+  if (const char* v = lookup("EACGM_GPU_TIME_HOLD", context); v != nullptr && *v != '\0') {
+    const std::string_view t(v);
+    if (t == "0" || t == "off" || t == "false") {
+      s.hold = false;
+    } else if (t != "1" && t != "on" && t != "true") {
+      warn(warnings, "EACGM_GPU_TIME_HOLD", v, "not 0 or 1 (the default is 1: on)");
+    }
+  }
+  if (const char* v = lookup("CUDA_LAUNCH_BLOCKING", context); v != nullptr && std::string_view(v) == "1")
+    s.hold = false;
   return s;
 }
 

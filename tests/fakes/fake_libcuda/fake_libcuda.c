@@ -26,12 +26,20 @@
 // export of the fake alone, for tests and benchmarks to see which thread made events).
 // Names: cuFuncGetName answers the name cuModuleGetFunction was given.
 // Streams: cuStreamQuery is done once the pretend queue has drained.
+// Holds: cuMemHostRegister_v2 and cuMemHostGetDevicePointer_v2 succeed (the device address
+// is the host's); after cuStreamWaitValue32_v2 on a thread, its next event is stamped when
+// its next launch's work starts (the stream waited until the kernel was queued), and its
+// event after that checks that the word reached the value (else a line at exit: a stream
+// left waiting). With $EACGM_FAKE_NO_HOLDS=1 the three are refused. With
+// $EACGM_FAKE_HELD_LAUNCH_US, a held launch spins that long on the launching thread first
+// (a driver waiting for the GPU inside the launch).
 // Captures: cuStreamIsCapturing reports the stream between cuStreamBeginCapture_v2 and
 // cuStreamEndCapture as capturing.
 // Lookup: cuGetProcAddress(_v2) answers from a static table by name, requested version
 // and per-thread flag, as the driver does (never through dlsym, which a hook may wrap).
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -117,16 +125,40 @@ static uint64_t per_block(void) {
   return (uint64_t)env_is_1("EACGM_FAKE_KERNEL_PER_BLOCK", &cached);
 }
 
+// A hold on this thread: 1 after cuStreamWaitValue32_v2, 2 once its start event is
+// recorded (stamped by the next launch), 3 once launched (its next event checks the word).
+static __thread int hold_state;
+static __thread uint64_t* hold_start_ts;
+static __thread const uint32_t* hold_word;
+static __thread uint32_t hold_value;
+static int holds_left_waiting;
+
+static void stamp_held_start(uint64_t start) {
+  if (hold_state != 2) return;
+  __atomic_store_n(hold_start_ts, start, __ATOMIC_RELAXED);
+  hold_state = 3;
+}
+
+static void spin_until(uint64_t until);
 static CUresult fake_launch(unsigned blocks) {
+  if (hold_state == 2) {
+    static int64_t held_cached = -1;
+    const uint64_t wait = env_us_as_ns("EACGM_FAKE_HELD_LAUNCH_US", &held_cached);
+    if (wait > 0) spin_until(now_ns() + wait);
+  }
   uint64_t work = kernel_ns() * (per_block() && blocks > 0 ? blocks : 1);
-  if (work == 0) return kSuccess;
   uint64_t now = now_ns();
+  if (work == 0) {
+    stamp_held_start(now);
+    return kSuccess;
+  }
   uint64_t seen = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
   uint64_t next;
   do {
     next = (seen > now ? seen : now) + work;
   } while (
       !__atomic_compare_exchange_n(&gpu_busy_until_ns, &seen, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  stamp_held_start(next - work);
   return kSuccess;
 }
 
@@ -414,13 +446,52 @@ EXPORT CUresult cuEventDestroy_v2(void* e) {
   ev->used = 0;
   return kSuccess;
 }
+static int no_holds(void) {
+  static int cached = -1;
+  return env_is_1("EACGM_FAKE_NO_HOLDS", &cached);
+}
+static void report_waiting_streams(void) {
+  int n = __atomic_load_n(&holds_left_waiting, __ATOMIC_RELAXED);
+  if (n > 0) fprintf(stderr, "fake libcuda: %d stream waits never released\n", n);
+}
+EXPORT CUresult cuMemHostRegister_v2(void* p, size_t bytes, unsigned flags) {
+  (void)flags;
+  return no_holds() ? kNotSupported : p == NULL || bytes == 0 ? kInvalidValue : kSuccess;
+}
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* d, void* p, unsigned flags) {
+  (void)flags;
+  if (no_holds()) return kNotSupported;
+  if (d == NULL || p == NULL) return kInvalidValue;
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return kSuccess;
+}
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, uint32_t value, unsigned flags) {
+  (void)s;
+  if (no_holds()) return kNotSupported;
+  if (addr == 0 || flags != 0) return kInvalidValue;  // the hook waits with CU_STREAM_WAIT_VALUE_GEQ
+  static int registered;
+  if (!__atomic_exchange_n(&registered, 1, __ATOMIC_RELAXED)) atexit(report_waiting_streams);
+  hold_state = 1;
+  hold_word = (const uint32_t*)(uintptr_t)addr;
+  hold_value = value;
+  return kSuccess;
+}
 EXPORT CUresult cuEventRecord(void* e, CUstream s) {
   FakeEvent* ev = fake_event(e);
   if (ev == NULL) return kInvalidValue;
+  if (hold_state == 3 || hold_state == 2) {  // the event after a held launch (or a failed one)
+    if ((int32_t)(__atomic_load_n(hold_word, __ATOMIC_ACQUIRE) - hold_value) < 0)
+      __atomic_fetch_add(&holds_left_waiting, 1, __ATOMIC_RELAXED);
+    hold_state = 0;
+  }
   uint64_t now = now_ns();
   uint64_t busy = __atomic_load_n(&gpu_busy_until_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&ev->ts, is_idle_stream(s) || busy < now ? now : busy, __ATOMIC_RELAXED);
   __atomic_store_n(&ev->recorded, 1, __ATOMIC_RELEASE);
+  if (hold_state == 1) {
+    hold_start_ts = &ev->ts;
+    hold_state = 2;
+  }
   return kSuccess;
 }
 EXPORT CUresult cuEventRecord_ptsz(void* e, CUstream s) { return cuEventRecord(e, s); }

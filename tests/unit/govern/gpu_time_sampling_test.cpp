@@ -15,6 +15,7 @@
 #include "govern/hookcore/gpu_time_settings.h"
 #include "govern/hookcore/launch_table.h"
 #include "govern/hookcore/sample_rate.h"
+#include "govern/hookcore/stream_hold.h"
 #include "govern/hookcore/wait_buckets.h"
 
 namespace eacgm::govern {
@@ -737,6 +738,99 @@ TEST(GpuTimeSettings, BadValuesKeepTheDefaultsAndSaySo) {
     EXPECT_EQ(s.poll_ns, 5'000'000u) << poll;
     EXPECT_EQ(warnings.empty(), *poll == '\0') << poll << ": " << warnings;
   }
+}
+
+TEST(GpuTimeSettings, HoldsOnUnlessTurnedOffOrEveryLaunchBlocks) {
+  std::string warnings;
+  EXPECT_TRUE(settings_of({}, &warnings).hold);
+  for (const char* off : {"0", "off", "false"})
+    EXPECT_FALSE(settings_of({{"EACGM_GPU_TIME_HOLD", off}}, &warnings).hold) << off;
+  EXPECT_TRUE(settings_of({{"EACGM_GPU_TIME_HOLD", "1"}}, &warnings).hold);
+  EXPECT_TRUE(warnings.empty()) << warnings;
+  EXPECT_TRUE(settings_of({{"EACGM_GPU_TIME_HOLD", "maybe"}}, &warnings).hold);
+  EXPECT_NE(warnings.find("EACGM_GPU_TIME_HOLD=maybe"), std::string::npos) << warnings;
+  // Every launch waits for its kernel there: a held stream would wait for the launch.
+  EXPECT_FALSE(settings_of({{"CUDA_LAUNCH_BLOCKING", "1"}}, &warnings).hold);
+  EXPECT_TRUE(settings_of({{"CUDA_LAUNCH_BLOCKING", "0"}}, &warnings).hold);
+}
+
+// A hold's word: the launching thread's next value, written when it ends the hold; each
+// hold waits for a value no earlier write reached (cyclically at least: the GPU compares
+// (int32_t)(word - value) >= 0).
+TEST(StreamHolds, EachHoldWaitsForAValueOnlyItsEndWrites) {
+  static StreamHolds holds;
+  std::uint32_t page[kHoldSlots] = {};
+  const std::uint32_t slot = holds.claim_slot();
+  ASSERT_LT(slot, kHoldSlots);
+  std::uint32_t last = page[slot];
+  for (int i = 0; i < 3; ++i) {
+    const std::uint32_t v = holds.begin(slot, &page[slot], 1'000 + i);
+    EXPECT_LT(static_cast<std::int32_t>(page[slot] - v), 0) << "the stream waits";
+    EXPECT_EQ(holds.outstanding(), 1u);
+    EXPECT_TRUE(holds.end(slot));
+    EXPECT_EQ(page[slot], v);
+    EXPECT_EQ(holds.outstanding(), 0u);
+    EXPECT_GT(v, last);
+    last = v;
+  }
+  EXPECT_FALSE(holds.end(slot)) << "no hold to end";
+}
+
+// The watchdog releases only the holds begun at least its age ago, each once; the launching
+// thread's end after that says it did not release it, and nothing is released twice.
+TEST(StreamHolds, TheWatchdogReleasesOnlyOldHoldsAndOnlyOnce) {
+  static StreamHolds holds;
+  std::uint32_t page[kHoldSlots] = {};
+  const std::uint32_t a = holds.claim_slot();
+  const std::uint32_t b = holds.claim_slot();
+  const std::uint32_t va = holds.begin(a, &page[a], 1'000'000);
+  const std::uint32_t vb = holds.begin(b, &page[b], 4'000'000);
+  EXPECT_EQ(holds.expire(5'000'000, kHoldExpiryNs), 0u) << "none is 5 ms old";
+  EXPECT_EQ(holds.expire(6'000'000, kHoldExpiryNs), 1u);
+  EXPECT_EQ(page[a], va);
+  EXPECT_EQ(page[b], 0u);
+  EXPECT_EQ(holds.expire(6'500'000, kHoldExpiryNs), 0u) << "released once";
+  EXPECT_FALSE(holds.end(a)) << "the watchdog released it";
+  EXPECT_TRUE(holds.end(b));
+  EXPECT_EQ(page[b], vb);
+  EXPECT_EQ(holds.outstanding(), 0u);
+  // The next hold of `a` waits for a value past the one the watchdog wrote.
+  const std::uint32_t va2 = holds.begin(a, &page[a], 7'000'000);
+  EXPECT_LT(static_cast<std::int32_t>(page[a] - va2), 0);
+  EXPECT_TRUE(holds.end(a));
+}
+
+// Racing a launching thread's holds with a watchdog that expires everything at once: every
+// hold is released exactly once (the count of outstanding holds comes back to zero, each
+// word ends at its last value).
+TEST(StreamHolds, AHoldIsReleasedOnceWhenTheThreadAndTheWatchdogRace) {
+  static StreamHolds holds;
+  static std::uint32_t page[kHoldSlots];
+  const std::uint32_t slot = holds.claim_slot();
+  std::atomic<bool> done{false};
+  std::uint32_t by_thread = 0;
+  std::thread watchdog([&] {
+    std::uint32_t released = 0;
+    while (!done.load()) released += holds.expire(~std::uint64_t{0} >> 1, 0);
+    (void)released;
+  });
+  std::uint32_t v = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    v = holds.begin(slot, &page[slot], 1 + static_cast<std::uint64_t>(i));
+    by_thread += holds.end(slot) ? 1 : 0;
+  }
+  done.store(true);
+  watchdog.join();
+  EXPECT_EQ(holds.outstanding(), 0u);
+  EXPECT_EQ(__atomic_load_n(&page[slot], __ATOMIC_ACQUIRE), v);
+  EXPECT_LE(by_thread, 20'000u);
+}
+
+TEST(StreamHolds, ThreadsPastThePageNeverHold) {
+  static StreamHolds holds;
+  for (std::uint32_t i = 0; i < kHoldSlots; ++i) EXPECT_EQ(holds.claim_slot(), i);
+  EXPECT_EQ(holds.claim_slot(), kHoldSlots);
+  EXPECT_EQ(holds.claim_slot(), kHoldSlots);
 }
 
 // The hook's wait buckets are the agent's log buckets with 3 bits instead of 6: exact
