@@ -6,8 +6,6 @@
 // the functions' names and exact launch counts; after 100 ms of timing and every quarter
 // second after (paused time left out) it plans each function's sampling rate from its
 // budget (hookcore/sample_rate.h SamplePlanner).
-#include <pthread.h>
-#include <signal.h>
 #include <time.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include "govern/hook/dispatch_gap.h"
 #include "govern/hook/gpu_timer.h"
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/hook_thread.h"
 #include "govern/hook/memory_calls.h"
 #include "govern/hook/monotonic_clock.h"
 #include "govern/hook/stream_holds.h"
@@ -364,25 +363,8 @@ void* timing_thread(void*) {
 }  // namespace
 
 void start_timing_thread(TimerState& s) {
-  bool expected = false;
-  if (s.thread_started.load(std::memory_order_relaxed) ||
-      !s.thread_started.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
-    return;
-  // The program's signals are never delivered to the hook's thread.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&thread, &attr, timing_thread, nullptr) != 0) {
+  if (!start_hook_thread(s.thread_started, timing_thread, "eacgm-gputime"))
     s.header()->errors.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    pthread_setname_np(thread, "eacgm-gputime");
-  }
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 // At exit, before the CUDA runtime tears its contexts down (its handlers were registered

@@ -1,13 +1,12 @@
 #include "govern/hook/stream_holds.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
 
 #include <mutex>
 
 #include "govern/hook/gpu_timer_state.h"
+#include "govern/hook/hook_thread.h"
 #include "govern/hook/monotonic_clock.h"
 
 namespace eacgm::govern::hook {
@@ -38,26 +37,11 @@ void* hold_watchdog(void*) {
 }
 
 void start_watchdog(TimerState& s) {
-  bool expected = false;
-  if (s.watchdog_started.load(std::memory_order_relaxed) ||
-      !s.watchdog_started.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
-    return;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&thread, &attr, hold_watchdog, nullptr) != 0) {
+  if (!start_hook_thread(s.watchdog_started, hold_watchdog, "eacgm-gpuhold")) {
     s.header()->errors.fetch_add(1, std::memory_order_relaxed);
-    s.hold_on.store(false,
-                    std::memory_order_relaxed);  // no watchdog, no holds: a stream is never left waiting
-  } else {
-    pthread_setname_np(thread, "eacgm-gpuhold");
+    // No watchdog, no holds: a stream is never left waiting.
+    s.hold_on.store(false, std::memory_order_relaxed);
   }
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 constexpr std::uint32_t kNoSlot = ~0u;
@@ -96,7 +80,10 @@ int begin_hold(TimerState& s, CUstream stream, std::uint32_t* page, CUdeviceptr 
   }
   if (s.driver.stream_wait_value32(stream, device + t_slot * sizeof(std::uint32_t), v,
                                    CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+    // A driver that refuses the wait (on host memory, on this GPU): no more holds, the
+    // launches go on as without them.
     s.holds.end(t_slot);
+    s.hold_on.store(false, std::memory_order_relaxed);
     return -1;
   }
   return static_cast<int>(t_slot);
