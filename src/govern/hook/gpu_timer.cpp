@@ -286,12 +286,12 @@ void gpu_time_after_slow(TimedLaunch& t, CUresult launched) {
   // The kernel is queued (or the launch failed): the held stream goes on at once.
   const bool held = t.hold_slot >= 0 && end_hold(s, t.hold_slot);
   const std::uint64_t returned = now_ns();
-  if (held) s.header()->held.fetch_add(1, std::memory_order_relaxed);
   if (launched != CUDA_SUCCESS || s.driver.event_record(t.end, t.stream) != CUDA_SUCCESS) {
     if (launched == CUDA_SUCCESS) s.header()->errors.fetch_add(1, std::memory_order_relaxed);
     give_back_events(s, t.context, t.start, t.end);
     return;
   }
+  if (held) s.header()->held.fetch_add(1, std::memory_order_relaxed);
   Pending p;
   p.ctx = t.context;
   p.start = t.start;
