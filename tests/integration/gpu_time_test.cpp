@@ -234,10 +234,8 @@ TEST(GpuTime, LaunchesOntoAnIdleStreamAreLeftUntimedOnceAKernelHasSamples) {
 json steps_with(std::vector<std::string> env) {
   std::vector<std::string> argv = {"/usr/bin/env", "EACGM_FAKE_KERNEL_US=20"};
   argv.insert(argv.end(), env.begin(), env.end());
-  for (std::string a : {bin("eacgm"), std::string("run"), std::string("--json"), std::string("--no-gpu"),
-                        std::string("--gpu-time"), std::string("--"), bin("gpu_time_steps"),
-                        bin("fake_libcuda/libcuda.so.1"), std::string("3"), std::string("8")})
-    argv.push_back(a);
+  argv.insert(argv.end(), {bin("eacgm"), "run", "--json", "--no-gpu", "--gpu-time", "--",
+                           bin("gpu_time_steps"), bin("fake_libcuda/libcuda.so.1"), "3", "8"});
   Subprocess eacgm(argv);
   EXPECT_EQ(eacgm.wait(std::chrono::seconds(120)), 0) << eacgm.err();
   EXPECT_EQ(eacgm.err().find("never released"), std::string::npos) << eacgm.err();
@@ -266,8 +264,9 @@ TEST(GpuTime, ALaunchOntoAnIdleStreamIsHeldUntilItsKernelIsQueued) {
   }
 }
 
-// A held launch whose launching thread stays in the driver (5 ms here, as a driver waiting
-// for the GPU inside the launch would, with the stream waiting for that thread): the
+// A held launch whose launching thread stays in the driver (8 ms here, past the watchdog's
+// 5 ms, as a driver waiting for the GPU inside the launch would, with the stream waiting
+// for that thread): the
 // watchdog releases the stream, the span counts as an idle start, and the run says so.
 TEST(GpuTime, TheWatchdogReleasesAHoldTheLaunchDoesNotEnd) {
   const json doc = steps_with({"EACGM_FAKE_HELD_LAUNCH_US=8000"});

@@ -199,8 +199,8 @@ void read_back(TimerState& s) {
 // keeps kPoolEvents at most. A new event's first record costs the driver microseconds more
 // than its later ones: each is recorded once here, on this thread's own stream (nothing
 // else runs there: it completes at once); and registers a new context's page of hold words.
-// Contexts are forgotten (gpu_time_context_gone)
-// only under `poll`, which this thread holds: `c` stays the same context throughout.
+// Contexts are forgotten (gpu_time_context_gone) only under `poll`, which this thread
+// holds: `c` stays the same context throughout.
 void stock_event_pools(TimerState& s) {
   const DriverCalls& d = s.driver;
   for (int i = 0;; ++i) {

@@ -479,7 +479,7 @@ EXPORT CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, uint32_t va
 EXPORT CUresult cuEventRecord(void* e, CUstream s) {
   FakeEvent* ev = fake_event(e);
   if (ev == NULL) return kInvalidValue;
-  if (hold_state == 3 || hold_state == 2) {  // the event after a held launch (or a failed one)
+  if (hold_state >= 2) {  // the event after a held launch (or a failed one)
     if ((int32_t)(__atomic_load_n(hold_word, __ATOMIC_ACQUIRE) - hold_value) < 0)
       __atomic_fetch_add(&holds_left_waiting, 1, __ATOMIC_RELAXED);
     hold_state = 0;
