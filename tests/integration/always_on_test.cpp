@@ -105,14 +105,35 @@ TEST(AlwaysOn, TraceAsksForItWithMode) {
 
 TEST(AlwaysOn, TotalsEqualPerCallTracing) {
   auto counted = by_function(run_loop("always-on"));
-  auto traced = by_function(run_loop("per-call"));
+  // Per-call tracing counts a call from its record, one record a call: a loaded machine
+  // can fill the ring (four threads of a tight loop on two cores) and the records lost are
+  // counted as drops. Up to three runs for one without drops; where all three dropped,
+  // every call missing must be one the drops account for.
+  json per_call;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    per_call = run_loop("per-call");
+    if (per_call["accounting"]["drops"].get<std::uint64_t>() == 0) break;
+  }
+  const auto drops = per_call["accounting"]["drops"].get<std::uint64_t>();
+  auto traced = by_function(per_call);
+  std::uint64_t missing = 0;
   for (const char* name : {"cuLaunchKernel", "cuMemsetD32Async", "cuStreamSynchronize"}) {
     ASSERT_TRUE(traced.contains(name)) << name;
-    EXPECT_EQ(counted[name]["calls"], traced[name]["calls"]) << name;
-    EXPECT_EQ(counted[name]["bytes"], traced[name]["bytes"]) << name;
+    const auto all = counted[name]["calls"].get<std::uint64_t>();
+    const auto seen = traced[name]["calls"].get<std::uint64_t>();
+    ASSERT_LE(seen, all) << name;
+    missing += all - seen;
+    if (drops == 0) {
+      EXPECT_EQ(all, seen) << name;
+      EXPECT_EQ(counted[name]["bytes"], traced[name]["bytes"]) << name;
+    }
     EXPECT_EQ(traced[name]["counted"], 0) << name;
     EXPECT_EQ(traced[name]["timed"], traced[name]["calls"]) << name;
   }
+  EXPECT_LE(missing, drops) << per_call["accounting"].dump(2);
+  // The memsets' bytes follow their calls: 4,000 bytes each.
+  EXPECT_EQ(traced["cuMemsetD32Async"]["bytes"].get<std::uint64_t>(),
+            traced["cuMemsetD32Async"]["calls"].get<std::uint64_t>() * 4000);
 }
 
 TEST(AlwaysOn, LaunchesAreCountedPerKernelHandle) {
