@@ -75,9 +75,8 @@ IntervalBatch interval(int node, std::int64_t t) {
     r.energy_mj = *r.power_mean_w * 10'000;
     r.energy_counter_ns = kInterval;
     b.gpus.push_back(r);
-    b.gpu_processes.push_back(
-        GpuProcessRecord{r.index, p.key, 10, 60ULL << 30, busy ? 95.0 : 0.0, busy ? 0 : 10,
-                         *r.power_mean_w * 10, *r.power_mean_w * 10});
+    b.gpu_processes.push_back(GpuProcessRecord{r.index, p.key, 10, 60ULL << 30, busy ? 95.0 : 0.0,
+                                               busy ? 0 : 10, *r.power_mean_w * 10, *r.power_mean_w * 10});
     b.functions.push_back(calls(p.key, "cudart", "cudaStreamSynchronize", 20, 20, 2'000'000));
     b.functions.push_back(calls(p.key, "cudart", "cudaMemcpy", 4, 4, 500'000));
     b.functions.push_back(calls(p.key, "cudart", "cudaLaunchKernel", 500, 500, 4'000));

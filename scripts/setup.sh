@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
+  clang clang-format clang-tidy llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libsqlite3-dev libncurses-dev libjemalloc-dev tmux
   libpq-dev postgresql

@@ -47,7 +47,7 @@ struct TraceRequest {
   bool python_stacks = false;              // kTrace: sample Python stacks too (for folded stacks)
   std::string search_path = kDefaultSearchPath;  // $PATH (AgentOptions::search_path)
   std::string nvml_library;                      // $EACGM_NVML_LIBRARY (AgentOptions::nvml_library)
-  DutyOverrides duty;                      // the environment's EACGM_DUTY_*, read by the caller
+  DutyOverrides duty;                            // the environment's EACGM_DUTY_*, read by the caller
 };
 
 TraceMode trace_mode(const TraceRequest& request, const AgentConfig& config);

@@ -17,11 +17,11 @@
 namespace eacgm::pybind {
 
 struct NodeArgs {
-  std::string config_path;          // a TOML file; "" the embedded defaults
-  std::string listen;               // HOST:PORT; port 0: the system picks one
+  std::string config_path;           // a TOML file; "" the embedded defaults
+  std::string listen;                // HOST:PORT; port 0: the system picks one
   std::optional<std::string> store;  // unset: [store] url; "off": none
-  std::vector<std::string> probes;  // catalog or spec names; empty: the config's
-  std::string mode;                 // "per-call", "always-on"; "" the daemon's default
+  std::vector<std::string> probes;   // catalog or spec names; empty: the config's
+  std::string mode;                  // "per-call", "always-on"; "" the daemon's default
   bool sample_gpus = true;
   std::string search_path = agent::kDefaultSearchPath;  // $PATH, read by the module
   std::string nvml_library;                             // $EACGM_NVML_LIBRARY, read by the module

@@ -158,7 +158,8 @@ static int faulty(nvmlDevice_t d) {
   if (g_scenario != HEALTH || d->index != 0) return 0;
   if (__atomic_load_n(&g_faulty, __ATOMIC_RELAXED)) return 1;
   const char* file = getenv("EACGM_FAKE_NVML_HEALTH_FILE");
-  const int now = file && *file ? access(file, F_OK) == 0 : __atomic_load_n(&d->utilization_calls, __ATOMIC_RELAXED) >= 3;
+  const int now =
+      file && *file ? access(file, F_OK) == 0 : __atomic_load_n(&d->utilization_calls, __ATOMIC_RELAXED) >= 3;
   if (now) __atomic_store_n(&g_faulty, 1, __ATOMIC_RELAXED);
   return now;
 }
@@ -553,7 +554,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsig
   CHECK(d);
   if (bare(d)) return NVML_ERROR_NOT_SUPPORTED;
   *reasons = d->index == 0 ? 0x5ULL : 0x0ULL; /* GpuIdle | SwPowerCap on GPU 0 */
-  if (faulty(d)) *reasons |= 0x8ULL;           /* HwSlowdown */
+  if (faulty(d)) *reasons |= 0x8ULL;          /* HwSlowdown */
   return NVML_SUCCESS;
 }
 
@@ -714,7 +715,8 @@ EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* dat
     data->computeInstanceId = 0xFFFFFFFFu;
     return NVML_SUCCESS;
   }
-  if (set->xid_delivered && !set->fault_xid_delivered && g_devices[0].events_registered && faulty(&g_devices[0])) {
+  if (set->xid_delivered && !set->fault_xid_delivered && g_devices[0].events_registered &&
+      faulty(&g_devices[0])) {
     set->fault_xid_delivered = 1;
     memset(data, 0, sizeof *data);
     data->device = &g_devices[0];
@@ -817,22 +819,54 @@ EXPORT nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpu_instanc
 static nvmlReturn_t gpm_value(unsigned i, unsigned id, double* v) {
   const double drop = 5.0 * i; /* each GPU a little less busy than the one before */
   switch (id) {
-    case 1: *v = 85.0 - drop; return NVML_SUCCESS;  /* graphics */
-    case 2: *v = 80.0 - drop; return NVML_SUCCESS;  /* SM active */
-    case 3: *v = 40.0; return NVML_SUCCESS;         /* SM occupancy */
-    case 4: *v = 5.0; return NVML_SUCCESS;          /* integer */
-    case 5: *v = 60.0 - drop; return NVML_SUCCESS;  /* any tensor */
-    case 6: *v = 0.0; return NVML_SUCCESS;          /* DFMA */
-    case 7: *v = 55.0 - drop; return NVML_SUCCESS;  /* HMMA */
-    case 9: *v = 5.0; return NVML_SUCCESS;          /* IMMA */
-    case 10: *v = 25.0; return NVML_SUCCESS;        /* DRAM */
-    case 11: *v = 1.0; return NVML_SUCCESS;         /* FP64 */
-    case 12: *v = 20.0; return NVML_SUCCESS;        /* FP32 */
-    case 13: *v = 10.0; return NVML_SUCCESS;        /* FP16 */
-    case 20: *v = 100.0; return NVML_SUCCESS;       /* PCIe TX MiB/s */
-    case 21: *v = 250.0; return NVML_SUCCESS;       /* PCIe RX */
-    case 60: *v = 4 * 32.0; return NVML_SUCCESS;    /* NVLink RX, all links */
-    case 61: *v = 4 * 64.0; return NVML_SUCCESS;    /* NVLink TX */
+    case 1:
+      *v = 85.0 - drop;
+      return NVML_SUCCESS; /* graphics */
+    case 2:
+      *v = 80.0 - drop;
+      return NVML_SUCCESS; /* SM active */
+    case 3:
+      *v = 40.0;
+      return NVML_SUCCESS; /* SM occupancy */
+    case 4:
+      *v = 5.0;
+      return NVML_SUCCESS; /* integer */
+    case 5:
+      *v = 60.0 - drop;
+      return NVML_SUCCESS; /* any tensor */
+    case 6:
+      *v = 0.0;
+      return NVML_SUCCESS; /* DFMA */
+    case 7:
+      *v = 55.0 - drop;
+      return NVML_SUCCESS; /* HMMA */
+    case 9:
+      *v = 5.0;
+      return NVML_SUCCESS; /* IMMA */
+    case 10:
+      *v = 25.0;
+      return NVML_SUCCESS; /* DRAM */
+    case 11:
+      *v = 1.0;
+      return NVML_SUCCESS; /* FP64 */
+    case 12:
+      *v = 20.0;
+      return NVML_SUCCESS; /* FP32 */
+    case 13:
+      *v = 10.0;
+      return NVML_SUCCESS; /* FP16 */
+    case 20:
+      *v = 100.0;
+      return NVML_SUCCESS; /* PCIe TX MiB/s */
+    case 21:
+      *v = 250.0;
+      return NVML_SUCCESS; /* PCIe RX */
+    case 60:
+      *v = 4 * 32.0;
+      return NVML_SUCCESS; /* NVLink RX, all links */
+    case 61:
+      *v = 4 * 64.0;
+      return NVML_SUCCESS; /* NVLink TX */
     default:
       if (id >= 62 && id < 62 + 2 * 4) { /* links 0-3 */
         *v = (id - 62) % 2 == 0 ? 32.0 : 64.0;

@@ -140,7 +140,8 @@ TEST(ProcessCalls, AnExitSharesThePublishedSummary) {
   calls.add(call(p, 7, 5));
   calls.add(call(p, 8, 5));
   auto before = calls.view();
-  calls.sweep(std::chrono::steady_clock::time_point{}, [](std::uint32_t pid) { return pid == 8; }, 10);
+  calls.sweep(
+      std::chrono::steady_clock::time_point{}, [](std::uint32_t pid) { return pid == 8; }, 10);
   auto after = calls.view();
   EXPECT_TRUE(after->processes.at(7).exited);
   EXPECT_EQ(after->processes.at(7).calls, before->processes.at(7).calls);
