@@ -22,7 +22,8 @@ GpuActivity::Process* GpuActivity::process(std::uint32_t pid) {
 void GpuActivity::add(const CallEvent& event) {
   Process* p = process(event.pid);
   if (p == nullptr) {
-    ++overflow_calls_;
+    // As the row would have counted it: a tallied call overflows with its probe's count.
+    if (!event.nested && !event.tallied) ++overflow_calls_;
     return;
   }
   if (p->comm.empty()) p->comm = std::string(event.comm_view());

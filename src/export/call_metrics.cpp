@@ -21,6 +21,7 @@
 #include "analysis/hang_diagnosis.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/memory_ledger.h"
+#include "analysis/process_calls.h"
 #include "core/probe_cost.h"
 #include "export/gpu_time_metrics.h"
 #include "export/host_wait_metrics.h"
@@ -251,6 +252,14 @@ void append_call_metrics(ExpositionWriter& out, const analysis::AnalysisSnapshot
   out.add({{"kind", "memory"}}, folded_memory);
   out.add({{"kind", "nccl"}}, nccl_series_left_out(snap, options.max_function_series));
   out.add({{"kind", "waits"}}, host_wait_processes_folded(snap, options.max_process_series));
+
+  // Calls of processes a per-process table had no room for (counted in the totals only).
+  begin_family(out, "eacgm_process_table_overflow_calls_total");
+  out.add({{"table", "activity"}}, snap.get<analysis::GpuActivity>().overflow_calls());
+  out.add({{"table", "memory"}}, snap.get<analysis::MemorySummary>().overflow_calls);
+  if (const auto* by_process = snap.find<analysis::ProcessCallsView>()) {
+    out.add({{"table", "history"}}, by_process->overflow_events);
+  }
 
   append_gpu_time_metrics(out, snap, options.max_function_series);
   append_nccl_metrics(out, snap, options.max_function_series);

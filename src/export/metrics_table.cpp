@@ -279,6 +279,15 @@ constexpr std::array kTable = {
               "its traps times their calibrated cost, over its own CPU time (trace.budget is the "
               "allowed value).",
               kTraced, kCalls, "budget controller (always-on mode)"},
+    MetricDef{"eacgm_process_table_overflow_calls_total", kCounter, "", "count",
+              "Traced calls of processes a per-process table had no room for: in eacgm_calls_total, "
+              "not in that table's figures. table=\"activity\": eacgm_process_calls_total and "
+              "/api/v1/processes (4,096 processes); \"memory\": the memory ledger (its memory calls, 4,096 "
+              "processes); "
+              "\"history\": the history store's per-process rows (1,024 processes at once, one that "
+              "exited kept 20 s at least, so a burst of more than about 50 new processes a second "
+              "for long overflows it).",
+              kTableName, kCalls, "analyses (per-process tables)"},
     MetricDef{"eacgm_series_folded_total", kCounter, "", "count",
               "Series beyond [serve] max_function_series / max_process_series, folded into the "
               "`other` series (function=\"other\", pid=\"other\"; memory series beyond "
@@ -604,6 +613,8 @@ std::string_view labels_doc(LabelSet set) {
       return "`kind`";
     case kPythonCap:
       return "`cap`";
+    case kTableName:
+      return "`table`";
     case kHangRule:
       return "`rule`";
   }

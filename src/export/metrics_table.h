@@ -31,6 +31,7 @@ enum class LabelSet {
   kWaits,      // pid, comm, kind (a host-wait kind), and rank labels when known
   kWaitKind,   // kind (a host-wait kind)
   kPythonCap,  // cap (processes, rows, stacks)
+  kTableName,  // table (activity, memory, history): a per-process table
   kBuild,      // version, commit, kernel, mode
   kHangRule,   // rule (communicator, age)
   kPodShare,   // gpu, uuid, pod, namespace, basis
