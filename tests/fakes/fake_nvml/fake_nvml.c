@@ -817,63 +817,40 @@ EXPORT nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpu_instanc
 /* GPU i's value of metric `id` (percent, or MiB/s for traffic); NOT_SUPPORTED for the
  * links past the fourth and the metrics the fake GPUs lack (NVDEC, NVJPG, ...). */
 static nvmlReturn_t gpm_value(unsigned i, unsigned id, double* v) {
-  const double drop = 5.0 * i; /* each GPU a little less busy than the one before */
-  switch (id) {
-    case 1:
-      *v = 85.0 - drop;
-      return NVML_SUCCESS; /* graphics */
-    case 2:
-      *v = 80.0 - drop;
-      return NVML_SUCCESS; /* SM active */
-    case 3:
-      *v = 40.0;
-      return NVML_SUCCESS; /* SM occupancy */
-    case 4:
-      *v = 5.0;
-      return NVML_SUCCESS; /* integer */
-    case 5:
-      *v = 60.0 - drop;
-      return NVML_SUCCESS; /* any tensor */
-    case 6:
-      *v = 0.0;
-      return NVML_SUCCESS; /* DFMA */
-    case 7:
-      *v = 55.0 - drop;
-      return NVML_SUCCESS; /* HMMA */
-    case 9:
-      *v = 5.0;
-      return NVML_SUCCESS; /* IMMA */
-    case 10:
-      *v = 25.0;
-      return NVML_SUCCESS; /* DRAM */
-    case 11:
-      *v = 1.0;
-      return NVML_SUCCESS; /* FP64 */
-    case 12:
-      *v = 20.0;
-      return NVML_SUCCESS; /* FP32 */
-    case 13:
-      *v = 10.0;
-      return NVML_SUCCESS; /* FP16 */
-    case 20:
-      *v = 100.0;
-      return NVML_SUCCESS; /* PCIe TX MiB/s */
-    case 21:
-      *v = 250.0;
-      return NVML_SUCCESS; /* PCIe RX */
-    case 60:
-      *v = 4 * 32.0;
-      return NVML_SUCCESS; /* NVLink RX, all links */
-    case 61:
-      *v = 4 * 64.0;
-      return NVML_SUCCESS; /* NVLink TX */
-    default:
-      if (id >= 62 && id < 62 + 2 * 4) { /* links 0-3 */
-        *v = (id - 62) % 2 == 0 ? 32.0 : 64.0;
-        return NVML_SUCCESS;
-      }
-      return NVML_ERROR_NOT_SUPPORTED;
+  /* Each metric's value on GPU 0; `drops`: each GPU a little (5) less busy than the one before. */
+  static const struct {
+    unsigned id;
+    double value;
+    int drops;
+  } metrics[] = {
+      {1, 85.0, 1},      /* graphics */
+      {2, 80.0, 1},      /* SM active */
+      {3, 40.0, 0},      /* SM occupancy */
+      {4, 5.0, 0},       /* integer */
+      {5, 60.0, 1},      /* any tensor */
+      {6, 0.0, 0},       /* DFMA */
+      {7, 55.0, 1},      /* HMMA */
+      {9, 5.0, 0},       /* IMMA */
+      {10, 25.0, 0},     /* DRAM */
+      {11, 1.0, 0},      /* FP64 */
+      {12, 20.0, 0},     /* FP32 */
+      {13, 10.0, 0},     /* FP16 */
+      {20, 100.0, 0},    /* PCIe TX MiB/s */
+      {21, 250.0, 0},    /* PCIe RX */
+      {60, 4 * 32.0, 0}, /* NVLink RX, all links */
+      {61, 4 * 64.0, 0}, /* NVLink TX */
+  };
+  for (size_t k = 0; k < sizeof metrics / sizeof metrics[0]; ++k) {
+    if (metrics[k].id == id) {
+      *v = metrics[k].value - (metrics[k].drops ? 5.0 * i : 0.0);
+      return NVML_SUCCESS;
+    }
   }
+  if (id >= 62 && id < 62 + 2 * 4) { /* links 0-3 */
+    *v = (id - 62) % 2 == 0 ? 32.0 : 64.0;
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_SUPPORTED;
 }
 
 /* GPU instance k's value: GPU 0's, each instance a little less busy than the one before,
