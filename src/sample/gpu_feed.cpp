@@ -22,13 +22,12 @@ Result<std::unique_ptr<GpuFeed>> GpuFeed::start(const GpuFeedOptions& options,
   std::unique_ptr<GpuFeed> feed(new GpuFeed(options, std::move(*sampler), std::move(mailbox)));
 
   // The sampling thread takes no signals: Ctrl-C belongs to the thread that ends the trace.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  auto loop = SamplingLoop::start(
-      {options.interval, 0}, [f = feed.get()] { return f->pass(); },
-      [mb = feed->mailbox_](GpuSnapshot s) { mb->post(std::move(s)); });
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  auto loop = [&] {
+    const AllSignalsBlocked blocked;
+    return SamplingLoop::start(
+        {options.interval, 0}, [f = feed.get()] { return f->pass(); },
+        [mb = feed->mailbox_](GpuSnapshot s) { mb->post(std::move(s)); });
+  }();
   if (!loop) return std::move(loop).take_error();
   feed->loop_ = std::move(*loop);
   return feed;

@@ -266,8 +266,8 @@ TEST(GpuTime, ALaunchOntoAnIdleStreamIsHeldUntilItsKernelIsQueued) {
 
 // A held launch whose launching thread stays in the driver (8 ms here, past the watchdog's
 // 5 ms, as a driver waiting for the GPU inside the launch would, with the stream waiting
-// for that thread): the
-// watchdog releases the stream, the span counts as an idle start, and the run says so.
+// for that thread): the watchdog releases the stream, the span counts as an idle start,
+// and the run says so.
 TEST(GpuTime, TheWatchdogReleasesAHoldTheLaunchDoesNotEnd) {
   const json doc = steps_with({"EACGM_FAKE_HELD_LAUNCH_US=8000"});
   const json& p = doc["gpu_time"]["processes"][0];

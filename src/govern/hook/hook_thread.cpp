@@ -1,7 +1,8 @@
 #include "govern/hook/hook_thread.h"
 
 #include <pthread.h>
-#include <signal.h>
+
+#include "core/signal_mask.h"
 
 namespace eacgm::govern::hook {
 
@@ -10,10 +11,9 @@ bool start_hook_thread(std::atomic<bool>& started, void* (*run)(void*), const ch
   if (started.load(std::memory_order_relaxed) ||
       !started.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
     return true;
-  // The program's signals are never delivered to the hook's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  // The program's signals are never delivered to the hook's threads: they start with all
+  // of them blocked.
+  const AllSignalsBlocked blocked;
   pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -21,7 +21,6 @@ bool start_hook_thread(std::atomic<bool>& started, void* (*run)(void*), const ch
   const bool made = pthread_create(&thread, &attr, run, nullptr) == 0;
   if (made) pthread_setname_np(thread, name);
   pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return made;
 }
 
